@@ -1,0 +1,215 @@
+"""Schema: one sdtype and role per column, from SynEval-style metadata or inferred from the data.
+
+Metadata shape (SynEval style)::
+
+    {"columns": {name: {"sdtype": "numerical" | "categorical" | "datetime" | "boolean" | "text" | "id",
+                        "pii": bool}},
+     "quasi_identifiers": [...], "sensitive": [...], "text_columns": [...],
+     "target": name, "primary_key": name}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+SDTYPES = ("numerical", "categorical", "datetime", "boolean", "text", "id")
+_SDTYPE_ALIASES = {"numeric": "numerical", "number": "numerical", "continuous": "numerical",
+                   "discrete": "categorical", "ordinal": "categorical", "category": "categorical",
+                   "bool": "boolean", "date": "datetime", "string": "categorical"}
+_ID_NAME = re.compile(r"(^|_|\b)(id|uuid|key|identifier)($|_|\b)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column's sdtype, PII flag and whether the sdtype was inferred (and why)."""
+
+    name: str
+    sdtype: str
+    pii: bool = False
+    inferred: bool = False
+    reason: str = ""
+
+    @property
+    def is_numeric(self) -> bool:
+        """Numerical and datetime columns are compared by distance; the rest by equality."""
+        return self.sdtype in ("numerical", "datetime")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Column sdtypes and roles for one evaluation."""
+
+    columns: Mapping[str, ColumnSpec]
+    quasi_identifiers: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    text_columns: tuple[str, ...] = ()
+    target: str | None = None
+    primary_key: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.columns)
+
+    def sdtype(self, column: str) -> str:
+        return self.columns[column].sdtype
+
+    def of_type(self, *sdtypes: str) -> list[str]:
+        return [c for c, s in self.columns.items() if s.sdtype in sdtypes]
+
+    def tabular_columns(self) -> list[str]:
+        """Columns that take part in row distances and matching: everything but text and id columns."""
+        return [c for c, s in self.columns.items() if s.sdtype not in ("text", "id")]
+
+    def inferred(self) -> dict[str, dict[str, str]]:
+        """``{column: {"sdtype", "reason"}}`` for every sdtype that was inferred, for the report."""
+        return {c: {"sdtype": s.sdtype, "reason": s.reason} for c, s in self.columns.items() if s.inferred}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "columns": {c: {"sdtype": s.sdtype, "pii": s.pii} for c, s in self.columns.items()},
+            "quasi_identifiers": list(self.quasi_identifiers),
+            "sensitive": list(self.sensitive),
+            "text_columns": list(self.text_columns),
+            "target": self.target,
+            "primary_key": self.primary_key,
+        }
+
+    def restrict(self, columns: Iterable[str]) -> Schema:
+        keep = list(columns)
+        return replace(self, columns={c: self.columns[c] for c in keep},
+                       quasi_identifiers=tuple(c for c in self.quasi_identifiers if c in keep),
+                       sensitive=tuple(c for c in self.sensitive if c in keep),
+                       text_columns=tuple(c for c in self.text_columns if c in keep))
+
+
+def infer_sdtype(series: pd.Series) -> tuple[str, str]:
+    """Guess the sdtype of one column; returns ``(sdtype, reason)``."""
+    s = series.dropna()
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean", "bool dtype"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime", "datetime dtype"
+    if pd.api.types.is_numeric_dtype(dtype):
+        if (pd.api.types.is_integer_dtype(dtype) and len(s) > 1 and s.is_unique
+                and _ID_NAME.search(str(series.name) or "")):
+            return "id", "unique integers in a column named like an identifier"
+        return "numerical", f"numeric dtype ({dtype})"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical", "pandas category dtype"
+    if len(s) == 0:
+        return "categorical", "no values"
+    sample = s.astype(str)
+    if len(sample) > 2000:
+        sample = sample.sample(2000, random_state=0)
+    lowered = set(sample.str.lower().unique())
+    if lowered <= {"true", "false"}:
+        return "boolean", "only the values true/false"
+    tokens = sample.str.split().str.len()
+    if tokens.mean() >= 5 and sample.nunique() > 0.5 * len(sample):
+        return "text", f"free text (mean {tokens.mean():.1f} words per value)"
+    if sample.str.contains(r"\d").all() and sample.str.contains(r"[-/:]").all():
+        parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
+        if parsed.notna().all():
+            return "datetime", "every value parses as a date/time"
+    if s.is_unique and len(s) > 20 and _ID_NAME.search(str(series.name) or ""):
+        return "id", "unique values in a column named like an identifier"
+    return "categorical", f"text values ({s.nunique()} distinct)"
+
+
+def _normalise_sdtype(value: Any, column: str, label: str) -> str:
+    sd = str(value).strip().lower()
+    sd = _SDTYPE_ALIASES.get(sd, sd)
+    if sd not in SDTYPES:
+        raise InputError(f"metadata {label}: column {column!r} has unknown sdtype {value!r}; "
+                         f"use one of {', '.join(SDTYPES)}")
+    return sd
+
+
+def _as_list(value: Any, key: str, label: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    raise InputError(f"metadata {label}: {key!r} must be a list of column names, got {type(value).__name__}")
+
+
+def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
+                 label: str = "metadata") -> Schema:
+    """Build the schema of ``frame`` (the original table) from metadata, inferring what is missing.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The original data; sdtypes not given in the metadata are inferred from it.
+    metadata : mapping, optional
+        SynEval-style metadata. Columns it names must exist in ``frame``.
+    label : str
+        Where the metadata came from, for error messages.
+    """
+    metadata = dict(metadata or {})
+    declared = metadata.get("columns") or {}
+    if not isinstance(declared, Mapping):
+        raise InputError(f"metadata {label}: 'columns' must be an object {{name: {{'sdtype': ...}}}}")
+    unknown = [c for c in declared if c not in frame.columns]
+    if unknown:
+        raise InputError(f"metadata {label} names column(s) {', '.join(map(repr, unknown))} that the "
+                         f"original data does not have: fix the names or remove them from the metadata")
+    text_cols = _as_list(metadata.get("text_columns"), "text_columns", label)
+    specs: dict[str, ColumnSpec] = {}
+    for col in frame.columns:
+        info = declared.get(col)
+        if info is not None and not isinstance(info, Mapping):
+            info = {"sdtype": info}
+        if info and info.get("sdtype"):
+            sd = _normalise_sdtype(info["sdtype"], col, label)
+            specs[col] = ColumnSpec(col, sd, bool(info.get("pii", False)))
+        elif col in text_cols:
+            specs[col] = ColumnSpec(col, "text", bool((info or {}).get("pii", False)))
+        else:
+            sd, reason = infer_sdtype(frame[col])
+            specs[col] = ColumnSpec(col, sd, bool((info or {}).get("pii", False)), inferred=True,
+                                    reason=reason)
+    roles: dict[str, list[str]] = {}
+    for key in ("quasi_identifiers", "sensitive", "text_columns"):
+        names = _as_list(metadata.get(key), key, label)
+        missing = [c for c in names if c not in frame.columns]
+        if missing:
+            raise InputError(f"metadata {label}: {key} names column(s) {', '.join(map(repr, missing))} "
+                             "that the data does not have: fix the names")
+        roles[key] = names
+    texts = tuple(dict.fromkeys(roles["text_columns"] + [c for c, s in specs.items() if s.sdtype == "text"]))
+    for key in ("target", "primary_key"):
+        val = metadata.get(key)
+        if val is not None and val not in frame.columns:
+            raise InputError(f"metadata {label}: {key} {val!r} is not a column of the data: fix the name")
+    extra = {k: v for k, v in metadata.items()
+             if k not in {"columns", "quasi_identifiers", "sensitive", "text_columns", "target", "primary_key"}}
+    return Schema(columns=specs, quasi_identifiers=tuple(roles["quasi_identifiers"]),
+                  sensitive=tuple(roles["sensitive"]), text_columns=texts,
+                  target=metadata.get("target"), primary_key=metadata.get("primary_key"), extra=extra)
+
+
+def numeric_view(series: pd.Series) -> np.ndarray:
+    """Float64 values of a numerical or datetime column (datetimes as days since 1970-01-01; NaT -> NaN)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        s = series
+        if getattr(s.dt, "tz", None) is not None:
+            s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = s.astype("datetime64[ns]").to_numpy().astype("int64").astype("float64")
+        ns[s.isna().to_numpy()] = np.nan
+        return ns / 86_400e9
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype("float64").to_numpy()
+    return pd.to_numeric(series, errors="coerce").astype("float64").to_numpy()

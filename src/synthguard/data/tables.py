@@ -1,0 +1,234 @@
+"""The validated inputs of one evaluation: original, synthetic, optional control, and their schema."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .loading import TableLike, load_metadata, load_table
+from .schema import Schema, infer_schema
+
+ROLES = ("original", "synthetic", "control")
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Validated, type-coerced private copies of the inputs.
+
+    Attributes
+    ----------
+    original, synthetic : DataFrame
+        Training rows and the release. Columns are in the original's order.
+    control : DataFrame or None
+        Real rows held out from training.
+    schema : Schema
+        sdtypes and roles.
+    labels : mapping
+        Role -> file path or ``"<role> DataFrame"``, for messages.
+    fingerprints : mapping
+        Role -> ``{"rows", "columns", "sha256"}``.
+    """
+
+    original: pd.DataFrame
+    synthetic: pd.DataFrame
+    control: pd.DataFrame | None
+    schema: Schema
+    labels: Mapping[str, str] = field(default_factory=dict)
+    fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def get(self, role: str) -> pd.DataFrame:
+        frame = getattr(self, role)
+        if frame is None:
+            raise InputError(f"no {role} table was given")
+        return frame
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(r for r in ROLES if getattr(self, r) is not None)
+
+    @property
+    def has_control(self) -> bool:
+        return self.control is not None
+
+    def with_synthetic(self, synthetic: pd.DataFrame, label: str = "synthetic DataFrame") -> Tables:
+        """Same original/control/schema, another release (validated like the first)."""
+        return prepare_tables(self.original, synthetic, self.control, self.schema,
+                              labels={"original": self.labels.get("original", "original"),
+                                      "synthetic": label,
+                                      "control": self.labels.get("control", "control")})
+
+
+def fingerprint_frame(frame: pd.DataFrame) -> str:
+    """SHA-256 of a frame's column names, dtypes and cell values (row order matters)."""
+    h = hashlib.sha256()
+    h.update("\x1f".join(map(str, frame.columns)).encode())
+    h.update("\x1f".join(map(str, frame.dtypes)).encode())
+    h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
+    """Give every column the dtype its sdtype needs, with an error naming the file and column."""
+    out = {}
+    for col, spec in schema.columns.items():
+        s = frame[col]
+        if spec.sdtype == "numerical":
+            if pd.api.types.is_bool_dtype(s.dtype):
+                s = s.astype("float64")
+            elif not pd.api.types.is_numeric_dtype(s.dtype):
+                conv = pd.to_numeric(s, errors="coerce")
+                bad = s.notna() & conv.isna()
+                if bad.any():
+                    example = s[bad].iloc[0]
+                    raise InputError(f"{label}: column {col!r} is numerical but holds {int(bad.sum())} "
+                                     f"non-numeric value(s), e.g. {example!r}: clean the column or declare "
+                                     "its sdtype as 'categorical' in the metadata")
+                s = conv
+            s = s.astype("float64") if not pd.api.types.is_float_dtype(s.dtype) else s
+        elif spec.sdtype == "datetime":
+            if not pd.api.types.is_datetime64_any_dtype(s.dtype):
+                if pd.api.types.is_numeric_dtype(s.dtype):
+                    raise InputError(f"{label}: column {col!r} is declared datetime but holds numbers: "
+                                     "store dates as ISO strings (YYYY-MM-DD) or declare it 'numerical'")
+                conv = pd.to_datetime(s, errors="coerce", format="mixed")
+                bad = s.notna() & conv.isna()
+                if bad.any():
+                    raise InputError(f"{label}: column {col!r} is datetime but {int(bad.sum())} value(s) "
+                                     f"do not parse as dates, e.g. {s[bad].iloc[0]!r}: fix them or declare "
+                                     "the column 'categorical'")
+                s = conv
+            if getattr(s.dt, "tz", None) is not None:
+                s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+        elif spec.sdtype in ("categorical", "boolean", "id", "text"):
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                s = s.astype(object)
+            if spec.sdtype == "boolean" and not pd.api.types.is_bool_dtype(s.dtype):
+                low = s.astype(str).str.strip().str.lower()
+                mapping = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False,
+                           "yes": True, "no": False}
+                mapped = low.map(mapping)
+                if (s.notna() & mapped.isna()).any():
+                    s = s.astype(object)  # keep the labels as categories
+                else:
+                    s = mapped.where(s.notna(), None).astype(object)
+            elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):
+                s = s.astype(object)
+        out[col] = s
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> None:
+    """Make categorical values comparable across tables (``1`` in one file, ``"1"`` in another)."""
+    for col in schema.of_type("categorical", "id", "boolean"):
+        kinds = set()
+        for df in frames.values():
+            vals = df[col].dropna()
+            kinds.update({"num" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                          else "other" for v in vals.iloc[:1000]})
+        if len(kinds) > 1:
+            for df in frames.values():
+                df[col] = df[col].map(_canonical_label, na_action="ignore")
+
+
+def _canonical_label(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
+                   metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
+                   labels: Mapping[str, str] | None = None) -> Tables:
+    """Load, validate and type the inputs of an evaluation.
+
+    Parameters
+    ----------
+    original, synthetic : DataFrame or path
+        Training rows and the release.
+    control : DataFrame or path, optional
+        Real rows held out from training (enables residual risks and baselines).
+    metadata : mapping, Schema or path, optional
+        SynEval-style metadata; missing sdtypes are inferred from ``original``.
+    labels : mapping, optional
+        Labels for messages (used when frames stand in for files).
+
+    Raises
+    ------
+    InputError
+        With one line naming the file, column and fix.
+    """
+    sources = {"original": original, "synthetic": synthetic, "control": control}
+    frames: dict[str, pd.DataFrame] = {}
+    names: dict[str, str] = {}
+    prints: dict[str, dict[str, Any]] = {}
+    for role, src in sources.items():
+        if src is None:
+            continue
+        frame, label = load_table(src, role)
+        if labels and role in labels and isinstance(src, pd.DataFrame):
+            label = labels[role]
+        if frame.columns.duplicated().any():
+            dup = frame.columns[frame.columns.duplicated()][0]
+            raise InputError(f"{label}: column {dup!r} appears more than once: rename or drop the duplicate")
+        frame.columns = [str(c) for c in frame.columns]
+        if frame.shape[1] == 0:
+            raise InputError(f"{label} has no columns: check the file's header and separator")
+        if frame.shape[0] == 0:
+            raise InputError(f"{label} has no rows: give a non-empty table")
+        frame = frame.reset_index(drop=True)
+        sha = (_file_sha256(Path(src)) if isinstance(src, (str, Path)) else fingerprint_frame(frame))
+        prints[role] = {"rows": int(frame.shape[0]), "columns": int(frame.shape[1]), "sha256": sha}
+        frames[role] = frame
+        names[role] = label
+
+    base_cols = list(frames["original"].columns)
+    for role in ("synthetic", "control"):
+        if role not in frames:
+            continue
+        cols = set(frames[role].columns)
+        missing = [c for c in base_cols if c not in cols]
+        extra = [c for c in frames[role].columns if c not in set(base_cols)]
+        if missing:
+            raise InputError(f"{names[role]} is missing column(s) {', '.join(map(repr, missing))} that "
+                             f"{names['original']} has: add them, or drop them from the original")
+        if extra:
+            raise InputError(f"{names[role]} has column(s) {', '.join(map(repr, extra))} that "
+                             f"{names['original']} lacks: drop them, or add them to the original")
+        frames[role] = frames[role][base_cols]
+
+    for role, frame in frames.items():
+        all_nan = [c for c in frame.columns if frame[c].isna().all()]
+        if all_nan:
+            raise InputError(f"{names[role]}: column {all_nan[0]!r} is empty (all values missing): "
+                             "drop it from every table, or fill it")
+
+    if isinstance(metadata, Schema):
+        schema = metadata
+        missing = [c for c in schema.columns if c not in base_cols]
+        if missing:
+            raise InputError(f"schema names column(s) {missing} that {names['original']} lacks")
+        schema = schema.restrict([c for c in base_cols if c in schema.columns])
+    else:
+        label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
+        schema = infer_schema(frames["original"], load_metadata(metadata), label=label)
+
+    # dtype reconciliation: a column must be usable with the same sdtype in every table
+    typed = {role: _coerce(frame, schema, names[role]) for role, frame in frames.items()}
+    _normalise_categories(typed, schema)
+    return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
+                  schema=schema, labels=names, fingerprints=prints)

@@ -1,0 +1,101 @@
+"""The generator protocol and adapters for callables and external commands."""
+
+from __future__ import annotations
+
+import io
+import shlex
+import subprocess
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import pandas as pd
+
+from ..errors import ConfigError, MetricError
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Anything with ``fit(df)`` and ``generate(n)``."""
+
+    def fit(self, data: pd.DataFrame) -> Generator: ...
+
+    def generate(self, n: int) -> pd.DataFrame: ...
+
+
+class CallableGenerator:
+    """Wraps ``func(training_df, n) -> DataFrame`` (plus an optional seed) as a generator."""
+
+    def __init__(self, func: Callable[..., pd.DataFrame], seed: int | None = None) -> None:
+        self.func = func
+        self.seed = seed
+        self._data: pd.DataFrame | None = None
+
+    def fit(self, data: pd.DataFrame) -> CallableGenerator:
+        self._data = data.copy()
+        return self
+
+    def generate(self, n: int) -> pd.DataFrame:
+        if self._data is None:
+            raise MetricError("generator: call fit() before generate()")
+        out = self.func(self._data, n)
+        if not isinstance(out, pd.DataFrame):
+            raise MetricError(f"generator callable returned {type(out).__name__}, not a DataFrame")
+        return out
+
+
+class CommandGenerator:
+    """An external command: training CSV on stdin, synthetic CSV on stdout.
+
+    The command is run as ``cmd --n N [--seed S]`` (arguments appended); it must print a CSV with
+    the same columns.
+    """
+
+    def __init__(self, command: str | list[str], seed: int | None = None, timeout: float = 600) -> None:
+        self.command = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.command:
+            raise ConfigError("generator command is empty")
+        self.seed = seed
+        self.timeout = timeout
+        self._csv: str | None = None
+
+    def fit(self, data: pd.DataFrame) -> CommandGenerator:
+        self._csv = data.to_csv(index=False)
+        return self
+
+    def generate(self, n: int) -> pd.DataFrame:
+        if self._csv is None:
+            raise MetricError("generator: call fit() before generate()")
+        args = self.command + ["--n", str(int(n))]
+        if self.seed is not None:
+            args += ["--seed", str(int(self.seed))]
+        try:
+            proc = subprocess.run(args, input=self._csv, capture_output=True, text=True,
+                                  timeout=self.timeout, check=False)
+        except FileNotFoundError as exc:
+            raise ConfigError(f"generator command {self.command[0]!r} not found: check the path") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise MetricError(f"generator command timed out after {self.timeout} s") from exc
+        if proc.returncode != 0:
+            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["(no stderr)"]
+            raise MetricError(f"generator command exited with {proc.returncode}: {tail[0]}")
+        try:
+            return pd.read_csv(io.StringIO(proc.stdout))
+        except Exception as exc:  # noqa: BLE001
+            raise MetricError(f"generator command did not print a CSV: {exc}") from exc
+
+
+def as_generator(obj: object, seed: int | None = None) -> Generator:
+    """Turn a generator, a builtin name, a callable or a command string into a :class:`Generator`."""
+    if isinstance(obj, str):
+        from . import BUILTIN
+
+        key = obj.strip().lower().replace("-", "_")
+        if key in BUILTIN:
+            return BUILTIN[key](seed=seed)
+        return CommandGenerator(obj, seed=seed)
+    if hasattr(obj, "fit") and hasattr(obj, "generate"):
+        return obj  # type: ignore[return-value]
+    if callable(obj):
+        return CallableGenerator(obj, seed=seed)
+    raise ConfigError(f"cannot use {type(obj).__name__} as a generator: give an object with fit/generate, "
+                      "a callable (df, n) -> DataFrame, a builtin name or a command")

@@ -1,0 +1,14 @@
+"""The neighbour engine: one row distance, exact k-NN and radius counts, chunked and vectorised."""
+
+from .engine import (
+                     Neighbors,
+                     available_backends,
+                     count_within,
+                     kneighbors,
+                     nearest_distances,
+                     pairwise_distances,
+)
+from .metric import DistanceMetric, gower, hamming, lp
+
+__all__ = ["DistanceMetric", "Neighbors", "available_backends", "count_within", "gower", "hamming",
+           "kneighbors", "lp", "nearest_distances", "pairwise_distances"]

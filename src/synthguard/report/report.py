@@ -1,0 +1,108 @@
+"""The :class:`Report` of one evaluation and its JSON contract.
+
+JSON shape::
+
+    {"synthguard_version", "seed", "inputs": {role: {"rows", "columns", "sha256"}},
+     "inferred_metadata", "config",
+     "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
+                        "result": {...}}}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..results import MetricResult, to_jsonable
+
+
+class Report:
+    """Results of one evaluation.
+
+    ``report["dcr"]`` is the metric's JSON entry (status, reason, params, seconds, result);
+    ``report.result("dcr")`` is its :class:`~synthguard.results.MetricResult`.
+    """
+
+    def __init__(self, header: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]],
+                 results: Mapping[str, MetricResult]) -> None:
+        self._header = dict(header)
+        self._entries = {k: dict(v) for k, v in entries.items()}
+        self._results = dict(results)
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        if name not in self._entries:
+            raise KeyError(f"metric {name!r} is not in this report; it has: {', '.join(self._entries)}")
+        return self.to_dict()["metrics"][name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self._entries)
+
+    def result(self, name: str) -> MetricResult | None:
+        """The :class:`MetricResult` of ``name`` (``None`` when it was skipped or failed)."""
+        return self._results.get(name)
+
+    def status(self, name: str) -> str:
+        return self._entries[name]["status"]
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return dict(self._header)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract as plain Python objects."""
+        metrics = {}
+        for name, entry in self._entries.items():
+            res = self._results.get(name)
+            metrics[name] = {
+                "status": entry["status"],
+                "reason": entry.get("reason"),
+                "params": to_jsonable(entry.get("params", {})),
+                "seconds": to_jsonable(entry.get("seconds")),
+                "result": res.to_dict() if res is not None else None,
+            }
+        out = to_jsonable(self._header)
+        out["metrics"] = metrics
+        return out
+
+    def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
+        """Serialise to JSON; also write it to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """One row per metric: name, status, value, baseline, CI, n, risk level, note."""
+        rows = []
+        for name, entry in self._entries.items():
+            res = self._results.get(name)
+            if res is None:
+                rows.append({"metric": name, "status": entry["status"], "value": None, "baseline": None,
+                             "ci": None, "n": None, "risk": "-", "note": entry.get("reason") or ""})
+                continue
+            rows.append({"metric": name, "status": entry["status"], "value": res.value,
+                         "baseline": res.baseline.value if res.baseline else None,
+                         "ci": res.ci, "n": res.n, "risk": res.risk_level,
+                         "note": res.warning or (res.baseline.description if res.baseline else "")})
+        return rows
+
+    def to_console(self, width: int = 120) -> str:
+        from .console import render_table
+
+        return render_table(self.summary_rows(), width=width)
+
+    def __repr__(self) -> str:
+        ok = sum(1 for e in self._entries.values() if e["status"] == "ok")
+        return f"<Report {ok}/{len(self._entries)} metrics ok>"

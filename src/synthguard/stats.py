@@ -1,0 +1,247 @@
+"""Statistics shared by every metric: rates with intervals, risk with its CI, bootstrap, ROC.
+
+No metric computes its own interval or risk: they all call this module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from .errors import ConfigError
+
+__all__ = [
+    "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
+    "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
+    "make_rng",
+]
+
+
+def make_rng(seed: int | np.random.Generator | None, *stream: int | str) -> np.random.Generator:
+    """A ``numpy.random.Generator`` derived from ``seed`` and an optional stream label.
+
+    Distinct labels give independent streams, so adding a metric never shifts another's randomness.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    base = 0 if seed is None else int(seed)
+    keys = [base] + [_label_to_int(s) for s in stream]
+    return np.random.default_rng(np.random.SeedSequence(keys))
+
+
+def _label_to_int(label: int | str) -> int:
+    if isinstance(label, int):
+        return label
+    h = 0
+    for ch in label.encode():
+        h = (h * 131 + ch) % (2**63)
+    return h
+
+
+def _check_confidence(confidence_level: float) -> None:
+    if not 0.0 < confidence_level < 1.0:
+        raise ConfigError(f"confidence_level must lie strictly between 0 and 1, got {confidence_level}")
+
+
+def z_value(confidence_level: float = 0.95) -> float:
+    """Two-sided normal quantile ``Phi^-1((1 + cl) / 2)``."""
+    _check_confidence(confidence_level)
+    return float(_st.norm.ppf(0.5 + confidence_level / 2.0))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A success rate with its Wilson-score centre and half-width (anonymeter's convention).
+
+    ``value`` is the Wilson centre ``(k + z^2/2) / (n + z^2)``, ``error`` the half-width.
+    """
+
+    value: float
+    error: float
+    n: int
+    k: float
+    confidence_level: float
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return (max(0.0, self.value - self.error), min(1.0, self.value + self.error))
+
+    @property
+    def raw(self) -> float:
+        """The plain proportion ``k / n``."""
+        return self.k / self.n if self.n else float("nan")
+
+
+def wilson_rate(k: float, n: int, confidence_level: float = 0.95) -> Rate:
+    """Wilson score centre and half-width for ``k`` successes in ``n`` trials (``k`` may be fractional)."""
+    if n <= 0:
+        raise ConfigError(f"a rate needs at least one trial, got n={n}")
+    if k < 0 or k > n:
+        raise ConfigError(f"successes must lie in [0, n], got k={k}, n={n}")
+    z = z_value(confidence_level)
+    z2 = z * z
+    centre = (k + z2 / 2.0) / (n + z2)
+    half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)
+    return Rate(value=float(centre), error=float(half), n=int(n), k=float(k),
+                confidence_level=confidence_level)
+
+
+def wilson_interval(k: float, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval ``(low, high)`` for ``k`` successes in ``n`` trials."""
+    return wilson_rate(k, n, confidence_level).ci
+
+
+def clopper_pearson(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) two-sided interval for a binomial proportion."""
+    _check_confidence(confidence_level)
+    if n <= 0:
+        raise ConfigError(f"a proportion needs at least one trial, got n={n}")
+    alpha = 1.0 - confidence_level
+    low = 0.0 if k == 0 else float(_st.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(_st.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return (low, high)
+
+
+def proportion(k: int, n: int, confidence_level: float = 0.95) -> dict[str, float | int | list[float]]:
+    """``{"value": k/n, "ci": wilson, "n": n, "k": k}``: a plain rate with its n and interval."""
+    if n <= 0:
+        return {"value": float("nan"), "ci": [float("nan"), float("nan")], "n": 0, "k": int(k)}
+    lo, hi = wilson_interval(k, n, confidence_level)
+    return {"value": k / n, "ci": [lo, hi], "n": int(n), "k": int(k)}
+
+
+@dataclass(frozen=True)
+class Risk:
+    """A residual risk ``(attack - control) / (1 - control)`` with its (clipped) interval."""
+
+    value: float
+    ci: tuple[float, float]
+    relative_to: str
+
+
+def risk_from_rates(attack: Rate, control: Rate | None = None) -> Risk:
+    """Risk of an attack relative to a control attack (or absolute when no control is given).
+
+    ``R = (a - c) / (1 - c)``, with first-order error propagation
+    ``dR = sqrt((ea / (1 - c))^2 + (ec (a - 1) / (1 - c)^2)^2)``; value and interval clipped to [0, 1].
+    """
+    if control is None:
+        v, e = attack.value, attack.error
+        rel = "absolute: attack success rate (no control data, so not corrected for what an attacker learns from the population)"
+    else:
+        a, c = attack.value, control.value
+        if c >= 1.0:
+            return Risk(float("nan"), (float("nan"), float("nan")), "control attack always succeeds")
+        v = (a - c) / (1.0 - c)
+        e = math.sqrt((attack.error / abs(1.0 - c)) ** 2
+                      + (control.error * (a - 1.0) / (1.0 - c) ** 2) ** 2)
+        rel = "residual: attack on original relative to the same attack on control"
+    clip = lambda x: float(min(1.0, max(0.0, x)))  # noqa: E731
+    return Risk(clip(v), (clip(v - e), clip(v + e)), rel)
+
+
+def percentile_ci(values: np.ndarray, q: float, *, confidence_level: float = 0.95, n_boot: int = 1000,
+                  seed: int | np.random.Generator | None = 0) -> tuple[float, float]:
+    """Bootstrap percentile interval of the ``q``-th percentile (``q`` in [0, 100]) of ``values``."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return (float("nan"), float("nan"))
+    rng = make_rng(seed, "percentile_ci")
+    n = values.size
+    # vectorised in blocks to bound memory (n_boot x n indices)
+    block = max(1, int(4_000_000 // max(n, 1)))
+    out = np.empty(n_boot)
+    for start in range(0, n_boot, block):
+        stop = min(n_boot, start + block)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = np.percentile(values[idx], q, axis=1)
+    alpha = 1 - confidence_level
+    return (float(np.quantile(out, alpha / 2)), float(np.quantile(out, 1 - alpha / 2)))
+
+
+def bootstrap_ci(statistic: Callable[..., float], arrays: Sequence[np.ndarray], *, n_boot: int = 1000,
+                 confidence_level: float = 0.95, seed: int | np.random.Generator | None = 0,
+                 stratify: np.ndarray | None = None) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(*arrays)``, resampling rows jointly.
+
+    ``stratify`` (e.g. the labels for an AUC) resamples within each stratum so both classes stay present.
+    """
+    _check_confidence(confidence_level)
+    arrays = [np.asarray(a) for a in arrays]
+    n = len(arrays[0])
+    rng = make_rng(seed, "bootstrap")
+    stats_ = np.empty(n_boot)
+    if stratify is not None:
+        groups = [np.flatnonzero(stratify == g) for g in np.unique(stratify)]
+    for b in range(n_boot):  # loop over resamples, not rows
+        if stratify is None:
+            idx = rng.integers(0, n, size=n)
+        else:
+            idx = np.concatenate([g[rng.integers(0, g.size, size=g.size)] for g in groups])
+        stats_[b] = statistic(*[a[idx] for a in arrays])
+    stats_ = stats_[~np.isnan(stats_)]
+    if stats_.size == 0:
+        return (float("nan"), float("nan"))
+    alpha = 1 - confidence_level
+    return (float(np.quantile(stats_, alpha / 2)), float(np.quantile(stats_, 1 - alpha / 2)))
+
+
+def auc_score(labels: np.ndarray, scores: np.ndarray) -> float:
+    """Area under the ROC curve (Mann-Whitney U with mid-ranks for ties); label 1 = positive."""
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, dtype=float)
+    n_pos = int(labels.sum())
+    n_neg = labels.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = _st.rankdata(scores)
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def auc_ci(labels: np.ndarray, scores: np.ndarray, *, n_boot: int = 1000, confidence_level: float = 0.95,
+           seed: int | np.random.Generator | None = 0) -> tuple[float, float]:
+    """Stratified bootstrap interval of the AUC."""
+    labels = np.asarray(labels).astype(int)
+    return bootstrap_ci(auc_score, [labels, np.asarray(scores, dtype=float)], n_boot=n_boot,
+                        confidence_level=confidence_level, seed=seed, stratify=labels)
+
+
+def roc_curve(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC points ``(fpr, tpr, thresholds)``; a higher score means "more likely positive".
+
+    Starts at (0, 0) with threshold +inf; one point per distinct score.
+    """
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, dtype=float)
+    order = np.argsort(-scores, kind="mergesort")
+    s = scores[order]
+    y = labels[order]
+    distinct = np.r_[np.flatnonzero(np.diff(s)), y.size - 1]
+    tps = np.cumsum(y)[distinct]
+    fps = (distinct + 1) - tps
+    n_pos = max(int(y.sum()), 1)
+    n_neg = max(int((~y).sum()), 1)
+    tpr = np.r_[0.0, tps / n_pos]
+    fpr = np.r_[0.0, fps / n_neg]
+    thr = np.r_[np.inf, s[distinct]]
+    return fpr, tpr, thr
+
+
+def tpr_at_fpr(labels: np.ndarray, scores: np.ndarray, fpr_target: float) -> float:
+    """Highest TPR reachable with FPR <= ``fpr_target`` (no interpolation: an attainable operating point)."""
+    fpr, tpr, _ = roc_curve(labels, scores)
+    ok = fpr <= fpr_target + 1e-12
+    return float(tpr[ok].max()) if ok.any() else 0.0
+
+
+def thin_roc(fpr: np.ndarray, tpr: np.ndarray, max_points: int = 101) -> list[list[float]]:
+    """At most ``max_points`` ROC points (always keeping both ends), for reports and charts."""
+    if fpr.size <= max_points:
+        return [[float(a), float(b)] for a, b in zip(fpr, tpr, strict=True)]
+    idx = np.unique(np.r_[0, np.linspace(0, fpr.size - 1, max_points).round().astype(int), fpr.size - 1])
+    return [[float(fpr[i]), float(tpr[i])] for i in idx]
