@@ -17,7 +17,7 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng",
+    "make_rng", "difference_ci",
 ]
 
 
@@ -112,6 +112,25 @@ def proportion(k: int, n: int, confidence_level: float = 0.95) -> dict[str, floa
         return {"value": float("nan"), "ci": [float("nan"), float("nan")], "n": 0, "k": int(k)}
     lo, hi = wilson_interval(k, n, confidence_level)
     return {"value": k / n, "ci": [lo, hi], "n": int(n), "k": int(k)}
+
+
+def difference_ci(k1: int, n1: int, k2: int, n2: int,
+                  confidence_level: float = 0.95) -> dict[str, float | list[float]]:
+    """Difference ``k1/n1 - k2/n2`` of two independent proportions with Newcombe's hybrid score interval.
+
+    Newcombe (1998), method 10: the interval combines the two Wilson intervals,
+    ``d - sqrt((p1 - l1)^2 + (u2 - p2)^2)`` to ``d + sqrt((u1 - p1)^2 + (p2 - l2)^2)``.
+    Returns ``{"value": d, "ci": [low, high]}`` (NaN when either n is 0).
+    """
+    if n1 <= 0 or n2 <= 0:
+        return {"value": float("nan"), "ci": [float("nan"), float("nan")]}
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson_interval(k1, n1, confidence_level)
+    l2, u2 = wilson_interval(k2, n2, confidence_level)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return {"value": d, "ci": [max(-1.0, low), min(1.0, high)]}
 
 
 @dataclass(frozen=True)

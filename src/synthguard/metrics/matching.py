@@ -1,0 +1,212 @@
+"""Exact-row matching: ``exact_matches`` (SynEval's copy rate) and ``ims`` (identical match share).
+
+Rows are compared on every column except ``id`` columns (text columns included: a copied review is a
+copied row), with exact equality per cell and missing equal to missing, through the encoded view's
+hash-free row identities (:meth:`~synthguard.encoding.EncodedView.row_ids`). No Python loop over rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError, MetricError
+from ..registry import Context, Param, register
+from ..results import Baseline, MetricResult, level_from_thresholds
+from ..stats import difference_ci, proportion
+
+__all__ = ["exact_matches", "ims", "matching_columns", "row_identities_for"]
+
+
+def _positive_int(v: Any) -> str | None:
+    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer, e.g. 20"
+
+
+def _confidence(v: Any) -> str | None:
+    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
+
+
+def _check(name: str, params: dict[str, Any], checks: dict[str, Any]) -> None:
+    """Re-check parameters for direct calls (the runner validates them too)."""
+    for key, check in checks.items():
+        problem = check(params[key])
+        if problem:
+            raise ConfigError(f"metric {name!r}: parameter {key!r} {problem}")
+
+
+def matching_columns(ctx: Context) -> list[str]:
+    """Columns compared by exact matching: every column but ``id`` columns."""
+    cols = [c for c, s in ctx.tables.schema.columns.items() if s.sdtype != "id"]
+    if not cols:
+        raise MetricError("every column is an id column, so rows cannot be compared; "
+                          "mark at least one column as non-id in the metadata")
+    return cols
+
+
+def row_identities_for(ctx: Context) -> dict[str, np.ndarray]:
+    """Exact-row ids per role (memoised in ``ctx.cache``): equal rows get equal ids in every role."""
+    key = "matching.row_ids"
+    if key not in ctx.cache:
+        ctx.cache[key] = ctx.encoded.row_ids(matching_columns(ctx))
+    return ctx.cache[key]
+
+
+def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.isin(ids, reference)
+
+
+def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[str, Any]]:
+    """The original rows that were copied, most-copied first (one record per distinct row)."""
+    hit = syn[_in(syn, orig)]
+    if hit.size == 0:
+        return []
+    ids, copies = np.unique(hit, return_counts=True)
+    o = pd.Series(np.arange(orig.size)).groupby(orig)
+    first = o.min().reindex(ids).to_numpy()
+    dups = o.size().reindex(ids).to_numpy()
+    order = np.lexsort((first, -copies))[:top_n]
+    return [{"original_row": int(first[i]), "synthetic_copies": int(copies[i]),
+             "original_duplicates": int(dups[i])} for i in order]
+
+
+@register(
+    "exact_matches", family="privacy", direction="lower is safer",
+    optional_needs=("control",),
+    params=[Param("top_n", 20, "how many copied original rows to list in records", int, check=_positive_int),
+            Param("confidence_level", 0.95, "level of the Wilson intervals", float, check=_confidence)],
+    thresholds={"high": 0.05},
+    description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
+)
+def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
+    """Share of synthetic rows equal to some original row, with the control rate as baseline.
+
+    Parameters
+    ----------
+    ctx : Context
+        The evaluation context.
+    top_n : int
+        Number of copied original rows listed in ``records``.
+    confidence_level : float
+        Level of every Wilson interval.
+
+    Returns
+    -------
+    MetricResult
+        ``value`` = copy rate (fraction), ``percentage``, ``original_duplication_rate``,
+        ``control_match_rate`` (the baseline), each a ``{"value", "ci", "n", "k"}`` rate;
+        ``records`` = ``{"original_row", "synthetic_copies", "original_duplicates"}``.
+    """
+    _check("exact_matches", {"top_n": top_n, "confidence_level": confidence_level},
+           {"top_n": _positive_int, "confidence_level": _confidence})
+    ids = row_identities_for(ctx)
+    syn, orig = ids["synthetic"], ids["original"]
+    if syn.size == 0 or orig.size == 0:
+        raise MetricError("the synthetic or original table has no rows; give both at least one row")
+    k = int(_in(syn, orig).sum())
+    rate = proportion(k, syn.size, confidence_level)
+    _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
+    dup = proportion(int((counts[inv.ravel()] > 1).sum()), orig.size, confidence_level)
+    details: dict[str, Any] = {
+        "percentage": 100.0 * rate["value"],
+        "synthetic_match_rate": rate,
+        "original_duplication_rate": dup,
+        "control_match_rate": None,
+        "difference_to_baseline": None,
+        "threshold": ctx.thresholds.get("high"),
+        "columns": matching_columns(ctx),
+    }
+    warning = None
+    if "control" in ids:
+        ctl = ids["control"]
+        kc = int(_in(ctl, orig).sum())
+        base = proportion(kc, ctl.size, confidence_level) if ctl.size else None
+        if base is None:
+            baseline = Baseline(None, "no baseline: the control table has no rows")
+        else:
+            details["control_match_rate"] = base
+            diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+            details["difference_to_baseline"] = diff
+            baseline = Baseline(base["value"], "control vs original: share of real held-out rows "
+                                "equal to some original row", tuple(base["ci"]))
+            if k and diff["ci"][0] <= 0:
+                warning = ("the copy rate is within sampling error of the control rate: real unseen "
+                           "rows match the original as often (common rows, not memorisation)")
+    else:
+        baseline = Baseline(None, "no baseline: no control given")
+    level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
+    if level == "high" and warning is None:
+        warning = (f"{k} of {syn.size} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
+                   "original rows")
+    return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
+                        tuple(rate["ci"]), syn.size, level, warning, details,
+                        _copied_records(syn, orig, top_n))
+
+
+@register(
+    "ims", family="privacy", direction="lower is safer",
+    optional_needs=("control",),
+    params=[Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", float,
+                  check=_confidence)],
+    thresholds={"medium": 0.01, "high": 0.05},
+    description="identical match share: share of distinct synthetic rows found in the original, "
+                "against the same share for control rows",
+)
+def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
+    """Identical match share (SynEval's IMS) with an honest control baseline.
+
+    ``value`` = share of DISTINCT synthetic rows that occur in the original. The baseline is the same
+    share for distinct control rows (real rows the generator never saw). Without control there is no
+    baseline and ``passed`` is ``None`` (SynEval compared the original with a shuffled copy of itself,
+    which always gives 1.0 and always passes: we do not).
+
+    Parameters
+    ----------
+    ctx : Context
+        The evaluation context.
+    confidence_level : float
+        Level of the intervals.
+
+    Returns
+    -------
+    MetricResult
+        ``passed`` (``value <= baseline``, SynEval's rule, or ``None``), ``difference_to_baseline``
+        (Newcombe interval), ``significantly_above_baseline``; risk thresholds apply to the excess
+        over the baseline (to the value itself without control).
+    """
+    _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
+    ids = row_identities_for(ctx)
+    orig = ids["original"]
+    syn = np.unique(ids["synthetic"])
+    if syn.size == 0 or orig.size == 0:
+        raise MetricError("the synthetic or original table has no rows; give both at least one row")
+    k = int(_in(syn, orig).sum())
+    rate = proportion(k, syn.size, confidence_level)
+    details: dict[str, Any] = {"distinct_synthetic_rows": int(syn.size), "matched_distinct_rows": k,
+                               "passed": None, "difference_to_baseline": None,
+                               "significantly_above_baseline": None,
+                               "method": "distinct synthetic rows found in original vs distinct control "
+                                         "rows found in original"}
+    warning = None
+    if "control" in ids and ids["control"].size:
+        ctl = np.unique(ids["control"])
+        kc = int(_in(ctl, orig).sum())
+        base = proportion(kc, ctl.size, confidence_level)
+        diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+        baseline = Baseline(base["value"], "control vs original: share of distinct real held-out rows "
+                            "found in the original", tuple(base["ci"]))
+        significant = bool(diff["ci"][0] > 0)
+        details.update(passed=bool(rate["value"] <= base["value"]), difference_to_baseline=diff,
+                       significantly_above_baseline=significant, distinct_control_rows=int(ctl.size))
+        excess = max(0.0, diff["value"])
+        level = level_from_thresholds(excess, ctx.thresholds, "lower is safer") if significant else "low"
+        if not details["passed"] and not significant:
+            warning = "IMS is above the control baseline but within sampling error"
+    else:
+        baseline = Baseline(None, "no baseline: no control given")
+        level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
+        warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
+                   "compares the raw share with the thresholds")
+    return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
+                        int(syn.size), level, warning, details)
