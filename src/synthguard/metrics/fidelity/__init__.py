@@ -1,0 +1,1 @@
+"""Fidelity metrics: SDMetrics-compatible quality and diagnostic reports."""
