@@ -9,7 +9,22 @@ Shape (YAML or JSON, or a dict)::
     thresholds:
       exact_matches: {high: 0.05}
 
-Unknown metric, parameter or threshold names are errors, never ignored.
+Unknown metric, parameter or threshold names are errors, never ignored, with one exception: a
+metric named by a *preset* that this installation does not provide (an optional extra is missing,
+or a metric family is not installed) is not an error. It is recorded in
+``RunConfig.unavailable`` and reported as ``skipped`` with the reason "not available in this
+installation", so a preset never crashes a run. A metric the user names explicitly (``metrics``
+argument or the config's ``metrics``) must exist.
+
+Presets
+-------
+``quick``
+    Cheap exact-match and distance checks (seconds on 100k rows).
+``privacy``
+    Every privacy attack and disclosure metric: distances, distinguishability, membership
+    inference, the anonymeter trio, CAP, k-anonymity, l-diversity, text leakage.
+``full``
+    ``privacy`` plus fidelity, utility and distortion.
 """
 
 from __future__ import annotations
@@ -25,10 +40,20 @@ from .registry import canonical_name, default_metrics, get_metric
 
 _TOP_KEYS = {"metrics", "thresholds", "preset", "seed"}
 
-# Presets: named metric selections (extended as metric families land).
-PRESETS: dict[str, tuple[str, ...]] = {
-    "quick": ("exact_matches", "ims", "dcr", "nndr"),
-}
+# Presets: named metric selections. Names not registered in this installation are skipped.
+_QUICK = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "k_anonymity")
+_PRIVACY = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "distinguishability",
+            "closest_distance_mia", "singling_out_univariate", "singling_out_multivariate",
+            "linkability", "inference", "cap", "disclosure_protection",
+            "dcr_baseline_protection", "dcr_overfitting_protection", "k_anonymity", "l_diversity",
+            "text_entities", "text_nominals", "text_exact_matches")
+_FULL = _PRIVACY + ("zero_cap", "generalized_cap", "disclosure_protection_estimate",
+                    "text_style_outliers", "quality_report", "diagnostic_report",
+                    "ml_utility_classification", "ml_utility_regression", "ml_utility_cluster",
+                    "anonymisation_score")
+PRESETS: dict[str, tuple[str, ...]] = {"quick": _QUICK, "privacy": _PRIVACY, "full": _FULL}
+
+UNAVAILABLE_REASON = "not available in this installation"
 
 
 def register_preset(name: str, metrics: Sequence[str]) -> None:
@@ -43,12 +68,22 @@ class RunConfig:
     metrics: Mapping[str, Mapping[str, Any]]
     thresholds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     preset: str | None = None
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None
+    seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The exact configuration used: preset, metrics with every resolved parameter,
+        thresholds overriding the defaults, preset metrics not available here, and the file."""
         from .results import to_jsonable
 
-        return {"preset": self.preset, "metrics": to_jsonable(self.metrics),
-                "thresholds": to_jsonable(self.thresholds)}
+        out = {"preset": self.preset, "metrics": to_jsonable(self.metrics),
+               "thresholds": to_jsonable(self.thresholds)}
+        if self.unavailable:
+            out["unavailable"] = dict(self.unavailable)
+        if self.source:
+            out["source"] = self.source
+        return out
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
@@ -96,8 +131,10 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
                  preset: str | None = None) -> RunConfig:
     """Merge preset, config file/dict and explicit ``metrics`` into one validated :class:`RunConfig`.
 
-    Precedence: explicit ``metrics`` > the config's ``metrics`` > the preset > the default set.
-    Parameters given in the config apply to the chosen metrics.
+    Selection: explicit ``metrics`` if given; else the preset's metrics (argument, or the config's
+    ``preset``) plus any extra metric the config names; else the config's ``metrics``; else every
+    default metric. Parameters given in the config apply to whichever metrics are chosen.
+    Preset metrics this installation lacks go to ``RunConfig.unavailable`` (reported as skipped).
     """
     where = str(config) if isinstance(config, (str, Path)) else "config"
     data = load_config_file(config) if isinstance(config, (str, Path)) else dict(config or {})
@@ -108,14 +145,24 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
     cfg_metrics = _normalise_metrics(data.get("metrics"), where)
     arg_metrics = _normalise_metrics(metrics, "metrics argument")
 
+    if preset is not None and preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; use one of {sorted(PRESETS)}")
+    unavailable: dict[str, str] = {}
     if arg_metrics:
         chosen = arg_metrics
+    elif preset:
+        chosen = {}
+        for m in PRESETS[preset]:
+            if is_registered(m):
+                chosen[m] = {}
+            else:
+                unavailable[m] = (f"{UNAVAILABLE_REASON} (preset {preset!r} lists it; install the "
+                                  "extra that provides it, or see 'synthguard metrics')")
+        for m in cfg_metrics:  # the config adds metrics to the preset and sets their parameters
+            if m not in chosen and canonical_name(m) not in {canonical_name(c) for c in chosen}:
+                chosen[m] = {}
     elif cfg_metrics:
         chosen = cfg_metrics
-    elif preset:
-        if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; use one of {sorted(PRESETS)}")
-        chosen = {m: {} for m in PRESETS[preset]}
     else:
         chosen = {m: {} for m in default_metrics()}
 
@@ -131,6 +178,8 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
 
     thresholds: dict[str, dict[str, float]] = {}
     for name, th in (data.get("thresholds") or {}).items():
+        if name in unavailable:
+            continue  # a preset metric this installation lacks: its thresholds cannot apply
         canon = canonical_name(name)
         if not isinstance(th, Mapping):
             raise ConfigError(f"{where}: thresholds of {name!r} must be a mapping like {{high: 0.5}}")
@@ -144,4 +193,17 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
             thresholds[canon] = {k: float(v) for k, v in th.items()}
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: thresholds of {canon!r} must be numbers") from exc
-    return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset)
+    seed = data.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise ConfigError(f"{where}: 'seed' must be an integer, got {seed!r}")
+    return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset, unavailable=unavailable,
+                     source=str(config) if isinstance(config, (str, Path)) else None, seed=seed)
+
+
+def is_registered(name: str) -> bool:
+    """Whether ``name`` (or an alias) is a metric of this installation."""
+    try:
+        canonical_name(name)
+    except ConfigError:
+        return False
+    return True

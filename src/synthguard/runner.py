@@ -19,9 +19,9 @@ from .results import MetricResult
 
 
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
-             metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None, seed: int = 0,
-             *, preset: str | None = None, backend: str = "auto", progress: bool = False,
-             generator: Any = None) -> Report:
+             metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
+             seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
+             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -40,8 +40,9 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         every default metric.
     config : mapping or path, optional
         ``{"metrics": ..., "thresholds": {name: {...}}, "preset": ...}`` (YAML or JSON file).
-    seed : int
-        Seed of every random choice: the same seed gives the same numbers.
+    seed : int, optional
+        Seed of every random choice: the same seed gives the same numbers. Default: the config's
+        ``seed``, else 0.
     preset : str, optional
         ``"quick"``, ``"privacy"`` or ``"full"``.
     backend : {"auto", "numba", "numpy"}
@@ -50,6 +51,10 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Show a progress bar on stderr.
     generator : object, optional
         For metrics that need a generator.
+    cache : bool, str, Path or DiskCache, optional
+        Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
+        (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
+        are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
 
     Returns
     -------
@@ -61,12 +66,17 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     InputError, ConfigError
         Bad inputs or configuration, before any metric runs.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
+    from .cache import as_cache
+
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(f"seed must be an integer, got {seed!r}")
     run_config = build_config(metrics, config, preset)
+    if seed is None:
+        seed = run_config.seed if run_config.seed is not None else 0
+    disk = as_cache(cache)
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator)
+                      generator=generator, cache=disk)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
@@ -99,7 +109,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         else:
             mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
             key = None
-            if cache is not None:
+            if cache is not None and "generator" not in spec.needs and ctx.generator is None:
                 key = cache.key(tables, name, params, seed, mctx.thresholds)
                 hit = cache.get(key)
                 if hit is not None:
@@ -129,6 +139,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
             bar.update(1)
     if bar is not None:
         bar.close()
+    for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
+        entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
     header = {
         "synthguard_version": __version__,
         "seed": seed,

@@ -5,7 +5,7 @@ JSON shape::
     {"synthguard_version", "seed", "inputs": {role: {"rows", "columns", "sha256"}},
      "inferred_metadata", "config",
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
-                        "result": {...}}}}
+                        "result": {...}, "cached": true (only when read from the cache)}}}
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ class Report:
                 "seconds": to_jsonable(entry.get("seconds")),
                 "result": res.to_dict() if res is not None else None,
             }
+            if entry.get("cached"):
+                metrics[name]["cached"] = True
         out = to_jsonable(self._header)
         out["metrics"] = metrics
         return out
@@ -81,6 +83,28 @@ class Report:
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
             Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    def to_html(self, path: str | Path | None = None, *, title: str = "synthguard report") -> str:
+        """A self-contained HTML page (inline SVG charts, no JavaScript, no network).
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Also write the page here.
+        title : str
+            Page heading.
+
+        Returns
+        -------
+        str
+            The HTML text.
+        """
+        from .html import render_html
+
+        text = render_html(self, title=title)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
         return text
 
     def summary_rows(self) -> list[dict[str, Any]]:

@@ -1,0 +1,296 @@
+"""A self-contained HTML page for one :class:`~synthguard.report.Report`.
+
+One file, no JavaScript, no external fonts, images or style sheets: charts are inline SVG drawn by
+:mod:`synthguard.report.svg`, and a Content-Security-Policy forbids every network fetch, so the page
+renders identically offline. Every value taken from a metric's details is read defensively: a
+metric that is missing or lacks a chart's data simply gives no chart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ..results import MetricResult, to_jsonable
+from . import svg
+from .console import fmt_number
+
+LEVEL_ORDER = {"high": 3, "medium": 2, "low": 1}
+# families whose risk levels speak about privacy (fidelity/utility levels are about quality)
+NON_PRIVACY_FAMILIES = {"fidelity", "utility", "distortion", "quality", "diversity"}
+FAMILY_PRIORITY = ["anonymeter", "attacks", "privacy", "disclosure", "text"]
+
+CSS = """
+:root{--fg:#1b1f23;--muted:#5b6570;--line:#d9dee3;--bg:#ffffff;--soft:#f5f7f9;
+--high:#b3261e;--medium:#b86e00;--low:#1e7b34;--nm:#5b6570}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1120px;margin:0 auto;padding:24px 28px 60px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:34px 0 10px;border-bottom:1px solid var(--line);
+padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}
+.sub{color:var(--muted);margin:0 0 18px}
+.verdict{border-radius:8px;padding:16px 20px;border:2px solid var(--line);background:var(--soft)}
+.verdict.high{border-color:var(--high)}.verdict.medium{border-color:var(--medium)}
+.verdict.low{border-color:var(--low)}
+.verdict .big{font-size:22px;font-weight:700}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;
+background:var(--nm);white-space:nowrap}
+.badge.high{background:var(--high)}.badge.medium{background:var(--medium)}.badge.low{background:var(--low)}
+.badge.skipped,.badge.error{background:#8a8f95}
+table{border-collapse:collapse;width:100%;margin:6px 0 12px;font-size:13px}
+th,td{border-bottom:1px solid var(--line);padding:5px 7px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+.small{font-size:12px;color:var(--muted)}
+.charts{display:flex;flex-wrap:wrap;gap:18px}
+.chartbox{flex:1 1 440px;max-width:560px;border:1px solid var(--line);border-radius:6px;padding:6px}
+svg.chart{width:100%;height:auto;display:block}
+svg .ct{font-size:13px;font-weight:600;fill:#1b1f23}svg .tk{font-size:10px;fill:#3b434b}
+svg .lb{font-size:11px;fill:#3b434b}svg .ax{stroke:#3b434b;stroke-width:1}
+svg .gr{stroke:#e4e8ec;stroke-width:1}
+pre{background:var(--soft);border:1px solid var(--line);padding:10px;overflow:auto;font-size:12px;
+font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.warn{color:var(--medium)}
+footer{margin-top:40px;color:var(--muted);font-size:12px}
+"""
+
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; "
+       "script-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def page(title: str, body: str) -> str:
+    """Wrap ``body`` in a complete offline HTML document."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            "<link rel=\"icon\" href=\"data:,\">"
+            f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+            f"<body><main>{body}</main></body></html>\n")
+
+
+def badge(level: str | None) -> str:
+    lvl = str(level or "unknown")
+    cls = lvl if lvl in ("high", "medium", "low", "skipped", "error") else "nm"
+    return f'<span class="badge {cls}">{escape(lvl)}</span>'
+
+
+def describe(name: str) -> str:
+    """The registry's one-line description of ``name`` ('' when the metric is not installed)."""
+    try:
+        from ..registry import get_metric
+
+        return get_metric(name).description or ""
+    except Exception:  # noqa: BLE001 - a report must render even for an unknown metric
+        return ""
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], raw: bool = False) -> str:
+    """An HTML table; cells are escaped unless ``raw``."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c if raw else escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def verdict(results: Mapping[str, MetricResult]) -> dict[str, Any]:
+    """Overall privacy risk: the worst risk level among privacy metrics and the metric driving it.
+
+    Fidelity/utility/distortion levels are not privacy risks and are left out. Ties at the worst
+    level go to attacks first (anonymeter, attacks, privacy, disclosure, text), then report order.
+    """
+    counts = {"high": 0, "medium": 0, "low": 0, "not meaningful": 0, "unknown": 0}
+    best: tuple[int, int, int] | None = None
+    driver: MetricResult | None = None
+    for i, (_name, res) in enumerate(results.items()):
+        if res.family in NON_PRIVACY_FAMILIES:
+            continue
+        lvl = res.risk_level if res.risk_level in counts else "unknown"
+        counts[lvl] += 1
+        rank = LEVEL_ORDER.get(lvl)
+        if rank is None:
+            continue
+        prio = FAMILY_PRIORITY.index(res.family) if res.family in FAMILY_PRIORITY else len(FAMILY_PRIORITY)
+        key = (rank, -prio, -i)
+        if best is None or key > best:
+            best, driver = key, res
+    level = driver.risk_level if driver is not None else "unknown"
+    return {"level": level, "driver": driver.name if driver is not None else None,
+            "value": driver.value if driver is not None else None,
+            "family": driver.family if driver is not None else None, "counts": counts}
+
+
+def _verdict_html(results: Mapping[str, MetricResult]) -> str:
+    v = verdict(results)
+    c = v["counts"]
+    if v["driver"] is None:
+        text = ("Overall risk: <span class=\"big\">unknown</span><br>No privacy metric produced a risk "
+                "level (they were skipped, or none was selected).")
+        return f'<div class="verdict">{text}</div>'
+    res = results[v["driver"]]
+    desc = describe(res.name)
+    base = ""
+    if res.baseline is not None:
+        base = (f" against a baseline of {escape(fmt_number(res.baseline.value))} "
+                f"({escape(res.baseline.description)})")
+    summary = (f"{c['high']} high, {c['medium']} medium, {c['low']} low, "
+               f"{c['not meaningful']} not meaningful (attack no better than its baseline)")
+    extra = ""
+    anon = results.get("anonymeter")
+    if anon is not None and isinstance(anon.details, Mapping) and "overall_risk" in anon.details:
+        extra = (f"<br>Anonymeter overall risk (max over its attacks): "
+                 f"{escape(fmt_number(anon.details.get('overall_risk')))}")
+    return (f'<div class="verdict {escape(v["level"])}"><div>Overall risk: '
+            f'<span class="big">{escape(v["level"].upper())}</span></div>'
+            f'<div>Driven by <b>{escape(res.name)}</b> ({escape(res.family)}) = '
+            f'{escape(fmt_number(res.value))}{base}.</div>'
+            + (f'<div class="small">{escape(desc)}</div>' if desc else "")
+            + f'<div class="small">Privacy metrics: {escape(summary)}.{extra}</div></div>')
+
+
+def _metric_rows(report: Any, entries: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    rows = []
+    for name in report.metrics:
+        res = report.result(name)
+        if res is None:
+            continue
+        base = "-"
+        if res.baseline is not None:
+            base = (f"{escape(fmt_number(res.baseline.value))}<br><span class=\"small\">"
+                    f"{escape(res.baseline.description or '')}</span>")
+        entry = entries.get(name, {})
+        cached = ' <span class="small">(cached)</span>' if entry.get("cached") else ""
+        meaning = escape(describe(name))
+        if res.warning:
+            meaning += f'<br><span class="warn">{escape(res.warning)}</span>'
+        rows.append([f"<b>{escape(name)}</b>{cached}<br><span class=\"small\">{escape(res.family)}</span>",
+                     f'<span class="num">{escape(fmt_number(res.value))}</span>', base,
+                     escape(fmt_number(res.ci)), escape(fmt_number(res.n)), badge(res.risk_level),
+                     f'<span class="small">{escape(res.direction)}</span>', meaning])
+    return rows
+
+
+def _records_table(records: Sequence[Any], limit: int = 10, max_cols: int = 12) -> str:
+    recs = [r for r in records if isinstance(r, Mapping)][:limit]
+    if not recs:
+        return ""
+    cols: list[str] = []
+    for r in recs:
+        for k in r:
+            if str(k) not in cols:
+                cols.append(str(k))
+    cols = cols[:max_cols]
+    rows = []
+    for r in recs:
+        row = []
+        for c in cols:
+            v = r.get(c, "")
+            v = to_jsonable(v)
+            txt = fmt_number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (
+                "" if v is None else (json.dumps(v) if isinstance(v, (list, dict)) else str(v)))
+            row.append(txt if len(txt) <= 80 else txt[:79] + "\u2026")
+        rows.append(row)
+    return table(cols, rows)
+
+
+def charts_html(results: Mapping[str, MetricResult]) -> str:
+    """Every chart the results carry data for (distance histograms, ROC, per-column bars)."""
+    boxes: list[str] = []
+    for name, res in results.items():
+        det = res.details if isinstance(res.details, Mapping) else {}
+        hist = det.get("histogram")
+        if isinstance(hist, Mapping):
+            label = "distance ratio" if "nndr" in name else "distance to closest record"
+            boxes.append(svg.histogram_chart(hist, f"{name}: synthetic vs control", label))
+    curves = {}
+    for name, res in results.items():
+        det = res.details if isinstance(res.details, Mapping) else {}
+        roc = det.get("roc_curve")
+        if isinstance(roc, (list, tuple)) and roc:
+            auc = det.get("auc", res.value if res.family != "fidelity" else None)
+            curves[f"{name} (AUC {fmt_number(auc, 3)})" if auc is not None else name] = roc
+    if curves:
+        boxes.append(svg.roc_chart(curves))
+    for name, res in results.items():
+        det = res.details if isinstance(res.details, Mapping) else {}
+        shapes = det.get("column_shapes_table")
+        if isinstance(shapes, (list, tuple)):
+            items = [(str(r.get("column", "?")), r.get("score")) for r in shapes if isinstance(r, Mapping)]
+            if items:
+                boxes.append(svg.bar_chart(items, f"{name}: per-column fidelity (column shapes)",
+                                           "score (1 = same distribution)", 1.0, "#009E73"))
+        cols = det.get("columns")
+        if name == "anonymisation_score" or (isinstance(cols, (list, tuple)) and cols
+                                             and isinstance(cols[0], Mapping) and "distance" in cols[0]):
+            if isinstance(cols, (list, tuple)):
+                items = [(str(r.get("column", "?")), r.get("distance")) for r in cols
+                         if isinstance(r, Mapping)]
+                if items:
+                    boxes.append(svg.bar_chart(items, f"{name}: distortion by column",
+                                               "distance (0 = unchanged, 1 = fully changed)", 1.0,
+                                               "#CC79A7"))
+    boxes = [b for b in boxes if b]
+    if not boxes:
+        return '<p class="small">No metric in this report carries chart data.</p>'
+    return '<div class="charts">' + "".join(f'<div class="chartbox">{b}</div>' for b in boxes) + "</div>"
+
+
+def render_html(report: Any, title: str = "synthguard report") -> str:
+    """The full page of ``report`` (see the module docstring)."""
+    header = report.header
+    results = {n: report.result(n) for n in report.metrics if report.result(n) is not None}
+    parts = [f"<h1>{escape(title)}</h1>",
+             f'<p class="sub">synthguard {escape(str(header.get("synthguard_version", "?")))} &middot; '
+             f'seed {escape(str(header.get("seed", "?")))} &middot; '
+             f'{len(results)} of {len(report.metrics)} metric(s) computed</p>',
+             _verdict_html(results)]
+
+    d = report.to_dict()["metrics"]
+    parts.append("<h2>Metrics</h2>")
+    rows = _metric_rows(report, d)
+    if rows:
+        parts.append(table(["metric", "value", "baseline", "CI", "n", "risk", "direction", "meaning"],
+                           rows, raw=True))
+    else:
+        parts.append('<p class="small">No metric produced a result.</p>')
+
+    parts.append("<h2>Charts</h2>")
+    parts.append(charts_html(results))
+
+    parts.append("<h2>Most exposed original records</h2>")
+    rec_parts = []
+    for name, res in results.items():
+        if res.records:
+            t = _records_table(res.records)
+            if t:
+                rec_parts.append(f"<h3>{escape(name)}</h3>{t}")
+    parts.append("".join(rec_parts) if rec_parts else
+                 '<p class="small">No metric listed individual records.</p>')
+
+    parts.append("<h2>Skipped metrics</h2>")
+    skipped = []
+    for name, entry in d.items():
+        if entry["status"] != "ok":
+            skipped.append([f"<b>{escape(name)}</b>", badge(entry["status"]), escape(entry.get("reason") or "")])
+    parts.append(table(["metric", "status", "reason"], skipped, raw=True) if skipped
+                 else '<p class="small">None: every selected metric ran.</p>')
+
+    parts.append("<h2>Inputs</h2>")
+    inputs = header.get("inputs") or {}
+    in_rows = [[role, fmt_number(fp.get("rows")), fmt_number(fp.get("columns")),
+                str(fp.get("sha256", ""))[:16] + "\u2026", str(fp.get("source") or "")]
+               for role, fp in inputs.items() if isinstance(fp, Mapping)]
+    parts.append(table(["role", "rows", "columns", "sha256 (first 16)", "source"], in_rows))
+    inferred = header.get("inferred_metadata")
+    if inferred:
+        parts.append('<p class="small">Column types inferred (not given in the metadata): '
+                     + escape(", ".join(f"{k}: {v.get('sdtype', v) if isinstance(v, Mapping) else v}"
+                                        for k, v in inferred.items())) + "</p>")
+
+    parts.append("<h2>Configuration used</h2>")
+    parts.append("<pre>" + escape(json.dumps(to_jsonable(header.get("config", {})), indent=2)) + "</pre>")
+    parts.append(f"<footer>Generated by synthguard {escape(str(header.get('synthguard_version', '')))}. "
+                 "This page is self-contained: it loads nothing from the network.</footer>")
+    return page(title, "".join(parts))

@@ -1,0 +1,212 @@
+"""Static inline SVG charts for the HTML report: no JavaScript, no fonts, no network.
+
+Every function returns one ``<svg>`` element as a string, sized by its ``viewBox`` so it scales
+with the page. Inputs are read defensively: a malformed series gives an empty string, never an
+exception (a chart must not sink a report).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+# colour-blind safe (Okabe-Ito)
+PALETTE = {"synthetic": "#D55E00", "control": "#0072B2", "original": "#777777"}
+CYCLE = ["#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+
+
+def _num(x: Any) -> float | None:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _tick_label(x: float) -> str:
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e4 or abs(x) < 1e-2:
+        return f"{x:.1e}"
+    return f"{x:.3g}"
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(n - 1, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.ceil(lo / step) * step
+    ticks = []
+    t = start
+    while t <= hi + 1e-12 * abs(hi) and len(ticks) < 12:
+        ticks.append(round(t, 12))
+        t += step
+    return ticks
+
+
+class _Frame:
+    """Plot area mapping data coordinates to SVG coordinates."""
+
+    def __init__(self, x0: float, x1: float, y0: float, y1: float, width: int = 560,
+                 height: int = 300, left: int = 56, right: int = 16, top: int = 30,
+                 bottom: int = 46) -> None:
+        self.x0, self.x1 = x0, (x1 if x1 > x0 else x0 + 1.0)
+        self.y0, self.y1 = y0, (y1 if y1 > y0 else y0 + 1.0)
+        self.w, self.h = width, height
+        self.l, self.r, self.t, self.b = left, right, top, bottom
+
+    def x(self, v: float) -> float:
+        return self.l + (v - self.x0) / (self.x1 - self.x0) * (self.w - self.l - self.r)
+
+    def y(self, v: float) -> float:
+        return self.h - self.b - (v - self.y0) / (self.y1 - self.y0) * (self.h - self.t - self.b)
+
+    def axes(self, title: str, xlabel: str, ylabel: str, xticks: Sequence[float],
+             yticks: Sequence[float]) -> list[str]:
+        out = [f'<text x="{self.w / 2:.1f}" y="18" text-anchor="middle" class="ct">{escape(title)}</text>']
+        bx, by = self.l, self.h - self.b
+        out.append(f'<line x1="{bx}" y1="{by}" x2="{self.w - self.r}" y2="{by}" class="ax"/>')
+        out.append(f'<line x1="{bx}" y1="{self.t}" x2="{bx}" y2="{by}" class="ax"/>')
+        for t in xticks:
+            px = self.x(t)
+            out.append(f'<line x1="{px:.1f}" y1="{by}" x2="{px:.1f}" y2="{by + 4}" class="ax"/>')
+            out.append(f'<text x="{px:.1f}" y="{by + 15}" text-anchor="middle" class="tk">'
+                       f'{escape(_tick_label(t))}</text>')
+        for t in yticks:
+            py = self.y(t)
+            out.append(f'<line x1="{bx}" y1="{py:.1f}" x2="{self.w - self.r}" y2="{py:.1f}" class="gr"/>')
+            out.append(f'<text x="{bx - 5}" y="{py + 3:.1f}" text-anchor="end" class="tk">'
+                       f'{escape(_tick_label(t))}</text>')
+        out.append(f'<text x="{self.w / 2:.1f}" y="{self.h - 8}" text-anchor="middle" class="lb">'
+                   f'{escape(xlabel)}</text>')
+        out.append(f'<text x="14" y="{self.h / 2:.1f}" text-anchor="middle" class="lb" '
+                   f'transform="rotate(-90 14 {self.h / 2:.1f})">{escape(ylabel)}</text>')
+        return out
+
+
+def _svg(width: int, height: int, body: Sequence[str], label: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+            f'class="chart" role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>'
+            + "".join(body) + "</svg>")
+
+
+def _legend(items: Sequence[tuple[str, str]], x: float, y: float) -> list[str]:
+    out = []
+    for i, (name, colour) in enumerate(items):
+        yy = y + 15 * i
+        out.append(f'<rect x="{x:.1f}" y="{yy - 8:.1f}" width="12" height="3" fill="{colour}"/>')
+        out.append(f'<text x="{x + 16:.1f}" y="{yy - 4:.1f}" class="tk">{escape(name)}</text>')
+    return out
+
+
+def histogram_chart(histogram: Mapping[str, Any], title: str, xlabel: str = "distance") -> str:
+    """Step lines of the share of rows per bin, one per series (synthetic, control, original).
+
+    ``histogram`` is ``{"edges": [...], "synthetic": counts, "control": counts, ...}``; counts are
+    normalised to shares so tables of different sizes compare.
+    """
+    if not isinstance(histogram, Mapping):
+        return ""
+    edges = [_num(e) for e in (histogram.get("edges") or [])]
+    if len(edges) < 2 or any(e is None for e in edges):
+        return ""
+    series: list[tuple[str, list[float]]] = []
+    for name in ("synthetic", "control", "original", *[k for k in histogram
+                                                        if k not in ("edges", "synthetic", "control", "original")]):
+        counts = histogram.get(name)
+        if not isinstance(counts, (list, tuple)) or len(counts) != len(edges) - 1:
+            continue
+        vals = [_num(c) or 0.0 for c in counts]
+        total = sum(vals)
+        if total <= 0:
+            continue
+        series.append((name, [v / total for v in vals]))
+    if not series:
+        return ""
+    ymax = max(max(v) for _, v in series) * 1.08 or 1.0
+    fr = _Frame(edges[0], edges[-1], 0.0, ymax)
+    body = fr.axes(title, xlabel, "share of rows", _nice_ticks(edges[0], edges[-1]), _nice_ticks(0, ymax, 4))
+    legend = []
+    for i, (name, shares) in enumerate(series):
+        colour = PALETTE.get(name, CYCLE[i % len(CYCLE)])
+        pts = [f"{fr.x(edges[0]):.1f},{fr.y(0):.1f}"]
+        for j, s in enumerate(shares):
+            pts.append(f"{fr.x(edges[j]):.1f},{fr.y(s):.1f}")
+            pts.append(f"{fr.x(edges[j + 1]):.1f},{fr.y(s):.1f}")
+        pts.append(f"{fr.x(edges[-1]):.1f},{fr.y(0):.1f}")
+        body.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{colour}" '
+                    f'stroke-width="2" stroke-opacity="0.9"/>')
+        legend.append((name, colour))
+    body += _legend(legend, fr.w - fr.r - 110, fr.t + 12)
+    return _svg(fr.w, fr.h, body, title)
+
+
+def roc_chart(curves: Mapping[str, Any], title: str = "ROC curves of the attacks") -> str:
+    """ROC curves ``{label: [[fpr, tpr], ...]}`` with the chance diagonal."""
+    clean: list[tuple[str, list[tuple[float, float]]]] = []
+    for label, pts in (curves or {}).items():
+        if not isinstance(pts, (list, tuple)):
+            continue
+        xy = []
+        for p in pts:
+            if isinstance(p, (list, tuple)) and len(p) >= 2:
+                a, b = _num(p[0]), _num(p[1])
+                if a is not None and b is not None:
+                    xy.append((min(max(a, 0.0), 1.0), min(max(b, 0.0), 1.0)))
+        if len(xy) >= 2:
+            clean.append((str(label), sorted(xy)))
+    if not clean:
+        return ""
+    fr = _Frame(0.0, 1.0, 0.0, 1.0, width=560, height=420, left=150, right=90)
+    ticks = [0, 0.25, 0.5, 0.75, 1.0]
+    body = fr.axes(title, "false positive rate", "true positive rate", ticks, ticks)
+    body.append(f'<line x1="{fr.x(0):.1f}" y1="{fr.y(0):.1f}" x2="{fr.x(1):.1f}" y2="{fr.y(1):.1f}" '
+                'stroke="#999" stroke-dasharray="4 3"/>')
+    legend = []
+    for i, (label, xy) in enumerate(clean):
+        colour = CYCLE[i % len(CYCLE)]
+        pts = " ".join(f"{fr.x(a):.1f},{fr.y(b):.1f}" for a, b in xy)
+        body.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        legend.append((label, colour))
+    legend.append(("chance", "#999999"))
+    body += _legend(legend, fr.x(0.52), fr.y(0.38))
+    return _svg(fr.w, fr.h, body, title)
+
+
+def bar_chart(items: Sequence[tuple[str, float | None]], title: str, xlabel: str = "score",
+              vmax: float | None = 1.0, colour: str = "#0072B2") -> str:
+    """Horizontal bars ``[(label, value), ...]`` (values in ``[0, vmax]``); missing values show "n/a"."""
+    rows = [(str(lbl), _num(v)) for lbl, v in items][:60]
+    if not rows:
+        return ""
+    top = vmax if vmax is not None else max([v for _, v in rows if v is not None] or [1.0]) or 1.0
+    label_w = min(220, 12 + 7 * max(len(lbl) for lbl, _ in rows))
+    row_h = 20
+    height = 44 + row_h * len(rows) + 34
+    width = 560
+    fr = _Frame(0.0, top, 0.0, 1.0, width=width, height=height, left=label_w, top=30, bottom=34)
+    body = [f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" class="ct">{escape(title)}</text>']
+    y = 34
+    for lbl, v in rows:
+        short = lbl if len(lbl) <= 30 else lbl[:29] + "\u2026"
+        body.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" class="tk">{escape(short)}</text>')
+        if v is None:
+            body.append(f'<text x="{label_w + 4}" y="{y + 14}" class="tk">n/a</text>')
+        else:
+            w = max(0.0, fr.x(min(max(v, 0.0), top)) - label_w)
+            body.append(f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
+                        f'fill="{colour}"><title>{escape(lbl)}: {escape(_tick_label(v))}</title></rect>')
+            body.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" class="tk">{escape(_tick_label(v))}</text>')
+        y += row_h
+    base = y + 4
+    body.append(f'<line x1="{label_w}" y1="{base}" x2="{width - 16}" y2="{base}" class="ax"/>')
+    for t in _nice_ticks(0.0, top, 5):
+        px = fr.x(t)
+        body.append(f'<text x="{px:.1f}" y="{base + 14}" text-anchor="middle" class="tk">{escape(_tick_label(t))}</text>')
+    body.append(f'<text x="{(label_w + width) / 2:.1f}" y="{base + 28}" text-anchor="middle" class="lb">'
+                f'{escape(xlabel)}</text>')
+    return _svg(width, height, body, title)
