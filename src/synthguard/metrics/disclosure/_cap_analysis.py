@@ -1,0 +1,135 @@
+"""One CAP evaluation on the tables of a context: codes, per-row probabilities, baseline, breakdowns.
+
+Shared by the CAP metrics and DisclosureProtection(Estimate), so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...registry import Context
+from ...stats import wilson_interval
+from ._cap_core import CapRows, cap_rows
+from ._common import column_codes, nunique_codes
+
+CLASS_SIZE_BINS = ((1, 1), (2, 4), (5, 9), (10, 19), (20, 49), (50, None))
+
+
+@dataclass(frozen=True)
+class CapAnalysis:
+    """Everything one CAP run produced (see :func:`analyse`)."""
+
+    method: str
+    keys: list[str]
+    sensitive: list[str]
+    rows: CapRows
+    n_categories: list[int]
+    per_field: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> float:
+        """Protection of a uniform guess among the original's sensitive values: ``1 - 1/prod(n)``."""
+        return 1.0 - 1.0 / float(np.prod(np.asarray(self.n_categories, dtype=float)))
+
+    @property
+    def n_counted(self) -> int:
+        return int(self.rows.counted.sum())
+
+    @property
+    def cap_protection(self) -> float:
+        """``1 - mean(probability)`` over counted rows (NaN when none is counted)."""
+        p = self.rows.probability[self.rows.counted]
+        return float(1.0 - p.mean()) if p.size else float("nan")
+
+    def protection_ci(self, confidence_level: float = 0.95) -> tuple[float, float] | None:
+        """Wilson interval of ``1 - mean(p)`` with ``sum(1 - p)`` as the fractional success count.
+
+        Each ``p`` lies in [0, 1], so its variance is at most that of a 0/1 outcome with the same
+        mean: the interval is conservative (at least as wide as needed).
+        """
+        n = self.n_counted
+        if n == 0:
+            return None
+        k = float(np.sum(1.0 - self.rows.probability[self.rows.counted]))
+        return wilson_interval(min(max(k, 0.0), n), n, confidence_level)
+
+
+def cap_codes(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], *,
+              continuous: Sequence[str] = (), bins: int = 10) -> dict[str, np.ndarray]:
+    """Codes of ``keys + sensitive`` for original and synthetic (``continuous`` columns binned)."""
+    return column_codes(ctx, list(keys) + list(sensitive), ("original", "synthetic"),
+                        continuous=continuous, bins=bins)
+
+
+def analyse(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
+            continuous: Sequence[str] = (), bins: int = 10, per_field: bool = True) -> CapAnalysis:
+    """CAP of the original rows against the synthetic rows on ``keys`` -> ``sensitive``.
+
+    ``continuous`` columns are cut into ``bins`` equal-width bins from the original table;
+    every other column is matched on its exact value, missing values form their own category.
+    """
+    codes = cap_codes(ctx, keys, sensitive, continuous=continuous, bins=bins)
+    return analyse_codes(codes["original"], codes["synthetic"], keys, sensitive, method,
+                         per_field=per_field)
+
+
+def analyse_codes(real: np.ndarray, syn: np.ndarray, keys: Sequence[str], sensitive: Sequence[str],
+                  method: str, *, per_field: bool = True,
+                  n_categories: list[int] | None = None) -> CapAnalysis:
+    """:func:`analyse` on code matrices (columns ``keys + sensitive``); ``n_categories`` overrides
+    the category counts of the sensitive columns (e.g. from the full table when ``real`` is a
+    subsample)."""
+    q = len(keys)
+    rk, rs, sk, ss = real[:, :q], real[:, q:], syn[:, :q], syn[:, q:]
+    n_cat = n_categories if n_categories is not None else nunique_codes(rs)
+    rows = cap_rows(rk, rs, sk, ss, method)
+    fields: dict[str, dict[str, Any]] = {}
+    if per_field and len(sensitive) > 1:
+        for j, name in enumerate(sensitive):  # loop over sensitive columns
+            r = cap_rows(rk, rs[:, [j]], sk, ss[:, [j]], method)
+            p = r.probability[r.counted]
+            fields[name] = {"cap_protection": float(1 - p.mean()) if p.size else None,
+                            "baseline_protection": 1.0 - 1.0 / n_cat[j], "n": int(p.size)}
+    return CapAnalysis(method, list(keys), list(sensitive), rows, n_cat, fields)
+
+
+def class_size_breakdown(rows: CapRows) -> list[dict[str, Any]]:
+    """Protection by size of the pooled synthetic class (``0`` = key absent from the synthetic data)."""
+    out = []
+    bins = ((0, 0),) + CLASS_SIZE_BINS
+    for lo, hi in bins:  # loop over a handful of size bins
+        sel = (rows.pool >= lo) & (rows.pool <= (hi if hi is not None else np.iinfo(np.int64).max))
+        p = rows.probability[sel & rows.counted]
+        n_rows = int(sel.sum())
+        if n_rows == 0:
+            continue
+        label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
+        out.append({"class_size": label, "n_original_rows": n_rows, "n_counted": int(p.size),
+                    "cap_protection": float(1 - p.mean()) if p.size else None})
+    return out
+
+
+def records(analysis: CapAnalysis, limit: int) -> list[dict[str, Any]]:
+    """The ``limit`` original rows whose sensitive values the attacker attributes most confidently."""
+    rows = analysis.rows
+    if limit <= 0:
+        return []
+    ok = np.flatnonzero(rows.counted)
+    if ok.size == 0:
+        return []
+    order = ok[np.lexsort((ok, -rows.probability[ok]))][:limit]
+    return [{"original_row": int(i), "probability": float(rows.probability[i]),
+             "synthetic_rows_pooled": int(rows.pool[i]), "key_distance": int(rows.distance[i])}
+            for i in order]
+
+
+def safe_ratio(value: float, baseline: float) -> float:
+    """``min(value / baseline, 1)``; NaN when the baseline is 0 or the value undefined."""
+    if baseline <= 0 or not math.isfinite(value):
+        return float("nan")
+    return min(value / baseline, 1.0)

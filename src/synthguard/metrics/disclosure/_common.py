@@ -1,0 +1,178 @@
+"""Shared helpers of the disclosure metrics: field resolution, exact codes, binning, joint ids."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...encoding import Block, row_identities
+from ...errors import ConfigError, MetricError
+from ...registry import Context
+
+__all__ = ["check_positive_int", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
+           "resolve_fields", "top_records"]
+
+
+def check_positive_int(v: Any) -> str | None:
+    """``Param.check`` for positive integers."""
+    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+    return None if ok else "must be a positive integer"
+
+
+def check_non_negative_int(v: Any) -> str | None:
+    """``Param.check`` for integers >= 0."""
+    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+    return None if ok else "must be an integer >= 0 (0 = no per-record table)"
+
+
+def _as_names(value: Any, param: str, metric: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    names = [str(v) for v in value]
+    if not names:
+        raise ConfigError(f"metric {metric!r}: parameter {param!r} is an empty list; name at least one "
+                          "column or leave it unset to use the metadata")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"metric {metric!r}: parameter {param!r} lists a column twice: {names}")
+    return names
+
+
+def resolve_fields(ctx: Context, metric: str, key_param: str, key_value: Any, sens_param: str | None,
+                   sens_value: Any) -> tuple[list[str], list[str]]:
+    """Key (quasi-identifier) and sensitive columns: the parameters, else the metadata roles.
+
+    Raises
+    ------
+    ConfigError
+        A named column does not exist or is used both as key and sensitive.
+    MetricError
+        Nothing was named and the metadata declares no quasi-identifiers / sensitive columns.
+    """
+    schema = ctx.tables.schema
+    keys = _as_names(key_value, key_param, metric)
+    sens = _as_names(sens_value, sens_param, metric) if sens_param else []
+    if keys is None:
+        keys = list(schema.quasi_identifiers)
+        if not keys:
+            raise MetricError(f"no key columns: set the parameter {key_param!r} or declare "
+                              "'quasi_identifiers' in the metadata")
+    if sens_param and sens is None:
+        sens = list(schema.sensitive)
+        if not sens:
+            raise MetricError(f"no sensitive columns: set the parameter {sens_param!r} or declare "
+                              "'sensitive' in the metadata")
+        sens = [c for c in sens if c not in keys]
+        if not sens:
+            raise MetricError(f"every declared sensitive column is also a key column: set "
+                              f"{sens_param!r} to a column outside {key_param!r}")
+    cols = set(schema.columns)
+    for param, names in ((key_param, keys), (sens_param, sens)):
+        missing = [c for c in names or [] if c not in cols]
+        if missing:
+            raise ConfigError(f"metric {metric!r}: parameter {param!r} names column(s) {missing} that the "
+                              f"data does not have; columns are {list(schema.columns)}")
+        bad = [c for c in names or [] if schema.sdtype(c) == "text"]
+        if bad:
+            raise ConfigError(f"metric {metric!r}: parameter {param!r} names free-text column(s) {bad}; "
+                              "use categorical, boolean, numerical or datetime columns")
+    both = [c for c in keys if c in (sens or [])]
+    if both:
+        raise ConfigError(f"metric {metric!r}: column(s) {both} are both in {key_param!r} and "
+                          f"{sens_param!r}; a column is either known to the attacker or sensitive")
+    return keys, list(sens or [])
+
+
+def equal_width_edges(values: np.ndarray, bins: int) -> np.ndarray:
+    """Inner edges of ``bins`` equal-width, right-closed bins over the (non-NaN) range of ``values``.
+
+    The same edges as ``pandas.cut(values, bins)``; a value ``x`` falls into bin
+    ``searchsorted(inner, x, side="left")`` (the outer edges are open: -inf / +inf), so values of
+    another table outside the range land in the first / last bin.
+    """
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        return np.zeros(0)
+    _, edges = pd.cut(finite, bins, retbins=True)
+    return np.asarray(edges[1:-1], dtype=np.float64)
+
+
+def _raw_numeric(series: pd.Series) -> np.ndarray:
+    """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        ns = series.astype("datetime64[ns]").to_numpy().astype("int64").astype("float64")
+        ns[series.isna().to_numpy()] = np.nan
+        return ns
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype("float64").to_numpy()
+    conv = pd.to_numeric(series, errors="coerce")
+    if (series.notna() & conv.isna()).any():
+        raise ConfigError(f"column {series.name!r} is listed as continuous but holds non-numeric values; "
+                          "remove it from continuous_column_names")
+    return conv.astype("float64").to_numpy()
+
+
+def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,
+                 continuous: Sequence[str] = (), bins: int = 10,
+                 frames: dict[str, pd.DataFrame] | None = None) -> dict[str, np.ndarray]:
+    """int64 codes ``(n_role, len(columns))`` per role; equal values get equal codes in every role.
+
+    Columns are compared by exact value (numerical columns too) with missing as its own category
+    (code ``-1``). Columns in ``continuous`` are first cut into ``bins`` equal-width bins whose edges
+    come from the original table (outer bins open-ended), missing kept as ``-1``.
+    ``frames`` replaces the tables of some roles (e.g. subsamples) by other frames.
+    """
+    frames = frames or {}
+    out = {r: np.empty((len(frames[r]) if r in frames else len(ctx.tables.get(r)), len(columns)),
+                       dtype=np.int64) for r in roles}
+    exact = [c for c in columns if c not in set(continuous)]
+    for r in roles:
+        if exact:
+            if r in frames:
+                block = ctx.encoded.encode(frames[r], exact, categorical_only=True)
+            else:
+                block = ctx.encoded.block(r, exact, categorical_only=True)
+            for j, c in enumerate(columns):
+                if c in exact:
+                    out[r][:, j] = block.cat[:, list(block.cat_columns).index(c)]
+    for j, c in enumerate(columns):
+        if c not in set(continuous):
+            continue
+        inner = equal_width_edges(_raw_numeric(ctx.tables.original[c]), bins)
+        for r in roles:
+            vals = _raw_numeric(frames[r][c] if r in frames else ctx.tables.get(r)[c])
+            codes = np.searchsorted(inner, vals, side="left").astype(np.int64)
+            codes[np.isnan(vals)] = -1
+            out[r][:, j] = codes
+    return out
+
+
+def joint_ids(*codes: np.ndarray) -> list[np.ndarray]:
+    """Dense ids of the rows of several code matrices (same columns): equal rows, equal ids."""
+    blocks = [Block(np.zeros((c.shape[0], 0)), np.ascontiguousarray(c, dtype=np.int64), (),
+                    tuple(f"c{j}" for j in range(c.shape[1]))) for c in codes]
+    if codes[0].shape[1] == 0:
+        return [np.zeros(c.shape[0], dtype=np.int64) for c in codes]
+    return row_identities(*blocks)
+
+
+def nunique_codes(codes: np.ndarray) -> list[int]:
+    """Number of distinct codes (missing counted as one category) per column."""
+    return [int(np.unique(codes[:, j]).size) for j in range(codes.shape[1])]
+
+
+def top_records(scores: np.ndarray, limit: int, make: Any, *, largest: bool = True) -> list[dict]:
+    """Records of the ``limit`` rows with the largest (or smallest) ``scores`` (NaN never listed),
+    ties by row order; ``make(rows)`` builds the record dicts."""
+    if limit <= 0:
+        return []
+    ok = np.flatnonzero(~np.isnan(scores))
+    if ok.size == 0:
+        return []
+    key = -scores[ok] if largest else scores[ok]
+    order = ok[np.lexsort((ok, key))][:limit]
+    return make(order)

@@ -1,0 +1,84 @@
+"""Distance to closest record (SDMetrics' ``dcr_utils.calculate_dcr``) on the shared engine, and the
+uniform random baseline table of ``DCRBaselineProtection``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...encoding import Block
+from ...errors import MetricError
+from ...neighbors import Neighbors, gower, kneighbors
+from ...registry import Context
+
+__all__ = ["dcr_columns", "dcr_metric", "nearest", "random_baseline_frame", "subsample"]
+
+
+def dcr_columns(ctx: Context) -> list[str]:
+    """Columns of the DCR: numerical, datetime, categorical and boolean columns that are neither
+    PII nor the primary key (SDMetrics ignores id and PII sdtypes)."""
+    schema = ctx.tables.schema
+    cols = [c for c, s in schema.columns.items()
+            if s.sdtype in ("numerical", "datetime", "categorical", "boolean") and not s.pii
+            and c != schema.primary_key]
+    if not cols:
+        raise MetricError("no numerical, datetime, categorical or boolean column to compare rows on; "
+                          "declare column sdtypes in the metadata (PII and id columns are ignored)")
+    return cols
+
+
+def dcr_metric(scale: np.ndarray):
+    """SDMetrics' per-column rules: ``min(|a-b|/range, 1)`` (range 0: 0 if equal else 1), one side
+    missing 1, both missing 0, categorical 0/1 with missing equal to missing; mean over columns."""
+    return gower(np.asarray(scale, dtype=float), clip=True, normalise=True, nan_rule="max")
+
+
+def nearest(ctx: Context, query: Block, reference: Block, scale: np.ndarray) -> Neighbors:
+    """Closest reference row of every query row (exact; ties -> lower index)."""
+    return kneighbors(query, reference, dcr_metric(scale), 1, backend=ctx.backend)
+
+
+def subsample(n: int, size: int | None, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions of ``size`` rows drawn without replacement (all rows when ``size`` is None
+    or at least ``n``)."""
+    if size is None or size >= n:
+        return np.arange(n)
+    return np.sort(rng.choice(n, int(size), replace=False))
+
+
+def random_baseline_frame(original: pd.DataFrame, columns: Sequence[str], sdtypes: dict[str, str],
+                          n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``n`` rows drawn uniformly within the original's values, column by column.
+
+    Integer-valued numerical columns: uniform integers in [min, max]; other numerical columns:
+    uniform reals in [min, max); datetimes: uniform instants in [min, max]; categorical and boolean:
+    uniform choice among the distinct non-missing values (not frequency-weighted). Then each column
+    is set missing with probability equal to the original column's missing share.
+    """
+    out: dict[str, object] = {}
+    for c in columns:  # loop over columns
+        s = original[c]
+        vals = s.dropna()
+        sd = sdtypes[c]
+        if sd == "datetime":
+            ns = vals.astype("datetime64[ns]").to_numpy().astype("int64")
+            lo, hi = int(ns.min()), int(ns.max())
+            draw = lo + np.floor(rng.random(n) * (hi - lo + 1)).astype("int64")
+            col = pd.Series(draw.astype("datetime64[ns]"))
+        elif sd == "numerical":
+            v = vals.to_numpy(dtype=float)
+            lo, hi = float(v.min()), float(v.max())
+            if np.all(np.mod(v, 1) == 0):
+                col = pd.Series(rng.integers(int(lo), int(hi) + 1, n).astype(float))
+            else:
+                col = pd.Series(rng.uniform(lo, hi, n))
+        else:
+            uniq = pd.unique(vals)
+            col = pd.Series(np.asarray(uniq, dtype=object)[rng.integers(0, len(uniq), n)], dtype=object)
+        share = float(s.isna().mean())
+        if share > 0:
+            col = col.mask(rng.random(n) < share)
+        out[c] = col
+    return pd.DataFrame(out)

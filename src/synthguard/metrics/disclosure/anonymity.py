@@ -1,0 +1,196 @@
+"""Exact k-anonymity and distinct l-diversity on quasi-identifier equivalence classes.
+
+An equivalence class is the set of rows sharing the same values on every quasi-identifier (exact
+values, missing a value of its own; ``continuous_column_names`` may be cut into equal-width bins
+from the original data first). ``k`` = size of the smallest class; distinct ``l`` = smallest number
+of distinct sensitive tuples in a class. Both are computed for the original and the synthetic
+table (the value is the synthetic table's, the release), with the share of records in classes
+below the threshold and the class-size distribution. No clustering stand-ins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...registry import Context, Param, register
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ...stats import wilson_interval
+from ._cap_analysis import CLASS_SIZE_BINS
+from ._common import (
+    check_non_negative_int,
+    check_positive_int,
+    column_codes,
+    joint_ids,
+    resolve_fields,
+)
+
+__all__ = ["k_anonymity", "l_diversity"]
+
+
+def _common_params() -> list[Param]:
+    return [
+        Param("quasi_identifiers", None, "quasi-identifier columns (default: the metadata's "
+              "quasi_identifiers)", (list, tuple)),
+        Param("continuous_column_names", None, "quasi-identifiers to cut into equal-width bins from the "
+              "original data (default: none, exact values)", (list, tuple)),
+        Param("num_discrete_bins", 10, "number of bins for the continuous columns", int,
+              check=check_positive_int),
+        Param("max_records", 100, "how many synthetic rows of the smallest classes to list (0 = none)", int,
+              check=check_non_negative_int),
+    ]
+
+
+def _continuous(ctx: Context, name: str, value: Any, used: list[str]) -> list[str]:
+    cont = [str(c) for c in ([value] if isinstance(value, str) else value or [])]
+    bad = [c for c in cont if c not in ctx.tables.schema.columns]
+    if bad:
+        raise ConfigError(f"metric {name!r}: continuous_column_names names column(s) {bad} that the data "
+                          "does not have")
+    return [c for c in cont if c in used]
+
+
+def _size_histogram(sizes: np.ndarray) -> list[dict[str, Any]]:
+    """Classes and records per class-size bin."""
+    out = []
+    for lo, hi in CLASS_SIZE_BINS:  # a handful of bins
+        sel = (sizes >= lo) & (sizes <= (hi if hi is not None else np.iinfo(np.int64).max))
+        if sel.any():
+            label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
+            out.append({"class_size": label, "n_classes": int(sel.sum()),
+                        "n_records": int(sizes[sel].sum())})
+    return out
+
+
+def _summary(class_of_row: np.ndarray, below: np.ndarray, stat: np.ndarray, name: str) -> dict[str, Any]:
+    n = class_of_row.size
+    k_below = int(below.sum())
+    return {name: int(stat.min()), "n_records": int(n), "n_classes": int(stat.size),
+            "n_records_below": k_below, "share_records_below": k_below / n,
+            "share_records_below_ci": list(wilson_interval(k_below, n))}
+
+
+@register("k_anonymity", family="disclosure", direction="higher is safer",
+          params=[*_common_params(),
+                  Param("k", 5, "class-size threshold: records in smaller classes are reported", int,
+                        check=check_positive_int)],
+          thresholds={"medium": 4, "high": 1}, aliases=("kanonymity",),
+          description="size of the smallest quasi-identifier equivalence class of the synthetic table "
+                      "(exact classes), with the share of records in classes smaller than k")
+def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
+                num_discrete_bins: int = 10, max_records: int = 100, k: int = 5) -> MetricResult:
+    """Exact k-anonymity of the original and the synthetic table.
+
+    Parameters
+    ----------
+    ctx : Context
+        Evaluation context.
+    quasi_identifiers : list of str, optional
+        Default: the metadata's ``quasi_identifiers``.
+    continuous_column_names : list of str, optional
+        Quasi-identifiers binned into ``num_discrete_bins`` equal-width bins (edges from the original).
+    num_discrete_bins : int
+        Number of bins.
+    max_records : int
+        Synthetic rows of the smallest classes listed in ``records``.
+    k : int
+        Threshold for the share of records in classes smaller than ``k``.
+    """
+    name = "k_anonymity"
+    qis, _ = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, None, None)
+    cont = _continuous(ctx, name, continuous_column_names, qis)
+    codes = column_codes(ctx, qis, ("original", "synthetic"), continuous=cont, bins=num_discrete_bins)
+    ro, rs = joint_ids(codes["original"], codes["synthetic"])
+    n_ids = int(max(ro.max(), rs.max())) + 1
+    size_o = np.bincount(ro, minlength=n_ids)
+    size_s = np.bincount(rs, minlength=n_ids)
+    out: dict[str, Any] = {"quasi_identifiers": qis, "continuous_column_names": cont, "k": k}
+    for role, ids, sizes in (("original", ro, size_o), ("synthetic", rs, size_s)):
+        row_size = sizes[ids]
+        stat = sizes[np.unique(ids)]
+        summ = _summary(ids, row_size < k, stat, "k")
+        summ["class_sizes"] = _size_histogram(stat)
+        out[role] = summ
+    value = out["synthetic"]["k"]
+    # synthetic records in small classes; how many original rows share their quasi-identifiers
+    row_size = size_s[rs]
+    small = np.flatnonzero(row_size < k)
+    order = small[np.lexsort((small, row_size[small]))][:max_records]
+    recs = [{"synthetic_row": int(i), "class_size": int(row_size[i]),
+             "original_class_size": int(size_o[rs[i]])} for i in order]
+    out["synthetic_unique_in_original"] = int(((row_size == 1) & (size_o[rs] == 1)).sum())
+    level = level_from_thresholds(value, ctx.thresholds, "higher is safer")
+    warning = None
+    if out["synthetic"]["n_records_below"]:
+        warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
+                   f"k={k}; {out['synthetic_unique_in_original']} of them are unique in both tables")
+    return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
+                        baseline=Baseline(float(out["original"]["k"]), "k of the original table"),
+                        ci=None, n=int(rs.size), risk_level=level, warning=warning, details=out,
+                        records=recs)
+
+
+@register("l_diversity", family="disclosure", direction="higher is safer",
+          params=[*_common_params(),
+                  Param("sensitive_columns", None, "sensitive columns (default: the metadata's sensitive)",
+                        (list, tuple)),
+                  Param("l", 2, "diversity threshold: records in classes with fewer distinct sensitive "
+                        "values are reported", int, check=check_positive_int)],
+          thresholds={"medium": 2, "high": 1}, aliases=("ldiversity",),
+          description="smallest number of distinct sensitive values in a quasi-identifier equivalence class "
+                      "of the synthetic table (distinct l-diversity, exact classes)")
+def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
+                num_discrete_bins: int = 10, max_records: int = 100, sensitive_columns: Any = None,
+                l: int = 2) -> MetricResult:  # noqa: E741
+    """Exact distinct l-diversity of the original and the synthetic table.
+
+    Parameters
+    ----------
+    sensitive_columns : list of str, optional
+        Default: the metadata's ``sensitive`` columns (matched jointly as a tuple).
+    l : int
+        Threshold for the share of records in classes with fewer than ``l`` distinct sensitive tuples.
+
+    See :func:`k_anonymity` for the other parameters.
+    """
+    name = "l_diversity"
+    qis, sens = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, "sensitive_columns",
+                               sensitive_columns)
+    cont = _continuous(ctx, name, continuous_column_names, qis + sens)
+    cols = qis + sens
+    codes = column_codes(ctx, cols, ("original", "synthetic"), continuous=cont, bins=num_discrete_bins)
+    q = len(qis)
+    ko, ks = joint_ids(codes["original"][:, :q], codes["synthetic"][:, :q])
+    so, ss = joint_ids(codes["original"][:, q:], codes["synthetic"][:, q:])
+    n_sens = int(max(so.max(), ss.max())) + 1
+    out: dict[str, Any] = {"quasi_identifiers": qis, "sensitive_columns": sens,
+                           "continuous_column_names": cont, "l": l}
+    distinct_rows = {}
+    for role, kid, sid in (("original", ko, so), ("synthetic", ks, ss)):
+        pairs = np.unique(kid * n_sens + sid)
+        n_k = int(kid.max()) + 1
+        distinct = np.bincount(pairs // n_sens, minlength=n_k)
+        row_l = distinct[kid]
+        stat = distinct[np.unique(kid)]
+        summ = _summary(kid, row_l < l, stat, "l")
+        summ["distinct_values_per_class"] = [
+            {"distinct_sensitive_values": int(v), "n_classes": int(c)}
+            for v, c in zip(*np.unique(np.minimum(stat, 10), return_counts=True), strict=True)]
+        out[role] = summ
+        distinct_rows[role] = row_l
+    value = out["synthetic"]["l"]
+    row_l = distinct_rows["synthetic"]
+    low = np.flatnonzero(row_l < l)
+    order = low[np.lexsort((low, row_l[low]))][:max_records]
+    recs = [{"synthetic_row": int(i), "distinct_sensitive_values": int(row_l[i])} for i in order]
+    level = level_from_thresholds(value, ctx.thresholds, "higher is safer")
+    warning = None
+    if out["synthetic"]["n_records_below"]:
+        warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "
+                   f"l={l} distinct sensitive values: their quasi-identifiers reveal the sensitive value")
+    return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
+                        baseline=Baseline(float(out["original"]["l"]), "l of the original table"),
+                        ci=None, n=int(ks.size), risk_level=level, warning=warning, details=out,
+                        records=recs)

@@ -1,0 +1,167 @@
+"""The CAP family (SDMetrics' ``CategoricalCAP``, ``CategoricalZeroCAP``, ``CategoricalGeneralizedCAP``).
+
+An attacker who knows the key fields of a person and holds the synthetic data guesses the person's
+sensitive fields from the synthetic rows sharing the key. For each original row the *correct
+attribution probability* ``p`` is the share of those synthetic rows carrying the row's true
+sensitive tuple; ``score = 1 - mean(p)`` (1 = safe). Rows whose key no synthetic row has are
+skipped (``cap``), scored 0 (``zero_cap``) or matched to the synthetic keys at the smallest Hamming
+distance, ties pooled (``generalized_cap``). Values are matched exactly; missing is a category.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ...errors import ConfigError
+from ...registry import Context, Param, register
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ._cap_analysis import CapAnalysis, analyse, class_size_breakdown, records, safe_ratio
+from ._cap_core import METHODS
+from ._common import check_non_negative_int, resolve_fields
+
+__all__ = ["cap", "cap_per_record", "cap_result", "generalized_cap", "zero_cap"]
+
+THRESHOLDS = {"medium": 0.8, "high": 0.5}
+_BASELINE_TEXT = ("protection of guessing uniformly among the original's sensitive values, "
+                  "1 - 1/prod(number of categories) (SDMetrics' DisclosureProtection baseline)")
+_RECORDS_DOC = "how many of the most exposed original rows to list in records (0 = none)"
+
+
+def _params(extra: list[Param] | None = None) -> list[Param]:
+    return [
+        Param("key_fields", None, "columns the attacker knows (default: the metadata's quasi_identifiers)",
+              (list, tuple)),
+        Param("sensitive_fields", None, "columns the attacker guesses (default: the metadata's sensitive)",
+              (list, tuple)),
+        Param("max_records", 100, _RECORDS_DOC, int, check=check_non_negative_int),
+        *(extra or []),
+    ]
+
+
+def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: int,
+               relative: bool, extra: dict[str, Any] | None = None,
+               value: float | None = None) -> MetricResult:
+    """The :class:`MetricResult` of a CAP analysis.
+
+    ``relative=False``: value = ``cap_protection`` (the CAP metrics);
+    ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
+    """
+    cap_prot = analysis.cap_protection if value is None else value
+    base = analysis.baseline
+    ratio = safe_ratio(cap_prot, base)
+    ci_raw = analysis.protection_ci()
+    if relative:
+        val = ratio
+        ci = None if (ci_raw is None or base <= 0) else (min(ci_raw[0] / base, 1.0), min(ci_raw[1] / base, 1.0))
+        baseline = Baseline(1.0, "protection equal to " + _BASELINE_TEXT + " (score = cap/baseline)")
+    else:
+        val = cap_prot
+        ci = ci_raw
+        baseline = Baseline(base, _BASELINE_TEXT)
+    warning = None
+    if analysis.n_counted == 0:
+        level = "unknown"
+        warning = ("no original key occurs in the synthetic data, so CAP is undefined (SDMetrics returns "
+                   "NaN); use zero_cap or generalized_cap")
+    elif base <= 0:
+        level = "unknown"
+        warning = "every original row has the same sensitive value, so there is nothing to protect"
+    elif ratio >= 1.0:
+        level = "not meaningful"
+        warning = ("the attack does no better than guessing uniformly among the original's sensitive "
+                   "values: no disclosure is measurable with these key fields")
+    else:
+        level = level_from_thresholds(ratio, ctx.thresholds or THRESHOLDS, "higher is safer")
+    rows = analysis.rows
+    details: dict[str, Any] = {
+        "score": val,
+        "key_fields": analysis.keys,
+        "sensitive_fields": analysis.sensitive,
+        "computation_method": analysis.method,
+        "cap_protection": cap_prot,
+        "baseline_protection": base,
+        "n_original_rows": int(rows.probability.size),
+        "n_counted": analysis.n_counted,
+        "n_exact_key_match": int((rows.distance == 0).sum()),
+        "n_key_not_in_synthetic": int((rows.distance != 0).sum()),
+        "n_sensitive_categories": analysis.n_categories,
+        "per_class_size": class_size_breakdown(rows),
+    }
+    if analysis.per_field:
+        details["per_sensitive_field"] = analysis.per_field
+    details.update(extra or {})
+    return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
+                        baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
+                        warning=warning, details=details, records=records(analysis, max_records))
+
+
+def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields: Any,
+         max_records: int) -> MetricResult:
+    keys, sens = resolve_fields(ctx, name, "key_fields", key_fields, "sensitive_fields", sensitive_fields)
+    return cap_result(ctx, name, analyse(ctx, keys, sens, method), max_records=max_records, relative=False)
+
+
+_DESC = "1 - mean probability that an attacker holding the synthetic data and the key fields attributes the true sensitive values (1 = safe)"
+
+
+@register("cap", family="disclosure", direction="higher is safer", params=_params(),
+          thresholds=THRESHOLDS, aliases=("categoricalcap", "categorical_cap"),
+          description=_DESC + "; rows whose key is absent from the synthetic data are skipped")
+def cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
+        max_records: int = 100) -> MetricResult:
+    """SDMetrics' ``CategoricalCAP``: unmatched original keys are skipped.
+
+    Parameters
+    ----------
+    ctx : Context
+        Evaluation context.
+    key_fields, sensitive_fields : list of str, optional
+        Known and sensitive columns (default: metadata ``quasi_identifiers`` / ``sensitive``).
+    max_records : int
+        Most exposed original rows listed in ``records``.
+    """
+    return _run(ctx, "cap", "cap", key_fields, sensitive_fields, max_records)
+
+
+@register("zero_cap", family="disclosure", direction="higher is safer", params=_params(),
+          thresholds=THRESHOLDS, aliases=("categoricalzerocap", "categorical_zero_cap"),
+          description=_DESC + "; rows whose key is absent from the synthetic data count as 0")
+def zero_cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
+             max_records: int = 100) -> MetricResult:
+    """SDMetrics' ``CategoricalZeroCAP``: unmatched original keys score probability 0 (see :func:`cap`)."""
+    return _run(ctx, "zero_cap", "zero_cap", key_fields, sensitive_fields, max_records)
+
+
+@register("generalized_cap", family="disclosure", direction="higher is safer", params=_params(),
+          thresholds=THRESHOLDS, aliases=("categoricalgeneralizedcap", "categorical_generalized_cap"),
+          description=_DESC + "; absent keys use the nearest synthetic keys by Hamming distance (ties pooled)")
+def generalized_cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
+                    max_records: int = 100) -> MetricResult:
+    """SDMetrics' ``CategoricalGeneralizedCAP``: unmatched keys pool the nearest synthetic keys
+    (Hamming distance over the key fields, all ties kept) (see :func:`cap`)."""
+    return _run(ctx, "generalized_cap", "generalized_cap", key_fields, sensitive_fields, max_records)
+
+
+def cap_per_record(original: pd.DataFrame, synthetic: pd.DataFrame, key_fields: list[str],
+                   sensitive_fields: list[str], method: str = "cap", metadata: Any = None,
+                   continuous_column_names: list[str] | None = None,
+                   num_discrete_bins: int = 10) -> pd.DataFrame:
+    """Per-original-row CAP values (SDMetrics issue #531) in one vectorised call.
+
+    Returns
+    -------
+    DataFrame
+        One row per original row: ``probability`` (of the true sensitive tuple; NaN = skipped by
+        ``cap``), ``synthetic_rows_pooled`` and ``key_distance`` (0 exact, -1 none).
+    """
+    if method not in METHODS:
+        raise ConfigError(f"method must be one of {list(METHODS)}, got {method!r}")
+    ctx = Context.from_frames(original, synthetic, metadata=metadata)
+    keys, sens = resolve_fields(ctx, "cap_per_record", "key_fields", key_fields, "sensitive_fields",
+                                sensitive_fields)
+    a = analyse(ctx, keys, sens, method, continuous=continuous_column_names or (), bins=num_discrete_bins,
+                per_field=False)
+    return pd.DataFrame({"probability": a.rows.probability, "synthetic_rows_pooled": a.rows.pool,
+                         "key_distance": a.rows.distance})

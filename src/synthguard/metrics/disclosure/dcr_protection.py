@@ -1,0 +1,237 @@
+"""SDMetrics' ``DCRBaselineProtection`` and ``DCROverfittingProtection`` on the shared distance engine.
+
+DCR (distance to closest record) of a row = the smallest mean-over-columns distance to a reference
+row, numeric differences divided by the reference's range and capped at 1 (see :mod:`._dcr`).
+
+* ``dcr_baseline_protection``: ``min(median DCR(synthetic -> original) / median DCR(random ->
+  original), 1)`` with random rows drawn uniformly within the original's values.
+* ``dcr_overfitting_protection``: ``p`` = share of synthetic rows strictly closer to the original
+  (training) rows than to the control (holdout) rows; ``score = min(2 (1 - p), 1)``.
+
+Full data by default; ``num_rows_subsample`` draws (seeded, without replacement) query rows only,
+never the reference (SDMetrics also subsamples the reference, which biases DCR upwards, issue #934).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...registry import Context, Param, register
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ...stats import clopper_pearson, wilson_rate
+from ._common import check_non_negative_int, check_positive_int
+from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
+
+__all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
+
+
+def median_ci(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval of the median: the order statistics at the Clopper-Pearson bounds
+    of the rank ``n/2`` (the classic binomial / sign-test interval)."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    lo, hi = clopper_pearson(v.size // 2, v.size, confidence_level)
+    return (float(np.quantile(v, lo)), float(np.quantile(v, hi)))
+
+
+def _subsample_params() -> list[Param]:
+    return [
+        Param("num_rows_subsample", None, "query rows (synthetic / random) drawn per iteration; "
+              "None = all rows (the reference is never subsampled)", int, check=check_positive_int),
+        Param("num_iterations", 1, "number of subsamples averaged (only with num_rows_subsample)", int,
+              check=check_positive_int),
+        Param("max_records", 100, "how many synthetic rows closest to the original to list (0 = none)",
+              int, check=check_non_negative_int),
+    ]
+
+
+def _blocks(ctx: Context):
+    cols = dcr_columns(ctx)
+    scale = ctx.encoded.ranges(cols, ("original",))
+    return cols, scale
+
+
+def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray):
+    """Nearest original row of every synthetic row (memoised: shared by both DCR metrics)."""
+    key = ("disclosure.dcr.synthetic->original", tuple(cols))
+    if key not in ctx.cache:
+        ctx.cache[key] = nearest(ctx, ctx.encoded.block("synthetic", cols),
+                                 ctx.encoded.block("original", cols), scale)
+    return ctx.cache[key]
+
+
+@register("dcr_baseline_protection", family="disclosure", direction="higher is safer",
+          params=_subsample_params(), thresholds={"medium": 0.3, "high": 0.1},
+          aliases=("dcrbaselineprotection",),
+          description="median distance of synthetic rows to their closest original row, relative to "
+                      "that of uniformly random rows (1 = synthetic rows no closer than random ones)")
+def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = None,
+                            num_iterations: int = 1, max_records: int = 100) -> MetricResult:
+    """SDMetrics' ``DCRBaselineProtection``.
+
+    Parameters
+    ----------
+    ctx : Context
+        Evaluation context (random rows come from ``ctx.rng``).
+    num_rows_subsample : int, optional
+        Synthetic and random query rows per iteration (default: all).
+    num_iterations : int
+        Iterations averaged when subsampling.
+    max_records : int
+        Synthetic rows closest to the original listed in ``records``.
+    """
+    cols, scale = _blocks(ctx)
+    tables = ctx.tables
+    sdtypes = {c: tables.schema.sdtype(c) for c in cols}
+    n_syn = len(tables.synthetic)
+    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_syn, ctx.rng("random-baseline"))
+    rand_block = ctx.encoded.encode(random_frame, cols)
+    syn_block = ctx.encoded.block("synthetic", cols)
+    ref = ctx.encoded.block("original", cols)
+    iterations = 1 if num_rows_subsample is None else int(num_iterations)
+    rng = ctx.rng("subsample")
+    med_s, med_r, scores = [], [], []
+    d_syn_all = d_rand_all = None
+    for _ in range(iterations):  # loop over iterations
+        if num_rows_subsample is None:
+            nb = _syn_to_original(ctx, cols, scale)
+            d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
+            d_rand = nearest(ctx, rand_block, ref, scale).distances[:, 0]
+            rows_syn = np.arange(n_syn)
+        else:
+            rows_syn = subsample(n_syn, num_rows_subsample, rng)
+            rows_rand = subsample(n_syn, num_rows_subsample, rng)
+            nb = nearest(ctx, syn_block.take(rows_syn), ref, scale)
+            d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
+            d_rand = nearest(ctx, rand_block.take(rows_rand), ref, scale).distances[:, 0]
+        ms, mr = float(np.median(d_syn)), float(np.median(d_rand))
+        med_s.append(ms)
+        med_r.append(mr)
+        scores.append(min(ms / mr, 1.0) if mr > 0 else float("nan"))
+        d_syn_all, d_rand_all = d_syn, d_rand
+    ms, mr = float(np.mean(med_s)), float(np.mean(med_r))
+    score = float(np.mean(scores)) if sum(med_r) > 0 else float("nan")
+    lo_s, hi_s = median_ci(d_syn_all)
+    lo_r, hi_r = median_ci(d_rand_all)
+    ci = None
+    if iterations == 1 and lo_r > 0 and np.isfinite(score):
+        ci = (min(lo_s / hi_r, 1.0), min(hi_s / lo_r, 1.0))
+    warning = None
+    if not np.isfinite(score):
+        level = "unknown"
+        warning = "the median distance of the random rows is 0 (the original data is nearly constant)"
+    elif ci is not None and ci[1] >= 1.0 or score >= 1.0:
+        level = "not meaningful"
+        warning = ("synthetic rows are not measurably closer to the original rows than uniformly random "
+                   "rows are: no closeness-based disclosure is measurable")
+    else:
+        level = level_from_thresholds(score, ctx.thresholds, "higher is safer")
+    order = np.lexsort((np.arange(d_syn_all.size), d_syn_all))[:max_records]
+    recs = [{"synthetic_row": int(rows_syn[i]), "dcr": float(d_syn_all[i]),
+             "nearest_original_row": int(idx_syn[i])} for i in order]
+    details: dict[str, Any] = {
+        "score": score,
+        "median_DCR_to_real_data": {"synthetic_data": ms, "random_data_baseline": mr},
+        "median_ci": {"synthetic_data": [lo_s, hi_s], "random_data_baseline": [lo_r, hi_r]},
+        "share_exact_copies": float(np.mean(d_syn_all == 0)),
+        "dcr_quantiles": {q: {"synthetic_data": float(np.quantile(d_syn_all, float(q))),
+                              "random_data_baseline": float(np.quantile(d_rand_all, float(q)))}
+                          for q in ("0.01", "0.05", "0.25", "0.5")},
+        "columns": cols,
+        "num_rows_subsample": num_rows_subsample,
+        "num_iterations": iterations,
+        "n_synthetic": int(d_syn_all.size),
+        "n_random": int(d_rand_all.size),
+    }
+    return MetricResult(name="dcr_baseline_protection", family="disclosure", value=score,
+                        direction="higher is safer",
+                        baseline=Baseline(1.0, "uniformly random rows within the original's values "
+                                               f"(median DCR {mr:.6g}); score = synthetic / random median"),
+                        ci=ci, n=int(d_syn_all.size), risk_level=level, warning=warning, details=details,
+                        records=recs)
+
+
+@register("dcr_overfitting_protection", family="disclosure", direction="higher is safer",
+          needs=("original", "synthetic", "control"),
+          params=[*_subsample_params(),
+                  Param("sdmetrics_compat", False, "normalise distances to the control by the control's "
+                        "own ranges, as SDMetrics 0.32 does (default: the original's ranges for both)", bool)],
+          thresholds={"medium": 0.9, "high": 0.6}, aliases=("dcroverfittingprotection",),
+          description="min(2 x share of synthetic rows not closer to the original (training) rows than to "
+                      "the control (holdout) rows, 1); 1 = no sign of memorisation")
+def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None = None,
+                               num_iterations: int = 1, max_records: int = 100,
+                               sdmetrics_compat: bool = False) -> MetricResult:
+    """SDMetrics' ``DCROverfittingProtection``; the holdout is the ``control`` table.
+
+    Both distance sets use the original's column ranges (one metric for both sides); SDMetrics
+    normalises the holdout distances by the holdout's own ranges (``sdmetrics_compat=True``).
+    See :func:`dcr_baseline_protection` for the other parameters.
+    """
+    cols, scale = _blocks(ctx)
+    tables = ctx.tables
+    scale_hold = ctx.encoded.ranges(cols, ("control",)) if sdmetrics_compat else scale
+    syn_block = ctx.encoded.block("synthetic", cols)
+    train = ctx.encoded.block("original", cols)
+    hold = ctx.encoded.block("control", cols)
+    n_syn = len(tables.synthetic)
+    iterations = 1 if num_rows_subsample is None else int(num_iterations)
+    rng = ctx.rng("subsample")
+    ps, k_tot, n_tot = [], 0, 0
+    for _ in range(iterations):  # loop over iterations
+        rows = subsample(n_syn, num_rows_subsample, rng)
+        if num_rows_subsample is None:
+            nb_t = _syn_to_original(ctx, cols, scale)
+            q = syn_block
+        else:
+            q = syn_block.take(rows)
+            nb_t = nearest(ctx, q, train, scale)
+        nb_h = nearest(ctx, q, hold, scale_hold)
+        d_t, d_h = nb_t.distances[:, 0], nb_h.distances[:, 0]
+        closer = d_t < d_h
+        ps.append(float(closer.mean()))
+        k_tot += int(closer.sum())
+        n_tot += int(closer.size)
+    p = float(np.mean(ps))
+    score = float(np.mean([min(2 * (1 - x), 1.0) for x in ps]))
+    rate = wilson_rate(k_tot, n_tot)
+    lo_p, hi_p = rate.ci
+    ci = (min(2 * (1 - hi_p), 1.0), min(2 * (1 - lo_p), 1.0))
+    warnings = []
+    if len(tables.control) < 0.5 * len(tables.original):
+        warnings.append(f"the control table ({len(tables.control)} rows) is less than half the size of the "
+                        f"original ({len(tables.original)} rows): synthetic rows look closer to the larger "
+                        "table by chance; use a control of the same size")
+    if lo_p <= 0.5:
+        level = "not meaningful"
+        warnings.append("synthetic rows are not measurably closer to the training rows than to the holdout "
+                        "rows: no memorisation is measurable")
+    else:
+        level = level_from_thresholds(score, ctx.thresholds, "higher is safer")
+    margin = d_h - d_t
+    cand = np.flatnonzero(closer)
+    order = cand[np.lexsort((cand, d_t[cand], -margin[cand]))][:max_records]
+    recs = [{"synthetic_row": int(rows[i]), "dcr_training": float(d_t[i]), "dcr_holdout": float(d_h[i]),
+             "nearest_training_row": int(nb_t.indices[i, 0])} for i in order]
+    details = {
+        "score": score,
+        "synthetic_data_percentages": {"closer_to_training": p, "closer_to_holdout": 1.0 - p},
+        "closer_to_training_ci": [lo_p, hi_p],
+        "median_DCR": {"training": float(np.median(d_t)), "holdout": float(np.median(d_h))},
+        "columns": cols,
+        "ranges": "original for both" if not sdmetrics_compat else "per reference (SDMetrics)",
+        "num_rows_subsample": num_rows_subsample,
+        "num_iterations": iterations,
+        "n_training": len(tables.original),
+        "n_holdout": len(tables.control),
+    }
+    return MetricResult(name="dcr_overfitting_protection", family="disclosure", value=score,
+                        direction="higher is safer",
+                        baseline=Baseline(0.5, "share closer to training expected when the generator did "
+                                               "not memorise (equal-size training and holdout): score 1"),
+                        ci=ci, n=n_tot, risk_level=level, warning="; ".join(warnings) or None,
+                        details=details, records=recs)
