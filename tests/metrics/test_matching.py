@@ -1,0 +1,140 @@
+"""exact_matches and ims: hand-computed answers, baselines, known answers, order invariance, params."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+from synthguard.errors import ConfigError
+from synthguard.metrics.matching import exact_matches, ims
+from synthguard.registry import Context
+from synthguard.stats import difference_ci
+
+META = {"columns": {"x": {"sdtype": "numerical"}, "c": {"sdtype": "categorical"}}}
+ORIG = pd.DataFrame({"x": [1.0, 1.0, 2.0, np.nan], "c": ["a", "a", "b", None]})
+SYN = pd.DataFrame({"x": [1.0, np.nan, 3.0, 2.0, 1.0], "c": ["a", None, "d", "b", "a"]})
+CTL = pd.DataFrame({"x": [2.0, 5.0], "c": ["b", "e"]})
+
+
+def ctx(o=ORIG, s=SYN, c=CTL, meta=META, **kw):
+    return Context.from_frames(o, s, c, meta, **kw).for_metric(exact_matches.spec)
+
+
+def test_newcombe_difference_matches_published_example():
+    # Newcombe (1998), Statistics in Medicine 17, 873-890, example (a): 56/70 - 48/80
+    d = difference_ci(56, 70, 48, 80)
+    assert d["value"] == pytest.approx(0.2)
+    assert d["ci"] == pytest.approx([0.0524, 0.3339], abs=1e-4)
+
+
+def test_exact_matches_hand_computed():
+    r = exact_matches(ctx())
+    # synthetic rows 0, 1 (missing equals missing), 3, 4 occur in the original; row 2 does not
+    assert r.value == pytest.approx(0.8)
+    assert r.n == 5
+    d = r.to_dict()
+    assert d["percentage"] == pytest.approx(80.0)
+    assert d["synthetic_match_rate"]["k"] == 4
+    assert d["original_duplication_rate"]["value"] == pytest.approx(0.5)  # rows 0 and 1 are twins
+    assert d["control_match_rate"]["value"] == pytest.approx(0.5)
+    assert r.baseline.value == pytest.approx(0.5)
+    assert r.baseline.description.startswith("control vs original")
+    lo, hi = r.ci
+    assert lo < 0.8 < hi
+    assert r.risk_level == "high"  # 80 % > 5 %
+    assert [rec["original_row"] for rec in r.records] == [0, 2, 3]
+    assert r.records[0] == {"original_row": 0, "synthetic_copies": 2, "original_duplicates": 2}
+    json.dumps(d)
+
+
+def test_exact_matches_without_control_and_threshold():
+    r = exact_matches(Context.from_frames(ORIG, SYN, None, META).for_metric(
+        exact_matches.spec, {"high": 0.9}))
+    assert r.baseline.value is None and r.baseline.description == "no baseline: no control given"
+    assert r.to_dict()["control_match_rate"] is None
+    assert r.risk_level == "low"  # 0.8 < user threshold 0.9
+
+
+def test_ims_hand_computed_with_and_without_control():
+    c = Context.from_frames(ORIG, SYN, CTL, META).for_metric(ims.spec)
+    r = ims(c)
+    # distinct synthetic rows: (1,a), (nan,nan), (3,d), (2,b) -> 3 of 4 in original
+    assert r.value == pytest.approx(0.75) and r.n == 4
+    assert r.baseline.value == pytest.approx(0.5)  # distinct control rows: (2,b) yes, (5,e) no
+    d = r.to_dict()
+    assert d["passed"] is False
+    assert d["difference_to_baseline"]["value"] == pytest.approx(0.25)
+    assert d["significantly_above_baseline"] is False  # tiny n: within sampling error
+    assert r.risk_level == "low"
+    r0 = ims(Context.from_frames(ORIG, SYN, None, META).for_metric(ims.spec))
+    assert r0.to_dict()["passed"] is None
+    assert r0.baseline.value is None
+    assert r0.baseline.description == "no baseline: no control given"
+    assert "passed" not in r0.baseline.description
+
+
+def test_ims_no_control_is_never_a_self_comparison():
+    # SynEval compared the original with a shuffled copy of itself (always 1.0, always "passed").
+    r = evaluate(ORIG, ORIG, metadata=META, metrics=["ims"]).result("ims")
+    assert r.value == 1.0 and r.to_dict()["passed"] is None and r.risk_level == "high"
+
+
+def test_id_columns_ignored_text_columns_compared():
+    meta = {"columns": {"id": {"sdtype": "id"}, "t": {"sdtype": "text"}, "c": {"sdtype": "categorical"}}}
+    o = pd.DataFrame({"id": [1, 2, 3], "t": ["hello world", "good day", "hi"], "c": ["a", "b", "a"]})
+    s = pd.DataFrame({"id": [7, 8, 9], "t": ["hello world", "good night", "hi"], "c": ["a", "b", "b"]})
+    r = exact_matches(Context.from_frames(o, s, None, meta).for_metric(exact_matches.spec))
+    assert r.value == pytest.approx(1 / 3)
+
+
+def test_copy_is_maximally_risky_and_independent_sample_sits_at_baseline():
+    rng = np.random.default_rng(3)
+
+    def draw(n):
+        return pd.DataFrame({"a": rng.choice(list("abc"), n), "b": rng.choice(list("xy"), n),
+                             "k": rng.integers(0, 4, n).astype(str)})
+
+    orig, syn, ctl = draw(400), draw(400), draw(400)
+    rep = evaluate(orig, orig, ctl, metrics=["exact_matches", "ims"])
+    assert rep.result("exact_matches").value == 1.0
+    assert rep.result("exact_matches").risk_level == "high"
+    assert rep.result("ims").value == 1.0
+    rep = evaluate(orig, syn, ctl, metrics=["exact_matches", "ims"])
+    for name in ("exact_matches", "ims"):
+        d = rep.result(name).to_dict()
+        lo, hi = d["difference_to_baseline"]["ci"]
+        assert lo <= 0 <= hi, name  # an independent sample matches like real unseen rows
+    assert rep.result("ims").risk_level == "low"
+
+
+def test_row_order_does_not_change_values(demo_data, demo_metadata):
+    d = demo_data
+    a = evaluate(d["original"], d["leaky"], d["control"], demo_metadata, metrics=["exact_matches", "ims"])
+    sh = {k: d[k].sample(frac=1.0, random_state=5).reset_index(drop=True)
+          for k in ("original", "leaky", "control")}
+    b = evaluate(sh["original"], sh["leaky"], sh["control"], demo_metadata,
+                 metrics=["exact_matches", "ims"])
+    for name in ("exact_matches", "ims"):
+        ra, rb = a.result(name).to_dict(), b.result(name).to_dict()
+        for key in ("value", "ci", "baseline", "n", "risk_level"):
+            assert ra[key] == rb[key], (name, key)
+    assert a.to_dict()["metrics"]["exact_matches"]["result"] == evaluate(
+        d["original"], d["leaky"], d["control"], demo_metadata,
+        metrics=["exact_matches"]).to_dict()["metrics"]["exact_matches"]["result"]
+
+
+@pytest.mark.parametrize("params", [{"top_n": 0}, {"confidence_level": 1.5}, {"top_n": "x"}])
+def test_bad_params_raise_config_error(params):
+    with pytest.raises(ConfigError):
+        evaluate(ORIG, SYN, metadata=META, metrics={"exact_matches": params})
+    with pytest.raises(ConfigError):
+        exact_matches(ctx(), **params)
+
+
+def test_ims_bad_confidence():
+    with pytest.raises(ConfigError):
+        evaluate(ORIG, SYN, metadata=META, metrics={"ims": {"confidence_level": 0}})
