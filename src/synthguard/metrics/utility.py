@@ -314,6 +314,7 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
+    from threadpoolctl import threadpool_limits
 
     t = ctx.tables
     frames = {"original": t.original, "synthetic": t.synthetic, "control": t.get("control")}
@@ -335,7 +336,10 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
             if len(x_train) <= k:
                 raise MetricError(f"the {role} table has {len(x_train)} rows, too few for k={k}")
             seed = int(ctx.rng("model", name).integers(2**31 - 1))
-            labels = KMeans(n_clusters=int(k), n_init=10, random_state=seed).fit(x_train).predict(x_test)
+            # one OpenMP thread: k-means' thread pool collapses on a loaded machine (100x slower)
+            with threadpool_limits(limits=1, user_api="openmp"):
+                km = KMeans(n_clusters=int(k), n_init=10, random_state=seed).fit(x_train)
+                labels = km.predict(x_test)
             if len(np.unique(labels)) < 2:
                 s = -1.0
             else:

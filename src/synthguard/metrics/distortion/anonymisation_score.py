@@ -23,7 +23,8 @@ import pandas as pd
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult
-from .distances import distances_for, jaro_winkler_backend, kind_of
+from . import distances as _distances
+from .distances import distances_for, kind_of
 
 #: Anonify's band cut-points on the 1-100 score (from its code, not its README).
 BANDS = ((20.0, "minimal"), (40.0, "low"), (60.0, "moderate"), (80.0, "high"), (100.0, "very high"))
@@ -137,7 +138,7 @@ def anonymisation_score(ctx: Context, *, mode: str = "distributional",
                    "same order), run mode='row_aligned'")
     details = {"score": score, "distance": distance, "band": band(score), "mode": mode,
                "columns": rows, "n_compared": int(len(ori)), "sampled": bool(len(ori) < max(n_o, n_a)),
-               "jaro_winkler_backend": jaro_winkler_backend(),
+               "jaro_winkler_backend": _distances.jaro_winkler_backend(),
                "params": {"mode": mode, "weights": dict(weights or {}), "max_rows": max_rows}}
     return MetricResult("anonymisation_score", "distortion", score, "lower is better",
                         baseline=Baseline(1.0, "an unchanged copy of the original scores 1; a fully "

@@ -14,7 +14,8 @@ Add a component with :func:`register_distance`::
         ...
 
 Jaro-Winkler similarity comes from ``rapidfuzz`` when installed (the ``text`` extra), else from the
-pure-Python :func:`jaro_winkler` below (same definition: prefix weight 0.1, prefix up to 4).
+pure-Python :func:`jaro_winkler` below (same definition: prefix weight 0.1, prefix up to 4,
+boost only above a Jaro similarity of 0.7).
 """
 
 from __future__ import annotations
@@ -175,7 +176,11 @@ def _jaccard(original: pd.Series, anonymised: pd.Series) -> float:
 
 # --------------------------------------------------------------------------------------- text
 def jaro_winkler(s1: str, s2: str, prefix_weight: float = 0.1) -> float:
-    """Jaro-Winkler similarity in [0, 1] (pure Python; prefix up to 4 characters)."""
+    """Jaro-Winkler similarity in [0, 1] (pure Python).
+
+    Winkler's common-prefix boost (up to 4 characters, weight ``prefix_weight``) applies when the
+    Jaro similarity is above 0.7; transpositions are rounded down, as in rapidfuzz.
+    """
     if s1 == s2:
         return 1.0
     n1, n2 = len(s1), len(s2)
@@ -202,7 +207,10 @@ def jaro_winkler(s1: str, s2: str, prefix_weight: float = 0.1) -> float:
             if s1[i] != s2[j]:
                 t += 1
             j += 1
-    jaro = (matches / n1 + matches / n2 + (matches - t / 2) / matches) / 3
+    t //= 2  # transpositions = half the out-of-order matches, rounded down (as rapidfuzz)
+    jaro = (matches / n1 + matches / n2 + (matches - t) / matches) / 3
+    if jaro <= 0.7:  # Winkler's boost threshold
+        return jaro
     prefix = 0
     for c1, c2 in zip(s1[:4], s2[:4], strict=False):
         if c1 != c2:
