@@ -1,0 +1,294 @@
+"""Shared helpers of the text metrics: choosing text columns, collecting documents, normalising,
+sampling and a few parameter checks.
+
+A *document* is one non-missing cell of a text column. Metrics pool the documents of every chosen
+column; matching (copies) only compares documents of the same column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...errors import ConfigError, MetricError
+from ...registry import Context
+
+__all__ = ["Docs", "text_columns", "collect_docs", "normalise", "word_tokens", "sample_indices",
+           "texts_digest", "check_fraction", "check_positive", "check_nonneg", "check_columns",
+           "check_max_docs", "combine_levels"]
+
+_TAG = re.compile(r"<[^>]{0,40}>")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
+_LEVELS = ("unknown", "not meaningful", "low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class Docs:
+    """The documents of one role: texts with their row index and column name."""
+
+    texts: list[str]
+    rows: np.ndarray
+    columns: np.ndarray
+    n_rows: int
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def take(self, idx: np.ndarray) -> Docs:
+        idx = np.asarray(idx, dtype=np.int64)
+        return Docs([self.texts[i] for i in idx], self.rows[idx], self.columns[idx], self.n_rows)
+
+
+def check_columns(v: Any) -> str | None:
+    if isinstance(v, str):
+        return None
+    if isinstance(v, (list, tuple)) and v and all(isinstance(c, str) for c in v):
+        return None
+    return "must be a column name or a non-empty list of column names, e.g. ['review']"
+
+
+def check_fraction(v: Any) -> str | None:
+    return None if 0.0 < float(v) <= 1.0 else "must lie in (0, 1], e.g. 0.9"
+
+
+def check_positive(v: Any) -> str | None:
+    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer"
+
+
+def check_nonneg(v: Any) -> str | None:
+    return None if float(v) >= 0 else "must be >= 0"
+
+
+def check_max_docs(v: Any) -> str | None:
+    return None if isinstance(v, (int, np.integer)) and v >= 10 else \
+        "must be an integer >= 10, or null for every document"
+
+
+def text_columns(ctx: Context, columns: str | Sequence[str] | None, metric: str) -> list[str]:
+    """The text columns a metric works on: ``columns`` if given, else the schema's text columns.
+
+    Raises
+    ------
+    ConfigError
+        A named column is not in the data.
+    MetricError
+        There is no text column at all.
+    """
+    names = list(ctx.tables.original.columns)
+    if columns is not None:
+        chosen = [columns] if isinstance(columns, str) else list(columns)
+        missing = [c for c in chosen if c not in names]
+        if missing:
+            raise ConfigError(f"metric {metric!r}: parameter 'columns' names {missing[0]!r}, which is not "
+                              f"a column of the data; choose among {names}")
+        return list(dict.fromkeys(chosen))
+    found = list(ctx.tables.schema.text_columns)
+    if not found:
+        raise MetricError("no text column: declare one under 'text_columns' (or sdtype 'text') in the "
+                          "metadata, or pass the parameter columns=[...]")
+    return found
+
+
+def collect_docs(frame: pd.DataFrame, columns: Sequence[str]) -> Docs:
+    """Every non-missing cell of ``columns`` as a string document (loops over columns only)."""
+    texts: list[str] = []
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    for c in columns:
+        s = frame[c]
+        mask = s.notna().to_numpy()
+        vals = s[mask].astype(str)
+        keep = (vals.str.strip() != "").to_numpy()
+        idx = np.flatnonzero(mask)[keep]
+        texts.extend(vals[keep].tolist())
+        rows.append(idx.astype(np.int64))
+        cols.append(np.full(idx.size, c, dtype=object))
+    return Docs(texts, np.concatenate(rows) if rows else np.empty(0, np.int64),
+                np.concatenate(cols) if cols else np.empty(0, object), int(len(frame)))
+
+
+def normalise(texts: Sequence[str]) -> list[str]:
+    """Case-folded text with HTML tags removed and white space collapsed (for copy detection)."""
+    s = pd.Series(list(texts), dtype=object).astype(str)
+    s = s.str.replace(_TAG, " ", regex=True).str.casefold().str.replace(_SPACE, " ", regex=True).str.strip()
+    return s.tolist()
+
+
+def word_tokens(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-case word tokens (letters/digits, inner apostrophes kept) after removing HTML tags."""
+    s = pd.Series(list(texts), dtype=object).astype(str)
+    s = s.str.replace(_TAG, " ", regex=True).str.lower()
+    return s.str.findall(_WORD).tolist()
+
+
+def sample_indices(n: int, max_docs: int | None, rng: np.random.Generator) -> np.ndarray:
+    """All of ``range(n)`` or a sorted seeded sample of ``max_docs`` of them."""
+    if max_docs is None or n <= max_docs:
+        return np.arange(n, dtype=np.int64)
+    return np.sort(rng.choice(n, size=max_docs, replace=False)).astype(np.int64)
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 of a list of texts (order matters), for cache keys."""
+    h = hashlib.sha256()
+    for t in texts:
+        b = t.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def combine_levels(*levels: str) -> str:
+    """The worst of several risk levels (``high`` > ``medium`` > ``low`` > ``not meaningful``)."""
+    known = [lv for lv in levels if lv in _LEVELS]
+    if not known:
+        return "unknown"
+    return max(known, key=_LEVELS.index)
+
+
+# ------------------------------------------------------------------------------- NLP outputs + mentions
+def nlp_outputs(kind: str, backend: Any, texts: Sequence[str], cache: Any, *, n_process: int | None,
+                batch_size: int, extra: Any = None) -> list[list[Any]]:
+    """Per-text NLP outputs (``kind`` = ``"entities"`` or ``"nominals"``), computed once per distinct
+    text and cached under a key made of the distinct texts, the backend signature and ``extra``."""
+    import os
+
+    from ._backends import extract_entities, extract_nominal_candidates
+    from ._cache import cache_key
+
+    uniq = sorted(set(texts))
+    key = cache_key(kind=kind, backend=backend.signature(), texts=texts_digest(uniq), extra=extra)
+    got = cache.get(key)
+    if got is None or len(got) != len(uniq):
+        if n_process is None:
+            cpus = os.cpu_count() or 1
+            n_process = 2 if (backend.name == "spacy" and backend.device == "cpu" and cpus >= 2
+                              and len(uniq) >= 1500) else 1
+        if kind == "entities":
+            got = extract_entities(backend, uniq, batch_size=batch_size, n_process=n_process)
+        else:
+            got = extract_nominal_candidates(backend, uniq, batch_size=batch_size, n_process=n_process,
+                                             lexicon=frozenset(extra or ()))
+        cache.put(key, got)
+    pos = {t: i for i, t in enumerate(uniq)}
+    return [got[pos[t]] for t in texts]
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """Flattened mentions of one role: document index, normalised key, surface text and label."""
+
+    doc: np.ndarray
+    key: np.ndarray
+    text: np.ndarray
+    label: np.ndarray
+    n_tokens: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.n_tokens.size)
+
+
+def flatten(outputs: Sequence[list[Any]]) -> tuple[np.ndarray, list[Any], np.ndarray]:
+    """``(doc index per item, items, tokens per doc)`` from per-document ``[n_tokens, items]``."""
+    n_tokens = np.fromiter((o[0] for o in outputs), dtype=np.int64, count=len(outputs))
+    sizes = np.fromiter((len(o[1]) for o in outputs), dtype=np.int64, count=len(outputs))
+    items = [it for o in outputs for it in o[1]]
+    return np.repeat(np.arange(len(outputs), dtype=np.int64), sizes), items, n_tokens
+
+
+def entity_key(texts: pd.Series) -> pd.Series:
+    """Normalised mention key: case-folded, white space collapsed."""
+    return texts.str.casefold().str.replace(_SPACE, " ", regex=True).str.strip()
+
+
+def _ratio_ci(num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int = 400,
+              confidence_level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of ``sum(num) / sum(den)`` resampling documents (vectorised
+    through a multinomial weight matrix in blocks)."""
+    n = num.size
+    if n < 2 or den.sum() <= 0:
+        return None
+    out = np.empty(n_boot)
+    block = max(1, int(2_000_000 // n))
+    for start in range(0, n_boot, block):
+        stop = min(n_boot, start + block)
+        w = rng.multinomial(n, np.full(n, 1.0 / n), size=stop - start).astype(np.float64)
+        d = w @ den.astype(np.float64)
+        out[start:stop] = np.where(d > 0, (w @ num.astype(np.float64)) / np.maximum(d, 1e-300), np.nan)
+    alpha = 1.0 - confidence_level
+    out = out[np.isfinite(out)]
+    return (float(np.quantile(out, alpha / 2)), float(np.quantile(out, 1 - alpha / 2)))
+
+
+def role_summary(m: Mentions, rng: np.random.Generator, density_high: float) -> dict[str, Any]:
+    """Counts, densities (with a bootstrap interval) and the density risk level of one role."""
+    from ...results import level_from_thresholds
+
+    tokens = int(m.n_tokens.sum())
+    per_doc = np.bincount(m.doc, minlength=m.n_docs) if m.n_docs else np.zeros(0, np.int64)
+    mentions = int(m.doc.size)
+    distinct = int(pd.unique(m.key).size) if m.key.size else 0
+    density = mentions / tokens if tokens else float("nan")
+    level = level_from_thresholds(density if tokens else None, {"high": density_high}, "lower is safer")
+    return {"documents": m.n_docs, "tokens": tokens, "total_mentions": mentions,
+            "total_distinct": distinct, "density": density,
+            "density_ci": _ratio_ci(per_doc, m.n_tokens, rng) if tokens else None,
+            "distinct_density": distinct / tokens if tokens else float("nan"),
+            "risk_level": level}
+
+
+def overlap_summary(orig: Mentions, syn: Mentions, control: Mentions | None, top_k: int,
+                    confidence_level: float = 0.95) -> dict[str, Any]:
+    """Share of distinct original keys found among the synthetic keys, its Wilson interval, the
+    holdout baseline (control keys found in synthetic) and the top leaked keys."""
+    from ...stats import wilson_interval
+
+    def doc_freq(m: Mentions) -> pd.Series:
+        if not m.key.size:
+            return pd.Series(dtype=np.int64)
+        return pd.DataFrame({"k": m.key, "d": m.doc}).drop_duplicates().groupby("k").size()
+
+    fo, fs = doc_freq(orig), doc_freq(syn)
+    fc = doc_freq(control) if control is not None else None
+    o_keys = fo.index
+    found = o_keys.isin(fs.index)
+    k, n = int(found.sum()), int(o_keys.size)
+    out: dict[str, Any] = {"distinct_original": n, "leaked": k,
+                           "overlap": k / n if n else None,
+                           "overlap_ci": wilson_interval(k, n, confidence_level) if n else None}
+    if fc is not None:
+        kc, nc = int(fc.index.isin(fs.index).sum()), int(fc.index.size)
+        out["baseline"] = kc / nc if nc else None
+        out["baseline_ci"] = wilson_interval(kc, nc, confidence_level) if nc else None
+        out["baseline_n"] = nc
+        in_control = o_keys.isin(fc.index)
+        out["leaked_not_in_control"] = int((found & ~in_control).sum())
+    else:
+        in_control = np.zeros(n, dtype=bool)
+    out["leaked_unique_to_one_document"] = int((found & (fo.to_numpy() == 1)).sum())
+    # surface form and most frequent label of each original key
+    if n:
+        frame = pd.DataFrame({"k": orig.key, "t": orig.text, "l": orig.label})
+        first = frame.groupby("k", sort=True).agg(text=("t", "first"),
+                                                  label=("l", lambda s: s.value_counts().index[0]))
+        leaked = pd.DataFrame({"key": o_keys, "original_documents": fo.to_numpy(),
+                               "in_control": np.asarray(in_control)})[found]
+        leaked["synthetic_documents"] = fs.reindex(leaked["key"]).to_numpy()
+        leaked = leaked.join(first, on="key")
+        leaked = leaked.sort_values(["in_control", "original_documents", "synthetic_documents", "key"],
+                                    ascending=[True, True, False, True], kind="mergesort")
+        cols = ["text", "label", "original_documents", "synthetic_documents"]
+        if control is not None:
+            cols.append("in_control")
+        out["top_leaked"] = leaked.head(top_k)[cols].to_dict("records")
+    else:
+        out["top_leaked"] = []
+    return out

@@ -1,0 +1,184 @@
+"""``text_entities``: named entities and structured PII in the text columns, and how many of the
+original's distinct entities reappear in the synthetic text (SynEval's ``named_entities``).
+
+Entities come from an offline backend (spaCy by default, see :mod:`._backends`): persons (``PER``),
+organisations (``ORG``), locations (``LOC``) and other names (``MISC``), plus e-mails, URLs, phone
+numbers and ID-like codes found by patterns. Model entities pass SynEval's filters: 2 to 50
+characters, not digits only, at least one letter or digit, no URL/e-mail look (``http``, ``@``, a dot
+in the last word), no fragment (a word ending in ``-`` or ``&``). Entities are compared on their
+case-folded text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...registry import Context, Param, register
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ._backends import load_backend
+from ._cache import TextCache
+from ._common import (
+    Mentions,
+    check_columns,
+    check_max_docs,
+    check_positive,
+    collect_docs,
+    combine_levels,
+    entity_key,
+    flatten,
+    nlp_outputs,
+    overlap_summary,
+    role_summary,
+    sample_indices,
+    text_columns,
+)
+
+__all__ = ["text_entities", "ENTITY_LABELS", "PATTERN_LABELS", "filter_entities"]
+
+ENTITY_LABELS = ("PER", "ORG", "LOC", "MISC")
+PATTERN_LABELS = ("EMAIL", "URL", "PHONE", "ID", "NAME")
+
+
+def _labels(v: Any) -> str | None:
+    ok = isinstance(v, (list, tuple)) and v and all(x in ENTITY_LABELS + PATTERN_LABELS for x in v)
+    return None if ok else f"must be a non-empty list among {list(ENTITY_LABELS + PATTERN_LABELS)}"
+
+
+def filter_entities(text: pd.Series, label: pd.Series, *, min_chars: int = 2,
+                    max_chars: int = 50) -> np.ndarray:
+    """Boolean mask of the mentions kept by SynEval's filters (pattern PII is always kept).
+
+    Dropped: shorter than ``min_chars`` or longer than ``max_chars``; digits only; no letter or
+    digit; a URL or e-mail look (``http``, ``@``, or a dot in the last word); a fragment (a word
+    ending in ``-`` or ``&``).
+    """
+    t = text.astype(str)
+    n = t.str.len()
+    last = t.str.split().str[-1].fillna("")
+    bad = ((n < min_chars) | (n > max_chars) | t.str.isdigit() | ~t.str.contains(r"[^\W_]", regex=True)
+           | t.str.lower().str.contains("http", regex=False) | t.str.contains("@", regex=False)
+           | last.str.contains(".", regex=False) | t.str.contains(r"[-&](?:\s|$)", regex=True))
+    return (label.isin(PATTERN_LABELS) | ~bad).to_numpy()
+
+
+def _mentions(outputs: list[list[Any]], labels: Sequence[str], min_chars: int, max_chars: int) -> Mentions:
+    doc, items, n_tokens = flatten(outputs)
+    if not items:
+        empty = np.empty(0, dtype=object)
+        return Mentions(np.empty(0, np.int64), empty, empty, empty, n_tokens)
+    text = pd.Series([it[0] for it in items], dtype=object)
+    label = pd.Series([it[1] for it in items], dtype=object)
+    keep = filter_entities(text, label, min_chars=min_chars, max_chars=max_chars) & label.isin(labels).to_numpy()
+    text, label = text[keep], label[keep]
+    return Mentions(doc[keep], entity_key(text).to_numpy(dtype=object), text.to_numpy(dtype=object),
+                    label.to_numpy(dtype=object), n_tokens)
+
+
+@register(
+    "text_entities", family="text", direction="lower is safer",
+    params=[
+        Param("columns", None, "text columns to analyse (default: the schema's text columns)",
+              (str, list, tuple), check=check_columns),
+        Param("backend", "auto", "NLP backend: auto (spaCy, else rules), spacy, rules or flair", str,
+              choices=("auto", "spacy", "rules", "flair")),
+        Param("model", None, "spaCy package name or model folder tried first (or a Flair model path)", str),
+        Param("device", "auto", "auto (GPU when present), cpu or cuda", str, choices=("auto", "cpu", "cuda")),
+        Param("labels", list(ENTITY_LABELS + PATTERN_LABELS), "entity labels that count", (list, tuple),
+              check=_labels),
+        Param("min_chars", 2, "shortest entity kept (characters)", int, check=check_positive),
+        Param("max_chars", 50, "longest entity kept (characters)", int, check=check_positive),
+        Param("max_docs", None, "documents analysed per table (seeded sample; null = all)", int,
+              check=check_max_docs),
+        Param("top_k", 20, "leaked entities listed", int, check=check_positive),
+        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
+              check=check_positive),
+        Param("batch_size", 256, "documents per spaCy batch", int, check=check_positive),
+        Param("cache", True, "reuse NLP outputs from the cache", bool),
+        Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
+    ],
+    thresholds={"high": 0.5, "density_high": 0.1},
+    description="share of the original's distinct named entities (persons, organisations, places, "
+                "PII patterns) that reappear in the synthetic text; density = entity mentions per token",
+)
+def text_entities(ctx: Context, *, columns: str | Sequence[str] | None = None, backend: str = "auto",
+                  model: str | None = None, device: str = "auto",
+                  labels: Sequence[str] = ENTITY_LABELS + PATTERN_LABELS, min_chars: int = 2,
+                  max_chars: int = 50, max_docs: int | None = None, top_k: int = 20,
+                  n_process: int | None = None, batch_size: int = 256, cache: bool = True,
+                  cache_dir: str | None = None) -> MetricResult:
+    """Entity density of each table and the overlap of original entities with the synthetic text.
+
+    Returns
+    -------
+    MetricResult
+        ``value`` = overlap (share of distinct original entities found among the synthetic
+        entities, Wilson interval over those entities), ``baseline`` = the same share for the control
+        entities (when a control table is given). Details: ``original``/``synthetic``/``control``
+        summaries (``total_mentions``, ``total_distinct``, ``density`` = mentions per token with a
+        bootstrap interval, ``distinct_density`` = SynEval's distinct entities per token,
+        ``risk_level``), ``overlap_percentage``, ``overlap_risk_level``, ``leaked``,
+        ``leaked_not_in_control``, ``leaked_unique_to_one_document``, ``top_leaked``, ``backend``,
+        ``model``, ``device``, ``degraded``, ``columns``, ``sampled``.
+    """
+    cols = text_columns(ctx, columns, "text_entities")
+    be = load_backend(backend, model, device)
+    store = TextCache(cache, cache_dir)
+    th = ctx.thresholds
+    density_high = float(th.get("density_high", 0.1))
+    mentions: dict[str, Mentions] = {}
+    sampled = {}
+    for role in ctx.tables.roles:
+        docs = collect_docs(ctx.tables.get(role), cols)
+        idx = sample_indices(len(docs), max_docs, ctx.rng("sample", role))
+        sampled[role] = {"documents": len(docs), "analysed": int(idx.size)}
+        docs = docs.take(idx)
+        out = nlp_outputs("entities", be, docs.texts, store, n_process=n_process, batch_size=batch_size)
+        mentions[role] = _mentions(out, labels, min_chars, max_chars)
+    summaries = {role: role_summary(m, ctx.rng("density", role), density_high) for role, m in mentions.items()}
+    ov = overlap_summary(mentions["original"], mentions["synthetic"], mentions.get("control"), top_k)
+    return build_result("text_entities", "entities", ctx, be, cols, summaries, ov, sampled, density_high)
+
+
+def build_result(name: str, noun: str, ctx: Context, be: Any, cols: list[str],
+                 summaries: dict[str, dict[str, Any]], ov: dict[str, Any], sampled: dict[str, Any],
+                 density_high: float) -> MetricResult:
+    """Assemble the result shared by ``text_entities`` and ``text_nominals``."""
+    th = ctx.thresholds
+    value = ov["overlap"]
+    warnings = [be.warning] if be.warning else []
+    ov_level = level_from_thresholds(value, {k: th[k] for k in ("medium", "high") if k in th},
+                                     "lower is safer")
+    if value is None:
+        ov_level = "low"
+        warnings.append(f"no {noun} found in the original text: nothing to leak by this measure")
+    if "baseline" in ov and ov["baseline"] is not None and value is not None:
+        base = Baseline(ov["baseline"], f"share of the control table's distinct {noun} found in the "
+                        "synthetic text (what a generator that never saw the original reaches)",
+                        ov["baseline_ci"])
+        if ov["overlap_ci"][0] <= ov["baseline"]:
+            warnings.append(f"{noun} overlap is not above the holdout baseline: the shared {noun} are "
+                            "common ones, not evidence of copying")
+            ov_level = "low"
+    else:
+        base = Baseline(None, "no baseline: give a control table (real rows held out from training) "
+                              f"to see how many {noun} any text from the population shares")
+    syn_level = summaries["synthetic"]["risk_level"]
+    if any(s["analysed"] < s["documents"] for s in sampled.values()):
+        warnings.append("computed on a seeded sample of documents (max_docs): counts are for the sample")
+    details = {
+        "original": summaries["original"], "synthetic": summaries["synthetic"],
+        "overlap_percentage": None if value is None else 100.0 * value,
+        "overlap_risk_level": ov_level, "density_threshold": density_high,
+        **{k: v for k, v in ov.items() if k not in ("overlap", "overlap_ci", "baseline", "baseline_ci")},
+        **be.describe(), "columns": cols, "sampled": sampled,
+    }
+    if "control" in summaries:
+        details["control"] = summaries["control"]
+    return MetricResult(name=name, family="text", value=value, direction="lower is safer",
+                        baseline=base, ci=ov["overlap_ci"], n=ov["distinct_original"],
+                        risk_level=combine_levels(ov_level, syn_level),
+                        warning="; ".join(warnings) or None, details=details)
