@@ -9,6 +9,7 @@ import click
 from ..demo import DEMO_METADATA, make_demo
 from ..report.console import fmt_number
 from ..runner import evaluate
+from .evaluate import cache_options, resolve_cache
 
 
 @click.command("demo")
@@ -18,16 +19,20 @@ from ..runner import evaluate
 @click.option("--preset", default=None, help="quick, privacy or full.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write the data and the JSON reports into this folder.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a self-contained HTML report of the leaky release here (and a side-by-side "
+                   "comparison next to it, '<name>.compare.html').")
+@cache_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
-            no_progress: bool) -> None:
+            html_path: Path | None, use_cache: bool, cache_dir: Path | None, no_progress: bool) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
     data = make_demo(rows, seed)
     reports = {}
     for name in ("leaky", "safe"):
         reports[name] = evaluate(data["original"], data[name], control=data["control"],
                                  metadata=DEMO_METADATA, metrics=metrics, preset=preset, seed=seed,
-                                 progress=not no_progress)
+                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir))
     rows_out = []
     for metric in reports["leaky"].metrics:
         cells = [metric]
@@ -59,3 +64,10 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
         for key, rep in reports.items():
             rep.to_json(out_dir / f"report_{key}.json")
         click.echo(f"data and reports written to {out_dir}")
+    if html_path is not None:
+        from ..report.compare import Comparison
+
+        reports["leaky"].to_html(html_path, title="synthguard demo: the leaky release")
+        side = html_path.with_name(html_path.stem + ".compare.html")
+        Comparison(reports).to_html(side, title="synthguard demo: leaky vs safe release")
+        click.echo(f"HTML report written to {html_path} (comparison: {side})")

@@ -54,6 +54,7 @@ svg .gr{stroke:#e4e8ec;stroke-width:1}
 pre{background:var(--soft);border:1px solid var(--line);padding:10px;overflow:auto;font-size:12px;
 font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .warn{color:var(--medium)}
+details{margin:6px 0}summary{cursor:pointer;padding:3px 0}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
 """
 
@@ -195,18 +196,36 @@ def _records_table(records: Sequence[Any], limit: int = 10, max_cols: int = 12) 
     return table(cols, rows)
 
 
+def _details(res: MetricResult) -> dict[str, Any]:
+    try:
+        det = to_jsonable(dict(res.details)) if isinstance(res.details, Mapping) else {}
+    except Exception:  # noqa: BLE001 - odd details give no chart, never a crash
+        return {}
+    return det if isinstance(det, dict) else {}
+
+
 def charts_html(results: Mapping[str, MetricResult]) -> str:
-    """Every chart the results carry data for (distance histograms, ROC, per-column bars)."""
+    """Every chart the results carry data for (distance histograms, ROC, per-column bars).
+
+    A chart whose data is malformed is replaced by a one-line note; the page still renders.
+    """
+    try:
+        return _charts_html(results)
+    except Exception as exc:  # noqa: BLE001
+        return f'<p class="small">Charts could not be drawn ({escape(type(exc).__name__)}: {escape(str(exc))}).</p>'
+
+
+def _charts_html(results: Mapping[str, MetricResult]) -> str:
     boxes: list[str] = []
     for name, res in results.items():
-        det = res.details if isinstance(res.details, Mapping) else {}
+        det = _details(res)
         hist = det.get("histogram")
         if isinstance(hist, Mapping):
             label = "distance ratio" if "nndr" in name else "distance to closest record"
             boxes.append(svg.histogram_chart(hist, f"{name}: synthetic vs control", label))
     curves = {}
     for name, res in results.items():
-        det = res.details if isinstance(res.details, Mapping) else {}
+        det = _details(res)
         roc = det.get("roc_curve")
         if isinstance(roc, (list, tuple)) and roc:
             auc = det.get("auc", res.value if res.family != "fidelity" else None)
@@ -214,7 +233,7 @@ def charts_html(results: Mapping[str, MetricResult]) -> str:
     if curves:
         boxes.append(svg.roc_chart(curves))
     for name, res in results.items():
-        det = res.details if isinstance(res.details, Mapping) else {}
+        det = _details(res)
         shapes = det.get("column_shapes_table")
         if isinstance(shapes, (list, tuple)):
             items = [(str(r.get("column", "?")), r.get("score")) for r in shapes if isinstance(r, Mapping)]
@@ -262,10 +281,12 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
     parts.append("<h2>Most exposed original records</h2>")
     rec_parts = []
     for name, res in results.items():
-        if res.records:
-            t = _records_table(res.records)
+        if res.records is not None and len(res.records):
+            t = _records_table(to_jsonable(list(res.records)))
             if t:
-                rec_parts.append(f"<h3>{escape(name)}</h3>{t}")
+                opened = " open" if not rec_parts else ""
+                rec_parts.append(f"<details{opened}><summary><b>{escape(name)}</b> "
+                                 f"({len(res.records)} record(s); first 10 shown)</summary>{t}</details>")
     parts.append("".join(rec_parts) if rec_parts else
                  '<p class="small">No metric listed individual records.</p>')
 

@@ -188,7 +188,8 @@ def bar_chart(items: Sequence[tuple[str, float | None]], title: str, xlabel: str
     row_h = 20
     height = 44 + row_h * len(rows) + 34
     width = 560
-    fr = _Frame(0.0, top, 0.0, 1.0, width=width, height=height, left=label_w, top=30, bottom=34)
+    fr = _Frame(0.0, top, 0.0, 1.0, width=width, height=height, left=label_w, right=56, top=30,
+                bottom=34)
     body = [f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" class="ct">{escape(title)}</text>']
     y = 34
     for lbl, v in rows:
@@ -203,7 +204,7 @@ def bar_chart(items: Sequence[tuple[str, float | None]], title: str, xlabel: str
             body.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" class="tk">{escape(_tick_label(v))}</text>')
         y += row_h
     base = y + 4
-    body.append(f'<line x1="{label_w}" y1="{base}" x2="{width - 16}" y2="{base}" class="ax"/>')
+    body.append(f'<line x1="{label_w}" y1="{base}" x2="{width - 56}" y2="{base}" class="ax"/>')
     for t in _nice_ticks(0.0, top, 5):
         px = fr.x(t)
         body.append(f'<text x="{px:.1f}" y="{base + 14}" text-anchor="middle" class="tk">{escape(_tick_label(t))}</text>')

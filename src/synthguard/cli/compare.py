@@ -1,0 +1,44 @@
+"""``synthguard compare``: several releases of the same original, ranked on privacy and utility."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .evaluate import cache_options, resolve_cache, write_outputs
+
+
+@click.command("compare")
+@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Real rows the generators were trained on.")
+@click.option("--control", "-c", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Real rows held out from training.")
+@click.option("--metadata", "-m", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="SynEval-style metadata JSON/YAML.")
+@click.option("--metrics", default=None, help="Comma-separated metric names.")
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML/JSON config: preset, metrics, parameters, thresholds, seed.")
+@click.option("--preset", default=None, help="quick, privacy or full.")
+@click.option("--seed", default=None, type=int, help="Seed (default: the config's seed, else 0).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the comparison JSON here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a self-contained HTML comparison here.")
+@click.option("--backend", default="auto", show_default=True,
+              type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
+@cache_options
+@click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.argument("synthetic", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+def command(original: Path, control: Path | None, metadata: Path | None, metrics: str | None,
+            config: Path | None, preset: str | None, seed: int | None, json_path: Path | None,
+            html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
+            no_progress: bool, synthetic: tuple[Path, ...]) -> None:
+    """Rank SYNTHETIC releases (files) of the same original side by side."""
+    from ..report.compare import compare
+
+    comp = compare(original, list(synthetic), control=control, metadata=metadata, metrics=metrics,
+                   config=config, seed=seed, preset=preset, backend=backend, progress=not no_progress,
+                   cache=resolve_cache(use_cache, cache_dir))
+    click.echo(comp.to_console())
+    write_outputs(comp, json_path, html_path)

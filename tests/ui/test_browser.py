@@ -1,0 +1,92 @@
+"""The demo's HTML report renders in headless Chromium with no network request and no console error.
+
+Needs Debian's ``chromium`` (installed by ``scripts/test.sh``) and the ``playwright`` Python package
+(``test`` extra; its bundled driver drives the system Chromium, no browser download).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from synthguard.cli import main
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def render(html_path: Path, png_path: Path) -> dict:
+    """Open ``html_path`` in headless Chromium; return requests, console messages and page facts."""
+    from playwright.sync_api import sync_playwright
+
+    requests: list[str] = []
+    console: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                   args=FLAGS, viewport={"width": 1200, "height": 900})
+        try:
+            page = ctx.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("console", lambda m: console.append((m.type, m.text)))
+            page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
+            page.on("requestfailed", lambda r: console.append(("requestfailed", r.url)))
+            page.goto(html_path.resolve().as_uri(), wait_until="load")
+            page.wait_for_timeout(300)
+            facts = page.evaluate("""() => ({
+                svgs: document.querySelectorAll('svg.chart').length,
+                rows: document.querySelectorAll('table tbody tr').length,
+                verdict: (document.querySelector('.verdict') || {}).innerText || '',
+                height: document.body.scrollHeight})""")
+            page.screenshot(path=str(png_path), full_page=True)
+        finally:
+            ctx.close()
+    network = [u for u in requests if not u.startswith(("file:", "data:", "about:"))]
+    errors = [(t, m) for t, m in console if t in ("error", "pageerror", "requestfailed", "warning")]
+    return {"network": network, "errors": errors, "facts": facts, "requests": requests}
+
+
+@pytest.fixture(scope="module")
+def browser_ok():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/test.sh as root or apt-get install chromium")
+    pytest.importorskip("playwright", reason="install the test extra: pip install -e '.[test]'")
+
+
+def test_demo_html_renders_offline(tmp_path, browser_ok):
+    html = tmp_path / "demo.html"
+    res = CliRunner().invoke(main, ["demo", "--rows", "600", "--preset", "full", "--no-progress",
+                                    "--html", str(html)])
+    assert res.exit_code == 0, res.output
+    text = html.read_text(encoding="utf-8")
+    assert "<script" not in text.lower()
+    # set SYNTHGUARD_SCREENSHOT_DIR to keep the screenshot for a look
+    shots = Path(os.environ.get("SYNTHGUARD_SCREENSHOT_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    png = shots / "demo_report.png"
+    out = render(html, png)
+    assert out["network"] == [], f"the report fetched from the network: {out['network']}"
+    assert out["errors"] == [], f"console errors: {out['errors']}"
+    assert png.stat().st_size > 20_000  # a real, non-blank screenshot
+    assert out["facts"]["svgs"] >= 3, out["facts"]  # DCR/NNDR histograms, ROC, fidelity bars ...
+    assert "Overall risk" in out["facts"]["verdict"]
+    assert "HIGH" in out["facts"]["verdict"]  # the leaky release copies 40 % of the rows
+    side = html.with_name("demo.compare.html")
+    out2 = render(side, tmp_path / "compare.png")
+    assert out2["network"] == [] and out2["errors"] == [], out2
+
+
+def test_detector_catches_network_and_console_errors(tmp_path, browser_ok):
+    """The checks above can fail: a page that fetches an image and logs an error is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><html><head><link rel='icon' href='data:,'></head><body>"
+                   "<img src='http://127.0.0.1:9/x.png'><script>console.error('boom')</script>"
+                   "</body></html>", encoding="utf-8")
+    out = render(bad, tmp_path / "bad.png")
+    assert any(u.startswith("http://127.0.0.1:9/") for u in out["network"])
+    assert any(m == "boom" for _, m in out["errors"])
