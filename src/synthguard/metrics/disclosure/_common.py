@@ -12,8 +12,17 @@ from ...encoding import Block, row_identities
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
-__all__ = ["check_positive_int", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
+__all__ = ["check_positive_int", "thresholds", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
            "resolve_fields", "top_records"]
+
+
+def thresholds(ctx: Context, name: str) -> Any:
+    """The context's thresholds, else the registered defaults of ``name`` (direct calls)."""
+    if ctx.thresholds:
+        return ctx.thresholds
+    from ...registry import get_metric
+
+    return get_metric(name).thresholds
 
 
 def check_positive_int(v: Any) -> str | None:

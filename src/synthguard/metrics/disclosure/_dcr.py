@@ -75,7 +75,7 @@ def random_baseline_frame(original: pd.DataFrame, columns: Sequence[str], sdtype
             else:
                 col = pd.Series(rng.uniform(lo, hi, n))
         else:
-            uniq = pd.unique(vals)
+            uniq = sorted(pd.unique(vals), key=lambda v: (type(v).__name__, str(v)))  # order-free
             col = pd.Series(np.asarray(uniq, dtype=object)[rng.integers(0, len(uniq), n)], dtype=object)
         share = float(s.isna().mean())
         if share > 0:

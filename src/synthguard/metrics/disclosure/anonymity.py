@@ -25,6 +25,7 @@ from ._common import (
     column_codes,
     joint_ids,
     resolve_fields,
+    thresholds,
 )
 
 __all__ = ["k_anonymity", "l_diversity"]
@@ -121,7 +122,7 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     recs = [{"synthetic_row": int(i), "class_size": int(row_size[i]),
              "original_class_size": int(size_o[rs[i]])} for i in order]
     out["synthetic_unique_in_original"] = int(((row_size == 1) & (size_o[rs] == 1)).sum())
-    level = level_from_thresholds(value, ctx.thresholds, "higher is safer")
+    level = level_from_thresholds(value, thresholds(ctx, name), "higher is safer")
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
@@ -185,7 +186,7 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     low = np.flatnonzero(row_l < l)
     order = low[np.lexsort((low, row_l[low]))][:max_records]
     recs = [{"synthetic_row": int(i), "distinct_sensitive_values": int(row_l[i])} for i in order]
-    level = level_from_thresholds(value, ctx.thresholds, "higher is safer")
+    level = level_from_thresholds(value, thresholds(ctx, name), "higher is safer")
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "

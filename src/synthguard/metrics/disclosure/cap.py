@@ -55,7 +55,7 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     if relative:
         val = ratio
         ci = None if (ci_raw is None or base <= 0) else (min(ci_raw[0] / base, 1.0), min(ci_raw[1] / base, 1.0))
-        baseline = Baseline(1.0, "protection equal to " + _BASELINE_TEXT + " (score = cap/baseline)")
+        baseline = Baseline(1.0, "score 1 = " + _BASELINE_TEXT + "; score = min(cap_protection / baseline_protection, 1)")
     else:
         val = cap_prot
         ci = ci_raw

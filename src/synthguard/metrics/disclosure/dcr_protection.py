@@ -21,7 +21,7 @@ import numpy as np
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
 from ...stats import clopper_pearson, wilson_rate
-from ._common import check_non_negative_int, check_positive_int
+from ._common import check_non_negative_int, check_positive_int, thresholds
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
@@ -129,7 +129,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         warning = ("synthetic rows are not measurably closer to the original rows than uniformly random "
                    "rows are: no closeness-based disclosure is measurable")
     else:
-        level = level_from_thresholds(score, ctx.thresholds, "higher is safer")
+        level = level_from_thresholds(score, thresholds(ctx, "dcr_baseline_protection"), "higher is safer")
     order = np.lexsort((np.arange(d_syn_all.size), d_syn_all))[:max_records]
     recs = [{"synthetic_row": int(rows_syn[i]), "dcr": float(d_syn_all[i]),
              "nearest_original_row": int(idx_syn[i])} for i in order]
@@ -211,7 +211,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         warnings.append("synthetic rows are not measurably closer to the training rows than to the holdout "
                         "rows: no memorisation is measurable")
     else:
-        level = level_from_thresholds(score, ctx.thresholds, "higher is safer")
+        level = level_from_thresholds(score, thresholds(ctx, "dcr_overfitting_protection"), "higher is safer")
     margin = d_h - d_t
     cand = np.flatnonzero(closer)
     order = cand[np.lexsort((cand, d_t[cand], -margin[cand]))][:max_records]

@@ -21,7 +21,7 @@ from ...errors import MetricError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult
 from ...stats import wilson_interval
-from ._common import check_non_negative_int, check_positive_int, joint_ids
+from ._common import check_non_negative_int, check_positive_int, joint_ids, thresholds
 from ._dcr import subsample
 
 __all__ = ["new_row_synthesis", "match_rows"]
@@ -172,7 +172,7 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     n_match = int(matched.sum())
     score = (n - n_match) / n
     lo, hi = wilson_interval(n - n_match, n)
-    level = "not meaningful" if n_match == 0 else _level(score, ctx.thresholds)
+    level = "not meaningful" if n_match == 0 else _level(score, thresholds(ctx, "new_row_synthesis"))
     warning = None if n_match else ("no synthetic row matches an original row within the tolerance: "
                                     "no copying is measurable (near-copies may still exist: see the DCR metrics)")
     recs = [{"synthetic_row": int(rows[i])} for i in np.flatnonzero(matched)[:max_records]]
