@@ -1,17 +1,29 @@
-"""numba kernels for exact k-NN and radius counts, with a sorted-window lower bound.
+"""numba kernels for exact k-NN and radius counts over a mixed-type box tree.
 
-The reference rows are sorted by one numeric "pivot" column. For a query, candidates are visited
-outwards from the query's pivot value; the pivot column's own term is a lower bound of the whole
-weighted sum (every term is non-negative, and float addition of non-negative numbers is monotone),
-so the scan stops once that bound exceeds the current k-th best sum. Rows whose pivot is missing
-are always scanned. Results are bitwise identical to the NumPy brute force: the same terms are
-added in the same order, and ties are broken by the lower reference index.
+The reference rows are organised in a binary tree (a k-d tree over numeric AND categorical columns):
+every node holds a contiguous slice of the reordered reference rows and, per column, the box of its
+values (numeric: min/max of the present values and whether a value is missing; categorical: min/max
+code). For a query, the *lower bound* of a node is the weighted sum of, per column, the smallest term
+any row in the box can produce (numeric: the term to the query value clamped into the box, or the
+missing-value term; categorical: the weight when the query's code lies outside the node's code range).
+Every term of the bound is <= the corresponding term of every row in the node, all terms are
+non-negative and are added in the same column order as the real sum, and IEEE addition, multiplication
+by a non-negative weight, division, clipping and powers are all monotone, so the bound never exceeds
+the real weighted sum *as computed in floating point*. A node is skipped only when its bound exceeds
+the current k-th best, so results are exactly those of the NumPy brute force (bit for bit: the same
+terms are added in the same order), including ties, which are decided on the finished distance and then
+the lower reference index.
+
+Queries are searched depth first, nearer child first, and a pair sum is abandoned as soon as its
+partial sum exceeds the threshold.
 """
 
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
+
+_IMAX = np.iinfo(np.int64).max
 
 
 @nb.njit(cache=True, nogil=True)
@@ -29,14 +41,40 @@ def _term(a, b, scale, clip, p, nan_rule):
         t = 0.0 if diff == 0 else 1.0
     if clip and t > 1.0:
         t = 1.0
-    if p != 1.0:
+    if p == 2.0:
+        t = t * t
+    elif p != 1.0:
         t = t ** p
     return t
 
 
 @nb.njit(cache=True, nogil=True)
+def _finish(s, total, normalise, p):
+    d = s / total if (normalise and total > 0) else s
+    if p == 2.0:
+        d = np.sqrt(d)
+    elif p != 1.0:
+        d = d ** (1.0 / p)
+    return d
+
+
+@nb.njit(cache=True, nogil=True)
+def _threshold(d, s, total, normalise, p):
+    """The largest weighted sum whose finished distance is <= ``d`` (``s`` finishes to ``d``)."""
+    if d == np.inf:
+        return np.inf
+    for _ in range(64):
+        nxt = np.nextafter(s, np.inf)
+        if _finish(nxt, total, normalise, p) <= d:
+            s = nxt
+        else:
+            break
+    return s
+
+
+@nb.njit(cache=True, nogil=True)
 def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
-    """Weighted sum for (query i, reference j); returns +inf-ish early if it exceeds ``bound``."""
+    """Weighted sum for (query i, reference row j); gives up once it exceeds ``bound``."""
     acc = 0.0
     for c in range(qn.shape[1]):
         acc += wn[c] * _term(qn[i, c], rn[j, c], scale[c], clip, p, nan_rule)
@@ -50,121 +88,328 @@ def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
     return acc, True
 
 
+# ----------------------------------------------------------------------------- tree construction
 @nb.njit(cache=True, nogil=True)
-def _offer(bs, bi, k, acc, j):
-    if acc < bs[k - 1] or (acc == bs[k - 1] and j < bi[k - 1]):
-        m = k - 1
-        while m > 0 and (bs[m - 1] > acc or (bs[m - 1] == acc and bi[m - 1] > j)):
-            bs[m] = bs[m - 1]
-            bi[m] = bi[m - 1]
-            m -= 1
-        bs[m] = acc
-        bi[m] = j
-
-
-@nb.njit(parallel=True, cache=True)
-def knn_kernel(qn, qc, rn, rc, scale, wn, wc, clip, p, nan_rule, k, exclude_self, q_offset,
-               order, pivot_vals, nan_rows, pivot, out_s, out_i):
-    nq = qn.shape[0]
-    n_sorted = order.shape[0]
-    for i in nb.prange(nq):
-        bs = out_s[i]
-        bi = out_i[i]
-        gi = i + q_offset
-        for t in range(nan_rows.shape[0]):
-            j = nan_rows[t]
-            if exclude_self and j == gi:
-                continue
-            acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bs[k - 1])
-            if ok:
-                _offer(bs, bi, k, acc, j)
-        if pivot < 0 or qn[i, pivot] != qn[i, pivot]:
-            for t in range(n_sorted):
-                j = order[t]
-                if exclude_self and j == gi:
-                    continue
-                acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bs[k - 1])
-                if ok:
-                    _offer(bs, bi, k, acc, j)
-            continue
-        qv = qn[i, pivot]
-        right = np.searchsorted(pivot_vals, qv)
-        left = right - 1
-        wp = wn[pivot]
-        sp = scale[pivot]
-        while left >= 0 or right < n_sorted:
-            lb_l = np.inf
-            lb_r = np.inf
-            if left >= 0:
-                lb_l = wp * _term(qv, pivot_vals[left], sp, clip, p, nan_rule)
-            if right < n_sorted:
-                lb_r = wp * _term(qv, pivot_vals[right], sp, clip, p, nan_rule)
-            if lb_l <= lb_r:
-                lb = lb_l
-                t = left
-                left -= 1
+def _spread(rn, rc, perm, start, end, scale, wn, wc, clip, p, nan_rule, exact):
+    """Per column, how much it contributes to distances inside the node (sampled or exact)."""
+    n_num = rn.shape[1]
+    n_cat = rc.shape[1]
+    out = np.zeros(n_num + n_cat)
+    n = end - start
+    if not exact:
+        m = min(32, n)
+        half = m // 2
+        for a in range(m):
+            ia = perm[start + (a * n) // m]
+            ib = perm[start + (((a + half) % m) * n) // m]
+            for c in range(n_num):
+                t = _term(rn[ia, c], rn[ib, c], scale[c], clip, p, nan_rule)
+                out[c] += wn[c] * min(t, 2.0)
+            for c in range(n_cat):
+                if rc[ia, c] != rc[ib, c]:
+                    out[n_num + c] += wc[c]
+        return out
+    for c in range(n_num):
+        lo = np.inf
+        hi = -np.inf
+        has_nan = False
+        for t in range(start, end):
+            v = rn[perm[t], c]
+            if v != v:
+                has_nan = True
             else:
-                lb = lb_r
-                t = right
-                right += 1
-            if lb > bs[k - 1]:
+                lo = min(lo, v)
+                hi = max(hi, v)
+        if lo < hi:
+            out[c] = 1.0
+        elif has_nan and lo <= hi:
+            out[c] = 1.0
+    for c in range(n_cat):
+        first = rc[perm[start], c]
+        for t in range(start, end):
+            if rc[perm[t], c] != first:
+                out[n_num + c] = 1.0
                 break
-            j = order[t]
-            if exclude_self and j == gi:
-                continue
-            acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bs[k - 1])
-            if ok:
-                _offer(bs, bi, k, acc, j)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _split(rn, rc, perm, start, end, col):
+    """Sort the node's rows by column ``col`` and return a split position on a value boundary."""
+    n = end - start
+    n_num = rn.shape[1]
+    key = np.empty(n)
+    for t in range(n):
+        j = perm[start + t]
+        if col < n_num:
+            v = rn[j, col]
+            key[t] = np.inf if v != v else v
+        else:
+            key[t] = float(rc[j, col - n_num])
+    order = np.argsort(key, kind="mergesort")
+    seg = perm[start:end].copy()
+    sk = key[order]
+    for t in range(n):
+        perm[start + t] = seg[order[t]]
+    # NaN rows (key inf) and real inf share a key: box bounds stay exact, only the split is coarser
+    mid = n // 2
+    m = mid
+    while m < n and sk[m] == sk[m - 1]:
+        m += 1
+    if m < n:
+        return start + m
+    m = mid
+    while m > 0 and sk[m] == sk[m - 1]:
+        m -= 1
+    if m > 0:
+        return start + m
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def build_tree(rn, rc, scale, wn, wc, clip, p, nan_rule, leaf_size):
+    """Build the box tree: returns (perm, start, end, left, right, depth) per node."""
+    nr = rn.shape[0]
+    n_num = rn.shape[1]
+    perm = np.arange(nr)
+    cap = max(1, 2 * nr)
+    n_start = np.empty(cap, dtype=np.int64)
+    n_end = np.empty(cap, dtype=np.int64)
+    n_left = np.full(cap, -1, dtype=np.int64)
+    n_right = np.full(cap, -1, dtype=np.int64)
+    n_depth = np.zeros(cap, dtype=np.int64)
+    n_start[0] = 0
+    n_end[0] = nr
+    count = 1
+    stack = np.empty(cap, dtype=np.int64)
+    stack[0] = 0
+    sp = 1
+    max_depth = 0
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        s, e = n_start[node], n_end[node]
+        if n_depth[node] > max_depth:
+            max_depth = n_depth[node]
+        if e - s <= leaf_size:
+            continue
+        spread = _spread(rn, rc, perm, s, e, scale, wn, wc, clip, p, nan_rule, False)
+        if spread.max() <= 0:
+            spread = _spread(rn, rc, perm, s, e, scale, wn, wc, clip, p, nan_rule, True)
+            if spread.max() <= 0:
+                continue  # all rows identical on every column: a leaf
+        mid = -1
+        for _ in range(n_num + rc.shape[1]):
+            col = np.argmax(spread)
+            if spread[col] <= 0:
+                break
+            mid = _split(rn, rc, perm, s, e, col)
+            if mid >= 0:
+                break
+            spread[col] = 0.0
+        if mid < 0:
+            continue
+        for child, (cs, ce) in enumerate(((s, mid), (mid, e))):
+            n_start[count] = cs
+            n_end[count] = ce
+            n_depth[count] = n_depth[node] + 1
+            if child == 0:
+                n_left[node] = count
+            else:
+                n_right[node] = count
+            stack[sp] = count
+            sp += 1
+            count += 1
+    return perm, n_start[:count].copy(), n_end[:count].copy(), n_left[:count].copy(), \
+        n_right[:count].copy(), max_depth
+
+
+@nb.njit(cache=True, nogil=True)
+def node_boxes(rn_s, rc_s, n_start, n_end, n_left, n_right):
+    """Per node and column: numeric min/max of present values (NaN if none), has-missing flag,
+    categorical min/max code and a 64-bit mask of the codes present (bit ``(code + 1) % 64``). Children are built after parents, so a reverse pass is bottom-up."""
+    n_nodes = n_start.shape[0]
+    n_num = rn_s.shape[1]
+    n_cat = rc_s.shape[1]
+    lo = np.full((n_nodes, n_num), np.nan)
+    hi = np.full((n_nodes, n_num), np.nan)
+    has_nan = np.zeros((n_nodes, n_num), dtype=np.bool_)
+    clo = np.zeros((n_nodes, n_cat), dtype=np.int64)
+    chi = np.zeros((n_nodes, n_cat), dtype=np.int64)
+    cmask = np.zeros((n_nodes, n_cat), dtype=np.uint64)
+    for node in range(n_nodes - 1, -1, -1):
+        a, b = n_left[node], n_right[node]
+        if a < 0:
+            for c in range(n_num):
+                mn = np.inf
+                mx = -np.inf
+                nan = False
+                for t in range(n_start[node], n_end[node]):
+                    v = rn_s[t, c]
+                    if v != v:
+                        nan = True
+                    else:
+                        mn = min(mn, v)
+                        mx = max(mx, v)
+                if mn <= mx:
+                    lo[node, c] = mn
+                    hi[node, c] = mx
+                has_nan[node, c] = nan
+            for c in range(n_cat):
+                mn = _IMAX
+                mx = -_IMAX
+                bits = np.uint64(0)
+                for t in range(n_start[node], n_end[node]):
+                    v = rc_s[t, c]
+                    mn = min(mn, v)
+                    mx = max(mx, v)
+                    bits |= _bit(v)
+                clo[node, c] = mn
+                chi[node, c] = mx
+                cmask[node, c] = bits
+        else:
+            for c in range(n_num):
+                lo[node, c] = np.fmin(lo[a, c], lo[b, c])
+                hi[node, c] = np.fmax(hi[a, c], hi[b, c])
+                has_nan[node, c] = has_nan[a, c] or has_nan[b, c]
+            for c in range(n_cat):
+                clo[node, c] = min(clo[a, c], clo[b, c])
+                chi[node, c] = max(chi[a, c], chi[b, c])
+                cmask[node, c] = cmask[a, c] | cmask[b, c]
+    return lo, hi, has_nan, clo, chi, cmask
+
+
+@nb.njit(cache=True, nogil=True)
+def _bit(code):
+    """The bit of a categorical code in a node's 64-bit code mask (codes share bits modulo 64)."""
+    return np.uint64(1) << np.uint64((code + 1) & 63)
+
+
+# ----------------------------------------------------------------------------- searches
+@nb.njit(cache=True, nogil=True)
+def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, bound):
+    """A lower bound of the weighted sum from query ``i`` to every row of ``node``."""
+    acc = 0.0
+    for c in range(qn.shape[1]):
+        q = qn[i, c]
+        best = np.inf
+        a = lo[node, c]
+        if a == a:  # the node holds present values
+            if q != q:
+                best = _term(q, a, scale[c], clip, p, nan_rule)
+            else:
+                b = hi[node, c]
+                x = a if q < a else (b if q > b else q)
+                best = _term(q, x, scale[c], clip, p, nan_rule)
+        if has_nan[node, c]:
+            t = _term(q, np.nan, scale[c], clip, p, nan_rule)
+            if t < best:
+                best = t
+        acc += wn[c] * best
+        if acc > bound:
+            return acc
+    for c in range(qc.shape[1]):
+        v = qc[i, c]
+        if v < clo[node, c] or v > chi[node, c] or (cmask[node, c] & _bit(v)) == 0:
+            acc += wc[c]
+            if acc > bound:
+                return acc
+    return acc
 
 
 @nb.njit(parallel=True, cache=True)
-def count_kernel(qn, qc, rn, rc, scale, wn, wc, clip, p, nan_rule, radius, exclude_self, q_offset,
-                 order, pivot_vals, nan_rows, pivot, out):
+def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
+             max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
+             out_d, out_i):
+    """k nearest reference rows of the queries ``q_rows`` (global ids; ``qn[t]`` is query q_rows[t])."""
     nq = qn.shape[0]
-    n_sorted = order.shape[0]
-    for i in nb.prange(nq):
-        gi = i + q_offset
+    for t in nb.prange(nq):
+        gi = q_rows[t]
+        bd = np.full(k, np.inf)
+        bs = np.full(k, np.inf)
+        bi = np.full(k, _IMAX, dtype=np.int64)
+        thr = np.inf
+        st_node = np.empty(max_depth + 2, dtype=np.int64)
+        st_lb = np.empty(max_depth + 2)
+        st_node[0] = 0
+        st_lb[0] = _node_bound(qn, qc, t, 0, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            if st_lb[sp] > thr:
+                continue
+            left = n_left[node]
+            if left < 0:
+                for r in range(n_start[node], n_end[node]):
+                    j = perm[r]
+                    if exclude_self and j == gi:
+                        continue
+                    acc, ok = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
+                    if not ok:
+                        continue
+                    d = _finish(acc, total, normalise, p)
+                    if d < bd[k - 1] or (d == bd[k - 1] and j < bi[k - 1]):
+                        m = k - 1
+                        while m > 0 and (bd[m - 1] > d or (bd[m - 1] == d and bi[m - 1] > j)):
+                            bd[m] = bd[m - 1]
+                            bs[m] = bs[m - 1]
+                            bi[m] = bi[m - 1]
+                            m -= 1
+                        bd[m] = d
+                        bs[m] = acc
+                        bi[m] = j
+                        if bi[k - 1] != _IMAX:
+                            thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
+                continue
+            right = n_right[node]
+            lb_l = _node_bound(qn, qc, t, left, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
+            lb_r = _node_bound(qn, qc, t, right, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
+            if lb_l <= lb_r:
+                near, far, lb_n, lb_f = left, right, lb_l, lb_r
+            else:
+                near, far, lb_n, lb_f = right, left, lb_r, lb_l
+            if lb_f <= thr:
+                st_node[sp] = far
+                st_lb[sp] = lb_f
+                sp += 1
+            if lb_n <= thr:
+                st_node[sp] = near
+                st_lb[sp] = lb_n
+                sp += 1
+        for m in range(k):
+            out_d[t, m] = bd[m]
+            out_i[t, m] = bi[m] if bi[m] != _IMAX else -1
+
+
+@nb.njit(parallel=True, cache=True)
+def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
+               max_depth, scale, wn, wc, clip, p, nan_rule, thr, exclude_self, q_rows, out):
+    """Number of reference rows whose weighted sum to each query is <= ``thr``."""
+    nq = qn.shape[0]
+    for t in nb.prange(nq):
+        gi = q_rows[t]
         cnt = 0
-        for t in range(nan_rows.shape[0]):
-            j = nan_rows[t]
-            if exclude_self and j == gi:
+        st_node = np.empty(max_depth + 2, dtype=np.int64)
+        st_node[0] = 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            if _node_bound(qn, qc, t, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule,
+                           thr) > thr:
                 continue
-            acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, radius)
-            if ok:
-                cnt += 1
-        if pivot < 0 or qn[i, pivot] != qn[i, pivot]:
-            for t in range(n_sorted):
-                j = order[t]
-                if exclude_self and j == gi:
-                    continue
-                acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, radius)
-                if ok:
-                    cnt += 1
-            out[i] = cnt
-            continue
-        qv = qn[i, pivot]
-        wp = wn[pivot]
-        sp = scale[pivot]
-        right = np.searchsorted(pivot_vals, qv)
-        left = right - 1
-        while left >= 0:
-            if wp * _term(qv, pivot_vals[left], sp, clip, p, nan_rule) > radius:
-                break
-            j = order[left]
-            left -= 1
-            if exclude_self and j == gi:
+            left = n_left[node]
+            if left < 0:
+                for r in range(n_start[node], n_end[node]):
+                    j = perm[r]
+                    if exclude_self and j == gi:
+                        continue
+                    acc, ok = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
+                    if ok:
+                        cnt += 1
                 continue
-            acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, radius)
-            if ok:
-                cnt += 1
-        while right < n_sorted:
-            if wp * _term(qv, pivot_vals[right], sp, clip, p, nan_rule) > radius:
-                break
-            j = order[right]
-            right += 1
-            if exclude_self and j == gi:
-                continue
-            acc, ok = _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, radius)
-            if ok:
-                cnt += 1
-        out[i] = cnt
+            st_node[sp] = left
+            st_node[sp + 1] = n_right[node]
+            sp += 2
+        out[t] = cnt

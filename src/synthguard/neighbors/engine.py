@@ -58,30 +58,59 @@ def _check(q: Block, r: Block, k: int | None = None) -> None:
         raise ConfigError(f"k (n_neighbors) must be at least 1, got {k}")
 
 
-def _pivot(r: Block, metric: DistanceMetric, wn: np.ndarray) -> int:
-    """The numeric column with the most distinct values (on a sample): the best pruning bound."""
-    best, best_n = -1, 1
-    if r.num.shape[1] == 0 or r.n_rows < 256:
-        return -1
-    sample = r.num[:: max(1, r.n_rows // 20_000)]
-    for j in range(r.num.shape[1]):
-        if wn[j] <= 0 or metric.scale[j] <= 0:
-            continue
-        n = np.unique(sample[:, j][~np.isnan(sample[:, j])]).size
-        if n > best_n:
-            best, best_n = j, n
-    return best
+_LEAF_SIZE = 32
 
 
-def _prepare(r: Block, metric: DistanceMetric, wn: np.ndarray):
-    pivot = _pivot(r, metric, wn)
-    if pivot < 0:
-        return pivot, np.arange(r.n_rows, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-    col = r.num[:, pivot]
-    nan_rows = np.flatnonzero(np.isnan(col)).astype(np.int64)
-    ok = np.flatnonzero(~np.isnan(col))
-    order = ok[np.argsort(col[ok], kind="stable")].astype(np.int64)
-    return pivot, order, np.ascontiguousarray(col[order]), nan_rows
+@dataclass(frozen=True)
+class _Tree:
+    """The reference rows reordered into a box tree (see :mod:`._numba`)."""
+
+    rn: np.ndarray
+    rc: np.ndarray
+    perm: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    has_nan: np.ndarray
+    clo: np.ndarray
+    chi: np.ndarray
+    cmask: np.ndarray
+    depth: int
+
+    def arrays(self) -> tuple:
+        return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
+                self.has_nan, self.clo, self.chi, self.cmask, self.depth)
+
+
+def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
+    return (np.ascontiguousarray(metric.scale, dtype=np.float64), np.ascontiguousarray(wn, dtype=np.float64),
+            np.ascontiguousarray(wc, dtype=np.float64), bool(metric.clip), float(metric.p),
+            0 if metric.nan_rule == "max" else 1)
+
+
+def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
+    from . import _numba
+
+    rn = np.ascontiguousarray(r.num, dtype=np.float64)
+    rc = np.ascontiguousarray(r.cat, dtype=np.int64)
+    perm, start, end, left, right, depth = _numba.build_tree(rn, rc, *_params(metric, wn, wc), _LEAF_SIZE)
+    rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
+    lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
+    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
+
+
+def _query_order(q: Block, tree: _Tree) -> np.ndarray:
+    """Queries sorted like the reference tree (by its leading split columns): neighbouring queries then
+    visit the same nodes, which keeps the tree and the rows they touch in cache. Results do not depend
+    on the order."""
+    if q.n_rows < 1024:
+        return np.arange(q.n_rows)
+    keys = [q.cat[:, c] for c in range(q.cat.shape[1])[::-1]]
+    keys += [np.nan_to_num(q.num[:, c], nan=np.inf) for c in range(q.num.shape[1])[::-1]]
+    return np.lexsort(keys) if keys else np.arange(q.n_rows)
 
 
 def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
@@ -117,28 +146,29 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
     wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
     total = float(wn.sum() + wc.sum())
     if backend == "numpy":
-        s, idx = _numpy.kneighbors_sums(query, reference, metric, k, exclude_self=exclude_self,
-                                        progress=progress)
-    else:
-        from . import _numba
+        d, idx = _numpy.kneighbors_distances(query, reference, metric, k, exclude_self=exclude_self,
+                                             progress=progress)
+        return Neighbors(d, idx)
+    from . import _numba
 
-        pivot, order, pivot_vals, nan_rows = _prepare(reference, metric, wn)
-        nq = query.n_rows
-        s = np.full((nq, k), np.inf)
-        idx = np.full((nq, k), np.iinfo(np.int64).max, dtype=np.int64)
-        nan_rule = 0 if metric.nan_rule == "max" else 1
-        for start in range(0, nq, _QUERY_CHUNK):
-            stop = min(nq, start + _QUERY_CHUNK)
-            qb = query.take(np.arange(start, stop)) if (start, stop) != (0, nq) else query
-            _numba.knn_kernel(qb.num, qb.cat, reference.num, reference.cat,
-                              np.ascontiguousarray(metric.scale, dtype=np.float64), wn, wc,
-                              bool(metric.clip), float(metric.p), nan_rule, int(k), bool(exclude_self),
-                              start, order, pivot_vals, nan_rows, pivot, s[start:stop], idx[start:stop])
-            if progress is not None:
-                progress(stop - start)
-        idx[idx == np.iinfo(np.int64).max] = -1
-    d = metric.finish(s, total)
-    d[idx < 0] = np.inf
+    nq = query.n_rows
+    d = np.full((nq, k), np.inf)
+    idx = np.full((nq, k), -1, dtype=np.int64)
+    if nq == 0 or reference.n_rows == 0:
+        return Neighbors(d, idx)
+    tree = _build(reference, metric, wn, wc)
+    order = _query_order(query, tree)
+    for start in range(0, nq, _QUERY_CHUNK):
+        rows = order[start:start + _QUERY_CHUNK]
+        qb = query.take(rows)
+        od = np.empty((rows.size, k))
+        oi = np.empty((rows.size, k), dtype=np.int64)
+        _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
+                        bool(metric.normalise), int(k), bool(exclude_self), rows.astype(np.int64), od, oi)
+        d[rows] = od
+        idx[rows] = oi
+        if progress is not None:
+            progress(rows.size)
     return Neighbors(d, idx)
 
 
@@ -150,28 +180,56 @@ def nearest_distances(query: Block, reference: Block, metric: DistanceMetric, *,
 
 def count_within(query: Block, reference: Block, metric: DistanceMetric, radius: float, *,
                  exclude_self: bool = False, backend: str = "auto") -> np.ndarray:
-    """Number of reference rows at distance ``<= radius`` from each query row."""
+    """Number of reference rows at distance ``<= radius`` from each query row (exactly: a row at a
+    finished distance equal to ``radius`` counts, one an ulp above does not)."""
     _check(query, reference)
     backend = _resolve(backend)
-    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
-    total = float(wn.sum() + wc.sum())
-    # radius in distance units -> weighted-sum units (inverse of metric.finish)
-    r = float(radius) ** metric.p
-    if metric.normalise and total > 0:
-        r *= total
-    r *= 1 + 1e-12  # distances equal to the radius count, despite rounding in the inversion
+    radius = float(radius)
+    if np.isnan(radius):
+        raise ConfigError("count_within: radius is NaN; give a number >= 0")
     if backend == "numpy":
-        return _numpy.count_within_sums(query, reference, metric, r, exclude_self=exclude_self)
+        return _numpy.count_within_distances(query, reference, metric, radius, exclude_self=exclude_self)
     from . import _numba
 
-    pivot, order, pivot_vals, nan_rows = _prepare(reference, metric, wn)
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
     out = np.zeros(query.n_rows, dtype=np.int64)
-    nan_rule = 0 if metric.nan_rule == "max" else 1
-    _numba.count_kernel(query.num, query.cat, reference.num, reference.cat,
-                        np.ascontiguousarray(metric.scale, dtype=np.float64), wn, wc, bool(metric.clip),
-                        float(metric.p), nan_rule, r, bool(exclude_self), 0, order, pivot_vals, nan_rows,
-                        pivot, out)
+    if query.n_rows == 0 or reference.n_rows == 0 or radius < 0:
+        return out
+    thr = _sum_threshold(radius, metric, total)
+    tree = _build(reference, metric, wn, wc)
+    order = _query_order(query, tree)
+    for start in range(0, query.n_rows, _QUERY_CHUNK):
+        rows = order[start:start + _QUERY_CHUNK]
+        qb = query.take(rows)
+        o = np.empty(rows.size, dtype=np.int64)
+        _numba.count_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), thr, bool(exclude_self),
+                          rows.astype(np.int64), o)
+        out[rows] = o
     return out
+
+
+def _sum_threshold(radius: float, metric: DistanceMetric, total: float) -> float:
+    """The largest weighted sum whose finished distance is ``<= radius`` (exact, by stepping ulps)."""
+    if radius == np.inf:
+        return np.inf
+    s = radius ** metric.p
+    if metric.normalise and total > 0:
+        s *= total
+
+    def fin(x: float) -> float:
+        return float(metric.finish(np.array([x]), total)[0])
+
+    for _ in range(10_000):
+        if fin(s) <= radius:
+            break
+        s = float(np.nextafter(s, -np.inf))
+    for _ in range(10_000):
+        nxt = float(np.nextafter(s, np.inf))
+        if fin(nxt) > radius:
+            break
+        s = nxt
+    return s
 
 
 def pairwise_distances(query: Block, reference: Block, metric: DistanceMetric) -> np.ndarray:

@@ -78,7 +78,9 @@ class DistanceMetric:
     def finish(self, s: np.ndarray, total_weight: float) -> np.ndarray:
         """Turn weighted sums ``s`` into distances (normalise, then the 1/p root)."""
         out = s / total_weight if (self.normalise and total_weight > 0) else s
-        if self.p != 1.0:
+        if self.p == 2.0:
+            out = np.sqrt(out)  # the numba kernel uses sqrt too: bitwise-identical distances
+        elif self.p != 1.0:
             out = out ** (1.0 / self.p)
         return out
 
@@ -112,7 +114,9 @@ def pair_terms_numeric(a: np.ndarray, b: np.ndarray, scale: float, metric: Dista
             t = (diff != 0).astype(float)
         if metric.clip:
             t = np.minimum(t, 1.0)
-        if metric.p != 1.0:
+        if metric.p == 2.0:
+            t = t * t
+        elif metric.p != 1.0:
             t = t ** metric.p
     na, nb = np.isnan(a), np.isnan(b)
     both = na & nb
