@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import io
 import shlex
 import subprocess
@@ -30,6 +31,10 @@ class CallableGenerator:
         self.seed = seed
         self._data: pd.DataFrame | None = None
 
+    def with_seed(self, seed: int | None) -> CallableGenerator:
+        """A copy with another seed (passed to ``func`` when it accepts a ``seed`` argument)."""
+        return CallableGenerator(self.func, seed=seed)
+
     def fit(self, data: pd.DataFrame) -> CallableGenerator:
         self._data = data.copy()
         return self
@@ -37,7 +42,11 @@ class CallableGenerator:
     def generate(self, n: int) -> pd.DataFrame:
         if self._data is None:
             raise MetricError("generator: call fit() before generate()")
-        out = self.func(self._data, n)
+        try:
+            takes_seed = "seed" in inspect.signature(self.func).parameters
+        except (TypeError, ValueError):
+            takes_seed = False
+        out = self.func(self._data, n, seed=self.seed) if takes_seed else self.func(self._data, n)
         if not isinstance(out, pd.DataFrame):
             raise MetricError(f"generator callable returned {type(out).__name__}, not a DataFrame")
         return out
@@ -57,6 +66,10 @@ class CommandGenerator:
         self.seed = seed
         self.timeout = timeout
         self._csv: str | None = None
+
+    def with_seed(self, seed: int | None) -> CommandGenerator:
+        """A copy with another seed (passed as ``--seed``)."""
+        return CommandGenerator(self.command, seed=seed, timeout=self.timeout)
 
     def fit(self, data: pd.DataFrame) -> CommandGenerator:
         self._csv = data.to_csv(index=False)

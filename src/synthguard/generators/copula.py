@@ -25,6 +25,10 @@ class GaussianCopula:
         self._fitted = False
         self._calls = 0
 
+    def with_seed(self, seed: int | None) -> GaussianCopula:
+        """An unfitted copy with another seed (used by threat models for each shadow dataset)."""
+        return GaussianCopula(seed=seed)
+
     def fit(self, data: pd.DataFrame) -> GaussianCopula:
         data = data.reset_index(drop=True)
         rng = make_rng(self.seed, "copula-fit")
@@ -106,4 +110,6 @@ class GaussianCopula:
                 frame[c] = frame[c].astype(dt)
             elif pd.api.types.is_bool_dtype(dt) and not frame[c].isna().any():
                 frame[c] = frame[c].astype(bool)
+            elif isinstance(dt, pd.CategoricalDtype):
+                frame[c] = frame[c].astype(dt)  # keeps ordered categories and their order
         return frame

@@ -17,6 +17,10 @@ class Raw:
         self._data: pd.DataFrame | None = None
         self._calls = 0
 
+    def with_seed(self, seed: int | None) -> Raw:
+        """An unfitted copy with another seed (used by threat models for each shadow dataset)."""
+        return Raw(seed=seed)
+
     def fit(self, data: pd.DataFrame) -> Raw:
         self._data = data.reset_index(drop=True).copy()
         return self
@@ -42,6 +46,10 @@ class IndependentMarginals:
         self.seed = seed
         self._data: pd.DataFrame | None = None
         self._calls = 0
+
+    def with_seed(self, seed: int | None) -> IndependentMarginals:
+        """An unfitted copy with another seed."""
+        return IndependentMarginals(seed=seed)
 
     def fit(self, data: pd.DataFrame) -> IndependentMarginals:
         self._data = data.reset_index(drop=True).copy()
