@@ -25,6 +25,15 @@ def _num(x: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _seq(x: Any) -> list[Any] | None:
+    """``x`` as a list when it is a list, tuple or array; else ``None``."""
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    if hasattr(x, "tolist") and getattr(x, "ndim", 0) >= 1:
+        return list(x.tolist())
+    return None
+
+
 def _tick_label(x: float) -> str:
     if x == 0:
         return "0"
@@ -111,14 +120,14 @@ def histogram_chart(histogram: Mapping[str, Any], title: str, xlabel: str = "dis
     """
     if not isinstance(histogram, Mapping):
         return ""
-    edges = [_num(e) for e in (histogram.get("edges") or [])]
+    edges = [_num(e) for e in (_seq(histogram.get("edges")) or [])]
     if len(edges) < 2 or any(e is None for e in edges):
         return ""
     series: list[tuple[str, list[float]]] = []
     for name in ("synthetic", "control", "original", *[k for k in histogram
                                                         if k not in ("edges", "synthetic", "control", "original")]):
-        counts = histogram.get(name)
-        if not isinstance(counts, (list, tuple)) or len(counts) != len(edges) - 1:
+        counts = _seq(histogram.get(name))
+        if counts is None or len(counts) != len(edges) - 1:
             continue
         vals = [_num(c) or 0.0 for c in counts]
         total = sum(vals)
@@ -149,11 +158,13 @@ def roc_chart(curves: Mapping[str, Any], title: str = "ROC curves of the attacks
     """ROC curves ``{label: [[fpr, tpr], ...]}`` with the chance diagonal."""
     clean: list[tuple[str, list[tuple[float, float]]]] = []
     for label, pts in (curves or {}).items():
-        if not isinstance(pts, (list, tuple)):
+        pts = _seq(pts)
+        if pts is None:
             continue
         xy = []
         for p in pts:
-            if isinstance(p, (list, tuple)) and len(p) >= 2:
+            p = _seq(p)
+            if p is not None and len(p) >= 2:
                 a, b = _num(p[0]), _num(p[1])
                 if a is not None and b is not None:
                     xy.append((min(max(a, 0.0), 1.0), min(max(b, 0.0), 1.0)))
