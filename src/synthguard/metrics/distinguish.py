@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..errors import ConfigError, MetricError
 from ..registry import Context, Param, register
@@ -98,9 +99,9 @@ def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_
     blocks = [sparse.csr_matrix(mat)]
     used = []
     for c in texts:
-        values = np.concatenate([ctx.tables.get(r)[c].to_numpy()[rows[r]] for r in ("original", "synthetic")])
-        values = np.array(["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-                           for v in values.tolist()], dtype=object)  # loop over a column's cells once
+        col = pd.concat([ctx.tables.get(r)[c].iloc[rows[r]] for r in ("original", "synthetic")],
+                        ignore_index=True)
+        values = col.where(col.notna(), "").astype(str).to_numpy(dtype=object)
         vec = TfidfVectorizer(max_features=max_text_features)
         try:
             vec.fit(values[train])
