@@ -1,0 +1,176 @@
+"""Threat models and attacks: known answers (Raw leaks, independent marginals do not),
+reproducibility, memoisation, labellers, generator-knowledge modes, AIA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard.attacks import (
+    AuxiliaryDataKnowledge,
+    BlackBoxKnowledge,
+    ClosestDistanceAIA,
+    ClosestDistanceMIA,
+    DensityEstimateMIA,
+    ExactDataKnowledge,
+    LocalNeighbourhoodAttack,
+    NoBoxKnowledge,
+    SyntheticPredictorAIA,
+    TargetedAIA,
+    TargetedMIA,
+    UncertainBoxKnowledge,
+    select_vulnerable_targets,
+)
+from synthguard.demo import DEMO_METADATA, make_population
+from synthguard.errors import ConfigError
+from synthguard.generators import IndependentMarginals, Raw
+
+
+@pytest.fixture(scope="module")
+def pop() -> pd.DataFrame:
+    return make_population(1200, seed=3)
+
+
+def _mia(pop, gen, targets, seed=0, n=200):
+    return TargetedMIA(AuxiliaryDataKnowledge(pop, num_training_records=n, seed=seed),
+                       BlackBoxKnowledge(gen, n), targets, metadata=DEMO_METADATA, seed=seed)
+
+
+def test_raw_generator_closest_distance_auc_close_to_one_on_any_target(pop):
+    tm = _mia(pop, Raw(), "auto:2")
+    ids = []
+    for view in tm:
+        for dist in ("gower", "hamming"):
+            att = ClosestDistanceMIA(dist).train(view, num_samples=30)
+            m = view.test(att, num_samples=40).metrics(n_boot=50)
+            assert m["auc"] >= 0.95, (view.target_id, dist, m["auc"])
+            assert m["accuracy"] >= 0.95
+        ids.append(view.target_id)
+    # a typical record given by row id leaks just the same
+    view = _mia(pop, Raw(), [int(np.setdiff1d(np.arange(50), ids)[0])]).view(0)
+    att = ClosestDistanceMIA("gower").train(view, num_samples=30)
+    assert view.test(att, num_samples=40).metrics(n_boot=50)["auc"] >= 0.95
+
+
+def test_independent_marginals_auc_is_one_half_within_its_ci(pop):
+    tm = _mia(pop, IndependentMarginals(), [17], n=200)
+    view = tm.view(0)
+    att = ClosestDistanceMIA("gower").train(view, num_samples=40)
+    m = view.test(att, num_samples=80).metrics(n_boot=300)
+    lo, hi = m["auc_ci"]
+    assert lo <= 0.5 <= hi, m["auc_ci"]
+
+
+def test_same_seed_same_numbers_and_another_seed_differs(pop):
+    def run(seed):
+        view = _mia(pop, IndependentMarginals(), [4], seed=seed, n=150).view(0)
+        att = DensityEstimateMIA().train(view, num_samples=12)
+        return view.test(att, num_samples=12).scores
+
+    a, b, c = run(5), run(5), run(6)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_memoised_samples_do_not_depend_on_the_order_of_requests(pop):
+    tm1 = _mia(pop, IndependentMarginals(), [4], n=100)
+    tm1.generate_training_samples(3)
+    ds1, lab1 = tm1.generate_training_samples(6)
+    tm2 = _mia(pop, IndependentMarginals(), [4], n=100)
+    ds2, lab2 = tm2.generate_training_samples(6)
+    assert np.array_equal(lab1, lab2)
+    for a, b in zip(ds1, ds2, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    again, _ = tm2.generate_training_samples(6)
+    assert all(x is y for x, y in zip(again, ds2, strict=True))  # memoised, not regenerated
+
+
+def test_mia_labeller_makes_complementary_pairs_differing_only_by_targets(pop):
+    tm = _mia(pop, Raw(), [1, 2, 3], n=100)
+    kn, lab = tm.data_knowledge, tm.labeller
+    for j in range(3):
+        r0, l0 = lab.sample(kn, tm.targets, True, 2 * j, 0, "train")
+        r1, l1 = lab.sample(kn, tm.targets, True, 2 * j + 1, 0, "train")
+        assert np.array_equal(l0, 1 - l1)
+        base0 = np.setdiff1d(r0, tm.targets)
+        base1 = np.setdiff1d(r1, tm.targets)
+        assert np.array_equal(base0, base1)
+        assert set(np.intersect1d(r0, tm.targets)) == set(tm.targets[l0 == 1])
+
+
+def test_exact_knowledge_and_no_box_direct_lookup(pop):
+    train = pop.iloc[:150]
+    tm = TargetedMIA(ExactDataKnowledge(train), NoBoxKnowledge(Raw(), 150), [7], metadata=DEMO_METADATA)
+    view = tm.view(0)
+    with pytest.raises(ConfigError, match="no-box"):
+        ClosestDistanceMIA("hamming").train(view, num_samples=5)
+    att = ClosestDistanceMIA("hamming", criterion=("threshold", 0.0)).train(view)
+    m = view.test(att, num_samples=20).metrics(n_boot=20)
+    assert m["accuracy"] == 1.0 and m["threshold"] == 0.0
+    _, labels = view.generate_test_samples(20)
+    assert 0 < labels.sum() < 20
+
+
+def test_uncertain_box_draws_generator_parameters_from_the_prior(pop):
+    def factory(kind: str, seed: int = 0):
+        return Raw(seed=seed) if kind == "raw" else IndependentMarginals(seed=seed)
+
+    gk = UncertainBoxKnowledge(factory, 100, prior=lambda rng: {"kind": ["raw", "marginals"][
+        int(rng.integers(2))]}, final_parameters={"kind": "raw"})
+    tm = TargetedMIA(AuxiliaryDataKnowledge(pop, num_training_records=100), gk, [9], metadata=DEMO_METADATA)
+    view = tm.view(0)
+    att = ClosestDistanceMIA("gower").train(view, num_samples=20)
+    assert view.test(att, num_samples=20).metrics(n_boot=20)["auc"] >= 0.9
+
+
+def test_local_neighbourhood_mia_on_raw(pop):
+    view = _mia(pop, Raw(), [11], n=150).view(0)
+    att = LocalNeighbourhoodAttack("gower", radius=0.0).train(view, num_samples=20)
+    assert view.test(att, num_samples=20).metrics(n_boot=20)["auc"] >= 0.95
+
+
+def test_aia_known_answers_with_raw(pop):
+    tm = TargetedAIA(AuxiliaryDataKnowledge(pop, num_training_records=150), BlackBoxKnowledge(Raw(), 150),
+                     [21, 22], "sex", ["F", "M"], metadata=DEMO_METADATA)
+    for view in tm:
+        att = ClosestDistanceAIA("hamming").train(view, num_samples=20)
+        m = view.test(att, num_samples=30).metrics(n_boot=20)
+        assert m["auc"] >= 0.95
+        assert m["kind"] == "AIA"
+        # fixed threshold -0.5 = "pick the closer variant"
+        att = ClosestDistanceAIA("hamming", criterion=("threshold", -0.5)).train(view)
+        assert view.test(att, num_samples=30).metrics(n_boot=20)["accuracy"] >= 0.9
+    view = tm.view(0)
+    for att in (LocalNeighbourhoodAttack("hamming"), SyntheticPredictorAIA()):
+        s = view.test(att.train(view, num_samples=10), num_samples=10)
+        assert np.isfinite(s.scores).all()
+
+
+def test_aia_rejects_bad_values(pop):
+    with pytest.raises(ConfigError, match="exactly two"):
+        TargetedAIA(AuxiliaryDataKnowledge(pop, num_training_records=50), BlackBoxKnowledge(Raw(), 50),
+                    [1], "sex", ["F"], metadata=DEMO_METADATA)
+
+
+def test_auto_targets_find_a_planted_outlier(pop):
+    df = pop.copy()
+    df.loc[len(df)] = {"age": 95, "sex": "M", "zip": "00001", "education": "doctorate",
+                       "occupation": "astronaut", "income": 9e6, "bmi": 55.0, "diagnosis": "cancer",
+                       "admission_date": pd.Timestamp("2030-01-01")}
+    picked = select_vulnerable_targets(df, 3)
+    assert len(df) - 1 in picked
+    tm = _mia(df, Raw(), "auto:1", n=100)
+    assert tm.targets.tolist() == [len(df) - 1]
+
+
+@pytest.mark.parametrize("bad", ["auto:x", "1,a", [5000], [1, 1]])
+def test_bad_targets_raise(pop, bad):
+    with pytest.raises(ConfigError):
+        _mia(pop, Raw(), bad, n=50)
+
+
+def test_oversized_training_sets_raise(pop):
+    tm = _mia(pop, Raw(), [1], n=5000)
+    with pytest.raises(ConfigError, match="num_training_records"):
+        tm.generate_training_samples(1)
