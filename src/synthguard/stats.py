@@ -68,7 +68,10 @@ class Rate:
 
     @property
     def ci(self) -> tuple[float, float]:
-        return (max(0.0, self.value - self.error), min(1.0, self.value + self.error))
+        # the Wilson bounds are exactly 0 at k = 0 and exactly 1 at k = n (no rounding residue)
+        low = 0.0 if self.k == 0 else max(0.0, self.value - self.error)
+        high = 1.0 if self.k == self.n else min(1.0, self.value + self.error)
+        return (low, high)
 
     @property
     def raw(self) -> float:

@@ -1,0 +1,216 @@
+"""The shared statistics module: intervals, risk, bootstrap, ROC, seeded streams."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as st
+from sklearn import metrics as skm
+
+from synthguard.errors import ConfigError
+from synthguard.stats import (
+    Rate,
+    auc_ci,
+    auc_score,
+    bootstrap_ci,
+    clopper_pearson,
+    make_rng,
+    percentile_ci,
+    proportion,
+    risk_from_rates,
+    roc_curve,
+    thin_roc,
+    tpr_at_fpr,
+    wilson_interval,
+    wilson_rate,
+    z_value,
+)
+
+Z95 = 1.959963984540054
+
+
+# ----------------------------------------------------------------------------- Wilson / exact
+def test_wilson_hand_computed_values():
+    r = wilson_rate(0, 500)
+    assert r.value == pytest.approx(0.0038121702307761206, rel=1e-12)  # anonymeter's value
+    assert r.error == pytest.approx(0.00381217023077612, rel=1e-12)
+    assert r.ci == (0.0, pytest.approx(0.0076243404615522))
+    z2 = Z95**2
+    r = wilson_rate(30, 100)
+    assert r.value == pytest.approx((30 + z2 / 2) / (100 + z2), rel=1e-12)
+    assert r.error == pytest.approx(Z95 / (100 + z2) * math.sqrt(30 * 70 / 100 + z2 / 4), rel=1e-12)
+    assert r.raw == 0.3 and r.n == 100 and r.k == 30
+    r = wilson_rate(100, 100)
+    assert r.ci[1] == 1.0 and r.value < 1.0
+    lo, hi = wilson_interval(30, 100)
+    assert (lo, hi) == pytest.approx((0.2189489, 0.3958485), abs=1e-6)  # textbook Wilson interval
+    assert wilson_rate(30, 100, 0.90).error < wilson_rate(30, 100).error
+
+
+def test_wilson_fractional_successes_and_errors():
+    assert wilson_rate(2.5, 10).k == 2.5
+    for bad in [(-1, 10), (11, 10)]:
+        with pytest.raises(ConfigError):
+            wilson_rate(*bad)
+    with pytest.raises(ConfigError):
+        wilson_rate(0, 0)
+    for cl in (0.0, 1.0, 1.5):
+        with pytest.raises(ConfigError):
+            z_value(cl)
+    assert z_value(0.95) == pytest.approx(Z95, rel=1e-12)
+
+
+@pytest.mark.parametrize("k,n", [(0, 7), (3, 7), (7, 7), (41, 500), (0, 500)])
+def test_wilson_interval_matches_scipy(k, n):
+    want = st.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert wilson_interval(k, n) == pytest.approx((want.low, want.high), abs=1e-12)
+
+
+@pytest.mark.parametrize("k,n", [(0, 1), (0, 20), (1, 20), (7, 20), (20, 20), (3, 1000), (512, 1000)])
+@pytest.mark.parametrize("cl", [0.9, 0.95, 0.99])
+def test_clopper_pearson_matches_scipy(k, n, cl):
+    want = st.binomtest(k, n).proportion_ci(confidence_level=cl, method="exact")
+    got = clopper_pearson(k, n, cl)
+    assert got == pytest.approx((want.low, want.high), abs=1e-12)
+
+
+def test_proportion():
+    p = proportion(3, 10)
+    assert p["value"] == 0.3 and p["n"] == 10 and p["k"] == 3
+    assert p["ci"] == pytest.approx(list(wilson_interval(3, 10)))
+    empty = proportion(0, 0)
+    assert math.isnan(empty["value"]) and empty["n"] == 0
+
+
+# ----------------------------------------------------------------------------- risk
+def _rate(v: float, e: float) -> Rate:
+    return Rate(value=v, error=e, n=100, k=v * 100, confidence_level=0.95)
+
+
+def test_risk_known_values():
+    r = risk_from_rates(_rate(0.5, 0.1), _rate(0.2, 0.05))
+    e = math.sqrt((0.1 / 0.8) ** 2 + (0.05 * (0.5 - 1) / 0.8**2) ** 2)
+    assert r.value == pytest.approx(0.375, rel=1e-12)
+    assert r.ci == pytest.approx((0.375 - e, 0.375 + e), rel=1e-12)
+    assert "control" in r.relative_to
+
+
+def test_risk_clipping_and_edges():
+    low = risk_from_rates(_rate(0.1, 0.02), _rate(0.4, 0.05))  # attack worse than control
+    assert low.value == 0.0 and low.ci[0] == 0.0 and 0.0 <= low.ci[1] <= 1.0
+    high = risk_from_rates(_rate(0.99, 0.2), _rate(0.0, 0.0))
+    assert high.value == pytest.approx(0.99) and high.ci[1] == 1.0
+    edge = risk_from_rates(_rate(0.9, 0.01), _rate(1.0, 0.0))  # control always succeeds
+    assert math.isnan(edge.value) and all(math.isnan(x) for x in edge.ci)
+    absolute = risk_from_rates(_rate(0.3, 0.05))
+    assert absolute.value == 0.3 and absolute.ci == pytest.approx((0.25, 0.35))
+    assert "absolute" in absolute.relative_to
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("n,k_attack,k_control", [(500, 0, 0), (500, 120, 60), (300, 30, 90), (1000, 999, 10)])
+def test_risk_matches_anonymeter(n, k_attack, k_control):
+    import warnings
+
+    from anonymeter.stats.confidence import EvaluationResults
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = EvaluationResults(n_attacks=n, n_success=k_attack, n_baseline=0, n_control=k_control)
+        want = ref.risk()
+    a, c = wilson_rate(k_attack, n), wilson_rate(k_control, n)
+    assert a.value == pytest.approx(ref.attack_rate.value, rel=1e-12)
+    assert a.error == pytest.approx(ref.attack_rate.error, rel=1e-12)
+    got = risk_from_rates(a, c)
+    assert got.value == pytest.approx(want.value, abs=1e-12)
+    assert got.ci == pytest.approx(tuple(want.ci), abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- bootstrap
+def test_bootstrap_reproducible_and_seed_dependent():
+    x = np.random.default_rng(0).normal(size=200)
+    a = bootstrap_ci(np.mean, [x], n_boot=300, seed=7)
+    b = bootstrap_ci(np.mean, [x], n_boot=300, seed=7)
+    c = bootstrap_ci(np.mean, [x], n_boot=300, seed=8)
+    assert a == b and a != c
+    assert a[0] < x.mean() < a[1]
+    assert percentile_ci(x, 50, n_boot=300, seed=3) == percentile_ci(x, 50, n_boot=300, seed=3)
+    assert percentile_ci(np.array([np.nan]), 50) != percentile_ci(x, 50)  # NaN-only -> (nan, nan)
+    with pytest.raises(ConfigError):
+        bootstrap_ci(np.mean, [x], confidence_level=1.0)
+
+
+def test_bootstrap_coverage_sanity():
+    """Over 120 samples from N(0, 1), the 90 % interval of the mean covers 0 most of the time."""
+    rng = np.random.default_rng(1)
+    hits_mean = hits_median = 0
+    reps = 120
+    for i in range(reps):
+        x = rng.normal(size=60)
+        lo, hi = bootstrap_ci(np.mean, [x], n_boot=200, confidence_level=0.9, seed=i)
+        hits_mean += lo <= 0.0 <= hi
+        lo, hi = percentile_ci(x, 50, n_boot=200, confidence_level=0.9, seed=i)
+        hits_median += lo <= 0.0 <= hi
+    # nominal 90 %: a binomial(120, 0.9) falls below 0.78 with probability < 1e-4
+    assert 0.78 <= hits_mean / reps <= 0.99
+    assert 0.78 <= hits_median / reps <= 1.0
+
+
+def test_stratified_bootstrap_keeps_both_classes():
+    labels = np.r_[np.ones(5, int), np.zeros(200, int)]
+    scores = np.random.default_rng(2).random(labels.size) + labels
+    lo, hi = auc_ci(labels, scores, n_boot=200, seed=0)
+    assert not math.isnan(lo) and lo <= auc_score(labels, scores) <= hi
+    assert auc_ci(labels, scores, n_boot=200, seed=0) == (lo, hi)
+
+
+# ----------------------------------------------------------------------------- ROC / AUC
+@pytest.mark.parametrize("seed", range(5))
+def test_auc_and_roc_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 400))
+    labels = rng.random(n) < rng.uniform(0.1, 0.9)
+    labels[0], labels[1] = True, False
+    scores = rng.normal(size=n) + labels * rng.uniform(0, 2)
+    if seed % 2:
+        scores = scores.round(1)  # ties
+    assert auc_score(labels, scores) == pytest.approx(skm.roc_auc_score(labels, scores), abs=1e-12)
+    fpr, tpr, thr = roc_curve(labels, scores)
+    sf, st_, sthr = skm.roc_curve(labels, scores, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, sf, atol=1e-12)
+    np.testing.assert_allclose(tpr, st_, atol=1e-12)
+    np.testing.assert_array_equal(thr[1:], sthr[1:])
+    for target in (0.0, 0.01, 0.1, 0.5, 1.0):
+        want = float(st_[sf <= target + 1e-12].max())
+        assert tpr_at_fpr(labels, scores, target) == pytest.approx(want, abs=1e-12)
+
+
+def test_roc_known_values_and_degenerate():
+    labels = np.array([1, 1, 0, 1, 0, 0])
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.55, 0.1])
+    assert auc_score(labels, scores) == pytest.approx(8 / 9)
+    assert tpr_at_fpr(labels, scores, 0.0) == pytest.approx(2 / 3)
+    assert tpr_at_fpr(labels, scores, 1 / 3) == 1.0
+    assert auc_score(np.ones(4), np.arange(4.0)) != auc_score(np.ones(4), np.arange(4.0))  # NaN
+    fpr, tpr, _ = roc_curve(labels, scores)
+    pts = thin_roc(np.linspace(0, 1, 1000), np.linspace(0, 1, 1000), max_points=11)
+    assert len(pts) <= 13 and pts[0] == [0.0, 0.0] and pts[-1] == [1.0, 1.0]
+    assert thin_roc(fpr, tpr)[-1] == [1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- streams
+def test_make_rng_reproducible_and_independent():
+    a1 = make_rng(5, "attack", 2).random(1000)
+    a2 = make_rng(5, "attack", 2).random(1000)
+    b = make_rng(5, "attack", 3).random(1000)
+    c = make_rng(5, "other").random(1000)
+    d = make_rng(6, "attack", 2).random(1000)
+    np.testing.assert_array_equal(a1, a2)
+    for other in (b, c, d):
+        assert not np.array_equal(a1, other)
+        assert abs(np.corrcoef(a1, other)[0, 1]) < 0.15
+    g = np.random.default_rng(0)
+    assert make_rng(g, "x") is g
+    np.testing.assert_array_equal(make_rng(None).random(3), make_rng(0).random(3))
