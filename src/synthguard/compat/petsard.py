@@ -351,12 +351,8 @@ def _to_granularities(res: MetricResult) -> dict[str, Any]:
         row = {}
         for key in ("ori_mean", "ori_std", "syn_mean", "syn_std", "diff"):
             row[key] = _num(det.get(key))
-        if math.isnan(row["syn_mean"]):
-            row["syn_mean"] = _num(res.value)
-        if math.isnan(row["ori_mean"]) and res.baseline is not None:
-            row["ori_mean"] = _num(res.baseline.value)
         if math.isnan(row["diff"]):
-            row["diff"] = row["syn_mean"] - row["ori_mean"]
+            row["diff"] = _num(res.value)  # synthguard's value is syn_mean - ori_mean
         row.update(_common(res))
         glob = pd.DataFrame([row])
     else:

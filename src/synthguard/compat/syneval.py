@@ -17,9 +17,13 @@ Every SynEval key is kept, and each block gains synthguard's extras: ``ci`` (con
 ``"synthguard"``. Differences from SynEval, on purpose:
 
 * ``control_data`` (real rows held out from training) is an optional extra argument. SynEval
-  builds its anonymeter "control" by sampling the *original* rows, which makes every anonymeter
-  risk meaningless; synthguard runs the anonymeter attacks only with a real control table and
-  otherwise lists them under ``skipped_metrics`` with the reason.
+  builds its anonymeter "control" by sampling the *original* rows (the training rows themselves),
+  which biases every residual risk; synthguard never does that: with ``control_data`` the risks
+  are anonymeter's residual risks, without it they are measured against the naive baseline and
+  say so (``baseline`` / ``warning``). A metric that strictly needs a control is listed under
+  ``skipped_metrics`` with the reason.
+* When an attack is no better than its baseline SynEval reports ``risk = 0.0``; synthguard keeps
+  the measured risk and flags it ``synthguard_risk_level = "not meaningful"`` with a warning.
 * IMS's baseline is train-vs-control when a control is given; without one there is no baseline
   (SynEval compares train with a shuffled copy of itself, so IMS always "passes").
 * Text privacy uses offline spaCy models (no Flair download); ``device`` is accepted for
@@ -223,9 +227,9 @@ class PrivacyEvaluator:
                 if name == "inference":
                     per = r.details.get("per_secret") if isinstance(r.details, Mapping) else None
                     if isinstance(per, (list, tuple)) and per:
-                        anon[name] = [dict(p) for p in per if isinstance(p, Mapping)]
+                        anon[name] = [_per_secret(p) for p in per if isinstance(p, Mapping)]
                     else:
-                        anon[name] = [dict(block, secret_column=(r.details or {}).get("secret"))]
+                        anon[name] = [dict(block, secret_column=(r.details or {}).get("secret_column"))]
                 if _num(r.value) is not None:
                     risks.append((float(r.value), name))
             if anon:
@@ -248,6 +252,21 @@ class PrivacyEvaluator:
 def _fmt(x: Any) -> str:
     f = _num(x)
     return "n/a" if f is None else f"{f:.4f}"
+
+
+def _per_secret(p: Mapping[str, Any]) -> dict[str, Any]:
+    """One inference secret in SynEval's shape (plus synthguard's interval and level)."""
+    ci = p.get("risk_ci")
+    err = None
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and _num(ci[0]) is not None and _num(ci[1]) is not None:
+        err = (float(ci[1]) - float(ci[0])) / 2
+    out = {"secret_column": p.get("secret_column"), "attack_rate": _num(p.get("attack_rate")),
+           "baseline_rate": _num(p.get("baseline_rate")), "control_rate": _num(p.get("control_rate")),
+           "risk": _num(p.get("risk")), "error": err, "ci": to_jsonable(ci),
+           "meaningful": p.get("meaningful")}
+    if p.get("meaningful") is False:
+        out["warning"] = "Attack is not better than baseline model"
+    return out
 
 
 def _anon_block(r: MetricResult) -> dict[str, Any]:
