@@ -1,0 +1,241 @@
+"""Side-by-side benchmark: anonymeter 1.1.0 against synthguard's GDPR trio.
+
+Runs, for each data size, the four attacks (singling out univariate, singling out multivariate,
+linkability, inference with every column as the secret) with anonymeter and with synthguard on the
+same generated mixed-type tables (original, synthetic, control; 15 columns: 7 numeric, 6 categorical,
+2 boolean). Each (library, attack, size) runs in a fresh subprocess, so the peak memory (ru_maxrss)
+is that run's own; JIT compilation is warmed up on a tiny table first and not counted.
+anonymeter is stopped after ``--cap`` seconds per attack (default 600) and reported as ``>cap``; for
+inference the number of secrets it finished by then is reported.
+
+Usage::
+
+    python benchmarks/bench_anonymeter.py                     # 40k and 400k rows, both libraries
+    python benchmarks/bench_anonymeter.py --sizes 40000 --cap 600 --out /tmp/bench.json
+    python benchmarks/bench_anonymeter.py --only synthguard --reuse /tmp/bench.json
+
+``--reuse`` reads earlier results from a JSON file written by ``--out`` and only runs what is missing
+(so a long anonymeter run can be made once). Not run by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ATTACKS = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference")
+N_ATTACKS = 2000
+N_COLS = 3
+N_NEIGHBORS = 10
+SEED = 0
+
+
+# --------------------------------------------------------------------------------------------- data
+def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Correlated mixed-type rows: 7 numeric, 6 categorical, 2 boolean columns."""
+    z = rng.normal(size=(n, 3))
+    age = np.clip(18 + 45 * (0.5 + 0.2 * z[:, 0]) + rng.normal(0, 6, n), 17, 90).round()
+    income = np.exp(10 + 0.4 * z[:, 1] + 0.1 * z[:, 0] + rng.normal(0, 0.3, n)).round(-1)
+    hours = np.clip(40 + 8 * z[:, 2] + rng.normal(0, 5, n), 1, 99).round()
+    weight = rng.normal(190_000, 100_000, n).round()  # near-unique, like fnlwgt
+    score = (0.3 * z[:, 0] + rng.normal(0, 1, n)).round(3)
+    children = rng.poisson(np.exp(0.2 + 0.3 * z[:, 0]).clip(0, 5))
+    gain = np.where(rng.random(n) < 0.08, rng.exponential(5000, n).round(), 0.0)
+    edu_levels = np.array(["hs", "college", "bachelor", "master", "doctor", "none", "assoc"])
+    edu = edu_levels[np.clip((z[:, 1] * 1.5 + 3 + rng.normal(0, 1, n)).astype(int), 0, 6)]
+    occ = rng.choice([f"occ{i:02d}" for i in range(14)], n)
+    region = rng.choice([f"r{i}" for i in range(40)], n, p=np.r_[np.full(10, 0.06), np.full(30, 0.4 / 30)])
+    marital = rng.choice(["married", "single", "divorced", "widowed"], n, p=[0.5, 0.3, 0.15, 0.05])
+    race = rng.choice(["a", "b", "c", "d", "e"], n, p=[0.7, 0.12, 0.1, 0.05, 0.03])
+    sex = np.where(z[:, 2] + rng.normal(0, 1, n) > 0, "F", "M")
+    owner = z[:, 1] + rng.normal(0, 1, n) > 0.2
+    smoker = rng.random(n) < 0.2
+    return pd.DataFrame({"age": age, "income": income, "hours": hours, "weight": weight, "score": score,
+                         "children": children.astype(float), "gain": gain, "edu": edu, "occ": occ,
+                         "region": region, "marital": marital, "race": race, "sex": sex, "owner": owner,
+                         "smoker": smoker})
+
+
+def make_data(n: int, seed: int = SEED) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``original`` (n rows), ``synthetic`` (n rows; 20 % are lightly perturbed copies of original
+    rows, the rest fresh draws) and ``control`` (n // 4 fresh rows)."""
+    rng = np.random.default_rng(seed)
+    ori = _population(n, rng)
+    ctl = _population(n // 4, rng)
+    fresh = _population(n, rng)
+    leak = rng.random(n) < 0.2
+    src = rng.integers(0, n, n)
+    syn = fresh.copy()
+    copied = ori.iloc[src[leak]].reset_index(drop=True)
+    copied["hours"] = (copied["hours"] + rng.integers(-1, 2, len(copied))).clip(1, 99)
+    syn.loc[leak, :] = copied.to_numpy()
+    syn = syn.astype(ori.dtypes.to_dict())
+    return ori, syn, ctl
+
+
+# --------------------------------------------------------------------------------------------- workers
+def _halves(columns: list[str]) -> tuple[list[str], list[str]]:
+    h = (len(columns) + 1) // 2
+    return columns[:h], columns[h:]
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def worker_anonymeter(attack: str, n: int, progress: Path) -> dict:
+    import anonymeter.evaluators as ev  # noqa: F401  (import first: avoids anonymeter's circular import)
+    from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+
+    ori, syn, ctl = make_data(n)
+    cols = list(ori.columns)
+    # warm-up (numba JIT of the kNN kernel), not timed
+    small = make_data(500, 1)
+    LinkabilityEvaluator(small[0], small[1], aux_cols=_halves(cols), n_attacks=20, control=small[2],
+                         n_neighbors=1).evaluate()
+    t0, c0 = time.perf_counter(), time.process_time()
+    out: dict = {"risk": None}
+    if attack.startswith("singling_out"):
+        mode = attack.rsplit("_", 1)[1]
+        e = SinglingOutEvaluator(ori, syn, n_attacks=N_ATTACKS, n_cols=N_COLS, control=ctl, seed=SEED)
+        e.evaluate(mode=mode)
+        out["risk"] = e.risk().value
+    elif attack == "linkability":
+        e = LinkabilityEvaluator(ori, syn, aux_cols=_halves(cols), n_attacks=N_ATTACKS, control=ctl,
+                                 n_neighbors=N_NEIGHBORS)
+        e.evaluate()
+        out["risk"] = e.risk().value
+    else:
+        risks = {}
+        for secret in cols:
+            aux = [c for c in cols if c != secret]
+            e = InferenceEvaluator(ori, syn, aux_cols=aux, secret=secret, n_attacks=N_ATTACKS,
+                                   control=ctl, regression=False)
+            e.evaluate()
+            risks[secret] = e.risk().value
+            progress.write_text(json.dumps({"done": len(risks), "seconds": time.perf_counter() - t0}))
+        out["risk"] = max(risks.values())
+        out["secrets_done"] = len(risks)
+    out.update(seconds=time.perf_counter() - t0, cpu=time.process_time() - c0, peak_mb=_peak_mb())
+    return out
+
+
+def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
+    from synthguard.registry import Context, get_metric, run_metric
+
+    def run(ori, syn, ctl, name, params):
+        ctx = Context.from_frames(ori, syn, ctl, seed=SEED)
+        spec = get_metric(name)
+        return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))
+
+    ori, syn, ctl = make_data(n)
+    cols = list(ori.columns)
+    params = {"singling_out_univariate": {"n_attacks": N_ATTACKS},
+              "singling_out_multivariate": {"n_attacks": N_ATTACKS, "n_cols": N_COLS},
+              "linkability": {"n_attacks": N_ATTACKS, "aux_cols": [list(h) for h in _halves(cols)],
+                              "n_neighbors": N_NEIGHBORS},
+              "inference": {"n_attacks": N_ATTACKS, "regression": "false"}}[attack]
+    small = make_data(500, 1)
+    warm = dict(params, n_attacks=20)
+    run(*small, attack, warm)  # numba JIT warm-up, not timed
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = run(ori, syn, ctl, attack, params)
+    out = {"risk": res.value, "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+           "peak_mb": _peak_mb()}
+    if attack == "inference":
+        out["secrets_done"] = len(res.details["per_secret"])
+    return out
+
+
+# --------------------------------------------------------------------------------------------- driver
+def run_one(lib: str, attack: str, n: int, cap: float | None) -> dict:
+    progress = Path(f"/tmp/bench_anonymeter_{os.getpid()}_{lib}_{attack}_{n}.json")
+    progress.unlink(missing_ok=True)
+    cmd = [sys.executable, __file__, "--worker", lib, "--attack", attack, "--rows", str(n),
+           "--progress", str(progress)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cap)
+    except subprocess.TimeoutExpired:
+        res = {"seconds": None, "capped": cap, "wall_incl_setup": time.perf_counter() - t0}
+        if progress.exists():
+            res["secrets_done"] = json.loads(progress.read_text())["done"]
+        return res
+    if proc.returncode != 0:
+        return {"seconds": None, "error": proc.stderr.strip().splitlines()[-1:] or ["?"]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_s(r: dict) -> str:
+    if r.get("seconds") is not None:
+        return f"{r['seconds']:.2f}"
+    if r.get("capped"):
+        return f">{r['capped']:.0f}"
+    return "error"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="40000,400000")
+    ap.add_argument("--cap", type=float, default=600.0, help="seconds per anonymeter attack")
+    ap.add_argument("--only", choices=("anonymeter", "synthguard"), default=None)
+    ap.add_argument("--attacks", default=",".join(ATTACKS))
+    ap.add_argument("--out", default=None, help="write all results as JSON here")
+    ap.add_argument("--reuse", default=None, help="JSON from an earlier --out: skip what it holds")
+    ap.add_argument("--worker", default=None)
+    ap.add_argument("--attack", default=None)
+    ap.add_argument("--rows", type=int, default=None)
+    ap.add_argument("--progress", default="/tmp/bench_anonymeter_progress.json")
+    args = ap.parse_args()
+
+    if args.worker:
+        fn = worker_anonymeter if args.worker == "anonymeter" else worker_synthguard
+        print(json.dumps(fn(args.attack, args.rows, Path(args.progress))))
+        return
+
+    results: dict = json.loads(Path(args.reuse).read_text()) if args.reuse else {}
+    libs = [args.only] if args.only else ["anonymeter", "synthguard"]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    attacks = args.attacks.split(",")
+    print(f"{'rows':>8} {'attack':<26} {'anonymeter s':>13} {'MB':>7} {'synthguard s':>13} {'MB':>7} "
+          f"{'ratio':>8}  risks (anonymeter / synthguard)", flush=True)
+    for n in sizes:
+        for attack in attacks:
+            for lib in libs:
+                key = f"{lib}|{attack}|{n}"
+                if key not in results:
+                    results[key] = run_one(lib, attack, n, args.cap if lib == "anonymeter" else None)
+                    if args.out:
+                        Path(args.out).write_text(json.dumps(results, indent=1))
+            a = results.get(f"anonymeter|{attack}|{n}", {})
+            s = results.get(f"synthguard|{attack}|{n}", {})
+            ratio = ""
+            if s.get("seconds"):
+                if a.get("seconds") is not None:
+                    ratio = f"{a['seconds'] / s['seconds']:.1f}x"
+                elif a.get("capped"):
+                    ratio = f">{a['capped'] / s['seconds']:.0f}x"
+            extra = f" (anonymeter {a['secrets_done']}/15 secrets)" if a.get("capped") and "secrets_done" in a else ""
+            ra, rs = a.get("risk"), s.get("risk")
+            risks = f"{ra if ra is None else round(ra, 4)} / {rs if rs is None else round(rs, 4)}"
+            print(f"{n:>8} {attack:<26} {_fmt_s(a) if a else '-':>13} {a.get('peak_mb', 0):>7.0f} "
+                  f"{_fmt_s(s) if s else '-':>13} {s.get('peak_mb', 0):>7.0f} {ratio:>8}  {risks}{extra}",
+                  flush=True)
+    if not args.only or args.only == "synthguard":
+        for n in sizes:
+            tot = [results.get(f"synthguard|{a}|{n}", {}).get("seconds") for a in ATTACKS]
+            if all(t is not None for t in tot):
+                print(f"synthguard whole trio at {n} rows: {sum(tot):.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

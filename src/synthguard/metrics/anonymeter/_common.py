@@ -1,0 +1,226 @@
+"""Helpers shared by the GDPR trio: canonical row order, parameter checks, the result contract.
+
+Every attack works on *canonical* tables: exact duplicate rows removed and the remaining rows sorted
+by a hash of their content, so neither the input row order nor duplicated rows change a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...encoding import NAN_CODE, Block
+from ...errors import ConfigError, MetricError
+from ...registry import Context, Param
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ...stats import Rate, risk_from_rates, wilson_rate
+
+FAMILY = "anonymeter"
+DIRECTION = "lower is safer"
+THRESHOLDS = {"medium": 0.3, "high": 0.5}
+NOT_MEANINGFUL = "not meaningful"
+
+
+def _check_positive_int(v: Any) -> str | None:
+    return None if v >= 1 else "must be at least 1: pass a positive number"
+
+
+def _check_cl(v: Any) -> str | None:
+    return None if 0.0 < v < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
+
+
+def common_params(n_attacks: int = 2000) -> list[Param]:
+    """Parameters every attack of the trio takes."""
+    return [
+        Param("n_attacks", n_attacks, "number of attacks (targets / queries) per attack type",
+              kind=int, check=_check_positive_int),
+        Param("max_n_attacks", False, "use as many attacks as the data allows (every distinct original "
+              "row, capped by the control size) instead of n_attacks (PETsARD's switch)", kind=bool),
+        Param("confidence_level", 0.95, "confidence level of the Wilson rates and the risk interval",
+              kind=float, check=_check_cl),
+        Param("n_records", 20, "how many exposed original rows to list in 'records' (0 = none)", kind=int,
+              check=lambda v: None if v >= 0 else "must be 0 or more"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ canonical rows
+@dataclass(frozen=True)
+class Canonical:
+    """Positions (in the validated table) of its distinct rows, in content-hash order."""
+
+    rows: np.ndarray
+    key: str = ""
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.size)
+
+
+def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
+    """Distinct rows of ``role`` on ``columns``, ordered by a hash of their content (cached per run).
+
+    The position kept for a group of duplicates is its first occurrence (used only to name rows in
+    ``records``). 64-bit hash collisions between distinct rows are ignored (probability ~ n^2 / 2^64).
+    """
+    key = f"anonymeter:canonical:{role}:{tuple(columns)}"
+    hit = ctx.cache.get(key)
+    if hit is not None:
+        return hit
+    frame = ctx.tables.get(role)[list(columns)]
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    _, first = np.unique(h, return_index=True)  # sorted by hash: independent of the row order
+    out = Canonical(first.astype(np.int64), key)
+    ctx.cache[key] = out
+    return out
+
+
+def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) -> Block:
+    """Encoded rows of ``role`` (columns in the order given) in canonical order.
+
+    The whole tabular block is encoded and reordered once per role and canonical order, then sliced.
+    """
+    key = f"anonymeter:block:{canon.key}"
+    full = ctx.cache.get(key)
+    if full is None:
+        full = ctx.encoded.block(role).take(canon.rows)
+        ctx.cache[key] = full
+    return full.select(list(columns))
+
+
+def concat_blocks(*blocks: Block) -> Block:
+    """Rows of several blocks with the same columns, stacked."""
+    return Block(np.concatenate([b.num for b in blocks], axis=0), np.concatenate([b.cat for b in blocks], axis=0),
+                 blocks[0].num_columns, blocks[0].cat_columns)
+
+
+def float_matrix(block: Block) -> np.ndarray:
+    """One float64 matrix of a block: numeric values, then categorical codes (missing -> NaN)."""
+    cat = block.cat.astype(np.float64)
+    cat[block.cat == NAN_CODE] = np.nan
+    return np.ascontiguousarray(np.concatenate([block.num, cat], axis=1))
+
+
+def tabular_columns(ctx: Context) -> list[str]:
+    cols = ctx.tables.schema.tabular_columns()
+    if not cols:
+        raise MetricError("no tabular columns (every column is text or id): the trio needs tabular data")
+    return cols
+
+
+def check_columns(ctx: Context, columns: Sequence[str], param: str) -> list[str]:
+    """``columns`` validated against the tabular columns of the schema."""
+    known = set(ctx.tables.schema.tabular_columns())
+    cols = [str(c) for c in columns]
+    bad = [c for c in cols if c not in known]
+    if bad:
+        raise ConfigError(f"parameter {param!r}: column(s) {bad} are not tabular columns of the data "
+                          f"(text and id columns are excluded): use some of {sorted(known)}")
+    if len(set(cols)) != len(cols):
+        raise ConfigError(f"parameter {param!r} names a column twice: {cols}")
+    return cols
+
+
+def resolve_n_attacks(n_attacks: int, max_n_attacks: bool, available: Mapping[str, int],
+                      metric: str) -> tuple[int, str | None]:
+    """The number of attacks to run and a note when it had to be clipped.
+
+    ``available`` maps a role to the number of distinct rows that can serve as targets.
+    """
+    cap = min(available.values())
+    if max_n_attacks:
+        return cap, None
+    if n_attacks > cap:
+        where = ", ".join(f"{k} has {v}" for k, v in available.items())
+        return cap, (f"n_attacks={n_attacks} exceeds the distinct rows available ({where}): "
+                     f"ran {cap} attacks")
+    return n_attacks, None
+
+
+# ------------------------------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class Outcome:
+    """Counts of one attack type, turned into the JSON contract by :func:`summarise`."""
+
+    n_attacks: int
+    n_success: float
+    n_baseline_attacks: int
+    n_baseline: float
+    n_control_attacks: int | None = None
+    n_control: float | None = None
+
+
+def summarise(o: Outcome, confidence_level: float) -> tuple[dict[str, Any], Rate, Rate, Rate | None,
+                                                          str | None]:
+    """The result contract (anonymeter's rates, the risk and its interval) and the warning, if any."""
+    att = wilson_rate(o.n_success, o.n_attacks, confidence_level)
+    base = wilson_rate(o.n_baseline, o.n_baseline_attacks, confidence_level)
+    ctl = None
+    if o.n_control is not None and o.n_control_attacks:
+        ctl = wilson_rate(min(o.n_control, o.n_control_attacks), o.n_control_attacks, confidence_level)
+    risk = risk_from_rates(att, ctl)
+    d: dict[str, Any] = {
+        "risk": risk.value,
+        "risk_ci": [risk.ci[0], risk.ci[1]],
+        "relative_to": risk.relative_to,
+        "attack_rate": att.value,
+        "attack_rate_err": att.error,
+        "baseline_rate": base.value,
+        "baseline_rate_err": base.error,
+        "control_rate": ctl.value if ctl is not None else None,
+        "control_rate_err": ctl.error if ctl is not None else None,
+        "n_attacks": int(o.n_attacks),
+        "n_success": _num(o.n_success),
+        "n_baseline_attacks": int(o.n_baseline_attacks),
+        "n_baseline": _num(o.n_baseline),
+        "n_control_attacks": None if o.n_control_attacks is None else int(o.n_control_attacks),
+        "n_control": None if o.n_control is None else _num(o.n_control),
+    }
+    warning = None
+    if base.value >= att.value:
+        warning = (f"the attack is no better than the naive baseline (attack rate {att.value:.4f} <= "
+                   f"baseline rate {base.value:.4f}): the risk estimate cannot be trusted; it does not "
+                   "mean there is no risk")
+    d["meaningful"] = warning is None
+    return d, att, base, ctl, warning
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def risk_level(d: Mapping[str, Any], thresholds: Mapping[str, float]) -> str:
+    if not d.get("meaningful", True):
+        return NOT_MEANINGFUL
+    return level_from_thresholds(d["risk"], thresholds, DIRECTION)
+
+
+def build_result(ctx: Context, name: str, d: dict[str, Any], base: Rate, warning: str | None,
+                 notes: Sequence[str], records: list[dict[str, Any]] | None,
+                 baseline_text: str) -> MetricResult:
+    """A :class:`MetricResult` from the contract ``d`` (value = risk)."""
+    warn = "; ".join([w for w in [warning, *notes] if w]) or None
+    return MetricResult(
+        name=name, family=FAMILY, value=d["risk"], direction=DIRECTION,
+        baseline=Baseline(base.value, baseline_text, base.ci),
+        ci=(d["risk_ci"][0], d["risk_ci"][1]), n=d["n_attacks"],
+        risk_level=risk_level(d, ctx.thresholds), warning=warn, details=d, records=records)
+
+
+def top_records(records: list[dict[str, Any]], n: int) -> list[dict[str, Any]] | None:
+    return records[:n] if n > 0 else None
+
+
+def format_cell(ctx: Context, role: str, row: int, column: str) -> Any:
+    """The value of one cell of a validated table, as plain JSON (dates as ISO strings)."""
+    v = ctx.tables.get(role)[column].iloc[int(row)]
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return None
+    if isinstance(v, pd.Timestamp):
+        return v.isoformat()
+    if isinstance(v, (np.generic,)):
+        return v.item()
+    return v

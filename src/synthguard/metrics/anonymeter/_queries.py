@@ -1,0 +1,176 @@
+"""Counting the rows that satisfy conjunctive singling-out queries, in batches.
+
+A query is ``k`` predicates ``(column, op, value)`` over one float64 matrix (numeric values and
+categorical codes, missing = NaN). Operators: ``EQ, NE, GT, LT, GE, LE`` (a missing value never
+satisfies a comparison), ``ISNULL`` and ``NOTNULL``. Counts can be capped (``cap=2`` answers "does the
+query single out a row?" and stops scanning at the second match). A numba kernel runs when numba is
+installed (parallel over queries); otherwise a chunked NumPy version gives the same numbers.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import numpy as np
+
+EQ, NE, GT, LT, GE, LE, ISNULL, NOTNULL = range(8)
+OP_TEXT = {EQ: "==", NE: "!=", GT: ">", LT: "<", GE: ">=", LE: "<=", ISNULL: "is null",
+           NOTNULL: "is not null"}
+_HAS_NUMBA = find_spec("numba") is not None
+_MAX_CELLS = 4_000_000
+
+if _HAS_NUMBA:
+    import numba as nb
+
+    @nb.njit(cache=True, nogil=True)
+    def _holds(x, op, v):  # pragma: no cover - compiled
+        if op == ISNULL:
+            return x != x
+        if op == NOTNULL:
+            return x == x
+        if x != x:
+            return False
+        if op == EQ:
+            return x == v
+        if op == NE:
+            return x != v
+        if op == GT:
+            return x > v
+        if op == LT:
+            return x < v
+        if op == GE:
+            return x >= v
+        return x <= v
+
+    @nb.njit(parallel=True, cache=True)
+    def _count_kernel(X, qcol, qop, qval, cap, out_count, out_first):  # pragma: no cover - compiled
+        nq = qcol.shape[0]
+        k = qcol.shape[1]
+        n = X.shape[0]
+        for i in nb.prange(nq):
+            cnt = 0
+            first = -1
+            for r in range(n):
+                ok = True
+                for t in range(k):
+                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
+                        ok = False
+                        break
+                if ok:
+                    if cnt == 0:
+                        first = r
+                    cnt += 1
+                    if cnt >= cap:
+                        break
+            out_count[i] = cnt
+            out_first[i] = first
+
+    @nb.njit(parallel=True, cache=True)
+    def _fill_kernel(X, qcol, qop, qval, offsets, out_rows):  # pragma: no cover - compiled
+        nq = qcol.shape[0]
+        k = qcol.shape[1]
+        n = X.shape[0]
+        for i in nb.prange(nq):
+            pos = offsets[i]
+            end = offsets[i + 1]
+            for r in range(n):
+                if pos >= end:
+                    break
+                ok = True
+                for t in range(k):
+                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
+                        ok = False
+                        break
+                if ok:
+                    out_rows[pos] = r
+                    pos += 1
+
+
+def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
+    """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
+    n = X.shape[0]
+    m = np.ones((n, qcol.shape[0]), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        for t in range(qcol.shape[1]):
+            vals = X[:, qcol[:, t]]
+            nan = np.isnan(vals)
+            v = qval[:, t][None, :]
+            op = qop[:, t]
+            cur = np.zeros_like(m)
+            for code, fn in ((EQ, np.equal), (NE, np.not_equal), (GT, np.greater), (LT, np.less),
+                             (GE, np.greater_equal), (LE, np.less_equal)):
+                sel = op == code
+                if sel.any():
+                    cur[:, sel] = fn(vals[:, sel], v[:, sel]) & ~nan[:, sel]
+            sel = op == ISNULL
+            cur[:, sel] = nan[:, sel]
+            sel = op == NOTNULL
+            cur[:, sel] = ~nan[:, sel]
+            m &= cur
+    return m
+
+
+def count_matches(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
+                  cap: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``X`` satisfying each query: the count (at most ``cap``) and the first matching row.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, p)
+        float64 data (missing = NaN).
+    qcol, qop : ndarray of int64, shape (m, k)
+        Column and operator of each predicate.
+    qval : ndarray of float64, shape (m, k)
+        Comparison values.
+    cap : int, optional
+        Stop counting a query at this many matches.
+
+    Returns
+    -------
+    counts, first : ndarray of int64, shape (m,)
+        ``first`` is -1 when nothing matches.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    qcol = np.ascontiguousarray(qcol, dtype=np.int64)
+    qop = np.ascontiguousarray(qop, dtype=np.int64)
+    qval = np.ascontiguousarray(qval, dtype=np.float64)
+    m = qcol.shape[0]
+    cap_ = int(cap) if cap is not None else np.iinfo(np.int64).max
+    counts = np.zeros(m, dtype=np.int64)
+    first = np.full(m, -1, dtype=np.int64)
+    if m == 0 or X.shape[0] == 0:
+        return counts, first
+    if _HAS_NUMBA:
+        _count_kernel(X, qcol, qop, qval, cap_, counts, first)
+        return counts, first
+    chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
+    for s in range(0, m, chunk):
+        e = min(m, s + chunk)
+        mk = _mask_numpy(X, qcol[s:e], qop[s:e], qval[s:e])
+        c = mk.sum(axis=0)
+        counts[s:e] = np.minimum(c, cap_)
+        first[s:e] = np.where(c > 0, mk.argmax(axis=0), -1)
+    return counts, first
+
+
+def match_lists(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray,
+                counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row matching each query, as CSR ``(offsets, rows)`` (``counts`` from :func:`count_matches`
+    without a cap). Rows are ascending within a query."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    rows = np.empty(int(offsets[-1]), dtype=np.int64)
+    if rows.size == 0:
+        return offsets, rows
+    if _HAS_NUMBA:
+        _fill_kernel(X, np.ascontiguousarray(qcol, dtype=np.int64), np.ascontiguousarray(qop, dtype=np.int64),
+                     np.ascontiguousarray(qval, dtype=np.float64), offsets, rows)
+        return offsets, rows
+    chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
+    for s in range(0, counts.size, chunk):
+        e = min(counts.size, s + chunk)
+        mk = _mask_numpy(X, qcol[s:e], qop[s:e], qval[s:e])
+        qq, rr = np.nonzero(mk.T)
+        rows[offsets[s]:offsets[e]] = rr  # np.nonzero is row-major: grouped by query, rows ascending
+    return offsets, rows

@@ -1,0 +1,160 @@
+"""Linkability (anonymeter semantics): can the synthetic data link two halves of a person's record?
+
+The attacker holds two datasets about the same people with different columns (``aux_cols`` = the
+two column lists). For each target row, it looks up the ``n_neighbors`` nearest synthetic rows on
+each half; the target is linked when the two neighbour sets share a synthetic row. The naive
+baseline draws both neighbour sets at random; the control attack runs on real held-out rows.
+Distances are anonymeter's: Gower terms scaled by the ranges over the targets and the synthetic
+rows, summed, one-sided missing numeric value = infinitely far.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...encoding import value_ranges
+from ...errors import ConfigError
+from ...neighbors import gower, kneighbors
+from ...registry import Context, Param, register
+from ...results import MetricResult
+from ._common import (
+    DIRECTION,
+    FAMILY,
+    THRESHOLDS,
+    Outcome,
+    block_of,
+    build_result,
+    canonical,
+    check_columns,
+    common_params,
+    concat_blocks,
+    resolve_n_attacks,
+    summarise,
+    tabular_columns,
+)
+
+
+def default_split(ctx: Context) -> tuple[list[str], list[str]]:
+    """The documented default ``aux_cols``: the declared quasi-identifiers (or, with fewer than two,
+    every tabular column) in table order, split into a first half of ``ceil(p / 2)`` columns and a
+    second half of the rest."""
+    tab = tabular_columns(ctx)
+    qis = [c for c in ctx.tables.schema.quasi_identifiers if c in tab]
+    cols = qis if len(qis) >= 2 else tab
+    if len(cols) < 2:
+        raise ConfigError("linkability needs at least two tabular columns to split into aux_cols: "
+                          "pass aux_cols=[[...], [...]] or add columns")
+    h = (len(cols) + 1) // 2
+    return cols[:h], cols[h:]
+
+
+def _check_aux(ctx: Context, aux_cols: Any) -> tuple[list[str], list[str]]:
+    if (not isinstance(aux_cols, (list, tuple)) or len(aux_cols) != 2
+            or not all(isinstance(h, (list, tuple)) and len(h) > 0 for h in aux_cols)):
+        raise ConfigError("parameter 'aux_cols' must be two non-empty lists of columns, e.g. "
+                          "[['age', 'zip'], ['income', 'job']]")
+    return (check_columns(ctx, aux_cols[0], "aux_cols[0]"), check_columns(ctx, aux_cols[1], "aux_cols[1]"))
+
+
+def random_links(n_syn: int, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Naive attacker: two independent random ``k``-subsets of the synthetic rows per target;
+    returns whether each pair of subsets intersects."""
+    def subsets() -> np.ndarray:
+        out = rng.integers(0, n_syn, (n, k))
+        for _ in range(1000):  # redraw rows holding a repeated index (rare; vectorised per round)
+            s = np.sort(out, axis=1)
+            bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1)) if k > 1 else np.zeros(0, int)
+            if bad.size == 0:
+                break
+            out[bad] = rng.integers(0, n_syn, (bad.size, k))
+        return out
+
+    a, b = subsets(), subsets()
+    return _intersects(a, b)
+
+
+def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise: do index sets ``a[i]`` and ``b[i]`` share a valid (>= 0) index?"""
+    eq = (a[:, :, None] == b[:, None, :]) & (a[:, :, None] >= 0)
+    return eq.any(axis=(1, 2))
+
+
+@register("linkability", family=FAMILY, direction=DIRECTION,
+          params=[*common_params(2000),
+                  Param("aux_cols", None, "two lists of columns, the two datasets the attacker links "
+                        "(default: quasi-identifiers, else all tabular columns, split into halves)",
+                        kind=(list, tuple)),
+                  Param("n_neighbors", 1, "synthetic neighbours looked up per half (PETsARD uses 10)",
+                        kind=int, check=lambda v: None if v >= 1 else "must be at least 1")],
+          thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_linkability",),
+          description="linkability risk (anonymeter): share of original rows whose two halves of "
+                      "columns share a nearest synthetic neighbour, beyond control")
+def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_attacks: int = 2000,
+                max_n_attacks: bool = False, confidence_level: float = 0.95,
+                n_records: int = 20) -> MetricResult:
+    """Linkability attack: link the two halves of a target's columns through the synthetic data."""
+    cols_a, cols_b = default_split(ctx) if aux_cols is None else _check_aux(ctx, aux_cols)
+    tab = tabular_columns(ctx)
+    canon = {r: canonical(ctx, r, tab) for r in ctx.tables.roles}
+    avail = {"original": canon["original"].n}
+    if ctx.tables.has_control:
+        avail["control"] = canon["control"].n
+    n, note = resolve_n_attacks(n_attacks, max_n_attacks, avail, ctx.metric)
+    notes: list[str] = []
+    info = [note] if note else []
+    n_syn = canon["synthetic"].n
+    k = n_neighbors
+    if k > n_syn:
+        notes.append(f"n_neighbors={n_neighbors} exceeds the {n_syn} distinct synthetic rows: used {n_syn}")
+        k = n_syn
+    rng = ctx.rng("targets")
+    t_ori = np.sort(rng.choice(canon["original"].n, n, replace=False))
+    t_ctl = np.sort(rng.choice(canon["control"].n, n, replace=False)) if ctx.tables.has_control else None
+
+    idx, dist = [], []
+    for half in (cols_a, cols_b):  # both target sets (original + control) in one k-NN call per half
+        parts = [block_of(ctx, "original", half, canon["original"]).take(t_ori)]
+        if t_ctl is not None:
+            parts.append(block_of(ctx, "control", half, canon["control"]).take(t_ctl))
+        q = concat_blocks(*parts)
+        s = block_of(ctx, "synthetic", half, canon["synthetic"])
+        metric = gower(value_ranges(q, s), clip=False, normalise=False, nan_rule="anonymeter")
+        nb = kneighbors(q, s, metric, k, backend=ctx.backend)
+        idx.append(nb.indices)
+        dist.append(nb.distances)
+    linked = _intersects(idx[0], idx[1])
+    n_succ = int(linked[:n].sum())
+    n_ctl = int(linked[n:].sum()) if t_ctl is not None else None
+    base = random_links(n_syn, n, k, ctx.rng("baseline"))
+
+    out = Outcome(n, n_succ, n, int(base.sum()), n if t_ctl is not None else None, n_ctl)
+    d, _att, base_rate, _ctl, warning = summarise(out, confidence_level)
+    d.update(aux_cols=[list(cols_a), list(cols_b)], n_neighbors=k, notes=info)
+    records = None
+    if n_records:
+        records = _records(canon, t_ori, idx, dist, linked[:n], n_records)
+    text = (f"naive attacker: two random sets of {k} synthetic row(s) per target (baseline_rate); "
+            "the risk itself is " + d["relative_to"])
+    return build_result(ctx, ctx.metric or "linkability", d, base_rate, warning, notes, records, text)
+
+
+def _records(canon: dict, t_ori: np.ndarray, idx: list[np.ndarray], dist: list[np.ndarray],
+             linked: np.ndarray, n_records: int) -> list[dict[str, Any]]:
+    """Linked original rows, closest links first (smallest summed distance of a shared neighbour)."""
+    rows = np.flatnonzero(linked)
+    if rows.size == 0:
+        return []
+    a, b = idx[0][rows], idx[1][rows]
+    da, db = dist[0][rows], dist[1][rows]
+    eq = (a[:, :, None] == b[:, None, :]) & (a[:, :, None] >= 0)
+    total = np.where(eq, da[:, :, None] + db[:, None, :], np.inf)
+    flat = total.reshape(rows.size, -1)
+    best = flat.argmin(axis=1)
+    score = flat[np.arange(rows.size), best]
+    shared = a[np.arange(rows.size), best // a.shape[1]]
+    order = np.lexsort((canon["original"].rows[t_ori[rows]], score))[:n_records]
+    syn_rows = canon["synthetic"].rows
+    return [{"row": int(canon["original"].rows[t_ori[rows[i]]]),
+             "synthetic_row": int(syn_rows[shared[i]]), "distance": float(score[i])} for i in order]

@@ -1,0 +1,439 @@
+"""Singling out (anonymeter semantics, 1.0.0 control correction), univariate and multivariate.
+
+An attacker builds predicate queries from the synthetic rows that select exactly one synthetic row,
+and succeeds when a query also selects exactly one original row. The naive baseline uses random
+queries; the control attack runs the same queries on real held-out rows, rescaled to the original's
+size by the fitted singling-out curve of Cohen & Nissim (2020) (with the success count measured
+correctly, as in anonymeter 1.0.0; 1.1.0's fit is flat and always gives ``(|ctl|+1)/(|ori|+1)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConfigError, MetricError
+from ...registry import Context, Param, register
+from ...results import MetricResult
+from . import _queries as Q
+from ._common import (
+    DIRECTION,
+    FAMILY,
+    THRESHOLDS,
+    Canonical,
+    Outcome,
+    block_of,
+    build_result,
+    canonical,
+    check_columns,
+    common_params,
+    float_matrix,
+    format_cell,
+    resolve_n_attacks,
+    summarise,
+    tabular_columns,
+)
+
+N_SIZES = 10
+N_REPEATS = 5
+_CSR_LIMIT = 25_000_000
+
+
+@dataclass(frozen=True)
+class Queries:
+    """A batch of conjunctive queries (see :mod:`._queries`), with the synthetic row each came from."""
+
+    col: np.ndarray
+    op: np.ndarray
+    val: np.ndarray
+    src: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.col.shape[0])
+
+    def take(self, idx: np.ndarray) -> Queries:
+        return Queries(self.col[idx], self.op[idx], self.val[idx], self.src[idx])
+
+
+@dataclass(frozen=True)
+class SOData:
+    """Canonical float matrices of the three tables plus the column kinds."""
+
+    columns: list[str]
+    ori: np.ndarray
+    syn: np.ndarray
+    ctl: np.ndarray | None
+    canon: dict[str, Canonical]
+    is_num: np.ndarray
+    bool_codes: dict[int, tuple[float, float]]
+
+
+def prepare(ctx: Context, columns: list[str]) -> SOData:
+    """Encode the three tables once (canonical order, duplicates dropped)."""
+    key = f"anonymeter:so:{tuple(columns)}"
+    if key in ctx.cache:
+        return ctx.cache[key]
+    schema = ctx.tables.schema
+    num_cols = [c for c in columns if schema.columns[c].is_numeric]
+    order = num_cols + [c for c in columns if c not in num_cols]
+    canon = {r: canonical(ctx, r, order) for r in ctx.tables.roles}
+    mats = {r: float_matrix(block_of(ctx, r, order, canon[r])) for r in ctx.tables.roles}
+    is_num = np.array([c in num_cols for c in order])
+    bools: dict[int, tuple[float, float]] = {}
+    import pandas as pd
+
+    for j, c in enumerate(order):
+        if schema.columns[c].sdtype == "boolean":
+            codes = ctx.encoded.encode(pd.DataFrame({c: [True, False]}), [c]).cat[:, 0]
+            bools[j] = (float(codes[0]), float(codes[1]))
+    out = SOData(order, mats["original"], mats["synthetic"], mats.get("control"), canon, is_num, bools)
+    ctx.cache[key] = out
+    return out
+
+
+# ------------------------------------------------------------------------------------------ generation
+def univariate_queries(X: np.ndarray, is_num: np.ndarray, n: int, rng: np.random.Generator) -> Queries:
+    """Up to ``n`` distinct one-column queries that single out a row of ``X`` (from value counts).
+
+    Candidates per column: ``IS NULL`` when exactly one value is missing, ``<= min`` / ``>= max`` for
+    numeric columns whose extreme is unique, ``== v`` for every value seen once; ``n`` of them are
+    drawn uniformly without replacement.
+    """
+    cols, ops, vals, srcs = [], [], [], []
+    for j in range(X.shape[1]):  # loop over columns; each step is vectorised
+        x = X[:, j]
+        nan = np.isnan(x)
+        if nan.sum() == 1:
+            cols.append([j]), ops.append([Q.ISNULL]), vals.append([0.0])
+            srcs.append(np.flatnonzero(nan)[:1])
+        pos = np.flatnonzero(~nan)
+        if pos.size == 0:
+            continue
+        u, first, cnt = np.unique(x[pos], return_index=True, return_counts=True)
+        if is_num[j]:
+            for end, op in ((0, Q.LE), (-1, Q.GE)):
+                if cnt[end] == 1:
+                    cols.append([j]), ops.append([op]), vals.append([u[end]])
+                    srcs.append(pos[first[[end]]])
+        once = cnt == 1
+        m = int(once.sum())
+        cols.append(np.full(m, j)), ops.append(np.full(m, Q.EQ)), vals.append(u[once])
+        srcs.append(pos[first[once]])
+    col = np.concatenate([np.asarray(c, dtype=np.int64) for c in cols]) if cols else np.zeros(0, np.int64)
+    op = np.concatenate([np.asarray(o, dtype=np.int64) for o in ops]) if ops else np.zeros(0, np.int64)
+    val = np.concatenate([np.asarray(v, dtype=float) for v in vals]) if vals else np.zeros(0)
+    src = np.concatenate([np.asarray(s, dtype=np.int64) for s in srcs]) if srcs else np.zeros(0, np.int64)
+    pick = rng.permutation(col.size)[:n]
+    return Queries(col[pick, None], op[pick, None], val[pick, None], src[pick])
+
+
+def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int, max_attempts: int,
+                         rng: np.random.Generator) -> tuple[Queries, int]:
+    """Up to ``n`` distinct ``n_cols``-column queries that single out a row of ``X``.
+
+    Each attempt takes a random row and ``n_cols`` random columns: a missing value gives ``IS NULL``,
+    a numeric value ``>= v`` if above the column median else ``<= v``, anything else ``== v``.
+    Attempts are drawn and counted in batches; returns the queries and the attempts made.
+    """
+    ns, p = X.shape
+    k = min(n_cols, p)
+    with np.errstate(all="ignore"):
+        med = np.array([np.nanmedian(X[:, j]) if is_num[j] and not np.isnan(X[:, j]).all() else np.nan
+                        for j in range(p)])
+    seen: set[bytes] = set()
+    keep_col, keep_op, keep_val, keep_src = [], [], [], []
+    attempts, batch, found = 0, 1000, 0
+    while found < n and attempts < max_attempts:
+        b = int(min(batch, max_attempts - attempts))
+        rows = rng.integers(0, ns, b)
+        cols = np.sort(np.argsort(rng.random((b, p)), axis=1)[:, :k], axis=1)
+        vals = X[rows[:, None], cols]
+        nan = np.isnan(vals)
+        op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
+        op = np.where(nan, Q.ISNULL, op).astype(np.int64)
+        vals = np.where(nan, 0.0, vals)
+        counts, _ = Q.count_matches(X, cols, op, vals, cap=2)
+        attempts += b
+        hits = np.flatnonzero(counts == 1)
+        for i in hits:  # loop over successful attempts only (at most n kept)
+            key = cols[i].tobytes() + op[i].tobytes() + vals[i].tobytes()
+            if key in seen:
+                continue
+            seen.add(key)
+            keep_col.append(cols[i]), keep_op.append(op[i]), keep_val.append(vals[i])
+            keep_src.append(rows[i])
+            found += 1
+            if found >= n:
+                break
+        rate = max(hits.size / b, 1e-4)
+        batch = int(np.clip(1.3 * (n - found) / rate, 1000, 100_000))
+    if not keep_col:
+        empty = np.zeros((0, k), dtype=np.int64)
+        return Queries(empty, empty.copy(), np.zeros((0, k)), np.zeros(0, np.int64)), attempts
+    return Queries(np.array(keep_col), np.array(keep_op), np.array(keep_val), np.array(keep_src)), attempts
+
+
+def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tuple[float, float]], n: int,
+                   n_cols: int, rng: np.random.Generator) -> Queries:
+    """``n`` naive queries: random columns, values drawn from each column's distinct synthetic values
+    (missing included), random operators (``==, !=, >, <, >=, <=`` for numeric columns, ``==, !=``
+    otherwise, true/false for booleans, ``is null`` / ``is not null`` for a missing value)."""
+    ns, p = X.shape
+    k = min(n_cols, p)
+    cols = np.sort(np.argsort(rng.random((n, p)), axis=1)[:, :k], axis=1)
+    vals = np.zeros((n, k))
+    op = np.zeros((n, k), dtype=np.int64)
+    u_op = rng.random((n, k))
+    for j in range(p):  # loop over columns
+        sel = cols == j
+        m = int(sel.sum())
+        if m == 0:
+            continue
+        x = X[:, j]
+        uniq = np.unique(x[~np.isnan(x)])
+        if np.isnan(x).any():
+            uniq = np.r_[uniq, np.nan]
+        v = uniq[rng.integers(0, uniq.size, m)]
+        u = u_op[sel]
+        if j in bool_codes:
+            o = np.full(m, Q.EQ)
+            v = np.where(u < 0.5, bool_codes[j][0], bool_codes[j][1])
+        elif is_num[j]:
+            o = np.array([Q.EQ, Q.NE, Q.GT, Q.LT, Q.GE, Q.LE])[np.minimum((u * 6).astype(int), 5)]
+        else:
+            o = np.where(u < 0.5, Q.EQ, Q.NE)
+        isnan = np.isnan(v)
+        o = np.where(isnan, np.where(u < 0.5, Q.ISNULL, Q.NOTNULL), o)
+        vals[sel] = np.where(isnan, 0.0, v)
+        op[sel] = o
+    return Queries(cols, op, vals, np.full(n, -1, dtype=np.int64))
+
+
+# ------------------------------------------------------------------------------------------ counting
+def count_univariate(X: np.ndarray, q: Queries) -> np.ndarray:
+    """Exact counts of one-column queries on ``X`` from sorted columns (binary search, no scan)."""
+    out = np.zeros(q.size, dtype=np.int64)
+    n = X.shape[0]
+    for j in np.unique(q.col[:, 0]):  # loop over columns
+        sel = np.flatnonzero(q.col[:, 0] == j)
+        x = X[:, j]
+        s = np.sort(x[~np.isnan(x)])
+        nn = s.size
+        v = q.val[sel, 0]
+        op = q.op[sel, 0]
+        left = np.searchsorted(s, v, "left")
+        right = np.searchsorted(s, v, "right")
+        eq = right - left
+        c = np.select([op == Q.EQ, op == Q.NE, op == Q.GT, op == Q.LT, op == Q.GE, op == Q.LE,
+                       op == Q.ISNULL, op == Q.NOTNULL],
+                      [eq, nn - eq, nn - right, left, nn - left, right,
+                       np.full(sel.size, n - nn), np.full(sel.size, nn)])
+        out[sel] = c
+    return out
+
+
+def count_queries(X: np.ndarray, q: Queries, cap: int | None = None) -> np.ndarray:
+    if q.col.shape[1] == 1:
+        c = count_univariate(X, q)
+        return c if cap is None else np.minimum(c, cap)
+    return Q.count_matches(X, q.col, q.op, q.val, cap=cap)[0]
+
+
+# ------------------------------------------------------------------------------------------ correction
+def _integral(n: np.ndarray, w: float) -> np.ndarray:
+    """P(a query of weight in [0, w] singles out among n rows), integrated: Cohen & Nissim (2020)."""
+    n = np.asarray(n, dtype=float)
+    return (1.0 - (n * w + 1.0) * (1.0 - w) ** n) / (n + 1.0)
+
+
+def _model(n: np.ndarray, w_eff: float, norm: float) -> np.ndarray:
+    return norm * _integral(n, w_eff)
+
+
+def correction_factor(sizes: np.ndarray, successes: np.ndarray, n_ori: int, n_ctl: int) -> float:
+    """``model(n_ori) / model(n_ctl)`` for the singling-out curve fitted to ``successes`` at ``sizes``.
+
+    Raises ``RuntimeError`` when the fit fails.
+    """
+    from scipy.optimize import curve_fit
+
+    sizes = np.asarray(sizes, dtype=float)
+    successes = np.asarray(successes, dtype=float)
+    w0 = 1.0 / sizes.max()
+    norm0 = 1.0 / float(_integral(np.array([sizes.max()]), w0)[0])
+    popt, _ = curve_fit(_model, sizes, successes, p0=(w0, norm0), bounds=((0.0, 0.0), (1.0, np.inf)))
+    f = float(_model(np.array([n_ori]), *popt)[0] / _model(np.array([n_ctl]), *popt)[0])
+    if not np.isfinite(f):
+        raise RuntimeError("the fitted singling-out curve is degenerate")
+    return f
+
+
+def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray,
+                                                                                         np.ndarray]:
+    """Queries singling out in random subsamples of the control rows (10 sizes x 5 repeats, sizes
+    from ``min(1000, n)`` to ``n``), counted correctly (anonymeter 1.0.0 semantics)."""
+    n = Xc.shape[0]
+    sizes = np.linspace(min(1000, n), n, N_SIZES).astype(int)
+    counts = count_queries(Xc, q)
+    use_csr = counts.sum() <= _CSR_LIMIT
+    if use_csr:
+        if q.col.shape[1] == 1:
+            offsets, rows = _univariate_lists(Xc, q, counts)
+        else:
+            offsets, rows = Q.match_lists(Xc, q.col, q.op, q.val, counts)
+        qid = np.repeat(np.arange(q.size), counts)
+    xs, ys = [], []
+    for size in sizes:  # 50 subsamples: loop over subsamples, vectorised over queries
+        for _ in range(N_REPEATS):
+            pick = rng.choice(n, size=int(size), replace=False)
+            if use_csr:
+                inside = np.zeros(n, dtype=bool)
+                inside[pick] = True
+                c = np.bincount(qid, weights=inside[rows], minlength=q.size)
+            else:
+                c = count_queries(Xc[np.sort(pick)], q, cap=2)
+            xs.append(size)
+            ys.append(int((c == 1).sum()))
+    return np.array(xs), np.array(ys)
+
+
+def _univariate_lists(X: np.ndarray, q: Queries, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR match lists of one-column queries (generic scan; queries that single out are narrow)."""
+    return Q.match_lists(X, q.col, q.op, q.val, counts)
+
+
+# ------------------------------------------------------------------------------------------ the metric
+def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int = 3,
+                 max_attempts: int = 10_000_000, max_n_attacks: bool = False, confidence_level: float = 0.95,
+                 columns: list[str] | None = None, n_records: int = 20) -> MetricResult:
+    """Run the singling-out attack (``mode`` ``"univariate"`` or ``"multivariate"``)."""
+    if mode not in ("univariate", "multivariate"):
+        raise ConfigError(f"singling out mode must be 'univariate' or 'multivariate', got {mode!r}")
+    cols = check_columns(ctx, columns, "columns") if columns else tabular_columns(ctx)
+    if mode == "multivariate" and n_cols > len(cols):
+        raise ConfigError(f"parameter 'n_cols'={n_cols} exceeds the {len(cols)} usable columns: "
+                          f"lower n_cols to at most {len(cols)}")
+    data = prepare(ctx, cols)
+    avail = {"original": data.ori.shape[0]}
+    if data.ctl is not None:
+        avail["control"] = data.ctl.shape[0]
+    n, note = resolve_n_attacks(n_attacks, max_n_attacks, avail, ctx.metric)
+    notes: list[str] = []
+    info = [note] if note else []
+    rng_q, rng_b, rng_c = ctx.rng("queries"), ctx.rng("baseline"), ctx.rng("correction")
+
+    if mode == "univariate":
+        queries = univariate_queries(data.syn, data.is_num, n, rng_q)
+        attempts = None
+        k_base = 1
+    else:
+        queries, attempts = multivariate_queries(data.syn, data.is_num, n_cols, n, max_attempts, rng_q)
+        k_base = n_cols
+    n_q = queries.size
+    if n_q < n:
+        notes.append(f"only {n_q} of the {n} requested singling-out queries could be generated from the "
+                     "synthetic data" + (f" in {attempts} attempts (max_attempts)" if attempts else "")
+                     + "; rates use the number generated")
+    base_q = random_queries(data.syn, data.is_num, data.bool_codes, n, k_base, rng_b)
+    n_base = int((count_queries(data.ori, base_q, cap=2) == 1).sum())
+
+    if n_q == 0:
+        raise MetricError("no query singles out a synthetic row (every value combination repeats): "
+                          "the singling-out attack cannot be run on this synthetic data")
+    ori_counts = count_queries(data.ori, queries, cap=2)
+    success = ori_counts == 1
+    n_succ = int(success.sum())
+
+    n_ctl_attacks = n_ctl = None
+    corr: dict[str, Any] = {"applied": False}
+    if data.ctl is not None:
+        n_ctl_attacks = n_q
+        n_ctl_raw = int((count_queries(data.ctl, queries, cap=2) == 1).sum())
+        n_ctl = float(n_ctl_raw)
+        n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
+        corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0}
+        if n_o != n_c and n_ctl_raw > 0:
+            sizes, ys = measure_control_curve(data.ctl, queries, rng_c)
+            try:
+                f = correction_factor(sizes, ys, n_o, n_c)
+                corr = {"applied": True, "n_control_raw": n_ctl_raw, "factor": f,
+                        "method": "singling-out curve fitted on control subsamples (anonymeter 1.0.0)"}
+                n_ctl = min(n_ctl_raw * f, float(n_q))
+            except (RuntimeError, ValueError) as exc:
+                notes.append(f"control-size correction failed ({exc}): control count left uncorrected")
+
+    out = Outcome(n_q, n_succ, n, n_base, n_ctl_attacks, n_ctl)
+    d, _att, base, _ctl, warning = summarise(out, confidence_level)
+    d.update(mode=mode, n_cols=1 if mode == "univariate" else n_cols, n_queries=n_q, notes=info,
+             control_correction=corr, columns=list(data.columns))
+    if attempts is not None:
+        d["n_query_attempts"] = attempts
+    records = _records(ctx, data, queries, success, n_records) if n_records else None
+    text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
+            "(baseline_rate); the risk itself is " + d["relative_to"])
+    return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text)
+
+
+def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_records: int
+             ) -> list[dict[str, Any]]:
+    idx = np.flatnonzero(success)[:n_records]
+    if idx.size == 0:
+        return []
+    sub = q.take(idx)
+    _, first = Q.count_matches(data.ori, sub.col, sub.op, sub.val, cap=1)
+    out = []
+    for i in range(idx.size):  # at most n_records
+        parts = []
+        for t in range(sub.col.shape[1]):
+            c = data.columns[int(sub.col[i, t])]
+            op = int(sub.op[i, t])
+            if op in (Q.ISNULL, Q.NOTNULL):
+                parts.append(f"{c} {Q.OP_TEXT[op]}")
+            else:
+                v = format_cell(ctx, "synthetic", int(data.canon["synthetic"].rows[sub.src[i]]), c)
+                parts.append(f"{c} {Q.OP_TEXT[op]} {v!r}")
+        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts)})
+    out.sort(key=lambda r: r["row"])
+    return out
+
+
+_SO_PARAMS = [
+    *common_params(2000),
+    Param("columns", None, "columns the queries may use (default: every tabular column)", kind=list),
+    Param("max_attempts", 10_000_000, "cap on multivariate query-generation attempts (anonymeter default; PETsARD uses 500000)",
+          kind=int, check=lambda v: None if v >= 1 else "must be at least 1"),
+]
+
+
+@register("singling_out_univariate", family=FAMILY, direction=DIRECTION, params=_SO_PARAMS,
+          thresholds=THRESHOLDS, optional_needs=("control",),
+          description="singling-out risk from one-column queries (anonymeter): share of queries built "
+                      "from the synthetic data that isolate exactly one original row, beyond control")
+def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attacks: bool = False,
+                            confidence_level: float = 0.95, n_records: int = 20,
+                            columns: list[str] | None = None, max_attempts: int = 10_000_000
+                            ) -> MetricResult:
+    """Univariate singling out: queries ``col == v`` (values unique in the synthetic data), ``col <=
+    min``, ``col >= max`` and ``col is null`` that isolate one synthetic row."""
+    return singling_out(ctx, mode="univariate", n_attacks=n_attacks, max_n_attacks=max_n_attacks,
+                        confidence_level=confidence_level, columns=columns, n_records=n_records)
+
+
+@register("singling_out_multivariate", family=FAMILY, direction=DIRECTION,
+          params=[*_SO_PARAMS, Param("n_cols", 3, "columns per query", kind=int,
+                                     check=lambda v: None if v >= 1 else "must be at least 1")],
+          thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_singlingout",),
+          description="singling-out risk from n_cols-column queries (anonymeter, PETsARD's default mode): "
+                      "share of synthetic-built queries isolating exactly one original row, beyond control")
+def singling_out_multivariate(ctx: Context, *, n_attacks: int = 2000, n_cols: int = 3,
+                              max_attempts: int = 10_000_000, max_n_attacks: bool = False,
+                              confidence_level: float = 0.95, n_records: int = 20,
+                              columns: list[str] | None = None) -> MetricResult:
+    """Multivariate singling out: conjunctions over ``n_cols`` random columns of a random synthetic
+    row (``>= v`` above the median, ``<= v`` below, ``== v`` for categories)."""
+    return singling_out(ctx, mode="multivariate", n_attacks=n_attacks, n_cols=n_cols,
+                        max_attempts=max_attempts, max_n_attacks=max_n_attacks,
+                        confidence_level=confidence_level, columns=columns, n_records=n_records)

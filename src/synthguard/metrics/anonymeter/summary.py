@@ -1,0 +1,76 @@
+"""The ``anonymeter`` family summary: the largest risk of the trio, banded as SynEval does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import MetricError
+from ...registry import Context, Param, get_metric
+from ...registry import register as _register
+from ...results import Baseline, MetricResult, level_from_thresholds
+from ._common import DIRECTION, FAMILY, NOT_MEANINGFUL, THRESHOLDS
+
+PARTS = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference")
+
+
+def _run_part(ctx: Context, name: str, params: dict[str, Any]) -> MetricResult:
+    """Run one attack of the trio with ``params``, memoised in the run's cache."""
+    spec = get_metric(name)
+    resolved = spec.resolve_params({k: v for k, v in params.items() if k in spec.param_defaults()})
+    key = f"anonymeter:summary:{name}:{sorted(resolved.items())!r}"
+    if key not in ctx.cache:
+        ctx.cache[key] = spec.func(ctx.for_metric(spec, dict(ctx.thresholds)), **resolved)
+    return ctx.cache[key]
+
+
+@_register("anonymeter", family=FAMILY, direction=DIRECTION,
+           params=[Param("n_attacks", 2000, "attacks per attack type", kind=int,
+                         check=lambda v: None if v >= 1 else "must be at least 1"),
+                   Param("confidence_level", 0.95, "confidence level of every rate and risk", kind=float,
+                         check=lambda v: None if 0 < v < 1 else "must lie strictly between 0 and 1"),
+                   Param("n_cols", 3, "columns per multivariate singling-out query", kind=int),
+                   Param("n_neighbors", 1, "neighbours per half in linkability", kind=int)],
+           thresholds=THRESHOLDS, optional_needs=("control",),
+           description="overall GDPR risk (SynEval): the largest of the singling-out (univariate, "
+                       "multivariate), linkability and inference risks")
+def anonymeter_summary(ctx: Context, *, n_attacks: int = 2000, confidence_level: float = 0.95,
+                       n_cols: int = 3, n_neighbors: int = 1) -> MetricResult:
+    """``overall_risk`` = max of the trio's risks, with ``risk_level`` low / medium / high from the
+    thresholds (default medium 0.3, high 0.5)."""
+    params = {"n_attacks": n_attacks, "confidence_level": confidence_level, "n_cols": n_cols,
+              "n_neighbors": n_neighbors, "n_records": 0}
+    parts: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, str] = {}
+    results: dict[str, MetricResult] = {}
+    for name in PARTS:  # loop over the four attacks
+        try:
+            r = _run_part(ctx, name, params)
+        except MetricError as exc:
+            skipped[name] = str(exc)
+            continue
+        results[name] = r
+        parts[name] = {"risk": r.value, "risk_ci": list(r.ci) if r.ci else None,
+                       "risk_level": r.risk_level, "meaningful": r.risk_level != NOT_MEANINGFUL}
+    if not results:
+        raise MetricError("none of the trio could run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    meaningful = {k: r for k, r in results.items() if r.risk_level != NOT_MEANINGFUL}
+    pool = meaningful or results
+    worst = max(pool, key=lambda k: pool[k].value or 0.0)
+    overall = pool[worst].value
+    level = level_from_thresholds(overall, ctx.thresholds, DIRECTION) if meaningful else NOT_MEANINGFUL
+    warnings = []
+    if not meaningful:
+        warnings.append("every attack was no better than its naive baseline: the overall risk is not "
+                        "meaningful (this does not mean there is no risk)")
+    elif len(meaningful) < len(results):
+        warnings.append("attacks no better than their baseline are left out of the maximum: "
+                        + ", ".join(k for k in results if k not in meaningful))
+    if skipped:
+        warnings.append("skipped: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
+    details = {"overall_risk": overall, "worst_attack": worst, "parts": parts, "skipped": skipped,
+               "thresholds": dict(ctx.thresholds)}
+    return MetricResult(name=ctx.metric or "anonymeter", family=FAMILY, value=overall, direction=DIRECTION,
+                        baseline=Baseline(None, f"maximum of the trio's risks; each is "
+                                          f"{pool[worst].details.get('relative_to', '')}"),
+                        ci=pool[worst].ci, n=pool[worst].n, risk_level=level,
+                        warning="; ".join(warnings) or None, details=details)
