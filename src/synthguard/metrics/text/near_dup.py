@@ -35,115 +35,159 @@ from ._common import (
 __all__ = ["text_exact_matches", "match_documents"]
 
 
-def _candidates(query: Any, ref: Any, k: int, exclude_self: bool, chunk: int = 512
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` reference rows by cosine for each query row (pairs with a positive score only)."""
+def _top_candidates(qmat: Any, rmat: Any, k: int, self_col: np.ndarray | None = None,
+                    chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` reference rows by cosine for each query row (positive scores only), in blocks of
+    ``chunk`` queries so no query x reference dense matrix is ever whole; ``self_col[i]`` is a
+    reference row query ``i`` may not match (itself), or -1."""
     qs, rs = [], []
-    ref_t = ref.T.tocsc()
-    n_ref = ref.shape[0]
-    k = min(k, n_ref - (1 if exclude_self else 0))
-    if k <= 0:
+    ref_t = rmat.T.tocsr()
+    n_ref = rmat.shape[0]
+    k = min(k, n_ref - (1 if self_col is not None else 0))
+    if k <= 0 or qmat.shape[0] == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    for start in range(0, query.shape[0], chunk):  # loop over blocks of queries
-        sims = (query[start:start + chunk] @ ref_t).toarray()
-        rows = np.arange(sims.shape[0])
-        if exclude_self:
-            sims[rows, start + rows] = -1.0
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < n_ref else np.tile(np.arange(n_ref),
-                                                                                   (sims.shape[0], 1))
-        score = np.take_along_axis(sims, top, axis=1)
-        keep = score > 0
-        qs.append(np.repeat(rows + start, k)[keep.ravel()])
-        rs.append(top.ravel()[keep.ravel()])
+    for start in range(0, qmat.shape[0], chunk):  # loop over blocks of queries
+        sims = (qmat[start:start + chunk] @ ref_t).toarray()
+        local = np.arange(sims.shape[0])
+        if self_col is not None:
+            own = self_col[start + local]
+            sims[local[own >= 0], own[own >= 0]] = -1.0
+        if k < n_ref:
+            top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        else:
+            top = np.tile(np.arange(n_ref), (sims.shape[0], 1))
+        keep = (np.take_along_axis(sims, top, axis=1) > 0).ravel()
+        qs.append(np.repeat(local + start, top.shape[1])[keep])
+        rs.append(top.ravel()[keep])
     return np.concatenate(qs), np.concatenate(rs)
+
+
+class Matcher:
+    """Best original match of normalised texts: exact by hash join, near by TF-IDF candidates
+    verified with rapidfuzz. Works on distinct texts (a corpus full of copies costs no more).
+
+    Parameters
+    ----------
+    ref : list of str
+        Normalised reference (original) texts.
+    threshold : float
+        Indel similarity from which a pair is a near duplicate.
+    n_candidates : int
+        TF-IDF candidates verified per distinct query text.
+    vocabulary_texts : list of str
+        Extra texts the TF-IDF vocabulary is fitted on (the queries), so query words count.
+    """
+
+    def __init__(self, ref: list[str], *, threshold: float, n_candidates: int,
+                 vocabulary_texts: Sequence[str] = ()) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.threshold = threshold
+        self.k = n_candidates
+        codes, uniq = pd.factorize(pd.Series(ref, dtype=object))
+        self.uniq = list(uniq)
+        self.first = np.full(len(uniq), -1, dtype=np.int64)
+        self.first[codes[::-1]] = np.arange(len(ref))[::-1]  # first row of each distinct text
+        self.second = np.full(len(uniq), -1, dtype=np.int64)
+        order = np.argsort(codes, kind="mergesort")
+        sc = codes[order]
+        prev1 = np.zeros(sc.size, dtype=bool)
+        prev2 = np.zeros(sc.size, dtype=bool)
+        prev1[1:] = sc[1:] == sc[:-1]
+        prev2[2:] = sc[2:] == sc[:-2]
+        is_second = prev1 & ~prev2
+        self.second[sc[is_second]] = order[is_second]
+        self.counts = np.bincount(codes, minlength=len(uniq))
+        self.index = pd.Index(self.uniq)
+        self.vec = None
+        self.rmat = None
+        if threshold < 1.0 and self.uniq:
+            vocab = list(dict.fromkeys(list(self.uniq) + list(vocabulary_texts)))
+            vec = TfidfVectorizer(sublinear_tf=True, max_df=0.5, dtype=np.float32,
+                                  token_pattern=r"(?u)\b\w+\b")
+            try:
+                vec.fit(vocab)
+            except ValueError:  # empty vocabulary
+                vec = None
+            if vec is not None:
+                self.vec = vec
+                self.rmat = vec.transform(self.uniq)
+
+    def _near(self, texts: list[str], self_col: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Best distinct reference (or -1) and its similarity for each text (near duplicates only)."""
+        from rapidfuzz import fuzz, process
+
+        best = np.full(len(texts), -1, dtype=np.int64)
+        sim = np.zeros(len(texts))
+        if self.vec is None or not texts:
+            return best, sim
+        qmat = self.rmat[self_col] if self_col is not None else self.vec.transform(texts)
+        qi, ri = _top_candidates(qmat, self.rmat, self.k, self_col)
+        if qi.size:
+            scores = process.cpdist([texts[i] for i in qi], [self.uniq[j] for j in ri],
+                                    scorer=fuzz.ratio, workers=1) / 100.0
+            frame = pd.DataFrame({"q": qi, "r": ri, "s": scores})
+            frame = frame.sort_values(["q", "s", "r"], ascending=[True, False, True], kind="mergesort")
+            frame = frame.drop_duplicates("q")
+            frame = frame[frame["s"] >= self.threshold]
+            best[frame["q"].to_numpy()] = frame["r"].to_numpy()
+            sim[frame["q"].to_numpy()] = frame["s"].to_numpy()
+        return best, sim
+
+    def match(self, query: list[str]) -> pd.DataFrame:
+        """One row per query text: ``ref`` (first reference row matched, -1), ``similarity``, ``kind``."""
+        codes, uq = pd.factorize(pd.Series(query, dtype=object))
+        uq = list(uq)
+        hit = self.index.get_indexer(uq)
+        ref = np.where(hit >= 0, self.first[np.maximum(hit, 0)], -1)
+        sim = (hit >= 0).astype(np.float64)
+        kind = np.where(hit >= 0, "exact", "").astype(object)
+        todo = np.flatnonzero(hit < 0)
+        b, s = self._near([uq[i] for i in todo], None)
+        ok = b >= 0
+        ref[todo[ok]] = self.first[b[ok]]
+        sim[todo[ok]] = s[ok]
+        kind[todo[ok]] = "near"
+        return pd.DataFrame({"ref": ref[codes], "similarity": sim[codes], "kind": kind[codes]})
+
+    def match_self(self) -> pd.DataFrame:
+        """Each reference row's best match among the *other* reference rows (duplication)."""
+        n_u = len(self.uniq)
+        dup = self.counts >= 2
+        ref = np.full(n_u, -1, dtype=np.int64)
+        sim = dup.astype(np.float64)
+        kind = np.where(dup, "exact", "").astype(object)
+        todo = np.flatnonzero(~dup)
+        b, s = self._near([self.uniq[i] for i in todo], todo)
+        ok = b >= 0
+        ref[todo[ok]] = self.first[b[ok]]
+        sim[todo[ok]] = s[ok]
+        kind[todo[ok]] = "near"
+        return pd.DataFrame({"similarity": sim, "kind": kind, "count": self.counts, "ref": ref})
 
 
 def match_documents(query: list[str], ref: list[str], *, threshold: float, n_candidates: int = 5,
                     same: bool = False) -> pd.DataFrame:
     """Best match of each normalised ``query`` text among the normalised ``ref`` texts.
 
-    Returns a frame with one row per query: ``ref`` (index of the best match, -1 for none),
-    ``similarity`` (1.0 for exact) and ``kind`` (``"exact"``, ``"near"`` or ``""``). With
-    ``same=True`` the two lists are the same documents and a document never matches itself.
+    Returns one row per query: ``ref`` (a matched reference row, -1 for none), ``similarity``
+    (1.0 for exact) and ``kind`` (``"exact"``, ``"near"`` or ``""``). With ``same=True`` the lists are
+    the same documents and a document never matches itself.
     """
-    from rapidfuzz import fuzz, process
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    nq = len(query)
-    best_ref = np.full(nq, -1, dtype=np.int64)
-    best_sim = np.zeros(nq)
-    kind = np.full(nq, "", dtype=object)
-    if nq == 0 or not ref:
-        return pd.DataFrame({"ref": best_ref, "similarity": best_sim, "kind": kind})
-    ref_s = pd.Series(np.arange(len(ref)), index=pd.Index(ref))
-    if same:
-        counts = ref_s.index.value_counts()
-        dup = pd.Index(query).map(counts).to_numpy() >= 2
-        first = ref_s[~ref_s.index.duplicated()]
-        # the first other copy: the first occurrence, or for the first occurrence the second one
-        second = ref_s[ref_s.index.duplicated(keep="first")]
-        second = second[~second.index.duplicated()]
-        f = pd.Index(query).map(first).to_numpy()
-        s = pd.Index(query).map(second).to_numpy()
-        other = np.where(f == np.arange(nq), s, f)
-        exact = dup
-        best_ref[exact] = np.asarray(other[exact], dtype=np.int64)
-    else:
-        first = ref_s[~ref_s.index.duplicated()]
-        hit = pd.Index(query).map(first)
-        exact = ~pd.isna(hit)
-        best_ref[exact] = np.asarray(hit[exact], dtype=np.int64)
-    best_sim[exact] = 1.0
-    kind[exact] = "exact"
-    todo = np.flatnonzero(~exact)
-    if todo.size and threshold < 1.0:
-        vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, max_df=0.5, dtype=np.float32,
-                              token_pattern=r"(?u)\b\w+\b")
-        try:
-            vec.fit(list(ref) + ([query[i] for i in todo] if not same else []))
-        except ValueError:  # empty vocabulary: nothing to compare
-            return pd.DataFrame({"ref": best_ref, "similarity": best_sim, "kind": kind})
-        rmat = vec.transform(ref)
-        qmat = rmat[todo] if same else vec.transform([query[i] for i in todo])
-        if same:
-            # exclude self: map the query block position to its own row in ref
-            qi, ri = _candidates_same(qmat, rmat, todo, n_candidates)
-        else:
-            qi, ri = _candidates(qmat, rmat, n_candidates, exclude_self=False)
-        if qi.size:
-            qtexts = [query[todo[i]] for i in qi]
-            rtexts = [ref[j] for j in ri]
-            sims = process.cpdist(qtexts, rtexts, scorer=fuzz.ratio, workers=1) / 100.0
-            frame = pd.DataFrame({"q": todo[qi], "r": ri, "s": sims})
-            frame = frame.sort_values(["q", "s", "r"], ascending=[True, False, True], kind="mergesort")
-            frame = frame.drop_duplicates("q")
-            frame = frame[frame["s"] >= threshold]
-            q = frame["q"].to_numpy()
-            best_ref[q] = frame["r"].to_numpy()
-            best_sim[q] = frame["s"].to_numpy()
-            kind[q] = "near"
-    return pd.DataFrame({"ref": best_ref, "similarity": best_sim, "kind": kind})
-
-
-def _candidates_same(qmat: Any, rmat: Any, rows: np.ndarray, k: int, chunk: int = 512
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    qs, rs = [], []
-    ref_t = rmat.T.tocsc()
-    n_ref = rmat.shape[0]
-    k = min(k, n_ref - 1)
-    if k <= 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    for start in range(0, qmat.shape[0], chunk):  # loop over blocks of queries
-        sims = (qmat[start:start + chunk] @ ref_t).toarray()
-        local = np.arange(sims.shape[0])
-        sims[local, rows[start + local]] = -1.0
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < n_ref else \
-            np.tile(np.arange(n_ref), (sims.shape[0], 1))
-        score = np.take_along_axis(sims, top, axis=1)
-        keep = (score > 0).ravel()
-        qs.append(np.repeat(local + start, top.shape[1])[keep])
-        rs.append(top.ravel()[keep])
-    return np.concatenate(qs), np.concatenate(rs)
+    m = Matcher(ref, threshold=threshold, n_candidates=n_candidates,
+                vocabulary_texts=() if same else query)
+    if not same:
+        return m.match(query)
+    per = m.match_self()
+    codes = m.index.get_indexer(query)
+    out = per.iloc[codes].reset_index(drop=True)
+    # an exact duplicate's partner: the first copy, or the second one for the first copy itself
+    first = m.first[codes]
+    exact = out["kind"].to_numpy() == "exact"
+    own = np.arange(len(query))
+    partner = np.where(first == own, m.second[codes], first)
+    out.loc[exact, "ref"] = partner[exact]
+    return out[["ref", "similarity", "kind"]]
 
 
 def _eligible(norm: list[str], min_words: int) -> np.ndarray:
@@ -195,11 +239,15 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
         o_idx = np.flatnonzero(ok["original"])
         o_norm = [norm["original"][i] for i in o_idx]
         s_idx = np.flatnonzero(ok["synthetic"])
-        m = match_documents([norm["synthetic"][i] for i in s_idx], o_norm, threshold=threshold,
-                            n_candidates=n_candidates)
-        od = match_documents(o_norm, o_norm, threshold=threshold, n_candidates=n_candidates, same=True)
+        s_norm = [norm["synthetic"][i] for i in s_idx]
+        c_norm = [norm["control"][i] for i in np.flatnonzero(ok["control"])] if "control" in roles else []
+        matcher = Matcher(o_norm, threshold=threshold, n_candidates=n_candidates,
+                          vocabulary_texts=s_norm + c_norm)
+        m = matcher.match(s_norm)
+        selfm = matcher.match_self()
+        n_od = int(selfm.loc[selfm["kind"] == "exact", "count"].sum()
+                   + (selfm["kind"] == "near").sum())
         n_ex, n_near = int((m["kind"] == "exact").sum()), int((m["kind"] == "near").sum())
-        n_od = int((od["kind"] != "").sum())
         entry: dict[str, Any] = {
             "synthetic_documents": int(s_idx.size), "too_short": int((~ok["synthetic"]).sum()),
             "exact_match_rate": _rate(n_ex, s_idx.size)["rate"],
@@ -210,8 +258,7 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
             totals[key][0] += int(val)
         if "control" in roles:
             c_idx = np.flatnonzero(ok["control"])
-            mc = match_documents([norm["control"][i] for i in c_idx], o_norm, threshold=threshold,
-                                 n_candidates=n_candidates)
+            mc = matcher.match(c_norm)
             n_cc = int((mc["kind"] != "").sum())
             entry["control_copy_rate"] = _rate(n_cc, c_idx.size)["rate"]
             totals["ctl_copy"][0] += n_cc
