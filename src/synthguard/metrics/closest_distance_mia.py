@@ -107,6 +107,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         low[key] = t
         low[key + "_ci"] = p["ci"]
     eps = effective_epsilon(labels, scores)
+    thresholds = dict(ctx.thresholds) or dict(closest_distance_mia.spec.thresholds)
     warnings = []
     if not np.isfinite(ci[0]) or ci[0] <= 0.5:
         level = "not meaningful"
@@ -114,7 +115,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
                         "includes 0.5): this attack finds no membership signal, which does not prove "
                         "the release is safe")
     else:
-        level = level_from_thresholds(auc, ctx.thresholds, "lower is safer")
+        level = level_from_thresholds(auc, thresholds, "lower is safer")
     # the most exposed original rows: closest to the synthetic data, with the share of control rows
     # that are at least as close (an empirical p-value of "this row is just typical")
     records = None
@@ -134,7 +135,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         "median_distance_non_members": float(np.median(d_c)),
         "share_exact_members": exact_o, "share_exact_non_members": exact_c,
         "distance": "gower (range-scaled over original+synthetic+control, terms clipped at 1)",
-        "thresholds": dict(ctx.thresholds),
+        "thresholds": thresholds,
     }
     return MetricResult(
         name="closest_distance_mia", family="attacks", value=auc, direction="lower is safer",
