@@ -255,7 +255,7 @@ _COMMON = [
     Param("target", None, "column to predict (default: the metadata's 'target')", kind=str),
     Param("n_estimators", 100, "trees in the random forest and gradient boosting models", kind=int,
           check=_positive),
-    Param("max_rows", 20000, "cap on rows of each table (original, synthetic, control), sampled with the "
+    Param("max_rows", 10000, "cap on rows of each table (original, synthetic, control), sampled with the "
           "run's seed; null = no cap", kind=int, check=_positive_or_none),
 ]
 
@@ -271,7 +271,7 @@ _COMMON = [
                       "(0 = same utility, negative = utility lost)",
           aliases=("mlutility_classification",))
 def ml_utility_classification(ctx: Context, *, target: str | None = None, n_estimators: int = 100,
-                              max_rows: int | None = 20000, models: Sequence[str] = CLASSIFIERS,
+                              max_rows: int | None = 10000, models: Sequence[str] = CLASSIFIERS,
                               f1_average: str = "micro") -> MetricResult:
     """Classification utility: train on original and on synthetic, F1 on control (see module doc)."""
     return _supervised(ctx, "ml_utility_classification", "classification", target, tuple(models),
@@ -287,7 +287,7 @@ def ml_utility_classification(ctx: Context, *, target: str | None = None, n_esti
                       "original (0 = same utility, negative = utility lost)",
           aliases=("mlutility_regression",))
 def ml_utility_regression(ctx: Context, *, target: str | None = None, n_estimators: int = 100,
-                          max_rows: int | None = 20000, models: Sequence[str] = REGRESSORS) -> MetricResult:
+                          max_rows: int | None = 10000, models: Sequence[str] = REGRESSORS) -> MetricResult:
     """Regression utility: train on original and on synthetic, R2 on control (see module doc)."""
     return _supervised(ctx, "ml_utility_regression", "regression", target, tuple(models),
                        n_estimators, max_rows)
@@ -302,14 +302,14 @@ def _check_clusters(value: Any) -> str | None:
 @register("ml_utility_cluster", family="utility", direction="higher is better",
           needs=("original", "synthetic", "control"),
           params=[Param("n_clusters", (4, 5, 6), "k values of k-means", kind=tuple, check=_check_clusters),
-                  Param("max_rows", 20000, "cap on rows of each table (seeded sample); null = no cap",
+                  Param("max_rows", 10000, "cap on rows of each table (seeded sample); null = no cap",
                         kind=int, check=_positive_or_none),
                   Param("silhouette_rows", 5000, "control rows (seeded sample) the silhouette is "
                         "computed on (it is quadratic)", kind=int, check=_positive_or_none)],
           description="silhouette on control of k-means fitted on synthetic minus fitted on original "
                       "(0 = same structure)",
           aliases=("mlutility_cluster",))
-def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), max_rows: int | None = 20000,
+def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), max_rows: int | None = 10000,
                        silhouette_rows: int | None = 5000) -> MetricResult:
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
     from sklearn.cluster import KMeans
