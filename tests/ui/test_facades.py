@@ -219,3 +219,22 @@ def test_privacy_evaluator_bad_args(demo_data):
         PrivacyEvaluator(demo_data["safe"], demo_data["original"], {}, selected_metrics=["utility"])
     with pytest.raises(ConfigError, match="device"):
         PrivacyEvaluator(demo_data["safe"], demo_data["original"], {}, device="tpu")
+
+
+def test_privacy_evaluator_text_privacy_keys(shared_data):
+    reviews = pd.read_csv(shared_data / "fine_foods_reviews_train.csv")
+    ori = reviews.iloc[:80].reset_index(drop=True)
+    syn = pd.concat([reviews.iloc[:40], reviews.iloc[200:240]]).reset_index(drop=True)
+    md = {"columns": {"product": {"sdtype": "categorical"}, "review": {"sdtype": "text"},
+                      "score": {"sdtype": "categorical"}}}
+    res = PrivacyEvaluator(syn, ori, md, selected_metrics=["text_privacy"]).evaluate()
+    for key, name in (("named_entities", "text_entities"), ("nominal_mentions", "text_nominals"),
+                      ("stylistic_outliers", "text_style_outliers")):
+        if not is_registered(name):
+            assert res["skipped_metrics"][name] == "not available in this installation"
+            continue
+        block = res[key]
+        assert {"original", "synthetic", "ci", "baseline", "synthguard"} <= set(block)
+        assert ("overlap" in block) or ("comparison" in block)
+    if is_registered("text_entities"):
+        assert 0 <= res["named_entities"]["overlap"]["overlap_percentage"] <= 100

@@ -211,8 +211,15 @@ class PrivacyEvaluator:
                 r = res(name)
                 if r is None:
                     continue
-                det = {k: v for k, v in r.to_dict().items()
+                full = r.to_dict()
+                det = {k: v for k, v in full.items()
                        if k in ("synthetic", "original", "overlap", "comparison")}
+                if "overlap" not in det and "overlap_percentage" in full:
+                    det["overlap"] = {"overlap_percentage": full["overlap_percentage"],
+                                      "risk_level": full.get("overlap_risk_level", r.risk_level)}
+                if "comparison" not in det and "outlier_ratio" in full:
+                    det["comparison"] = {"outlier_ratio": full["outlier_ratio"],
+                                         "risk_level": r.risk_level}
                 out[key] = {**to_jsonable(det), "value": _num(r.value), "risk_level": r.risk_level,
                             **_extras(r)}
         if "anonymeter" in self.selected_metrics:
