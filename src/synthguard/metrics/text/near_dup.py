@@ -103,7 +103,9 @@ class Matcher:
         self.rmat = None
         if threshold < 1.0 and self.uniq:
             vocab = list(dict.fromkeys(list(self.uniq) + list(vocabulary_texts)))
-            vec = TfidfVectorizer(sublinear_tf=True, max_df=0.5, dtype=np.float32,
+            # frequent words only slow the candidate products down; in small corpora keep them all
+            vec = TfidfVectorizer(sublinear_tf=True, max_df=0.5 if len(vocab) >= 100 else 1.0,
+                                  dtype=np.float32,
                                   token_pattern=r"(?u)\b\w+\b")
             try:
                 vec.fit(vocab)

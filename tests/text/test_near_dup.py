@@ -1,0 +1,81 @@
+"""text_exact_matches: verbatim and near-duplicate copies, duplication and holdout baselines."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from synthguard.metrics.text.near_dup import match_documents
+
+from .conftest import frame, run
+
+
+def test_known_copies(texts):
+    res = run("text_exact_matches", frame(texts["original"]), frame(texts["synthetic"]))
+    d = res.to_dict()
+    assert d["exact_matches"] == 2 and d["near_duplicates"] == 1
+    assert res.value == pytest.approx(3 / 6) and res.n == 6
+    pairs = {(r["synthetic_row"], r["original_row"], r["kind"]) for r in d["records"]}
+    assert pairs == {(0, 0, "exact"), (4, 6, "exact"), (2, 3, "near")}
+    near = [r for r in d["records"] if r["kind"] == "near"][0]
+    assert 0.9 <= near["similarity"] < 1.0
+    assert res.risk_level == "high"
+    assert d["original_duplication_rate"] == 0.0
+    assert res.baseline.value == 0.0 and "duplication" in res.baseline.description
+
+
+def test_exact_only_and_normalisation():
+    orig = frame(["Hello   World, this is a test", "something else entirely here"])
+    syn = frame(["hello world, this is a TEST", "<br />something else entirely here!"])
+    res = run("text_exact_matches", orig, syn, threshold=1.0)
+    assert res.to_dict()["exact_matches"] == 1 and res.to_dict()["near_duplicates"] == 0
+    res = run("text_exact_matches", orig, syn)
+    assert res.to_dict()["exact_matches"] == 1 and res.to_dict()["near_duplicates"] == 1
+
+
+def test_clean_synthetic_and_short_texts(texts):
+    syn = frame(texts["clean"] + ["ok", "great"])
+    res = run("text_exact_matches", frame(texts["original"] + ["ok"]), syn)
+    d = res.to_dict()
+    assert res.value == 0.0 and d["per_column"]["note"]["too_short"] == 2 and res.n == 4
+
+
+def test_original_duplication_and_control_baseline(texts):
+    orig = frame(texts["original"] + [texts["original"][0], texts["original"][4].replace("day", "days")])
+    control = frame([texts["original"][5], "A brand new review that nobody has ever written down before."])
+    res = run("text_exact_matches", orig, frame(texts["synthetic"]), control)
+    d = res.to_dict()
+    # rows 0 and 8 are exact duplicates, rows 4 and 9 near duplicates: 4 of 10
+    assert d["original_duplication_rate"] == pytest.approx(4 / 10)
+    assert d["control_copy_rate"] == pytest.approx(1 / 2)
+    assert res.baseline.value == pytest.approx(0.5) and "control" in res.baseline.description
+    # 3/6 copies is not above a 1/2 holdout rate: not evidence of memorisation
+    assert res.risk_level == "low" and "baseline" in res.warning
+
+
+def test_match_documents_self_partner():
+    docs = ["a b c d", "e f g h", "a b c d", "a b c d"]
+    m = match_documents(docs, docs, threshold=0.9, same=True)
+    assert m["kind"].tolist() == ["exact", "", "exact", "exact"]
+    assert m["ref"].tolist()[0] == 2 and m["ref"].tolist()[2] == 0 and m["ref"].tolist()[3] == 0
+
+
+def test_row_order_invariance(texts):
+    a = run("text_exact_matches", frame(texts["original"]), frame(texts["synthetic"]))
+    b = run("text_exact_matches", frame(texts["original"][::-1]), frame(texts["synthetic"][::-1]))
+    for key in ("value", "ci", "n", "exact_matches", "near_duplicates", "original_duplication_rate"):
+        assert a.to_dict()[key] == b.to_dict()[key]
+
+
+def test_multiple_text_columns():
+    orig = pd.DataFrame({"a": ["one two three four", "five six seven eight"],
+                         "b": ["alpha beta gamma delta", "epsilon zeta eta theta"]})
+    syn = pd.DataFrame({"a": ["alpha beta gamma delta", "five six seven eight"],
+                        "b": ["one two three four", "nothing like the rest here"]})
+    res = run("text_exact_matches", orig, syn, metadata={"text_columns": ["a", "b"]})
+    d = res.to_dict()
+    # copies only count within the same column
+    assert d["exact_matches"] == 1 and res.n == 4
+    assert d["per_column"]["a"]["exact_match_rate"] == 0.5 and d["per_column"]["b"]["exact_match_rate"] == 0
+    only_b = run("text_exact_matches", orig, syn, metadata={"text_columns": ["a", "b"]}, columns="b")
+    assert only_b.to_dict()["columns"] == ["b"] and only_b.value == 0.0
