@@ -102,15 +102,17 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
 
 
-def _query_order(q: Block, tree: _Tree) -> np.ndarray:
-    """Queries sorted like the reference tree (by its leading split columns): neighbouring queries then
-    visit the same nodes, which keeps the tree and the rows they touch in cache. Results do not depend
-    on the order."""
+def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
+    """Queries sorted by the tree leaf they fall into: neighbouring queries then visit the same nodes,
+    which keeps the tree and the rows they touch in cache. Results do not depend on the order."""
     if q.n_rows < 1024:
         return np.arange(q.n_rows)
-    keys = [q.cat[:, c] for c in range(q.cat.shape[1])[::-1]]
-    keys += [np.nan_to_num(q.num[:, c], nan=np.inf) for c in range(q.num.shape[1])[::-1]]
-    return np.lexsort(keys) if keys else np.arange(q.n_rows)
+    from . import _numba
+
+    leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
+                                np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
+                                tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
+    return np.argsort(leaves, kind="stable")
 
 
 def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
@@ -157,7 +159,7 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
     if nq == 0 or reference.n_rows == 0:
         return Neighbors(d, idx)
     tree = _build(reference, metric, wn, wc)
-    order = _query_order(query, tree)
+    order = _query_order(query, tree, metric, wn, wc)
     for start in range(0, nq, _QUERY_CHUNK):
         rows = order[start:start + _QUERY_CHUNK]
         qb = query.take(rows)
@@ -198,7 +200,7 @@ def count_within(query: Block, reference: Block, metric: DistanceMetric, radius:
         return out
     thr = _sum_threshold(radius, metric, total)
     tree = _build(reference, metric, wn, wc)
-    order = _query_order(query, tree)
+    order = _query_order(query, tree, metric, wn, wc)
     for start in range(0, query.n_rows, _QUERY_CHUNK):
         rows = order[start:start + _QUERY_CHUNK]
         qb = query.take(rows)
