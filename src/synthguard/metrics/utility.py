@@ -232,7 +232,7 @@ def _summary(scores: dict[str, dict[str, float]], score_name: str) -> dict[str, 
     syn = np.array([v["synthetic"] for v in scores.values()], dtype="float64")
     return {"ori_mean": float(ori.mean()), "ori_std": float(ori.std()),
             "syn_mean": float(syn.mean()), "syn_std": float(syn.std()),
-            "diff": float(syn.mean() - ori.mean()), "score": score_name,
+            "diff": float(syn.mean() - ori.mean()), "score_name": score_name,
             "models": [{"model": m, "ori": v["original"], "syn": v["synthetic"],
                         "diff": v["synthetic"] - v["original"]} for m, v in scores.items()]}
 

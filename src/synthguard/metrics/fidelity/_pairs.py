@@ -82,9 +82,32 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.clip((xc @ yc) / den, -1.0, 1.0))
 
 
-def _nunique(x: np.ndarray) -> int:
+def _is_constant(x: np.ndarray) -> bool:
+    """At most one distinct non-missing value (SDMetrics' ``nunique() == 1`` check)."""
     finite = x[~np.isnan(x)]
-    return int(len(np.unique(finite)))
+    return len(finite) == 0 or bool(finite.min() == finite.max())
+
+
+#: Above this many possible cells, cell counts use sorting instead of a dense bincount.
+_DENSE_CELLS = 1 << 22
+
+
+def _dense_codes(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """Non-negative integer codes remapped to ``0..k-1`` over the values present (order kept)."""
+    counts = np.bincount(x)
+    present = np.flatnonzero(counts)
+    lookup = np.zeros(len(counts), dtype=np.int64)
+    lookup[present] = np.arange(len(present))
+    return lookup[x], len(present)
+
+
+def _cell_counts(cell: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """(cell ids, counts) of the occupied cells."""
+    if n_cells <= _DENSE_CELLS:
+        counts = np.bincount(cell, minlength=n_cells)
+        occupied = np.flatnonzero(counts)
+        return occupied, counts[occupied]
+    return np.unique(cell, return_counts=True)
 
 
 def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.ndarray, syn_y: np.ndarray,
@@ -95,7 +118,7 @@ def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.nda
     -------
     score, r_real, r_synth, meets_threshold
     """
-    if min(_nunique(real_x), _nunique(real_y), _nunique(syn_x), _nunique(syn_y)) <= 1:
+    if any(_is_constant(v) for v in (real_x, real_y, syn_x, syn_y)):
         return float("nan"), float("nan"), float("nan"), False
     r_real = pearson(real_x, real_y)
     r_syn = pearson(syn_x, syn_y)
@@ -115,13 +138,11 @@ def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     n = len(a)
     if n == 0:
         return float("nan")
-    ua, ia = np.unique(a, return_inverse=True)
-    ub, ib = np.unique(b, return_inverse=True)
-    r, c = len(ua), len(ub)
+    ia, r = _dense_codes(a)
+    ib, c = _dense_codes(b)
     if r < 2 or c < 2:
         return float("nan")
-    cell = ia.astype(np.int64) * c + ib
-    cells, counts = np.unique(cell, return_counts=True)
+    cells, counts = _cell_counts(ia * c + ib, r * c)
     row = np.bincount(ia, minlength=r).astype("float64")
     col = np.bincount(ib, minlength=c).astype("float64")
     counts = counts.astype("float64")
@@ -151,10 +172,14 @@ def contingency_similarity(real_a: np.ndarray, real_b: np.ndarray, syn_a: np.nda
             return float("nan"), assoc, False
     real_cells = real_a.astype(np.int64) * n_b + real_b
     syn_cells = syn_a.astype(np.int64) * n_b + syn_b
-    uniq, inv = np.unique(np.concatenate([real_cells, syn_cells]), return_inverse=True)
-    k = len(uniq)
-    p_real = np.bincount(inv[:len(real_cells)], minlength=k) / len(real_cells)
-    p_syn = np.bincount(inv[len(real_cells):], minlength=k) / len(syn_cells)
+    n_a = int(max(real_a.max(initial=0), syn_a.max(initial=0))) + 1
+    if n_a * n_b <= _DENSE_CELLS:
+        p_real = np.bincount(real_cells, minlength=n_a * n_b) / len(real_cells)
+        p_syn = np.bincount(syn_cells, minlength=n_a * n_b) / len(syn_cells)
+    else:
+        uniq, inv = np.unique(np.concatenate([real_cells, syn_cells]), return_inverse=True)
+        p_real = np.bincount(inv[:len(real_cells)], minlength=len(uniq)) / len(real_cells)
+        p_syn = np.bincount(inv[len(real_cells):], minlength=len(uniq)) / len(syn_cells)
     return 1.0 - 0.5 * float(np.abs(p_real - p_syn).sum()), assoc, meets
 
 
