@@ -98,3 +98,20 @@ def test_empty_report_renders(demo_data):
                               metrics=["exact_matches"])
     text = render_html(rep)
     assert "Overall risk" in text
+
+
+def test_cli_evaluate_html(tmp_path, demo_data, fake_metrics):
+    from click.testing import CliRunner
+
+    from synthguard.cli import main
+
+    o, s, c = tmp_path / "o.csv", tmp_path / "s.csv", tmp_path / "c.csv"
+    demo_data["original"].head(200).to_csv(o, index=False)
+    demo_data["leaky"].head(200).to_csv(s, index=False)
+    demo_data["control"].head(200).to_csv(c, index=False)
+    h = tmp_path / "r.html"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(o), "-s", str(s), "-c", str(c), "--metrics",
+                                    "uitest_distance,uitest_attack", "--html", str(h), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    text = h.read_text(encoding="utf-8")
+    assert "uitest_attack" in text and str(s) in text and _external_refs(text) == []
