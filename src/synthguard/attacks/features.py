@@ -77,9 +77,25 @@ class SetFeature:
         self.columns = list(threat_model.columns)
         return self
 
+    def key(self) -> tuple:
+        """Identifies the feature and its parameters (target-independent features are memoised
+        per dataset in the threat model, so several targets share them)."""
+        return (self.name,)
+
     def extract(self, datasets: Sequence[pd.DataFrame]) -> np.ndarray:
-        return np.stack([self._one(self.tm.encode(ds, self.columns)) for ds in datasets]) \
-            if len(datasets) else np.zeros((0, 0))
+        if not len(datasets):
+            return np.zeros((0, 0))
+        cache = getattr(self.tm, "feature_cache", None)
+        rows = []
+        for ds in datasets:  # loop over datasets; each feature is vectorised over rows
+            k = (self.key(), tuple(self.columns), id(ds))
+            hit = cache.get(k) if cache is not None else None
+            if hit is None or hit[0] is not ds:
+                hit = (ds, self._one(self.tm.encode(ds, self.columns)))
+                if cache is not None:
+                    cache[k] = hit
+            rows.append(hit[1])
+        return np.stack(rows)
 
     def _one(self, block: Block) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -138,6 +154,9 @@ class HistSetFeature(SetFeature):
             raise ConfigError(f"num_bins must be at least 1, got {num_bins}")
         self.num_bins = int(num_bins)
 
+    def key(self) -> tuple:
+        return (self.name, self.num_bins)
+
     def _one(self, block: Block) -> np.ndarray:
         x = _scaled(block, self.tm)
         n = max(block.n_rows, 1)
@@ -165,6 +184,9 @@ class CorrSetFeature(SetFeature):
 
     def __init__(self, max_categories: int = 10) -> None:
         self.max_categories = int(max_categories)
+
+    def key(self) -> tuple:
+        return (self.name, self.max_categories)
 
     def _one(self, block: Block) -> np.ndarray:
         x = _scaled(block, self.tm)

@@ -276,6 +276,7 @@ class AttackSummary:
             "auc": auc, "auc_ci": list(auc_ci),
             "tpr_at_fpr_0.001": stats.tpr_at_fpr(y, s, 0.001) if both else None,
             "tpr_at_fpr_0.01": stats.tpr_at_fpr(y, s, 0.01) if both else None,
+            "fpr_resolution": 1.0 / n0 if n0 else None,  # smallest non-zero FPR measurable
             "roc_curve": stats.thin_roc(fpr_c, tpr_c, max_roc_points),
             "effective_epsilon": eps.lower,
             "effective_epsilon_detail": eps.to_dict(),

@@ -104,6 +104,7 @@ class _LabelInference:
                     "removed from every sampled dataset so only planted copies count")
         self._memo: dict[str, list[tuple[pd.DataFrame, np.ndarray]]] = {"train": [], "test": []}
         self._enc: dict[tuple, tuple[pd.DataFrame, Block]] = {}
+        self.feature_cache: dict[tuple, tuple[pd.DataFrame, np.ndarray]] = {}
 
     # -- datasets -------------------------------------------------------------------------------
     def _real_dataset(self, rows: np.ndarray, labels: np.ndarray) -> pd.DataFrame:
