@@ -68,3 +68,13 @@ def test_too_few_documents():
     with pytest.raises(MetricError, match="at least 3"):
         run("text_style_outliers", frame(["one two three four five", "six seven eight nine ten"]),
             frame(["a b c d e f", "g h i j k l", "m n o p q r"]))
+
+
+def test_row_order_does_not_change_outliers(shared_data):
+    orig, syn = _reviews(shared_data, 80), _reviews(shared_data, 80, offset=80)
+    a = run("text_style_outliers", frame(orig), frame(syn), cache=False).to_dict()
+    b = run("text_style_outliers", frame(orig[::-1]), frame(syn[::-1]), cache=False).to_dict()
+    for key in ("value", "ci", "n", "baseline", "difference"):
+        assert a[key] == b[key]
+    assert a["original"]["mean_distance"] == pytest.approx(b["original"]["mean_distance"], abs=1e-12)
+    assert {r["row"] for r in a["records"]} == {79 - r["row"] for r in b["records"]}

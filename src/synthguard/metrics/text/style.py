@@ -1,7 +1,8 @@
 """``text_style_outliers``: documents whose style sets them apart (SynEval's ``stylistic_outliers``).
 
 A Word2Vec model is trained locally (gensim, seeded, one worker: reproducible) on the tokens of the
-original and synthetic documents together (lower-cased words, English stop words removed). A document's
+original and synthetic documents together (lower-cased words, English stop words removed), in sorted
+text order so the row order of the inputs does not matter. A document's
 embedding is the mean of its word vectors. Within each table, a document's score is its mean cosine
 distance to every other document of that table, computed without an n x n matrix:
 with unit vectors ``u_i`` and ``s = sum_j u_j``, ``mean_dist_i = 1 - (u_i . s - u_i . u_i) / (n - 1)``
@@ -125,7 +126,7 @@ def text_style_outliers(ctx: Context, *, columns: str | Sequence[str] | None = N
     settings = {"vector_size": vector_size, "window": window, "min_count": min_count, "epochs": epochs,
                 "seed": seed, "workers": 1, "tokens": "lower-case words minus English stop words"}
     store = TextCache(cache, cache_dir)
-    key = cache_key(kind="style", v=1, settings=settings, o=texts_digest(docs["original"].texts),
+    key = cache_key(kind="style", v=2, settings=settings, o=texts_digest(docs["original"].texts),
                     s=texts_digest(docs["synthetic"].texts))
     scores = store.get(key)
     if scores is None:
@@ -176,8 +177,11 @@ def _scores(orig: list[str], syn: list[str], settings: dict[str, Any]) -> dict[s
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     stop = ENGLISH_STOP_WORDS
-    tokens = [[w for w in t if w not in stop] for t in word_tokens(list(orig) + list(syn))]
-    corpus = [t for t in tokens if t]
+    texts = list(orig) + list(syn)
+    tokens = [[w for w in t if w not in stop] for t in word_tokens(texts)]
+    # train in a canonical (sorted) document order: the row order of the inputs cannot change the model
+    order = sorted(range(len(texts)), key=texts.__getitem__)
+    corpus = [tokens[i] for i in order if tokens[i]]
     if not corpus:
         from ...errors import MetricError
 
