@@ -346,3 +346,12 @@ def test_large_realistic_tables_both_backends_agree(seed):
             want_d, want_i = brute_knn(d, k, False)
             np.testing.assert_array_equal(got[0].indices[sub], want_i)
             np.testing.assert_array_equal(got[0].distances[sub], want_d)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf])
+def test_bad_weights_are_config_errors(bad):
+    rng = np.random.default_rng(0)
+    q, r = random_blocks(rng, 3, 4, 2, 1, 0.0, False, 0.0)
+    m = DistanceMetric(value_ranges(q, r), num_weights=np.array([1.0, bad]), cat_weights=np.array([1.0]))
+    with pytest.raises(ConfigError, match="weights"):
+        kneighbors(q, r, m, 1)

@@ -14,6 +14,10 @@ Missing values (``nan_rule``):
 * ``"anonymeter"``: both numeric values missing -> term 1; exactly one missing -> the distance is
   +inf (anonymeter's NaN distance, sorted last). Categorical as above.
 
+Ordering: neighbours are ordered by the finished distance ``d``, ties (equal ``d``, including two
+sums that round to the same ``d``) by the lower reference index. ``p == 2`` squares by multiplication
+and takes ``sqrt`` for the root, so both backends give bit-identical distances.
+
 Gower distance is ``p=1`` with range scales: SDMetrics' DCR uses ``clip=True, normalise=True`` with
 ranges of the reference table; anonymeter uses ``clip=False, normalise=False`` with ranges of both
 tables and ``nan_rule="anonymeter"``.
@@ -71,6 +75,9 @@ class DistanceMetric:
         if wn.shape != (n_num,) or wc.shape != (n_cat,):
             raise ConfigError(f"distance weights have shapes {wn.shape}/{wc.shape}, "
                               f"expected ({n_num},)/({n_cat},)")
+        if not (np.all(np.isfinite(wn)) and np.all(np.isfinite(wc)) and np.all(wn > 0) and np.all(wc > 0)):
+            raise ConfigError("distance weights must be finite and > 0 (the search's lower bounds rely on it); "
+                              "to ignore a column, leave it out of the block instead")
         if np.asarray(self.scale).shape != (n_num,):
             raise ConfigError(f"distance scale has shape {np.asarray(self.scale).shape}, expected ({n_num},)")
         return wn, wc
