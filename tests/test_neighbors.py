@@ -355,3 +355,19 @@ def test_bad_weights_are_config_errors(bad):
     m = DistanceMetric(value_ranges(q, r), num_weights=np.array([1.0, bad]), cat_weights=np.array([1.0]))
     with pytest.raises(ConfigError, match="weights"):
         kneighbors(q, r, m, 1)
+
+
+def test_tree_reuse_is_keyed_on_arrays_and_metric():
+    rng = np.random.default_rng(5)
+    q, r = random_blocks(rng, 50, 400, 3, 2, 0.1, True, 0.3)
+    m1, m2 = gower(value_ranges(q, r), clip=True), gower(value_ranges(q, r), clip=False, nan_rule="anonymeter")
+    first = kneighbors(q, r, m1, 2)
+    again = kneighbors(q, r, m1, 2)  # served from the reused tree
+    other = kneighbors(q, r, m2, 2)  # another metric: another tree
+    r2 = Block(r.num.copy(), r.cat.copy(), r.num_columns, r.cat_columns)
+    r2.num[:10] += 1.0  # different data in a new array: a new tree
+    for got, blk, m in [(first, r, m1), (again, r, m1), (other, r, m2),
+                        (kneighbors(q, r2, m1, 2), r2, m1)]:
+        want_d, want_i = brute_knn(brute_distances(q, blk, m, scalar=False), 2, False)
+        np.testing.assert_array_equal(got.indices, want_i)
+        np.testing.assert_array_equal(got.distances, want_d)

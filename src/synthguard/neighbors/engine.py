@@ -8,6 +8,7 @@ Memory: the outputs (n_query x k) plus O(chunk) work space, never an n x m matri
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -91,7 +92,27 @@ def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
             0 if metric.nan_rule == "max" else 1)
 
 
+_TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few trees built
+
+
 def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
+    """The tree of ``r`` under ``metric``, reused while the same arrays are searched again (metrics
+    such as DCR query one reference with several tables; blocks are never modified in place)."""
+    key = (r.num.shape, r.cat.shape, _params(metric, wn, wc)[3:], np.asarray(metric.scale).tobytes(),
+           wn.tobytes(), wc.tobytes())
+    for num_ref, cat_ref, k, tree in _TREES:
+        if num_ref() is r.num and cat_ref() is r.cat and k == key:
+            return tree
+    tree = _build_tree(r, metric, wn, wc)
+    try:
+        _TREES.insert(0, (weakref.ref(r.num), weakref.ref(r.cat), key, tree))
+    except TypeError:  # arrays that do not support weak references: no caching
+        return tree
+    del _TREES[2:]
+    return tree
+
+
+def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
     from . import _numba
 
     rn = np.ascontiguousarray(r.num, dtype=np.float64)
