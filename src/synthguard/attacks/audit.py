@@ -89,7 +89,7 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
               knowledge: str = "auxiliary", num_shadow: int = 100, num_test: int = 100,
               num_training_records: int = 500, num_synthetic_records: int | None = None,
               auxiliary_split: float = 0.5, distance: str = "gower", criterion: Any = "accuracy",
-              seed: int = 0, n_boot: int = 200, progress: bool = False) -> Report:
+              seed: int = 0, n_boot: int = 200, progress: bool = False, n_jobs: int = 1) -> Report:
     """Run a targeted threat model and every named attack on every target.
 
     Parameters
@@ -126,6 +126,8 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
         Bootstrap resamples of the AUC interval.
     progress : bool
         Progress bar on stderr.
+    n_jobs : int
+        Parallel generator runs (threads; same results as serial).
     """
     kind = kind.upper()
     if kind not in ("MIA", "AIA"):
@@ -141,7 +143,7 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
     schema = metadata if isinstance(metadata, Schema) else infer_schema(data.reset_index(drop=True),
                                                                          load_metadata(metadata))
     if kind == "MIA":
-        tm: Any = TargetedMIA(dk, gk, targets, metadata=schema, seed=seed)
+        tm: Any = TargetedMIA(dk, gk, targets, metadata=schema, seed=seed, n_jobs=n_jobs)
     else:
         if sensitive is None:
             sensitive = (schema.sensitive[0] if schema.sensitive else schema.target)
@@ -153,7 +155,7 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
             if len(top) < 2:
                 raise ConfigError(f"sensitive column {sensitive!r} has fewer than two values")
             values = top
-        tm = TargetedAIA(dk, gk, targets, sensitive, values, metadata=schema, seed=seed)
+        tm = TargetedAIA(dk, gk, targets, sensitive, values, metadata=schema, seed=seed, n_jobs=n_jobs)
     names = [str(a).strip().lower().replace("-", "_") for a in attacks]
     for a in names:
         make_attack(a, kind, distance, criterion)  # validates names before any generator runs

@@ -8,7 +8,9 @@ bit-identical datasets (with seeded generators).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,7 +74,10 @@ class _LabelInference:
 
     def __init__(self, data_knowledge: Any, generator_knowledge: Any, targets: Any, labeller: Any, *,
                  metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0,
-                 target_metric: str = "gower") -> None:
+                 target_metric: str = "gower", n_jobs: int = 1) -> None:
+        if n_jobs < 1:
+            raise ConfigError(f"n_jobs must be at least 1, got {n_jobs}")
+        self.n_jobs = int(n_jobs)
         self.data_knowledge = data_knowledge
         self.generator_knowledge = generator_knowledge
         self.labeller = labeller
@@ -115,15 +120,25 @@ class _LabelInference:
             raise ConfigError(f"num_samples must be a non-negative integer, got {n}")
         memo = self._memo[mode]
         training = mode == "train"
-        while len(memo) < n:
-            i = len(memo)
+
+        def make(i: int) -> tuple[pd.DataFrame, np.ndarray]:
             rows, labels = self.labeller.sample(self.data_knowledge, self.targets, training, i,
                                                 self.seed, mode)
             real = self._real_dataset(rows, labels)
             gen_seed = int(make_rng(self.seed, mode, "generator", i).integers(2**31 - 1))
             syn = self.generator_knowledge.generate(real, training, gen_seed)
-            syn = conform(syn, self.data, self.schema, f"generated dataset {mode}#{i}")
-            memo.append((syn, labels))
+            return conform(syn, self.data, self.schema, f"generated dataset {mode}#{i}"), labels
+
+        todo = list(range(len(memo), n))
+        if self.n_jobs > 1 and len(todo) > 1:
+            # sample i depends only on (seed, mode, i): results are identical to a serial run
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.n_jobs) as pool:
+                memo.extend(pool.map(make, todo))
+        else:
+            for i in todo:
+                memo.append(make(i))
         if n == 0:
             return [], np.zeros((0, self.targets.size), dtype=np.int8)
         return [m[0] for m in memo[:n]], np.stack([m[1] for m in memo[:n]])
@@ -146,6 +161,24 @@ class _LabelInference:
             hit = (frame, self.encoder.encode(frame, cols, categorical_only=categorical_only))
             self._enc[key] = hit
         return hit[1]
+
+    # -- persistence ------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Pickle the threat model with its memoised datasets (generated once, reused later)."""
+        state = dict(self.__dict__)
+        state["_enc"] = {}
+        state["feature_cache"] = {}
+        with open(path, "wb") as fh:
+            pickle.dump((type(self), state), fh)
+
+    @staticmethod
+    def load(path: str | Path) -> _LabelInference:
+        """Restore a threat model written by :meth:`save` (only load files you trust: pickle)."""
+        with open(path, "rb") as fh:
+            cls, state = pickle.load(fh)  # noqa: S301 - documented: trusted files only
+        obj = cls.__new__(cls)
+        obj.__dict__.update(state)
+        return obj
 
     # -- targets --------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -236,15 +269,19 @@ class TargetedMIA(_LabelInference):
         Column sdtypes (inferred otherwise).
     seed : int
         Seed of every dataset, label and generator run.
+    n_jobs : int
+        Generator runs in parallel threads (useful for external commands); results are identical.
     """
 
     kind = "MIA"
 
     def __init__(self, data_knowledge: Any, generator_knowledge: Any, targets: Any = "auto:1", *,
                  generate_pairs: bool = True, replace_target: bool = False,
-                 metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0) -> None:
+                 metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0,
+                 n_jobs: int = 1) -> None:
         super().__init__(data_knowledge, generator_knowledge, targets,
-                         MIALabeller(generate_pairs, replace_target), metadata=metadata, seed=seed)
+                         MIALabeller(generate_pairs, replace_target), metadata=metadata, seed=seed,
+                         n_jobs=n_jobs)
 
 
 class TargetedAIA(_LabelInference):
@@ -259,12 +296,13 @@ class TargetedAIA(_LabelInference):
     def __init__(self, data_knowledge: Any, generator_knowledge: Any, targets: Any,
                  sensitive_attribute: str, attribute_values: Sequence[Any], *,
                  distribution: Sequence[float] | None = None,
-                 metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0) -> None:
+                 metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0,
+                 n_jobs: int = 1) -> None:
         if sensitive_attribute not in data_knowledge.data.columns:
             raise ConfigError(f"sensitive_attribute {sensitive_attribute!r} is not a column of the data")
         super().__init__(data_knowledge, generator_knowledge, targets,
                          AIALabeller(sensitive_attribute, attribute_values, distribution),
-                         metadata=metadata, seed=seed)
+                         metadata=metadata, seed=seed, n_jobs=n_jobs)
         if sensitive_attribute not in self.columns:
             raise ConfigError(f"sensitive_attribute {sensitive_attribute!r} is a text/id column: "
                               "pick a tabular column")

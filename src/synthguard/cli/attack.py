@@ -58,6 +58,8 @@ def _criterion(text: str) -> object:
               type=click.Choice(["gower", "hamming", "lp"]), help="Distance of the distance attacks.")
 @click.option("--criterion", default="accuracy", show_default=True,
               help="Threshold criterion: accuracy, tpr:V, fpr:V or threshold:V.")
+@click.option("--jobs", default=1, show_default=True, type=int,
+              help="Generator runs in parallel (threads; results identical to a serial run).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for every random choice.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON report here (same format as 'synthguard evaluate').")
@@ -65,7 +67,7 @@ def _criterion(text: str) -> object:
 def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd: str | None, kind: str,
             knowledge: str, targets: str, attacks: str, sensitive: str | None, values: str | None,
             num_shadow: int, num_test: int, train_size: int, synthetic_size: int | None,
-            aux_split: float, distance: str, criterion: str, seed: int, json_path: Path | None,
+            aux_split: float, distance: str, criterion: str, jobs: int, seed: int, json_path: Path | None,
             no_progress: bool) -> None:
     """Audit a generator with targeted attacks (TAPAS-style shadow modelling)."""
     frame, _ = load_table(dataset, "dataset")
@@ -84,7 +86,7 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
                        num_test=num_test, num_training_records=train_size,
                        num_synthetic_records=synthetic_size, auxiliary_split=aux_split,
                        distance=distance, criterion=_criterion(criterion), seed=seed,
-                       progress=not no_progress)
+                       progress=not no_progress, n_jobs=jobs)
     click.echo(report.to_console())
     if json_path is not None:
         report.to_json(json_path)
