@@ -53,12 +53,16 @@ def test_leaky_release_is_caught_and_safe_release_sits_at_the_baseline(runs):
 
 def test_row_order_does_not_change_the_result(demo_data):
     d = demo_data
-    a = closest_distance_mia(Context.from_frames(d["original"], d["leaky"], d["control"], DEMO_METADATA),
-                             n_boot=30)
-    perm = np.random.default_rng(0).permutation(len(d["original"]))
-    b = closest_distance_mia(Context.from_frames(d["original"].iloc[perm], d["leaky"].iloc[::-1],
-                                                 d["control"], DEMO_METADATA), n_boot=30)
-    assert a.value == b.value and a.details["advantage"] == b.details["advantage"]
+    for cap in (None, 400):  # capped samples are drawn by content, not position
+        a = closest_distance_mia(Context.from_frames(d["original"], d["leaky"], d["control"],
+                                                     DEMO_METADATA), max_rows=cap, n_boot=30)
+        perm = np.random.default_rng(0).permutation(len(d["original"]))
+        b = closest_distance_mia(Context.from_frames(d["original"].iloc[perm], d["leaky"].iloc[::-1],
+                                                     d["control"].iloc[::-1], DEMO_METADATA),
+                                 max_rows=cap, n_boot=30)
+        assert a.value == b.value and a.ci == b.ci
+        assert a.details["advantage"] == b.details["advantage"]
+        assert a.details["effective_epsilon"] == b.details["effective_epsilon"]
 
 
 def test_max_rows_caps_and_balances_with_a_seed(demo_data):

@@ -9,13 +9,29 @@ above 0.5 (the random-guess baseline).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..attacks.scoring import effective_epsilon
 from ..errors import MetricError
 from ..neighbors import gower, nearest_distances
 from ..registry import Context, Param, register
 from ..results import Baseline, MetricResult, level_from_thresholds
-from ..stats import auc_ci, auc_score, proportion, roc_curve, thin_roc, tpr_at_fpr
+from ..stats import auc_ci, auc_score, make_rng, proportion, roc_curve, thin_roc, tpr_at_fpr
+
+
+def _content_sample(frame: pd.DataFrame, k: int, seed: int, label: str) -> np.ndarray:
+    """Positions of ``k`` rows chosen by a seeded hash of their content (all rows if ``k >= n``).
+
+    Unlike a positional draw, the same rows are chosen whatever the input order (identical rows
+    are interchangeable), so capping with ``max_rows`` keeps results order-independent.
+    """
+    n = len(frame)
+    if k >= n:
+        return np.arange(n)
+    key = f"{make_rng(seed, 'cd-mia', label).integers(10**15):016d}"[-16:]
+    h = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy()
+    order = np.argsort(h, kind="stable")
+    return np.sort(order[:k])
 
 
 def _positive_or_none(v: object) -> str | None:
@@ -78,17 +94,20 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
     ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
     metric = gower(ranges, clip=True)
     orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
-    rng = ctx.rng("sample")
     n_o, n_c = orig.n_rows, ctrl.n_rows
     k_o, k_c = n_o, n_c
     if balance:
         k_o = k_c = min(n_o, n_c)
     if max_rows is not None:
         k_o, k_c = min(k_o, max_rows), min(k_c, max_rows)
-    rows_o = np.sort(rng.choice(n_o, k_o, replace=False)) if k_o < n_o else np.arange(n_o)
-    rows_c = np.sort(rng.choice(n_c, k_c, replace=False)) if k_c < n_c else np.arange(n_c)
+    rows_o = _content_sample(ctx.tables.original[cols], k_o, ctx.seed, "original")
+    rows_c = _content_sample(ctx.tables.control[cols], k_c, ctx.seed, "control")
     d_o = nearest_distances(orig.take(rows_o), syn, metric, backend=ctx.backend)
     d_c = nearest_distances(ctrl.take(rows_c), syn, metric, backend=ctx.backend)
+    # sort each class by distance: every number below, bootstrap included, is then independent of
+    # the input row order (only the listing order of equally close rows in `records` is not)
+    so, sc = np.argsort(d_o, kind="stable"), np.argsort(d_c, kind="stable")
+    rows_o, d_o, d_c = rows_o[so], d_o[so], d_c[sc]
     labels = np.r_[np.ones(k_o, dtype=bool), np.zeros(k_c, dtype=bool)]
     scores = -np.r_[d_o, d_c]
     auc = auc_score(labels, scores)
@@ -120,7 +139,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
     # that are at least as close (an empirical p-value of "this row is just typical")
     records = None
     if top_records > 0:
-        order = np.lexsort((rows_o, d_o))[:top_records]
+        order = np.arange(min(top_records, k_o))  # d_o is sorted: the closest rows first
         ctrl_sorted = np.sort(d_c)
         share = np.searchsorted(ctrl_sorted, d_o[order], side="right") / max(k_c, 1)
         records = [{"row": int(rows_o[i]), "distance": float(d_o[i]),
