@@ -33,29 +33,27 @@ def _variants(tm: Any) -> pd.DataFrame:
 _CELLS = 4_000_000  # distances computed per engine call (bounded memory)
 
 
-def _segment_distances(attack: TrainableThresholdAttack, query: Block,
-                       datasets: Sequence[pd.DataFrame], columns: Sequence[str], cat_only: bool,
+def _segment_distances(attack: TrainableThresholdAttack, query: Block, blocks: Sequence[Block],
                        reduce: Any) -> np.ndarray:
-    """``reduce(d_segment)`` per dataset, for the few query rows of a target against every dataset.
+    """``reduce(d, starts, sizes)`` per dataset block, for the few query rows of a target.
 
-    The datasets are stacked into one reference block and measured with the engine's exact
+    The blocks are stacked into one reference block and measured with the engine's exact
     pairwise distances in chunks of about ``_CELLS`` cells, so thousands of small shadow datasets
-    cost a handful of vectorised calls instead of one call each. ``reduce(d, starts)`` gets the
-    ``(n_query, rows)`` distances of whole datasets and their start offsets.
+    cost a handful of vectorised calls instead of one call each. ``reduce`` gets the
+    ``(n_query, rows)`` distances of whole datasets, their start offsets and sizes.
     """
-    out = np.empty((query.n_rows, len(datasets)))
+    out = np.empty((query.n_rows, len(blocks)))
     per_call = max(1, _CELLS // max(query.n_rows, 1))
     i = 0
-    while i < len(datasets):
-        blocks, rows, j = [], 0, i
-        while j < len(datasets) and (not blocks or rows < per_call):
-            b = attack._encode(datasets[j], columns, cat_only)
-            blocks.append(b)
-            rows += b.n_rows
+    while i < len(blocks):
+        rows, j = 0, i
+        while j < len(blocks) and (j == i or rows < per_call):
+            rows += blocks[j].n_rows
             j += 1
-        sizes = np.array([b.n_rows for b in blocks])
-        ref = Block(np.concatenate([b.num for b in blocks]), np.concatenate([b.cat for b in blocks]),
-                    blocks[0].num_columns, blocks[0].cat_columns)
+        part = blocks[i:j]
+        sizes = np.array([b.n_rows for b in part])
+        ref = Block(np.concatenate([b.num for b in part]), np.concatenate([b.cat for b in part]),
+                    part[0].num_columns, part[0].cat_columns)
         d = pairwise_distances(query, ref, attack.metric) if rows else np.zeros((query.n_rows, 0))
         starts = np.r_[0, np.cumsum(sizes)[:-1]]
         out[:, i:j] = reduce(d, starts, sizes)
@@ -108,8 +106,8 @@ class ClosestDistanceMIA(TrainableThresholdAttack):
                                               categorical_only=self.cat_only)
 
     def attack_score(self, datasets: Sequence[pd.DataFrame]) -> np.ndarray:
-        d = _segment_distances(self, self.target_block, datasets, self.columns, self.cat_only, _seg_min)
-        return -d[0]
+        blocks = [self._encode(ds, self.columns, self.cat_only) for ds in datasets]
+        return -_segment_distances(self, self.target_block, blocks, _seg_min)[0]
 
 
 class ClosestDistanceAIA(TrainableThresholdAttack):
@@ -131,7 +129,8 @@ class ClosestDistanceAIA(TrainableThresholdAttack):
         self.variants = tm.encoder.encode(_variants(tm), self.columns, categorical_only=self.cat_only)
 
     def attack_score(self, datasets: Sequence[pd.DataFrame]) -> np.ndarray:
-        d = _segment_distances(self, self.variants, datasets, self.columns, self.cat_only, _seg_min)
+        blocks = [self._encode(ds, self.columns, self.cat_only) for ds in datasets]
+        d = _segment_distances(self, self.variants, blocks, _seg_min)
         tot = d[0] + d[1]
         with np.errstate(invalid="ignore", divide="ignore"):
             share = d[1] / tot
@@ -184,19 +183,17 @@ class LocalNeighbourhoodAttack(TrainableThresholdAttack):
         self.target_block = tm.encoder.encode(tm.target_record, cols, categorical_only=self.cat_only)
 
     def attack_score(self, datasets: Sequence[pd.DataFrame]) -> np.ndarray:
-        sizes = np.array([len(ds) for ds in datasets], dtype=float)
+        blocks = [self._encode(ds, self.columns, self.cat_only) for ds in datasets]
+        sizes = np.array([b.n_rows for b in blocks], dtype=float)
         if self._mode == "MIA":
-            c = _segment_distances(self, self.target_block, datasets, self.columns, self.cat_only,
-                                   _seg_count(self._radius))[0]
+            c = _segment_distances(self, self.target_block, blocks, _seg_count(self._radius))[0]
             return np.where(sizes > 0, c / np.maximum(sizes, 1), 0.0)
-        counts = []
-        for code in self.value_codes:  # two candidate values
-            subsets = []
-            for ds in datasets:
-                sens = self._encode(ds, [self.sensitive], True).cat[:, 0]
-                subsets.append(ds.loc[sens == code])
-            counts.append(_segment_distances(self, self.target_block, subsets, self.columns,
-                                             self.cat_only, _seg_count(self._radius))[0])
+        sens = [self._encode(ds, [self.sensitive], True).cat[:, 0] for ds in datasets]
+        counts = [_segment_distances(self, self.target_block,
+                                     [b.take(np.flatnonzero(v == code)) for b, v in zip(blocks, sens,
+                                                                                       strict=True)],
+                                     _seg_count(self._radius))[0]
+                  for code in self.value_codes]  # two candidate values
         tot = counts[0] + counts[1]
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(tot > 0, counts[1] / np.maximum(tot, 1), 0.5)
