@@ -200,7 +200,7 @@ def _check_knn(q, r, metric, k, exclude_self, scalar):
         assert np.array_equal(got["numba"].indices, got["numpy"].indices)
 
 
-@settings(max_examples=120, **SETTINGS)
+@settings(max_examples=80, **SETTINGS)
 @given(cases())
 def test_kneighbors_matches_scalar_brute_force(case):
     q, r, metric, k, exclude_self = case
@@ -230,7 +230,7 @@ def _check_count(q, r, metric, exclude_self, radius):
         np.testing.assert_array_equal(o, outs[0])
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=40, **SETTINGS)
 @given(cases(), st.integers(0, 2**31))
 def test_count_within_matches_brute_force(case, pick):
     q, r, metric, _, exclude_self = case
@@ -322,7 +322,7 @@ def test_pairwise_and_errors():
 def test_large_realistic_tables_both_backends_agree(seed):
     """A few thousand rows of correlated mixed data with copies: pruning is heavily exercised."""
     rng = np.random.default_rng(seed)
-    n = 3000
+    n = 2000
     z = rng.normal(size=(n, 2))
     num = np.column_stack([(40 + 12 * z[:, 0]).round(), np.exp(10 + 0.5 * z[:, 1]).round(-1),
                            rng.integers(0, 3000, n).astype(float), (25 + 3 * z[:, 0] + rng.normal(size=n)).round(1)])
