@@ -85,7 +85,8 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
     MetricResult
         ``value`` = AUC (baseline 0.5) with its bootstrap CI; details: ``advantage``,
         ``tpr_at_fpr_0.001``, ``tpr_at_fpr_0.01`` (with Wilson CIs), ``roc_curve``,
-        ``effective_epsilon``, the class sizes and distance medians.
+        ``effective_epsilon``, the class sizes, distance medians and a ``histogram`` of the
+        members' and non-members' distances (20 bins up to the 99th percentile, last bin open).
     """
     enc = ctx.encoded
     cols = ctx.tables.schema.tabular_columns()
@@ -144,6 +145,10 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         share = np.searchsorted(ctrl_sorted, d_o[order], side="right") / max(k_c, 1)
         records = [{"row": int(rows_o[i]), "distance": float(d_o[i]),
                     "control_share_as_close": float(s)} for i, s in zip(order, share, strict=True)]
+    top = float(np.quantile(np.r_[d_o, d_c], 0.99)) if k_o + k_c else 0.0
+    edges = np.linspace(0.0, top if top > 0 else 1.0, 21)
+    hist = {"edges": edges, "original": np.histogram(np.minimum(d_o, edges[-1]), edges)[0],
+            "control": np.histogram(np.minimum(d_c, edges[-1]), edges)[0]}
     exact_o = float(np.mean(d_o == 0)) if k_o else float("nan")
     exact_c = float(np.mean(d_c == 0)) if k_c else float("nan")
     details = {
@@ -152,6 +157,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         "n_members": int(k_o), "n_non_members": int(k_c),
         "median_distance_members": float(np.median(d_o)),
         "median_distance_non_members": float(np.median(d_c)),
+        "histogram": hist,
         "share_exact_members": exact_o, "share_exact_non_members": exact_c,
         "distance": "gower (range-scaled over original+synthetic+control, terms clipped at 1)",
         "thresholds": thresholds,
