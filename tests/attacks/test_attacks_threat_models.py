@@ -149,6 +149,24 @@ def test_aia_known_answers_with_raw(pop):
     assert s.metrics(n_boot=20)["auc"] >= 0.9
 
 
+def test_replace_target_keeps_sizes_and_aia_pairs_are_complementary(pop):
+    tm = TargetedMIA(AuxiliaryDataKnowledge(pop, num_training_records=100), BlackBoxKnowledge(Raw(), 100),
+                     [1, 2], replace_target=True, metadata=DEMO_METADATA)
+    for i in range(4):
+        rows, _ = tm.labeller.sample(tm.data_knowledge, tm.targets, True, i, 0, "train")
+        assert rows.size == 100 and np.unique(rows).size == 100
+    aia = TargetedAIA(AuxiliaryDataKnowledge(pop, num_training_records=100), BlackBoxKnowledge(Raw(), 100),
+                      [1, 2], "sex", ["F", "M"], generate_pairs=True, metadata=DEMO_METADATA)
+    ds, labels = aia.generate_training_samples(4)
+    assert np.array_equal(labels[0], 1 - labels[1]) and np.array_equal(labels[2], 1 - labels[3])
+    real0 = aia.labeller.sample(aia.data_knowledge, aia.targets, True, 0, 0, "train")[0]
+    real1 = aia.labeller.sample(aia.data_knowledge, aia.targets, True, 1, 0, "train")[0]
+    assert np.array_equal(real0, real1)
+    with pytest.raises(ConfigError, match="generate_pairs"):
+        TargetedAIA(AuxiliaryDataKnowledge(pop, num_training_records=50), BlackBoxKnowledge(Raw(), 50),
+                    [1], "sex", ["F", "M"], distribution=[0.3, 0.7], generate_pairs=True)
+
+
 def test_aia_rejects_bad_values(pop):
     with pytest.raises(ConfigError, match="exactly two"):
         TargetedAIA(AuxiliaryDataKnowledge(pop, num_training_records=50), BlackBoxKnowledge(Raw(), 50),

@@ -149,26 +149,37 @@ class AIALabeller:
         Exactly two candidate values (binary AIA); the second counts as positive.
     distribution : sequence of float, optional
         Probabilities of the values (default uniform).
+    generate_pairs : bool
+        Datasets 2j and 2j+1 share their base sample and replaced records and get complementary
+        labels (uniform labels only; variance reduction, as for membership).
     """
 
     def __init__(self, sensitive_attribute: str, attribute_values: Sequence[Any],
-                 distribution: Sequence[float] | None = None) -> None:
+                 distribution: Sequence[float] | None = None, generate_pairs: bool = False) -> None:
         values = list(attribute_values)
         if len(values) != 2:
             raise ConfigError(f"attribute_values must hold exactly two values (binary AIA), got {values}")
+        if values[0] == values[1]:
+            raise ConfigError(f"attribute_values must be two different values, got {values}")
         self.sensitive_attribute = sensitive_attribute
         self.attribute_values = values
         p = np.full(2, 0.5) if distribution is None else np.asarray(distribution, dtype=float)
         if p.shape != (2,) or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
             raise ConfigError(f"distribution must be two probabilities summing to 1, got {distribution}")
+        if generate_pairs and distribution is not None:
+            raise ConfigError("generate_pairs makes the labels uniform: drop distribution or set "
+                              "generate_pairs=False")
         self.distribution = p
-        self.generate_pairs = False
+        self.generate_pairs = bool(generate_pairs)
 
     def sample(self, knowledge: Any, targets: np.ndarray, training: bool, index: int, seed: int,
                mode: str) -> tuple[np.ndarray, np.ndarray]:
-        rng = make_rng(seed, mode, "aia-data", index)
+        base_index = index // 2 if self.generate_pairs else index
+        rng = make_rng(seed, mode, "aia-data", base_index)
         rows = knowledge.sample_rows(training, rng, exclude=targets)
         labels = (rng.random(targets.size) < self.distribution[1]).astype(np.int8)
+        if self.generate_pairs and index % 2 == 1:
+            labels = 1 - labels
         if not knowledge.exact and rows.size >= targets.size:
             drop = rng.choice(rows.size, size=targets.size, replace=False)
             rows = np.delete(rows, drop)

@@ -288,20 +288,21 @@ class TargetedAIA(_LabelInference):
     """Attribute inference (binary): guess which of two values a target's sensitive attribute has.
 
     Parameters are those of :class:`TargetedMIA` plus ``sensitive_attribute``,
-    ``attribute_values`` (two values, the second is "positive") and ``distribution``.
+    ``attribute_values`` (two values, the second is "positive"), ``distribution`` and
+    ``generate_pairs`` (see :class:`~synthguard.attacks.knowledge.AIALabeller`).
     """
 
     kind = "AIA"
 
     def __init__(self, data_knowledge: Any, generator_knowledge: Any, targets: Any,
                  sensitive_attribute: str, attribute_values: Sequence[Any], *,
-                 distribution: Sequence[float] | None = None,
+                 distribution: Sequence[float] | None = None, generate_pairs: bool = False,
                  metadata: Mapping[str, Any] | Schema | None = None, seed: int = 0,
                  n_jobs: int = 1) -> None:
         if sensitive_attribute not in data_knowledge.data.columns:
             raise ConfigError(f"sensitive_attribute {sensitive_attribute!r} is not a column of the data")
         super().__init__(data_knowledge, generator_knowledge, targets,
-                         AIALabeller(sensitive_attribute, attribute_values, distribution),
+                         AIALabeller(sensitive_attribute, attribute_values, distribution, generate_pairs),
                          metadata=metadata, seed=seed, n_jobs=n_jobs)
         if sensitive_attribute not in self.columns:
             raise ConfigError(f"sensitive_attribute {sensitive_attribute!r} is a text/id column: "
