@@ -41,7 +41,8 @@ def default_split(ctx: Context) -> tuple[list[str], list[str]]:
     every tabular column) in table order, split into a first half of ``ceil(p / 2)`` columns and a
     second half of the rest."""
     tab = tabular_columns(ctx)
-    qis = [c for c in ctx.tables.schema.quasi_identifiers if c in tab]
+    declared = set(ctx.tables.schema.quasi_identifiers)
+    qis = [c for c in tab if c in declared]
     cols = qis if len(qis) >= 2 else tab
     if len(cols) < 2:
         raise ConfigError("linkability needs at least two tabular columns to split into aux_cols: "

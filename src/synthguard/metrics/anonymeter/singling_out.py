@@ -9,6 +9,7 @@ correctly, as in anonymeter 1.0.0; 1.1.0's fit is flat and always gives ``(|ctl|
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,8 +119,9 @@ def univariate_queries(X: np.ndarray, is_num: np.ndarray, n: int, rng: np.random
                 if cnt[end] == 1:
                     cols.append([j]), ops.append([op]), vals.append([u[end]])
                     srcs.append(pos[first[[end]]])
-        once = cnt == 1
-        m = int(once.sum())
+        once = np.flatnonzero(cnt == 1)
+        once = once[np.argsort(first[once], kind="stable")]  # by canonical row: free of code order
+        m = int(once.size)
         cols.append(np.full(m, j)), ops.append(np.full(m, Q.EQ)), vals.append(u[once])
         srcs.append(pos[first[once]])
     col = np.concatenate([np.asarray(c, dtype=np.int64) for c in cols]) if cols else np.zeros(0, np.int64)
@@ -136,13 +138,19 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
 
     Each attempt takes a random row and ``n_cols`` random columns: a missing value gives ``IS NULL``,
     a numeric value ``>= v`` if above the column median else ``<= v``, anything else ``== v``.
-    Attempts are drawn and counted in batches; returns the queries and the attempts made.
+    Attempts are drawn and counted in batches; generation stops at ``max_attempts`` or once every
+    possible query has almost surely been drawn (``pool * (ln(pool) + 10)`` attempts for a pool of
+    ``rows x column sets``). Returns the queries and the attempts made.
     """
     ns, p = X.shape
     k = min(n_cols, p)
     with np.errstate(all="ignore"):
         med = np.array([np.nanmedian(X[:, j]) if is_num[j] and not np.isnan(X[:, j]).all() else np.nan
                         for j in range(p)])
+    # every possible query (row x column set) has almost surely been drawn after pool*(ln(pool)+10)
+    # attempts (coupon collector): stop there instead of spinning up to max_attempts on small data
+    pool = float(ns) * math.comb(p, k)
+    max_attempts = int(min(max_attempts, math.ceil(pool * (math.log(pool) + 10.0))))
     seen: set[bytes] = set()
     keep_col, keep_op, keep_val, keep_src = [], [], [], []
     attempts, batch, found = 0, 1000, 0
@@ -193,8 +201,10 @@ def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tupl
         if m == 0:
             continue
         x = X[:, j]
-        uniq = np.unique(x[~np.isnan(x)])
-        if np.isnan(x).any():
+        ok = ~np.isnan(x)
+        uniq, first = np.unique(x[ok], return_index=True)
+        uniq = uniq[np.argsort(first, kind="stable")]  # canonical-row order, not code order
+        if not ok.all():
             uniq = np.r_[uniq, np.nan]
         v = uniq[rng.integers(0, uniq.size, m)]
         u = u_op[sel]
