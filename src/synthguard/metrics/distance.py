@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Block
 from ..errors import ConfigError, MetricError
 from ..neighbors import DistanceMetric, gower, kneighbors
 from ..registry import Context, Param, register
@@ -75,15 +74,20 @@ def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
 
 
 def _neighbours(ctx: Context, query: str, reference: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """k nearest ``reference`` rows of every ``query`` row (memoised per pair and k)."""
+    """k (<= 2) nearest ``reference`` rows of every ``query`` row.
+
+    Always searched with k=2 and memoised per pair, so ``dcr`` and ``nndr`` in one run share one
+    search (the first column of a k=2 search is the k=1 search: ties go to the lower index).
+    """
     cols, metric = distance_setup(ctx)
-    key = f"distance.knn.{query}.{reference}.{k}"
+    key = f"distance.knn2.{query}.{reference}"
     if key not in ctx.cache:
         q = ctx.encoded.block(query, cols)
         r = ctx.encoded.block(reference, cols)
-        nb = kneighbors(q, r, metric, k, exclude_self=(query == reference), backend=ctx.backend)
+        nb = kneighbors(q, r, metric, 2, exclude_self=(query == reference), backend=ctx.backend)
         ctx.cache[key] = (nb.distances, nb.indices)
-    return ctx.cache[key]
+    d, i = ctx.cache[key]
+    return d[:, :k], i[:, :k]
 
 
 def balanced_rows(frame: pd.DataFrame, n: int, seed: int, label: str) -> np.ndarray:
@@ -200,13 +204,16 @@ def _closer_share(ctx: Context, cl: float) -> dict[str, Any] | None:
     if key in ctx.cache:
         return ctx.cache[key]
     n = min(len(ctx.tables.original), len(ctx.tables.control))
-    blocks: dict[str, Block] = {}
-    for role in ("original", "control"):
-        rows = balanced_rows(ctx.tables.get(role)[cols], n, ctx.seed, role)
-        blocks[role] = ctx.encoded.block(role, cols).take(rows)
     q = ctx.encoded.block("synthetic", cols)
-    d_o = kneighbors(q, blocks["original"], metric, 1, backend=ctx.backend).distances[:, 0]
-    d_c = kneighbors(q, blocks["control"], metric, 1, backend=ctx.backend).distances[:, 0]
+    dist: dict[str, np.ndarray] = {}
+    for role in ("original", "control"):
+        if n >= len(ctx.tables.get(role)):  # whole table: reuse the memoised search
+            dist[role] = _neighbours(ctx, "synthetic", role, 1)[0][:, 0]
+            continue
+        rows = balanced_rows(ctx.tables.get(role)[cols], n, ctx.seed, role)
+        block = ctx.encoded.block(role, cols).take(rows)
+        dist[role] = kneighbors(q, block, metric, 1, backend=ctx.backend).distances[:, 0]
+    d_o, d_c = dist["original"], dist["control"]
     closer = int((d_o < d_c).sum())
     tied = int((d_o == d_c).sum())
     out = dict(proportion(closer, d_o.size, cl), share_tied=proportion(tied, d_o.size, cl),
