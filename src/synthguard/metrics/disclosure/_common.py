@@ -20,9 +20,10 @@ def thresholds(ctx: Context, name: str) -> Any:
     """The context's thresholds, else the registered defaults of ``name`` (direct calls)."""
     if ctx.thresholds:
         return ctx.thresholds
-    from ...registry import get_metric
+    from ...registry import _REGISTRY  # no discovery: the metric registered itself on import
 
-    return get_metric(name).thresholds
+    spec = _REGISTRY.get(name)
+    return spec.thresholds if spec is not None else {}
 
 
 def check_positive_int(v: Any) -> str | None:
