@@ -235,3 +235,17 @@ def test_stacked_distance_scores_equal_the_engine_per_dataset(pop, monkeypatch, 
         assert got_cd[i] == -nearest_distances(cd.target_block, block, cd.metric, backend="numpy")[0]
         n_in = count_within(ln.target_block, block, ln.metric, 0.2, backend="numpy")[0]
         assert got_ln[i] == n_in / len(frame)
+
+
+def test_conform_restores_dtypes_lost_in_a_csv_round_trip(pop):
+    import io
+
+    from synthguard.attacks.threat_models import conform
+    from synthguard.data.schema import infer_schema
+
+    schema = infer_schema(pop, DEMO_METADATA)
+    back = pd.read_csv(io.StringIO(pop.iloc[:50].to_csv(index=False)))  # zip -> int, dates -> str
+    fixed = conform(back, pop, schema, "test")
+    assert pd.api.types.is_datetime64_any_dtype(fixed["admission_date"].dtype)
+    assert fixed["zip"].tolist() == pop["zip"].iloc[:50].tolist()
+    assert list(fixed.columns) == list(pop.columns)

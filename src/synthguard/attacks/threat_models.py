@@ -52,7 +52,8 @@ def conform(frame: pd.DataFrame, reference: pd.DataFrame, schema: Schema, label:
                     ref.dtype.categories.dtype):
                 s = s.map(_label, na_action="ignore")
             s = s.astype(ref.dtype)
-        elif sd in ("categorical", "boolean") and pd.api.types.is_object_dtype(ref.dtype) \
+        elif sd in ("categorical", "boolean") and (pd.api.types.is_object_dtype(ref.dtype)
+                                                  or pd.api.types.is_string_dtype(ref.dtype)) \
                 and pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
             if ref.dropna().map(lambda v: isinstance(v, str)).all():
                 s = s.map(_label, na_action="ignore")
