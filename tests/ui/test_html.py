@@ -55,7 +55,7 @@ def test_sections_and_content(report):
     # one chart per kind: histogram, ROC, column shapes, distortion
     assert text.count('<svg xmlns="http://www.w3.org/2000/svg"') == 4
     assert "ROC curves of the attacks" in text and "per-column fidelity" in text
-    assert "distortion by column" in text and "uitest_distance: synthetic vs control" in text
+    assert "distortion by column" in text and "uitest_distance: synthetic vs control rows" in text
     # the most exposed records of uitest_distance
     assert "<summary><b>uitest_distance</b>" in text
 

@@ -222,7 +222,9 @@ def _charts_html(results: Mapping[str, MetricResult]) -> str:
         hist = det.get("histogram")
         if isinstance(hist, Mapping):
             label = "distance ratio" if "nndr" in name else "distance to closest record"
-            boxes.append(svg.histogram_chart(hist, f"{name}: synthetic vs control", label))
+            series = [k for k in ("synthetic", "control", "original") if k in hist]
+            series += [k for k in hist if k not in series and k != "edges"]
+            boxes.append(svg.histogram_chart(hist, f"{name}: {' vs '.join(series)} rows", label))
     curves = {}
     for name, res in results.items():
         det = _details(res)
