@@ -128,7 +128,7 @@ def main() -> None:
         total += entry["seconds"]
         res = rep.result(name) if entry["status"] == "ok" else None
         val = None if res is None else res.value
-        print(f"{name:22s} {entry['status']:7s} metric {entry['seconds']:7.1f} s (call {dt:6.1f} s) "
+        print(f"{name:22s} {entry['status']:7s} metric {entry['seconds']:7.1f} s (call {dt:6.1f} s, CPU {cpu:6.1f} s) "
               f"value={val if val is None else round(val, 4)} risk={res.risk_level if res else '-'} "
               f"{'' if entry['status'] == 'ok' else entry['reason']}", flush=True)
         if res is not None and name in ("text_entities", "text_nominals"):

@@ -274,21 +274,25 @@ def overlap_summary(orig: Mentions, syn: Mentions, control: Mentions | None, top
     else:
         in_control = np.zeros(n, dtype=bool)
     out["leaked_unique_to_one_document"] = int((found & (fo.to_numpy() == 1)).sum())
-    # surface form and most frequent label of each original key
+    # the top leaked keys, then their surface form and most frequent label (only for those listed)
     if n:
-        frame = pd.DataFrame({"k": orig.key, "t": orig.text, "l": orig.label})
-        first = frame.groupby("k", sort=True).agg(text=("t", "first"),
-                                                  label=("l", lambda s: s.value_counts().index[0]))
         leaked = pd.DataFrame({"key": o_keys, "original_documents": fo.to_numpy(),
                                "in_control": np.asarray(in_control)})[found]
         leaked["synthetic_documents"] = fs.reindex(leaked["key"]).to_numpy()
-        leaked = leaked.join(first, on="key")
         leaked = leaked.sort_values(["in_control", "original_documents", "synthetic_documents", "key"],
-                                    ascending=[True, True, False, True], kind="mergesort")
+                                    ascending=[True, True, False, True], kind="mergesort").head(top_k)
+        frame = pd.DataFrame({"k": orig.key, "t": orig.text, "l": orig.label})
+        frame = frame[frame["k"].isin(leaked["key"])]
+        counts = frame.groupby(["k", "l"]).size().rename("c").reset_index()
+        label = counts.sort_values(["k", "c", "l"], ascending=[True, False, True],
+                                   kind="mergesort").drop_duplicates("k").set_index("k")["l"]
+        text = frame.drop_duplicates("k").set_index("k")["t"]
+        leaked["text"] = text.reindex(leaked["key"]).to_numpy()
+        leaked["label"] = label.reindex(leaked["key"]).to_numpy()
         cols = ["text", "label", "original_documents", "synthetic_documents"]
         if control is not None:
             cols.append("in_control")
-        out["top_leaked"] = leaked.head(top_k)[cols].to_dict("records")
+        out["top_leaked"] = leaked[cols].to_dict("records")
     else:
         out["top_leaked"] = []
     return out
