@@ -249,3 +249,17 @@ def test_conform_restores_dtypes_lost_in_a_csv_round_trip(pop):
     assert pd.api.types.is_datetime64_any_dtype(fixed["admission_date"].dtype)
     assert fixed["zip"].tolist() == pop["zip"].iloc[:50].tolist()
     assert list(fixed.columns) == list(pop.columns)
+
+
+def test_csv_loaded_data_with_text_dates_leaks_like_typed_data(pop, tmp_path):
+    """Dates read from CSV are text: the data is typed once, so a target matches its own copy."""
+    path = tmp_path / "pop.csv"
+    pop.iloc[:300].to_csv(path, index=False)
+    raw = pd.read_csv(path)
+    assert not pd.api.types.is_datetime64_any_dtype(raw["admission_date"].dtype)
+    tm = TargetedMIA(ExactDataKnowledge(raw), BlackBoxKnowledge(Raw(), 300), "auto:1")
+    view = tm.view(0)
+    cd = ClosestDistanceMIA("gower").train(view, num_samples=6)
+    assert cd.train_scores[cd.train_labels == 1].max() == 0.0  # distance 0 to its own copy
+    ln = LocalNeighbourhoodAttack("gower").train(view, num_samples=10)
+    assert view.test(ln, num_samples=10).metrics(n_boot=20)["auc"] == 1.0

@@ -19,6 +19,7 @@ from ..encoding import Encoder, value_ranges
 from ..errors import ConfigError
 from ..neighbors import gower, hamming, kneighbors, lp
 from ..stats import make_rng
+from ._conform import conform
 
 __all__ = ["select_vulnerable_targets", "isolation_scores", "resolve_targets"]
 
@@ -51,6 +52,7 @@ def isolation_scores(data: pd.DataFrame, schema: Schema | None = None, *, k: int
         Neighbour-engine backend.
     """
     schema = schema if schema is not None else infer_schema(data)
+    data = conform(data, data, schema, "data")  # e.g. dates read from CSV as text
     enc = encoder if encoder is not None else Encoder(schema)
     cols = list(columns) if columns is not None else schema.tabular_columns()
     block = enc.encode(data, cols, categorical_only=metric == "hamming")

@@ -18,53 +18,14 @@ import pandas as pd
 
 from ..data.schema import Schema, infer_schema
 from ..encoding import Block, Encoder, value_ranges
-from ..errors import ConfigError, MetricError
+from ..errors import ConfigError
 from ..stats import make_rng
+from ._conform import conform
 from .knowledge import AIALabeller, MIALabeller
 from .scoring import AttackSummary
 from .targets import resolve_targets
 
 __all__ = ["TargetedMIA", "TargetedAIA", "TargetView", "conform"]
-
-
-def conform(frame: pd.DataFrame, reference: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
-    """Give a generated frame the columns and dtypes of ``reference`` (CSV round trips lose them).
-
-    Raises
-    ------
-    MetricError
-        When the generator dropped columns.
-    """
-    missing = [c for c in reference.columns if c not in frame.columns]
-    if missing:
-        raise MetricError(f"{label} lacks column(s) {missing}: the generator must return every column")
-    out = {}
-    for col in reference.columns:
-        s = frame[col].reset_index(drop=True)
-        ref = reference[col]
-        sd = schema.columns[col].sdtype if col in schema.columns else "categorical"
-        if sd == "datetime" and not pd.api.types.is_datetime64_any_dtype(s.dtype):
-            s = pd.to_datetime(s, errors="coerce", format="mixed")
-        elif sd == "numerical" and not pd.api.types.is_numeric_dtype(s.dtype):
-            s = pd.to_numeric(s, errors="coerce")
-        elif isinstance(ref.dtype, pd.CategoricalDtype) and not isinstance(s.dtype, pd.CategoricalDtype):
-            if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_numeric_dtype(
-                    ref.dtype.categories.dtype):
-                s = s.map(_label, na_action="ignore")
-            s = s.astype(ref.dtype)
-        elif sd in ("categorical", "boolean") and (pd.api.types.is_object_dtype(ref.dtype)
-                                                  or pd.api.types.is_string_dtype(ref.dtype)) \
-                and pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            if ref.dropna().map(lambda v: isinstance(v, str)).all():
-                s = s.map(_label, na_action="ignore")
-        out[col] = s
-    return pd.DataFrame(out)
-
-
-def _label(v: Any) -> Any:
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v))
-    return str(v)
 
 
 class _LabelInference:
@@ -83,9 +44,12 @@ class _LabelInference:
         self.generator_knowledge = generator_knowledge
         self.labeller = labeller
         self.seed = int(seed)
-        data = data_knowledge.data
+        self.schema = (metadata if isinstance(metadata, Schema)
+                       else infer_schema(data_knowledge.data, metadata))
+        # typed once (dates read from CSV as text become datetimes), so targets, real datasets
+        # and conformed generator outputs all encode alike
+        data = conform(data_knowledge.data, data_knowledge.data, self.schema, "data")
         self.data = data
-        self.schema = metadata if isinstance(metadata, Schema) else infer_schema(data, metadata)
         self.columns = self.schema.tabular_columns()
         if not self.columns:
             raise ConfigError("the data has no tabular columns to attack: check the metadata sdtypes")
