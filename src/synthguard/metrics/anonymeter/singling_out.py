@@ -263,19 +263,44 @@ def _model(n: np.ndarray, w_eff: float, norm: float) -> np.ndarray:
     return norm * _integral(n, w_eff)
 
 
-def correction_factor(sizes: np.ndarray, successes: np.ndarray, n_ori: int, n_ctl: int) -> float:
-    """``model(n_ori) / model(n_ctl)`` for the singling-out curve fitted to ``successes`` at ``sizes``.
+def fit_curve(sizes: np.ndarray, successes: np.ndarray) -> tuple[float, float]:
+    """Least-squares fit of ``norm * I(n, 0, w_eff)`` (bounds ``w`` in [0, 1], ``norm >= 0``).
 
-    Raises ``RuntimeError`` when the fit fails.
+    anonymeter's single start (``w = 1/max(n)``, ``norm`` so that the curve is 1 at ``max(n)``) often
+    stalls at the boundary ``w = 1``, where the curve is ``norm / (n + 1)`` and the correction
+    degenerates to ``(|ctl|+1)/(|ori|+1)`` (the value 1.1.0 always returns). We also start from
+    ``norm`` scaled to the observed counts at three ``w`` and keep the fit with the smallest
+    squared error, so the optimum is never worse than anonymeter's.
     """
     from scipy.optimize import curve_fit
 
     sizes = np.asarray(sizes, dtype=float)
     successes = np.asarray(successes, dtype=float)
-    w0 = 1.0 / sizes.max()
-    norm0 = 1.0 / float(_integral(np.array([sizes.max()]), w0)[0])
-    popt, _ = curve_fit(_model, sizes, successes, p0=(w0, norm0), bounds=((0.0, 0.0), (1.0, np.inf)))
-    f = float(_model(np.array([n_ori]), *popt)[0] / _model(np.array([n_ctl]), *popt)[0])
+    top = sizes.max()
+    y_top = max(float(successes[sizes == top].mean()), 1.0)
+    w_ref = 1.0 / top
+    starts = [(w_ref, 1.0 / float(_integral(np.array([top]), w_ref)[0]))]
+    for w0 in (0.1 / top, 1.0 / top, 10.0 / top):
+        starts.append((min(w0, 1.0), y_top / float(_integral(np.array([top]), min(w0, 1.0))[0])))
+    best, best_rss = None, np.inf
+    for p0 in starts:  # a handful of starts, not rows
+        try:
+            popt, _ = curve_fit(_model, sizes, successes, p0=p0, bounds=((0.0, 0.0), (1.0, np.inf)))
+        except (RuntimeError, ValueError):
+            continue
+        rss = float(((_model(sizes, *popt) - successes) ** 2).sum())
+        if np.isfinite(rss) and (best is None or rss < best_rss * (1 - 1e-9)):
+            best, best_rss = popt, rss
+    if best is None:
+        raise RuntimeError("the singling-out curve could not be fitted")
+    return float(best[0]), float(best[1])
+
+
+def correction_factor(sizes: np.ndarray, successes: np.ndarray, n_ori: int, n_ctl: int) -> float:
+    """``model(n_ori) / model(n_ctl)`` for the singling-out curve fitted to ``successes`` at ``sizes``
+    (:func:`fit_curve`). Raises ``RuntimeError`` when the fit fails."""
+    w, norm = fit_curve(sizes, successes)
+    f = float(_model(np.array([n_ori]), w, norm)[0] / _model(np.array([n_ctl]), w, norm)[0])
     if not np.isfinite(f):
         raise RuntimeError("the fitted singling-out curve is degenerate")
     return f
