@@ -263,3 +263,17 @@ def test_csv_loaded_data_with_text_dates_leaks_like_typed_data(pop, tmp_path):
     assert cd.train_scores[cd.train_labels == 1].max() == 0.0  # distance 0 to its own copy
     ln = LocalNeighbourhoodAttack("gower").train(view, num_samples=10)
     assert view.test(ln, num_samples=10).metrics(n_boot=20)["auc"] == 1.0
+
+
+def test_isolation_on_a_reference_sample_still_finds_the_outlier(pop):
+    from synthguard.attacks import isolation_scores
+
+    df = pop.copy()
+    df.loc[len(df)] = {"age": 95, "sex": "M", "zip": "00001", "education": "doctorate",
+                       "occupation": "astronaut", "income": 9e6, "bmi": 55.0, "diagnosis": "cancer",
+                       "admission_date": pd.Timestamp("2030-01-01")}
+    iso = isolation_scores(df, max_reference=200, seed=1)
+    assert iso.shape == (len(df),) and np.isfinite(iso).all()
+    assert int(np.argmax(iso)) == len(df) - 1
+    exact = isolation_scores(df.iloc[:300])
+    assert (exact >= 0).all()
