@@ -163,10 +163,13 @@ def run_one(lib: str, attack: str, n: int, cap: float | None) -> dict:
     cmd = [sys.executable, __file__, "--worker", lib, "--attack", attack, "--rows", str(n),
            "--progress", str(progress)]
     t0 = time.perf_counter()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cap)
     except subprocess.TimeoutExpired:
-        res = {"seconds": None, "capped": cap, "wall_incl_setup": time.perf_counter() - t0}
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the killed child is reaped: its CPU counts
+        res = {"seconds": None, "capped": cap, "wall_incl_setup": time.perf_counter() - t0,
+               "cpu_before_cap": (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)}
         if progress.exists():
             res["secrets_done"] = json.loads(progress.read_text())["done"]
         return res
@@ -206,8 +209,8 @@ def main() -> None:
     libs = [args.only] if args.only else ["anonymeter", "synthguard"]
     sizes = [int(s) for s in args.sizes.split(",")]
     attacks = args.attacks.split(",")
-    print(f"{'rows':>8} {'attack':<26} {'anonymeter s':>13} {'MB':>7} {'synthguard s':>13} {'MB':>7} "
-          f"{'ratio':>8}  risks (anonymeter / synthguard)", flush=True)
+    print(f"{'rows':>8} {'attack':<26} {'anonymeter s':>13} {'cpu s':>8} {'MB':>6} {'synthguard s':>13} "
+          f"{'cpu s':>7} {'MB':>6} {'ratio':>8} {'cpu ratio':>9}  risks (anonymeter / synthguard)", flush=True)
     for n in sizes:
         for attack in attacks:
             for lib in libs:
@@ -227,9 +230,16 @@ def main() -> None:
             extra = f" (anonymeter {a['secrets_done']}/15 secrets)" if a.get("capped") and "secrets_done" in a else ""
             ra, rs = a.get("risk"), s.get("risk")
             risks = f"{ra if ra is None else round(ra, 4)} / {rs if rs is None else round(rs, 4)}"
-            print(f"{n:>8} {attack:<26} {_fmt_s(a) if a else '-':>13} {a.get('peak_mb', 0):>7.0f} "
-                  f"{_fmt_s(s) if s else '-':>13} {s.get('peak_mb', 0):>7.0f} {ratio:>8}  {risks}{extra}",
-                  flush=True)
+            a_cpu = a.get("cpu", a.get("cpu_before_cap"))
+            a_cpu_txt = "-" if a_cpu is None else (f">{a_cpu:.0f}" if a.get("capped") else f"{a_cpu:.1f}")
+            s_cpu = s.get("cpu")
+            cpu_ratio = ""
+            if a_cpu and s_cpu:
+                cpu_ratio = (">" if a.get("capped") else "") + f"{a_cpu / s_cpu:.0f}x"
+            print(f"{n:>8} {attack:<26} {_fmt_s(a) if a else '-':>13} {a_cpu_txt:>8} "
+                  f"{a.get('peak_mb', 0):>6.0f} {_fmt_s(s) if s else '-':>13} "
+                  f"{'-' if s_cpu is None else f'{s_cpu:.2f}':>7} {s.get('peak_mb', 0):>6.0f} {ratio:>8} "
+                  f"{cpu_ratio:>9}  {risks}{extra}", flush=True)
     if not args.only or args.only == "synthguard":
         for n in sizes:
             tot = [results.get(f"synthguard|{a}|{n}", {}).get("seconds") for a in ATTACKS]
