@@ -179,3 +179,14 @@ def test_max_docs_samples_with_warning(texts):
     assert "sample" in res.warning
     again = run("text_entities", big, frame(texts["synthetic"]), backend="rules", max_docs=10)
     assert again.to_dict() == d
+
+
+def test_without_spacy_installed_auto_uses_rules(texts, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "spacy", None)  # "import spacy" now raises ImportError
+    monkeypatch.setattr(_backends, "_LOADED", {})
+    res = run("text_entities", frame(texts["original"]), frame(texts["synthetic"]))
+    assert res.to_dict()["backend"] == "rules" and res.to_dict()["degraded"] is True
+    res = run("text_nominals", frame(texts["original"]), frame(texts["synthetic"]))
+    assert res.to_dict()["backend"] == "rules"

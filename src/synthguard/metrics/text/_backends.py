@@ -246,7 +246,7 @@ def pattern_entities(text: str) -> list[list[Any]]:
 
 
 def _rule_names(text: str, taken: list[tuple[int, int]]) -> list[list[Any]]:
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as STOP_WORDS
 
     out: list[list[Any]] = []
     for m in _NAME_SEQ.finditer(text):

@@ -230,6 +230,10 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
         ``control_copy_rate``, ``per_column``; records: the matched pairs (most similar first).
     """
     cols = text_columns(ctx, columns, "text_exact_matches")
+    try:
+        import rapidfuzz  # noqa: F401
+    except ImportError:
+        raise MetricError("text_exact_matches needs rapidfuzz: pip install 'synthguard[text]'") from None
     roles = ctx.tables.roles
     totals = {key: [0, 0] for key in ("exact", "near", "syn_n", "orig_dup", "orig_n", "ctl_copy", "ctl_n")}
     per_column: dict[str, Any] = {}

@@ -57,7 +57,7 @@ _LIGHT_VERBS = frozenset("be have do get make take go come".split())
 
 
 def _mentions(outputs: list[list[Any]]) -> Mentions:
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as STOP_WORDS
 
     doc, items, n_tokens = flatten(outputs)
     if not items:

@@ -173,7 +173,12 @@ def text_style_outliers(ctx: Context, *, columns: str | Sequence[str] | None = N
 
 
 def _scores(orig: list[str], syn: list[str], settings: dict[str, Any]) -> dict[str, list[float]]:
-    from gensim.models import Word2Vec
+    try:
+        from gensim.models import Word2Vec
+    except ImportError:
+        from ...errors import MetricError
+
+        raise MetricError("text_style_outliers needs gensim: pip install 'synthguard[text]'") from None
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     stop = ENGLISH_STOP_WORDS
