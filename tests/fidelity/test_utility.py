@@ -160,3 +160,20 @@ def test_single_class_synthetic_predicts_constant(frames) -> None:
                                     models=["logistic_regression"], **FAST)
     assert "single target value" in res.warning
     assert res.details["syn_mean"] == pytest.approx((ctl["y"] == "yes").mean())
+
+
+def test_diff_has_a_bootstrap_ci(frames) -> None:
+    ori, ctl = frames
+    syn = ori.copy()
+    syn["y"] = np.random.default_rng(5).permutation(syn["y"].to_numpy())
+    ctx = Context.from_frames(ori, syn, ctl, META)
+    for res in (ml_utility_classification(ctx, models=["logistic_regression", "random_forest"], **FAST),
+                ml_utility_classification(ctx, models=["logistic_regression"], f1_average="macro"),
+                ml_utility_regression(ctx, target="amount", models=["linear_regression"]),
+                ml_utility_cluster(ctx, n_clusters=[2, 3])):
+        lo, hi = res.ci
+        assert lo <= res.value <= hi, (res.name, res.ci, res.value)
+        assert res.to_dict()["diff_ci"] == [lo, hi]
+    same = ml_utility_classification(Context.from_frames(ori, ori.copy(), ctl, META),
+                                     models=["logistic_regression"])
+    assert same.ci == (0.0, 0.0)

@@ -29,6 +29,7 @@ from ..data.schema import numeric_view
 from ..errors import ConfigError, MetricError
 from ..registry import Context, Param, register
 from ..results import Baseline, MetricResult
+from ..stats import bootstrap_ci
 
 MISSING = "__missing__"
 CLASSIFIERS = ("logistic_regression", "svc", "random_forest", "gradient_boosting")
@@ -190,6 +191,7 @@ def _supervised(ctx: Context, metric: str, task: str, target: str | None, models
     test = frames["control"]
     y_test = _labels(test, target, task)
     scores: dict[str, dict[str, float]] = {m: {} for m in models}
+    preds: dict[str, list[np.ndarray]] = {"original": [], "synthetic": []}
     notes: list[str] = []
     for role in ("original", "synthetic"):
         train = frames[role]
@@ -210,6 +212,7 @@ def _supervised(ctx: Context, metric: str, task: str, target: str | None, models
                 model = _regressor(m, seed, n_estimators)
             model.fit(x_train, y_train)
             pred = model.predict(x_test)
+            preds[role].append(pred)
             if task == "classification":
                 s = float(f1_score(y_test, pred, average=f1_average))
             else:
@@ -217,6 +220,19 @@ def _supervised(ctx: Context, metric: str, task: str, target: str | None, models
             scores[m][role] = s
     score_name = f"f1_{f1_average}" if task == "classification" else "r2_floored_at_0"
     details = _summary(scores, score_name)
+    if task == "classification":
+        classes, y_codes = np.unique(y_test, return_inverse=True)
+        index = pd.Index(classes)
+        codes = {r: np.column_stack([index.get_indexer(np.asarray(p, dtype=object)) for p in preds[r]])
+                 for r in preds}
+        stat = _f1_diff_statistic(len(classes), f1_average)
+        ci = bootstrap_ci(stat, [y_codes, codes["original"], codes["synthetic"]],
+                          seed=ctx.rng("bootstrap"), n_boot=N_BOOT)
+    else:
+        ci = bootstrap_ci(_r2_diff, [y_test, np.column_stack(preds["original"]),
+                                     np.column_stack(preds["synthetic"])],
+                          seed=ctx.rng("bootstrap"), n_boot=N_BOOT)
+    details["diff_ci"] = ci
     details.update(target=target, task=task, numeric_features=num, categorical_features=cat,
                    dropped_high_cardinality=dropped, rows_missing_target=missing_target,
                    n_train_original=len(frames["original"]), n_train_synthetic=len(frames["synthetic"]),
@@ -225,6 +241,59 @@ def _supervised(ctx: Context, metric: str, task: str, target: str | None, models
                    params={"target": target, "models": list(models), "n_estimators": n_estimators,
                            "max_rows": max_rows})
     return _result(metric, details, notes, len(test))
+
+
+#: Bootstrap resamples of the control rows for the confidence interval of ``diff``.
+N_BOOT = 500
+
+
+def _f1_scores(y: np.ndarray, pred: np.ndarray, n_classes: int, average: str) -> np.ndarray:
+    """F1 of every column of ``pred`` (class codes; -1 = a class absent from ``y``)."""
+    out = np.empty(pred.shape[1])
+    for j in range(pred.shape[1]):
+        p = pred[:, j]
+        if average == "micro":
+            out[j] = float(np.mean(p == y))
+            continue
+        hit = p == y
+        tp = np.bincount(y[hit], minlength=n_classes).astype(float)
+        support = np.bincount(y, minlength=n_classes).astype(float)
+        predicted = np.bincount(p[p >= 0], minlength=n_classes)[:n_classes].astype(float)
+        den = support + predicted
+        f1 = np.divide(2 * tp, den, out=np.zeros(n_classes), where=den > 0)
+        present = support > 0
+        if average == "macro":
+            out[j] = float(f1[present | (predicted > 0)].mean())
+        else:
+            out[j] = float((f1 * support).sum() / support.sum())
+    return out
+
+
+def _f1_diff_statistic(n_classes: int, average: str) -> Callable[..., float]:
+    def stat(y: np.ndarray, ori: np.ndarray, syn: np.ndarray) -> float:
+        return float(_f1_scores(y, syn, n_classes, average).mean()
+                     - _f1_scores(y, ori, n_classes, average).mean())
+    return stat
+
+
+def _r2_floored(y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    sst = float(((y - y.mean()) ** 2).sum())
+    if sst == 0:
+        return np.zeros(pred.shape[1])
+    sse = ((pred - y[:, None]) ** 2).sum(axis=0)
+    return np.maximum(1.0 - sse / sst, 0.0)
+
+
+def _r2_diff(y: np.ndarray, ori: np.ndarray, syn: np.ndarray) -> float:
+    return float(_r2_floored(y, syn).mean() - _r2_floored(y, ori).mean())
+
+
+def _silhouette_diff(ori: np.ndarray, syn: np.ndarray) -> float:
+    """Mean over k of the floored mean silhouette (NaN columns = a single cluster = -1)."""
+    def score(s: np.ndarray) -> float:
+        means = s.mean(axis=0)
+        return float(np.maximum(np.where(np.isnan(means), -1.0, means), -1.0).mean())
+    return score(syn) - score(ori)
 
 
 def _summary(scores: dict[str, dict[str, float]], score_name: str) -> dict[str, Any]:
@@ -248,7 +317,8 @@ def _result(metric: str, details: dict[str, Any], notes: list[str], n_test: int)
     return MetricResult(metric, "utility", details["diff"], "higher is better",
                         baseline=Baseline(details["ori_mean"], "the same models trained on the original "
                                           "table, tested on control (diff = syn_mean - ori_mean)"),
-                        n=n_test, warning="; ".join(warn) or None, details=details)
+                        ci=details.get("diff_ci"), n=n_test, warning="; ".join(warn) or None,
+                        details=details)
 
 
 _COMMON = [
@@ -313,7 +383,7 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
                        silhouette_rows: int | None = 5000) -> MetricResult:
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
     from sklearn.cluster import KMeans
-    from sklearn.metrics import silhouette_score
+    from sklearn.metrics import silhouette_samples
     from threadpoolctl import threadpool_limits
 
     t = ctx.tables
@@ -327,6 +397,7 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
     if silhouette_rows is not None and len(test) > silhouette_rows:
         test = _cap(test, silhouette_rows, ctx.rng("silhouette"))
     scores: dict[str, dict[str, float]] = {f"kmeans_k{k}": {} for k in n_clusters}
+    per_row: dict[str, list[np.ndarray]] = {"original": [], "synthetic": []}
     for role in ("original", "synthetic"):
         prep = make_preprocessor(num, cat)
         x_train = prep.fit_transform(_feature_frame(frames[role], num, cat))
@@ -342,10 +413,16 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
                 labels = km.predict(x_test)
             if len(np.unique(labels)) < 2:
                 s = -1.0
+                per_row[role].append(np.full(len(labels), np.nan))
             else:
-                s = max(float(silhouette_score(x_test, labels)), -1.0)
+                values = silhouette_samples(x_test, labels)
+                s = max(float(values.mean()), -1.0)
+                per_row[role].append(values)
             scores[name][role] = s
     details = _summary(scores, "silhouette_floored_at_-1")
+    details["diff_ci"] = bootstrap_ci(_silhouette_diff, [np.column_stack(per_row["original"]),
+                                                         np.column_stack(per_row["synthetic"])],
+                                      seed=ctx.rng("bootstrap"), n_boot=N_BOOT)
     details.update(task="cluster", numeric_features=num, categorical_features=cat,
                    dropped_high_cardinality=dropped, n_train_original=len(frames["original"]),
                    n_train_synthetic=len(frames["synthetic"]), n_test=len(test), max_rows=max_rows,
