@@ -85,6 +85,57 @@ if _HAS_NUMBA:
                     out_rows[pos] = r
                     pos += 1
 
+    @nb.njit(cache=True, nogil=True)
+    def _slice(srt, nv, n, op, v):  # pragma: no cover - compiled
+        if op == ISNULL:
+            return nv, n
+        if op == NOTNULL or op == NE:
+            return 0, nv
+        a = srt[:nv]
+        if op == EQ:
+            return np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right")
+        if op == GT:
+            return np.searchsorted(a, v, side="right"), nv
+        if op == GE:
+            return np.searchsorted(a, v, side="left"), nv
+        if op == LT:
+            return 0, np.searchsorted(a, v, side="left")
+        return 0, np.searchsorted(a, v, side="right")
+
+    @nb.njit(parallel=True, cache=True)
+    def _count_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, cap, out_count,
+                              out_first):  # pragma: no cover - compiled
+        nq = qcol.shape[0]
+        k = qcol.shape[1]
+        n = X.shape[0]
+        for i in nb.prange(nq):
+            best_c = qcol[i, 0]
+            best_lo = 0
+            best_hi = n + 1
+            for t in range(k):  # the narrowest predicate's slice of its sorted column
+                c = qcol[i, t]
+                lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+                if hi - lo < best_hi - best_lo:
+                    best_c = c
+                    best_lo = lo
+                    best_hi = hi
+            cnt = 0
+            first = -1
+            for t0 in range(best_lo, best_hi):
+                r = order[best_c, t0]
+                ok = True
+                for t in range(k):
+                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
+                        ok = False
+                        break
+                if ok:
+                    if cnt == 0 or r < first:
+                        first = r
+                    cnt += 1
+                    if cnt >= cap:
+                        break
+            out_count[i] = cnt
+            out_first[i] = first
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
@@ -110,14 +161,33 @@ def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarr
     return m
 
 
-def count_matches(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
+class ColumnIndex:
+    """Per-column sort orders of a float matrix (missing values last), so that every predicate's
+    matching rows form one contiguous slice of its column's order (``NE``/``NOTNULL``: the non-missing
+    slice, a superset). Counting then scans only the narrowest predicate's slice."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        n, p = self.X.shape
+        self.order = np.empty((p, n), dtype=np.int64)
+        self.sorted = np.empty((p, n), dtype=np.float64)
+        self.n_valid = np.empty(p, dtype=np.int64)
+        for j in range(p):  # loop over columns
+            o = np.argsort(self.X[:, j], kind="stable")  # NaN sorts last
+            self.order[j] = o
+            self.sorted[j] = self.X[o, j]
+            self.n_valid[j] = int((~np.isnan(self.X[:, j])).sum())
+
+
+def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
                   cap: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Rows of ``X`` satisfying each query: the count (at most ``cap``) and the first matching row.
 
     Parameters
     ----------
-    X : ndarray, shape (n, p)
-        float64 data (missing = NaN).
+    X : ndarray, shape (n, p), or ColumnIndex
+        float64 data (missing = NaN); a :class:`ColumnIndex` of it scans only the narrowest
+        predicate's slice (numba backend).
     qcol, qop : ndarray of int64, shape (m, k)
         Column and operator of each predicate.
     qval : ndarray of float64, shape (m, k)
@@ -128,9 +198,11 @@ def count_matches(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.nda
     Returns
     -------
     counts, first : ndarray of int64, shape (m,)
-        ``first`` is -1 when nothing matches.
+        ``first`` is the lowest matching row when the count is below ``cap`` (some matching row
+        otherwise), -1 when nothing matches.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    index = X if isinstance(X, ColumnIndex) else None
+    X = index.X if index is not None else np.ascontiguousarray(X, dtype=np.float64)
     qcol = np.ascontiguousarray(qcol, dtype=np.int64)
     qop = np.ascontiguousarray(qop, dtype=np.int64)
     qval = np.ascontiguousarray(qval, dtype=np.float64)
@@ -141,7 +213,11 @@ def count_matches(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.nda
     if m == 0 or X.shape[0] == 0:
         return counts, first
     if _HAS_NUMBA:
-        _count_kernel(X, qcol, qop, qval, cap_, counts, first)
+        if index is not None:
+            _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval, cap_,
+                                  counts, first)
+        else:
+            _count_kernel(X, qcol, qop, qval, cap_, counts, first)
         return counts, first
     chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
     for s in range(0, m, chunk):

@@ -151,19 +151,20 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
     # attempts (coupon collector): stop there instead of spinning up to max_attempts on small data
     pool = float(ns) * math.comb(p, k)
     max_attempts = int(min(max_attempts, math.ceil(pool * (math.log(pool) + 10.0))))
+    index = Q.ColumnIndex(X)
     seen: set[bytes] = set()
     keep_col, keep_op, keep_val, keep_src = [], [], [], []
     attempts, batch, found = 0, 1000, 0
     while found < n and attempts < max_attempts:
         b = int(min(batch, max_attempts - attempts))
         rows = rng.integers(0, ns, b)
-        cols = np.sort(np.argsort(rng.random((b, p)), axis=1)[:, :k], axis=1)
+        cols = _pick_columns(rng, b, p, k)
         vals = X[rows[:, None], cols]
         nan = np.isnan(vals)
         op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
         op = np.where(nan, Q.ISNULL, op).astype(np.int64)
         vals = np.where(nan, 0.0, vals)
-        counts, _ = Q.count_matches(X, cols, op, vals, cap=2)
+        counts, _ = Q.count_matches(index, cols, op, vals, cap=2)
         attempts += b
         hits = np.flatnonzero(counts == 1)
         for i in hits:  # loop over successful attempts only (at most n kept)
@@ -184,6 +185,14 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
     return Queries(np.array(keep_col), np.array(keep_op), np.array(keep_val), np.array(keep_src)), attempts
 
 
+def _pick_columns(rng: np.random.Generator, b: int, p: int, k: int) -> np.ndarray:
+    """``k`` distinct random columns per row (a uniform k-subset), ascending."""
+    u = rng.random((b, p))
+    if k >= p:
+        return np.tile(np.arange(p), (b, 1))
+    return np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
+
+
 def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tuple[float, float]], n: int,
                    n_cols: int, rng: np.random.Generator) -> Queries:
     """``n`` naive queries: random columns, values drawn from each column's distinct synthetic values
@@ -191,7 +200,7 @@ def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tupl
     otherwise, true/false for booleans, ``is null`` / ``is not null`` for a missing value)."""
     ns, p = X.shape
     k = min(n_cols, p)
-    cols = np.sort(np.argsort(rng.random((n, p)), axis=1)[:, :k], axis=1)
+    cols = _pick_columns(rng, n, p, k)
     vals = np.zeros((n, k))
     op = np.zeros((n, k), dtype=np.int64)
     u_op = rng.random((n, k))
@@ -245,9 +254,11 @@ def count_univariate(X: np.ndarray, q: Queries) -> np.ndarray:
     return out
 
 
-def count_queries(X: np.ndarray, q: Queries, cap: int | None = None) -> np.ndarray:
+def count_queries(X: np.ndarray | Q.ColumnIndex, q: Queries, cap: int | None = None) -> np.ndarray:
+    """Rows selected by each query (one-column queries by binary search; others by the kernel,
+    which only scans the narrowest predicate's slice when ``X`` is a :class:`ColumnIndex`)."""
     if q.col.shape[1] == 1:
-        c = count_univariate(X, q)
+        c = count_univariate(X.X if isinstance(X, Q.ColumnIndex) else X, q)
         return c if cap is None else np.minimum(c, cap)
     return Q.count_matches(X, q.col, q.op, q.val, cap=cap)[0]
 
@@ -306,13 +317,13 @@ def correction_factor(sizes: np.ndarray, successes: np.ndarray, n_ori: int, n_ct
     return f
 
 
-def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray,
-                                                                                         np.ndarray]:
+def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator, *,
+                          index: Q.ColumnIndex | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Queries singling out in random subsamples of the control rows (10 sizes x 5 repeats, sizes
     from ``min(1000, n)`` to ``n``), counted correctly (anonymeter 1.0.0 semantics)."""
     n = Xc.shape[0]
     sizes = np.linspace(min(1000, n), n, N_SIZES).astype(int)
-    counts = count_queries(Xc, q)
+    counts = count_queries(index if index is not None else Xc, q)
     use_csr = counts.sum() <= _CSR_LIMIT
     if use_csr:
         if q.col.shape[1] == 1:
@@ -373,12 +384,17 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                      "synthetic data" + (f" in {attempts} attempts (max_attempts)" if attempts else "")
                      + "; rates use the number generated")
     base_q = random_queries(data.syn, data.is_num, data.bool_codes, n, k_base, rng_b)
-    n_base = int((count_queries(data.ori, base_q, cap=2) == 1).sum())
+    ori_x: np.ndarray | Q.ColumnIndex = data.ori
+    ctl_x: np.ndarray | Q.ColumnIndex | None = data.ctl
+    if k_base > 1:  # conjunctions: scan only the narrowest predicate's slice of each table
+        ori_x = Q.ColumnIndex(data.ori)
+        ctl_x = Q.ColumnIndex(data.ctl) if data.ctl is not None else None
+    n_base = int((count_queries(ori_x, base_q, cap=2) == 1).sum())
 
     if n_q == 0:
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
-    ori_counts = count_queries(data.ori, queries, cap=2)
+    ori_counts = count_queries(ori_x, queries, cap=2)
     success = ori_counts == 1
     n_succ = int(success.sum())
 
@@ -386,12 +402,12 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
     corr: dict[str, Any] = {"applied": False}
     if data.ctl is not None:
         n_ctl_attacks = n_q
-        n_ctl_raw = int((count_queries(data.ctl, queries, cap=2) == 1).sum())
+        n_ctl_raw = int((count_queries(ctl_x, queries, cap=2) == 1).sum())
         n_ctl = float(n_ctl_raw)
         n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
         corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0}
         if n_o != n_c and n_ctl_raw > 0:
-            sizes, ys = measure_control_curve(data.ctl, queries, rng_c)
+            sizes, ys = measure_control_curve(data.ctl, queries, rng_c, index=ctl_x)
             try:
                 f = correction_factor(sizes, ys, n_o, n_c)
                 corr = {"applied": True, "n_control_raw": n_ctl_raw, "factor": f,
