@@ -371,3 +371,14 @@ def test_tree_reuse_is_keyed_on_arrays_and_metric():
         want_d, want_i = brute_knn(brute_distances(q, blk, m, scalar=False), 2, False)
         np.testing.assert_array_equal(got.indices, want_i)
         np.testing.assert_array_equal(got.distances, want_d)
+
+
+def test_no_columns_every_distance_is_zero():
+    q = Block(np.zeros((3, 0)), np.zeros((3, 0), np.int64), (), ())
+    r = Block(np.zeros((5, 0)), np.zeros((5, 0), np.int64), (), ())
+    m = gower(np.zeros(0))
+    for b in BACKENDS:
+        res = kneighbors(q, r, m, 2, backend=b)
+        np.testing.assert_array_equal(res.indices, [[0, 1]] * 3)
+        np.testing.assert_array_equal(res.distances, 0.0)
+        np.testing.assert_array_equal(count_within(q, r, m, 0.0, backend=b), [5, 5, 5])

@@ -168,6 +168,8 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
     backend = _resolve(backend)
     wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
     total = float(wn.sum() + wc.sum())
+    if query.num.shape[1] + query.cat.shape[1] == 0:
+        backend = "numpy"  # no columns: every distance is 0, nothing to prune
     if backend == "numpy":
         d, idx = _numpy.kneighbors_distances(query, reference, metric, k, exclude_self=exclude_self,
                                              progress=progress)
@@ -210,6 +212,8 @@ def count_within(query: Block, reference: Block, metric: DistanceMetric, radius:
     radius = float(radius)
     if np.isnan(radius):
         raise ConfigError("count_within: radius is NaN; give a number >= 0")
+    if query.num.shape[1] + query.cat.shape[1] == 0:
+        backend = "numpy"
     if backend == "numpy":
         return _numpy.count_within_distances(query, reference, metric, radius, exclude_self=exclude_self)
     from . import _numba
