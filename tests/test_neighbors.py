@@ -382,3 +382,17 @@ def test_no_columns_every_distance_is_zero():
         np.testing.assert_array_equal(res.indices, [[0, 1]] * 3)
         np.testing.assert_array_equal(res.distances, 0.0)
         np.testing.assert_array_equal(count_within(q, r, m, 0.0, backend=b), [5, 5, 5])
+
+
+def test_row_order_does_not_change_distances():
+    rng = np.random.default_rng(11)
+    q, r = random_blocks(rng, 1200, 900, 3, 3, 0.05, True, 0.4)
+    m = gower(value_ranges(r), clip=True)
+    base = kneighbors(q, r, m, 3)
+    pr, pq = rng.permutation(r.n_rows), rng.permutation(q.n_rows)
+    shuffled = kneighbors(q.take(pq), r.take(pr), m, 3)
+    np.testing.assert_array_equal(shuffled.distances, base.distances[pq])
+    # the neighbours are the same rows up to ties: distances to the mapped-back rows agree
+    back = pr[shuffled.indices]
+    d = brute_distances(q.take(pq), r, m, scalar=False)
+    np.testing.assert_array_equal(np.take_along_axis(d, back, axis=1), shuffled.distances)
