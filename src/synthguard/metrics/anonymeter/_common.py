@@ -6,7 +6,8 @@ by a hash of their content, so neither the input row order nor duplicated rows c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,21 @@ def common_params(n_attacks: int = 2000) -> list[Param]:
         Param("n_records", 20, "how many exposed original rows to list in 'records' (0 = none)", kind=int,
               check=lambda v: None if v >= 0 else "must be 0 or more"),
     ]
+
+
+def memoised(name: str) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
+    """Cache a metric's result in the run's ``ctx.cache`` by its parameters and thresholds, so the
+    ``anonymeter`` summary and the stand-alone metrics compute each attack once per run."""
+    def deco(fn: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
+        @functools.wraps(fn)
+        def wrapper(ctx: Context, **kw: Any) -> MetricResult:
+            key = (f"anonymeter:result:{name}:{sorted(kw.items())!r}:"
+                   f"{sorted(dict(ctx.thresholds).items())!r}")
+            if key not in ctx.cache:
+                ctx.cache[key] = fn(ctx, **kw)
+            return ctx.cache[key]
+        return wrapper
+    return deco
 
 
 # ------------------------------------------------------------------------------------------ canonical rows

@@ -31,6 +31,7 @@ from ._common import (
     check_columns,
     common_params,
     concat_blocks,
+    memoised,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -125,6 +126,7 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_inference",),
           description="inference risk (anonymeter): share of original rows whose secret column the "
                       "nearest synthetic row reveals, beyond control; the maximum over secrets")
+@memoised('inference')
 def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | None = None,
               regression: str | bool = "auto", tolerance: float = 0.05, n_attacks: int = 2000,
               max_n_attacks: bool = False, confidence_level: float = 0.95,

@@ -30,6 +30,7 @@ from ._common import (
     check_columns,
     common_params,
     concat_blocks,
+    memoised,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -92,6 +93,7 @@ def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_linkability",),
           description="linkability risk (anonymeter): share of original rows whose two halves of "
                       "columns share a nearest synthetic neighbour, beyond control")
+@memoised('linkability')
 def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_attacks: int = 2000,
                 max_n_attacks: bool = False, confidence_level: float = 0.95,
                 n_records: int = 20) -> MetricResult:

@@ -32,6 +32,7 @@ from ._common import (
     common_params,
     float_matrix,
     format_cell,
+    memoised,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -463,6 +464,7 @@ _SO_PARAMS = [
           thresholds=THRESHOLDS, optional_needs=("control",),
           description="singling-out risk from one-column queries (anonymeter): share of queries built "
                       "from the synthetic data that isolate exactly one original row, beyond control")
+@memoised('singling_out_univariate')
 def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attacks: bool = False,
                             confidence_level: float = 0.95, n_records: int = 20,
                             columns: list[str] | None = None, max_attempts: int = 10_000_000
@@ -479,6 +481,7 @@ def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attack
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_singlingout",),
           description="singling-out risk from n_cols-column queries (anonymeter, PETsARD's default mode): "
                       "share of synthetic-built queries isolating exactly one original row, beyond control")
+@memoised('singling_out_multivariate')
 def singling_out_multivariate(ctx: Context, *, n_attacks: int = 2000, n_cols: int = 3,
                               max_attempts: int = 10_000_000, max_n_attacks: bool = False,
                               confidence_level: float = 0.95, n_records: int = 20,
