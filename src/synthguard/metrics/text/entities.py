@@ -170,7 +170,8 @@ def build_result(name: str, noun: str, ctx: Context, be: Any, cols: list[str],
     syn_level = summaries["synthetic"]["risk_level"]
     if any(s["analysed"] < s["documents"] for s in sampled.values()):
         warnings.append("computed on a seeded sample of documents per table (max_docs): counts and "
-                        "overlap are for the samples; max_docs=null analyses every document")
+                        "overlap are for the samples, and a sampled overlap usually understates the "
+                        "full-corpus one; max_docs=null analyses every document")
     details = {
         "original": summaries["original"], "synthetic": summaries["synthetic"],
         "overlap_percentage": None if value is None else 100.0 * value,
