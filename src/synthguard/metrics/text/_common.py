@@ -21,7 +21,7 @@ from ...registry import Context
 
 __all__ = ["Docs", "text_columns", "collect_docs", "normalise", "word_tokens", "sample_indices",
            "texts_digest", "check_fraction", "check_positive", "check_nonneg", "check_columns",
-           "check_max_docs", "combine_levels"]
+           "check_max_docs", "combine_levels", "nlp_outputs", "role_outputs", "shared_outputs"]
 
 _TAG = re.compile(r"<[^>]{0,40}>")
 _SPACE = re.compile(r"\s+")
@@ -158,8 +158,6 @@ def nlp_outputs(kind: str, backend: Any, texts: Sequence[str], cache: Any, *, n_
                 batch_size: int, extra: Any = None) -> list[list[Any]]:
     """Per-text NLP outputs (``kind`` = ``"entities"`` or ``"nominals"``), computed once per distinct
     text and cached under a key made of the distinct texts, the backend signature and ``extra``."""
-    import os
-
     from ._backends import extract_entities, extract_nominal_candidates
     from ._cache import cache_key
 
@@ -167,10 +165,7 @@ def nlp_outputs(kind: str, backend: Any, texts: Sequence[str], cache: Any, *, n_
     key = cache_key(kind=kind, backend=backend.signature(), texts=texts_digest(uniq), extra=extra)
     got = cache.get(key)
     if got is None or len(got) != len(uniq):
-        if n_process is None:
-            cpus = os.cpu_count() or 1
-            n_process = 2 if (backend.name == "spacy" and backend.device == "cpu" and cpus >= 2
-                              and len(uniq) >= 1500) else 1
+        n_process = _auto_n_process(backend, len(uniq), n_process)
         if kind == "entities":
             got = extract_entities(backend, uniq, batch_size=batch_size, n_process=n_process)
         else:
@@ -179,6 +174,69 @@ def nlp_outputs(kind: str, backend: Any, texts: Sequence[str], cache: Any, *, n_
         cache.put(key, got)
     pos = {t: i for i, t in enumerate(uniq)}
     return [got[pos[t]] for t in texts]
+
+
+def _auto_n_process(backend: Any, n_texts: int, n_process: int | None) -> int:
+    """``n_process`` if given, else 2 workers for >= 1500 texts on a CPU spaCy backend with >= 2 cores."""
+    import os
+
+    if n_process is not None:
+        return n_process
+    cpus = os.cpu_count() or 1
+    return 2 if (backend.name == "spacy" and backend.device == "cpu" and cpus >= 2 and n_texts >= 1500) else 1
+
+
+def role_outputs(kind: str, ctx: Context, backend: Any, texts: dict[str, list[str]], cache: Any, *,
+                 n_process: int | None, batch_size: int, extra: Any = None) -> dict[str, list[list[Any]]]:
+    """Per-text NLP outputs of every role (``kind`` = ``"entities"`` or ``"nominals"``).
+
+    With the spaCy backend both kinds come from ONE shared pass per distinct text (see
+    :func:`shared_outputs`), so when ``text_entities`` and ``text_nominals`` run in the same
+    evaluation the second costs no NLP at all. Other backends run their own extraction per role.
+    """
+    if backend.name == "spacy":
+        shared = shared_outputs(ctx, backend, texts, cache, n_process=n_process, batch_size=batch_size)
+        j = 0 if kind == "entities" else 1
+        return {role: [pair[j] for pair in pairs] for role, pairs in shared.items()}
+    return {role: nlp_outputs(kind, backend, t, cache, n_process=n_process, batch_size=batch_size, extra=extra)
+            for role, t in texts.items()}
+
+
+def shared_outputs(ctx: Context, backend: Any, texts: dict[str, list[str]], cache: Any, *,
+                   n_process: int | None, batch_size: int) -> dict[str, list[list[Any]]]:
+    """``[entities output, nominals output]`` per text of every role, from one spaCy pass per
+    distinct text over ALL roles (texts shared by two tables are analysed once).
+
+    Three layers: a per-text memo in ``ctx.cache`` (shared by the metrics of one evaluation, also
+    with ``cache=False``, which only turns the next layer off), the disk cache (one entry per role, keyed by the role's distinct texts and the backend signature, so
+    a later run with the same original table reuses it), then the NLP pass on the texts still missing.
+    """
+    import json
+
+    from ._backends import extract_shared
+    from ._cache import cache_key
+
+    sig = backend.signature()
+    memo: dict[str, Any] = ctx.cache.setdefault("text_nlp:" + json.dumps(sig, sort_keys=True), {})
+    pending: list[tuple[str, list[str]]] = []
+    for t in texts.values():
+        uniq = sorted(set(t))
+        if all(x in memo for x in uniq):
+            continue
+        key = cache_key(kind="shared", backend=sig, texts=texts_digest(uniq))
+        got = cache.get(key)
+        if got is not None and len(got) == len(uniq):
+            memo.update(zip(uniq, got, strict=True))
+        else:
+            pending.append((key, uniq))
+    missing = sorted({x for _, uniq in pending for x in uniq} - memo.keys())
+    if missing:
+        ents, noms = extract_shared(backend, missing, batch_size=batch_size,
+                                    n_process=_auto_n_process(backend, len(missing), n_process))
+        memo.update((x, [e, n]) for x, e, n in zip(missing, ents, noms, strict=True))
+    for key, uniq in pending:
+        cache.put(key, [memo[x] for x in uniq])
+    return {role: [memo[x] for x in t] for role, t in texts.items()}
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from ._common import (
     combine_levels,
     entity_key,
     flatten,
-    nlp_outputs,
     overlap_summary,
+    role_outputs,
     role_summary,
     sample_indices,
     text_columns,
@@ -130,15 +130,15 @@ def text_entities(ctx: Context, *, columns: str | Sequence[str] | None = None, b
     store = TextCache(cache, cache_dir)
     th = ctx.thresholds
     density_high = float(th.get("density_high", 0.1))
-    mentions: dict[str, Mentions] = {}
     sampled = {}
+    texts: dict[str, list[str]] = {}
     for role in ctx.tables.roles:
         docs = collect_docs(ctx.tables.get(role), cols)
         idx = sample_indices(len(docs), max_docs, ctx.rng("sample", role))
         sampled[role] = {"documents": len(docs), "analysed": int(idx.size)}
-        docs = docs.take(idx)
-        out = nlp_outputs("entities", be, docs.texts, store, n_process=n_process, batch_size=batch_size)
-        mentions[role] = _mentions(out, labels, min_chars, max_chars)
+        texts[role] = docs.take(idx).texts
+    outputs = role_outputs("entities", ctx, be, texts, store, n_process=n_process, batch_size=batch_size)
+    mentions = {role: _mentions(out, labels, min_chars, max_chars) for role, out in outputs.items()}
     summaries = {role: role_summary(m, ctx.rng("density", role), density_high) for role, m in mentions.items()}
     ov = overlap_summary(mentions["original"], mentions["synthetic"], mentions.get("control"), top_k)
     return build_result("text_entities", "entities", ctx, be, cols, summaries, ov, sampled, density_high)

@@ -28,8 +28,8 @@ from ._common import (
     collect_docs,
     entity_key,
     flatten,
-    nlp_outputs,
     overlap_summary,
+    role_outputs,
     role_summary,
     sample_indices,
     text_columns,
@@ -124,16 +124,16 @@ def text_nominals(ctx: Context, *, columns: str | Sequence[str] | None = None, b
     store = TextCache(cache, cache_dir)
     density_high = float(ctx.thresholds.get("density_high", 0.15))
     lexicon = sorted(FAMILY | ROLES | RELATIONSHIPS)
-    mentions: dict[str, Mentions] = {}
     sampled = {}
+    texts: dict[str, list[str]] = {}
     for role in ctx.tables.roles:
         docs = collect_docs(ctx.tables.get(role), cols)
         idx = sample_indices(len(docs), max_docs, ctx.rng("sample", role))
         sampled[role] = {"documents": len(docs), "analysed": int(idx.size)}
-        docs = docs.take(idx)
-        out = nlp_outputs("nominals", be, docs.texts, store, n_process=n_process, batch_size=batch_size,
-                          extra=lexicon if be.name == "rules" else None)
-        mentions[role] = _mentions(out)
+        texts[role] = docs.take(idx).texts
+    outputs = role_outputs("nominals", ctx, be, texts, store, n_process=n_process, batch_size=batch_size,
+                           extra=lexicon if be.name == "rules" else None)
+    mentions = {role: _mentions(out) for role, out in outputs.items()}
     summaries = {role: role_summary(m, ctx.rng("density", role), density_high) for role, m in mentions.items()}
     ov = overlap_summary(mentions["original"], mentions["synthetic"], mentions.get("control"), top_k)
     for rec in ov["top_leaked"]:
