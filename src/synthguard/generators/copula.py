@@ -56,7 +56,10 @@ class GaussianCopula:
                 z[:, j] = st.norm.ppf(u)
             else:
                 vals = s.astype(object).where(~na, None)
-                counts = vals[~na].value_counts(sort=True)
+                counts = vals[~na].value_counts(sort=False)
+                # a total order (count desc, then label) that no pandas version can shuffle
+                order = sorted(range(len(counts)), key=lambda i: (-int(counts.iloc[i]), str(counts.index[i])))
+                counts = counts.iloc[order]
                 cats = list(counts.index)
                 p = counts.to_numpy(dtype=float) / max(counts.sum(), 1)
                 upper = np.cumsum(p)
@@ -73,6 +76,9 @@ class GaussianCopula:
         np.fill_diagonal(corr, 1.0)
         w, v = np.linalg.eigh(corr)
         self._corr = (v * np.clip(w, 1e-9, None)) @ v.T
+        # Cholesky factor: unique for a positive-definite matrix, so samples do not depend on the
+        # eigenvector signs a given LAPACK build returns (multivariate_normal(method="eigh") does)
+        self._chol = np.linalg.cholesky(self._corr + 1e-12 * np.eye(len(self._columns)))
         self._fitted = True
         return self
 
@@ -81,7 +87,7 @@ class GaussianCopula:
             raise MetricError("GaussianCopula: call fit() before generate()")
         rng = make_rng(self.seed, "copula", self._calls)
         self._calls += 1
-        z = rng.multivariate_normal(np.zeros(len(self._columns)), self._corr, size=n, method="eigh")
+        z = rng.standard_normal((n, len(self._columns))) @ self._chol.T
         u = st.norm.cdf(z)
         out = {}
         for j, c in enumerate(self._columns):
