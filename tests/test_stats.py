@@ -214,3 +214,25 @@ def test_make_rng_reproducible_and_independent():
     g = np.random.default_rng(0)
     assert make_rng(g, "x") is g
     np.testing.assert_array_equal(make_rng(None).random(3), make_rng(0).random(3))
+
+
+def test_auc_ci_delong_agrees_with_bootstrap_and_is_used_for_large_inputs():
+    import numpy as np
+
+    from synthguard import stats
+
+    rng = np.random.default_rng(3)
+    y = np.r_[np.ones(3000), np.zeros(3000)].astype(int)
+    s = np.r_[rng.normal(0.4, 1, 3000), rng.normal(0, 1, 3000)].round(1)  # ties on purpose
+    auc = stats.auc_score(y, s)
+    lo_d, hi_d = stats.auc_ci(y, s, method="delong")
+    lo_b, hi_b = stats.auc_ci(y, s, method="bootstrap", n_boot=400, seed=0)
+    assert lo_d < auc < hi_d
+    assert abs((hi_d - lo_d) - (hi_b - lo_b)) < 0.25 * (hi_b - lo_b)
+    assert abs(lo_d - lo_b) < 0.01 and abs(hi_d - hi_b) < 0.01
+    # DeLong's placement mean is the AUC itself
+    big_y = np.r_[np.ones(30_000), np.zeros(30_000)].astype(int)
+    big_s = np.r_[rng.normal(0.1, 1, 30_000), rng.normal(0, 1, 30_000)]
+    assert stats.auc_ci(big_y, big_s) == stats.auc_ci(big_y, big_s, method="delong")
+    with pytest.raises(stats.ConfigError):
+        stats.auc_ci(y, s, method="exact")
