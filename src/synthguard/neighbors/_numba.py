@@ -72,20 +72,86 @@ def _threshold(d, s, total, normalise, p):
     return s
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
-    """Weighted sum for (query i, reference row j); gives up once it exceeds ``bound``."""
+    """Weighted sum for (query i, reference row j); gives up (returns a value ``> bound``) once it
+    exceeds ``bound``, so the pair qualifies exactly when the result is ``<= bound``."""
     acc = 0.0
     for c in range(qn.shape[1]):
         acc += wn[c] * _term(qn[i, c], rn[j, c], scale[c], clip, p, nan_rule)
         if acc > bound:
-            return acc, False
+            return acc
     for c in range(qc.shape[1]):
         if qc[i, c] != rc[j, c]:
             acc += wc[c]
             if acc > bound:
-                return acc, False
-    return acc, True
+                return acc
+    return acc
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound):
+    """:func:`_pair_sum` specialised to ``p == 1``, ``nan_rule == "max"`` and all scales ``> 0`` (Gower,
+    the common case): the same operations on the same values in the same order, so bitwise the same
+    sum, without ``_term``'s branches (a NaN on either side shows as a NaN quotient: rare path).
+
+    The categorical mismatches are counted first (integer compares, vectorised): ``cat_lb[m]``, the
+    floating-point sum of ``m`` copies of the smallest categorical weight added from 0, is a lower bound
+    of the real sum whenever ``m`` codes differ (IEEE addition is monotone, numeric terms are >= 0 and
+    every mismatch adds a weight >= the smallest), and on most pairs it already exceeds ``bound``.
+    """
+    m = 0
+    for c in range(qc.shape[1]):
+        m += qc[i, c] != rc[j, c]
+    lb = cat_lb[m]
+    if lb > bound:
+        return lb
+    acc = 0.0
+    for c in range(qn.shape[1]):
+        a = qn[i, c]
+        b = rn[j, c]
+        t = abs(a - b) / scale[c]
+        if t != t:  # as _term: both missing 0, one missing 1, else (inf - inf) stays NaN
+            if a != a and b != b:
+                t = 0.0
+            elif a != a or b != b:
+                t = 1.0
+        elif clip and t > 1.0:
+            t = 1.0
+        acc += wn[c] * t
+        if acc > bound:
+            return acc
+    for c in range(qc.shape[1]):
+        if qc[i, c] != rc[j, c]:
+            acc += wc[c]
+            if acc > bound:
+                return acc
+    return acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _cat_floor(wc):
+    """``out[m]``: ``m`` copies of the smallest categorical weight summed from 0.0 in floating point."""
+    out = np.zeros(wc.shape[0] + 1)
+    if wc.shape[0] == 0:
+        return out
+    w = wc.min()
+    if not w > 0:
+        return out
+    for m in range(1, wc.shape[0] + 1):
+        out[m] = out[m - 1] + w
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _is_gower(scale, p, nan_rule):
+    """Whether the :func:`_pair_sum_gower` fast path applies."""
+    if p != 1.0 or nan_rule != 0:
+        return False
+    for c in range(scale.shape[0]):
+        if not scale[c] > 0 or scale[c] == np.inf:
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------- tree construction
@@ -323,6 +389,8 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
              out_d, out_i):
     """k nearest reference rows of the queries ``q_rows`` (global ids; ``qn[t]`` is query q_rows[t])."""
     nq = qn.shape[0]
+    gow = _is_gower(scale, p, nan_rule)
+    cat_lb = _cat_floor(wc)
     for t in nb.prange(nq):
         gi = q_rows[t]
         bd = np.full(k, np.inf)
@@ -345,8 +413,11 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                     j = perm[r]
                     if exclude_self and j == gi:
                         continue
-                    acc, ok = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
-                    if not ok:
+                    if gow:
+                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+                    else:
+                        acc = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
+                    if not acc <= thr:
                         continue
                     d = _finish(acc, total, normalise, p)
                     if d < bd[k - 1] or (d == bd[k - 1] and j < bi[k - 1]):
@@ -387,6 +458,8 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
                max_depth, scale, wn, wc, clip, p, nan_rule, thr, exclude_self, q_rows, out):
     """Number of reference rows whose weighted sum to each query is <= ``thr``."""
     nq = qn.shape[0]
+    gow = _is_gower(scale, p, nan_rule)
+    cat_lb = _cat_floor(wc)
     for t in nb.prange(nq):
         gi = q_rows[t]
         cnt = 0
@@ -405,8 +478,11 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
                     j = perm[r]
                     if exclude_self and j == gi:
                         continue
-                    acc, ok = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
-                    if ok:
+                    if gow:
+                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+                    else:
+                        acc = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
+                    if acc <= thr:
                         cnt += 1
                 continue
             st_node[sp] = left
