@@ -92,8 +92,9 @@ def _mentions(outputs: list[list[Any]]) -> Mentions:
               choices=("auto", "spacy", "rules", "flair")),
         Param("model", None, "spaCy package name or model folder tried first", str),
         Param("device", "auto", "auto (GPU when present), cpu or cuda", str, choices=("auto", "cpu", "cuda")),
-        Param("max_docs", 3000, "documents analysed per table (seeded sample; null = all, which costs "
-              "about 12 (entities) / 27 (nominals) CPU-seconds per 1000 reviews)", int,
+        Param("max_docs", None, "documents analysed per table: null (default) = every document; an "
+              "integer = a seeded sample of that many, faster but the sampled overlap usually "
+              "understates the full-corpus one", int,
               check=check_max_docs),
         Param("top_k", 20, "leaked mentions listed", int, check=check_positive),
         Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
@@ -107,7 +108,7 @@ def _mentions(outputs: list[list[Any]]) -> Mentions:
                 "subject nouns, role words) that reappear in the synthetic text; density = mentions per token",
 )
 def text_nominals(ctx: Context, *, columns: str | Sequence[str] | None = None, backend: str = "auto",
-                  model: str | None = None, device: str = "auto", max_docs: int | None = 3000,
+                  model: str | None = None, device: str = "auto", max_docs: int | None = None,
                   top_k: int = 20, n_process: int | None = None, batch_size: int = 256,
                   cache: bool = True, cache_dir: str | None = None) -> MetricResult:
     """Nominal-mention density of each table and the overlap of original mentions with the synthetic text.
