@@ -24,6 +24,7 @@ import numba as nb
 import numpy as np
 
 _IMAX = np.iinfo(np.int64).max
+_NO_LB = np.zeros(0)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -353,8 +354,20 @@ def _bit(code):
 
 # ----------------------------------------------------------------------------- searches
 @nb.njit(cache=True, nogil=True)
-def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, bound):
-    """A lower bound of the weighted sum from query ``i`` to every row of ``node``."""
+def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, bound,
+                cat_lb):
+    """A lower bound of the weighted sum from query ``i`` to every row of ``node``.
+
+    With ``cat_lb`` (see :func:`_pair_sum_gower`; an empty array disables it) the categorical columns
+    whose query code cannot occur in the node are counted first: every row mismatches there, so
+    ``cat_lb[m]`` is already a lower bound, returned at once when it exceeds ``bound``."""
+    if cat_lb.shape[0] > 0 and bound < np.inf:
+        m = 0
+        for c in range(qc.shape[1]):
+            v = qc[i, c]
+            m += (v < clo[node, c]) | (v > chi[node, c]) | ((cmask[node, c] & _bit(v)) == 0)
+        if cat_lb[m] > bound:
+            return cat_lb[m]
     acc = 0.0
     for c in range(qn.shape[1]):
         q = qn[i, c]
@@ -390,7 +403,7 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
     """k nearest reference rows of the queries ``q_rows`` (global ids; ``qn[t]`` is query q_rows[t])."""
     nq = qn.shape[0]
     gow = _is_gower(scale, p, nan_rule)
-    cat_lb = _cat_floor(wc)
+    cat_lb = _cat_floor(wc) if gow else np.zeros(0)
     for t in nb.prange(nq):
         gi = q_rows[t]
         bd = np.full(k, np.inf)
@@ -400,7 +413,7 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_lb = np.empty(max_depth + 2)
         st_node[0] = 0
-        st_lb[0] = _node_bound(qn, qc, t, 0, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
+        st_lb[0] = _node_bound(qn, qc, t, 0, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr, cat_lb)
         sp = 1
         while sp > 0:
             sp -= 1
@@ -434,8 +447,8 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                             thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
                 continue
             right = n_right[node]
-            lb_l = _node_bound(qn, qc, t, left, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
-            lb_r = _node_bound(qn, qc, t, right, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr)
+            lb_l = _node_bound(qn, qc, t, left, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr, cat_lb)
+            lb_r = _node_bound(qn, qc, t, right, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr, cat_lb)
             if lb_l <= lb_r:
                 near, far, lb_n, lb_f = left, right, lb_l, lb_r
             else:
@@ -459,7 +472,7 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
     """Number of reference rows whose weighted sum to each query is <= ``thr``."""
     nq = qn.shape[0]
     gow = _is_gower(scale, p, nan_rule)
-    cat_lb = _cat_floor(wc)
+    cat_lb = _cat_floor(wc) if gow else np.zeros(0)
     for t in nb.prange(nq):
         gi = q_rows[t]
         cnt = 0
@@ -470,7 +483,7 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
             sp -= 1
             node = st_node[sp]
             if _node_bound(qn, qc, t, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule,
-                           thr) > thr:
+                           thr, cat_lb) > thr:
                 continue
             left = n_left[node]
             if left < 0:
@@ -500,8 +513,8 @@ def home_leaves(qn, qc, n_left, n_right, lo, hi, has_nan, clo, chi, cmask, scale
         node = 0
         while n_left[node] >= 0:
             a, b = n_left[node], n_right[node]
-            la = _node_bound(qn, qc, t, a, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf)
-            lb = _node_bound(qn, qc, t, b, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf)
+            la = _node_bound(qn, qc, t, a, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf, _NO_LB)
+            lb = _node_bound(qn, qc, t, b, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf, _NO_LB)
             node = a if la <= lb else b
         out[t] = node
     return out
