@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, MetricError
-from ...registry import Context
+from ...registry import Context, Param
 
-__all__ = ["Docs", "text_columns", "collect_docs", "normalise", "word_tokens", "sample_indices",
+__all__ = ["input_params", "corpus_params", "Docs", "text_columns", "collect_docs", "normalise", "word_tokens", "sample_indices",
            "texts_digest", "check_fraction", "check_positive", "check_nonneg", "check_columns",
            "check_max_docs", "combine_levels", "nlp_outputs", "role_outputs", "shared_outputs"]
 
@@ -354,3 +354,31 @@ def overlap_summary(orig: Mentions, syn: Mentions, control: Mentions | None, top
     else:
         out["top_leaked"] = []
     return out
+
+
+def input_params() -> list[Param]:
+    """Parameters choosing the text columns and the NLP backend (shared by the spaCy-based metrics)."""
+    return [
+        Param("columns", None, "text columns to analyse (default: the schema's text columns)",
+              (str, list, tuple), check=check_columns),
+        Param("backend", "auto", "NLP backend: auto (spaCy, else rules), spacy, rules or flair", str,
+              choices=("auto", "spacy", "rules", "flair")),
+        Param("model", None, "spaCy package name or model folder tried first (or a Flair model path)", str),
+        Param("device", "auto", "auto (GPU when present), cpu or cuda", str, choices=("auto", "cpu", "cuda")),
+    ]
+
+
+def corpus_params(listed: str) -> list[Param]:
+    """Parameters of the corpus pass: sampling, listing, workers, batching and the NLP cache."""
+    return [
+        Param("max_docs", None, "documents analysed per table: null (default) = every document; an "
+              "integer = a seeded sample of that many, faster but the sampled overlap usually "
+              "understates the full-corpus one", int,
+              check=check_max_docs),
+        Param("top_k", 20, listed, int, check=check_positive),
+        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
+              check=check_positive),
+        Param("batch_size", 256, "documents per spaCy batch", int, check=check_positive),
+        Param("cache", True, "reuse NLP outputs from the cache", bool),
+        Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
+    ]

@@ -23,13 +23,13 @@ from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (
     Mentions,
-    check_columns,
-    check_max_docs,
     check_positive,
     collect_docs,
     combine_levels,
+    corpus_params,
     entity_key,
     flatten,
+    input_params,
     overlap_summary,
     role_outputs,
     role_summary,
@@ -81,26 +81,12 @@ def _mentions(outputs: list[list[Any]], labels: Sequence[str], min_chars: int, m
 @register(
     "text_entities", family="text", direction="lower is safer",
     params=[
-        Param("columns", None, "text columns to analyse (default: the schema's text columns)",
-              (str, list, tuple), check=check_columns),
-        Param("backend", "auto", "NLP backend: auto (spaCy, else rules), spacy, rules or flair", str,
-              choices=("auto", "spacy", "rules", "flair")),
-        Param("model", None, "spaCy package name or model folder tried first (or a Flair model path)", str),
-        Param("device", "auto", "auto (GPU when present), cpu or cuda", str, choices=("auto", "cpu", "cuda")),
+        *input_params(),
         Param("labels", list(ENTITY_LABELS + PATTERN_LABELS), "entity labels that count", (list, tuple),
               check=_labels),
         Param("min_chars", 2, "shortest entity kept (characters)", int, check=check_positive),
         Param("max_chars", 50, "longest entity kept (characters)", int, check=check_positive),
-        Param("max_docs", None, "documents analysed per table: null (default) = every document; an "
-              "integer = a seeded sample of that many, faster but the sampled overlap usually "
-              "understates the full-corpus one", int,
-              check=check_max_docs),
-        Param("top_k", 20, "leaked entities listed", int, check=check_positive),
-        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
-              check=check_positive),
-        Param("batch_size", 256, "documents per spaCy batch", int, check=check_positive),
-        Param("cache", True, "reuse NLP outputs from the cache", bool),
-        Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
+        *corpus_params("leaked entities listed"),
     ],
     thresholds={"high": 0.5, "density_high": 0.1},
     description="share of the original's distinct named entities (persons, organisations, places, "

@@ -16,18 +16,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...registry import Context, Param, register
+from ...registry import Context, register
 from ...results import MetricResult
 from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (
     Mentions,
-    check_columns,
-    check_max_docs,
-    check_positive,
     collect_docs,
+    corpus_params,
     entity_key,
     flatten,
+    input_params,
     overlap_summary,
     role_outputs,
     role_summary,
@@ -86,22 +85,8 @@ def _mentions(outputs: list[list[Any]]) -> Mentions:
 @register(
     "text_nominals", family="text", direction="lower is safer",
     params=[
-        Param("columns", None, "text columns to analyse (default: the schema's text columns)",
-              (str, list, tuple), check=check_columns),
-        Param("backend", "auto", "NLP backend: auto (spaCy, else rules), spacy or rules", str,
-              choices=("auto", "spacy", "rules", "flair")),
-        Param("model", None, "spaCy package name or model folder tried first", str),
-        Param("device", "auto", "auto (GPU when present), cpu or cuda", str, choices=("auto", "cpu", "cuda")),
-        Param("max_docs", None, "documents analysed per table: null (default) = every document; an "
-              "integer = a seeded sample of that many, faster but the sampled overlap usually "
-              "understates the full-corpus one", int,
-              check=check_max_docs),
-        Param("top_k", 20, "leaked mentions listed", int, check=check_positive),
-        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
-              check=check_positive),
-        Param("batch_size", 256, "documents per spaCy batch", int, check=check_positive),
-        Param("cache", True, "reuse NLP outputs from the cache", bool),
-        Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
+        *input_params(),
+        *corpus_params("leaked mentions listed"),
     ],
     thresholds={"high": 0.5, "density_high": 0.15},
     description="share of the original's distinct person/role/relationship mentions (proper nouns, "
