@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult
+from ...results import Baseline, MetricResult, level_from_thresholds
 from ...stats import wilson_interval
 from ._common import check_non_negative_int, check_positive_int, joint_ids, thresholds
-from ._dcr import subsample
+from ._dcr import dcr_columns, subsample
 
 __all__ = ["new_row_synthesis", "match_rows"]
 
@@ -149,13 +148,7 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     max_records : int
         Matched synthetic rows listed in ``records``.
     """
-    schema = ctx.tables.schema
-    cols = [c for c, s in schema.columns.items()
-            if s.sdtype in ("numerical", "datetime", "categorical", "boolean") and not s.pii
-            and c != schema.primary_key]
-    if not cols:
-        raise MetricError("no numerical, datetime, categorical or boolean column to match rows on; "
-                          "declare column sdtypes in the metadata (PII and id columns are ignored)")
+    cols = dcr_columns(ctx)
     real = ctx.encoded.block("original", cols)
     syn = ctx.encoded.block("synthetic", cols)
     n_all = syn.n_rows
@@ -172,7 +165,7 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     n_match = int(matched.sum())
     score = (n - n_match) / n
     lo, hi = wilson_interval(n - n_match, n)
-    level = "not meaningful" if n_match == 0 else _level(score, thresholds(ctx, "new_row_synthesis"))
+    level = "not meaningful" if n_match == 0 else level_from_thresholds(score, thresholds(ctx, "new_row_synthesis"), "higher is safer")
     warning = None if n_match else ("no synthetic row matches an original row within the tolerance: "
                                     "no copying is measurable (near-copies may still exist: see the DCR metrics)")
     recs = [{"synthetic_row": int(rows[i])} for i in np.flatnonzero(matched)[:max_records]]
@@ -184,9 +177,3 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
                         direction="higher is safer",
                         baseline=Baseline(1.0, "every synthetic row is new (no original row within the tolerance)"),
                         ci=(lo, hi), n=n, risk_level=level, warning=warning, details=details, records=recs)
-
-
-def _level(score: float, thresholds: Any) -> str:
-    from ...results import level_from_thresholds
-
-    return level_from_thresholds(score, thresholds, "higher is safer")
