@@ -123,10 +123,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                     results[name] = res
                     if cache is not None and key is not None:
                         cache.put(key, res)
-                except MetricError as exc:
-                    entry["status"] = "skipped"
-                    entry["reason"] = str(exc)
-                except ConfigError as exc:
+                except (MetricError, ConfigError) as exc:
                     entry["status"] = "skipped"
                     entry["reason"] = str(exc)
                 except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report

@@ -61,3 +61,17 @@ def test_evaluate_with_several_synthetic(files, tmp_path):
                                     "--no-progress", "--json", str(j)])
     assert res.exit_code == 0, res.output
     assert set(json.loads(j.read_text())["reports"]) == {"leaky", "safe"}
+
+
+def test_matrix_carries_baseline_ci_n(demo_data, demo_metadata):
+    d = {k: v.head(200) for k, v in demo_data.items()}
+    comp = synthguard.compare(d["original"], {"leaky": d["leaky"], "safe": d["safe"]}, d["control"],
+                              demo_metadata, metrics=["dcr"])
+    res = comp.reports["leaky"].result("dcr")
+    cell = comp.metric_matrix()[0]["leaky"]
+    assert cell["n"] == res.n and cell["n"] is not None
+    assert cell["baseline"] == res.baseline.value
+    assert cell["ci"] == synthguard.results.to_jsonable(res.ci)
+    text = comp.to_console()
+    assert f"n={res.n}" in text and "base=" in text
+    assert f"n={res.n}" in comp.to_html()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .evaluate import cache_options, resolve_cache, write_outputs
+from .evaluate import cache_options, resolve_cache, run_compare
 
 
 @click.command("compare")
@@ -35,10 +35,6 @@ def command(original: Path, control: Path | None, metadata: Path | None, metrics
             html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
             no_progress: bool, synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
-    from ..report.compare import compare
-
-    comp = compare(original, list(synthetic), control=control, metadata=metadata, metrics=metrics,
-                   config=config, seed=seed, preset=preset, backend=backend, progress=not no_progress,
-                   cache=resolve_cache(use_cache, cache_dir))
-    click.echo(comp.to_console())
-    write_outputs(comp, json_path, html_path)
+    run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
+                metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
+                progress=not no_progress, cache=resolve_cache(use_cache, cache_dir))

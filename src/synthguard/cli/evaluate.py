@@ -58,19 +58,26 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
     """Evaluate a synthetic release against its original (and control) data."""
     cache = resolve_cache(use_cache, cache_dir)
     if len(synthetic) > 1:
-        from ..report.compare import compare
-
-        comp = compare(original, list(synthetic), control=control, metadata=metadata, metrics=metrics,
-                       config=config, seed=seed, preset=preset, backend=backend,
-                       progress=not no_progress, cache=cache)
-        click.echo(comp.to_console())
-        write_outputs(comp, json_path, html_path)
+        run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
+                    metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
+                    progress=not no_progress, cache=cache)
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
                       progress=not no_progress, cache=cache)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
+
+
+def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | None,
+                html_path: Path | None, **kwargs) -> None:
+    """Rank several releases (``synthguard compare`` / ``evaluate`` with several ``-s``), print the
+    ranking and write the requested outputs; ``kwargs`` go to :func:`synthguard.compare`."""
+    from ..report.compare import compare
+
+    comp = compare(original, list(synthetic), **kwargs)
+    click.echo(comp.to_console())
+    write_outputs(comp, json_path, html_path)
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:

@@ -159,9 +159,11 @@ class PrivacyEvaluator:
         if "exact_matches" in self.selected_metrics:
             r = res("exact_matches")
             if r is not None:
-                pct = (_num(r.value) or 0.0) * 100
+                frac = _num(r.value)  # None (not 0 %) when the metric gave no finite rate
+                pct = None if frac is None else frac * 100
                 out["exact_matches"] = {"exact_match_percentage": pct,
-                                        "risk_level": "high" if pct > 5 else "low",
+                                        "risk_level": (None if pct is None
+                                                       else "high" if pct > 5 else "low"),
                                         "ci_percentage": _scale(r.ci, 100.0), **_extras(r)}
         if "membership_inference" in self.selected_metrics:
             r = res("distinguishability")
@@ -201,7 +203,8 @@ class PrivacyEvaluator:
                 spm[key] = {"syn_train_5pct": _num(r.value), "train_train_5pct": _num(base),
                             "passed": passed if base is not None else None, "method": label,
                             "desc": (f"Synthetic-Train 5%: {_fmt(r.value)}, baseline 5%: {_fmt(base)}, "
-                                     f"Passed: {'Yes' if passed else 'No'}"),
+                                     "Passed: " + ("Yes" if passed else "No" if base is not None else
+                                                   "n/a (no baseline)")),
                             **_extras(r)}
             if spm:
                 out["structured_privacy_metrics"] = spm

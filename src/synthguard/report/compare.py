@@ -104,7 +104,10 @@ class Comparison:
         return rows
 
     def metric_matrix(self) -> list[dict[str, Any]]:
-        """One row per metric: ``{metric, family, direction, <release>: {value, risk_level, status}}``."""
+        """One row per metric: ``{metric, family, direction, <release>: {value, risk_level, status}}``.
+
+        A release's cell also carries ``baseline`` (value), ``ci`` and ``n`` when its metric ran.
+        """
         out = []
         seen: list[str] = []
         for rep in self.reports.values():
@@ -121,7 +124,10 @@ class Comparison:
                 if res is not None:
                     row["family"], row["direction"] = res.family, res.direction
                     row[n] = {"value": to_jsonable(res.value), "risk_level": res.risk_level,
-                              "status": "ok"}
+                              "status": "ok",
+                              "baseline": (to_jsonable(res.baseline.value)
+                                           if res.baseline is not None else None),
+                              "ci": to_jsonable(res.ci), "n": to_jsonable(res.n)}
                 else:
                     row[n] = {"value": None, "risk_level": None, "status": rep.status(m)}
             out.append(row)
@@ -151,8 +157,8 @@ class Comparison:
             cells = [row["metric"]]
             for n in names:
                 c = row[n]
-                cells.append(f"{fmt_number(c['value'])} ({c['risk_level']})" if c["status"] == "ok"
-                             else c["status"])
+                cells.append(f"{fmt_number(c['value'])} {_context(c)} ({c['risk_level']})"
+                             if c["status"] == "ok" else c["status"])
             mrows.append(cells)
         out.append(_text_table(["metric", *names], mrows))
         return "\n".join(out)
@@ -177,6 +183,7 @@ class Comparison:
             for n in names:
                 c = row[n]
                 cells.append(f"{escape(fmt_number(c['value']))} {badge(c['risk_level'])}"
+                             f"<br><span class=\"small\">{escape(_context(c))}</span>"
                              if c["status"] == "ok" else badge(c["status"]))
             mrows.append(cells)
         parts.append(table(["metric", *names], mrows, raw=True))
@@ -197,6 +204,18 @@ class Comparison:
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text
+
+
+def _context(cell: Mapping[str, Any]) -> str:
+    """``ci [lo, hi] n=.. base=..`` for a matrix cell (only the parts the result has)."""
+    parts = []
+    if cell.get("ci") is not None:
+        parts.append(f"ci {fmt_number(cell['ci'])}")
+    if cell.get("n") is not None:
+        parts.append(f"n={fmt_number(cell['n'])}")
+    if cell.get("baseline") is not None:
+        parts.append(f"base={fmt_number(cell['baseline'])}")
+    return " ".join(parts)
 
 
 def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
