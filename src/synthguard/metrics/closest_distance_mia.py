@@ -9,29 +9,14 @@ above 0.5 (the random-guess baseline).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..attacks.scoring import effective_epsilon
 from ..errors import MetricError
 from ..neighbors import gower, nearest_distances
 from ..registry import Context, Param, register
 from ..results import Baseline, MetricResult, level_from_thresholds
-from ..stats import auc_ci, auc_score, make_rng, proportion, roc_curve, thin_roc, tpr_at_fpr
-
-
-def _content_sample(frame: pd.DataFrame, k: int, seed: int, label: str) -> np.ndarray:
-    """Positions of ``k`` rows chosen by a seeded hash of their content (all rows if ``k >= n``).
-
-    Unlike a positional draw, the same rows are chosen whatever the input order (identical rows
-    are interchangeable), so capping with ``max_rows`` keeps results order-independent.
-    """
-    n = len(frame)
-    if k >= n:
-        return np.arange(n)
-    key = f"{make_rng(seed, 'cd-mia', label).integers(10**15):016d}"[-16:]
-    h = pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy()
-    order = np.argsort(h, kind="stable")
-    return np.sort(order[:k])
+from ..stats import auc_ci, auc_score, proportion, roc_curve, thin_roc, tpr_at_fpr
+from .distance import balanced_rows  # the one content-keyed, order-independent subsample
 
 
 def _positive_or_none(v: object) -> str | None:
@@ -101,8 +86,8 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         k_o = k_c = min(n_o, n_c)
     if max_rows is not None:
         k_o, k_c = min(k_o, max_rows), min(k_c, max_rows)
-    rows_o = _content_sample(ctx.tables.original[cols], k_o, ctx.seed, "original")
-    rows_c = _content_sample(ctx.tables.control[cols], k_c, ctx.seed, "control")
+    rows_o = balanced_rows(ctx.tables.original[cols], k_o, ctx.seed, "cd-mia-original")
+    rows_c = balanced_rows(ctx.tables.control[cols], k_c, ctx.seed, "cd-mia-control")
     d_o = nearest_distances(orig.take(rows_o), syn, metric, backend=ctx.backend)
     d_c = nearest_distances(ctrl.take(rows_c), syn, metric, backend=ctx.backend)
     # sort each class by distance: every number below, bootstrap included, is then independent of

@@ -58,6 +58,7 @@ _COMMON = [
     Param("n_boot", 500, "bootstrap resamples for the percentile intervals", int, check=_positive_int),
     Param("confidence_level", 0.95, "level of every interval", float, check=_confidence),
 ]
+_COMMON_CHECKS = {p.name: p.check for p in _COMMON}
 
 
 def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
@@ -183,6 +184,12 @@ def _baseline_obj(b_orig: dict[str, Any], b_ctl: dict[str, Any] | None, what: st
                     f"{what} among original rows; no control given", tuple(b_orig["ci"])), b_orig
 
 
+def _centres(syn: dict[str, Any], b_orig: dict[str, Any], b_ctl: dict[str, Any] | None) -> dict[str, Any]:
+    """``mean`` and ``median`` of the synthetic values and of each baseline (``None``: no control)."""
+    return {stat: {"synthetic": syn[stat], "original": b_orig[stat],
+                   "control": None if b_ctl is None else b_ctl[stat]} for stat in ("mean", "median")}
+
+
 def _need_rows(ctx: Context, minimum: int) -> None:
     n = len(ctx.tables.original)
     if n < minimum:
@@ -257,9 +264,7 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
         ``median``, ``histogram``; ``records`` = original rows nearest to synthetic rows at distance 0.
     """
     _check("dcr", dict(percentile=percentile, top_n=top_n, bins=bins, n_boot=n_boot,
-                       confidence_level=confidence_level),
-           dict(percentile=_percentile, top_n=_positive_int, bins=_positive_int, n_boot=_positive_int,
-                confidence_level=_confidence))
+                       confidence_level=confidence_level), _COMMON_CHECKS)
     _need_rows(ctx, 2)
     q, cl = float(percentile), float(confidence_level)
     d_s, i_s = _neighbours(ctx, "synthetic", "original", 1)
@@ -281,10 +286,7 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
         "baselines": {"original_original": b_orig, "control_original": b_ctl},
         "synthetic_original": syn, "share_closer_to_original": closer,
         "zero_distance_excess": excess,
-        "mean": {"synthetic": syn["mean"], "original": b_orig["mean"],
-                 "control": None if b_ctl is None else b_ctl["mean"]},
-        "median": {"synthetic": syn["median"], "original": b_orig["median"],
-                   "control": None if b_ctl is None else b_ctl["median"]},
+        **_centres(syn, b_orig, b_ctl),
         "histogram": _histogram(bins, d_s, d_o, d_c),
         "distance": "gower(ranges of original, clip, normalise); NaN: one side missing -> 1, both -> 0",
         "method": "SynEval DCR: passed when the synthetic percentile >= the baseline percentile",
@@ -329,9 +331,7 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
         As :func:`dcr`, for the ratios (``histogram`` edges span [0, 1]).
     """
     _check("nndr", dict(percentile=percentile, top_n=top_n, bins=bins, n_boot=n_boot,
-                        confidence_level=confidence_level),
-           dict(percentile=_percentile, top_n=_positive_int, bins=_positive_int, n_boot=_positive_int,
-                confidence_level=_confidence))
+                        confidence_level=confidence_level), _COMMON_CHECKS)
     _need_rows(ctx, 3)
     q, cl = float(percentile), float(confidence_level)
     d_s, i_s = _neighbours(ctx, "synthetic", "original", 2)
@@ -347,10 +347,7 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
         "percentile": q, "passed": bool(syn["value"] >= base["value"]),
         "baselines": {"original_original": b_orig, "control_original": b_ctl},
         "synthetic_original": syn, "zero_ratio_excess": excess,
-        "mean": {"synthetic": syn["mean"], "original": b_orig["mean"],
-                 "control": None if b_ctl is None else b_ctl["mean"]},
-        "median": {"synthetic": syn["median"], "original": b_orig["median"],
-                   "control": None if b_ctl is None else b_ctl["median"]},
+        **_centres(syn, b_orig, b_ctl),
         "histogram": _histogram(bins, r_s, r_o, r_c, upper=1.0),
         "zero_over_zero": "d1 = d2 = 0 (two original rows equal to the query) gives ratio 0",
         "distance": "gower(ranges of original, clip, normalise); NaN: one side missing -> 1, both -> 0",
