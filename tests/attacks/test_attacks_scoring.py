@@ -72,6 +72,15 @@ def test_summary_metrics_on_a_perfect_attack():
     assert m["effective_epsilon_point_tapas"] == np.inf
 
 
+def test_one_class_test_set_is_not_meaningful_and_says_why():
+    from synthguard.attacks.audit import summary_to_result
+    labels = np.ones(10, bool)  # members only: the AUC is undefined
+    scores = -np.linspace(0.0, 1.0, 10)
+    r = summary_to_result(AttackSummary(labels, scores, scores >= -0.5, -0.5, "cd", 7), "cd", n_boot=20)
+    assert r.value == 0.5 and r.risk_level == "not meaningful"
+    assert "one class only" in r.warning and "undefined" in r.warning
+
+
 def _exact_match_scores(seed: int, n: int = 300, tpr0: float = 0.37):
     """TAPAS' probe situation: a closest-distance attack with an exact-match operating point at
     TPR ~0.37 and FPR 0, and otherwise uninformative scores."""

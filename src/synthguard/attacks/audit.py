@@ -68,7 +68,12 @@ def summary_to_result(summary: AttackSummary, name: str, *, thresholds: Mapping[
     ci = tuple(m.pop("auc_ci"))
     th = dict(AUC_THRESHOLDS if thresholds is None else thresholds)
     notes = list(warnings)
-    if not np.isfinite(ci[0]) or ci[0] <= 0.5:
+    if not (m["n_positive"] and m["n_negative"]):
+        level = "not meaningful"
+        notes.append(f"the test set holds one class only ({m['n_positive']} member(s), "
+                     f"{m['n_negative']} non-member(s)): the AUC is undefined and 0.5 is a placeholder; "
+                     "draw more targets and test samples")
+    elif not np.isfinite(ci[0]) or ci[0] <= 0.5:
         level = "not meaningful"
         notes.append("the attack is no better than random guessing here (the AUC interval includes "
                      "0.5); this does not prove the release is safe")
