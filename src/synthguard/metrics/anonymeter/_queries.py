@@ -42,6 +42,14 @@ if _HAS_NUMBA:
             return x >= v
         return x <= v
 
+    @nb.njit(cache=True, nogil=True)
+    def _row_holds(X, r, qcol, qop, qval, i, k):  # pragma: no cover - compiled
+        """Whether row ``r`` of ``X`` satisfies all ``k`` predicates of query ``i``."""
+        for t in range(k):
+            if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
+                return False
+        return True
+
     @nb.njit(parallel=True, cache=True)
     def _count_kernel(X, qcol, qop, qval, cap, out_count, out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
@@ -51,12 +59,7 @@ if _HAS_NUMBA:
             cnt = 0
             first = -1
             for r in range(n):
-                ok = True
-                for t in range(k):
-                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
-                        ok = False
-                        break
-                if ok:
+                if _row_holds(X, r, qcol, qop, qval, i, k):
                     if cnt == 0:
                         first = r
                     cnt += 1
@@ -76,12 +79,7 @@ if _HAS_NUMBA:
             for r in range(n):
                 if pos >= end:
                     break
-                ok = True
-                for t in range(k):
-                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
-                        ok = False
-                        break
-                if ok:
+                if _row_holds(X, r, qcol, qop, qval, i, k):
                     out_rows[pos] = r
                     pos += 1
 
@@ -123,12 +121,7 @@ if _HAS_NUMBA:
             first = -1
             for t0 in range(best_lo, best_hi):
                 r = order[best_c, t0]
-                ok = True
-                for t in range(k):
-                    if not _holds(X[r, qcol[i, t]], qop[i, t], qval[i, t]):
-                        ok = False
-                        break
-                if ok:
+                if _row_holds(X, r, qcol, qop, qval, i, k):
                     if cnt == 0 or r < first:
                         first = r
                     cnt += 1
