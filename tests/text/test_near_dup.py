@@ -79,3 +79,48 @@ def test_multiple_text_columns():
     assert d["per_column"]["a"]["exact_match_rate"] == 0.5 and d["per_column"]["b"]["exact_match_rate"] == 0
     only_b = run("text_exact_matches", orig, syn, metadata={"text_columns": ["a", "b"]}, columns="b")
     assert only_b.to_dict()["columns"] == ["b"] and only_b.value == 0.0
+
+
+def test_candidate_blocks_are_bounded_and_do_not_change_matches(monkeypatch):
+    """Many references shrink the query block (bounded dense scores) without changing the candidates."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from synthguard.metrics.text import near_dup
+
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(60)]
+    ref = [" ".join(rng.choice(words, size=8)) for _ in range(300)]
+    qry = [" ".join(rng.choice(words, size=8)) for _ in range(40)]
+    vec = TfidfVectorizer().fit(ref + qry)
+    rmat, qmat = vec.transform(ref), vec.transform(qry)
+    full = near_dup._top_candidates(qmat, rmat, 5)
+    seen = []
+    monkeypatch.setattr(near_dup, "MAX_BLOCK_CELLS", 7 * 300)  # 7 queries per block
+    orig_tocsr = type(rmat.T.tocsr()).toarray
+
+    def spy(self, *a, **k):
+        out = orig_tocsr(self, *a, **k)
+        seen.append(out.shape)
+        return out
+
+    monkeypatch.setattr(type(rmat.T.tocsr()), "toarray", spy)
+    small = near_dup._top_candidates(qmat, rmat, 5)
+    assert max(s[0] for s in seen) == 7 and all(s[0] * s[1] <= 7 * 300 for s in seen)
+    assert sorted(zip(*map(list, full), strict=True)) == sorted(zip(*map(list, small), strict=True))
+
+
+def test_density_ci_uses_the_shared_bootstrap():
+    import numpy as np
+
+    from synthguard.metrics.text._common import _ratio_ci
+    from synthguard.stats import bootstrap_ci
+
+    num = np.array([0, 2, 1, 5, 0, 3], dtype=float)
+    den = np.array([10, 20, 8, 30, 5, 12], dtype=float)
+    ci = _ratio_ci(num, den, np.random.default_rng(7))
+    ref = bootstrap_ci(lambda a, b: a.sum() / b.sum(), [num, den], n_boot=400, seed=np.random.default_rng(7))
+    assert ci == pytest.approx(ref)
+    assert ci[0] <= num.sum() / den.sum() <= ci[1]
+    assert _ratio_ci(num[:1], den[:1], np.random.default_rng(7)) is None
+    assert _ratio_ci(num, np.zeros(6), np.random.default_rng(7)) is None

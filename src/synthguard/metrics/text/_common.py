@@ -267,23 +267,22 @@ def entity_key(texts: pd.Series) -> pd.Series:
     return texts.str.casefold().str.replace(_SPACE, " ", regex=True).str.strip()
 
 
+def _ratio(num: np.ndarray, den: np.ndarray) -> float:
+    d = float(den.sum())
+    return float(num.sum()) / d if d > 0 else float("nan")
+
+
 def _ratio_ci(num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int = 400,
               confidence_level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of ``sum(num) / sum(den)`` resampling documents (vectorised
-    through a multinomial weight matrix in blocks)."""
-    n = num.size
-    if n < 2 or den.sum() <= 0:
+    """Percentile bootstrap interval of ``sum(num) / sum(den)`` resampling documents jointly
+    (``synthguard.stats.bootstrap_ci``); None when undefined (fewer than 2 documents, no tokens)."""
+    from ...stats import bootstrap_ci
+
+    if num.size < 2 or den.sum() <= 0:
         return None
-    out = np.empty(n_boot)
-    block = max(1, int(2_000_000 // n))
-    for start in range(0, n_boot, block):
-        stop = min(n_boot, start + block)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=stop - start).astype(np.float64)
-        d = w @ den.astype(np.float64)
-        out[start:stop] = np.where(d > 0, (w @ num.astype(np.float64)) / np.maximum(d, 1e-300), np.nan)
-    alpha = 1.0 - confidence_level
-    out = out[np.isfinite(out)]
-    return (float(np.quantile(out, alpha / 2)), float(np.quantile(out, 1 - alpha / 2)))
+    lo, hi = bootstrap_ci(_ratio, [np.asarray(num, np.float64), np.asarray(den, np.float64)],
+                          n_boot=n_boot, confidence_level=confidence_level, seed=rng)
+    return None if np.isnan(lo) else (lo, hi)
 
 
 def role_summary(m: Mentions, rng: np.random.Generator, density_high: float) -> dict[str, Any]:

@@ -35,14 +35,21 @@ from ._common import (
 __all__ = ["text_exact_matches", "match_documents"]
 
 
+#: Dense cells (queries x references) of one candidate block: bounds the block's score matrix and
+#: its argpartition indices (~12 bytes a cell, ~50 MB) whatever the number of references.
+MAX_BLOCK_CELLS = 1 << 22
+
+
 def _top_candidates(qmat: Any, rmat: Any, k: int, self_col: np.ndarray | None = None,
                     chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` reference rows by cosine for each query row (positive scores only), in blocks of
-    ``chunk`` queries so no query x reference dense matrix is ever whole; ``self_col[i]`` is a
-    reference row query ``i`` may not match (itself), or -1."""
+    at most ``chunk`` queries (fewer when there are many references: a block has at most
+    ``MAX_BLOCK_CELLS`` dense cells) so memory stays bounded; ``self_col[i]`` is a reference row
+    query ``i`` may not match (itself), or -1."""
     qs, rs = [], []
     ref_t = rmat.T.tocsr()
     n_ref = rmat.shape[0]
+    chunk = max(1, min(chunk, MAX_BLOCK_CELLS // max(n_ref, 1)))
     k = min(k, n_ref - (1 if self_col is not None else 0))
     if k <= 0 or qmat.shape[0] == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
