@@ -236,3 +236,16 @@ def test_auc_ci_delong_agrees_with_bootstrap_and_is_used_for_large_inputs():
     assert stats.auc_ci(big_y, big_s) == stats.auc_ci(big_y, big_s, method="delong")
     with pytest.raises(stats.ConfigError):
         stats.auc_ci(y, s, method="exact")
+
+
+def test_median_ci_is_the_sign_test_interval():
+    import numpy as np
+
+    from synthguard.stats import clopper_pearson, median_ci
+
+    v = np.arange(101, dtype=float)
+    lo, hi = median_ci(v)
+    qlo, qhi = clopper_pearson(50, 101)
+    assert (lo, hi) == (np.quantile(v, qlo), np.quantile(v, qhi))
+    assert lo < np.median(v) < hi
+    assert all(np.isnan(median_ci(np.array([np.nan]))))

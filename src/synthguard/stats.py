@@ -17,7 +17,7 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci",
+    "make_rng", "difference_ci", "median_ci",
 ]
 
 
@@ -303,3 +303,14 @@ def thin_roc(fpr: np.ndarray, tpr: np.ndarray, max_points: int = 101) -> list[li
         return [[float(a), float(b)] for a, b in zip(fpr, tpr, strict=True)]
     idx = np.unique(np.r_[0, np.linspace(0, fpr.size - 1, max_points).round().astype(int), fpr.size - 1])
     return [[float(fpr[i]), float(tpr[i])] for i in idx]
+
+
+def median_ci(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval of the median: the order statistics at the Clopper-Pearson bounds
+    of the rank ``n/2`` (the classic binomial / sign-test interval). NaN values are ignored."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    lo, hi = clopper_pearson(v.size // 2, v.size, confidence_level)
+    return (float(np.quantile(v, lo)), float(np.quantile(v, hi)))

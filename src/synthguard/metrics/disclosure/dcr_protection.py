@@ -20,22 +20,11 @@ import numpy as np
 
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ...stats import clopper_pearson, wilson_rate
+from ...stats import median_ci, wilson_rate
 from ._common import check_non_negative_int, check_positive_int, thresholds
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
-
-
-def median_ci(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Distribution-free interval of the median: the order statistics at the Clopper-Pearson bounds
-    of the rank ``n/2`` (the classic binomial / sign-test interval)."""
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return (float("nan"), float("nan"))
-    lo, hi = clopper_pearson(v.size // 2, v.size, confidence_level)
-    return (float(np.quantile(v, lo)), float(np.quantile(v, hi)))
 
 
 def _subsample_params() -> list[Param]:
