@@ -249,3 +249,23 @@ def test_median_ci_is_the_sign_test_interval():
     assert (lo, hi) == (np.quantile(v, qlo), np.quantile(v, qhi))
     assert lo < np.median(v) < hi
     assert all(np.isnan(median_ci(np.array([np.nan]))))
+
+
+def test_chi_square_matches_scipy_on_occupied_cells():
+    import numpy as np
+    from scipy.stats import chi2_contingency
+
+    from synthguard.stats import chi_square
+
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 4, 500)
+    b = (a + rng.integers(0, 3, 500)) % 5 + 7  # non-dense labels
+    chi2, r, c = chi_square(a, b)
+    table = np.zeros((4, 5))
+    np.add.at(table, (a, b - 7), 1)
+    ref = chi2_contingency(table, correction=False)[0]
+    assert (r, c) == (4, 5)
+    assert chi2 == pytest.approx(ref, rel=1e-12)
+    neg_chi2, _, _ = chi_square(a - 10, b)  # negative codes are shifted, not rejected
+    assert neg_chi2 == pytest.approx(chi2, rel=1e-12)
+    assert np.isnan(chi_square(np.array([], dtype=int), np.array([], dtype=int))[0])

@@ -17,7 +17,7 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci", "median_ci",
+    "make_rng", "difference_ci", "median_ci", "chi_square",
 ]
 
 
@@ -314,3 +314,44 @@ def median_ci(values: np.ndarray, confidence_level: float = 0.95) -> tuple[float
         return (float("nan"), float("nan"))
     lo, hi = clopper_pearson(v.size // 2, v.size, confidence_level)
     return (float(np.quantile(v, lo)), float(np.quantile(v, hi)))
+
+
+_DENSE_CELLS = 1 << 22
+
+
+def _dense_codes(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """Integer codes remapped to ``0..k-1`` over the values present (order kept)."""
+    x = np.asarray(x, dtype=np.int64)
+    if x.size and x.min() < 0:
+        x = x - x.min()
+    counts = np.bincount(x)
+    present = np.flatnonzero(counts)
+    lookup = np.zeros(len(counts), dtype=np.int64)
+    lookup[present] = np.arange(len(present))
+    return lookup[x], len(present)
+
+
+def chi_square(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
+    """Pearson's chi-square of independence of two aligned integer code arrays.
+
+    Returns ``(chi2, r, c)`` with ``r``, ``c`` the numbers of distinct codes present. Computed over
+    the occupied cells only, ``chi2 = n (sum O^2 / (row_i col_j) - 1)`` (clipped at 0), so no dense
+    r x c table is built for high-cardinality columns. ``(nan, r, c)`` for empty input.
+    """
+    n = len(a)
+    if n == 0:
+        return float("nan"), 0, 0
+    ia, r = _dense_codes(a)
+    ib, c = _dense_codes(b)
+    cell = ia * c + ib
+    if r * c <= _DENSE_CELLS:
+        counts = np.bincount(cell, minlength=r * c)
+        cells = np.flatnonzero(counts)
+        counts = counts[cells]
+    else:
+        cells, counts = np.unique(cell, return_counts=True)
+    row = np.bincount(ia, minlength=r).astype("float64")
+    col = np.bincount(ib, minlength=c).astype("float64")
+    counts = counts.astype("float64")
+    chi2 = n * (float(np.sum(counts * counts / (row[cells // c] * col[cells % c]))) - 1.0)
+    return max(chi2, 0.0), r, c

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ...data.schema import numeric_view
+from ...stats import chi_square
 from ..fidelity._columns import joint_codes
 from ..fidelity._shapes import ks_statistic
 
@@ -126,15 +127,9 @@ def mean_shift(original: pd.Series, anonymised: pd.Series, mode: str) -> float:
 def bias_corrected_cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     """Bergsma's (2013) bias-corrected Cramer's V of two aligned code arrays (NaN if undefined)."""
     n = len(a)
-    ua, ia = np.unique(a, return_inverse=True)
-    ub, ib = np.unique(b, return_inverse=True)
-    r, k = len(ua), len(ub)
+    chi2, r, k = chi_square(a, b)
     if n < 2 or r < 2 or k < 2:
         return float("nan")
-    cells, counts = np.unique(ia.astype(np.int64) * k + ib, return_counts=True)
-    row = np.bincount(ia, minlength=r).astype("float64")
-    col = np.bincount(ib, minlength=k).astype("float64")
-    chi2 = n * (float(np.sum(counts.astype("float64") ** 2 / (row[cells // k] * col[cells % k]))) - 1.0)
     phi2 = max(chi2, 0.0) / n
     phi2c = max(0.0, phi2 - (k - 1) * (r - 1) / (n - 1))
     rc = r - (r - 1) ** 2 / (n - 1)

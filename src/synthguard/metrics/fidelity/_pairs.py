@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...stats import chi_square
 from ._columns import joint_codes
 
 N_BINS = 10
@@ -92,24 +93,6 @@ def _is_constant(x: np.ndarray) -> bool:
 _DENSE_CELLS = 1 << 22
 
 
-def _dense_codes(x: np.ndarray) -> tuple[np.ndarray, int]:
-    """Non-negative integer codes remapped to ``0..k-1`` over the values present (order kept)."""
-    counts = np.bincount(x)
-    present = np.flatnonzero(counts)
-    lookup = np.zeros(len(counts), dtype=np.int64)
-    lookup[present] = np.arange(len(present))
-    return lookup[x], len(present)
-
-
-def _cell_counts(cell: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """(cell ids, counts) of the occupied cells."""
-    if n_cells <= _DENSE_CELLS:
-        counts = np.bincount(cell, minlength=n_cells)
-        occupied = np.flatnonzero(counts)
-        return occupied, counts[occupied]
-    return np.unique(cell, return_counts=True)
-
-
 def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.ndarray, syn_y: np.ndarray,
                            threshold: float) -> tuple[float, float, float, bool]:
     """``1 - |r_real - r_synth| / 2``; NaN when a column is constant or ``|r_real| <= threshold``.
@@ -133,21 +116,12 @@ def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.nda
 def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     """Cramer's V (no continuity correction) of two code arrays; NaN for a table under 2 x 2.
 
-    Uses ``chi2 = n * (sum O^2 / (r_i c_j) - 1)`` over the observed cells only (no dense table).
+    The chi-square comes from :func:`synthguard.stats.chi_square` (occupied cells only).
     """
     n = len(a)
-    if n == 0:
+    chi2, r, c = chi_square(a, b)
+    if n == 0 or r < 2 or c < 2:
         return float("nan")
-    ia, r = _dense_codes(a)
-    ib, c = _dense_codes(b)
-    if r < 2 or c < 2:
-        return float("nan")
-    cells, counts = _cell_counts(ia * c + ib, r * c)
-    row = np.bincount(ia, minlength=r).astype("float64")
-    col = np.bincount(ib, minlength=c).astype("float64")
-    counts = counts.astype("float64")
-    chi2 = n * (float(np.sum(counts * counts / (row[cells // c] * col[cells % c]))) - 1.0)
-    chi2 = max(chi2, 0.0)
     return math.sqrt(chi2 / (n * (min(r, c) - 1)))
 
 
