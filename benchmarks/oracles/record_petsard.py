@@ -118,6 +118,9 @@ def record_case(name, data_dir):
     runs["inference"] = run("anonymeter-inference", d, secret=spec["secret"])
     dc = classification_data(d, spec["target"])
     runs["ml_classification"] = run("mlutility-classification", dc, target=spec["target"])
+    # PETsARD 1.10.1 on the target as given (a numeric class label raises KeyError: 'ori')
+    runs["ml_classification_as_given"] = run("mlutility-classification", d, target=spec["target"],
+                                             metrics=["accuracy", "f1_score"])
     runs["ml_regression"] = run("mlutility-regression", d, target=spec["regression"])
     runs["ml_cluster"] = run("mlutility-cluster", d)
     runs["ml_cluster_k4"] = run("mlutility-cluster", d, n_clusters=4)

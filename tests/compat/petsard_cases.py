@@ -70,7 +70,7 @@ def classification_data(data: dict[str, pd.DataFrame], target: str) -> dict[str,
     (PETsARD 1.10.1 raises ``KeyError: 'ori'`` on a numeric classification target) and the control
     rows whose label ``ori``/``syn`` never show dropped (its label encoder raises on them)."""
     out = {k: v.copy() for k, v in data.items()}
-    for k, v in out.items():
+    for v in out.values():
         if pd.api.types.is_numeric_dtype(v[target]):
             v[target] = v[target].map(lambda x: None if pd.isna(x) else str(x)).astype(object)
     seen = set(out["ori"][target].dropna()) | set(out["syn"][target].dropna())

@@ -393,7 +393,7 @@ class Evaluator:
             raise InputError(f"evaluation method {self.method!r} needs data key(s) "
                              f"{', '.join(repr(k) for k in missing)} ("
                              + "; ".join(f"{k}: {what[k]}" for k in missing)
-                             + f"): pass them to eval({{...}}) or create(data={{...}})")
+                             + "): pass them to eval({...}) or create(data={...})")
         return out
 
     def eval(self, data: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
