@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Mapping
@@ -12,14 +13,14 @@ from . import __version__
 from .config import RunConfig, build_config
 from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
-from .errors import ConfigError, MetricError
+from .errors import ConfigError, InputError, MetricError
 from .registry import Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
 from .verdict import RiskRule, assess
 
 
-def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
+def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
@@ -31,8 +32,10 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     ----------
     original : DataFrame or path
         The real rows the generator was trained on (CSV or Parquet path, or a DataFrame).
+        Default: the config's ``data.original``.
     synthetic : DataFrame or path
-        The release to evaluate.
+        The release to evaluate. Default: the config's ``data.synthetic`` (likewise ``control``
+        and ``metadata`` default to ``data.control`` / ``data.metadata``).
     control : DataFrame or path, optional
         Real rows held out from training; gives residual risks and holdout baselines.
     metadata : mapping or path, optional
@@ -83,6 +86,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(f"seed must be an integer, got {seed!r}")
     run_config = build_config(metrics, config, preset)
+    paths = dict(run_config.data)
+    original = original if original is not None else paths.get("original")
+    synthetic = synthetic if synthetic is not None else paths.get("synthetic")
+    control = control if control is not None else paths.get("control")
+    metadata = metadata if metadata is not None else paths.get("metadata")
+    if original is None or synthetic is None:
+        raise InputError("evaluate: no " + " and no ".join(
+            r for r, v in (("original", original), ("synthetic", synthetic)) if v is None)
+            + " table: pass it, or name it under 'data:' in the config")
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
@@ -126,11 +138,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
     for name in names:
         params = dict(run_config.metrics[name])
-        spec = get_metric(name)
+        metric = run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
+        spec = get_metric(metric)
         if bar is not None:
             bar.set_postfix_str(name)
         t0 = time.perf_counter()
         entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
+        if metric != name:
+            entry["metric"] = metric
         missing = missing_inputs(spec, ctx)
         if missing:
             entry["status"] = "skipped"
@@ -138,22 +153,24 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                 {"control": "a control table (real rows held out from training: --control)",
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
-            mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
+            mctx = ctx.for_metric(spec, run_config.thresholds.get(name, run_config.thresholds.get(metric)))
             key = None
             if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(tables, name, params, seed, mctx.thresholds)
+                key = cache.key(tables, metric, params, seed, mctx.thresholds)
                 hit = cache.get(key)
                 if hit is not None:
-                    results[name] = hit
+                    results[name] = hit if metric == name else dataclasses.replace(hit, name=name)
                     entry["cached"] = True
             if name not in results:
                 try:
                     res = spec.func(mctx, **params)
                     if not isinstance(res, MetricResult):
                         raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
-                    results[name] = res
                     if cache is not None and key is not None:
                         cache.put(key, res)
+                    if metric != name:  # a named run: the result carries its run name
+                        res = dataclasses.replace(res, name=name)
+                    results[name] = res
                 except (MetricError, ConfigError) as exc:
                     entry["status"] = "skipped"
                     entry["reason"] = str(exc)

@@ -43,11 +43,13 @@ def risk_options(func):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Real rows the generator was trained on (.csv or .parquet).")
-@click.option("--synthetic", "-s", required=True, multiple=True,
+@click.option("--original", "-o", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Real rows the generator was trained on (.csv or .parquet). Default: the config's "
+                   "data.original.")
+@click.option("--synthetic", "-s", multiple=True,
               type=click.Path(dir_okay=False, path_type=Path),
-              help="The release to evaluate. Repeat to compare several releases side by side.")
+              help="The release to evaluate. Repeat to compare several releases side by side. "
+                   "Default: the config's data.synthetic.")
 @click.option("--control", "-c", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Real rows held out from training (enables baselines and residual risks).")
 @click.option("--metadata", "-m", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -70,7 +72,7 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
-def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+def command(original: Path | None, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
@@ -82,6 +84,17 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
     """
     cache = resolve_cache(use_cache, cache_dir)
     risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
+    if original is None or not synthetic:  # take them from the config's data: block
+        from ..config import build_config
+        from ..errors import InputError
+
+        paths = dict(build_config(None, config, None).data) if config is not None else {}
+        original = original or (Path(paths["original"]) if "original" in paths else None)
+        if not synthetic and "synthetic" in paths:
+            synthetic = (Path(paths["synthetic"]),)
+        if original is None or not synthetic:
+            raise InputError("evaluate needs --original and --synthetic, or a --config whose 'data:' "
+                             "block names original and synthetic files")
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
                            metadata=metadata, metrics=metrics, config=config, seed=seed,

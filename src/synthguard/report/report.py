@@ -87,6 +87,8 @@ class Report:
             }
             if entry.get("cached"):
                 metrics[name]["cached"] = True
+            if entry.get("metric"):  # a named run: the registered metric it ran
+                metrics[name]["metric"] = entry["metric"]
         out = to_jsonable(self._header)
         out["verdict"] = self._verdict.to_dict()
         out["metrics"] = metrics
