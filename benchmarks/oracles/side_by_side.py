@@ -6,7 +6,7 @@ import line differs. Run once per implementation, each with its own Python, then
     python benchmarks/oracles/side_by_side.py --merge /tmp/p.json /tmp/s.json
 
 Each evaluator is timed from ``Evaluator(...)`` to the returned dict (wall clock, one run, after a
-warm-up call that compiles numba kernels / imports libraries, so import time is not counted).
+warm-up call of the same evaluator that imports libraries and compiles numba kernels).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def run(impl: str, data_dir: Path) -> dict:
                 warnings.simplefilter("ignore")
                 res = ev.eval(data)
             secs = time.perf_counter() - t0
-            if warm and name not in ("quality", "diagnostic") and impl == "synthguard":
-                continue  # the first call compiles numba kernels; time the second
+            if warm:
+                continue  # the first call imports libraries / compiles numba kernels: time the second
             break
         g = res["global"]
         out[name] = {"seconds": round(secs, 3), "columns": [str(c) for c in g.columns],
