@@ -105,6 +105,23 @@ def test_anonymeter_methods_map_or_say_unavailable(data):
         assert Evaluator("anonymeter-singlingout", mode="univariate").metric == "singling_out_univariate"
 
 
+def test_synthguard_extras_are_opt_in(data):
+    plain = Evaluator("anonymeter-singlingout", mode="univariate", n_attacks=200)
+    plain.create()
+    g = plain.eval(data)["global"]
+    assert list(g.columns) == ["risk", "risk_CI_btm", "risk_CI_top", "attack_rate", "attack_rate_err",
+                               "baseline_rate", "baseline_rate_err", "control_rate", "control_rate_err"]
+    assert list(g.index) == ["result"] and g.index.name is None
+    ev = Evaluator("anonymeter-singlingout", mode="univariate", n_attacks=200, synthguard_extras=True)
+    ev.create()
+    out = ev.eval(data)
+    g2 = out["global"]
+    assert list(g2.columns[:9]) == list(g.columns)
+    assert {"value", "ci_low", "ci_high", "n", "baseline", "risk_level"} <= set(g2.columns)
+    assert g2["risk"].iloc[0] == round(g2["value"].iloc[0], 2) and g2["n"].iloc[0] == 200
+    assert "synthguard" in out["details"]
+
+
 def test_anonymeter_global_columns(data):
     if not is_registered("singling_out_univariate"):
         pytest.fail("singling_out_univariate is part of the contract")
@@ -148,12 +165,17 @@ def test_custom_method_from_file(tmp_path, data):
             AVAILABLE_SCORES_GRANULARITY = ["global"]
 
             def eval(self, data):
-                return {"global": pd.DataFrame({"n_control": [len(data["control"])]})}
+                return {"global": pd.DataFrame({"n_control": [len(data["control"])],
+                                                "eval_method": [self.config["eval_method"]],
+                                                "k": [self.config.get("k")]})}
     """), encoding="utf-8")
-    ev = Evaluator("custom_method", module_path=str(mod), class_name="MyEval")
+    ev = Evaluator("custom_method", module_path=str(mod), class_name="MyEval", k=7)
     ev.create(data=data)
     ev.eval()
     assert ev.get_global()["n_control"].iloc[0] == 300
+    # PETsARD hands the class its whole config, eval_method included
+    assert ev.get_global()["eval_method"].iloc[0] == "custom_method"
+    assert ev.get_global()["k"].iloc[0] == 7
     legacy = Evaluator("custom_method", custom_method={"filepath": str(mod), "method": "MyEval"})
     with pytest.raises(InputError, match="'control'"):
         legacy.create(data={"ori": data["ori"], "syn": data["syn"]})
