@@ -13,7 +13,13 @@ import synthguard
 from synthguard.cli import main
 from synthguard.errors import ConfigError
 from synthguard.results import Evidence, MetricResult
-from synthguard.stats import binomial_greater, detection_limit, fisher_greater, holm_adjust, tail_counts
+from synthguard.stats import (
+    binomial_greater,
+    detection_limit,
+    fisher_greater,
+    holm_adjust,
+    tail_counts,
+)
 from synthguard.verdict import RiskRule, assess, fails, level_of
 
 

@@ -10,8 +10,8 @@ import pytest
 import synthguard
 from synthguard.report import svg
 from synthguard.report.html import render_html
-from synthguard.verdict import RiskRule, assess
 from synthguard.results import MetricResult
+from synthguard.verdict import RiskRule, assess
 
 from .conftest import FAKE_ALL
 

@@ -11,7 +11,6 @@ held-out rows. Without ``secret``, every tabular column is the secret in turn (a
 from __future__ import annotations
 
 from dataclasses import replace
-
 from typing import Any
 
 import numpy as np
@@ -30,10 +29,10 @@ from ._common import (
     block_of,
     build_result,
     canonical,
-    evidence_of,
     check_columns,
     common_params,
     concat_blocks,
+    evidence_of,
     memoised,
     resolve_n_attacks,
     summarise,
