@@ -12,7 +12,7 @@ from ...encoding import Block, row_identities
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
-__all__ = ["check_positive_int", "thresholds", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
+__all__ = ["check_positive_int", "has_control", "thresholds", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
            "resolve_fields", "top_records"]
 
 
@@ -24,6 +24,12 @@ def thresholds(ctx: Context, name: str) -> Any:
 
     spec = _REGISTRY.get(name)
     return spec.thresholds if spec is not None else {}
+
+
+def has_control(ctx: Context) -> bool:
+    """Whether the run has a non-empty control table (real rows held out from training): the
+    members-vs-non-members evidence of the disclosure metrics is only computed then."""
+    return bool(ctx.tables.has_control) and len(ctx.tables.control) > 0
 
 
 def check_positive_int(v: Any) -> str | None:
