@@ -17,7 +17,14 @@ import pandas as pd
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ._cap_analysis import CapAnalysis, analyse, cap_evidence, class_size_breakdown, records, safe_ratio
+from ._cap_analysis import (
+    CapAnalysis,
+    analyse,
+    cap_evidence,
+    class_size_breakdown,
+    records,
+    safe_ratio,
+)
 from ._cap_core import METHODS
 from ._common import check_non_negative_int, has_control, resolve_fields
 
