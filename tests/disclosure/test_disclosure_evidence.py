@@ -239,13 +239,15 @@ def test_evidence_does_not_depend_on_row_order(shared_data):
 
 
 def test_auto_binning_of_numeric_qis(shared_data):
-    original, control, fresh, meta = _split(shared_data, "diabetes_raw", 0)
+    original, control, fresh, meta = _split(shared_data, "nhefs", 0)
     ctx = Context.from_frames(original, fresh, control, meta, backend="numpy")
-    r = replicated_uniques(ctx)
-    assert set(r["continuous_column_names"]) == {"age", "bmi"}  # sex has 2 values
-    exact = replicated_uniques(ctx, continuous_column_names=[])
+    qis = ["sex", "age", "wt71"]
+    r = replicated_uniques(ctx, quasi_identifiers=qis)
+    assert r["continuous_column_names"] == ["wt71"]  # > 100 distinct weights; age (< 100) stays exact
+    exact = replicated_uniques(ctx, quasi_identifiers=qis, continuous_column_names=[])
     assert exact["continuous_column_names"] == []
     assert exact["share_unique_original"] > r["share_unique_original"]
+    assert exact["share_replicated_uniques"] < r["share_replicated_uniques"]
 
 
 # ---------------------------------------------------------------- the permutation test
@@ -277,3 +279,12 @@ def test_label_permutation_clusters_widen_the_null():
     b = label_permutation_greater(clustered, 200, seed=0)
     assert a["statistic"] == b["statistic"] == 60
     assert b["sd"] > 2 * a["sd"] and b["p_value"] > a["p_value"]
+
+
+def test_new_metrics_in_privacy_preset_and_default():
+    from synthguard.config import PRESETS
+    from synthguard.registry import default_metrics, get_metric
+
+    for m in ("replicated_uniques", "disco"):
+        assert m in PRESETS["privacy"] and m in PRESETS["full"]
+        assert m in default_metrics() and get_metric(m).family == "disclosure"

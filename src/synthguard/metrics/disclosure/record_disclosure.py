@@ -15,9 +15,12 @@ quasi-identifiers (QIs) learns from the release:
   too) and DiS (disclosive in synthetic, right or wrong) are reported beside it.
 
 Both are group-bys on integer codes of the QIs (exact values, missing a category of its own).
-Numerical and datetime QIs with more than 20 distinct values are cut into ``num_discrete_bins``
-quantile bins of the original by default (exact continuous values make almost every record
-unique and never replicated); ``continuous_column_names`` overrides the choice (``[]`` = exact).
+Numerical and datetime QIs with more than 100 distinct values (near-continuous: incomes,
+measurements, timestamps) are cut into ``num_discrete_bins`` quantile bins of the original by
+default: their exact values make almost every record unique and never replicated by chance.
+Discrete-like QIs (age in years, codes) stay exact, as an intruder knows them; exact keys are
+what lets the metrics see copied records. ``continuous_column_names`` overrides the choice
+(``[]`` = every QI exact).
 
 With a control table (real records never trained on), each metric states its evidence for the
 calibrated verdict: the same statistic on the control records against the same synthetic data.
@@ -48,7 +51,7 @@ from ._common import (
 
 __all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "AUTO_BIN_DISTINCT"]
 
-AUTO_BIN_DISTINCT = 20  # numeric QIs with more distinct values are binned by default
+AUTO_BIN_DISTINCT = 100  # numeric QIs with more distinct values are binned by default
 
 
 def _binning(v: Any) -> str | None:
@@ -126,7 +129,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     quasi_identifiers : list of str, optional
         Default: the metadata's ``quasi_identifiers`` (skipped with a reason when none).
     continuous_column_names : list of str, optional
-        QIs to bin (default: numerical/datetime QIs with more than 20 distinct original values).
+        QIs to bin (default: numerical/datetime QIs with more than 100 distinct original values).
     num_discrete_bins : int
         Number of bins.
     binning : {"quantile", "equal_width"}
@@ -257,7 +260,7 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
     ----------
     sensitive : list of str, optional
         Target columns (default: the metadata's ``sensitive``); numerical/datetime targets with
-        more than 20 distinct values are binned like the QIs unless ``continuous_column_names``
+        more than 100 distinct values are binned like the QIs unless ``continuous_column_names``
         is given.
     denom_lim : int
         Synthetic cells with fewer records are never disclosive (synthpop's default 5).
