@@ -298,19 +298,21 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
     sizes = {"per_side": int(n), "synthetic_rows": int(d_t.size), "ties_excluded": ties}
     if m == 0 or not np.isfinite(perm["sd"]):
         nan = float("nan")
-        return Evidence(OVERFITTING_STATISTIC, nan, m, 0.5, None, nan, (nan, nan), nan,
-                        perm["method"], "1/2", k, None, None, True, "records", 0.95,
-                        note + "; nothing to test"), sizes
+        return Evidence(statistic=OVERFITTING_STATISTIC, member=nan, n_member=m, non_member=0.5,
+                        n_non_member=None, effect=nan, effect_ci=(nan, nan), p_value=nan,
+                        test=perm["method"], baseline="1/2", k_member=k,
+                        note=note + "; nothing to test"), sizes
     se = perm["sd"] / m
     effect = k / m - 0.5
     z = z_value(0.95)
     dl = (float(_st_norm_ppf(0.95)) + float(_st_norm_ppf(0.8))) * se
-    return Evidence(OVERFITTING_STATISTIC, k / m, m, 0.5, None, effect,
-                    (effect - z * se, effect + z * se), perm["p_value"], perm["method"],
-                    "1/2: the share expected when training and control rows (equal sizes, a random "
-                    "split of real rows) are equally close to the release",
-                    k, None, dl, True, "records", 0.95,
-                    note + "; interval and detection limit from the null standard deviation"), sizes
+    return Evidence(statistic=OVERFITTING_STATISTIC, member=k / m, n_member=m, non_member=0.5,
+                    n_non_member=None, effect=effect, effect_ci=(effect - z * se, effect + z * se),
+                    p_value=perm["p_value"], test=perm["method"],
+                    baseline="1/2: the share expected when training and control rows (equal sizes, "
+                             "a random split of real rows) are equally close to the release",
+                    k_member=k, detection_limit=dl,
+                    note=note + "; interval and detection limit from the null standard deviation"), sizes
 
 
 def _st_norm_ppf(q: float) -> float:
