@@ -146,6 +146,21 @@ class RowCount(EvaluatorBase):
                 "pairwise": "ignored: not in the granularity list"}
 
 
+class BaseTarget(EvaluatorBase):
+    REQUIRED_INPUT_KEYS = ["base", "target"]
+    AVAILABLE_SCORES_GRANULARITY = ["global"]
+
+    def eval(self, data):
+        return {"global": pd.DataFrame({"rows": [len(data["base"]) + len(data["target"])]})}
+
+
+def test_custom_with_base_target_keys(data):
+    ev = Evaluator(BaseTarget)
+    ev.create()
+    assert ev.eval({"base": data["ori"], "target": data["syn"].head(10)})["global"]["rows"].iloc[0] == 310
+    assert ev.eval({"ori": data["ori"], "syn": data["syn"].head(10)})["global"]["rows"].iloc[0] == 310
+
+
 def test_custom_subclass(data):
     ev = Evaluator(RowCount, scale=2)
     ev.create(data={"ori": data["ori"], "syn": data["syn"].head(150)})

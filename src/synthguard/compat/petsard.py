@@ -414,6 +414,9 @@ class Evaluator:
             if self._custom is None:
                 self.create()
             view = {k: v.copy() for k, v in self._data.items()}
+            for key in self._custom_cls.REQUIRED_INPUT_KEYS:  # a class asking for base/target gets them
+                if key in _ALIASES and _ALIASES[key] in view:
+                    view[key] = view[_ALIASES[key]]
             out = self._custom.eval(data=view)
             if not isinstance(out, Mapping):
                 raise ConfigError(f"custom evaluator {self._custom_cls.__name__}.eval must return a dict "
