@@ -151,6 +151,23 @@ def test_default_synthesizer_is_the_named_copula_and_bad_blocks_fail(tmp_path, d
     assert res.exit_code == 0, res.output
     assert "synthguard-gaussian_copula" in res.output
     assert (tmp_path / "petsard_Reporter[global].csv").exists()
+    # Reporter naming: an eval filter and the compact strategy
+    cfg.write_text("Loader:\n  data:\n    filepath: ori.csv\nSplitter:\n  s:\n    random_state: 1\n"
+                   "Synthesizer:\n  d:\n    method: default\nEvaluator:\n  q:\n    method: default\n"
+                   "  dg:\n    method: sdmetrics-diagnosticreport\nReporter:\n  r1:\n"
+                   "    method: save_report\n    granularity: [global, columnwise]\n    eval: [q]\n"
+                   "  r2:\n    method: save_report\n    granularity: global\n"
+                   "    naming_strategy: compact\n")
+    out = tmp_path / "named"
+    res = CliRunner().invoke(main, ["run", str(cfg), "--output-dir", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.glob("*.csv")) == [
+        "petsard.report.Rp.global.G.csv", "petsard_Reporter[q_columnwise].csv",
+        "petsard_Reporter[q_global].csv"]
+    g = pd.read_csv(out / "petsard_Reporter[q_global].csv")
+    assert list(g.columns) == ["full_expt_name", "Loader", "Splitter", "Synthesizer", "Evaluator",
+                               "q_Score", "q_Column Shapes", "q_Column Pair Trends"]
+    assert "dg_Score" in pd.read_csv(out / "petsard.report.Rp.global.G.csv").columns
     for bad, msg in (("Constrainer:\n  c:\n    method: default\n", "not supported"),
                      ("Synthesizer:\n  s:\n    method: sdv-single_table-ctgan\n", "not supported"),
                      ("Evaluator:\n  e:\n    method: anonymeter-nope\n", "anonymeter-nope"),
