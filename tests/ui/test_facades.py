@@ -122,6 +122,31 @@ def test_synthguard_extras_are_opt_in(data):
     assert "synthguard" in out["details"]
 
 
+def test_ml_utility_layout_and_extras(data):
+    ev = Evaluator("mlutility-regression", target="income", metrics=["r2_score", "rmse"])
+    ev.create()
+    out = ev.eval(data)
+    assert list(out) == ["global", "details"] and sorted(out["details"]) == ["ori", "syn"]
+    g = out["global"]
+    assert list(g["metric"]) == ["r2_score", "rmse"]
+    assert list(g.columns[:4]) == ["metric", "ori", "syn", "diff"]
+    ev = Evaluator("mlutility-regression", target="income", metrics=["r2_score", "rmse"],
+                   synthguard_extras=True)
+    ev.create()
+    g2 = ev.eval(data)["global"]
+    assert {"model", "n_train", "n_test", "ci_low", "ci_high"} <= set(g2.columns)
+    pd.testing.assert_frame_equal(g2[list(g.columns)], g)
+    raw = ev.ml_result
+    for m in ("r2_score", "rmse"):
+        d = raw.scores["syn"][m] - raw.scores["ori"][m]
+        lo, hi = raw.ci[m]
+        assert lo <= d <= hi, (m, lo, d, hi)
+    with pytest.raises(ConfigError, match="n_clusters must be an integer"):
+        Evaluator("mlutility-cluster", n_clusters=[4, 5]).eval(data)
+    with pytest.raises(ConfigError, match="not available for regression"):
+        Evaluator("mlutility-regression", target="income", metrics=["f1_score"]).eval(data)
+
+
 def test_anonymeter_global_columns(data):
     if not is_registered("singling_out_univariate"):
         pytest.fail("singling_out_univariate is part of the contract")

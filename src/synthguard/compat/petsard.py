@@ -65,7 +65,7 @@ _ANON = {"singlingout": "singling_out", "linkability": "linkability", "inference
 _ANON_KEYS = ("risk", "risk_CI_btm", "risk_CI_top", "attack_rate", "attack_rate_err", "baseline_rate",
               "baseline_rate_err", "control_rate", "control_rate_err")
 _ML_PARAMS = {"target", "metrics", "n_clusters", "xgb_params", "random_state", "experiment_design",
-              "resampling", "n_jobs", "task_type", "backend"}
+              "resampling", "n_jobs", "task_type", "backend", "n_boot"}
 
 
 class EvaluatorBase:
@@ -461,6 +461,9 @@ class Evaluator:
         d = self._data
         assert d is not None
         p = dict(self.params)
+        if self.extras:
+            p.setdefault("ci", True)
+            p.setdefault("seed", self.seed)
         res = petsard_ml_utility(d["ori"], d["syn"], d.get("control"), **p)
         self.ml_result = res
         for note in res.notes:
@@ -472,6 +475,8 @@ class Evaluator:
         if self.extras:
             glob["n_train"] = res.n["syn" if res.experiment_design == "domain_transfer" else "ori"]
             glob["n_test"] = res.n["ori" if res.experiment_design == "domain_transfer" else "control"]
+            glob["ci_low"] = [res.ci.get(m, (math.nan, math.nan))[0] for m in res.metrics]
+            glob["ci_high"] = [res.ci.get(m, (math.nan, math.nan))[1] for m in res.metrics]
         if res.experiment_design == "domain_transfer":
             details: dict[str, Any] = {"syn_to_ori": dict(res.scores["syn_to_ori"]),
                                        "ori": dict.fromkeys(res.metrics, math.nan),

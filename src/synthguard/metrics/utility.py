@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -505,6 +505,9 @@ class MLUtilityResult:
     n: Mapping[str, int]
     status: str = "success"
     notes: tuple[str, ...] = ()
+    #: bootstrap interval (over the test rows) of each metric's ``diff`` (dual model) or value
+    #: (domain transfer); only when asked for (``ci=True``)
+    ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def rows(self, digits: int | None = 2) -> list[dict[str, Any]]:
         """One dict per metric: ``metric, ori, syn, diff`` (or ``metric, syn_to_ori``), rounded."""
@@ -529,6 +532,7 @@ class MLUtilityResult:
         return to_jsonable({"task": self.task, "experiment_design": self.experiment_design,
                             "metrics": list(self.metrics), "scores": self.scores, "model": self.model,
                             "n": self.n, "status": self.status, "notes": list(self.notes),
+                            "ci": {k: list(v) for k, v in self.ci.items()},
                             "rows": self.rows(None)})
 
 
@@ -693,7 +697,8 @@ def petsard_ml_utility(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFra
                        n_clusters: int = 3, xgb_params: Mapping[str, Any] | None = None,
                        random_state: int = 42, experiment_design: str = "dual_model_control",
                        resampling: str | None = None, n_jobs: int | None = None,
-                       backend: str | None = None) -> MLUtilityResult:
+                       backend: str | None = None, ci: bool = False, n_boot: int = 200,
+                       seed: int = 0) -> MLUtilityResult:
     """ML utility as PETsARD 1.10 computes it: one gradient-boosted model (XGBoost when installed,
     else scikit-learn's gradient boosting) or k-means per training table, scored per metric.
 
@@ -725,6 +730,13 @@ def petsard_ml_utility(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFra
         Threads of the XGBoost learner (default 1: the same numbers as more threads).
     backend : str, optional
         Force ``xgboost`` or ``sklearn-gradient-boosting`` (default: XGBoost when installed).
+    ci : bool
+        Also compute a percentile bootstrap interval of each metric's ``diff`` (``syn - ori``,
+        resampling the test rows jointly for both models; the models are not refitted), or of
+        the value under ``domain_transfer``. The silhouette's interval resamples the per-row
+        silhouette values.
+    n_boot, seed : int
+        Bootstrap resamples and their seed.
 
     Returns
     -------
@@ -848,6 +860,11 @@ def petsard_ml_utility(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFra
                     s = float(silhouette_score(X[test], labels_))
                 except ValueError:
                     s = -1.0
+                if ci:
+                    from sklearn.metrics import silhouette_samples
+
+                    kept[train] = (silhouette_samples(X[test], labels_) if len(np.unique(labels_)) > 1
+                                   else np.full(len(labels_), -1.0))
             return {"silhouette_score": s}
         x_tr, y_tr = X[train], y[train]
         if resampling is not None:
@@ -868,16 +885,69 @@ def petsard_ml_utility(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFra
             if task_name == "classification":
                 proba = np.zeros((len(pred), len(labels)))
                 proba[:, model.classes_.astype(int)] = model.predict_proba(X[test])
+        if ci:
+            kept[train] = (pred, proba)
         if task_name == "classification":
             return _classification_scores(y[test], pred, proba, chosen)
         return _regression_scores(y[test], pred, chosen)
 
+    kept: dict[str, Any] = {}
     if transfer:
         scores = {"syn_to_ori": fit_score("syn", "ori")}
     else:
         scores = {"ori": fit_score("ori", "control"), "syn": fit_score("syn", "control")}
+    intervals: dict[str, tuple[float, float]] = {}
+    if ci:
+        intervals = _ml_intervals(task_name, chosen, kept, y.get("ori" if transfer else "control"),
+                                  transfer, n_boot, seed)
     return MLUtilityResult(task_name, experiment_design, chosen, scores, learner, n, "success",
-                           tuple(notes))
+                           tuple(notes), intervals)
+
+
+def _ml_intervals(task: str, metrics: Sequence[str], kept: Mapping[str, Any], y_test: np.ndarray | None,
+                  transfer: bool, n_boot: int, seed: int) -> dict[str, tuple[float, float]]:
+    """Bootstrap intervals of each metric's diff (or value), resampling the test rows."""
+    from ..stats import bootstrap_ci
+
+    roles = ("syn",) if transfer else ("ori", "syn")
+    out: dict[str, tuple[float, float]] = {}
+    if task == "clustering":
+        vals = [np.asarray(kept[r], dtype=float) for r in roles]
+        stat = (lambda s: float(np.mean(s))) if transfer else (lambda o, s: float(np.mean(s) - np.mean(o)))
+        out["silhouette_score"] = bootstrap_ci(stat, vals, n_boot=n_boot, seed=seed)
+        return out
+    assert y_test is not None
+    idx = np.arange(len(y_test))
+    memo: dict[bytes, dict[str, dict[str, float]]] = {}
+
+    def all_scores(rows: np.ndarray) -> dict[str, dict[str, float]]:
+        """Every metric of every role on one resample, computed once (each metric's interval call
+        draws the same resamples: same seed)."""
+        key = rows.tobytes()
+        if key not in memo:
+            import warnings
+
+            res = {}
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                for role in roles:
+                    pred, proba = kept[role]
+                    if task == "classification":
+                        res[role] = _classification_scores(y_test[rows], pred[rows],
+                                                           None if proba is None else proba[rows], metrics)
+                    else:
+                        res[role] = _regression_scores(y_test[rows], pred[rows], metrics)
+            memo[key] = res  # n_boot small dicts: every metric's call reuses them
+        return memo[key]
+
+    for m in metrics:
+        if transfer:
+            out[m] = bootstrap_ci(lambda r, m=m: float(all_scores(r)["syn"][m]), [idx], n_boot=n_boot,
+                                  seed=seed)
+        else:
+            out[m] = bootstrap_ci(lambda r, m=m: float(all_scores(r)["syn"][m] - all_scores(r)["ori"][m]),
+                                  [idx], n_boot=n_boot, seed=seed)
+    return out
 
 
 def _resample(x: np.ndarray, y: np.ndarray, method: str, random_state: int, notes: list[str],
