@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -34,7 +35,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def data_dir() -> Path:
-    for p in (REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"):
+    env = os.environ.get("SYNTHGUARD_SHARED_DATA")
+    for p in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data",
+                                             REPO.parents[1] / "shared" / "data"]:
         if p.exists():
             return p
     pytest.skip("../shared/data is not present")
