@@ -85,7 +85,8 @@ def wilson_rate(k: float, n: int, confidence_level: float = 0.95) -> Rate:
         raise ConfigError(f"a rate needs at least one trial, got n={n}")
     if k < 0 or k > n:
         raise ConfigError(f"successes must lie in [0, n], got k={k}, n={n}")
-    z = z_value(confidence_level)
+    # confidence_level = 0 is the bare point estimate k / n with no error (anonymeter accepts it)
+    z = 0.0 if confidence_level == 0 else z_value(confidence_level)
     z2 = z * z
     centre = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)

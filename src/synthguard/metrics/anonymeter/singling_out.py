@@ -485,16 +485,19 @@ def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_reco
     _, first = Q.count_matches(data.ori, sub.col, sub.op, sub.val, cap=1)
     out = []
     for i in range(idx.size):  # at most n_records
-        parts = []
+        parts, preds = [], []
         for t in range(sub.col.shape[1]):
             c = data.columns[int(sub.col[i, t])]
             op = int(sub.op[i, t])
             if op in (Q.ISNULL, Q.NOTNULL):
                 parts.append(f"{c} {Q.OP_TEXT[op]}")
+                preds.append([c, Q.OP_TEXT[op], None])
             else:
                 v = format_cell(ctx, "synthetic", int(data.canon["synthetic"].rows[sub.src[i]]), c)
                 parts.append(f"{c} {Q.OP_TEXT[op]} {v!r}")
-        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts)})
+                preds.append([c, Q.OP_TEXT[op], v])
+        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts),
+                    "predicates": preds})
     out.sort(key=lambda r: r["row"])
     return out
 
