@@ -19,7 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthguard.compat.anonymeter import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+from synthguard.compat.anonymeter import (
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    SinglingOutEvaluator,
+)
 
 DATA = Path(__file__).parent / "data"
 
