@@ -17,7 +17,7 @@ _SDTYPES = {"numerical": "numerical", "categorical": "categorical", "boolean": "
 def table_metadata(metadata: Mapping[str, Any] | None, table_name: str | None = None) -> dict[str, Any] | None:
     """synthguard metadata from SDV/SDMetrics metadata (single table, or ``tables[table_name]``).
 
-    Only each column's ``sdtype`` is kept; PII sdtypes (``email``, ``phone_number``...) become
+    Only each column's ``sdtype`` (legacy ``fields`` / ``type``) is kept; PII sdtypes (``email``, ``phone_number``...) become
     categorical, as SDMetrics treats them.
     """
     if metadata is None:
@@ -37,8 +37,11 @@ def table_metadata(metadata: Mapping[str, Any] | None, table_name: str | None = 
             raise InputError(f"table_name {table_name!r} is not in the metadata's tables {sorted(tables)}")
         metadata = tables[table_name]
     cols = {}
-    for name, spec in dict(metadata.get("columns", {})).items():
-        sd = str(dict(spec).get("sdtype", "categorical"))
+    # SDV metadata: {"columns": {name: {"sdtype": ...}}}; the legacy form {"fields": {name: {"type": ...}}}
+    fields = metadata.get("columns", metadata.get("fields", {}))
+    for name, spec in dict(fields).items():
+        spec = dict(spec)
+        sd = str(spec.get("sdtype", spec.get("type", "categorical")))
         cols[name] = {"sdtype": _SDTYPES.get(sd, "categorical")}
     return {"columns": cols} if cols else None
 

@@ -98,7 +98,7 @@ class _CAP(_Metric):
 
 
 def _strip(metadata: Any) -> Any:
-    if isinstance(metadata, Mapping) and ("columns" in metadata or "tables" in metadata):
+    if isinstance(metadata, Mapping) and ("columns" in metadata or "tables" in metadata or "fields" in metadata):
         return metadata
     return None
 
