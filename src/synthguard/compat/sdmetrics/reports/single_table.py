@@ -45,7 +45,10 @@ class _Report:
         d = res.details
         self._overall_score = float(res.value)
         self._scores = {prop: float(d.get(key, np.nan)) for prop, key in self._PROPERTIES.items()}
-        self._details = self._frames(d)
+        meta = table_metadata(metadata)
+        order = list(meta["columns"]) if meta else []
+        order += [c for c in real_data.columns if c not in order]
+        self._details = {k: _in_order(v, order) for k, v in self._frames(d).items()}
         self.report_info = {"report_type": type(self).__name__, "num_rows_real_data": len(real_data),
                             "num_rows_synthetic_data": len(synthetic_data),
                             "generation_time": time.perf_counter() - t0}
@@ -86,6 +89,23 @@ class _Report:
         return deepcopy(self.report_info)
 
 
+def _in_order(frame: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Rows in the metadata's column order (SDMetrics walks the metadata), pairs as (first, second)."""
+    pos = {c: i for i, c in enumerate(order)}
+    if "Column" in frame:
+        key = frame["Column"].map(lambda c: pos.get(c, len(pos)))
+        return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+    if "Column 1" in frame and len(frame):
+        f = frame.copy()
+        a = f["Column 1"].map(lambda c: pos.get(c, len(pos))).to_numpy()
+        b = f["Column 2"].map(lambda c: pos.get(c, len(pos))).to_numpy()
+        swap = a > b
+        f.loc[swap, ["Column 1", "Column 2"]] = f.loc[swap, ["Column 2", "Column 1"]].to_numpy()
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        return f.iloc[np.lexsort((hi, lo))].reset_index(drop=True)
+    return frame
+
+
 def _table(rows: list[dict[str, Any]], mapping: dict[str, str]) -> pd.DataFrame:
     frame = pd.DataFrame([{new: r.get(old) for old, new in mapping.items()} for r in rows],
                          columns=list(mapping.values()))
@@ -110,6 +130,10 @@ class QualityReport(_Report):
                         "error": "Error"})
         if "Meets Threshold?" in pairs:
             pairs["Meets Threshold?"] = pairs["Meets Threshold?"].astype("boolean")
+            # SDMetrics computes the synthetic trend only for pairs whose real trend meets the threshold
+            if "Synthetic Correlation" in pairs:
+                pairs["Synthetic Correlation"] = pairs["Synthetic Correlation"].where(
+                    pairs["Meets Threshold?"].fillna(False).astype(bool), np.nan)
         return {"Column Shapes": shapes, "Column Pair Trends": pairs}
 
 
