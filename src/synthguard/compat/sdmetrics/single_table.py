@@ -76,16 +76,15 @@ class _CAP(_Metric):
     def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
                           table_name: str | None = None, key_fields: Any = None, sensitive_fields: Any = None,
                           model_kwargs: Any = None) -> dict[str, Any]:
-        """``{"score": ...}`` plus synthguard's detail (counts, baseline)."""
+        """``{"score": ...}``, as SDMetrics' base ``compute_breakdown`` (its first four arguments; the
+        CAP arguments may follow, SDMetrics reads them from ``metadata`` there)."""
         keys = _names(key_fields) or _names(_meta_field(metadata, "key_fields"))
         sens = _names(sensitive_fields) or _names(_meta_field(metadata, "sensitive_fields"))
         if not keys or not sens:
             raise TypeError("`key_fields` and `sensitive_fields` must be given, directly or in the metadata")
         res = run(cls._METRIC, real_data, synthetic_data, metadata=table_metadata(_strip(metadata), table_name),
                   key_fields=keys, sensitive_fields=sens, max_records=0)
-        out = {"score": float(res.value)}
-        out.update({k: v for k, v in res.details.items() if k != "score" and k != "per_class_size"})
-        return out
+        return {"score": _f(res.value)}
 
     @classmethod
     def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
