@@ -447,3 +447,24 @@ class InferenceEvaluator:
     def risk(self, confidence_level: float = 0.95, baseline: bool = False) -> PrivacyRisk:
         """The inference risk and its confidence interval."""
         return self.results(confidence_level=confidence_level).risk(baseline=baseline)
+
+    def risk_for_groups(self, confidence_level: float = 0.95) -> dict[Any, EvaluationResults]:
+        """Results per value of the secret (anonymeter 1.1.0): the attack and the control attack rerun on
+        the original and control rows holding that value (up to ``n_attacks`` each); the naive baseline
+        is the global one, as in anonymeter. One synthguard run per distinct value: meant for
+        categorical secrets."""
+        base = self.results(confidence_level=confidence_level)
+        out: dict[Any, EvaluationResults] = {}
+        for group, ori_g in self._ori.groupby(self._secret, sort=True):
+            ctl_g = None if self._control is None else self._control[self._control[self._secret] == group]
+            if ctl_g is not None and len(ctl_g) == 0:
+                ctl_g = None
+            sub = InferenceEvaluator(ori_g, self._syn, self._aux_cols, self._secret, self._regression,
+                                     self._n_attacks, ctl_g, self._seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = sub.evaluate().results(confidence_level=confidence_level)
+                out[group] = EvaluationResults(
+                    (r.n_attacks_ori, base.n_attacks_baseline, r.n_attacks_control if ctl_g is not None else 1),
+                    r.n_success, base.n_baseline, r.n_control if ctl_g is not None else None, confidence_level)
+        return out
