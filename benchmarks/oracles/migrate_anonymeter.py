@@ -43,7 +43,8 @@ def main() -> int:
     ori = df.sample(frac=0.5, random_state=0)
     control = df.drop(ori.index)
     # a leaky "synthetic" release: half independent column shuffles, half copies of original rows
-    shuffled = ori.apply(lambda c: c.sample(frac=1.0, random_state=1).to_numpy())
+    shuffled = pd.DataFrame({c: ori[c].sample(frac=1.0, random_state=i).to_numpy()  # each column on its own
+                             for i, c in enumerate(ori.columns)})
     syn = pd.concat([shuffled.iloc[:500], ori.iloc[:500]], ignore_index=True)
 
     def show(name, ev):

@@ -48,7 +48,8 @@ def main() -> int:
     df = pd.read_csv(a.data)
     real = df.sample(frac=0.5, random_state=0)
     holdout = df.drop(real.index)
-    shuffled = real.apply(lambda c: c.sample(frac=1.0, random_state=1).to_numpy())
+    shuffled = pd.DataFrame({c: real[c].sample(frac=1.0, random_state=i).to_numpy()  # each column on its own
+                             for i, c in enumerate(real.columns)})
     synthetic = pd.concat([shuffled.iloc[:700], real.iloc[:300]], ignore_index=True)
     numerical = ("income", "hrs_work", "age", "time_to_work")
     metadata = {"columns": {c: {"sdtype": "numerical" if c in numerical else "categorical"} for c in df.columns}}
