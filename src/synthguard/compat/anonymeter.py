@@ -15,28 +15,33 @@ this module only maps arguments and shapes the answers as anonymeter does (``Pri
 ``SuccessRate``, ``EvaluationResults``, ``RuntimeError`` before ``evaluate()``, ``UserWarning`` when the
 attack is no better than the baseline).
 
-Where the numbers differ from anonymeter 1.1.0, on purpose (``docs/compat.md`` has the full table):
+Where the numbers differ from anonymeter 1.1.0, on purpose (``docs/compat.md`` rows A1-A13 give the
+reason and when each shows):
 
-* **Singling-out control correction.** 1.1.0 counts every query as a success when it fits the
+* **A1 Singling-out control correction.** 1.1.0 counts every query as a success when it fits the
   control-size curve, so its correction is always ``(|ctl|+1)/(|ori|+1)`` and the control rate is
   under-estimated (risk biased upwards). synthguard fits the curve to correctly counted successes
   (anonymeter 1.0.0 semantics), with subsample sizes from n/10 to n; a curve that cannot be fitted falls
   back, with a warning, to an equal-size comparison.
-* **Singling-out denominator.** When fewer than ``n_attacks`` queries can be generated, the rates use
-  the number generated (1.1.0 divides by ``n_attacks``, counting missing queries as failed attacks).
-* **Inference baseline.** 1.1.0 aligns the naive guesses with the targets by index label
-  (``reindex_like``), so about 98 % of them become missing and the baseline rate collapses; synthguard
-  pairs them positionally (1.0.0).
-* **Inference ``regression``.** The default ``None`` detects numeric secrets (1.0.0); 1.1.0 defaults
+* **A2 Singling-out denominator.** When fewer than ``n_attacks`` queries can be generated, the rates
+  use the number generated (1.1.0 divides by ``n_attacks``, counting missing queries as failed attacks).
+* **A3 Inference baseline.** 1.1.0 aligns the naive guesses with the targets by index label
+  (``reindex_like``), so most of them become missing and the baseline rate collapses; synthguard pairs
+  them positionally (1.0.0).
+* **A4 Inference ``regression``.** The default ``None`` detects numeric secrets (1.0.0); 1.1.0 defaults
   to ``False`` (exact match).
-* **Regression tolerance.** A guess is right when ``|guess - secret| <= 0.05 |guess|``; 1.1.0 divides by
-  the signed guess, so any negative guess counts as right.
-* **Reproducibility.** ``seed=None`` means seed 0: the same inputs give the same numbers (anonymeter
-  draws fresh randomness, and its ``seed`` does not fix everything). Targets, queries and naive guesses
-  are drawn by synthguard's generator, so individual numbers agree with anonymeter's statistically
-  (within the confidence interval), not bit for bit.
-* **Queries.** :meth:`SinglingOutEvaluator.queries` returns pandas query strings (anonymeter 1.0.0's
+* **A5 Regression tolerance.** A guess is right when ``|guess - secret| <= 0.05 |guess|``; 1.1.0 divides
+  by the signed guess, so any negative guess counts as right.
+* **A6/A7 Reproducibility.** ``seed=None`` means seed 0: the same inputs give the same numbers, and
+  neighbour ties are broken deterministically (anonymeter draws fresh randomness, its ``seed`` does not
+  fix everything, and numba's unstable sort breaks ties). Individual numbers agree with anonymeter's
+  within its own run-to-run spread, not bit for bit.
+* **A8 Queries.** :meth:`SinglingOutEvaluator.queries` returns pandas query strings (anonymeter 1.0.0's
   form, ``ori.query(q)`` selects the one row), not polars expressions (1.1.0).
+* **A9** ``n_attacks`` larger than the data is clipped to the rows available, with a note (anonymeter's
+  linkability and inference raise a pandas ``ValueError``). **A11** Multivariate singling out runs on
+  datetime columns (1.1.0 crashes).
+* **A12** :meth:`InferenceEvaluator.risk_for_groups` reruns the attack on each group's rows.
 """
 
 from __future__ import annotations
