@@ -171,3 +171,22 @@ def test_evaluation_results_matches_anonymeter_formula():
                 for base in (False, True):
                     assert b.risk(baseline=base).value == pytest.approx(a.risk(baseline=base).value, abs=1e-12)
                     np.testing.assert_allclose(b.risk(baseline=base).ci, a.risk(baseline=base).ci, atol=1e-12)
+
+
+def test_report_save_load_and_details_errors(tmp_path):
+    from synthguard.compat.sdmetrics.reports import QualityReport
+
+    real, syn = _frames(120, 0), _frames(120, 1)
+    meta = {"columns": {"age (years)": {"sdtype": "numerical"}, "hrs-work": {"sdtype": "numerical"},
+                        "job title": {"sdtype": "categorical"}, "flag": {"sdtype": "boolean"}}}
+    rep = QualityReport()
+    rep.generate(real, syn, meta, verbose=False)
+    rep.save(tmp_path / "r.pkl")
+    back = QualityReport.load(tmp_path / "r.pkl")
+    assert back.get_score() == rep.get_score()
+    pd.testing.assert_frame_equal(back.get_details("Column Shapes"), rep.get_details("Column Shapes"))
+    assert list(rep.get_details("Column Shapes")["Column"]) == list(meta["columns"])
+    with pytest.raises(ValueError):
+        rep.get_details("Data Validity")
+    with pytest.raises(NotImplementedError):
+        rep.get_visualization("Column Shapes")

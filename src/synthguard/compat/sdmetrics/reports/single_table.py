@@ -88,6 +88,29 @@ class _Report:
         """Information about the generated report."""
         return deepcopy(self.report_info)
 
+    def get_visualization(self, property_name: str) -> Any:
+        """Not provided: the facade draws no plotly figures (``NotImplementedError`` naming the data)."""
+        raise NotImplementedError(f"get_visualization is not provided by synthguard.compat.sdmetrics: plot "
+                                  f"get_details({property_name!r}) yourself, or use synthguard's HTML report")
+
+    def save(self, filepath: str) -> None:
+        """Save the generated report to ``filepath`` (pickle, like SDMetrics)."""
+        import pickle
+
+        with open(filepath, "wb") as fh:
+            pickle.dump(self, fh)
+
+    @classmethod
+    def load(cls, filepath: str) -> _Report:
+        """Load a report saved with :meth:`save` (only load files you trust: it is a pickle)."""
+        import pickle
+
+        with open(filepath, "rb") as fh:
+            rep = pickle.load(fh)  # noqa: S301 - the user's own saved report, as in SDMetrics
+        if not isinstance(rep, cls):
+            raise ValueError(f"{filepath!r} does not hold a {cls.__name__}")
+        return rep
+
 
 def _in_order(frame: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """Rows in the metadata's column order (SDMetrics walks the metadata), pairs as (first, second)."""
