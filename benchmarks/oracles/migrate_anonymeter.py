@@ -54,7 +54,8 @@ def main() -> int:
                           "attack_rate": round(res.attack_rate.value, 4),
                           "baseline_rate": round(res.baseline_rate.value, 4),
                           "control_rate": round(res.control_rate.value, 4),
-                          "n_attacks": res.n_attacks_ori, "n_success": res.n_success}), flush=True)
+                          "n_attacks": res.n_attacks_ori, "n_success": res.n_success},
+                         default=lambda o: o.item()), flush=True)
 
     show("singling_out_univariate",
          SinglingOutEvaluator(ori=ori, syn=syn, control=control, n_attacks=500).evaluate(mode="univariate"))
