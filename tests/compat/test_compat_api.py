@@ -190,3 +190,10 @@ def test_report_save_load_and_details_errors(tmp_path):
         rep.get_details("Data Validity")
     with pytest.raises(NotImplementedError):
         rep.get_visualization("Column Shapes")
+
+
+def test_cap_without_overlapping_key_is_nan():
+    """sdv-dev/SDMetrics issue #692's example: no real key occurs in the synthetic data -> NaN, not 0."""
+    real = pd.DataFrame({"col_A": ["a", "b"], "col_B": ["yes", "yes"]})
+    synthetic = pd.DataFrame({"col_A": ["x", "x"], "col_B": ["yes", "yes"]})
+    assert np.isnan(st.CategoricalCAP.compute(real, synthetic, key_fields=["col_A"], sensitive_fields=["col_B"]))
