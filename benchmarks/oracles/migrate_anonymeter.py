@@ -24,6 +24,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", choices=("anonymeter", "synthguard"), required=True)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "acs12.csv"))
+    ap.add_argument("--scale", type=int, default=1,
+                    help="replicate the table this many times (income jittered by +-1 %% so rows stay distinct)")
     a = ap.parse_args()
     if a.lib == "anonymeter":
         from anonymeter.evaluators import (
@@ -40,12 +42,19 @@ def main() -> int:
     warnings.simplefilter("ignore")
 
     df = pd.read_csv(a.data)
+    if a.scale > 1:
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        parts = [df] + [df.assign(income=df["income"] * rng.uniform(0.99, 1.01, len(df))) for _ in range(a.scale - 1)]
+        df = pd.concat(parts, ignore_index=True)
     ori = df.sample(frac=0.5, random_state=0)
     control = df.drop(ori.index)
     # a leaky "synthetic" release: half independent column shuffles, half copies of original rows
     shuffled = pd.DataFrame({c: ori[c].sample(frac=1.0, random_state=i).to_numpy()  # each column on its own
                              for i, c in enumerate(ori.columns)})
-    syn = pd.concat([shuffled.iloc[:500], ori.iloc[:500]], ignore_index=True)
+    half = len(ori) // 2
+    syn = pd.concat([shuffled.iloc[:half], ori.iloc[:half]], ignore_index=True)
 
     def show(name, ev):
         res = ev.results()
