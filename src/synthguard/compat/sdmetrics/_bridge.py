@@ -17,7 +17,7 @@ _SDTYPES = {"numerical": "numerical", "categorical": "categorical", "boolean": "
 def table_metadata(metadata: Mapping[str, Any] | None, table_name: str | None = None) -> dict[str, Any] | None:
     """synthguard metadata from SDV/SDMetrics metadata (single table, or ``tables[table_name]``).
 
-    Only each column's ``sdtype`` (legacy ``fields`` / ``type``) is kept; PII sdtypes (``email``, ``phone_number``...) become
+    Each column's ``sdtype`` (legacy ``fields`` / ``type``), ``primary_key`` and ``alternate_keys`` are kept; PII sdtypes (``email``, ``phone_number``...) become
     categorical, as SDMetrics treats them.
     """
     if metadata is None:
@@ -43,7 +43,14 @@ def table_metadata(metadata: Mapping[str, Any] | None, table_name: str | None = 
         spec = dict(spec)
         sd = str(spec.get("sdtype", spec.get("type", "categorical")))
         cols[name] = {"sdtype": _SDTYPES.get(sd, "categorical")}
-    return {"columns": cols} if cols else None
+    out: dict[str, Any] = {"columns": cols} if cols else {}
+    pk = metadata.get("primary_key")
+    if isinstance(pk, str) and pk in cols:
+        out["primary_key"] = pk
+    alt = [k for k in (metadata.get("alternate_keys") or []) if isinstance(k, str) and k in cols]
+    if alt:
+        out["alternate_keys"] = alt
+    return out or None
 
 
 def _frame(x: Any, what: str) -> pd.DataFrame:
