@@ -182,6 +182,17 @@ def _run(ctx: Any, name: str, **params: Any) -> MetricResult:
     return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))
 
 
+def _notes(res: MetricResult) -> None:
+    """Re-emit synthguard's notes (clipped n_attacks, control-size fallback...) as ``UserWarning``;
+    the baseline warning is left to :class:`EvaluationResults` (anonymeter's wording, when results are
+    read)."""
+    notes = res.details.get("notes") if isinstance(res.details, dict) else None
+    for part in [*(res.warning or "").split("; "), *(notes or [])]:
+        if part and not any(t in part for t in ("no better than the naive baseline", "cannot be trusted",
+                                                 "does not mean there is no risk")):
+            warnings.warn(part, UserWarning, stacklevel=4)
+
+
 def _counts(res: MetricResult, confidence_level: float) -> EvaluationResults:
     d = res.details
     n_ctl_att = d.get("n_control_attacks") or d["n_attacks"]
@@ -279,8 +290,8 @@ class SinglingOutEvaluator:
                           stacklevel=2)
             self._result = None
             self._empty = int(params.get("n_attacks", max(len(self._ori), 1)))
-        if self._result is not None and self._result.warning:
-            warnings.warn(self._result.warning, UserWarning, stacklevel=2)
+        if self._result is not None:
+            _notes(self._result)
         recs = (self._result.records or []) if self._result is not None else []
         self._queries = [_pandas_query(r["predicates"]) for r in recs if "predicates" in r]
         self._evaluated = True
@@ -364,8 +375,7 @@ class LinkabilityEvaluator:
             aux = [_columns(self._aux_cols[0]), _columns(self._aux_cols[1])]
             res = _run(self._ctx, "linkability", aux_cols=aux, n_neighbors=k, n_records=0,
                        **_n_attacks(self._n_attacks))
-            if res.warning and "no better than the naive baseline" not in res.warning:
-                warnings.warn(res.warning, UserWarning, stacklevel=3)
+            _notes(res)
             self._by_k[k] = res
         return self._by_k[k]
 
