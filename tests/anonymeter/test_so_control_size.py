@@ -43,7 +43,7 @@ def test_curve_sizes_vary_below_1000():
         assert s.size >= 3 and s.min() <= n // 10 + 1 and s.max() == n
 
 
-@pytest.mark.parametrize("mode, n_ctl", [("univariate", 300), ("univariate", 900),
+@pytest.mark.parametrize("mode, n_ctl", [("univariate", 300), ("univariate", 900), ("multivariate", 300),
                                          ("multivariate", 600), ("multivariate", 900)])
 def test_small_control_agrees_with_equal_size_control(leaky, mode, n_ctl):
     ori, syn, ctl = leaky
