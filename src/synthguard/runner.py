@@ -178,5 +178,5 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }
-    results, verdict = assess(results, rule)
+    results, verdict = assess(results, rule, has_control=tables.has_control)
     return Report(header, entries, results, verdict)

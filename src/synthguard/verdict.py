@@ -181,8 +181,8 @@ def _test_row(name: str, res: MetricResult, ev: Evidence) -> dict[str, Any]:
                         "detection_limit": ev.detection_limit, "unit": ev.unit})
 
 
-def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
-           ) -> tuple[dict[str, MetricResult], Verdict]:
+def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
+           has_control: bool | None = None) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -191,6 +191,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
         Metric name -> result, as the metrics returned them (levels from their reference cut-offs).
     rule : RiskRule, optional
         Default: calibrated, materiality 1 %, alpha 5 %, synthetic release.
+    has_control : bool, optional
+        Whether a control table was given (only words the summary when no test could run).
 
     Returns
     -------
@@ -245,7 +247,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
     drivers = sorted((t for t in tests if t["level"] == level),
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
     limit = _detection_limit(out, driving, rule, share)
-    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule), tuple(drivers),
+    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control),
+                        tuple(drivers),
                         tuple(tests), limit, tuple(not_assessed), counts)
 
 
@@ -273,9 +276,12 @@ def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], ru
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,
-             tests: list[dict[str, Any]], rule: RiskRule) -> str:
+             tests: list[dict[str, Any]], rule: RiskRule, has_control: bool | None = None) -> str:
     m = _pct(rule.materiality)
     if not tests:
+        if has_control:
+            return ("inconclusive: no privacy test ran (the privacy metrics were skipped or not "
+                    "selected: see the skipped metrics and their reasons)")
         return ("inconclusive: no privacy test could compare training rows with held-out real rows "
                 "(give a control table: real rows held out from training, --control)")
     if level in ("high", "medium"):
