@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from .config import RunConfig, build_config
 from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
-from .registry import Context, get_metric, missing_inputs
+from .registry import ORIGINAL_ROWS_NEEDED, Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
 
@@ -21,7 +21,8 @@ from .results import MetricResult
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
+             progress: bool = False, generator: Any = None, cache: Any = None,
+             on_progress: Callable[[str, int, int], Any] | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -55,6 +56,10 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    on_progress : callable, optional
+        Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
+        failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
+        services. Works with or without ``progress``. An exception it raises stops the evaluation.
 
     Returns
     -------
@@ -76,12 +81,12 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     disk = as_cache(cache)
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk)
+                      generator=generator, cache=disk, on_progress=on_progress)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None) -> Report:
+               cache: Any = None, on_progress: Callable[[str, int, int], Any] | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
                   generator=generator)
@@ -93,7 +98,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
-    for name in names:
+    for step, name in enumerate(names, start=1):
         params = dict(run_config.metrics[name])
         spec = get_metric(name)
         if bar is not None:
@@ -105,6 +110,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
             entry["status"] = "skipped"
             entry["reason"] = ("needs " + " and ".join(
                 {"control": "a control table (real rows held out from training: --control)",
+                 "original": ORIGINAL_ROWS_NEEDED,
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
             mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
@@ -134,6 +140,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         entries[name] = entry
         if bar is not None:
             bar.update(1)
+        if on_progress is not None:
+            on_progress(name, step, len(names))
     if bar is not None:
         bar.close()
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
