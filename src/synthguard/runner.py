@@ -22,13 +22,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
-             on_progress: Callable[[str, int, int], Any] | None = None) -> Report:
+             on_progress: Callable[[str, int, int], Any] | None = None,
+             original_stats: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
     ----------
-    original : DataFrame or path
-        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame).
+    original : DataFrame or path, or None
+        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
+        when ``original_stats`` is given.
     synthetic : DataFrame or path
         The release to evaluate.
     control : DataFrame or path, optional
@@ -60,6 +62,10 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
         failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
         services. Works with or without ``progress``. An exception it raises stops the evaluation.
+    original_stats : path, mapping or OriginalStats, optional
+        The original's statistics (``synthguard profile`` / :func:`synthguard.profile.profile`)
+        instead of its rows: every metric that can run from them does (``accuracy``,
+        ``quality_report``), the rest are skipped as needing the original rows.
 
     Returns
     -------
@@ -79,7 +85,17 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
-    tables = prepare_tables(original, synthetic, control, metadata)
+    if original_stats is not None:
+        if original is not None:
+            raise ConfigError("give the original rows or their statistics (original_stats), not both")
+        from .profile import tables_from_stats
+
+        tables = tables_from_stats(original_stats, synthetic, control, metadata)
+    else:
+        if original is None:
+            raise ConfigError("no original: give the original rows, or their statistics with "
+                              "original_stats= ('synthguard profile' writes them)")
+        tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk, on_progress=on_progress)
 

@@ -28,8 +28,12 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--original", "-o", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Real rows the generator was trained on (.csv or .parquet).")
+@click.option("--original-stats", "original_stats", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Instead of --original: the original's statistics written by 'synthguard profile' "
+                   "(fidelity metrics only; metrics that need the rows are skipped).")
 @click.option("--synthetic", "-s", required=True, multiple=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The release to evaluate. Repeat to compare several releases side by side.")
@@ -51,12 +55,16 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
-def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+def command(original: Path | None, original_stats: Path | None, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, no_progress: bool) -> None:
     """Evaluate a synthetic release against its original (and control) data."""
     cache = resolve_cache(use_cache, cache_dir)
+    if (original is None) == (original_stats is None):
+        raise click.UsageError("give exactly one of --original and --original-stats")
+    if original_stats is not None and len(synthetic) > 1:
+        raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
     if len(synthetic) > 1:
         run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                     metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
@@ -64,7 +72,7 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache)
+                      progress=not no_progress, cache=cache, original_stats=original_stats)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
 
