@@ -40,12 +40,15 @@ class BinSpec:
         Inner edges (numeric): bin ``i`` holds ``edges[i-1] < x <= edges[i]``.
     categories : tuple
         Kept categories, most frequent first (categorical); the rest fall in ``(other)``.
+    datetime : bool
+        Numeric edges are days since 1970-01-01 (labels are written as dates).
     """
 
     column: str
     kind: str
     edges: tuple[float, ...] = ()
     categories: tuple[Any, ...] = ()
+    datetime: bool = False
 
     @property
     def n_bins(self) -> int:
@@ -59,7 +62,7 @@ class BinSpec:
     def labels(self) -> list[str]:
         """Readable bin labels, in bin order."""
         if self.kind == "numeric":
-            e = [_short(x) for x in self.edges]
+            e = [_date(x) if self.datetime else _short(x) for x in self.edges]
             if not e:
                 return ["all values", "(missing)"]
             mids = [f"({a}, {b}]" for a, b in zip(e[:-1], e[1:], strict=True)]
@@ -70,6 +73,7 @@ class BinSpec:
         out: dict[str, Any] = {"column": self.column, "kind": self.kind}
         if self.kind == "numeric":
             out["edges"] = [float(x) for x in self.edges]
+            out["datetime"] = self.datetime
         else:
             out["categories"] = to_jsonable(list(self.categories))
         return out
@@ -77,16 +81,25 @@ class BinSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BinSpec:
         return cls(str(data["column"]), str(data["kind"]), tuple(float(x) for x in data.get("edges", ())),
-                   tuple(data.get("categories", ())))
+                   tuple(data.get("categories", ())), bool(data.get("datetime", False)))
 
 
 def _short(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _date(days: float) -> str:
+    """A day count since 1970-01-01 as a date (labels only: the bins keep the exact edges)."""
+    import pandas as pd
+
+    ts = pd.Timestamp(0) + pd.to_timedelta(days, unit="D")
+    return ts.strftime("%Y-%m-%d")
+
+
 def fit_specs(block: Block, encoder: Encoder, columns: Sequence[str], *, max_bins: int = 10,
               max_categories: int = 10) -> list[BinSpec]:
     """Bin specifications of ``columns`` learnt from the original's encoded rows ``block``."""
+    schema = encoder.schema
     specs = []
     for col in columns:
         if col in block.num_columns:
@@ -96,7 +109,8 @@ def fit_specs(block: Block, encoder: Encoder, columns: Sequence[str], *, max_bin
             if finite.size:
                 q = np.quantile(finite, np.linspace(0.0, 1.0, max_bins + 1)[1:-1])
                 edges = tuple(float(v) for v in np.unique(q))
-            specs.append(BinSpec(col, "numeric", edges=edges))
+            specs.append(BinSpec(col, "numeric", edges=edges,
+                                 datetime=schema.columns[col].sdtype == "datetime"))
         else:
             codes = block.cat[:, block.cat_columns.index(col)]
             labels = encoder.labels(col)

@@ -141,9 +141,7 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
         res["ceiling"] = ceiling
         res["ratio"] = res["score"] / ceiling if ceiling else None
         res["headline"] = headline
-        control_shapes = {r["column"]: r["score"] for r in base["column_shapes_table"]}
-        for r in res["column_shapes_table"]:
-            r["control_score"] = control_shapes.get(r["column"])
+        res["control_column_shapes_table"] = base["column_shapes_table"]
     else:
         baseline = Baseline(None, "no baseline: give a control table to see what real held-out "
                                   "data scores")
