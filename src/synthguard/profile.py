@@ -16,7 +16,8 @@ What a profile stores (see ``docs/user-guide.md``, section "Profiles"):
   categorical column its category counts; per column pair the Pearson r or the binned joint counts
   and Cramer's V. ``exact_shapes=False`` replaces the distinct values by ``ecdf_points`` quantiles
   (KSComplement then approximate, marked so) and drops categories seen fewer than ``min_count``
-  times from the labels (their mass kept as one unnamed bin).
+  times from the labels (their mass kept as one unnamed bin; ``accuracy`` then never names them
+  either, so its bins differ from a run with the rows).
 
 Rows are never stored, but an extreme value seen once (a maximum, a rare category, a cell counted
 once) can be: share a profile as you would share its published marginals.
@@ -135,7 +136,8 @@ def profile(original: TableLike, metadata: Any = None, *, seed: int = 0, max_bin
     if cols:
         acc = build_reference(view.block("original", cols), view.encoder, cols, max_bins=max_bins,
                               max_categories=max_categories, n_triples=n_triples,
-                              rng=make_rng(seed, "accuracy", "triples"))
+                              rng=make_rng(seed, "accuracy", "triples"),
+                              min_count=1 if exact_shapes else min_count)
     quality = summarise_real(tables.original, tables.schema, exact_shapes=exact_shapes,
                              ecdf_points=ecdf_points, min_count=min_count)
     fp = dict(tables.fingerprints["original"])

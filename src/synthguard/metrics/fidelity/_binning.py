@@ -97,8 +97,11 @@ def _date(days: float) -> str:
 
 
 def fit_specs(block: Block, encoder: Encoder, columns: Sequence[str], *, max_bins: int = 10,
-              max_categories: int = 10) -> list[BinSpec]:
-    """Bin specifications of ``columns`` learnt from the original's encoded rows ``block``."""
+              max_categories: int = 10, min_count: int = 1) -> list[BinSpec]:
+    """Bin specifications of ``columns`` learnt from the original's encoded rows ``block``.
+
+    A category seen fewer than ``min_count`` times is never kept by name (coarse profiles).
+    """
     schema = encoder.schema
     specs = []
     for col in columns:
@@ -115,7 +118,7 @@ def fit_specs(block: Block, encoder: Encoder, columns: Sequence[str], *, max_bin
             codes = block.cat[:, block.cat_columns.index(col)]
             labels = encoder.labels(col)
             counts = np.bincount(codes[codes >= 0], minlength=len(labels))
-            present = np.flatnonzero(counts)  # loop below is over distinct categories, not rows
+            present = np.flatnonzero(counts >= max(min_count, 1))  # loop below is over distinct categories, not rows
             order = sorted(present.tolist(), key=lambda c: (-int(counts[c]), str(labels[c])))
             specs.append(BinSpec(col, "categorical",
                                  categories=tuple(_plain(labels[c]) for c in order[:max_categories])))
@@ -213,17 +216,21 @@ class Reference:
 
 
 def build_reference(block: Block, encoder: Encoder, columns: Sequence[str], *, max_bins: int,
-                    max_categories: int, n_triples: int, rng: np.random.Generator) -> Reference:
+                    max_categories: int, n_triples: int, rng: np.random.Generator,
+                    min_count: int = 1) -> Reference:
     """Fit the bins on the original's rows ``block`` and count its marginals, pairs and triples."""
-    specs = fit_specs(block, encoder, columns, max_bins=max_bins, max_categories=max_categories)
+    specs = fit_specs(block, encoder, columns, max_bins=max_bins, max_categories=max_categories,
+                      min_count=min_count)
     mat = bin_matrix(block, encoder, specs)
     sizes = [s.n_bins for s in specs]
     uni = tuple(np.bincount(mat[:, j], minlength=sizes[j]) for j in range(len(specs)))
     pairs = tuple(joint_counts(mat, ij, sizes) for ij in itertools.combinations(range(len(specs)), 2))
     triples = tuple(sample_triples(len(specs), n_triples, rng))
     tri = tuple(joint_counts(mat, t, sizes) for t in triples)
-    return Reference(tuple(specs), int(block.n_rows), uni, pairs, triples, tri,
-                     {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples})
+    params = {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples}
+    if min_count > 1:
+        params["min_count"] = min_count
+    return Reference(tuple(specs), int(block.n_rows), uni, pairs, triples, tri, params)
 
 
 def tv_accuracy(ref: np.ndarray, other: np.ndarray) -> float:

@@ -103,7 +103,7 @@ def summarise_column(series: pd.Series, sdtype: str, *, exact: bool = True, ecdf
             values, counts = np.unique(vals, return_counts=True)
             is_exact = True
         else:
-            values = np.quantile(vals, np.linspace(0.0, 1.0, ecdf_points), method="inverted_cdf")
+            values = np.quantile(vals.astype("float64"), np.linspace(0.0, 1.0, ecdf_points))
             counts = np.ones(len(values), dtype=np.int64)
             is_exact = False
         x = numeric_values(series)

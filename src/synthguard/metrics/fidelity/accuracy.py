@@ -55,7 +55,7 @@ def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples
         if prof is None or prof.accuracy is None:
             raise MetricError("needs the original rows or a profile with binned counts")
         ref = prof.accuracy
-        if dict(ref.params) != params:
+        if {k: ref.params.get(k) for k in params} != params:
             raise MetricError(f"the original statistics were profiled with {dict(ref.params)}, not "
                               f"{params}: run 'synthguard profile' with these parameters or use its own")
         return ref
@@ -209,6 +209,7 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
         "ceiling": ceiling, "ratio": ratio, "headline": headline, **levels,
         "n_original": ref.n, "n_synthetic": n_s, "n_control": n_c or None, "n_used": m,
         "from_original_stats": t.original is None,
+        "coarse_profile": int(ref.params.get("min_count", 1)) > 1,
         "columns": columns, "pairs": pairs, "triples": triples,
         "params": {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples},
         "method": "1 - total variation distance of binned distributions (quantile bins for numbers, "
