@@ -11,12 +11,12 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from tests.conftest import mixed_frame
 
 from synthguard import evaluate
 from synthguard.metrics.fidelity._binning import sample_triples
 from synthguard.registry import Context, get_metric
 from synthguard.stats import chi_square, chi_square_table, cramers_v_table, make_rng
-from tests.conftest import mixed_frame
 
 
 def _acc(ctx: Context, **kw):

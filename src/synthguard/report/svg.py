@@ -316,7 +316,7 @@ def heatmap(labels: Sequence[str], cells: Mapping[tuple[int, int], float | None]
         x, y = left + b * cell, top + a * cell
         val = _num(v)
         fill = "#d0d3d6" if val is None else _heat_colour(abs(val), vmax)
-        tip = f"{names[a]} x {names[b]}: " + ("n/a" if val is None else f"{val:.3f}")
+        tip = f"{names[b]} x {names[a]}: " + ("n/a" if val is None else f"{val:.3f}")
         body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:.1f}" height="{cell:.1f}" fill="{fill}">'
                     f'<title>{escape(tip)}</title></rect>')
     body.append(f'<rect x="{left}" y="{top}" width="{grid:.1f}" height="{grid:.1f}" fill="none" '

@@ -1,0 +1,79 @@
+"""The fidelity section of the HTML report: ceilings, overlay charts, heatmap, worst-first tables."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from synthguard import evaluate
+from synthguard.report import svg
+
+
+def wide_frames(n: int, p: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """original, synthetic (noisier; every 7th column shuffled), control: p mixed columns."""
+    def table(seed: int, noise: float) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        z = rng.normal(size=(n, 2))
+        cols: dict[str, object] = {}
+        for j in range(p):
+            lat = np.cos(j) * z[:, 0] + np.sin(j) * z[:, 1] + rng.normal(0, 0.6 + noise, n)
+            if j % 3 == 0:
+                cols[f"num_{j:03d}"] = np.round(50 + 10 * lat, 1)
+            elif j % 3 == 1:
+                cols[f"cat_{j:03d}"] = np.array(["a", "b", "c", "d"], dtype=object)[
+                    np.digitize(lat, [-0.8, 0.0, 0.8])]
+            else:
+                cols[f"date_{j:03d}"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(
+                    np.round(100 * lat).astype(int), unit="D")
+        return pd.DataFrame(cols)
+
+    syn = table(1, 0.3)
+    rng = np.random.default_rng(3)
+    for c in list(syn.columns)[::7]:
+        syn[c] = syn[c].to_numpy()[rng.permutation(n)]
+    return table(0, 0.0), syn, table(2, 0.0)
+
+
+def test_fidelity_section_shows_ceilings_charts_and_tables() -> None:
+    orig, syn, ctl = wide_frames(300, 12)
+    rep = evaluate(orig, syn, ctl, metrics=["accuracy", "quality_report", "diagnostic_report"], seed=0)
+    html = rep.to_html()
+    assert "Fidelity against its ceiling" in html
+    for m in ("accuracy", "quality_report"):
+        assert rep.result(m).details["headline"] in html
+    # every column charted (12 <= 24), with the three series overlaid
+    charts = re.findall(r'<svg[^>]*aria-label="([^"]*): accuracy', html)
+    assert len(charts) == 12
+    acc = rep.result("accuracy")
+    worst = sorted(acc.details["columns"], key=lambda r: (r["accuracy"] - r["control_accuracy"], r["column"]))
+    assert charts == [r["column"] for r in worst]  # furthest from the ceiling first
+    assert "association difference" in html and html.count("<title>num_000 x ") >= 1
+    # the pair table lists the shuffled columns' pairs first
+    table = html.split("<b>Pairs</b>")[1]
+    first = re.search(r"<td>([^<]+) x ([^<]+)</td>", table).groups()
+    shuffled = set(list(orig.columns)[::7])  # num_000 and cat_007: their dependence is broken
+    assert shuffled & set(first), first
+    # no fidelity metric -> no section
+    assert "Fidelity against its ceiling" not in evaluate(orig, syn, metrics=["exact_matches"]).to_html()
+
+
+def test_wide_report_caps_charts_and_pair_rows() -> None:
+    orig, syn, ctl = wide_frames(200, 60)
+    html = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=0).to_html()
+    assert len(re.findall(r'aria-label="[^"]*: accuracy', html)) == 24
+    assert "36 more column(s)" in html
+    pairs = html.split("<b>Pairs</b>")[1].split("</details>")[0]
+    assert "(1770; the 100 worst shown)" in pairs and pairs.count("<tr>") == 101
+    assert html.count('class="chart"') == 24 + 1  # + the heatmap
+
+
+def test_svg_charts_are_defensive() -> None:
+    assert svg.overlay_bars([], {}, "t") == ""
+    assert svg.overlay_bars(["a", "b"], {"original": [1]}, "t") == ""  # wrong length
+    out = svg.overlay_bars(["a", "b"], {"original": [1, 3], "synthetic": [2, 2]}, "x<y")
+    assert out.startswith("<svg") and "x&lt;y" in out and out.count("<rect") == 4 + 2  # bars + legend
+    assert svg.heatmap(["a"], {}, "t") == ""
+    hm = svg.heatmap(["a", "b", "c"], {(1, 0): 0.1, (2, 0): None, (2, 1): 0.9}, "h")
+    assert "#d0d3d6" in hm and "#b3261e" in hm  # n/a grey and the saturated end
