@@ -11,7 +11,6 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from tests.conftest import mixed_frame
 
 from synthguard import evaluate
 from synthguard.metrics.fidelity._binning import sample_triples
@@ -43,7 +42,8 @@ def _tvd_acc(a: pd.Series | pd.DataFrame, b: pd.Series | pd.DataFrame) -> float:
     return 1 - 0.5 * float((pa.reindex(idx, fill_value=0) - pb.reindex(idx, fill_value=0)).abs().sum())
 
 
-def test_known_answer_against_pandas_oracle() -> None:
+def test_known_answer_against_pandas_oracle(make_mixed) -> None:
+    mixed_frame = make_mixed
     orig = mixed_frame(400, seed=0, nan_rate=0.1)[["num", "cat", "int"]]
     syn = mixed_frame(300, seed=1, nan_rate=0.2)[["num", "cat", "int"]]
     syn.loc[:20, "cat"] = "zz"  # a category the original lacks -> (other)
@@ -79,7 +79,8 @@ def test_hand_computed_marginal() -> None:
     assert res.details["pairs"][0]["accuracy"] == pytest.approx(0.75)
 
 
-def test_ceiling_copy_fresh_and_broken_release() -> None:
+def test_ceiling_copy_fresh_and_broken_release(make_mixed) -> None:
+    mixed_frame = make_mixed
     orig, ctl, fresh = (mixed_frame(1500, seed=s) for s in (0, 1, 2))
     rep = evaluate(orig, fresh, ctl, metrics=["accuracy"], seed=0)
     res = rep.result("accuracy")
@@ -113,7 +114,8 @@ def test_ceiling_copy_fresh_and_broken_release() -> None:
     assert b.details["ratio"] < 0.97
 
 
-def test_equal_n_subsampling_and_row_order() -> None:
+def test_equal_n_subsampling_and_row_order(make_mixed) -> None:
+    mixed_frame = make_mixed
     orig, ctl = mixed_frame(800, seed=0), mixed_frame(500, seed=1)
     syn = mixed_frame(2000, seed=2)
     res = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=4).result("accuracy")
@@ -139,7 +141,8 @@ def test_triples_sampled_and_seeded() -> None:
     assert res.value == 1.0  # same rows, another order
 
 
-def test_bad_parameters_and_chi_square_table() -> None:
+def test_bad_parameters_and_chi_square_table(make_mixed) -> None:
+    mixed_frame = make_mixed
     from synthguard.errors import ConfigError
 
     ctx = Context.from_frames(mixed_frame(50), mixed_frame(50, seed=1))
@@ -154,7 +157,8 @@ def test_bad_parameters_and_chi_square_table() -> None:
     assert cramers_v_table(table) == pytest.approx(association(table, method="cramer"), abs=1e-12)
 
 
-def test_distinguishability_reference_auc() -> None:
+def test_distinguishability_reference_auc(make_mixed) -> None:
+    mixed_frame = make_mixed
     orig, ctl = mixed_frame(600, seed=0), mixed_frame(600, seed=1)
     syn = orig.copy()
     syn["num"] = syn["num"] * 3
@@ -168,7 +172,8 @@ def test_distinguishability_reference_auc() -> None:
     assert no_ctl.value == res.value  # the headline does not depend on the reference run
 
 
-def test_on_progress_receives_every_metric() -> None:
+def test_on_progress_receives_every_metric(make_mixed) -> None:
+    mixed_frame = make_mixed
     seen: list[tuple[str, int, int]] = []
     df = mixed_frame(200)
     rep = evaluate(df, mixed_frame(200, seed=1), metrics=["accuracy", "exact_matches", "dcr_baseline_protection"],

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from tests.conftest import mixed_frame
 
 from synthguard import evaluate
 from synthguard.cli import main
@@ -47,7 +46,8 @@ def test_profile_gives_the_same_fidelity_numbers(tmp_path, demo_data, demo_metad
     assert from_stats["accuracy"]["result"]["ceiling"] is not None
 
 
-def test_profile_equality_with_nan_datetimes_booleans_and_shared_binning(tmp_path) -> None:
+def test_profile_equality_with_nan_datetimes_booleans_and_shared_binning(tmp_path, make_mixed) -> None:
+    mixed_frame = make_mixed
     orig, syn, ctl = (mixed_frame(700, seed=s, nan_rate=0.1) for s in (0, 1, 2))
     syn.loc[:30, "cat"] = "new"  # a synthetic-only category (SDMetrics' pseudo-count path)
     syn["when"] = syn["when"].mask(np.random.default_rng(0).random(700) < 0.05)

@@ -101,13 +101,11 @@ def test_detector_catches_network_and_console_errors(tmp_path, browser_ok):
     assert any(m == "boom" for _, m in out["errors"])
 
 
-def test_wide_fidelity_report_opens_with_its_charts(tmp_path, browser_ok):
+def test_wide_fidelity_report_opens_with_its_charts(tmp_path, browser_ok, wide_frames):
     """A 100-column release: the fidelity section (24 overlay charts, the 100 x 100 association
     heatmap in one SVG, worst-first tables) renders offline with no console error. The load time is
     printed (see benchmarks/README_fidelity.md); it is never asserted."""
     import time
-
-    from tests.ui.test_fidelity_html import wide_frames
 
     from synthguard import evaluate
 

@@ -4,39 +4,11 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-import pandas as pd
-
 from synthguard import evaluate
 from synthguard.report import svg
 
 
-def wide_frames(n: int, p: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """original, synthetic (noisier; every 7th column shuffled), control: p mixed columns."""
-    def table(seed: int, noise: float) -> pd.DataFrame:
-        rng = np.random.default_rng(seed)
-        z = rng.normal(size=(n, 2))
-        cols: dict[str, object] = {}
-        for j in range(p):
-            lat = np.cos(j) * z[:, 0] + np.sin(j) * z[:, 1] + rng.normal(0, 0.6 + noise, n)
-            if j % 3 == 0:
-                cols[f"num_{j:03d}"] = np.round(50 + 10 * lat, 1)
-            elif j % 3 == 1:
-                cols[f"cat_{j:03d}"] = np.array(["a", "b", "c", "d"], dtype=object)[
-                    np.digitize(lat, [-0.8, 0.0, 0.8])]
-            else:
-                cols[f"date_{j:03d}"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(
-                    np.round(100 * lat).astype(int), unit="D")
-        return pd.DataFrame(cols)
-
-    syn = table(1, 0.3)
-    rng = np.random.default_rng(3)
-    for c in list(syn.columns)[::7]:
-        syn[c] = syn[c].to_numpy()[rng.permutation(n)]
-    return table(0, 0.0), syn, table(2, 0.0)
-
-
-def test_fidelity_section_shows_ceilings_charts_and_tables() -> None:
+def test_fidelity_section_shows_ceilings_charts_and_tables(wide_frames) -> None:
     orig, syn, ctl = wide_frames(300, 12)
     rep = evaluate(orig, syn, ctl, metrics=["accuracy", "quality_report", "diagnostic_report"], seed=0)
     html = rep.to_html()
@@ -59,7 +31,7 @@ def test_fidelity_section_shows_ceilings_charts_and_tables() -> None:
     assert "Fidelity against its ceiling" not in evaluate(orig, syn, metrics=["exact_matches"]).to_html()
 
 
-def test_wide_report_caps_charts_and_pair_rows() -> None:
+def test_wide_report_caps_charts_and_pair_rows(wide_frames) -> None:
     orig, syn, ctl = wide_frames(200, 60)
     html = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=0).to_html()
     assert len(re.findall(r'aria-label="[^"]*: accuracy', html)) == 24
