@@ -1,7 +1,8 @@
 """Benchmark: the fidelity-against-ceiling report on a wide table (default 100 columns).
 
-Times the ``accuracy`` and ``quality_report`` metrics, the HTML rendering, and how long the HTML takes
-to open in headless Chromium (Debian's ``chromium`` through playwright), and the size of the page.
+Times the ``accuracy`` and ``quality_report`` metrics, ``synthguard profile`` and an evaluation from
+the profile, the HTML rendering, how long the HTML takes to open in headless Chromium (Debian's
+``chromium`` through playwright), and the sizes of the profile and the page.
 
 Run: ``python benchmarks/bench_fidelity_report.py [--rows 2000] [--columns 100] [--html out.html]``.
 """
@@ -93,6 +94,16 @@ def main() -> None:
         rep = evaluate(original, synthetic, control, metrics=[metric], seed=0)
         print(f"{metric}: {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU; "
               f"value {rep.result(metric).value:.4f}, ceiling {rep.result(metric).baseline.value:.4f}")
+    from synthguard.profile import profile
+
+    t0 = time.perf_counter()
+    stats = profile(original, seed=0)
+    prof = Path(tempfile.mkdtemp()) / "stats.json"
+    stats.save(prof)
+    print(f"profile: {time.perf_counter() - t0:.2f} s, {prof.stat().st_size / 1024:.0f} KiB")
+    t0 = time.perf_counter()
+    evaluate(None, synthetic, control, metrics=["accuracy", "quality_report"], seed=0, original_stats=prof)
+    print(f"evaluate --original-stats (accuracy + quality_report): {time.perf_counter() - t0:.2f} s")
     rep = evaluate(original, synthetic, control, metrics=["accuracy", "quality_report"], seed=0)
     t0 = time.perf_counter()
     text = rep.to_html()

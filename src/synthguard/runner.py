@@ -167,6 +167,9 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "seed": seed,
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
+        **({"original_stats": dict(tables.fingerprints.get("original", {}),
+                                   source=tables.labels.get("original"))}
+           if getattr(tables, "original_stats", None) is not None else {}),
         "inferred_metadata": tables.schema.inferred(),
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
