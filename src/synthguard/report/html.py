@@ -14,10 +14,9 @@ from html import escape
 from typing import Any
 
 from ..results import MetricResult, to_jsonable
+from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 from . import svg
 from .console import fmt_number
-
-from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 
 CSS = """
 :root{--fg:#1b1f23;--muted:#5b6570;--line:#d9dee3;--bg:#ffffff;--soft:#f5f7f9;

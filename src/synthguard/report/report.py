@@ -137,9 +137,7 @@ class Report:
         return rows
 
     def to_console(self, width: int = 120) -> str:
-        from .console import render_table
-
-        from .console import render_verdict
+        from .console import render_table, render_verdict
 
         return render_table(self.summary_rows(), width=width) + "\n\n" + render_verdict(self._verdict)
 
