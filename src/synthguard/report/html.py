@@ -247,7 +247,10 @@ def _f(x: Any, digits: int = 3) -> str:
         v = float(x)
     except (TypeError, ValueError):
         return "-"
-    return "-" if v != v else f"{v:.{digits}f}"
+    if v != v:
+        return "-"
+    text = f"{v:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.000"
 
 
 def _gap(row: Mapping[str, Any]) -> float:
@@ -341,7 +344,7 @@ def _fidelity_html(results: Mapping[str, MetricResult]) -> str:
             out.append("<h3>Association difference between column pairs</h3>"
                        '<p class="small">Cramer\'s V of each binned column pair in the synthetic table minus '
                        "the same in the original (0 = the dependence is reproduced; grey = undefined).</p>"
-                       f'<div class="chartbox wide">{hm}</div>')
+                       f'<div class="chartbox{" wide" if len(names) > 25 else ""}">{hm}</div>')
     rows = [[escape(str(r.get("column"))), escape(str(r.get("sdtype", ""))), _f(r.get("accuracy")),
              _f(r.get("control_accuracy")), _f(-_gap(r) if r.get("control_accuracy") is not None else None)]
             for r in columns]

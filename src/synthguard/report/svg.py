@@ -302,9 +302,9 @@ def heatmap(labels: Sequence[str], cells: Mapping[tuple[int, int], float | None]
     p = len(names)
     if p < 2 or not cells:
         return ""
-    cell = max(4.0, min(22.0, 560.0 / p))
+    cell = max(4.0, min(36.0, 560.0 / p))
     show = p <= 60
-    font = max(6.0, min(11.0, cell * 0.8))
+    font = max(6.0, min(11.0, cell * 0.6))
     lab_w = (min(16, max(len(n) for n in names)) * font * 0.6 + 8) if show else 10
     left, top = lab_w + 8, 34
     grid = cell * p
