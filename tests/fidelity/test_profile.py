@@ -81,6 +81,12 @@ def test_what_a_profile_stores(tmp_path) -> None:
                        "city": rng.choice(["a", "b", "c"], 600)})
     df.loc[10, "salary"] = 51234.567  # a value seen once, mid-range
     df.loc[11, "city"] = "Tinytown"  # a category seen once
+    df["person_id"] = [f"P{i:05d}" for i in range(600)]  # an id column: never stored
+    df["note"] = [f"called on day {i} about the bill" for i in range(600)]  # free text: never stored
+    meta = {"columns": {"person_id": {"sdtype": "id"}, "note": {"sdtype": "text"}}}
+    stored = json.dumps(profile(df, meta).to_dict())
+    assert "P00017" not in stored and "called on day" not in stored
+    df = df.drop(columns=["person_id", "note"])
     exact = json.dumps(profile(df).to_dict())
     coarse_stats = profile(df, exact_shapes=False, ecdf_points=101, min_count=5)
     coarse = json.dumps(coarse_stats.to_dict())
