@@ -5,8 +5,9 @@ distributions (see :mod:`._binning` for the bins), for every column, every pair 
 seeded sample of column triples. ``value`` = the mean of the three level means.
 
 The ceiling: the same accuracies of the control table (real rows held out from training) against the
-original, at the same number of rows. Synthetic and control are subsampled (seeded) to the smaller of
-the two sizes, so both sides carry the same sampling noise. A perfect generator -- one drawing fresh
+original, at the same number of rows. Synthetic and control are subsampled (seeded, by a keyed hash
+of each row's content, so row order never matters) to the smaller of the two sizes, so both sides
+carry the same sampling noise. A perfect generator -- one drawing fresh
 rows from the population -- scores the ceiling in expectation; "synthetic reaches X of the
 achievable Y" reads value against baseline. A value clearly above the ceiling means the release
 is closer to the training rows than fresh real data is: a sign of copying.
@@ -18,6 +19,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
@@ -70,10 +72,19 @@ def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples
     return ctx.cache[key]
 
 
-def _subsample(ctx: Context, role: str, n_rows: int, m: int) -> np.ndarray | None:
-    if m >= n_rows:
+def _subsample(ctx: Context, role: str, cols: list[str], m: int) -> np.ndarray | None:
+    """``m`` rows of ``role`` drawn by a seeded hash of each row's content (``None``: keep all).
+
+    Ranking rows by a keyed hash of their values makes the drawn rows (as a multiset) independent
+    of the table's row order: equal rows hash equally, so whichever twin is drawn counts the same.
+    """
+    frame = ctx.tables.get(role)
+    if m >= len(frame):
         return None
-    return np.sort(ctx.rng("subsample", role).permutation(n_rows)[:m])
+    alphabet = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789"))
+    key = "".join(ctx.rng("subsample", role).choice(alphabet, 16))
+    h = pd.util.hash_pandas_object(frame[cols], index=False, hash_key=key).to_numpy()
+    return np.sort(np.argsort(h, kind="stable")[:m])
 
 
 def _score(ref: Reference, mat: np.ndarray) -> dict[str, Any]:
@@ -149,7 +160,7 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
         if n_rows == 0:
             continue
         block = ctx.encoded.block(role, cols)
-        rows = _subsample(ctx, role, n_rows, m)
+        rows = _subsample(ctx, role, cols, m)
         if rows is not None:
             block = block.take(rows)
         mats[role] = bin_matrix(block, ctx.encoded.encoder, ref.specs)
