@@ -27,6 +27,8 @@ def test_fidelity_section_shows_ceilings_charts_and_tables(wide_frames) -> None:
     first = re.search(r"<td>([^<]+) x ([^<]+)</td>", table).groups()
     shuffled = set(list(orig.columns)[::7])  # num_000 and cat_007: their dependence is broken
     assert shuffled & set(first), first
+    section = html.split("Fidelity against its ceiling")[1].split("accuracy by level")[0]
+    assert "<b>diagnostic_report</b>" not in section  # its baseline 1.0 is not a control ceiling
     # no fidelity metric -> no section
     assert "Fidelity against its ceiling" not in evaluate(orig, syn, metrics=["exact_matches"]).to_html()
 

@@ -288,10 +288,10 @@ def fidelity_html(results: Mapping[str, MetricResult]) -> str:
 def _fidelity_html(results: Mapping[str, MetricResult]) -> str:
     heads = []
     for name, res in results.items():
-        if res.family != "fidelity":
-            continue
-        ceiling = res.baseline.value if res.baseline is not None else None
         det = _details(res)
+        if res.family != "fidelity" or "ceiling" not in det:
+            continue  # e.g. diagnostic_report: its baseline (1.0) is not a control ceiling
+        ceiling = det.get("ceiling")
         ratio = (res.value / ceiling) if (ceiling and res.value is not None) else None
         reading = det.get("headline") or (res.baseline.description if res.baseline else "")
         heads.append([f"<b>{escape(name)}</b>", _f(res.value), _f(ceiling),
