@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from .config import RunConfig, build_config
 from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
-from .registry import Context, get_metric, missing_inputs
+from .registry import ORIGINAL_ROWS_NEEDED, Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
 from .verdict import RiskRule, assess
@@ -23,14 +23,17 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
-             risk_rule: str | None = None, materiality: float | None = None,
-             release_type: str | None = None, alpha: float | None = None) -> Report:
+             on_progress: Callable[[str, int, int], Any] | None = None,
+             original_stats: Any = None, risk_rule: str | None = None,
+             materiality: float | None = None, release_type: str | None = None,
+             alpha: float | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
     ----------
-    original : DataFrame or path
-        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame).
+    original : DataFrame or path, or None
+        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
+        when ``original_stats`` is given.
     synthetic : DataFrame or path
         The release to evaluate.
     control : DataFrame or path, optional
@@ -58,6 +61,14 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    on_progress : callable, optional
+        Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
+        failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
+        services. Works with or without ``progress``. An exception it raises stops the evaluation.
+    original_stats : path, mapping or OriginalStats, optional
+        The original's statistics (``synthguard profile`` / :func:`synthguard.profile.profile`)
+        instead of its rows: every metric that can run from them does (``accuracy``,
+        ``quality_report``), the rest are skipped as needing the original rows.
     risk_rule : {"calibrated", "reference"}, optional
         How risk levels and the verdict are decided (:mod:`synthguard.verdict`). Default: the
         config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
@@ -89,9 +100,19 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     overrides = {"rule": risk_rule, "materiality": materiality, "release_type": release_type,
                  "alpha": alpha}
     risk_rule_of(run_config, None, overrides)  # validate before any work
-    tables = prepare_tables(original, synthetic, control, metadata)
+    if original_stats is not None:
+        if original is not None:
+            raise ConfigError("give the original rows or their statistics (original_stats), not both")
+        from .profile import tables_from_stats
+
+        tables = tables_from_stats(original_stats, synthetic, control, metadata)
+    else:
+        if original is None:
+            raise ConfigError("no original: give the original rows, or their statistics with "
+                              "original_stats= ('synthguard profile' writes them)")
+        tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk, risk=overrides)
+                      generator=generator, cache=disk, risk=overrides, on_progress=on_progress)
 
 
 def risk_rule_of(run_config: RunConfig, tables: Tables | None,
@@ -111,7 +132,8 @@ def risk_rule_of(run_config: RunConfig, tables: Tables | None,
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None, risk: Mapping[str, Any] | None = None) -> Report:
+               cache: Any = None, risk: Mapping[str, Any] | None = None,
+               on_progress: Callable[[str, int, int], Any] | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
     rule = risk_rule_of(run_config, tables, risk)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
@@ -124,7 +146,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
-    for name in names:
+    for step, name in enumerate(names, start=1):
         params = dict(run_config.metrics[name])
         spec = get_metric(name)
         if bar is not None:
@@ -136,6 +158,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
             entry["status"] = "skipped"
             entry["reason"] = ("needs " + " and ".join(
                 {"control": "a control table (real rows held out from training: --control)",
+                 "original": ORIGINAL_ROWS_NEEDED,
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
             mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
@@ -165,6 +188,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         entries[name] = entry
         if bar is not None:
             bar.update(1)
+        if on_progress is not None:
+            on_progress(name, step, len(names))
     if bar is not None:
         bar.close()
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
@@ -174,6 +199,9 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "seed": seed,
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
+        **({"original_stats": dict(tables.fingerprints.get("original", {}),
+                                   source=tables.labels.get("original"))}
+           if getattr(tables, "original_stats", None) is not None else {}),
         "inferred_metadata": tables.schema.inferred(),
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),

@@ -43,8 +43,12 @@ def risk_options(func):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--original", "-o", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Real rows the generator was trained on (.csv or .parquet).")
+@click.option("--original-stats", "original_stats", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Instead of --original: the original's statistics written by 'synthguard profile' "
+                   "(fidelity metrics only; metrics that need the rows are skipped).")
 @click.option("--synthetic", "-s", required=True, multiple=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The release to evaluate. Repeat to compare several releases side by side.")
@@ -70,7 +74,7 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
-def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+def command(original: Path | None, original_stats: Path | None, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
@@ -81,6 +85,10 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
     reaches that level, or 2 for bad input.
     """
     cache = resolve_cache(use_cache, cache_dir)
+    if (original is None) == (original_stats is None):
+        raise click.UsageError("give exactly one of --original and --original-stats")
+    if original_stats is not None and len(synthetic) > 1:
+        raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
     risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
@@ -91,7 +99,7 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache, **risk)
+                      progress=not no_progress, cache=cache, original_stats=original_stats, **risk)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     exit_on_verdict([report.verdict.level], fail_on)
