@@ -131,6 +131,9 @@ class Context:
         Neighbour-engine backend.
     generator : object, optional
         A generator (``fit``/``generate``) for metrics that need one.
+    entities : EntityRun, optional
+        Entity-level inputs (:mod:`synthguard.entity`) when an entity key was given; ``tables`` is
+        then the entity table for privacy metrics and the event table for the others.
     """
 
     tables: Tables
@@ -141,6 +144,7 @@ class Context:
     backend: str = "auto"
     generator: Any = None
     cache: dict[str, Any] = field(default_factory=dict)
+    entities: Any = None
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``."""

@@ -21,7 +21,10 @@ from .results import MetricResult
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
+             progress: bool = False, generator: Any = None, cache: Any = None,
+             entity_key: str | None = None, sequence_key: str | None = None,
+             original_context: Any = None, synthetic_context: Any = None,
+             control_context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -55,6 +58,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    entity_key : str, optional
+        Column naming the person each row belongs to (sequential data: many rows per person). Every
+        privacy metric then runs on one row per entity (``docs/entity-level.md``) and the entity-level
+        metrics (``entity_copies``, ``subsequence_copies``, sequence fidelity) are added. Also read from
+        the metadata (``entity_key``, SDV sequential or multi-table metadata).
+    sequence_key : str, optional
+        Column ordering a person's events (number or date).
+    original_context, synthetic_context, control_context : DataFrame or path, optional
+        One row per entity (constant per person), joined on the entity key.
 
     Returns
     -------
@@ -74,6 +86,19 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
+    from .entity import wants_entities
+
+    if wants_entities(original, metadata, entity_key, sequence_key, original_context):
+        from .entity import add_entity_metrics, build_entity_run, prepare_entities
+
+        data = prepare_entities(original, synthetic, control, metadata, entity_key=entity_key,
+                                sequence_key=sequence_key, original_context=original_context,
+                                synthetic_context=synthetic_context, control_context=control_context)
+        run = build_entity_run(data)
+        if metrics is None:
+            run_config = add_entity_metrics(run_config)
+        return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
+                          generator=generator, cache=disk, entities=run)
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk)
@@ -81,10 +106,22 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None) -> Report:
-    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
+               cache: Any = None, entities: Any = None) -> Report:
+    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
+
+    With ``entities`` (an :class:`~synthguard.entity.EntityRun`), ``tables`` are the event tables:
+    privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
+    """
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator)
+                  generator=generator, entities=entities)
+    entity_ctx = None
+    if entities is not None:
+        from dataclasses import replace as _replace
+
+        from .entity import metric_unit
+
+        entity_ctx = _replace(ctx, tables=entities.entities, encoded=EncodedView(entities.entities),
+                              cache={})  # memos of the row tables must not leak into the entity tables
     entries: dict[str, dict[str, Any]] = {}
     results: dict[str, MetricResult] = {}
     names = list(run_config.metrics)
@@ -96,21 +133,25 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     for name in names:
         params = dict(run_config.metrics[name])
         spec = get_metric(name)
+        unit = metric_unit(spec) if entities is not None else None
+        mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
         if bar is not None:
             bar.set_postfix_str(name)
         t0 = time.perf_counter()
         entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-        missing = missing_inputs(spec, ctx)
+        if unit is not None:
+            entry["unit"] = unit
+        missing = missing_inputs(spec, mctx_base)
         if missing:
             entry["status"] = "skipped"
             entry["reason"] = ("needs " + " and ".join(
                 {"control": "a control table (real rows held out from training: --control)",
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
-            mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
+            mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name))
             key = None
             if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(tables, name, params, seed, mctx.thresholds)
+                key = cache.key(mctx.tables, name, params, seed, mctx.thresholds)
                 hit = cache.get(key)
                 if hit is not None:
                     results[name] = hit
@@ -147,4 +188,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }
+    if entities is not None:
+        header["unit"] = "entity"
+        header["entities"] = entities.summary()
     return Report(header, entries, results)

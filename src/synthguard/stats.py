@@ -17,7 +17,7 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci", "median_ci", "chi_square",
+    "make_rng", "difference_ci", "median_ci", "chi_square", "fisher_greater",
 ]
 
 
@@ -134,6 +134,15 @@ def difference_ci(k1: int, n1: int, k2: int, n2: int,
     low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
     high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
     return {"value": d, "ci": [max(-1.0, low), min(1.0, high)]}
+
+
+def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:
+    """One-sided Fisher exact p-value that the rate ``k1/n1`` exceeds ``k2/n2`` (members vs
+    non-members); 1.0 when either group is empty."""
+    if n1 <= 0 or n2 <= 0:
+        return 1.0
+    table = [[int(k1), int(n1 - k1)], [int(k2), int(n2 - k2)]]
+    return float(_st.fisher_exact(table, alternative="greater").pvalue)
 
 
 @dataclass(frozen=True)

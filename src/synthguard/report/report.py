@@ -74,6 +74,8 @@ class Report:
             }
             if entry.get("cached"):
                 metrics[name]["cached"] = True
+            if entry.get("unit"):
+                metrics[name]["unit"] = entry["unit"]
         out = to_jsonable(self._header)
         out["metrics"] = metrics
         return out
