@@ -51,12 +51,29 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.option("--entity-key", default=None,
+              help="Column naming the person each row belongs to (many rows per person): privacy is "
+                   "then measured per entity (docs/entity-level.md).")
+@click.option("--sequence-key", default=None, help="Column ordering a person's rows (number or date).")
+@click.option("--original-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per original entity (constant per person), joined on --entity-key.")
+@click.option("--synthetic-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per synthetic entity.")
+@click.option("--control-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per control entity.")
 def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
-            cache_dir: Path | None, no_progress: bool) -> None:
+            cache_dir: Path | None, no_progress: bool, entity_key: str | None = None,
+            sequence_key: str | None = None, original_context: Path | None = None,
+            synthetic_context: Path | None = None, control_context: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data."""
     cache = resolve_cache(use_cache, cache_dir)
+    entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
+                                 "original_context": original_context, "synthetic_context": synthetic_context,
+                                 "control_context": control_context}.items() if v is not None}
+    if entity and len(synthetic) > 1:
+        raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
     if len(synthetic) > 1:
         run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                     metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
@@ -64,7 +81,7 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache)
+                      progress=not no_progress, cache=cache, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
 

@@ -1,0 +1,115 @@
+"""Entity-level privacy on a real sequential dataset (NAFLD cohort: persons and their diagnosis
+events, from R's survival package): fresh releases read low, whole-history copies and prefix copies
+read high at the entity level, with members set against held-out control entities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import synthguard as sg
+from tests.entity._scenarios import prefix_copies, run_kwargs, split, whole_copies
+
+PRIVACY = ["entity_copies", "subsequence_copies", "dcr", "nndr", "closest_distance_mia", "exact_matches"]
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return split(seed=0)
+
+
+def test_fresh_release_reads_low(parts):
+    p, e = parts["fresh"]
+    rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=PRIVACY)
+    for name in ("entity_copies", "subsequence_copies"):
+        res = rep[name]["result"]
+        assert res["risk_level"] == "low", name
+        assert res["p_value"] > 0.05
+        # chance agreement hits members and non-members alike
+        assert abs(res["value"] - res["baseline"]["value"]) < 0.02
+    d = rep.to_dict()
+    assert d["unit"] == "entity"
+    assert d["entities"]["n_entities"] == {"original": 2250, "synthetic": 1125, "control": 1125}
+    # every privacy statistic counts entities, not rows
+    assert rep["dcr"]["unit"] == "entity"
+    assert rep["dcr"]["result"]["n"] == 1125
+    assert rep["exact_matches"]["result"]["n"] == 1125
+    assert rep["dcr"]["result"]["risk_level"] != "high"
+
+
+def test_whole_copies_read_high_with_evidence(parts):
+    p, e, src = whole_copies(parts, share=0.05)
+    assert len(src) == 112
+    rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=PRIVACY)
+    res = rep["entity_copies"]["result"]
+    assert res["risk_level"] == "high"
+    member, non = res["member"], res["non_member"]
+    assert member["n"] == 2250 and non["n"] == 1125
+    # every copied history is found, on top of chance agreement
+    assert member["k"] >= len(src)
+    assert res["p_value"] < 1e-4
+    assert res["excess"]["value"] > 0.03
+    assert res["baseline"]["value"] == pytest.approx(non["k"] / non["n"])
+    # the existing metrics, run on the entity table, see it too
+    assert rep["dcr"]["result"]["risk_level"] == "high"
+    assert rep["exact_matches"]["result"]["value"] == pytest.approx(len(src) / 1125)
+
+
+def test_prefix_copies_fire_subsequence_not_rows(parts):
+    p, e, src = prefix_copies(parts, share=0.05, n_first=3)
+    rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=["entity_copies", "subsequence_copies"])
+    sub = rep["subsequence_copies"]["result"]
+    assert sub["risk_level"] == "high"
+    assert sub["p_value"] < 1e-6
+    assert sub["member"]["k"] >= len(src)
+    assert rep["entity_copies"]["result"]["risk_level"] == "low"  # no whole history was copied
+    prefix = sg.evaluate(**run_kwargs(parts, p, e),
+                         metrics={"subsequence_copies": {"anchor": "prefix"}})["subsequence_copies"]["result"]
+    assert prefix["risk_level"] == "high"
+    # the row-level view (every row its own person) stays at the control's exact-match rate
+    row = sg.evaluate(parts["original"][1], e, parts["control"][1],
+                      metadata={"columns": {"id": {"sdtype": "id"}}}, metrics=["exact_matches"])
+    r = row["exact_matches"]["result"]
+    assert abs(r["value"] - r["baseline"]["value"]) < 0.05
+    assert r["value"] <= r["baseline"]["value"] + 0.01
+
+
+def test_sequential_null_false_alarms():
+    """Held-out entities, not held-out rows: fresh releases over several splits rarely fire."""
+    alarms = {"entity_copies": 0, "subsequence_copies": 0}
+    for seed in range(6):
+        parts = split(seed=100 + seed)
+        p, e = parts["fresh"]
+        rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=list(alarms))
+        for name in alarms:
+            alarms[name] += rep[name]["result"]["risk_level"] == "high"
+    assert all(v <= 1 for v in alarms.values()), alarms
+
+
+def test_row_order_within_entities_changes_nothing(parts):
+    p, e, _ = whole_copies(parts, share=0.05)
+    kw = run_kwargs(parts, p, e)
+    metrics = ["entity_copies", "subsequence_copies", "dcr", "sequence_length", "transitions"]
+    a = sg.evaluate(**kw, metrics=metrics).to_dict()
+    rng = np.random.default_rng(5)
+    shuffled = {k: (v.sample(frac=1.0, random_state=int(rng.integers(1 << 30))) if hasattr(v, "sample") else v)
+                for k, v in kw.items()}
+    b = sg.evaluate(**shuffled, metrics=metrics).to_dict()
+    for m in metrics:
+        ra, rb = a["metrics"][m]["result"], b["metrics"][m]["result"]
+        assert ra["value"] == rb["value"], m
+        assert ra["baseline"] == rb["baseline"], m
+
+
+def test_entity_table_is_row_order_free(parts):
+    from synthguard.entity import build_entity_run, prepare_entities
+
+    o = parts["original"]
+    e = o[1]
+    runs = []
+    for frame in (e, e.sample(frac=1.0, random_state=3)):
+        data = prepare_entities(frame, parts["fresh"][1], None, entity_key="id", sequence_key="days",
+                                original_context=o[0], synthetic_context=parts["fresh"][0])
+        runs.append(build_entity_run(data).entities.original)
+    assert runs[0].equals(runs[1])
+    assert "n_events" in runs[0].columns and "event:first" in runs[0].columns
