@@ -131,6 +131,8 @@ class Context:
         Neighbour-engine backend.
     generator : object, optional
         A generator (``fit``/``generate``) for metrics that need one.
+    release_type : str
+        ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
     entities : EntityRun, optional
         Entity-level inputs (:mod:`synthguard.entity`) when an entity key was given; ``tables`` is
         then the entity table for privacy metrics and the event table for the others.
@@ -144,6 +146,7 @@ class Context:
     backend: str = "auto"
     generator: Any = None
     cache: dict[str, Any] = field(default_factory=dict)
+    release_type: str = "synthetic"
     entities: Any = None
 
     def rng(self, *labels: int | str) -> np.random.Generator:

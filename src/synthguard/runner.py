@@ -16,12 +16,15 @@ from .errors import ConfigError, MetricError
 from .registry import Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
+from .verdict import RiskRule, assess
 
 
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
+             risk_rule: str | None = None, materiality: float | None = None,
+             release_type: str | None = None, alpha: float | None = None,
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None) -> Report:
@@ -58,6 +61,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    risk_rule : {"calibrated", "reference"}, optional
+        How risk levels and the verdict are decided (:mod:`synthguard.verdict`). Default: the
+        config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
+    materiality : float, optional
+        Share of training records exposed beyond chance that matters (default 0.01).
+    release_type : {"synthetic", "anonymised"}, optional
+        Default: the config's, else the metadata's ``release_type``, else ``"synthetic"``.
+    alpha : float, optional
+        Family-wise false-alarm rate of the verdict (default 0.05).
     entity_key : str, optional
         Column naming the person each row belongs to (sequential data: many rows per person). Every
         privacy metric then runs on one row per entity (``docs/entity-level.md``) and the entity-level
@@ -86,6 +98,9 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
+    overrides = {"rule": risk_rule, "materiality": materiality, "release_type": release_type,
+                 "alpha": alpha}
+    risk_rule_of(run_config, None, overrides)  # validate before any work
     from .entity import wants_entities
 
     if wants_entities(original, metadata, entity_key, sequence_key, original_context):
@@ -98,22 +113,39 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         if metrics is None:
             run_config = add_entity_metrics(run_config)
         return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
-                          generator=generator, cache=disk, entities=run)
+                          generator=generator, cache=disk, risk=overrides, entities=run)
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk)
+                      generator=generator, cache=disk, risk=overrides)
+
+
+def risk_rule_of(run_config: RunConfig, tables: Tables | None,
+                 overrides: Mapping[str, Any] | None = None) -> RiskRule:
+    """The :class:`~synthguard.verdict.RiskRule` of a run: explicit arguments, else the config's
+    keys, else the metadata's ``release_type``, else the defaults."""
+    kw: dict[str, Any] = {}
+    if tables is not None and tables.schema.extra.get("release_type") is not None:
+        kw["release_type"] = tables.schema.extra["release_type"]
+    for key, val in dict(run_config.risk or {}).items():
+        kw["rule" if key == "risk_rule" else key] = val
+    for key, val in dict(overrides or {}).items():
+        if val is not None:
+            kw[key] = val
+    return RiskRule(**kw)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None, entities: Any = None) -> Report:
+               cache: Any = None, risk: Mapping[str, Any] | None = None,
+               entities: Any = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
 
     With ``entities`` (an :class:`~synthguard.entity.EntityRun`), ``tables`` are the event tables:
     privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
     """
+    rule = risk_rule_of(run_config, tables, risk)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator, entities=entities)
+                  generator=generator, release_type=rule.release_type, entities=entities)
     entity_ctx = None
     if entities is not None:
         from dataclasses import replace as _replace
@@ -191,4 +223,5 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if entities is not None:
         header["unit"] = "entity"
         header["entities"] = entities.summary()
-    return Report(header, entries, results)
+    results, verdict = assess(results, rule)
+    return Report(header, entries, results, verdict)

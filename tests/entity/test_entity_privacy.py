@@ -23,8 +23,11 @@ def test_fresh_release_reads_low(parts):
     rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=PRIVACY)
     for name in ("entity_copies", "subsequence_copies"):
         res = rep[name]["result"]
-        assert res["risk_level"] == "low", name
+        # the calibrated verdict: no excess; 'inconclusive' when the run could miss a 1 % leak
+        assert res["risk_level"] in ("low", "inconclusive"), name
+        assert res["reference_level"] == "low"
         assert res["p_value"] > 0.05
+        assert res["evidence"]["unit"] == "entities" and res["evidence"]["n_member"] == res["member"]["n"]
         # chance agreement hits members and non-members alike
         assert abs(res["value"] - res["baseline"]["value"]) < 0.02
     d = rep.to_dict()
@@ -34,7 +37,8 @@ def test_fresh_release_reads_low(parts):
     assert rep["dcr"]["unit"] == "entity"
     assert rep["dcr"]["result"]["n"] == 1125
     assert rep["exact_matches"]["result"]["n"] == 1125
-    assert rep["dcr"]["result"]["risk_level"] != "high"
+    assert rep["dcr"]["result"]["reference_level"] not in ("high", "medium")
+    assert rep.to_dict()["verdict"]["level"] not in ("high", "medium")
 
 
 def test_whole_copies_read_high_with_evidence(parts):
@@ -51,7 +55,9 @@ def test_whole_copies_read_high_with_evidence(parts):
     assert res["excess"]["value"] > 0.03
     assert res["baseline"]["value"] == pytest.approx(non["k"] / non["n"])
     # the existing metrics, run on the entity table, see it too
-    assert rep["dcr"]["result"]["risk_level"] == "high"
+    assert rep["dcr"]["result"]["reference_level"] == "high"
+    # the calibrated verdict reads the entity-level evidence
+    assert rep.to_dict()["verdict"]["level"] == "high"
     assert rep["exact_matches"]["result"]["value"] == pytest.approx(len(src) / 1125)
 
 
@@ -62,7 +68,7 @@ def test_prefix_copies_fire_subsequence_not_rows(parts):
     assert sub["risk_level"] == "high"
     assert sub["p_value"] < 1e-6
     assert sub["member"]["k"] >= len(src)
-    assert rep["entity_copies"]["result"]["risk_level"] == "low"  # no whole history was copied
+    assert rep["entity_copies"]["result"]["risk_level"] in ("low", "inconclusive")  # no whole copy
     prefix = sg.evaluate(**run_kwargs(parts, p, e),
                          metrics={"subsequence_copies": {"anchor": "prefix"}})["subsequence_copies"]["result"]
     assert prefix["risk_level"] == "high"
@@ -82,7 +88,7 @@ def test_sequential_null_false_alarms():
         p, e = parts["fresh"]
         rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=list(alarms))
         for name in alarms:
-            alarms[name] += rep[name]["result"]["risk_level"] == "high"
+            alarms[name] += rep[name]["result"]["risk_level"] in ("high", "medium")
     assert all(v <= 1 for v in alarms.values()), alarms
 
 

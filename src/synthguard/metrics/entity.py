@@ -23,7 +23,7 @@ from ..entity.copies import (
 )
 from ..errors import MetricError
 from ..registry import Context, Param, register
-from ..results import Baseline, MetricResult
+from ..results import Baseline, Evidence, MetricResult
 
 NEEDS_ENTITY = ("needs an entity key: give --entity-key (or entity_key=... / 'entity_key' in the metadata, "
                 "or multi-table metadata) so rows are grouped into people")
@@ -50,6 +50,7 @@ def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarr
     k_m, n_m = int(o["copied"].sum()), int(o["eligible"].sum())
     syn_ents = run.ordered["synthetic"].entities
     details: dict[str, Any] = {"unit": "entity", "params": params}
+    evidence = None
     if "control" in hits:
         c = hits["control"]
         ev = member_evidence(k_m, n_m, int(c["copied"].sum()), int(c["eligible"].sum()), confidence_level)
@@ -58,6 +59,10 @@ def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarr
                             "synthetic data (non-members: real people the generator never saw)",
                             tuple(ev["non_member_rate"]["ci"]))
         level = simple_level(ev)
+        evidence = Evidence.from_counts(
+            f"share of entities whose {what} appears in some synthetic entity", k_m, n_m,
+            ev["non_member"]["k"], ev["non_member"]["n"], baseline="control entities against the same release",
+            confidence_level=confidence_level, unit="entities")
         warning = None
         if level == "high":
             warning = (f"{k_m} of {n_m} training entities ({100 * k_m / max(n_m, 1):.1f} %) have their {what} "
@@ -82,7 +87,7 @@ def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarr
     if copied_syn is not None:
         details["synthetic_entities_copying_a_member"] = {"k": copied_syn, "n": int(len(syn_ents))}
     return MetricResult(name, "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]), n_m,
-                        level, warning, details)
+                        level, warning, details, evidence=evidence)
 
 
 _CONF = Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", float,
