@@ -15,8 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import synthguard as sg  # noqa: E402
 from tests.entity._scenarios import prefix_copies, run_kwargs, split, whole_copies  # noqa: E402
+
+import synthguard as sg  # noqa: E402
 
 
 def main() -> None:
