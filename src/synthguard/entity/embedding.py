@@ -81,30 +81,56 @@ def order_events(frame: pd.DataFrame, spec: EntitySpec, schema: Schema, entities
     return OrderedEvents(f, ent, ents, pos, time)
 
 
-def _vocab(values: pd.Series, k: int) -> list[Any]:
+def _ranked(values: pd.Series) -> list[Any]:
+    """Distinct non-missing values, most frequent first, ties by their text (row-order free)."""
     counts = values.dropna().value_counts()
     if counts.empty:
         return []
-    df = pd.DataFrame({"v": counts.index, "n": counts.to_numpy(), "s": counts.index.map(str)})
-    return df.sort_values(["n", "s"], ascending=[False, True], kind="mergesort")["v"].head(k).tolist()
+    df = pd.DataFrame({"n": counts.to_numpy(), "s": [str(v) for v in counts.index]})
+    order = df.sort_values(["n", "s"], ascending=[False, True], kind="mergesort").index.to_numpy()
+    return counts.index[order].tolist()
+
+
+def _pairs(codes: np.ndarray, same_next: np.ndarray, size: int) -> np.ndarray:
+    """Codes ``a * size + b`` of consecutive (a then b) events of one entity; -1 when either is unknown."""
+    if len(codes) < 2:
+        return np.zeros(0, dtype=np.int64)
+    a, b = codes[:-1], codes[1:]
+    ok = same_next[:-1] & (a >= 0) & (b >= 0)
+    return np.where(ok, a * size + b, -1)
 
 
 def learn_vocabulary(ev: OrderedEvents, columns: list[str], schema: Schema, *,
                      top_categories: int = TOP_CATEGORIES, top_bigrams: int = TOP_BIGRAMS) -> dict[str, Any]:
-    """Top categories and bigrams of each categorical event column, from the original's events."""
+    """Categories (ranked) and top bigrams of each categorical event column, from the original's events.
+
+    ``{column: {"all": every category ranked, "categories": the top ones, "bigrams": [(a, b), ...]}}``.
+    """
     vocab: dict[str, Any] = {}
-    same_next = np.zeros(len(ev.entity), dtype=bool)
-    same_next[:-1] = ev.entity[1:] == ev.entity[:-1]
+    same_next = _same_next(ev.entity)
     for c in columns:
         if schema.columns[c].is_numeric:
             continue
-        strs = ev.frame[c].map(str, na_action="ignore").fillna("\x00nan").to_numpy(dtype=object)
-        keep = same_next[:-1]
-        pairs = pd.Series(strs[:-1][keep] + ">" + strs[1:][keep], dtype=object) if len(strs) > 1 \
-            else pd.Series([], dtype=object)
-        s = ev.frame[c]
-        vocab[c] = {"categories": _vocab(s, top_categories), "bigrams": _vocab(pairs, top_bigrams)}
+        ranked = _ranked(ev.frame[c])
+        size = max(len(ranked), 1)
+        codes = pd.Index(ranked, dtype=object).get_indexer(ev.frame[c]) if ranked else \
+            np.full(len(ev.frame), -1)
+        pairs = _pairs(codes.astype(np.int64), same_next, size)
+        pairs = pairs[pairs >= 0]
+        counts = np.bincount(pairs, minlength=size * size) if pairs.size else np.zeros(0, dtype=np.int64)
+        nz = np.flatnonzero(counts)
+        names = np.asarray([f"{ranked[p // size]}>{ranked[p % size]}" for p in nz], dtype=object)
+        order = np.lexsort((names, -counts[nz]))[:top_bigrams] if nz.size else np.zeros(0, dtype=np.int64)
+        vocab[c] = {"all": ranked, "categories": ranked[:top_categories],
+                    "bigrams": [(ranked[nz[i] // size], ranked[nz[i] % size]) for i in order]}
     return vocab
+
+
+def _same_next(entity: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(entity), dtype=bool)
+    if len(entity) > 1:
+        out[:-1] = entity[1:] == entity[:-1]
+    return out
 
 
 def embed(ev: OrderedEvents, context: pd.DataFrame | None, columns: list[str], schema: Schema,
@@ -191,21 +217,34 @@ def embed(ev: OrderedEvents, context: pd.DataFrame | None, columns: list[str], s
         nd = pd.Series(codes).where(codes >= 0).groupby(g_index).nunique().reindex(range(n), fill_value=0)
         out[f"{c}:n_distinct"] = nd.to_numpy().astype("float64")
         sdtypes[f"{c}:n_distinct"] = "numerical"
-        text = s.map(str, na_action="ignore")
-        for v in vocab.get(c, {}).get("categories", []):
-            hit = (text == str(v)).to_numpy()
-            out[f"{c}={v}:count"] = np.bincount(g_index[hit], minlength=n).astype("float64")
-            sdtypes[f"{c}={v}:count"] = "numerical"
-        strs = text.fillna("\x00nan").to_numpy(dtype=object)
-        if len(strs) > 1:
-            pairs = np.where(same_next[:-1], strs[:-1] + ">" + strs[1:], None)
+        voc = vocab.get(c, {})
+        ranked = list(voc.get("all", []))
+        size = max(len(ranked), 1)
+        idx = pd.Index(ranked, dtype=object).get_indexer(s).astype(np.int64) if ranked else \
+            np.full(len(s), -1, dtype=np.int64)
+        top = voc.get("categories", [])
+        if top and len(g_index):
+            k = len(top)
+            hit = (idx >= 0) & (idx < k)
+            mat = np.bincount(g_index[hit] * k + idx[hit], minlength=n * k).reshape(n, k)
         else:
-            pairs = np.array([], dtype=object)
-        for bg in vocab.get(c, {}).get("bigrams", []):
-            hit = pairs == bg
-            out[f"{c}:{bg}:count"] = np.bincount(g_index[:-1][hit], minlength=n).astype("float64") \
-                if len(pairs) else np.zeros(n)
-            sdtypes[f"{c}:{bg}:count"] = "numerical"
+            mat = np.zeros((n, len(top)))
+        for j, v in enumerate(top):
+            out[f"{c}={v}:count"] = mat[:, j].astype("float64")
+            sdtypes[f"{c}={v}:count"] = "numerical"
+        bigrams = voc.get("bigrams", [])
+        if bigrams:
+            pos = {a: i for i, a in enumerate(ranked)}
+            wanted = np.asarray([pos[a] * size + pos[b] for a, b in bigrams], dtype=np.int64)
+            pairs = _pairs(idx, same_next, size)
+            which = pd.Index(wanted).get_indexer(pairs)
+            ok = which >= 0
+            bmat = np.bincount(g_index[:-1][ok] * len(wanted) + which[ok],
+                               minlength=n * len(wanted)).reshape(n, len(wanted)) if ok.any() else \
+                np.zeros((n, len(wanted)))
+            for j, (a, b) in enumerate(bigrams):
+                out[f"{c}:{a}>{b}:count"] = bmat[:, j].astype("float64")
+                sdtypes[f"{c}:{a}>{b}:count"] = "numerical"
     frame = pd.DataFrame(out, index=ev.entities.rename(spec.entity_key))
     return frame, sdtypes
 

@@ -5,8 +5,9 @@ in [0, 1] (1 = the same), vectorised with group-bys:
 
 * :func:`length_score` - KSComplement of the sequence-length distributions;
 * :func:`gap_score` - KSComplement of the time between consecutive events of an entity;
-* :func:`share_score` - within-entity coherence: for each category of each categorical event column,
-  KSComplement of the per-entity share of events in that category; mean over categories;
+* :func:`share_score` - within-entity coherence: for each of the 20 most frequent categories of each
+  categorical event column, KSComplement of the per-entity share of events in that category; mean
+  over categories, then columns;
 * :func:`transition_score` - ``1 - TVD`` of the distribution of (event, next event) pairs within
   entities, per categorical event column;
 * :func:`context_dependence_score` - pair trends (SDMetrics' Column Pair Trends metrics, every pair
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..metrics.fidelity._columns import joint_codes
 from ..metrics.fidelity._pairs import column_pair_trends
 from ..metrics.fidelity._shapes import ks_complement
 from .build import EntityRun
@@ -71,46 +73,65 @@ def categorical_event_columns(run: EntityRun) -> list[str]:
     return [c for c in run.event_columns if not schema.columns[c].is_numeric]
 
 
-def _shares(ev: OrderedEvents, col: str) -> pd.DataFrame:
-    """Per entity (rows, entities with events) the share of its events in each category."""
-    keep = ev.lengths > 0
-    s = ev.frame[col].map(str, na_action="ignore").fillna("(missing)")
-    tab = pd.crosstab(ev.entity, s.to_numpy())
-    tab = tab.div(tab.sum(axis=1), axis=0)
-    return tab.reindex(np.flatnonzero(keep), fill_value=0.0)
+def _codes(run: EntityRun, role: str, col: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``col`` in the original's and ``role``'s ordered events, one shared vocabulary
+    (missing values are a category)."""
+    (co, cr), _ = joint_codes(run.ordered["original"].frame[col], run.ordered[role].frame[col])
+    return co, cr
+
+
+def _share_matrix(ev: OrderedEvents, codes: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """Per entity with events (rows), the share of its events in each of ``cats`` (columns)."""
+    n = len(ev.entities)
+    k = len(cats)
+    which = pd.Index(cats).get_indexer(codes)
+    hit = which >= 0
+    mat = np.bincount(ev.entity[hit] * k + which[hit], minlength=n * k).reshape(n, k).astype("float64")
+    lengths = ev.lengths
+    keep = lengths > 0
+    return mat[keep] / lengths[keep, None]
 
 
 def share_score(run: EntityRun, role: str, *, max_categories: int = 20) -> dict[str, Any]:
     per_col: dict[str, float] = {}
     for col in categorical_event_columns(run):
-        so, sr = _shares(run.ordered["original"], col), _shares(run.ordered[role], col)
-        cats = so.mean().sort_values(ascending=False).index[:max_categories]
-        scores = [ks_complement(so[c] if c in so else pd.Series(np.zeros(len(so))),
-                                sr[c] if c in sr else pd.Series(np.zeros(len(sr)))) for c in cats]
+        co, cr = _codes(run, role, col)
+        counts = np.bincount(co)
+        cats = np.argsort(-counts, kind="stable")[:max_categories]
+        cats = cats[counts[cats] > 0]
+        mo = _share_matrix(run.ordered["original"], co, cats)
+        mr = _share_matrix(run.ordered[role], cr, cats)
+        scores = [ks_complement(pd.Series(mo[:, j]), pd.Series(mr[:, j])) for j in range(len(cats))]
         per_col[col] = _nanmean(scores)
     return {"score": _nanmean(list(per_col.values())), "columns": per_col}
 
 
-def _bigrams(ev: OrderedEvents, col: str) -> pd.Series:
-    if len(ev.entity) < 2:
-        return pd.Series([], dtype="float64")
-    s = ev.frame[col].map(str, na_action="ignore").fillna("(missing)").to_numpy(dtype=object)
+def _pair_freq(ev: OrderedEvents, codes: np.ndarray, size: int) -> np.ndarray:
+    if len(codes) < 2:
+        return np.zeros(size * size)
     same = ev.entity[1:] == ev.entity[:-1]
-    pairs = pd.Series(s[:-1][same] + "\x1f" + s[1:][same])
-    return pairs.value_counts(normalize=True)
+    pairs = codes[:-1][same] * size + codes[1:][same]
+    counts = np.bincount(pairs, minlength=size * size).astype("float64")
+    return counts / counts.sum() if counts.sum() else counts
 
 
 def transition_score(run: EntityRun, role: str, *, top_n: int = 10) -> dict[str, Any]:
     per_col: dict[str, Any] = {}
     for col in categorical_event_columns(run):
-        po, pr = _bigrams(run.ordered["original"], col), _bigrams(run.ordered[role], col)
-        both = po.index.union(pr.index)
-        a, b = po.reindex(both, fill_value=0.0), pr.reindex(both, fill_value=0.0)
-        diff = (b - a).sort_values(key=np.abs, ascending=False).head(top_n)
-        per_col[col] = {"score": 1.0 - 0.5 * float(np.abs(a - b).sum()) if len(po) and len(pr) else float("nan"),
-                        "largest_differences": [{"from": k.split("\x1f")[0], "to": k.split("\x1f")[1],
-                                                 "original": float(a[k]), role: float(b[k])}
-                                                for k in diff.index]}
+        (co, cr), size = joint_codes(run.ordered["original"].frame[col], run.ordered[role].frame[col])
+        labels = pd.concat([run.ordered["original"].frame[col], run.ordered[role].frame[col]],
+                           ignore_index=True)
+        _, uniques = pd.factorize(labels, use_na_sentinel=True)
+        names = [str(u) for u in uniques] + ["(missing)"]
+        a = _pair_freq(run.ordered["original"], co, size)
+        b = _pair_freq(run.ordered[role], cr, size)
+        defined = a.sum() > 0 and b.sum() > 0
+        diff = b - a
+        top = np.argsort(-np.abs(diff), kind="stable")[:top_n]
+        top = top[np.abs(diff[top]) > 0]
+        per_col[col] = {"score": 1.0 - 0.5 * float(np.abs(diff).sum()) if defined else float("nan"),
+                        "largest_differences": [{"from": names[p // size], "to": names[p % size],
+                                                 "original": float(a[p]), role: float(b[p])} for p in top]}
     return {"score": _nanmean([v["score"] for v in per_col.values()]), "columns": per_col}
 
 

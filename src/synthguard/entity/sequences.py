@@ -35,8 +35,14 @@ def sequence_values(series: pd.Series, label: str = "table") -> np.ndarray:
 def _sort_codes(series: pd.Series, schema: Schema | None) -> np.ndarray:
     """Integer ranks of a column's values (missing last), for tie-breaking by content."""
     numeric = schema is not None and series.name in schema.columns and schema.columns[series.name].is_numeric
-    vals = numeric_view(series) if numeric else series.map(str, na_action="ignore")
-    codes, _ = pd.factorize(vals, sort=True)
+    if numeric:
+        codes, _ = pd.factorize(numeric_view(series), sort=True)
+    else:  # hash the values, then rank the distinct values by their text (mixed types sort too)
+        raw, uniques = pd.factorize(series)
+        rank = np.empty(len(uniques), dtype=np.int64)
+        rank[np.argsort(np.asarray([str(u) for u in uniques], dtype=object), kind="stable")] = \
+            np.arange(len(uniques))
+        codes = np.where(raw >= 0, rank[np.maximum(raw, 0)], -1)
     codes = codes.astype(np.int64)
     codes[codes < 0] = np.iinfo(np.int64).max
     return codes
