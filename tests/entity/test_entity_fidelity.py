@@ -105,8 +105,14 @@ def test_multi_table_quality_matches_sdmetrics(parts):
         warnings.simplefilter("ignore")
         qr.generate(real, syn, meta, verbose=False)
     props = qr.get_properties().set_index("Property")["Score"]
-    rep = sg.evaluate(real, syn, None, metadata=meta, metrics=["cardinality_shape", "intertable_trends"])
+    rep = sg.evaluate(real, syn, None, metadata=meta,
+                      metrics=["cardinality_shape", "intertable_trends", "multi_table_quality"])
     assert rep["cardinality_shape"]["result"]["value"] == pytest.approx(props["Cardinality"], abs=1e-9)
+    mt = rep["multi_table_quality"]["result"]
+    assert mt["value"] == pytest.approx(qr.get_score(), abs=1e-9)
+    for ours_key, theirs_key in (("column_shapes", "Column Shapes"), ("column_pair_trends", "Column Pair Trends"),
+                                 ("cardinality", "Cardinality"), ("intertable_trends", "Intertable Trends")):
+        assert mt["synthetic"]["properties"][ours_key] == pytest.approx(props[theirs_key], abs=1e-9)
     assert rep["intertable_trends"]["result"]["value"] == pytest.approx(props["Intertable Trends"], abs=1e-9)
     ours = pd.DataFrame(rep["intertable_trends"]["result"]["synthetic"]["pairs"])
     theirs = qr.get_details("Intertable Trends")

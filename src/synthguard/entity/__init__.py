@@ -22,7 +22,7 @@ __all__ = ["EntityData", "EntityRun", "EntitySpec", "PRIVACY_FAMILIES", "add_ent
 PRIVACY_FAMILIES = ("privacy", "anonymeter", "attacks", "disclosure")
 ENTITY_METRICS = ("entity_copies", "subsequence_copies", "sequence_length", "inter_event_time",
                   "category_shares", "transitions", "context_sequence_dependence", "cardinality_shape",
-                  "intertable_trends")
+                  "intertable_trends", "multi_table_quality")
 
 
 def wants_entities(original: Any, metadata: Any, entity_key: str | None, sequence_key: str | None,

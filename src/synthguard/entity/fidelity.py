@@ -210,3 +210,35 @@ def intertable_score(run: EntityRun, role: str, *, real_correlation_threshold: f
             rows.append(p.to_dict())
     return {"score": _nanmean([r["score"] for r in rows if r["meets_threshold"]]), "pairs": rows,
             "n_pairs": len(rows), "n_pairs_meeting_threshold": sum(bool(r["meets_threshold"]) for r in rows)}
+
+
+def multi_table_quality_score(run: EntityRun, role: str, *, real_correlation_threshold: float = 0.5,
+                              real_association_threshold: float = 0.3) -> dict[str, Any]:
+    """SDMetrics' multi-table QualityReport: Column Shapes and Column Pair Trends pooled over the
+    columns / qualifying pairs of both tables, Cardinality, Intertable Trends; overall = mean of the
+    defined properties."""
+    from ..metrics.fidelity._columns import STATISTICAL
+    from ..metrics.fidelity.quality import compute_quality
+
+    kw = {"real_correlation_threshold": real_correlation_threshold,
+          "real_association_threshold": real_association_threshold}
+    tables = [("child", run.rows)]
+    if run.context is not None:
+        tables.insert(0, ("parent", run.context))
+    shapes: list[float] = []
+    pairs: list[float] = []
+    per_table: dict[str, Any] = {}
+    for label, t in tables:
+        sd = {c: s.sdtype for c, s in t.schema.columns.items() if s.sdtype in STATISTICAL}
+        if not sd:
+            continue
+        q = compute_quality(t.original, t.get(role), sd, **kw)
+        shapes.extend(r["score"] for r in q["column_shapes_table"])
+        pairs.extend(p["score"] for p in q["column_pair_trends_table"] if p["meets_threshold"])
+        per_table[label] = {"column_shapes": q["column_shapes"], "column_pair_trends": q["column_pair_trends"]}
+    props = {"column_shapes": _nanmean(shapes), "column_pair_trends": _nanmean(pairs),
+             "cardinality": float("nan"), "intertable_trends": float("nan")}
+    if run.context is not None:
+        props["cardinality"] = cardinality_score(run, role)["score"]
+        props["intertable_trends"] = intertable_score(run, role, **kw)["score"]
+    return {"score": _nanmean(list(props.values())), "properties": props, "tables": per_table}

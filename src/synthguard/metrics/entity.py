@@ -231,6 +231,25 @@ def intertable_trends(ctx: Context, *, real_correlation_threshold: float = 0.5,
     return _fidelity("intertable_trends", ctx, score, "no parent/child pair passes the real-trend thresholds")
 
 
+@register("multi_table_quality", family="fidelity", direction="higher is better", optional_needs=("control",),
+          default=False, aliases=("sdmetrics_multi_table_qualityreport",),
+          params=[Param("real_correlation_threshold", 0.5, "SDMetrics' threshold on the real |r|", float),
+                  Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V", float)],
+          description="SDMetrics multi-table QualityReport: mean of Column Shapes, Column Pair Trends (pooled "
+                      "over the parent and child tables), Cardinality and Intertable Trends")
+def multi_table_quality(ctx: Context, *, real_correlation_threshold: float = 0.5,
+                        real_association_threshold: float = 0.3) -> MetricResult:
+    """The multi-table quality report of the parent (context) and child (event) tables."""
+    _run(ctx)
+
+    def score(run: EntityRun, role: str) -> dict[str, Any]:
+        return F.multi_table_quality_score(run, role, real_correlation_threshold=real_correlation_threshold,
+                                           real_association_threshold=real_association_threshold)
+
+    return _fidelity("multi_table_quality", ctx, score, "no column to compare")
+
+
 ENTITY_PRIVACY = ("entity_copies", "subsequence_copies")
 ENTITY_FIDELITY = ("sequence_length", "inter_event_time", "category_shares", "transitions",
-                   "context_sequence_dependence", "cardinality_shape", "intertable_trends")
+                   "context_sequence_dependence", "cardinality_shape", "intertable_trends",
+                   "multi_table_quality")
