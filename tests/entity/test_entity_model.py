@@ -163,3 +163,26 @@ def test_cli_entity_key(tmp_path, trio):
     bad = CliRunner().invoke(main, ["evaluate", "-o", str(tmp_path / "o.csv"), "-s", str(tmp_path / "s.csv"),
                                     "-c", str(tmp_path / "o.csv"), "--entity-key", "pid", "--no-progress"])
     assert bad.exit_code == 2 and "held out whole" in bad.output
+
+
+def test_near_copies_and_dates(trio):
+    o, oc, s, sc, c, cc = trio
+    start = pd.Timestamp("2020-01-01")
+    to_dates = {"t": lambda d: (start + pd.to_timedelta(d["t"], unit="D")).dt.strftime("%Y-%m-%d")}
+    o, s, c = (x.assign(**to_dates) for x in (o, s, c))
+    # three histories copied with amounts nudged by 0.1 %: not exact copies, near ones
+    near = o[o.pid.isin([1, 2, 3])].assign(pid=lambda d: d.pid + 9000, amount=lambda d: d.amount * 1.001)
+    s = pd.concat([s, near])
+    run = build_entity_run(prepare_entities(o, s, c, entity_key="pid", sequence_key="t"))
+    assert run.rows.schema.sdtype("t") == "datetime"
+    exact = whole_sequence_copies(run)["original"]["copied"]
+    rounded = whole_sequence_copies(run, round_digits=2)["original"]["copied"]
+    assert not exact[run.ordered["original"].entities.get_indexer(["1", "2", "3"])].any()
+    assert rounded[run.ordered["original"].entities.get_indexer(["1", "2", "3"])].all()
+    # a copy shifted in time is a copy under time="relative" only
+    shifted = o[o.pid == 4].assign(pid=9999, t=lambda d: (pd.to_datetime(d.t) + pd.Timedelta(days=40))
+                                   .dt.strftime("%Y-%m-%d"))
+    run2 = build_entity_run(prepare_entities(o, pd.concat([s, shifted]), c, entity_key="pid", sequence_key="t"))
+    i4 = run2.ordered["original"].entities.get_loc("4")
+    assert not whole_sequence_copies(run2)["original"]["copied"][i4]
+    assert whole_sequence_copies(run2, time="relative")["original"]["copied"][i4]
