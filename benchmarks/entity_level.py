@@ -25,8 +25,8 @@ def main() -> None:
     releases = {"fresh": (*parts["fresh"], None), "whole copies 5 %": whole_copies(parts),
                 "prefix copies 5 % (re-anchored)": prefix_copies(parts),
                 "prefix copies 5 % (days kept)": prefix_copies(parts, reanchor=False)}
-    print("release | entity_copies member / control (p) | subsequence_copies member / control (p) | "
-          "dcr risk | row exact matches synthetic / control")
+    print("release | entity_copies member / control (p, level) | subsequence_copies member / control (p, level) | "
+          "dcr reference level | verdict | row exact matches synthetic / control")
     for name, (p, e, _) in releases.items():
         t0 = time.perf_counter()
         rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=["entity_copies", "subsequence_copies", "dcr"])
@@ -39,8 +39,13 @@ def main() -> None:
             cells.append(f"{r['member']['k']}/{r['member']['n']} vs {r['non_member']['k']}/{r['non_member']['n']} "
                          f"(p={r['p_value']:.2g}, {r['risk_level']})")
         x = row["exact_matches"]["result"]
-        print(f"{name} | {cells[0]} | {cells[1]} | {rep['dcr']['result']['risk_level']} | "
-              f"{x['value']:.3f} / {x['baseline']['value']:.3f}   [{dt:.1f} s]")
+        print(f"{name} | {cells[0]} | {cells[1]} | {rep['dcr']['result']['reference_level']} | "
+              f"{rep.to_dict()['verdict']['level']} | {x['value']:.3f} / {x['baseline']['value']:.3f}   [{dt:.1f} s]")
+    p, e = parts["fresh"]
+    r = sg.evaluate(**run_kwargs(parts, p, e), metrics={"entity_copies": {"min_events": 1}})["entity_copies"]["result"]
+    print(f"\nfresh, entity_copies with min_events=1: {r['member']['k']}/{r['member']['n']} vs "
+          f"{r['non_member']['k']}/{r['non_member']['n']}, detection limit {r['evidence']['detection_limit']:.3f}, "
+          f"{r['risk_level']}")
     p, e = parts["fresh"]
     seq = ["sequence_length", "inter_event_time", "category_shares", "transitions",
            "context_sequence_dependence", "cardinality_shape"]

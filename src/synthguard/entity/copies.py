@@ -105,7 +105,7 @@ def simple_level(evidence: Mapping[str, Any], materiality: float = 0.01) -> str:
     return "low"
 
 
-def whole_sequence_copies(run: EntityRun, *, round_digits: int | None = None, min_events: int = 1,
+def whole_sequence_copies(run: EntityRun, *, round_digits: int | None = None, min_events: int = 2,
                           time: str = "absolute") -> dict[str, dict[str, np.ndarray]]:
     """Per role, ``{"copied": bool per entity, "eligible": bool per entity}``: is the entity's whole
     sequence (of at least ``min_events`` events) the whole sequence of some synthetic entity?"""

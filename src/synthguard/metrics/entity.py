@@ -98,14 +98,15 @@ _CONF = Param("confidence_level", 0.95, "level of the Wilson and Newcombe interv
     "entity_copies", family="privacy", direction="lower is safer", optional_needs=("control",), default=False,
     params=[Param("round_digits", None, "round numeric values and time gaps to this many significant digits "
                   "before comparing (near copies); null = exact", int, check=_digits),
-            Param("min_events", 1, "only entities with at least this many events count", int, check=_positive),
+            Param("min_events", 2, "only entities with at least this many events count (a one-event history "
+                  "is one row: exact_matches and dcr on the entity table cover it)", int, check=_positive),
             Param("time", "absolute", "'absolute': the sequences' times must agree too; 'relative': only the "
                   "gaps between events (catches copies shifted in time)", str, choices=("absolute", "relative")),
             _CONF],
     description="share of training entities whose whole event sequence (same events, same order, same gaps) "
                 "is the sequence of some synthetic entity, against the same share for control entities",
 )
-def entity_copies(ctx: Context, *, round_digits: int | None = None, min_events: int = 1,
+def entity_copies(ctx: Context, *, round_digits: int | None = None, min_events: int = 2,
                   time: str = "absolute", confidence_level: float = 0.95) -> MetricResult:
     """Whole-sequence copies, members vs non-members (see :mod:`synthguard.entity.copies`)."""
     run = _run(ctx)
