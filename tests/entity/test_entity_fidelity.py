@@ -8,9 +8,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from tests.entity._scenarios import run_kwargs, split
 
 import synthguard as sg
+
+from ._scenarios import run_kwargs, split
 
 SEQ = ["sequence_length", "inter_event_time", "category_shares", "transitions",
        "context_sequence_dependence", "cardinality_shape"]

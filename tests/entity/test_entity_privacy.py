@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.entity._scenarios import prefix_copies, run_kwargs, split, whole_copies
 
 import synthguard as sg
+
+from ._scenarios import prefix_copies, run_kwargs, split, whole_copies
 
 PRIVACY = ["entity_copies", "subsequence_copies", "dcr", "nndr", "closest_distance_mia", "exact_matches"]
 
