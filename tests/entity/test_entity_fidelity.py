@@ -31,6 +31,9 @@ def test_fresh_release_sits_at_the_control_ceiling(parts):
         assert r["family"] == "fidelity" and rep[m]["unit"] == "entity"
         assert r["baseline"]["value"] is not None
         assert abs(r["value"] - r["baseline"]["value"]) < 0.05, m
+    dist = rep["sequence_length"]["result"]["synthetic"]["distribution"]
+    assert sum(dist["original"]) == pytest.approx(1.0) and len(dist["lengths"]) == len(dist["synthetic"])
+    assert rep["transitions"]["result"]["synthetic"]["columns"]["event"]["largest_differences"]
 
 
 def test_degraded_releases_score_lower(parts):

@@ -45,11 +45,27 @@ def length_score(run: EntityRun, role: str, *, with_empty: bool = False) -> dict
     if not with_empty:
         lo, lr = lo[lo > 0], lr[lr > 0]
     return {"score": ks_complement(pd.Series(lo, dtype="float64"), pd.Series(lr, dtype="float64")),
+            "distribution": length_distribution(lo, lr, role),
             "mean_length": {"original": float(lo.mean()) if lo.size else float("nan"),
                             role: float(lr.mean()) if lr.size else float("nan")},
             "quantiles": {"original": np.quantile(lo, [0.1, 0.5, 0.9]).tolist() if lo.size else None,
                           role: np.quantile(lr, [0.1, 0.5, 0.9]).tolist() if lr.size else None},
             "n_entities": {"original": int(lo.size), role: int(lr.size)}}
+
+
+def length_distribution(lo: np.ndarray, lr: np.ndarray, role: str, max_bins: int = 30) -> dict[str, Any]:
+    """Share of entities per sequence length (for charts): one bin per length up to ``max_bins``
+    lengths, the longest ones pooled into the last bin (labelled ``">=L"``)."""
+    top = int(max(lo.max(initial=0), lr.max(initial=0)))
+    cap = top if top < max_bins else max_bins - 1
+    labels = [str(v) for v in range(cap + 1)] + ([f">={cap + 1}"] if top > cap else [])
+    k = len(labels)
+
+    def shares(x: np.ndarray) -> list[float]:
+        counts = np.bincount(np.minimum(x, k - 1), minlength=k).astype("float64")
+        return (counts / counts.sum()).tolist() if counts.sum() else counts.tolist()
+
+    return {"lengths": labels, "original": shares(lo), role: shares(lr)}
 
 
 def gaps(ev: OrderedEvents) -> np.ndarray:
