@@ -18,7 +18,7 @@ __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
     "make_rng", "difference_ci", "median_ci", "chi_square", "fisher_greater", "binomial_greater",
-    "holm_adjust", "detection_limit",
+    "holm_adjust", "detection_limit", "tail_counts",
 ]
 
 
@@ -382,20 +382,27 @@ def binomial_greater(k: int, n: int, p0: float) -> float:
     return float(min(1.0, _st.binom.sf(int(k) - 1, int(n), float(p0))))
 
 
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
+def holm_adjust(p_values: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
     """Holm's step-down adjustment of a family of p-values (NaN entries stay NaN, not counted).
 
     Controls the family-wise error rate: rejecting every test with adjusted p < alpha makes at
     least one false alarm at most alpha likely, whatever the dependence between the tests.
+    With ``weights`` (positive, fixed before seeing the data) it is Holm's weighted procedure
+    (Holm 1979): tests are ordered by ``p / w`` and the step for test ``i`` multiplies ``p_i / w_i``
+    by the weight still in play; equal weights give the plain procedure.
     """
     p = np.asarray(p_values, dtype=float)
+    w = np.ones(p.shape) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != p.shape or np.any(w <= 0):
+        raise ConfigError("holm_adjust: one positive weight per p-value is needed")
     out = np.full(p.shape, np.nan)
     ok = np.flatnonzero(~np.isnan(p))
     m = ok.size
     if m == 0:
         return out.tolist()
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    order = ok[np.lexsort((np.arange(ok.size), p[ok] / w[ok]))]
+    remaining = np.cumsum(w[order][::-1])[::-1]  # weight of the tests not yet rejected
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] / w[order] * remaining))
     out[order] = adj
     return out.tolist()
 
@@ -467,3 +474,30 @@ def detection_limit(n1: int, n2: int | None, p0: float, *, alpha: float = 0.05,
         else:
             lo = mid
     return float(hi)
+
+
+def tail_counts(member: np.ndarray, non_member: np.ndarray, share: float) -> tuple[int, int, float]:
+    """How many members and non-members fall in the pooled top ``share`` of a score (higher = more
+    exposed, e.g. minus the distance to the closest synthetic row).
+
+    The cut ``t`` is read from the *pooled* scores, so it does not depend on which rows are members:
+    under the null (members and non-members exchangeable) Fisher's exact test on the two counts is
+    then exact. ``t`` is the lowest score whose pooled upper tail (``score >= t``) holds at most
+    ``share`` of the rows; when the top tie group alone is larger (many rows at distance 0, say) the
+    whole top group is taken. Returns ``(k_member, k_non_member, t)``.
+    """
+    m = np.asarray(member, dtype=float)
+    c = np.asarray(non_member, dtype=float)
+    pooled = np.sort(np.r_[m, c])[::-1]
+    if pooled.size == 0:
+        return 0, 0, float("nan")
+    allowed = int(np.floor(share * pooled.size))
+    t = pooled[0]
+    if allowed >= 1:
+        cand = pooled[allowed - 1]
+        # rows tied with the candidate would push the tail over the share: step above them
+        if np.sum(pooled >= cand) > allowed:
+            above = pooled[pooled > cand]
+            cand = above.min() if above.size else pooled[0]
+        t = cand
+    return int(np.sum(m >= t)), int(np.sum(c >= t)), float(t)

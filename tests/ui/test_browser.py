@@ -82,7 +82,7 @@ def test_demo_html_renders_offline(tmp_path, browser_ok):
                   "<title>ROC curves of the attacks", "<title>quality_report: per-column fidelity",
                   "<title>anonymisation_score: distortion by column"):
         assert title in text, title
-    assert "Overall risk" in out["facts"]["verdict"]
+    assert "Verdict" in out["facts"]["verdict"]
     assert "HIGH" in out["facts"]["verdict"]  # the leaky release copies 40 % of the rows
     side = html.with_name("demo.compare.html")
     out2 = render(side, tmp_path / "compare.png")
