@@ -58,8 +58,9 @@ def main() -> None:
 
 def calibration(seeds: int = 20) -> None:
     """False alarms on fresh releases and power on 5 % whole copies, over seeded entity splits."""
-    from synthguard.entity.calibration import entity_calibration_split, entity_leaky_release
     from tests.entity._scenarios import load_nafld
+
+    from synthguard.entity.calibration import entity_calibration_split, entity_leaky_release
 
     persons, events = load_nafld()
     names = ["entity_copies", "subsequence_copies"]
