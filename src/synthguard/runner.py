@@ -193,6 +193,11 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                     res = spec.func(mctx, **params)
                     if not isinstance(res, MetricResult):
                         raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
+                    if unit == "entity" and getattr(res, "evidence", None) is not None \
+                            and res.evidence.unit != "entities":  # the metric ran on one row per entity
+                        from dataclasses import replace as _replace_unit
+
+                        res = _replace_unit(res, evidence=_replace_unit(res.evidence, unit="entities"))
                     results[name] = res
                     if cache is not None and key is not None:
                         cache.put(key, res)

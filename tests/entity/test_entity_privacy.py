@@ -135,3 +135,16 @@ def test_entity_table_is_row_order_free(parts):
         runs.append(build_entity_run(data).entities.original)
     assert runs[0].equals(runs[1])
     assert "n_events" in runs[0].columns and "event:first" in runs[0].columns
+
+
+def test_existing_metrics_state_entity_evidence(parts):
+    p, e, _ = whole_copies(parts, share=0.05)
+    rep = sg.evaluate(**run_kwargs(parts, p, e), metrics=["exact_matches", "dcr"]).to_dict()
+    seen = 0
+    for m in ("exact_matches", "dcr"):
+        ev = rep["metrics"][m]["result"]["evidence"]
+        if ev is not None:
+            seen += 1
+            assert ev["unit"] == "entities", m
+            assert ev["n_member"] <= 2250
+    assert seen >= 1
