@@ -188,3 +188,17 @@ def test_near_copies_and_dates(trio):
     i4 = run2.ordered["original"].entities.get_loc(str(pid))
     assert not whole_sequence_copies(run2)["original"]["copied"][i4]
     assert whole_sequence_copies(run2, time="relative")["original"]["copied"][i4]
+
+
+def test_quasi_identifiers_may_be_sequence_features(trio):
+    o, oc, s, sc, c, cc = trio
+    meta = {"entity_key": "pid", "sequence_key": "t", "quasi_identifiers": ["age", "n_events", "kind:first"],
+            "sensitive": ["sex", "kind"]}
+    rep = sg.evaluate(o, s, c, metadata=meta, original_context=oc, synthetic_context=sc, control_context=cc,
+                      metrics=["k_anonymity", "singling_out_univariate"]).to_dict()
+    ent = rep["entities"]
+    assert ent["quasi_identifiers"] == ["age", "n_events", "kind:first"]
+    assert ent["sensitive"] == ["sex"]
+    assert ent["roles_not_in_entity_table"] == {"sensitive": ["kind"]}
+    assert rep["metrics"]["k_anonymity"]["status"] == "ok"
+    assert rep["metrics"]["k_anonymity"]["unit"] == "entity"

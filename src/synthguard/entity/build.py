@@ -37,6 +37,9 @@ class EntityRun:
         Event columns summarised (neither key, nor text/id columns).
     vocabulary : mapping
         Top categories and bigrams per categorical event column.
+    roles_not_in_entity_table : mapping
+        Quasi-identifiers / sensitive columns named in the metadata that are not entity-table columns
+        (event columns: they keep their role in the row-level metrics only), listed in the report.
     """
 
     data: EntityData
@@ -46,10 +49,15 @@ class EntityRun:
     context: Tables | None
     event_columns: list[str]
     vocabulary: Mapping[str, Any] = field(default_factory=dict)
+    roles_not_in_entity_table: Mapping[str, list[str]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         out = self.data.summary()
         out["embedding_columns"] = list(self.entities.original.columns)
+        out["quasi_identifiers"] = list(self.entities.schema.quasi_identifiers)
+        out["sensitive"] = list(self.entities.schema.sensitive)
+        if self.roles_not_in_entity_table:
+            out["roles_not_in_entity_table"] = dict(self.roles_not_in_entity_table)
         return out
 
 
@@ -96,10 +104,12 @@ def build_entity_run(data: EntityData, *, top_categories: int = 8, top_bigrams: 
     empty = [c for c in emb["original"].columns if any(emb[r][c].isna().all() for r in roles)]
     emb = {r: f.drop(columns=empty).reset_index(drop=True) for r, f in emb.items()}
     emeta: dict[str, Any] = {"columns": {c: {"sdtype": sdtypes[c]} for c in emb["original"].columns}}
-    for k in ("quasi_identifiers", "sensitive"):
-        vals = list((data.context_metadata or {}).get(k) or [])
-        if vals:
-            emeta[k] = [c for c in vals if c in emb["original"].columns]
+    unused: dict[str, list[str]] = {}
+    for k, vals in data.column_roles.items():
+        emeta[k] = [c for c in vals if c in emb["original"].columns]
+        missed = [c for c in vals if c not in emb["original"].columns]
+        if missed:
+            unused[k] = missed
     labels = {r: f"{data.labels.get(r, r)} (entity table)" for r in roles}
     ent_tables = prepare_tables(emb["original"], emb["synthetic"], emb.get("control"), emeta, labels=labels)
-    return EntityRun(data, rows, ent_tables, ordered, ctx_tables, columns, vocab)
+    return EntityRun(data, rows, ent_tables, ordered, ctx_tables, columns, vocab, unused)

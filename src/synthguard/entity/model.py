@@ -81,6 +81,10 @@ class EntityData:
         Metadata of the context columns.
     labels : mapping
         Role -> label of the event table's source, for messages.
+    column_roles : mapping
+        ``quasi_identifiers`` / ``sensitive`` named in the metadata (top level, or any table of
+        multi-table metadata): those that are columns of the entity table (context columns, or
+        sequence features such as ``n_events`` or ``event:first``) play that role there.
     """
 
     spec: EntitySpec
@@ -89,6 +93,7 @@ class EntityData:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     context_metadata: Mapping[str, Any] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    column_roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -202,6 +207,7 @@ def prepare_entities(original: Any, synthetic: Any, control: Any = None, metadat
         Orphan rows, keys shared by original and control, non-constant context, missing keys.
     """
     meta = load_metadata(metadata) if metadata is not None else {}
+    top_meta = dict(meta)
     label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
     sources = {"original": original, "synthetic": synthetic, "control": control}
     ctx_sources = {"original": original_context, "synthetic": synthetic_context, "control": control_context}
@@ -344,4 +350,10 @@ def prepare_entities(original: Any, synthetic: Any, control: Any = None, metadat
     for k in ("quasi_identifiers", "sensitive"):
         if context and k in meta:
             ctx_meta[k] = [c for c in meta[k] if c in next(iter(context.values())).columns]
-    return EntityData(spec, events, context, ev_meta, ctx_meta, labels)
+    column_roles: dict[str, tuple[str, ...]] = {}
+    sections = [top_meta] + [t for t in (top_meta.get("tables") or {}).values() if isinstance(t, Mapping)]
+    for k in ("quasi_identifiers", "sensitive"):
+        names = [str(c) for sec in sections for c in (sec.get(k) or [])]
+        if names:
+            column_roles[k] = tuple(dict.fromkeys(names))
+    return EntityData(spec, events, context, ev_meta, ctx_meta, labels, column_roles)
