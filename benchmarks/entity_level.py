@@ -1,6 +1,6 @@
 """Entity-level figures of docs/entity-level.md on the NAFLD sample (tests/entity/data).
 
-Run from the repository root:  PYTHONPATH=src python benchmarks/entity_level.py
+Run from the repository root:  PYTHONPATH=src python benchmarks/entity_level.py [--scale]
 Prints, for a fresh release, a release with 5 % whole copies and one with 5 % prefix copies, the
 member / control copy rates with the one-sided Fisher p-value, the DCR risk on the entity table, and
 the row-level exact-match rate against the control's; then the sequential fidelity scores with their
@@ -82,6 +82,47 @@ def calibration(seeds: int = 20) -> None:
           f"{verdict_alarms}/{seeds}; 5 % whole copies read high {power}/{seeds}")
 
 
+def scale(n_original: int = 50_000) -> None:
+    """Seconds of each entity-level step on generated sequences: ``n_original`` people with 1-19
+    events each (about 10 per person) in the original, half as many in the release and the control."""
+    import numpy as np
+    import pandas as pd
+
+    from synthguard.entity import build_entity_run, prepare_entities
+    from synthguard.entity import fidelity as F
+    from synthguard.entity.copies import subsequence_copies_of, whole_sequence_copies
+
+    def make(n: int, seed: int, start: int) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        lengths = rng.integers(1, 20, n)
+        ids = np.repeat(np.arange(start, start + n), lengths)
+        return pd.DataFrame({"id": ids, "t": rng.integers(0, 3650, len(ids)),
+                             "kind": rng.choice([f"k{i}" for i in range(30)], len(ids)),
+                             "amount": rng.gamma(2, 50, len(ids)).round(2)})
+
+    o, s, c = make(n_original, 1, 0), make(n_original // 2, 2, 10**7), make(n_original // 2, 3, 2 * 10**7)
+    print(f"\nscale: {len(o)} / {len(s)} / {len(c)} events (original / synthetic / control)")
+    t = time.perf_counter()
+    data = prepare_entities(o, s, c, entity_key="id", sequence_key="t")
+    print(f"prepare_entities {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    run = build_entity_run(data)
+    print(f"build_entity_run {time.perf_counter() - t:.1f} s (entity table {run.entities.original.shape})")
+    steps = {"entity_copies": lambda: whole_sequence_copies(run),
+             "subsequence_copies": lambda: subsequence_copies_of(run),
+             "sequence_length": lambda: F.length_score(run, "synthetic"),
+             "inter_event_time": lambda: F.gap_score(run, "synthetic"),
+             "category_shares": lambda: F.share_score(run, "synthetic"),
+             "transitions": lambda: F.transition_score(run, "synthetic")}
+    for name, step in steps.items():
+        t = time.perf_counter()
+        step()
+        print(f"{name} {time.perf_counter() - t:.2f} s")
+
+
 if __name__ == "__main__":
-    main()
-    calibration()
+    if "--scale" in sys.argv:
+        scale()
+    else:
+        main()
+        calibration()
