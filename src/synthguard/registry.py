@@ -136,6 +136,9 @@ class Context:
         A generator (``fit``/``generate``) for metrics that need one.
     release_type : str
         ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
+    entities : EntityRun, optional
+        Entity-level inputs (:mod:`synthguard.entity`) when an entity key was given; ``tables`` is
+        then the entity table for privacy metrics and the event table for the others.
     """
 
     tables: Tables
@@ -147,6 +150,7 @@ class Context:
     generator: Any = None
     cache: dict[str, Any] = field(default_factory=dict)
     release_type: str = "synthetic"
+    entities: Any = None
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``."""
