@@ -118,12 +118,18 @@ class Verdict:
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
+    def unit(self) -> str:
+        """What the tests count: ``"records"``, or ``"entities"`` when an entity key is given."""
+        units = {t.get("unit") for t in self.tests} - {None}
+        return "entities" if "entities" in units else "records"
+
+    @property
     def driver(self) -> str | None:
         """Name of the first metric driving the verdict (``None`` when nothing does)."""
         return self.drivers[0]["metric"] if self.drivers else None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"level": self.level, "summary": self.summary}
+        out = {"level": self.level, "summary": self.summary, "unit": self.unit}
         out.update(self.rule.to_dict())
         out.update({"correction": "holm" if self.rule.rule == "calibrated" else None,
                     "drivers": list(self.drivers), "detection_limit": self.detection_limit,

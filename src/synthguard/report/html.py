@@ -100,7 +100,7 @@ def _verdict_html(v: Any) -> str:
     cls = level if level in ("high", "medium", "low") else ""
     parts = [f'<div class="verdict {cls}"><div>Verdict: <span class="big">{escape(level.upper())}</span>'
              f' <span class="small">(rule: {escape(str(d["rule"]))}, materiality '
-             f'{escape(fmt_number(100 * d["materiality"]))} % of training records, release: '
+             f'{escape(fmt_number(100 * d["materiality"]))} % of training {escape(str(d.get("unit", "records")))}, release: '
              f'{escape(str(d["release_type"]))})</span></div>',
              f'<div>{escape(str(d["summary"]))}</div>']
     tests = d.get("tests") or []
