@@ -75,7 +75,7 @@ def test_data_block_drives_evaluate_cli(files):
 
 def test_data_block_errors(files):
     res = CliRunner().invoke(main, ["evaluate", "--metrics", "exact_matches"])
-    assert res.exit_code == 2 and "--original and --synthetic" in res.output
+    assert res.exit_code == 2 and "and --synthetic, or a --config" in res.output
     with pytest.raises(ConfigError, match="unknown key"):
         build_config(None, {"data": {"orig": "x.csv"}})
     with pytest.raises(Exception, match="no synthetic"):

@@ -31,9 +31,10 @@ def main() -> None:
 from . import demo as _demo  # noqa: E402
 from . import evaluate as _evaluate  # noqa: E402
 from . import metrics as _metrics  # noqa: E402
+from . import profile as _profile  # noqa: E402
 from . import run as _run  # noqa: E402
 
-for _mod in (_evaluate, _metrics, _demo, _run):
+for _mod in (_evaluate, _metrics, _demo, _profile, _run):
     main.add_command(_mod.command)
 
 # optional command modules contributed by later families
