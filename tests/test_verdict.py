@@ -168,3 +168,22 @@ def test_release_type_from_metadata_and_config(demo_data, demo_metadata):
     with pytest.raises(ConfigError):
         synthguard.evaluate(demo_data["original"].head(30), demo_data["safe"].head(30),
                             config={"metrics": ["exact_matches"], "alpha": 0.9})
+
+
+def test_fail_on_passes_a_fresh_real_sample_and_stops_copies(tmp_path, shared_data):
+    """On real data (acs12): a fresh sample of real people exits 0 under --fail-on high, the same
+    release with 10 % of the training records copied in exits 3."""
+    import pandas as pd
+
+    from synthguard.calibration import calibration_split, leaky_release
+
+    parts = calibration_split(pd.read_csv(shared_data / "acs12.csv"), 0)
+    leak = leaky_release(parts["fresh"], parts["original"], 0.1, 0)
+    p = _write(tmp_path, {"original": parts["original"], "control": parts["control"],
+                          "fresh": parts["fresh"], "leak": leak})
+    base = ["evaluate", "-o", str(p["original"]), "-c", str(p["control"]), "--preset", "quick",
+            "--fail-on", "high", "--no-progress"]
+    fresh = CliRunner().invoke(main, base + ["-s", str(p["fresh"])])
+    assert fresh.exit_code == 0, fresh.output
+    leaky = CliRunner().invoke(main, base + ["-s", str(p["leak"])])
+    assert leaky.exit_code == 3, leaky.output

@@ -17,8 +17,9 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci", "median_ci", "chi_square", "fisher_greater", "binomial_greater",
-    "holm_adjust", "detection_limit", "label_permutation_greater", "tail_counts",
+    "make_rng", "difference_ci", "median_ci", "chi_square", "chi_square_table", "cramers_v_table",
+    "fisher_greater", "binomial_greater", "holm_adjust", "detection_limit", "tail_counts",
+    "label_permutation_greater",
 ]
 
 
@@ -86,7 +87,8 @@ def wilson_rate(k: float, n: int, confidence_level: float = 0.95) -> Rate:
         raise ConfigError(f"a rate needs at least one trial, got n={n}")
     if k < 0 or k > n:
         raise ConfigError(f"successes must lie in [0, n], got k={k}, n={n}")
-    z = z_value(confidence_level)
+    # confidence_level = 0 is the bare point estimate k / n with no error (anonymeter accepts it)
+    z = 0.0 if confidence_level == 0 else z_value(confidence_level)
     z2 = z * z
     centre = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)
@@ -353,9 +355,38 @@ def chi_square(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
         cells, counts = np.unique(cell, return_counts=True)
     row = np.bincount(ia, minlength=r).astype("float64")
     col = np.bincount(ib, minlength=c).astype("float64")
-    counts = counts.astype("float64")
-    chi2 = n * (float(np.sum(counts * counts / (row[cells // c] * col[cells % c]))) - 1.0)
-    return max(chi2, 0.0), r, c
+    return _chi2_cells(counts.astype("float64"), row[cells // c], col[cells % c], n), r, c
+
+
+def _chi2_cells(counts: np.ndarray, row: np.ndarray, col: np.ndarray, n: float) -> float:
+    """``n (sum O^2 / (row_i col_j) - 1)`` over occupied cells, clipped at 0."""
+    return max(n * (float(np.sum(counts * counts / (row * col))) - 1.0), 0.0)
+
+
+def chi_square_table(table: np.ndarray) -> tuple[float, int, int]:
+    """Pearson's chi-square of independence of a 2-D contingency table of counts.
+
+    Same formula as :func:`chi_square` (rows and columns with no count are left out, so ``r`` and
+    ``c`` are the numbers of occupied rows and columns). ``(nan, r, c)`` for an empty table.
+    """
+    t = np.asarray(table, dtype="float64")
+    n = float(t.sum())
+    row = t.sum(axis=1)
+    col = t.sum(axis=0)
+    r, c = int((row > 0).sum()), int((col > 0).sum())
+    if n == 0:
+        return float("nan"), r, c
+    i, j = np.nonzero(t)
+    return _chi2_cells(t[i, j], row[i], col[j], n), r, c
+
+
+def cramers_v_table(table: np.ndarray) -> float:
+    """Cramer's V (no continuity correction) of a contingency table; NaN under 2 x 2 occupied."""
+    chi2, r, c = chi_square_table(table)
+    n = float(np.asarray(table).sum())
+    if n == 0 or r < 2 or c < 2:
+        return float("nan")
+    return math.sqrt(chi2 / (n * (min(r, c) - 1)))
 
 
 # --- tests behind calibrated risk levels (members vs non-members) -------------------------------

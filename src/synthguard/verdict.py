@@ -118,12 +118,18 @@ class Verdict:
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
+    def unit(self) -> str:
+        """What the tests count: ``"records"``, or ``"entities"`` when an entity key is given."""
+        units = {t.get("unit") for t in self.tests} - {None}
+        return "entities" if "entities" in units else "records"
+
+    @property
     def driver(self) -> str | None:
         """Name of the first metric driving the verdict (``None`` when nothing does)."""
         return self.drivers[0]["metric"] if self.drivers else None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"level": self.level, "summary": self.summary}
+        out = {"level": self.level, "summary": self.summary, "unit": self.unit}
         out.update(self.rule.to_dict())
         out.update({"correction": "holm" if self.rule.rule == "calibrated" else None,
                     "drivers": list(self.drivers), "detection_limit": self.detection_limit,
@@ -181,8 +187,8 @@ def _test_row(name: str, res: MetricResult, ev: Evidence) -> dict[str, Any]:
                         "detection_limit": ev.detection_limit, "unit": ev.unit})
 
 
-def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
-           ) -> tuple[dict[str, MetricResult], Verdict]:
+def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
+           has_control: bool | None = None) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -191,6 +197,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
         Metric name -> result, as the metrics returned them (levels from their reference cut-offs).
     rule : RiskRule, optional
         Default: calibrated, materiality 1 %, alpha 5 %, synthetic release.
+    has_control : bool, optional
+        Whether a control table was given (only words the summary when no test could run).
 
     Returns
     -------
@@ -245,7 +253,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
     drivers = sorted((t for t in tests if t["level"] == level),
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
     limit = _detection_limit(out, driving, rule, share)
-    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule), tuple(drivers),
+    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control),
+                        tuple(drivers),
                         tuple(tests), limit, tuple(not_assessed), counts)
 
 
@@ -273,9 +282,12 @@ def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], ru
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,
-             tests: list[dict[str, Any]], rule: RiskRule) -> str:
+             tests: list[dict[str, Any]], rule: RiskRule, has_control: bool | None = None) -> str:
     m = _pct(rule.materiality)
     if not tests:
+        if has_control:
+            return ("inconclusive: no privacy test ran (the privacy metrics were skipped or not "
+                    "selected: see the skipped metrics and their reasons)")
         return ("inconclusive: no privacy test could compare training rows with held-out real rows "
                 "(give a control table: real rows held out from training, --control)")
     if level in ("high", "medium"):
