@@ -17,7 +17,8 @@ from ..registry import Context, Param, register
 from ..results import Baseline, MetricResult, level_from_thresholds
 from ..stats import difference_ci, proportion
 
-__all__ = ["exact_matches", "ims", "matching_columns", "row_identities_for"]
+__all__ = ["exact_matches", "exact_matches_result", "ims", "ims_result", "matching_columns",
+           "row_identities_for"]
 
 
 def _positive_int(v: Any) -> str | None:
@@ -104,29 +105,44 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
     syn, orig = ids["synthetic"], ids["original"]
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    k = int(_in(syn, orig).sum())
-    rate = proportion(k, syn.size, confidence_level)
     _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
-    dup = proportion(int((counts[inv.ravel()] > 1).sum()), orig.size, confidence_level)
+    control = None
+    if "control" in ids:
+        control = (int(_in(ids["control"], orig).sum()), int(ids["control"].size))
+    return exact_matches_result(
+        ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
+        n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
+        records=_copied_records(syn, orig, top_n), confidence_level=confidence_level)
+
+
+def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
+                         n_duplicated: int, n_original: int, control: tuple[int, int] | None,
+                         records: list[dict[str, Any]], confidence_level: float = 0.95) -> MetricResult:
+    """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
+
+    ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
+    ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``.
+    """
+    rate = proportion(k, n_synthetic, confidence_level)
+    dup = proportion(n_duplicated, n_original, confidence_level)
     details: dict[str, Any] = {
         "percentage": 100.0 * rate["value"],
         "synthetic_match_rate": rate,
         "original_duplication_rate": dup,
         "control_match_rate": None,
         "difference_to_baseline": None,
-        "threshold": ctx.thresholds.get("high"),
-        "columns": matching_columns(ctx),
+        "threshold": thresholds.get("high"),
+        "columns": columns,
     }
     warning = None
-    if "control" in ids:
-        ctl = ids["control"]
-        kc = int(_in(ctl, orig).sum())
-        base = proportion(kc, ctl.size, confidence_level) if ctl.size else None
+    if control is not None:
+        kc, n_ctl = control
+        base = proportion(kc, n_ctl, confidence_level) if n_ctl else None
         if base is None:
             baseline = Baseline(None, "no baseline: the control table has no rows")
         else:
             details["control_match_rate"] = base
-            diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+            diff = difference_ci(k, n_synthetic, kc, n_ctl, confidence_level)
             details["difference_to_baseline"] = diff
             baseline = Baseline(base["value"], "control vs original: share of real held-out rows "
                                 "equal to some original row", tuple(base["ci"]))
@@ -135,13 +151,12 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
                            "rows match the original as often (common rows, not memorisation)")
     else:
         baseline = Baseline(None, "no baseline: no control given")
-    level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
+    level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
     if level == "high" and warning is None:
-        warning = (f"{k} of {syn.size} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
+        warning = (f"{k} of {n_synthetic} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
                    "original rows")
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
-                        tuple(rate["ci"]), syn.size, level, warning, details,
-                        _copied_records(syn, orig, top_n))
+                        tuple(rate["ci"]), n_synthetic, level, warning, details, records)
 
 
 @register(
@@ -181,32 +196,43 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
     syn = np.unique(ids["synthetic"])
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    k = int(_in(syn, orig).sum())
-    rate = proportion(k, syn.size, confidence_level)
-    details: dict[str, Any] = {"distinct_synthetic_rows": int(syn.size), "matched_distinct_rows": k,
+    control = None
+    if "control" in ids and ids["control"].size:
+        ctl = np.unique(ids["control"])
+        control = (int(_in(ctl, orig).sum()), int(ctl.size))
+    return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
+                      control=control, confidence_level=confidence_level)
+
+
+def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, int] | None,
+               confidence_level: float = 0.95) -> MetricResult:
+    """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
+    in the original; ``control`` = ``(matched, n_distinct_control)`` (shared with
+    :mod:`synthguard.distributed`)."""
+    rate = proportion(k, n_distinct, confidence_level)
+    details: dict[str, Any] = {"distinct_synthetic_rows": int(n_distinct), "matched_distinct_rows": k,
                                "passed": None, "difference_to_baseline": None,
                                "significantly_above_baseline": None,
                                "method": "distinct synthetic rows found in original vs distinct control "
                                          "rows found in original"}
     warning = None
-    if "control" in ids and ids["control"].size:
-        ctl = np.unique(ids["control"])
-        kc = int(_in(ctl, orig).sum())
-        base = proportion(kc, ctl.size, confidence_level)
-        diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+    if control is not None:
+        kc, n_ctl = control
+        base = proportion(kc, n_ctl, confidence_level)
+        diff = difference_ci(k, n_distinct, kc, n_ctl, confidence_level)
         baseline = Baseline(base["value"], "control vs original: share of distinct real held-out rows "
                             "found in the original", tuple(base["ci"]))
         significant = bool(diff["ci"][0] > 0)
         details.update(passed=bool(rate["value"] <= base["value"]), difference_to_baseline=diff,
-                       significantly_above_baseline=significant, distinct_control_rows=int(ctl.size))
+                       significantly_above_baseline=significant, distinct_control_rows=int(n_ctl))
         excess = max(0.0, diff["value"])
-        level = level_from_thresholds(excess, ctx.thresholds, "lower is safer") if significant else "low"
+        level = level_from_thresholds(excess, thresholds, "lower is safer") if significant else "low"
         if not details["passed"] and not significant:
             warning = "IMS is above the control baseline but within sampling error"
     else:
         baseline = Baseline(None, "no baseline: no control given")
-        level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
+        level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
         warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
                    "compares the raw share with the thresholds")
     return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
-                        int(syn.size), level, warning, details)
+                        int(n_distinct), level, warning, details)

@@ -17,7 +17,7 @@ import pandas as pd
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ._cap_analysis import CapAnalysis, analyse, class_size_breakdown, records, safe_ratio
+from ._cap_analysis import CapAnalysis, analyse, safe_ratio
 from ._cap_core import METHODS
 from ._common import check_non_negative_int, resolve_fields
 
@@ -74,7 +74,6 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
                    "values: no disclosure is measurable with these key fields")
     else:
         level = level_from_thresholds(ratio, ctx.thresholds or THRESHOLDS, "higher is safer")
-    rows = analysis.rows
     details: dict[str, Any] = {
         "score": val,
         "key_fields": analysis.keys,
@@ -82,19 +81,19 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
         "computation_method": analysis.method,
         "cap_protection": cap_prot,
         "baseline_protection": base,
-        "n_original_rows": int(rows.probability.size),
+        "n_original_rows": analysis.n_rows,
         "n_counted": analysis.n_counted,
-        "n_exact_key_match": int((rows.distance == 0).sum()),
-        "n_key_not_in_synthetic": int((rows.distance != 0).sum()),
+        "n_exact_key_match": analysis.n_exact_key_match,
+        "n_key_not_in_synthetic": analysis.n_rows - analysis.n_exact_key_match,
         "n_sensitive_categories": analysis.n_categories,
-        "per_class_size": class_size_breakdown(rows),
+        "per_class_size": analysis.class_sizes(),
     }
     if analysis.per_field:
         details["per_sensitive_field"] = analysis.per_field
     details.update(extra or {})
     return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
                         baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
-                        warning=warning, details=details, records=records(analysis, max_records))
+                        warning=warning, details=details, records=analysis.top_records(max_records))
 
 
 def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields: Any,

@@ -1,0 +1,197 @@
+"""Distributed forms of the exact-row and neighbour metrics.
+
+Each computes, with group-bys and joins over partitions (or the partitioned neighbour search), the
+counts / arrays the single-process metric derives from its inputs, then hands them to the SAME
+result builder the single-process metric uses (``exact_matches_result``, ``ims_result``, the
+``dcr`` function itself, ``cap_result``, ``k_anonymity_result``), so thresholds, intervals, warnings
+and JSON layout cannot drift apart.
+
+Row identities are 128-bit content hashes (:func:`synthguard.encoding.row_hash128`); the single
+process uses exact identities. Two different rows share a hash with probability about 2**-128.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..encoding import Encoder
+from ..errors import MetricError
+from ..registry import Context
+from ..results import MetricResult
+from ._knn import kneighbors_distributed
+from ._tables import DistTables, row_hashes
+
+_HASH_META = pd.DataFrame({"h1": pd.Series([], dtype="uint64"), "h2": pd.Series([], dtype="uint64"),
+                           "pos": pd.Series([], dtype="int64")})
+
+
+def _hash_frame(encoder: Encoder, frame: pd.DataFrame, offset: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    h = row_hashes(encoder, frame, columns)
+    return pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1],
+                         "pos": np.arange(offset, offset + len(frame), dtype=np.int64)})
+
+
+def hashed(dt: DistTables, role: str, columns: Sequence[str]) -> Any:
+    """A dask DataFrame ``(h1, h2, pos)``: the 128-bit identity and global position of every row."""
+    import dask.dataframe as dd
+
+    return dd.from_delayed(dt.map(role, _hash_frame, tuple(columns)), meta=_HASH_META, verify_meta=False)
+
+
+def _split(dt: DistTables, role: str) -> int:
+    return max(1, len(dt.get(role).parts))
+
+
+def _matching_columns(dt: DistTables) -> list[str]:
+    cols = [c for c, s in dt.schema.columns.items() if s.sdtype != "id"]
+    if not cols:
+        raise MetricError("every column is an id column, so rows cannot be compared; "
+                          "mark at least one column as non-id in the metadata")
+    return cols
+
+
+def _top_copied(frame: pd.DataFrame, top_n: int) -> pd.DataFrame:
+    """Most-copied first, then the lower first original position (``pos`` = synthetic copies,
+    ``min`` = first original position, ``count`` = original duplicates)."""
+    return frame.sort_values(["pos", "min"], ascending=[False, True], kind="mergesort").head(top_n)
+
+
+def exact_matches(dt: DistTables, thresholds: Mapping[str, float], *, top_n: int = 20,
+                  confidence_level: float = 0.95) -> MetricResult:
+    """:func:`synthguard.metrics.matching.exact_matches` as group-bys and joins over partitions."""
+    from ..metrics.matching import _check, _confidence, _positive_int, exact_matches_result
+
+    _check("exact_matches", {"top_n": top_n, "confidence_level": confidence_level},
+           {"top_n": _positive_int, "confidence_level": _confidence})
+    cols = _matching_columns(dt)
+    keys = ["h1", "h2"]
+    # (column renames after a split_out group-by trip dask-expr; the plain names are kept instead)
+    orig = hashed(dt, "original", cols)
+    og = orig.groupby(keys).pos.agg(["min", "count"], split_out=_split(dt, "original")).reset_index()
+    syn = hashed(dt, "synthetic", cols)
+    sg = syn.groupby(keys).pos.count(split_out=_split(dt, "synthetic")).reset_index()  # pos = copies
+    joined = sg.merge(og, on=keys, how="inner")
+    tasks = [joined.pos.sum(), og["count"].where(og["count"] > 1, 0).sum(),
+             joined.map_partitions(_top_copied, top_n)]
+    if dt.has_control:
+        ctl = hashed(dt, "control", cols)
+        cg = ctl.groupby(keys).pos.count(split_out=_split(dt, "control")).reset_index()
+        tasks.append(cg.merge(og[keys], on=keys, how="inner").pos.sum())
+    out = dt.compute(tasks)
+    top = _top_copied(out[2], top_n)
+    records = [{"original_row": int(a), "synthetic_copies": int(b), "original_duplicates": int(c)}
+               for a, b, c in zip(top["min"], top["pos"], top["count"], strict=True)]
+    control = (int(out[3]), dt.control.n_rows) if dt.has_control else None
+    return exact_matches_result(thresholds, cols, k=int(out[0]), n_synthetic=dt.synthetic.n_rows,
+                                n_duplicated=int(out[1]), n_original=dt.original.n_rows, control=control,
+                                records=records, confidence_level=confidence_level)
+
+
+def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: float = 0.95) -> MetricResult:
+    """:func:`synthguard.metrics.matching.ims` as distinct counts and joins over partitions."""
+    from ..metrics.matching import _check, _confidence, ims_result
+
+    _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
+    cols = _matching_columns(dt)
+    keys = ["h1", "h2"]
+    og = hashed(dt, "original", cols)[keys].drop_duplicates(split_out=_split(dt, "original"))
+    sg = hashed(dt, "synthetic", cols)[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
+    tasks = [sg.shape[0], sg.merge(og, on=keys, how="inner").shape[0]]
+    if dt.has_control:
+        cg = hashed(dt, "control", cols)[keys].drop_duplicates(split_out=_split(dt, "control"))
+        tasks += [cg.shape[0], cg.merge(og, on=keys, how="inner").shape[0]]
+    out = [int(v) for v in dt.compute(tasks)]
+    control = (out[3], out[2]) if dt.has_control and out[2] else None
+    return ims_result(thresholds, k=out[1], n_distinct=out[0], control=control,
+                      confidence_level=confidence_level)
+
+
+# --- neighbours -------------------------------------------------------------------------------------
+
+def _balanced_part(frame: pd.DataFrame, offset: int, columns: tuple[str, ...], n: int, seed: int,
+                   label: str) -> tuple[np.ndarray, np.ndarray]:
+    from ..metrics.distance import balanced_keys
+
+    keys = balanced_keys(frame[list(columns)], seed, label)
+    pos = np.arange(offset, offset + len(frame), dtype=np.int64)
+    order = np.lexsort((pos, keys))[:n]
+    return keys[order], pos[order]
+
+
+def balanced_rows(dt: DistTables, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
+    """:func:`synthguard.metrics.distance.balanced_rows` over partitions: the ``n`` smallest seeded
+    content keys (ties by global position), as sorted global positions."""
+    if n >= dt.get(role).n_rows:
+        return np.arange(dt.get(role).n_rows)
+    parts = dt.compute(dt.map(role, _balanced_part, tuple(columns), n, seed, role, with_encoder=False))
+    keys = np.concatenate([p[0] for p in parts])
+    pos = np.concatenate([p[1] for p in parts])
+    return np.sort(pos[np.lexsort((pos, keys))[:n]])
+
+
+def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float], seed: int,
+                      backend: str, k: int, confidence_level: float = 0.95) -> Context:
+    """A metric context whose neighbour searches (the ``distance.*`` entries of ``ctx.cache`` that
+    ``dcr`` / ``nndr`` memoise) were computed by the partitioned engine; the metric function then
+    runs unchanged on it and never touches the rows."""
+    from ..metrics.distance import closer_share_from
+    from ..neighbors import gower
+
+    cols = dt.schema.tabular_columns()
+    if not cols:
+        raise MetricError("no tabular column to measure distances on (only text/id columns); "
+                          "use the text metrics instead")
+    metric = gower(dt.ranges(cols, ("original",)), clip=True, normalise=True)
+    ctx = Context(tables=dt, encoded=None, seed=seed, thresholds=dict(thresholds), metric=name,  # type: ignore[arg-type]
+                  backend=backend)
+    ctx.cache["distance.setup"] = (cols, metric)
+    pairs = [("synthetic", "original"), ("original", "original")]
+    if dt.has_control:
+        pairs.append(("control", "original"))
+    for q, r in pairs:
+        ctx.cache[f"distance.knn2.{q}.{r}"] = kneighbors_distributed(dt, q, r, cols, metric, k,
+                                                                     backend=backend)
+    if dt.original.n_rows < k + 1:
+        raise MetricError(f"the original table has {dt.original.n_rows} row(s); this metric needs at "
+                          f"least {k + 1}")
+    if dt.has_control and name == "dcr":
+        n = min(dt.original.n_rows, dt.control.n_rows)
+        dist = {}
+        for role in ("original", "control"):
+            if n >= dt.get(role).n_rows:
+                key = f"distance.knn2.synthetic.{role}"
+                if key not in ctx.cache:
+                    ctx.cache[key] = kneighbors_distributed(dt, "synthetic", role, cols, metric, 1,
+                                                            backend=backend)
+                dist[role] = ctx.cache[key][0][:, 0]
+            else:
+                rows = balanced_rows(dt, role, cols, n, seed)
+                dist[role] = kneighbors_distributed(dt, "synthetic", role, cols, metric, 1, backend=backend,
+                                                    reference_rows=rows)[0][:, 0]
+        ctx.cache["distance.closer"] = closer_share_from(dist["original"], dist["control"], n,
+                                                         float(confidence_level))
+    return ctx
+
+
+def dcr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, backend: str = "auto",
+        **params: Any) -> MetricResult:
+    """:func:`synthguard.metrics.distance.dcr` with its searches run over partitions."""
+    from ..metrics.distance import dcr as dcr_metric
+
+    ctx = neighbour_context(dt, "dcr", thresholds, seed, backend, 1,
+                            float(params.get("confidence_level", 0.95)))
+    return dcr_metric(ctx, **params)
+
+
+def nndr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, backend: str = "auto",
+         **params: Any) -> MetricResult:
+    """:func:`synthguard.metrics.distance.nndr` with its k=2 searches run over partitions."""
+    from ..metrics.distance import nndr as nndr_metric
+
+    ctx = neighbour_context(dt, "nndr", thresholds, seed, backend, 2,
+                            float(params.get("confidence_level", 0.95)))
+    return nndr_metric(ctx, **params)
