@@ -217,27 +217,56 @@ def ranges_from_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
     """A 128-bit content hash of every row of ``block`` (encoded with ``categorical_only=False``):
-    ``(n, 2)`` uint64 from two independently keyed SipHash-2-4 hashes of the row's categorical codes
-    and numeric bit patterns (``-0.0`` folded into ``0.0``, every NaN equal), plus the int64 columns
-    of ``extra`` (e.g. hashes of text values).
+    ``(n, 2)`` uint64 from two independently seeded 64-bit hash chains over the row's categorical
+    codes and numeric bit patterns (``-0.0`` folded into ``0.0``, every NaN equal), plus the int64
+    columns of ``extra`` (e.g. 128-bit hashes of text values, two columns per text column).
 
-    Equal rows get equal hashes in every table encoded with the same vocabularies. Two different rows
-    collide with probability about ``2**-128`` (among 10**8 rows: about 10**-23), so exact-row joins
-    over partitions (:mod:`synthguard.distributed`) can use it as the row's identity.
+    Each chain folds one column at a time into its state and scrambles it with the splitmix64
+    finaliser (a bijection of 64-bit words), vectorised over rows. Equal rows get equal hashes in
+    every table encoded with the same vocabularies; two different rows collide in both chains with
+    probability about ``2**-128`` (among 10**8 rows: about 10**-23), so exact-row joins over
+    partitions (:mod:`synthguard.distributed`) can use the pair as the row's identity.
     """
     parts = [block.cat, _num_codes(block)]
     if extra is not None:
         parts.append(np.asarray(extra, dtype=np.int64).reshape(block.n_rows, -1))
-    codes = pd.DataFrame(np.concatenate(parts, axis=1), copy=False)
-    if codes.shape[1] == 0:
-        return np.zeros((block.n_rows, 2), dtype=np.uint64)
+    codes = np.ascontiguousarray(np.concatenate(parts, axis=1)).view(np.uint64)
     out = np.empty((block.n_rows, 2), dtype=np.uint64)
-    for j, key in enumerate(_HASH_KEYS):
-        out[:, j] = pd.util.hash_pandas_object(codes, index=False, hash_key=key).to_numpy()
+    with np.errstate(over="ignore"):
+        for k, (seed, mult) in enumerate(_HASH_CHAINS):
+            h = np.full(block.n_rows, seed, dtype=np.uint64)
+            for j in range(codes.shape[1]):  # loop over columns, vectorised over rows
+                h ^= codes[:, j] * mult + np.uint64(j + 1)
+                h = _splitmix(h)
+            out[:, k] = h
     return out
 
 
-_HASH_KEYS = ("synthguard-row-1", "sg-row-identity2")  # two independent 16-byte SipHash keys
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(30))
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+# (seed, odd multiplier) of the two chains: digits of pi and golden-ratio / plastic-number constants
+_HASH_CHAINS = ((np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)),
+                (np.uint64(0x13198A2E03707344), np.uint64(0xD1B54A32D192ED03)))
+
+
+def text_hash128(values: pd.Series) -> np.ndarray:
+    """``(n, 2)`` int64: two independently keyed SipHash-2-4 hashes of each value's text (missing
+    values share one pair), to feed free-text columns into :func:`row_hash128` without a vocabulary."""
+    missing = values.isna().to_numpy()
+    text = values.astype(object).where(~missing, "").astype(str).to_numpy(dtype=object)
+    out = np.empty((len(values), 2), dtype=np.int64)
+    for k, key in enumerate(("sg-text-hash-one", "sg-text-identity")):
+        h = pd.util.hash_array(text, hash_key=key).view(np.int64).copy()
+        h[missing] = np.int64(np.iinfo(np.int64).min) + k
+        out[:, k] = h
+    return out
 
 
 def row_identities(*blocks: Block) -> list[np.ndarray]:

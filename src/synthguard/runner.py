@@ -21,7 +21,7 @@ from .results import MetricResult
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
+             progress: bool = False, generator: Any = None, cache: Any = None, client: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -55,6 +55,11 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    client : distributed.Client, optional
+        Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
+        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
+        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
+        others are reported ``skipped``. See ``docs/scaling.md``.
 
     Returns
     -------
@@ -68,6 +73,11 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     """
     from .cache import as_cache
 
+    if client is not None:
+        from .distributed import evaluate_distributed
+
+        return evaluate_distributed(original, synthetic, control, metadata, metrics, config, seed,
+                                    client=client, preset=preset, backend=backend)
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(f"seed must be an integer, got {seed!r}")
     run_config = build_config(metrics, config, preset)

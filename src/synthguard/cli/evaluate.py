@@ -28,12 +28,13 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Real rows the generator was trained on (.csv or .parquet).")
+@click.option("--original", "-o", required=True, type=click.Path(path_type=Path),
+              help="Real rows the generator was trained on (.csv or .parquet; with --scheduler/--workers "
+                   "also a folder or glob of Parquet files).")
 @click.option("--synthetic", "-s", required=True, multiple=True,
-              type=click.Path(dir_okay=False, path_type=Path),
+              type=click.Path(path_type=Path),
               help="The release to evaluate. Repeat to compare several releases side by side.")
-@click.option("--control", "-c", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--control", "-c", type=click.Path(path_type=Path), default=None,
               help="Real rows held out from training (enables baselines and residual risks).")
 @click.option("--metadata", "-m", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SynEval-style metadata JSON/YAML (sdtypes, quasi_identifiers, sensitive...).")
@@ -51,11 +52,22 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
+@click.option("--workers", default=None, type=click.IntRange(min=1),
+              help="Run on a local Dask cluster of this many worker processes; needs synthguard[dask].")
 def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
-            cache_dir: Path | None, no_progress: bool) -> None:
+            cache_dir: Path | None, no_progress: bool, scheduler: str | None = None,
+            workers: int | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data."""
+    if scheduler or workers:
+        from ..distributed.cli import run_distributed
+
+        run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed, backend,
+                        scheduler, workers, json_path, html_path, write_outputs)
+        return
     cache = resolve_cache(use_cache, cache_dir)
     if len(synthetic) > 1:
         run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,

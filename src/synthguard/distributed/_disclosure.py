@@ -59,7 +59,7 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]],
 
 
 def _nsplit(dt: DistTables, role: str) -> int:
-    return max(1, len(dt.get(role).parts))
+    return dt.split_out(role)
 
 
 def _bin_of(pool: pd.Series) -> pd.Series:

@@ -43,7 +43,7 @@ def hashed(dt: DistTables, role: str, columns: Sequence[str]) -> Any:
 
 
 def _split(dt: DistTables, role: str) -> int:
-    return max(1, len(dt.get(role).parts))
+    return dt.split_out(role)
 
 
 def _matching_columns(dt: DistTables) -> list[str]:

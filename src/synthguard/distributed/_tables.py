@@ -19,10 +19,12 @@ import pandas as pd
 
 from ..data.schema import Schema
 from ..data.tables import _coerce, prepare_tables
-from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, value_bounds
+from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, text_hash128, value_bounds
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")
+#: tables with fewer rows are grouped into one partition (no shuffle); larger ones are hash-shuffled
+SHUFFLE_ROWS = 1_000_000
 
 
 @dataclass
@@ -105,6 +107,13 @@ class DistTables:
                 out.append(f(part, int(off), *args))
         return out
 
+    def split_out(self, role: str) -> int:
+        """Output partitions of a group-by over ``role``: one (a tree reduction, then joins that
+        broadcast it without a shuffle) below :data:`SHUFFLE_ROWS` rows, else one per input partition
+        (a hash shuffle: no worker holds the whole grouped table)."""
+        table = self.tables[role]
+        return 1 if table.n_rows < SHUFFLE_ROWS else max(1, len(table.parts))
+
     def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
         """``max - min`` of each numeric column over ``roles`` by a min/max reduction over partitions
         (equal to :meth:`EncodedView.ranges <synthguard.encoding.EncodedView.ranges>`)."""
@@ -134,14 +143,7 @@ def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) ->
     block = encoder.encode(frame, coded)
     extra = None
     if text:
-        extra = np.empty((len(frame), len(text)), dtype=np.int64)
-        for j, c in enumerate(text):
-            s = frame[c]
-            missing = s.isna().to_numpy()
-            vals = s.astype(object).where(~missing, "").astype(str).to_numpy(dtype=object)
-            h = pd.util.hash_array(vals).view(np.int64).copy()
-            h[missing] = np.int64(np.iinfo(np.int64).min)
-            extra[:, j] = h
+        extra = np.concatenate([text_hash128(frame[c]) for c in text], axis=1)
     return row_hash128(block, extra)
 
 
@@ -155,6 +157,14 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         frame = source.reset_index(drop=True)
         return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
             f"{role} DataFrame", None
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, Path)) for s in source):
+        paths = [str(s) for s in source]
+        missing = [s for s in paths if not Path(s).exists()]
+        if missing:
+            raise InputError(f"{role} table: {missing[0]!r} does not exist")
+        if all(s.endswith(".csv") for s in paths):
+            return dd.read_csv(paths, assume_missing=True), f"{paths[0]} (+{len(paths) - 1} files)", None
+        return dd.read_parquet(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
     if isinstance(source, (str, Path)):
         path = str(source)
         p = Path(path)
