@@ -95,9 +95,9 @@ def main() -> None:
     args = ap.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
-    import dask
     from distributed import Client, LocalCluster
 
+    import dask
     from synthguard import evaluate
     from synthguard.distributed import evaluate_distributed
 

@@ -61,13 +61,13 @@ def test_every_distributed_metric_equals_single_process(dask_client):
     metrics = {"exact_matches": {}, "ims": {}, "dcr": {"n_boot": 50}, "nndr": {"n_boot": 50}, "cap": {},
                "zero_cap": {"sensitive_fields": ["d"]}, "k_anonymity": {"k": 3}}
     single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7)
-    dist = evaluate(orig, syn, ctl, META, metrics={**metrics, "distinguishability": {}}, seed=7,
+    dist = evaluate(orig, syn, ctl, META, metrics={**metrics, "generalized_cap": {}}, seed=7,
                     client=dask_client)
     _assert_same(single, dist, list(metrics))
     assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 45
     # a metric without a distributed form is skipped with its reason, never silently dropped
-    assert dist["distinguishability"]["status"] == "skipped"
-    assert "distributed" in dist["distinguishability"]["reason"]
+    assert dist["generalized_cap"]["status"] == "skipped"
+    assert "distributed" in dist["generalized_cap"]["reason"]
 
 
 def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path):
@@ -86,7 +86,10 @@ def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path
             df.iloc[part].to_parquet(folder / f"part-{i}.parquet", index=False)
         folders[role] = folder
     metrics = {"exact_matches": {"top_n": 5}, "dcr": {"n_boot": 50},
-               "k_anonymity": {"continuous_column_names": ["a"], "num_discrete_bins": 3}}
+               "k_anonymity": {"continuous_column_names": ["a"], "num_discrete_bins": 3},
+               # sample-based: the metric's own seeded sampler picks rows, fetched from the partitions
+               "distinguishability": {"max_rows": 300, "n_estimators": 20, "n_permutations": 1,
+                                      "n_boot": 50, "n_jobs": 1}}
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
     dist = evaluate(str(folders["original"]), str(tmp_path / "synthetic" / "*.parquet"),
                     folders["control"], meta, metrics=metrics, seed=3, client=dask_client)
@@ -110,10 +113,10 @@ def test_real_data_cap_with_two_sensitive_columns(dask_client, shared_data):
 
 def test_partitioned_knn_equals_engine_with_ties(dask_client):
     """Top-k merge over reference partitions: same distances AND indices (ties by global index)."""
+    from synthguard.data.tables import prepare_tables
     from synthguard.distributed._knn import kneighbors_distributed
     from synthguard.distributed._tables import load_tables
     from synthguard.encoding import EncodedView
-    from synthguard.data.tables import prepare_tables
     from synthguard.neighbors import gower, kneighbors
 
     r = np.random.default_rng(2)
@@ -149,3 +152,28 @@ def test_missing_dask_names_the_extra(monkeypatch):
     monkeypatch.setattr(_deps, "find_spec", lambda name: None)
     with pytest.raises(ConfigError, match=r"synthguard\[dask\]"):
         evaluate(_frame(10, 0), _frame(10, 1), client=object())
+
+
+def test_cli_scheduler_on_partitioned_parquet(dask_client, tmp_path):
+    from click.testing import CliRunner
+
+    from synthguard.cli import main
+
+    orig = _frame(300, 21)
+    syn = pd.concat([_frame(200, 22), orig.iloc[:25]], ignore_index=True)
+    for role, df in (("original", orig), ("synthetic", syn)):
+        (tmp_path / role).mkdir()
+        for i, part in enumerate(np.array_split(np.arange(len(df)), 2)):
+            df.iloc[part].to_parquet(tmp_path / role / f"part-{i}.parquet", index=False)
+    (tmp_path / "meta.json").write_text(json.dumps(META))
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(tmp_path / "original"),
+                                    "-s", str(tmp_path / "synthetic" / "*.parquet"),
+                                    "-m", str(tmp_path / "meta.json"), "--metrics", "exact_matches,ims",
+                                    "--scheduler", dask_client.scheduler.address, "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())["metrics"]
+    single = evaluate(orig, syn, None, META, metrics=["exact_matches", "ims"]).to_dict()["metrics"]
+    for name in ("exact_matches", "ims"):
+        assert got[name]["result"] == json.loads(json.dumps(single[name]["result"], default=str)), name
+    assert got["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 25  # the copies, at least

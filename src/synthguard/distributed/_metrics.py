@@ -195,3 +195,148 @@ def nndr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, back
     ctx = neighbour_context(dt, "nndr", thresholds, seed, backend, 2,
                             float(params.get("confidence_level", 0.95)))
     return nndr_metric(ctx, **params)
+
+
+# --- sample-based metrics ---------------------------------------------------------------------------
+
+def _rows_at(frame: pd.DataFrame, offset: int, local: np.ndarray) -> pd.DataFrame:
+    return frame.iloc[local]
+
+
+def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
+    """The typed rows of ``role`` at global positions ``rows`` (in that order), fetched from the
+    partitions that hold them; only those rows travel to the caller."""
+    from dask import delayed
+
+    rows = np.asarray(rows, dtype=np.int64)
+    uniq = np.unique(rows)
+    table = dt.get(role)
+    offsets = table.offsets
+    bounds = np.searchsorted(uniq, np.concatenate([offsets, [table.n_rows]]))
+    tasks = []
+    for j, part in enumerate(table.parts):
+        local = uniq[bounds[j]:bounds[j + 1]] - offsets[j]
+        if local.size:
+            tasks.append(delayed(_rows_at, pure=True)(part, 0, local))
+    got = pd.concat(dt.compute(tasks), ignore_index=True) if tasks else None
+    if got is None:
+        raise MetricError(f"no rows requested from the {role} table")
+    return got.iloc[np.searchsorted(uniq, rows)].reset_index(drop=True)
+
+
+class _SampledBlock:
+    """``ctx.encoded.block(role, cols)`` for a sample-based metric: ``take(rows)`` fetches and encodes
+    only those rows, with the global vocabularies."""
+
+    def __init__(self, dt: DistTables, role: str, columns: Sequence[str]) -> None:
+        self.dt, self.role, self.columns = dt, role, list(columns)
+        schema = dt.schema
+        self.num_columns = tuple(c for c in self.columns if schema.columns[c].is_numeric)
+        self.cat_columns = tuple(c for c in self.columns if c not in self.num_columns)
+
+    def take(self, rows: np.ndarray) -> Any:
+        return self.dt.encoder.encode(fetch_rows(self.dt, self.role, rows), self.columns)
+
+
+class _SampledView:
+    def __init__(self, dt: DistTables) -> None:
+        self.dt = dt
+
+    def block(self, role: str, columns: Sequence[str] | None = None, *, categorical_only: bool = False) -> Any:
+        if categorical_only:
+            raise MetricError("this metric needs categorical-only blocks, which a distributed run "
+                              "does not sample")
+        return _SampledBlock(self.dt, role, columns if columns is not None else
+                             self.dt.schema.tabular_columns())
+
+
+class _SampledColumn:
+    def __init__(self, dt: DistTables, role: str, column: str) -> None:
+        self.dt, self.role, self.column = dt, role, column
+
+    @property
+    def iloc(self) -> _SampledColumn:
+        return self
+
+    def __getitem__(self, rows: np.ndarray) -> pd.Series:
+        return fetch_rows(self.dt, self.role, rows)[self.column]
+
+
+class _SampledFrame:
+    def __init__(self, dt: DistTables, role: str) -> None:
+        self.dt, self.role = dt, role
+
+    def __getitem__(self, column: str) -> _SampledColumn:
+        return _SampledColumn(self.dt, self.role, column)
+
+    def __len__(self) -> int:
+        return self.dt.get(self.role).n_rows
+
+
+class _SampledTables:
+    """``ctx.tables`` of a sample-based metric: lengths and schema from the cluster; rows on demand."""
+
+    def __init__(self, dt: DistTables) -> None:
+        self.dt = dt
+        self.schema = dt.schema
+        self.roles = dt.roles
+        self.has_control = dt.has_control
+
+    def get(self, role: str) -> _SampledFrame:
+        return _SampledFrame(self.dt, role)
+
+    @property
+    def original(self) -> _SampledFrame:
+        return self.get("original")
+
+    @property
+    def synthetic(self) -> _SampledFrame:
+        return self.get("synthetic")
+
+    @property
+    def control(self) -> _SampledFrame | None:
+        return self.get("control") if self.dt.has_control else None
+
+
+def _first_of(frame: pd.DataFrame, role_offset: int) -> pd.DataFrame:
+    return pd.DataFrame({"h1": frame["h1"], "h2": frame["h2"], "g": frame["pos"] + role_offset})
+
+
+def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per role and row, the first position (over original, synthetic, control concatenated) of a
+    row with the same content: ids in the same order as the single process's dense exact-row ids
+    (:func:`synthguard.encoding.row_identities`), so group-wise splits come out the same."""
+    import dask.dataframe as dd
+
+    keys = ["h1", "h2"]
+    start, frames = 0, {}
+    for role in dt.roles:
+        frames[role] = hashed(dt, role, columns).map_partitions(_first_of, start)
+        start += dt.get(role).n_rows
+    everything = dd.concat(list(frames.values()))
+    n_all = start
+    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in dt.roles))
+    first = everything.groupby(keys).g.min(split_out=split).reset_index()
+    first = first.map_partitions(lambda f: f.rename(columns={"g": "first"}))
+    tasks = [frames[r].merge(first, on=keys, how="left")[["g", "first"]] for r in dt.roles]
+    out, start = {}, 0
+    for role, got in zip(dt.roles, dt.compute(tasks), strict=True):
+        ids = np.empty(dt.get(role).n_rows, dtype=np.int64)
+        ids[got["g"].to_numpy() - start] = got["first"].to_numpy()
+        out[role] = ids
+        start += dt.get(role).n_rows
+    return out
+
+
+def distinguishability(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0,
+                       backend: str = "auto", **params: Any) -> MetricResult:
+    """:func:`synthguard.metrics.distinguish.distinguishability` on its seeded sample: the metric runs
+    unchanged; the rows its sampler picks are fetched from the partitions (encoded with the global
+    vocabularies), and the exact-row ids it groups by come from a distributed first-position join."""
+    from ..metrics.distinguish import distinguishability as metric
+    from ..metrics.matching import matching_columns
+
+    ctx = Context(tables=_SampledTables(dt), encoded=_SampledView(dt), seed=seed,  # type: ignore[arg-type]
+                  thresholds=dict(thresholds), metric="distinguishability", backend=backend)
+    ctx.cache["matching.row_ids"] = first_positions(dt, matching_columns(ctx))
+    return metric(ctx, **params)

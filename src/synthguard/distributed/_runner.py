@@ -37,6 +37,12 @@ def _nndr(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -
     return nndr(dt, th, seed=seed, backend=backend, **p)
 
 
+def _distinguishability(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
+    from ._metrics import distinguishability
+
+    return distinguishability(dt, th, seed=seed, backend=backend, **p)
+
+
 def _cap(method: str) -> Callable[..., MetricResult]:
     def run(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
         from ._disclosure import cap
@@ -61,6 +67,7 @@ SUPPORTED: dict[str, Callable[..., MetricResult]] = {
     "cap": _cap("cap"),
     "zero_cap": _cap("zero_cap"),
     "k_anonymity": _k_anonymity,
+    "distinguishability": _distinguishability,
 }
 
 
