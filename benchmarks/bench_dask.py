@@ -89,7 +89,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="1.5GB", help="per worker")
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp/synthguard-dask-bench"))
-    ap.add_argument("--metrics", nargs="+", default=["exact_matches", "cap"])
+    ap.add_argument("--metrics", nargs="*", default=["exact_matches", "cap"])
     ap.add_argument("--check-metrics", nargs="*", default=["exact_matches", "cap", "dcr"])
     ap.add_argument("--only-check", action="store_true")
     args = ap.parse_args()
