@@ -92,6 +92,9 @@ def main() -> None:
     ap.add_argument("--metrics", nargs="*", default=["exact_matches", "cap"])
     ap.add_argument("--check-metrics", nargs="*", default=["exact_matches", "cap", "dcr"])
     ap.add_argument("--only-check", action="store_true")
+    ap.add_argument("--frame-check", type=int, default=0, metavar="N",
+                    help="also compare dcr on the first N rows of partition 0 as pandas frames split into "
+                         "4 partitions (4 x 4 partition pairs, so the top-k merge is exercised)")
     args = ap.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
@@ -144,6 +147,16 @@ def main() -> None:
             k = max(1, -(-args.dcr_rows // args.partition_rows))
             run("dcr", {"dcr": {"n_boot": 100}}, [str(f) for f in files[:k]],
                 [str(f) for f in sorted(syn_dir.glob("*.parquet"))[:k]], f"{k * args.partition_rows:,} rows")
+
+    if args.frame_check:
+        o_pd = pd.read_parquet(files[0]).iloc[:args.frame_check]
+        s_pd = pd.read_parquet(sorted(syn_dir.glob("*.parquet"))[0]).iloc[:args.frame_check]
+        t0 = time.perf_counter()
+        single = evaluate(o_pd, s_pd, None, META, metrics={"dcr": {"n_boot": 100}}, seed=0)
+        t_single = time.perf_counter() - t0
+        dist = run("dcr", {"dcr": {"n_boot": 100}}, o_pd, s_pd, f"{args.frame_check:,} rows, 4 x 4 partitions")
+        print(json.dumps({"metric": "dcr", "equal_to_single_process": _strip(dist) == _strip(single["dcr"]),
+                          "single_process_seconds": round(t_single, 1)}), flush=True)
 
     # equality with one process on the first partitions
     k = max(1, -(-args.check_rows // args.partition_rows))
