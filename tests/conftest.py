@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ import pytest
 from synthguard.demo import DEMO_METADATA, make_demo
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ../shared/data beside the repository; SYNTHGUARD_SHARED_DATA overrides it (e.g. from a worktree)
+SHARED_DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

@@ -64,6 +64,9 @@ def test_every_distributed_metric_equals_single_process(dask_client):
     dist = evaluate(orig, syn, ctl, META, metrics={**metrics, "generalized_cap": {}}, seed=7,
                     client=dask_client)
     _assert_same(single, dist, list(metrics))
+    # the verdict (Holm over every metric's members-vs-control evidence) too
+    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
     assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 45
     # a metric without a distributed form is skipped with its reason, never silently dropped
     assert dist["generalized_cap"]["status"] == "skipped"

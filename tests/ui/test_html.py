@@ -9,8 +9,9 @@ import pytest
 
 import synthguard
 from synthguard.report import svg
-from synthguard.report.html import render_html, verdict
+from synthguard.report.html import render_html
 from synthguard.results import MetricResult
+from synthguard.verdict import RiskRule, assess
 
 from .conftest import FAKE_ALL
 
@@ -41,7 +42,7 @@ def test_self_contained(report, tmp_path):
 
 def test_sections_and_content(report):
     text = report.to_html()
-    assert "Overall risk" in text and "HIGH" in text and "uitest_attack" in text
+    assert "Verdict" in text and "uitest_attack" in text
     for title in ("Metrics", "Charts", "Most exposed original records", "Skipped metrics", "Inputs",
                   "Configuration used"):
         assert f"<h2>{title}</h2>" in text
@@ -73,12 +74,17 @@ def test_verdict_logic():
     def r(name, fam, lvl, value=0.5):
         return MetricResult(name, fam, value, "lower is safer", risk_level=lvl)
 
+    ref = RiskRule(rule="reference")
+
+    def verdict(results):
+        return assess(results, ref)[1]
+
     v = verdict({"a": r("a", "privacy", "medium"), "b": r("b", "anonymeter", "high"),
                  "c": r("c", "privacy", "high"), "q": r("q", "fidelity", "high")})
-    assert v["level"] == "high" and v["driver"] == "b"  # attacks first among equals
-    assert v["counts"]["high"] == 2  # fidelity levels are not privacy risks
-    assert verdict({"q": r("q", "fidelity", "high")})["level"] == "unknown"
-    assert verdict({"a": r("a", "privacy", "not meaningful")})["counts"]["not meaningful"] == 1
+    assert v.level == "high" and v.driver == "b"  # attacks first among equals
+    assert v.counts["high"] == 2  # fidelity levels are not privacy risks
+    assert verdict({"q": r("q", "fidelity", "high")}).level == "inconclusive"
+    assert verdict({"a": r("a", "privacy", "not meaningful")}).level == "inconclusive"
 
 
 def test_malformed_chart_data_does_not_crash(demo_data):
@@ -97,7 +103,7 @@ def test_empty_report_renders(demo_data):
     rep = synthguard.evaluate(demo_data["original"].head(50), demo_data["safe"].head(50),
                               metrics=["exact_matches"])
     text = render_html(rep)
-    assert "Overall risk" in text
+    assert "Verdict" in text
 
 
 def test_cli_evaluate_html(tmp_path, demo_data, fake_metrics):

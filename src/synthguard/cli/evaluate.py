@@ -27,10 +27,29 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
     return True if use_cache else None
 
 
+def risk_options(func):
+    """``--risk-rule`` / ``--materiality`` / ``--release-type`` (shared by evaluate and compare)."""
+    func = click.option("--release-type", type=click.Choice(["synthetic", "anonymised"]), default=None,
+                        help="synthetic (default; or the metadata's release_type) or anonymised: each "
+                             "release row is a real person, so k-anonymity and l-diversity drive "
+                             "the verdict.")(func)
+    func = click.option("--materiality", type=float, default=None,
+                        help="Share of training records exposed beyond chance that matters "
+                             "(default 0.01 = 1 %).")(func)
+    func = click.option("--risk-rule", type=click.Choice(["calibrated", "reference"]), default=None,
+                        help="calibrated (default): levels from tests of training rows against the "
+                             "control; reference: the reference tools' fixed cut-offs.")(func)
+    return func
+
+
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(path_type=Path),
+@click.option("--original", "-o", default=None, type=click.Path(path_type=Path),
               help="Real rows the generator was trained on (.csv or .parquet; with --scheduler/--workers "
                    "also a folder or glob of Parquet files).")
+@click.option("--original-stats", "original_stats", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Instead of --original: the original's statistics written by 'synthguard profile' "
+                   "(fidelity metrics only; metrics that need the rows are skipped).")
 @click.option("--synthetic", "-s", required=True, multiple=True,
               type=click.Path(path_type=Path),
               help="The release to evaluate. Repeat to compare several releases side by side.")
@@ -51,34 +70,83 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
+@risk_options
+@click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
+              help="Exit with code 3 when the verdict reaches this level (a release gate; "
+                   "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
 @click.option("--workers", default=None, type=click.IntRange(min=1),
               help="Run on a local Dask cluster of this many worker processes; needs synthguard[dask].")
-def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+@click.option("--entity-key", default=None,
+              help="Column naming the person each row belongs to (many rows per person): privacy is "
+                   "then measured per entity (docs/entity-level.md).")
+@click.option("--sequence-key", default=None, help="Column ordering a person's rows (number or date).")
+@click.option("--original-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per original entity (constant per person), joined on --entity-key.")
+@click.option("--synthetic-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per synthetic entity.")
+@click.option("--control-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per control entity.")
+def command(original: Path | None, original_stats: Path | None, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
-            cache_dir: Path | None, no_progress: bool, scheduler: str | None = None,
+            cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
+            release_type: str | None, fail_on: str | None, no_progress: bool,
+            entity_key: str | None = None, sequence_key: str | None = None,
+            original_context: Path | None = None, synthetic_context: Path | None = None,
+            control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None) -> None:
-    """Evaluate a synthetic release against its original (and control) data."""
+    """Evaluate a synthetic release against its original (and control) data.
+
+    Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
+    reaches that level, or 2 for bad input.
+    """
+    cache = resolve_cache(use_cache, cache_dir)
+    if (original is None) == (original_stats is None):
+        raise click.UsageError("give exactly one of --original and --original-stats")
+    if original_stats is not None and len(synthetic) > 1:
+        raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
+    risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
+    entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
+                                 "original_context": original_context, "synthetic_context": synthetic_context,
+                                 "control_context": control_context}.items() if v is not None}
+    if entity and len(synthetic) > 1:
+        raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
     if scheduler or workers:
+        if entity or original is None:
+            raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
         from ..distributed.cli import run_distributed
 
-        run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed, backend,
-                        scheduler, workers, json_path, html_path, write_outputs)
+        report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
+                                 backend, scheduler, workers, json_path, html_path, write_outputs, risk)
+        exit_on_verdict([report.verdict.level], fail_on)
         return
-    cache = resolve_cache(use_cache, cache_dir)
     if len(synthetic) > 1:
-        run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
-                    metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
-                    progress=not no_progress, cache=cache)
+        comp = run_compare(original, synthetic, json_path, html_path, control=control,
+                           metadata=metadata, metrics=metrics, config=config, seed=seed,
+                           preset=preset, backend=backend, progress=not no_progress, cache=cache,
+                           **risk)
+        exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache)
+                      progress=not no_progress, cache=cache, original_stats=original_stats,
+                      **risk, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
+    exit_on_verdict([report.verdict.level], fail_on)
+
+
+def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:
+    """Exit with code 3 when any verdict reaches ``fail_on``."""
+    from ..verdict import fails
+
+    hit = [lvl for lvl in levels if fails(lvl, fail_on)]
+    if hit:
+        click.echo(f"verdict {hit[0]} reaches --fail-on {fail_on}: exit code 3", err=True)
+        raise SystemExit(3)
 
 
 def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | None,
@@ -90,6 +158,7 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     comp = compare(original, list(synthetic), **kwargs)
     click.echo(comp.to_console())
     write_outputs(comp, json_path, html_path)
+    return comp
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:

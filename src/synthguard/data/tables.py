@@ -34,6 +34,9 @@ class Tables:
         Role -> file path or ``"<role> DataFrame"``, for messages.
     fingerprints : mapping
         Role -> ``{"rows", "columns", "sha256"}``.
+    original_stats : OriginalStats, optional
+        The original's statistics (``synthguard profile``) when its rows are not given; then
+        ``original`` is ``None`` and only metrics that run from statistics run.
     """
 
     original: pd.DataFrame
@@ -42,6 +45,7 @@ class Tables:
     schema: Schema
     labels: Mapping[str, str] = field(default_factory=dict)
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    original_stats: Any = None
 
     def get(self, role: str) -> pd.DataFrame:
         frame = getattr(self, role)

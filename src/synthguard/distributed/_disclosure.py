@@ -197,6 +197,10 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
     cat_names = ["s"] if len(sens) == 1 else [f"f{j}_" for j in range(len(sens))]
     for g in cat_names:  # distinct original values per sensitive column (missing counted once)
         tasks.append(orig[[g + "1", g + "2"]].drop_duplicates(split_out=1).shape[0])
+    if dt.has_control:  # training vs control records attacked with the same synthetic rows
+        ctl = _frames(dt, "control", groups)
+        for scored in (_score_rows(dt, orig, syn, "k", "s", zero), _score_rows(dt, ctl, syn, "k", "s", zero)):
+            tasks.append((scored["p"] > 0.5).sum())
     n_main = len(tasks)
     if len(sens) > 1:
         for j in range(len(sens)):
@@ -204,7 +208,17 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
     res = dt.compute(tasks)
     counts = _summarise(res[0], res[1])
     counts["top"] = res[2]
-    n_cat = [int(v) for v in res[3:n_main]]
+    n_ev = 2 if dt.has_control else 0
+    n_cat = [int(v) for v in res[3:n_main - n_ev]]
+    evidence = None
+    if dt.has_control:
+        from ..metrics.disclosure._cap_analysis import CAP_STATISTIC
+        from ..results import Evidence
+
+        evidence = Evidence.from_counts(CAP_STATISTIC, int(res[n_main - 2]), dt.original.n_rows,
+                                        int(res[n_main - 1]), dt.control.n_rows,
+                                        baseline="control rows (never trained on) attacked with the same "
+                                                 "synthetic rows")
     per_field: dict[str, dict[str, Any]] = {}
     if len(sens) > 1:
         for j, name in enumerate(sens):
@@ -213,7 +227,8 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
                                else None, "baseline_protection": 1.0 - 1.0 / n_cat[j], "n": s["n_counted"]}
     analysis = DistributedCapAnalysis(method, list(keys), list(sens), None, n_cat, per_field,  # type: ignore[arg-type]
                                       counts)
-    return cap_result(_Thresholds(thresholds), method, analysis, max_records=max_records, relative=False)
+    return cap_result(_Thresholds(thresholds), method, analysis, max_records=max_records, relative=False,
+                      evidence=evidence)
 
 
 class _Thresholds:
@@ -297,4 +312,5 @@ def k_anonymity(dt: DistTables, thresholds: Mapping[str, float], *, quasi_identi
             for p, a, b in zip(top["pos"], top["size_s"], top["size_o"], strict=True)]
     if dt.synthetic.n_rows == 0:
         raise MetricError("the synthetic table has no rows")
-    return k_anonymity_result(thresholds, qis, cont, k, per_role, int(unique_both), recs)
+    return k_anonymity_result(thresholds, qis, cont, k, per_role, int(unique_both), recs,
+                              release_type=dt.release_type)

@@ -81,14 +81,43 @@ def exact_matches(dt: DistTables, thresholds: Mapping[str, float], *, top_n: int
         ctl = hashed(dt, "control", cols)
         cg = ctl.groupby(keys).pos.count(split_out=_split(dt, "control")).reset_index()
         tasks.append(cg.merge(og[keys], on=keys, how="inner").pos.sum())
+        # the copy evidence: per real record (training and control), is its row unique in the pooled
+        # real data, and does the release hold it?
+        pooled = og[keys + ["count"]].merge(cg, on=keys, how="outer")  # count = in original, pos = in control
+        sd = syn[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
+        sd = sd.map_partitions(lambda f: f.assign(hit=np.int64(1)))
+        pooled = pooled.merge(sd, on=keys, how="left")
+        meta = pd.DataFrame({n: pd.Series([], dtype="int64") for n in _COPY_NAMES})
+        tasks.append(pooled.map_partitions(_copy_counts, meta=meta).sum())
     out = dt.compute(tasks)
     top = _top_copied(out[2], top_n)
     records = [{"original_row": int(a), "synthetic_copies": int(b), "original_duplicates": int(c)}
                for a, b, c in zip(top["min"], top["pos"], top["count"], strict=True)]
     control = (int(out[3]), dt.control.n_rows) if dt.has_control else None
+    evidence = None
+    if dt.has_control:
+        c = out[4]
+        evidence = {name: int(c[name]) for name in ("unique_hit_o", "unique_o", "unique_hit_c", "unique_c",
+                                                     "hit_o", "hit_c")}
+        evidence.update(n_o=dt.original.n_rows, n_c=dt.control.n_rows)
     return exact_matches_result(thresholds, cols, k=int(out[0]), n_synthetic=dt.synthetic.n_rows,
                                 n_duplicated=int(out[1]), n_original=dt.original.n_rows, control=control,
-                                records=records, confidence_level=confidence_level)
+                                records=records, evidence_counts=evidence, confidence_level=confidence_level)
+
+
+_COPY_NAMES = ("unique_hit_o", "unique_o", "unique_hit_c", "unique_c", "hit_o", "hit_c")
+
+
+def _copy_counts(f: pd.DataFrame) -> pd.DataFrame:
+    n_o = f["count"].fillna(0).to_numpy(np.int64)
+    n_c = f["pos"].fillna(0).to_numpy(np.int64)
+    hit = f["hit"].fillna(0).to_numpy(np.int64) > 0
+    unique = (n_o + n_c) == 1
+    return pd.DataFrame({"unique_hit_o": [int((n_o * (unique & hit)).sum())],
+                         "unique_o": [int((n_o * unique).sum())],
+                         "unique_hit_c": [int((n_c * (unique & hit)).sum())],
+                         "unique_c": [int((n_c * unique).sum())],
+                         "hit_o": [int((n_o * hit).sum())], "hit_c": [int((n_c * hit).sum())]}, dtype=np.int64)
 
 
 def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: float = 0.95) -> MetricResult:
@@ -99,13 +128,18 @@ def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: fl
     cols = _matching_columns(dt)
     keys = ["h1", "h2"]
     og = hashed(dt, "original", cols)[keys].drop_duplicates(split_out=_split(dt, "original"))
-    sg = hashed(dt, "synthetic", cols)[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
-    tasks = [sg.shape[0], sg.merge(og, on=keys, how="inner").shape[0]]
+    syn = hashed(dt, "synthetic", cols)
+    sg = syn.groupby(keys).pos.count(split_out=_split(dt, "synthetic")).reset_index()  # pos = rows
+    sj = sg.merge(og, on=keys, how="inner")
+    tasks = [sg.shape[0], sj.shape[0], sj.pos.sum()]
     if dt.has_control:
-        cg = hashed(dt, "control", cols)[keys].drop_duplicates(split_out=_split(dt, "control"))
-        tasks += [cg.shape[0], cg.merge(og, on=keys, how="inner").shape[0]]
+        cg = hashed(dt, "control", cols).groupby(keys).pos.count(split_out=_split(dt, "control")).reset_index()
+        cj = cg.merge(og, on=keys, how="inner")
+        tasks += [cg.shape[0], cj.shape[0], cj.pos.sum()]
     out = [int(v) for v in dt.compute(tasks)]
-    control = (out[3], out[2]) if dt.has_control and out[2] else None
+    control = None
+    if dt.has_control:
+        control = (out[4], out[3], out[2], dt.synthetic.n_rows, out[5], dt.control.n_rows)
     return ims_result(thresholds, k=out[1], n_distinct=out[0], control=control,
                       confidence_level=confidence_level)
 
@@ -147,7 +181,7 @@ def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float]
                           "use the text metrics instead")
     metric = gower(dt.ranges(cols, ("original",)), clip=True, normalise=True)
     ctx = Context(tables=dt, encoded=None, seed=seed, thresholds=dict(thresholds), metric=name,  # type: ignore[arg-type]
-                  backend=backend)
+                  backend=backend, release_type=dt.release_type)
     ctx.cache["distance.setup"] = (cols, metric)
     pairs = [("synthetic", "original"), ("original", "original")]
     if dt.has_control:
@@ -155,6 +189,11 @@ def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float]
     for q, r in pairs:
         ctx.cache[f"distance.knn2.{q}.{r}"] = kneighbors_distributed(dt, q, r, cols, metric, k,
                                                                      backend=backend)
+    if dt.has_control and dt.control.n_rows and dt.synthetic.n_rows >= 2:
+        # the members-vs-controls evidence: every real record's two nearest release rows
+        for q in ("original", "control"):
+            ctx.cache[f"distance.knn2.{q}.synthetic"] = kneighbors_distributed(dt, q, "synthetic", cols,
+                                                                               metric, 2, backend=backend)
     if dt.original.n_rows < k + 1:
         raise MetricError(f"the original table has {dt.original.n_rows} row(s); this metric needs at "
                           f"least {k + 1}")
@@ -337,6 +376,7 @@ def distinguishability(dt: DistTables, thresholds: Mapping[str, float], *, seed:
     from ..metrics.matching import matching_columns
 
     ctx = Context(tables=_SampledTables(dt), encoded=_SampledView(dt), seed=seed,  # type: ignore[arg-type]
-                  thresholds=dict(thresholds), metric="distinguishability", backend=backend)
+                  thresholds=dict(thresholds), metric="distinguishability", backend=backend,
+                  release_type=dt.release_type)
     ctx.cache["matching.row_ids"] = first_positions(dt, matching_columns(ctx))
     return metric(ctx, **params)

@@ -95,7 +95,7 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
                          metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
                          seed: int | None = None, *, client: Any = None, scheduler: str | None = None,
                          workers: int | None = None, preset: str | None = None, backend: str = "auto",
-                         npartitions: int = 4) -> Any:
+                         npartitions: int = 4, risk: Mapping[str, Any] | None = None) -> Any:
     """Evaluate on a Dask cluster: the metrics of :data:`SUPPORTED` run over partitions, with the
     same numbers as :func:`synthguard.evaluate` in one process for the same seed.
 
@@ -108,6 +108,8 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
         closed at the end).
     npartitions : int
         Partitions for pandas inputs.
+    risk : mapping, optional
+        ``risk_rule`` / ``materiality`` / ``release_type`` / ``alpha`` overrides, as in ``evaluate``.
 
     Other parameters are those of :func:`synthguard.evaluate`. Metrics without a distributed
     implementation are reported ``skipped`` with the reason.
@@ -117,6 +119,8 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
     from ..config import build_config
     from ..registry import get_metric
     from ..report import Report
+    from ..runner import risk_rule_of
+    from ..verdict import assess
     from ._tables import load_tables
 
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
@@ -124,11 +128,14 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
     run_config = build_config(metrics, config, preset)
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
+    risk_rule_of(run_config, None, risk)  # validate before any work
     own = client is None
     if own:
         client = make_client(scheduler, workers)
     try:
         dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
+        rule = risk_rule_of(run_config, dt, risk)  # type: ignore[arg-type]
+        dt.release_type = rule.release_type
         entries: dict[str, dict[str, Any]] = {}
         results: dict[str, MetricResult] = {}
         for name in run_config.metrics:
@@ -169,7 +176,8 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
             "distributed": {"scheduler": getattr(client, "scheduler", None) and client.scheduler.address,
                             "workers": len(info.get("workers", {}))},
         }
-        return Report(header, entries, results)
+        results, verdict = assess(results, rule, has_control=dt.has_control)
+        return Report(header, entries, results, verdict)
     finally:
         if own:
             cluster = getattr(client, "cluster", None)

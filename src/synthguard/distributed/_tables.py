@@ -59,6 +59,7 @@ class DistTables:
     encoder: Encoder
     encoder_future: Any
     fingerprints: dict[str, dict[str, Any]] = field(default_factory=dict)
+    release_type: str = "synthetic"
 
     @property
     def roles(self) -> tuple[str, ...]:

@@ -14,11 +14,11 @@ import pandas as pd
 
 from ..errors import ConfigError, MetricError
 from ..registry import Context, Param, register
-from ..results import Baseline, MetricResult, level_from_thresholds
+from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ..stats import difference_ci, proportion
 
-__all__ = ["exact_matches", "exact_matches_result", "ims", "ims_result", "matching_columns",
-           "row_identities_for"]
+__all__ = ["copy_evidence_counts", "exact_matches", "exact_matches_result", "ims", "ims_result",
+           "matching_columns", "row_identities_for"]
 
 
 def _positive_int(v: Any) -> str | None:
@@ -106,22 +106,41 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
     _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
-    control = None
+    control = evidence = None
     if "control" in ids:
-        control = (int(_in(ids["control"], orig).sum()), int(ids["control"].size))
+        ctl = ids["control"]
+        control = (int(_in(ctl, orig).sum()), int(ctl.size))
+        if ctl.size:
+            evidence = copy_evidence_counts(orig, ctl, syn)
     return exact_matches_result(
         ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
         n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
-        records=_copied_records(syn, orig, top_n), confidence_level=confidence_level)
+        records=_copied_records(syn, orig, top_n), evidence_counts=evidence,
+        confidence_level=confidence_level)
+
+
+def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> dict[str, int]:
+    """The counts behind the exact-copy evidence (see :func:`_copy_evidence`)."""
+    pooled = np.concatenate([orig, ctl])
+    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    unique = counts[inv.ravel()] == 1
+    u_o, u_c = unique[:orig.size], unique[orig.size:]
+    hit = _in(pooled, syn)
+    return {"unique_hit_o": int((hit[:orig.size] & u_o).sum()), "unique_o": int(u_o.sum()),
+            "unique_hit_c": int((hit[orig.size:] & u_c).sum()), "unique_c": int(u_c.sum()),
+            "hit_o": int(hit[:orig.size].sum()), "hit_c": int(hit[orig.size:].sum()),
+            "n_o": int(orig.size), "n_c": int(ctl.size)}
 
 
 def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
                          n_duplicated: int, n_original: int, control: tuple[int, int] | None,
-                         records: list[dict[str, Any]], confidence_level: float = 0.95) -> MetricResult:
+                         records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
+                         confidence_level: float = 0.95) -> MetricResult:
     """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
 
     ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
-    ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``.
+    ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
+    ``evidence_counts`` from :func:`copy_evidence_counts` (non-empty control only).
     """
     rate = proportion(k, n_synthetic, confidence_level)
     dup = proportion(n_duplicated, n_original, confidence_level)
@@ -155,8 +174,22 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
     if level == "high" and warning is None:
         warning = (f"{k} of {n_synthetic} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
                    "original rows")
+    evidence = None
+    if evidence_counts is not None:
+        e = evidence_counts
+        evidence = Evidence.from_counts(
+            "share of records (unique in the real data) with an exact copy in the release",
+            e["unique_hit_o"], e["unique_o"], e["unique_hit_c"], e["unique_c"],
+            baseline="control rows: real people the generator never saw, against the same release",
+            confidence_level=confidence_level, weight=3.0,
+            note=f"{e['n_o'] - e['unique_o']} training and {e['n_c'] - e['unique_c']} control records "
+                 "whose row other real records share are left out of the test (see all_records_evidence)")
+        details["all_records_evidence"] = Evidence.from_counts(
+            "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
+            e["n_c"], confidence_level=confidence_level).to_dict()
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
-                        tuple(rate["ci"]), n_synthetic, level, warning, details, records)
+                        tuple(rate["ci"]), n_synthetic, level, warning, details, records,
+                        evidence=evidence)
 
 
 @register(
@@ -199,15 +232,17 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
     control = None
     if "control" in ids and ids["control"].size:
         ctl = np.unique(ids["control"])
-        control = (int(_in(ctl, orig).sum()), int(ctl.size))
+        control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
+                   int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
     return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
                       control=control, confidence_level=confidence_level)
 
 
-def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, int] | None,
+def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,
                confidence_level: float = 0.95) -> MetricResult:
     """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
-    in the original; ``control`` = ``(matched, n_distinct_control)`` (shared with
+    in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
+    rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
     :mod:`synthguard.distributed`)."""
     rate = proportion(k, n_distinct, confidence_level)
     details: dict[str, Any] = {"distinct_synthetic_rows": int(n_distinct), "matched_distinct_rows": k,
@@ -216,8 +251,9 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
                                "method": "distinct synthetic rows found in original vs distinct control "
                                          "rows found in original"}
     warning = None
+    evidence = None
     if control is not None:
-        kc, n_ctl = control
+        kc, n_ctl, k_rows, n_rows, kc_rows, nc_rows = control
         base = proportion(kc, n_ctl, confidence_level)
         diff = difference_ci(k, n_distinct, kc, n_ctl, confidence_level)
         baseline = Baseline(base["value"], "control vs original: share of distinct real held-out rows "
@@ -229,10 +265,18 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
         level = level_from_thresholds(excess, thresholds, "lower is safer") if significant else "low"
         if not details["passed"] and not significant:
             warning = "IMS is above the control baseline but within sampling error"
+        # per row (duplicates included, so both sides are plain random samples): release rows found
+        # in the original against control rows found in the original
+        evidence = Evidence.from_counts(
+            "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
+            baseline="control rows found in the original (real rows of the same population)",
+            confidence_level=confidence_level,
+            note="per release row, not per training record: the effect is the share of the release "
+                 "that copies training rows beyond chance")
     else:
         baseline = Baseline(None, "no baseline: no control given")
         level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
         warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
                    "compares the raw share with the thresholds")
     return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
-                        int(n_distinct), level, warning, details)
+                        int(n_distinct), level, warning, details, evidence=evidence)

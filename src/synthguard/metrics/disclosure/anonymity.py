@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
+from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
@@ -51,6 +51,24 @@ def _continuous(ctx: Context, name: str, value: Any, used: list[str]) -> list[st
         raise ConfigError(f"metric {name!r}: continuous_column_names names column(s) {bad} that the data "
                           "does not have")
     return [c for c in cont if c in used]
+
+
+def _anonymised_evidence(ctx: Context, k_below: int, n: int, statistic: str) -> Evidence | None:
+    """Evidence only for an anonymised release (each release row is a real person): the share of
+    release records in classes below the threshold, against a null of 0. For a synthetic release
+    the classes are made of synthetic rows and say nothing about real people: no evidence."""
+    if getattr(ctx, "release_type", "synthetic") != "anonymised":
+        return None
+    return Evidence.from_binomial(
+        statistic, int(k_below), int(n), 0.0,
+        baseline="0: in an anonymised release no real person should sit in a class below the "
+                 "threshold",
+        note="release_type 'anonymised': each release row stands for a real person")
+
+
+_SYNTHETIC_NOTE = ("informative only for a synthetic release (release_type 'synthetic'): its classes "
+                   "are made of synthetic rows, not real people; replicated_uniques and disco measure "
+                   "disclosure on real records")
 
 
 def _size_histogram(sizes: np.ndarray) -> list[dict[str, Any]]:
@@ -129,12 +147,13 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     recs = [{"synthetic_row": int(i), "class_size": int(row_size[i]),
              "original_class_size": int(size_o[rs[i]])} for i in order]
     unique_both = int(((row_size == 1) & (size_o[rs] == 1)).sum())
-    return k_anonymity_result(thresholds(ctx, name), qis, cont, k, per_role, unique_both, recs)
+    return k_anonymity_result(thresholds(ctx, name), qis, cont, k, per_role, unique_both, recs,
+                              release_type=getattr(ctx, "release_type", "synthetic"))
 
 
 def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
                        class_sizes: dict[str, tuple[np.ndarray, np.ndarray]], unique_both: int,
-                       records: list[dict[str, Any]]) -> MetricResult:
+                       records: list[dict[str, Any]], *, release_type: str = "synthetic") -> MetricResult:
     """The :func:`k_anonymity` result from its class-size tables (shared with
     :mod:`synthguard.distributed`).
 
@@ -158,11 +177,25 @@ def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
                    f"k={k}; {out['synthetic_unique_in_original']} of them are unique in both tables")
+    n_syn = out["synthetic"]["n_records"]
+    evidence = _anonymised_evidence(
+        _ReleaseType(release_type), out["synthetic"]["n_records_below"], n_syn,
+        f"share of release records (real people) in quasi-identifier classes of fewer than k={k} "
+        "records")
+    if evidence is None:
+        out["verdict_role"] = _SYNTHETIC_NOTE
     return MetricResult(name="k_anonymity", family="disclosure", value=float(value),
                         direction="higher is safer",
                         baseline=Baseline(float(out["original"]["k"]), "k of the original table"),
-                        ci=None, n=out["synthetic"]["n_records"], risk_level=level, warning=warning,
-                        details=out, records=records)
+                        ci=None, n=n_syn, risk_level=level, warning=warning, details=out,
+                        records=records, evidence=evidence)
+
+
+class _ReleaseType:
+    """The one attribute :func:`_anonymised_evidence` reads from a context."""
+
+    def __init__(self, release_type: str) -> None:
+        self.release_type = release_type
 
 
 @register("l_diversity", family="disclosure", direction="higher is safer",
@@ -223,7 +256,13 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "
                    f"l={l} distinct sensitive values: their quasi-identifiers reveal the sensitive value")
+    evidence = _anonymised_evidence(
+        ctx, out["synthetic"]["n_records_below"], int(ks.size),
+        f"share of release records (real people) in quasi-identifier classes with fewer than l={l} "
+        "distinct sensitive values")
+    if evidence is None:
+        out["verdict_role"] = _SYNTHETIC_NOTE
     return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
                         baseline=Baseline(float(out["original"]["l"]), "l of the original table"),
                         ci=None, n=int(ks.size), risk_level=level, warning=warning, details=out,
-                        records=recs)
+                        records=recs, evidence=evidence)

@@ -17,9 +17,9 @@ import pandas as pd
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ._cap_analysis import CapAnalysis, analyse, safe_ratio
+from ._cap_analysis import CapAnalysis, analyse, cap_evidence, safe_ratio
 from ._cap_core import METHODS
-from ._common import check_non_negative_int, resolve_fields
+from ._common import check_non_negative_int, has_control, resolve_fields
 
 __all__ = ["cap", "cap_per_record", "cap_result", "generalized_cap", "zero_cap"]
 
@@ -42,11 +42,14 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
 
 def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: int,
                relative: bool, extra: dict[str, Any] | None = None,
-               value: float | None = None) -> MetricResult:
+               value: float | None = None, continuous: Any = (), bins: int = 10,
+               evidence: Any = "auto") -> MetricResult:
     """The :class:`MetricResult` of a CAP analysis.
 
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
     ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
+    ``evidence``: ``"auto"`` computes the training-vs-control evidence when the context has a control
+    table; an :class:`~synthguard.results.Evidence` (or ``None``) is used as given (distributed runs).
     """
     cap_prot = analysis.cap_protection if value is None else value
     base = analysis.baseline
@@ -91,9 +94,13 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     if analysis.per_field:
         details["per_sensitive_field"] = analysis.per_field
     details.update(extra or {})
+    if isinstance(evidence, str):  # "auto"
+        evidence = cap_evidence(ctx, analysis.keys, analysis.sensitive, analysis.method,
+                                continuous=continuous, bins=bins) if has_control(ctx) else None
     return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
                         baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
-                        warning=warning, details=details, records=analysis.top_records(max_records))
+                        warning=warning, details=details, records=analysis.top_records(max_records),
+                        evidence=evidence)
 
 
 def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields: Any,
