@@ -30,7 +30,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              alpha: float | None = None,
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
-             control_context: Any = None) -> Report:
+             control_context: Any = None, client: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -92,6 +92,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         Column ordering a person's events (number or date).
     original_context, synthetic_context, control_context : DataFrame or path, optional
         One row per entity (constant per person), joined on the entity key.
+    client : distributed.Client, optional
+        Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
+        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
+        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
+        others are reported ``skipped``. See ``docs/scaling.md``.
 
     Returns
     -------
@@ -105,6 +110,13 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     """
     from .cache import as_cache
 
+    if client is not None:
+        from .distributed import evaluate_distributed
+
+        return evaluate_distributed(original, synthetic, control, metadata, metrics, config, seed,
+                                    client=client, preset=preset, backend=backend,
+                                    risk={"rule": risk_rule, "materiality": materiality,
+                                          "release_type": release_type, "alpha": alpha})
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(f"seed must be an integer, got {seed!r}")
     run_config = build_config(metrics, config, preset)
