@@ -6,9 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..demo import DEMO_METADATA, make_demo
-from ..report.console import fmt_number
-from ..runner import evaluate
 from .evaluate import cache_options, resolve_cache
 
 
@@ -27,6 +24,10 @@ from .evaluate import cache_options, resolve_cache
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
             html_path: Path | None, use_cache: bool, cache_dir: Path | None, no_progress: bool) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
+    from ..demo import DEMO_METADATA, make_demo
+    from ..report.console import fmt_number
+    from ..runner import evaluate
+
     data = make_demo(rows, seed)
     reports = {}
     for name in ("leaky", "safe"):

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..runner import evaluate
-
 
 def cache_options(func):
     """``--cache`` / ``--cache-dir`` (shared by evaluate, compare and demo)."""
@@ -56,6 +54,8 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, no_progress: bool) -> None:
     """Evaluate a synthetic release against its original (and control) data."""
+    from ..runner import evaluate
+
     cache = resolve_cache(use_cache, cache_dir)
     if len(synthetic) > 1:
         run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
