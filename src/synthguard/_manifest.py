@@ -132,7 +132,18 @@ METRICS = {'anonymeter': {'name': 'anonymeter',
                                                                   '(only with num_rows_subsample)'},
                                         'max_records': {'default': 100,
                                                         'doc': 'how many synthetic rows closest to '
-                                                               'the original to list (0 = none)'}},
+                                                               'the original to list (0 = none)'},
+                                        'random_rows': {'default': 10000,
+                                                        'doc': 'uniformly random rows whose DCR '
+                                                               'estimates the baseline median '
+                                                               '(seeded; its CI is reported); None '
+                                                               '= one per synthetic row '
+                                                               "(SDMetrics' full computation)"},
+                                        'random_precision': {'default': 0.02,
+                                                             'doc': 'stop adding random rows once '
+                                                                    'the 95 % CI of their median '
+                                                                    'DCR is within this fraction '
+                                                                    'of it (when sampling)'}},
                              'module': 'synthguard.metrics.disclosure.dcr_protection'},
  'dcr_overfitting_protection': {'name': 'dcr_overfitting_protection',
                                 'family': 'disclosure',

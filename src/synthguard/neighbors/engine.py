@@ -47,7 +47,7 @@ def _resolve(backend: str) -> str:
     if backend == "auto":
         return "numba" if _HAS_NUMBA else "numpy"
     if backend == "numba" and not _HAS_NUMBA:
-        raise ConfigError("backend 'numba' needs numba: pip install 'synthguard[fast]'")
+        raise ConfigError("backend 'numba' needs numba (a core dependency): pip install numba")
     return backend
 
 
