@@ -164,6 +164,21 @@ class Context:
 
         return make_rng(self.seed, self.metric, *labels)
 
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``self.cache[key]``, computing it once with ``compute()`` if absent.
+
+        Metrics running in threads (``jobs > 1``) that need the same intermediate result (a neighbour
+        search, row ids) wait for one computation instead of repeating it: a lock per key."""
+        cache = self.cache
+        if key in cache:
+            return cache[key]
+        with _MEMO_LOCKS_GUARD:
+            lock = cache.setdefault(("__memo_lock__", key), threading.Lock())
+        with lock:
+            if key not in cache:
+                cache[key] = compute()
+        return cache[key]
+
     def for_metric(self, spec: MetricSpec, thresholds: Mapping[str, float] | None = None) -> Context:
         th = dict(spec.thresholds)
         th.update(thresholds or {})
@@ -180,6 +195,10 @@ class Context:
         return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
 
 
+_MEMO_LOCKS_GUARD = threading.Lock()
+# ``ctx.cache[RUN_METRICS_KEY]``: names of the metrics of the current run (set by the runner), so a
+# metric can pick the form of a shared intermediate result that the others will reuse
+RUN_METRICS_KEY = "run.metrics"
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
 _DISCOVERED = False

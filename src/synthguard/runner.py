@@ -13,15 +13,21 @@ from .config import RunConfig, build_config
 from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
-from .registry import Context, get_metric, missing_inputs
+from .parallel import resolve_jobs
+from .registry import RUN_METRICS_KEY, Context, get_metric, metric_info, missing_inputs
 from .report import Report
 from .results import MetricResult
+
+# families whose metrics run one at a time after the others: spaCy may fork worker processes
+# (n_process), which must not happen while other threads run
+SERIAL_FAMILIES = frozenset({"text"})
 
 
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
+             progress: bool = False, generator: Any = None, cache: Any = None,
+             jobs: int | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -55,6 +61,9 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    jobs : int, optional
+        Metrics run at once (threads). Default (``None`` or <= 0): the number of cores. The numbers
+        are identical whatever ``jobs`` (see :mod:`synthguard.parallel`); ``jobs=1`` runs serially.
 
     Returns
     -------
@@ -76,66 +85,56 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     disk = as_cache(cache)
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk)
+                      generator=generator, cache=disk, jobs=jobs)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None) -> Report:
-    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
+               cache: Any = None, jobs: int | None = None) -> Report:
+    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
+
+    ``jobs`` metrics run at once in threads (default: the number of cores; see
+    :mod:`synthguard.parallel`); the report is the same, in the configured order, whatever ``jobs``.
+    """
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
                   generator=generator)
-    entries: dict[str, dict[str, Any]] = {}
-    results: dict[str, MetricResult] = {}
     names = list(run_config.metrics)
+    ctx.cache[RUN_METRICS_KEY] = tuple(names)
+    n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
     bar = None
     if progress and names:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
-    for name in names:
-        params = dict(run_config.metrics[name])
-        spec = get_metric(name)
+    done: dict[str, tuple[dict[str, Any], MetricResult | None]] = {}
+    concurrent = [n for n in names if n_jobs > 1 and metric_info(n).family not in SERIAL_FAMILIES]
+    if len(concurrent) > 1:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synthguard-metric") as pool:
+            futures = {pool.submit(_run_one, name, run_config, ctx, tables, seed, cache): name
+                       for name in concurrent}
+            for fut in as_completed(futures):
+                done[futures[fut]] = fut.result()
+                if bar is not None:
+                    bar.set_postfix_str(futures[fut])
+                    bar.update(1)
+    for name in names:  # jobs=1, and the families that must run alone
+        if name in done:
+            continue
         if bar is not None:
             bar.set_postfix_str(name)
-        t0 = time.perf_counter()
-        entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-        missing = missing_inputs(spec, ctx)
-        if missing:
-            entry["status"] = "skipped"
-            entry["reason"] = ("needs " + " and ".join(
-                {"control": "a control table (real rows held out from training: --control)",
-                 "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
-        else:
-            mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
-            key = None
-            if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(tables, name, params, seed, mctx.thresholds)
-                hit = cache.get(key)
-                if hit is not None:
-                    results[name] = hit
-                    entry["cached"] = True
-            if name not in results:
-                try:
-                    res = spec.func(mctx, **params)
-                    if not isinstance(res, MetricResult):
-                        raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
-                    results[name] = res
-                    if cache is not None and key is not None:
-                        cache.put(key, res)
-                except (MetricError, ConfigError) as exc:
-                    entry["status"] = "skipped"
-                    entry["reason"] = str(exc)
-                except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
-                    entry["status"] = "error"
-                    entry["reason"] = f"{type(exc).__name__}: {exc}"
-                    entry["traceback"] = traceback.format_exc(limit=8)
-        entry["seconds"] = round(time.perf_counter() - t0, 4)
-        entries[name] = entry
+        done[name] = _run_one(name, run_config, ctx, tables, seed, cache)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
+    entries: dict[str, dict[str, Any]] = {}
+    results: dict[str, MetricResult] = {}
+    for name in names:  # the configured order, whatever order the metrics finished in
+        entries[name], res = done[name]
+        if res is not None:
+            results[name] = res
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
         entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
     header = {
@@ -148,3 +147,45 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "config": run_config.to_dict(),
     }
     return Report(header, entries, results)
+
+
+def _run_one(name: str, run_config: RunConfig, ctx: Context, tables: Tables, seed: int,
+             cache: Any) -> tuple[dict[str, Any], MetricResult | None]:
+    """One metric's report entry and result (``None`` when skipped or failed)."""
+    params = dict(run_config.metrics[name])
+    spec = get_metric(name)
+    t0 = time.perf_counter()
+    entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
+    result: MetricResult | None = None
+    missing = missing_inputs(spec, ctx)
+    if missing:
+        entry["status"] = "skipped"
+        entry["reason"] = ("needs " + " and ".join(
+            {"control": "a control table (real rows held out from training: --control)",
+             "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
+    else:
+        mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
+        key = None
+        if cache is not None and "generator" not in spec.needs and ctx.generator is None:
+            key = cache.key(tables, name, params, seed, mctx.thresholds)
+            hit = cache.get(key)
+            if hit is not None:
+                result = hit
+                entry["cached"] = True
+        if result is None:
+            try:
+                res = spec.func(mctx, **params)
+                if not isinstance(res, MetricResult):
+                    raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
+                result = res
+                if cache is not None and key is not None:
+                    cache.put(key, res)
+            except (MetricError, ConfigError) as exc:
+                entry["status"] = "skipped"
+                entry["reason"] = str(exc)
+            except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
+                entry["status"] = "error"
+                entry["reason"] = f"{type(exc).__name__}: {exc}"
+                entry["traceback"] = traceback.format_exc(limit=8)
+    entry["seconds"] = round(time.perf_counter() - t0, 4)
+    return entry, result

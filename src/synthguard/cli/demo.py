@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .evaluate import cache_options, resolve_cache
+from .evaluate import cache_options, jobs_option, resolve_cache
 
 
 @click.command("demo")
@@ -20,9 +20,11 @@ from .evaluate import cache_options, resolve_cache
               help="Write a self-contained HTML report of the leaky release here (and a side-by-side "
                    "comparison next to it, '<name>.compare.html').")
 @cache_options
+@jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
-            html_path: Path | None, use_cache: bool, cache_dir: Path | None, no_progress: bool) -> None:
+            html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
+            no_progress: bool) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
     from ..demo import DEMO_METADATA, make_demo
     from ..report.console import fmt_number
@@ -33,7 +35,8 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     for name in ("leaky", "safe"):
         reports[name] = evaluate(data["original"], data[name], control=data["control"],
                                  metadata=DEMO_METADATA, metrics=metrics, preset=preset, seed=seed,
-                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir))
+                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
+                                 jobs=jobs)
     rows_out = []
     for metric in reports["leaky"].metrics:
         cells = [metric]

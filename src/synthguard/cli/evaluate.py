@@ -18,6 +18,13 @@ def cache_options(func):
     return func
 
 
+def jobs_option(func):
+    """``--jobs`` (shared by evaluate, compare and demo)."""
+    return click.option("--jobs", "-j", type=int, default=0, show_default=True,
+                        help="Metrics run at once (threads); 0 = one per core. Results are identical "
+                             "whatever the number.")(func)
+
+
 def resolve_cache(use_cache: bool, cache_dir: Path | None):
     """The ``cache`` argument of :func:`synthguard.evaluate` for the CLI flags."""
     if cache_dir is not None:
@@ -48,11 +55,12 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
+@jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
-            cache_dir: Path | None, no_progress: bool) -> None:
+            cache_dir: Path | None, jobs: int, no_progress: bool) -> None:
     """Evaluate a synthetic release against its original (and control) data."""
     from ..runner import evaluate
 
@@ -60,11 +68,11 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
     if len(synthetic) > 1:
         run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                     metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
-                    progress=not no_progress, cache=cache)
+                    progress=not no_progress, cache=cache, jobs=jobs)
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache)
+                      progress=not no_progress, cache=cache, jobs=jobs)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
 

@@ -229,12 +229,12 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
             metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
             preset: str | None = None, backend: str = "auto", progress: bool = False,
-            cache: Any = None) -> Comparison:
+            cache: Any = None, jobs: int | None = None) -> Comparison:
     """Evaluate several releases of the same original with the same configuration and rank them.
 
     Parameters
     ----------
-    original, control, metadata, metrics, config, seed, preset, backend, progress, cache
+    original, control, metadata, metrics, config, seed, preset, backend, progress, cache, jobs
         As in :func:`synthguard.evaluate`.
     synthetics : mapping name -> DataFrame/path, or a sequence of them
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
@@ -262,6 +262,6 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
     disk = as_cache(cache)
     reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
                               config=config, seed=seed, preset=preset, backend=backend,
-                              progress=progress, cache=disk)
+                              progress=progress, cache=disk, jobs=jobs)
                for name, syn in named.items()}
     return Comparison(reports)

@@ -75,9 +75,10 @@ class SOData:
 
 def prepare(ctx: Context, columns: list[str]) -> SOData:
     """Encode the three tables once (canonical order, duplicates dropped)."""
-    key = f"anonymeter:so:{tuple(columns)}"
-    if key in ctx.cache:
-        return ctx.cache[key]
+    return ctx.memo(f"anonymeter:so:{tuple(columns)}", lambda: _prepare(ctx, columns))
+
+
+def _prepare(ctx: Context, columns: list[str]) -> SOData:
     schema = ctx.tables.schema
     num_cols = [c for c in columns if schema.columns[c].is_numeric]
     order = num_cols + [c for c in columns if c not in num_cols]
@@ -91,9 +92,7 @@ def prepare(ctx: Context, columns: list[str]) -> SOData:
         if schema.columns[c].sdtype == "boolean":
             codes = ctx.encoded.encode(pd.DataFrame({c: [True, False]}), [c]).cat[:, 0]
             bools[j] = (float(codes[0]), float(codes[1]))
-    out = SOData(order, mats["original"], mats["synthetic"], mats.get("control"), canon, is_num, bools)
-    ctx.cache[key] = out
-    return out
+    return SOData(order, mats["original"], mats["synthetic"], mats.get("control"), canon, is_num, bools)
 
 
 # ------------------------------------------------------------------------------------------ generation

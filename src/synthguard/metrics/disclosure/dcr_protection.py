@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import Context, Param, register
+from ...neighbors import Neighbors
+from ...registry import RUN_METRICS_KEY, Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
 from ...stats import median_ci, wilson_rate
 from ._common import check_non_negative_int, check_positive_int, thresholds
@@ -56,11 +57,17 @@ def _blocks(ctx: Context):
 
 def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray):
     """Nearest original row of every synthetic row (memoised: shared by both DCR metrics)."""
+    if {"dcr", "nndr"} & set(ctx.cache.get(RUN_METRICS_KEY, ())):
+        # dcr / nndr run too and search the same pair with the same distance (k=2): share it
+        from ..distance import distance_setup, shared_neighbours
+
+        d_cols, d_metric = distance_setup(ctx)
+        if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), scale):
+            d, i = shared_neighbours(ctx, "synthetic", "original", 1)
+            return Neighbors(d, i)
     key = ("disclosure.dcr.synthetic->original", tuple(cols))
-    if key not in ctx.cache:
-        ctx.cache[key] = nearest(ctx, ctx.encoded.block("synthetic", cols),
-                                 ctx.encoded.block("original", cols), scale)
-    return ctx.cache[key]
+    return ctx.memo(key, lambda: nearest(ctx, ctx.encoded.block("synthetic", cols),
+                                         ctx.encoded.block("original", cols), scale))
 
 
 RANDOM_ROWS = 10_000
