@@ -84,3 +84,16 @@ def test_random_baseline_sample_and_its_interval():
         full.details["median_DCR_to_real_data"]["synthetic_data"]
     again = dcr_baseline_protection(_ctx(3000), random_rows=2000, random_precision=0.5)
     assert np.isclose(again.value, sampled.value, rtol=0, atol=0)
+
+
+def test_percentile_ci_matches_the_resampling_bootstrap():
+    """The order-statistic draw has the distribution of the classic resampling bootstrap."""
+    from synthguard.stats import percentile_ci
+
+    x = np.random.default_rng(5).gamma(2.0, size=3000).round(3)
+    rng = np.random.default_rng(6)
+    classic = np.percentile(x[rng.integers(0, x.size, size=(4000, x.size))], 5, axis=1)
+    lo, hi = np.quantile(classic, [0.025, 0.975])
+    ours = percentile_ci(x, 5, n_boot=4000, seed=1)
+    assert ours[0] == pytest.approx(lo, abs=0.01) and ours[1] == pytest.approx(hi, abs=0.01)
+    assert percentile_ci(x, 5, n_boot=300, seed=2) == percentile_ci(x[::-1], 5, n_boot=300, seed=2)
