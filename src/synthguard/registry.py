@@ -18,7 +18,6 @@ found: an unknown name triggers the full discovery of :mod:`synthguard.metrics` 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 import threading
@@ -454,6 +453,8 @@ def write_manifest(path: Path | None = None) -> Path:
 
 
 def _suggest(word: str, options: Any) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(options), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -140,6 +140,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     header = {
         "synthguard_version": __version__,
         "seed": seed,
+        "engine": {"backend": _resolve_backend(backend)},
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
         "inferred_metadata": tables.schema.inferred(),
@@ -147,6 +148,13 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "config": run_config.to_dict(),
     }
     return Report(header, entries, results)
+
+
+def _resolve_backend(backend: str) -> str:
+    """The neighbour-engine backend ``backend`` runs on (``"auto"`` -> numba when installed)."""
+    from .neighbors.engine import _resolve
+
+    return _resolve(backend)
 
 
 def _run_one(name: str, run_config: RunConfig, ctx: Context, tables: Tables, seed: int,

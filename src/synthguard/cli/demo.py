@@ -51,8 +51,9 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
         rows_out.append(cells)
     w0 = max(len("metric"), *(len(r[0]) for r in rows_out))
     w1 = max(len("leaky release"), *(len(r[1]) for r in rows_out))
+    engine = reports["leaky"].header.get("engine", {}).get("backend", "?")
     click.echo(f"synthguard demo: {len(data['original'])} original rows, {len(data['control'])} control "
-               f"rows, seed {seed}\n")
+               f"rows, seed {seed}; neighbour engine: {engine}\n")
     click.echo(f"{'metric'.ljust(w0)}  {'leaky release'.ljust(w1)}  safe release")
     click.echo(f"{'-' * w0}  {'-' * w1}  {'-' * 24}")
     for r in rows_out:
