@@ -1,4 +1,5 @@
-"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo``, ``compare``, ``attack``.
+"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo``, ``compare``, ``attack``,
+``warmup``.
 
 Every :class:`~synthguard.errors.SynthguardError` becomes one line on stderr and exit code 2.
 Subcommands are imported only when they run (``synthguard --help`` and ``synthguard metrics`` import
@@ -21,6 +22,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "Build demo data, evaluate a leaky and a safe release, and print them side by side."),
     "evaluate": ("evaluate", "Evaluate a synthetic release against its original (and control) data."),
     "metrics": ("metrics", "List every metric: family, needs, direction, parameters and default thresholds."),
+    "warmup": ("warmup", "Compile the numba kernels once (cached on disk), so later runs start fast."),
 }
 
 
