@@ -97,3 +97,15 @@ def test_percentile_ci_matches_the_resampling_bootstrap():
     ours = percentile_ci(x, 5, n_boot=4000, seed=1)
     assert ours[0] == pytest.approx(lo, abs=0.01) and ours[1] == pytest.approx(hi, abs=0.01)
     assert percentile_ci(x, 5, n_boot=300, seed=2) == percentile_ci(x[::-1], 5, n_boot=300, seed=2)
+
+
+def test_dcr_protection_numbers_do_not_depend_on_sharing_dcrs_search(small, demo_metadata):
+    """With dcr in the run, the DCR protection metrics reuse its k=2 searches: same numbers."""
+    kw = dict(control=small["control"], metadata=demo_metadata, seed=2, jobs=1)
+    alone = synthguard.evaluate(small["original"], small["leaky"],
+                                metrics=["dcr_baseline_protection", "dcr_overfitting_protection"], **kw)
+    shared = synthguard.evaluate(small["original"], small["leaky"],
+                                 metrics=["dcr", "dcr_baseline_protection", "dcr_overfitting_protection"],
+                                 **kw)
+    for name in ("dcr_baseline_protection", "dcr_overfitting_protection"):
+        assert alone.result(name).to_dict() == shared.result(name).to_dict()

@@ -55,19 +55,27 @@ def _blocks(ctx: Context):
     return cols, scale
 
 
-def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray):
-    """Nearest original row of every synthetic row (memoised: shared by both DCR metrics)."""
-    if {"dcr", "nndr"} & set(ctx.cache.get(RUN_METRICS_KEY, ())):
-        # dcr / nndr run too and search the same pair with the same distance (k=2): share it
+def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
+            shareable: tuple[str, ...] = ("dcr", "nndr")) -> Neighbors:
+    """Nearest ``reference`` row of every synthetic row (memoised: shared by both DCR metrics).
+
+    When a metric in ``shareable`` runs too and searches the same pair with the same distance
+    (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
+    search is reused instead of a second one."""
+    if set(shareable) & set(ctx.cache.get(RUN_METRICS_KEY, ())):
         from ..distance import distance_setup, shared_neighbours
 
         d_cols, d_metric = distance_setup(ctx)
         if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), scale):
-            d, i = shared_neighbours(ctx, "synthetic", "original", 1)
+            d, i = shared_neighbours(ctx, "synthetic", reference, 1)
             return Neighbors(d, i)
-    key = ("disclosure.dcr.synthetic->original", tuple(cols))
+    key = (f"disclosure.dcr.synthetic->{reference}", tuple(cols))
     return ctx.memo(key, lambda: nearest(ctx, ctx.encoded.block("synthetic", cols),
-                                         ctx.encoded.block("original", cols), scale))
+                                         ctx.encoded.block(reference, cols), scale))
+
+
+def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
+    return _syn_to(ctx, "original", cols, scale)
 
 
 RANDOM_ROWS = 10_000
@@ -248,7 +256,12 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         else:
             q = syn_block.take(rows)
             nb_t = nearest(ctx, q, train, scale)
-        nb_h = nearest(ctx, q, hold, scale_hold)
+        if num_rows_subsample is None and not sdmetrics_compat:
+            # dcr searches synthetic -> whole control too when the control is the smaller table
+            share = ("dcr",) if len(tables.control) <= len(tables.original) else ()
+            nb_h = _syn_to(ctx, "control", cols, scale, shareable=share)
+        else:
+            nb_h = nearest(ctx, q, hold, scale_hold)
         d_t, d_h = nb_t.distances[:, 0], nb_h.distances[:, 0]
         closer = d_t < d_h
         ps.append(float(closer.mean()))
