@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import shlex
 import subprocess
 import sys
@@ -62,18 +62,20 @@ def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
            "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
            "-m", str(data_dir / "metadata.json"), "--json", str(report), "--no-progress",
            *shlex.split(extra)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0 = _load()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    err_path = report.with_suffix(".stderr")
+    with open(err_path, "w") as err_file:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)
+        _pid, status, ru = os.wait4(proc.pid, 0)  # this child's own CPU and peak RSS
+        proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    usage = (ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
     if proc.returncode != 0:
-        raise SystemExit(f"evaluate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"evaluate failed ({proc.returncode}):\n{err_path.read_text()[-3000:]}")
     rep = json.loads(report.read_text())
     per = {name: (e.get("seconds"), e.get("status")) for name, e in rep["metrics"].items()}
-    return {"rows": n, "wall_s": wall, "cpu_s": cpu, "peak_mib": after.ru_maxrss / 1024,
+    return {"rows": n, "wall_s": wall, "cpu_s": usage[0], "peak_mib": usage[1] / 1024,
             "load_before": load0, "load_after": _load(), "metrics": per, "cmd": " ".join(cmd)}
 
 

@@ -179,8 +179,12 @@ class EncodedView:
                 roles: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Exact-row identities: equal rows (on ``columns``) get equal ids in every role."""
         roles = tuple(roles) if roles is not None else self.tables.roles
-        blocks = [self.block(r, columns, categorical_only=True) for r in roles]
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        # encoded for this call only (not kept in the block cache: at 1 M rows these blocks hold
+        # hundreds of MB that nothing else reads; callers memoise the ids)
+        blocks = [self.encoder.encode(self.tables.get(r), cols, categorical_only=True) for r in roles]
         ids = row_identities(*blocks)
+        del blocks
         return dict(zip(roles, ids, strict=True))
 
 

@@ -163,12 +163,17 @@ class Context:
 
         return make_rng(self.seed, self.metric, *labels)
 
-    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Any, compute: Callable[[], Any], users: Sequence[str] = ()) -> Any:
         """``self.cache[key]``, computing it once with ``compute()`` if absent.
 
         Metrics running in threads (``jobs > 1``) that need the same intermediate result (a neighbour
-        search, row ids) wait for one computation instead of repeating it: a lock per key."""
+        search, row ids) wait for one computation instead of repeating it: a lock per key.
+        ``users``: the metrics that read this entry; once every one of them in the run has finished,
+        the runner drops it (:func:`release_memos`) so large intermediates do not live to the end."""
         cache = self.cache
+        if users:
+            with _MEMO_LOCKS_GUARD:
+                cache.setdefault(MEMO_USERS_KEY, {})[key] = frozenset(users)
         if key in cache:
             return cache[key]
         with _MEMO_LOCKS_GUARD:
@@ -198,6 +203,18 @@ _MEMO_LOCKS_GUARD = threading.Lock()
 # ``ctx.cache[RUN_METRICS_KEY]``: names of the metrics of the current run (set by the runner), so a
 # metric can pick the form of a shared intermediate result that the others will reuse
 RUN_METRICS_KEY = "run.metrics"
+MEMO_USERS_KEY = "run.memo_users"
+
+
+def release_memos(cache: dict[Any, Any], pending: set[str]) -> None:
+    """Drop memoised entries whose declared users (``Context.memo(..., users=...)``) are no longer
+    ``pending`` in this run (called by the runner as metrics finish)."""
+    with _MEMO_LOCKS_GUARD:
+        users = cache.get(MEMO_USERS_KEY, {})
+        for key, who in list(users.items()):
+            if not who & pending:
+                cache.pop(key, None)
+                del users[key]
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
 _DISCOVERED = False

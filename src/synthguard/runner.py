@@ -14,7 +14,14 @@ from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
 from .parallel import resolve_jobs
-from .registry import RUN_METRICS_KEY, Context, get_metric, metric_info, missing_inputs
+from .registry import (
+    RUN_METRICS_KEY,
+    Context,
+    get_metric,
+    metric_info,
+    missing_inputs,
+    release_memos,
+)
 from .report import Report
 from .results import MetricResult
 
@@ -114,8 +121,11 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synthguard-metric") as pool:
             futures = {pool.submit(_run_one, name, run_config, ctx, tables, seed, cache): name
                        for name in concurrent}
+            pending = set(names)
             for fut in as_completed(futures):
                 done[futures[fut]] = fut.result()
+                pending.discard(futures[fut])
+                release_memos(ctx.cache, pending)
                 if bar is not None:
                     bar.set_postfix_str(futures[fut])
                     bar.update(1)
@@ -125,6 +135,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         if bar is not None:
             bar.set_postfix_str(name)
         done[name] = _run_one(name, run_config, ctx, tables, seed, cache)
+        release_memos(ctx.cache, set(names) - set(done))
         if bar is not None:
             bar.update(1)
     if bar is not None:

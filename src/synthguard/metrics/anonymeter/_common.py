@@ -48,6 +48,11 @@ def common_params(n_attacks: int = 2000) -> list[Param]:
     ]
 
 
+# the metrics that read the trio's shared intermediates (freed by the runner once they have all run)
+TRIO_USERS = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference",
+              "anonymeter")
+
+
 def memoised(name: str) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Cache a metric's result in the run's ``ctx.cache`` by its parameters and thresholds, so the
     ``anonymeter`` summary and the stand-alone metrics compute each attack once per run."""
@@ -96,7 +101,8 @@ def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) 
 
     The whole tabular block is encoded and reordered once per role and canonical order, then sliced.
     """
-    full = ctx.memo(f"anonymeter:block:{canon.key}", lambda: ctx.encoded.block(role).take(canon.rows))
+    full = ctx.memo(f"anonymeter:block:{canon.key}", lambda: ctx.encoded.block(role).take(canon.rows),
+                    users=TRIO_USERS)
     return full.select(list(columns))
 
 

@@ -75,7 +75,8 @@ class SOData:
 
 def prepare(ctx: Context, columns: list[str]) -> SOData:
     """Encode the three tables once (canonical order, duplicates dropped)."""
-    return ctx.memo(f"anonymeter:so:{tuple(columns)}", lambda: _prepare(ctx, columns))
+    return ctx.memo(f"anonymeter:so:{tuple(columns)}", lambda: _prepare(ctx, columns),
+                    users=("singling_out_univariate", "singling_out_multivariate", "anonymeter"))
 
 
 def _prepare(ctx: Context, columns: list[str]) -> SOData:
