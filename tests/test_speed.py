@@ -51,7 +51,7 @@ def test_numpy_backend_gives_the_numba_numbers(small, demo_metadata):
 
 
 def test_resolve_jobs():
-    assert resolve_jobs(None) >= 1 and resolve_jobs(0) == resolve_jobs(None)
+    assert resolve_jobs(None) == 1 and resolve_jobs(0) == resolve_jobs(-1) >= 1
     assert resolve_jobs(3) == 3
     with pytest.raises(synthguard.ConfigError):
         resolve_jobs("two")

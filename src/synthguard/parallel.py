@@ -1,6 +1,6 @@
 """What runs concurrently, and the one lock that keeps it safe.
 
-* Metrics run in a thread pool (``jobs`` threads, default: the cores this process may use). Their
+* Metrics can run in a thread pool (``jobs`` threads; default 1, ``0`` = one per core). Their
   results do not depend on the order they finish in: every random stream is seeded by the metric's
   name, and results shared between metrics (neighbour searches, row ids) are computed once under a
   per-key lock (:meth:`synthguard.registry.Context.memo`).
@@ -27,12 +27,16 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+DEFAULT_JOBS = 1  # measured: see docs/performance.md ("Parallel where it is free")
+
+
 def resolve_jobs(jobs: int | None) -> int:
-    """``None``, 0 or a negative number -> :func:`default_jobs`; otherwise ``jobs``."""
+    """``None`` -> :data:`DEFAULT_JOBS` (1: one metric at a time, each kernel on every core);
+    0 or a negative number -> :func:`default_jobs` (one thread per core); otherwise ``jobs``."""
     from .errors import ConfigError
 
     if jobs is None:
-        return default_jobs()
+        return DEFAULT_JOBS
     if isinstance(jobs, bool) or not isinstance(jobs, int):
         raise ConfigError(f"jobs must be an integer (number of metrics run at once), got {jobs!r}")
     return default_jobs() if jobs <= 0 else jobs

@@ -69,8 +69,10 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
     jobs : int, optional
-        Metrics run at once (threads). Default (``None`` or <= 0): the number of cores. The numbers
-        are identical whatever ``jobs`` (see :mod:`synthguard.parallel`); ``jobs=1`` runs serially.
+        Metrics run at once (threads). Default (``None``): 1, one metric at a time, each neighbour
+        search on every core (measured faster and lighter than overlapping metrics, see
+        ``docs/performance.md``); ``0`` or less: one thread per core. The numbers are identical
+        whatever ``jobs`` (see :mod:`synthguard.parallel`).
 
     Returns
     -------
@@ -100,7 +102,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                cache: Any = None, jobs: int | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
 
-    ``jobs`` metrics run at once in threads (default: the number of cores; see
+    ``jobs`` metrics run at once in threads (default 1; 0 = one per core; see
     :mod:`synthguard.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     """
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,

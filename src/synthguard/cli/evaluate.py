@@ -20,9 +20,9 @@ def cache_options(func):
 
 def jobs_option(func):
     """``--jobs`` (shared by evaluate, compare and demo)."""
-    return click.option("--jobs", "-j", type=int, default=0, show_default=True,
-                        help="Metrics run at once (threads); 0 = one per core. Results are identical "
-                             "whatever the number.")(func)
+    return click.option("--jobs", "-j", type=int, default=1, show_default=True,
+                        help="Metrics run at once (threads); 0 = one per core. Each neighbour search "
+                             "uses every core anyway. Results are identical whatever the number.")(func)
 
 
 def resolve_cache(use_cache: bool, cache_dir: Path | None):
