@@ -16,6 +16,16 @@ Usage::
 
 ``--reuse`` reads earlier results from a JSON file written by ``--out`` and only runs what is missing
 (so a long anonymeter run can be made once). Not run by CI.
+
+Whole process (issue 15), at PETsARD's defaults: ``--whole-process`` times, side by side in one run,
+a fresh ``python`` process per library that reads the three CSV files and runs the trio PETsARD runs
+by default (2,000 attacks each: univariate singling out, linkability with ``n_neighbors=10`` on the
+two halves of the columns, inference on one secret, ``edu``, from all other columns): interpreter
+start, imports, loading, every attack, exit. synthguard runs as the user would,
+``python -m synthguard evaluate --config trio.yaml``; nothing is warmed up (the numba kernels come from
+their on-disk cache, as after any first run). Prints each run and the ratio::
+
+    python benchmarks/bench_anonymeter.py --whole-process --sizes 40000 --repeat 2
 """
 
 from __future__ import annotations
@@ -160,6 +170,91 @@ def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
     return out
 
 
+# ------------------------------------------------------------------------------------ whole process
+SECRET = "edu"
+
+ANONYMETER_TRIO = """
+import sys, json
+import pandas as pd
+import anonymeter.evaluators  # noqa: F401
+from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+d = sys.argv[1]
+ori, syn, ctl = (pd.read_csv(f"{d}/{r}.csv") for r in ("original", "synthetic", "control"))
+cols = list(ori.columns)
+h = (len(cols) + 1) // 2
+out = {}
+e = SinglingOutEvaluator(ori, syn, n_attacks=2000, control=ctl)
+e.evaluate(mode="univariate")
+out["singling_out_univariate"] = e.risk().value
+e = LinkabilityEvaluator(ori, syn, aux_cols=(cols[:h], cols[h:]), n_attacks=2000, control=ctl, n_neighbors=10)
+e.evaluate()
+out["linkability"] = e.risk().value
+secret = sys.argv[2]
+e = InferenceEvaluator(ori, syn, aux_cols=[c for c in cols if c != secret], secret=secret, n_attacks=2000,
+                       control=ctl, regression=False)
+e.evaluate()
+out["inference"] = e.risk().value
+print(json.dumps(out))
+"""
+
+
+def _trio_files(n: int) -> Path:
+    d = Path(f"/tmp/bench_anonymeter_trio_{n}")
+    if not (d / "trio.json").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        ori, syn, ctl = make_data(n)
+        for name, df in (("original", ori), ("synthetic", syn), ("control", ctl)):
+            df.to_csv(d / f"{name}.csv", index=False)
+        cols = list(ori.columns)
+        h = (len(cols) + 1) // 2
+        cfg = {"seed": SEED, "metrics": {
+            "singling_out_univariate": {"n_attacks": N_ATTACKS},
+            "linkability": {"n_attacks": N_ATTACKS, "n_neighbors": 10, "aux_cols": [cols[:h], cols[h:]]},
+            "inference": {"n_attacks": N_ATTACKS, "secret": SECRET, "regression": "false"}}}
+        (d / "trio.json").write_text(json.dumps(cfg))
+    return d
+
+
+def _timed(cmd: list[str]) -> dict:
+    """Wall, CPU and peak RSS of this one child (``os.wait4``: its own rusage, not the maximum over
+    every child so far)."""
+    t0 = time.perf_counter()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        out, err = proc.stdout.read(), proc.stderr.read()
+        _pid, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed:\n{err[-2000:]}")
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024, "stdout": out}
+
+
+def whole_process(n: int, repeat: int) -> None:
+    d = _trio_files(n)
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else "?"
+    print(f"whole process, PETsARD defaults, {n} rows (control {n // 4}); load average {load}", flush=True)
+    runs: dict[str, list[dict]] = {"anonymeter": [], "synthguard": []}
+    for _ in range(repeat):
+        a = _timed([sys.executable, "-c", ANONYMETER_TRIO, str(d), SECRET])
+        a["risks"] = json.loads(a["stdout"].strip().splitlines()[-1])
+        runs["anonymeter"].append(a)
+        s = _timed([sys.executable, "-m", "synthguard", "evaluate", "-o", str(d / "original.csv"),
+                    "-s", str(d / "synthetic.csv"), "-c", str(d / "control.csv"),
+                    "--config", str(d / "trio.json"), "--json", str(d / "report.json"), "--no-progress"])
+        rep = json.loads((d / "report.json").read_text())["metrics"]
+        s["risks"] = {k: (v.get("result") or {}).get("value") for k, v in rep.items()}
+        s["metric_seconds"] = sum(v.get("seconds", 0) for v in rep.values())
+        runs["synthguard"].append(s)
+        print(f"  anonymeter: wall {a['wall']:.2f} s, CPU {a['cpu']:.2f} s, peak {a['peak_mb']:.0f} MB; "
+              f"synthguard: wall {s['wall']:.2f} s (metrics {s['metric_seconds']:.2f} s), CPU {s['cpu']:.2f} s, "
+              f"peak {s['peak_mb']:.0f} MB; ratio {a['wall'] / s['wall']:.1f}x wall, "
+              f"{a['cpu'] / s['cpu']:.1f}x CPU", flush=True)
+        print(f"    risks anonymeter {a['risks']}\n    risks synthguard {s['risks']}", flush=True)
+    best_a = min(r["wall"] for r in runs["anonymeter"])
+    best_s = min(r["wall"] for r in runs["synthguard"])
+    print(f"best of {repeat}: anonymeter {best_a:.2f} s, synthguard {best_s:.2f} s: {best_a / best_s:.1f}x", flush=True)
+
+
 # --------------------------------------------------------------------------------------------- driver
 def run_one(lib: str, attack: str, n: int, cap: float | None) -> dict:
     progress = Path(f"/tmp/bench_anonymeter_{os.getpid()}_{lib}_{attack}_{n}.json")
@@ -202,7 +297,15 @@ def main() -> None:
     ap.add_argument("--attack", default=None)
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--progress", default="/tmp/bench_anonymeter_progress.json")
+    ap.add_argument("--whole-process", action="store_true",
+                    help="time the PETsARD-default trio as two whole processes (see the docstring)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of --whole-process")
     args = ap.parse_args()
+
+    if args.whole_process:
+        for n in (int(s) for s in args.sizes.split(",")):
+            whole_process(n, args.repeat)
+        return
 
     if args.worker:
         fn = worker_anonymeter if args.worker == "anonymeter" else worker_synthguard

@@ -8,20 +8,52 @@ Public surface::
     synthguard.Evaluator(method, **kwargs)              # PETsARD-style facade
     synthguard.PrivacyEvaluator(syn, ori, metadata, selected_metrics=[...])   # SynEval-style
     synthguard.EvaluatorBase                            # base of custom PETsARD-style evaluators
+
+Importing ``synthguard`` is cheap (no pandas, scipy, numba or sklearn): the names above are loaded on
+first use.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("synthguard")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from .compat import Evaluator, EvaluatorBase, PrivacyEvaluator  # noqa: E402
-from .errors import ConfigError, InputError, MetricError, SynthguardError  # noqa: E402
-from .report import Report  # noqa: E402
-from .report.compare import Comparison, compare  # noqa: E402
-from .runner import evaluate  # noqa: E402
+from .errors import ConfigError, InputError, MetricError, SynthguardError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .compat import Evaluator, EvaluatorBase, PrivacyEvaluator
+    from .report import Report
+    from .report.compare import Comparison, compare
+    from .runner import evaluate
+
+_LAZY = {"evaluate": ".runner", "Report": ".report", "Comparison": ".report.compare",
+         "compare": ".report.compare", "Evaluator": ".compat", "EvaluatorBase": ".compat",
+         "PrivacyEvaluator": ".compat"}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("synthguard")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()
+    elif name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module 'synthguard' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = ["Comparison", "ConfigError", "Evaluator", "EvaluatorBase", "InputError", "MetricError",
            "PrivacyEvaluator", "Report", "SynthguardError", "__version__", "compare", "evaluate"]

@@ -9,6 +9,7 @@ No metric encodes columns itself: they all ask an :class:`EncodedView` (or an :c
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -164,16 +165,27 @@ class EncodedView:
         for role in tables.roles:
             self.encoder.learn(tables.get(role), categorical)
         self._blocks: dict[tuple[str, tuple[str, ...], bool], Block] = {}
+        self._lock = threading.RLock()  # metrics running in threads share one block per key
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def block(self, role: str, columns: Sequence[str] | None = None, *,
               categorical_only: bool = False) -> Block:
         """Encoded rows of ``role`` (``"original"``, ``"synthetic"`` or ``"control"``)."""
         cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
         key = (role, cols, categorical_only)
-        if key not in self._blocks:
-            self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
-                                                    categorical_only=categorical_only)
-        return self._blocks[key]
+        with self._lock:
+            if key not in self._blocks:
+                self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
+                                                        categorical_only=categorical_only)
+            return self._blocks[key]
 
     def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
                categorical_only: bool = False) -> Block:
@@ -189,8 +201,12 @@ class EncodedView:
                 roles: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Exact-row identities: equal rows (on ``columns``) get equal ids in every role."""
         roles = tuple(roles) if roles is not None else self.tables.roles
-        blocks = [self.block(r, columns, categorical_only=True) for r in roles]
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        # encoded for this call only (not kept in the block cache: at 1 M rows these blocks hold
+        # hundreds of MB that nothing else reads; callers memoise the ids)
+        blocks = [self.encoder.encode(self.tables.get(r), cols, categorical_only=True) for r in roles]
         ids = row_identities(*blocks)
+        del blocks
         return dict(zip(roles, ids, strict=True))
 
 

@@ -14,10 +14,23 @@ from .config import RunConfig, build_config
 from .data.tables import Tables, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, InputError, MetricError
-from .registry import ORIGINAL_ROWS_NEEDED, Context, get_metric, missing_inputs
+from .parallel import resolve_jobs
+from .registry import (
+    ORIGINAL_ROWS_NEEDED,
+    RUN_METRICS_KEY,
+    Context,
+    get_metric,
+    metric_info,
+    missing_inputs,
+    release_memos,
+)
 from .report import Report
 from .results import MetricResult
 from .verdict import RiskRule, assess
+
+# families whose metrics run one at a time after the others: spaCy may fork worker processes
+# (n_process), which must not happen while other threads run
+SERIAL_FAMILIES = frozenset({"text"})
 
 
 def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, metadata: Any = None,
@@ -30,7 +43,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              alpha: float | None = None,
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
-             control_context: Any = None, client: Any = None) -> Report:
+             control_context: Any = None, client: Any = None, jobs: int | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -92,6 +105,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         Column ordering a person's events (number or date).
     original_context, synthetic_context, control_context : DataFrame or path, optional
         One row per entity (constant per person), joined on the entity key.
+    jobs : int, optional
+        Metrics run at once (threads). Default (``None``): 1, one metric at a time, each neighbour
+        search on every core (measured faster and lighter than overlapping metrics, see
+        ``docs/performance.md``); ``0`` or less: one thread per core. The numbers are identical
+        whatever ``jobs`` (see :mod:`synthguard.parallel`).
     client : distributed.Client, optional
         Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
         Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
@@ -159,10 +177,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
                 run_config = add_entity_metrics(run_config)
             return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
                               generator=generator, cache=disk, risk=overrides,
-                              on_progress=on_progress, entities=run)
+                              on_progress=on_progress, entities=run, jobs=jobs)
         tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk, risk=overrides, on_progress=on_progress)
+                      generator=generator, cache=disk, risk=overrides, on_progress=on_progress,
+                      jobs=jobs)
 
 
 def risk_rule_of(run_config: RunConfig, tables: Tables | None,
@@ -184,11 +203,13 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
                cache: Any = None, risk: Mapping[str, Any] | None = None,
                on_progress: Callable[[str, int, int], Any] | None = None,
-               entities: Any = None) -> Report:
+               entities: Any = None, jobs: int | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
 
     With ``entities`` (an :class:`~synthguard.entity.EntityRun`), ``tables`` are the event tables:
     privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
+    ``jobs`` metrics run at once in threads (default 1; 0 = one per core; see
+    :mod:`synthguard.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     """
     rule = risk_rule_of(run_config, tables, risk)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
@@ -197,84 +218,68 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if entities is not None:
         from dataclasses import replace as _replace
 
-        from .entity import metric_unit
 
         entity_ctx = _replace(ctx, tables=entities.entities, encoded=EncodedView(entities.entities),
                               cache={})  # memos of the row tables must not leak into the entity tables
-    entries: dict[str, dict[str, Any]] = {}
-    results: dict[str, MetricResult] = {}
     names = list(run_config.metrics)
+    ctx.cache[RUN_METRICS_KEY] = tuple(names)
+    if entity_ctx is not None:
+        entity_ctx.cache[RUN_METRICS_KEY] = tuple(names)
+    n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
     bar = None
     if progress and names:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
-    for step, name in enumerate(names, start=1):
-        params = dict(run_config.metrics[name])
-        metric = run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
-        spec = get_metric(metric)
-        unit = metric_unit(spec) if entities is not None else None
-        mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
+    step = 0
+
+    def finished(name: str) -> None:
+        nonlocal step
+        step += 1
         if bar is not None:
             bar.set_postfix_str(name)
-        t0 = time.perf_counter()
-        entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-        if metric != name:
-            entry["metric"] = metric
-        if unit is not None:
-            entry["unit"] = unit
-        missing = missing_inputs(spec, mctx_base)
-        if missing:
-            entry["status"] = "skipped"
-            entry["reason"] = ("needs " + " and ".join(
-                {"control": "a control table (real rows held out from training: --control)",
-                 "original": ORIGINAL_ROWS_NEEDED,
-                 "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
-        else:
-            mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name,
-                                                                   run_config.thresholds.get(metric)))
-            key = None
-            if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(mctx.tables, metric, params, seed, mctx.thresholds)
-                hit = cache.get(key)
-                if hit is not None:
-                    results[name] = hit if metric == name else dataclasses.replace(hit, name=name)
-                    entry["cached"] = True
-            if name not in results:
-                try:
-                    res = spec.func(mctx, **params)
-                    if not isinstance(res, MetricResult):
-                        raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
-                    if unit == "entity" and getattr(res, "evidence", None) is not None \
-                            and res.evidence.unit != "entities":  # the metric ran on one row per entity
-                        from dataclasses import replace as _replace_unit
-
-                        res = _replace_unit(res, evidence=_replace_unit(res.evidence, unit="entities"))
-                    if cache is not None and key is not None:
-                        cache.put(key, res)
-                    if metric != name:  # a named run: the result carries its run name
-                        res = dataclasses.replace(res, name=name)
-                    results[name] = res
-                except (MetricError, ConfigError) as exc:
-                    entry["status"] = "skipped"
-                    entry["reason"] = str(exc)
-                except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
-                    entry["status"] = "error"
-                    entry["reason"] = f"{type(exc).__name__}: {exc}"
-                    entry["traceback"] = traceback.format_exc(limit=8)
-        entry["seconds"] = round(time.perf_counter() - t0, 4)
-        entries[name] = entry
-        if bar is not None:
             bar.update(1)
         if on_progress is not None:
             on_progress(name, step, len(names))
+
+    def one(name: str) -> tuple[dict[str, Any], MetricResult | None]:
+        return _run_one(name, run_config, ctx, entity_ctx, entities, seed, cache)
+
+    done: dict[str, tuple[dict[str, Any], MetricResult | None]] = {}
+    concurrent = [n for n in names if n_jobs > 1
+                  and metric_info(run_config.metric_of(n) if hasattr(run_config, "metric_of") else n
+                                  ).family not in SERIAL_FAMILIES]
+    if len(concurrent) > 1:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synthguard-metric") as pool:
+            futures = {pool.submit(one, name): name for name in concurrent}
+            pending = set(names)
+            for fut in as_completed(futures):
+                done[futures[fut]] = fut.result()
+                pending.discard(futures[fut])
+                release_memos(ctx.cache, pending)
+                finished(futures[fut])
+    for name in names:  # jobs=1, and the families that must run alone
+        if name in done:
+            continue
+        done[name] = one(name)
+        release_memos(ctx.cache, set(names) - set(done))
+        finished(name)
     if bar is not None:
         bar.close()
+    entries: dict[str, dict[str, Any]] = {}
+    results: dict[str, MetricResult] = {}
+    for name in names:  # the configured order, whatever order the metrics finished in
+        entries[name], res = done[name]
+        if res is not None:
+            results[name] = res
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
         entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
     header = {
         "synthguard_version": __version__,
         "seed": seed,
+        "engine": {"backend": _resolve_backend(backend)},
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
         **({"original_stats": dict(tables.fingerprints.get("original", {}),
@@ -289,3 +294,75 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         header["entities"] = entities.summary()
     results, verdict = assess(results, rule, has_control=tables.has_control)
     return Report(header, entries, results, verdict)
+
+
+def _resolve_backend(backend: str) -> str:
+    """The neighbour-engine backend ``backend`` runs on (``"auto"`` -> numba when installed)."""
+    from .neighbors.engine import _resolve
+
+    return _resolve(backend)
+
+
+def _run_one(name: str, run_config: RunConfig, ctx: Context, entity_ctx: Context | None,
+             entities: Any, seed: int, cache: Any) -> tuple[dict[str, Any], MetricResult | None]:
+    """One metric's report entry and result (``None`` when skipped or failed).
+
+    ``name`` is the run's name of the metric (a named run may run one metric several times);
+    with an entity run, privacy metrics run on ``entity_ctx`` (one row per entity).
+    """
+    params = dict(run_config.metrics[name])
+    metric = run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
+    spec = get_metric(metric)
+    unit = None
+    if entities is not None:
+        from .entity import metric_unit
+
+        unit = metric_unit(spec)
+    mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
+    t0 = time.perf_counter()
+    entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
+    if metric != name:
+        entry["metric"] = metric
+    if unit is not None:
+        entry["unit"] = unit
+    result: MetricResult | None = None
+    missing = missing_inputs(spec, mctx_base)
+    if missing:
+        entry["status"] = "skipped"
+        entry["reason"] = ("needs " + " and ".join(
+            {"control": "a control table (real rows held out from training: --control)",
+             "original": ORIGINAL_ROWS_NEEDED,
+             "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
+    else:
+        mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name,
+                                                               run_config.thresholds.get(metric)))
+        key = None
+        if cache is not None and "generator" not in spec.needs and ctx.generator is None:
+            key = cache.key(mctx.tables, metric, params, seed, mctx.thresholds)
+            hit = cache.get(key)
+            if hit is not None:
+                result = hit if metric == name else dataclasses.replace(hit, name=name)
+                entry["cached"] = True
+        if result is None:
+            try:
+                res = spec.func(mctx, **params)
+                if not isinstance(res, MetricResult):
+                    raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
+                if unit == "entity" and res.evidence is not None and res.evidence.unit != "entities":
+                    # the metric ran on one row per entity
+                    res = dataclasses.replace(res, evidence=dataclasses.replace(res.evidence,
+                                                                                 unit="entities"))
+                if cache is not None and key is not None:
+                    cache.put(key, res)
+                if metric != name:  # a named run: the result carries its run name
+                    res = dataclasses.replace(res, name=name)
+                result = res
+            except (MetricError, ConfigError) as exc:
+                entry["status"] = "skipped"
+                entry["reason"] = str(exc)
+            except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
+                entry["status"] = "error"
+                entry["reason"] = f"{type(exc).__name__}: {exc}"
+                entry["traceback"] = traceback.format_exc(limit=8)
+    entry["seconds"] = round(time.perf_counter() - t0, 4)
+    return entry, result

@@ -10,9 +10,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 from .errors import ConfigError
+
+
+class _LazyScipyStats:
+    """``scipy.stats`` imported on first use (it costs ~0.3-0.5 s at start-up, and many runs never
+    need it: the normal quantile comes from the much lighter ``scipy.special.ndtri``)."""
+
+    def __getattr__(self, name: str):
+        from scipy import stats
+
+        return getattr(stats, name)
+
+
+_st = _LazyScipyStats()
 
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
@@ -52,7 +64,9 @@ def _check_confidence(confidence_level: float) -> None:
 def z_value(confidence_level: float = 0.95) -> float:
     """Two-sided normal quantile ``Phi^-1((1 + cl) / 2)``."""
     _check_confidence(confidence_level)
-    return float(_st.norm.ppf(0.5 + confidence_level / 2.0))
+    from scipy.special import ndtri  # = scipy.stats.norm.ppf (loc 0, scale 1), bit for bit
+
+    return float(ndtri(0.5 + confidence_level / 2.0))
 
 
 @dataclass(frozen=True)
@@ -171,20 +185,34 @@ def risk_from_rates(attack: Rate, control: Rate | None = None) -> Risk:
 
 def percentile_ci(values: np.ndarray, q: float, *, confidence_level: float = 0.95, n_boot: int = 1000,
                   seed: int | np.random.Generator | None = 0) -> tuple[float, float]:
-    """Bootstrap percentile interval of the ``q``-th percentile (``q`` in [0, 100]) of ``values``."""
+    """Bootstrap percentile interval of the ``q``-th percentile (``q`` in [0, 100]) of ``values``.
+
+    Each resample's percentile (NumPy's linear interpolation between the order statistics ``k`` and
+    ``k + 1`` of the resample) needs only those two order statistics, so they are drawn directly
+    rather than resampling ``n`` values: for ``n`` draws with replacement from the sorted values, the
+    position of the ``(k+1)``-th smallest is ``floor(n U)`` with ``U ~ Beta(k+1, n-k)`` (the order
+    statistic of ``n`` uniforms), and the next one's ``U`` exceeds it by ``(1 - U) Beta(1, n-k-1)``.
+    Same distribution as the classic resampling bootstrap, O(n log n + n_boot) instead of
+    O(n x n_boot) (at 1 M values and 500 resamples: milliseconds instead of ~10 s). Seeded.
+    """
     values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
+    values = np.sort(values[~np.isnan(values)])
     if values.size == 0:
         return (float("nan"), float("nan"))
     rng = make_rng(seed, "percentile_ci")
     n = values.size
-    # vectorised in blocks to bound memory (n_boot x n indices)
-    block = max(1, int(4_000_000 // max(n, 1)))
-    out = np.empty(n_boot)
-    for start in range(0, n_boot, block):
-        stop = min(n_boot, start + block)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = np.percentile(values[idx], q, axis=1)
+    h = (n - 1) * (float(q) / 100.0)
+    k = min(int(np.floor(h)), n - 1)
+    g = h - k
+    u = rng.beta(k + 1, n - k, size=n_boot)
+    lo_pos = np.minimum((u * n).astype(np.int64), n - 1)
+    a = values[lo_pos]
+    if k + 1 <= n - 1 and g > 0:
+        u2 = u + (1.0 - u) * rng.beta(1, n - k - 1, size=n_boot)
+        b = values[np.minimum((u2 * n).astype(np.int64), n - 1)]
+        out = a + (b - a) * g
+    else:
+        out = a
     alpha = 1 - confidence_level
     return (float(np.quantile(out, alpha / 2)), float(np.quantile(out, 1 - alpha / 2)))
 

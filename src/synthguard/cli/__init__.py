@@ -1,19 +1,63 @@
-"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo``, ``run`` (a PETsARD YAML), and more.
+"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo``, ``compare``, ``attack``,
+``profile``, ``run`` (a PETsARD YAML), ``warmup``.
 
 Every :class:`~synthguard.errors.SynthguardError` becomes one line on stderr and exit code 2.
+Subcommands are imported only when they run (``synthguard --help`` and ``synthguard metrics`` import
+neither pandas nor numpy); their one-line help is listed in ``_COMMANDS`` (a test checks it matches).
 """
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 import click
 
-from .. import __version__
 from ..errors import SynthguardError
+
+# name -> (module under synthguard.cli holding ``command``, one-line help shown by --help)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "attack": ("attack", "Audit a generator with targeted attacks (TAPAS-style shadow modelling)."),
+    "compare": ("compare", "Rank SYNTHETIC releases (files) of the same original side by side."),
+    "demo": ("demo", "Build demo data, evaluate a leaky and a safe release, and print them side by side."),
+    "evaluate": ("evaluate", "Evaluate a synthetic release against its original (and control) data."),
+    "metrics": ("metrics", "List every metric: family, needs, direction, parameters and default thresholds."),
+    "profile": ("profile", "Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) "
+                           "for 'synthguard evaluate --original-stats'."),
+    "run": ("run", "Run a PETsARD YAML (Loader, Splitter, Synthesizer, Evaluator, Reporter blocks)."),
+    "warmup": ("warmup", "Compile the numba kernels once (cached on disk), so later runs start fast."),
+}
+
+
+def _load(name: str) -> click.Command:
+    return import_module(f"{__name__}.{_COMMANDS[name][0]}").command
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in _COMMANDS:
+            cmd = _load(cmd_name)
+            self.add_command(cmd, cmd_name)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                cmd = self.commands[name]
+                if cmd.hidden:
+                    continue
+                rows.append((name, cmd.get_short_help_str(formatter.width - 6 - len(name))))
+            else:
+                rows.append((name, _COMMANDS[name][1]))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context):  # noqa: D401 - click API
         try:
             return super().invoke(ctx)
@@ -22,27 +66,17 @@ class _Group(click.Group):
             sys.exit(2)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from .. import __version__
+
+    click.echo(f"synthguard, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="synthguard")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def main() -> None:
     """synthguard: how much a synthetic or anonymised dataset leaks, and how useful it still is."""
-
-
-from . import demo as _demo  # noqa: E402
-from . import evaluate as _evaluate  # noqa: E402
-from . import metrics as _metrics  # noqa: E402
-from . import profile as _profile  # noqa: E402
-from . import run as _run  # noqa: E402
-
-for _mod in (_evaluate, _metrics, _demo, _profile, _run):
-    main.add_command(_mod.command)
-
-# optional command modules contributed by later families
-for _name in ("attack", "compare"):
-    try:
-        _m = __import__(f"{__name__}.{_name}", fromlist=["command"])
-    except ModuleNotFoundError as _exc:  # pragma: no cover - module not written yet
-        if _exc.name != f"{__name__}.{_name}":
-            raise
-        continue
-    main.add_command(_m.command)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from .evaluate import cache_options, exit_on_verdict, resolve_cache, risk_options, run_compare
+from .evaluate import (
+    cache_options,
+    exit_on_verdict,
+    jobs_option,
+    resolve_cache,
+    risk_options,
+    run_compare,
+)
 
 
 @click.command("compare")
@@ -31,16 +38,18 @@ from .evaluate import cache_options, exit_on_verdict, resolve_cache, risk_option
 @risk_options
 @click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
               help="Exit with code 3 when any release's verdict reaches this level.")
+@jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.argument("synthetic", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def command(original: Path, control: Path | None, metadata: Path | None, metrics: str | None,
             config: Path | None, preset: str | None, seed: int | None, json_path: Path | None,
             html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
             risk_rule: str | None, materiality: float | None, release_type: str | None,
-            fail_on: str | None, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
+            fail_on: str | None, jobs: int, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
     comp = run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                        metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
                        progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
-                       risk_rule=risk_rule, materiality=materiality, release_type=release_type)
+                       risk_rule=risk_rule, materiality=materiality, release_type=release_type,
+                       jobs=jobs)
     exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)

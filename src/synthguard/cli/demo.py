@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..demo import DEMO_METADATA, make_demo
-from ..report.console import fmt_number
-from ..runner import evaluate
-from .evaluate import cache_options, resolve_cache
+from .evaluate import cache_options, jobs_option, resolve_cache
 
 
 @click.command("demo")
@@ -23,16 +20,23 @@ from .evaluate import cache_options, resolve_cache
               help="Write a self-contained HTML report of the leaky release here (and a side-by-side "
                    "comparison next to it, '<name>.compare.html').")
 @cache_options
+@jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
-            html_path: Path | None, use_cache: bool, cache_dir: Path | None, no_progress: bool) -> None:
+            html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
+            no_progress: bool) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
+    from ..demo import DEMO_METADATA, make_demo
+    from ..report.console import fmt_number
+    from ..runner import evaluate
+
     data = make_demo(rows, seed)
     reports = {}
     for name in ("leaky", "safe"):
         reports[name] = evaluate(data["original"], data[name], control=data["control"],
                                  metadata=DEMO_METADATA, metrics=metrics, preset=preset, seed=seed,
-                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir))
+                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
+                                 jobs=jobs)
     rows_out = []
     for metric in reports["leaky"].metrics:
         cells = [metric]
@@ -47,8 +51,9 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
         rows_out.append(cells)
     w0 = max(len("metric"), *(len(r[0]) for r in rows_out))
     w1 = max(len("leaky release"), *(len(r[1]) for r in rows_out))
+    engine = reports["leaky"].header.get("engine", {}).get("backend", "?")
     click.echo(f"synthguard demo: {len(data['original'])} original rows, {len(data['control'])} control "
-               f"rows, seed {seed}\n")
+               f"rows, seed {seed}; neighbour engine: {engine}\n")
     click.echo(f"{'metric'.ljust(w0)}  {'leaky release'.ljust(w1)}  safe release")
     click.echo(f"{'-' * w0}  {'-' * w1}  {'-' * 24}")
     for r in rows_out:

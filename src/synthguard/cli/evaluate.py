@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..runner import evaluate
-
 
 def cache_options(func):
     """``--cache`` / ``--cache-dir`` (shared by evaluate, compare and demo)."""
@@ -18,6 +16,13 @@ def cache_options(func):
                         help="Reuse metric results cached on disk for the same data, parameters and "
                              "seed (off by default).")(func)
     return func
+
+
+def jobs_option(func):
+    """``--jobs`` (shared by evaluate, compare and demo)."""
+    return click.option("--jobs", "-j", type=int, default=1, show_default=True,
+                        help="Metrics run at once (threads); 0 = one per core. Each neighbour search "
+                             "uses every core anyway. Results are identical whatever the number.")(func)
 
 
 def resolve_cache(use_cache: bool, cache_dir: Path | None):
@@ -75,6 +80,7 @@ def risk_options(func):
 @click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
+@jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
@@ -94,7 +100,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
-            release_type: str | None, fail_on: str | None, no_progress: bool,
+            release_type: str | None, fail_on: str | None, jobs: int, no_progress: bool,
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
@@ -104,6 +110,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
     reaches that level, or 2 for bad input.
     """
+    from ..runner import evaluate
+
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
@@ -141,13 +149,13 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
                            metadata=metadata, metrics=metrics, config=config, seed=seed,
                            preset=preset, backend=backend, progress=not no_progress, cache=cache,
-                           **risk)
+                           jobs=jobs, **risk)
         exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
                       progress=not no_progress, cache=cache, original_stats=original_stats,
-                      **risk, **entity)
+                      jobs=jobs, **risk, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     exit_on_verdict([report.verdict.level], fail_on)

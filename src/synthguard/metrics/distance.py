@@ -63,15 +63,14 @@ _COMMON_CHECKS = {p.name: p.check for p in _COMMON}
 
 def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
     """Columns and metric shared by ``dcr`` and ``nndr`` (memoised in ``ctx.cache``)."""
-    key = "distance.setup"
-    if key not in ctx.cache:
+    def compute() -> tuple[list[str], DistanceMetric]:
         cols = ctx.tables.schema.tabular_columns()
         if not cols:
             raise MetricError("no tabular column to measure distances on (only text/id columns); "
                               "use the text metrics instead")
-        metric = gower(ctx.encoded.ranges(cols, ("original",)), clip=True, normalise=True)
-        ctx.cache[key] = (cols, metric)
-    return ctx.cache[key]
+        return cols, gower(ctx.encoded.ranges(cols, ("original",)), clip=True, normalise=True)
+
+    return ctx.memo("distance.setup", compute)
 
 
 def _neighbours(ctx: Context, query: str, reference: str, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -81,14 +80,17 @@ def _neighbours(ctx: Context, query: str, reference: str, k: int) -> tuple[np.nd
     search (the first column of a k=2 search is the k=1 search: ties go to the lower index).
     """
     cols, metric = distance_setup(ctx)
-    key = f"distance.knn2.{query}.{reference}"
-    if key not in ctx.cache:
+    def compute() -> tuple[np.ndarray, np.ndarray]:
         q = ctx.encoded.block(query, cols)
         r = ctx.encoded.block(reference, cols)
         nb = kneighbors(q, r, metric, 2, exclude_self=(query == reference), backend=ctx.backend)
-        ctx.cache[key] = (nb.distances, nb.indices)
-    d, i = ctx.cache[key]
+        return nb.distances, nb.indices
+
+    d, i = ctx.memo(f"distance.knn2.{query}.{reference}", compute)
     return d[:, :k], i[:, :k]
+
+
+shared_neighbours = _neighbours  # also used by the disclosure DCR metrics (same pair, same distance)
 
 
 def balanced_rows(frame: pd.DataFrame, n: int, seed: int, label: str) -> np.ndarray:
@@ -213,10 +215,11 @@ def _closer_share(ctx: Context, cl: float) -> dict[str, Any] | None:
     """
     if not ctx.tables.has_control or len(ctx.tables.control) == 0:
         return None
+    return ctx.memo("distance.closer", lambda: _compute_closer_share(ctx, cl))
+
+
+def _compute_closer_share(ctx: Context, cl: float) -> dict[str, Any]:
     cols, metric = distance_setup(ctx)
-    key = "distance.closer"
-    if key in ctx.cache:
-        return ctx.cache[key]
     n = min(len(ctx.tables.original), len(ctx.tables.control))
     q = ctx.encoded.block("synthetic", cols)
     dist: dict[str, np.ndarray] = {}
@@ -228,7 +231,6 @@ def _closer_share(ctx: Context, cl: float) -> dict[str, Any] | None:
         block = ctx.encoded.block(role, cols).take(rows)
         dist[role] = kneighbors(q, block, metric, 1, backend=ctx.backend).distances[:, 0]
     out = closer_share_from(dist["original"], dist["control"], n, cl)
-    ctx.cache[key] = out
     return out
 
 

@@ -146,6 +146,9 @@ def _fit_score(x_train, y_train, x_test, seed: int, n_trees: int, n_jobs: int | 
 
     clf = RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=n_jobs)
     clf.fit(x_train, y_train)
+    # predict with one job: with several, sklearn adds the trees' probabilities in whatever order the
+    # threads finish, so the last bits (and the AUC's ties, and its bootstrap) varied between runs
+    clf.set_params(n_jobs=1)
     return clf.predict_proba(x_test)[:, list(clf.classes_).index(1)]
 
 

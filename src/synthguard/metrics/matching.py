@@ -48,10 +48,7 @@ def matching_columns(ctx: Context) -> list[str]:
 
 def row_identities_for(ctx: Context) -> dict[str, np.ndarray]:
     """Exact-row ids per role (memoised in ``ctx.cache``): equal rows get equal ids in every role."""
-    key = "matching.row_ids"
-    if key not in ctx.cache:
-        ctx.cache[key] = ctx.encoded.row_ids(matching_columns(ctx))
-    return ctx.cache[key]
+    return ctx.memo("matching.row_ids", lambda: ctx.encoded.row_ids(matching_columns(ctx)))
 
 
 def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:

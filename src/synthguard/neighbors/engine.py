@@ -17,6 +17,7 @@ import numpy as np
 
 from ..encoding import Block
 from ..errors import ConfigError
+from ..parallel import PARALLEL_KERNELS
 from . import _numpy
 from .metric import DistanceMetric
 
@@ -47,7 +48,7 @@ def _resolve(backend: str) -> str:
     if backend == "auto":
         return "numba" if _HAS_NUMBA else "numpy"
     if backend == "numba" and not _HAS_NUMBA:
-        raise ConfigError("backend 'numba' needs numba: pip install 'synthguard[fast]'")
+        raise ConfigError("backend 'numba' needs numba (a core dependency): pip install numba")
     return backend
 
 
@@ -207,19 +208,21 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
     idx = np.full((nq, k), -1, dtype=np.int64)
     if nq == 0 or reference.n_rows == 0:
         return Neighbors(d, idx)
-    tree = index if index is not None else _build(reference, metric, wn, wc)
-    order = _query_order(query, tree, metric, wn, wc)
-    for start in range(0, nq, _QUERY_CHUNK):
-        rows = order[start:start + _QUERY_CHUNK]
-        qb = query.take(rows)
-        od = np.empty((rows.size, k))
-        oi = np.empty((rows.size, k), dtype=np.int64)
-        _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
-                        bool(metric.normalise), int(k), bool(exclude_self), rows.astype(np.int64), od, oi)
-        d[rows] = od
-        idx[rows] = oi
-        if progress is not None:
-            progress(rows.size)
+    with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.parallel)
+        tree = index if index is not None else _build(reference, metric, wn, wc)
+        order = _query_order(query, tree, metric, wn, wc)
+        for start in range(0, nq, _QUERY_CHUNK):
+            rows = order[start:start + _QUERY_CHUNK]
+            qb = query.take(rows)
+            od = np.empty((rows.size, k))
+            oi = np.empty((rows.size, k), dtype=np.int64)
+            _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
+                            bool(metric.normalise), int(k), bool(exclude_self), rows.astype(np.int64),
+                            od, oi)
+            d[rows] = od
+            idx[rows] = oi
+            if progress is not None:
+                progress(rows.size)
     return Neighbors(d, idx)
 
 
@@ -250,15 +253,16 @@ def count_within(query: Block, reference: Block, metric: DistanceMetric, radius:
     if query.n_rows == 0 or reference.n_rows == 0 or radius < 0:
         return out
     thr = _sum_threshold(radius, metric, total)
-    tree = _build(reference, metric, wn, wc)
-    order = _query_order(query, tree, metric, wn, wc)
-    for start in range(0, query.n_rows, _QUERY_CHUNK):
-        rows = order[start:start + _QUERY_CHUNK]
-        qb = query.take(rows)
-        o = np.empty(rows.size, dtype=np.int64)
-        _numba.count_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), thr, bool(exclude_self),
-                          rows.astype(np.int64), o)
-        out[rows] = o
+    with PARALLEL_KERNELS:
+        tree = _build(reference, metric, wn, wc)
+        order = _query_order(query, tree, metric, wn, wc)
+        for start in range(0, query.n_rows, _QUERY_CHUNK):
+            rows = order[start:start + _QUERY_CHUNK]
+            qb = query.take(rows)
+            o = np.empty(rows.size, dtype=np.int64)
+            _numba.count_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), thr,
+                              bool(exclude_self), rows.astype(np.int64), o)
+            out[rows] = o
     return out
 
 

@@ -228,12 +228,12 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
             metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
             preset: str | None = None, backend: str = "auto", progress: bool = False,
             cache: Any = None, risk_rule: str | None = None, materiality: float | None = None,
-            release_type: str | None = None) -> Comparison:
+            release_type: str | None = None, jobs: int | None = None) -> Comparison:
     """Evaluate several releases of the same original with the same configuration and rank them.
 
     Parameters
     ----------
-    original, control, metadata, metrics, config, seed, preset, backend, progress, cache
+    original, control, metadata, metrics, config, seed, preset, backend, progress, cache, jobs
         As in :func:`synthguard.evaluate`.
     risk_rule, materiality, release_type
         As in :func:`synthguard.evaluate`: how each release's verdict is decided.
@@ -264,6 +264,6 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
     reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
                               config=config, seed=seed, preset=preset, backend=backend,
                               progress=progress, cache=disk, risk_rule=risk_rule,
-                              materiality=materiality, release_type=release_type)
+                              materiality=materiality, release_type=release_type, jobs=jobs)
                for name, syn in named.items()}
     return Comparison(reports)

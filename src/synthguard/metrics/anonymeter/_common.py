@@ -48,6 +48,11 @@ def common_params(n_attacks: int = 2000) -> list[Param]:
     ]
 
 
+# the metrics that read the trio's shared intermediates (freed by the runner once they have all run)
+TRIO_USERS = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference",
+              "anonymeter")
+
+
 def memoised(name: str) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Cache a metric's result in the run's ``ctx.cache`` by its parameters and thresholds, so the
     ``anonymeter`` summary and the stand-alone metrics compute each attack once per run."""
@@ -56,9 +61,7 @@ def memoised(name: str) -> Callable[[Callable[..., MetricResult]], Callable[...,
         def wrapper(ctx: Context, **kw: Any) -> MetricResult:
             key = (f"anonymeter:result:{name}:{sorted(kw.items())!r}:"
                    f"{sorted(dict(ctx.thresholds).items())!r}")
-            if key not in ctx.cache:
-                ctx.cache[key] = fn(ctx, **kw)
-            return ctx.cache[key]
+            return ctx.memo(key, lambda: fn(ctx, **kw))
         return wrapper
     return deco
 
@@ -83,15 +86,14 @@ def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
     ``records``). 64-bit hash collisions between distinct rows are ignored (probability ~ n^2 / 2^64).
     """
     key = f"anonymeter:canonical:{role}:{tuple(columns)}"
-    hit = ctx.cache.get(key)
-    if hit is not None:
-        return hit
-    frame = ctx.tables.get(role)[list(columns)]
-    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    _, first = np.unique(h, return_index=True)  # sorted by hash: independent of the row order
-    out = Canonical(first.astype(np.int64), key)
-    ctx.cache[key] = out
-    return out
+
+    def compute() -> Canonical:
+        frame = ctx.tables.get(role)[list(columns)]
+        h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+        _, first = np.unique(h, return_index=True)  # sorted by hash: independent of the row order
+        return Canonical(first.astype(np.int64), key)
+
+    return ctx.memo(key, compute)
 
 
 def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) -> Block:
@@ -99,11 +101,8 @@ def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) 
 
     The whole tabular block is encoded and reordered once per role and canonical order, then sliced.
     """
-    key = f"anonymeter:block:{canon.key}"
-    full = ctx.cache.get(key)
-    if full is None:
-        full = ctx.encoded.block(role).take(canon.rows)
-        ctx.cache[key] = full
+    full = ctx.memo(f"anonymeter:block:{canon.key}", lambda: ctx.encoded.block(role).take(canon.rows),
+                    users=TRIO_USERS)
     return full.select(list(columns))
 
 

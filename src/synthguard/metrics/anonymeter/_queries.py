@@ -13,6 +13,8 @@ from importlib.util import find_spec
 
 import numpy as np
 
+from ...parallel import PARALLEL_KERNELS
+
 EQ, NE, GT, LT, GE, LE, ISNULL, NOTNULL = range(8)
 OP_TEXT = {EQ: "==", NE: "!=", GT: ">", LT: "<", GE: ">=", LE: "<=", ISNULL: "is null",
            NOTNULL: "is not null"}
@@ -206,11 +208,12 @@ def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray
     if m == 0 or X.shape[0] == 0:
         return counts, first
     if _HAS_NUMBA:
-        if index is not None:
-            _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval, cap_,
-                                  counts, first)
-        else:
-            _count_kernel(X, qcol, qop, qval, cap_, counts, first)
+        with PARALLEL_KERNELS:
+            if index is not None:
+                _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval, cap_,
+                                      counts, first)
+            else:
+                _count_kernel(X, qcol, qop, qval, cap_, counts, first)
         return counts, first
     chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
     for s in range(0, m, chunk):
@@ -233,8 +236,10 @@ def match_lists(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarr
     if rows.size == 0:
         return offsets, rows
     if _HAS_NUMBA:
-        _fill_kernel(X, np.ascontiguousarray(qcol, dtype=np.int64), np.ascontiguousarray(qop, dtype=np.int64),
-                     np.ascontiguousarray(qval, dtype=np.float64), offsets, rows)
+        with PARALLEL_KERNELS:
+            _fill_kernel(X, np.ascontiguousarray(qcol, dtype=np.int64),
+                         np.ascontiguousarray(qop, dtype=np.int64),
+                         np.ascontiguousarray(qval, dtype=np.float64), offsets, rows)
         return offsets, rows
     chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
     for s in range(0, counts.size, chunk):

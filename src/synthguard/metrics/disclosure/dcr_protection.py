@@ -10,6 +10,16 @@ row, numeric differences divided by the reference's range and capped at 1 (see :
 
 Full data by default; ``num_rows_subsample`` draws (seeded, without replacement) query rows only,
 never the reference (SDMetrics also subsamples the reference, which biases DCR upwards, issue #934).
+
+The random baseline only needs a *median*, and uniformly random rows are the worst case of the
+neighbour search (nothing is near them, so the tree prunes little: the search is close to brute
+force, quadratic in n). With more synthetic rows than ``random_rows`` (default 10 000) the median is
+therefore estimated from a seeded sample of random rows, searched in batches of 1 000, 2 000, 4 000...
+until the distribution-free 95 % interval of the median (:func:`synthguard.stats.median_ci`) is
+within ``random_precision`` (default 2 %) of the median on either side, or ``random_rows`` rows are
+used. That interval is reported (``median_ci``, ``n_random``) and enters the score's CI.
+``random_rows=None`` is SDMetrics' full computation (one random row per synthetic row); with at most
+``random_rows`` synthetic rows both are the same computation.
 """
 
 from __future__ import annotations
@@ -18,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ...registry import Context, Param, register
+from ...neighbors import Neighbors
+from ...registry import RUN_METRICS_KEY, Context, Param, register
 from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import median_ci, wilson_rate
 from ._common import check_non_negative_int, check_positive_int, has_control, thresholds
@@ -44,24 +55,77 @@ def _blocks(ctx: Context):
     return cols, scale
 
 
-def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray):
-    """Nearest original row of every synthetic row (memoised: shared by both DCR metrics)."""
-    key = ("disclosure.dcr.synthetic->original", tuple(cols))
-    if key not in ctx.cache:
-        ctx.cache[key] = nearest(ctx, ctx.encoded.block("synthetic", cols),
-                                 ctx.encoded.block("original", cols), scale)
-    return ctx.cache[key]
+def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
+            shareable: tuple[str, ...] = ("dcr", "nndr")) -> Neighbors:
+    """Nearest ``reference`` row of every synthetic row (memoised: shared by both DCR metrics).
+
+    When a metric in ``shareable`` runs too and searches the same pair with the same distance
+    (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
+    search is reused instead of a second one."""
+    if set(shareable) & set(ctx.cache.get(RUN_METRICS_KEY, ())):
+        from ..distance import distance_setup, shared_neighbours
+
+        d_cols, d_metric = distance_setup(ctx)
+        if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), scale):
+            d, i = shared_neighbours(ctx, "synthetic", reference, 1)
+            return Neighbors(d, i)
+    key = (f"disclosure.dcr.synthetic->{reference}", tuple(cols))
+    return ctx.memo(key, lambda: nearest(ctx, ctx.encoded.block("synthetic", cols),
+                                         ctx.encoded.block(reference, cols), scale))
+
+
+def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
+    return _syn_to(ctx, "original", cols, scale)
+
+
+RANDOM_ROWS = 10_000
+RANDOM_PRECISION = 0.02
+_FIRST_BATCH = 1_000
+
+
+def _check_precision(v: Any) -> str | None:
+    return None if 0 < v < 1 else "must be in (0, 1), e.g. 0.02 for +/- 2 %"
+
+
+def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, sampled: bool,
+                         precision: float) -> np.ndarray:
+    """DCR of the random rows: all of them, or (``sampled``) the first 1 000, 2 000, 4 000... until
+    the median's CI is within ``precision`` of the median (each row's DCR does not depend on the
+    others, so this equals searching the final prefix at once)."""
+    n = block.n_rows
+    if not sampled or n <= _FIRST_BATCH:
+        return nearest(ctx, block, ref, scale).distances[:, 0]
+    parts: list[np.ndarray] = []
+    done, size = 0, _FIRST_BATCH
+    while done < n:
+        stop = min(n, max(size, done))
+        parts.append(nearest(ctx, block.take(np.arange(done, stop)), ref, scale).distances[:, 0])
+        done, size = stop, 2 * stop
+        d = np.concatenate(parts)
+        med = float(np.median(d))
+        lo, hi = median_ci(d)
+        if med > 0 and max(med - lo, hi - med) <= precision * med:
+            break
+    return np.concatenate(parts)
 
 
 @register("dcr_baseline_protection", family="disclosure", direction="higher is safer",
-          params=_subsample_params(), thresholds={"medium": 0.3, "high": 0.1},
+          params=[*_subsample_params(),
+                  Param("random_rows", RANDOM_ROWS, "uniformly random rows whose DCR estimates the baseline "
+                        "median (seeded; its CI is reported); None = one per synthetic row (SDMetrics' "
+                        "full computation)", int, check=check_positive_int),
+                  Param("random_precision", RANDOM_PRECISION, "stop adding random rows once the 95 % CI "
+                        "of their median DCR is within this fraction of it (when sampling)", float,
+                        check=_check_precision)], thresholds={"medium": 0.3, "high": 0.1},
           aliases=("dcrbaselineprotection",),
           description="median distance of synthetic rows to their closest original row, relative to "
                       "that of uniformly random rows (1 = synthetic rows no closer than random ones); "
                       "informative only: uniform random rows are no privacy baseline, so it does not "
                       "drive the verdict")
 def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = None,
-                            num_iterations: int = 1, max_records: int = 100) -> MetricResult:
+                            num_iterations: int = 1, max_records: int = 100,
+                            random_rows: int | None = RANDOM_ROWS,
+                            random_precision: float = RANDOM_PRECISION) -> MetricResult:
     """SDMetrics' ``DCRBaselineProtection``.
 
     Informative only: it states no members-vs-control evidence and reads "not assessed" under the
@@ -79,12 +143,21 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         Iterations averaged when subsampling.
     max_records : int
         Synthetic rows closest to the original listed in ``records``.
+    random_rows : int or None
+        With more synthetic rows than this, the random baseline's median is estimated from at most
+        this many seeded random rows (see the module docstring; the median's CI is reported);
+        ``None`` = one random row per synthetic row (SDMetrics' full computation).
+    random_precision : float
+        Target half-width of the random median's 95 % CI, relative to the median, when sampling.
     """
     cols, scale = _blocks(ctx)
     tables = ctx.tables
     sdtypes = {c: tables.schema.sdtype(c) for c in cols}
     n_syn = len(tables.synthetic)
-    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_syn, ctx.rng("random-baseline"))
+    n_rand = n_syn
+    if num_rows_subsample is None and random_rows is not None:
+        n_rand = min(int(random_rows), n_syn)
+    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_rand, ctx.rng("random-baseline"))
     rand_block = ctx.encoded.encode(random_frame, cols)
     syn_block = ctx.encoded.block("synthetic", cols)
     ref = ctx.encoded.block("original", cols)
@@ -96,11 +169,12 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         if num_rows_subsample is None:
             nb = _syn_to_original(ctx, cols, scale)
             d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
-            d_rand = nearest(ctx, rand_block, ref, scale).distances[:, 0]
+            d_rand = _random_baseline_dcr(ctx, rand_block, ref, scale, n_rand < n_syn,
+                                          float(random_precision))
             rows_syn = np.arange(n_syn)
         else:
             rows_syn = subsample(n_syn, num_rows_subsample, rng)
-            rows_rand = subsample(n_syn, num_rows_subsample, rng)
+            rows_rand = subsample(n_rand, num_rows_subsample, rng)
             nb = nearest(ctx, syn_block.take(rows_syn), ref, scale)
             d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
             d_rand = nearest(ctx, rand_block.take(rows_rand), ref, scale).distances[:, 0]
@@ -144,6 +218,9 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         "n_random": int(d_rand_all.size),
         "verdict_role": "informative: uniform random rows are no privacy baseline (real people the "
                         "generator never saw sit as close); see dcr_overfitting_protection",
+        "random_baseline_sample": ("all: one random row per synthetic row" if n_rand == n_syn else
+                                   f"{d_rand_all.size} seeded random rows (at most {n_rand}), until the "
+                                   f"median's 95 % CI was within {random_precision:.0%} of it"),
     }
     return MetricResult(name="dcr_baseline_protection", family="disclosure", value=score,
                         direction="higher is safer",
@@ -189,7 +266,12 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         else:
             q = syn_block.take(rows)
             nb_t = nearest(ctx, q, train, scale)
-        nb_h = nearest(ctx, q, hold, scale_hold)
+        if num_rows_subsample is None and not sdmetrics_compat:
+            # dcr searches synthetic -> whole control too when the control is the smaller table
+            share = ("dcr",) if len(tables.control) <= len(tables.original) else ()
+            nb_h = _syn_to(ctx, "control", cols, scale, shareable=share)
+        else:
+            nb_h = nearest(ctx, q, hold, scale_hold)
         if first_query is None:
             first_query = (q, nb_t, nb_h)
         d_t, d_h = nb_t.distances[:, 0], nb_h.distances[:, 0]
