@@ -397,9 +397,10 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
         raise ConfigError(f"parameter 'n_cols'={n_cols} exceeds the {len(cols)} usable columns: "
                           f"lower n_cols to at most {len(cols)}")
     data = prepare(ctx, cols)
-    avail = {"original": data.ori.shape[0]}
-    if data.ctl is not None:
-        avail["control"] = data.ctl.shape[0]
+    # queries are built from synthetic rows and tried on every table: unlike linkability and
+    # inference targets, their number is not bounded by the original's or the control's size
+    # (anonymeter does not bound it either), only by the synthetic rows they come from
+    avail = {"synthetic": data.syn.shape[0]}
     n, note = resolve_n_attacks(n_attacks, max_n_attacks, avail, ctx.metric)
     notes: list[str] = []
     info = [note] if note else []
