@@ -38,7 +38,8 @@ from typing import Any
 from .errors import ConfigError
 from .registry import canonical_name, default_metrics, get_metric
 
-_TOP_KEYS = {"metrics", "thresholds", "preset", "seed"}
+_TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "risk_rule", "materiality", "alpha",
+             "release_type"}
 
 # Presets: named metric selections. Names not registered in this installation are skipped.
 _QUICK = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "k_anonymity")
@@ -71,6 +72,7 @@ class RunConfig:
     unavailable: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None
     seed: int | None = None
+    risk: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The exact configuration used: preset, metrics with every resolved parameter,
@@ -83,6 +85,8 @@ class RunConfig:
             out["unavailable"] = dict(self.unavailable)
         if self.source:
             out["source"] = self.source
+        if self.risk:
+            out["risk"] = dict(self.risk)
         return out
 
 
@@ -196,8 +200,14 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
     seed = data.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise ConfigError(f"{where}: 'seed' must be an integer, got {seed!r}")
+    risk = {k: data[k] for k in ("risk_rule", "materiality", "alpha", "release_type") if k in data}
+    if risk:
+        from .verdict import RiskRule
+
+        RiskRule(**{("rule" if k == "risk_rule" else k): v for k, v in risk.items()})  # validate
     return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset, unavailable=unavailable,
-                     source=str(config) if isinstance(config, (str, Path)) else None, seed=seed)
+                     source=str(config) if isinstance(config, (str, Path)) else None, seed=seed,
+                     risk=risk)
 
 
 def is_registered(name: str) -> bool:

@@ -131,6 +131,8 @@ class Context:
         Neighbour-engine backend.
     generator : object, optional
         A generator (``fit``/``generate``) for metrics that need one.
+    release_type : str
+        ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
     """
 
     tables: Tables
@@ -141,6 +143,7 @@ class Context:
     backend: str = "auto"
     generator: Any = None
     cache: dict[str, Any] = field(default_factory=dict)
+    release_type: str = "synthetic"
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``."""

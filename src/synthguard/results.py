@@ -10,7 +10,8 @@ from typing import Any, Literal
 import numpy as np
 
 Direction = Literal["lower is safer", "higher is safer", "higher is better", "lower is better"]
-RiskLevel = Literal["low", "medium", "high", "not meaningful", "unknown"]
+RiskLevel = Literal["low", "medium", "high", "inconclusive", "not assessed", "not meaningful",
+                    "unknown"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,132 @@ class Baseline:
     def to_dict(self) -> dict[str, Any]:
         return {"value": to_jsonable(self.value), "description": self.description,
                 "ci": to_jsonable(self.ci)}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A privacy metric's test: does the release expose training rows more than unseen real rows?
+
+    Every privacy metric that can compare members (training rows, ``original``) with non-members
+    (real rows it never saw, ``control``), or with a null distribution where that is the natural
+    baseline, states its evidence here; :mod:`synthguard.verdict` alone turns evidence into risk
+    levels and one verdict.
+
+    Parameters
+    ----------
+    statistic : str
+        What is measured per record, in plain words, e.g. ``"share of records with an exact copy in
+        the release"``.
+    member : float
+        The statistic on members (training rows).
+    n_member : int
+        How many members it was measured on (records, or entities when ``unit`` says so).
+    non_member : float or None
+        The same statistic on non-members (control rows), or the null value.
+    n_non_member : int or None
+        How many non-members (``None`` for a fixed null value).
+    effect : float
+        ``member - non_member``: the share of training records exposed beyond chance.
+    effect_ci : tuple of float
+        Two-sided confidence interval of ``effect`` (at ``confidence_level``).
+    p_value : float
+        One-sided p-value of ``effect > 0`` (unadjusted).
+    test : str
+        The test, e.g. ``"Fisher exact, one-sided"``.
+    baseline : str
+        What the non-member statistic is, e.g. ``"control rows against the same release"``.
+    k_member, k_non_member : int, optional
+        Counts behind rate statistics.
+    detection_limit : float, optional
+        Smallest effect this run would detect with 80 % power at unadjusted alpha 0.05.
+    drives_verdict : bool
+        False for evidence that informs but must not drive the verdict.
+    unit : str
+        ``"records"`` or ``"entities"``.
+    confidence_level : float
+        Level of ``effect_ci``.
+    note : str, optional
+        A caveat about the test.
+    p_adjusted : float, optional
+        Holm-adjusted p-value, filled in by the verdict.
+    level : str, optional
+        Calibrated level, filled in by the verdict.
+    """
+
+    statistic: str
+    member: float
+    n_member: int
+    non_member: float | None
+    n_non_member: int | None
+    effect: float
+    effect_ci: tuple[float, float]
+    p_value: float
+    test: str
+    baseline: str
+    k_member: int | None = None
+    k_non_member: int | None = None
+    detection_limit: float | None = None
+    drives_verdict: bool = True
+    unit: str = "records"
+    confidence_level: float = 0.95
+    note: str | None = None
+    p_adjusted: float | None = None
+    level: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_counts(cls, statistic: str, k_member: int, n_member: int, k_non_member: int,
+                    n_non_member: int, *, baseline: str = "control rows against the same release",
+                    confidence_level: float = 0.95, drives_verdict: bool = True,
+                    unit: str = "records", note: str | None = None) -> Evidence:
+        """Evidence from two counts: ``k_member`` of ``n_member`` members and ``k_non_member`` of
+        ``n_non_member`` non-members show the statistic (e.g. have an exact copy in the release).
+
+        The effect is the difference of the two rates with Newcombe's interval; the test is
+        Fisher's exact test, one-sided (members more exposed); the detection limit is the
+        smallest difference a one-sided two-proportion test at alpha 0.05 finds with 80 % power
+        at these sizes and the non-member rate.
+        """
+        from .stats import detection_limit, difference_ci, fisher_greater
+
+        if n_member <= 0 or n_non_member <= 0:
+            nan = float("nan")
+            return cls(statistic, nan, int(n_member), nan, int(n_non_member), nan, (nan, nan), nan,
+                       "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member), None,
+                       drives_verdict, unit, confidence_level,
+                       note or "no rows on one side: nothing to test")
+        diff = difference_ci(k_member, n_member, k_non_member, n_non_member, confidence_level)
+        p0 = k_non_member / n_non_member
+        return cls(statistic, k_member / n_member, int(n_member), p0, int(n_non_member),
+                   float(diff["value"]), (float(diff["ci"][0]), float(diff["ci"][1])),
+                   fisher_greater(k_member, n_member, k_non_member, n_non_member),
+                   "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member),
+                   detection_limit(n_member, n_non_member, p0), drives_verdict, unit,
+                   confidence_level, note)
+
+    @classmethod
+    def from_binomial(cls, statistic: str, k_member: int, n_member: int, null_rate: float, *,
+                      baseline: str, confidence_level: float = 0.95, drives_verdict: bool = True,
+                      unit: str = "records", note: str | None = None) -> Evidence:
+        """Evidence from one count against a known null rate (exact binomial test, one-sided;
+        Clopper-Pearson interval shifted by the null rate)."""
+        from .stats import binomial_greater, clopper_pearson, detection_limit
+
+        if n_member <= 0:
+            nan = float("nan")
+            return cls(statistic, nan, 0, null_rate, None, nan, (nan, nan), nan,
+                       "exact binomial, one-sided", baseline, int(k_member), None, None,
+                       drives_verdict, unit, confidence_level, note or "no rows: nothing to test")
+        lo, hi = clopper_pearson(int(k_member), int(n_member), confidence_level)
+        rate = k_member / n_member
+        return cls(statistic, rate, int(n_member), float(null_rate), None, rate - null_rate,
+                   (lo - null_rate, hi - null_rate),
+                   binomial_greater(int(k_member), int(n_member), float(null_rate)),
+                   "exact binomial, one-sided", baseline, int(k_member), None,
+                   detection_limit(n_member, None, float(null_rate)), drives_verdict, unit,
+                   confidence_level, note)
 
 
 @dataclass(frozen=True)
@@ -63,6 +190,11 @@ class MetricResult:
         Further named numbers (the metric's JSON contract); flattened into ``to_dict()``.
     records : list of dict or None
         Optional per-record table (e.g. the most exposed original rows).
+    evidence : Evidence or None
+        The members-vs-non-members test behind a calibrated risk level (privacy metrics).
+    reference_level : str or None
+        The level the metric's fixed reference cut-offs give (SynEval / anonymeter / SDMetrics
+        style), kept beside the calibrated ``risk_level``; filled in by the verdict.
     """
 
     name: str
@@ -76,6 +208,8 @@ class MetricResult:
     warning: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     records: list[dict[str, Any]] | None = None
+    evidence: Evidence | None = None
+    reference_level: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: the headline fields, then every entry of ``details`` at top level."""
@@ -89,6 +223,8 @@ class MetricResult:
             "n": to_jsonable(self.n),
             "risk_level": self.risk_level,
             "warning": self.warning,
+            "reference_level": self.reference_level,
+            "evidence": self.evidence.to_dict() if self.evidence is not None else None,
         }
         for key, val in self.details.items():
             if key in out:

@@ -16,12 +16,15 @@ from .errors import ConfigError, MetricError
 from .registry import Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
+from .verdict import RiskRule, assess
 
 
 def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None) -> Report:
+             progress: bool = False, generator: Any = None, cache: Any = None,
+             risk_rule: str | None = None, materiality: float | None = None,
+             release_type: str | None = None, alpha: float | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -55,6 +58,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    risk_rule : {"calibrated", "reference"}, optional
+        How risk levels and the verdict are decided (:mod:`synthguard.verdict`). Default: the
+        config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
+    materiality : float, optional
+        Share of training records exposed beyond chance that matters (default 0.01).
+    release_type : {"synthetic", "anonymised"}, optional
+        Default: the config's, else the metadata's ``release_type``, else ``"synthetic"``.
+    alpha : float, optional
+        Family-wise false-alarm rate of the verdict (default 0.05).
 
     Returns
     -------
@@ -74,17 +86,36 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
+    overrides = {"rule": risk_rule, "materiality": materiality, "release_type": release_type,
+                 "alpha": alpha}
+    risk_rule_of(run_config, None, overrides)  # validate before any work
     tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk)
+                      generator=generator, cache=disk, risk=overrides)
+
+
+def risk_rule_of(run_config: RunConfig, tables: Tables | None,
+                 overrides: Mapping[str, Any] | None = None) -> RiskRule:
+    """The :class:`~synthguard.verdict.RiskRule` of a run: explicit arguments, else the config's
+    keys, else the metadata's ``release_type``, else the defaults."""
+    kw: dict[str, Any] = {}
+    if tables is not None and tables.schema.extra.get("release_type") is not None:
+        kw["release_type"] = tables.schema.extra["release_type"]
+    for key, val in dict(run_config.risk or {}).items():
+        kw["rule" if key == "risk_rule" else key] = val
+    for key, val in dict(overrides or {}).items():
+        if val is not None:
+            kw[key] = val
+    return RiskRule(**kw)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None) -> Report:
+               cache: Any = None, risk: Mapping[str, Any] | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
+    rule = risk_rule_of(run_config, tables, risk)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator)
+                  generator=generator, release_type=rule.release_type)
     entries: dict[str, dict[str, Any]] = {}
     results: dict[str, MetricResult] = {}
     names = list(run_config.metrics)
@@ -147,4 +178,5 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }
-    return Report(header, entries, results)
+    results, verdict = assess(results, rule)
+    return Report(header, entries, results, verdict)

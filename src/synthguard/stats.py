@@ -17,7 +17,8 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci", "median_ci", "chi_square",
+    "make_rng", "difference_ci", "median_ci", "chi_square", "fisher_greater", "binomial_greater",
+    "holm_adjust", "detection_limit",
 ]
 
 
@@ -355,3 +356,114 @@ def chi_square(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
     counts = counts.astype("float64")
     chi2 = n * (float(np.sum(counts * counts / (row[cells // c] * col[cells % c]))) - 1.0)
     return max(chi2, 0.0), r, c
+
+
+# --- tests behind calibrated risk levels (members vs non-members) -------------------------------
+
+def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:
+    """One-sided Fisher exact p-value that rate 1 (``k1/n1``) exceeds rate 2 (``k2/n2``).
+
+    The hypergeometric upper tail ``P(X >= k1)`` with ``X`` the members' count among the
+    ``k1 + k2`` records showing the statistic, conditional on both margins (exact, any n).
+    Returns NaN when either n is 0.
+    """
+    if n1 <= 0 or n2 <= 0:
+        return float("nan")
+    k1, n1, k2, n2 = int(k1), int(n1), int(k2), int(n2)
+    return float(min(1.0, _st.hypergeom.sf(k1 - 1, n1 + n2, k1 + k2, n1)))
+
+
+def binomial_greater(k: int, n: int, p0: float) -> float:
+    """One-sided exact binomial p-value ``P(X >= k)`` for ``X ~ Binomial(n, p0)``."""
+    if n <= 0:
+        return float("nan")
+    if k <= 0:
+        return 1.0
+    return float(min(1.0, _st.binom.sf(int(k) - 1, int(n), float(p0))))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN entries stay NaN, not counted).
+
+    Controls the family-wise error rate: rejecting every test with adjusted p < alpha makes at
+    least one false alarm at most alpha likely, whatever the dependence between the tests.
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out.tolist()
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out[order] = adj
+    return out.tolist()
+
+
+def _fisher_critical(k2: np.ndarray, n1: int, n2: int, alpha: float) -> np.ndarray:
+    """For each non-member count ``k2``, the smallest member count ``k1`` whose one-sided Fisher
+    p-value is below ``alpha`` (``n1 + 1`` when none is), by a vectorised binary search."""
+    lo = np.zeros(k2.shape, dtype=np.int64)
+    hi = np.full(k2.shape, n1 + 1, dtype=np.int64)
+    while np.any(lo < hi):
+        mid = (lo + hi) // 2
+        p = _st.hypergeom.sf(mid - 1, n1 + n2, mid + k2, n1)
+        sig = (p < alpha) & (mid <= n1)
+        hi = np.where(sig, mid, hi)
+        lo = np.where(sig, lo, mid + 1)
+        lo = np.minimum(lo, hi)
+    return lo
+
+
+def detection_limit(n1: int, n2: int | None, p0: float, *, alpha: float = 0.05,
+                    power: float = 0.8) -> float:
+    """Smallest excess ``d`` of the members' rate over ``p0`` that the one-sided exact test at
+    ``alpha`` detects with ``power``: "a leak exposing at least ``d`` of the training records
+    beyond chance would have been seen".
+
+    Exact, not a normal approximation (which is far too optimistic near a zero null rate):
+    with ``n2`` non-members the test is Fisher's (:func:`fisher_greater`), and the power at
+    ``p0 + d`` sums, over the plausible non-member counts, the binomial chance that the members'
+    count reaches its critical value; with ``n2=None`` the test is the exact binomial one against
+    the known rate ``p0``. Solved for ``d`` by bisection. NaN when no effect is detectable.
+    """
+    if n1 <= 0 or (n2 is not None and n2 <= 0):
+        return float("nan")
+    n1 = int(n1)
+    p0 = float(min(max(p0, 0.0), 1.0))
+    if n2 is None:
+        crit = n1 + 1
+        lo_k, hi_k = 0, n1 + 1
+        while lo_k < hi_k:  # smallest k with P(X >= k | p0) < alpha
+            mid = (lo_k + hi_k) // 2
+            if binomial_greater(mid, n1, p0) < alpha:
+                hi_k = mid
+            else:
+                lo_k = mid + 1
+        crit = lo_k
+        if crit > n1:
+            return float("nan")
+
+        def pw(d: float) -> float:
+            return float(_st.binom.sf(crit - 1, n1, min(1.0, p0 + d)))
+    else:
+        n2 = int(n2)
+        sd = math.sqrt(max(n2 * p0 * (1 - p0), 1.0))
+        k2 = np.arange(max(0, int(n2 * p0 - 7 * sd)), min(n2, int(n2 * p0 + 7 * sd) + 1) + 1)
+        w = _st.binom.pmf(k2, n2, p0)
+        crit = _fisher_critical(k2, n1, n2, alpha)
+
+        def pw(d: float) -> float:
+            return float(np.sum(w * _st.binom.sf(crit - 1, n1, min(1.0, p0 + d))))
+
+    hi = 1.0 - p0
+    if hi <= 0 or pw(hi) < power:
+        return float("nan")
+    lo = 0.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if pw(mid) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)

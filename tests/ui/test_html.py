@@ -9,7 +9,8 @@ import pytest
 
 import synthguard
 from synthguard.report import svg
-from synthguard.report.html import render_html, verdict
+from synthguard.report.html import render_html
+from synthguard.verdict import RiskRule, assess
 from synthguard.results import MetricResult
 
 from .conftest import FAKE_ALL
@@ -73,12 +74,17 @@ def test_verdict_logic():
     def r(name, fam, lvl, value=0.5):
         return MetricResult(name, fam, value, "lower is safer", risk_level=lvl)
 
+    ref = RiskRule(rule="reference")
+
+    def verdict(results):
+        return assess(results, ref)[1]
+
     v = verdict({"a": r("a", "privacy", "medium"), "b": r("b", "anonymeter", "high"),
                  "c": r("c", "privacy", "high"), "q": r("q", "fidelity", "high")})
-    assert v["level"] == "high" and v["driver"] == "b"  # attacks first among equals
-    assert v["counts"]["high"] == 2  # fidelity levels are not privacy risks
-    assert verdict({"q": r("q", "fidelity", "high")})["level"] == "unknown"
-    assert verdict({"a": r("a", "privacy", "not meaningful")})["counts"]["not meaningful"] == 1
+    assert v.level == "high" and v.driver == "b"  # attacks first among equals
+    assert v.counts["high"] == 2  # fidelity levels are not privacy risks
+    assert verdict({"q": r("q", "fidelity", "high")}).level == "inconclusive"
+    assert verdict({"a": r("a", "privacy", "not meaningful")}).level == "inconclusive"
 
 
 def test_malformed_chart_data_does_not_crash(demo_data):

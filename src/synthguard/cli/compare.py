@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .evaluate import cache_options, resolve_cache, run_compare
+from .evaluate import cache_options, exit_on_verdict, resolve_cache, risk_options, run_compare
 
 
 @click.command("compare")
@@ -28,13 +28,19 @@ from .evaluate import cache_options, resolve_cache, run_compare
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
+@risk_options
+@click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
+              help="Exit with code 3 when any release's verdict reaches this level.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.argument("synthetic", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 def command(original: Path, control: Path | None, metadata: Path | None, metrics: str | None,
             config: Path | None, preset: str | None, seed: int | None, json_path: Path | None,
             html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
-            no_progress: bool, synthetic: tuple[Path, ...]) -> None:
+            risk_rule: str | None, materiality: float | None, release_type: str | None,
+            fail_on: str | None, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
-    run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
-                metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
-                progress=not no_progress, cache=resolve_cache(use_cache, cache_dir))
+    comp = run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
+                       metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
+                       progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
+                       risk_rule=risk_rule, materiality=materiality, release_type=release_type)
+    exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)

@@ -27,6 +27,21 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
     return True if use_cache else None
 
 
+def risk_options(func):
+    """``--risk-rule`` / ``--materiality`` / ``--release-type`` (shared by evaluate and compare)."""
+    func = click.option("--release-type", type=click.Choice(["synthetic", "anonymised"]), default=None,
+                        help="synthetic (default; or the metadata's release_type) or anonymised: each "
+                             "release row is a real person, so k-anonymity and l-diversity drive "
+                             "the verdict.")(func)
+    func = click.option("--materiality", type=float, default=None,
+                        help="Share of training records exposed beyond chance that matters "
+                             "(default 0.01 = 1 %).")(func)
+    func = click.option("--risk-rule", type=click.Choice(["calibrated", "reference"]), default=None,
+                        help="calibrated (default): levels from tests of training rows against the "
+                             "control; reference: the reference tools' fixed cut-offs.")(func)
+    return func
+
+
 @click.command("evaluate")
 @click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Real rows the generator was trained on (.csv or .parquet).")
@@ -50,23 +65,46 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @cache_options
+@risk_options
+@click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
+              help="Exit with code 3 when the verdict reaches this level (a release gate; "
+                   "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
-            cache_dir: Path | None, no_progress: bool) -> None:
-    """Evaluate a synthetic release against its original (and control) data."""
+            cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
+            release_type: str | None, fail_on: str | None, no_progress: bool) -> None:
+    """Evaluate a synthetic release against its original (and control) data.
+
+    Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
+    reaches that level, or 2 for bad input.
+    """
     cache = resolve_cache(use_cache, cache_dir)
+    risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
     if len(synthetic) > 1:
-        run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
-                    metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
-                    progress=not no_progress, cache=cache)
+        comp = run_compare(original, synthetic, json_path, html_path, control=control,
+                           metadata=metadata, metrics=metrics, config=config, seed=seed,
+                           preset=preset, backend=backend, progress=not no_progress, cache=cache,
+                           **risk)
+        exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache)
+                      progress=not no_progress, cache=cache, **risk)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
+    exit_on_verdict([report.verdict.level], fail_on)
+
+
+def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:
+    """Exit with code 3 when any verdict reaches ``fail_on``."""
+    from ..verdict import fails
+
+    hit = [lvl for lvl in levels if fails(lvl, fail_on)]
+    if hit:
+        click.echo(f"verdict {hit[0]} reaches --fail-on {fail_on}: exit code 3", err=True)
+        raise SystemExit(3)
 
 
 def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | None,
@@ -78,6 +116,7 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     comp = compare(original, list(synthetic), **kwargs)
     click.echo(comp.to_console())
     write_outputs(comp, json_path, html_path)
+    return comp
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:

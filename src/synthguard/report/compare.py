@@ -18,7 +18,7 @@ from typing import Any
 
 from ..results import to_jsonable
 from .console import fmt_number
-from .html import NON_PRIVACY_FAMILIES, badge, page, table, verdict
+from .html import NON_PRIVACY_FAMILIES, badge, page, table
 from .report import Report
 
 UTILITY_FAMILIES = {"fidelity", "utility"}
@@ -84,16 +84,14 @@ class Comparison:
                 target[n].append(r)
         rows = []
         for n in names:
-            results = {m: self.reports[n].result(m) for m in self.reports[n].metrics
-                       if self.reports[n].result(m) is not None}
-            v = verdict(results)
+            v = self.reports[n].verdict
             rows.append({"release": n,
                          "privacy_score": (sum(priv[n]) / len(priv[n])) if priv[n] else None,
                          "privacy_metrics_ranked": len(priv[n]),
                          "utility_score": (sum(util[n]) / len(util[n])) if util[n] else None,
                          "utility_metrics_ranked": len(util[n]),
-                         "high_risk_metrics": v["counts"]["high"], "overall_risk": v["level"],
-                         "driven_by": v["driver"]})
+                         "high_risk_metrics": v.counts.get("high", 0), "overall_risk": v.level,
+                         "driven_by": v.driver})
         for key, rank_key in (("privacy_score", "privacy_rank"), ("utility_score", "utility_rank")):
             scored = {r["release"]: r[key] for r in rows if r[key] is not None}
             ranks = _ranks(scored, best_high=False) if scored else {}
@@ -229,13 +227,16 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
             metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
             preset: str | None = None, backend: str = "auto", progress: bool = False,
-            cache: Any = None) -> Comparison:
+            cache: Any = None, risk_rule: str | None = None, materiality: float | None = None,
+            release_type: str | None = None) -> Comparison:
     """Evaluate several releases of the same original with the same configuration and rank them.
 
     Parameters
     ----------
     original, control, metadata, metrics, config, seed, preset, backend, progress, cache
         As in :func:`synthguard.evaluate`.
+    risk_rule, materiality, release_type
+        As in :func:`synthguard.evaluate`: how each release's verdict is decided.
     synthetics : mapping name -> DataFrame/path, or a sequence of them
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
 
@@ -262,6 +263,7 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
     disk = as_cache(cache)
     reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
                               config=config, seed=seed, preset=preset, backend=backend,
-                              progress=progress, cache=disk)
+                              progress=progress, cache=disk, risk_rule=risk_rule,
+                              materiality=materiality, release_type=release_type)
                for name, syn in named.items()}
     return Comparison(reports)

@@ -42,3 +42,24 @@ def render_table(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(c) for c in cells]
     return "\n".join(out)
+
+
+def render_verdict(verdict: Any, width: int = 100) -> str:
+    """The verdict as a few plain lines: level, why, and the detection limit."""
+    import textwrap
+
+    v = verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
+    head = (f"VERDICT: {str(v['level']).upper()}  (rule: {v['rule']}, materiality "
+            f"{fmt_number(100 * v['materiality'])} % of training records, release: {v['release_type']})")
+    lines = [head]
+    lines += textwrap.wrap(str(v.get("summary") or ""), width=width, initial_indent="  ",
+                           subsequent_indent="  ")
+    limit = v.get("detection_limit")
+    if limit and limit.get("text") and limit["text"] not in str(v.get("summary") or ""):
+        lines += textwrap.wrap("detection limit: " + limit["text"], width=width, initial_indent="  ",
+                               subsequent_indent="  ")
+    if v.get("not_assessed"):
+        lines += textwrap.wrap("not assessed (no test against the control; informative only): "
+                               + ", ".join(v["not_assessed"]), width=width, initial_indent="  ",
+                               subsequent_indent="  ")
+    return "\n".join(lines)

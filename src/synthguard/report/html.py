@@ -17,10 +17,7 @@ from ..results import MetricResult, to_jsonable
 from . import svg
 from .console import fmt_number
 
-LEVEL_ORDER = {"high": 3, "medium": 2, "low": 1}
-# families whose risk levels speak about privacy (fidelity/utility levels are about quality)
-NON_PRIVACY_FAMILIES = {"fidelity", "utility", "distortion", "quality", "diversity"}
-FAMILY_PRIORITY = ["anonymeter", "attacks", "privacy", "disclosure", "text"]
+from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 
 CSS = """
 :root{--fg:#1b1f23;--muted:#5b6570;--line:#d9dee3;--bg:#ffffff;--soft:#f5f7f9;
@@ -96,59 +93,36 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], raw: bool = Fal
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def verdict(results: Mapping[str, MetricResult]) -> dict[str, Any]:
-    """Overall privacy risk: the worst risk level among privacy metrics and the metric driving it.
-
-    Fidelity/utility/distortion levels are not privacy risks and are left out. Ties at the worst
-    level go to attacks first (anonymeter, attacks, privacy, disclosure, text), then report order.
-    """
-    counts = {"high": 0, "medium": 0, "low": 0, "not meaningful": 0, "unknown": 0}
-    best: tuple[int, int, int] | None = None
-    driver: MetricResult | None = None
-    for i, (_name, res) in enumerate(results.items()):
-        if res.family in NON_PRIVACY_FAMILIES:
-            continue
-        lvl = res.risk_level if res.risk_level in counts else "unknown"
-        counts[lvl] += 1
-        rank = LEVEL_ORDER.get(lvl)
-        if rank is None:
-            continue
-        prio = FAMILY_PRIORITY.index(res.family) if res.family in FAMILY_PRIORITY else len(FAMILY_PRIORITY)
-        key = (rank, -prio, -i)
-        if best is None or key > best:
-            best, driver = key, res
-    level = driver.risk_level if driver is not None else "unknown"
-    return {"level": level, "driver": driver.name if driver is not None else None,
-            "value": driver.value if driver is not None else None,
-            "family": driver.family if driver is not None else None, "counts": counts}
-
-
-def _verdict_html(results: Mapping[str, MetricResult]) -> str:
-    v = verdict(results)
-    c = v["counts"]
-    if v["driver"] is None:
-        text = ("Overall risk: <span class=\"big\">unknown</span><br>No privacy metric produced a risk "
-                "level (they were skipped, or none was selected).")
-        return f'<div class="verdict">{text}</div>'
-    res = results[v["driver"]]
-    desc = describe(res.name)
-    base = ""
-    if res.baseline is not None:
-        base = (f" against a baseline of {escape(fmt_number(res.baseline.value))} "
-                f"({escape(res.baseline.description)})")
-    summary = (f"{c['high']} high, {c['medium']} medium, {c['low']} low, "
-               f"{c['not meaningful']} not meaningful (attack no better than its baseline)")
-    extra = ""
-    anon = results.get("anonymeter")
-    if anon is not None and isinstance(anon.details, Mapping) and "overall_risk" in anon.details:
-        extra = (f"<br>Anonymeter overall risk (max over its attacks): "
-                 f"{escape(fmt_number(anon.details.get('overall_risk')))}")
-    return (f'<div class="verdict {escape(v["level"])}"><div>Overall risk: '
-            f'<span class="big">{escape(v["level"].upper())}</span></div>'
-            f'<div>Driven by <b>{escape(res.name)}</b> ({escape(res.family)}) = '
-            f'{escape(fmt_number(res.value))}{base}.</div>'
-            + (f'<div class="small">{escape(desc)}</div>' if desc else "")
-            + f'<div class="small">Privacy metrics: {escape(summary)}.{extra}</div></div>')
+def _verdict_html(v: Any) -> str:
+    """The verdict box: one level, the tests that drive it, and the detection limit."""
+    d = v.to_dict()
+    level = str(d["level"])
+    cls = level if level in ("high", "medium", "low") else ""
+    parts = [f'<div class="verdict {cls}"><div>Verdict: <span class="big">{escape(level.upper())}</span>'
+             f' <span class="small">(rule: {escape(str(d["rule"]))}, materiality '
+             f'{escape(fmt_number(100 * d["materiality"]))} % of training records, release: '
+             f'{escape(str(d["release_type"]))})</span></div>',
+             f'<div>{escape(str(d["summary"]))}</div>']
+    tests = d.get("tests") or []
+    if tests:
+        rows = [[f"<b>{escape(t['metric'])}</b>", badge(t["level"]), escape(str(t["statistic"])),
+                 escape(fmt_number(t["member"])) + f" <span class=\"small\">(n={escape(fmt_number(t['n_member']))})</span>",
+                 escape(fmt_number(t["non_member"])) + (f" <span class=\"small\">(n={escape(fmt_number(t['n_non_member']))})</span>"
+                                                        if t.get("n_non_member") is not None else ""),
+                 escape(fmt_number(t["effect"])) + " " + escape(fmt_number(t["effect_ci"])),
+                 escape(fmt_number(t["p_adjusted"])), escape(fmt_number(t["detection_limit"]))]
+                for t in tests]
+        parts.append('<details><summary>The tests behind the verdict (training rows vs real rows never '
+                     'seen by the generator)</summary>'
+                     + table(["metric", "level", "statistic", "training", "control / null",
+                              "excess [CI]", "adjusted p", "detectable"], rows, raw=True) + "</details>")
+    limit = d.get("detection_limit")
+    if limit and limit.get("text") and limit["text"] not in str(d["summary"]):
+        parts.append(f'<div class="small">Detection limit: {escape(str(limit["text"]))}.</div>')
+    if d.get("not_assessed"):
+        parts.append('<div class="small">Not assessed (no test against the control; shown for '
+                     'information): ' + escape(", ".join(d["not_assessed"])) + "</div>")
+    return "".join(parts) + "</div>"
 
 
 def _metric_rows(report: Any, entries: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
@@ -266,7 +240,7 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
              f'<p class="sub">synthguard {escape(str(header.get("synthguard_version", "?")))} &middot; '
              f'seed {escape(str(header.get("seed", "?")))} &middot; '
              f'{len(results)} of {len(report.metrics)} metric(s) computed</p>',
-             _verdict_html(results)]
+             _verdict_html(report.verdict)]
 
     d = report.to_dict()["metrics"]
     parts.append("<h2>Metrics</h2>")

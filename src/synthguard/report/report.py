@@ -4,6 +4,8 @@ JSON shape::
 
     {"synthguard_version", "seed", "inputs": {role: {"rows", "columns", "sha256"}},
      "inferred_metadata", "config",
+     "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
+                 "detection_limit", "tests", "not_assessed", ...}  (see synthguard.verdict),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
                         "result": {...}, "cached": true (only when read from the cache)}}}
 """
@@ -26,10 +28,21 @@ class Report:
     """
 
     def __init__(self, header: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]],
-                 results: Mapping[str, MetricResult]) -> None:
+                 results: Mapping[str, MetricResult], verdict: Any = None) -> None:
         self._header = dict(header)
         self._entries = {k: dict(v) for k, v in entries.items()}
+        if verdict is None:
+            from ..verdict import assess
+
+            results, verdict = assess(results)
         self._results = dict(results)
+        self._verdict = verdict
+
+    @property
+    def verdict(self) -> Any:
+        """The :class:`~synthguard.verdict.Verdict`: one level, its drivers and evidence, and the
+        detection limit of the run."""
+        return self._verdict
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         if name not in self._entries:
@@ -75,6 +88,7 @@ class Report:
             if entry.get("cached"):
                 metrics[name]["cached"] = True
         out = to_jsonable(self._header)
+        out["verdict"] = self._verdict.to_dict()
         out["metrics"] = metrics
         return out
 
@@ -125,7 +139,9 @@ class Report:
     def to_console(self, width: int = 120) -> str:
         from .console import render_table
 
-        return render_table(self.summary_rows(), width=width)
+        from .console import render_verdict
+
+        return render_table(self.summary_rows(), width=width) + "\n\n" + render_verdict(self._verdict)
 
     def __repr__(self) -> str:
         ok = sum(1 for e in self._entries.values() if e["status"] == "ok")
