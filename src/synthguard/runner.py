@@ -174,7 +174,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "seed": seed,
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
-        "inferred_metadata": tables.schema.inferred(),
+        "inferred_metadata": tables.inferred_metadata(),
+        "warnings": list(tables.warnings),
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }

@@ -12,8 +12,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .dates import parse_datetime_columns
 from .loading import TableLike, load_metadata, load_table
-from .schema import Schema, infer_schema
+from .quirks import (
+    check_control,
+    detect_surrogate_ids,
+    disjoint_categories,
+    infinities_to_missing,
+    strip_whitespace,
+)
+from .schema import BOOLEAN_VALUES, Schema, infer_schema
 
 ROLES = ("original", "synthetic", "control")
 
@@ -34,6 +42,12 @@ class Tables:
         Role -> file path or ``"<role> DataFrame"``, for messages.
     fingerprints : mapping
         Role -> ``{"rows", "columns", "sha256"}``.
+    warnings : tuple of str
+        What the data made questionable (infinite values read as missing, surrogate identifiers,
+        disjoint categories, a control overlapping the original); the report lists them.
+    notes : mapping
+        Column -> how its values were normalised (whitespace, boolean spellings, date format);
+        reported under ``inferred_metadata``.
     """
 
     original: pd.DataFrame
@@ -42,6 +56,8 @@ class Tables:
     schema: Schema
     labels: Mapping[str, str] = field(default_factory=dict)
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def get(self, role: str) -> pd.DataFrame:
         frame = getattr(self, role)
@@ -56,6 +72,15 @@ class Tables:
     @property
     def has_control(self) -> bool:
         return self.control is not None
+
+    def inferred_metadata(self) -> dict[str, dict[str, Any]]:
+        """``{column: {"sdtype", "reason"[, "normalised"]}}``: every inferred sdtype, and every column
+        whose values were normalised (whitespace, boolean spellings, date format, epochs)."""
+        out = self.schema.inferred()
+        for col, notes in self.notes.items():
+            entry = out.setdefault(col, {"sdtype": self.schema.sdtype(col), "reason": "declared in the metadata"})
+            entry["normalised"] = list(notes)
+        return out
 
     def with_synthetic(self, synthetic: pd.DataFrame, label: str = "synthetic DataFrame") -> Tables:
         """Same original/control/schema, another release (validated like the first)."""
@@ -82,8 +107,10 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
-    """Give every column the dtype its sdtype needs, with an error naming the file and column."""
+def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
+            notes: dict[str, list[str]] | None = None) -> pd.DataFrame:
+    """Give every column the dtype its sdtype needs, with an error naming the file and column.
+    Datetime columns arrive parsed (:func:`synthguard.data.dates.parse_datetime_columns`)."""
     out = {}
     for col, spec in schema.columns.items():
         s = frame[col]
@@ -101,17 +128,8 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
                 s = conv
             s = s.astype("float64") if not pd.api.types.is_float_dtype(s.dtype) else s
         elif spec.sdtype == "datetime":
-            if not pd.api.types.is_datetime64_any_dtype(s.dtype):
-                if pd.api.types.is_numeric_dtype(s.dtype):
-                    raise InputError(f"{label}: column {col!r} is declared datetime but holds numbers: "
-                                     "store dates as ISO strings (YYYY-MM-DD) or declare it 'numerical'")
-                conv = pd.to_datetime(s, errors="coerce", format="mixed")
-                bad = s.notna() & conv.isna()
-                if bad.any():
-                    raise InputError(f"{label}: column {col!r} is datetime but {int(bad.sum())} value(s) "
-                                     f"do not parse as dates, e.g. {s[bad].iloc[0]!r}: fix them or declare "
-                                     "the column 'categorical'")
-                s = conv
+            if not pd.api.types.is_datetime64_any_dtype(s.dtype):  # pragma: no cover - parsed before
+                raise InputError(f"{label}: column {col!r} is datetime but was not parsed as dates")
             if getattr(s.dt, "tz", None) is not None:
                 s = s.dt.tz_convert("UTC").dt.tz_localize(None)
         elif spec.sdtype in ("categorical", "boolean", "id", "text"):
@@ -119,12 +137,14 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
                 s = s.astype(object)
             if spec.sdtype == "boolean" and not pd.api.types.is_bool_dtype(s.dtype):
                 low = s.astype(str).str.strip().str.lower()
-                mapping = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False,
-                           "yes": True, "no": False}
-                mapped = low.map(mapping)
+                mapped = low.map(BOOLEAN_VALUES)
                 if (s.notna() & mapped.isna()).any():
                     s = s.astype(object)  # keep the labels as categories
                 else:
+                    spelled = sorted(set(low[s.notna()].unique()))
+                    if notes is not None and spelled:
+                        notes.setdefault(col, []).append(
+                            f"values {'/'.join(spelled)} in {label} read as booleans True/False")
                     s = mapped.where(s.notna(), None).astype(object)
             elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):
                 s = s.astype(object)
@@ -227,8 +247,26 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
         schema = infer_schema(frames["original"], load_metadata(metadata), label=label)
 
+    # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
+    notes = strip_whitespace(frames, schema, names)
+    schema, warns = detect_surrogate_ids(frames, schema, names)
+    for col in schema.of_type("datetime"):
+        spec = schema.columns[col]
+        parsed, note = parse_datetime_columns(col, {r: f[col] for r, f in frames.items()}, names,
+                                              spec.datetime_format, spec.unit)
+        for role, series in parsed.items():
+            frames[role][col] = series
+        if note:
+            notes.setdefault(col, []).append(note)
+
     # dtype reconciliation: a column must be usable with the same sdtype in every table
-    typed = {role: _coerce(frame, schema, names[role]) for role, frame in frames.items()}
+    typed = {role: _coerce(frame, schema, names[role], notes) for role, frame in frames.items()}
+    for role in typed:
+        typed[role], w = infinities_to_missing(typed[role], schema, names[role])
+        warns += w
     _normalise_categories(typed, schema)
+    warns += disjoint_categories(typed, schema, names)
+    warns += check_control(typed, schema, names)
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
-                  schema=schema, labels=names, fingerprints=prints)
+                  schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
+                  notes={c: tuple(v) for c, v in notes.items()})

@@ -3,7 +3,8 @@
 JSON shape::
 
     {"synthguard_version", "seed", "inputs": {role: {"rows", "columns", "sha256"}},
-     "inferred_metadata", "config",
+     "inferred_metadata", "warnings": [str, ...] (questionable inputs: inf read as missing,
+     surrogate identifiers, disjoint categories, a control overlapping the original...), "config",
      "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
                  "detection_limit", "tests", "not_assessed", ...}  (see synthguard.verdict),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
@@ -141,7 +142,9 @@ class Report:
 
         from .console import render_verdict
 
-        return render_table(self.summary_rows(), width=width) + "\n\n" + render_verdict(self._verdict)
+        warns = "".join(f"warning: {w}\n" for w in self._header.get("warnings") or ())
+        return (render_table(self.summary_rows(), width=width) + "\n\n" + (warns + "\n" if warns else "")
+                + render_verdict(self._verdict))
 
     def __repr__(self) -> str:
         ok = sum(1 for e in self._entries.values() if e["status"] == "ok")
