@@ -276,6 +276,12 @@ def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> Met
         flag = {"control": "a control table (--control, real rows held out from training)",
                 "generator": "a generator (synthguard attack)"}
         raise MetricError("needs " + " and ".join(flag.get(m, m) for m in missing))
-    return spec.func(ctx, **params)
+    res = spec.func(ctx, **params)
+    if getattr(res, "records", None):
+        from .data.tables import input_row_records
+
+        # row numbers from the tables' canonical content order back to the input rows
+        res = replace(res, records=input_row_records(res.records, ctx.tables, spec.name))
+    return res
 
 

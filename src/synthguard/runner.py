@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .config import RunConfig, build_config
-from .data.tables import Tables, prepare_tables
+from .config import RunConfig, build_config, validate_seed
+from .data.tables import Tables, input_row_records, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
 from .registry import Context, get_metric, missing_inputs
@@ -80,8 +81,7 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     """
     from .cache import as_cache
 
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ConfigError(f"seed must be an integer, got {seed!r}")
+    seed = validate_seed(seed)
     run_config = build_config(metrics, config, preset)
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
@@ -114,6 +114,9 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                cache: Any = None, risk: Mapping[str, Any] | None = None) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
     rule = risk_rule_of(run_config, tables, risk)
+    if encoded is None:
+        # canonical content order: no metric can depend on the order of the input rows
+        tables = tables.in_canonical_order()
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
                   generator=generator, release_type=rule.release_type)
     entries: dict[str, dict[str, Any]] = {}
@@ -123,7 +126,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if progress and names:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
+        # disable=None: no bar when stderr is not a terminal (logs, CI), not hundreds of \r updates
+        bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False, disable=None)
     for name in names:
         params = dict(run_config.metrics[name])
         spec = get_metric(name)
@@ -167,6 +171,10 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
             bar.update(1)
     if bar is not None:
         bar.close()
+    # row numbers in records: from the tables' canonical content order back to the input rows
+    for name, res in list(results.items()):
+        if res.records:
+            results[name] = replace(res, records=input_row_records(res.records, tables, name))
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
         entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
     header = {

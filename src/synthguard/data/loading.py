@@ -134,6 +134,11 @@ def load_metadata(source: dict[str, Any] | str | Path | None) -> dict[str, Any] 
         return None
     if isinstance(source, dict):
         return json.loads(json.dumps(source))  # deep copy, and proves it is plain JSON
+    if not isinstance(source, (str, Path)):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"metadata must be a mapping like {{'columns': {{name: {{'sdtype': ...}}}}}} or "
+                          f"the path of a JSON/YAML file, got {type(source).__name__}")
     path = Path(source)
     if not path.exists():
         raise InputError(f"metadata file {path} does not exist: check the path")

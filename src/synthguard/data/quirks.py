@@ -110,6 +110,37 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return replace(schema, columns=cols), warns
 
 
+_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*\d[\d.,'\s]*%?\)?$"
+
+
+def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema) -> list[str]:
+    """Inferred sdtypes that change what is measured, for the console: numbers read as categories
+    (thousands separators, units, mixed values) and categories with a value on almost every row."""
+    warns = []
+    original = frames["original"]
+    for col, spec in schema.columns.items():
+        if not spec.inferred or spec.sdtype != "categorical":
+            continue
+        s = original[col].dropna()
+        if len(s) == 0:
+            continue
+        text = s.astype(str).str.strip()
+        numeric_like = text.str.match(_NUMBER_LIKE)
+        if numeric_like.mean() >= 0.8:
+            example = text[numeric_like & ~text.str.fullmatch(r"-?\d+(\.\d+)?")]
+            example = example.iloc[0] if len(example) else text.iloc[0]
+            warns.append(f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
+                         "(thousands separators, units or mixed values?): it is compared by equality, not "
+                         "by distance; clean it, or declare its sdtype in the metadata")
+            continue
+        distinct = int(s.nunique())
+        if len(s) >= MIN_ID_ROWS and distinct >= 0.9 * len(s):
+            warns.append(f"column {col!r} was read as categorical with a different value on almost every "
+                         f"row ({distinct} distinct in {len(s)}): if it is an identifier, declare its "
+                         "sdtype 'id' so it stays out of matching and distances")
+    return warns
+
+
 def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tuple[pd.DataFrame, list[str]]:
     """Read ``inf`` / ``-inf`` in numerical columns as missing; one warning per column and table."""
     warns = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from .quirks import (
     disjoint_categories,
     infinities_to_missing,
     strip_whitespace,
+    type_notices,
 )
 from .schema import BOOLEAN_VALUES, Schema, infer_schema
 
@@ -48,6 +49,10 @@ class Tables:
     notes : mapping
         Column -> how its values were normalised (whitespace, boolean spellings, date format);
         reported under ``inferred_metadata``.
+    row_numbers : mapping
+        Empty for tables in input order. After :meth:`in_canonical_order`: role -> the input row
+        number (0-based) of each row; row numbers in a report's ``records`` are mapped back to the
+        input rows with it (:func:`input_row_records`).
     """
 
     original: pd.DataFrame
@@ -58,6 +63,7 @@ class Tables:
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    row_numbers: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def get(self, role: str) -> pd.DataFrame:
         frame = getattr(self, role)
@@ -89,6 +95,21 @@ class Tables:
                                       "synthetic": label,
                                       "control": self.labels.get("control", "control")})
 
+    def in_canonical_order(self) -> Tables:
+        """The same tables with their rows in a canonical CONTENT order (sorted by a hash of the
+        row; identical rows are interchangeable), so that no metric can depend on the order of the
+        input rows. ``row_numbers`` maps each row back to its input row (composed when the tables
+        were already reordered). :func:`synthguard.evaluate` runs every metric on this view."""
+        frames, rows = {}, {}
+        for role in self.roles:
+            frame = self.get(role)
+            order = canonical_order(frame)
+            frames[role] = frame.iloc[order].reset_index(drop=True)
+            prev = self.row_numbers.get(role)
+            rows[role] = order if prev is None else np.asarray(prev)[order]
+        return replace(self, original=frames["original"], synthetic=frames["synthetic"],
+                       control=frames.get("control"), row_numbers=rows)
+
 
 def fingerprint_frame(frame: pd.DataFrame) -> str:
     """SHA-256 of a frame's column names, dtypes and cell values (row order matters)."""
@@ -105,6 +126,18 @@ def _file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _name_hint(missing: list[str], extra: list[str], columns: list[str]) -> str:
+    """Why columns may look missing: names differing only in case/spaces, or a wrong separator."""
+    key = {str(c).strip().casefold(): c for c in extra}
+    pairs = [(m, key[m.strip().casefold()]) for m in missing if m.strip().casefold() in key]
+    if pairs:
+        shown = ", ".join(f"{a!r} vs {b!r}" for a, b in pairs[:3])
+        return f" (the names differ only in case or surrounding spaces: {shown}; rename them to match)"
+    if len(columns) == 1 and any(d in str(columns[0]) for d in (";", "\t", "|")):
+        return " (it was read as one column: is it separated by ';', tab or '|' rather than ','?)"
+    return ""
 
 
 def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
@@ -225,7 +258,8 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         extra = [c for c in frames[role].columns if c not in set(base_cols)]
         if missing:
             raise InputError(f"{names[role]} is missing column(s) {', '.join(map(repr, missing))} that "
-                             f"{names['original']} has: add them, or drop them from the original")
+                             f"{names['original']} has: add them, or drop them from the original"
+                             + _name_hint(missing, extra, list(frames[role].columns)))
         if extra:
             raise InputError(f"{names[role]} has column(s) {', '.join(map(repr, extra))} that "
                              f"{names['original']} lacks: drop them, or add them to the original")
@@ -250,6 +284,7 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
     notes = strip_whitespace(frames, schema, names)
     schema, warns = detect_surrogate_ids(frames, schema, names)
+    warns += type_notices(frames, schema)
     for col in schema.of_type("datetime"):
         spec = schema.columns[col]
         parsed, note = parse_datetime_columns(col, {r: f[col] for r, f in frames.items()}, names,
@@ -270,3 +305,37 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
                   schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
                   notes={c: tuple(v) for c, v in notes.items()})
+
+
+def canonical_order(frame: pd.DataFrame) -> np.ndarray:
+    """Positions of ``frame``'s rows sorted by a 64-bit hash of their content (stable, so only
+    identical rows keep their relative input order: the sorted table is the same whatever the
+    input order). Collisions between distinct rows (probability ~ n^2 / 2^64) are ignored."""
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return np.argsort(h, kind="stable").astype(np.int64)
+
+
+# record keys holding a row number, and the table it points into ("row" depends on the metric)
+_ROW_KEYS = {"original_row": "original", "nearest_original_row": "original",
+             "nearest_training_row": "original", "synthetic_row": "synthetic", "control_row": "control"}
+_PLAIN_ROW_ROLE = {"text_style_outliers": "synthetic"}
+
+
+def input_row_records(records: Any, tables: Tables, metric: str) -> Any:
+    """``records`` with every row number mapped from the canonical order back to the input row."""
+    if not records or not tables.row_numbers:
+        return records
+    out = []
+    for rec in records:
+        if not isinstance(rec, dict):
+            out.append(rec)
+            continue
+        rec = dict(rec)
+        for key, val in rec.items():
+            role = _ROW_KEYS.get(key) or (_PLAIN_ROW_ROLE.get(metric, "original") if key == "row" else None)
+            nums = tables.row_numbers.get(role) if role else None
+            if nums is not None and isinstance(val, (int, np.integer)) and not isinstance(val, bool) \
+                    and 0 <= int(val) < len(nums):
+                rec[key] = int(nums[int(val)])
+        out.append(rec)
+    return out

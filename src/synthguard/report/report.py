@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write_text
 from ..results import MetricResult, to_jsonable
 
 
@@ -97,7 +98,7 @@ class Report:
         """Serialise to JSON; also write it to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            atomic_write_text(path, text + "\n")
         return text
 
     def to_html(self, path: str | Path | None = None, *, title: str = "synthguard report") -> str:
@@ -119,7 +120,7 @@ class Report:
 
         text = render_html(self, title=title)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write_text(path, text)
         return text
 
     def summary_rows(self) -> list[dict[str, Any]]:
