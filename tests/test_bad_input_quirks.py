@@ -214,7 +214,9 @@ def test_inf_is_missing_with_a_warning_and_no_numpy_noise(base):
 
 def test_declared_datetime_with_epoch_milliseconds():
     when = pd.to_datetime(["2021-03-04 10:00", "2020-01-01 00:00", "2019-07-08 12:30"] * 4)
-    ms = pd.DataFrame({"timestamp": (when.astype("int64") // 10**6).to_numpy(), "x": range(12)})
+    epoch_ms = ((when - pd.Timestamp(0)) // pd.Timedelta(milliseconds=1)).to_numpy(dtype="int64")
+    assert epoch_ms[0] == 1_614_852_000_000  # (pandas 3 parses strings at us resolution, not ns)
+    ms = pd.DataFrame({"timestamp": epoch_ms, "x": range(12)})
     meta = {"columns": {"timestamp": {"sdtype": "datetime"}}}
     t = synthguard.data.prepare_tables(ms, ms.copy(), metadata=meta)
     assert (t.original["timestamp"] == pd.Series(when)).all()
