@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 from synthguard.demo import DEMO_METADATA, make_demo
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ../shared/data beside the repository; SYNTHGUARD_SHARED_DATA overrides it (e.g. from a worktree)
+SHARED_DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 # Test-only reference libraries whose pins keep them out of the newest-versions venv (.venv-test);
 # scripts/test.sh runs their tests in .venv-oldest. Tests using one carry @pytest.mark.oracle(name)

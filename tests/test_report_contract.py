@@ -61,7 +61,8 @@ def test_params_mapping_and_thresholds_from_config(tmp_path):
     res = rep["_test_random"]["result"]
     assert res["value"] == 0.0
     assert res["thresholds_used"] == {"medium": 0.3, "high": 0.0}
-    assert res["risk_level"] == "high"
+    assert res["reference_level"] == "high"  # thresholds decide the reference rule's level
+    assert res["risk_level"] == "not assessed"  # a metric without evidence does not drive the verdict
     assert rep.to_dict()["config"]["thresholds"] == {"_test_random": {"high": 0.0}}
 
 

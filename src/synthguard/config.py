@@ -47,9 +47,9 @@ _PRIVACY = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "disting
             "closest_distance_mia", "singling_out_univariate", "singling_out_multivariate",
             "linkability", "inference", "cap", "disclosure_protection",
             "dcr_baseline_protection", "dcr_overfitting_protection", "k_anonymity", "l_diversity",
-            "text_entities", "text_nominals", "text_exact_matches")
+            "replicated_uniques", "disco", "text_entities", "text_nominals", "text_exact_matches")
 _FULL = _PRIVACY + ("zero_cap", "generalized_cap", "disclosure_protection_estimate",
-                    "text_style_outliers", "quality_report", "diagnostic_report",
+                    "text_style_outliers", "quality_report", "accuracy", "diagnostic_report",
                     "ml_utility_classification", "ml_utility_regression", "ml_utility_cluster",
                     "anonymisation_score")
 PRESETS: dict[str, tuple[str, ...]] = {"quick": _QUICK, "privacy": _PRIVACY, "full": _FULL}

@@ -83,6 +83,14 @@ class Encoder:
         for col in columns if columns is not None else frame.columns:
             self.codes(frame[col])
 
+    def labels(self, column: str) -> list[object]:
+        """The values of ``column``'s vocabulary, indexed by code (``labels(c)[code]``)."""
+        return list(self._vocab.get(column, {}))
+
+    def code_of(self, column: str, value: object) -> int | None:
+        """The code of ``value`` in ``column``'s vocabulary (``None`` when never seen)."""
+        return self._vocab.get(column, {}).get(_key(value))
+
     def codes(self, series: pd.Series) -> np.ndarray:
         """int64 codes of a column under its shared vocabulary (new values are appended)."""
         vocab = self._vocab.setdefault(str(series.name), {})

@@ -23,6 +23,8 @@ from .results import MetricResult
 from .stats import make_rng
 
 NEEDS = ("original", "synthetic", "control", "generator")
+#: Why a metric is skipped when only the original's statistics were given.
+ORIGINAL_ROWS_NEEDED = "the original rows (not available with --original-stats)"
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class MetricSpec:
     aliases: tuple[str, ...] = ()
     default: bool = True
     optional_needs: tuple[str, ...] = ()
+    from_stats: bool = False
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -107,7 +110,7 @@ class MetricSpec:
         return {"name": self.name, "family": self.family, "needs": list(self.needs),
                 "optional_needs": list(self.optional_needs), "direction": self.direction,
                 "thresholds": dict(self.thresholds), "description": self.description,
-                "aliases": list(self.aliases), "default": self.default,
+                "aliases": list(self.aliases), "default": self.default, "from_stats": self.from_stats,
                 "params": {p.name: {"default": to_jsonable(p.default), "doc": p.doc} for p in self.params}}
 
 
@@ -133,6 +136,9 @@ class Context:
         A generator (``fit``/``generate``) for metrics that need one.
     release_type : str
         ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
+    entities : EntityRun, optional
+        Entity-level inputs (:mod:`synthguard.entity`) when an entity key was given; ``tables`` is
+        then the entity table for privacy metrics and the event table for the others.
     """
 
     tables: Tables
@@ -144,6 +150,7 @@ class Context:
     generator: Any = None
     cache: dict[str, Any] = field(default_factory=dict)
     release_type: str = "synthetic"
+    entities: Any = None
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``."""
@@ -172,7 +179,7 @@ _DISCOVERED = False
 def register(name: str, *, family: str, direction: str, needs: Sequence[str] = ("original", "synthetic"),
              params: Sequence[Param] = (), thresholds: Mapping[str, float] | None = None,
              description: str = "", aliases: Sequence[str] = (), default: bool = True,
-             optional_needs: Sequence[str] = ()) -> Callable[[Callable[..., MetricResult]],
+             optional_needs: Sequence[str] = (), from_stats: bool = False) -> Callable[[Callable[..., MetricResult]],
                                                               Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``.
 
@@ -198,6 +205,9 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
         Whether the metric runs when the user names none.
     optional_needs : sequence of str
         Inputs used when present (e.g. ``control`` for a baseline).
+    from_stats : bool
+        Whether the metric also runs from the original's statistics (``synthguard profile``,
+        ``--original-stats``) instead of its rows.
     """
     bad = [n for n in needs if n not in NEEDS]
     if bad:
@@ -208,7 +218,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
             raise ValueError(f"metric {name!r} registered twice")
         spec = MetricSpec(name, family, func, tuple(needs), tuple(params), direction,
                           dict(thresholds or {}), description, tuple(aliases), default,
-                          tuple(optional_needs))
+                          tuple(optional_needs), from_stats)
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name
@@ -266,6 +276,8 @@ def _suggest(word: str, options: Any) -> str:
 def missing_inputs(spec: MetricSpec, ctx: Context) -> list[str]:
     """Inputs ``spec`` needs that ``ctx`` lacks."""
     have = set(ctx.tables.roles) | ({"generator"} if ctx.generator is not None else set())
+    if spec.from_stats and getattr(ctx.tables, "original_stats", None) is not None:
+        have.add("original")  # the original's statistics stand in for its rows
     return [n for n in spec.needs if n not in have]
 
 
@@ -274,6 +286,7 @@ def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> Met
     missing = missing_inputs(spec, ctx)
     if missing:
         flag = {"control": "a control table (--control, real rows held out from training)",
+                "original": ORIGINAL_ROWS_NEEDED,
                 "generator": "a generator (synthguard attack)"}
         raise MetricError("needs " + " and ".join(flag.get(m, m) for m in missing))
     res = spec.func(ctx, **params)

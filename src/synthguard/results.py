@@ -75,6 +75,9 @@ class Evidence:
         Smallest effect this run would detect with 80 % power at unadjusted alpha 0.05.
     drives_verdict : bool
         False for evidence that informs but must not drive the verdict.
+    weight : float
+        Share of the verdict's false-alarm budget this test gets relative to the others (weighted
+        Holm); fixed per metric before any data is seen. Default 1.
     unit : str
         ``"records"`` or ``"entities"``.
     confidence_level : float
@@ -104,6 +107,7 @@ class Evidence:
     unit: str = "records"
     confidence_level: float = 0.95
     note: str | None = None
+    weight: float = 1.0
     p_adjusted: float | None = None
     level: str | None = None
 
@@ -114,7 +118,7 @@ class Evidence:
     def from_counts(cls, statistic: str, k_member: int, n_member: int, k_non_member: int,
                     n_non_member: int, *, baseline: str = "control rows against the same release",
                     confidence_level: float = 0.95, drives_verdict: bool = True,
-                    unit: str = "records", note: str | None = None) -> Evidence:
+                    unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
         """Evidence from two counts: ``k_member`` of ``n_member`` members and ``k_non_member`` of
         ``n_non_member`` non-members show the statistic (e.g. have an exact copy in the release).
 
@@ -138,12 +142,12 @@ class Evidence:
                    fisher_greater(k_member, n_member, k_non_member, n_non_member),
                    "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member),
                    detection_limit(n_member, n_non_member, p0), drives_verdict, unit,
-                   confidence_level, note)
+                   confidence_level, note, weight)
 
     @classmethod
     def from_binomial(cls, statistic: str, k_member: int, n_member: int, null_rate: float, *,
                       baseline: str, confidence_level: float = 0.95, drives_verdict: bool = True,
-                      unit: str = "records", note: str | None = None) -> Evidence:
+                      unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
         """Evidence from one count against a known null rate (exact binomial test, one-sided;
         Clopper-Pearson interval shifted by the null rate)."""
         from .stats import binomial_greater, clopper_pearson, detection_limit
@@ -160,7 +164,7 @@ class Evidence:
                    binomial_greater(int(k_member), int(n_member), float(null_rate)),
                    "exact binomial, one-sided", baseline, int(k_member), None,
                    detection_limit(n_member, None, float(null_rate)), drives_verdict, unit,
-                   confidence_level, note)
+                   confidence_level, note, weight)
 
 
 @dataclass(frozen=True)

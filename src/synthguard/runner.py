@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from .config import RunConfig, build_config, validate_seed
 from .data.tables import Tables, input_row_records, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, MetricError
-from .registry import Context, get_metric, missing_inputs
+from .registry import ORIGINAL_ROWS_NEEDED, Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
 from .verdict import RiskRule, assess
@@ -24,14 +24,20 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
-             risk_rule: str | None = None, materiality: float | None = None,
-             release_type: str | None = None, alpha: float | None = None) -> Report:
+             on_progress: Callable[[str, int, int], Any] | None = None,
+             original_stats: Any = None, risk_rule: str | None = None,
+             materiality: float | None = None, release_type: str | None = None,
+             alpha: float | None = None,
+             entity_key: str | None = None, sequence_key: str | None = None,
+             original_context: Any = None, synthetic_context: Any = None,
+             control_context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
     ----------
-    original : DataFrame or path
-        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame).
+    original : DataFrame or path, or None
+        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
+        when ``original_stats`` is given.
     synthetic : DataFrame or path
         The release to evaluate.
     control : DataFrame or path, optional
@@ -59,6 +65,14 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
         (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
         are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.cache`.
+    on_progress : callable, optional
+        Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
+        failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
+        services. Works with or without ``progress``. An exception it raises stops the evaluation.
+    original_stats : path, mapping or OriginalStats, optional
+        The original's statistics (``synthguard profile`` / :func:`synthguard.profile.profile`)
+        instead of its rows: every metric that can run from them does (``accuracy``,
+        ``quality_report``), the rest are skipped as needing the original rows.
     risk_rule : {"calibrated", "reference"}, optional
         How risk levels and the verdict are decided (:mod:`synthguard.verdict`). Default: the
         config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
@@ -68,6 +82,15 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Default: the config's, else the metadata's ``release_type``, else ``"synthetic"``.
     alpha : float, optional
         Family-wise false-alarm rate of the verdict (default 0.05).
+    entity_key : str, optional
+        Column naming the person each row belongs to (sequential data: many rows per person). Every
+        privacy metric then runs on one row per entity (``docs/entity-level.md``) and the entity-level
+        metrics (``entity_copies``, ``subsequence_copies``, sequence fidelity) are added. Also read from
+        the metadata (``entity_key``, SDV sequential or multi-table metadata).
+    sequence_key : str, optional
+        Column ordering a person's events (number or date).
+    original_context, synthetic_context, control_context : DataFrame or path, optional
+        One row per entity (constant per person), joined on the entity key.
 
     Returns
     -------
@@ -89,9 +112,34 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     overrides = {"rule": risk_rule, "materiality": materiality, "release_type": release_type,
                  "alpha": alpha}
     risk_rule_of(run_config, None, overrides)  # validate before any work
-    tables = prepare_tables(original, synthetic, control, metadata)
+    if original_stats is not None:
+        if original is not None:
+            raise ConfigError("give the original rows or their statistics (original_stats), not both")
+        from .profile import tables_from_stats
+
+        tables = tables_from_stats(original_stats, synthetic, control, metadata)
+    else:
+        if original is None:
+            raise ConfigError("no original: give the original rows, or their statistics with "
+                              "original_stats= ('synthguard profile' writes them)")
+        from .entity import wants_entities
+
+        if wants_entities(original, metadata, entity_key, sequence_key, original_context):
+            from .entity import add_entity_metrics, build_entity_run, prepare_entities
+
+            data = prepare_entities(original, synthetic, control, metadata, entity_key=entity_key,
+                                    sequence_key=sequence_key, original_context=original_context,
+                                    synthetic_context=synthetic_context,
+                                    control_context=control_context)
+            run = build_entity_run(data)
+            if metrics is None:
+                run_config = add_entity_metrics(run_config)
+            return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
+                              generator=generator, cache=disk, risk=overrides,
+                              on_progress=on_progress, entities=run)
+        tables = prepare_tables(original, synthetic, control, metadata)
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
-                      generator=generator, cache=disk, risk=overrides)
+                      generator=generator, cache=disk, risk=overrides, on_progress=on_progress)
 
 
 def risk_rule_of(run_config: RunConfig, tables: Tables | None,
@@ -111,14 +159,28 @@ def risk_rule_of(run_config: RunConfig, tables: Tables | None,
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
-               cache: Any = None, risk: Mapping[str, Any] | None = None) -> Report:
-    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`)."""
+               cache: Any = None, risk: Mapping[str, Any] | None = None,
+               on_progress: Callable[[str, int, int], Any] | None = None,
+               entities: Any = None) -> Report:
+    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
+
+    With ``entities`` (an :class:`~synthguard.entity.EntityRun`), ``tables`` are the event tables:
+    privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
+    """
     rule = risk_rule_of(run_config, tables, risk)
     if encoded is None:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator, release_type=rule.release_type)
+                  generator=generator, release_type=rule.release_type, entities=entities)
+    entity_ctx = None
+    if entities is not None:
+        from dataclasses import replace as _replace
+
+        from .entity import metric_unit
+
+        entity_ctx = _replace(ctx, tables=entities.entities, encoded=EncodedView(entities.entities),
+                              cache={})  # memos of the row tables must not leak into the entity tables
     entries: dict[str, dict[str, Any]] = {}
     results: dict[str, MetricResult] = {}
     names = list(run_config.metrics)
@@ -128,24 +190,29 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
 
         # disable=None: no bar when stderr is not a terminal (logs, CI), not hundreds of \r updates
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False, disable=None)
-    for name in names:
+    for step, name in enumerate(names, start=1):
         params = dict(run_config.metrics[name])
         spec = get_metric(name)
+        unit = metric_unit(spec) if entities is not None else None
+        mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
         if bar is not None:
             bar.set_postfix_str(name)
         t0 = time.perf_counter()
         entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-        missing = missing_inputs(spec, ctx)
+        if unit is not None:
+            entry["unit"] = unit
+        missing = missing_inputs(spec, mctx_base)
         if missing:
             entry["status"] = "skipped"
             entry["reason"] = ("needs " + " and ".join(
                 {"control": "a control table (real rows held out from training: --control)",
+                 "original": ORIGINAL_ROWS_NEEDED,
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
-            mctx = ctx.for_metric(spec, run_config.thresholds.get(name))
+            mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name))
             key = None
             if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(tables, name, params, seed, mctx.thresholds)
+                key = cache.key(mctx.tables, name, params, seed, mctx.thresholds)
                 hit = cache.get(key)
                 if hit is not None:
                     results[name] = hit
@@ -155,6 +222,11 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                     res = spec.func(mctx, **params)
                     if not isinstance(res, MetricResult):
                         raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
+                    if unit == "entity" and getattr(res, "evidence", None) is not None \
+                            and res.evidence.unit != "entities":  # the metric ran on one row per entity
+                        from dataclasses import replace as _replace_unit
+
+                        res = _replace_unit(res, evidence=_replace_unit(res.evidence, unit="entities"))
                     results[name] = res
                     if cache is not None and key is not None:
                         cache.put(key, res)
@@ -169,6 +241,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         entries[name] = entry
         if bar is not None:
             bar.update(1)
+        if on_progress is not None:
+            on_progress(name, step, len(names))
     if bar is not None:
         bar.close()
     # row numbers in records: from the tables' canonical content order back to the input rows
@@ -182,10 +256,16 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         "seed": seed,
         "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
                    for role in tables.roles},
+        **({"original_stats": dict(tables.fingerprints.get("original", {}),
+                                   source=tables.labels.get("original"))}
+           if getattr(tables, "original_stats", None) is not None else {}),
         "inferred_metadata": tables.inferred_metadata(),
         "warnings": list(tables.warnings),
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }
-    results, verdict = assess(results, rule)
+    if entities is not None:
+        header["unit"] = "entity"
+        header["entities"] = entities.summary()
+    results, verdict = assess(results, rule, has_control=tables.has_control)
     return Report(header, entries, results, verdict)

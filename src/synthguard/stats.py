@@ -17,8 +17,9 @@ from .errors import ConfigError
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
-    "make_rng", "difference_ci", "median_ci", "chi_square", "fisher_greater", "binomial_greater",
-    "holm_adjust", "detection_limit",
+    "make_rng", "difference_ci", "median_ci", "chi_square", "chi_square_table", "cramers_v_table",
+    "fisher_greater", "binomial_greater", "holm_adjust", "detection_limit", "tail_counts",
+    "label_permutation_greater",
 ]
 
 
@@ -86,7 +87,8 @@ def wilson_rate(k: float, n: int, confidence_level: float = 0.95) -> Rate:
         raise ConfigError(f"a rate needs at least one trial, got n={n}")
     if k < 0 or k > n:
         raise ConfigError(f"successes must lie in [0, n], got k={k}, n={n}")
-    z = z_value(confidence_level)
+    # confidence_level = 0 is the bare point estimate k / n with no error (anonymeter accepts it)
+    z = 0.0 if confidence_level == 0 else z_value(confidence_level)
     z2 = z * z
     centre = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)
@@ -353,9 +355,38 @@ def chi_square(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
         cells, counts = np.unique(cell, return_counts=True)
     row = np.bincount(ia, minlength=r).astype("float64")
     col = np.bincount(ib, minlength=c).astype("float64")
-    counts = counts.astype("float64")
-    chi2 = n * (float(np.sum(counts * counts / (row[cells // c] * col[cells % c]))) - 1.0)
-    return max(chi2, 0.0), r, c
+    return _chi2_cells(counts.astype("float64"), row[cells // c], col[cells % c], n), r, c
+
+
+def _chi2_cells(counts: np.ndarray, row: np.ndarray, col: np.ndarray, n: float) -> float:
+    """``n (sum O^2 / (row_i col_j) - 1)`` over occupied cells, clipped at 0."""
+    return max(n * (float(np.sum(counts * counts / (row * col))) - 1.0), 0.0)
+
+
+def chi_square_table(table: np.ndarray) -> tuple[float, int, int]:
+    """Pearson's chi-square of independence of a 2-D contingency table of counts.
+
+    Same formula as :func:`chi_square` (rows and columns with no count are left out, so ``r`` and
+    ``c`` are the numbers of occupied rows and columns). ``(nan, r, c)`` for an empty table.
+    """
+    t = np.asarray(table, dtype="float64")
+    n = float(t.sum())
+    row = t.sum(axis=1)
+    col = t.sum(axis=0)
+    r, c = int((row > 0).sum()), int((col > 0).sum())
+    if n == 0:
+        return float("nan"), r, c
+    i, j = np.nonzero(t)
+    return _chi2_cells(t[i, j], row[i], col[j], n), r, c
+
+
+def cramers_v_table(table: np.ndarray) -> float:
+    """Cramer's V (no continuity correction) of a contingency table; NaN under 2 x 2 occupied."""
+    chi2, r, c = chi_square_table(table)
+    n = float(np.asarray(table).sum())
+    if n == 0 or r < 2 or c < 2:
+        return float("nan")
+    return math.sqrt(chi2 / (n * (min(r, c) - 1)))
 
 
 # --- tests behind calibrated risk levels (members vs non-members) -------------------------------
@@ -382,20 +413,27 @@ def binomial_greater(k: int, n: int, p0: float) -> float:
     return float(min(1.0, _st.binom.sf(int(k) - 1, int(n), float(p0))))
 
 
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
+def holm_adjust(p_values: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
     """Holm's step-down adjustment of a family of p-values (NaN entries stay NaN, not counted).
 
     Controls the family-wise error rate: rejecting every test with adjusted p < alpha makes at
     least one false alarm at most alpha likely, whatever the dependence between the tests.
+    With ``weights`` (positive, fixed before seeing the data) it is Holm's weighted procedure
+    (Holm 1979): tests are ordered by ``p / w`` and the step for test ``i`` multiplies ``p_i / w_i``
+    by the weight still in play; equal weights give the plain procedure.
     """
     p = np.asarray(p_values, dtype=float)
+    w = np.ones(p.shape) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != p.shape or np.any(w <= 0):
+        raise ConfigError("holm_adjust: one positive weight per p-value is needed")
     out = np.full(p.shape, np.nan)
     ok = np.flatnonzero(~np.isnan(p))
     m = ok.size
     if m == 0:
         return out.tolist()
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    order = ok[np.lexsort((np.arange(ok.size), p[ok] / w[ok]))]
+    remaining = np.cumsum(w[order][::-1])[::-1]  # weight of the tests not yet rejected
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] / w[order] * remaining))
     out[order] = adj
     return out.tolist()
 
@@ -467,3 +505,87 @@ def detection_limit(n1: int, n2: int | None, p0: float, *, alpha: float = 0.05,
         else:
             lo = mid
     return float(hi)
+
+
+def tail_counts(member: np.ndarray, non_member: np.ndarray, share: float) -> tuple[int, int, float]:
+    """How many members and non-members fall in the pooled top ``share`` of a score (higher = more
+    exposed, e.g. minus the distance to the closest synthetic row).
+
+    The cut ``t`` is read from the *pooled* scores, so it does not depend on which rows are members:
+    under the null (members and non-members exchangeable) Fisher's exact test on the two counts is
+    then exact. ``t`` is the lowest score whose pooled upper tail (``score >= t``) holds at most
+    ``share`` of the rows; when the top tie group alone is larger (many rows at distance 0, say) the
+    whole top group is taken. Returns ``(k_member, k_non_member, t)``.
+    """
+    m = np.asarray(member, dtype=float)
+    c = np.asarray(non_member, dtype=float)
+    pooled = np.sort(np.r_[m, c])[::-1]
+    if pooled.size == 0:
+        return 0, 0, float("nan")
+    allowed = int(np.floor(share * pooled.size))
+    t = pooled[0]
+    if allowed >= 1:
+        cand = pooled[allowed - 1]
+        # rows tied with the candidate would push the tail over the share: step above them
+        if np.sum(pooled >= cand) > allowed:
+            above = pooled[pooled > cand]
+            cand = above.min() if above.size else pooled[0]
+        t = cand
+    return int(np.sum(m >= t)), int(np.sum(c >= t)), float(t)
+
+
+def label_permutation_greater(weights: np.ndarray, n_first: int, *, n_perm: int = 2000,
+                              seed: int | np.random.Generator | None = 0,
+                              max_cells: int = 40_000_000) -> dict[str, float]:
+    """One-sided permutation test that the first ``n_first`` of ``N`` units carry more weight
+    than a random ``n_first`` of them would.
+
+    ``weights[r]`` is how much unit ``r`` scores (e.g. how many synthetic rows have reference row
+    ``r`` as their nearest neighbour); the statistic is ``S = weights[:n_first].sum()``. Under the
+    null the labels are exchangeable: any ``n_first`` of the ``N`` units could be the first group
+    (a random split of real rows into training and control). Unlike a binomial test on the
+    scoring events, this keeps events that share a unit together (clustered, over-dispersed
+    counts). Monte Carlo over ``n_perm`` relabellings when ``nonzero units x n_perm <= max_cells``
+    (p = (1 + #{S* >= S}) / (1 + n_perm)), else the normal approximation with the exact
+    finite-population variance (and a continuity correction). The result depends only on the
+    multiset of weights in each group, not on their order.
+
+    Returns
+    -------
+    dict
+        ``statistic``, ``expected`` (null mean), ``sd`` (null standard deviation), ``p_value``,
+        ``method``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    big_n = int(w.size)
+    n1 = int(n_first)
+    if big_n < 2 or not 0 < n1 < big_n:
+        nan = float("nan")
+        return {"statistic": float(w[:n1].sum()), "expected": nan, "sd": nan, "p_value": nan,
+                "method": "none"}
+    s = float(w[:n1].sum())
+    expected = n1 / big_n * float(w.sum())
+    sd = math.sqrt(n1 * (big_n - n1) / big_n * float(w.var(ddof=1)))
+    nz = np.sort(w[w != 0])
+    m = int(nz.size)
+    if m == 0 or sd == 0:
+        return {"statistic": s, "expected": expected, "sd": sd, "p_value": 1.0, "method": "degenerate"}
+    if m * n_perm <= max_cells:
+        rng = make_rng(seed, "label_permutation") if not isinstance(seed, np.random.Generator) else seed
+        hits = 0
+        chunk = max(1, min(n_perm, max_cells // (4 * m) or 1))
+        done = 0
+        while done < n_perm:  # loop over chunks of permutations
+            b = min(chunk, n_perm - done)
+            k = rng.hypergeometric(n1, big_n - n1, m, size=b)  # nonzero units drawn into group 1
+            order = np.argsort(rng.random((b, m)), axis=1)
+            csum = np.concatenate([np.zeros((b, 1)), np.cumsum(nz[order], axis=1)], axis=1)
+            perm_s = csum[np.arange(b), k]
+            hits += int(np.sum(perm_s >= s - 1e-9))
+            done += b
+        p = (1 + hits) / (1 + n_perm)
+        method = f"label permutation, {n_perm} relabellings, one-sided"
+    else:
+        p = float(_st.norm.sf((s - expected - 0.5) / sd))
+        method = "label permutation, normal approximation (exact null variance), one-sided"
+    return {"statistic": s, "expected": expected, "sd": sd, "p_value": float(p), "method": method}

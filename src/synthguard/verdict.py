@@ -6,19 +6,29 @@ excess (effect) with its interval, and a one-sided p-value. This module alone tu
 levels and a verdict; metrics and report writers never decide them.
 
 The calibrated rule (default, ``risk_rule="calibrated"``)
-    1. The p-values of every test that drives the verdict are adjusted together (Holm), so that a
-       release exposing nobody (a fresh real sample) raises any alarm at most ``alpha`` of the time.
+    1. The p-values of every test that drives the verdict are adjusted together (weighted Holm),
+       so that a release exposing nobody (a fresh real sample) raises any alarm at most ``alpha``
+       of the time. The weights are fixed per metric before any data is seen: the direct tests
+       of copied records get a larger share of the false-alarm budget (``exact_matches`` 3,
+       ``closest_distance_mia`` 2, every other test 1), because copies are the failure every
+       generator can have.
     2. Each test gets a level from its adjusted p-value and the *materiality* ``m`` (the share of
        training records exposed beyond chance that matters, default 1 %):
 
-       - ``high``: significant and the effect is at least ``m``;
-       - ``medium``: significant, below ``m``;
-       - ``low``: the interval's upper bound is below ``m`` (evidence of safety);
-       - ``inconclusive``: neither (too little data to tell).
+       - ``high``: significant, and a leak of ``m`` or more is not ruled out (the interval's upper
+         bound reaches ``m``);
+       - ``medium``: significant, but shown to be below ``m`` (upper bound below ``m``);
+       - ``low``: not significant, and the upper bound is below ``m`` (evidence of safety);
+       - ``inconclusive``: not significant, and ``m`` not ruled out (too little data to tell).
+
+       Two questions, each answered by the test: is there an excess at all, and is a material
+       one ruled out? A significant excess counts as material until the data rule that out
+       (precautionary: a significant 0.9 % excess measured on 1,000 rows, with an interval up
+       to 2 %, reads ``high``, not ``medium``).
     3. The verdict is the highest level among the tests; without any alarm it is ``low`` when at
        least one test ruled a material leak out, else ``inconclusive``.
     4. The detection limit is the smallest excess the best-powered test would have detected with
-       80 % power at the first Holm step (alpha divided by the number of tests).
+       80 % power at the first Holm step (alpha times the test's share of the weights).
 
     Privacy metrics without evidence keep their number and their reference level (in
     ``reference_level``) and read ``not assessed``: they inform, they do not drive the verdict.
@@ -108,12 +118,18 @@ class Verdict:
     counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
+    def unit(self) -> str:
+        """What the tests count: ``"records"``, or ``"entities"`` when an entity key is given."""
+        units = {t.get("unit") for t in self.tests} - {None}
+        return "entities" if "entities" in units else "records"
+
+    @property
     def driver(self) -> str | None:
         """Name of the first metric driving the verdict (``None`` when nothing does)."""
         return self.drivers[0]["metric"] if self.drivers else None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"level": self.level, "summary": self.summary}
+        out = {"level": self.level, "summary": self.summary, "unit": self.unit}
         out.update(self.rule.to_dict())
         out.update({"correction": "holm" if self.rule.rule == "calibrated" else None,
                     "drivers": list(self.drivers), "detection_limit": self.detection_limit,
@@ -127,12 +143,11 @@ def level_of(ev: Evidence, materiality: float, alpha: float) -> str:
     p = ev.p_adjusted if ev.p_adjusted is not None else ev.p_value
     if p is None or ev.effect is None or _nan(p) or _nan(ev.effect):
         return "inconclusive"
-    if p < alpha:
-        return "high" if ev.effect >= materiality else "medium"
     hi = ev.effect_ci[1] if ev.effect_ci else float("nan")
-    if not _nan(hi) and hi < materiality:
-        return "low"
-    return "inconclusive"
+    ruled_out = not _nan(hi) and hi < materiality  # a material leak is excluded by the interval
+    if p < alpha:
+        return "medium" if ruled_out else "high"
+    return "low" if ruled_out else "inconclusive"
 
 
 def fails(verdict_level: str, fail_on: str | None) -> bool:
@@ -172,8 +187,8 @@ def _test_row(name: str, res: MetricResult, ev: Evidence) -> dict[str, Any]:
                         "detection_limit": ev.detection_limit, "unit": ev.unit})
 
 
-def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
-           ) -> tuple[dict[str, MetricResult], Verdict]:
+def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
+           has_control: bool | None = None) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -182,6 +197,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
         Metric name -> result, as the metrics returned them (levels from their reference cut-offs).
     rule : RiskRule, optional
         Default: calibrated, materiality 1 %, alpha 5 %, synthetic release.
+    has_control : bool, optional
+        Whether a control table was given (only words the summary when no test could run).
 
     Returns
     -------
@@ -198,8 +215,10 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
 
     driving = [n for n, r in out.items() if _is_privacy(r) and r.evidence is not None
                and r.evidence.drives_verdict and not _nan(r.evidence.p_value)]
-    adjusted = holm_adjust([out[n].evidence.p_value for n in driving])  # type: ignore[union-attr]
-    k = max(1, len(driving))
+    weights = [out[n].evidence.weight for n in driving]  # type: ignore[union-attr]
+    adjusted = holm_adjust([out[n].evidence.p_value for n in driving],  # type: ignore[union-attr]
+                           weights)
+    share = {n: w / sum(weights) for n, w in zip(driving, weights, strict=True)}
     tests: list[dict[str, Any]] = []
     not_assessed: list[str] = []
     for name, res in out.items():
@@ -233,38 +252,42 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None
         level = "inconclusive"
     drivers = sorted((t for t in tests if t["level"] == level),
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
-    limit = _detection_limit(out, driving, rule, k)
-    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule), tuple(drivers),
+    limit = _detection_limit(out, driving, rule, share)
+    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control),
+                        tuple(drivers),
                         tuple(tests), limit, tuple(not_assessed), counts)
 
 
 def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], rule: RiskRule,
-                     k: int) -> dict[str, Any] | None:
-    """The smallest excess the best-powered test detects with ``rule.power`` at alpha / k."""
-    best: tuple[float, str, Evidence] | None = None
+                     share: Mapping[str, float]) -> dict[str, Any] | None:
+    """The smallest excess the best-powered test detects with ``rule.power`` at the first step of
+    the weighted Holm procedure (alpha times the test's share of the weights)."""
+    best: tuple[float, str, Evidence, float] | None = None
     for name in driving:
         ev = results[name].evidence
         if ev is None or ev.n_member <= 0:
             continue
         p0 = ev.non_member if ev.non_member is not None and not _nan(ev.non_member) else 0.0
-        d = detection_limit(ev.n_member, ev.n_non_member, float(p0), alpha=rule.alpha / k,
-                            power=rule.power)
+        a = rule.alpha * share[name]
+        d = detection_limit(ev.n_member, ev.n_non_member, float(p0), alpha=a, power=rule.power)
         if not _nan(d) and (best is None or d < best[0]):
-            best = (d, name, ev)
+            best = (d, name, ev, a)
     if best is None:
         return None
-    d, name, ev = best
-    return {"value": d, "metric": name, "power": rule.power, "alpha": rule.alpha / k,
-            "unit": ev.unit,
+    d, name, ev, a = best
+    return {"value": d, "metric": name, "power": rule.power, "alpha": a, "unit": ev.unit,
             "text": (f"a leak exposing at least {_pct(d)} of the training {ev.unit} beyond chance "
                      f"(e.g. that share copied into the release) would have been detected with "
                      f"{round(100 * rule.power)} % power by {name}; smaller leaks could go unseen")}
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,
-             tests: list[dict[str, Any]], rule: RiskRule) -> str:
+             tests: list[dict[str, Any]], rule: RiskRule, has_control: bool | None = None) -> str:
     m = _pct(rule.materiality)
     if not tests:
+        if has_control:
+            return ("inconclusive: no privacy test ran (the privacy metrics were skipped or not "
+                    "selected: see the skipped metrics and their reasons)")
         return ("inconclusive: no privacy test could compare training rows with held-out real rows "
                 "(give a control table: real rows held out from training, --control)")
     if level in ("high", "medium"):

@@ -37,7 +37,9 @@ def test_leaky_release_is_caught_and_safe_release_sits_at_the_baseline(runs):
     assert leaky["tpr_at_fpr_0.01"] > 0.3  # 40 % exact copies: found with almost no false positive
     assert leaky["effective_epsilon"] > 1.0
     assert safe["ci"][0] <= 0.5 <= safe["ci"][1]
-    assert safe["risk_level"] == "not meaningful" and safe["warning"]
+    assert safe["reference_level"] == "not meaningful" and safe["warning"]
+    assert safe["risk_level"] in ("low", "inconclusive")
+    assert leaky["evidence"]["member"] > 0.3 and leaky["evidence"]["p_value"] < 1e-10
     for res in (leaky, safe):
         assert res["baseline"]["value"] == 0.5
         assert res["roc_curve"][0] == [0.0, 0.0] and res["roc_curve"][-1] == [1.0, 1.0]

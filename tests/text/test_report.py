@@ -21,5 +21,5 @@ def test_all_text_metrics_in_a_json_report(texts):
     out = json.loads(json.dumps(rep.to_dict()))
     assert out is not None
     # user thresholds replace the defaults: 3/6 copies is now "low"
-    assert rep.result("text_exact_matches").risk_level == "low"
+    assert rep.result("text_exact_matches").reference_level == "low"
     assert rep.result("text_entities").to_dict()["family"] == "text"

@@ -8,6 +8,7 @@ are installed.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from synthguard import registry
@@ -118,3 +119,34 @@ def fake_metrics():
 
 FAKE_ALL = ["uitest_distance", "uitest_attack", "uitest_quality", "uitest_distortion",
             "uitest_needs_control", "uitest_cannot"]
+
+
+def _wide_frames(n: int, p: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """original, synthetic (noisier; every 7th column shuffled), control: p mixed columns."""
+    def table(seed: int, noise: float) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        z = rng.normal(size=(n, 2))
+        cols: dict[str, object] = {}
+        for j in range(p):
+            lat = np.cos(j) * z[:, 0] + np.sin(j) * z[:, 1] + rng.normal(0, 0.6 + noise, n)
+            if j % 3 == 0:
+                cols[f"num_{j:03d}"] = np.round(50 + 10 * lat, 1)
+            elif j % 3 == 1:
+                cols[f"cat_{j:03d}"] = np.array(["a", "b", "c", "d"], dtype=object)[
+                    np.digitize(lat, [-0.8, 0.0, 0.8])]
+            else:
+                cols[f"date_{j:03d}"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(
+                    np.round(100 * lat).astype(int), unit="D")
+        return pd.DataFrame(cols)
+
+    syn = table(1, 0.3)
+    rng = np.random.default_rng(3)
+    for c in list(syn.columns)[::7]:
+        syn[c] = syn[c].to_numpy()[rng.permutation(n)]
+    return table(0, 0.0), syn, table(2, 0.0)
+
+
+@pytest.fixture
+def wide_frames():
+    """``wide_frames(n, p)``: original, synthetic (noisier; every 7th column shuffled), control."""
+    return _wide_frames

@@ -79,7 +79,7 @@ def test_yaml_config_params_thresholds_seed_recorded(tmp_path, small, ui_preset)
     assert c["thresholds"] == {"uitest_attack": {"high": 0.9}}
     assert rep.header["seed"] == 7
     # threshold raised to 0.9: an AUC of 0.8 is no longer high
-    assert rep.result("uitest_attack").risk_level == "medium"
+    assert rep.result("uitest_attack").reference_level == "medium"
     assert rep.result("uitest_distance").details["percentile"] == 10.0
 
 

@@ -31,8 +31,9 @@ def main() -> None:
 from . import demo as _demo  # noqa: E402
 from . import evaluate as _evaluate  # noqa: E402
 from . import metrics as _metrics  # noqa: E402
+from . import profile as _profile  # noqa: E402
 
-for _mod in (_evaluate, _metrics, _demo):
+for _mod in (_evaluate, _metrics, _demo, _profile):
     main.add_command(_mod.command)
 
 # optional command modules contributed by later families

@@ -53,10 +53,10 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     click.echo(f"{'-' * w0}  {'-' * w1}  {'-' * 24}")
     for r in rows_out:
         click.echo(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2]}")
-    n_high = {k: sum(1 for m in v.metrics if (v[m]["result"] or {}).get("risk_level") == "high")
-              for k, v in reports.items()}
-    click.echo(f"\nverdict: leaky release flagged high on {n_high['leaky']} metric(s); "
-               f"safe release on {n_high['safe']}.")
+    from ..report.console import render_verdict
+
+    for name in ("leaky", "safe"):
+        click.echo(f"\n{name} release -> " + render_verdict(reports[name].verdict))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         for key in ("original", "control", "leaky", "safe"):

@@ -43,8 +43,12 @@ def risk_options(func):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--original", "-o", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Real rows the generator was trained on (.csv or .parquet).")
+@click.option("--original-stats", "original_stats", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Instead of --original: the original's statistics written by 'synthguard profile' "
+                   "(fidelity metrics only; metrics that need the rows are skipped).")
 @click.option("--synthetic", "-s", required=True, multiple=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="The release to evaluate. Repeat to compare several releases side by side.")
@@ -70,11 +74,24 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
-def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+@click.option("--entity-key", default=None,
+              help="Column naming the person each row belongs to (many rows per person): privacy is "
+                   "then measured per entity (docs/entity-level.md).")
+@click.option("--sequence-key", default=None, help="Column ordering a person's rows (number or date).")
+@click.option("--original-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per original entity (constant per person), joined on --entity-key.")
+@click.option("--synthetic-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per synthetic entity.")
+@click.option("--control-context", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="One row per control entity.")
+def command(original: Path | None, original_stats: Path | None, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
-            release_type: str | None, fail_on: str | None, no_progress: bool) -> None:
+            release_type: str | None, fail_on: str | None, no_progress: bool,
+            entity_key: str | None = None, sequence_key: str | None = None,
+            original_context: Path | None = None, synthetic_context: Path | None = None,
+            control_context: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -82,7 +99,16 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
     """
     check_outputs(json_path, html_path)
     cache = resolve_cache(use_cache, cache_dir)
+    if (original is None) == (original_stats is None):
+        raise click.UsageError("give exactly one of --original and --original-stats")
+    if original_stats is not None and len(synthetic) > 1:
+        raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
     risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
+    entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
+                                 "original_context": original_context, "synthetic_context": synthetic_context,
+                                 "control_context": control_context}.items() if v is not None}
+    if entity and len(synthetic) > 1:
+        raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
                            metadata=metadata, metrics=metrics, config=config, seed=seed,
@@ -92,7 +118,8 @@ def command(original: Path, synthetic: tuple[Path, ...], control: Path | None, m
         return
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache, **risk)
+                      progress=not no_progress, cache=cache, original_stats=original_stats,
+                      **risk, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     exit_on_verdict([report.verdict.level], fail_on)

@@ -53,6 +53,9 @@ class Tables:
         Empty for tables in input order. After :meth:`in_canonical_order`: role -> the input row
         number (0-based) of each row; row numbers in a report's ``records`` are mapped back to the
         input rows with it (:func:`input_row_records`).
+    original_stats : OriginalStats, optional
+        The original's statistics (``synthguard profile``) when its rows are not given; then
+        ``original`` is ``None`` and only metrics that run from statistics run.
     """
 
     original: pd.DataFrame
@@ -64,6 +67,7 @@ class Tables:
     warnings: tuple[str, ...] = ()
     notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     row_numbers: Mapping[str, np.ndarray] = field(default_factory=dict)
+    original_stats: Any = None
 
     def get(self, role: str) -> pd.DataFrame:
         frame = getattr(self, role)
@@ -107,7 +111,7 @@ class Tables:
             frames[role] = frame.iloc[order].reset_index(drop=True)
             prev = self.row_numbers.get(role)
             rows[role] = order if prev is None else np.asarray(prev)[order]
-        return replace(self, original=frames["original"], synthetic=frames["synthetic"],
+        return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],
                        control=frames.get("control"), row_numbers=rows)
 
 

@@ -14,8 +14,8 @@ from ..attacks.scoring import effective_epsilon
 from ..errors import MetricError
 from ..neighbors import gower, nearest_distances
 from ..registry import Context, Param, register
-from ..results import Baseline, MetricResult, level_from_thresholds
-from ..stats import auc_ci, auc_score, proportion, roc_curve, thin_roc, tpr_at_fpr
+from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ..stats import auc_ci, auc_score, proportion, roc_curve, tail_counts, thin_roc, tpr_at_fpr
 from .distance import balanced_rows  # the one content-keyed, order-independent subsample
 
 
@@ -147,8 +147,19 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         "distance": "gower (range-scaled over original+synthetic+control, terms clipped at 1)",
         "thresholds": thresholds,
     }
+    evidence = None
+    for target in (0.01, 0.001):  # TPR at low FPR as counts: members vs controls in the pooled tail
+        k_m, k_n, cut = tail_counts(-d_o, -d_c, target)
+        ev = Evidence.from_counts(
+            f"share of records among the pooled {100 * target:g} % closest to the release "
+            f"(distance <= {-cut:.4g})", k_m, int(k_o), k_n, int(k_c),
+            baseline="control rows at the same distance cut (pooled, so the test is exact)",
+            weight=2.0)
+        details[f"tail_{target:g}"] = ev.to_dict()
+        if evidence is None:
+            evidence = ev
     return MetricResult(
         name="closest_distance_mia", family="attacks", value=auc, direction="lower is safer",
         baseline=Baseline(0.5, "AUC of random guessing (members and non-members equally close)"),
         ci=ci, n=int(k_o + k_c), risk_level=level, warning="; ".join(warnings) or None,
-        details=details, records=records)
+        details=details, records=records, evidence=evidence)

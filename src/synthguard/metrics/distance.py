@@ -18,8 +18,8 @@ import pandas as pd
 from ..errors import ConfigError, MetricError
 from ..neighbors import DistanceMetric, gower, kneighbors
 from ..registry import Context, Param, register
-from ..results import Baseline, MetricResult, level_from_thresholds
-from ..stats import difference_ci, make_rng, percentile_ci, proportion
+from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ..stats import difference_ci, make_rng, percentile_ci, proportion, tail_counts
 
 __all__ = ["dcr", "nndr", "distance_setup", "balanced_rows"]
 
@@ -291,9 +291,28 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
         "distance": "gower(ranges of original, clip, normalise); NaN: one side missing -> 1, both -> 0",
         "method": "SynEval DCR: passed when the synthetic percentile >= the baseline percentile",
     }
+    evidence = _real_to_release(ctx, "share of records whose closest release row is among the "
+                                "nearest", lambda d: -d[:, 0], q / 100.0, cl)
     return MetricResult("dcr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
-                        _zero_records(d_s, i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"))
+                        _zero_records(d_s, i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),
+                        evidence=evidence)
+
+
+def _real_to_release(ctx: Context, what: str, score: Any, share: float,
+                     confidence_level: float) -> Evidence | None:
+    """Evidence of a nearest-neighbour statistic seen from the real records: for every training
+    row and every control row, its nearest release rows (``score`` turns the k=2 distances into an
+    exposure score, higher = more exposed); members vs controls in the pooled top ``share``."""
+    if not (ctx.tables.has_control and len(ctx.tables.control)) or len(ctx.tables.synthetic) < 2:
+        return None
+    s_m = score(_neighbours(ctx, "original", "synthetic", 2)[0])
+    s_c = score(_neighbours(ctx, "control", "synthetic", 2)[0])
+    k_m, k_c, cut = tail_counts(s_m, s_c, share)
+    return Evidence.from_counts(f"{what} (pooled top {100 * share:g} % of all real records, cut "
+                                f"{abs(cut):.4g})", k_m, int(s_m.size), k_c, int(s_c.size),
+                                baseline="control rows against the same release, same cut",
+                                confidence_level=confidence_level)
 
 
 def _ratios(d: np.ndarray) -> np.ndarray:
@@ -353,6 +372,9 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
         "distance": "gower(ranges of original, clip, normalise); NaN: one side missing -> 1, both -> 0",
         "method": "SynEval NNDR: passed when the synthetic percentile >= the baseline percentile",
     }
+    evidence = _real_to_release(ctx, "share of records with one release row much closer than the "
+                                "next (lowest d1/d2)", lambda d: -_ratios(d), q / 100.0, cl)
     return MetricResult("nndr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
-                        _zero_records(d_s[:, 0], i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"))
+                        _zero_records(d_s[:, 0], i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),
+                        evidence=evidence)

@@ -57,14 +57,15 @@ def _confidence(v: Any) -> str | None:
     return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
 
 
-def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_text_features: int):
-    """Feature matrix for the stacked rows (original first, then synthetic); fitted on ``train``."""
+def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_text_features: int,
+              roles: tuple[str, str] = ("original", "synthetic")):
+    """Feature matrix for the stacked rows (``roles[0]`` first, then ``roles[1]``); fitted on ``train``."""
     from scipy import sparse
 
     schema = ctx.tables.schema
     cols = schema.tabular_columns()
     parts_num, parts_cat = [], []
-    for role in ("original", "synthetic"):
+    for role in roles:
         b = ctx.encoded.block(role, cols).take(rows[role]) if cols else None
         if b is not None:
             parts_num.append(b.num)
@@ -99,7 +100,7 @@ def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_
     blocks = [sparse.csr_matrix(mat)]
     used = []
     for c in texts:
-        col = pd.concat([ctx.tables.get(r)[c].iloc[rows[r]] for r in ("original", "synthetic")],
+        col = pd.concat([ctx.tables.get(r)[c].iloc[rows[r]] for r in roles],
                         ignore_index=True)
         values = col.where(col.notna(), "").astype(str).to_numpy(dtype=object)
         vec = TfidfVectorizer(max_features=max_text_features)
@@ -151,6 +152,36 @@ def _fit_score(x_train, y_train, x_test, seed: int, n_trees: int, n_jobs: int | 
     return clf.predict_proba(x_test)[:, list(clf.classes_).index(1)]
 
 
+def _reference_auc(ctx: Context, *, max_rows: int, test_size: float, n_estimators: int,
+                   max_text_features: int, n_boot: int, confidence_level: float, n_jobs: int | None,
+                   forest_seed: int) -> dict[str, Any] | None:
+    """Held-out AUC of the same pipeline telling control (1) from original (0) rows, equal sizes."""
+    n_o, n_c = len(ctx.tables.original), len(ctx.tables.control)
+    per_class = min(n_o, n_c, max_rows // 2)
+    if per_class < 10:
+        return None
+    rng = ctx.rng("reference rows")
+    rows = {"original": np.sort(rng.permutation(n_o)[:per_class]),
+            "control": np.sort(rng.permutation(n_c)[:per_class])}
+    y = np.r_[np.zeros(per_class, dtype=int), np.ones(per_class, dtype=int)]
+    ids = row_identities_for(ctx)
+    groups = np.r_[ids["original"][rows["original"]], ids["control"][rows["control"]]]
+    try:
+        train, test = _group_split(y, groups, test_size, ctx.rng("reference split"))
+    except MetricError:
+        return None
+    x, _, _ = _features(ctx, rows, train, max_text_features, roles=("original", "control"))
+    scores = _fit_score(x[train], y[train], x[test], forest_seed, n_estimators, n_jobs)
+    y_test = y[test]
+    auc = auc_score(y_test, scores)
+    ci = auc_ci(y_test, scores, n_boot=n_boot, confidence_level=confidence_level,
+                seed=ctx.rng("reference auc"))
+    return {"value": auc, "ci": ci, "n_test": int(test.size),
+            "rows_used": {"original": per_class, "control": per_class},
+            "description": "same classifier trained to tell control (real holdout) rows from original "
+                           "rows at equal sizes: the AUC a release of fresh real data would get"}
+
+
 def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict[str, float]:
     order = np.lexsort((np.arange(scores.size), -scores))
     out = {}
@@ -176,7 +207,10 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
         Param("confidence_level", 0.95, "level of the AUC interval", float, check=_confidence),
         Param("n_jobs", -1, "parallel jobs of the forest's fitting (-1 = all cores; prediction is serial, "
               "so results are bit-identical whatever it is)", int),
+        Param("reference", True, "with a control table, also train the same pipeline to tell control "
+              "from original rows (reference_auc: what fresh real data scores)", bool),
     ],
+    optional_needs=("control",),
     thresholds={"medium": 0.6, "high": 0.7},
     description="AUC of a random forest telling synthetic from original rows (0.5 = indistinguishable); "
                 "a distinguishability test, not a membership-inference attack",
@@ -185,7 +219,8 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
                        n_estimators: int = 100, n_permutations: int = 3,
                        precision_k: list[int] | tuple[int, ...] = (10, 50, 100),
                        max_text_features: int = 1000, n_boot: int = 500,
-                       confidence_level: float = 0.95, n_jobs: int | None = -1) -> MetricResult:
+                       confidence_level: float = 0.95, n_jobs: int | None = -1,
+                       reference: bool = True) -> MetricResult:
     """Classifier AUC separating synthetic (label 1) from original (label 0) rows.
 
     Parameters
@@ -210,6 +245,10 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         Level of the AUC interval.
     n_jobs : int, optional
         Parallel jobs of the forest (results do not depend on it).
+    reference : bool
+        With a control table, run the same pipeline (same sizes cap, split share, forest and seeds)
+        on control (label 1) vs original rows: ``reference_auc``, the AUC a release of fresh real
+        rows would get. The headline and its permutation baseline are unchanged.
 
     Returns
     -------
@@ -217,7 +256,8 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         ``value`` = held-out AUC with a stratified bootstrap CI; ``baseline`` = mean permutation AUC
         (``ci`` = min..max of the permuted AUCs); details ``precision_at_k``, ``roc_curve``,
         ``mean_confidence_synthetic``, ``mean_confidence_original``, ``n_train``, ``n_test``,
-        ``rows_used``, ``text_columns_used``, ``permutation_aucs``, ``exact_copy_share``.
+        ``rows_used``, ``text_columns_used``, ``permutation_aucs``, ``exact_copy_share``,
+        ``reference_auc`` (``{value, ci, n_test, rows_used, description}`` or ``None``).
     """
     checks = {"max_rows": (_min_rows, max_rows), "test_size": (_test_size, test_size),
               "n_estimators": (_positive, n_estimators), "n_permutations": (_n_perm, n_permutations),
@@ -274,7 +314,13 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         notes.append("the AUC lies significantly below the permutation baseline: synthetic training rows "
                      "resemble specific held-out original rows (near-copies); see dcr and nndr")
     warning = "; ".join(notes) or None
+    ref = None
+    if reference and ctx.tables.control is not None:
+        ref = _reference_auc(ctx, max_rows=max_rows, test_size=test_size, n_estimators=n_estimators,
+                             max_text_features=max_text_features, n_boot=n_boot,
+                             confidence_level=confidence_level, n_jobs=n_jobs, forest_seed=forest_seed)
     details = {
+        "reference_auc": ref,
         "distinguishable": distinguishable,
         "below_baseline": below,
         "permutation": perm,

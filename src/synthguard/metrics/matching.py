@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import ConfigError, MetricError
 from ..registry import Context, Param, register
-from ..results import Baseline, MetricResult, level_from_thresholds
+from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ..stats import difference_ci, proportion
 
 __all__ = ["exact_matches", "ims", "matching_columns", "row_identities_for"]
@@ -69,6 +69,31 @@ def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[
     order = np.lexsort((first, -copies))[:top_n]
     return [{"original_row": int(first[i]), "synthetic_copies": int(copies[i]),
              "original_duplicates": int(dups[i])} for i in order]
+
+
+def _copy_evidence(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray,
+                   confidence_level: float) -> Evidence:
+    """Per real record: is it reproduced verbatim in the release? Training vs control records,
+    counted among records whose row is unique in the pooled real data (original + control).
+
+    Rows many real people share (a child with no income, say) match a release by chance as often
+    for control as for training records and only add noise; a copy of a unique row is the evidence
+    of memorisation. Uniqueness is decided on the pooled table, which does not depend on who is a
+    member, so Fisher's test stays exact under the null.
+    """
+    pooled = np.concatenate([orig, ctl])
+    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    unique = counts[inv.ravel()] == 1
+    u_o, u_c = unique[:orig.size], unique[orig.size:]
+    hit = _in(pooled, syn)
+    return Evidence.from_counts(
+        "share of records (unique in the real data) with an exact copy in the release",
+        int((hit[:orig.size] & u_o).sum()), int(u_o.sum()), int((hit[orig.size:] & u_c).sum()),
+        int(u_c.sum()),
+        baseline="control rows: real people the generator never saw, against the same release",
+        confidence_level=confidence_level, weight=3.0,
+        note=f"{int((~u_o).sum())} training and {int((~u_c).sum())} control records whose row other "
+             "real records share are left out of the test (see all_records_evidence)")
 
 
 @register(
@@ -139,9 +164,16 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
     if level == "high" and warning is None:
         warning = (f"{k} of {syn.size} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
                    "original rows")
+    evidence = None
+    if "control" in ids and ids["control"].size:
+        evidence = _copy_evidence(orig, ids["control"], syn, confidence_level)
+        details["all_records_evidence"] = Evidence.from_counts(
+            "share of records with an exact copy in the release", int(_in(orig, syn).sum()),
+            int(orig.size), int(_in(ids["control"], syn).sum()), int(ids["control"].size),
+            confidence_level=confidence_level).to_dict()
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
                         tuple(rate["ci"]), syn.size, level, warning, details,
-                        _copied_records(syn, orig, top_n))
+                        _copied_records(syn, orig, top_n), evidence=evidence)
 
 
 @register(
@@ -208,5 +240,16 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
         level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
         warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
                    "compares the raw share with the thresholds")
+    evidence = None
+    if "control" in ids and ids["control"].size:
+        # per row (duplicates included, so both sides are plain random samples): release rows found
+        # in the original against control rows found in the original
+        evidence = Evidence.from_counts(
+            "share of rows found verbatim in the original", int(_in(ids["synthetic"], orig).sum()),
+            int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size),
+            baseline="control rows found in the original (real rows of the same population)",
+            confidence_level=confidence_level,
+            note="per release row, not per training record: the effect is the share of the release "
+                 "that copies training rows beyond chance")
     return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
-                        int(syn.size), level, warning, details)
+                        int(syn.size), level, warning, details, evidence=evidence)

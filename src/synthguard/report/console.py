@@ -50,7 +50,8 @@ def render_verdict(verdict: Any, width: int = 100) -> str:
 
     v = verdict.to_dict() if hasattr(verdict, "to_dict") else dict(verdict)
     head = (f"VERDICT: {str(v['level']).upper()}  (rule: {v['rule']}, materiality "
-            f"{fmt_number(100 * v['materiality'])} % of training records, release: {v['release_type']})")
+            f"{fmt_number(100 * v['materiality'])} % of training {v.get('unit', 'records')}, release: "
+            f"{v['release_type']})")
     lines = [head]
     lines += textwrap.wrap(str(v.get("summary") or ""), width=width, initial_indent="  ",
                            subsequent_indent="  ")

@@ -14,10 +14,9 @@ from html import escape
 from typing import Any
 
 from ..results import MetricResult, to_jsonable
+from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 from . import svg
 from .console import fmt_number
-
-from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 
 CSS = """
 :root{--fg:#1b1f23;--muted:#5b6570;--line:#d9dee3;--bg:#ffffff;--soft:#f5f7f9;
@@ -44,6 +43,7 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .small{font-size:12px;color:var(--muted)}
 .charts{display:flex;flex-wrap:wrap;gap:18px}
 .chartbox{flex:1 1 440px;max-width:560px;border:1px solid var(--line);border-radius:6px;padding:6px}
+.chartbox.wide{max-width:880px}
 svg.chart{width:100%;height:auto;display:block}
 svg .ct{font-size:13px;font-weight:600;fill:#1b1f23}svg .tk{font-size:10px;fill:#3b434b}
 svg .lb{font-size:11px;fill:#3b434b}svg .ax{stroke:#3b434b;stroke-width:1}
@@ -100,7 +100,7 @@ def _verdict_html(v: Any) -> str:
     cls = level if level in ("high", "medium", "low") else ""
     parts = [f'<div class="verdict {cls}"><div>Verdict: <span class="big">{escape(level.upper())}</span>'
              f' <span class="small">(rule: {escape(str(d["rule"]))}, materiality '
-             f'{escape(fmt_number(100 * d["materiality"]))} % of training records, release: '
+             f'{escape(fmt_number(100 * d["materiality"]))} % of training {escape(str(d.get("unit", "records")))}, release: '
              f'{escape(str(d["release_type"]))})</span></div>',
              f'<div>{escape(str(d["summary"]))}</div>']
     tests = d.get("tests") or []
@@ -135,6 +135,10 @@ def _metric_rows(report: Any, entries: Mapping[str, Mapping[str, Any]]) -> list[
         if res.baseline is not None:
             base = (f"{escape(fmt_number(res.baseline.value))}<br><span class=\"small\">"
                     f"{escape(res.baseline.description or '')}</span>")
+        ref = res.details.get("reference_auc") if isinstance(res.details, Mapping) else None
+        if isinstance(ref, Mapping) and ref.get("value") is not None:
+            base += (f'<br><span class="small">reference (control vs original): AUC '
+                     f'{escape(fmt_number(ref.get("value")))} {escape(fmt_number(ref.get("ci")))}</span>')
         entry = entries.get(name, {})
         cached = ' <span class="small">(cached)</span>' if entry.get("cached") else ""
         meaning = escape(describe(name))
@@ -232,6 +236,147 @@ def _charts_html(results: Mapping[str, MetricResult]) -> str:
     return '<div class="charts">' + "".join(f'<div class="chartbox">{b}</div>' for b in boxes) + "</div>"
 
 
+#: Caps that keep a 100-column report fast to open (everything else stays in the JSON).
+MAX_COLUMN_CHARTS = 24
+MAX_PAIR_ROWS = 100
+MAX_TRIPLE_ROWS = 50
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    if v != v:
+        return "-"
+    text = f"{v:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.000"
+
+
+def _gap(row: Mapping[str, Any]) -> float:
+    """How far a column/pair falls short: ceiling - accuracy (1 - accuracy without a ceiling)."""
+    acc = row.get("accuracy")
+    acc = 0.0 if acc is None else float(acc)
+    ceil = row.get("control_accuracy")
+    return (float(ceil) if ceil is not None else 1.0) - acc
+
+
+def _tick(label: Any) -> str:
+    """Short axis label of a bin: ``(a, b]`` becomes ``<= b`` (bins are in order)."""
+    text = str(label)
+    if text.startswith("(") and text.endswith("]") and ", " in text:
+        return "\u2264 " + text[1:-1].split(", ", 1)[1]
+    return text.replace("<= ", "\u2264 ")
+
+
+def _worst_first(rows: Sequence[Any], name: Any) -> list[Mapping[str, Any]]:
+    ok = [r for r in rows if isinstance(r, Mapping)]
+    return sorted(ok, key=lambda r: (-_gap(r), str(name(r))))
+
+
+def fidelity_html(results: Mapping[str, MetricResult]) -> str:
+    """The fidelity section: every fidelity score against its control ceiling, then the
+    ``accuracy`` metric's overlay charts, association-difference heatmap and accuracy tables
+    (worst first). Empty when no fidelity metric ran."""
+    try:
+        return _fidelity_html(results)
+    except Exception as exc:  # noqa: BLE001 - a section must not sink the report
+        return (f'<p class="small">The fidelity section could not be drawn ({escape(type(exc).__name__)}: '
+                f'{escape(str(exc))}).</p>')
+
+
+def _fidelity_html(results: Mapping[str, MetricResult]) -> str:
+    heads = []
+    for name, res in results.items():
+        det = _details(res)
+        if res.family != "fidelity" or "ceiling" not in det:
+            continue  # e.g. diagnostic_report: its baseline (1.0) is not a control ceiling
+        ceiling = det.get("ceiling")
+        ratio = (res.value / ceiling) if (ceiling and res.value is not None) else None
+        reading = det.get("headline") or (res.baseline.description if res.baseline else "")
+        heads.append([f"<b>{escape(name)}</b>", _f(res.value), _f(ceiling),
+                      "-" if ratio is None else f"{100 * ratio:.1f} %", escape(str(reading))])
+    if not heads:
+        return ""
+    out = ["<h2>Fidelity against its ceiling</h2>",
+           '<p class="small">The ceiling is what the control table (real rows held out from training) '
+           "scores against the original: what a perfect generator would reach at this sample size.</p>",
+           table(["metric", "synthetic", "ceiling (control)", "share of ceiling", "reading"], heads, raw=True)]
+    acc = results.get("accuracy")
+    if acc is None:
+        return "".join(out)
+    det = _details(acc)
+    levels = [[lvl, _f(det[lvl].get("synthetic")), _f(det[lvl].get("control")), str(det[lvl].get("count"))]
+              for lvl in ("univariate", "bivariate", "trivariate") if isinstance(det.get(lvl), Mapping)]
+    if levels:
+        out.append("<h3>accuracy by level</h3>")
+        out.append(table(["level", "synthetic", "ceiling (control)", "scored"], levels))
+    columns = _worst_first(det.get("columns") or [], lambda r: r.get("column"))
+    boxes = []
+    for r in columns[:MAX_COLUMN_CHARTS]:
+        series = {k: r.get(k) for k in ("original", "synthetic", "control") if r.get(k) is not None}
+        title = (f"{r.get('column')}: accuracy {_f(r.get('accuracy'))}"
+                 + (f" (ceiling {_f(r.get('control_accuracy'))})" if r.get("control_accuracy") is not None else ""))
+        boxes.append(svg.overlay_bars([_tick(b) for b in r.get("bins") or []], series, title))
+    boxes = [b for b in boxes if b]
+    if boxes:
+        more = len(columns) - len(boxes)
+        out.append(f"<h3>Columns, original vs synthetic vs control (the {len(boxes)} furthest from their "
+                   "ceiling)</h3>")
+        if more > 0:
+            out.append(f'<p class="small">{more} more column(s) in the table below and in the JSON.</p>')
+        out.append('<div class="charts">' + "".join(f'<div class="chartbox">{b}</div>' for b in boxes)
+                   + "</div>")
+    pairs = [r for r in det.get("pairs") or [] if isinstance(r, Mapping)]
+    if pairs:
+        names = [str(r.get("column")) for r in det.get("columns") or [] if isinstance(r, Mapping)]
+        pos = {n: i for i, n in enumerate(names)}
+        cells: dict[tuple[int, int], float | None] = {}
+        for r in pairs:
+            i, j = pos.get(str(r.get("column_1"))), pos.get(str(r.get("column_2")))
+            a, b = r.get("association_original"), r.get("association_synthetic")
+            if i is None or j is None:
+                continue
+            cells[(j, i)] = None if a is None or b is None else abs(float(b) - float(a))
+        hm = svg.heatmap(names, cells, "association difference |V(synthetic) - V(original)|",
+                         legend="|diff. Cramer's V|")
+        if hm:
+            out.append("<h3>Association difference between column pairs</h3>"
+                       '<p class="small">Cramer\'s V of each binned column pair in the synthetic table minus '
+                       "the same in the original (0 = the dependence is reproduced; grey = undefined).</p>"
+                       f'<div class="chartbox{" wide" if len(names) > 25 else ""}">{hm}</div>')
+    rows = [[escape(str(r.get("column"))), escape(str(r.get("sdtype", ""))), _f(r.get("accuracy")),
+             _f(r.get("control_accuracy")), _f(-_gap(r) if r.get("control_accuracy") is not None else None)]
+            for r in columns]
+    out.append("<h3>Accuracy tables (worst first)</h3>")
+    out.append('<p class="small">Sorted by the shortfall from the ceiling (ceiling - synthetic); '
+               "a positive difference means the release is closer to the original than real held-out "
+               "data is.</p>")
+    if rows:
+        out.append(f"<details open><summary><b>Columns</b> ({len(rows)})</summary>"
+                   + table(["column", "sdtype", "synthetic", "ceiling (control)", "synthetic - ceiling"],
+                           rows, raw=True) + "</details>")
+    if pairs:
+        worst = _worst_first(pairs, lambda r: (r.get("column_1"), r.get("column_2")))[:MAX_PAIR_ROWS]
+        prow = [[escape(f"{r.get('column_1')} x {r.get('column_2')}"), _f(r.get("accuracy")),
+                 _f(r.get("control_accuracy")),
+                 _f(-_gap(r) if r.get("control_accuracy") is not None else None),
+                 _f(r.get("association_original")), _f(r.get("association_synthetic"))] for r in worst]
+        out.append(f"<details open><summary><b>Pairs</b> ({len(pairs)}; the {len(prow)} worst shown)"
+                   "</summary>" + table(["pair", "synthetic", "ceiling (control)", "synthetic - ceiling",
+                                         "V original", "V synthetic"], prow, raw=True) + "</details>")
+    triples = [r for r in det.get("triples") or [] if isinstance(r, Mapping)]
+    if triples:
+        worst = _worst_first(triples, lambda r: tuple(r.get("columns") or ()))[:MAX_TRIPLE_ROWS]
+        trow = [[escape(" x ".join(map(str, r.get("columns") or []))), _f(r.get("accuracy")),
+                 _f(r.get("control_accuracy")),
+                 _f(-_gap(r) if r.get("control_accuracy") is not None else None)] for r in worst]
+        out.append(f"<details><summary><b>Sampled triples</b> ({len(triples)}; the {len(trow)} worst "
+                   "shown)</summary>" + table(["triple", "synthetic", "ceiling (control)",
+                                               "synthetic - ceiling"], trow, raw=True) + "</details>")
+    return "".join(out)
+
+
 def render_html(report: Any, title: str = "synthguard report") -> str:
     """The full page of ``report`` (see the module docstring)."""
     header = report.header
@@ -250,6 +395,8 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
                            rows, raw=True))
     else:
         parts.append('<p class="small">No metric produced a result.</p>')
+
+    parts.append(fidelity_html(results))
 
     parts.append("<h2>Charts</h2>")
     parts.append(charts_html(results))

@@ -89,6 +89,8 @@ class Report:
             }
             if entry.get("cached"):
                 metrics[name]["cached"] = True
+            if entry.get("unit"):
+                metrics[name]["unit"] = entry["unit"]
         out = to_jsonable(self._header)
         out["verdict"] = self._verdict.to_dict()
         out["metrics"] = metrics
@@ -139,13 +141,19 @@ class Report:
         return rows
 
     def to_console(self, width: int = 120) -> str:
-        from .console import render_table
+        from .console import render_table, render_verdict
 
-        from .console import render_verdict
-
+        head = ""
+        ent = self._header.get("entities")
+        if ent:  # entity-level run: say what n counts
+            counts = ", ".join(f"{r} {n}" for r, n in ent.get("n_entities", {}).items())
+            head = (f"unit: entity (key {ent.get('entity_key')!r}"
+                    + (f", order {ent['sequence_key']!r}" if ent.get("sequence_key") else "")
+                    + f"): privacy metrics count entities ({counts}); fidelity metrics marked row count "
+                    "events\n\n")
         warns = "".join(f"warning: {w}\n" for w in self._header.get("warnings") or ())
-        return (render_table(self.summary_rows(), width=width) + "\n\n" + (warns + "\n" if warns else "")
-                + render_verdict(self._verdict))
+        return (head + render_table(self.summary_rows(), width=width) + "\n\n"
+                + (warns + "\n" if warns else "") + render_verdict(self._verdict))
 
     def __repr__(self) -> str:
         ok = sum(1 for e in self._entries.values() if e["status"] == "ok")

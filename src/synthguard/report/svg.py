@@ -222,3 +222,123 @@ def bar_chart(items: Sequence[tuple[str, float | None]], title: str, xlabel: str
     body.append(f'<text x="{(label_w + width) / 2:.1f}" y="{base + 28}" text-anchor="middle" class="lb">'
                 f'{escape(xlabel)}</text>')
     return _svg(width, height, body, title)
+
+
+def overlay_bars(bins: Sequence[str], series: Mapping[str, Any], title: str,
+                 ylabel: str = "share of rows") -> str:
+    """Grouped vertical bars: the share of rows per bin, one bar per series (original, synthetic,
+    control), so the three distributions overlay bin by bin.
+
+    ``series`` maps a name to counts per bin (normalised to shares here, so tables of different
+    sizes compare). Bins no series fills are still drawn (an empty slot).
+    """
+    labels = [str(b) for b in (_seq(bins) or [])]
+    if not labels:
+        return ""
+    clean: list[tuple[str, list[float]]] = []
+    for name in ("original", "synthetic", "control", *[k for k in series
+                                                       if k not in ("original", "synthetic", "control")]):
+        counts = _seq(series.get(name)) if isinstance(series, Mapping) else None
+        if counts is None or len(counts) != len(labels):
+            continue
+        vals = [_num(c) or 0.0 for c in counts]
+        total = sum(vals)
+        if total > 0:
+            clean.append((name, [v / total for v in vals]))
+    if not clean:
+        return ""
+    k = len(labels)
+    rotate = k > 6 or max(len(lbl) for lbl in labels) > 10
+    bottom = 78 if rotate else 46
+    ymax = max(max(v) for _, v in clean) * 1.12 or 1.0
+    fr = _Frame(0.0, float(k), 0.0, ymax, width=560, height=270 + (bottom - 46), top=44, bottom=bottom)
+    body = fr.axes(title, "", ylabel, [], _nice_ticks(0, ymax, 4))
+    band = (fr.x(1.0) - fr.x(0.0))
+    bar = band * 0.8 / len(clean)
+    legend = []
+    for s_i, (name, shares) in enumerate(clean):
+        colour = PALETTE.get(name, CYCLE[s_i % len(CYCLE)])
+        legend.append((name, colour))
+        for j, v in enumerate(shares):
+            x = fr.x(float(j)) + band * 0.1 + s_i * bar
+            y = fr.y(v)
+            body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bar - 0.6, 0.6):.1f}" '
+                        f'height="{max(fr.y(0) - y, 0):.1f}" fill="{colour}" fill-opacity="0.85">'
+                        f'<title>{escape(labels[j])} | {escape(name)}: {100 * v:.1f} %</title></rect>')
+    by = fr.h - fr.b
+    for j, lbl in enumerate(labels):
+        short = lbl if len(lbl) <= 16 else lbl[:15] + "\u2026"
+        px = fr.x(j + 0.5)
+        if rotate:
+            body.append(f'<text x="{px:.1f}" y="{by + 12}" text-anchor="end" class="tk" '
+                        f'transform="rotate(-35 {px:.1f} {by + 12})">{escape(short)}</text>')
+        else:
+            body.append(f'<text x="{px:.1f}" y="{by + 15}" text-anchor="middle" class="tk">{escape(short)}</text>')
+    x = fr.l
+    for name, colour in legend:  # one row under the title, clear of the bars
+        body.append(f'<rect x="{x:.1f}" y="27" width="10" height="10" fill="{colour}"/>')
+        body.append(f'<text x="{x + 14:.1f}" y="36" class="tk">{escape(name)}</text>')
+        x += 24 + 6.5 * len(name)
+    return _svg(fr.w, fr.h, body, title)
+
+
+def _heat_colour(v: float, vmax: float) -> str:
+    t = min(max(v / vmax, 0.0), 1.0) if vmax > 0 else 0.0
+    # white -> #b3261e
+    r = round(255 + (179 - 255) * t)
+    g = round(255 + (38 - 255) * t)
+    b = round(255 + (30 - 255) * t)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(labels: Sequence[str], cells: Mapping[tuple[int, int], float | None], title: str,
+            legend: str = "|difference|", vmax: float = 0.5) -> str:
+    """Lower-triangle heatmap of pair values ``{(i, j): value}`` (``i > j`` drawn below the diagonal).
+
+    One SVG whatever the number of columns: cells shrink to fit (column names are written up to 60
+    columns; beyond that each cell's tooltip names its pair). Missing values are drawn grey.
+    """
+    names = [str(x) for x in labels]
+    p = len(names)
+    if p < 2 or not cells:
+        return ""
+    cell = max(4.0, min(36.0, 560.0 / p))
+    show = p <= 60
+    font = max(6.0, min(11.0, cell * 0.6))
+    lab_w = (min(16, max(len(n) for n in names)) * font * 0.6 + 8) if show else 10
+    left, top = lab_w + 8, 34
+    grid = cell * p
+    width = int(left + grid + 130)
+    height = int(top + grid + (lab_w if show else 10) + 30)
+    body = [f'<text x="{width / 2:.1f}" y="18" text-anchor="middle" class="ct">{escape(title)}</text>']
+    for (i, j), v in cells.items():
+        a, b = (i, j) if i > j else (j, i)
+        x, y = left + b * cell, top + a * cell
+        val = _num(v)
+        fill = "#d0d3d6" if val is None else _heat_colour(abs(val), vmax)
+        tip = f"{names[b]} x {names[a]}: " + ("n/a" if val is None else f"{val:.3f}")
+        body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:.1f}" height="{cell:.1f}" fill="{fill}">'
+                    f'<title>{escape(tip)}</title></rect>')
+    body.append(f'<rect x="{left}" y="{top}" width="{grid:.1f}" height="{grid:.1f}" fill="none" '
+                'stroke="#d9dee3"/>')
+    if show:
+        for k, n in enumerate(names):
+            short = n if len(n) <= 16 else n[:15] + "\u2026"
+            yy = top + (k + 0.5) * cell + font * 0.35
+            body.append(f'<text x="{left - 4:.1f}" y="{yy:.1f}" text-anchor="end" class="tk" '
+                        f'style="font-size:{font:.1f}px">{escape(short)}</text>')
+            xx = left + (k + 0.5) * cell
+            by = top + grid + 4
+            body.append(f'<text x="{xx:.1f}" y="{by:.1f}" text-anchor="end" class="tk" '
+                        f'style="font-size:{font:.1f}px" transform="rotate(-90 {xx:.1f} {by:.1f})">'
+                        f'{escape(short)}</text>')
+    lx = left + grid + 20
+    for s in range(6):
+        v = vmax * (5 - s) / 5
+        body.append(f'<rect x="{lx:.1f}" y="{top + 18 * s:.1f}" width="14" height="18" '
+                    f'fill="{_heat_colour(v, vmax)}" stroke="#d9dee3"/>')
+        mark = "\u2265 " if s == 0 else ""
+        body.append(f'<text x="{lx + 18:.1f}" y="{top + 18 * s + 12:.1f}" class="tk">'
+                    f'{mark}{v:.2g}</text>')
+    body.append(f'<text x="{lx:.1f}" y="{top + 18 * 6 + 14:.1f}" class="tk">{escape(legend)}</text>')
+    return _svg(width, height, body, title)

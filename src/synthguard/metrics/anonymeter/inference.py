@@ -10,6 +10,7 @@ held-out rows. Without ``secret``, every tabular column is the secret in turn (a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from ...encoding import Block, value_ranges
 from ...errors import ConfigError, MetricError
 from ...neighbors import gower, kneighbors
 from ...registry import Context, Param, register
-from ...results import MetricResult, level_from_thresholds
+from ...results import Evidence, MetricResult, level_from_thresholds
 from ._common import (
     DIRECTION,
     FAMILY,
@@ -31,6 +32,7 @@ from ._common import (
     check_columns,
     common_params,
     concat_blocks,
+    evidence_of,
     memoised,
     resolve_n_attacks,
     summarise,
@@ -183,4 +185,20 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
 
     base = wilson_rate(top["n_baseline"], top["n_baseline_attacks"], confidence_level)
     return build_result(ctx, ctx.metric or "inference", details, base, warning, notes,
-                        records[:n_records] if n_records else None, base_text)
+                        records[:n_records] if n_records else None, base_text,
+                        _evidence(per_secret, confidence_level))
+
+
+def _evidence(per_secret: list[dict[str, Any]], confidence_level: float) -> Evidence | None:
+    """The secret whose attack shows the strongest excess over control, its p-value multiplied by
+    the number of secrets tried (Bonferroni), so attacking many columns cannot manufacture an alarm."""
+    evs = [evidence_of(d, f"share of attacked records whose {d['secret_column']!r} the inference "
+                       "attack guesses right", confidence_level) for d in per_secret]
+    evs = [e for e in evs if e is not None]
+    if not evs:
+        return None
+    best = min(evs, key=lambda e: (e.p_value, -e.effect))
+    if len(evs) == 1:
+        return best
+    return replace(best, p_value=min(1.0, best.p_value * len(evs)),
+                   note=f"strongest of {len(evs)} secret columns; p-value Bonferroni-adjusted for them")

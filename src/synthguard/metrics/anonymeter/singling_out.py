@@ -306,6 +306,12 @@ def fit_curve(sizes: np.ndarray, successes: np.ndarray) -> tuple[float, float]:
     def objective(lw: float) -> float:
         return float(best_norm(_integral(n, float(np.exp(lw))))[1])
 
+    if i == 0 or np.exp(grid[i]) * n.min() > 30.0:
+        # the best weight is at the bottom of its range (purely quadratic growth), or so large that
+        # (1 - w)^n vanishes at every size and the curve is norm / (n + 1), whose ratio is 1.1.0's
+        # flat (|ctl|+1)/(|ori|+1): either way the counts do not constrain the extrapolation
+        raise RuntimeError("the singling-out curve is degenerate (best weight at the edge of its "
+                           "range): the subsample counts do not constrain it")
     lw = grid[i]
     if hi > lo:
         opt = minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
@@ -328,12 +334,23 @@ def correction_factor(sizes: np.ndarray, successes: np.ndarray, n_ori: int, n_ct
     return f
 
 
+MIN_CURVE_SIZES = 3
+
+
+def curve_sizes(n: int) -> np.ndarray:
+    """Distinct subsample sizes of the control curve: ``N_SIZES`` sizes from ``n // 10`` to ``n``.
+
+    anonymeter draws them from ``min(1000, n)``, so below 1,000 control rows every size is ``n`` and
+    the fit is degenerate; from ``n // 10`` they vary at any size (at least 1 row each)."""
+    return np.unique(np.linspace(max(1, n // 10), n, N_SIZES).astype(int))
+
+
 def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator, *,
                           index: Q.ColumnIndex | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Queries singling out in random subsamples of the control rows (10 sizes x 5 repeats, sizes
-    from ``min(1000, n)`` to ``n``), counted correctly (anonymeter 1.0.0 semantics)."""
+    """Queries singling out in random subsamples of the control rows (:func:`curve_sizes` x 5
+    repeats, sizes from ``n // 10`` to ``n``), counted correctly (anonymeter 1.0.0 semantics)."""
     n = Xc.shape[0]
-    sizes = np.linspace(min(1000, n), n, N_SIZES).astype(int)
+    sizes = curve_sizes(n)
     counts = count_queries(index if index is not None else Xc, q)
     use_csr = counts.sum() <= _CSR_LIMIT
     if use_csr:
@@ -418,14 +435,34 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
         n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
         corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0}
         if n_o != n_c and n_ctl_raw > 0:
-            sizes, ys = measure_control_curve(data.ctl, queries, rng_c, index=ctl_x)
-            try:
-                f = correction_factor(sizes, ys, n_o, n_c)
-                corr = {"applied": True, "n_control_raw": n_ctl_raw, "factor": f,
-                        "method": "singling-out curve fitted on control subsamples (anonymeter 1.0.0)"}
-                n_ctl = min(n_ctl_raw * f, float(n_q))
-            except (RuntimeError, ValueError) as exc:
-                notes.append(f"control-size correction failed ({exc}): control count left uncorrected")
+            reason = None
+            if curve_sizes(n_c).size < MIN_CURVE_SIZES:
+                reason = f"the control has only {n_c} rows, too few subsample sizes to fit the curve"
+            else:
+                sizes, ys = measure_control_curve(data.ctl, queries, rng_c, index=ctl_x)
+                try:
+                    f = correction_factor(sizes, ys, n_o, n_c)
+                    corr = {"applied": True, "n_control_raw": n_ctl_raw, "factor": f,
+                            "method": "singling-out curve fitted on control subsamples "
+                                      f"(sizes {int(sizes.min())}..{int(sizes.max())}; anonymeter 1.0.0 model)"}
+                    n_ctl = min(n_ctl_raw * f, float(n_q))
+                except (RuntimeError, ValueError) as exc:
+                    reason = str(exc)
+            if reason is not None:
+                # equal-size comparison: the attack is counted on a random subsample of the original
+                # with as many rows as the control, and the control count is used as measured
+                pick = np.sort(ctx.rng("equal_size").choice(n_o, size=n_c, replace=False))
+                sub = data.ori[pick]
+                sub_x: np.ndarray | Q.ColumnIndex = Q.ColumnIndex(sub) if k_base > 1 else sub
+                success_sub = count_queries(sub_x, queries, cap=2) == 1
+                n_succ = int(success_sub.sum())
+                corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0,
+                        "method": f"equal-size comparison: attack counted on {n_c} of the {n_o} original "
+                                  "rows (random subsample), control count uncorrected",
+                        "n_success_full_original": int(success.sum()), "reason": reason}
+                notes.append(f"control-size correction could not be fitted ({reason}): fell back to an "
+                             f"equal-size comparison (attack counted on a random {n_c}-row subsample of "
+                             "the original)")
 
     out = Outcome(n_q, n_succ, n, n_base, n_ctl_attacks, n_ctl)
     d, _att, base, _ctl, warning = summarise(out, confidence_level)
@@ -448,16 +485,19 @@ def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_reco
     _, first = Q.count_matches(data.ori, sub.col, sub.op, sub.val, cap=1)
     out = []
     for i in range(idx.size):  # at most n_records
-        parts = []
+        parts, preds = [], []
         for t in range(sub.col.shape[1]):
             c = data.columns[int(sub.col[i, t])]
             op = int(sub.op[i, t])
             if op in (Q.ISNULL, Q.NOTNULL):
                 parts.append(f"{c} {Q.OP_TEXT[op]}")
+                preds.append([c, Q.OP_TEXT[op], None])
             else:
                 v = format_cell(ctx, "synthetic", int(data.canon["synthetic"].rows[sub.src[i]]), c)
                 parts.append(f"{c} {Q.OP_TEXT[op]} {v!r}")
-        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts)})
+                preds.append([c, Q.OP_TEXT[op], v])
+        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts),
+                    "predicates": preds})
     out.sort(key=lambda r: r["row"])
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...errors import MetricError
@@ -67,8 +68,15 @@ def anonymeter_summary(ctx: Context, *, n_attacks: int = 2000, confidence_level:
         warnings.append("skipped: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
     details = {"overall_risk": overall, "worst_attack": worst, "parts": parts, "skipped": skipped,
                "thresholds": dict(ctx.thresholds)}
+    evs = {k: r.evidence for k, r in results.items() if r.evidence is not None}
+    evidence = None
+    if evs:  # the strongest attack, Bonferroni-adjusted for the attacks tried
+        key = min(evs, key=lambda k: (evs[k].p_value, k))
+        evidence = replace(evs[key], p_value=min(1.0, evs[key].p_value * len(evs)),
+                           note=f"strongest of the trio's {len(evs)} attacks ({key}); p-value "
+                                "Bonferroni-adjusted for them")
     return MetricResult(name=ctx.metric or "anonymeter", family=FAMILY, value=overall, direction=DIRECTION,
                         baseline=Baseline(None, f"maximum of the trio's risks; each is "
                                           f"{pool[worst].details.get('relative_to', '')}"),
                         ci=pool[worst].ci, n=pool[worst].n, risk_level=level,
-                        warning="; ".join(warnings) or None, details=details)
+                        warning="; ".join(warnings) or None, details=details, evidence=evidence)

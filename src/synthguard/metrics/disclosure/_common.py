@@ -12,8 +12,11 @@ from ...encoding import Block, row_identities
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
-__all__ = ["check_positive_int", "thresholds", "column_codes", "equal_width_edges", "joint_ids", "nunique_codes",
-           "resolve_fields", "top_records"]
+__all__ = ["check_positive_int", "has_control", "thresholds", "column_codes", "equal_width_edges",
+           "quantile_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
+           "top_records", "BINNINGS"]
+
+BINNINGS = ("equal_width", "quantile")
 
 
 def thresholds(ctx: Context, name: str) -> Any:
@@ -24,6 +27,12 @@ def thresholds(ctx: Context, name: str) -> Any:
 
     spec = _REGISTRY.get(name)
     return spec.thresholds if spec is not None else {}
+
+
+def has_control(ctx: Context) -> bool:
+    """Whether the run has a non-empty control table (real rows held out from training): the
+    members-vs-non-members evidence of the disclosure metrics is only computed then."""
+    return bool(ctx.tables.has_control) and len(ctx.tables.control) > 0
 
 
 def check_positive_int(v: Any) -> str | None:
@@ -111,6 +120,30 @@ def equal_width_edges(values: np.ndarray, bins: int) -> np.ndarray:
     return np.asarray(edges[1:-1], dtype=np.float64)
 
 
+def quantile_edges(values: np.ndarray, bins: int) -> np.ndarray:
+    """Inner edges of (up to) ``bins`` right-closed bins holding about equal shares of the
+    (non-NaN) ``values``: the ``j / bins`` quantiles, repeated edges merged (a value shared by many
+    rows is never split). Same bin rule as :func:`equal_width_edges`."""
+    finite = values[~np.isnan(values)]
+    if finite.size == 0 or bins <= 1:
+        return np.zeros(0)
+    inner = np.quantile(finite, np.arange(1, bins) / bins)
+    inner = np.unique(inner)
+    return inner[inner < finite.max()]
+
+
+def columns_to_bin(ctx: Context, columns: Sequence[str], max_distinct: int = 20) -> list[str]:
+    """The numerical and datetime ``columns`` with more than ``max_distinct`` distinct values in
+    the original table: exact values of such columns make almost every record unique."""
+    schema = ctx.tables.schema
+    out = []
+    for c in columns:  # loop over columns
+        if schema.sdtype(c) in ("numerical", "datetime") and \
+                ctx.tables.original[c].nunique(dropna=True) > max_distinct:
+            out.append(c)
+    return out
+
+
 def _raw_numeric(series: pd.Series) -> np.ndarray:
     """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives)."""
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
@@ -128,12 +161,14 @@ def _raw_numeric(series: pd.Series) -> np.ndarray:
 
 def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,
                  continuous: Sequence[str] = (), bins: int = 10,
-                 frames: dict[str, pd.DataFrame] | None = None) -> dict[str, np.ndarray]:
+                 frames: dict[str, pd.DataFrame] | None = None,
+                 binning: str = "equal_width") -> dict[str, np.ndarray]:
     """int64 codes ``(n_role, len(columns))`` per role; equal values get equal codes in every role.
 
     Columns are compared by exact value (numerical columns too) with missing as its own category
     (code ``-1``). Columns in ``continuous`` are first cut into ``bins`` equal-width bins whose edges
-    come from the original table (outer bins open-ended), missing kept as ``-1``.
+    come from the original table (outer bins open-ended), missing kept as ``-1``;
+    ``binning="quantile"`` uses the original's quantiles instead (:func:`quantile_edges`).
     ``frames`` replaces the tables of some roles (e.g. subsamples) by other frames.
     """
     frames = frames or {}
@@ -152,7 +187,8 @@ def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,
     for j, c in enumerate(columns):
         if c not in set(continuous):
             continue
-        inner = equal_width_edges(_raw_numeric(ctx.tables.original[c]), bins)
+        edges = quantile_edges if binning == "quantile" else equal_width_edges
+        inner = edges(_raw_numeric(ctx.tables.original[c]), bins)
         for r in roles:
             vals = _raw_numeric(frames[r][c] if r in frames else ctx.tables.get(r)[c])
             codes = np.searchsorted(inner, vals, side="left").astype(np.int64)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
+from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
@@ -51,6 +51,24 @@ def _continuous(ctx: Context, name: str, value: Any, used: list[str]) -> list[st
         raise ConfigError(f"metric {name!r}: continuous_column_names names column(s) {bad} that the data "
                           "does not have")
     return [c for c in cont if c in used]
+
+
+def _anonymised_evidence(ctx: Context, k_below: int, n: int, statistic: str) -> Evidence | None:
+    """Evidence only for an anonymised release (each release row is a real person): the share of
+    release records in classes below the threshold, against a null of 0. For a synthetic release
+    the classes are made of synthetic rows and say nothing about real people: no evidence."""
+    if getattr(ctx, "release_type", "synthetic") != "anonymised":
+        return None
+    return Evidence.from_binomial(
+        statistic, int(k_below), int(n), 0.0,
+        baseline="0: in an anonymised release no real person should sit in a class below the "
+                 "threshold",
+        note="release_type 'anonymised': each release row stands for a real person")
+
+
+_SYNTHETIC_NOTE = ("informative only for a synthetic release (release_type 'synthetic'): its classes "
+                   "are made of synthetic rows, not real people; replicated_uniques and disco measure "
+                   "disclosure on real records")
 
 
 def _size_histogram(sizes: np.ndarray) -> list[dict[str, Any]]:
@@ -127,10 +145,16 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
                    f"k={k}; {out['synthetic_unique_in_original']} of them are unique in both tables")
+    evidence = _anonymised_evidence(
+        ctx, out["synthetic"]["n_records_below"], int(rs.size),
+        f"share of release records (real people) in quasi-identifier classes of fewer than k={k} "
+        "records")
+    if evidence is None:
+        out["verdict_role"] = _SYNTHETIC_NOTE
     return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
                         baseline=Baseline(float(out["original"]["k"]), "k of the original table"),
                         ci=None, n=int(rs.size), risk_level=level, warning=warning, details=out,
-                        records=recs)
+                        records=recs, evidence=evidence)
 
 
 @register("l_diversity", family="disclosure", direction="higher is safer",
@@ -191,7 +215,13 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "
                    f"l={l} distinct sensitive values: their quasi-identifiers reveal the sensitive value")
+    evidence = _anonymised_evidence(
+        ctx, out["synthetic"]["n_records_below"], int(ks.size),
+        f"share of release records (real people) in quasi-identifier classes with fewer than l={l} "
+        "distinct sensitive values")
+    if evidence is None:
+        out["verdict_role"] = _SYNTHETIC_NOTE
     return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
                         baseline=Baseline(float(out["original"]["l"]), "l of the original table"),
                         ci=None, n=int(ks.size), risk_level=level, warning=warning, details=out,
-                        records=recs)
+                        records=recs, evidence=evidence)

@@ -17,9 +17,16 @@ import pandas as pd
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ._cap_analysis import CapAnalysis, analyse, class_size_breakdown, records, safe_ratio
+from ._cap_analysis import (
+    CapAnalysis,
+    analyse,
+    cap_evidence,
+    class_size_breakdown,
+    records,
+    safe_ratio,
+)
 from ._cap_core import METHODS
-from ._common import check_non_negative_int, resolve_fields
+from ._common import check_non_negative_int, has_control, resolve_fields
 
 __all__ = ["cap", "cap_per_record", "cap_result", "generalized_cap", "zero_cap"]
 
@@ -42,7 +49,7 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
 
 def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: int,
                relative: bool, extra: dict[str, Any] | None = None,
-               value: float | None = None) -> MetricResult:
+               value: float | None = None, continuous: Any = (), bins: int = 10) -> MetricResult:
     """The :class:`MetricResult` of a CAP analysis.
 
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
@@ -92,9 +99,14 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     if analysis.per_field:
         details["per_sensitive_field"] = analysis.per_field
     details.update(extra or {})
+    evidence = None
+    if has_control(ctx):
+        evidence = cap_evidence(ctx, analysis.keys, analysis.sensitive, analysis.method,
+                                continuous=continuous, bins=bins)
     return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
                         baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
-                        warning=warning, details=details, records=records(analysis, max_records))
+                        warning=warning, details=details, records=records(analysis, max_records),
+                        evidence=evidence)
 
 
 def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields: Any,

@@ -97,7 +97,8 @@ def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
     a = analyse(ctx, keys, sens, method, continuous=cont, bins=num_discrete_bins)
     extra = {"known_column_names": keys, "sensitive_column_names": sens,
              "continuous_column_names": cont, "num_discrete_bins": num_discrete_bins}
-    return cap_result(ctx, name, a, max_records=max_records, relative=True, extra=extra)
+    return cap_result(ctx, name, a, max_records=max_records, relative=True, extra=extra,
+                      continuous=cont, bins=num_discrete_bins)
 
 
 @register("disclosure_protection_estimate", family="disclosure", direction="higher is safer",
@@ -146,7 +147,9 @@ def disclosure_protection_estimate(ctx: Context, *, known_column_names: Any = No
     extra = {"known_column_names": keys, "sensitive_column_names": sens, "continuous_column_names": cont,
              "num_discrete_bins": num_discrete_bins, "num_rows_subsample": int(num_rows_subsample),
              "num_iterations": int(num_iterations), "cap_protection_per_iteration": caps}
-    res = cap_result(ctx, name, last, max_records=0, relative=True, extra=extra, value=mean_cap)
+    # the evidence uses every training and control row (per-record rates are size-free)
+    res = cap_result(ctx, name, last, max_records=0, relative=True, extra=extra, value=mean_cap,
+                     continuous=cont, bins=num_discrete_bins)
     # pooled interval over every counted row of every iteration (conservative, see cap_result)
     from dataclasses import replace
 

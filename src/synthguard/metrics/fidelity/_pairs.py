@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from ...stats import chi_square
-from ._columns import joint_codes
 
 N_BINS = 10
 
@@ -45,11 +44,9 @@ def bin_separately(values: np.ndarray) -> np.ndarray:
 
     Bin ids run 1..11; the column maximum and missing values both get 11.
     """
-    finite = values[~np.isnan(values)]
-    if len(finite) == 0:
-        return np.full(len(values), N_BINS + 1, dtype=np.int64)
-    edges = np.histogram_bin_edges(finite, bins=N_BINS)
-    return np.digitize(values, edges).astype(np.int64)
+    from ._summary import _own_edges, bin_with_edges
+
+    return bin_with_edges(values, _own_edges(values), "separate") + 1
 
 
 def bin_shared(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,16 +54,10 @@ def bin_shared(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.
 
     Bin ids 0..9; missing values get 10.
     """
-    finite = real[~np.isnan(real)]
-    if len(finite) == 0:
-        return (np.full(len(real), N_BINS, dtype=np.int64), np.full(len(synthetic), N_BINS, dtype=np.int64))
-    inner = np.histogram_bin_edges(finite, bins=N_BINS)[1:-1]
-    out = []
-    for x in (real, synthetic):
-        codes = np.searchsorted(inner, x, side="left").astype(np.int64)  # right-closed bins
-        codes[np.isnan(x)] = N_BINS
-        out.append(codes)
-    return out[0], out[1]
+    from ._summary import _own_edges, bin_with_edges
+
+    edges = _own_edges(real)
+    return bin_with_edges(real, edges, "shared"), bin_with_edges(synthetic, edges, "shared")
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
@@ -89,10 +80,6 @@ def _is_constant(x: np.ndarray) -> bool:
     return len(finite) == 0 or bool(finite.min() == finite.max())
 
 
-#: Above this many possible cells, cell counts use sorting instead of a dense bincount.
-_DENSE_CELLS = 1 << 22
-
-
 def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.ndarray, syn_y: np.ndarray,
                            threshold: float) -> tuple[float, float, float, bool]:
     """``1 - |r_real - r_synth| / 2``; NaN when a column is constant or ``|r_real| <= threshold``.
@@ -101,9 +88,15 @@ def correlation_similarity(real_x: np.ndarray, real_y: np.ndarray, syn_x: np.nda
     -------
     score, r_real, r_synth, meets_threshold
     """
-    if any(_is_constant(v) for v in (real_x, real_y, syn_x, syn_y)):
+    return correlation_from_real(pearson(real_x, real_y), _is_constant(real_x) or _is_constant(real_y),
+                                 syn_x, syn_y, threshold)
+
+
+def correlation_from_real(r_real: float, real_constant: bool, syn_x: np.ndarray, syn_y: np.ndarray,
+                          threshold: float) -> tuple[float, float, float, bool]:
+    """:func:`correlation_similarity` from the real pair's Pearson r and constancy (a summary)."""
+    if real_constant or _is_constant(syn_x) or _is_constant(syn_y):
         return float("nan"), float("nan"), float("nan"), False
-    r_real = pearson(real_x, real_y)
     r_syn = pearson(syn_x, syn_y)
     if math.isnan(r_real):
         return float("nan"), r_real, r_syn, False
@@ -125,38 +118,6 @@ def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     return math.sqrt(chi2 / (n * (min(r, c) - 1)))
 
 
-def contingency_similarity(real_a: np.ndarray, real_b: np.ndarray, syn_a: np.ndarray, syn_b: np.ndarray,
-                           n_b: int, threshold: float) -> tuple[float, float, bool]:
-    """``1 - 1/2 * L1`` between the joint frequency tables of two coded columns.
-
-    Codes must come from one vocabulary per column across both frames, with ``b`` codes in
-    ``[0, n_b)``. NaN when ``threshold > 0`` and Cramer's V of the real table is NaN or
-    ``<= threshold``.
-
-    Returns
-    -------
-    score, real_association, meets_threshold
-    """
-    assoc = float("nan")
-    meets = True
-    if threshold > 0:
-        assoc = cramers_v(real_a, real_b)
-        meets = (not math.isnan(assoc)) and assoc > threshold
-        if not meets:
-            return float("nan"), assoc, False
-    real_cells = real_a.astype(np.int64) * n_b + real_b
-    syn_cells = syn_a.astype(np.int64) * n_b + syn_b
-    n_a = int(max(real_a.max(initial=0), syn_a.max(initial=0))) + 1
-    if n_a * n_b <= _DENSE_CELLS:
-        p_real = np.bincount(real_cells, minlength=n_a * n_b) / len(real_cells)
-        p_syn = np.bincount(syn_cells, minlength=n_a * n_b) / len(syn_cells)
-    else:
-        uniq, inv = np.unique(np.concatenate([real_cells, syn_cells]), return_inverse=True)
-        p_real = np.bincount(inv[:len(real_cells)], minlength=len(uniq)) / len(real_cells)
-        p_syn = np.bincount(inv[len(real_cells):], minlength=len(uniq)) / len(syn_cells)
-    return 1.0 - 0.5 * float(np.abs(p_real - p_syn).sum()), assoc, meets
-
-
 def column_pair_trends(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[str, str], *,
                        real_correlation_threshold: float = 0.5, real_association_threshold: float = 0.3,
                        binning: str = "separate") -> list[PairScore]:
@@ -173,35 +134,36 @@ def column_pair_trends(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dic
     binning : {"separate", "shared"}
         How continuous columns are discretised for mixed pairs (see module docstring).
     """
-    from ._columns import CONTINUOUS, numeric_values
+    from ._summary import summarise_real
 
-    cols = list(sdtypes)
-    cont = {c for c in cols if sdtypes[c] in CONTINUOUS}
-    num_r = {c: numeric_values(real[c]) for c in cont}
-    num_s = {c: numeric_values(synthetic[c]) for c in cont}
-    codes_r: dict[str, np.ndarray] = {}
-    codes_s: dict[str, np.ndarray] = {}
-    sizes: dict[str, int] = {}
-    for c in cols:
-        if c in cont:
-            if binning == "separate":
-                codes_r[c], codes_s[c] = bin_separately(num_r[c]), bin_separately(num_s[c])
-                sizes[c] = N_BINS + 2
-            else:
-                codes_r[c], codes_s[c] = bin_shared(num_r[c], num_s[c])
-                sizes[c] = N_BINS + 1
-        else:
-            (codes_r[c], codes_s[c]), sizes[c] = joint_codes(real[c], synthetic[c])
+    return pairs_against(summarise_real(real, sdtypes), synthetic,
+                         real_correlation_threshold=real_correlation_threshold,
+                         real_association_threshold=real_association_threshold, binning=binning)
+
+
+def pairs_against(summary, synthetic: pd.DataFrame, *, real_correlation_threshold: float = 0.5,
+                  real_association_threshold: float = 0.3, binning: str = "separate") -> list[PairScore]:
+    """Column Pair Trends of ``synthetic`` against a :class:`~._summary.RealSummary` of the real table."""
+    from ._columns import numeric_values
+    from ._summary import contingency_against, pair_keys
+
+    cols = summary.columns
+    nums = {c: numeric_values(synthetic[c]) for c, s in cols.items() if s.continuous}
+    keys = {c: pair_keys(s, synthetic[c], binning, real=False)[0] for c, s in cols.items()}
     nan = float("nan")
     out: list[PairScore] = []
-    for i, c1 in enumerate(cols):
-        for c2 in cols[i + 1:]:
-            if c1 in cont and c2 in cont:
-                score, rr, rs, meets = correlation_similarity(
-                    num_r[c1], num_r[c2], num_s[c1], num_s[c2], real_correlation_threshold)
-                out.append(PairScore(c1, c2, "CorrelationSimilarity", score, rr, rs, nan, meets))
-            else:
-                score, assoc, meets = contingency_similarity(
-                    codes_r[c1], codes_r[c2], codes_s[c1], codes_s[c2], sizes[c2], real_association_threshold)
-                out.append(PairScore(c1, c2, "ContingencySimilarity", score, nan, nan, assoc, meets))
+    for p in summary.pairs:
+        c1, c2 = p.column_1, p.column_2
+        if p.r is not None:
+            score, rr, rs, meets = correlation_from_real(
+                p.r, cols[c1].constant or cols[c2].constant, nums[c1], nums[c2],
+                real_correlation_threshold)
+            out.append(PairScore(c1, c2, "CorrelationSimilarity", score, rr, rs, nan, meets))
+            continue
+        assoc, meets = nan, True
+        if real_association_threshold > 0:
+            assoc = float(p.tables[binning]["v"])
+            meets = (not math.isnan(assoc)) and assoc > real_association_threshold
+        score = (contingency_against(p, binning, keys[c1], keys[c2], summary.n_rows) if meets else nan)
+        out.append(PairScore(c1, c2, "ContingencySimilarity", score, nan, nan, assoc, meets))
     return out

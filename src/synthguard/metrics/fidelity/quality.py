@@ -18,9 +18,9 @@ import pandas as pd
 from ...errors import MetricError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult
-from ._columns import CONTINUOUS, STATISTICAL
-from ._pairs import column_pair_trends
-from ._shapes import ks_complement, tv_complement
+from ._columns import STATISTICAL
+from ._pairs import pairs_against
+from ._summary import RealSummary, ks_against, summarise_real, tv_against
 
 
 def _nanmean(values: list[float]) -> float:
@@ -58,18 +58,27 @@ def compute_quality(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[s
         ``column_pair_trends_table``, ``n_pairs``, ``n_pairs_meeting_threshold``.
     """
     used = {c: s for c, s in sdtypes.items() if s in STATISTICAL}
+    return quality_against(summarise_real(real, used), synthetic,
+                           real_correlation_threshold=real_correlation_threshold,
+                           real_association_threshold=real_association_threshold,
+                           pair_binning=pair_binning)
+
+
+def quality_against(summary: RealSummary, synthetic: pd.DataFrame, *,
+                    real_correlation_threshold: float = 0.5, real_association_threshold: float = 0.3,
+                    pair_binning: str = "separate") -> dict[str, Any]:
+    """The quality report of ``synthetic`` against a summary of the real table (see
+    :func:`compute_quality`; the summary comes from the rows or from a ``synthguard profile``)."""
     shapes = []
-    for col, sd in used.items():
-        if sd in CONTINUOUS:
+    for col, cs in summary.columns.items():
+        if cs.continuous:
             shapes.append({"column": col, "metric": "KSComplement",
-                           "score": ks_complement(real[col], synthetic[col])})
+                           "score": ks_against(cs, synthetic[col])})
         else:
             shapes.append({"column": col, "metric": "TVComplement",
-                           "score": tv_complement(real[col], synthetic[col])})
-    pairs = column_pair_trends(real, synthetic, used,
-                               real_correlation_threshold=real_correlation_threshold,
-                               real_association_threshold=real_association_threshold,
-                               binning=pair_binning)
+                           "score": tv_against(cs, synthetic[col])})
+    pairs = pairs_against(summary, synthetic, real_correlation_threshold=real_correlation_threshold,
+                          real_association_threshold=real_association_threshold, binning=pair_binning)
     shape_score = _nanmean([r["score"] for r in shapes])
     pair_score = _nanmean([p.score for p in pairs if p.meets_threshold])
     props = [v for v in (shape_score, pair_score) if not math.isnan(v)]
@@ -81,7 +90,7 @@ def compute_quality(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[s
 
 @register(
     "quality_report", family="fidelity", direction="higher is better",
-    optional_needs=("control",),
+    optional_needs=("control",), from_stats=True,
     params=[
         Param("real_correlation_threshold", 0.5, "numeric pairs count only if the real |Pearson r| is "
               "above this (SDMetrics' default; 0 = every pair)", kind=float, check=_threshold),
@@ -110,13 +119,29 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
                           "declare column sdtypes in the metadata")
     kw = {"real_correlation_threshold": real_correlation_threshold,
           "real_association_threshold": real_association_threshold, "pair_binning": pair_binning}
-    res = compute_quality(t.original, t.synthetic, sdtypes, **kw)
+    if t.original is None:  # the original is given by its statistics (synthguard profile)
+        summary = getattr(t.original_stats, "quality", None)
+        if summary is None:
+            raise MetricError("the original statistics hold no quality summary: profile again")
+    else:
+        key = "quality_report.summary"
+        if key not in ctx.cache:
+            ctx.cache[key] = summarise_real(t.original, sdtypes)
+        summary = ctx.cache[key]
+    res = quality_against(summary, t.synthetic, **kw)
     if t.control is not None:
-        base = compute_quality(t.original, t.control, sdtypes, **kw)
-        baseline = Baseline(base["score"], "quality report of the control (real holdout) table "
-                                           "against the original")
+        base = quality_against(summary, t.control, **kw)
+        ceiling = base["score"]
+        headline = (f"synthetic reaches {res['score']:.3f} of the achievable {ceiling:.3f} "
+                    f"({100 * res['score'] / ceiling:.1f} % of the ceiling)") if ceiling else None
+        baseline = Baseline(ceiling, (f"{headline}; " if headline else "") + "ceiling = quality report "
+                            f"of the control (real holdout, n = {len(t.control)}) against the original")
         res["control_column_shapes"] = base["column_shapes"]
         res["control_column_pair_trends"] = base["column_pair_trends"]
+        res["ceiling"] = ceiling
+        res["ratio"] = res["score"] / ceiling if ceiling else None
+        res["headline"] = headline
+        res["control_column_shapes_table"] = base["column_shapes_table"]
     else:
         baseline = Baseline(None, "no baseline: give a control table to see what real held-out "
                                   "data scores")
@@ -124,7 +149,12 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
     if math.isnan(res["column_pair_trends"]):
         warning = ("no column pair has a real trend above the thresholds: the score is Column Shapes "
                    "alone (set the thresholds to 0 to score every pair)")
+    if not summary.exact:
+        approx = ("computed from a coarse profile of the original (quantile ECDF / rare categories "
+                  "left out): KSComplement and TVComplement are approximate")
+        warning = f"{warning}; {approx}" if warning else approx
     skipped = [c for c, s in t.schema.columns.items() if s.sdtype not in STATISTICAL]
-    details = dict(res, skipped_columns=skipped, params=kw)
+    details = dict(res, skipped_columns=skipped, params=kw, from_original_stats=t.original is None,
+                   exact=summary.exact)
     return MetricResult("quality_report", "fidelity", res["score"], "higher is better",
                         baseline=baseline, n=len(t.synthetic), warning=warning, details=details)

@@ -1,0 +1,280 @@
+"""SDMetrics 0.32's single-table privacy metrics (``sdmetrics.single_table``) over synthguard.
+
+Each class has SDMetrics' classmethods ``compute``, ``compute_breakdown`` and ``normalize``, its
+attributes ``name``, ``goal``, ``min_value`` and ``max_value``, and its argument names and order.
+The numbers come from :mod:`synthguard.metrics.disclosure`; ``docs/compat.md`` lists where they
+differ from SDMetrics on purpose (NaN keys, DCR ranges, NewRowSynthesis tolerance, seeding).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._bridge import run, table_metadata
+from .goal import Goal
+
+__all__ = [
+    "CategoricalCAP",
+    "CategoricalGeneralizedCAP",
+    "CategoricalZeroCAP",
+    "DCRBaselineProtection",
+    "DCROverfittingProtection",
+    "DisclosureProtection",
+    "DisclosureProtectionEstimate",
+    "NewRowSynthesis",
+]
+
+
+class _Metric:
+    """Shared ``normalize`` (SDMetrics' base rule) and attributes."""
+
+    name: str | None = None
+    goal = Goal.MAXIMIZE
+    min_value: float = 0.0
+    max_value: float = 1.0
+
+    @classmethod
+    def normalize(cls, raw_score: float) -> float:
+        """The score mapped to [0, 1], 1 being best (SDMetrics' rule for bounded metrics)."""
+        lo, hi = float(cls.min_value), float(cls.max_value)
+        if hi < raw_score or lo > raw_score:
+            raise ValueError("`raw_score` must be between `min_value` and `max_value`.")
+        fin_lo, fin_hi = math.isfinite(lo), math.isfinite(hi)
+        if fin_lo and fin_hi:
+            score = (raw_score - lo) / (hi - lo)
+        elif not fin_lo and fin_hi:
+            score = float(np.exp(raw_score - hi))
+        elif fin_lo and not fin_hi:
+            score = 1.0 - float(np.exp(lo - raw_score))
+        else:
+            score = 1.0 / (1.0 + float(np.exp(-raw_score)))
+        return 1.0 - score if cls.goal == Goal.MINIMIZE else score
+
+
+def _names(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _meta_field(metadata: Any, field: str) -> Any:
+    return metadata.get(field) if isinstance(metadata, Mapping) else None
+
+
+# ------------------------------------------------------------------------------------------ CAP
+class _CAP(_Metric):
+    _METRIC = "cap"
+
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
+                          table_name: str | None = None, key_fields: Any = None, sensitive_fields: Any = None,
+                          model_kwargs: Any = None) -> dict[str, Any]:
+        """``{"score": ...}``, as SDMetrics' base ``compute_breakdown`` (its first four arguments; the
+        CAP arguments may follow, SDMetrics reads them from ``metadata`` there)."""
+        keys = _names(key_fields) or _names(_meta_field(metadata, "key_fields"))
+        sens = _names(sensitive_fields) or _names(_meta_field(metadata, "sensitive_fields"))
+        if not keys or not sens:
+            raise TypeError("`key_fields` and `sensitive_fields` must be given, directly or in the metadata")
+        res = run(cls._METRIC, real_data, synthetic_data, metadata=table_metadata(_strip(metadata), table_name),
+                  key_fields=keys, sensitive_fields=sens, max_records=0)
+        return {"score": _f(res.value)}
+
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
+                table_name: str | None = None, key_fields: Any = None, sensitive_fields: Any = None,
+                model_kwargs: Any = None) -> float:
+        """Mean CAP privacy over the real rows (1 = the synthetic data never reveals the sensitive
+        values of a real row's key)."""
+        return cls.compute_breakdown(real_data, synthetic_data, metadata, table_name, key_fields,
+                                     sensitive_fields, model_kwargs)["score"]
+
+
+def _strip(metadata: Any) -> Any:
+    if isinstance(metadata, Mapping) and ("columns" in metadata or "tables" in metadata or "fields" in metadata):
+        return metadata
+    return None
+
+
+class CategoricalCAP(_CAP):
+    """Correct Attribution Probability; real rows whose key is absent from the synthetic data are skipped."""
+
+    name = "CategoricalCAP"
+    _METRIC = "cap"
+
+
+class CategoricalZeroCAP(_CAP):
+    """CAP where a real row whose key is absent from the synthetic data scores 0 (fully private... 1 - 0)."""
+
+    name = "0CAP"
+    _METRIC = "zero_cap"
+
+
+class CategoricalGeneralizedCAP(_CAP):
+    """CAP where an absent key uses the closest synthetic keys (Hamming distance)."""
+
+    name = "Categorical GeneralizedCAP"
+    _METRIC = "generalized_cap"
+
+
+# ------------------------------------------------------------------------------------------ DisclosureProtection
+class DisclosureProtection(_Metric):
+    """CAP protection relative to a uniform random guess, ``min(cap / baseline, 1)``."""
+
+    name = None
+    _METRIC = "disclosure_protection"
+
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, known_column_names: Any,
+                          sensitive_column_names: Any, computation_method: str = "cap",
+                          continuous_column_names: Any = None, num_discrete_bins: int = 10) -> dict[str, Any]:
+        """``{"score", "cap_protection", "baseline_protection"}``."""
+        res = run(cls._METRIC, real_data, synthetic_data, known_column_names=_names(known_column_names),
+                  sensitive_column_names=_names(sensitive_column_names), computation_method=computation_method,
+                  continuous_column_names=_names(continuous_column_names) or [],
+                  num_discrete_bins=num_discrete_bins, max_records=0)
+        d = res.details
+        return {"score": _f(d.get("score", res.value)), "cap_protection": _f(d.get("cap_protection")),
+                "baseline_protection": _f(d.get("baseline_protection"))}
+
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, known_column_names: Any,
+                sensitive_column_names: Any, computation_method: str = "cap", continuous_column_names: Any = None,
+                num_discrete_bins: int = 10) -> float:
+        """The DisclosureProtection score."""
+        return cls.compute_breakdown(real_data, synthetic_data, known_column_names, sensitive_column_names,
+                                     computation_method, continuous_column_names, num_discrete_bins)["score"]
+
+
+class DisclosureProtectionEstimate(DisclosureProtection):
+    """DisclosureProtection averaged over ``num_iterations`` subsamples of ``num_rows_subsample`` rows."""
+
+    name = None
+    _METRIC = "disclosure_protection_estimate"
+
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame,  # type: ignore[override]
+                          known_column_names: Any, sensitive_column_names: Any, computation_method: str = "cap",
+                          continuous_column_names: Any = None, num_discrete_bins: int = 10,
+                          num_rows_subsample: int = 1000, num_iterations: int = 10,
+                          verbose: bool = True) -> dict[str, Any]:
+        """``{"score", "cap_protection", "baseline_protection"}`` (means over the iterations)."""
+        res = run(cls._METRIC, real_data, synthetic_data, known_column_names=_names(known_column_names),
+                  sensitive_column_names=_names(sensitive_column_names), computation_method=computation_method,
+                  continuous_column_names=_names(continuous_column_names) or [],
+                  num_discrete_bins=num_discrete_bins, num_rows_subsample=num_rows_subsample,
+                  num_iterations=num_iterations, max_records=0)
+        d = res.details
+        return {"score": _f(d.get("score", res.value)), "cap_protection": _f(d.get("cap_protection")),
+                "baseline_protection": _f(d.get("baseline_protection"))}
+
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame,  # type: ignore[override]
+                known_column_names: Any, sensitive_column_names: Any, computation_method: str = "cap",
+                continuous_column_names: Any = None, num_discrete_bins: int = 10, num_rows_subsample: int = 1000,
+                num_iterations: int = 10, verbose: bool = True) -> float:
+        """The estimate (``num_rows_subsample`` and ``num_iterations`` are honoured, unlike SDMetrics)."""
+        return cls.compute_breakdown(real_data, synthetic_data, known_column_names, sensitive_column_names,
+                                     computation_method, continuous_column_names, num_discrete_bins,
+                                     num_rows_subsample, num_iterations, verbose)["score"]
+
+
+def _f(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+# ------------------------------------------------------------------------------------------ DCR
+class DCRBaselineProtection(_Metric):
+    """Median distance of synthetic rows to the closest real row, relative to random data."""
+
+    name = "DCRBaselineProtection"
+
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any,
+                          table_name: str | None = None, num_rows_subsample: int | None = None,
+                          num_iterations: int = 1) -> dict[str, Any]:
+        """``{"score", "median_DCR_to_real_data": {"synthetic_data", "random_data_baseline"}}``
+        (``table_name`` may be left out: an integer in its place is ``num_rows_subsample``, the
+        signature of SDMetrics releases without ``table_name``)."""
+        if isinstance(table_name, (int, np.integer)) and not isinstance(table_name, bool):
+            table_name, num_rows_subsample, num_iterations = None, int(table_name), (
+                num_rows_subsample if isinstance(num_rows_subsample, int) else num_iterations)
+        res = run("dcr_baseline_protection", real_data, synthetic_data,
+                  metadata=table_metadata(metadata, table_name), num_rows_subsample=num_rows_subsample,
+                  num_iterations=num_iterations, max_records=0)
+        d = res.details
+        return {"score": _f(d["score"]), "median_DCR_to_real_data": dict(d["median_DCR_to_real_data"])}
+
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any,
+                table_name: str | None = None, num_rows_subsample: int | None = None,
+                num_iterations: int = 1) -> float:
+        """The DCRBaselineProtection score."""
+        return cls.compute_breakdown(real_data, synthetic_data, metadata, table_name, num_rows_subsample,
+                                     num_iterations)["score"]
+
+
+class DCROverfittingProtection(_Metric):
+    """Share of synthetic rows closer to the training rows than to held-out real rows, as protection."""
+
+    name = "DCROverfittingProtection"
+
+    @classmethod
+    def compute_breakdown(cls, real_training_data: pd.DataFrame, synthetic_data: pd.DataFrame,
+                          real_validation_data: pd.DataFrame, metadata: Any, table_name: str | None = None,
+                          num_rows_subsample: int | None = None, num_iterations: int = 1) -> dict[str, Any]:
+        """``{"score", "synthetic_data_percentages": {"closer_to_training", "closer_to_holdout"}}``
+        (an integer in place of ``table_name`` is ``num_rows_subsample``, as for
+        :class:`DCRBaselineProtection`)."""
+        if isinstance(table_name, (int, np.integer)) and not isinstance(table_name, bool):
+            table_name, num_rows_subsample, num_iterations = None, int(table_name), (
+                num_rows_subsample if isinstance(num_rows_subsample, int) else num_iterations)
+        res = run("dcr_overfitting_protection", real_training_data, synthetic_data, real_validation_data,
+                  metadata=table_metadata(metadata, table_name), num_rows_subsample=num_rows_subsample,
+                  num_iterations=num_iterations, max_records=0)
+        d = res.details
+        return {"score": _f(d["score"]), "synthetic_data_percentages": dict(d["synthetic_data_percentages"])}
+
+    @classmethod
+    def compute(cls, real_training_data: pd.DataFrame, synthetic_data: pd.DataFrame,
+                real_validation_data: pd.DataFrame, metadata: Any, table_name: str | None = None,
+                num_rows_subsample: int | None = None, num_iterations: int = 1) -> float:
+        """The DCROverfittingProtection score."""
+        return cls.compute_breakdown(real_training_data, synthetic_data, real_validation_data, metadata,
+                                     table_name, num_rows_subsample, num_iterations)["score"]
+
+
+# ------------------------------------------------------------------------------------------ NewRowSynthesis
+class NewRowSynthesis(_Metric):
+    """Share of synthetic rows that match no real row."""
+
+    name = "NewRowSynthesis"
+
+    @classmethod
+    def compute_breakdown(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
+                          table_name: str | None = None, numerical_match_tolerance: float = 0.01,
+                          synthetic_sample_size: int | None = None) -> dict[str, Any]:
+        """``{"score", "num_new_rows", "num_matched_rows"}``."""
+        res = run("new_row_synthesis", real_data, synthetic_data, metadata=table_metadata(metadata, table_name),
+                  numerical_match_tolerance=numerical_match_tolerance,
+                  synthetic_sample_size=synthetic_sample_size, max_records=0)
+        d = res.details
+        return {"score": _f(d["score"]), "num_new_rows": int(d["num_new_rows"]),
+                "num_matched_rows": int(d["num_matched_rows"])}
+
+    @classmethod
+    def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, metadata: Any = None,
+                table_name: str | None = None, numerical_match_tolerance: float = 0.01,
+                synthetic_sample_size: int | None = None) -> float:
+        """The NewRowSynthesis score."""
+        return cls.compute_breakdown(real_data, synthetic_data, metadata, table_name, numerical_match_tolerance,
+                                     synthetic_sample_size)["score"]
