@@ -242,7 +242,3 @@ def test_sdv_single_table_metadata(base, tmp_path):
     sch = rep.to_dict()["schema"]
     assert sch["primary_key"] == "pid" and sch["columns"]["pid"]["sdtype"] == "id"
     assert sch["columns"]["zip"] == {"sdtype": "categorical", "pii": True}
-    multi = {"METADATA_SPEC_VERSION": "V1", "tables": {"people": {k: v for k, v in sdv.items()
-                                                                  if k != "METADATA_SPEC_VERSION"}}}
-    rep = synthguard.evaluate(ori, syn, metadata=multi, metrics=["exact_matches"])
-    assert rep.to_dict()["schema"]["primary_key"] == "pid"
