@@ -35,9 +35,8 @@ if "$VENV/bin/python" -c "import anonymeter.evaluators" >/dev/null 2>&1; then
        "it cannot take the newest numpy. Move it away (or set SYNTHGUARD_TEST_VENV) and rerun." >&2
   exit 1
 fi
-"$VENV/bin/python" -m pip install -q -e ".[all,test]"
-# an existing venv keeps what it has: move pandas/numpy to the newest versions the rest allows
-"$VENV/bin/python" -m pip install -q --upgrade pandas numpy
+# eager upgrade: an existing venv also moves to the newest versions that resolve together
+"$VENV/bin/python" -m pip install -q --upgrade --upgrade-strategy eager -e ".[all,test]"
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian's chromium for the HTML report test..." >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
