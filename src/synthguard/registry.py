@@ -163,11 +163,11 @@ class Context:
 
     @classmethod
     def from_frames(cls, original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
-                    seed: int = 0, backend: str = "auto") -> Context:
+                    seed: int = 0, backend: str = "auto", strict_control: bool = True) -> Context:
         """Build a context straight from frames or paths (for calling metric functions directly)."""
         from .data.tables import prepare_tables
 
-        tables = prepare_tables(original, synthetic, control, metadata)
+        tables = prepare_tables(original, synthetic, control, metadata, strict_control=strict_control)
         return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
 
 

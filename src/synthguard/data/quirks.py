@@ -179,12 +179,13 @@ def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
 
 
 def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
-                  labels: Mapping[str, str]) -> list[str]:
+                  labels: Mapping[str, str], strict: bool = True) -> list[str]:
     """A control identical to the original is an error; a control sharing rows with the original
     clearly above chance is a warning with the share.
 
     Chance is estimated by the share of original rows that occur again elsewhere in the original
     (leave-one-out: the rate at which a fresh row of the same population meets a training row).
+    With ``strict=False`` an identical control is a warning instead of an error.
     The warning fires when the control's share exceeds it by more than three binomial standard
     errors and by at least 2 percentage points.
     """
@@ -195,6 +196,9 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     h_o, h_c = _row_hashes(frames["original"][cols]), _row_hashes(control[cols])
     o_lab, c_lab = labels.get("original", "original"), labels.get("control", "control")
     if len(h_o) == len(h_c) and np.array_equal(np.sort(h_o), np.sort(h_c)):
+        if not strict:  # drop-in APIs of libraries that allow it (synthguard.compat.anonymeter)
+            return [f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
+                    "training; every residual risk and baseline is meaningless with this control"]
         raise InputError(f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out "
                          "from training, not the training data; give the holdout file, or leave the "
                          "control out")

@@ -210,7 +210,7 @@ def _canonical_label(v: Any) -> Any:
 
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
-                   labels: Mapping[str, str] | None = None) -> Tables:
+                   labels: Mapping[str, str] | None = None, strict_control: bool = True) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -223,6 +223,9 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         SynEval-style metadata; missing sdtypes are inferred from ``original``.
     labels : mapping, optional
         Labels for messages (used when frames stand in for files).
+    strict_control : bool
+        A control holding the same rows as the original is an :class:`InputError` (default), or
+        only a warning (``False``: drop-in APIs of libraries that accept it).
 
     Raises
     ------
@@ -305,7 +308,7 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         warns += w
     _normalise_categories(typed, schema)
     warns += disjoint_categories(typed, schema, names)
-    warns += check_control(typed, schema, names)
+    warns += check_control(typed, schema, names, strict=strict_control)
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
                   schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
                   notes={c: tuple(v) for c, v in notes.items()})
