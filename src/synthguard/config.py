@@ -8,6 +8,18 @@ Shape (YAML or JSON, or a dict)::
       exact_matches: null
     thresholds:
       exact_matches: {high: 0.05}
+    data:                      # optional: the inputs, so that 'synthguard evaluate --config' needs no -o/-s
+      original: train.csv      # paths relative to the working directory, else to this file's folder
+      synthetic: release.csv
+      control: holdout.csv     # optional
+      metadata: metadata.json  # optional
+
+Named runs: one metric several times with different parameters, each reported under its name::
+
+    metrics:
+      - {name: link_k1, metric: linkability, n_neighbors: 1}
+      - {name: link_k10, metric: linkability, n_neighbors: 10}
+      - exact_matches          # plain names mix with named runs
 
 Unknown metric, parameter or threshold names are errors, never ignored, with one exception: a
 metric named by a *preset* that this installation does not provide (an optional extra is missing,
@@ -38,7 +50,7 @@ from typing import Any
 from .errors import ConfigError
 from .registry import canonical_name, default_metrics, get_metric
 
-_TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "risk_rule", "materiality", "alpha",
+_TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "data", "risk_rule", "materiality", "alpha",
              "release_type"}
 
 # Presets: named metric selections. Names not registered in this installation are skipped.
@@ -73,6 +85,14 @@ class RunConfig:
     source: str | None = None
     seed: int | None = None
     risk: Mapping[str, Any] = field(default_factory=dict)
+    #: named runs: run name -> the metric it runs (only names that are not the metric's own)
+    runs: Mapping[str, str] = field(default_factory=dict)
+    #: input paths from the config's ``data`` block (original, synthetic, control, metadata)
+    data: Mapping[str, str] = field(default_factory=dict)
+
+    def metric_of(self, name: str) -> str:
+        """The registered metric a run name runs (itself unless it is a named run)."""
+        return self.runs.get(name, name)
 
     def to_dict(self) -> dict[str, Any]:
         """The exact configuration used: preset, metrics with every resolved parameter,
@@ -87,6 +107,10 @@ class RunConfig:
             out["source"] = self.source
         if self.risk:
             out["risk"] = dict(self.risk)
+        if self.runs:
+            out["runs"] = dict(self.runs)
+        if self.data:
+            out["data"] = dict(self.data)
         return out
 
 
@@ -113,6 +137,42 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+_RUN_METRIC = "__metric__"  # internal: the metric of a named run, kept with its parameters
+
+
+def _run_metric(name: str, params: Mapping[str, Any]) -> str:
+    """The canonical metric of a run (a named run's ``metric``, else the name itself)."""
+    if _RUN_METRIC in params:
+        metric = canonical_name(params[_RUN_METRIC])
+        if is_registered(name) and canonical_name(name) != metric:
+            raise ConfigError(f"run name {name!r} is a metric name but runs {metric!r}: choose "
+                              "another name")
+        return metric
+    return canonical_name(name)
+
+
+def _resolve_data(value: Any, config: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: 'data' must be a mapping with original, synthetic (and optional "
+                          "control, metadata) paths")
+    allowed = {"original", "synthetic", "control", "metadata"}
+    bad = sorted(set(value) - allowed)
+    if bad:
+        raise ConfigError(f"{where}: unknown key(s) {bad} under 'data'; allowed: {sorted(allowed)}")
+    base = Path(config).resolve().parent if isinstance(config, (str, Path)) else None
+    out = {}
+    for k, v in value.items():
+        if v is None:
+            continue
+        p = Path(str(v)).expanduser()
+        if not p.is_absolute() and not p.exists() and base is not None and (base / p).exists():
+            p = base / p
+        out[k] = str(p)
+    return out
+
+
 def _normalise_metrics(value: Any, where: str) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
@@ -130,7 +190,23 @@ def _normalise_metrics(value: Any, where: str) -> dict[str, dict[str, Any]]:
             out[str(k).strip()] = dict(v or {})
         return out
     if isinstance(value, (list, tuple)):
-        return {str(v).strip(): {} for v in value}
+        out = {}
+        for v in value:
+            if isinstance(v, Mapping):  # a named run: {name: ..., metric: ..., **params}
+                if "name" not in v or "metric" not in v:
+                    raise ConfigError(f"{where}: a metric given as a mapping must have 'name' and "
+                                      f"'metric' (e.g. {{name: link_k1, metric: linkability, "
+                                      f"n_neighbors: 1}}), got {dict(v)!r}")
+                name = str(v["name"]).strip()
+                if name in out:
+                    raise ConfigError(f"{where}: run name {name!r} is used twice: give each run its "
+                                      "own name")
+                params = {k: p for k, p in v.items() if k not in ("name", "metric")}
+                params[_RUN_METRIC] = str(v["metric"]).strip()
+                out[name] = params
+            else:
+                out[str(v).strip()] = {}
+        return out
     raise ConfigError(f"{where}: 'metrics' must be a list of names or a mapping name -> parameters")
 
 
@@ -165,8 +241,10 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
             else:
                 unavailable[m] = (f"{UNAVAILABLE_REASON} (preset {preset!r} lists it; install the "
                                   "extra that provides it, or see 'synthguard metrics')")
-        for m in cfg_metrics:  # the config adds metrics to the preset and sets their parameters
-            if m not in chosen and canonical_name(m) not in {canonical_name(c) for c in chosen}:
+        for m, mp in cfg_metrics.items():  # the config adds metrics to the preset, sets parameters
+            if _RUN_METRIC in mp:
+                chosen[m] = {}
+            elif m not in chosen and canonical_name(m) not in {canonical_name(c) for c in chosen}:
                 chosen[m] = {}
     elif cfg_metrics:
         chosen = cfg_metrics
@@ -174,23 +252,40 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
         chosen = {m: {} for m in default_metrics()}
 
     resolved: dict[str, dict[str, Any]] = {}
+    runs: dict[str, str] = {}
     for name, params in chosen.items():
-        canon = canonical_name(name)
-        merged = dict(cfg_metrics.get(name, cfg_metrics.get(canon, {})))
-        merged.update(params)
-        resolved[canon] = get_metric(canon).resolve_params(merged)
+        named = _RUN_METRIC in params or _RUN_METRIC in cfg_metrics.get(name, {})
+        if named:
+            merged = dict(cfg_metrics.get(name, {}))
+            merged.update(params)
+            metric = _run_metric(name, merged)
+            merged.pop(_RUN_METRIC, None)
+            key = name
+            if key != metric:
+                runs[key] = metric
+        else:
+            metric = canonical_name(name)
+            merged = dict(cfg_metrics.get(name, cfg_metrics.get(metric, {})))
+            merged.update(params)
+            key = metric
+        if key in resolved:
+            raise ConfigError(f"{where}: {key!r} is run twice: give named runs distinct names")
+        resolved[key] = get_metric(metric).resolve_params(merged)
     # parameters named in the config for metrics not chosen are still validated
     for name, params in cfg_metrics.items():
-        get_metric(name).resolve_params(params)
+        p = dict(params)
+        metric = _run_metric(name, p)
+        p.pop(_RUN_METRIC, None)
+        get_metric(metric).resolve_params(p)
 
     thresholds: dict[str, dict[str, float]] = {}
     for name, th in (data.get("thresholds") or {}).items():
         if name in unavailable:
             continue  # a preset metric this installation lacks: its thresholds cannot apply
-        canon = canonical_name(name)
+        canon = name if name in runs else canonical_name(name)
         if not isinstance(th, Mapping):
             raise ConfigError(f"{where}: thresholds of {name!r} must be a mapping like {{high: 0.5}}")
-        spec = get_metric(canon)
+        spec = get_metric(runs.get(canon, canon))
         allowed = set(spec.thresholds) or {"medium", "high"}
         bad = set(th) - allowed
         if bad:
@@ -208,7 +303,7 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
         RiskRule(**{("rule" if k == "risk_rule" else k): v for k, v in risk.items()})  # validate
     return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset, unavailable=unavailable,
                      source=str(config) if isinstance(config, (str, Path)) else None, seed=seed,
-                     risk=risk)
+                     risk=risk, runs=runs, data=_resolve_data(data.get("data"), config, where))
 
 
 def validate_seed(seed: Any, where: str = "seed") -> int | None:

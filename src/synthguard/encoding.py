@@ -74,6 +74,17 @@ class Encoder:
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
         self._vocab: dict[str, dict[object, int]] = {}
+        self._frozen = False
+
+    def freeze(self) -> Encoder:
+        """Stop learning: a value outside a vocabulary then raises instead of getting a new code.
+
+        Used when the vocabularies were computed once over every partition of a distributed table
+        (:mod:`synthguard.distributed`) and copies of this encoder code the partitions independently:
+        a code appended by one copy would differ from another's.
+        """
+        self._frozen = True
+        return self
 
     def is_numeric(self, column: str) -> bool:
         return self.schema.columns[column].is_numeric
@@ -100,6 +111,9 @@ class Encoder:
             key = _key(u)
             code = vocab.get(key)
             if code is None:
+                if self._frozen:
+                    raise ValueError(f"column {series.name!r}: value {u!r} is not in the vocabulary "
+                                     "learnt from every partition (was a table changed during the run?)")
                 code = len(vocab)
                 vocab[key] = code
             mapping[i] = code
@@ -184,14 +198,83 @@ def value_ranges(*blocks: Block) -> np.ndarray:
     """Per numeric column ``max - min`` over all ``blocks`` (NaN skipped; 0 when undefined)."""
     if not blocks or blocks[0].num.shape[1] == 0:
         return np.zeros(0)
+    return ranges_from_bounds(*value_bounds(*blocks))
+
+
+def value_bounds(*blocks: Block) -> tuple[np.ndarray, np.ndarray]:
+    """Per numeric column ``(min, max)`` over all ``blocks``, NaN skipped (``+inf, -inf`` when a
+    column has no value). Bounds of parts combine by ``minimum`` / ``maximum`` (partitioned tables)."""
+    p = blocks[0].num.shape[1] if blocks else 0
+    if p == 0:
+        return np.zeros(0), np.zeros(0)
     stacked = np.concatenate([b.num for b in blocks], axis=0)
     with np.errstate(all="ignore"):
         finite = ~np.isnan(stacked)
-        hi = np.where(finite, stacked, -np.inf).max(axis=0)
-        lo = np.where(finite, stacked, np.inf).min(axis=0)
-        r = hi - lo
+        hi = np.where(finite, stacked, -np.inf).max(axis=0, initial=-np.inf)
+        lo = np.where(finite, stacked, np.inf).min(axis=0, initial=np.inf)
+    return lo, hi
+
+
+def ranges_from_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max - min`` from :func:`value_bounds` (0 where undefined: constant or empty columns)."""
+    with np.errstate(all="ignore"):
+        r = np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64)
     r[~np.isfinite(r)] = 0.0
     return r
+
+
+def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
+    """A 128-bit content hash of every row of ``block`` (encoded with ``categorical_only=False``):
+    ``(n, 2)`` uint64 from two independently seeded 64-bit hash chains over the row's categorical
+    codes and numeric bit patterns (``-0.0`` folded into ``0.0``, every NaN equal), plus the int64
+    columns of ``extra`` (e.g. 128-bit hashes of text values, two columns per text column).
+
+    Each chain folds one column at a time into its state and scrambles it with the splitmix64
+    finaliser (a bijection of 64-bit words), vectorised over rows. Equal rows get equal hashes in
+    every table encoded with the same vocabularies; two different rows collide in both chains with
+    probability about ``2**-128`` (among 10**8 rows: about 10**-23), so exact-row joins over
+    partitions (:mod:`synthguard.distributed`) can use the pair as the row's identity.
+    """
+    parts = [block.cat, _num_codes(block)]
+    if extra is not None:
+        parts.append(np.asarray(extra, dtype=np.int64).reshape(block.n_rows, -1))
+    codes = np.ascontiguousarray(np.concatenate(parts, axis=1)).view(np.uint64)
+    out = np.empty((block.n_rows, 2), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k, (seed, mult) in enumerate(_HASH_CHAINS):
+            h = np.full(block.n_rows, seed, dtype=np.uint64)
+            for j in range(codes.shape[1]):  # loop over columns, vectorised over rows
+                h ^= codes[:, j] * mult + np.uint64(j + 1)
+                h = _splitmix(h)
+            out[:, k] = h
+    return out
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(30))
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+# (seed, odd multiplier) of the two chains: digits of pi and golden-ratio / plastic-number constants
+_HASH_CHAINS = ((np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)),
+                (np.uint64(0x13198A2E03707344), np.uint64(0xD1B54A32D192ED03)))
+
+
+def text_hash128(values: pd.Series) -> np.ndarray:
+    """``(n, 2)`` int64: two independently keyed SipHash-2-4 hashes of each value's text (missing
+    values share one pair), to feed free-text columns into :func:`row_hash128` without a vocabulary."""
+    missing = values.isna().to_numpy()
+    text = values.astype(object).where(~missing, "").astype(str).to_numpy(dtype=object)
+    out = np.empty((len(values), 2), dtype=np.int64)
+    for k, key in enumerate(("sg-text-hash-one", "sg-text-identity")):
+        h = pd.util.hash_array(text, hash_key=key).view(np.int64).copy()
+        h[missing] = np.int64(np.iinfo(np.int64).min) + k
+        out[:, k] = h
+    return out
 
 
 def row_identities(*blocks: Block) -> list[np.ndarray]:

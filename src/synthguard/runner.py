@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -13,14 +14,14 @@ from . import __version__
 from .config import RunConfig, build_config, validate_seed
 from .data.tables import Tables, input_row_records, prepare_tables
 from .encoding import EncodedView
-from .errors import ConfigError, MetricError
+from .errors import ConfigError, InputError, MetricError
 from .registry import ORIGINAL_ROWS_NEEDED, Context, get_metric, missing_inputs
 from .report import Report
 from .results import MetricResult
 from .verdict import RiskRule, assess
 
 
-def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
+def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, metadata: Any = None,
              metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
              seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
              progress: bool = False, generator: Any = None, cache: Any = None,
@@ -30,16 +31,17 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
              alpha: float | None = None,
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
-             control_context: Any = None) -> Report:
+             control_context: Any = None, client: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
     ----------
     original : DataFrame or path, or None
         The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
-        when ``original_stats`` is given.
+        when ``original_stats`` is given. Default: the config's ``data.original``.
     synthetic : DataFrame or path
-        The release to evaluate.
+        The release to evaluate. Default: the config's ``data.synthetic`` (likewise ``control``
+        and ``metadata`` default to ``data.control`` / ``data.metadata``).
     control : DataFrame or path, optional
         Real rows held out from training; gives residual risks and holdout baselines.
     metadata : mapping or path, optional
@@ -91,6 +93,11 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
         Column ordering a person's events (number or date).
     original_context, synthetic_context, control_context : DataFrame or path, optional
         One row per entity (constant per person), joined on the entity key.
+    client : distributed.Client, optional
+        Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
+        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
+        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
+        others are reported ``skipped``. See ``docs/scaling.md``.
 
     Returns
     -------
@@ -105,7 +112,23 @@ def evaluate(original: Any, synthetic: Any, control: Any = None, metadata: Any =
     from .cache import as_cache
 
     seed = validate_seed(seed)
+    if client is not None:
+        from .distributed import evaluate_distributed
+
+        return evaluate_distributed(original, synthetic, control, metadata, metrics, config, seed,
+                                    client=client, preset=preset, backend=backend,
+                                    risk={"rule": risk_rule, "materiality": materiality,
+                                          "release_type": release_type, "alpha": alpha})
     run_config = build_config(metrics, config, preset)
+    paths = dict(run_config.data)
+    if original is None and original_stats is None:
+        original = paths.get("original")
+    synthetic = synthetic if synthetic is not None else paths.get("synthetic")
+    control = control if control is not None else paths.get("control")
+    metadata = metadata if metadata is not None else paths.get("metadata")
+    if synthetic is None:
+        raise InputError("evaluate: no synthetic table: pass it, or name it under 'data:' in the "
+                         "config")
     if seed is None:
         seed = run_config.seed if run_config.seed is not None else 0
     disk = as_cache(cache)
@@ -192,13 +215,16 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False, disable=None)
     for step, name in enumerate(names, start=1):
         params = dict(run_config.metrics[name])
-        spec = get_metric(name)
+        metric = run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
+        spec = get_metric(metric)
         unit = metric_unit(spec) if entities is not None else None
         mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
         if bar is not None:
             bar.set_postfix_str(name)
         t0 = time.perf_counter()
         entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
+        if metric != name:
+            entry["metric"] = metric
         if unit is not None:
             entry["unit"] = unit
         missing = missing_inputs(spec, mctx_base)
@@ -209,13 +235,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                  "original": ORIGINAL_ROWS_NEEDED,
                  "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
         else:
-            mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name))
+            mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name,
+                                                                   run_config.thresholds.get(metric)))
             key = None
             if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-                key = cache.key(mctx.tables, name, params, seed, mctx.thresholds)
+                key = cache.key(mctx.tables, metric, params, seed, mctx.thresholds)
                 hit = cache.get(key)
                 if hit is not None:
-                    results[name] = hit
+                    results[name] = hit if metric == name else dataclasses.replace(hit, name=name)
                     entry["cached"] = True
             if name not in results:
                 try:
@@ -227,9 +254,11 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                         from dataclasses import replace as _replace_unit
 
                         res = _replace_unit(res, evidence=_replace_unit(res.evidence, unit="entities"))
-                    results[name] = res
                     if cache is not None and key is not None:
                         cache.put(key, res)
+                    if metric != name:  # a named run: the result carries its run name
+                        res = dataclasses.replace(res, name=name)
+                    results[name] = res
                 except (MetricError, ConfigError) as exc:
                     entry["status"] = "skipped"
                     entry["reason"] = str(exc)

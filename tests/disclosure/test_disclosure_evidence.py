@@ -289,3 +289,30 @@ def test_new_metrics_in_privacy_preset_and_default():
     for m in ("replicated_uniques", "disco"):
         assert m in PRESETS["privacy"] and m in PRESETS["full"]
         assert m in default_metrics() and get_metric(m).family == "disclosure"
+
+
+def test_cap_and_new_row_evidence_known_answer():
+    from synthguard.metrics.disclosure.cap import cap, generalized_cap
+    from synthguard.metrics.disclosure.new_row_synthesis import new_row_synthesis
+
+    meta = {"columns": {"k": {"sdtype": "categorical"}, "s": {"sdtype": "categorical"},
+                        "v": {"sdtype": "numerical"}},
+            "quasi_identifiers": ["k"], "sensitive": ["s"]}
+    real = pd.DataFrame({"k": list("aabc"), "s": list("xyxx"), "v": [0.0, 10.0, 50.0, 100.0]})
+    control = pd.DataFrame({"k": list("abdd"), "s": list("yyxx"), "v": [0.05, 20.0, 70.0, 99.0]})
+    syn = pd.DataFrame({"k": list("aaabb"), "s": list("xxyyy"), "v": [0.0, 0.0, 30.0, 50.0, 60.0]})
+    ctx = Context.from_frames(real, syn, control, meta, backend="numpy")
+    # CAP pools: a -> x x y (p(x) = 2/3, p(y) = 1/3); b -> y y; c, d absent
+    # training: (a,x) 2/3 > 1/2 yes, (a,y) no, (b,x) 0 no, (c,x) skipped -> 1 of 4
+    # control: (a,y) no, (b,y) 1 yes, (d,x) skipped twice -> 1 of 4
+    ev = cap(ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
+    assert (ev.k_member, ev.n_member, ev.k_non_member, ev.n_non_member) == (1, 4, 1, 4)
+    # generalized: c and d pool every synthetic key at Hamming distance 1 (a and b: x x y y y)
+    # -> p(x) = 2/5 for (c,x), (d,x): still no majority
+    ev = generalized_cap(ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
+    assert (ev.k_member, ev.k_non_member) == (1, 1)
+    # new rows: tolerance 1 % of the original's range of v (100) = 1.0, categorical equal
+    # training (a,x,0) ~ (a,x,0) yes; (a,y,10) no; (b,x,50) no (syn b rows are y); (c,x,100) no
+    # control (a,y,0.05) no (syn (a,y) is at 30); (b,y,20) no; (d,...) no
+    ev = new_row_synthesis(ctx).evidence
+    assert (ev.k_member, ev.n_member, ev.k_non_member, ev.n_non_member) == (1, 4, 0, 4)

@@ -18,7 +18,8 @@ def test_guide_has_petsard_and_syneval_examples():
     blocks = python_blocks(GUIDE.read_text(encoding="utf-8"))
     joined = "\n".join(blocks)
     assert len(blocks) >= 8
-    assert 'ev.create(data={"ori"' in joined and "ev.get_global()" in joined
+    assert "ev.create()" in joined and 'ev.eval({"ori"' in joined     # PETsARD 1.10's contract
+    assert 'create(data={"ori"' in joined and ".get_global()" in joined  # the legacy calls
     assert "PrivacyEvaluator(" in joined and "evaluator.evaluate()" in joined
 
 

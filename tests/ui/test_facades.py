@@ -38,13 +38,17 @@ def test_default_is_quality_report_with_petsard_frames(data):
         assert set(cw.index) == set(data["ori"].columns) and "Score" in cw
         pw = ev.get_pairwise()
         assert pw.index.nlevels == 2 and "Score" in pw
-        assert g["Score"].iloc[0] == pytest.approx(synthguard.evaluate(
-            data["ori"], data["syn"], metrics=["quality_report"]).result("quality_report").value)
+        assert list(g.index) == ["result"]  # PETsARD's global index, its rounding
+        from synthguard.compat.petsard import petsard_metadata
+
+        assert g["Score"].iloc[0] == round(synthguard.evaluate(
+            data["ori"], data["syn"], metrics=["quality_report"],
+            metadata=petsard_metadata(data["ori"])).result("quality_report").value, 2)
 
 
 def test_new_style_eval_returns_dict(data):
     out = Evaluator("sdmetrics-diagnosticreport").eval({"ori": data["ori"], "syn": data["syn"]})
-    assert set(out) == {"global", "columnwise", "pairwise", "details"}
+    assert list(out) == ["global", "columnwise", "pairwise"] and out["pairwise"] is None
     assert {"Score", "Data Validity", "Data Structure"} <= set(out["global"].columns)
 
 
@@ -58,6 +62,10 @@ def test_required_keys_checked_with_clear_message(data, fake_metrics):
         Evaluator("uitest_attack").create(data={"ori": data["ori"], "syn": data["syn"], "holdout": 1})
     with pytest.raises(InputError, match="call eval"):
         Evaluator("uitest_attack").get_global()
+    # PETsARD 1.10's data keys base/target read as ori/syn
+    ev = Evaluator("uitest_attack")
+    ev.create()
+    assert set(ev.eval({"base": data["ori"], "target": data["syn"]})) >= {"global"}
 
 
 def test_any_metric_name_and_generic_global(data, fake_metrics):
@@ -65,9 +73,10 @@ def test_any_metric_name_and_generic_global(data, fake_metrics):
     ev.create(data=data)
     ev.eval()
     g = ev.get_global()
-    assert g.loc["uitest_attack", "value"] == 0.8
-    assert g.loc["uitest_attack", "baseline"] == 0.5
-    assert (g.loc["uitest_attack", "ci_low"], g.loc["uitest_attack", "ci_high"]) == (0.75, 0.85)
+    assert g.loc["result", "metric"] == "uitest_attack"
+    assert g.loc["result", "value"] == 0.8
+    assert g.loc["result", "baseline"] == 0.5
+    assert (g.loc["result", "ci_low"], g.loc["result", "ci_high"]) == (0.75, 0.85)
     assert ev.get_columnwise() is None and ev.get_pairwise() is None
 
 
@@ -96,6 +105,48 @@ def test_anonymeter_methods_map_or_say_unavailable(data):
         assert Evaluator("anonymeter-singlingout", mode="univariate").metric == "singling_out_univariate"
 
 
+def test_synthguard_extras_are_opt_in(data):
+    plain = Evaluator("anonymeter-singlingout", mode="univariate", n_attacks=200)
+    plain.create()
+    g = plain.eval(data)["global"]
+    assert list(g.columns) == ["risk", "risk_CI_btm", "risk_CI_top", "attack_rate", "attack_rate_err",
+                               "baseline_rate", "baseline_rate_err", "control_rate", "control_rate_err"]
+    assert list(g.index) == ["result"] and g.index.name is None
+    ev = Evaluator("anonymeter-singlingout", mode="univariate", n_attacks=200, synthguard_extras=True)
+    ev.create()
+    out = ev.eval(data)
+    g2 = out["global"]
+    assert list(g2.columns[:9]) == list(g.columns)
+    assert {"value", "ci_low", "ci_high", "n", "baseline", "risk_level"} <= set(g2.columns)
+    assert g2["risk"].iloc[0] == round(g2["value"].iloc[0], 2) and g2["n"].iloc[0] == 200
+    assert "synthguard" in out["details"]
+
+
+def test_ml_utility_layout_and_extras(data):
+    ev = Evaluator("mlutility-regression", target="income", metrics=["r2_score", "rmse"])
+    ev.create()
+    out = ev.eval(data)
+    assert list(out) == ["global", "details"] and sorted(out["details"]) == ["ori", "syn"]
+    g = out["global"]
+    assert list(g["metric"]) == ["r2_score", "rmse"]
+    assert list(g.columns[:4]) == ["metric", "ori", "syn", "diff"]
+    ev = Evaluator("mlutility-regression", target="income", metrics=["r2_score", "rmse"],
+                   synthguard_extras=True)
+    ev.create()
+    g2 = ev.eval(data)["global"]
+    assert {"model", "n_train", "n_test", "ci_low", "ci_high"} <= set(g2.columns)
+    pd.testing.assert_frame_equal(g2[list(g.columns)], g)
+    raw = ev.ml_result
+    for m in ("r2_score", "rmse"):
+        d = raw.scores["syn"][m] - raw.scores["ori"][m]
+        lo, hi = raw.ci[m]
+        assert lo <= d <= hi, (m, lo, d, hi)
+    with pytest.raises(ConfigError, match="n_clusters must be an integer"):
+        Evaluator("mlutility-cluster", n_clusters=[4, 5]).eval(data)
+    with pytest.raises(ConfigError, match="not available for regression"):
+        Evaluator("mlutility-regression", target="income", metrics=["f1_score"]).eval(data)
+
+
 def test_anonymeter_global_columns(data):
     if not is_registered("singling_out_univariate"):
         pytest.fail("singling_out_univariate is part of the contract")
@@ -120,6 +171,21 @@ class RowCount(EvaluatorBase):
                 "pairwise": "ignored: not in the granularity list"}
 
 
+class BaseTarget(EvaluatorBase):
+    REQUIRED_INPUT_KEYS = ["base", "target"]
+    AVAILABLE_SCORES_GRANULARITY = ["global"]
+
+    def eval(self, data):
+        return {"global": pd.DataFrame({"rows": [len(data["base"]) + len(data["target"])]})}
+
+
+def test_custom_with_base_target_keys(data):
+    ev = Evaluator(BaseTarget)
+    ev.create()
+    assert ev.eval({"base": data["ori"], "target": data["syn"].head(10)})["global"]["rows"].iloc[0] == 310
+    assert ev.eval({"ori": data["ori"], "syn": data["syn"].head(10)})["global"]["rows"].iloc[0] == 310
+
+
 def test_custom_subclass(data):
     ev = Evaluator(RowCount, scale=2)
     ev.create(data={"ori": data["ori"], "syn": data["syn"].head(150)})
@@ -139,12 +205,17 @@ def test_custom_method_from_file(tmp_path, data):
             AVAILABLE_SCORES_GRANULARITY = ["global"]
 
             def eval(self, data):
-                return {"global": pd.DataFrame({"n_control": [len(data["control"])]})}
+                return {"global": pd.DataFrame({"n_control": [len(data["control"])],
+                                                "eval_method": [self.config["eval_method"]],
+                                                "k": [self.config.get("k")]})}
     """), encoding="utf-8")
-    ev = Evaluator("custom_method", module_path=str(mod), class_name="MyEval")
+    ev = Evaluator("custom_method", module_path=str(mod), class_name="MyEval", k=7)
     ev.create(data=data)
     ev.eval()
     assert ev.get_global()["n_control"].iloc[0] == 300
+    # PETsARD hands the class its whole config, eval_method included
+    assert ev.get_global()["eval_method"].iloc[0] == "custom_method"
+    assert ev.get_global()["k"].iloc[0] == 7
     legacy = Evaluator("custom_method", custom_method={"filepath": str(mod), "method": "MyEval"})
     with pytest.raises(InputError, match="'control'"):
         legacy.create(data={"ori": data["ori"], "syn": data["syn"]})

@@ -1,4 +1,4 @@
-"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo`` (and more as families land).
+"""The ``synthguard`` command line: ``evaluate``, ``metrics``, ``demo``, ``run`` (a PETsARD YAML), and more.
 
 Every :class:`~synthguard.errors.SynthguardError` becomes one line on stderr and exit code 2.
 """
@@ -32,8 +32,9 @@ from . import demo as _demo  # noqa: E402
 from . import evaluate as _evaluate  # noqa: E402
 from . import metrics as _metrics  # noqa: E402
 from . import profile as _profile  # noqa: E402
+from . import run as _run  # noqa: E402
 
-for _mod in (_evaluate, _metrics, _demo, _profile):
+for _mod in (_evaluate, _metrics, _demo, _profile, _run):
     main.add_command(_mod.command)
 
 # optional command modules contributed by later families

@@ -43,16 +43,18 @@ def risk_options(func):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Real rows the generator was trained on (.csv or .parquet).")
+@click.option("--original", "-o", default=None, type=click.Path(path_type=Path),
+              help="Real rows the generator was trained on (.csv or .parquet; with --scheduler/--workers "
+                   "also a folder or glob of Parquet files). Default: the config's data.original.")
 @click.option("--original-stats", "original_stats", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Instead of --original: the original's statistics written by 'synthguard profile' "
                    "(fidelity metrics only; metrics that need the rows are skipped).")
-@click.option("--synthetic", "-s", required=True, multiple=True,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="The release to evaluate. Repeat to compare several releases side by side.")
-@click.option("--control", "-c", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--synthetic", "-s", multiple=True,
+              type=click.Path(path_type=Path),
+              help="The release to evaluate. Repeat to compare several releases side by side. "
+                   "Default: the config's data.synthetic.")
+@click.option("--control", "-c", type=click.Path(path_type=Path), default=None,
               help="Real rows held out from training (enables baselines and residual risks).")
 @click.option("--metadata", "-m", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SynEval-style metadata JSON/YAML (sdtypes, quasi_identifiers, sensitive...).")
@@ -74,6 +76,10 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
+@click.option("--workers", default=None, type=click.IntRange(min=1),
+              help="Run on a local Dask cluster of this many worker processes; needs synthguard[dask].")
 @click.option("--entity-key", default=None,
               help="Column naming the person each row belongs to (many rows per person): privacy is "
                    "then measured per entity (docs/entity-level.md).")
@@ -91,7 +97,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             release_type: str | None, fail_on: str | None, no_progress: bool,
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,
-            control_context: Path | None = None) -> None:
+            control_context: Path | None = None, scheduler: str | None = None,
+            workers: int | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -99,6 +106,19 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     """
     check_outputs(json_path, html_path)
     cache = resolve_cache(use_cache, cache_dir)
+    if (original is None and original_stats is None) or not synthetic:
+        # take them from the config's data: block
+        from ..config import build_config
+        from ..errors import InputError
+
+        paths = dict(build_config(None, config, None).data) if config is not None else {}
+        if original is None and original_stats is None and "original" in paths:
+            original = Path(paths["original"])
+        if not synthetic and "synthetic" in paths:
+            synthetic = (Path(paths["synthetic"]),)
+        if not synthetic or (original is None and original_stats is None):
+            raise InputError("evaluate needs --original (or --original-stats) and --synthetic, or a "
+                             "--config whose 'data:' block names original and synthetic files")
     if (original is None) == (original_stats is None):
         raise click.UsageError("give exactly one of --original and --original-stats")
     if original_stats is not None and len(synthetic) > 1:
@@ -109,6 +129,15 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                                  "control_context": control_context}.items() if v is not None}
     if entity and len(synthetic) > 1:
         raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
+    if scheduler or workers:
+        if entity or original is None:
+            raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
+        from ..distributed.cli import run_distributed
+
+        report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
+                                 backend, scheduler, workers, json_path, html_path, write_outputs, risk)
+        exit_on_verdict([report.verdict.level], fail_on)
+        return
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
                            metadata=metadata, metrics=metrics, config=config, seed=seed,

@@ -21,7 +21,7 @@ from ..registry import Context, Param, register
 from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ..stats import difference_ci, make_rng, percentile_ci, proportion, tail_counts
 
-__all__ = ["dcr", "nndr", "distance_setup", "balanced_rows"]
+__all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "closer_share_from"]
 
 ZERO = 1e-12  # distances at or below this count as "zero" (exact copies under the metric)
 
@@ -99,12 +99,19 @@ def balanced_rows(frame: pd.DataFrame, n: int, seed: int, label: str) -> np.ndar
     """
     if n >= len(frame):
         return np.arange(len(frame))
+    mixed = balanced_keys(frame, seed, label)
+    return np.sort(np.argsort(mixed, kind="stable")[:n])
+
+
+def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:
+    """The seeded content keys :func:`balanced_rows` keeps the ``n`` smallest of (ties by position);
+    a row's key depends on its content only, so partitions of a table can compute theirs apart."""
     h = pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64)
     salt = make_rng(seed, "balanced_rows", label).integers(1, 2**62, dtype=np.uint64)
     with np.errstate(over="ignore"):
         mixed = (h ^ salt) * np.uint64(0x9E3779B97F4A7C15)
         mixed ^= mixed >> np.uint64(29)
-    return np.sort(np.argsort(mixed, kind="stable")[:n])
+    return mixed
 
 
 def _summary(values: np.ndarray, q: float, ctx: Context, label: str, n_boot: int,
@@ -220,14 +227,19 @@ def _closer_share(ctx: Context, cl: float) -> dict[str, Any] | None:
         rows = balanced_rows(ctx.tables.get(role)[cols], n, ctx.seed, role)
         block = ctx.encoded.block(role, cols).take(rows)
         dist[role] = kneighbors(q, block, metric, 1, backend=ctx.backend).distances[:, 0]
-    d_o, d_c = dist["original"], dist["control"]
-    closer = int((d_o < d_c).sum())
-    tied = int((d_o == d_c).sum())
-    out = dict(proportion(closer, d_o.size, cl), share_tied=proportion(tied, d_o.size, cl),
-               reference_rows=n, expected="about 0.5 (minus half the ties) when the release is no "
-                                          "closer to the training rows than to unseen real rows")
+    out = closer_share_from(dist["original"], dist["control"], n, cl)
     ctx.cache[key] = out
     return out
+
+
+def closer_share_from(d_o: np.ndarray, d_c: np.ndarray, n: int, cl: float) -> dict[str, Any]:
+    """The ``share_closer_to_original`` entry from the synthetic rows' nearest distances to the
+    (size-matched) original and control (shared with :mod:`synthguard.distributed`)."""
+    closer = int((d_o < d_c).sum())
+    tied = int((d_o == d_c).sum())
+    return dict(proportion(closer, d_o.size, cl), share_tied=proportion(tied, d_o.size, cl),
+                reference_rows=n, expected="about 0.5 (minus half the ties) when the release is no "
+                                           "closer to the training rows than to unseen real rows")
 
 
 @register(

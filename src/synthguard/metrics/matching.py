@@ -17,7 +17,8 @@ from ..registry import Context, Param, register
 from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ..stats import difference_ci, proportion
 
-__all__ = ["exact_matches", "ims", "matching_columns", "row_identities_for"]
+__all__ = ["copy_evidence_counts", "exact_matches", "exact_matches_result", "ims", "ims_result",
+           "matching_columns", "row_identities_for"]
 
 
 def _positive_int(v: Any) -> str | None:
@@ -71,31 +72,6 @@ def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[
              "original_duplicates": int(dups[i])} for i in order]
 
 
-def _copy_evidence(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray,
-                   confidence_level: float) -> Evidence:
-    """Per real record: is it reproduced verbatim in the release? Training vs control records,
-    counted among records whose row is unique in the pooled real data (original + control).
-
-    Rows many real people share (a child with no income, say) match a release by chance as often
-    for control as for training records and only add noise; a copy of a unique row is the evidence
-    of memorisation. Uniqueness is decided on the pooled table, which does not depend on who is a
-    member, so Fisher's test stays exact under the null.
-    """
-    pooled = np.concatenate([orig, ctl])
-    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
-    unique = counts[inv.ravel()] == 1
-    u_o, u_c = unique[:orig.size], unique[orig.size:]
-    hit = _in(pooled, syn)
-    return Evidence.from_counts(
-        "share of records (unique in the real data) with an exact copy in the release",
-        int((hit[:orig.size] & u_o).sum()), int(u_o.sum()), int((hit[orig.size:] & u_c).sum()),
-        int(u_c.sum()),
-        baseline="control rows: real people the generator never saw, against the same release",
-        confidence_level=confidence_level, weight=3.0,
-        note=f"{int((~u_o).sum())} training and {int((~u_c).sum())} control records whose row other "
-             "real records share are left out of the test (see all_records_evidence)")
-
-
 @register(
     "exact_matches", family="privacy", direction="lower is safer",
     optional_needs=("control",),
@@ -129,29 +105,63 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
     syn, orig = ids["synthetic"], ids["original"]
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    k = int(_in(syn, orig).sum())
-    rate = proportion(k, syn.size, confidence_level)
     _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
-    dup = proportion(int((counts[inv.ravel()] > 1).sum()), orig.size, confidence_level)
+    control = evidence = None
+    if "control" in ids:
+        ctl = ids["control"]
+        control = (int(_in(ctl, orig).sum()), int(ctl.size))
+        if ctl.size:
+            evidence = copy_evidence_counts(orig, ctl, syn)
+    return exact_matches_result(
+        ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
+        n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
+        records=_copied_records(syn, orig, top_n), evidence_counts=evidence,
+        confidence_level=confidence_level)
+
+
+def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> dict[str, int]:
+    """The counts behind the exact-copy evidence (see :func:`_copy_evidence`)."""
+    pooled = np.concatenate([orig, ctl])
+    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    unique = counts[inv.ravel()] == 1
+    u_o, u_c = unique[:orig.size], unique[orig.size:]
+    hit = _in(pooled, syn)
+    return {"unique_hit_o": int((hit[:orig.size] & u_o).sum()), "unique_o": int(u_o.sum()),
+            "unique_hit_c": int((hit[orig.size:] & u_c).sum()), "unique_c": int(u_c.sum()),
+            "hit_o": int(hit[:orig.size].sum()), "hit_c": int(hit[orig.size:].sum()),
+            "n_o": int(orig.size), "n_c": int(ctl.size)}
+
+
+def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
+                         n_duplicated: int, n_original: int, control: tuple[int, int] | None,
+                         records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
+                         confidence_level: float = 0.95) -> MetricResult:
+    """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
+
+    ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
+    ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
+    ``evidence_counts`` from :func:`copy_evidence_counts` (non-empty control only).
+    """
+    rate = proportion(k, n_synthetic, confidence_level)
+    dup = proportion(n_duplicated, n_original, confidence_level)
     details: dict[str, Any] = {
         "percentage": 100.0 * rate["value"],
         "synthetic_match_rate": rate,
         "original_duplication_rate": dup,
         "control_match_rate": None,
         "difference_to_baseline": None,
-        "threshold": ctx.thresholds.get("high"),
-        "columns": matching_columns(ctx),
+        "threshold": thresholds.get("high"),
+        "columns": columns,
     }
     warning = None
-    if "control" in ids:
-        ctl = ids["control"]
-        kc = int(_in(ctl, orig).sum())
-        base = proportion(kc, ctl.size, confidence_level) if ctl.size else None
+    if control is not None:
+        kc, n_ctl = control
+        base = proportion(kc, n_ctl, confidence_level) if n_ctl else None
         if base is None:
             baseline = Baseline(None, "no baseline: the control table has no rows")
         else:
             details["control_match_rate"] = base
-            diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+            diff = difference_ci(k, n_synthetic, kc, n_ctl, confidence_level)
             details["difference_to_baseline"] = diff
             baseline = Baseline(base["value"], "control vs original: share of real held-out rows "
                                 "equal to some original row", tuple(base["ci"]))
@@ -160,20 +170,26 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
                            "rows match the original as often (common rows, not memorisation)")
     else:
         baseline = Baseline(None, "no baseline: no control given")
-    level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
+    level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
     if level == "high" and warning is None:
-        warning = (f"{k} of {syn.size} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
+        warning = (f"{k} of {n_synthetic} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
                    "original rows")
     evidence = None
-    if "control" in ids and ids["control"].size:
-        evidence = _copy_evidence(orig, ids["control"], syn, confidence_level)
+    if evidence_counts is not None:
+        e = evidence_counts
+        evidence = Evidence.from_counts(
+            "share of records (unique in the real data) with an exact copy in the release",
+            e["unique_hit_o"], e["unique_o"], e["unique_hit_c"], e["unique_c"],
+            baseline="control rows: real people the generator never saw, against the same release",
+            confidence_level=confidence_level, weight=3.0,
+            note=f"{e['n_o'] - e['unique_o']} training and {e['n_c'] - e['unique_c']} control records "
+                 "whose row other real records share are left out of the test (see all_records_evidence)")
         details["all_records_evidence"] = Evidence.from_counts(
-            "share of records with an exact copy in the release", int(_in(orig, syn).sum()),
-            int(orig.size), int(_in(ids["control"], syn).sum()), int(ids["control"].size),
-            confidence_level=confidence_level).to_dict()
+            "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
+            e["n_c"], confidence_level=confidence_level).to_dict()
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
-                        tuple(rate["ci"]), syn.size, level, warning, details,
-                        _copied_records(syn, orig, top_n), evidence=evidence)
+                        tuple(rate["ci"]), n_synthetic, level, warning, details, records,
+                        evidence=evidence)
 
 
 @register(
@@ -213,43 +229,54 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
     syn = np.unique(ids["synthetic"])
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    k = int(_in(syn, orig).sum())
-    rate = proportion(k, syn.size, confidence_level)
-    details: dict[str, Any] = {"distinct_synthetic_rows": int(syn.size), "matched_distinct_rows": k,
+    control = None
+    if "control" in ids and ids["control"].size:
+        ctl = np.unique(ids["control"])
+        control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
+                   int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
+    return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
+                      control=control, confidence_level=confidence_level)
+
+
+def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,
+               confidence_level: float = 0.95) -> MetricResult:
+    """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
+    in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
+    rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
+    :mod:`synthguard.distributed`)."""
+    rate = proportion(k, n_distinct, confidence_level)
+    details: dict[str, Any] = {"distinct_synthetic_rows": int(n_distinct), "matched_distinct_rows": k,
                                "passed": None, "difference_to_baseline": None,
                                "significantly_above_baseline": None,
                                "method": "distinct synthetic rows found in original vs distinct control "
                                          "rows found in original"}
     warning = None
-    if "control" in ids and ids["control"].size:
-        ctl = np.unique(ids["control"])
-        kc = int(_in(ctl, orig).sum())
-        base = proportion(kc, ctl.size, confidence_level)
-        diff = difference_ci(k, syn.size, kc, ctl.size, confidence_level)
+    evidence = None
+    if control is not None:
+        kc, n_ctl, k_rows, n_rows, kc_rows, nc_rows = control
+        base = proportion(kc, n_ctl, confidence_level)
+        diff = difference_ci(k, n_distinct, kc, n_ctl, confidence_level)
         baseline = Baseline(base["value"], "control vs original: share of distinct real held-out rows "
                             "found in the original", tuple(base["ci"]))
         significant = bool(diff["ci"][0] > 0)
         details.update(passed=bool(rate["value"] <= base["value"]), difference_to_baseline=diff,
-                       significantly_above_baseline=significant, distinct_control_rows=int(ctl.size))
+                       significantly_above_baseline=significant, distinct_control_rows=int(n_ctl))
         excess = max(0.0, diff["value"])
-        level = level_from_thresholds(excess, ctx.thresholds, "lower is safer") if significant else "low"
+        level = level_from_thresholds(excess, thresholds, "lower is safer") if significant else "low"
         if not details["passed"] and not significant:
             warning = "IMS is above the control baseline but within sampling error"
-    else:
-        baseline = Baseline(None, "no baseline: no control given")
-        level = level_from_thresholds(rate["value"], ctx.thresholds, "lower is safer")
-        warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
-                   "compares the raw share with the thresholds")
-    evidence = None
-    if "control" in ids and ids["control"].size:
         # per row (duplicates included, so both sides are plain random samples): release rows found
         # in the original against control rows found in the original
         evidence = Evidence.from_counts(
-            "share of rows found verbatim in the original", int(_in(ids["synthetic"], orig).sum()),
-            int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size),
+            "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
             baseline="control rows found in the original (real rows of the same population)",
             confidence_level=confidence_level,
             note="per release row, not per training record: the effect is the share of the release "
                  "that copies training rows beyond chance")
+    else:
+        baseline = Baseline(None, "no baseline: no control given")
+        level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
+        warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
+                   "compares the raw share with the thresholds")
     return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
-                        int(syn.size), level, warning, details, evidence=evidence)
+                        int(n_distinct), level, warning, details, evidence=evidence)

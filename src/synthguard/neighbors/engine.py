@@ -150,9 +150,19 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
     return np.argsort(leaves, kind="stable")
 
 
+def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto") -> _Tree | None:
+    """The box tree of ``reference`` under ``metric``, built once and passed to :func:`kneighbors`
+    (``index=``) for many query blocks (one tree per reference partition in
+    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree."""
+    if _resolve(backend) != "numba" or reference.n_rows == 0:
+        return None
+    wn, wc = metric.weights(reference.num.shape[1], reference.cat.shape[1])
+    return _build_tree(reference, metric, wn, wc)
+
+
 def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
                exclude_self: bool = False, backend: str = "auto",
-               progress: Callable[[int], None] | None = None) -> Neighbors:
+               progress: Callable[[int], None] | None = None, index: _Tree | None = None) -> Neighbors:
     """Exact k nearest reference rows of every query row.
 
     Parameters
@@ -170,6 +180,8 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
         Kernel; results are identical.
     progress : callable, optional
         Called with the number of query rows finished, for progress bars.
+    index : optional
+        The tree of ``reference`` from :func:`reference_index` (same metric), not rebuilt here.
 
     Returns
     -------
@@ -195,7 +207,7 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
     idx = np.full((nq, k), -1, dtype=np.int64)
     if nq == 0 or reference.n_rows == 0:
         return Neighbors(d, idx)
-    tree = _build(reference, metric, wn, wc)
+    tree = index if index is not None else _build(reference, metric, wn, wc)
     order = _query_order(query, tree, metric, wn, wc)
     for start in range(0, nq, _QUERY_CHUNK):
         rows = order[start:start + _QUERY_CHUNK]

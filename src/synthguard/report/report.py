@@ -91,6 +91,8 @@ class Report:
                 metrics[name]["cached"] = True
             if entry.get("unit"):
                 metrics[name]["unit"] = entry["unit"]
+            if entry.get("metric"):  # a named run: the registered metric it ran
+                metrics[name]["metric"] = entry["metric"]
         out = to_jsonable(self._header)
         out["verdict"] = self._verdict.to_dict()
         out["metrics"] = metrics

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from ...results import MetricResult
+from ...results import Evidence, MetricResult
 from . import _queries as Q
 from ._common import (
     DIRECTION,
@@ -473,7 +473,39 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
     records = _records(ctx, data, queries, success, n_records) if n_records else None
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
-    return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text)
+    evidence = None
+    if data.ctl is not None:
+        evidence = _paired_evidence(ctx, data, queries, k_base, confidence_level)
+    return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
+                        evidence)
+
+
+def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
+                     confidence_level: float) -> Evidence:
+    """The same queries on equal-size training and control tables, tested pairwise.
+
+    The larger table is subsampled (seeded, over the canonical rows, so row order does not
+    matter) to the smaller one's size: a query singles out a row more easily in a small table,
+    so only equal sizes compare like with like, and no fitted size correction enters the test.
+    Each query then either singles out a training record, a control record, both or neither;
+    under the null (training and control are a random split of real people the release does not
+    depend on) the two discordant kinds are equally likely, which the exact McNemar test checks.
+    """
+    n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
+    m = min(n_o, n_c)
+    rng = ctx.rng("evidence_equal_size")
+
+    def side(X: np.ndarray) -> np.ndarray:
+        if X.shape[0] > m:
+            X = X[np.sort(rng.choice(X.shape[0], size=m, replace=False))]
+        return count_queries(Q.ColumnIndex(X) if k_base > 1 else X, queries, cap=2) == 1
+
+    a, b = side(data.ori), side(data.ctl)
+    return Evidence.from_paired(
+        "share of singling-out queries that single out exactly one record (training vs control, "
+        f"tables of equal size {m})", int((a & ~b).sum()), int((~a & b).sum()), int(a.size),
+        int(a.sum()), int(b.sum()), baseline="the same queries on the control rows",
+        confidence_level=confidence_level)
 
 
 def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_records: int

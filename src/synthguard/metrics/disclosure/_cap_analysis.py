@@ -42,10 +42,37 @@ class CapAnalysis:
         return int(self.rows.counted.sum())
 
     @property
+    def n_rows(self) -> int:
+        """Original rows analysed."""
+        return int(self.rows.probability.size)
+
+    @property
+    def n_exact_key_match(self) -> int:
+        """Original rows whose key some synthetic row has."""
+        return int((self.rows.distance == 0).sum())
+
+    def class_sizes(self) -> list[dict[str, Any]]:
+        """:func:`class_size_breakdown` of the rows."""
+        return class_size_breakdown(self.rows)
+
+    def top_records(self, limit: int) -> list[dict[str, Any]]:
+        """:func:`records` of the analysis."""
+        return records(self, limit)
+
+    @property
     def cap_protection(self) -> float:
-        """``1 - mean(probability)`` over counted rows (NaN when none is counted)."""
-        p = self.rows.probability[self.rows.counted]
-        return float(1.0 - p.mean()) if p.size else float("nan")
+        """``1 - mean(probability)`` over counted rows (NaN when none is counted); the sum is exactly
+        rounded, so it does not depend on the order of the rows (nor on how they are partitioned)."""
+        n = self.n_counted
+        return float(1.0 - self.sum_probability() / n) if n else float("nan")
+
+    def sum_probability(self) -> float:
+        """Exactly rounded sum of the counted probabilities."""
+        return exact_sum(self.rows.probability[self.rows.counted])
+
+    def sum_complement(self) -> float:
+        """Exactly rounded sum of ``1 - p`` over the counted rows."""
+        return exact_sum(1.0 - self.rows.probability[self.rows.counted])
 
     def protection_ci(self, confidence_level: float = 0.95) -> tuple[float, float] | None:
         """Wilson interval of ``1 - mean(p)`` with ``sum(1 - p)`` as the fractional success count.
@@ -56,8 +83,36 @@ class CapAnalysis:
         n = self.n_counted
         if n == 0:
             return None
-        k = float(np.sum(1.0 - self.rows.probability[self.rows.counted]))
+        k = self.sum_complement()
         return wilson_interval(min(max(k, 0.0), n), n, confidence_level)
+
+
+def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> float:
+    """``sum(values * counts)`` correctly rounded (``math.fsum`` over the exact products), so equal
+    multisets give equal bits whatever the order: per-row values in one process, (value, count)
+    tables merged from partitions in :mod:`synthguard.distributed`. ``counts`` (default 1) must be
+    integers below 2**53."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if counts is None:
+        uniq, cnt = np.unique(v, return_counts=True)  # fewer terms; the exact total is the same
+        cnt = cnt.astype(np.float64)
+    else:
+        uniq, cnt = v, np.asarray(counts, dtype=np.float64).ravel()
+    if uniq.size == 0:
+        return 0.0
+    # Dekker's exact product: uniq * cnt == hi + lo without rounding error (Veltkamp splitting)
+    hi = uniq * cnt
+    split = 134217729.0  # 2**27 + 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        a_big = split * uniq
+        a_hi = a_big - (a_big - uniq)
+        a_lo = uniq - a_hi
+        b_big = split * cnt
+        b_hi = b_big - (b_big - cnt)
+        b_lo = cnt - b_hi
+        lo = ((a_hi * b_hi - hi) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    lo = np.where(np.isfinite(lo), lo, 0.0)
+    return math.fsum(np.concatenate([hi, lo]).tolist())
 
 
 def cap_codes(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], *,
@@ -126,7 +181,7 @@ def analyse_codes(real: np.ndarray, syn: np.ndarray, keys: Sequence[str], sensit
         for j, name in enumerate(sensitive):  # loop over sensitive columns
             r = cap_rows(rk, rs[:, [j]], sk, ss[:, [j]], method)
             p = r.probability[r.counted]
-            fields[name] = {"cap_protection": float(1 - p.mean()) if p.size else None,
+            fields[name] = {"cap_protection": float(1 - exact_sum(p) / p.size) if p.size else None,
                             "baseline_protection": 1.0 - 1.0 / n_cat[j], "n": int(p.size)}
     return CapAnalysis(method, list(keys), list(sensitive), rows, n_cat, fields)
 
@@ -143,7 +198,7 @@ def class_size_breakdown(rows: CapRows) -> list[dict[str, Any]]:
             continue
         label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
         out.append({"class_size": label, "n_original_rows": n_rows, "n_counted": int(p.size),
-                    "cap_protection": float(1 - p.mean()) if p.size else None})
+                    "cap_protection": float(1 - exact_sum(p) / p.size) if p.size else None})
     return out
 
 

@@ -28,7 +28,7 @@ from ._common import (
     thresholds,
 )
 
-__all__ = ["k_anonymity", "l_diversity"]
+__all__ = ["k_anonymity", "k_anonymity_result", "l_diversity"]
 
 
 def _common_params() -> list[Param]:
@@ -83,6 +83,18 @@ def _size_histogram(sizes: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
+def _size_histogram_counts(sizes: np.ndarray, counts: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`_size_histogram` from distinct class sizes and the number of classes of each size."""
+    out = []
+    for lo, hi in CLASS_SIZE_BINS:  # a handful of bins
+        sel = (sizes >= lo) & (sizes <= (hi if hi is not None else np.iinfo(np.int64).max))
+        if sel.any():
+            label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
+            out.append({"class_size": label, "n_classes": int(counts[sel].sum()),
+                        "n_records": int((sizes[sel] * counts[sel]).sum())})
+    return out
+
+
 def _summary(class_of_row: np.ndarray, below: np.ndarray, stat: np.ndarray, name: str) -> dict[str, Any]:
     n = class_of_row.size
     k_below = int(below.sum())
@@ -125,36 +137,65 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     n_ids = int(max(ro.max(), rs.max())) + 1
     size_o = np.bincount(ro, minlength=n_ids)
     size_s = np.bincount(rs, minlength=n_ids)
-    out: dict[str, Any] = {"quasi_identifiers": qis, "continuous_column_names": cont, "k": k}
+    per_role = {}
     for role, ids, sizes in (("original", ro, size_o), ("synthetic", rs, size_s)):
-        row_size = sizes[ids]
-        stat = sizes[np.unique(ids)]
-        summ = _summary(ids, row_size < k, stat, "k")
-        summ["class_sizes"] = _size_histogram(stat)
-        out[role] = summ
-    value = out["synthetic"]["k"]
+        per_role[role] = np.unique(sizes[np.unique(ids)], return_counts=True)
     # synthetic records in small classes; how many original rows share their quasi-identifiers
     row_size = size_s[rs]
     small = np.flatnonzero(row_size < k)
     order = small[np.lexsort((small, row_size[small]))][:max_records]
     recs = [{"synthetic_row": int(i), "class_size": int(row_size[i]),
              "original_class_size": int(size_o[rs[i]])} for i in order]
-    out["synthetic_unique_in_original"] = int(((row_size == 1) & (size_o[rs] == 1)).sum())
-    level = level_from_thresholds(value, thresholds(ctx, name), "higher is safer")
+    unique_both = int(((row_size == 1) & (size_o[rs] == 1)).sum())
+    return k_anonymity_result(thresholds(ctx, name), qis, cont, k, per_role, unique_both, recs,
+                              release_type=getattr(ctx, "release_type", "synthetic"))
+
+
+def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
+                       class_sizes: dict[str, tuple[np.ndarray, np.ndarray]], unique_both: int,
+                       records: list[dict[str, Any]], *, release_type: str = "synthetic") -> MetricResult:
+    """The :func:`k_anonymity` result from its class-size tables (shared with
+    :mod:`synthguard.distributed`).
+
+    ``class_sizes[role] = (sizes, n_classes)``: the distinct equivalence-class sizes of the role and
+    how many classes have each; ``unique_both`` = synthetic rows unique in both tables.
+    """
+    out: dict[str, Any] = {"quasi_identifiers": qis, "continuous_column_names": cont, "k": k}
+    for role in ("original", "synthetic"):
+        sizes, counts = (np.asarray(a, dtype=np.int64) for a in class_sizes[role])
+        n = int((sizes * counts).sum())
+        k_below = int((sizes * counts)[sizes < k].sum())
+        summ = {"k": int(sizes.min()), "n_records": n, "n_classes": int(counts.sum()),
+                "n_records_below": k_below, "share_records_below": k_below / n,
+                "share_records_below_ci": list(wilson_interval(k_below, n))}
+        summ["class_sizes"] = _size_histogram_counts(sizes, counts)
+        out[role] = summ
+    value = out["synthetic"]["k"]
+    out["synthetic_unique_in_original"] = int(unique_both)
+    level = level_from_thresholds(value, thresholds, "higher is safer")
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
                    f"k={k}; {out['synthetic_unique_in_original']} of them are unique in both tables")
+    n_syn = out["synthetic"]["n_records"]
     evidence = _anonymised_evidence(
-        ctx, out["synthetic"]["n_records_below"], int(rs.size),
+        _ReleaseType(release_type), out["synthetic"]["n_records_below"], n_syn,
         f"share of release records (real people) in quasi-identifier classes of fewer than k={k} "
         "records")
     if evidence is None:
         out["verdict_role"] = _SYNTHETIC_NOTE
-    return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
+    return MetricResult(name="k_anonymity", family="disclosure", value=float(value),
+                        direction="higher is safer",
                         baseline=Baseline(float(out["original"]["k"]), "k of the original table"),
-                        ci=None, n=int(rs.size), risk_level=level, warning=warning, details=out,
-                        records=recs, evidence=evidence)
+                        ci=None, n=n_syn, risk_level=level, warning=warning, details=out,
+                        records=records, evidence=evidence)
+
+
+class _ReleaseType:
+    """The one attribute :func:`_anonymised_evidence` reads from a context."""
+
+    def __init__(self, release_type: str) -> None:
+        self.release_type = release_type
 
 
 @register("l_diversity", family="disclosure", direction="higher is safer",

@@ -17,14 +17,7 @@ import pandas as pd
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult, level_from_thresholds
-from ._cap_analysis import (
-    CapAnalysis,
-    analyse,
-    cap_evidence,
-    class_size_breakdown,
-    records,
-    safe_ratio,
-)
+from ._cap_analysis import CapAnalysis, analyse, cap_evidence, safe_ratio
 from ._cap_core import METHODS
 from ._common import check_non_negative_int, has_control, resolve_fields
 
@@ -49,11 +42,14 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
 
 def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: int,
                relative: bool, extra: dict[str, Any] | None = None,
-               value: float | None = None, continuous: Any = (), bins: int = 10) -> MetricResult:
+               value: float | None = None, continuous: Any = (), bins: int = 10,
+               evidence: Any = "auto") -> MetricResult:
     """The :class:`MetricResult` of a CAP analysis.
 
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
     ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
+    ``evidence``: ``"auto"`` computes the training-vs-control evidence when the context has a control
+    table; an :class:`~synthguard.results.Evidence` (or ``None``) is used as given (distributed runs).
     """
     cap_prot = analysis.cap_protection if value is None else value
     base = analysis.baseline
@@ -81,7 +77,6 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
                    "values: no disclosure is measurable with these key fields")
     else:
         level = level_from_thresholds(ratio, ctx.thresholds or THRESHOLDS, "higher is safer")
-    rows = analysis.rows
     details: dict[str, Any] = {
         "score": val,
         "key_fields": analysis.keys,
@@ -89,23 +84,22 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
         "computation_method": analysis.method,
         "cap_protection": cap_prot,
         "baseline_protection": base,
-        "n_original_rows": int(rows.probability.size),
+        "n_original_rows": analysis.n_rows,
         "n_counted": analysis.n_counted,
-        "n_exact_key_match": int((rows.distance == 0).sum()),
-        "n_key_not_in_synthetic": int((rows.distance != 0).sum()),
+        "n_exact_key_match": analysis.n_exact_key_match,
+        "n_key_not_in_synthetic": analysis.n_rows - analysis.n_exact_key_match,
         "n_sensitive_categories": analysis.n_categories,
-        "per_class_size": class_size_breakdown(rows),
+        "per_class_size": analysis.class_sizes(),
     }
     if analysis.per_field:
         details["per_sensitive_field"] = analysis.per_field
     details.update(extra or {})
-    evidence = None
-    if has_control(ctx):
+    if isinstance(evidence, str):  # "auto"
         evidence = cap_evidence(ctx, analysis.keys, analysis.sensitive, analysis.method,
-                                continuous=continuous, bins=bins)
+                                continuous=continuous, bins=bins) if has_control(ctx) else None
     return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
                         baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
-                        warning=warning, details=details, records=records(analysis, max_records),
+                        warning=warning, details=details, records=analysis.top_records(max_records),
                         evidence=evidence)
 
 

@@ -305,7 +305,8 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
     se = perm["sd"] / m
     effect = k / m - 0.5
     z = z_value(0.95)
-    dl = (float(_st_norm_ppf(0.95)) + float(_st_norm_ppf(0.8))) * se
+    # one-sided alpha 0.05 and 80 % power: Phi^-1(0.95) + Phi^-1(0.8), as two-sided quantiles
+    dl = (z_value(0.90) + z_value(0.60)) * se
     return Evidence(statistic=OVERFITTING_STATISTIC, member=k / m, n_member=m, non_member=0.5,
                     n_non_member=None, effect=effect, effect_ci=(effect - z * se, effect + z * se),
                     p_value=perm["p_value"], test=perm["method"],
@@ -314,8 +315,3 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
                     k_member=k, detection_limit=dl,
                     note=note + "; interval and detection limit from the null standard deviation"), sizes
 
-
-def _st_norm_ppf(q: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(q))

@@ -1,0 +1,42 @@
+"""The ``--scheduler`` / ``--workers`` branch of ``synthguard evaluate``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ConfigError
+
+
+def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
+                    metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
+                    backend: str, scheduler: str | None, workers: int | None, json_path: Path | None,
+                    html_path: Path | None, write_outputs: Callable[..., None],
+                    risk: dict[str, Any] | None = None) -> Any:
+    """Evaluate one release on a Dask cluster and print / write the report."""
+    from ._deps import require_dask
+    from ._runner import evaluate_distributed, make_client
+
+    require_dask("--scheduler / --workers")
+    if scheduler and workers:
+        raise ConfigError("give either --scheduler (an existing cluster) or --workers (a local cluster), "
+                          "not both")
+    if len(synthetic) > 1:
+        raise ConfigError("a distributed run evaluates one release: give one --synthetic")
+    client = make_client(scheduler, workers)
+    try:
+        report: Any = evaluate_distributed(
+            str(original), str(synthetic[0]), None if control is None else str(control), metadata,
+            metrics, config, seed, client=client, preset=preset, backend=backend,
+            risk={("rule" if k == "risk_rule" else k): v for k, v in (risk or {}).items()})
+    finally:
+        cluster = getattr(client, "cluster", None) if not scheduler else None
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    click.echo(report.to_console())
+    write_outputs(report, json_path, html_path)
+    return report
