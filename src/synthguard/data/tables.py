@@ -210,7 +210,8 @@ def _canonical_label(v: Any) -> Any:
 
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
-                   labels: Mapping[str, str] | None = None, strict_control: bool = True) -> Tables:
+                   labels: Mapping[str, str] | None = None, strict_control: bool = True,
+                   strip_whitespace_values: bool = True) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -223,6 +224,9 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         SynEval-style metadata; missing sdtypes are inferred from ``original``.
     labels : mapping, optional
         Labels for messages (used when frames stand in for files).
+    strip_whitespace_values : bool
+        Strip surrounding whitespace of categorical values (default). ``False`` keeps ``"X "`` and
+        ``"X"`` apart, as the reference libraries do (the PETsARD drop-in, whose numbers must match).
     strict_control : bool
         A control holding the same rows as the original is an :class:`InputError` (default), or
         only a warning (``False``: drop-in APIs of libraries that accept it).
@@ -289,7 +293,7 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         schema = infer_schema(frames["original"], load_metadata(metadata), label=label)
 
     # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
-    notes = strip_whitespace(frames, schema, names)
+    notes = strip_whitespace(frames, schema, names) if strip_whitespace_values else {}
     schema, warns = detect_surrogate_ids(frames, schema, names)
     warns += type_notices(frames, schema)
     for col in schema.of_type("datetime"):
