@@ -110,6 +110,7 @@ def test_risk_clipping_and_edges():
 
 
 @pytest.mark.conformance
+@pytest.mark.oracle("anonymeter")
 @pytest.mark.parametrize("n,k_attack,k_control", [(500, 0, 0), (500, 120, 60), (300, 30, 90), (1000, 999, 10)])
 def test_risk_matches_anonymeter(n, k_attack, k_control):
     import warnings

@@ -419,8 +419,9 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                    'confidence_level': {'default': 0.95,
                                                         'doc': 'level of the AUC interval'},
                                    'n_jobs': {'default': -1,
-                                              'doc': 'parallel jobs of the forest (-1 = all cores; '
-                                                     'results do not depend on it)'},
+                                              'doc': "parallel jobs of the forest's fitting (-1 = "
+                                                     'all cores; prediction is serial, so results '
+                                                     'are bit-identical whatever it is)'},
                                    'reference': {'default': True,
                                                  'doc': 'with a control table, also train the same '
                                                         'pipeline to tell control from original '

@@ -17,11 +17,13 @@ Metrics that need a generator are never cached (a generator has no fingerprint).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import os
 import pickle
+import tempfile
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -119,15 +121,19 @@ class DiskCache:
     def put(self, key: str, result: MetricResult) -> None:
         """Store ``result`` atomically (write to a temporary file, then rename)."""
         path = self._path(key)
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            with tmp.open("wb") as fh:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "wb") as fh:
                 pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
             self.writes += 1
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             # an unwritable cache must never sink an evaluation; the result is still returned
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             return
 
     def clear(self) -> int:

@@ -178,6 +178,9 @@ def _normalise_metrics(value: Any, where: str) -> dict[str, dict[str, Any]]:
         return {}
     if isinstance(value, str):
         value = [v for v in value.split(",") if v.strip()]
+        if not value:
+            raise ConfigError(f"{where}: no metric named (got an empty list); leave it out to run the "
+                              "default metrics, or name some (see 'synthguard metrics')")
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
@@ -292,9 +295,7 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
             thresholds[canon] = {k: float(v) for k, v in th.items()}
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: thresholds of {canon!r} must be numbers") from exc
-    seed = data.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ConfigError(f"{where}: 'seed' must be an integer, got {seed!r}")
+    seed = validate_seed(data.get("seed"), f"{where}: 'seed'")
     risk = {k: data[k] for k in ("risk_rule", "materiality", "alpha", "release_type") if k in data}
     if risk:
         from .verdict import RiskRule
@@ -303,6 +304,26 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
     return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset, unavailable=unavailable,
                      source=str(config) if isinstance(config, (str, Path)) else None, seed=seed,
                      risk=risk, runs=runs, data=_resolve_data(data.get("data"), config, where))
+
+
+def validate_seed(seed: Any, where: str = "seed") -> int | None:
+    """A seed as a plain non-negative ``int`` (numpy integers accepted); ``None`` stays ``None``.
+
+    Raises
+    ------
+    ConfigError
+        Not an integer (booleans and floats included), or negative: seeds feed
+        ``numpy.random.SeedSequence``, which takes non-negative integers only.
+    """
+    import numpy as np
+
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ConfigError(f"{where} must be a non-negative integer, got {seed!r}")
+    if seed < 0:
+        raise ConfigError(f"{where} must be a non-negative integer (0, 1, 2, ...), got {int(seed)}")
+    return int(seed)
 
 
 def is_registered(name: str) -> bool:

@@ -129,7 +129,8 @@ def profile(original: TableLike, metadata: Any = None, *, seed: int = 0, max_bin
     from .metrics.fidelity._binning import build_reference
     from .metrics.fidelity._summary import summarise_real
 
-    tables = prepare_tables(original, original, None, metadata)
+    # canonical content order, as evaluate() uses: the same statistics whatever the row order
+    tables = prepare_tables(original, original, None, metadata).in_canonical_order()
     view = EncodedView(tables)
     cols = tables.schema.tabular_columns()
     acc = None

@@ -200,12 +200,12 @@ class Context:
 
     @classmethod
     def from_frames(cls, original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
-                    seed: int = 0, backend: str = "auto") -> Context:
+                    seed: int = 0, backend: str = "auto", strict_control: bool = True) -> Context:
         """Build a context straight from frames or paths (for calling metric functions directly)."""
         from .data.tables import prepare_tables
         from .encoding import EncodedView
 
-        tables = prepare_tables(original, synthetic, control, metadata)
+        tables = prepare_tables(original, synthetic, control, metadata, strict_control=strict_control)
         return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
 
 
@@ -506,7 +506,13 @@ def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> Met
                 "original": ORIGINAL_ROWS_NEEDED,
                 "generator": "a generator (synthguard attack)"}
         raise MetricError("needs " + " and ".join(flag.get(m, m) for m in missing))
-    return spec.func(ctx, **params)
+    res = spec.func(ctx, **params)
+    if getattr(res, "records", None):
+        from .data.tables import input_row_records
+
+        # row numbers from the tables' canonical content order back to the input rows
+        res = replace(res, records=input_row_records(res.records, ctx.tables, spec.name))
+    return res
 
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .config import RunConfig, build_config
-from .data.tables import Tables, prepare_tables
+from .config import RunConfig, build_config, validate_seed
+from .data.tables import Tables, input_row_records, prepare_tables
 from .encoding import EncodedView
 from .errors import ConfigError, InputError, MetricError
 from .parallel import resolve_jobs
@@ -128,6 +128,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     """
     from .cache import as_cache
 
+    seed = validate_seed(seed)
     if client is not None:
         from .distributed import evaluate_distributed
 
@@ -135,8 +136,6 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
                                     client=client, preset=preset, backend=backend,
                                     risk={"rule": risk_rule, "materiality": materiality,
                                           "release_type": release_type, "alpha": alpha})
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ConfigError(f"seed must be an integer, got {seed!r}")
     run_config = build_config(metrics, config, preset)
     paths = dict(run_config.data)
     if original is None and original_stats is None:
@@ -212,6 +211,9 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     :mod:`synthguard.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     """
     rule = risk_rule_of(run_config, tables, risk)
+    if encoded is None:
+        # canonical content order: no metric can depend on the order of the input rows
+        tables = tables.in_canonical_order()
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
                   generator=generator, release_type=rule.release_type, entities=entities)
     entity_ctx = None
@@ -230,7 +232,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if progress and names:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False)
+        # disable=None: no bar when stderr is not a terminal (logs, CI), not hundreds of \r updates
+        bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False, disable=None)
     step = 0
 
     def finished(name: str) -> None:
@@ -274,6 +277,10 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         entries[name], res = done[name]
         if res is not None:
             results[name] = res
+    # row numbers in records: from the tables' canonical content order back to the input rows
+    for name, res in list(results.items()):
+        if res.records:
+            results[name] = dataclasses.replace(res, records=input_row_records(res.records, tables, name))
     for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
         entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
     header = {
@@ -285,7 +292,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         **({"original_stats": dict(tables.fingerprints.get("original", {}),
                                    source=tables.labels.get("original"))}
            if getattr(tables, "original_stats", None) is not None else {}),
-        "inferred_metadata": tables.schema.inferred(),
+        "inferred_metadata": tables.inferred_metadata(),
+        "warnings": list(tables.warnings),
         "schema": tables.schema.to_dict(),
         "config": run_config.to_dict(),
     }

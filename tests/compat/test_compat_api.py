@@ -25,6 +25,7 @@ def _params(fn):
     return [(p.name, p.default) for p in inspect.signature(fn).parameters.values() if p.name not in ("self", "cls")]
 
 
+@pytest.mark.oracle("anonymeter")
 @pytest.mark.parametrize("cls", ["SinglingOutEvaluator", "LinkabilityEvaluator", "InferenceEvaluator"])
 def test_anonymeter_signatures(cls):
     ref_mod = pytest.importorskip("anonymeter.evaluators")
@@ -48,6 +49,7 @@ SD = ["CategoricalCAP", "CategoricalZeroCAP", "CategoricalGeneralizedCAP", "Disc
       "DisclosureProtectionEstimate", "DCRBaselineProtection", "DCROverfittingProtection", "NewRowSynthesis"]
 
 
+@pytest.mark.oracle("sdmetrics")
 @pytest.mark.parametrize("cls", SD)
 def test_sdmetrics_signatures_and_attributes(cls):
     ref_mod = pytest.importorskip("sdmetrics.single_table")
@@ -67,6 +69,7 @@ def test_sdmetrics_signatures_and_attributes(cls):
     assert mine.normalize(0.25) == ref.normalize(0.25)
 
 
+@pytest.mark.oracle("sdmetrics")
 def test_sdmetrics_report_api():
     ref_mod = pytest.importorskip("sdmetrics.reports.single_table")
     for cls in ("QualityReport", "DiagnosticReport"):
@@ -154,6 +157,7 @@ def test_linkability_rescoring_matches_a_fresh_run():
         big.risk(n_neighbors=6)
 
 
+@pytest.mark.oracle("anonymeter")
 def test_evaluation_results_matches_anonymeter_formula():
     ref = pytest.importorskip("anonymeter.stats.confidence")
     with warnings.catch_warnings():

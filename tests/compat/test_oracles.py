@@ -209,6 +209,7 @@ def test_anonymeter_inference_baseline_is_the_fixed_one(case):
             assert abs(r["baseline_rate"][0] - expected * kept) < 0.08, (label, r["baseline_rate"], expected, kept)
 
 
+@pytest.mark.oracle("sdmetrics")
 def test_sdmetrics_demo_reports_live():
     """SDMetrics' own single-table demo (datetimes, an id primary key, booleans), SDMetrics run live:
     the QualityReport is identical; the DiagnosticReport too, except SDMetrics 0.32's format rows

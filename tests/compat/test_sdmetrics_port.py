@@ -191,6 +191,7 @@ def demo():
 
 
 class TestDCRBaselineProtection:
+    @pytest.mark.oracle("sdmetrics")
     def test_end_to_end_with_demo(self, demo):
         real_data, synthetic_data, metadata = demo
         compute_breakdown_result = DCRBaselineProtection.compute_breakdown(real_data, synthetic_data, metadata)
@@ -250,6 +251,7 @@ class TestDCRBaselineProtection:
 
 
 class TestDCROverfittingProtection:
+    @pytest.mark.oracle("sdmetrics")
     def test_end_to_end_with_demo(self, demo):
         from sklearn.model_selection import train_test_split
 

@@ -220,7 +220,8 @@ def test_metrics_known_answer_with_control():
 
 def test_replicated_uniques_skipped_without_qis():
     real = pd.DataFrame({"a": list("xyz"), "b": [1, 2, 3]})
-    rep = evaluate(real, real, real, None, metrics=["replicated_uniques", "disco"])
+    held_out = pd.DataFrame({"a": list("uvw"), "b": [4, 5, 6]})  # a control identical to the original is an InputError
+    rep = evaluate(real, real, held_out, None, metrics=["replicated_uniques", "disco"])
     for m in ("replicated_uniques", "disco"):
         entry = rep.to_dict()["metrics"][m]
         assert entry["status"] == "skipped" and "quasi_identifiers" in entry["reason"]

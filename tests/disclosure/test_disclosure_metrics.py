@@ -211,7 +211,10 @@ def test_dcr_known_answers(demo_data, demo_metadata):
     assert r.risk_level == "high"
     ov = dcr_overfitting_protection(copy)
     assert ov["synthetic_data_percentages"]["closer_to_training"] == 1.0 and ov.value == 0.0
-    indep = _ctx(o, demo_data["control"], demo_data["original"], demo_metadata)
+    # real rows never trained on, split into a "release" and a holdout of the training's size
+    # (the control must not be the training data itself: that is an InputError now)
+    c, h = demo_data["control"], len(demo_data["control"]) // 2
+    indep = _ctx(o.iloc[:h], c.iloc[:h], c.iloc[h:], demo_metadata)
     ov2 = dcr_overfitting_protection(indep)
     assert ov2.value > 0.8  # an independent sample is not closer to training than to a holdout
 

@@ -98,6 +98,7 @@ def test_multi_table_end_to_end(parts):
     assert "Cardinality" not in d["metrics"]  # SDMetrics' names live in the docs, ours in the JSON
 
 
+@pytest.mark.oracle("sdmetrics")
 @pytest.mark.conformance
 def test_multi_table_quality_matches_sdmetrics(parts):
     pytest.importorskip("sdmetrics")

@@ -89,7 +89,7 @@ def test_config_errors_name_the_problem(tmp_path, fake_metrics):
     with pytest.raises(ConfigError, match="has no parameter 'pct'"):
         build_config(config=bad)
     bad.write_text(json.dumps({"seed": "x"}), encoding="utf-8")
-    with pytest.raises(ConfigError, match="'seed' must be an integer"):
+    with pytest.raises(ConfigError, match="'seed' must be a non-negative integer"):
         build_config(config=bad)
 
 

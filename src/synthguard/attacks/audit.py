@@ -174,7 +174,7 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(tm) * len(names), desc="attacks", leave=False)
+        bar = tqdm(total=len(tm) * len(names), desc="attacks", leave=False, disable=None)  # none off a TTY
     for view in tm:
         for a in names:
             key = f"{a}@target={view.target_id}"

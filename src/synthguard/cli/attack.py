@@ -6,10 +6,19 @@ from pathlib import Path
 
 import click
 
-from ..attacks.audit import ATTACKS, run_audit
+from .._io import check_writable
+from ..attacks.audit import ATTACKS
+from ..attacks.audit import run_audit as _run_audit
+from ..config import validate_seed
 from ..data.loading import load_table
 from ..errors import ConfigError
 from ..generators import BUILTIN
+from .evaluate import write_outputs
+
+# Python parameter names of run_audit -> the flags that set them, for error messages
+_FLAGS = {"num_training_records": "--train-size", "num_synthetic_records": "--synthetic-size",
+          "auxiliary_split": "--aux-split", "num_shadow": "--shadow", "num_test": "--test",
+          "n_jobs": "--jobs"}
 
 
 def _criterion(text: str) -> object:
@@ -70,6 +79,9 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
             aux_split: float, distance: str, criterion: str, jobs: int, seed: int, json_path: Path | None,
             no_progress: bool) -> None:
     """Audit a generator with targeted attacks (TAPAS-style shadow modelling)."""
+    validate_seed(seed, "--seed")
+    if json_path is not None:
+        check_writable(json_path, "--json")
     frame, _ = load_table(dataset, "dataset")
     gen = generator_cmd if generator_cmd else generator
     if generator_cmd is None and generator not in BUILTIN:
@@ -80,14 +92,18 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
         if col.dtype.kind in "ifb":
             vals = [col.dtype.type(float(v)) if col.dtype.kind == "f" else col.dtype.type(int(float(v)))
                     for v in vals]
-    report = run_audit(frame, gen, metadata=metadata, targets=targets,
-                       attacks=[a for a in attacks.split(",") if a.strip()], kind=kind,
-                       sensitive=sensitive, values=vals, knowledge=knowledge, num_shadow=num_shadow,
-                       num_test=num_test, num_training_records=train_size,
-                       num_synthetic_records=synthetic_size, auxiliary_split=aux_split,
-                       distance=distance, criterion=_criterion(criterion), seed=seed,
-                       progress=not no_progress, n_jobs=jobs)
+    try:
+        report = _run_audit(frame, gen, metadata=metadata, targets=targets,
+                            attacks=[a for a in attacks.split(",") if a.strip()], kind=kind,
+                            sensitive=sensitive, values=vals, knowledge=knowledge, num_shadow=num_shadow,
+                            num_test=num_test, num_training_records=train_size,
+                            num_synthetic_records=synthetic_size, auxiliary_split=aux_split,
+                            distance=distance, criterion=_criterion(criterion), seed=seed,
+                            progress=not no_progress, n_jobs=jobs)
+    except ConfigError as exc:  # name the command-line flags, not the Python parameters
+        msg = str(exc)
+        for param, flag in _FLAGS.items():
+            msg = msg.replace(param, flag)
+        raise ConfigError(msg) from exc
     click.echo(report.to_console())
-    if json_path is not None:
-        report.to_json(json_path)
-        click.echo(f"\nJSON report written to {json_path}")
+    write_outputs(report, json_path, None)

@@ -8,6 +8,7 @@ import click
 
 from .evaluate import (
     cache_options,
+    check_outputs,
     exit_on_verdict,
     jobs_option,
     resolve_cache,
@@ -47,6 +48,7 @@ def command(original: Path, control: Path | None, metadata: Path | None, metrics
             risk_rule: str | None, materiality: float | None, release_type: str | None,
             fail_on: str | None, jobs: int, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
+    check_outputs(json_path, html_path)
     comp = run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                        metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
                        progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),

@@ -112,6 +112,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     """
     from ..runner import evaluate
 
+    check_outputs(json_path, html_path)
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
@@ -183,11 +184,26 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     return comp
 
 
-def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:
-    """Write ``obj``'s JSON and/or HTML and say where."""
+def check_outputs(json_path: Path | None, html_path: Path | None) -> None:
+    """Fail with one line (exit 2) before any metric runs when an output path cannot be written."""
+    from .._io import check_writable
+
     if json_path is not None:
-        obj.to_json(json_path)
-        click.echo(f"\nJSON report written to {json_path}")
+        check_writable(json_path, "--json")
     if html_path is not None:
-        obj.to_html(html_path)
-        click.echo(f"HTML report written to {html_path}")
+        check_writable(html_path, "--html")
+
+
+def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:
+    """Write ``obj``'s JSON and/or HTML (atomically) and say where."""
+    from ..errors import ConfigError
+
+    for path, option, write in ((json_path, "--json", obj.to_json), (html_path, "--html", obj.to_html)):
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:  # checked up front; the disk can still fill or vanish meanwhile
+            raise ConfigError(f"{option} {path}: could not write the report "
+                              f"({exc.strerror or exc}): choose another path") from exc
+        click.echo(f"{chr(10) if option == '--json' else ''}{option[2:].upper()} report written to {path}")

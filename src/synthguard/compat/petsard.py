@@ -439,7 +439,9 @@ class Evaluator:
         metadata = self.metadata
         if metadata is None and self.family == "sdmetrics":
             metadata = petsard_metadata(d["ori"])  # what PETsARD hands SDMetrics
-        tables = prepare_tables(d["ori"], d["syn"], d.get("control"), metadata)
+        # PETsARD keeps "X " and "X" apart: no whitespace normalisation, so the numbers match it
+        tables = prepare_tables(d["ori"], d["syn"], d.get("control"), metadata,
+                                strip_whitespace_values=False)
         spec = get_metric(self.metric)
         ctx = Context(tables=tables, encoded=EncodedView(tables), seed=self.seed).for_metric(spec)
         missing = missing_inputs(spec, ctx)

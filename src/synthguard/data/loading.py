@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,12 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
     suffixes = "".join(path.suffixes[-2:]).lower()
     suffix = path.suffix.lower()
     try:
-        if suffix in {".csv", ".txt"} or suffixes.endswith(".csv.gz"):
-            frame = pd.read_csv(path)
-        elif suffix == ".tsv":
-            frame = pd.read_csv(path, sep="\t")
+        if suffix in {".csv", ".txt", ".tsv"} or suffixes.endswith(".csv.gz"):
+            head = _head_lines(path)
+            sep = "\t" if suffix == ".tsv" else sniff_delimiter(head)
+            _check_header(head, sep, name, label)
+            frame = pd.read_csv(path, sep=sep)
+            _check_single_column(frame, sep, name, label)
         elif suffix in {".parquet", ".pq"}:
             try:
                 frame = pd.read_parquet(path)
@@ -71,12 +75,70 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
     return frame, label
 
 
+_DELIMITERS = (";", "\t", "|")
+
+
+def _head_lines(path: Path, n: int = 50) -> list[str]:
+    """The first ``n`` lines of a (possibly gzipped) text file, decoded as UTF-8."""
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    lines: list[str] = []
+    with opener(path, "rt", encoding="utf-8-sig", newline="") as fh:
+        for line in fh:
+            lines.append(line.rstrip("\r\n"))
+            if len(lines) >= n:
+                break
+    return [ln for ln in lines if ln.strip()]
+
+
+def sniff_delimiter(lines: list[str]) -> str:
+    """The field separator of a delimited text file: ``,`` unless the header holds no comma and one
+    of ``;``, tab or ``|`` splits the header and the first lines into the same number of fields."""
+    if not lines or "," in lines[0]:
+        return ","
+    best, best_n = ",", 0
+    for cand in _DELIMITERS:
+        widths = {len(next(csv.reader([ln], delimiter=cand))) for ln in lines[:20]}
+        n = len(next(csv.reader([lines[0]], delimiter=cand)))
+        if n > best_n and n > 1 and widths == {n}:
+            best, best_n = cand, n
+    return best
+
+
+def _check_header(lines: list[str], sep: str, name: str, label: str) -> None:
+    """Duplicate column names are an error (pandas would silently rename the second ``age.1``)."""
+    if not lines:
+        return
+    header = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
+    seen: set[str] = set()
+    for h in header:
+        if h in seen and h:
+            raise InputError(f"{label}: column {h!r} appears more than once: rename or drop the duplicate")
+        seen.add(h)
+
+
+def _check_single_column(frame: pd.DataFrame, sep: str, name: str, label: str) -> None:
+    if frame.shape[1] != 1:
+        return
+    header = str(frame.columns[0])
+    found = [d for d in _DELIMITERS + (",",) if d != sep and d in header]
+    if found:
+        shown = {"\t": "tab", ";": "';'", "|": "'|'", ",": "','"}[found[0]]
+        raise InputError(f"{name} file {label} was read as one column, but its header holds {shown}: "
+                         f"is the file separated by {shown} rather than {'tab' if sep == chr(9) else repr(sep)}? "
+                         "Re-save it comma-separated (or as .tsv for tabs)")
+
+
 def load_metadata(source: dict[str, Any] | str | Path | None) -> dict[str, Any] | None:
     """Load SynEval-style metadata from a dict, or a JSON/YAML file. ``None`` stays ``None``."""
     if source is None:
         return None
     if isinstance(source, dict):
         return json.loads(json.dumps(source))  # deep copy, and proves it is plain JSON
+    if not isinstance(source, (str, Path)):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"metadata must be a mapping like {{'columns': {{name: {{'sdtype': ...}}}}}} or "
+                          f"the path of a JSON/YAML file, got {type(source).__name__}")
     path = Path(source)
     if not path.exists():
         raise InputError(f"metadata file {path} does not exist: check the path")

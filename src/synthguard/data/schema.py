@@ -24,6 +24,10 @@ SDTYPES = ("numerical", "categorical", "datetime", "boolean", "text", "id")
 _SDTYPE_ALIASES = {"numeric": "numerical", "number": "numerical", "continuous": "numerical",
                    "discrete": "categorical", "ordinal": "categorical", "category": "categorical",
                    "bool": "boolean", "date": "datetime", "string": "categorical"}
+#: spellings of booleans read as True/False (compared case-folded, surrounding spaces stripped)
+BOOLEAN_PAIRS = (("true", "false"), ("yes", "no"), ("y", "n"), ("t", "f"))
+BOOLEAN_VALUES = {"true": True, "false": False, "yes": True, "no": False, "y": True, "n": False,
+                  "t": True, "f": False, "1": True, "0": False, "1.0": True, "0.0": False}
 _ID_NAME = re.compile(r"(^|_|\b)(id|uuid|key|identifier)($|_|\b)", re.IGNORECASE)
 
 
@@ -36,6 +40,10 @@ class ColumnSpec:
     pii: bool = False
     inferred: bool = False
     reason: str = ""
+    #: strptime format of a datetime column (metadata key ``datetime_format``, SDV style)
+    datetime_format: str | None = None
+    #: unit of numeric epochs in a datetime column (metadata key ``unit``: s, ms, us or ns)
+    unit: str | None = None
 
     @property
     def is_numeric(self) -> bool:
@@ -111,24 +119,37 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
     sample = s.astype(str)
     if len(sample) > 2000:
         sample = sample.sample(2000, random_state=0)
+    sample = sample.str.strip()
     lowered = set(sample.str.lower().unique())
-    if lowered <= {"true", "false"}:
-        return "boolean", "only the values true/false"
+    for pair in BOOLEAN_PAIRS:
+        if lowered <= set(pair) and len(lowered) > 0:
+            return "boolean", f"only the values {'/'.join(pair)} (read as booleans)"
     tokens = sample.str.split().str.len()
     if tokens.mean() >= 5 and sample.nunique() > 0.5 * len(sample):
         return "text", f"free text (mean {tokens.mean():.1f} words per value)"
-    if sample.str.contains(r"\d").all() and sample.str.contains(r"[-/:]").all():
-        parsed = pd.to_datetime(sample, errors="coerce", format="mixed")
-        if parsed.notna().all():
-            return "datetime", "every value parses as a date/time"
+    if sample.str.contains(r"\d").all() and sample.str.contains(r"[-/:.]").all():
+        from .dates import looks_like_dates
+
+        if looks_like_dates(sample):
+            return "datetime", "every value parses as a date/time (one format for the column)"
     if s.is_unique and len(s) > 20 and _ID_NAME.search(str(series.name) or ""):
         return "id", "unique values in a column named like an identifier"
     return "categorical", f"text values ({s.nunique()} distinct)"
 
 
+# SDV's semantic sdtypes (personal data recognised by SDV / Faker): compared by equality like
+# categories, and flagged PII
+SDV_PII_SDTYPES = frozenset("""address administrative_unit city country country_code email first_name
+last_name name phone_number postcode zipcode state state_abbr street_address ssn iban swift11 swift8
+credit_card_number license_plate ipv4_address ipv6_address mac_address company job user_name
+latitude longitude""".split())
+
+
 def _normalise_sdtype(value: Any, column: str, label: str) -> str:
     sd = str(value).strip().lower()
     sd = _SDTYPE_ALIASES.get(sd, sd)
+    if sd in SDV_PII_SDTYPES:
+        return "categorical"
     if sd not in SDTYPES:
         raise InputError(f"metadata {label}: column {column!r} has unknown sdtype {value!r}; "
                          f"use one of {', '.join(SDTYPES)}")
@@ -158,7 +179,7 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
     label : str
         Where the metadata came from, for error messages.
     """
-    metadata = dict(metadata or {})
+    metadata = sdv_to_syneval(dict(metadata or {}), label)
     declared = metadata.get("columns") or {}
     if not isinstance(declared, Mapping):
         raise InputError(f"metadata {label}: 'columns' must be an object {{name: {{'sdtype': ...}}}}")
@@ -174,7 +195,13 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
             info = {"sdtype": info}
         if info and info.get("sdtype"):
             sd = _normalise_sdtype(info["sdtype"], col, label)
-            specs[col] = ColumnSpec(col, sd, bool(info.get("pii", False)))
+            pii = bool(info.get("pii", str(info["sdtype"]).strip().lower() in SDV_PII_SDTYPES))
+            fmt, unit = info.get("datetime_format"), info.get("unit")
+            if unit is not None and str(unit) not in EPOCH_UNITS:
+                raise InputError(f"metadata {label}: column {col!r} has unit {unit!r}; use one of "
+                                 f"{', '.join(EPOCH_UNITS)} (seconds, milli-, micro-, nanoseconds)")
+            specs[col] = ColumnSpec(col, sd, pii, datetime_format=str(fmt) if fmt else None,
+                                    unit=str(unit) if unit else None)
         elif col in text_cols:
             specs[col] = ColumnSpec(col, "text", bool((info or {}).get("pii", False)))
         else:
@@ -199,6 +226,25 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
     return Schema(columns=specs, quasi_identifiers=tuple(roles["quasi_identifiers"]),
                   sensitive=tuple(roles["sensitive"]), text_columns=texts,
                   target=metadata.get("target"), primary_key=metadata.get("primary_key"), extra=extra)
+
+
+EPOCH_UNITS = ("s", "ms", "us", "ns")
+
+
+def sdv_to_syneval(metadata: dict[str, Any], label: str = "metadata") -> dict[str, Any]:
+    """Accept SDV metadata as it is: single-table (``METADATA_SPEC_VERSION``, ``columns`` with
+    ``sdtype``, ``primary_key``) and a multi-table file holding exactly one table. The SDV keys
+    synthguard does not use (``alternate_keys``, ``relationships``...) are kept under ``extra``."""
+    tables = metadata.get("tables")
+    if "METADATA_SPEC_VERSION" in metadata and isinstance(tables, Mapping) and "columns" not in metadata:
+        if len(tables) != 1:
+            raise InputError(f"metadata {label} is SDV multi-table metadata with {len(tables)} tables "
+                             f"({', '.join(map(str, tables))}): give the metadata of the one table "
+                             "evaluated (its entry under 'tables')")
+        inner = dict(next(iter(tables.values())))
+        rest = {k: v for k, v in metadata.items() if k != "tables"}
+        return {**rest, **inner}
+    return metadata
 
 
 def numeric_view(series: pd.Series) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +12,17 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .dates import parse_datetime_columns
 from .loading import TableLike, load_metadata, load_table
-from .schema import Schema, infer_schema
+from .quirks import (
+    check_control,
+    detect_surrogate_ids,
+    disjoint_categories,
+    infinities_to_missing,
+    strip_whitespace,
+    type_notices,
+)
+from .schema import BOOLEAN_VALUES, Schema, infer_schema
 
 ROLES = ("original", "synthetic", "control")
 
@@ -34,6 +43,16 @@ class Tables:
         Role -> file path or ``"<role> DataFrame"``, for messages.
     fingerprints : mapping
         Role -> ``{"rows", "columns", "sha256"}``.
+    warnings : tuple of str
+        What the data made questionable (infinite values read as missing, surrogate identifiers,
+        disjoint categories, a control overlapping the original); the report lists them.
+    notes : mapping
+        Column -> how its values were normalised (whitespace, boolean spellings, date format);
+        reported under ``inferred_metadata``.
+    row_numbers : mapping
+        Empty for tables in input order. After :meth:`in_canonical_order`: role -> the input row
+        number (0-based) of each row; row numbers in a report's ``records`` are mapped back to the
+        input rows with it (:func:`input_row_records`).
     original_stats : OriginalStats, optional
         The original's statistics (``synthguard profile``) when its rows are not given; then
         ``original`` is ``None`` and only metrics that run from statistics run.
@@ -45,6 +64,9 @@ class Tables:
     schema: Schema
     labels: Mapping[str, str] = field(default_factory=dict)
     fingerprints: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    row_numbers: Mapping[str, np.ndarray] = field(default_factory=dict)
     original_stats: Any = None
 
     def get(self, role: str) -> pd.DataFrame:
@@ -61,12 +83,36 @@ class Tables:
     def has_control(self) -> bool:
         return self.control is not None
 
+    def inferred_metadata(self) -> dict[str, dict[str, Any]]:
+        """``{column: {"sdtype", "reason"[, "normalised"]}}``: every inferred sdtype, and every column
+        whose values were normalised (whitespace, boolean spellings, date format, epochs)."""
+        out = self.schema.inferred()
+        for col, notes in self.notes.items():
+            entry = out.setdefault(col, {"sdtype": self.schema.sdtype(col), "reason": "declared in the metadata"})
+            entry["normalised"] = list(notes)
+        return out
+
     def with_synthetic(self, synthetic: pd.DataFrame, label: str = "synthetic DataFrame") -> Tables:
         """Same original/control/schema, another release (validated like the first)."""
         return prepare_tables(self.original, synthetic, self.control, self.schema,
                               labels={"original": self.labels.get("original", "original"),
                                       "synthetic": label,
                                       "control": self.labels.get("control", "control")})
+
+    def in_canonical_order(self) -> Tables:
+        """The same tables with their rows in a canonical CONTENT order (sorted by a hash of the
+        row; identical rows are interchangeable), so that no metric can depend on the order of the
+        input rows. ``row_numbers`` maps each row back to its input row (composed when the tables
+        were already reordered). :func:`synthguard.evaluate` runs every metric on this view."""
+        frames, rows = {}, {}
+        for role in self.roles:
+            frame = self.get(role)
+            order = canonical_order(frame)
+            frames[role] = frame.iloc[order].reset_index(drop=True)
+            prev = self.row_numbers.get(role)
+            rows[role] = order if prev is None else np.asarray(prev)[order]
+        return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],
+                       control=frames.get("control"), row_numbers=rows)
 
 
 def fingerprint_frame(frame: pd.DataFrame) -> str:
@@ -86,8 +132,22 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
-    """Give every column the dtype its sdtype needs, with an error naming the file and column."""
+def _name_hint(missing: list[str], extra: list[str], columns: list[str]) -> str:
+    """Why columns may look missing: names differing only in case/spaces, or a wrong separator."""
+    key = {str(c).strip().casefold(): c for c in extra}
+    pairs = [(m, key[m.strip().casefold()]) for m in missing if m.strip().casefold() in key]
+    if pairs:
+        shown = ", ".join(f"{a!r} vs {b!r}" for a, b in pairs[:3])
+        return f" (the names differ only in case or surrounding spaces: {shown}; rename them to match)"
+    if len(columns) == 1 and any(d in str(columns[0]) for d in (";", "\t", "|")):
+        return " (it was read as one column: is it separated by ';', tab or '|' rather than ','?)"
+    return ""
+
+
+def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
+            notes: dict[str, list[str]] | None = None) -> pd.DataFrame:
+    """Give every column the dtype its sdtype needs, with an error naming the file and column.
+    Datetime columns arrive parsed (:func:`synthguard.data.dates.parse_datetime_columns`)."""
     out = {}
     for col, spec in schema.columns.items():
         s = frame[col]
@@ -105,17 +165,8 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
                 s = conv
             s = s.astype("float64") if not pd.api.types.is_float_dtype(s.dtype) else s
         elif spec.sdtype == "datetime":
-            if not pd.api.types.is_datetime64_any_dtype(s.dtype):
-                if pd.api.types.is_numeric_dtype(s.dtype):
-                    raise InputError(f"{label}: column {col!r} is declared datetime but holds numbers: "
-                                     "store dates as ISO strings (YYYY-MM-DD) or declare it 'numerical'")
-                conv = pd.to_datetime(s, errors="coerce", format="mixed")
-                bad = s.notna() & conv.isna()
-                if bad.any():
-                    raise InputError(f"{label}: column {col!r} is datetime but {int(bad.sum())} value(s) "
-                                     f"do not parse as dates, e.g. {s[bad].iloc[0]!r}: fix them or declare "
-                                     "the column 'categorical'")
-                s = conv
+            if not pd.api.types.is_datetime64_any_dtype(s.dtype):  # pragma: no cover - parsed before
+                raise InputError(f"{label}: column {col!r} is datetime but was not parsed as dates")
             if getattr(s.dt, "tz", None) is not None:
                 s = s.dt.tz_convert("UTC").dt.tz_localize(None)
         elif spec.sdtype in ("categorical", "boolean", "id", "text"):
@@ -123,12 +174,14 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str) -> pd.DataFrame:
                 s = s.astype(object)
             if spec.sdtype == "boolean" and not pd.api.types.is_bool_dtype(s.dtype):
                 low = s.astype(str).str.strip().str.lower()
-                mapping = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False,
-                           "yes": True, "no": False}
-                mapped = low.map(mapping)
+                mapped = low.map(BOOLEAN_VALUES)
                 if (s.notna() & mapped.isna()).any():
                     s = s.astype(object)  # keep the labels as categories
                 else:
+                    spelled = sorted(set(low[s.notna()].unique()))
+                    if notes is not None and spelled:
+                        notes.setdefault(col, []).append(
+                            f"values {'/'.join(spelled)} in {label} read as booleans True/False")
                     s = mapped.where(s.notna(), None).astype(object)
             elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):
                 s = s.astype(object)
@@ -157,7 +210,8 @@ def _canonical_label(v: Any) -> Any:
 
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
-                   labels: Mapping[str, str] | None = None) -> Tables:
+                   labels: Mapping[str, str] | None = None, strict_control: bool = True,
+                   strip_whitespace_values: bool = True) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -170,6 +224,12 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         SynEval-style metadata; missing sdtypes are inferred from ``original``.
     labels : mapping, optional
         Labels for messages (used when frames stand in for files).
+    strip_whitespace_values : bool
+        Strip surrounding whitespace of categorical values (default). ``False`` keeps ``"X "`` and
+        ``"X"`` apart, as the reference libraries do (the PETsARD drop-in, whose numbers must match).
+    strict_control : bool
+        A control holding the same rows as the original is an :class:`InputError` (default), or
+        only a warning (``False``: drop-in APIs of libraries that accept it).
 
     Raises
     ------
@@ -209,7 +269,8 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         extra = [c for c in frames[role].columns if c not in set(base_cols)]
         if missing:
             raise InputError(f"{names[role]} is missing column(s) {', '.join(map(repr, missing))} that "
-                             f"{names['original']} has: add them, or drop them from the original")
+                             f"{names['original']} has: add them, or drop them from the original"
+                             + _name_hint(missing, extra, list(frames[role].columns)))
         if extra:
             raise InputError(f"{names[role]} has column(s) {', '.join(map(repr, extra))} that "
                              f"{names['original']} lacks: drop them, or add them to the original")
@@ -231,8 +292,61 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
         schema = infer_schema(frames["original"], load_metadata(metadata), label=label)
 
+    # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
+    notes = strip_whitespace(frames, schema, names) if strip_whitespace_values else {}
+    schema, warns = detect_surrogate_ids(frames, schema, names)
+    warns += type_notices(frames, schema)
+    for col in schema.of_type("datetime"):
+        spec = schema.columns[col]
+        parsed, note = parse_datetime_columns(col, {r: f[col] for r, f in frames.items()}, names,
+                                              spec.datetime_format, spec.unit)
+        for role, series in parsed.items():
+            frames[role][col] = series
+        if note:
+            notes.setdefault(col, []).append(note)
+
     # dtype reconciliation: a column must be usable with the same sdtype in every table
-    typed = {role: _coerce(frame, schema, names[role]) for role, frame in frames.items()}
+    typed = {role: _coerce(frame, schema, names[role], notes) for role, frame in frames.items()}
+    for role in typed:
+        typed[role], w = infinities_to_missing(typed[role], schema, names[role])
+        warns += w
     _normalise_categories(typed, schema)
+    warns += disjoint_categories(typed, schema, names)
+    warns += check_control(typed, schema, names, strict=strict_control)
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
-                  schema=schema, labels=names, fingerprints=prints)
+                  schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
+                  notes={c: tuple(v) for c, v in notes.items()})
+
+
+def canonical_order(frame: pd.DataFrame) -> np.ndarray:
+    """Positions of ``frame``'s rows sorted by a 64-bit hash of their content (stable, so only
+    identical rows keep their relative input order: the sorted table is the same whatever the
+    input order). Collisions between distinct rows (probability ~ n^2 / 2^64) are ignored."""
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return np.argsort(h, kind="stable").astype(np.int64)
+
+
+# record keys holding a row number, and the table it points into ("row" depends on the metric)
+_ROW_KEYS = {"original_row": "original", "nearest_original_row": "original",
+             "nearest_training_row": "original", "synthetic_row": "synthetic", "control_row": "control"}
+_PLAIN_ROW_ROLE = {"text_style_outliers": "synthetic"}
+
+
+def input_row_records(records: Any, tables: Tables, metric: str) -> Any:
+    """``records`` with every row number mapped from the canonical order back to the input row."""
+    if not records or not tables.row_numbers:
+        return records
+    out = []
+    for rec in records:
+        if not isinstance(rec, dict):
+            out.append(rec)
+            continue
+        rec = dict(rec)
+        for key, val in rec.items():
+            role = _ROW_KEYS.get(key) or (_PLAIN_ROW_ROLE.get(metric, "original") if key == "row" else None)
+            nums = tables.row_numbers.get(role) if role else None
+            if nums is not None and isinstance(val, (int, np.integer)) and not isinstance(val, bool) \
+                    and 0 <= int(val) < len(nums):
+                rec[key] = int(nums[int(val)])
+        out.append(rec)
+    return out

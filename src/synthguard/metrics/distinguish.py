@@ -145,9 +145,9 @@ def _fit_score(x_train, y_train, x_test, seed: int, n_trees: int, n_jobs: int | 
     from sklearn.ensemble import RandomForestClassifier
 
     clf = RandomForestClassifier(n_estimators=n_trees, random_state=seed, n_jobs=n_jobs)
-    clf.fit(x_train, y_train)
-    # predict with one job: with several, sklearn adds the trees' probabilities in whatever order the
-    # threads finish, so the last bits (and the AUC's ties, and its bootstrap) varied between runs
+    clf.fit(x_train, y_train)  # parallel fitting is deterministic: each tree's seed is fixed
+    # parallel prediction is not: threads add their trees' probabilities in completion order, so
+    # the last bits of the sum vary from run to run. Predict serially: bit-identical results.
     clf.set_params(n_jobs=1)
     return clf.predict_proba(x_test)[:, list(clf.classes_).index(1)]
 
@@ -205,7 +205,8 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
         Param("max_text_features", 1000, "TF-IDF vocabulary size per text column", int, check=_positive),
         Param("n_boot", 500, "bootstrap resamples of the AUC interval", int, check=_positive),
         Param("confidence_level", 0.95, "level of the AUC interval", float, check=_confidence),
-        Param("n_jobs", -1, "parallel jobs of the forest (-1 = all cores; results do not depend on it)", int),
+        Param("n_jobs", -1, "parallel jobs of the forest's fitting (-1 = all cores; prediction is serial, "
+              "so results are bit-identical whatever it is)", int),
         Param("reference", True, "with a control table, also train the same pipeline to tell control "
               "from original rows (reference_auc: what fresh real data scores)", bool),
     ],

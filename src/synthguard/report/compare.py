@@ -16,6 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write_text
 from ..results import to_jsonable
 from .console import fmt_number
 from .html import NON_PRIVACY_FAMILIES, badge, page, table
@@ -139,7 +140,7 @@ class Comparison:
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            atomic_write_text(path, text + "\n")
         return text
 
     def to_console(self) -> str:
@@ -159,6 +160,10 @@ class Comparison:
                              if c["status"] == "ok" else c["status"])
             mrows.append(cells)
         out.append(_text_table(["metric", *names], mrows))
+        warns = [(n, w) for n, r in self.reports.items() for w in r.header.get("warnings") or ()]
+        if warns:
+            out.append("")
+            out += [f"warning ({n}): {w}" for n, w in warns]
         return "\n".join(out)
 
     def to_html(self, path: str | Path | None = None, *, title: str = "synthguard comparison") -> str:
@@ -200,7 +205,7 @@ class Comparison:
                          + "</pre>")
         text = page(title, "".join(parts))
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write_text(path, text)
         return text
 
 

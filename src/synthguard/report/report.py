@@ -3,7 +3,8 @@
 JSON shape::
 
     {"synthguard_version", "seed", "inputs": {role: {"rows", "columns", "sha256"}},
-     "inferred_metadata", "config",
+     "inferred_metadata", "warnings": [str, ...] (questionable inputs: inf read as missing,
+     surrogate identifiers, disjoint categories, a control overlapping the original...), "config",
      "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
                  "detection_limit", "tests", "not_assessed", ...}  (see synthguard.verdict),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write_text
 from ..results import MetricResult, to_jsonable
 
 
@@ -100,7 +102,7 @@ class Report:
         """Serialise to JSON; also write it to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            atomic_write_text(path, text + "\n")
         return text
 
     def to_html(self, path: str | Path | None = None, *, title: str = "synthguard report") -> str:
@@ -122,7 +124,7 @@ class Report:
 
         text = render_html(self, title=title)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            atomic_write_text(path, text)
         return text
 
     def summary_rows(self) -> list[dict[str, Any]]:
@@ -151,7 +153,9 @@ class Report:
                     + (f", order {ent['sequence_key']!r}" if ent.get("sequence_key") else "")
                     + f"): privacy metrics count entities ({counts}); fidelity metrics marked row count "
                     "events\n\n")
-        return head + render_table(self.summary_rows(), width=width) + "\n\n" + render_verdict(self._verdict)
+        warns = "".join(f"warning: {w}\n" for w in self._header.get("warnings") or ())
+        return (head + render_table(self.summary_rows(), width=width) + "\n\n"
+                + (warns + "\n" if warns else "") + render_verdict(self._verdict))
 
     def __repr__(self) -> str:
         ok = sum(1 for e in self._entries.values() if e["status"] == "ok")

@@ -71,6 +71,6 @@ def run(name: str, real: Any, synthetic: Any, control: Any = None, metadata: Any
 
     ctx = Context.from_frames(_frame(real, "real_data"), _frame(synthetic, "synthetic_data"),
                               None if control is None else _frame(control, "real_validation_data"),
-                              metadata, seed=seed)
+                              metadata, seed=seed, strict_control=False)  # SDMetrics accepts it
     spec = get_metric(name)
     return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))

@@ -69,10 +69,12 @@ def _mentions(outputs: list[list[Any]]) -> Mentions:
     n = text.str.len()
     is_noun = (pos == "NOUN").to_numpy()
     in_lex = low.isin(FAMILY | ROLES | RELATIONSHIPS).to_numpy()
+    # no in-place ``&=``: under pandas copy-on-write (the default from pandas 3) ``to_numpy()``
+    # returns a read-only view
     ok = ((n >= 2) & (n <= 30) & ~text.str.isdigit() & text.str.contains(r"[^\W_]", regex=True)
           & ~low.isin(STOP_WORDS) & ~low.isin(GENERIC_WORDS)).to_numpy()
-    ok &= ~(is_noun & (n < 3).to_numpy() & ~text.str[:1].str.isupper().to_numpy())
-    ok &= ~(is_noun & low.isin(_LIGHT_VERBS).to_numpy())
+    ok = ok & ~(is_noun & (n < 3).to_numpy() & ~text.str[:1].str.isupper().to_numpy())
+    ok = ok & ~(is_noun & low.isin(_LIGHT_VERBS).to_numpy())
     nominal = (pos == "PROPN").to_numpy() | subj | (is_noun & in_lex)
     keep = ok & nominal
     text = text[keep]

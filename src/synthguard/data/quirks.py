@@ -1,0 +1,215 @@
+"""Real-world data quirks that would otherwise hide a leak or change the numbers silently.
+
+Each function works on the loaded tables of one evaluation (role -> frame) and returns what it did,
+for the report: ``notes`` per column (under ``inferred_metadata``) and ``warnings`` (top-level
+``warnings`` in the JSON, printed on the console).
+
+* surrounding whitespace of categorical / boolean / id values is stripped (``"F "`` is ``"F"``);
+* undeclared columns that are unique per row in every table and share no value between the
+  original and the other tables are surrogate identifiers: sdtype ``id``, out of matching and
+  distances;
+* ``inf`` / ``-inf`` in numerical columns are read as missing, with a warning naming the column
+  and the count;
+* a categorical column whose values in the release share nothing with the original's is warned
+  about (every row then differs in it, so no exact copy can be found through it);
+* a control identical to the original is an error; a control sharing rows with the original well
+  above chance is warned about with the share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .schema import Schema
+
+MIN_ID_ROWS = 20
+
+
+def _strip(s: pd.Series) -> tuple[pd.Series, int]:
+    """Strip surrounding whitespace of the string values of ``s``; returns the new series and how
+    many values changed."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return s, 0
+    try:
+        st = s.str.strip()
+    except AttributeError:  # no string values at all
+        return s, 0
+    out = st.where(st.notna(), s)
+    changed = int((s.notna() & (out.astype(object) != s.astype(object))).sum())
+    return (out if changed else s), changed
+
+
+def strip_whitespace(frames: dict[str, pd.DataFrame], schema: Schema,
+                     labels: Mapping[str, str]) -> dict[str, list[str]]:
+    """Strip surrounding whitespace of categorical, boolean and id values in every table (in place
+    on the private copies)."""
+    notes: dict[str, list[str]] = {}
+    for col in schema.of_type("categorical", "boolean", "id"):
+        for role, df in frames.items():
+            new, k = _strip(df[col])
+            if k:
+                df[col] = new
+                notes.setdefault(col, []).append(
+                    f"surrounding whitespace stripped from {k} value(s) in {labels.get(role, role)}")
+    return notes
+
+
+def _unique_no_missing(s: pd.Series) -> bool:
+    return len(s) >= MIN_ID_ROWS and not s.isna().any() and bool(s.is_unique)
+
+
+def _integer_valued(s: pd.Series) -> bool:
+    if pd.api.types.is_integer_dtype(s.dtype):
+        return True
+    if pd.api.types.is_float_dtype(s.dtype):
+        v = s.to_numpy(dtype="float64")
+        return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+    return False
+
+
+def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
+                         labels: Mapping[str, str]) -> tuple[Schema, list[str]]:
+    """Mark undeclared surrogate identifier columns as sdtype ``id``.
+
+    A column qualifies when its sdtype was inferred as categorical, or numerical with integer
+    values, and in every table it has no missing value and a different value on every row (at
+    least 20 rows), and no value of the original occurs in the release or the control. Such a
+    column says nothing about the people (a copied row carries its original's ID, so a copy is
+    still found: the column then overlaps and is not an identifier by this rule).
+    """
+    changed: dict[str, object] = {}
+    warns: list[str] = []
+    original = frames["original"]
+    for col, spec in schema.columns.items():
+        if not spec.inferred or spec.sdtype not in ("categorical", "numerical"):
+            continue
+        cols = [df[col] for df in frames.values()]
+        if not all(_unique_no_missing(s) for s in cols):
+            continue
+        if spec.sdtype == "numerical" and not all(_integer_valued(s) for s in cols):
+            continue
+        base = pd.Index(original[col].astype(str))
+        if any(base.isin(df[col].astype(str)).any() for r, df in frames.items() if r != "original"):
+            continue
+        changed[col] = replace(spec, sdtype="id", reason=(
+            "unique per row in every table and no value shared between tables: a surrogate "
+            f"identifier (read as {spec.sdtype} before), left out of matching and distances"))
+        warns.append(f"column {col!r} has a different value on every row of every table and no value in "
+                     "common between the original and the other tables: read as a surrogate identifier "
+                     "and left out of matching and distances (declare its sdtype in the metadata to "
+                     "override)")
+    if not changed:
+        return schema, warns
+    cols = {c: changed.get(c, s) for c, s in schema.columns.items()}
+    return replace(schema, columns=cols), warns
+
+
+_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*\d[\d.,'\s]*%?\)?$"
+
+
+def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema) -> list[str]:
+    """Inferred sdtypes that change what is measured, for the console: numbers read as categories
+    (thousands separators, units, mixed values) and categories with a value on almost every row."""
+    warns = []
+    original = frames["original"]
+    for col, spec in schema.columns.items():
+        if not spec.inferred or spec.sdtype != "categorical":
+            continue
+        s = original[col].dropna()
+        if len(s) == 0:
+            continue
+        text = s.astype(str).str.strip()
+        numeric_like = text.str.match(_NUMBER_LIKE)
+        if numeric_like.mean() >= 0.8:
+            example = text[numeric_like & ~text.str.fullmatch(r"-?\d+(\.\d+)?")]
+            example = example.iloc[0] if len(example) else text.iloc[0]
+            warns.append(f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
+                         "(thousands separators, units or mixed values?): it is compared by equality, not "
+                         "by distance; clean it, or declare its sdtype in the metadata")
+            continue
+        distinct = int(s.nunique())
+        if len(s) >= MIN_ID_ROWS and distinct >= 0.9 * len(s):
+            warns.append(f"column {col!r} was read as categorical with a different value on almost every "
+                         f"row ({distinct} distinct in {len(s)}): if it is an identifier, declare its "
+                         "sdtype 'id' so it stays out of matching and distances")
+    return warns
+
+
+def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tuple[pd.DataFrame, list[str]]:
+    """Read ``inf`` / ``-inf`` in numerical columns as missing; one warning per column and table."""
+    warns = []
+    for col in schema.of_type("numerical"):
+        s = frame[col]
+        if not pd.api.types.is_float_dtype(s.dtype):
+            continue
+        inf = np.isinf(s.to_numpy(dtype="float64", na_value=np.nan))
+        if inf.any():
+            frame[col] = s.mask(inf)
+            warns.append(f"{label}: column {col!r} holds {int(inf.sum())} infinite value(s) (inf/-inf): "
+                         "read as missing")
+    return frame, warns
+
+
+def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
+                        labels: Mapping[str, str]) -> list[str]:
+    """Warn about categorical columns whose release values share nothing with the original's."""
+    warns = []
+    original = frames["original"]
+    for col in schema.of_type("categorical", "boolean"):
+        o = pd.Index(original[col].dropna().unique())
+        for role in ("synthetic", "control"):
+            if role not in frames:
+                continue
+            v = pd.Index(frames[role][col].dropna().unique())
+            if len(o) and len(v) and not o.isin(v).any():
+                warns.append(f"column {col!r}: the values in {labels.get(role, role)} share nothing with "
+                             f"the original's (e.g. {v[0]!r} vs {o[0]!r}): check spelling, case and codes; "
+                             "no row can match the original in this column")
+    return warns
+
+
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
+                  labels: Mapping[str, str], strict: bool = True) -> list[str]:
+    """A control identical to the original is an error; a control sharing rows with the original
+    clearly above chance is a warning with the share.
+
+    Chance is estimated by the share of original rows that occur again elsewhere in the original
+    (leave-one-out: the rate at which a fresh row of the same population meets a training row).
+    With ``strict=False`` an identical control is a warning instead of an error.
+    The warning fires when the control's share exceeds it by more than three binomial standard
+    errors and by at least 2 percentage points.
+    """
+    control = frames.get("control")
+    if control is None:
+        return []
+    cols = [c for c in schema.columns if schema.sdtype(c) != "id"] or list(schema.columns)
+    h_o, h_c = _row_hashes(frames["original"][cols]), _row_hashes(control[cols])
+    o_lab, c_lab = labels.get("original", "original"), labels.get("control", "control")
+    if len(h_o) == len(h_c) and np.array_equal(np.sort(h_o), np.sort(h_c)):
+        if not strict:  # drop-in APIs of libraries that allow it (synthguard.compat.anonymeter)
+            return [f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
+                    "training; every residual risk and baseline is meaningless with this control"]
+        raise InputError(f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out "
+                         "from training, not the training data; give the holdout file, or leave the "
+                         "control out")
+    uniq, counts = np.unique(h_o, return_counts=True)
+    chance = float((counts[np.searchsorted(uniq, h_o)] > 1).mean())
+    inside = np.isin(h_c, uniq)
+    share = float(inside.mean())
+    se = math.sqrt(max(chance * (1 - chance), 0.0) / len(h_c))
+    if share > chance + max(0.02, 3 * se):
+        return [f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in the "
+                f"original, against {chance:.1%} expected by chance (original rows repeated within the "
+                "original): the control must be real rows held out from training; shared rows make "
+                "residual risks and baselines look safer than they are"]
+    return []
