@@ -30,7 +30,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "compat"))
-from petsard_cases import CASES, classification_data, load_case  # noqa: E402
+from petsard_cases import CASES, classification_data, load_case, read_csv_exact  # noqa: E402
 
 OUT = REPO / "tests" / "compat" / "oracles"
 
@@ -186,7 +186,7 @@ def record_yaml(data_dir):
     from petsard import Executor
 
     d = load_case("anes96", data_dir)
-    full = pd.read_csv(Path(data_dir) / CASES["anes96"]["file"])
+    full = read_csv_exact(Path(data_dir) / CASES["anes96"]["file"])
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -42,10 +42,18 @@ CASES: dict[str, dict] = {
 SEED = 2024
 
 
+def read_csv_exact(path: str | Path) -> pd.DataFrame:
+    """``pd.read_csv`` with correctly rounded floats on every pandas version: pandas 2's default
+    decimal parser can be 1 ulp off (pandas 3's and synthguard's loader are exact), and ties between
+    such values move KS statistics and nearest neighbours."""
+    kw = {"float_precision": "round_trip"} if int(pd.__version__.split(".", 1)[0]) < 3 else {}
+    return pd.read_csv(path, **kw)
+
+
 def load_case(name: str, data_dir: str | Path) -> dict[str, pd.DataFrame]:
     """``{"ori", "syn", "control"}`` of case ``name`` (fresh frames on every call)."""
     spec = CASES[name]
-    df = pd.read_csv(Path(data_dir) / spec["file"])
+    df = read_csv_exact(Path(data_dir) / spec["file"])
     if spec.get("columns"):
         df = df[spec["columns"]]
     if spec.get("max_rows") and len(df) > spec["max_rows"]:

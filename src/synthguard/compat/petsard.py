@@ -474,6 +474,7 @@ class Evaluator:
         glob = pd.DataFrame(res.rows())
         if res.model == "sklearn-gradient-boosting" or self.extras:
             glob["model"] = res.model
+        glob = _object_strings(glob)
         if self.extras:
             glob["n_train"] = res.n["syn" if res.experiment_design == "domain_transfer" else "ori"]
             glob["n_test"] = res.n["ori" if res.experiment_design == "domain_transfer" else "control"]
@@ -520,9 +521,29 @@ def _extras(res: MetricResult) -> dict[str, Any]:
             "risk_level": res.risk_level}
 
 
+def _object_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its text columns and index labels as ``object`` dtype, as PETsARD 1.10.1's
+    frames have them on pandas 2. pandas 3 infers its ``str`` dtype for text built from Python
+    strings; without this, the same frame would have another dtype (and ``layout``) per pandas
+    version. Values are unchanged."""
+    out = frame.copy()
+    text = [c for c in out.columns if isinstance(out[c].dtype, pd.StringDtype)]
+    if text:
+        out = out.astype(dict.fromkeys(text, object))
+    idx = out.index
+    if isinstance(idx, pd.MultiIndex):
+        if any(isinstance(lv.dtype, pd.StringDtype) for lv in idx.levels):
+            out.index = pd.MultiIndex.from_arrays(
+                [pd.Index(idx.get_level_values(i), dtype=object) for i in range(idx.nlevels)],
+                names=idx.names)
+    elif isinstance(idx.dtype, pd.StringDtype):
+        out.index = pd.Index(idx, dtype=object, name=idx.name)
+    return out
+
+
 def _result_frame(row: Mapping[str, Any]) -> pd.DataFrame:
     """One row indexed ``result`` (unnamed index), as PETsARD builds its global frames."""
-    return pd.DataFrame([dict(row)], index=pd.Index(["result"]))
+    return _object_strings(pd.DataFrame([dict(row)], index=pd.Index(["result"], dtype=object)))
 
 
 def _anonymeter_frames(res: MetricResult, extras: bool) -> dict[str, Any]:
@@ -589,7 +610,8 @@ def _sdmetrics_frames(res: MetricResult, extras: bool) -> dict[str, Any]:
                                           dtype="boolean")},
             index=pd.MultiIndex.from_tuples([(str(r["column_1"]), str(r["column_2"])) for r in pairs],
                                             names=[None, None]))
-    return {"global": glob, "columnwise": columnwise, "pairwise": pairwise,
+    return {"global": glob, "columnwise": _object_strings(columnwise),
+            "pairwise": None if pairwise is None else _object_strings(pairwise),
             "details": res.to_dict() if extras else None}
 
 

@@ -111,7 +111,7 @@ def _resolve(path: Any, base: Path, where: str) -> Path:
 
 
 def _read(path: Any, base: Path, where: str, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    from ..data.loading import load_table
+    from ..data.loading import CSV_FLOAT_KW, load_table
 
     params = dict(params or {})
     file = _resolve(path, base, where)
@@ -121,7 +121,7 @@ def _read(path: Any, base: Path, where: str, params: Mapping[str, Any] | None = 
         return frame
     if not file.exists():
         raise InputError(f"{where}: file {file} does not exist: check the path")
-    kw: dict[str, Any] = {}
+    kw: dict[str, Any] = dict(CSV_FLOAT_KW)
     if nrows is not None:
         kw["nrows"] = int(nrows)
     if na_values is not None:
@@ -393,7 +393,10 @@ class PetsardRunner:
             f = pd.concat([head, f.reset_index(drop=True)], axis=1)
             key_cols = list(keys) + on
             if upstream in per_chain:
-                per_chain[upstream] = per_chain[upstream].merge(f, on=key_cols, how="outer")
+                # sort=True: PETsARD's rows come from an outer merge, which sorts the keys
+                # lexicographically since pandas 2.2 whatever ``sort`` says; pandas 2.0/2.1 keep
+                # the order of appearance unless asked to sort, so ask, for the same rows everywhere
+                per_chain[upstream] = per_chain[upstream].merge(f, on=key_cols, how="outer", sort=True)
             else:
                 per_chain[upstream] = f
         if not per_chain:

@@ -14,6 +14,13 @@ from ..errors import InputError
 
 TableLike = pd.DataFrame | str | Path
 
+#: keyword arguments every ``pd.read_csv`` of synthguard passes: pandas 2's default decimal parser
+#: can be one unit in the last place off the correctly rounded float (e.g. ``-2.3025850929940455``),
+#: pandas 3 always rounds correctly (and deprecates the option); asking pandas 2 for the correctly
+#: rounded parser makes the same file give the same floats, hence the same results, on both.
+CSV_FLOAT_KW: dict[str, str] = ({"float_precision": "round_trip"}
+                                if int(pd.__version__.split(".", 1)[0]) < 3 else {})
+
 
 def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
     """Load one input table.
@@ -50,7 +57,7 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
             head = _head_lines(path)
             sep = "\t" if suffix == ".tsv" else sniff_delimiter(head)
             _check_header(head, sep, name, label)
-            frame = pd.read_csv(path, sep=sep)
+            frame = pd.read_csv(path, sep=sep, **CSV_FLOAT_KW)
             _check_single_column(frame, sep, name, label)
         elif suffix in {".parquet", ".pq"}:
             try:

@@ -169,6 +169,16 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
                 raise InputError(f"{label}: column {col!r} is datetime but was not parsed as dates")
             if getattr(s.dt, "tz", None) is not None:
                 s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+            if s.dtype != np.dtype("datetime64[ns]"):
+                # one resolution whatever pandas parsed to (pandas 3 parses strings to microseconds,
+                # pandas 2 to nanoseconds): the content hash of a row (canonical order) and every
+                # encoded value must not depend on the pandas version
+                try:
+                    s = s.astype("datetime64[ns]")
+                except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime) as exc:
+                    raise InputError(f"{label}: column {col!r} holds dates outside 1677-09-21 .. "
+                                     "2262-04-11, which synthguard cannot represent: drop those rows "
+                                     "or declare the column 'categorical' in the metadata") from exc
         elif spec.sdtype in ("categorical", "boolean", "id", "text"):
             if isinstance(s.dtype, pd.CategoricalDtype):
                 s = s.astype(object)
@@ -185,6 +195,10 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
                     s = mapped.where(s.notna(), None).astype(object)
             elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):
                 s = s.astype(object)
+            if isinstance(s.dtype, pd.BooleanDtype):
+                # nullable booleans as True/False/None objects: pandas 2.0 hashes the masked dtype
+                # differently from later versions, which would change the canonical row order
+                s = s.astype(object).where(s.notna(), None)
         out[col] = s
     return pd.DataFrame(out, index=frame.index)
 

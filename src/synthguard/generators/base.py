@@ -92,7 +92,9 @@ class CommandGenerator:
             tail = (proc.stderr or "").strip().splitlines()[-1:] or ["(no stderr)"]
             raise MetricError(f"generator command exited with {proc.returncode}: {tail[0]}")
         try:
-            return pd.read_csv(io.StringIO(proc.stdout))
+            from ..data.loading import CSV_FLOAT_KW
+
+            return pd.read_csv(io.StringIO(proc.stdout), **CSV_FLOAT_KW)
         except Exception as exc:  # noqa: BLE001
             raise MetricError(f"generator command did not print a CSV: {exc}") from exc
 
