@@ -171,6 +171,28 @@ def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
     assert len(recs) >= 10 and all(tuple(orig.astype(str).iloc[r["original_row"]]) in copied for r in recs)
 
 
+def test_canonical_partitions_when_partition_dtypes_differ(dask_client):
+    """A boolean column held as ``bool`` in one partition and as objects (with missing values) in
+    another hashes as the whole table does (objects): the order is that of ``canonical_order``."""
+    from dask import delayed
+    from synthguard.data.tables import canonical_order
+    from synthguard.distributed._tables import DistTable, canonical_partitions
+
+    r = np.random.default_rng(4)
+    a = pd.DataFrame({"x": r.integers(0, 3, 40).astype(float), "e": r.choice([True, False], 40)})
+    b = pd.DataFrame({"x": r.integers(0, 3, 30).astype(float),
+                      "e": pd.Series(r.choice([True, False, None], 30), dtype=object)})
+    assert a["e"].dtype == bool and b["e"].dtype == object
+    whole = pd.concat([a, b], ignore_index=True)
+    assert whole["e"].dtype == object
+    table = DistTable("original", "t", [delayed(a), delayed(b)], np.array([40, 30]))
+    order = canonical_partitions(table, dask_client)
+    np.testing.assert_array_equal(order, canonical_order(whole))
+    rows = pd.concat(dask_client.gather(dask_client.compute(table.parts)), ignore_index=True)
+    assert rows.astype(str).equals(whole.iloc[order].reset_index(drop=True).astype(str))
+    assert table.lengths.sum() == 70
+
+
 def test_row_hash_identity_rules():
     num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
     cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
