@@ -185,12 +185,17 @@ def test_canonical_partitions_when_partition_dtypes_differ(dask_client):
     assert a["e"].dtype == bool and b["e"].dtype == object
     whole = pd.concat([a, b], ignore_index=True)
     assert whole["e"].dtype == object
-    table = DistTable("original", "t", [delayed(a), delayed(b)], np.array([40, 30]))
+    # an empty partition (whose boolean column has no bool dtype) says nothing about the dtypes
+    table = DistTable("original", "t", [delayed(a), delayed(a.iloc[:0].astype(object)), delayed(b)],
+                      np.array([40, 0, 30]))
     order = canonical_partitions(table, dask_client)
     np.testing.assert_array_equal(order, canonical_order(whole))
     rows = pd.concat(dask_client.gather(dask_client.compute(table.parts)), ignore_index=True)
     assert rows.astype(str).equals(whole.iloc[order].reset_index(drop=True).astype(str))
-    assert table.lengths.sum() == 70
+    assert len(table.parts) == 3 and table.lengths.sum() == 70 and (table.lengths > 0).all()
+    one = DistTable("original", "t", [delayed(a)], np.array([40]))  # one partition: sorted in place
+    np.testing.assert_array_equal(canonical_partitions(one, dask_client), canonical_order(a))
+    assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
 
 
 def test_row_hash_identity_rules():

@@ -265,7 +265,7 @@ def canonical_partitions(table: DistTable, client: Any) -> np.ndarray:
 
     parts = table.parts
     info = list(client.gather(client.compute([delayed(_content_hashes, pure=True)(p, 0) for p in parts])))
-    dtypes = [i[1] for i in info]
+    dtypes = [i[1] for i in info if len(i[0])]  # an empty partition's dtypes say nothing
     as_object: tuple[str, ...] = ()
     if any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
         as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
@@ -275,7 +275,7 @@ def canonical_partitions(table: DistTable, client: Any) -> np.ndarray:
     order = np.argsort(h, kind="stable").astype(np.int64)
     n_out = max(1, len(parts))
     sorted_h = h[order]
-    cuts = (np.arange(1, n_out) * len(h)) // n_out
+    cuts = (np.arange(1, n_out) * len(h)) // n_out if len(h) else np.zeros(0, dtype=np.int64)
     lower = np.unique(np.concatenate([np.zeros(1, dtype=np.uint64), sorted_h[cuts]]))
     lengths = np.diff(np.append(np.searchsorted(sorted_h, lower, side="left"), len(h))).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum([len(i[0]) for i in info])[:-1]]).astype(np.int64)
