@@ -4,6 +4,10 @@ Every partition is typed by the loader's own coercion (:func:`synthguard.data.ta
 encoded by the one :class:`~synthguard.encoding.Encoder`, whose vocabularies are learnt here from
 every partition of original, synthetic and control, in that order (the order of first appearance
 is the same as in one process, so codes are equal too), then frozen and sent to the workers.
+Before that, every table is re-partitioned into the canonical content order that
+:meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` gives one process
+(:func:`canonical_partitions`): global row positions are canonical positions, and
+:attr:`DistTables.row_numbers` maps them back to the input rows.
 """
 
 from __future__ import annotations
