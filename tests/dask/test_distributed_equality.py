@@ -115,7 +115,8 @@ def test_real_data_cap_with_two_sensitive_columns(dask_client, shared_data):
 
 
 def test_partitioned_knn_equals_engine_with_ties(dask_client):
-    """Top-k merge over reference partitions: same distances AND indices (ties by global index)."""
+    """Top-k merge over reference partitions: same distances AND indices (ties by global index, which
+    is the canonical position in both runs)."""
     from synthguard.data.tables import prepare_tables
     from synthguard.distributed._knn import kneighbors_distributed
     from synthguard.distributed._tables import load_tables
@@ -126,7 +127,7 @@ def test_partitioned_knn_equals_engine_with_ties(dask_client):
     orig = pd.DataFrame({"u": r.integers(0, 3, 300).astype(float), "v": r.choice(["s", "t"], 300)})
     syn = pd.DataFrame({"u": r.integers(0, 3, 120).astype(float), "v": r.choice(["s", "t"], 120)})
     meta = {"columns": {"u": {"sdtype": "numerical"}, "v": {"sdtype": "categorical"}}}
-    tables = prepare_tables(orig, syn, None, meta)
+    tables = prepare_tables(orig, syn, None, meta).in_canonical_order()
     view = EncodedView(tables)
     cols = ["u", "v"]
     metric = gower(view.ranges(cols), clip=True, normalise=True)
@@ -137,6 +138,64 @@ def test_partitioned_knn_equals_engine_with_ties(dask_client):
         d, i = kneighbors_distributed(dt, q, "original", cols, metric, 3)
         np.testing.assert_array_equal(d, want.distances)
         np.testing.assert_array_equal(i, want.indices)
+
+
+def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
+    """The partitions are put in the canonical content order of ``Tables.in_canonical_order`` (the
+    same rows at the same global positions, the same map back to input rows), also when a column's
+    dtype differs between partitions (a boolean column with missing values in one partition only);
+    records name the INPUT rows of a shuffled input, as in one process."""
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._tables import load_tables
+
+    orig = _frame(300, 21)
+    orig["e"] = orig["e"].astype(object)
+    orig.loc[[3, 7, 7 + 75], "e"] = None  # missing in the first two of four partitions only
+    syn = pd.concat([_frame(150, 22), orig.iloc[:30], orig.iloc[:30]], ignore_index=True)
+    syn = syn.iloc[np.random.default_rng(0).permutation(len(syn))].reset_index(drop=True)
+    canon = prepare_tables(orig, syn, None, META).in_canonical_order()
+    dt = load_tables(orig, syn, None, META, client=dask_client, npartitions=4)
+    for role in ("original", "synthetic"):
+        np.testing.assert_array_equal(dt.row_numbers[role], canon.row_numbers[role])
+        rows = pd.concat(dt.compute(dt.get(role).parts), ignore_index=True)
+        assert len(dt.get(role).parts) > 1 and dt.get(role).lengths.sum() == len(rows)
+        for col in rows:
+            assert rows[col].isna().equals(canon.get(role)[col].isna())
+            assert rows[col].dropna().astype(str).tolist() == canon.get(role)[col].dropna().astype(str).tolist()
+    metrics = {"exact_matches": {}, "dcr": {"n_boot": 30}, "k_anonymity": {"k": 3}}
+    single = evaluate(orig, syn, None, META, metrics=metrics, seed=2)
+    dist = evaluate(orig, syn, None, META, metrics=metrics, seed=2, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    recs = dist["exact_matches"]["result"]["records"]  # input rows: each one is copied into syn
+    copied = set(map(tuple, syn.astype(str).to_numpy()))
+    assert len(recs) >= 10 and all(tuple(orig.astype(str).iloc[r["original_row"]]) in copied for r in recs)
+
+
+def test_canonical_partitions_when_partition_dtypes_differ(dask_client):
+    """A boolean column held as ``bool`` in one partition and as objects (with missing values) in
+    another hashes as the whole table does (objects): the order is that of ``canonical_order``."""
+    from dask import delayed
+    from synthguard.data.tables import canonical_order
+    from synthguard.distributed._tables import DistTable, canonical_partitions
+
+    r = np.random.default_rng(4)
+    a = pd.DataFrame({"x": r.integers(0, 3, 40).astype(float), "e": r.choice([True, False], 40)})
+    b = pd.DataFrame({"x": r.integers(0, 3, 30).astype(float),
+                      "e": pd.Series(r.choice([True, False, None], 30), dtype=object)})
+    assert a["e"].dtype == bool and b["e"].dtype == object
+    whole = pd.concat([a, b], ignore_index=True)
+    assert whole["e"].dtype == object
+    # an empty partition (whose boolean column has no bool dtype) says nothing about the dtypes
+    table = DistTable("original", "t", [delayed(a), delayed(a.iloc[:0].astype(object)), delayed(b)],
+                      np.array([40, 0, 30]))
+    order = canonical_partitions(table, dask_client)
+    np.testing.assert_array_equal(order, canonical_order(whole))
+    rows = pd.concat(dask_client.gather(dask_client.compute(table.parts)), ignore_index=True)
+    assert rows.astype(str).equals(whole.iloc[order].reset_index(drop=True).astype(str))
+    assert len(table.parts) == 3 and table.lengths.sum() == 70 and (table.lengths > 0).all()
+    one = DistTable("original", "t", [delayed(a)], np.array([40]))  # one partition: sorted in place
+    np.testing.assert_array_equal(canonical_partitions(one, dask_client), canonical_order(a))
+    assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
 
 
 def test_row_hash_identity_rules():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -117,6 +118,7 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
     require_dask("evaluate(client=...)")
     from .. import __version__
     from ..config import build_config
+    from ..data.tables import input_row_records
     from ..registry import get_metric
     from ..report import Report
     from ..runner import risk_rule_of
@@ -162,6 +164,11 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
                                  traceback=traceback.format_exc(limit=8))
             entry["seconds"] = round(time.perf_counter() - t0, 4)
             entries[name] = entry
+        # row numbers in records: from the canonical content order back to the input rows, as in one process
+        for name, res in list(results.items()):
+            if res.records:
+                results[name] = dataclasses.replace(
+                    res, records=input_row_records(res.records, dt, name))  # type: ignore[arg-type]
         for name, reason in dict(run_config.unavailable or {}).items():
             entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
         info = client.scheduler_info()

@@ -4,6 +4,10 @@ Every partition is typed by the loader's own coercion (:func:`synthguard.data.ta
 encoded by the one :class:`~synthguard.encoding.Encoder`, whose vocabularies are learnt here from
 every partition of original, synthetic and control, in that order (the order of first appearance
 is the same as in one process, so codes are equal too), then frozen and sent to the workers.
+Before that, every table is re-partitioned into the canonical content order that
+:meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` gives one process
+(:func:`canonical_partitions`): global row positions are canonical positions, and
+:attr:`DistTables.row_numbers` maps them back to the input rows.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ class DistTables:
     encoder_future: Any
     fingerprints: dict[str, dict[str, Any]] = field(default_factory=dict)
     release_type: str = "synthetic"
+    #: role -> the input row number (0-based) of each row in canonical order, as
+    #: :attr:`Tables.row_numbers <synthguard.data.tables.Tables.row_numbers>` after ``in_canonical_order``
+    row_numbers: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -212,6 +219,77 @@ def _uniques(frame: pd.DataFrame, offset: int, columns: tuple[str, ...]) -> dict
     return out
 
 
+def _content_hashes(frame: pd.DataFrame, offset: int, as_object: tuple[str, ...] = ()
+                    ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The 64-bit content hash of every row, as :func:`synthguard.data.tables.canonical_order`
+    computes it, and the dtypes it was computed on. ``as_object``: columns cast to ``object`` first
+    (their dtype differs between partitions, e.g. a boolean column with missing values in some
+    partitions only: the whole table holds them as objects)."""
+    if as_object:
+        frame = frame.astype({c: object for c in as_object})
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64, copy=False)
+    return h, tuple((str(c), str(t)) for c, t in frame.dtypes.items())
+
+
+def _split_by_hash(frame: pd.DataFrame, offset: int, lower: np.ndarray, as_object: tuple[str, ...]
+                   ) -> tuple[tuple[pd.DataFrame, np.ndarray, np.ndarray], ...]:
+    """One partition's rows split by hash range: piece ``t`` holds the rows whose hash ``h`` has
+    ``lower[t] <= h < lower[t + 1]``, with their hashes and global input positions."""
+    h, _ = _content_hashes(frame, offset, as_object)
+    target = np.searchsorted(lower, h, side="right") - 1
+    pos = np.arange(offset, offset + len(frame), dtype=np.int64)
+    out = []
+    for t in range(len(lower)):
+        sel = np.flatnonzero(target == t)
+        out.append((frame.iloc[sel], h[sel], pos[sel]))
+    return tuple(out)
+
+
+def _assemble(*pieces: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> pd.DataFrame:
+    """One canonical partition: its pieces sorted by (hash, input position), which is the stable
+    hash order of :func:`~synthguard.data.tables.canonical_order` restricted to a hash range."""
+    frame = pd.concat([p[0] for p in pieces], ignore_index=True)
+    h = np.concatenate([p[1] for p in pieces])
+    pos = np.concatenate([p[2] for p in pieces])
+    return frame.iloc[np.lexsort((pos, h))].reset_index(drop=True)
+
+
+def canonical_partitions(table: DistTable, client: Any) -> np.ndarray:
+    """Re-partition ``table`` into the canonical content order of
+    :meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` (rows sorted
+    stably by their content hash), in place: partition ``t`` holds a range of hashes, so global
+    positions ARE canonical positions, and a row's neighbours, ties and seeded samples are those of
+    the single-process run. Returns the input row number of every canonical row.
+
+    The hashes (8 bytes per row) are gathered to choose balanced hash ranges; each input partition
+    is split by range in one task and every output partition concatenates its pieces (a shuffle of
+    ``partitions x partitions`` pieces, recomputed with the partitions).
+    """
+    from dask import delayed
+
+    parts = table.parts
+    info = list(client.gather(client.compute([delayed(_content_hashes, pure=True)(p, 0) for p in parts])))
+    dtypes = [i[1] for i in info if len(i[0])]  # an empty partition's dtypes say nothing
+    as_object: tuple[str, ...] = ()
+    if any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
+        as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
+        info = list(client.gather(client.compute(
+            [delayed(_content_hashes, pure=True)(p, 0, as_object) for p in parts])))
+    h = np.concatenate([i[0] for i in info]) if info else np.zeros(0, dtype=np.uint64)
+    order = np.argsort(h, kind="stable").astype(np.int64)
+    n_out = max(1, len(parts))
+    sorted_h = h[order]
+    cuts = (np.arange(1, n_out) * len(h)) // n_out if len(h) else np.zeros(0, dtype=np.int64)
+    lower = np.unique(np.concatenate([np.zeros(1, dtype=np.uint64), sorted_h[cuts]]))
+    lengths = np.diff(np.append(np.searchsorted(sorted_h, lower, side="left"), len(h))).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum([len(i[0]) for i in info])[:-1]]).astype(np.int64)
+    split = delayed(_split_by_hash, pure=True, nout=len(lower))
+    pieces = [split(p, int(off), lower, as_object) for p, off in zip(parts, offsets, strict=True)]
+    table.parts = [delayed(_assemble, pure=True)(*(pc[t] for pc in pieces)) for t in range(len(lower))]
+    table.lengths = lengths
+    return order
+
+
 def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
                 client: Any, npartitions: int = 4) -> DistTables:
     """Partitioned, typed inputs with a schema and global vocabularies.
@@ -256,6 +334,8 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         typed = delayed(_typed_partition, pure=True)
         parts = [typed(p, base, schema, labels[role]) for p in ddf.to_delayed()]
         tables[role] = DistTable(role, labels[role], parts, np.zeros(len(parts), dtype=np.int64))
+    # canonical content order, as evaluate() uses in one process: global row positions are canonical
+    row_numbers = {role: canonical_partitions(table, client) for role, table in tables.items()}
     # lengths and vocabularies in one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
     tasks = []
@@ -284,5 +364,5 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     future = delayed(encoder, pure=True, traverse=False)  # one key per graph, shipped with the tasks
     prints = {r: {"rows": t.n_rows, "columns": len(base), "partitions": len(t.parts), "sha256": None}
               for r, t in tables.items()}
-    return DistTables(tables, schema, client, encoder, future, prints)
+    return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers)
 
