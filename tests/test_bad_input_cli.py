@@ -35,18 +35,7 @@ def files(tmp_path, demo_data):
     return paths
 
 
-def run(args):
-    return CliRunner().invoke(main, args)
-
-
-def assert_cli_error(res, *needles):
-    assert res.exit_code == 2, (res.exit_code, res.output)
-    assert "Traceback" not in res.output
-    lines = [ln for ln in res.output.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, res.output
-    for n in needles:
-        assert n in res.output, (n, res.output)
-
+from test_bad_input import assert_cli_error, run  # noqa: E402  (the one CLI error check)
 
 # ------------------------------------------------------------------------------------------ outputs
 

@@ -5,7 +5,6 @@ line differs), giving PETsARD's frame layouts and report files (fixtures recorde
 from __future__ import annotations
 
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -23,13 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def data_dir() -> Path:
-    env = os.environ.get("SYNTHGUARD_SHARED_DATA")
-    for p in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data",
-                                             REPO.parents[1] / "shared" / "data"]:
-        if p.exists():
-            return p
-    pytest.skip("../shared/data is not present")
+def data_dir(shared_data) -> Path:
+    """The real tables (tests/conftest.py's ``shared_data``: ``$SYNTHGUARD_SHARED_DATA`` or ../shared/data)."""
+    return shared_data
 
 
 def _layout(df: pd.DataFrame) -> tuple:
