@@ -18,7 +18,6 @@ for the report: ``notes`` per column (under ``inferred_metadata``) and ``warning
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -26,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..stats import binomial_greater
+from .hashing import row_hashes
 from .schema import Schema
 
 MIN_ID_ROWS = 20
@@ -174,10 +175,6 @@ def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return warns
 
 
-def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
-
-
 def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
                   labels: Mapping[str, str], strict: bool = True) -> list[str]:
     """A control identical to the original is an error; a control sharing rows with the original
@@ -186,14 +183,14 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     Chance is estimated by the share of original rows that occur again elsewhere in the original
     (leave-one-out: the rate at which a fresh row of the same population meets a training row).
     With ``strict=False`` an identical control is a warning instead of an error.
-    The warning fires when the control's share exceeds it by more than three binomial standard
-    errors and by at least 2 percentage points.
+    The warning fires when the control's share exceeds it by at least 2 percentage points and an
+    exact one-sided binomial test against the chance rate gives p < 0.001.
     """
     control = frames.get("control")
     if control is None:
         return []
     cols = [c for c in schema.columns if schema.sdtype(c) != "id"] or list(schema.columns)
-    h_o, h_c = _row_hashes(frames["original"][cols]), _row_hashes(control[cols])
+    h_o, h_c = row_hashes(frames["original"][cols]), row_hashes(control[cols])
     o_lab, c_lab = labels.get("original", "original"), labels.get("control", "control")
     if len(h_o) == len(h_c) and np.array_equal(np.sort(h_o), np.sort(h_c)):
         if not strict:  # drop-in APIs of libraries that allow it (synthguard.compat.anonymeter)
@@ -206,8 +203,7 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     chance = float((counts[np.searchsorted(uniq, h_o)] > 1).mean())
     inside = np.isin(h_c, uniq)
     share = float(inside.mean())
-    se = math.sqrt(max(chance * (1 - chance), 0.0) / len(h_c))
-    if share > chance + max(0.02, 3 * se):
+    if share >= chance + 0.02 and binomial_greater(int(inside.sum()), len(h_c), chance) < 1e-3:
         return [f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in the "
                 f"original, against {chance:.1%} expected by chance (original rows repeated within the "
                 "original): the control must be real rows held out from training; shared rows make "

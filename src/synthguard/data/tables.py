@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .dates import parse_datetime_columns
+from .hashing import row_hashes
 from .loading import TableLike, load_metadata, load_table
 from .quirks import (
     check_control,
@@ -120,7 +121,7 @@ def fingerprint_frame(frame: pd.DataFrame) -> str:
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, frame.columns)).encode())
     h.update("\x1f".join(map(str, frame.dtypes)).encode())
-    h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    h.update(row_hashes(frame).tobytes())
     return h.hexdigest()
 
 
@@ -336,8 +337,7 @@ def canonical_order(frame: pd.DataFrame) -> np.ndarray:
     """Positions of ``frame``'s rows sorted by a 64-bit hash of their content (stable, so only
     identical rows keep their relative input order: the sorted table is the same whatever the
     input order). Collisions between distinct rows (probability ~ n^2 / 2^64) are ignored."""
-    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return np.argsort(h, kind="stable").astype(np.int64)
+    return np.argsort(row_hashes(frame), kind="stable").astype(np.int64)
 
 
 # record keys holding a row number, and the table it points into ("row" depends on the metric)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.hashing import row_hashes
 from ..errors import ConfigError, MetricError
 from ..neighbors import DistanceMetric, gower, kneighbors
 from ..registry import Context, Param, register
@@ -108,7 +109,7 @@ def balanced_rows(frame: pd.DataFrame, n: int, seed: int, label: str) -> np.ndar
 def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:
     """The seeded content keys :func:`balanced_rows` keeps the ``n`` smallest of (ties by position);
     a row's key depends on its content only, so partitions of a table can compute theirs apart."""
-    h = pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64)
+    h = row_hashes(frame)
     salt = make_rng(seed, "balanced_rows", label).integers(1, 2**62, dtype=np.uint64)
     with np.errstate(over="ignore"):
         mixed = (h ^ salt) * np.uint64(0x9E3779B97F4A7C15)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...data.hashing import row_hashes
 from ...encoding import NAN_CODE, Block
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param
@@ -89,7 +90,7 @@ def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
 
     def compute() -> Canonical:
         frame = ctx.tables.get(role)[list(columns)]
-        h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+        h = row_hashes(frame)
         _, first = np.unique(h, return_index=True)  # sorted by hash: independent of the row order
         return Canonical(first.astype(np.int64), key)
 
