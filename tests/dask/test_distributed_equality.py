@@ -140,11 +140,22 @@ def test_partitioned_knn_equals_engine_with_ties(dask_client):
         np.testing.assert_array_equal(i, want.indices)
 
 
+def _canonical_rows(dt, role) -> pd.DataFrame:
+    """A distributed table's rows put at their canonical positions (``positions``)."""
+    table = dt.get(role)
+    parts = dt.compute(table.parts)
+    pos = np.concatenate(dt.compute(table.positions))
+    for part, p in zip(parts, dt.compute(table.positions), strict=True):
+        assert len(part) == len(p) and (np.diff(p) > 0).all()  # each partition locally canonical
+    np.testing.assert_array_equal(np.sort(pos), np.arange(table.n_rows))
+    return pd.concat(parts, ignore_index=True).iloc[np.argsort(pos)].reset_index(drop=True)
+
+
 def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
-    """The partitions are put in the canonical content order of ``Tables.in_canonical_order`` (the
-    same rows at the same global positions, the same map back to input rows), also when a column's
-    dtype differs between partitions (a boolean column with missing values in one partition only);
-    records name the INPUT rows of a shuffled input, as in one process."""
+    """Rows get the canonical positions of ``Tables.in_canonical_order`` (the same rows at the same
+    positions, the same map back to input rows) without leaving their input partition, also when a
+    column's dtype differs between partitions (a boolean column with missing values in one
+    partition only); records name the INPUT rows of a shuffled input, as in one process."""
     from synthguard.data.tables import prepare_tables
     from synthguard.distributed._tables import load_tables
 
@@ -157,7 +168,7 @@ def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
     dt = load_tables(orig, syn, None, META, client=dask_client, npartitions=4)
     for role in ("original", "synthetic"):
         np.testing.assert_array_equal(dt.row_numbers[role], canon.row_numbers[role])
-        rows = pd.concat(dt.compute(dt.get(role).parts), ignore_index=True)
+        rows = _canonical_rows(dt, role)
         assert len(dt.get(role).parts) > 1 and dt.get(role).lengths.sum() == len(rows)
         for col in rows:
             assert rows[col].isna().equals(canon.get(role)[col].isna())
@@ -171,12 +182,13 @@ def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
     assert len(recs) >= 10 and all(tuple(orig.astype(str).iloc[r["original_row"]]) in copied for r in recs)
 
 
-def test_canonical_partitions_when_partition_dtypes_differ(dask_client):
+def test_canonicalise_when_partition_dtypes_differ(dask_client):
     """A boolean column held as ``bool`` in one partition and as objects (with missing values) in
-    another hashes as the whole table does (objects): the order is that of ``canonical_order``."""
+    another hashes as the whole table does (objects): the order is that of ``canonical_order``, and
+    every row stays in its input partition, sorted there by canonical position."""
     from dask import delayed
     from synthguard.data.tables import canonical_order
-    from synthguard.distributed._tables import DistTable, canonical_partitions
+    from synthguard.distributed._tables import DistTable, canonicalise
 
     r = np.random.default_rng(4)
     a = pd.DataFrame({"x": r.integers(0, 3, 40).astype(float), "e": r.choice([True, False], 40)})
@@ -188,13 +200,21 @@ def test_canonical_partitions_when_partition_dtypes_differ(dask_client):
     # an empty partition (whose boolean column has no bool dtype) says nothing about the dtypes
     table = DistTable("original", "t", [delayed(a), delayed(a.iloc[:0].astype(object)), delayed(b)],
                       np.array([40, 0, 30]))
-    order = canonical_partitions(table, dask_client)
-    np.testing.assert_array_equal(order, canonical_order(whole))
-    rows = pd.concat(dask_client.gather(dask_client.compute(table.parts)), ignore_index=True)
-    assert rows.astype(str).equals(whole.iloc[order].reset_index(drop=True).astype(str))
-    assert len(table.parts) == 3 and table.lengths.sum() == 70 and (table.lengths > 0).all()
+    canon = canonicalise(table, dask_client, ("e",))
+    order = canonical_order(whole)
+    np.testing.assert_array_equal(canon.row_numbers, order)
+    assert len(table.parts) == 3 and list(table.lengths) == [40, 0, 30]
+    parts = dask_client.gather(dask_client.compute(table.parts))
+    positions = dask_client.gather(dask_client.compute(table.positions))
+    rank = np.argsort(order)
+    for j, (lo, hi) in enumerate(((0, 40), (40, 40), (40, 70))):  # same rows, by canonical position
+        np.testing.assert_array_equal(positions[j], np.sort(rank[lo:hi]))
+        want = whole.iloc[order[positions[j]]].reset_index(drop=True)
+        assert parts[j].astype(str).equals(want.astype(str))
+    # the distinct values in order of first canonical appearance (a value's first occurrence)
+    assert list(dict.fromkeys(canon.first_values["e"])) == list(pd.unique(whole["e"].iloc[order].dropna()))
     one = DistTable("original", "t", [delayed(a)], np.array([40]))  # one partition: sorted in place
-    np.testing.assert_array_equal(canonical_partitions(one, dask_client), canonical_order(a))
+    np.testing.assert_array_equal(canonicalise(one, dask_client).row_numbers, canonical_order(a))
     assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
 
 

@@ -29,9 +29,10 @@ class _FieldView:
         self.tables = dt
 
 
-def _hash_columns(encoder: Encoder, frame: pd.DataFrame, offset: int, groups: dict[str, tuple[str, ...]],
-                  binned: dict[str, np.ndarray]) -> pd.DataFrame:
-    """One partition as ``{name}1, {name}2`` hash columns per group of columns, plus ``pos``."""
+def _hash_columns(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                  groups: dict[str, tuple[str, ...]], binned: dict[str, np.ndarray]) -> pd.DataFrame:
+    """One partition as ``{name}1, {name}2`` hash columns per group of columns, plus ``pos`` (the
+    canonical position of every row)."""
     from ..metrics.disclosure._common import _raw_numeric
 
     if binned:
@@ -45,7 +46,7 @@ def _hash_columns(encoder: Encoder, frame: pd.DataFrame, offset: int, groups: di
     for name, cols in groups.items():
         h = row_hashes(encoder, frame, cols)
         out[name + "1"], out[name + "2"] = h[:, 0], h[:, 1]
-    out["pos"] = np.arange(offset, offset + len(frame), dtype=np.int64)
+    out["pos"] = np.asarray(positions, dtype=np.int64)
     return pd.DataFrame(out)
 
 
@@ -240,7 +241,7 @@ class _Thresholds:
 
 # --- k-anonymity ------------------------------------------------------------------------------------
 
-def _raw_bounds(frame: pd.DataFrame, offset: int, columns: tuple[str, ...]) -> list[tuple[float, float]]:
+def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:
     from ..metrics.disclosure._common import _raw_numeric
 
     out = []

@@ -29,14 +29,14 @@ _HASH_META = pd.DataFrame({"h1": pd.Series([], dtype="uint64"), "h2": pd.Series(
                            "pos": pd.Series([], dtype="int64")})
 
 
-def _hash_frame(encoder: Encoder, frame: pd.DataFrame, offset: int, columns: tuple[str, ...]) -> pd.DataFrame:
+def _hash_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                columns: tuple[str, ...]) -> pd.DataFrame:
     h = row_hashes(encoder, frame, columns)
-    return pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1],
-                         "pos": np.arange(offset, offset + len(frame), dtype=np.int64)})
+    return pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1], "pos": np.asarray(positions, dtype=np.int64)})
 
 
 def hashed(dt: DistTables, role: str, columns: Sequence[str]) -> Any:
-    """A dask DataFrame ``(h1, h2, pos)``: the 128-bit identity and global position of every row."""
+    """A dask DataFrame ``(h1, h2, pos)``: the 128-bit identity and canonical position of every row."""
     import dask.dataframe as dd
 
     return dd.from_delayed(dt.map(role, _hash_frame, tuple(columns)), meta=_HASH_META, verify_meta=False)
@@ -146,19 +146,19 @@ def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: fl
 
 # --- neighbours -------------------------------------------------------------------------------------
 
-def _balanced_part(frame: pd.DataFrame, offset: int, columns: tuple[str, ...], n: int, seed: int,
+def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...], n: int, seed: int,
                    label: str) -> tuple[np.ndarray, np.ndarray]:
     from ..metrics.distance import balanced_keys
 
     keys = balanced_keys(frame[list(columns)], seed, label)
-    pos = np.arange(offset, offset + len(frame), dtype=np.int64)
+    pos = np.asarray(positions, dtype=np.int64)
     order = np.lexsort((pos, keys))[:n]
     return keys[order], pos[order]
 
 
 def balanced_rows(dt: DistTables, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
     """:func:`synthguard.metrics.distance.balanced_rows` over partitions: the ``n`` smallest seeded
-    content keys (ties by global position), as sorted global positions."""
+    content keys (ties by canonical position), as sorted canonical positions."""
     if n >= dt.get(role).n_rows:
         return np.arange(dt.get(role).n_rows)
     parts = dt.compute(dt.map(role, _balanced_part, tuple(columns), n, seed, role, with_encoder=False))
@@ -238,29 +238,39 @@ def nndr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, back
 
 # --- sample-based metrics ---------------------------------------------------------------------------
 
-def _rows_at(frame: pd.DataFrame, offset: int, local: np.ndarray) -> pd.DataFrame:
+def _rows_at(frame: pd.DataFrame, positions: np.ndarray, wanted: np.ndarray) -> pd.DataFrame:
+    """The rows of a (locally canonical) partition at the canonical positions ``wanted`` (sorted,
+    all in this partition)."""
+    local = np.searchsorted(np.asarray(positions), wanted)
     return frame.iloc[local]
 
 
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
-    """The typed rows of ``role`` at global positions ``rows`` (in that order), fetched from the
+    """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
     partitions that hold them; only those rows travel to the caller."""
     from dask import delayed
 
     rows = np.asarray(rows, dtype=np.int64)
     uniq = np.unique(rows)
     table = dt.get(role)
-    offsets = table.offsets
-    bounds = np.searchsorted(uniq, np.concatenate([offsets, [table.n_rows]]))
-    tasks = []
-    for j, part in enumerate(table.parts):
-        local = uniq[bounds[j]:bounds[j + 1]] - offsets[j]
-        if local.size:
-            tasks.append(delayed(_rows_at, pure=True)(part, 0, local))
-    got = pd.concat(dt.compute(tasks), ignore_index=True) if tasks else None
-    if got is None:
+    if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
+        raise MetricError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
+                          f"{role} table ({table.n_rows} rows)")
+    part = dt.partition_of(role, uniq)
+    by_part = np.argsort(part, kind="stable")  # sorted positions within each partition
+    counts = np.bincount(part, minlength=len(table.parts))
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    tasks, order = [], []
+    for j, (frame, pos) in enumerate(zip(table.parts, table.position_args(), strict=True)):
+        wanted = uniq[by_part[bounds[j]:bounds[j + 1]]]
+        if wanted.size:
+            tasks.append(delayed(_rows_at, pure=True)(frame, pos, wanted))
+            order.append(wanted)
+    if not tasks:
         raise MetricError(f"no rows requested from the {role} table")
-    return got.iloc[np.searchsorted(uniq, rows)].reset_index(drop=True)
+    got = pd.concat(dt.compute(tasks), ignore_index=True)
+    got_pos = np.concatenate(order)
+    return got.iloc[np.argsort(got_pos)[np.searchsorted(uniq, rows)]].reset_index(drop=True)
 
 
 class _SampledBlock:

@@ -4,10 +4,13 @@ Every partition is typed by the loader's own coercion (:func:`synthguard.data.ta
 encoded by the one :class:`~synthguard.encoding.Encoder`, whose vocabularies are learnt here from
 every partition of original, synthetic and control, in that order (the order of first appearance
 is the same as in one process, so codes are equal too), then frozen and sent to the workers.
-Before that, every table is re-partitioned into the canonical content order that
-:meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` gives one process
-(:func:`canonical_partitions`): global row positions are canonical positions, and
-:attr:`DistTables.row_numbers` maps them back to the input rows.
+
+Row positions are those of the canonical content order that
+:meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` gives one process,
+without moving any row between partitions (:func:`canonicalise`): the input partitions are kept,
+each one sorted locally into canonical order, and :attr:`DistTable.positions` holds the canonical
+(global) position of every row of every partition. :attr:`DistTables.row_numbers` maps canonical
+positions back to the input rows.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.hashing import row_hashes as row_hashes_64
 from ..data.schema import Schema
 from ..data.tables import _coerce, prepare_tables
 from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, text_hash128, value_bounds
@@ -33,12 +37,22 @@ SHUFFLE_ROWS = 1_000_000
 
 @dataclass
 class DistTable:
-    """One role's partitions (typed pandas frames as dask ``Delayed`` objects) and their lengths."""
+    """One role's partitions (typed pandas frames as dask ``Delayed`` objects) and their lengths.
+
+    ``parts[j]`` holds the rows of input partition ``j`` (``lengths[j]`` of them), sorted locally into
+    canonical order; ``positions[j]`` is a ``Delayed`` int64 array (computed once per load and held
+    on the cluster, see :func:`canonicalise`) with the canonical global position of each of those
+    rows, ascending. Wherever a metric needs a row's global position (a record's row number, a tie
+    broken by the lower position, a seeded sample), it uses ``positions``, never ``offsets``.
+    ``positions=None`` means the contiguous positions ``offsets[j] + arange(lengths[j])`` (a table
+    already in canonical order).
+    """
 
     role: str
     label: str
     parts: list[Any]
     lengths: np.ndarray
+    positions: list[Any] | None = None
 
     @property
     def n_rows(self) -> int:
@@ -46,8 +60,15 @@ class DistTable:
 
     @property
     def offsets(self) -> np.ndarray:
-        """Global position of the first row of every partition."""
+        """Number of rows before every partition (input row number of its first input row)."""
         return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+
+    def position_args(self) -> list[Any]:
+        """One task argument per partition holding its rows' canonical positions (``positions``,
+        or contiguous ``arange`` arrays when ``positions`` is ``None``)."""
+        if self.positions is not None:
+            return list(self.positions)
+        return [np.arange(o, o + n, dtype=np.int64) for o, n in zip(self.offsets, self.lengths, strict=True)]
 
     def __len__(self) -> int:
         return self.n_rows
@@ -101,19 +122,37 @@ class DistTables:
 
     def map(self, role: str, func: Callable[..., Any], *args: Any, with_encoder: bool = True,
             pure: bool = True) -> list[Any]:
-        """``func(encoder, frame, offset, *args)`` (or ``func(frame, offset, *args)``) as one Delayed
-        per partition of ``role`` (not computed)."""
+        """``func(encoder, frame, positions, *args)`` (or ``func(frame, positions, *args)``) as one
+        Delayed per partition of ``role`` (not computed); ``positions`` is the int64 array of the
+        canonical global positions of the partition's rows (ascending, as the rows are)."""
         from dask import delayed
 
         table = self.tables[role]
         f = delayed(func, pure=pure)
         out = []
-        for part, off in zip(table.parts, table.offsets, strict=True):
+        for part, pos in zip(table.parts, table.position_args(), strict=True):
             if with_encoder:
-                out.append(f(self.encoder_future, part, int(off), *args))
+                out.append(f(self.encoder_future, part, pos, *args))
             else:
-                out.append(f(part, int(off), *args))
+                out.append(f(part, pos, *args))
         return out
+
+    def partition_of(self, role: str, rows: np.ndarray) -> np.ndarray:
+        """The partition holding each canonical position in ``rows`` (from :attr:`row_numbers`)."""
+        table = self.tables[role]
+        rows = np.asarray(rows, dtype=np.int64)
+        nums = self.row_numbers.get(role)
+        inputs = rows if nums is None else np.asarray(nums)[rows]
+        return np.searchsorted(table.offsets, inputs, side="right").astype(np.int64) - 1
+
+    def positions_array(self, role: str) -> list[np.ndarray]:
+        """The values of ``get(role).positions`` as concrete arrays on the client, derived from
+        :attr:`row_numbers` (no cluster work; 8 bytes per row)."""
+        table = self.tables[role]
+        n = table.n_rows
+        part = self.partition_of(role, np.arange(n, dtype=np.int64))
+        order = np.argsort(part, kind="stable").astype(np.int64)  # ascending within each partition
+        return np.split(order, np.cumsum(table.lengths)[:-1])
 
     def split_out(self, role: str) -> int:
         """Output partitions of a group-by over ``role``: one (a tree reduction, then joins that
@@ -132,7 +171,7 @@ class DistTables:
         return ranges_from_bounds(lo, hi)
 
 
-def _bounds(encoder: Encoder, frame: pd.DataFrame, offset: int, columns: tuple[str, ...]):
+def _bounds(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]):
     return value_bounds(encoder.encode(frame, columns))
 
 
@@ -210,84 +249,109 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     return _coerce(pd.DataFrame(out), schema, label)
 
 
-def _uniques(frame: pd.DataFrame, offset: int, columns: tuple[str, ...]) -> dict[str, list[Any]]:
-    """Distinct values of each column in order of first appearance (missing dropped)."""
-    out = {}
-    for c in columns:
-        codes, uniq = pd.factorize(frame[c], use_na_sentinel=True)
-        out[c] = list(uniq)
-    return out
-
-
-def _content_hashes(frame: pd.DataFrame, offset: int, as_object: tuple[str, ...] = ()
-                    ) -> tuple[np.ndarray, tuple[str, ...]]:
+def _content_hashes(frame: pd.DataFrame, as_object: tuple[str, ...] = ()
+                    ) -> tuple[np.ndarray, tuple[tuple[str, str], ...]]:
     """The 64-bit content hash of every row, as :func:`synthguard.data.tables.canonical_order`
     computes it, and the dtypes it was computed on. ``as_object``: columns cast to ``object`` first
     (their dtype differs between partitions, e.g. a boolean column with missing values in some
     partitions only: the whole table holds them as objects)."""
     if as_object:
         frame = frame.astype({c: object for c in as_object})
-    h = pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64, copy=False)
-    return h, tuple((str(c), str(t)) for c, t in frame.dtypes.items())
+    return row_hashes_64(frame), tuple((str(c), str(t)) for c, t in frame.dtypes.items())
 
 
-def _split_by_hash(frame: pd.DataFrame, offset: int, lower: np.ndarray, as_object: tuple[str, ...]
-                   ) -> tuple[tuple[pd.DataFrame, np.ndarray, np.ndarray], ...]:
-    """One partition's rows split by hash range: piece ``t`` holds the rows whose hash ``h`` has
-    ``lower[t] <= h < lower[t + 1]``, with their hashes and global input positions."""
-    h, _ = _content_hashes(frame, offset, as_object)
-    target = np.searchsorted(lower, h, side="right") - 1
-    pos = np.arange(offset, offset + len(frame), dtype=np.int64)
-    out = []
-    for t in range(len(lower)):
-        sel = np.flatnonzero(target == t)
-        out.append((frame.iloc[sel], h[sel], pos[sel]))
-    return tuple(out)
+def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[str, ...]
+          ) -> tuple[np.ndarray, tuple[tuple[str, str], ...], dict[str, tuple[list[Any], np.ndarray]]]:
+    """One input partition's content hashes, dtypes and, per categorical column, its distinct values
+    (missing dropped) with the local input row of each one's first appearance in the partition's
+    canonical order (rows stably sorted by hash)."""
+    h, dtypes = _content_hashes(frame, as_object)
+    order = np.argsort(h, kind="stable")
+    firsts = {}
+    for c in categorical:
+        codes, uniq = pd.factorize(frame[c], use_na_sentinel=True)
+        u, first = np.unique(codes[order], return_index=True)
+        keep = u >= 0
+        firsts[c] = (list(uniq.take(u[keep])), order[first[keep]].astype(np.int64))
+    return h, dtypes, firsts
 
 
-def _assemble(*pieces: tuple[pd.DataFrame, np.ndarray, np.ndarray]) -> pd.DataFrame:
-    """One canonical partition: its pieces sorted by (hash, input position), which is the stable
-    hash order of :func:`~synthguard.data.tables.canonical_order` restricted to a hash range."""
-    frame = pd.concat([p[0] for p in pieces], ignore_index=True)
-    h = np.concatenate([p[1] for p in pieces])
-    pos = np.concatenate([p[2] for p in pieces])
-    return frame.iloc[np.lexsort((pos, h))].reset_index(drop=True)
+def _local_canonical(frame: pd.DataFrame, as_object: tuple[str, ...]) -> pd.DataFrame:
+    """An input partition sorted stably by content hash: its rows in canonical order."""
+    h, _ = _content_hashes(frame, as_object)
+    order = np.argsort(h, kind="stable")
+    if (order == np.arange(len(order))).all():
+        return frame
+    return frame.iloc[order].reset_index(drop=True)
 
 
-def canonical_partitions(table: DistTable, client: Any) -> np.ndarray:
-    """Re-partition ``table`` into the canonical content order of
+@dataclass
+class Canonical:
+    """What :func:`canonicalise` learnt about one table: the input row of every canonical position,
+    and per categorical column the distinct values of every partition ordered by their first
+    canonical position (a value distinct in several partitions appears once per partition: its first
+    occurrence in the list is its first canonical appearance in the table)."""
+
+    row_numbers: np.ndarray
+    first_values: dict[str, list[Any]]
+
+
+def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ()) -> Canonical:
+    """Put ``table`` in the canonical content order of
     :meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` (rows sorted
-    stably by their content hash), in place: partition ``t`` holds a range of hashes, so global
-    positions ARE canonical positions, and a row's neighbours, ties and seeded samples are those of
-    the single-process run. Returns the input row number of every canonical row.
+    stably by their content hash, ties by input position) WITHOUT moving rows between partitions.
 
-    The hashes (8 bytes per row) are gathered to choose balanced hash ranges; each input partition
-    is split by range in one task and every output partition concatenates its pieces (a shuffle of
-    ``partitions x partitions`` pieces, recomputed with the partitions).
+    One pass over the partitions gathers every row's 64-bit content hash (8 bytes per row; on the
+    same dtypes as the whole table: a column whose dtype differs between partitions is hashed as
+    objects) and the distinct categorical values. The client sorts the hashes stably (the canonical
+    order: ``row_numbers``) and ranks every input row; each partition's ranks, sorted, are its rows'
+    canonical positions, scattered to the cluster once (``table.positions``, one ``Delayed`` per
+    partition). ``table.parts`` become the input partitions sorted locally by hash, which is their
+    canonical order (canonical position increases with (hash, input position)); that sort is a cheap
+    per-partition task of every graph, no shuffle. ``table.lengths`` are set.
+
+    Parameters
+    ----------
+    table : DistTable
+        Typed input partitions (modified in place).
+    client : distributed.Client
+    categorical : sequence of str
+        Columns whose distinct values are returned ordered by first canonical appearance (the
+        order in which one process's :class:`~synthguard.encoding.Encoder` meets them, so feeding
+        them to an encoder role by role gives the single-process codes).
     """
     from dask import delayed
 
+    cats = tuple(categorical)
     parts = table.parts
-    info = list(client.gather(client.compute([delayed(_content_hashes, pure=True)(p, 0) for p in parts])))
+    scan = delayed(_scan, pure=True)
+    info = list(client.gather(client.compute([scan(p, (), cats) for p in parts])))
     dtypes = [i[1] for i in info if len(i[0])]  # an empty partition's dtypes say nothing
     as_object: tuple[str, ...] = ()
-    if any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
+    if dtypes and any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
         as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
-        info = list(client.gather(client.compute(
-            [delayed(_content_hashes, pure=True)(p, 0, as_object) for p in parts])))
+        info = list(client.gather(client.compute([scan(p, as_object, cats) for p in parts])))
+    lengths = np.asarray([len(i[0]) for i in info], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     h = np.concatenate([i[0] for i in info]) if info else np.zeros(0, dtype=np.uint64)
     order = np.argsort(h, kind="stable").astype(np.int64)
-    n_out = max(1, len(parts))
-    sorted_h = h[order]
-    cuts = (np.arange(1, n_out) * len(h)) // n_out if len(h) else np.zeros(0, dtype=np.int64)
-    lower = np.unique(np.concatenate([np.zeros(1, dtype=np.uint64), sorted_h[cuts]]))
-    lengths = np.diff(np.append(np.searchsorted(sorted_h, lower, side="left"), len(h))).astype(np.int64)
-    offsets = np.concatenate([[0], np.cumsum([len(i[0]) for i in info])[:-1]]).astype(np.int64)
-    split = delayed(_split_by_hash, pure=True, nout=len(lower))
-    pieces = [split(p, int(off), lower, as_object) for p, off in zip(parts, offsets, strict=True)]
-    table.parts = [delayed(_assemble, pure=True)(*(pc[t] for pc in pieces)) for t in range(len(lower))]
+    del h
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    positions = [np.sort(rank[o:o + n]) for o, n in zip(offsets, lengths, strict=True)]
+    firsts: dict[str, list[Any]] = {}
+    for c in cats:  # distinct values by their first canonical position over all partitions
+        values = [v for i in info for v in i[2][c][0]]
+        first = np.concatenate([rank[o + i[2][c][1]] for o, i in zip(offsets, info, strict=True)]) \
+            if info else np.zeros(0, dtype=np.int64)
+        by_pos = np.argsort(first, kind="stable")
+        firsts[c] = [values[k] for k in by_pos]
+    del rank
+    local = delayed(_local_canonical, pure=True)
+    table.parts = [local(p, as_object) for p in parts]
     table.lengths = lengths
-    return order
+    table.positions = [delayed(f) for f in client.scatter(positions, hash=True)] if positions else []
+    return Canonical(order, firsts)
 
 
 def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
@@ -334,30 +398,19 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         typed = delayed(_typed_partition, pure=True)
         parts = [typed(p, base, schema, labels[role]) for p in ddf.to_delayed()]
         tables[role] = DistTable(role, labels[role], parts, np.zeros(len(parts), dtype=np.int64))
-    # canonical content order, as evaluate() uses in one process: global row positions are canonical
-    row_numbers = {role: canonical_partitions(table, client) for role, table in tables.items()}
-    # lengths and vocabularies in one pass over the partitions
+    # canonical content order, as evaluate() uses in one process (no row moves between partitions),
+    # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
-    tasks = []
-    for role in ROLES:
-        if role in tables:
-            for p in tables[role].parts:
-                tasks.append(delayed(len)(p))
-                tasks.append(delayed(_uniques, pure=True)(p, 0, categorical))
-    res = list(client.gather(client.compute(tasks)))
     encoder = Encoder(schema)
-    i = 0
-    for role in ROLES:
+    row_numbers: dict[str, np.ndarray] = {}
+    for role in ROLES:  # original, synthetic, control: the order one process learns vocabularies in
         if role not in tables:
             continue
-        lengths = []
-        for _ in tables[role].parts:
-            lengths.append(res[i])
-            for c, values in res[i + 1].items():  # partitions in order: first appearance preserved
-                if values:
-                    encoder.codes(pd.Series(values, name=c, dtype=object))
-            i += 2
-        tables[role].lengths = np.asarray(lengths, dtype=np.int64)
+        canon = canonicalise(tables[role], client, categorical)
+        row_numbers[role] = canon.row_numbers
+        for c, values in canon.first_values.items():
+            if values:
+                encoder.codes(pd.Series(values, name=c, dtype=object))
         if tables[role].n_rows == 0:
             raise InputError(f"{labels[role]} has no rows: give a non-empty table")
     encoder.freeze()
