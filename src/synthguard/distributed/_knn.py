@@ -36,11 +36,13 @@ def _query(encoder: Encoder, frame: Any, offset: int, columns: tuple[str, ...]) 
     return encoder.encode(frame, list(columns))
 
 
-def _pair(query: Any, reference: tuple[Any, Any], offset: int, metric: DistanceMetric, k: int,
+def _pair(query: Any, reference: tuple[Any, Any], positions: Any, metric: DistanceMetric, k: int,
           exclude_self: bool, backend: str) -> tuple[np.ndarray, np.ndarray]:
+    # TEMP knn patch: local reference indices -> global (canonical) indices through ``positions``
     block, tree = reference
     nb = kneighbors(query, block, metric, k, exclude_self=exclude_self, backend=backend, index=tree)
-    return nb.distances, np.where(nb.indices >= 0, nb.indices + offset, -1)
+    pos = np.asarray(positions, dtype=np.int64)
+    return nb.distances, np.where(nb.indices >= 0, pos[np.maximum(nb.indices, 0)], -1)
 
 
 def merge_topk(k: int, *results: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -66,23 +68,31 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     cols = tuple(columns)
     ref = dt.get(reference)
     exclude = query == reference and reference_rows is None
+    # TEMP knn patch: canonical positions instead of partition offsets
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
-    offsets = ref.offsets
-    if reference_rows is not None:  # sorted global positions -> per partition local positions
+    maps: list[Any] = ref.position_args()
+    if reference_rows is not None:  # sorted canonical positions -> per partition local positions
         rows = np.sort(np.asarray(reference_rows, dtype=np.int64))
-        bounds = np.searchsorted(rows, np.concatenate([offsets, [ref.n_rows]]))
-        local_rows = [rows[bounds[j]:bounds[j + 1]] - offsets[j] for j in range(len(ref.parts))]
-        offsets = bounds[:-1].astype(np.int64)
+        ref_pos = dt.positions_array(reference)
+        part = dt.partition_of(reference, rows)
+        local_rows, maps = [], []
+        for j in range(len(ref.parts)):
+            mine = rows[part == j]
+            local_rows.append(np.searchsorted(ref_pos[j], mine))
+            maps.append(np.searchsorted(rows, mine))
     refs = [delayed(_reference, pure=True)(dt.encoder_future, p, 0, cols, metric, backend, local_rows[j])
             for j, p in enumerate(ref.parts)]
     queries = dt.map(query, _query, cols)
     merged = []
     for i, qb in enumerate(queries):
-        pairs = [delayed(_pair, pure=True)(qb, refs[j], int(offsets[j]), metric, k,
+        pairs = [delayed(_pair, pure=True)(qb, refs[j], maps[j], metric, k,
                                            bool(exclude and i == j), backend)
                  for j in range(len(refs))]
         merged.append(delayed(merge_topk, pure=True)(k, *pairs))
     out = dt.compute(merged)
-    d = np.concatenate([o[0] for o in out], axis=0) if out else np.zeros((0, k))
-    idx = np.concatenate([o[1] for o in out], axis=0) if out else np.zeros((0, k), dtype=np.int64)
+    n_q = dt.get(query).n_rows
+    d = np.zeros((n_q, k))
+    idx = np.zeros((n_q, k), dtype=np.int64)
+    for o, pos in zip(out, dt.positions_array(query), strict=True):
+        d[pos], idx[pos] = o[0], o[1]
     return d, idx
