@@ -230,6 +230,58 @@ def test_shuffled_duplicates_across_partitions_equal_single_process(dask_client)
     assert len(single["exact_matches"]["result"]["records"]) >= 40
 
 
+def test_prepare_quirks_as_in_one_process(dask_client):
+    """The partitions are prepared as ``prepare_tables`` prepares whole tables: ``inf`` read as
+    missing, whitespace stripped, and labels written as numbers in one table and strings in another
+    unified, decided on the first 1000 non-missing labels of each table across partitions (a string
+    after those in column ``h`` does not count)."""
+    r = np.random.default_rng(8)
+    n = 1300
+
+    def table(seed: int, as_text: bool) -> pd.DataFrame:
+        q = np.random.default_rng(seed)
+        g = q.integers(1, 5, n)
+        h = pd.Series(q.integers(1, 4, n), dtype=object)
+        if not as_text:
+            h.iloc[1100:1110] = "7"  # beyond the first 1000 labels: no unification
+        c = q.integers(0, 4, n).astype(float)
+        c[q.random(n) < 0.02] = np.inf
+        return pd.DataFrame({"g": pd.Series([str(v) for v in g] if as_text else list(g), dtype=object),
+                             "h": h, "c": c, "b": q.choice(["x", " x", "y ", "z"], n)})
+
+    orig = table(1, False)
+    syn = pd.concat([table(2, True), orig.iloc[:200]], ignore_index=True)
+    syn = syn.iloc[r.permutation(len(syn))].reset_index(drop=True)
+    meta = {"columns": {"g": {"sdtype": "categorical"}, "h": {"sdtype": "categorical"},
+                        "c": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"}},
+            "quasi_identifiers": ["g", "b"], "sensitive": ["h"]}
+    metrics = {"exact_matches": {}, "ims": {}, "cap": {}, "k_anonymity": {"k": 3}}
+    single = evaluate(orig, syn, None, meta, metrics=metrics, seed=1)
+    dist = evaluate(orig, syn, None, meta, metrics=metrics, seed=1, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] > 200  # g unified: 1 == "1"
+
+
+def test_csv_floats_read_as_in_one_process(dask_client, tmp_path):
+    """CSV inputs are parsed with the same float parser as one process (``CSV_FLOAT_KW``: pandas 2's
+    default parser can be one unit in the last place off), so distances agree to the bit."""
+    r = np.random.default_rng(9)
+    n = 400
+    orig = pd.DataFrame({"u": np.log(r.random(n)), "v": r.normal(size=n) * 1e-3, "w": r.choice(["s", "t"], n)})
+    syn = pd.DataFrame({"u": np.log(r.random(n)), "v": r.normal(size=n) * 1e-3, "w": r.choice(["s", "t"], n)})
+    for role, df in (("orig", orig), ("syn", syn)):
+        df.to_csv(tmp_path / f"{role}.csv", index=False, float_format="%.17g")
+        for i, part in enumerate(np.array_split(np.arange(n), 3)):
+            df.iloc[part].to_csv(tmp_path / f"{role}-{i}.csv", index=False, float_format="%.17g")
+    meta = {"columns": {"u": {"sdtype": "numerical"}, "v": {"sdtype": "numerical"},
+                        "w": {"sdtype": "categorical"}}}
+    metrics = {"dcr": {"n_boot": 20}}
+    single = evaluate(str(tmp_path / "orig.csv"), str(tmp_path / "syn.csv"), None, meta, metrics=metrics, seed=1)
+    dist = evaluate(str(tmp_path / "orig-*.csv"), str(tmp_path / "syn-*.csv"), None, meta, metrics=metrics,
+                    seed=1, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+
+
 def test_canonicalise_when_partition_dtypes_differ(dask_client):
     """A boolean column held as ``bool`` in one partition and as objects (with missing values) in
     another hashes as the whole table does (objects): the order is that of ``canonical_order``, and

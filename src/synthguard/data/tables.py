@@ -204,17 +204,35 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
     return pd.DataFrame(out, index=frame.index)
 
 
+#: how many non-missing values of each table decide whether a column mixes numeric and other labels
+LABEL_SAMPLE = 1000
+
+
+def label_kind(value: Any) -> str:
+    """``"num"`` for a number (not a boolean), else ``"other"``."""
+    return "num" if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        else "other"
+
+
+def label_kinds(values: pd.Series, limit: int = LABEL_SAMPLE) -> set[str]:
+    """The kinds (:func:`label_kind`) of the first ``limit`` non-missing labels of ``values``."""
+    return {label_kind(v) for v in values.dropna().iloc[:limit]}
+
+
+def canonical_labels(values: pd.Series) -> pd.Series:
+    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``)."""
+    return values.map(_canonical_label, na_action="ignore")
+
+
 def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> None:
     """Make categorical values comparable across tables (``1`` in one file, ``"1"`` in another)."""
     for col in schema.of_type("categorical", "id", "boolean"):
         kinds = set()
         for df in frames.values():
-            vals = df[col].dropna()
-            kinds.update({"num" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                          else "other" for v in vals.iloc[:1000]})
+            kinds.update(label_kinds(df[col]))
         if len(kinds) > 1:
             for df in frames.values():
-                df[col] = df[col].map(_canonical_label, na_action="ignore")
+                df[col] = canonical_labels(df[col])
 
 
 def _canonical_label(v: Any) -> Any:

@@ -25,8 +25,10 @@ import numpy as np
 import pandas as pd
 
 from ..data.hashing import row_hashes as row_hashes_64
+from ..data.loading import CSV_FLOAT_KW
+from ..data.quirks import _strip, infinities_to_missing
 from ..data.schema import Schema
-from ..data.tables import _coerce, prepare_tables
+from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
 from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, text_hash128, value_bounds
 from ..errors import InputError
 
@@ -210,7 +212,7 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         if missing:
             raise InputError(f"{role} table: {missing[0]!r} does not exist")
         if all(s.endswith(".csv") for s in paths):
-            return dd.read_csv(paths, assume_missing=True), f"{paths[0]} (+{len(paths) - 1} files)", None
+            return dd.read_csv(paths, assume_missing=True, **CSV_FLOAT_KW), f"{paths[0]} (+{len(paths) - 1} files)", None
         return dd.read_parquet(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
     if isinstance(source, (str, Path)):
         path = str(source)
@@ -225,7 +227,7 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                                         and any(p.glob("*.csv")))
         if csv:
             target = str(p / "*.csv") if p.is_dir() else path
-            return dd.read_csv(target, assume_missing=True), path, path
+            return dd.read_csv(target, assume_missing=True, **CSV_FLOAT_KW), path, path
         try:
             return dd.read_parquet(path), path, path
         except ImportError as exc:
@@ -235,18 +237,70 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                      f"DataFrame, got {type(source).__name__}")
 
 
-def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str) -> pd.DataFrame:
-    """A partition in the original's column order, typed as :func:`prepare_tables` types a table."""
+def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
+                     relabel: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A partition in the original's column order, typed as :func:`prepare_tables` types a table:
+    surrounding whitespace of categorical/boolean/id values stripped, dtypes coerced, ``inf`` in
+    numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
+    and strings across the tables, see :func:`_mixed_label_columns`) written as strings."""
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     frame = frame[columns]
+    strip = set(schema.of_type("categorical", "boolean", "id"))
     out = {}
     for c in columns:
         s = frame[c]
         if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
             s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
+        if c in strip:
+            s = _strip(s)[0]
         out[c] = s
-    return _coerce(pd.DataFrame(out), schema, label)
+    typed, _ = infinities_to_missing(_coerce(pd.DataFrame(out), schema, label), schema, label)
+    for c in relabel:
+        typed[c] = canonical_labels(typed[c])
+    return typed
+
+
+def _label_sample(frame: pd.DataFrame, need: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
+    """Per column, among its first ``need[c]`` non-missing labels here: where each kind first occurs
+    (``{"num": i, "other": i}``, see :func:`label_kinds`), and how many labels that is."""
+    out = {}
+    for c, n in need.items():
+        vals = frame[c].dropna().iloc[:n]
+        first: dict[str, int] = {}
+        for i, v in enumerate(vals):
+            first.setdefault(label_kind(v), i)
+        out[c] = (first, len(vals))
+    return out
+
+
+def _mixed_label_columns(client: Any, tables: dict[str, DistTable], schema: Schema,
+                         batch: int = 4) -> tuple[str, ...]:
+    """The categorical/boolean/id columns whose first :data:`LABEL_SAMPLE` non-missing labels of
+    each table mix numbers and strings (as :func:`prepare_tables` decides it on whole tables): the
+    partitions are read in order, ``batch`` at a time, until every column has its sample (usually
+    the first partition is enough)."""
+    from dask import delayed
+
+    cols = schema.of_type("categorical", "id", "boolean")
+    kinds: dict[str, set[str]] = {c: set() for c in cols}
+    need = {role: dict.fromkeys(cols, LABEL_SAMPLE) for role in tables}
+    sample = delayed(_label_sample, pure=True)
+    j = 0
+    while True:
+        todo = [r for r, left in need.items() if any(left.values()) and j < len(tables[r].parts)]
+        if not todo:
+            break
+        asked = {r: {c: k for c, k in need[r].items() if k} for r in todo}
+        tasks = [sample(p, asked[r]) for r in todo for p in tables[r].parts[j:j + batch]]
+        got = iter(client.gather(client.compute(tasks)))
+        for r in todo:
+            for _ in tables[r].parts[j:j + batch]:  # in table order: the first labels count
+                for c, (first, seen) in next(got).items():
+                    kinds[c].update(k for k, i in first.items() if i < need[r][c])
+                    need[r][c] -= min(seen, need[r][c])
+        j += batch
+    return tuple(c for c in cols if len(kinds[c]) > 1)
 
 
 def _content_hashes(frame: pd.DataFrame, as_object: tuple[str, ...] = ()
@@ -394,10 +448,15 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
                             labels=labels)
     schema = sample.schema
     tables: dict[str, DistTable] = {}
-    for role, ddf in ddfs.items():
-        typed = delayed(_typed_partition, pure=True)
-        parts = [typed(p, base, schema, labels[role]) for p in ddf.to_delayed()]
-        tables[role] = DistTable(role, labels[role], parts, np.zeros(len(parts), dtype=np.int64))
+    typed = delayed(_typed_partition, pure=True)
+    raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
+    for role, parts in raw.items():
+        tables[role] = DistTable(role, labels[role], [typed(p, base, schema, labels[role]) for p in parts],
+                                 np.zeros(len(parts), dtype=np.int64))
+    relabel = _mixed_label_columns(client, tables, schema)  # 1 in one table, "1" in another
+    if relabel:
+        for role, parts in raw.items():
+            tables[role].parts = [typed(p, base, schema, labels[role], relabel) for p in parts]
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
