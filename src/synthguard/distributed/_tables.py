@@ -286,20 +286,20 @@ def _mixed_label_columns(client: Any, tables: dict[str, DistTable], schema: Sche
     kinds: dict[str, set[str]] = {c: set() for c in cols}
     need = {role: dict.fromkeys(cols, LABEL_SAMPLE) for role in tables}
     sample = delayed(_label_sample, pure=True)
-    j = 0
+    j, step = 0, 1  # the first partition first (usually enough), then ``batch`` at a time
     while True:
         todo = [r for r, left in need.items() if any(left.values()) and j < len(tables[r].parts)]
         if not todo:
             break
         asked = {r: {c: k for c, k in need[r].items() if k} for r in todo}
-        tasks = [sample(p, asked[r]) for r in todo for p in tables[r].parts[j:j + batch]]
+        tasks = [sample(p, asked[r]) for r in todo for p in tables[r].parts[j:j + step]]
         got = iter(client.gather(client.compute(tasks)))
         for r in todo:
-            for _ in tables[r].parts[j:j + batch]:  # in table order: the first labels count
+            for _ in tables[r].parts[j:j + step]:  # in table order: the first labels count
                 for c, (first, seen) in next(got).items():
                     kinds[c].update(k for k, i in first.items() if i < need[r][c])
                     need[r][c] -= min(seen, need[r][c])
-        j += batch
+        j, step = j + step, batch
     return tuple(c for c in cols if len(kinds[c]) > 1)
 
 
@@ -374,17 +374,37 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
         order in which one process's :class:`~synthguard.encoding.Encoder` meets them, so feeding
         them to an encoder role by role gives the single-process codes).
     """
+    return canonicalise_all({table.role: table}, client, categorical)[table.role]
+
+
+def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Sequence[str] = ()
+                     ) -> dict[str, Canonical]:
+    """:func:`canonicalise` for several tables, their passes over the partitions in one computation."""
     from dask import delayed
 
     cats = tuple(categorical)
-    parts = table.parts
     scan = delayed(_scan, pure=True)
-    info = list(client.gather(client.compute([scan(p, (), cats) for p in parts])))
-    dtypes = [i[1] for i in info if len(i[0])]  # an empty partition's dtypes say nothing
-    as_object: tuple[str, ...] = ()
-    if dtypes and any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
-        as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
-        info = list(client.gather(client.compute([scan(p, as_object, cats) for p in parts])))
+    roles = list(tables)
+    got = iter(client.gather(client.compute([scan(p, (), cats) for r in roles for p in tables[r].parts])))
+    infos = {r: [next(got) for _ in tables[r].parts] for r in roles}
+    out = {}
+    for role in roles:
+        table, info = tables[role], infos.pop(role)
+        dtypes = [i[1] for i in info if len(i[0])]  # an empty partition's dtypes say nothing
+        as_object: tuple[str, ...] = ()
+        if dtypes and any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
+            as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
+            info = list(client.gather(client.compute([scan(p, as_object, cats) for p in table.parts])))
+        out[role] = _finish(table, client, info, as_object, cats)
+    return out
+
+
+def _finish(table: DistTable, client: Any, info: list[Any], as_object: tuple[str, ...],
+            cats: tuple[str, ...]) -> Canonical:
+    """Canonical order, positions and first appearances of one table from its partitions' scans."""
+    from dask import delayed
+
+    parts = table.parts
     lengths = np.asarray([len(i[0]) for i in info], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     h = np.concatenate([i[0] for i in info]) if info else np.zeros(0, dtype=np.uint64)
@@ -462,10 +482,11 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
     encoder = Encoder(schema)
     row_numbers: dict[str, np.ndarray] = {}
+    canons = canonicalise_all(tables, client, categorical)
     for role in ROLES:  # original, synthetic, control: the order one process learns vocabularies in
         if role not in tables:
             continue
-        canon = canonicalise(tables[role], client, categorical)
+        canon = canons[role]
         row_numbers[role] = canon.row_numbers
         for c, values in canon.first_values.items():
             if values:
