@@ -250,15 +250,24 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     out = {}
     for c in columns:
         s = frame[c]
+        pad = c in strip and _padded(s)  # (checked before the conversion: faster on Arrow strings)
         if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
             s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
-        if c in strip:
+        if pad:
             s = _strip(s)[0]
         out[c] = s
     typed, _ = infinities_to_missing(_coerce(pd.DataFrame(out), schema, label), schema, label)
     for c in relabel:
         typed[c] = canonical_labels(typed[c])
     return typed
+
+
+def _padded(values: pd.Series) -> bool:
+    """Whether a distinct string value of ``values`` has surrounding whitespace (a check over the
+    distinct values, much cheaper than stripping every row when nothing needs it)."""
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return False
+    return any(isinstance(u, str) and u != u.strip() for u in pd.unique(values.dropna()))
 
 
 def _label_sample(frame: pd.DataFrame, need: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
