@@ -2,8 +2,9 @@
 
 Every partition is typed by the loader's own coercion (:func:`synthguard.data.tables._coerce`) and
 encoded by the one :class:`~synthguard.encoding.Encoder`, whose vocabularies are learnt here from
-every partition of original, synthetic and control, in that order (the order of first appearance
-is the same as in one process, so codes are equal too), then frozen and sent to the workers.
+every partition of original, synthetic and control, in that order and, within a table, in order of
+first canonical appearance (as one process meets them, so codes are equal too), then frozen and
+sent to the workers.
 
 Row positions are those of the canonical content order that
 :meth:`Tables.in_canonical_order <synthguard.data.tables.Tables.in_canonical_order>` gives one process,
@@ -42,9 +43,9 @@ class DistTable:
     """One role's partitions (typed pandas frames as dask ``Delayed`` objects) and their lengths.
 
     ``parts[j]`` holds the rows of input partition ``j`` (``lengths[j]`` of them), sorted locally into
-    canonical order; ``positions[j]`` is a ``Delayed`` int64 array (computed once per load and held
-    on the cluster, see :func:`canonicalise`) with the canonical global position of each of those
-    rows, ascending. Wherever a metric needs a row's global position (a record's row number, a tie
+    canonical order; ``positions[j]`` is a ``Delayed`` int64 array (sorted from the ranks computed
+    once per load and held on the cluster, see :func:`canonicalise`) with the canonical global
+    position of each of those rows, ascending. Wherever a metric needs a row's global position (a record's row number, a tie
     broken by the lower position, a seeded sample), it uses ``positions``, never ``offsets``.
     ``positions=None`` means the contiguous positions ``offsets[j] + arange(lengths[j])`` (a table
     already in canonical order).
@@ -329,23 +330,32 @@ def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[st
     (missing dropped) with the local input row of each one's first appearance in the partition's
     canonical order (rows stably sorted by hash)."""
     h, dtypes = _content_hashes(frame, as_object)
-    order = np.argsort(h, kind="stable")
+    n = len(h)
+    row = np.argsort(h, kind="stable")  # local canonical order -> input row
+    local_rank = np.empty(n, dtype=np.int64)
+    local_rank[row] = np.arange(n, dtype=np.int64)
     firsts = {}
     for c in categorical:
         codes, uniq = pd.factorize(frame[c], use_na_sentinel=True)
-        u, first = np.unique(codes[order], return_index=True)
-        keep = u >= 0
-        firsts[c] = (list(uniq.take(u[keep])), order[first[keep]].astype(np.int64))
+        ok = codes >= 0
+        first = np.full(len(uniq), n, dtype=np.int64)  # each value's smallest local rank
+        np.minimum.at(first, codes[ok], local_rank[ok])
+        firsts[c] = (list(uniq), row[first].astype(np.int64))
     return h, dtypes, firsts
 
 
-def _local_canonical(frame: pd.DataFrame, as_object: tuple[str, ...]) -> pd.DataFrame:
-    """An input partition sorted stably by content hash: its rows in canonical order."""
-    h, _ = _content_hashes(frame, as_object)
-    order = np.argsort(h, kind="stable")
+def _local_canonical(frame: pd.DataFrame, ranks: np.ndarray) -> pd.DataFrame:
+    """An input partition with its rows sorted by canonical position (``ranks``: the canonical
+    position of each of its input rows)."""
+    order = np.argsort(np.asarray(ranks), kind="stable")
     if (order == np.arange(len(order))).all():
         return frame
     return frame.iloc[order].reset_index(drop=True)
+
+
+def _sorted_positions(ranks: np.ndarray) -> np.ndarray:
+    """A partition's canonical positions in its local (canonical) row order."""
+    return np.sort(np.asarray(ranks, dtype=np.int64))
 
 
 @dataclass
@@ -367,11 +377,11 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
     One pass over the partitions gathers every row's 64-bit content hash (8 bytes per row; on the
     same dtypes as the whole table: a column whose dtype differs between partitions is hashed as
     objects) and the distinct categorical values. The client sorts the hashes stably (the canonical
-    order: ``row_numbers``) and ranks every input row; each partition's ranks, sorted, are its rows'
-    canonical positions, scattered to the cluster once (``table.positions``, one ``Delayed`` per
-    partition). ``table.parts`` become the input partitions sorted locally by hash, which is their
-    canonical order (canonical position increases with (hash, input position)); that sort is a cheap
-    per-partition task of every graph, no shuffle. ``table.lengths`` are set.
+    order: ``row_numbers``) and ranks every input row; each partition's ranks (its rows' canonical
+    positions, 8 bytes per row) are scattered to the cluster once. ``table.parts`` become the input
+    partitions sorted locally by those ranks, and ``table.positions`` the sorted ranks (one
+    ``Delayed`` per partition): a cheap per-partition argsort at the start of every graph, no
+    shuffle. ``table.lengths`` are set.
 
     Parameters
     ----------
@@ -404,12 +414,11 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
         if dtypes and any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
             as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
             info = list(client.gather(client.compute([scan(p, as_object, cats) for p in table.parts])))
-        out[role] = _finish(table, client, info, as_object, cats)
+        out[role] = _finish(table, client, info, cats)
     return out
 
 
-def _finish(table: DistTable, client: Any, info: list[Any], as_object: tuple[str, ...],
-            cats: tuple[str, ...]) -> Canonical:
+def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...]) -> Canonical:
     """Canonical order, positions and first appearances of one table from its partitions' scans."""
     from dask import delayed
 
@@ -421,7 +430,7 @@ def _finish(table: DistTable, client: Any, info: list[Any], as_object: tuple[str
     del h
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
-    positions = [np.sort(rank[o:o + n]) for o, n in zip(offsets, lengths, strict=True)]
+    ranks = [rank[o:o + n] for o, n in zip(offsets, lengths, strict=True)]
     firsts: dict[str, list[Any]] = {}
     for c in cats:  # distinct values by their first canonical position over all partitions
         values = [v for i in info for v in i[2][c][0]]
@@ -429,11 +438,13 @@ def _finish(table: DistTable, client: Any, info: list[Any], as_object: tuple[str
             if info else np.zeros(0, dtype=np.int64)
         by_pos = np.argsort(first, kind="stable")
         firsts[c] = [values[k] for k in by_pos]
-    del rank
-    local = delayed(_local_canonical, pure=True)
-    table.parts = [local(p, as_object) for p in parts]
+    # the ranks stay on the cluster (8 bytes per row); each graph sorts the partitions by them
+    futures = [delayed(f) for f in client.scatter(ranks, hash=True)] if ranks else []
+    del rank, ranks
+    local, pos = delayed(_local_canonical, pure=True), delayed(_sorted_positions, pure=True)
+    table.parts = [local(p, r) for p, r in zip(parts, futures, strict=True)]
+    table.positions = [pos(r) for r in futures]
     table.lengths = lengths
-    table.positions = [delayed(f) for f in client.scatter(positions, hash=True)] if positions else []
     return Canonical(order, firsts)
 
 
