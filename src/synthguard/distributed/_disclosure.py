@@ -56,7 +56,8 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]],
 
     meta = pd.DataFrame({**{f"{g}{i}": pd.Series([], dtype="uint64") for g in groups for i in (1, 2)},
                          "pos": pd.Series([], dtype="int64")})
-    return dd.from_delayed(dt.map(role, _hash_columns, groups, binned or {}), meta=meta, verify_meta=False)
+    return dd.from_delayed(dt.map(role, _hash_columns, groups, binned or {}, ordered=False), meta=meta,
+                           verify_meta=False)
 
 
 def _nsplit(dt: DistTables, role: str) -> int:
@@ -259,7 +260,7 @@ def continuous_edges(dt: DistTables, columns: Sequence[str], bins: int) -> dict[
 
     if not columns:
         return {}
-    parts = dt.compute(dt.map("original", _raw_bounds, tuple(columns), with_encoder=False))
+    parts = dt.compute(dt.map("original", _raw_bounds, tuple(columns), with_encoder=False, ordered=False))
     out = {}
     for j, c in enumerate(columns):
         lo = min(p[j][0] for p in parts)

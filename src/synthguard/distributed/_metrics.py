@@ -39,7 +39,8 @@ def hashed(dt: DistTables, role: str, columns: Sequence[str]) -> Any:
     """A dask DataFrame ``(h1, h2, pos)``: the 128-bit identity and canonical position of every row."""
     import dask.dataframe as dd
 
-    return dd.from_delayed(dt.map(role, _hash_frame, tuple(columns)), meta=_HASH_META, verify_meta=False)
+    return dd.from_delayed(dt.map(role, _hash_frame, tuple(columns), ordered=False), meta=_HASH_META,
+                           verify_meta=False)
 
 
 def _split(dt: DistTables, role: str) -> int:
@@ -161,7 +162,8 @@ def balanced_rows(dt: DistTables, role: str, columns: Sequence[str], n: int, see
     content keys (ties by canonical position), as sorted canonical positions."""
     if n >= dt.get(role).n_rows:
         return np.arange(dt.get(role).n_rows)
-    parts = dt.compute(dt.map(role, _balanced_part, tuple(columns), n, seed, role, with_encoder=False))
+    parts = dt.compute(dt.map(role, _balanced_part, tuple(columns), n, seed, role, with_encoder=False,
+                              ordered=False))
     keys = np.concatenate([p[0] for p in parts])
     pos = np.concatenate([p[1] for p in parts])
     return np.sort(pos[np.lexsort((pos, keys))[:n]])
@@ -238,16 +240,14 @@ def nndr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, back
 
 # --- sample-based metrics ---------------------------------------------------------------------------
 
-def _rows_at(frame: pd.DataFrame, positions: np.ndarray, wanted: np.ndarray) -> pd.DataFrame:
-    """The rows of a (locally canonical) partition at the canonical positions ``wanted`` (sorted,
-    all in this partition)."""
-    local = np.searchsorted(np.asarray(positions), wanted)
+def _rows_at(frame: pd.DataFrame, local: np.ndarray) -> pd.DataFrame:
     return frame.iloc[local]
 
 
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
     """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
-    partitions that hold them; only those rows travel to the caller."""
+    partitions that hold them (in input order: the canonical position's input row, from
+    :attr:`DistTables.row_numbers`, says where); only those rows travel to the caller."""
     from dask import delayed
 
     rows = np.asarray(rows, dtype=np.int64)
@@ -256,21 +256,22 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
     if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
         raise MetricError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
                           f"{role} table ({table.n_rows} rows)")
-    part = dt.partition_of(role, uniq)
-    by_part = np.argsort(part, kind="stable")  # sorted positions within each partition
-    counts = np.bincount(part, minlength=len(table.parts))
-    bounds = np.concatenate([[0], np.cumsum(counts)])
+    nums = dt.row_numbers.get(role)
+    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # input row of each canonical row
+    by_input = np.argsort(inputs, kind="stable")
+    bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
     tasks, order = [], []
-    for j, (frame, pos) in enumerate(zip(table.parts, table.position_args(), strict=True)):
-        wanted = uniq[by_part[bounds[j]:bounds[j + 1]]]
-        if wanted.size:
-            tasks.append(delayed(_rows_at, pure=True)(frame, pos, wanted))
-            order.append(wanted)
+    for j, frame in enumerate(table.part_args(ordered=False)):
+        sel = by_input[bounds[j]:bounds[j + 1]]
+        if sel.size:
+            tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j]))
+            order.append(sel)
     if not tasks:
         raise MetricError(f"no rows requested from the {role} table")
     got = pd.concat(dt.compute(tasks), ignore_index=True)
-    got_pos = np.concatenate(order)
-    return got.iloc[np.argsort(got_pos)[np.searchsorted(uniq, rows)]].reset_index(drop=True)
+    at = np.empty(len(uniq), dtype=np.int64)  # row of ``got`` holding each of ``uniq``
+    at[np.concatenate(order)] = np.arange(len(uniq), dtype=np.int64)
+    return got.iloc[at[np.searchsorted(uniq, rows)]].reset_index(drop=True)
 
 
 class _SampledBlock:

@@ -49,6 +49,11 @@ class DistTable:
     broken by the lower position, a seeded sample), it uses ``positions``, never ``offsets``.
     ``positions=None`` means the contiguous positions ``offsets[j] + arange(lengths[j])`` (a table
     already in canonical order).
+
+    Per-row work that does not depend on the order of the rows inside a partition (hashing rows
+    for group-bys and joins, bounds, seeded keys, row fetches) skips the local sort: it reads
+    ``input_parts[j]`` (the same rows in input order) with ``ranks[j]`` (each input row's canonical
+    position, ``Delayed``), see :meth:`DistTables.map` with ``ordered=False``.
     """
 
     role: str
@@ -56,6 +61,8 @@ class DistTable:
     parts: list[Any]
     lengths: np.ndarray
     positions: list[Any] | None = None
+    input_parts: list[Any] | None = None
+    ranks: list[Any] | None = None
 
     @property
     def n_rows(self) -> int:
@@ -66,12 +73,18 @@ class DistTable:
         """Number of rows before every partition (input row number of its first input row)."""
         return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
 
-    def position_args(self) -> list[Any]:
-        """One task argument per partition holding its rows' canonical positions (``positions``,
-        or contiguous ``arange`` arrays when ``positions`` is ``None``)."""
-        if self.positions is not None:
-            return list(self.positions)
+    def position_args(self, ordered: bool = True) -> list[Any]:
+        """One task argument per partition holding its rows' canonical positions: ``positions``
+        (``ordered``, rows of ``parts``) or ``ranks`` (rows of ``input_parts``); contiguous
+        ``arange`` arrays when there are none."""
+        got = self.positions if ordered or self.ranks is None else self.ranks
+        if got is not None:
+            return list(got)
         return [np.arange(o, o + n, dtype=np.int64) for o, n in zip(self.offsets, self.lengths, strict=True)]
+
+    def part_args(self, ordered: bool = True) -> list[Any]:
+        """The partitions: locally canonical (``parts``) or in input order (``input_parts``)."""
+        return list(self.parts if ordered or self.input_parts is None else self.input_parts)
 
     def __len__(self) -> int:
         return self.n_rows
@@ -124,16 +137,18 @@ class DistTables:
         return list(self.client.gather(self.client.compute(list(tasks))))
 
     def map(self, role: str, func: Callable[..., Any], *args: Any, with_encoder: bool = True,
-            pure: bool = True) -> list[Any]:
+            pure: bool = True, ordered: bool = True) -> list[Any]:
         """``func(encoder, frame, positions, *args)`` (or ``func(frame, positions, *args)``) as one
         Delayed per partition of ``role`` (not computed); ``positions`` is the int64 array of the
-        canonical global positions of the partition's rows (ascending, as the rows are)."""
+        canonical global positions of the partition's rows. ``ordered``: the rows in canonical
+        order (positions ascending); ``ordered=False``: the rows in input order (no local sort),
+        for work that does not depend on the order of the rows inside a partition."""
         from dask import delayed
 
         table = self.tables[role]
         f = delayed(func, pure=pure)
         out = []
-        for part, pos in zip(table.parts, table.position_args(), strict=True):
+        for part, pos in zip(table.part_args(ordered), table.position_args(ordered), strict=True):
             if with_encoder:
                 out.append(f(self.encoder_future, part, pos, *args))
             else:
@@ -167,7 +182,7 @@ class DistTables:
     def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
         """``max - min`` of each numeric column over ``roles`` by a min/max reduction over partitions
         (equal to :meth:`EncodedView.ranges <synthguard.encoding.EncodedView.ranges>`)."""
-        tasks = [t for r in roles for t in self.map(r, _bounds, tuple(columns))]
+        tasks = [t for r in roles for t in self.map(r, _bounds, tuple(columns), ordered=False)]
         bounds = self.compute(tasks)
         lo = np.minimum.reduce([b[0] for b in bounds])
         hi = np.maximum.reduce([b[1] for b in bounds])
@@ -442,6 +457,7 @@ def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...
     futures = [delayed(f) for f in client.scatter(ranks, hash=True)] if ranks else []
     del rank, ranks
     local, pos = delayed(_local_canonical, pure=True), delayed(_sorted_positions, pure=True)
+    table.input_parts, table.ranks = list(parts), futures
     table.parts = [local(p, r) for p, r in zip(parts, futures, strict=True)]
     table.positions = [pos(r) for r in futures]
     table.lengths = lengths
