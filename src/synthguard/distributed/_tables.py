@@ -393,10 +393,11 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
     same dtypes as the whole table: a column whose dtype differs between partitions is hashed as
     objects) and the distinct categorical values. The client sorts the hashes stably (the canonical
     order: ``row_numbers``) and ranks every input row; each partition's ranks (its rows' canonical
-    positions, 8 bytes per row) are scattered to the cluster once. ``table.parts`` become the input
-    partitions sorted locally by those ranks, and ``table.positions`` the sorted ranks (one
-    ``Delayed`` per partition): a cheap per-partition argsort at the start of every graph, no
-    shuffle. ``table.lengths`` are set.
+    positions, 8 bytes per row) are scattered to the cluster once (``table.ranks``, one ``Delayed``
+    per partition of ``table.input_parts``, the typed partitions in input order). ``table.parts``
+    become the input partitions sorted locally by those ranks, and ``table.positions`` the sorted
+    ranks: a cheap per-partition argsort at the start of the graphs that need the local canonical
+    order (the neighbour search), no shuffle. ``table.lengths`` are set.
 
     Parameters
     ----------
