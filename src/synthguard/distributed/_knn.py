@@ -51,10 +51,12 @@ def _group(blocks: list[Block], rows: list[np.ndarray | None], ids: np.ndarray, 
     return (None if tree is not None else block), tree, ids
 
 
-def _step(query: Block, query_ids: np.ndarray, group: tuple[Block | None, Any, np.ndarray],
+def _step(query: Block, query_ids: np.ndarray | None, group: tuple[Block | None, Any, np.ndarray],
           state: tuple[np.ndarray, np.ndarray, np.ndarray] | None, metric: DistanceMetric, k: int,
           exclude_self: bool, backend: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     block, tree, ids = group
+    if query_ids is None:  # no self to exclude: any ids
+        query_ids = np.zeros(query.n_rows, dtype=np.int64)
     if ids.size == 0:
         if state is not None:
             return state
@@ -133,13 +135,14 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
 
     encode = delayed(_encode, pure=True)
     q_blocks = client.compute([encode(dt.encoder_future, p, cols) for p in qt.parts])
+    q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
     states: list[Any] = [None] * len(q_blocks)
     for members in groups:
         blocks = [encode(dt.encoder_future, ref.parts[j], cols) for j in members]
-        group_ids = np.concatenate([ids[j] for j in members])
+        group_ids = client.scatter(np.concatenate([ids[j] for j in members]), hash=False)
         group = client.compute(delayed(_group, pure=True)(blocks, [local_rows[j] for j in members], group_ids,
                                                           metric, backend))
-        states = [client.submit(_step, q_blocks[i], q_pos[i], group, states[i], metric, k, exclude, backend,
+        states = [client.submit(_step, q_blocks[i], q_ids[i], group, states[i], metric, k, exclude, backend,
                                 pure=False) for i in range(len(q_blocks))]
         wait(states)
         del group  # the tree is released once the wave is done
