@@ -435,7 +435,10 @@ def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
         state = None
         for b in blocks:
             blk = ref.take(b)
-            state = kneighbors_step(q, blk, m, k, query_ids=q_ids, reference_ids=ids[b], exclude_self=excl,
-                                    start=state, index=reference_index(blk, m, backend), backend=backend)
+            # a tree that consumed (reordered in place) its own copy of the rows, as the Dask path builds it
+            tree = reference_index(ref.take(b), m, backend, consume=shuffled_ids)
+            state = kneighbors_step(q, None if tree is not None else blk, m, k, query_ids=q_ids,
+                                    reference_ids=ids[b], exclude_self=excl, start=state, index=tree,
+                                    backend=backend)
         assert state[0].tobytes() == want.distances.tobytes()
         np.testing.assert_array_equal(state[2], want.indices)

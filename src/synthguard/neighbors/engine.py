@@ -126,14 +126,21 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     return tree
 
 
-def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
+def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray, *,
+                owned: bool = False) -> _Tree:
     from . import _numba
 
     rn = np.ascontiguousarray(r.num, dtype=np.float64)
     rc = np.ascontiguousarray(r.cat, dtype=np.int64)
     perm, start, end, left, right, depth = _numba.build_tree(rn, rc, *_params(metric, wn, wc),
                                                                _leaf_size(rn.shape[0], metric))
-    rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
+    if owned and rn is r.num and rc is r.cat and rn.flags.writeable and rc.flags.writeable:
+        for a in (rn, rc):  # reorder the caller's arrays in place, a column at a time: no second copy
+            for c in range(a.shape[1]):
+                a[:, c] = a[perm, c]
+        rn_s, rc_s = rn, rc
+    else:
+        rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
     lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
     return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
 
@@ -151,14 +158,18 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
     return np.argsort(leaves, kind="stable")
 
 
-def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto") -> _Tree | None:
+def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto", *,
+                    consume: bool = False) -> _Tree | None:
     """The box tree of ``reference`` under ``metric``, built once and passed to :func:`kneighbors`
-    (``index=``) for many query blocks (one tree per reference partition in
-    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree."""
+    (``index=``) for many query blocks (one tree per group of reference partitions in
+    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree.
+
+    ``consume=True``: the tree reorders ``reference``'s arrays in place and keeps them (half the
+    memory); the block must not be used afterwards."""
     if _resolve(backend) != "numba" or reference.n_rows == 0:
         return None
     wn, wc = metric.weights(reference.num.shape[1], reference.cat.shape[1])
-    return _build_tree(reference, metric, wn, wc)
+    return _build_tree(reference, metric, wn, wc, owned=consume)
 
 
 def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
