@@ -98,7 +98,7 @@ def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
 def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: Sequence[str],
                            metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
-                           tree_bytes: int = TREE_BYTES) -> tuple[np.ndarray, np.ndarray]:
+                           tree_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
     (positions in ``reference_rows`` when given).
@@ -129,6 +129,7 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
             local_rows.append(np.flatnonzero(hit))
             ids.append(at[hit].astype(np.int64))
     n_cols = max(1, len(cols))
+    tree_bytes = TREE_BYTES if tree_bytes is None else int(tree_bytes)
     max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1
     groups = _groups([len(i) for i in ids], max_rows)
 
