@@ -95,6 +95,9 @@ def main() -> None:
     ap.add_argument("--frame-check", type=int, default=0, metavar="N",
                     help="also compare dcr on the first N rows of partition 0 as pandas frames split into "
                          "4 partitions (4 x 4 partition pairs, so the top-k merge is exercised)")
+    ap.add_argument("--check-tree-mb", type=float, default=None,
+                    help="encoded reference MB per neighbour tree in the dcr equality run (smaller than the "
+                         "default makes the check run several trees in waves, as the large runs do)")
     args = ap.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
@@ -169,6 +172,9 @@ def main() -> None:
     t0 = time.perf_counter()
     single = evaluate(o_pd, s_pd, None, META, metrics=check_metrics, seed=0)
     t_single = time.perf_counter() - t0
+    if args.check_tree_mb:
+        import synthguard.distributed._knn as knn
+        knn.TREE_BYTES = int(args.check_tree_mb * 2**20)
     for name in check_metrics:  # noqa: B007
         dist = run(name, {name: check_metrics[name]}, [str(f) for f in o_files], [str(f) for f in s_files],
                    f"{len(o_pd):,} check rows")

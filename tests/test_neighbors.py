@@ -396,3 +396,49 @@ def test_row_order_does_not_change_distances():
     back = pr[shuffled.indices]
     d = brute_distances(q.take(pq), r, m, scalar=False)
     np.testing.assert_array_equal(np.take_along_axis(d, back, axis=1), shuffled.distances)
+
+
+def _mixed_block(rng: np.random.Generator, n: int) -> Block:
+    z = rng.normal(size=(n, 2))
+    num = np.column_stack([(40 + 12 * z[:, 0]).round(), (25 + 3 * z[:, 1]).round(0)])
+    num[rng.random(num.shape) < 0.05] = np.nan
+    cat = np.column_stack([(z[:, 0] > 0).astype(int), rng.integers(0, 4, n)]).astype(np.int64)
+    return Block(num, cat, ("a", "b"), ("c", "d"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shuffled_ids", [False, True])
+def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
+    """A search run block after block (each step seeded with the previous k best) returns exactly the
+    one search over the union: same distances, same ids, ties by the lower id (coarse columns make
+    many ties), self excluded by id; the compiled backend accepts ids in any order within a block."""
+    from synthguard.neighbors.engine import kneighbors_step, reference_index
+
+    if backend == "numpy" and shuffled_ids:
+        pytest.skip("the NumPy backend needs increasing ids (it is never given others)")
+    rng = np.random.default_rng(7)
+    ref = _mixed_block(rng, 900)
+    ref = Block(np.vstack([ref.num, ref.num[:100]]), np.vstack([ref.cat, ref.cat[:100]]),  # exact copies
+                ref.num_columns, ref.cat_columns)
+    n = ref.n_rows
+    m = gower(value_ranges(ref), clip=True, normalise=True)
+    ids = rng.permutation(n).astype(np.int64) if shuffled_ids else np.arange(n, dtype=np.int64)
+    blocks = np.array_split(np.arange(n), 4)
+    if shuffled_ids:  # a block holds rows whose ids interleave with the other blocks'
+        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
+    by_id = np.argsort(ids)  # the union ordered by id: row by_id[g] has id g
+    union = ref.take(by_id)
+    query = _mixed_block(rng, 300)
+    for k, q, q_ids, excl in [(1, query, np.arange(300), False), (3, query, np.arange(300), False),
+                              (2, union, np.arange(n), True)]:
+        want = kneighbors(q, union, m, k, exclude_self=excl, backend=backend)
+        state = None
+        for b in blocks:
+            blk = ref.take(b)
+            # a tree that consumed (reordered in place) its own copy of the rows, as the Dask path builds it
+            tree = reference_index(ref.take(b), m, backend, consume=shuffled_ids)
+            state = kneighbors_step(q, None if tree is not None else blk, m, k, query_ids=q_ids,
+                                    reference_ids=ids[b], exclude_self=excl, start=state, index=tree,
+                                    backend=backend)
+        assert state[0].tobytes() == want.distances.tobytes()
+        np.testing.assert_array_equal(state[2], want.indices)

@@ -133,9 +133,19 @@ def test_partitioned_knn_equals_engine_with_ties(dask_client):
     metric = gower(view.ranges(cols), clip=True, normalise=True)
     dt = load_tables(orig, syn, None, meta, client=dask_client, npartitions=4)
     np.testing.assert_array_equal(dt.ranges(cols), view.ranges(cols))
-    for q, exclude in (("synthetic", False), ("original", True)):
-        want = kneighbors(view.block(q, cols), view.block("original", cols), metric, 3, exclude_self=exclude)
-        d, i = kneighbors_distributed(dt, q, "original", cols, metric, 3)
+    subset = np.sort(r.choice(300, 170, replace=False))
+    # one tree for all partitions, then one tree per partition: the search runs in waves, each
+    # seeded with the k best of the trees before
+    for tree_bytes, backend in ((2**28, "auto"), (8 * 2 * 80, "auto"), (2**28, "numpy")):
+        for q, exclude in (("synthetic", False), ("original", True)):
+            want = kneighbors(view.block(q, cols), view.block("original", cols), metric, 3, exclude_self=exclude)
+            d, i = kneighbors_distributed(dt, q, "original", cols, metric, 3, tree_bytes=tree_bytes,
+                                          backend=backend)
+            np.testing.assert_array_equal(d, want.distances)
+            np.testing.assert_array_equal(i, want.indices)
+        want = kneighbors(view.block("synthetic", cols), view.block("original", cols).take(subset), metric, 2)
+        d, i = kneighbors_distributed(dt, "synthetic", "original", cols, metric, 2, reference_rows=subset,
+                                      tree_bytes=tree_bytes, backend=backend)
         np.testing.assert_array_equal(d, want.distances)
         np.testing.assert_array_equal(i, want.indices)
 

@@ -1,12 +1,19 @@
-"""The neighbour engine over partitions: a map over (query partition x reference partition) and a
-top-k merge per query.
+"""The neighbour engine over partitions: reference partitions grouped into trees, searched in waves.
 
-Each reference partition is encoded and its box tree built ONCE (a task whose result every pair task
-of that partition shares); each pair task runs the single-process :func:`~synthguard.neighbors.kneighbors`
-on one query partition against one reference partition and shifts the indices by the partition's
-offset; a merge task per query partition keeps the ``k`` smallest ``(distance, global reference index)``
-pairs. The engine breaks ties by the lower reference index, so the merged result equals the
-single-process search bit for bit.
+The reference partitions are grouped into consecutive runs of about :data:`TREE_BYTES` of encoded
+rows; each group is encoded and its box tree built once (one task). The query partitions are encoded
+once and kept on the cluster. The search then runs in waves, one per reference group: every query
+partition's current k best ``(distance, weighted sum, global id)`` goes through
+:func:`~synthguard.neighbors.engine.kneighbors_step` against the group's tree, which starts from the
+bound of the neighbours found in the groups before, so each step prunes everything farther than the
+current k-th neighbour. Only one group's tree is alive at a time (workers hold one tree, their query
+blocks and the running k-best lists), and the result is bit for bit the single-process search:
+the kernel breaks ties by the lower global id, whatever the order of the rows inside a group.
+
+Global ids are the rows' canonical positions (``DistTable.positions`` when the partitions carry them,
+else the partition offset plus the row's place in it), or, with ``reference_rows``, the row's rank
+among those positions. The NumPy backend builds no tree: its groups are single partitions (whose
+ids increase), searched by brute force and merged.
 """
 
 from __future__ import annotations
@@ -16,83 +23,136 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding import Encoder
-from ..neighbors import DistanceMetric, kneighbors
-from ..neighbors.engine import reference_index
+from ..encoding import Block, Encoder
+from ..neighbors import DistanceMetric
+from ..neighbors.engine import _resolve, kneighbors_step, reference_index
 from ._tables import DistTables
 
-_NO_INDEX = np.iinfo(np.int64).max
+#: encoded bytes of reference rows per tree (8 bytes per row and column; the tree holds them once
+#: more, reordered, while it is built): about 2M rows of 15 columns
+TREE_BYTES = 256 * 2**20
 
 
-def _reference(encoder: Encoder, frame: Any, offset: int, columns: tuple[str, ...], metric: DistanceMetric,
-               backend: str, rows: np.ndarray | None) -> tuple[Any, Any]:
-    block = encoder.encode(frame, list(columns))
-    if rows is not None:
-        block = block.take(rows)
-    return block, reference_index(block, metric, backend)
 
-
-def _query(encoder: Encoder, frame: Any, offset: int, columns: tuple[str, ...]) -> Any:
+def _encode(encoder: Encoder, frame: Any, columns: tuple[str, ...]) -> Block:
     return encoder.encode(frame, list(columns))
 
 
-def _pair(query: Any, reference: tuple[Any, Any], positions: Any, metric: DistanceMetric, k: int,
-          exclude_self: bool, backend: str) -> tuple[np.ndarray, np.ndarray]:
-    # TEMP knn patch: local reference indices -> global (canonical) indices through ``positions``
-    block, tree = reference
-    nb = kneighbors(query, block, metric, k, exclude_self=exclude_self, backend=backend, index=tree)
-    pos = np.asarray(positions, dtype=np.int64)
-    return nb.distances, np.where(nb.indices >= 0, pos[np.maximum(nb.indices, 0)], -1)
+def _group(blocks: list[Block], rows: list[np.ndarray | None], ids: np.ndarray, metric: DistanceMetric,
+           backend: str) -> tuple[Block | None, Any, np.ndarray]:
+    """One reference group: its rows (``rows[j]`` of ``blocks[j]``, or all), their ids, and its tree.
+    With a tree the block is dropped (the tree holds the rows)."""
+    taken = [b if r is None else b.take(r) for b, r in zip(blocks, rows, strict=True)]
+    block = Block(np.concatenate([b.num for b in taken]), np.concatenate([b.cat for b in taken]),
+                  taken[0].num_columns, taken[0].cat_columns)  # a fresh copy: the tree may consume it
+    del taken
+    tree = reference_index(block, metric, backend, consume=True)
+    return (None if tree is not None else block), tree, ids
 
 
-def merge_topk(k: int, *results: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` nearest of several partial results per query: by distance, then global index."""
-    d = np.concatenate([r[0] for r in results], axis=1)
-    i = np.concatenate([r[1] for r in results], axis=1)
-    key = np.where(i < 0, _NO_INDEX, i)
-    order = np.lexsort((key, d), axis=1)[:, :k]
-    return np.take_along_axis(d, order, axis=1), np.take_along_axis(i, order, axis=1)
+def _step(query: Block, query_ids: np.ndarray | None, group: tuple[Block | None, Any, np.ndarray],
+          state: tuple[np.ndarray, np.ndarray, np.ndarray] | None, metric: DistanceMetric, k: int,
+          exclude_self: bool, backend: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    block, tree, ids = group
+    if query_ids is None:  # no self to exclude: any ids
+        query_ids = np.zeros(query.n_rows, dtype=np.int64)
+    if ids.size == 0:
+        if state is not None:
+            return state
+        return (np.full((query.n_rows, k), np.inf), np.full((query.n_rows, k), np.inf),
+                np.full((query.n_rows, k), -1, dtype=np.int64))
+    return kneighbors_step(query, block, metric, k, query_ids=query_ids, reference_ids=ids,
+                           exclude_self=exclude_self, start=state, index=tree, backend=backend)
+
+
+def partition_positions(dt: DistTables, role: str) -> list[np.ndarray]:
+    """The global (canonical) position of every row of every partition of ``role``, ascending within
+    a partition: ``DistTable.positions`` when set (computed here if they are tasks), else the
+    partition's offset plus the row's place in it."""
+    table = dt.get(role)
+    pos = getattr(table, "positions", None)
+    if pos is None:
+        return [np.arange(o, o + n, dtype=np.int64) for o, n in zip(table.offsets, table.lengths, strict=True)]
+    pending = [j for j, p in enumerate(pos) if not isinstance(p, np.ndarray)]
+    out = list(pos)
+    if pending:
+        for j, arr in zip(pending, dt.compute([pos[j] for j in pending]), strict=True):
+            out[j] = arr
+    return [np.asarray(p, dtype=np.int64) for p in out]
+
+
+def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
+    """Consecutive runs of partitions of at most ``max_rows`` rows (at least one partition each)."""
+    groups: list[list[int]] = []
+    size = 0
+    for j, n in enumerate(lengths):
+        if groups and size + int(n) <= max_rows:
+            groups[-1].append(j)
+            size += int(n)
+        else:
+            groups.append([j])
+            size = int(n)
+    return groups
 
 
 def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: Sequence[str],
                            metric: DistanceMetric, k: int, *, backend: str = "auto",
-                           reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                           reference_rows: np.ndarray | None = None,
+                           tree_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
-    ``(n_query, k)`` with global reference indices (positions in ``reference_rows`` when given).
+    ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
+    (positions in ``reference_rows`` when given).
 
     ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
     ``kneighbors(..., exclude_self=True)`` does.
     """
+    from distributed import wait
+
     from dask import delayed
 
+    client = dt.client
     cols = tuple(columns)
-    ref = dt.get(reference)
+    backend = _resolve(backend)
+    ref, qt = dt.get(reference), dt.get(query)
     exclude = query == reference and reference_rows is None
-    # TEMP knn patch: canonical positions instead of partition offsets
+    ref_pos = partition_positions(dt, reference)
+    q_pos = ref_pos if query == reference else partition_positions(dt, query)
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
-    maps: list[Any] = ref.position_args()
-    if reference_rows is not None:  # sorted canonical positions -> per partition local positions
-        rows = np.sort(np.asarray(reference_rows, dtype=np.int64))
-        ref_pos = dt.positions_array(reference)
-        part = dt.partition_of(reference, rows)
-        local_rows, maps = [], []
-        for j in range(len(ref.parts)):
-            mine = rows[part == j]
-            local_rows.append(np.searchsorted(ref_pos[j], mine))
-            maps.append(np.searchsorted(rows, mine))
-    refs = [delayed(_reference, pure=True)(dt.encoder_future, p, 0, cols, metric, backend, local_rows[j])
-            for j, p in enumerate(ref.parts)]
-    queries = dt.map(query, _query, cols)
-    merged = []
-    for i, qb in enumerate(queries):
-        pairs = [delayed(_pair, pure=True)(qb, refs[j], maps[j], metric, k,
-                                           bool(exclude and i == j), backend)
-                 for j in range(len(refs))]
-        merged.append(delayed(merge_topk, pure=True)(k, *pairs))
-    out = dt.compute(merged)
-    n_q = dt.get(query).n_rows
-    d = np.zeros((n_q, k))
-    idx = np.zeros((n_q, k), dtype=np.int64)
-    for o, pos in zip(out, dt.positions_array(query), strict=True):
-        d[pos], idx[pos] = o[0], o[1]
+    ids = ref_pos
+    if reference_rows is not None:  # global positions -> rows of each partition, ids = rank among them
+        rows = np.unique(np.asarray(reference_rows, dtype=np.int64))
+        ids, local_rows = [], []
+        for pos in ref_pos:
+            at = np.searchsorted(rows, pos)
+            hit = at < rows.size
+            hit[hit] = rows[at[hit]] == pos[hit]
+            local_rows.append(np.flatnonzero(hit))
+            ids.append(at[hit].astype(np.int64))
+    n_cols = max(1, len(cols))
+    tree_bytes = TREE_BYTES if tree_bytes is None else int(tree_bytes)
+    max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1
+    groups = _groups([len(i) for i in ids], max_rows)
+
+    encode = delayed(_encode, pure=True)
+    q_blocks = client.compute([encode(dt.encoder_future, p, cols) for p in qt.parts])
+    q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
+    states: list[Any] = [None] * len(q_blocks)
+    for members in groups:
+        blocks = [encode(dt.encoder_future, ref.parts[j], cols) for j in members]
+        group_ids = client.scatter(np.concatenate([ids[j] for j in members]), hash=False)
+        group = client.compute(delayed(_group, pure=True)(blocks, [local_rows[j] for j in members], group_ids,
+                                                          metric, backend))
+        states = [client.submit(_step, q_blocks[i], q_ids[i], group, states[i], metric, k, exclude, backend,
+                                pure=False) for i in range(len(q_blocks))]
+        wait(states)
+        del group  # the tree is released once the wave is done
+    del q_blocks
+    out = client.gather(states) if states else []
+    if not out:
+        return np.zeros((0, k)), np.zeros((0, k), dtype=np.int64)
+    where = np.concatenate(q_pos)  # partition rows -> global positions
+    d = np.empty((where.size, k))
+    idx = np.empty((where.size, k), dtype=np.int64)
+    d[where] = np.concatenate([o[0] for o in out], axis=0)
+    idx[where] = np.concatenate([o[2] for o in out], axis=0)
     return d, idx

@@ -399,17 +399,35 @@ def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc
 @nb.njit(parallel=True, cache=True)
 def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
              max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
-             out_d, out_i):
-    """k nearest reference rows of the queries ``q_rows`` (global ids; ``qn[t]`` is query q_rows[t])."""
+             r_ids, seed_d, seed_s, seed_i, out_d, out_s, out_i):
+    """k nearest reference rows of the queries ``q_rows`` (ids; ``qn[t]`` is query q_rows[t]).
+
+    ``r_ids``: the id of every reference row (in the caller's row order, not the tree's); empty means
+    row ``j`` has id ``j``. Ids are what is returned, what ties are broken by (lower id first) and
+    what ``exclude_self`` compares with the query's id. ``seed_d/seed_s/seed_i`` (shape ``(nq, k)``,
+    or empty): a k-best list already found elsewhere (distances, weighted sums, ids; ``-1`` = none),
+    merged as if its rows were part of this reference, so a search over several reference blocks
+    can run one block after another with the bound of the blocks before (exactly the result of one
+    search over their union). ``out_s`` receives the weighted sums, to seed the next block."""
     nq = qn.shape[0]
     gow = _is_gower(scale, p, nan_rule)
     cat_lb = _cat_floor(wc) if gow else np.zeros(0)
+    has_ids = r_ids.shape[0] > 0
+    seeded = seed_d.shape[0] > 0
     for t in nb.prange(nq):
         gi = q_rows[t]
         bd = np.full(k, np.inf)
         bs = np.full(k, np.inf)
         bi = np.full(k, _IMAX, dtype=np.int64)
+        if seeded:
+            for m in range(k):
+                if seed_i[t, m] >= 0:
+                    bd[m] = seed_d[t, m]
+                    bs[m] = seed_s[t, m]
+                    bi[m] = seed_i[t, m]
         thr = np.inf
+        if bi[k - 1] != _IMAX:
+            thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_lb = np.empty(max_depth + 2)
         st_node[0] = 0
@@ -424,6 +442,8 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
             if left < 0:
                 for r in range(n_start[node], n_end[node]):
                     j = perm[r]
+                    if has_ids:
+                        j = r_ids[j]
                     if exclude_self and j == gi:
                         continue
                     if gow:
@@ -463,6 +483,7 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                 sp += 1
         for m in range(k):
             out_d[t, m] = bd[m]
+            out_s[t, m] = bs[m]
             out_i[t, m] = bi[m] if bi[m] != _IMAX else -1
 
 

@@ -126,14 +126,21 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     return tree
 
 
-def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
+def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray, *,
+                owned: bool = False) -> _Tree:
     from . import _numba
 
     rn = np.ascontiguousarray(r.num, dtype=np.float64)
     rc = np.ascontiguousarray(r.cat, dtype=np.int64)
     perm, start, end, left, right, depth = _numba.build_tree(rn, rc, *_params(metric, wn, wc),
                                                                _leaf_size(rn.shape[0], metric))
-    rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
+    if owned and rn is r.num and rc is r.cat and rn.flags.writeable and rc.flags.writeable:
+        for a in (rn, rc):  # reorder the caller's arrays in place, a column at a time: no second copy
+            for c in range(a.shape[1]):
+                a[:, c] = a[perm, c]
+        rn_s, rc_s = rn, rc
+    else:
+        rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
     lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
     return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
 
@@ -151,14 +158,18 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
     return np.argsort(leaves, kind="stable")
 
 
-def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto") -> _Tree | None:
+def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto", *,
+                    consume: bool = False) -> _Tree | None:
     """The box tree of ``reference`` under ``metric``, built once and passed to :func:`kneighbors`
-    (``index=``) for many query blocks (one tree per reference partition in
-    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree."""
+    (``index=``) for many query blocks (one tree per group of reference partitions in
+    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree.
+
+    ``consume=True``: the tree reorders ``reference``'s arrays in place and keeps them (half the
+    memory); the block must not be used afterwards."""
     if _resolve(backend) != "numba" or reference.n_rows == 0:
         return None
     wn, wc = metric.weights(reference.num.shape[1], reference.cat.shape[1])
-    return _build_tree(reference, metric, wn, wc)
+    return _build_tree(reference, metric, wn, wc, owned=consume)
 
 
 def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
@@ -201,29 +212,134 @@ def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 
         d, idx = _numpy.kneighbors_distances(query, reference, metric, k, exclude_self=exclude_self,
                                              progress=progress)
         return Neighbors(d, idx)
+    d, _, idx = _knn_numba(query, reference, metric, k, wn, wc, total, index=index,
+                           exclude_self=exclude_self, progress=progress)
+    return Neighbors(d, idx)
+
+
+def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, wn: np.ndarray,
+               wc: np.ndarray, total: float, *, index: _Tree | None = None, exclude_self: bool = False,
+               progress: Callable[[int], None] | None = None, query_ids: np.ndarray | None = None,
+               reference_ids: np.ndarray | None = None,
+               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``."""
     from . import _numba
 
     nq = query.n_rows
-    d = np.full((nq, k), np.inf)
-    idx = np.full((nq, k), -1, dtype=np.int64)
+    if start is not None:
+        d, sums, idx = (np.array(a, copy=True) for a in start)
+    else:
+        d = np.full((nq, k), np.inf)
+        sums = np.full((nq, k), np.inf)
+        idx = np.full((nq, k), -1, dtype=np.int64)
     if nq == 0 or reference.n_rows == 0:
-        return Neighbors(d, idx)
+        return d, sums, idx
+    r_ids = np.zeros(0, dtype=np.int64) if reference_ids is None else \
+        np.ascontiguousarray(reference_ids, dtype=np.int64)
+    q_ids = np.arange(nq, dtype=np.int64) if query_ids is None else np.asarray(query_ids, dtype=np.int64)
+    no_seed = np.zeros((0, k))
     with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.parallel)
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
-        for start in range(0, nq, _QUERY_CHUNK):
-            rows = order[start:start + _QUERY_CHUNK]
+        for first in range(0, nq, _QUERY_CHUNK):
+            rows = order[first:first + _QUERY_CHUNK]
             qb = query.take(rows)
             od = np.empty((rows.size, k))
+            os_ = np.empty((rows.size, k))
             oi = np.empty((rows.size, k), dtype=np.int64)
+            if start is not None:
+                seed = (np.ascontiguousarray(d[rows]), np.ascontiguousarray(sums[rows]),
+                        np.ascontiguousarray(idx[rows]))
+            else:
+                seed = (no_seed, no_seed, no_seed.astype(np.int64))
             _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
-                            bool(metric.normalise), int(k), bool(exclude_self), rows.astype(np.int64),
-                            od, oi)
+                            bool(metric.normalise), int(k), bool(exclude_self),
+                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi)
             d[rows] = od
+            sums[rows] = os_
             idx[rows] = oi
             if progress is not None:
                 progress(rows.size)
-    return Neighbors(d, idx)
+    return d, sums, idx
+
+
+def merge_neighbours(k: int, *results: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest of several partial ``(distances, ids, ...)`` results over disjoint reference
+    rows, per query: by distance, then the lower id (``-1`` = no neighbour, last)."""
+    d = np.concatenate([r[0] for r in results], axis=1)
+    i = np.concatenate([r[1] for r in results], axis=1)
+    key = np.where(i < 0, np.iinfo(np.int64).max, i)
+    order = np.lexsort((key, d), axis=1)[:, :k]
+    return np.take_along_axis(d, order, axis=1), np.take_along_axis(i, order, axis=1)
+
+
+def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetric, k: int, *,
+                    query_ids: np.ndarray, reference_ids: np.ndarray, exclude_self: bool = False,
+                    start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    index: _Tree | None = None, backend: str = "auto"
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One step of an exact k-NN search over reference rows held in several blocks.
+
+    Searching the blocks one after another, each step started from the previous step's result,
+    gives exactly the result of one search over their union (ties by the lower id): the compiled
+    backend starts with the bound of the rows already found, so a step prunes everything farther
+    than the current k-th neighbour; the NumPy backend searches the block and merges.
+
+    Parameters
+    ----------
+    query, reference : Block
+        Encoded rows with the same columns. ``reference`` may be None when ``index`` is given (the
+        tree holds the rows; a caller that keeps only the tree saves a copy of the block).
+    metric : DistanceMetric
+        The distance.
+    k : int
+        Number of neighbours.
+    query_ids, reference_ids : numpy.ndarray
+        A global id per query / reference row (int64, distinct within the reference rows of the
+        whole search); the result holds reference ids. The NumPy backend needs ``reference_ids``
+        increasing.
+    exclude_self : bool
+        Skip the reference row whose id equals the query's id.
+    start : tuple, optional
+        The ``(distances, sums, ids)`` returned by the previous step (None for the first block).
+    index : optional
+        The tree of ``reference`` from :func:`reference_index`.
+    backend : {"auto", "numba", "numpy"}
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(distances, sums, ids)``, each ``(n_query, k)``; pass it as ``start`` of the next step.
+        ``sums`` (the weighted sums behind the distances) are only meaningful to the next step.
+    """
+    backend = _resolve(backend)
+    if reference is None:
+        if index is None:
+            raise ConfigError("kneighbors_step: give the reference block or its index")
+        reference = Block(index.rn, index.rc, query.num_columns, query.cat_columns)  # tree order: unused
+    _check(query, reference, k)
+    reference_ids = np.asarray(reference_ids, dtype=np.int64)
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    if reference_ids.shape[0] != reference.n_rows or query_ids.shape[0] != query.n_rows:
+        raise ConfigError("kneighbors_step: one id per query row and per reference row is needed")
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    if backend == "numba" and query.num.shape[1] + query.cat.shape[1] > 0:
+        return _knn_numba(query, reference, metric, k, wn, wc, total, index=index, exclude_self=exclude_self,
+                          query_ids=query_ids, reference_ids=reference_ids, start=start)
+    if reference_ids.size > 1 and np.any(np.diff(reference_ids) <= 0):
+        raise ConfigError("kneighbors_step: the NumPy backend needs increasing reference ids")
+    extra = 1 if exclude_self else 0
+    d, local = _numpy.kneighbors_distances(query, reference, metric, k + extra)
+    ids = np.where(local >= 0, reference_ids[np.maximum(local, 0)], -1)
+    if exclude_self:
+        self_hit = ids == query_ids[:, None]
+        d = np.where(self_hit, np.inf, d)
+        ids = np.where(self_hit, -1, ids)
+    parts = [(d, ids)] if start is None else [(start[0], start[2]), (d, ids)]
+    d, ids = merge_neighbours(k, *parts)
+    return d, np.zeros_like(d), ids
 
 
 def nearest_distances(query: Block, reference: Block, metric: DistanceMetric, *,
