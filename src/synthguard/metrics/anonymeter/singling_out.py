@@ -430,6 +430,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
     ori_counts = count_queries(ori_x, queries, cap=2)
+    ori_x = data.ori  # the original's column index is not read below: free it before the control curve
     success = ori_counts == 1
     n_succ = int(success.sum())
 
