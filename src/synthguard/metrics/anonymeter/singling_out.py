@@ -173,7 +173,9 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
             if key in seen:
                 continue
             seen.add(key)
-            keep_col.append(cols[i]), keep_op.append(op[i]), keep_val.append(vals[i])
+            # copies: a view of row i would keep the whole batch's arrays alive (up to 7 MB per
+            # batch with a hit, hundreds of MB over a long search)
+            keep_col.append(cols[i].copy()), keep_op.append(op[i].copy()), keep_val.append(vals[i].copy())
             keep_src.append(rows[i])
             found += 1
             if found >= n:
