@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._memory import release_free_memory
 from .config import RunConfig, build_config, validate_seed
 from .data.tables import Tables, input_row_records, prepare_tables
 from .encoding import EncodedView
@@ -178,9 +179,13 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
                               generator=generator, cache=disk, risk=overrides,
                               on_progress=on_progress, entities=run, jobs=jobs)
         tables = prepare_tables(original, synthetic, control, metadata)
+    # reordered here rather than in run_tables, so that the input-order copies (our private copies,
+    # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
+    tables = tables.in_canonical_order()
+    release_free_memory()
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk, risk=overrides, on_progress=on_progress,
-                      jobs=jobs)
+                      jobs=jobs, canonical=True)
 
 
 def risk_rule_of(run_config: RunConfig, tables: Tables | None,
@@ -202,16 +207,19 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
                cache: Any = None, risk: Mapping[str, Any] | None = None,
                on_progress: Callable[[str, int, int], Any] | None = None,
-               entities: Any = None, jobs: int | None = None) -> Report:
+               entities: Any = None, jobs: int | None = None, canonical: bool = False) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
 
     With ``entities`` (an :class:`~synthguard.entity.EntityRun`), ``tables`` are the event tables:
     privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
     ``jobs`` metrics run at once in threads (default 1; 0 = one per core; see
     :mod:`synthguard.parallel`); the report is the same, in the configured order, whatever ``jobs``.
+    ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order` (as in
+    :func:`evaluate`, which then no longer holds the input-order copies); otherwise they are
+    reordered here.
     """
     rule = risk_rule_of(run_config, tables, risk)
-    if encoded is None:
+    if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
@@ -262,12 +270,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                 done[futures[fut]] = fut.result()
                 pending.discard(futures[fut])
                 release_memos(ctx.cache, pending)
+                release_free_memory()
                 finished(futures[fut])
     for name in names:  # jobs=1, and the families that must run alone
         if name in done:
             continue
         done[name] = one(name)
         release_memos(ctx.cache, set(names) - set(done))
+        release_free_memory()  # what the metric freed goes back to the OS (lower peak; same numbers)
         finished(name)
     if bar is not None:
         bar.close()

@@ -173,7 +173,9 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
             if key in seen:
                 continue
             seen.add(key)
-            keep_col.append(cols[i]), keep_op.append(op[i]), keep_val.append(vals[i])
+            # copies: a view of row i would keep the whole batch's arrays alive (up to 7 MB per
+            # batch with a hit, hundreds of MB over a long search)
+            keep_col.append(cols[i].copy()), keep_op.append(op[i].copy()), keep_val.append(vals[i].copy())
             keep_src.append(rows[i])
             found += 1
             if found >= n:
@@ -430,6 +432,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
     ori_counts = count_queries(ori_x, queries, cap=2)
+    ori_x = data.ori  # the original's column index is not read below: free it before the control curve
     success = ori_counts == 1
     n_succ = int(success.sum())
 
