@@ -100,6 +100,8 @@ def main() -> None:
                          "default makes the check run several trees in waves, as the large runs do)")
     args = ap.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("synthguard.distributed").setLevel(logging.INFO)  # progress of the neighbour waves
 
     from distributed import Client, LocalCluster
 

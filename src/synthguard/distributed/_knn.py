@@ -18,6 +18,8 @@ ids increase), searched by brute force and merged.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +29,8 @@ from ..encoding import Block, Encoder
 from ..neighbors import DistanceMetric
 from ..neighbors.engine import _resolve, kneighbors_step, reference_index
 from ._tables import DistTables
+
+_LOG = logging.getLogger(__name__)
 
 #: encoded bytes of reference rows per tree (8 bytes per row and column; the tree holds them once
 #: more, reordered, while it is built): about 2M rows of 15 columns
@@ -133,6 +137,7 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1
     groups = _groups([len(i) for i in ids], max_rows)
 
+    t0 = time.perf_counter()
     encode = delayed(_encode, pure=True)
     q_blocks = client.compute([encode(dt.encoder_future, p, cols) for p in qt.parts])
     q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
@@ -146,6 +151,9 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
                                 pure=False) for i in range(len(q_blocks))]
         wait(states)
         del group  # the tree is released once the wave is done
+        _LOG.info("%s -> %s: tree %d/%d (%d rows) searched by %d query partitions, %.1f s since start",
+                  query, reference, len([g for g in groups if g[0] <= members[0]]), len(groups),
+                  sum(len(ids[j]) for j in members), len(q_blocks), time.perf_counter() - t0)
     del q_blocks
     out = client.gather(states) if states else []
     if not out:
