@@ -6,8 +6,7 @@ repository) by ``benchmarks/_gen.py``'s census-like model: ``--rows`` original r
 and as many synthetic rows (30 % exact copies and 20 % near copies of the original, the rest fresh),
 generated partition by partition so no process ever holds a whole table.
 
-Reported per metric: wall seconds, peak RSS of every worker process (``ru_maxrss``, so spills and
-restarts show), the driver's peak RSS, and whether the numbers equal a single-process
+Reported per metric: wall seconds, peak RSS of every worker process (sampled every 0.2 s), the
 ``synthguard.evaluate`` on the first ``--check-rows`` rows (the same partitions read into pandas).
 
 Usage::
@@ -22,8 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import resource
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -68,6 +69,33 @@ def generate(data_dir: Path, rows: int, partition_rows: int) -> tuple[Path, Path
     return orig_dir, syn_dir, time.perf_counter() - t0
 
 
+class _PeakWatcher:
+    """The largest RSS of each process in ``pids``, sampled every 0.2 s on a thread until ``stop``."""
+
+    def __init__(self, pids: list[int]) -> None:
+        import psutil
+
+        self._procs = [psutil.Process(p) for p in pids]
+        self.peaks = [0.0] * len(pids)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.is_set():
+            for i, p in enumerate(self._procs):
+                try:
+                    self.peaks[i] = max(self.peaks[i], p.memory_info().rss / 2**20)
+                except Exception:  # noqa: BLE001 - a worker that died or restarted
+                    pass
+            self._done.wait(0.2)
+
+    def stop(self) -> list[float]:
+        self._done.set()
+        self._thread.join()
+        return self.peaks
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -100,8 +128,11 @@ def main() -> None:
                          "default makes the check run several trees in waves, as the large runs do)")
     args = ap.parse_args()
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    logging.basicConfig(format="%(asctime)s %(name)s %(message)s")
-    logging.getLogger("synthguard.distributed").setLevel(logging.INFO)  # progress of the neighbour waves
+    progress = logging.getLogger("synthguard.distributed")  # progress of the neighbour waves
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    progress.addHandler(handler)
+    progress.setLevel(logging.INFO)
 
     from distributed import Client, LocalCluster
 
@@ -128,17 +159,20 @@ def main() -> None:
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
                                processes=True, dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
+        # workers' peak RSS by polling (ru_maxrss would not do: Linux keeps it across the fork + exec
+        # that starts a worker, so a worker would report at least the driver's RSS at that moment)
+        watch = _PeakWatcher(list(client.run(os.getpid).values()))
         try:
             t0 = time.perf_counter()
             rep = evaluate_distributed(orig, syn, None, META, metrics=metrics, seed=0, client=client)
             wall = time.perf_counter() - t0
-            peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
         finally:
+            peaks = watch.stop()
             client.close()
             cluster.close()
         entry = rep[name]
         line = {"metric": name, "data": label, "status": entry["status"], "seconds": round(wall, 1),
-                "worker_peak_mb": sorted(round(v) for v in peaks.values()),
+                "worker_peak_mb": sorted(round(v) for v in peaks),
                 "driver_peak_mb": round(_peak_rss_mb()), "value": entry.get("result", {}).get("value")
                 if entry["status"] == "ok" else entry.get("reason")}
         print(json.dumps(line), flush=True)
