@@ -7,6 +7,7 @@ and as many synthetic rows (30 % exact copies and 20 % near copies of the origin
 generated partition by partition so no process ever holds a whole table.
 
 Reported per metric: wall seconds, peak RSS of every worker process (sampled every 0.2 s), the
+driver's peak RSS, and whether the numbers equal a single-process
 ``synthguard.evaluate`` on the first ``--check-rows`` rows (the same partitions read into pandas).
 
 Usage::
