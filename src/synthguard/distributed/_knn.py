@@ -10,9 +10,9 @@ current k-th neighbour. Only one group's tree is alive at a time (workers hold o
 blocks and the running k-best lists), and the result is bit for bit the single-process search:
 the kernel breaks ties by the lower global id, whatever the order of the rows inside a group.
 
-Global ids are the rows' canonical positions (``DistTable.positions`` when the partitions carry them,
-else the partition offset plus the row's place in it), or, with ``reference_rows``, the row's rank
-among those positions. The NumPy backend builds no tree: its groups are single partitions (whose
+Global ids are the rows' canonical positions (:meth:`DistTables.positions_array`: every partition is
+sorted locally into canonical order), or, with ``reference_rows``, the row's rank among those
+positions. The NumPy backend builds no tree: its groups are single partitions (whose
 ids increase), searched by brute force and merged.
 """
 
@@ -69,22 +69,6 @@ def _step(query: Block, query_ids: np.ndarray | None, group: tuple[Block | None,
                            exclude_self=exclude_self, start=state, index=tree, backend=backend)
 
 
-def partition_positions(dt: DistTables, role: str) -> list[np.ndarray]:
-    """The global (canonical) position of every row of every partition of ``role``, ascending within
-    a partition: ``DistTable.positions`` when set (computed here if they are tasks), else the
-    partition's offset plus the row's place in it."""
-    table = dt.get(role)
-    pos = getattr(table, "positions", None)
-    if pos is None:
-        return [np.arange(o, o + n, dtype=np.int64) for o, n in zip(table.offsets, table.lengths, strict=True)]
-    pending = [j for j, p in enumerate(pos) if not isinstance(p, np.ndarray)]
-    out = list(pos)
-    if pending:
-        for j, arr in zip(pending, dt.compute([pos[j] for j in pending]), strict=True):
-            out[j] = arr
-    return [np.asarray(p, dtype=np.int64) for p in out]
-
-
 def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
     """Consecutive runs of partitions of at most ``max_rows`` rows (at least one partition each)."""
     groups: list[list[int]] = []
@@ -119,8 +103,8 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     backend = _resolve(backend)
     ref, qt = dt.get(reference), dt.get(query)
     exclude = query == reference and reference_rows is None
-    ref_pos = partition_positions(dt, reference)
-    q_pos = ref_pos if query == reference else partition_positions(dt, query)
+    ref_pos = dt.positions_array(reference)  # canonical positions of the rows of each sorted partition
+    q_pos = ref_pos if query == reference else dt.positions_array(query)
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
     ids = ref_pos
     if reference_rows is not None:  # global positions -> rows of each partition, ids = rank among them
