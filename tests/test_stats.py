@@ -270,3 +270,29 @@ def test_chi_square_matches_scipy_on_occupied_cells():
     neg_chi2, _, _ = chi_square(a - 10, b)  # negative codes are shifted, not rejected
     assert neg_chi2 == pytest.approx(chi2, rel=1e-12)
     assert np.isnan(chi_square(np.array([], dtype=int), np.array([], dtype=int))[0])
+
+
+def test_distribution_wrappers_equal_scipy_stats_bit_for_bit():
+    """The wrappers that skip importing scipy.stats give exactly its values, also at and outside the
+    support's edges and for impossible parameters (NaN)."""
+    from scipy import stats as st
+
+    from synthguard.stats import _beta_ppf, _binom_pmf, _binom_sf, _hypergeom_sf
+
+    for q in (1e-9, 0.025, 0.5, 0.975, 1 - 1e-12, 0.0, 1.0):
+        for a, b in ((1, 1), (3, 998), (500, 501), (0.5, 7)):
+            assert np.array_equal(_beta_ppf(q, a, b), st.beta.ppf(q, a, b), equal_nan=True), (q, a, b)
+    k = np.arange(-3, 60)
+    for n in (0, 1, 10, 57):
+        for p in (0.0, 1e-6, 0.03, 0.5, 0.999, 1.0):
+            assert np.array_equal(_binom_sf(k, n, p), st.binom.sf(k, n, p), equal_nan=True), (n, p)
+            assert np.array_equal(_binom_pmf(k, n, p), st.binom.pmf(k, n, p), equal_nan=True), (n, p)
+            assert np.array_equal(_binom_sf(5, n, p), st.binom.sf(5, n, p), equal_nan=True)
+    rng = np.random.default_rng(0)
+    M = rng.integers(0, 300, 4000)
+    n = rng.integers(-2, 320, 4000)
+    N = rng.integers(-2, 320, 4000)
+    kk = rng.integers(-3, 320, 4000)
+    got, want = _hypergeom_sf(kk, M, n, N), st.hypergeom.sf(kk, M, n, N)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(_hypergeom_sf(3, 1000, 40, 500), st.hypergeom.sf(3, 1000, 40, 500))

@@ -26,6 +26,72 @@ class _LazyScipyStats:
 
 _st = _LazyScipyStats()
 
+
+def _boost(name: str):
+    """SciPy's Boost ufunc behind a ``scipy.stats`` distribution method (``scipy.special._ufuncs``
+    since SciPy 1.12 or so), or None where it lives inside ``scipy.stats`` (older SciPy). The
+    wrappers below call it directly on the arguments inside the support, which is exactly what
+    ``scipy.stats`` does after checking them, so the values are the same bits without importing
+    ``scipy.stats`` (~0.5 s at start-up); older SciPy falls back to ``scipy.stats`` itself."""
+    try:
+        from scipy.special import _ufuncs
+    except ImportError:  # pragma: no cover - very old SciPy
+        return None
+    return getattr(_ufuncs, name, None)
+
+
+def _beta_ppf(q: float, a: float, b: float) -> float:
+    """``scipy.stats.beta.ppf(q, a, b)`` for ``0 < q < 1``, ``a, b > 0``."""
+    f = _boost("_beta_ppf")
+    if f is None or not (0.0 < q < 1.0 and a > 0 and b > 0):
+        return float(_st.beta.ppf(q, a, b))
+    return float(f(float(q), float(a), float(b)))
+
+
+def _binom_sf(k, n: int, p: float):
+    """``scipy.stats.binom.sf(k, n, p)`` (``k`` scalar or array; ``n >= 0``, ``0 <= p <= 1``)."""
+    f = _boost("_binom_sf")
+    if f is None or not (n >= 0 and 0.0 <= p <= 1.0):
+        return _st.binom.sf(k, n, p)
+    k = np.floor(np.asarray(k, dtype=np.float64))
+    inside = (k >= 0) & (k < n)
+    out = np.where(k < 0, 1.0, 0.0)
+    if np.any(inside):
+        out = np.where(inside, f(np.where(inside, k, 0.0), float(n), float(p)), out)
+    return out if out.ndim else np.float64(out)
+
+
+def _binom_pmf(k, n: int, p: float):
+    """``scipy.stats.binom.pmf(k, n, p)`` for integer ``k`` (``n >= 0``, ``0 <= p <= 1``)."""
+    f = _boost("_binom_pmf")
+    if f is None or not (n >= 0 and 0.0 <= p <= 1.0):
+        return _st.binom.pmf(k, n, p)
+    k = np.asarray(k, dtype=np.float64)
+    inside = (k >= 0) & (k <= n) & (k == np.floor(k))
+    out = np.where(inside, f(np.where(inside, k, 0.0), float(n), float(p)), 0.0)
+    return out if out.ndim else np.float64(out)
+
+
+def _hypergeom_sf(k, M, n, N):
+    """``scipy.stats.hypergeom.sf(k, M, n, N)`` (any of them arrays): ``P(X > k)`` for the number of
+    marked items among ``N`` drawn from ``M`` of which ``n`` are marked; NaN for impossible
+    parameters, as there."""
+    f = _boost("_hypergeom_sf")
+    if f is None:
+        return _st.hypergeom.sf(k, M, n, N)
+    k, M, n, N = (np.asarray(x, dtype=np.float64) for x in (k, M, n, N))
+    k = np.floor(k)
+    valid = (M >= 0) & (n >= 0) & (N >= 0) & (n <= M) & (N <= M) & (M == np.floor(M)) \
+        & (n == np.floor(n)) & (N == np.floor(N))
+    lo = np.maximum(0.0, N - (M - n))
+    hi = np.minimum(n, N)
+    inside = valid & (k >= lo) & (k < hi)
+    out = np.where(valid, np.where(k < lo, 1.0, 0.0), np.nan)
+    if np.any(inside):
+        args = [np.where(inside, x, d) for x, d in ((k, 0.0), (n, 1.0), (N, 1.0), (M, 2.0))]
+        out = np.where(inside, f(*args), out)
+    return out if out.ndim else np.float64(out)
+
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
@@ -121,8 +187,8 @@ def clopper_pearson(k: int, n: int, confidence_level: float = 0.95) -> tuple[flo
     if n <= 0:
         raise ConfigError(f"a proportion needs at least one trial, got n={n}")
     alpha = 1.0 - confidence_level
-    low = 0.0 if k == 0 else float(_st.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(_st.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low = 0.0 if k == 0 else _beta_ppf(alpha / 2, k, n - k + 1)
+    high = 1.0 if k == n else _beta_ppf(1 - alpha / 2, k + 1, n - k)
     return (low, high)
 
 
@@ -429,7 +495,7 @@ def fisher_greater(k1: int, n1: int, k2: int, n2: int) -> float:
     if n1 <= 0 or n2 <= 0:
         return float("nan")
     k1, n1, k2, n2 = int(k1), int(n1), int(k2), int(n2)
-    return float(min(1.0, _st.hypergeom.sf(k1 - 1, n1 + n2, k1 + k2, n1)))
+    return float(min(1.0, _hypergeom_sf(k1 - 1, n1 + n2, k1 + k2, n1)))
 
 
 def binomial_greater(k: int, n: int, p0: float) -> float:
@@ -438,7 +504,7 @@ def binomial_greater(k: int, n: int, p0: float) -> float:
         return float("nan")
     if k <= 0:
         return 1.0
-    return float(min(1.0, _st.binom.sf(int(k) - 1, int(n), float(p0))))
+    return float(min(1.0, _binom_sf(int(k) - 1, int(n), float(p0))))
 
 
 def holm_adjust(p_values: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
@@ -473,7 +539,7 @@ def _fisher_critical(k2: np.ndarray, n1: int, n2: int, alpha: float) -> np.ndarr
     hi = np.full(k2.shape, n1 + 1, dtype=np.int64)
     while np.any(lo < hi):
         mid = (lo + hi) // 2
-        p = _st.hypergeom.sf(mid - 1, n1 + n2, mid + k2, n1)
+        p = _hypergeom_sf(mid - 1, n1 + n2, mid + k2, n1)
         sig = (p < alpha) & (mid <= n1)
         hi = np.where(sig, mid, hi)
         lo = np.where(sig, lo, mid + 1)
@@ -511,16 +577,16 @@ def detection_limit(n1: int, n2: int | None, p0: float, *, alpha: float = 0.05,
             return float("nan")
 
         def pw(d: float) -> float:
-            return float(_st.binom.sf(crit - 1, n1, min(1.0, p0 + d)))
+            return float(_binom_sf(crit - 1, n1, min(1.0, p0 + d)))
     else:
         n2 = int(n2)
         sd = math.sqrt(max(n2 * p0 * (1 - p0), 1.0))
         k2 = np.arange(max(0, int(n2 * p0 - 7 * sd)), min(n2, int(n2 * p0 + 7 * sd) + 1) + 1)
-        w = _st.binom.pmf(k2, n2, p0)
+        w = _binom_pmf(k2, n2, p0)
         crit = _fisher_critical(k2, n1, n2, alpha)
 
         def pw(d: float) -> float:
-            return float(np.sum(w * _st.binom.sf(crit - 1, n1, min(1.0, p0 + d))))
+            return float(np.sum(w * _binom_sf(crit - 1, n1, min(1.0, p0 + d))))
 
     hi = 1.0 - p0
     if hi <= 0 or pw(hi) < power:
