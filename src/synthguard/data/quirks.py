@@ -32,14 +32,18 @@ from .schema import Schema
 MIN_ID_ROWS = 20
 
 
+def has_padding(s: pd.Series) -> bool:
+    """Whether a string value of ``s`` has surrounding whitespace, checked over its distinct values
+    (few for categories: much cheaper than stripping every row when nothing needs it)."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return False
+    return any(isinstance(u, str) and u != u.strip() for u in pd.unique(s.dropna()))
+
+
 def _strip(s: pd.Series) -> tuple[pd.Series, int]:
     """Strip surrounding whitespace of the string values of ``s``; returns the new series and how
     many values changed."""
-    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
-        return s, 0
-    values = pd.Series(pd.unique(s.dropna()), dtype=object)  # few distinct values: check them first
-    padded = values.map(lambda v: isinstance(v, str) and v != v.strip())
-    if not bool(padded.any()):
+    if not has_padding(s):
         return s, 0
     try:
         st = s.str.strip()

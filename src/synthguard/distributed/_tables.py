@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..data.hashing import row_hashes as row_hashes_64
 from ..data.loading import CSV_FLOAT_KW
-from ..data.quirks import _strip, infinities_to_missing
+from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
 from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, text_hash128, value_bounds
@@ -266,7 +266,7 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     out = {}
     for c in columns:
         s = frame[c]
-        pad = c in strip and _padded(s)  # (checked before the conversion: faster on Arrow strings)
+        pad = c in strip and has_padding(s)  # (checked before the conversion: faster on Arrow strings)
         if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
             s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
         if pad:
@@ -276,14 +276,6 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     for c in relabel:
         typed[c] = canonical_labels(typed[c])
     return typed
-
-
-def _padded(values: pd.Series) -> bool:
-    """Whether a distinct string value of ``values`` has surrounding whitespace (a check over the
-    distinct values, much cheaper than stripping every row when nothing needs it)."""
-    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
-        return False
-    return any(isinstance(u, str) and u != u.strip() for u in pd.unique(values.dropna()))
 
 
 def _label_sample(frame: pd.DataFrame, need: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
