@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -12,6 +12,58 @@ import numpy as np
 Direction = Literal["lower is safer", "higher is safer", "higher is better", "lower is better"]
 RiskLevel = Literal["low", "medium", "high", "inconclusive", "not assessed", "not meaningful",
                     "unknown"]
+
+#: The risks a privacy officer must answer (GDPR WP216's criteria plus membership): every test that
+#: drives the verdict belongs to one of them.
+RISKS = ("presence", "singling_out", "linkability", "inference")
+#: Leak types a test can see: verbatim copies, near-copies (a few cells changed), copies of rare
+#: (quasi-identifier-unique) records, memorised neighbourhoods, whole persons (entity runs), text
+#: documents copied (near-)verbatim.
+LEAK_TYPES = ("exact", "near", "rare", "neighbourhood", "person", "text")
+
+
+@dataclass(frozen=True, eq=False)
+class RecordFlags:
+    """Per-record indicators behind a test: which training and which control records it flags.
+
+    The verdict permutes the training/control labels over these flags (a joint Westfall-Young
+    max-T across every test that has them) and injects simulated leaks into them to measure the
+    detection limit per leak type. Not serialised.
+
+    Parameters
+    ----------
+    member : ndarray of bool
+        One flag per training record (or entity), in the run's canonical order.
+    non_member : ndarray of bool
+        One flag per control record (or entity).
+    responds : mapping of str to ndarray of bool
+        Leak type -> one flag per training record: whether a leak of that type of this record
+        (e.g. an exact copy of it put into the release) would set its flag. Decided without the
+        labels (from the pooled real records), so the injected detection limit stays honest.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = RecordFlags(np.array([True, False]), np.array([False, False]),
+    ...                 {"exact": np.array([True, True])})
+    >>> int(f.member.sum()), float(f.responds["exact"].mean())
+    (1, 1.0)
+    """
+
+    member: np.ndarray
+    non_member: np.ndarray
+    responds: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "member", np.asarray(self.member, dtype=bool))
+        object.__setattr__(self, "non_member", np.asarray(self.non_member, dtype=bool))
+        resp = {str(k): np.asarray(v, dtype=bool) for k, v in self.responds.items()}
+        for k, v in resp.items():
+            if k not in LEAK_TYPES:
+                raise ValueError(f"unknown leak type {k!r}; one of {LEAK_TYPES}")
+            if v.shape != self.member.shape:
+                raise ValueError(f"responds[{k!r}] needs one flag per training record")
+        object.__setattr__(self, "responds", resp)
 
 
 @dataclass(frozen=True)
@@ -85,9 +137,23 @@ class Evidence:
     note : str, optional
         A caveat about the test.
     p_adjusted : float, optional
-        Holm-adjusted p-value, filled in by the verdict.
+        Adjusted p-value (joint max-T over the tests with record flags, weighted Holm across the
+        rest), filled in by the verdict.
     level : str, optional
         Calibrated level, filled in by the verdict.
+    risk : str, optional
+        Which risk the test answers (one of :data:`RISKS`); default from the metric's name
+        (:data:`synthguard.verdict.RISK_OF`).
+    sees : tuple of str
+        Leak types (:data:`LEAK_TYPES`) whose effect this test measures in full, in training
+        records: for those it can support ``low``. A test whose effect is capped (a tail share) or
+        that cannot move for a leak type leaves it out; it can still raise an alarm.
+    visibility : mapping, optional
+        Leak type -> share of the training records a leak of that type would move (label-free);
+        ``low`` for that type needs the interval's upper bound below ``materiality x visibility``.
+        Filled in from ``flags.responds`` by :meth:`from_flags`.
+    flags : RecordFlags, optional
+        The per-record indicators (not serialised).
     """
 
     statistic: str
@@ -110,9 +176,45 @@ class Evidence:
     weight: float = 1.0
     p_adjusted: float | None = None
     level: str | None = None
+    risk: str | None = None
+    sees: tuple[str, ...] = ()
+    visibility: Mapping[str, float] | None = None
+    flags: RecordFlags | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__}
+        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__ if k != "flags"}
+
+    @classmethod
+    def from_flags(cls, statistic: str, flags: RecordFlags, *, sees: tuple[str, ...] = (),
+                   risk: str | None = None, baseline: str = "control rows against the same release",
+                   confidence_level: float = 0.95, drives_verdict: bool = True,
+                   unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
+        """Evidence from per-record flags over *every* training and *every* control record.
+
+        The effect is the share of training records flagged minus the share of control records
+        flagged (Newcombe interval, Fisher's exact test); the flags travel with the evidence so the
+        verdict can test all such tests jointly (label permutation) and inject leaks into them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> flags = RecordFlags(np.r_[np.ones(5, bool), np.zeros(95, bool)], np.zeros(100, bool),
+        ...                     {"exact": np.ones(100, bool)})
+        >>> ev = Evidence.from_flags("share with an exact copy", flags, sees=("exact",),
+        ...                          risk="presence")
+        >>> round(ev.effect, 2), ev.visibility["exact"]
+        (0.05, 1.0)
+        """
+        ev = cls.from_counts(statistic, int(flags.member.sum()), int(flags.member.size),
+                             int(flags.non_member.sum()), int(flags.non_member.size),
+                             baseline=baseline, confidence_level=confidence_level,
+                             drives_verdict=drives_verdict, unit=unit, note=note, weight=weight)
+        bad = [t for t in sees if t not in LEAK_TYPES]
+        if bad:
+            raise ValueError(f"unknown leak types {bad}; one of {LEAK_TYPES}")
+        vis = {t: (float(flags.responds[t].mean()) if t in flags.responds and flags.member.size
+                   else 1.0) for t in sees}
+        return replace(ev, risk=risk, sees=tuple(sees), visibility=vis, flags=flags)
 
     @classmethod
     def from_counts(cls, statistic: str, k_member: int, n_member: int, k_non_member: int,
