@@ -40,6 +40,9 @@ class RecordFlags:
         Leak type -> one flag per training record: whether a leak of that type of this record
         (e.g. an exact copy of it put into the release) would set its flag. Decided without the
         labels (from the pooled real records), so the injected detection limit stays honest.
+    candidates : mapping of str to ndarray of bool, optional
+        Leak type -> which training records such a leak concerns when the type is about a kind of
+        record (``"rare"``: records unique on the quasi-identifiers); default every record.
 
     Examples
     --------
@@ -53,6 +56,7 @@ class RecordFlags:
     member: np.ndarray
     non_member: np.ndarray
     responds: Mapping[str, np.ndarray] = field(default_factory=dict)
+    candidates: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "member", np.asarray(self.member, dtype=bool))
@@ -64,6 +68,11 @@ class RecordFlags:
             if v.shape != self.member.shape:
                 raise ValueError(f"responds[{k!r}] needs one flag per training record")
         object.__setattr__(self, "responds", resp)
+        cand = {str(k): np.asarray(v, dtype=bool) for k, v in self.candidates.items()}
+        for k, v in cand.items():
+            if k not in LEAK_TYPES or v.shape != self.member.shape:
+                raise ValueError(f"candidates[{k!r}]: a known leak type, one flag per training record")
+        object.__setattr__(self, "candidates", cand)
 
 
 @dataclass(frozen=True)

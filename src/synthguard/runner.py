@@ -310,7 +310,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if entities is not None:
         header["unit"] = "entity"
         header["entities"] = entities.summary()
-    results, verdict = assess(results, rule, has_control=tables.has_control)
+    results, verdict = assess(results, rule, has_control=tables.has_control, seed=seed,
+                              metrics={n: run_config.metric_of(n) for n in names})
     return Report(header, entries, results, verdict)
 
 

@@ -1,4 +1,5 @@
-"""One verdict from many privacy tests: calibrated risk levels against real people the generator never saw.
+"""One verdict from many privacy tests: calibrated risk levels per risk against real people the generator
+never saw.
 
 Every privacy metric that can states its :class:`~synthguard.results.Evidence`: the statistic on
 training rows (members), the same statistic on control rows (non-members) or a null value, the
@@ -6,29 +7,37 @@ excess (effect) with its interval, and a one-sided p-value. This module alone tu
 levels and a verdict; metrics and report writers never decide them.
 
 The calibrated rule (default, ``risk_rule="calibrated"``)
-    1. The p-values of every test that drives the verdict are adjusted together (weighted Holm),
-       so that a release exposing nobody (a fresh real sample) raises any alarm at most ``alpha``
-       of the time. The weights are fixed per metric before any data is seen: the direct tests
-       of copied records get a larger share of the false-alarm budget (``exact_matches`` 3,
-       ``closest_distance_mia`` 2, every other test 1), because copies are the failure every
-       generator can have.
-    2. Each test gets a level from its adjusted p-value and the *materiality* ``m`` (the share of
-       training records exposed beyond chance that matters, default 1 %):
-
-       - ``high``: significant, and a leak of ``m`` or more is not ruled out (the interval's upper
-         bound reaches ``m``);
-       - ``medium``: significant, but shown to be below ``m`` (upper bound below ``m``);
-       - ``low``: not significant, and the upper bound is below ``m`` (evidence of safety);
-       - ``inconclusive``: not significant, and ``m`` not ruled out (too little data to tell).
-
-       Two questions, each answered by the test: is there an excess at all, and is a material
-       one ruled out? A significant excess counts as material until the data rule that out
-       (precautionary: a significant 0.9 % excess measured on 1,000 rows, with an interval up
-       to 2 %, reads ``high``, not ``medium``).
-    3. The verdict is the highest level among the tests; without any alarm it is ``low`` when at
-       least one test ruled a material leak out, else ``inconclusive``.
-    4. The detection limit is the smallest excess the best-powered test would have detected with
-       80 % power at the first Holm step (alpha times the test's share of the weights).
+    1. **Tests.** Every driving test compares training records (members) with control records
+       (non-members) under the same release. Tests that state per-record flags over every
+       training and every control record (:class:`~synthguard.results.RecordFlags`) are tested
+       *jointly*: the training/control labels are permuted over all of them at once
+       (Westfall-Young step-down min-P, weighted), which keeps the family-wise false-alarm rate
+       exact under exchangeability and, unlike Holm, does not pay twice for tests that flag the
+       same records; tests with identical flags are collapsed into one. The remaining tests
+       (paired singling-out probes, sampled linkability and inference targets, AUC attacks) and
+       the joint block share ``alpha`` by weighted Holm, with weights fixed per metric before any
+       data is seen (``exact_matches`` 3, membership attacks 2, others 1).
+    2. **Level of a test** from its adjusted p-value and the *materiality* ``m`` (the share of
+       training records exposed beyond chance that matters, default 1 %): ``high`` significant
+       and a leak of ``m`` not ruled out; ``medium`` significant but ruled out below ``m``;
+       ``low`` not significant and ruled out; ``inconclusive`` neither.
+    3. **A level per risk** (:data:`RISK_OF`): presence of training records, singling out,
+       linkability, attribute inference. A risk is high (medium) when one of its tests is; it is
+       ``low`` only when its tests *jointly* rule out the materiality: for presence, every leak type
+       it answers for (always exact copies, near-copies and copies of rare records; also any type
+       a test of the run says it sees in full: memorised neighbourhoods, whole persons, text) must
+       be ruled out by a test that sees that type, its interval's upper bound below ``m`` times the
+       share of training records such a leak would move (its *visibility*). A test whose effect is
+       capped (a pooled-tail share) can raise an alarm but never supports ``low``. For the other
+       risks every test must rule ``m`` out. Otherwise the risk is ``inconclusive``, with what is
+       unresolved and what would settle it.
+    4. **The verdict** is the highest level among the assessed risks; ``low`` only when every
+       assessed risk is low.
+    5. **Detection limits** are measured per leak type by injection: ``k`` training records leak
+       (their flags set wherever a test says such a leak would set them), on top of a null
+       relabelling of the observed flags, and the joint test is re-run at its first Holm step;
+       bisection on ``k`` gives the smallest leak read ``high`` with 80 % power. The headline limit
+       is the largest over the types the run answers for.
 
     Privacy metrics without evidence keep their number and their reference level (in
     ``reference_level``) and read ``not assessed``: they inform, they do not drive the verdict.
@@ -45,12 +54,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from .errors import ConfigError
-from .results import Evidence, MetricResult, to_jsonable
-from .stats import detection_limit, holm_adjust
+from .results import LEAK_TYPES, RISKS, Evidence, MetricResult, to_jsonable
+from .stats import detection_limit, holm_adjust, make_rng
 
 __all__ = ["RiskRule", "Verdict", "assess", "level_of", "RULES", "RELEASE_TYPES", "LEVEL_ORDER",
-           "NON_PRIVACY_FAMILIES", "fails"]
+           "NON_PRIVACY_FAMILIES", "fails", "RISK_OF", "RISK_TITLES"]
 
 RULES = ("calibrated", "reference")
 RELEASE_TYPES = ("synthetic", "anonymised")
@@ -116,6 +127,8 @@ class Verdict:
     detection_limit: Mapping[str, Any] | None = None
     not_assessed: tuple[str, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    risks: tuple[Mapping[str, Any], ...] = ()
+    detection_limits: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def unit(self) -> str:
@@ -131,7 +144,9 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         out = {"level": self.level, "summary": self.summary, "unit": self.unit}
         out.update(self.rule.to_dict())
-        out.update({"correction": "holm" if self.rule.rule == "calibrated" else None,
+        out.update({"correction": ("Westfall-Young min-P over record flags, weighted Holm across "
+                                   "the rest") if self.rule.rule == "calibrated" else None,
+                    "risks": list(self.risks), "detection_limits": dict(self.detection_limits),
                     "drivers": list(self.drivers), "detection_limit": self.detection_limit,
                     "tests": list(self.tests), "not_assessed": list(self.not_assessed),
                     "counts": dict(self.counts)})
@@ -187,8 +202,48 @@ def _test_row(name: str, res: MetricResult, ev: Evidence) -> dict[str, Any]:
                         "detection_limit": ev.detection_limit, "unit": ev.unit})
 
 
+RISK_OF: dict[str, str] = {
+    # presence of training records (membership): copies, near-copies, attacks, text
+    **{m: "presence" for m in (
+        "exact_matches", "ims", "near_copies", "close_neighbours", "dcr", "nndr",
+        "closest_distance_mia", "membership_attacks", "membership_inference", "distinguishability",
+        "new_row_synthesis", "dcr_baseline_protection", "dcr_overfitting_protection",
+        "text_exact_matches", "text_entities", "text_nominals", "text_style_outliers",
+        "entity_copies", "subsequence_copies")},
+    # WP216 criterion 1: singling out
+    **{m: "singling_out" for m in ("singling_out_univariate", "singling_out_multivariate",
+                                    "replicated_uniques", "k_anonymity")},
+    # criterion 2: linkability
+    "linkability": "linkability",
+    # criterion 3: inference
+    **{m: "inference" for m in ("inference", "anonymeter", "cap", "zero_cap", "generalized_cap",
+                                 "disclosure_protection", "disclosure_protection_estimate", "disco",
+                                 "l_diversity")},
+}
+FAMILY_RISK = {"privacy": "presence", "attacks": "presence", "text": "presence",
+               "disclosure": "inference", "entity": "presence"}
+RISK_TITLES = {
+    "presence": ("Presence of training records",
+                 "are training records, or near-copies of them, in the release beyond chance "
+                 "(membership)?"),
+    "singling_out": ("Singling out", "GDPR WP216 criterion 1: can the release isolate a training "
+                                     "person?"),
+    "linkability": ("Linkability", "GDPR WP216 criterion 2: can records of the same training "
+                                   "person be linked through the release?"),
+    "inference": ("Attribute inference", "GDPR WP216 criterion 3: can a training person's "
+                                         "sensitive value be deduced from the release?"),
+}
+#: leak types the presence risk always answers for: "low" needs each ruled out
+PRESENCE_TYPES = ("exact", "near", "rare")
+LEAK_NAMES = {"exact": "exact copies", "near": "near-copies", "rare": "copies of rare records",
+              "neighbourhood": "memorised neighbourhoods", "person": "whole persons",
+              "text": "(near-)verbatim documents"}
+
+
 def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
-           has_control: bool | None = None) -> tuple[dict[str, MetricResult], Verdict]:
+           has_control: bool | None = None, seed: int | None = 0,
+           metrics: Mapping[str, str] | None = None, n_perm: int = 1000
+           ) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -199,12 +254,30 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         Default: calibrated, materiality 1 %, alpha 5 %, synthetic release.
     has_control : bool, optional
         Whether a control table was given (only words the summary when no test could run).
+    seed : int, optional
+        Seed of the label permutations and of the injected leaks.
+    metrics : mapping, optional
+        Run name -> registered metric name (named runs), to find each test's risk.
+    n_perm : int
+        Label permutations of the joint test.
 
     Returns
     -------
     (dict, Verdict)
         The results with ``risk_level`` (and ``reference_level``, adjusted evidence) filled in,
         and the verdict.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.results import Evidence, MetricResult, RecordFlags
+    >>> flags = RecordFlags(np.r_[np.ones(50, bool), np.zeros(950, bool)], np.zeros(1000, bool),
+    ...                     {"exact": np.ones(1000, bool)})
+    >>> ev = Evidence.from_flags("has a copy", flags, sees=("exact",), risk="presence")
+    >>> res = {"exact_matches": MetricResult("exact_matches", "privacy", 0.05, "lower is safer",
+    ...                                      evidence=ev)}
+    >>> assess(res)[1].level
+    'high'
     """
     rule = rule or RiskRule()
     out: dict[str, MetricResult] = {}
@@ -212,15 +285,21 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         out[name] = res if res.reference_level is not None else replace(res, reference_level=res.risk_level)
     if rule.rule == "reference":
         return out, _reference_verdict(out, rule)
+    metrics = dict(metrics or {})
+
+    def risk_of(name: str, res: MetricResult) -> str:
+        ev = res.evidence
+        if ev is not None and ev.risk in RISKS:
+            return ev.risk
+        return RISK_OF.get(metrics.get(name, name)) or RISK_OF.get(res.name) or \
+            FAMILY_RISK.get(res.family, "presence")
 
     driving = [n for n, r in out.items() if _is_privacy(r) and r.evidence is not None
                and r.evidence.drives_verdict and not _nan(r.evidence.p_value)]
-    weights = [out[n].evidence.weight for n in driving]  # type: ignore[union-attr]
-    adjusted = holm_adjust([out[n].evidence.p_value for n in driving],  # type: ignore[union-attr]
-                           weights)
-    share = {n: w / sum(weights) for n, w in zip(driving, weights, strict=True)}
+    joint = _joint_adjust(out, driving, rule, seed, n_perm)
     tests: list[dict[str, Any]] = []
     not_assessed: list[str] = []
+    risk_names: dict[str, str] = {}
     for name, res in out.items():
         if not _is_privacy(res):
             continue
@@ -230,7 +309,7 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
             out[name] = replace(res, risk_level="not assessed")
             continue
         if name in driving:
-            ev = replace(ev, p_adjusted=adjusted[driving.index(name)])
+            ev = replace(ev, p_adjusted=joint.adjusted[name])
         ev = replace(ev, level=level_of(ev, rule.materiality, rule.alpha))
         if not ev.drives_verdict or name not in driving:
             out[name] = replace(res, evidence=ev, risk_level=ev.level if ev.drives_verdict
@@ -238,24 +317,265 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
             if not ev.drives_verdict:
                 not_assessed.append(name)
             continue
+        risk_names[name] = risk_of(name, res)
         out[name] = replace(res, evidence=ev, risk_level=ev.level)
-        tests.append(_test_row(name, res, ev))
+        tests.append(dict(_test_row(name, res, ev), risk=risk_names[name],
+                          same_as=joint.same_as.get(name)))
 
+    limits = _injection_limits(out, joint, rule, seed, risk_names)
+    risks = [_risk_row(r, [t for t in tests if t["risk"] == r], out, rule, limits)
+             for r in RISKS]
+    assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
-    if not tests:
+    if not assessed:
         level = "inconclusive"
-    elif counts["high"] or counts["medium"]:
-        level = "high" if counts["high"] else "medium"
-    elif counts["low"]:
-        level = "low"
     else:
-        level = "inconclusive"
-    drivers = sorted((t for t in tests if t["level"] == level),
+        level = max((r["level"] for r in assessed), key=lambda lv: LEVEL_ORDER[lv])
+    drivers = sorted((t for t in tests if t["level"] == level and level in ("high", "medium")),
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
-    limit = _detection_limit(out, driving, rule, share)
-    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control),
-                        tuple(drivers),
-                        tuple(tests), limit, tuple(not_assessed), counts)
+    if level in ("low", "inconclusive"):
+        drivers = []
+    limit = _headline_limit(limits) or _detection_limit(out, driving, rule, joint.share)
+    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control, risks),
+                        tuple(drivers), tuple(tests), limit, tuple(not_assessed), counts,
+                        tuple(risks), limits)
+
+
+@dataclass
+class _Joint:
+    adjusted: dict[str, float]
+    share: dict[str, float]
+    same_as: dict[str, str]
+    blocks: list[dict[str, Any]]
+    total_weight: float
+
+
+def _flag_key(ev: Evidence) -> tuple[str, int, int]:
+    assert ev.flags is not None
+    return (ev.unit, int(ev.flags.member.size), int(ev.flags.non_member.size))
+
+
+def _joint_adjust(results: Mapping[str, MetricResult], driving: list[str], rule: RiskRule,
+                  seed: int | None, n_perm: int) -> _Joint:
+    """Adjusted p-values of every driving test.
+
+    Tests with per-record flags over the same records form a block tested jointly by label
+    permutation (Westfall-Young step-down min-P, weighted); tests that repeat another's flags
+    exactly are collapsed into it. Blocks and the remaining tests then share the false-alarm
+    budget by weighted Holm, a block weighing what its distinct tests weigh.
+    """
+    from .maxt import joint_minp
+
+    evs = {n: results[n].evidence for n in driving}
+    groups: dict[tuple[str, int, int], list[str]] = {}
+    for n in driving:
+        ev = evs[n]
+        if ev is not None and ev.flags is not None and ev.flags.member.size and \
+                ev.flags.non_member.size:
+            groups.setdefault(_flag_key(ev), []).append(n)
+    same_as: dict[str, str] = {}
+    blocks: list[dict[str, Any]] = []
+    for key, names in groups.items():
+        seen: dict[bytes, str] = {}
+        uniq: list[str] = []
+        for n in sorted(names, key=lambda x: (-evs[x].weight, x)):  # type: ignore[union-attr]
+            f = evs[n].flags  # type: ignore[union-attr]
+            sig = np.packbits(np.r_[f.member, f.non_member]).tobytes()
+            if sig in seen:
+                same_as[n] = seen[sig]
+            else:
+                seen[sig] = n
+                uniq.append(n)
+        w = [float(evs[n].weight) for n in uniq]  # type: ignore[union-attr]
+        jt = joint_minp([evs[n].flags.member for n in uniq],  # type: ignore[union-attr]
+                        [evs[n].flags.non_member for n in uniq],  # type: ignore[union-attr]
+                        w, n_perm=n_perm, seed=make_rng(seed, "verdict-joint", *key))
+        blocks.append({"key": key, "names": uniq, "weights": w, "joint": jt,
+                       "p": dict(zip(uniq, jt.p_adjusted.tolist(), strict=True))})
+    in_block = {n for b in blocks for n in b["names"]} | set(same_as)
+    singles = [n for n in driving if n not in in_block]
+    unit_p = [float(evs[n].p_value) for n in singles] + [min(b["p"].values()) for b in blocks]  # type: ignore[union-attr]
+    unit_w = [float(evs[n].weight) for n in singles] + [sum(b["weights"]) for b in blocks]  # type: ignore[union-attr]
+    total = float(sum(unit_w)) if unit_w else 1.0
+    adjusted: dict[str, float] = {}
+    if unit_p:
+        base = holm_adjust(unit_p, unit_w)
+        for i, n in enumerate(singles):
+            adjusted[n] = base[i]
+        for bi, b in enumerate(blocks):
+            pos = len(singles) + bi
+            for n, pj in b["p"].items():  # the block's entry replaced by this test's own joint p
+                ps = list(unit_p)
+                ps[pos] = pj
+                adjusted[n] = holm_adjust(ps, unit_w)[pos]
+    for n, m in same_as.items():
+        adjusted[n] = adjusted[m]
+    share = {n: float(evs[n].weight) / total for n in driving}  # type: ignore[union-attr]
+    for b in blocks:
+        b["level"] = rule.alpha * sum(b["weights"]) / total  # its first Holm step
+    return _Joint(adjusted, share, same_as, blocks, total)
+
+
+def _ruled_out(ev: Evidence, materiality: float, leak: str | None = None) -> bool:
+    """Whether the test's interval rules a material leak out (for ``leak``: scaled by how many
+    training records such a leak would move)."""
+    hi = ev.effect_ci[1] if ev.effect_ci else float("nan")
+    if _nan(hi):
+        return False
+    vis = 1.0
+    if leak is not None:
+        vis = float((ev.visibility or {}).get(leak, 1.0))
+    return hi < materiality * vis
+
+
+def _claimed_types(tests: list[str], results: Mapping[str, MetricResult]) -> list[str]:
+    seen = {t for n in tests for t in (results[n].evidence.sees or ())}  # type: ignore[union-attr]
+    return [t for t in LEAK_TYPES if t in PRESENCE_TYPES or t in seen]
+
+
+def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
+              rule: RiskRule, limits: Mapping[str, Any]) -> dict[str, Any]:
+    """One risk's level: an alarm of any of its tests, else low only when its tests jointly rule
+    out the materiality for every leak type it answers for, else inconclusive."""
+    title, criterion = RISK_TITLES[risk]
+    row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
+                           "tests": [t["metric"] for t in tests], "detection_limits": {},
+                           "effect": None, "effect_ci": None, "metric": None, "settle": None,
+                           "unresolved": []}
+    if not tests:
+        row.update(level="not assessed",
+                   summary=f"{title}: not assessed (no test of this risk ran with a control)")
+        return to_jsonable(row)
+    m = rule.materiality
+    names = [t["metric"] for t in tests]
+    evs = {n: results[n].evidence for n in names}
+    alarms = [t for t in tests if t["level"] in ("high", "medium")]
+    if risk == "presence":
+        row["detection_limits"] = {t: limits[t] for t in _claimed_types(names, results)
+                                   if t in limits}
+    if alarms:
+        level = "high" if any(t["level"] == "high" for t in alarms) else "medium"
+        top = max((t for t in alarms if t["level"] == level),
+                  key=lambda t: (t["effect"] or 0.0, -(t["p_adjusted"] or 1.0)))
+        row.update(level=level, metric=top["metric"], effect=top["effect"],
+                   effect_ci=top["effect_ci"])
+        row["summary"] = (f"{title}: {level}. {top['metric']} exposes {_pct(top['member'])} of the "
+                          f"training {top['unit']} against {_pct(top['non_member'])} of the control, "
+                          f"an excess of {_pct(top['effect'])} (interval {_pct(top['effect_ci'][0])} "
+                          f"to {_pct(top['effect_ci'][1])}), adjusted p={top['p_adjusted']:.2g}")
+        return to_jsonable(row)
+    unresolved: list[str] = []
+    if risk == "presence":
+        for t in _claimed_types(names, results):
+            seers = [n for n in names if t in (evs[n].sees or ())]  # type: ignore[union-attr]
+            if not any(_ruled_out(evs[n], m, t) for n in seers):  # type: ignore[arg-type]
+                unresolved.append(t)
+    else:
+        unresolved = [n for n in names if not _ruled_out(evs[n], m)]  # type: ignore[arg-type]
+    worst = max(tests, key=lambda t: ((t["effect_ci"] or [0, 0])[1] or 0.0))
+    row.update(metric=worst["metric"], effect=worst["effect"], effect_ci=worst["effect_ci"],
+               unresolved=unresolved)
+    if not unresolved:
+        row["level"] = "low"
+        what = (", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))
+                if risk == "presence" else ", ".join(names))
+        row["summary"] = (f"{title}: low. No test finds training {tests[0]['unit']} exposed more "
+                          f"than unseen people, and together they rule out an excess of "
+                          f"{_pct(m)} or more ({what})")
+        return to_jsonable(row)
+    row["level"] = "inconclusive"
+    if risk == "presence":
+        parts = []
+        for t in unresolved:
+            lim = limits.get(t) or {}
+            seers = [n for n in names if t in (evs[n].sees or ())]  # type: ignore[union-attr]
+            why = (f"detectable from {_pct(lim.get('value'))}" if lim.get("value") is not None
+                   else ("no test of this run can rule it out" if not seers
+                         else "not detectable at this size"))
+            parts.append(f"{LEAK_NAMES[t]} ({why})")
+        row["summary"] = (f"{title}: inconclusive. No excess found, but a leak of {_pct(m)} of the "
+                          f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
+        row["settle"] = ("a larger control (real rows held out from training), or "
+                         + ("the near_copies test" if "near" in unresolved and not any(
+                             "near" in (evs[n].sees or ()) for n in names)  # type: ignore[union-attr]
+                            else "more training and control rows"))
+    else:
+        row["summary"] = (f"{title}: inconclusive. No excess found, but {', '.join(unresolved)} "
+                          f"cannot rule out one of {_pct(m)} at these sizes")
+        row["settle"] = ("a larger control, or fewer, named quasi-identifiers (metadata "
+                         "'quasi_identifiers') so each test has more records per query")
+    return to_jsonable(row)
+
+
+def _injection_limits(results: Mapping[str, MetricResult], joint: _Joint, rule: RiskRule,
+                      seed: int | None, risk_names: Mapping[str, str]) -> dict[str, Any]:
+    """Detection limit per leak type, measured by injecting that leak into the joint test's
+    record flags (see :func:`synthguard.maxt.injection_limit`)."""
+    from .maxt import injection_limit
+    from .stats import difference_ci
+
+    blocks = [b for b in joint.blocks if any(risk_names.get(n) == "presence" for n in b["names"])]
+    if not blocks:
+        return {}
+    b = max(blocks, key=lambda x: x["key"][1])  # the block over the most records
+    names = b["names"]
+    evs = [results[n].evidence for n in names]
+    member = [e.flags.member for e in evs]  # type: ignore[union-attr]
+    non_member = [e.flags.non_member for e in evs]  # type: ignore[union-attr]
+    crit = b["joint"].critical(b["level"])
+    m = rule.materiality
+
+    def ruled_out(j: int, k1: int, n1: int, k2: int, n2: int) -> bool:
+        return float(difference_ci(k1, n1, k2, n2)["ci"][1]) < m
+
+    presence = [n for n in results if risk_names.get(n) == "presence"]
+    claimed = _claimed_types(presence, results)
+    out: dict[str, Any] = {}
+    n1 = int(member[0].size)
+    unit = evs[0].unit  # type: ignore[union-attr]
+    for t in claimed:
+        responds = [e.flags.responds.get(t) for e in evs]  # type: ignore[union-attr]
+        cands = [e.flags.candidates[t] for e in evs if t in e.flags.candidates]  # type: ignore[union-attr]
+        pool = np.flatnonzero(np.logical_or.reduce(cands)) if cands else None
+        seeing = [n for n, r in zip(names, responds, strict=True) if r is not None and r.any()]
+        if not seeing:
+            out[t] = {"value": None, "k": None, "tests": [], "power": rule.power,
+                      "text": f"{LEAK_NAMES[t]}: no test of this run responds to this leak"}
+            continue
+        lim = injection_limit(member, non_member, responds, b["weights"], crit, candidates=pool,
+                              power=rule.power, reps=40, seed=make_rng(seed, "verdict-inject", t),
+                              ruled_out=ruled_out)
+        if lim["k"] is None:
+            out[t] = {"value": None, "k": None, "tests": seeing, "power": rule.power,
+                      "text": (f"{LEAK_NAMES[t]}: not detected with {round(100 * rule.power)} % "
+                               f"power even if every candidate training record leaked")}
+            continue
+        out[t] = {"value": lim["share"], "k": lim["k"], "tests": seeing, "power": rule.power,
+                  "candidates": int(pool.size) if pool is not None else n1,
+                  "text": (f"{LEAK_NAMES[t]}: a leak of {lim['k']} of the {n1} training {unit} "
+                           f"({_pct(lim['share'])}) reads high with {round(100 * rule.power)} % "
+                           f"power (measured by injecting it, {lim['reps']} repetitions)")}
+    return to_jsonable(out)
+
+
+def _headline_limit(limits: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The run's stated detection limit: the largest over the leak types it answers for."""
+    if not limits:
+        return None
+    vals = {t: v.get("value") for t, v in limits.items()}
+    if any(v is None for v in vals.values()):
+        missing = [t for t, v in vals.items() if v is None]
+        return {"value": None, "metric": None, "by_type": dict(limits),
+                "text": ("no detection limit for " + ", ".join(LEAK_NAMES[t] for t in missing)
+                         + ": the run cannot show such a leak at its materiality")}
+    t_max = max(vals, key=lambda t: vals[t])
+    lim = limits[t_max]
+    return {"value": lim["value"], "metric": ", ".join(lim.get("tests") or []), "leak": t_max,
+            "by_type": dict(limits),
+            "text": (f"a leak exposing at least {_pct(lim['value'])} of the training records, of any "
+                     f"type tested ({', '.join(LEAK_NAMES[t] for t in limits)}), would have been "
+                     f"detected with {round(100 * float(lim['power']))} % power; smaller leaks "
+                     f"could go unseen")}
 
 
 def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], rule: RiskRule,
@@ -264,6 +584,8 @@ def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], ru
     the weighted Holm procedure (alpha times the test's share of the weights)."""
     best: tuple[float, str, Evidence, float] | None = None
     for name in driving:
+        if name not in share:
+            continue
         ev = results[name].evidence
         if ev is None or ev.n_member <= 0:
             continue
@@ -282,7 +604,8 @@ def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], ru
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,
-             tests: list[dict[str, Any]], rule: RiskRule, has_control: bool | None = None) -> str:
+             tests: list[dict[str, Any]], rule: RiskRule, has_control: bool | None = None,
+             risks: list[dict[str, Any]] | None = None) -> str:
     m = _pct(rule.materiality)
     if not tests:
         if has_control:
@@ -290,20 +613,29 @@ def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any]
                     "selected: see the skipped metrics and their reasons)")
         return ("inconclusive: no privacy test could compare training rows with held-out real rows "
                 "(give a control table: real rows held out from training, --control)")
+    by_level = [r for r in (risks or []) if r["level"] != "not assessed"]
     if level in ("high", "medium"):
         parts = [f"{t['metric']} (training {_pct(t['member'])} vs control {_pct(t['non_member'])}, "
                  f"excess {_pct(t['effect'])}, adjusted p={t['p_adjusted']:.2g})" for t in drivers[:3]]
         what = ("exposes at least the materiality of " + m) if level == "high" else \
             ("exposes training records significantly more than unseen people, below the materiality "
              "of " + m)
-        return f"{level}: the release {what} of its training {drivers[0]['unit']}: " + "; ".join(parts)
+        open_risks = [r["title"].lower() for r in by_level if r["level"] == level]
+        return (f"{level}: the release {what} of its training {drivers[0]['unit']} "
+                f"({', '.join(open_risks)}): " + "; ".join(parts))
     tail = f"; {limit['text']}" if limit else ""
     if level == "low":
-        n_low = sum(1 for t in tests if t["level"] == "low")
-        return (f"low: no test found training records exposed more than unseen people; {n_low} of "
-                f"{len(tests)} tests rule out an excess of {m} or more{tail}")
-    return (f"inconclusive: no test found an excess, but none could rule out one of {m} (too few "
-            f"rows){tail}")
+        return (f"low: every assessed risk ({', '.join(r['title'].lower() for r in by_level)}) "
+                f"rules out an excess of {m} or more of the training records{tail}")
+    undecided = [r for r in by_level if r["level"] == "inconclusive"]
+    decided = [r for r in by_level if r["level"] == "low"]
+    text = "inconclusive: no test found an excess, but " + "; ".join(
+        r["summary"].split(". ", 1)[-1] if r["risk"] == "presence" else
+        f"{r['title'].lower()}: {', '.join(r['unresolved'])} cannot rule out {m}"
+        for r in undecided)
+    if decided:
+        text += "; ruled out: " + ", ".join(r["title"].lower() for r in decided)
+    return text + tail
 
 
 def _reference_verdict(results: Mapping[str, MetricResult], rule: RiskRule) -> Verdict:

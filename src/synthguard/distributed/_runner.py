@@ -183,7 +183,8 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
             "distributed": {"scheduler": getattr(client, "scheduler", None) and client.scheduler.address,
                             "workers": len(info.get("workers", {}))},
         }
-        results, verdict = assess(results, rule, has_control=dt.has_control)
+        results, verdict = assess(results, rule, has_control=dt.has_control, seed=seed,
+                                  metrics={n: run_config.metric_of(n) for n in results})
         return Report(header, entries, results, verdict)
     finally:
         if own:
