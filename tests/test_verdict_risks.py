@@ -110,18 +110,32 @@ def test_identical_tests_are_collapsed_into_one():
     assert rows["cap"]["p_adjusted"] == rows["disclosure_protection"]["p_adjusted"]
 
 
-def test_overall_low_needs_every_assessed_risk_low():
-    rng = np.random.default_rng(4)
+def test_overall_low_needs_every_leak_type_of_every_assessed_risk_ruled_out():
     quiet = RecordFlags(np.zeros(3000, bool), np.zeros(3000, bool),
                         {t: np.ones(3000, bool) for t in ("exact", "near", "rare")})
     near = Evidence.from_flags("near copy", quiet, sees=("exact", "near", "rare"), risk="presence")
-    link = Evidence.from_counts("linked", 30, 300, 28, 300)  # wide interval: not ruled out
+    link = Evidence.from_counts("linked", 30, 300, 28, 300)  # wide interval, sees no leak type
     _, v = assess({"near_copies": _res("near_copies", near),
                    "linkability": _res("linkability", link, "anonymeter")})
     levels = {r["risk"]: r["level"] for r in v.risks}
+    # the copies through which records could be linked are ruled out by the presence tests
+    assert levels == {"presence": "low", "linkability": "low", "singling_out": "not assessed",
+                      "inference": "not assessed"}
+    assert v.level == "low"
+    # a linkability test that says it sees whole persons: nothing rules a person-level leak out
+    seen = Evidence.from_flags("linked", RecordFlags(np.zeros(300, bool), np.zeros(300, bool),
+                                                     {"person": np.ones(300, bool)}),
+                               sees=("person",), risk="linkability")
+    _, v = assess({"near_copies": _res("near_copies", near),
+                   "linkability": _res("linkability", seen, "anonymeter")})
+    levels = {r["risk"]: r["level"] for r in v.risks}
     assert levels["presence"] == "low" and levels["linkability"] == "inconclusive"
-    assert v.level == "inconclusive" and "linkability" in v.summary
-    del rng
+    assert v.level == "inconclusive" and "whole persons" in v.summary
+    # an alarm of any risk makes the verdict high
+    loud = Evidence.from_counts("linked", 90, 300, 20, 300)
+    _, v = assess({"near_copies": _res("near_copies", near),
+                   "linkability": _res("linkability", loud, "anonymeter")})
+    assert v.level == "high" and v.driver == "linkability"
 
 
 def test_injected_detection_limit_has_its_power():

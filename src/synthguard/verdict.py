@@ -323,8 +323,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
                           same_as=joint.same_as.get(name)))
 
     limits = _injection_limits(out, joint, rule, seed, risk_names)
-    risks = [_risk_row(r, [t for t in tests if t["risk"] == r], out, rule, limits)
-             for r in RISKS]
+    risks = [_risk_row(r, [t for t in tests if t["risk"] == r], out, rule, limits,
+                       [t["metric"] for t in tests]) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
     if not assessed:
@@ -434,9 +434,10 @@ def _claimed_types(tests: list[str], results: Mapping[str, MetricResult]) -> lis
 
 
 def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
-              rule: RiskRule, limits: Mapping[str, Any]) -> dict[str, Any]:
-    """One risk's level: an alarm of any of its tests, else low only when its tests jointly rule
-    out the materiality for every leak type it answers for, else inconclusive."""
+              rule: RiskRule, limits: Mapping[str, Any], all_tests: list[str]) -> dict[str, Any]:
+    """One risk's level: an alarm of any of its tests, else low only when the run's tests jointly
+    rule out the materiality for every leak type the risk answers for (exact copies, near-copies,
+    copies of rare records, and whatever its own tests say they see), else inconclusive."""
     title, criterion = RISK_TITLES[risk]
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
@@ -448,11 +449,8 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
         return to_jsonable(row)
     m = rule.materiality
     names = [t["metric"] for t in tests]
-    evs = {n: results[n].evidence for n in names}
     alarms = [t for t in tests if t["level"] in ("high", "medium")]
-    if risk == "presence":
-        row["detection_limits"] = {t: limits[t] for t in _claimed_types(names, results)
-                                   if t in limits}
+    row["detection_limits"] = {t: limits[t] for t in _claimed_types(names, results) if t in limits}
     if alarms:
         level = "high" if any(t["level"] == "high" for t in alarms) else "medium"
         top = max((t for t in alarms if t["level"] == level),
@@ -465,45 +463,40 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                           f"to {_pct(top['effect_ci'][1])}), adjusted p={top['p_adjusted']:.2g}")
         return to_jsonable(row)
     unresolved: list[str] = []
-    if risk == "presence":
-        for t in _claimed_types(names, results):
-            seers = [n for n in names if t in (evs[n].sees or ())]  # type: ignore[union-attr]
-            if not any(_ruled_out(evs[n], m, t) for n in seers):  # type: ignore[arg-type]
-                unresolved.append(t)
-    else:
-        unresolved = [n for n in names if not _ruled_out(evs[n], m)]  # type: ignore[arg-type]
+    for t in _claimed_types(names, results):
+        # any test of the run that sees this leak type in full may rule it out: a copy that the
+        # presence tests rule out is ruled out for linkage and inference through it as well
+        seers = [n for n in all_tests if t in (results[n].evidence.sees or ())]  # type: ignore[union-attr]
+        if not any(_ruled_out(results[n].evidence, m, t) for n in seers):  # type: ignore[arg-type]
+            unresolved.append(t)
     worst = max(tests, key=lambda t: ((t["effect_ci"] or [0, 0])[1] or 0.0))
     row.update(metric=worst["metric"], effect=worst["effect"], effect_ci=worst["effect_ci"],
                unresolved=unresolved)
     if not unresolved:
         row["level"] = "low"
-        what = (", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))
-                if risk == "presence" else ", ".join(names))
+        what = ", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))
         row["summary"] = (f"{title}: low. No test finds training {tests[0]['unit']} exposed more "
                           f"than unseen people, and together they rule out an excess of "
                           f"{_pct(m)} or more ({what})")
         return to_jsonable(row)
     row["level"] = "inconclusive"
-    if risk == "presence":
-        parts = []
-        for t in unresolved:
-            lim = limits.get(t) or {}
-            seers = [n for n in names if t in (evs[n].sees or ())]  # type: ignore[union-attr]
-            why = (f"detectable from {_pct(lim.get('value'))}" if lim.get("value") is not None
-                   else ("no test of this run can rule it out" if not seers
-                         else "not detectable at this size"))
-            parts.append(f"{LEAK_NAMES[t]} ({why})")
-        row["summary"] = (f"{title}: inconclusive. No excess found, but a leak of {_pct(m)} of the "
-                          f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
-        row["settle"] = ("a larger control (real rows held out from training), or "
-                         + ("the near_copies test" if "near" in unresolved and not any(
-                             "near" in (evs[n].sees or ()) for n in names)  # type: ignore[union-attr]
-                            else "more training and control rows"))
-    else:
-        row["summary"] = (f"{title}: inconclusive. No excess found, but {', '.join(unresolved)} "
-                          f"cannot rule out one of {_pct(m)} at these sizes")
-        row["settle"] = ("a larger control, or fewer, named quasi-identifiers (metadata "
-                         "'quasi_identifiers') so each test has more records per query")
+    parts = []
+    for t in unresolved:
+        lim = limits.get(t) or {}
+        seers = [n for n in all_tests if t in (results[n].evidence.sees or ())]  # type: ignore[union-attr]
+        why = (f"detectable from {_pct(lim.get('value'))}" if lim.get("value") is not None
+               else ("no test of this run can rule it out" if not seers
+                     else "not detectable at this size"))
+        parts.append(f"{LEAK_NAMES[t]} ({why})")
+    row["summary"] = (f"{title}: inconclusive. No excess found, but a leak of {_pct(m)} of the "
+                      f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
+    no_seer = [t for t in unresolved if not any(
+        t in (results[n].evidence.sees or ()) for n in all_tests)]  # type: ignore[union-attr]
+    row["settle"] = ("; ".join(
+        ([f"run a test that sees {', '.join(LEAK_NAMES[t] for t in no_seer)} (the privacy preset's "
+          "near_copies and exact_matches)"] if no_seer else [])
+        + (["a larger control (more real rows held out from training) and more training rows"]
+           if len(no_seer) < len(unresolved) else [])))
     return to_jsonable(row)
 
 
@@ -629,10 +622,10 @@ def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any]
                 f"rules out an excess of {m} or more of the training records{tail}")
     undecided = [r for r in by_level if r["level"] == "inconclusive"]
     decided = [r for r in by_level if r["level"] == "low"]
-    text = "inconclusive: no test found an excess, but " + "; ".join(
-        r["summary"].split(". ", 1)[-1] if r["risk"] == "presence" else
-        f"{r['title'].lower()}: {', '.join(r['unresolved'])} cannot rule out {m}"
-        for r in undecided)
+    types = sorted({t for r in undecided for t in r["unresolved"]}, key=LEAK_TYPES.index)
+    text = ("inconclusive: no test found an excess, but a leak of " + m + " of the training "
+            "records is not ruled out for " + ", ".join(LEAK_NAMES[t] for t in types)
+            + " (" + ", ".join(r["title"].lower() for r in undecided) + ")")
     if decided:
         text += "; ruled out: " + ", ".join(r["title"].lower() for r in decided)
     return text + tail
