@@ -28,7 +28,10 @@ def test_fresh_release_reads_low(parts):
         assert res["risk_level"] in ("low", "inconclusive"), name
         assert res["reference_level"] == "low"
         assert res["p_value"] > 0.05
-        assert res["evidence"]["unit"] == "entities" and res["evidence"]["n_member"] == res["member"]["n"]
+        # the effect is a share of ALL training entities (ineligible ones are never flagged)
+        assert res["evidence"]["unit"] == "entities"
+        assert res["evidence"]["n_member"] == rep.to_dict()["entities"]["n_entities"]["original"]
+        assert res["evidence"]["k_member"] == res["member"]["k"]
         # chance agreement hits members and non-members alike
         assert abs(res["value"] - res["baseline"]["value"]) < 0.02
     d = rep.to_dict()

@@ -23,7 +23,7 @@ from ..entity.copies import (
 )
 from ..errors import MetricError
 from ..registry import Context, Param, register
-from ..results import Baseline, Evidence, MetricResult
+from ..results import Baseline, Evidence, MetricResult, RecordFlags
 
 NEEDS_ENTITY = ("needs an entity key: give --entity-key (or entity_key=... / 'entity_key' in the metadata, "
                 "or multi-table metadata) so rows are grouped into people")
@@ -59,9 +59,14 @@ def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarr
                             "synthetic data (non-members: real people the generator never saw)",
                             tuple(ev["non_member_rate"]["ci"]))
         level = simple_level(ev)
-        evidence = Evidence.from_counts(
-            f"share of entities whose {what} appears in some synthetic entity", k_m, n_m,
-            ev["non_member"]["k"], ev["non_member"]["n"], baseline="control entities against the same release",
+        # per entity over every training and every control entity (ineligible ones are not
+        # flagged); a whole-person copy of an eligible training entity would be flagged
+        flags = RecordFlags(o["copied"] & o["eligible"], c["copied"] & c["eligible"],
+                            {"person": o["eligible"]})
+        evidence = Evidence.from_flags(
+            f"share of entities whose {what} appears in some synthetic entity", flags,
+            sees=("person",), risk="presence",
+            baseline="control entities against the same release",
             confidence_level=confidence_level, unit="entities")
         warning = None
         if level == "high":
