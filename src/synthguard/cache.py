@@ -32,7 +32,7 @@ from typing import Any
 from .results import MetricResult, to_jsonable
 
 ENV_VAR = "SYNTHGUARD_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2  # 2: Evidence carries risk, sees, visibility and record flags
 
 
 def default_cache_dir() -> Path:
