@@ -27,7 +27,8 @@ import numpy as np
 
 from .stats import _hypergeom_sf, make_rng
 
-__all__ = ["JointTest", "joint_minp", "injected_power", "injection_limit", "null_member_counts"]
+__all__ = ["JointTest", "joint_minp", "injected_power", "injection_limit", "null_member_counts",
+           "relabelled_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +76,47 @@ def fisher_p(k1: np.ndarray, k_total: np.ndarray, n1: int, big_n: int) -> np.nda
     return np.minimum(1.0, _hypergeom_sf(np.asarray(k1) - 1, big_n, np.asarray(k_total), n1))
 
 
+#: above this many record labels (flagged records x relabellings) the compiled urn is used
+COMPILED_CELLS = 20_000_000
+
+
+def relabelled_counts(flags_u: np.ndarray, n1: int, n2: int, reps: int,
+                      rng: np.random.Generator, max_cells: int = 5_000_000) -> np.ndarray:
+    """Each test's member count under ``reps`` uniform relabellings of ``n1 + n2`` records.
+
+    ``flags_u`` (flagged records x tests, bool) holds only the records some test flags; the others
+    cannot change any count. Small problems sort random keys (a uniformly random subset of the
+    hypergeometric number of members), in chunks of at most ``max_cells`` labels; large ones
+    (more than :data:`COMPILED_CELLS` labels, numba installed) draw the labels from an urn in a
+    compiled kernel. Both give exactly the labels of a uniform relabelling; which one runs
+    depends only on the sizes, so a seed gives the same counts on every machine with numba.
+    """
+    u, n_tests = flags_u.shape
+    out = np.zeros((reps, n_tests), dtype=np.int64)
+    if u == 0 or reps == 0:
+        return out
+    if u * reps > COMPILED_CELLS:
+        try:
+            from ._maxt_numba import urn_counts
+        except ImportError:  # numba missing: sort keys instead (slower, same distribution)
+            urn_counts = None
+        if urn_counts is not None:
+            rows, cols = np.nonzero(flags_u)
+            indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=u))].astype(np.int64)
+            return urn_counts(int(rng.integers(0, 2**31 - 1)), int(reps), indptr,
+                              cols.astype(np.int64), int(n1), int(n1 + n2), int(n_tests))
+    chunk = max(1, min(reps, max_cells // u))
+    f = flags_u.astype(float)
+    for start in range(0, reps, chunk):
+        b = min(chunk, reps - start)
+        h = rng.hypergeometric(n1, n2, u, size=b) if n2 else np.full(b, u)
+        pos = np.argsort(rng.random((b, u)), axis=1)
+        lab = np.empty((b, u))
+        np.put_along_axis(lab, pos, (np.arange(u)[None, :] < h[:, None]).astype(float), axis=1)
+        out[start:start + b] = np.rint(lab @ f).astype(np.int64)
+    return out
+
+
 def joint_minp(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
                weights: Sequence[float] | None = None, *, n_perm: int = 1000,
                seed: int | np.random.Generator | None = 0, max_cells: int = 20_000_000) -> JointTest:
@@ -119,35 +161,16 @@ def joint_minp(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
     k_tot = k1 + b.sum(axis=1)
     p_raw = fisher_p(k1, k_tot, n1, big_n)
     pooled = np.hstack([a, b])  # tests x records
-    union = np.flatnonzero(pooled.any(axis=0))
-    f_u = pooled[:, union].T.astype(float)  # union records x tests (BLAS; counts stay exact)
-    u = union.size
+    flags_u = pooled[:, pooled.any(axis=0)].T  # flagged records x tests
     rng = make_rng(seed, "verdict-maxT") if not isinstance(seed, np.random.Generator) else seed
     tables = [_sf_table(int(k), n1, big_n) for k in k_tot]
     order = np.lexsort((np.arange(n_tests), p_raw / w))  # most significant first
-    null_min = np.empty(n_perm)
-    exceed = np.zeros(n_tests, dtype=np.int64)  # step-down counts, in `order`
     obs = (p_raw / w)[order]
-    done = 0
-    chunk = max(1, min(n_perm, max_cells // max(u, 1)))
-    while done < n_perm:
-        bsz = min(chunk, n_perm - done)
-        if u:
-            # labels of the flagged records under a uniform relabelling: how many are members
-            # (hypergeometric), then which ones (a uniformly random subset of that size)
-            h = rng.hypergeometric(n1, n2, u, size=bsz) if n2 else np.full(bsz, u)
-            pos = np.argsort(rng.random((bsz, u)), axis=1)
-            lab = np.empty((bsz, u))
-            np.put_along_axis(lab, pos, (np.arange(u)[None, :] < h[:, None]).astype(float), axis=1)
-            k1_perm = np.rint(lab @ f_u).astype(np.int64)  # relabellings x tests
-        else:
-            k1_perm = np.zeros((bsz, n_tests), dtype=np.int64)
-        p_perm = np.column_stack([tables[j][k1_perm[:, j]] for j in range(n_tests)]) / w
-        ps = p_perm[:, order]
-        succ_min = np.minimum.accumulate(ps[:, ::-1], axis=1)[:, ::-1]  # min over steps i..J
-        exceed += (succ_min <= obs[None, :] * (1 + 1e-12)).sum(axis=0)
-        null_min[done:done + bsz] = succ_min[:, 0]
-        done += bsz
+    k1_perm = relabelled_counts(flags_u, n1, n2, n_perm, rng, max_cells)
+    p_perm = np.column_stack([tables[j][k1_perm[:, j]] for j in range(n_tests)]) / w
+    succ_min = np.minimum.accumulate(p_perm[:, order][:, ::-1], axis=1)[:, ::-1]  # min over i..J
+    exceed = (succ_min <= obs[None, :] * (1 + 1e-12)).sum(axis=0)
+    null_min = succ_min[:, 0]
     adj_sorted = np.maximum.accumulate((1 + exceed) / (1 + n_perm))
     p_adj = np.empty(n_tests)
     p_adj[order] = np.minimum(1.0, adj_sorted)
@@ -162,15 +185,7 @@ def null_member_counts(member: Sequence[np.ndarray], non_member: Sequence[np.nda
                         for a, b in zip(member, non_member, strict=True)])
     n1 = np.asarray(member[0]).size
     n2 = np.asarray(non_member[0]).size
-    union = np.flatnonzero(pooled.any(axis=0))
-    u = union.size
-    if u == 0:
-        return np.zeros((reps, pooled.shape[0]), dtype=np.int64)
-    h = rng.hypergeometric(n1, n2, u, size=reps) if n2 else np.full(reps, u)
-    pos = np.argsort(rng.random((reps, u)), axis=1)
-    lab = np.empty((reps, u))
-    np.put_along_axis(lab, pos, (np.arange(u)[None, :] < h[:, None]).astype(float), axis=1)
-    return np.rint(lab @ pooled[:, union].T.astype(float)).astype(np.int64)
+    return relabelled_counts(pooled[:, pooled.any(axis=0)].T, n1, n2, reps, rng)
 
 
 def injected_power(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
