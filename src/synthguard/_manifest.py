@@ -370,22 +370,30 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                             'doc': 'columns the intruder knows (default: the '
                                                    "metadata's quasi_identifiers)"},
                       'continuous_column_names': {'default': None,
-                                                  'doc': 'columns to bin; None = every '
-                                                         'numerical/datetime column used with more '
-                                                         'than 100 distinct original values; [] = '
-                                                         'none'},
+                                                  'doc': 'columns to bin (edges from original and '
+                                                         'control pooled); None = every QI exact, '
+                                                         "as synthpop's default"},
                       'num_discrete_bins': {'default': 10,
                                             'doc': 'number of bins of the binned columns'},
                       'binning': {'default': 'quantile',
-                                  'doc': 'bin edges from the original: quantile or equal_width'},
+                                  'doc': 'bin edges from the real records (original and control '
+                                         'pooled): quantile or equal_width'},
                       'max_records': {'default': 100,
                                       'doc': 'how many exposed original rows to list (0 = none)'},
                       'sensitive': {'default': None,
                                     'doc': "sensitive (target) columns (default: the metadata's "
                                            'sensitive)'},
                       'denom_lim': {'default': 5,
-                                    'doc': 'smallest synthetic cell that counts as disclosive '
-                                           "(synthpop's denom_lim)"}},
+                                    'doc': "synthpop's denom_lim: with exclude_ov_denom_lim, key x "
+                                           'target cells of more records are excluded'},
+                      'exclude_ov_denom_lim': {'default': False,
+                                               'doc': "synthpop's exclude_ov_denom_lim: drop "
+                                                      'records whose key x target cell holds more '
+                                                      'than denom_lim records'},
+                      'min_cell': {'default': None,
+                                   'doc': "not synthpop's: synthetic key cells of fewer records "
+                                          "are never disclosive (5 = synthguard's old rule); None "
+                                          '= every cell counts'}},
            'module': 'synthguard.metrics.disclosure.record_disclosure'},
  'distinguishability': {'name': 'distinguishability',
                         'family': 'privacy',
@@ -873,16 +881,17 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                                                 "(default: the metadata's "
                                                                 'quasi_identifiers)'},
                                    'continuous_column_names': {'default': None,
-                                                               'doc': 'columns to bin; None = '
-                                                                      'every numerical/datetime '
-                                                                      'column used with more than '
-                                                                      '100 distinct original '
-                                                                      'values; [] = none'},
+                                                               'doc': 'columns to bin (edges from '
+                                                                      'original and control '
+                                                                      'pooled); None = every QI '
+                                                                      "exact, as synthpop's "
+                                                                      'default'},
                                    'num_discrete_bins': {'default': 10,
                                                          'doc': 'number of bins of the binned '
                                                                 'columns'},
                                    'binning': {'default': 'quantile',
-                                               'doc': 'bin edges from the original: quantile or '
+                                               'doc': 'bin edges from the real records (original '
+                                                      'and control pooled): quantile or '
                                                       'equal_width'},
                                    'max_records': {'default': 100,
                                                    'doc': 'how many exposed original rows to list '

@@ -190,15 +190,22 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
 
 
 def _evidence(per_secret: list[dict[str, Any]], confidence_level: float) -> Evidence | None:
-    """The secret whose attack shows the strongest excess over control, its p-value multiplied by
-    the number of secrets tried (Bonferroni), so attacking many columns cannot manufacture an alarm."""
+    """The secret whose attack shows the strongest excess over control, adjusted for the maximum
+    over the ``S`` secrets tried: its p-value multiplied by ``S`` (Bonferroni) and its interval at
+    level ``1 - (1 - confidence_level) / S`` (so with probability ``confidence_level`` every
+    secret's interval covers its effect, the strongest one's included); attacking many columns
+    can neither manufacture an alarm nor narrow the interval a ``low`` reading rests on."""
+    m = sum(1 for d in per_secret if d.get("n_control_attacks"))
+    level = 1.0 - (1.0 - confidence_level) / max(m, 1)
     evs = [evidence_of(d, f"share of attacked records whose {d['secret_column']!r} the inference "
-                       "attack guesses right", confidence_level) for d in per_secret]
+                       "attack guesses right", level) for d in per_secret]
     evs = [e for e in evs if e is not None]
     if not evs:
         return None
     best = min(evs, key=lambda e: (e.p_value, -e.effect))
     if len(evs) == 1:
-        return best
-    return replace(best, p_value=min(1.0, best.p_value * len(evs)),
-                   note=f"strongest of {len(evs)} secret columns; p-value Bonferroni-adjusted for them")
+        return replace(best, risk="inference")
+    return replace(best, p_value=min(1.0, best.p_value * len(evs)), risk="inference",
+                   note=f"strongest of {len(evs)} secret columns; p-value Bonferroni-adjusted for them "
+                        f"and the effect's interval at level 1 - {1 - confidence_level:.3g}/{len(evs)} "
+                        f"= {level:.4g}, so the maximum is covered")

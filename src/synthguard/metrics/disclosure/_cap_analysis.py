@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ...registry import Context
-from ...results import Evidence
+from ...results import Evidence, RecordFlags
 from ...stats import wilson_interval
-from ._cap_core import CapRows, cap_rows
-from ._common import column_codes, nunique_codes
+from ._cap_core import CapRows, cap_rows, copy_responds
+from ._common import column_codes, evidence_roles, nunique_codes, rare_records
 
 CLASS_SIZE_BINS = ((1, 1), (2, 4), (5, 9), (10, 19), (20, 49), (50, None))
 
@@ -140,30 +140,42 @@ CAP_STATISTIC = ("share of real records whose sensitive value the attacker gets 
 
 
 def cap_evidence(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
-                 continuous: Sequence[str] = (), bins: int = 10) -> Evidence:
+                 continuous: Sequence[str] = (), bins: int = 10, repeats: str | None = None) -> Evidence:
     """CAP of the training rows against the CAP of the control rows, attacked with the same
-    synthetic rows (same key/sensitive columns, same bins from the original, same CAP variant).
+    synthetic rows (same key/sensitive columns, same CAP variant; bins of ``continuous`` columns
+    from the original AND control rows pooled, so a record's bin does not depend on its label).
 
-    The per-record statistic is a count, so Fisher's exact test applies: a record is *exposed*
-    when its correct attribution probability exceeds 1/2, i.e. the attacker's majority guess
-    from the synthetic rows is the record's true sensitive tuple. Records the variant skips (key
-    absent from the synthetic data under ``cap``) are not exposed; every training and every
-    control row counts (per-record rates do not depend on the table sizes).
+    Per-record flags (:class:`~synthguard.results.RecordFlags`) over every training and every
+    control row: a record is *exposed* when its correct attribution probability exceeds 1/2, i.e.
+    the attacker's majority guess from the synthetic rows is the record's true sensitive tuple.
+    Records the variant skips (key absent from the synthetic data under ``cap``) are not exposed.
+    ``responds["exact"]``: the record would be exposed once its exact copy is in the release
+    (:func:`~synthguard.metrics.disclosure._cap_core.copy_responds`); ``"rare"``: the same for
+    records unique on the key fields among the real rows pooled. ``repeats`` names the metric whose
+    test this one repeats on the same records: the evidence then informs without driving the
+    verdict (one test, one vote).
     """
     codes = column_codes(ctx, list(keys) + list(sensitive), ("original", "synthetic", "control"),
-                         continuous=continuous, bins=bins)
+                         continuous=continuous, bins=bins, edges_from=evidence_roles(ctx))
     q = len(keys)
     syn = codes["synthetic"]
-    hits = []
+    flags = {}
     for role in ("original", "control"):  # two sides
         real = codes[role]
         p = cap_rows(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:], method).probability
         with np.errstate(invalid="ignore"):
-            hits.append((int(np.sum(p > 0.5)), int(p.size)))
-    (k_m, n_m), (k_c, n_c) = hits
-    return Evidence.from_counts(CAP_STATISTIC, k_m, n_m, k_c, n_c,
-                                baseline="control rows (never trained on) attacked with the same "
-                                         "synthetic rows")
+            flags[role] = p > 0.5
+    real = codes["original"]
+    exact = copy_responds(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:])
+    rare = rare_records({r: codes[r][:, :q] for r in ("original", "control")})["original"]
+    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare})
+    note = None
+    if repeats:
+        note = (f"the same test as {repeats!r} on the same records (CAP probability above 1/2): reported, "
+                "but only one of them drives the verdict")
+    return Evidence.from_flags(CAP_STATISTIC, rf, sees=("exact", "rare"), risk="inference",
+                               baseline="control rows (never trained on) attacked with the same "
+                                        "synthetic rows", drives_verdict=repeats is None, note=note)
 
 
 def analyse_codes(real: np.ndarray, syn: np.ndarray, keys: Sequence[str], sensitive: Sequence[str],

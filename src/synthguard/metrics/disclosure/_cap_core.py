@@ -80,6 +80,30 @@ def cap_rows(real_keys: np.ndarray, real_sens: np.ndarray, syn_keys: np.ndarray,
     return CapRows(prob, pool, distance)
 
 
+def copy_responds(real_keys: np.ndarray, real_sens: np.ndarray, syn_keys: np.ndarray,
+                  syn_sens: np.ndarray) -> np.ndarray:
+    """Per real row: would its CAP probability exceed 1/2 once an exact copy of the row is added to
+    the synthetic rows? The copy makes its key an exact match (every variant then pools the rows
+    of that key), so the probability becomes ``(pairs + 1) / (key rows + 1)`` with the synthetic
+    rows sharing its key (and its sensitive tuple) counted before the copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rk, rs = np.array([[0], [1], [2]]), np.array([[0], [0], [0]])
+    >>> sk, ss = np.array([[0], [1], [1]]), np.array([[1], [1], [1]])
+    >>> copy_responds(rk, rs, sk, ss).tolist()
+    [False, False, True]
+    """
+    rk, sk = joint_ids(real_keys, syn_keys)
+    rs, ss = joint_ids(real_sens, syn_sens)
+    n_keys = int(max(rk.max(initial=-1), sk.max(initial=-1))) + 1
+    n_sens = int(max(rs.max(initial=-1), ss.max(initial=-1))) + 1
+    key_count = np.bincount(sk, minlength=n_keys)[rk]
+    pair_count = _pair_lookup(sk * n_sens + ss, rk * n_sens + rs)
+    return 2 * (pair_count + 1) > key_count + 1
+
+
 def _generalized(rows: np.ndarray, rk: np.ndarray, rs: np.ndarray, real_keys: np.ndarray,
                  sk: np.ndarray, ss: np.ndarray, syn_keys: np.ndarray, n_sens: int,
                  key_count: np.ndarray, prob: np.ndarray, pool: np.ndarray,

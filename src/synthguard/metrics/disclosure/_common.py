@@ -14,7 +14,7 @@ from ...registry import Context
 
 __all__ = ["check_positive_int", "has_control", "thresholds", "column_codes", "equal_width_edges",
            "quantile_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
-           "top_records", "BINNINGS"]
+           "top_records", "BINNINGS", "evidence_roles", "rare_records"]
 
 BINNINGS = ("equal_width", "quantile")
 
@@ -132,16 +132,37 @@ def quantile_edges(values: np.ndarray, bins: int) -> np.ndarray:
     return inner[inner < finite.max()]
 
 
+def evidence_roles(ctx: Context) -> tuple[str, ...]:
+    """The real tables whose pooled values give label-free bins and ranges: original AND control
+    when the run has a control (so a record's bin does not depend on which side it is on), else
+    the original alone."""
+    return ("original", "control") if has_control(ctx) else ("original",)
+
+
 def columns_to_bin(ctx: Context, columns: Sequence[str], max_distinct: int = 20) -> list[str]:
     """The numerical and datetime ``columns`` with more than ``max_distinct`` distinct values in
-    the original table: exact values of such columns make almost every record unique."""
+    the real tables (original and control pooled, :func:`evidence_roles`): exact values of such
+    columns make almost every record unique."""
     schema = ctx.tables.schema
     out = []
     for c in columns:  # loop over columns
-        if schema.sdtype(c) in ("numerical", "datetime") and \
-                ctx.tables.original[c].nunique(dropna=True) > max_distinct:
+        if schema.sdtype(c) not in ("numerical", "datetime"):
+            continue
+        vals = pd.concat([ctx.tables.get(r)[c] for r in evidence_roles(ctx)], ignore_index=True)
+        if vals.nunique(dropna=True) > max_distinct:
             out.append(c)
     return out
+
+
+def rare_records(codes: dict[str, np.ndarray], roles: Sequence[str] = ("original", "control")) -> dict[str, np.ndarray]:
+    """Per real record: whether its key (the columns of ``codes``) is unique among the real records
+    of ``roles`` pooled (label-free: the same answer whichever side a record is on). A copy of such
+    a record is a leak of type ``"rare"``."""
+    present = [r for r in roles if r in codes]
+    ids = joint_ids(*[codes[r] for r in present])
+    n_ids = int(max(int(i.max(initial=-1)) for i in ids)) + 1
+    size = sum(np.bincount(i, minlength=n_ids) for i in ids)
+    return {r: size[i] == 1 for r, i in zip(present, ids, strict=True)}
 
 
 def _raw_numeric(series: pd.Series) -> np.ndarray:
@@ -162,13 +183,16 @@ def _raw_numeric(series: pd.Series) -> np.ndarray:
 def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,
                  continuous: Sequence[str] = (), bins: int = 10,
                  frames: dict[str, pd.DataFrame] | None = None,
-                 binning: str = "equal_width") -> dict[str, np.ndarray]:
+                 binning: str = "equal_width",
+                 edges_from: Sequence[str] = ("original",)) -> dict[str, np.ndarray]:
     """int64 codes ``(n_role, len(columns))`` per role; equal values get equal codes in every role.
 
     Columns are compared by exact value (numerical columns too) with missing as its own category
     (code ``-1``). Columns in ``continuous`` are first cut into ``bins`` equal-width bins whose edges
-    come from the original table (outer bins open-ended), missing kept as ``-1``;
-    ``binning="quantile"`` uses the original's quantiles instead (:func:`quantile_edges`).
+    come from the tables ``edges_from`` pooled (default the original, SDMetrics' rule; the
+    members-vs-control tests pass :func:`evidence_roles`, original AND control, so bins are
+    label-free) (outer bins open-ended), missing kept as ``-1``; ``binning="quantile"`` uses the
+    pooled quantiles instead (:func:`quantile_edges`).
     ``frames`` replaces the tables of some roles (e.g. subsamples) by other frames.
     """
     frames = frames or {}
@@ -188,7 +212,8 @@ def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,
         if c not in set(continuous):
             continue
         edges = quantile_edges if binning == "quantile" else equal_width_edges
-        inner = edges(_raw_numeric(ctx.tables.original[c]), bins)
+        pooled = np.concatenate([_raw_numeric(ctx.tables.get(r)[c]) for r in edges_from])
+        inner = edges(pooled, bins)
         for r in roles:
             vals = _raw_numeric(frames[r][c] if r in frames else ctx.tables.get(r)[c])
             codes = np.searchsorted(inner, vals, side="left").astype(np.int64)

@@ -43,13 +43,15 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
 def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: int,
                relative: bool, extra: dict[str, Any] | None = None,
                value: float | None = None, continuous: Any = (), bins: int = 10,
-               evidence: Any = "auto") -> MetricResult:
+               evidence: Any = "auto", repeats: str | None = None) -> MetricResult:
     """The :class:`MetricResult` of a CAP analysis.
 
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
     ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
     ``evidence``: ``"auto"`` computes the training-vs-control evidence when the context has a control
     table; an :class:`~synthguard.results.Evidence` (or ``None``) is used as given (distributed runs).
+    ``repeats``: the metric whose test this one repeats on the same records (its evidence then does
+    not drive the verdict, :func:`~._cap_analysis.cap_evidence`).
     """
     cap_prot = analysis.cap_protection if value is None else value
     base = analysis.baseline
@@ -96,17 +98,26 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     details.update(extra or {})
     if isinstance(evidence, str):  # "auto"
         evidence = cap_evidence(ctx, analysis.keys, analysis.sensitive, analysis.method,
-                                continuous=continuous, bins=bins) if has_control(ctx) else None
+                                continuous=continuous, bins=bins,
+                                repeats=repeats) if has_control(ctx) else None
     return MetricResult(name=name, family="disclosure", value=val, direction="higher is safer",
                         baseline=baseline, ci=ci, n=analysis.n_counted or None, risk_level=level,
                         warning=warning, details=details, records=analysis.top_records(max_records),
                         evidence=evidence)
 
 
+def repeated_test(method: str) -> str:
+    """The CAP metric whose per-record test (probability above 1/2) a variant's test equals:
+    ``zero_cap`` scores skipped rows 0, which is no more "above 1/2" than skipping them."""
+    return "generalized_cap" if method == "generalized_cap" else "cap"
+
+
 def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields: Any,
          max_records: int) -> MetricResult:
     keys, sens = resolve_fields(ctx, name, "key_fields", key_fields, "sensitive_fields", sensitive_fields)
-    return cap_result(ctx, name, analyse(ctx, keys, sens, method), max_records=max_records, relative=False)
+    rep = repeated_test(method)
+    return cap_result(ctx, name, analyse(ctx, keys, sens, method), max_records=max_records, relative=False,
+                      repeats=rep if rep != name else None)
 
 
 _DESC = "1 - mean probability that an attacker holding the synthetic data and the key fields attributes the true sensitive values (1 = safe)"

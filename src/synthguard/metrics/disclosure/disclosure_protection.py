@@ -22,7 +22,7 @@ from ...stats import wilson_interval
 from ._cap_analysis import analyse, analyse_codes, cap_codes
 from ._cap_core import METHODS
 from ._common import check_non_negative_int, check_positive_int, nunique_codes, resolve_fields
-from .cap import THRESHOLDS, cap_result
+from .cap import THRESHOLDS, cap_result, repeated_test
 
 __all__ = ["disclosure_protection", "disclosure_protection_estimate"]
 
@@ -97,8 +97,10 @@ def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
     a = analyse(ctx, keys, sens, method, continuous=cont, bins=num_discrete_bins)
     extra = {"known_column_names": keys, "sensitive_column_names": sens,
              "continuous_column_names": cont, "num_discrete_bins": num_discrete_bins}
+    # without binned columns the test is the CAP metric's own (same keys, pool rule, records)
     return cap_result(ctx, name, a, max_records=max_records, relative=True, extra=extra,
-                      continuous=cont, bins=num_discrete_bins)
+                      continuous=cont, bins=num_discrete_bins,
+                      repeats=None if cont else repeated_test(method))
 
 
 @register("disclosure_protection_estimate", family="disclosure", direction="higher is safer",
@@ -149,7 +151,8 @@ def disclosure_protection_estimate(ctx: Context, *, known_column_names: Any = No
              "num_iterations": int(num_iterations), "cap_protection_per_iteration": caps}
     # the evidence uses every training and control row (per-record rates are size-free)
     res = cap_result(ctx, name, last, max_records=0, relative=True, extra=extra, value=mean_cap,
-                     continuous=cont, bins=num_discrete_bins)
+                     continuous=cont, bins=num_discrete_bins,
+                     repeats="disclosure_protection" if cont else repeated_test(method))
     # pooled interval over every counted row of every iteration (conservative, see cap_result)
     from dataclasses import replace
 

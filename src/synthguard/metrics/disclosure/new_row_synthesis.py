@@ -18,9 +18,18 @@ from typing import Any
 import numpy as np
 
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...stats import wilson_interval
-from ._common import check_non_negative_int, check_positive_int, has_control, joint_ids, thresholds
+from ._common import (
+    check_non_negative_int,
+    check_positive_int,
+    column_codes,
+    evidence_roles,
+    has_control,
+    joint_ids,
+    rare_records,
+    thresholds,
+)
 from ._dcr import dcr_columns, subsample
 
 __all__ = ["new_row_synthesis", "match_rows"]
@@ -161,7 +170,8 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     else:
         scale = ctx.encoded.ranges(list(real.num_columns), ("original",))
         matched = match_rows(real.num, real.cat, syn.num, syn.cat, tol * scale)
-    evidence = _evidence(ctx, cols, real, syn, tol, sdmetrics_compat) if has_control(ctx) else None
+    evidence = _evidence(ctx, cols, real, syn, tol, sdmetrics_compat,
+                         subsampled=rows.size != n_all) if has_control(ctx) else None
     n = int(matched.size)
     n_match = int(matched.sum())
     score = (n - n_match) / n
@@ -182,25 +192,42 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
 
 
 def _evidence(ctx: Context, cols: list[str], real: Any, syn: Any, tol: float,
-              sdmetrics_compat: bool) -> Evidence:
+              sdmetrics_compat: bool, *, subsampled: bool = False) -> Evidence:
     """Training rows "reproduced" by the release against control rows, under the same rule.
 
     Per real record (training or control): does at least one synthetic row match it (categorical
-    values equal, numeric values within the tolerance of the original's column range; with
-    ``sdmetrics_compat`` within ``|tol * v|`` of the record's own value ``v``)? The two shares are
-    compared with Fisher's exact test; both sides face the same synthetic rows, so the
-    per-record rates do not depend on the table sizes.
+    values equal, numeric values within the tolerance of the column's range over the original
+    AND control rows pooled, so the rule does not depend on a record's label; with
+    ``sdmetrics_compat`` within ``|tol * v|`` of the record's own value ``v``)? Per-record flags
+    over every training and every control record against the same synthetic rows: size-free.
+    An exact copy of any record in the release matches it (``responds["exact"]`` is every
+    record; ``"rare"``: the records unique on the metadata's quasi-identifiers among the real rows
+    pooled, when it declares some). When the release was subsampled (``synthetic_sample_size``)
+    a copy may fall outside the sample: the test then claims to see no leak type in full (it can
+    still raise an alarm).
     """
     ctl = ctx.encoded.block("control", cols)
     if sdmetrics_compat:
         hit_m = match_rows(syn.num, syn.cat, real.num, real.cat, tol, relative_to_synthetic=True)
         hit_c = match_rows(syn.num, syn.cat, ctl.num, ctl.cat, tol, relative_to_synthetic=True)
     else:
-        scale = ctx.encoded.ranges(list(real.num_columns), ("original",))
+        scale = ctx.encoded.ranges(list(real.num_columns), evidence_roles(ctx))
         hit_m = match_rows(syn.num, syn.cat, real.num, real.cat, tol * scale)
         hit_c = match_rows(syn.num, syn.cat, ctl.num, ctl.cat, tol * scale)
-    return Evidence.from_counts(
+    exact = np.ones(hit_m.size, dtype=bool)
+    responds = {"exact": exact}
+    sees: tuple[str, ...] = ("exact",)
+    qis = [c for c in ctx.tables.schema.quasi_identifiers if c in ctx.tables.schema.columns]
+    if qis:
+        codes = column_codes(ctx, qis, ("original", "control"))
+        responds["rare"] = rare_records(codes)["original"]
+        sees = ("exact", "rare")
+    note = None
+    if subsampled:
+        sees = ()
+        note = "release subsampled (synthetic_sample_size): a copied record may fall outside the sample"
+    return Evidence.from_flags(
         "share of real records matched by at least one synthetic row (categorical values equal, "
         "numeric values within the tolerance): records the release reproduces",
-        int(hit_m.sum()), int(hit_m.size), int(hit_c.sum()), int(hit_c.size),
+        RecordFlags(hit_m, hit_c, responds), sees=sees, risk="presence", note=note,
         baseline="control rows (never trained on) matched against the same synthetic rows")

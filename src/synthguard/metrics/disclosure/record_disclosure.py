@@ -1,4 +1,4 @@
-"""Disclosure measured on real records (synthpop's ``replicated.uniques`` and ``disclosure()``).
+"""Disclosure measured on real records (synthpop 1.9-2's ``disclosure()``: ``repU`` and ``DiSCO``).
 
 For a synthetic release, k-anonymity of synthetic classes says nothing about real people. These
 metrics start from the real records instead, and ask what an intruder who knows a person's
@@ -6,25 +6,25 @@ quasi-identifiers (QIs) learns from the release:
 
 * ``replicated_uniques`` (repU, identity disclosure): the share of original records that are
   unique on the QIs in the original and whose QI combination is unique in the synthetic data
-  too (synthpop's variant, the headline), or merely present there (reported beside it): the
-  intruder finds "their" synthetic record.
+  too (synthpop's ``repU``, the headline), or merely present there (synthpop's ``UiOiS``,
+  reported beside it): the intruder finds "their" synthetic record.
 * ``disco`` (DiSCO, attribute disclosure, Raab, Nowok and Dibben 2024): the share of original
   records whose synthetic QI cell is *disclosive* (every synthetic record sharing their QIs
-  carries one sensitive value, in a cell of at least ``denom_lim`` synthetic records) and
-  *correct* (that value is the record's true one). DiSDiO (the original cell is disclosive
-  too) and DiS (disclosive in synthetic, right or wrong) are reported beside it.
+  carries one sensitive value; at synthpop's defaults one-record cells count) and *correct*
+  (that value is the record's true one). DiSDiO (the original cell is disclosive too), DiS
+  (disclosive in synthetic, right or wrong) and DiO are reported beside it. synthpop's
+  ``exclude_ov_denom_lim`` (off by default) drops records whose key x target cell holds more than
+  ``denom_lim`` records; ``min_cell`` (synthguard's own, off by default) ignores synthetic cells
+  of fewer records (the rule of synthguard < 0.x, not synthpop's).
 
-Both are group-bys on integer codes of the QIs (exact values, missing a category of its own).
-Numerical and datetime QIs with more than 100 distinct values (near-continuous: incomes,
-measurements, timestamps) are cut into ``num_discrete_bins`` quantile bins of the original by
-default: their exact values make almost every record unique and never replicated by chance.
-Discrete-like QIs (age in years, codes) stay exact, as an intruder knows them; exact keys are
-what lets the metrics see copied records. ``continuous_column_names`` overrides the choice
-(``[]`` = every QI exact).
+Both are group-bys on integer codes of the QIs (exact values, missing a category of its own), as
+synthpop's default (``ngroups_keys = NULL``: every numeric key a factor of its exact values).
+``continuous_column_names`` names QIs to cut into ``num_discrete_bins`` bins whose edges come from
+the original AND control records pooled (label-free).
 
 With a control table (real records never trained on), each metric states its evidence for the
-calibrated verdict: the same statistic on the control records against the same synthetic data.
-See ``docs/disclosure.md``.
+calibrated verdict: per-record flags over every training and every control record against the
+same synthetic data (:class:`~synthguard.results.RecordFlags`). See ``docs/disclosure.md``.
 """
 
 from __future__ import annotations
@@ -35,23 +35,22 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
-from ...stats import wilson_interval
+from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...stats import make_rng, wilson_interval
 from ._common import (
     BINNINGS,
     check_non_negative_int,
     check_positive_int,
     column_codes,
-    columns_to_bin,
+    evidence_roles,
     has_control,
     joint_ids,
+    rare_records,
     resolve_fields,
     thresholds,
 )
 
-__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "AUTO_BIN_DISTINCT"]
-
-AUTO_BIN_DISTINCT = 100  # numeric QIs with more distinct values are binned by default
+__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "own_table_unique"]
 
 
 def _binning(v: Any) -> str | None:
@@ -62,13 +61,12 @@ def _params() -> list[Param]:
     return [
         Param("quasi_identifiers", None, "columns the intruder knows (default: the metadata's "
               "quasi_identifiers)", (list, tuple)),
-        Param("continuous_column_names", None, "columns to bin; None = every numerical/datetime "
-              f"column used with more than {AUTO_BIN_DISTINCT} distinct original values; [] = none",
-              (list, tuple)),
+        Param("continuous_column_names", None, "columns to bin (edges from original and control "
+              "pooled); None = every QI exact, as synthpop's default", (list, tuple)),
         Param("num_discrete_bins", 10, "number of bins of the binned columns", int,
               check=check_positive_int),
-        Param("binning", "quantile", "bin edges from the original: quantile or equal_width", str,
-              check=_binning),
+        Param("binning", "quantile", "bin edges from the real records (original and control "
+              "pooled): quantile or equal_width", str, check=_binning),
         Param("max_records", 100, "how many exposed original rows to list (0 = none)", int,
               check=check_non_negative_int),
     ]
@@ -76,7 +74,7 @@ def _params() -> list[Param]:
 
 def _to_bin(ctx: Context, name: str, value: Any, used: list[str]) -> list[str]:
     if value is None:
-        return columns_to_bin(ctx, used, AUTO_BIN_DISTINCT)
+        return []
     cont = [str(c) for c in ([value] if isinstance(value, str) else value)]
     bad = [c for c in cont if c not in ctx.tables.schema.columns]
     if bad:
@@ -89,15 +87,28 @@ def _roles(ctx: Context) -> tuple[str, ...]:
     return ("original", "synthetic", "control") if has_control(ctx) else ("original", "synthetic")
 
 
+def _codes(ctx: Context, columns: list[str], cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
+    return column_codes(ctx, columns, _roles(ctx), continuous=cont, bins=bins, binning=binning,
+                        edges_from=evidence_roles(ctx))
+
+
 # ---------------------------------------------------------------- replicated uniques
 def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per real record: unique on the QIs in ``real``; unique there and present in ``syn``;
-    unique there and unique in ``syn`` (synthpop's replicated unique).
+    """Per real record: unique on the QIs in ``real`` (synthpop's UiO); unique there and present
+    in ``syn`` (UiOiS); unique there and unique in ``syn`` (synthpop's replicated unique, repU).
 
     Parameters
     ----------
     real, syn : ndarray of int64, shape (n, q) / (m, q)
         QI codes from shared vocabularies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0], [1], [1], [2]])
+    >>> syn = np.array([[0], [2], [2]])
+    >>> [f.tolist() for f in replicated_unique_flags(real, syn)]
+    [[True, False, False, True], [True, False, False, True], [True, False, False, False]]
     """
     ir, is_ = joint_ids(real, syn)
     n_ids = int(max(ir.max(initial=-1), is_.max(initial=-1))) + 1
@@ -107,9 +118,42 @@ def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarr
     return unique, unique & (size_s[ir] >= 1), unique & (size_s[ir] == 1)
 
 
-REPU_STATISTIC = ("share of real records unique on the quasi-identifiers in their own table (training "
-                  "and control subsampled to the same size) whose combination is unique in the "
-                  "synthetic data too (synthpop's replicated uniques)")
+def own_table_unique(ids: np.ndarray, m: int, rng: np.random.Generator,
+                     order: np.ndarray | None = None) -> np.ndarray:
+    """Per record of a table with key ids ``ids``: is its key unique among itself and ``m - 1``
+    other records of the same table drawn at random (seeded)?
+
+    With ``m == len(ids)`` this is plain uniqueness in the table. Otherwise a random subsample
+    ``T`` of ``m`` records is drawn (positions of ``order``, the table's canonical order, so the
+    draw does not depend on the input row order) and one record ``t*`` of it: a record of ``T`` is
+    unique when no other record of ``T`` shares its key; a record outside ``T`` when no record of
+    ``T`` other than ``t*`` does. Either way its "others" are a uniformly random set of ``m - 1``
+    records of its table, so every record gets a flag (none is dropped) and a table of ``n > m``
+    records is judged at the size ``m`` of the other table: uniqueness rates comparable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> own_table_unique(np.array([0, 1, 1, 2]), 4, np.random.default_rng(0)).tolist()
+    [True, False, False, True]
+    """
+    n = int(ids.size)
+    n_ids = int(ids.max(initial=-1)) + 1
+    if m >= n:
+        return np.bincount(ids, minlength=n_ids)[ids] == 1
+    pos = np.arange(n) if order is None else np.asarray(order)
+    sub = pos[np.sort(rng.choice(n, m, replace=False))]
+    star = sub[int(rng.integers(m))]
+    count = np.bincount(ids[sub], minlength=n_ids)[ids]
+    inside = np.zeros(n, dtype=bool)
+    inside[sub] = True
+    return np.where(inside, count == 1, count - (ids == ids[star]) == 0)
+
+
+REPU_STATISTIC = ("share of real records unique on the quasi-identifiers among themselves and a random "
+                  "sample of their own table as large as the smaller real table (every record of the "
+                  "smaller table), whose combination is unique in the synthetic data too (synthpop's "
+                  "replicated uniques)")
 
 
 @register("replicated_uniques", family="disclosure", direction="lower is safer", params=_params(),
@@ -120,7 +164,7 @@ REPU_STATISTIC = ("share of real records unique on the quasi-identifiers in thei
 def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
                        num_discrete_bins: int = 10, binning: str = "quantile",
                        max_records: int = 100) -> MetricResult:
-    """synthpop's replicated uniques (repU) on the original records.
+    """synthpop's replicated uniques (``disclosure()``'s ``repU``) on the original records.
 
     Parameters
     ----------
@@ -129,26 +173,36 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     quasi_identifiers : list of str, optional
         Default: the metadata's ``quasi_identifiers`` (skipped with a reason when none).
     continuous_column_names : list of str, optional
-        QIs to bin (default: numerical/datetime QIs with more than 100 distinct original values).
+        QIs to bin (default: none, every QI exact, as synthpop's default).
     num_discrete_bins : int
         Number of bins.
     binning : {"quantile", "equal_width"}
-        Bin edges from the original table.
+        Bin edges from the original and control records pooled.
     max_records : int
         Replicated original rows listed in ``records``.
 
     Notes
     -----
-    The value is synthpop's: replicated uniques over **all** original records. The evidence
-    compares training with control records; uniqueness depends on the table size, so both are
-    measured in equal-size samples (the larger table subsampled by row content with the run's
-    seed, so the same rows whatever their order).
+    The value is synthpop 1.9-2's ``repU`` (at ``exclude_ov_denom_lim = FALSE``, its default):
+    replicated uniques over **all** original records. The evidence compares training with control
+    records; uniqueness depends on the table size, so each record of the larger table is judged
+    unique among itself and a random (seeded) sample of its table as large as the smaller table
+    (:func:`own_table_unique`); every training and every control record carries a flag.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"a": [1, 2, 2, 3]})
+    >>> s = pd.DataFrame({"a": [1, 3, 3]})
+    >>> replicated_uniques(Context.from_frames(o, s), quasi_identifiers=["a"]).value
+    0.25
     """
     name = "replicated_uniques"
     qis, _ = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, None, None)
     cont = _to_bin(ctx, name, continuous_column_names, qis)
     roles = _roles(ctx)
-    codes = column_codes(ctx, qis, roles, continuous=cont, bins=num_discrete_bins, binning=binning)
+    codes = _codes(ctx, qis, cont, num_discrete_bins, binning)
     unique, rep_any, rep_u = replicated_unique_flags(codes["original"], codes["synthetic"])
     n = int(unique.size)
     k_u, k_any, k_rep = int(unique.sum()), int(rep_any.sum()), int(rep_u.sum())
@@ -162,11 +216,12 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
         "n_replicated_any": k_any, "share_replicated_any": k_any / n if n else None,
         "replicated_share_of_uniques": k_rep / k_u if k_u else None,
         "definition": "replicated unique: unique on the QIs in the original and unique in the synthetic "
-                      "data (synthpop); replicated_any: unique in the original and present in the synthetic",
+                      "data (synthpop 1.9-2 disclosure(): repU); replicated_any: unique in the original "
+                      "and present in the synthetic (synthpop's UiOiS)",
     }
     evidence = None
     if "control" in roles:
-        evidence, sub = _repu_evidence(ctx, qis, codes)
+        evidence, sub = _repu_evidence(ctx, codes)
         details["evidence_rows_per_side"] = sub
     level = level_from_thresholds(value, thresholds(ctx, name), "lower is safer")
     rows = np.flatnonzero(rep_u)[:max_records]
@@ -177,34 +232,60 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
                    "synthetic data too: an intruder knowing their quasi-identifiers finds one record")
     return MetricResult(name=name, family="disclosure", value=value, direction="lower is safer",
                         baseline=Baseline(evidence.non_member if evidence else None,
-                                          "the same share for control records (equal-size samples)"
-                                          if evidence else "no baseline: no control given"),
+                                          "the same share for control records (uniqueness at equal "
+                                          "table sizes)" if evidence else "no baseline: no control given"),
                         ci=ci, n=n, risk_level=level, warning=warning, details=details, records=recs,
                         evidence=evidence)
 
 
-def _repu_evidence(ctx: Context, qis: list[str], codes: dict[str, np.ndarray]) -> tuple[Evidence, int]:
-    from ..distance import balanced_rows
+def _repu_evidence(ctx: Context, codes: dict[str, np.ndarray]) -> tuple[Evidence, int]:
+    """Per-record repU flags of every training and every control record (uniqueness judged at the
+    smaller table's size, :func:`own_table_unique`), with the records a copy would flag."""
+    from ...data.tables import canonical_order
 
-    m = min(len(ctx.tables.original), len(ctx.tables.control))
-    counts = []
-    for role in ("original", "control"):  # two sides
-        table = ctx.tables.get(role)
-        rows = balanced_rows(table[qis], m, ctx.seed, f"replicated_uniques.{role}")
-        _, _, rep = replicated_unique_flags(codes[role][rows], codes["synthetic"])
-        counts.append(int(rep.sum()))
-    ev = Evidence.from_counts(REPU_STATISTIC, counts[0], m, counts[1], m,
-                              baseline="control records (never trained on), uniqueness in an "
-                                       "equal-size sample, against the same synthetic data")
+    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
+    n_ids = int(max(io.max(initial=-1), ic.max(initial=-1), is_.max(initial=-1))) + 1
+    size_s = np.bincount(is_, minlength=n_ids)
+    m = min(io.size, ic.size)
+    flags, uniq = {}, {}
+    for role, ids in (("original", io), ("control", ic)):  # two sides
+        rng = make_rng(ctx.seed, "replicated_uniques", "subsample", role)
+        order = canonical_order(ctx.tables.get(role)) if ids.size > m else None
+        uniq[role] = own_table_unique(ids, m, rng, order)
+        flags[role] = uniq[role] & (size_s[ids] == 1)
+    # an exact copy of a training record in the release sets its flag when the record is unique in
+    # its own table and its key is absent from the release (one synthetic record afterwards)
+    exact = uniq["original"] & (size_s[io] == 0)
+    rare = rare_records({"original": codes["original"], "control": codes["control"]})["original"]
+    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare})
+    ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
+                             baseline="control records (never trained on), uniqueness judged at the "
+                                      "same table size, against the same synthetic data",
+                             note=(f"uniqueness of each record judged among {m} records of its own table "
+                                   "(the larger table's others drawn at random with the run's seed)"
+                                   if io.size != ic.size else None))
     return ev, m
 
 
 # ---------------------------------------------------------------- DiSCO
 def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.ndarray,
-                syn_target: np.ndarray, denom_lim: int = 5) -> dict[str, np.ndarray]:
-    """Per real record: ``dis`` (its synthetic QI cell holds at least ``denom_lim`` records, all
-    with one target value), ``disco`` (``dis`` and that value is the record's), ``dio`` (every
-    record of ``real`` sharing its QIs has its target value) and ``disdio`` (``disco`` and ``dio``).
+                syn_target: np.ndarray, *, denom_lim: int = 5, exclude_ov_denom_lim: bool = False,
+                min_cell: int | None = None, cell_count: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per real record, synthpop 1.9-2's ``disclosure()`` cell rules for one target.
+
+    * ``iS``: its key occurs in the synthetic data;
+    * ``dis`` (DiS): the synthetic records sharing its key all carry one target value (any size,
+      one-record cells included);
+    * ``disco`` (DiSCO): ``dis`` and that value is the record's own;
+    * ``dio`` (DiO): the real records (of ``real``) sharing its key all carry its target value;
+    * ``disdio`` (DiSDiO): ``disco`` and ``dio``;
+    * ``responds``: ``disco`` would hold after an exact copy of the record is added to the
+      synthetic data (its key absent there, or its synthetic cell single-valued with its value).
+
+    With ``exclude_ov_denom_lim`` every flag is cleared for records whose key x target cell holds
+    more than ``denom_lim`` records (``cell_count``, default: counted in ``real``, as synthpop
+    counts the original's cells). ``min_cell`` (not synthpop's) requires at least that many
+    synthetic records in the key cell.
 
     Parameters
     ----------
@@ -213,7 +294,21 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     real_target, syn_target : ndarray of int64, shape (n,) / (m,)
         Target codes (shared vocabulary).
     denom_lim : int
-        Smallest synthetic cell that counts as disclosive.
+        synthpop's ``denom_lim`` (acts only with ``exclude_ov_denom_lim``).
+    exclude_ov_denom_lim : bool
+        synthpop's ``exclude_ov_denom_lim``.
+    min_cell : int, optional
+        Smallest synthetic key cell that can be disclosive (None = any).
+    cell_count : ndarray of int, shape (n,), optional
+        Key x target cell size per real record for the exclusion.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rk, rt = np.array([[0], [0], [1]]), np.array([5, 6, 7])
+    >>> sk, st = np.array([[0], [1]]), np.array([5, 7])
+    >>> disco_flags(rk, rt, sk, st)["disco"].tolist()
+    [True, False, True]
     """
     kr, ks = joint_ids(real_keys, syn_keys)
     tr, ts = joint_ids(real_target.reshape(-1, 1), syn_target.reshape(-1, 1))
@@ -230,97 +325,162 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
 
     size_s, dist_s, val_s = cells(ks, ts)
     _, dist_r, _ = cells(kr, tr)
-    dis = (size_s[kr] >= denom_lim) & (dist_s[kr] == 1)
+    big = (size_s[kr] >= (min_cell or 1))
+    i_s = size_s[kr] >= 1
+    dis = i_s & big & (dist_s[kr] == 1)
     disco = dis & (val_s[kr] == tr)
     dio = dist_r[kr] == 1
-    return {"dis": dis, "disco": disco, "dio": dio, "disdio": disco & dio}
+    responds = ((size_s[kr] == 0) | ((dist_s[kr] == 1) & (val_s[kr] == tr))) & \
+        (size_s[kr] + 1 >= (min_cell or 1))
+    out = {"iS": i_s, "dis": dis, "disco": disco, "dio": dio, "disdio": disco & dio,
+           "responds": responds}
+    if exclude_ov_denom_lim:
+        if cell_count is None:
+            pair = kr * n_t + tr
+            uniq, inv, cnt = np.unique(pair, return_inverse=True, return_counts=True)
+            cell_count = cnt[inv.ravel()]
+        keep = np.asarray(cell_count) <= int(denom_lim)
+        out = {k: v & keep for k, v in out.items()}
+    return out
 
 
 DISCO_STATISTIC = ("share of real records whose sensitive value is disclosed correctly (DiSCO) on at "
                    "least one sensitive column: every synthetic record sharing their quasi-identifiers "
-                   "(a cell of at least denom_lim records) carries their true value")
+                   "carries their true value")
+
+
+def _check_min_cell(v: Any) -> str | None:
+    return None if v is None else check_positive_int(v)
 
 
 @register("disco", family="disclosure", direction="lower is safer",
           params=[*_params(),
                   Param("sensitive", None, "sensitive (target) columns (default: the metadata's sensitive)",
                         (list, tuple)),
-                  Param("denom_lim", 5, "smallest synthetic cell that counts as disclosive (synthpop's "
-                        "denom_lim)", int, check=check_positive_int)],
+                  Param("denom_lim", 5, "synthpop's denom_lim: with exclude_ov_denom_lim, key x target "
+                        "cells of more records are excluded", int, check=check_positive_int),
+                  Param("exclude_ov_denom_lim", False, "synthpop's exclude_ov_denom_lim: drop records "
+                        "whose key x target cell holds more than denom_lim records", bool),
+                  Param("min_cell", None, "not synthpop's: synthetic key cells of fewer records are "
+                        "never disclosive (5 = synthguard's old rule); None = every cell counts", int,
+                        check=_check_min_cell)],
           thresholds={"medium": 0.01, "high": 0.05}, aliases=("disco_disclosure",),
           description="share of original records whose sensitive value every synthetic record with their "
                       "quasi-identifiers carries (disclosive in synthetic, correct in original: DiSCO, "
                       "Raab et al. 2024), any sensitive column; tested against control records")
 def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
           num_discrete_bins: int = 10, binning: str = "quantile", max_records: int = 100,
-          sensitive: Any = None, denom_lim: int = 5) -> MetricResult:
-    """DiSCO (and DiSDiO, DiS) of the original records, per sensitive column and for any of them.
+          sensitive: Any = None, denom_lim: int = 5, exclude_ov_denom_lim: bool = False,
+          min_cell: int | None = None) -> MetricResult:
+    """DiSCO (and DiSDiO, DiS, DiO) of the original records, per sensitive column and for any of them.
 
     Parameters
     ----------
     sensitive : list of str, optional
-        Target columns (default: the metadata's ``sensitive``); numerical/datetime targets with
-        more than 100 distinct values are binned like the QIs unless ``continuous_column_names``
-        is given.
+        Target columns (default: the metadata's ``sensitive``); exact values unless named in
+        ``continuous_column_names``.
     denom_lim : int
-        Synthetic cells with fewer records are never disclosive (synthpop's default 5).
+        synthpop's ``denom_lim`` (default 5); acts only with ``exclude_ov_denom_lim``.
+    exclude_ov_denom_lim : bool
+        synthpop's option (default False): records whose key x target cell holds more than
+        ``denom_lim`` original records are not counted (synthpop zeroes those cells).
+    min_cell : int, optional
+        Not synthpop's: synthetic key cells of fewer records are never disclosive (``5``
+        reproduces synthguard's earlier rule). Default None: every cell counts, as synthpop.
 
     See :func:`replicated_uniques` for the other parameters.
 
     Notes
     -----
     The value is the share of original records that are DiSCO on at least one sensitive column
-    (with one sensitive column, synthpop's DiSCO); ``per_target`` gives DiSCO, DiSDiO and DiS
-    per column and ``max_disco`` the largest. The evidence compares the same share for training
-    and control records attacked with the same synthetic data (per-record, so size-free; all
-    records of both tables count).
+    (with one sensitive column, synthpop 1.9-2's ``DiSCO`` at the same options); ``per_target``
+    gives DiSCO, DiSDiO, DiS and DiO per column and ``max_disco`` the largest. The evidence flags
+    every training and every control record attacked with the same synthetic data (size-free:
+    a record's flag depends on its own values and the release; with ``exclude_ov_denom_lim`` the
+    cell sizes are counted over the original and control records pooled, so the exclusion is
+    label-free).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"a": [1, 1, 2], "t": ["x", "y", "z"]})
+    >>> s = pd.DataFrame({"a": [1, 2], "t": ["x", "z"]})
+    >>> disco(Context.from_frames(o, s), quasi_identifiers=["a"], sensitive=["t"]).value
+    0.6666666666666666
     """
     name = "disco"
     qis, sens = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, "sensitive", sensitive)
     cont = _to_bin(ctx, name, continuous_column_names, qis + sens)
     roles = _roles(ctx)
-    codes = column_codes(ctx, qis + sens, roles, continuous=cont, bins=num_discrete_bins, binning=binning)
+    codes = _codes(ctx, qis + sens, cont, num_discrete_bins, binning)
     q = len(qis)
     syn = codes["synthetic"]
-    any_disco: dict[str, np.ndarray] = {}
+    opts = {"denom_lim": int(denom_lim), "exclude_ov_denom_lim": bool(exclude_ov_denom_lim),
+            "min_cell": None if min_cell is None else int(min_cell)}
+    real_sides = [r for r in roles if r != "synthetic"]  # original, control
+    pooled: dict[str, list[np.ndarray]] = {r: [] for r in real_sides}
+    if exclude_ov_denom_lim and "control" in real_sides:
+        for j in range(len(sens)):  # loop over sensitive columns: key x target cell sizes, pooled
+            cells = [np.concatenate([codes[r][:, :q], codes[r][:, [q + j]]], axis=1) for r in real_sides]
+            ids = joint_ids(*cells)
+            size = sum(np.bincount(i, minlength=int(max(x.max(initial=-1) for x in ids)) + 1) for i in ids)
+            for r, i in zip(real_sides, ids, strict=True):
+                pooled[r].append(size[i])
+    hit: dict[str, np.ndarray] = {}
+    flag: dict[str, np.ndarray] = {}
+    responds = np.zeros(codes["original"].shape[0], dtype=bool)
     per_target: dict[str, dict[str, Any]] = {}
-    for role in [r for r in roles if r != "synthetic"]:  # original, control
+    for role in real_sides:
         real = codes[role]
-        hit = np.zeros(real.shape[0], dtype=bool)
+        hit[role] = np.zeros(real.shape[0], dtype=bool)
+        flag[role] = np.zeros(real.shape[0], dtype=bool)
         for j, col in enumerate(sens):  # loop over sensitive columns
-            f = disco_flags(real[:, :q], real[:, q + j], syn[:, :q], syn[:, q + j], int(denom_lim))
-            hit |= f["disco"]
+            args = (real[:, :q], real[:, q + j], syn[:, :q], syn[:, q + j])
+            f = disco_flags(*args, **opts)
+            hit[role] |= f["disco"]
             if role == "original":
                 n = max(int(real.shape[0]), 1)
                 per_target[col] = {key: float(f[key].sum()) / n for key in ("disco", "disdio", "dis", "dio")}
                 per_target[col]["n_disco"] = int(f["disco"].sum())
-        any_disco[role] = hit
-    hit = any_disco["original"]
-    n = int(hit.size)
-    k = int(hit.sum())
+            if "control" in real_sides:  # evidence: the exclusion counts cells over both real tables
+                g = disco_flags(*args, **opts, cell_count=pooled[role][j]) if pooled[role] else f
+                flag[role] |= g["disco"]
+                if role == "original":
+                    responds |= g["responds"]
+    k_o = hit["original"]
+    n = int(k_o.size)
+    k = int(k_o.sum())
     value = k / n if n else float("nan")
     details: dict[str, Any] = {
         "quasi_identifiers": qis, "sensitive": sens, "continuous_column_names": cont,
         "num_discrete_bins": num_discrete_bins, "binning": binning, "denom_lim": int(denom_lim),
+        "exclude_ov_denom_lim": bool(exclude_ov_denom_lim), "min_cell": opts["min_cell"],
         "n_original": n, "n_disco_any": k, "per_target": per_target,
         "max_disco": max((t["disco"] for t in per_target.values()), default=None),
-        "definition": "DiSCO: the synthetic records sharing the record's QIs (at least denom_lim of them) "
-                      "all carry one value of the target, and it is the record's true value; DiSDiO: "
-                      "DiSCO and the original records sharing its QIs all carry that value too; DiS: the "
-                      "synthetic cell is disclosive, right or wrong; DiO: the original cell is",
+        "definition": "DiSCO (synthpop 1.9-2 disclosure()): the synthetic records sharing the record's "
+                      "QIs (any number, one included) all carry one value of the target, and it is the "
+                      "record's true value; DiSDiO: DiSCO and the original records sharing its QIs all "
+                      "carry that value too; DiS: the synthetic cell is disclosive, right or wrong; DiO: "
+                      "the original cell is. exclude_ov_denom_lim drops records whose key x target cell "
+                      "holds more than denom_lim original records; min_cell (not synthpop's) needs that "
+                      "many synthetic records in the key cell",
     }
     evidence = None
-    if "control" in any_disco:
-        c = any_disco["control"]
-        evidence = Evidence.from_counts(DISCO_STATISTIC, k, n, int(c.sum()), int(c.size),
-                                        baseline="control records (never trained on) against the same "
-                                                 "synthetic data")
+    if "control" in real_sides:
+        rare = rare_records({r: codes[r][:, :q] for r in real_sides})["original"]
+        rf = RecordFlags(flag["original"], flag["control"], {"exact": responds, "rare": responds & rare})
+        evidence = Evidence.from_flags(
+            DISCO_STATISTIC, rf, sees=("exact", "rare"), risk="inference",
+            baseline="control records (never trained on) against the same synthetic data",
+            note=("cells over denom_lim counted over original and control records pooled"
+                  if exclude_ov_denom_lim else None))
     level = level_from_thresholds(value, thresholds(ctx, name), "lower is safer")
-    recs = [{"original_row": int(i)} for i in np.flatnonzero(hit)[:max_records]]
+    recs = [{"original_row": int(i)} for i in np.flatnonzero(k_o)[:max_records]]
     warning = None
     if k:
         warning = (f"{k} original records have a sensitive value that every synthetic record with their "
-                   f"quasi-identifiers carries (cells of at least {denom_lim})")
+                   "quasi-identifiers carries")
     return MetricResult(name=name, family="disclosure", value=value, direction="lower is safer",
                         baseline=Baseline(evidence.non_member if evidence else None,
                                           "the same share for control records against the same synthetic "
