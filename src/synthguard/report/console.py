@@ -133,8 +133,14 @@ def what_to_do(d: Any) -> list[str]:
     drops = {r["release_row"] for r in normalise_records(d) if r["action"] == "drop"
              and r["metric"] != "exact_matches"}
     if drops:
-        out.append(f"Review or drop the {len(drops)} further release row(s) that reproduce training "
-                   "records (near copies; listed with action 'drop' in --records-out).")
+        out.append(f"Drop the {len(drops)} further release row(s) at distance 0 from a training "
+                   "row (action 'drop' in --records-out).")
+    near = {r["release_row"] for r in normalise_records(d) if r["action"] == "review"
+            and r["risk"] == "presence" and r["release_row"] is not None}
+    if near and any(r["risk"] == "presence" and r["level"] in ("high", "medium")
+                    for r in risks_of(d)):
+        out.append(f"Review the {len(near)} release row(s) listed as near matches of training rows "
+                   "(action 'review', risk 'presence' in --records-out).")
     for c in coarsening(d):
         out.append(f"Column {c['column']!r} ({c['sdtype']}) singles people out in {c['queries']} "
                    f"successful attack queries: {c['suggestion']}, then re-run the evaluation.")

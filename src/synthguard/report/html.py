@@ -441,6 +441,7 @@ def decision_html(report: Any, standalone: bool = False) -> str:
     cls = level if level in ("high", "medium", "low") else ""
     rows = []
     for r in risks_of(d):
+        r = {k: (x.replace(" %", "\u00a0%") if isinstance(x, str) else x) for k, x in r.items()}
         lims = [x for x in (r.get("detection_limits") or {}).values() if isinstance(x, Mapping)]
         lim = min((x for x in lims if x.get("value") is not None), key=lambda x: x["value"],
                   default=None)
@@ -448,13 +449,14 @@ def decision_html(report: Any, standalone: bool = False) -> str:
                      f"{escape(str(r.get('criterion') or ''))}</span>",
                      badge(r.get("level")),
                      (f'<span class="num">{escape(pct(r.get("effect")))}</span><br>'
-                      f'<span class="small">{escape(interval(r.get("effect_ci")))}</span>')
+                      f'<span class="small">'
+                      f'{escape(interval(r.get("effect_ci")).replace(" %", chr(160) + "%"))}</span>')
                      if r.get("effect") is not None else "-",
                      escape(pct(lim["value"])) if lim else "-",
                      escape(str(r.get("summary") or ""))
                      + (f'<br><span class="small">To decide: {escape(str(r["settle"]))}</span>'
                         if r.get("settle") else "")])
-    parts = [f'<section id="decision" class="verdict {cls}"><div>Decision: '
+    parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
              f'<span class="big">{escape(level.upper())}</span> <span class="small">(release: '
              f'{escape(str(v.get("release_type")))}, materiality {escape(pct(v.get("materiality")))}'
              f' of training {escape(str(v.get("unit", "records")))}, false-alarm rate '

@@ -50,7 +50,7 @@ def _reason(metric: str, rec: Mapping[str, Any]) -> str:
     if "distance" in rec:
         return f"distance {_num(rec['distance'])}"
     if metric == "new_row_synthesis":
-        return "release row identical to a training row"
+        return "release row matching a training row (numeric values within the tolerance)"
     if metric == "replicated_uniques":
         return "unique training row replicated in the release"
     rest = {k: v for k, v in rec.items() if k not in _RELEASE_KEYS + _TRAINING_KEYS + ("row",)}
@@ -75,15 +75,15 @@ def _row(x: Any) -> int | None:
 def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every metric's records in the one schema :data:`COLUMNS`, from a report's JSON dict.
 
-    ``action`` is ``"drop"`` for a release row behind a presence test that alarms (the row
-    reproduces a training record), else ``"review"``.
+    ``action`` is ``"drop"`` for a release row that is a verbatim training row (behind a test that
+    alarms), else ``"review"`` (near matches, rows unique in the release, training rows exposed).
 
     Examples
     --------
     >>> rep = {"metrics": {"new_row_synthesis": {"status": "ok", "result": {"risk_level": "high",
     ...        "records": [{"synthetic_row": 3}]}}}}
     >>> normalise_records(rep)[0]["release_row"], normalise_records(rep)[0]["action"]
-    (3, 'drop')
+    (3, 'review')
     """
     out = []
     for name, entry in (report.get("metrics") or {}).items():
@@ -101,7 +101,9 @@ def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     release = release if release is not None else _row(rec["row"])
                 elif training is None:
                     training = _row(rec["row"])
-            action = "drop" if release is not None and risk == "presence" and alarm else "review"
+            verbatim = name in ("exact_matches", "ims") or (
+                name == "dcr_baseline_protection" and rec.get("dcr") == 0)
+            action = "drop" if release is not None and verbatim and alarm else "review"
             out.append({"metric": name, "risk": risk, "action": action, "release_row": release,
                         "training_row": training, "reason": _reason(name, rec)})
     return out
