@@ -567,7 +567,8 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
     parts.append('<h2 id="fidelity">Fidelity</h2>')
     fid = fidelity_html(results)
     if fid:
-        fid = fid.replace("<h2>Fidelity against its ceiling</h2>", "")
+        fid = fid.replace("<h2>Fidelity against its ceiling</h2>",
+                          "<h3>Fidelity against its ceiling</h3>")
         cut = fid.find("<h3>Columns, original vs synthetic")
         if cut >= 0:  # the column charts and everything after them: one click away
             fid = fid[:cut] + "<details><summary>Column charts and accuracy tables</summary>" \
