@@ -43,9 +43,12 @@ def test_self_contained(report, tmp_path):
 def test_sections_and_content(report):
     text = report.to_html()
     assert "Verdict" in text and "uitest_attack" in text
-    for title in ("Metrics", "Charts", "Most exposed original records", "Skipped metrics", "Inputs",
-                  "Configuration used"):
-        assert f"<h2>{title}</h2>" in text
+    for anchor, title in (("privacy", "Privacy tests"), ("fidelity", "Fidelity"),
+                          ("utility", "Utility"), ("records", "Records behind the findings"),
+                          ("inputs", "Inputs")):
+        assert f'<h2 id="{anchor}">{title}</h2>' in text
+    assert "<summary>Skipped metrics (" in text
+    assert '<details id="config"><summary><b>Configuration used</b></summary>' in text
     # registry descriptions are the one-line meanings
     assert "Stand-in: AUC of an attack telling members from non-members." in text
     # skipped metric with its reason
@@ -57,8 +60,9 @@ def test_sections_and_content(report):
     assert text.count('<svg xmlns="http://www.w3.org/2000/svg"') == 4
     assert "ROC curves of the attacks" in text and "per-column fidelity" in text
     assert "distortion by column" in text and "uitest_distance: synthetic vs control rows" in text
-    # the most exposed records of uitest_distance
-    assert "<summary><b>uitest_distance</b>" in text
+    # the most exposed records of uitest_distance, in the one records table
+    records = text.split('id="records"', 1)[1].split('id="inputs"', 1)[0]
+    assert "<td>uitest_distance</td>" in records and "release row" in records
 
 
 def test_escaping(demo_data, fake_metrics):

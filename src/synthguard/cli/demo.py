@@ -58,10 +58,10 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     click.echo(f"{'-' * w0}  {'-' * w1}  {'-' * 24}")
     for r in rows_out:
         click.echo(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2]}")
-    from ..report.console import render_verdict
+    from ..report.console import render_decision, terminal_width
 
     for name in ("leaky", "safe"):
-        click.echo(f"\n{name} release -> " + render_verdict(reports[name].verdict))
+        click.echo(f"\n{name} release -> " + render_decision(reports[name], terminal_width()))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         for key in ("original", "control", "leaky", "safe"):
@@ -76,3 +76,12 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
         side = html_path.with_name(html_path.stem + ".compare.html")
         Comparison(reports).to_html(side, title="synthguard demo: leaky vs safe release")
         click.echo(f"HTML report written to {html_path} (comparison: {side})")
+    click.echo(NEXT)
+
+
+#: What the demo says last: the command to run on one's own files.
+NEXT = ("\nNext, on your own files (training rows, the release, real rows held out from training):\n"
+        "  synthguard evaluate --original train.csv --synthetic release.csv --control holdout.csv "
+        "--html report.html --dossier dossier.md --records-out rows_to_drop.csv\n"
+        "No hold-out yet? Keep back about 1,000 real rows before training (a detection limit near "
+        "1 %); see docs/user-guide.md.")

@@ -75,6 +75,12 @@ def risk_options(func):
               help="Write a self-contained HTML report here (opens offline).")
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
+@click.option("--records-out", "records_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write every record behind the findings as CSV (metric, risk, action, "
+                                 "release_row, training_row, reason): the release rows to drop.")
+@click.option("--dossier", "dossier_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write the release dossier a privacy officer signs (Markdown; HTML "
+                                 "when the name ends in .html).")
 @cache_options
 @risk_options
 @click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
@@ -104,7 +110,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
-            workers: int | None = None) -> None:
+            workers: int | None = None, records_path: Path | None = None,
+            dossier_path: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -113,6 +120,11 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     from ..runner import evaluate
 
     check_outputs(json_path, html_path)
+    from .._io import check_writable
+
+    for path, option in ((records_path, "--records-out"), (dossier_path, "--dossier")):
+        if path is not None:
+            check_writable(path, option)
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
@@ -144,8 +156,11 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
 
         report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
                                  backend, scheduler, workers, json_path, html_path, write_outputs, risk)
+        write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return
+    if len(synthetic) > 1 and (records_path or dossier_path):
+        raise click.UsageError("--records-out / --dossier describe one release: give one -s")
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
                            metadata=metadata, metrics=metrics, config=config, seed=seed,
@@ -159,7 +174,25 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                       jobs=jobs, **risk, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
+    write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
+
+
+def write_extras(report, records_path: Path | None, dossier_path: Path | None, original=None,
+                 synthetic=None, metadata=None) -> None:
+    """``--records-out`` (every record, every verbatim copy when the rows are at hand) and
+    ``--dossier``, written atomically."""
+    from .._io import atomic_write_text
+
+    if records_path is not None:
+        frame = report.records(original, synthetic, metadata)
+        atomic_write_text(records_path, frame.to_csv(index=False))
+        drops = frame.loc[frame["action"] == "drop", "release_row"].dropna().nunique()
+        click.echo(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
+                   "row(s) to drop)")
+    if dossier_path is not None:
+        report.to_dossier(dossier_path)
+        click.echo(f"dossier written to {dossier_path}")
 
 
 def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:

@@ -143,14 +143,34 @@ class Comparison:
             atomic_write_text(path, text + "\n")
         return text
 
-    def to_console(self) -> str:
+    def __repr__(self) -> str:
+        ranks = "; ".join(f"{r['release']}: {str(r['overall_risk']).upper()}" for r in self.ranking)
+        return f"<Comparison of {len(self.reports)} release(s): {ranks}>"
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the ranking, then each release's decision block."""
+        from .html import CSS, decision_html
+
+        rows = [[escape(r["release"]), escape(fmt_number(r["privacy_rank"])), badge(r["overall_risk"]),
+                 escape(fmt_number(r["utility_rank"]))] for r in self.ranking]
+        parts = [f"<div><style>{CSS}</style>",
+                 table(["release", "privacy rank", "overall risk", "utility rank"], rows, raw=True)]
+        for name, rep in self.reports.items():
+            parts.append(f"<h3>{escape(name)}</h3>" + decision_html(rep))
+        return "".join(parts) + "</div>"
+
+    def to_console(self, width: int | None = None) -> str:
+        """Ranking and metric matrix wrapped to ``width`` (default: the terminal's width)."""
+        from .console import terminal_width, wrap
+
+        width = width or terminal_width()
         names = list(self.reports)
         head = ["release", "privacy rank", "privacy score", "high", "overall risk", "driven by",
                 "utility rank", "utility score"]
         rows = [[r["release"], fmt_number(r["privacy_rank"]), fmt_number(r["privacy_score"]),
                  str(r["high_risk_metrics"]), r["overall_risk"], str(r["driven_by"] or "-"),
                  fmt_number(r["utility_rank"]), fmt_number(r["utility_score"])] for r in self.ranking]
-        out = [_text_table(head, rows), "", f"({RULE})", ""]
+        out = [_text_table(head, rows, width), ""] + wrap(f"({RULE})", width) + [""]
         mrows = []
         for row in self.metric_matrix():
             cells = [row["metric"]]
@@ -159,11 +179,12 @@ class Comparison:
                 cells.append(f"{fmt_number(c['value'])} {_context(c)} ({c['risk_level']})"
                              if c["status"] == "ok" else c["status"])
             mrows.append(cells)
-        out.append(_text_table(["metric", *names], mrows))
+        out.append(_text_table(["metric", *names], mrows, width))
         warns = [(n, w) for n, r in self.reports.items() for w in r.header.get("warnings") or ()]
         if warns:
             out.append("")
-            out += [f"warning ({n}): {w}" for n, w in warns]
+            for n, w in warns:
+                out += wrap(f"warning ({n}): {w}", width, "  ")
         return "\n".join(out)
 
     def to_html(self, path: str | Path | None = None, *, title: str = "synthguard comparison") -> str:
@@ -221,11 +242,30 @@ def _context(cell: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = 10_000) -> str:
+    """An aligned table; when wider than ``width``, the widest columns wrap (words whole, so a
+    number is never cut)."""
+    import textwrap
+
     widths = [max([len(h)] + [len(str(r[i])) for r in rows]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    longest = [max([len(w) for h in [headers[i]] + [str(r[i]) for r in rows] for w in str(h).split()]
+                   or [1]) for i in range(len(headers))]
+    while sum(widths) + 2 * (len(widths) - 1) > width:
+        i = max(range(len(widths)), key=lambda k: widths[k] - longest[k])
+        if widths[i] <= longest[i]:
+            break  # every column at its longest word: nothing left to wrap
+        widths[i] -= 1
+
+    def block(cells: Sequence[str]) -> list[str]:
+        cols = [textwrap.wrap(str(c), w, break_long_words=False, break_on_hyphens=False) or [""]
+                for c, w in zip(cells, widths, strict=True)]
+        return ["  ".join((col[k] if k < len(col) else "").ljust(w)
+                          for col, w in zip(cols, widths, strict=True)).rstrip()
+                for k in range(max(len(c) for c in cols))]
+
+    lines = block(headers) + ["  ".join("-" * w for w in widths)]
+    for r in rows:
+        lines += block(r)
     return "\n".join(lines)
 
 

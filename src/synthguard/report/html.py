@@ -39,7 +39,7 @@ background:var(--nm);white-space:nowrap}
 table{border-collapse:collapse;width:100%;margin:6px 0 12px;font-size:13px}
 th,td{border-bottom:1px solid var(--line);padding:5px 7px;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600}
-td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num,span.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .small{font-size:12px;color:var(--muted)}
 .charts{display:flex;flex-wrap:wrap;gap:18px}
 .chartbox{flex:1 1 440px;max-width:560px;border:1px solid var(--line);border-radius:6px;padding:6px}
@@ -53,6 +53,14 @@ font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .warn{color:var(--medium)}
 details{margin:6px 0}summary{cursor:pointer;padding:3px 0}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
+.nav{position:sticky;top:0;background:var(--bg);border-bottom:1px solid var(--line);padding:6px 0;
+margin-bottom:8px;z-index:2}.nav a{margin-right:16px;color:#0b57d0;text-decoration:none;font-size:13px}
+.cards{display:flex;gap:14px;margin:10px 0 14px;flex-wrap:wrap}
+.card{flex:1 1 200px;border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:var(--soft)}
+.card .big{font-size:22px;font-weight:700}.card.high{border-left:6px solid var(--high)}
+.card.medium{border-left:6px solid var(--medium)}.card.low{border-left:6px solid var(--low)}
+.card.inconclusive{border-left:6px solid var(--nm)}
+section.verdict table{background:var(--bg)}
 """
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; "
@@ -262,11 +270,23 @@ def _gap(row: Mapping[str, Any]) -> float:
 
 
 def _tick(label: Any) -> str:
-    """Short axis label of a bin: ``(a, b]`` becomes ``<= b`` (bins are in order)."""
+    """Short axis label of a bin: ``(a, b]`` becomes ``<= b`` (bins are in order), with the bound
+    written for people (``1.047e+04`` -> ``10,470``)."""
     text = str(label)
     if text.startswith("(") and text.endswith("]") and ", " in text:
-        return "\u2264 " + text[1:-1].split(", ", 1)[1]
-    return text.replace("<= ", "\u2264 ")
+        return "\u2264 " + _bound(text[1:-1].split(", ", 1)[1])
+    if text.startswith("<= "):
+        return "\u2264 " + _bound(text[3:])
+    if text.startswith("> "):
+        return "> " + _bound(text[2:])
+    return text
+
+
+def _bound(text: str) -> str:
+    try:
+        return svg.readable(float(text))
+    except ValueError:
+        return text
 
 
 def _worst_first(rows: Sequence[Any], name: Any) -> list[Mapping[str, Any]]:
@@ -377,64 +397,243 @@ def _fidelity_html(results: Mapping[str, MetricResult]) -> str:
     return "".join(out)
 
 
+def _group_privacy_tests(report: Any, d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Privacy tests, one entry per distinct test: metrics giving the same numbers (e.g.
+    ``anonymeter`` and ``inference``; ``cap``, ``zero_cap``, ``disclosure_protection`` and its
+    estimate) are one test shown once, named by all of them."""
+    from .risks import risk_of
+
+    tests = {t["metric"]: t for t in (d.get("verdict") or {}).get("tests") or []}
+    groups: dict[Any, dict[str, Any]] = {}
+    for name in report.metrics:
+        res = report.result(name)
+        if res is None or res.family in NON_PRIVACY_FAMILIES:
+            continue
+        t = tests.get(name)
+        if t is not None:
+            key = ("t", t.get("statistic"), _r(t.get("member")), _r(t.get("non_member")),
+                   t.get("n_member"), _r(t.get("effect")), t.get("level"))
+        else:
+            key = ("m", name, _r(res.value))
+        g = groups.setdefault(key, {"names": [], "test": t, "result": res,
+                                    "risk": risk_of(name) or "other"})
+        g["names"].append(name)
+    order = {"presence": 0, "singling_out": 1, "linkability": 2, "inference": 3}
+    return sorted(groups.values(), key=lambda g: (g["test"] is None, order.get(g["risk"], 9)))
+
+
+def _r(x: Any) -> Any:
+    try:
+        return round(float(x), 9)
+    except (TypeError, ValueError):
+        return x
+
+
+def decision_html(report: Any, standalone: bool = False) -> str:
+    """The decision block (one line per risk) and what to do, as an HTML fragment (the page's
+    first section; also the notebook display of a report)."""
+    from .console import what_to_do
+    from .risks import interval, no_control_reading, pct, risks_of
+
+    d = report.to_dict()
+    v = d.get("verdict") or {}
+    level = str(v.get("level", "?"))
+    cls = level if level in ("high", "medium", "low") else ""
+    rows = []
+    for r in risks_of(d):
+        r = {k: (x.replace(" %", "\u00a0%") if isinstance(x, str) else x) for k, x in r.items()}
+        lims = [x for x in (r.get("detection_limits") or {}).values() if isinstance(x, Mapping)]
+        lim = min((x for x in lims if x.get("value") is not None), key=lambda x: x["value"],
+                  default=None)
+        rows.append([f"<b>{escape(str(r['title']))}</b><br><span class=\"small\">"
+                     f"{escape(str(r.get('criterion') or ''))}</span>",
+                     badge(r.get("level")),
+                     (f'<span class="num">{escape(pct(r.get("effect")))}</span><br>'
+                      f'<span class="small">'
+                      f'{escape(interval(r.get("effect_ci")).replace(" %", chr(160) + "%"))}</span>')
+                     if r.get("effect") is not None else "-",
+                     escape(pct(lim["value"])) if lim else "-",
+                     escape(str(r.get("summary") or ""))
+                     + (f'<br><span class="small">To decide: {escape(str(r["settle"]))}</span>'
+                        if r.get("settle") else "")])
+    parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
+             f'<span class="big">{escape(level.upper())}</span> <span class="small">(release: '
+             f'{escape(str(v.get("release_type")))}, materiality {escape(pct(v.get("materiality")))}'
+             f' of training {escape(str(v.get("unit", "records")))}, false-alarm rate '
+             f'{escape(pct(v.get("alpha")))})</span></div>',
+             table(["risk", "level", "exposed beyond chance", "detection limit", "reading"], rows,
+                   raw=True)]
+    reading = no_control_reading(d)
+    if reading:
+        parts.append(f'<p><b>Without a control.</b> {escape(reading)}</p>')
+    todo = what_to_do(d)
+    if todo:
+        parts.append('<div id="todo"><b>What to do</b><ul>'
+                     + "".join(f"<li>{escape(t)}</li>" for t in todo) + "</ul></div>")
+    parts.append("</section>")
+    body = "".join(parts)
+    if standalone:  # notebooks: the page's look without the page
+        return f"<div><style>{CSS}</style>{body}</div>"
+    return body
+
+
+def _cards(report: Any, d: Mapping[str, Any], results: Mapping[str, MetricResult]) -> str:
+    """Summary cards: privacy verdict, fidelity as a share of the achievable, utility."""
+    v = d.get("verdict") or {}
+    level = str(v.get("level", "?"))
+    n_high = sum(1 for t in v.get("tests") or [] if t.get("level") in ("high", "medium"))
+    cards = [f'<div class="card {level}"><div class="small">Privacy</div>'
+             f'<div class="big">{escape(level.upper())}</div><div class="small">'
+             f'{n_high} test(s) alarm</div></div>']
+    shares = []
+    for name in ("accuracy", "quality_report"):
+        res = results.get(name)
+        ceiling = _details(res).get("ceiling") if res is not None else None
+        if res is not None and ceiling and res.value is not None:
+            shares.append((name, float(res.value) / float(ceiling)))
+    if shares:
+        name, share = shares[0]
+        cards.append(f'<div class="card"><div class="small">Fidelity</div><div class="big">'
+                     f'{100 * share:.0f} %</div><div class="small">of the achievable ({escape(name)} '
+                     "against real held-out rows)</div></div>")
+    else:
+        fid = [r for r in results.values() if r.family == "fidelity" and r.value is not None]
+        if fid:
+            cards.append(f'<div class="card"><div class="small">Fidelity</div><div class="big">'
+                         f'{escape(fmt_number(fid[0].value, 3))}</div><div class="small">'
+                         f'{escape(fid[0].name)} (no control ceiling)</div></div>')
+    util = [r for r in results.values() if r.family == "utility" and r.value is not None]
+    if util:
+        cards.append(f'<div class="card"><div class="small">Utility</div><div class="big">'
+                     f'{escape(fmt_number(util[0].value, 3))}</div><div class="small">'
+                     f'{escape(util[0].name)} ({escape(util[0].direction)})</div></div>')
+    return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+NAV = (("decision", "Decision"), ("privacy", "Privacy tests"), ("fidelity", "Fidelity"),
+       ("utility", "Utility"), ("records", "Records"), ("inputs", "Inputs"),
+       ("config", "Configuration"))
+
+
 def render_html(report: Any, title: str = "synthguard report") -> str:
-    """The full page of ``report`` (see the module docstring)."""
+    """The full page of ``report``: summary cards and the decision first, then the privacy tests
+    (each test once), fidelity, utility, records, inputs; charts and configuration folded away."""
+    from .records import normalise_records
+    from .risks import TITLES, pct
+
     header = report.header
     results = {n: report.result(n) for n in report.metrics if report.result(n) is not None}
-    parts = [f"<h1>{escape(title)}</h1>",
+    full = report.to_dict()
+    d = full["metrics"]
+    nav = "".join(f'<a href="#{a}">{escape(t)}</a>' for a, t in NAV)
+    parts = [f'<nav class="nav">{nav}</nav>', f"<h1>{escape(title)}</h1>",
              f'<p class="sub">synthguard {escape(str(header.get("synthguard_version", "?")))} &middot; '
              f'seed {escape(str(header.get("seed", "?")))} &middot; '
              f'{len(results)} of {len(report.metrics)} metric(s) computed</p>',
-             _verdict_html(report.verdict)]
+             _cards(report, full, results), decision_html(report)]
 
-    d = report.to_dict()["metrics"]
-    parts.append("<h2>Metrics</h2>")
-    rows = _metric_rows(report, d)
-    if rows:
-        parts.append(table(["metric", "value", "baseline", "CI", "n", "risk", "direction", "meaning"],
-                           rows, raw=True))
+    # privacy: each distinct test once, grouped by risk
+    parts.append('<h2 id="privacy">Privacy tests</h2><p class="small">Each test compares training '
+                 "records with real records the generator never saw (the control), under the same "
+                 "release. Metrics that compute the same test are shown once.</p>")
+    prow = []
+    for g in _group_privacy_tests(report, full):
+        t, res = g["test"], g["result"]
+        names = " = ".join(g["names"])
+        if t is not None:
+            prow.append([f"<b>{escape(names)}</b><br><span class=\"small\">"
+                         f"{escape(str(t.get('statistic') or ''))}</span>",
+                         escape(TITLES.get(g["risk"], g["risk"])), badge(t.get("level")),
+                         escape(pct(t.get("member"))), escape(pct(t.get("non_member"))),
+                         escape(pct(t.get("effect"))) + "<br><span class=\"small\">"
+                         + escape(fmt_number(t.get("effect_ci"))) + "</span>",
+                         escape(pct(t.get("detection_limit")))])
+        else:
+            prow.append([f"<b>{escape(names)}</b><br><span class=\"small\">"
+                         f"{escape(describe(g['names'][0]))}</span>",
+                         escape(TITLES.get(g["risk"], g["risk"])),
+                         '<span class="small">informative</span>',
+                         escape(fmt_number(res.value)), "-", "-", "-"])
+    parts.append(table(["test", "risk", "level", "training", "control", "excess [CI]",
+                        "detectable"], prow, raw=True) if prow
+                 else '<p class="small">No privacy metric ran.</p>')
+    priv = {n: r for n, r in results.items() if r.family not in NON_PRIVACY_FAMILIES}
+    charts = charts_html(priv)
+    if "chartbox" in charts:
+        parts.append("<details><summary>Charts of the privacy tests (distances, ROC curves)"
+                     f"</summary>{charts}</details>")
+
+    # fidelity: numbers, no risk badges; the per-column charts folded
+    parts.append('<h2 id="fidelity">Fidelity</h2>')
+    fid = fidelity_html(results)
+    if fid:
+        fid = fid.replace("<h2>Fidelity against its ceiling</h2>",
+                          "<h3>Fidelity against its ceiling</h3>")
+        cut = fid.find("<h3>Columns, original vs synthetic")
+        if cut >= 0:  # the column charts and everything after them: one click away
+            fid = fid[:cut] + "<details><summary>Column charts and accuracy tables</summary>" \
+                + fid[cut:] + "</details>"
+        parts.append(fid)
+    rest = [[f"<b>{escape(n)}</b>", escape(fmt_number(r.value)), escape(fmt_number(r.ci)),
+             f'<span class="small">{escape(r.direction)}</span>', escape(describe(n))]
+            for n, r in results.items() if r.family in NON_PRIVACY_FAMILIES - {"utility"}]
+    if rest:
+        parts.append(table(["metric", "value", "CI", "direction", "meaning"], rest, raw=True))
+    other = {n: r for n, r in results.items() if r.family in NON_PRIVACY_FAMILIES}
+    fcharts = charts_html(other)
+    if "chartbox" in fcharts:
+        parts.append(f"<details><summary>Fidelity and distortion charts</summary>{fcharts}</details>")
+
+    parts.append('<h2 id="utility">Utility</h2>')
+    util = [[f"<b>{escape(n)}</b>", escape(fmt_number(r.value)), escape(fmt_number(r.ci)),
+             escape(fmt_number(r.baseline.value if r.baseline else None)),
+             f'<span class="small">{escape(r.direction)}</span>', escape(describe(n))]
+            for n, r in results.items() if r.family == "utility"]
+    parts.append(table(["metric", "value", "CI", "baseline", "direction", "meaning"], util, raw=True)
+                 if util else '<p class="small">No utility metric ran.</p>')
+
+    parts.append('<h2 id="records">Records behind the findings</h2>')
+    recs = normalise_records(full)
+    if recs:
+        recs.sort(key=lambda r: (r["action"] != "drop", r["risk"], r["metric"]))
+        shown = recs[:15]
+        rrows = [[r["metric"], r["risk"], r["action"], _opt(r["release_row"]),
+                  _opt(r["training_row"]), r["reason"]] for r in shown]
+        parts.append(f'<details><summary>{len(recs)} record(s) listed by the metrics; the first '
+                     f"{len(shown)} here, all of them (and every verbatim copy) with --records-out "
+                     "or report.records()</summary>"
+                     + table(["metric", "risk", "action", "release row", "training row", "reason"],
+                             rrows) + "</details>")
     else:
-        parts.append('<p class="small">No metric produced a result.</p>')
+        parts.append('<p class="small">No metric listed individual records.</p>')
 
-    parts.append(fidelity_html(results))
+    skipped = [[f"<b>{escape(name)}</b>", badge(entry["status"]), escape(entry.get("reason") or "")]
+               for name, entry in d.items() if entry["status"] != "ok"]
+    if skipped:
+        parts.append(f"<details><summary>Skipped metrics ({len(skipped)})</summary>"
+                     + table(["metric", "status", "reason"], skipped, raw=True) + "</details>")
 
-    parts.append("<h2>Charts</h2>")
-    parts.append(charts_html(results))
-
-    parts.append("<h2>Most exposed original records</h2>")
-    rec_parts = []
-    for name, res in results.items():
-        if res.records is not None and len(res.records):
-            t = _records_table(to_jsonable(list(res.records)))
-            if t:
-                opened = " open" if not rec_parts else ""
-                rec_parts.append(f"<details{opened}><summary><b>{escape(name)}</b> "
-                                 f"({len(res.records)} record(s); first 10 shown)</summary>{t}</details>")
-    parts.append("".join(rec_parts) if rec_parts else
-                 '<p class="small">No metric listed individual records.</p>')
-
-    parts.append("<h2>Skipped metrics</h2>")
-    skipped = []
-    for name, entry in d.items():
-        if entry["status"] != "ok":
-            skipped.append([f"<b>{escape(name)}</b>", badge(entry["status"]), escape(entry.get("reason") or "")])
-    parts.append(table(["metric", "status", "reason"], skipped, raw=True) if skipped
-                 else '<p class="small">None: every selected metric ran.</p>')
-
-    parts.append("<h2>Inputs</h2>")
+    parts.append('<h2 id="inputs">Inputs</h2>')
     inputs = header.get("inputs") or {}
     in_rows = [[role, fmt_number(fp.get("rows")), fmt_number(fp.get("columns")),
                 str(fp.get("sha256", ""))[:16] + "\u2026", str(fp.get("source") or "")]
                for role, fp in inputs.items() if isinstance(fp, Mapping)]
     parts.append(table(["role", "rows", "columns", "sha256 (first 16)", "source"], in_rows))
+    for w in header.get("warnings") or ():
+        parts.append(f'<p class="small warn">warning: {escape(str(w))}</p>')
     inferred = header.get("inferred_metadata")
     if inferred:
         parts.append('<p class="small">Column types inferred (not given in the metadata): '
                      + escape(", ".join(f"{k}: {v.get('sdtype', v) if isinstance(v, Mapping) else v}"
                                         for k, v in inferred.items())) + "</p>")
 
-    parts.append("<h2>Configuration used</h2>")
-    parts.append("<pre>" + escape(json.dumps(to_jsonable(header.get("config", {})), indent=2)) + "</pre>")
+    parts.append('<details id="config"><summary><b>Configuration used</b></summary><pre>'
+                 + escape(json.dumps(to_jsonable(header.get("config", {})), indent=2))
+                 + "</pre></details>")
     parts.append(f"<footer>Generated by synthguard {escape(str(header.get('synthguard_version', '')))}. "
                  "This page is self-contained: it loads nothing from the network.</footer>")
     return page(title, "".join(parts))
+
+
+def _opt(x: Any) -> str:
+    return "" if x is None else str(x)

@@ -43,8 +43,83 @@ class Report:
     @property
     def verdict(self) -> Any:
         """The :class:`~synthguard.verdict.Verdict`: one level, its drivers and evidence, and the
-        detection limit of the run."""
-        return self._verdict
+        detection limit of the run (its repr is one line: level and risks)."""
+        return _short_repr(self._verdict)
+
+    def risks(self) -> list[dict[str, Any]]:
+        """The decision block: one dict per risk (presence, singling out, linkability, inference)
+        with its level, exposed share beyond the control and interval, detection limit and plain
+        sentence (``verdict.to_dict()["risks"]``, or the same shape built from today's tests)."""
+        from .risks import risks_of
+
+        return risks_of(self.to_dict())
+
+    def records(self, original: Any = None, synthetic: Any = None,
+                metadata: Any = None) -> Any:
+        """Every record behind the metrics, in one schema, as a pandas DataFrame.
+
+        Columns: ``metric, risk, action ("drop" | "review"), release_row, training_row, reason``
+        (row numbers of the input files, from 0; missing when the metric does not name one).
+
+        Parameters
+        ----------
+        original, synthetic, metadata : DataFrame or path, optional
+            The evaluation's inputs. When given, *every* release row that is a verbatim training
+            row is listed (metrics list only their top rows): these are the rows to drop.
+
+        Examples
+        --------
+        >>> import pandas as pd, synthguard
+        >>> o = pd.DataFrame({"a": range(50), "b": ["x", "y"] * 25})
+        >>> rep = synthguard.evaluate(o, o.head(10), metrics=["exact_matches"])
+        >>> int(rep.records(o, o.head(10))["release_row"].notna().sum())
+        10
+        """
+        import pandas as pd
+
+        from .records import COLUMNS, exact_copies, normalise_records
+
+        rows = normalise_records(self.to_dict())
+        if original is not None and synthetic is not None:
+            rows = [r for r in rows if r["metric"] != "exact_matches"]
+            rows = exact_copies(original, synthetic, metadata) + rows
+        frame = pd.DataFrame(rows, columns=list(COLUMNS))
+        for col in ("release_row", "training_row"):
+            frame[col] = frame[col].astype("Int64")
+        return frame
+
+    def to_frame(self) -> Any:
+        """One row per metric as a pandas DataFrame: ``metric, family, status, value, baseline,
+        ci_low, ci_high, n, risk, note`` (CI as two numeric columns, ``n`` as an integer).
+
+        Examples
+        --------
+        >>> import pandas as pd, synthguard
+        >>> o = pd.DataFrame({"a": range(50), "b": ["x", "y"] * 25})
+        >>> list(synthguard.evaluate(o, o, metrics=["exact_matches"]).to_frame().columns)[:4]
+        ['metric', 'family', 'status', 'value']
+        """
+        import pandas as pd
+
+        rows = []
+        for r in self.summary_rows():
+            ci = r["ci"] if isinstance(r["ci"], (list, tuple)) and len(r["ci"]) == 2 else (None, None)
+            res = self._results.get(r["metric"])
+            rows.append({"metric": r["metric"], "family": res.family if res is not None else None,
+                         "status": r["status"], "value": _float(r["value"]),
+                         "baseline": _float(r["baseline"]), "ci_low": _float(ci[0]),
+                         "ci_high": _float(ci[1]), "n": r["n"], "risk": r["risk"],
+                         "note": r["note"]})
+        frame = pd.DataFrame(rows, columns=["metric", "family", "status", "value", "baseline",
+                                            "ci_low", "ci_high", "n", "risk", "note"])
+        frame["n"] = pd.array([None if v is None else int(v) for v in frame["n"]], dtype="Int64")
+        return frame
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the decision block and what to do."""
+        from .html import decision_html
+
+        return decision_html(self, standalone=True)
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         if name not in self._entries:
@@ -142,8 +217,24 @@ class Report:
                          "note": res.warning or (res.baseline.description if res.baseline else "")})
         return rows
 
-    def to_console(self, width: int = 120) -> str:
-        from .console import render_table, render_verdict
+    def to_dossier(self, path: str | Path | None = None, *, fmt: str | None = None) -> str:
+        """The release dossier a privacy officer signs (Markdown, or HTML with ``fmt="html"`` or a
+        path ending in ``.html``): see :mod:`synthguard.report.dossier`."""
+        from .dossier import render_dossier
+
+        fmt = fmt or ("html" if path is not None and str(path).lower().endswith((".html", ".htm"))
+                      else "markdown")
+        text = render_dossier(self, fmt=fmt)
+        if path is not None:
+            atomic_write_text(path, text)
+        return text
+
+    def to_console(self, width: int | None = None) -> str:
+        """The decision block, what to do, the metric table and the verdict, wrapped to ``width``
+        (default: the terminal's width); no number or sentence is ever cut."""
+        from .console import render_decision, render_table, render_verdict, terminal_width
+
+        width = width or terminal_width()
 
         head = ""
         ent = self._header.get("entities")
@@ -153,10 +244,53 @@ class Report:
                     + (f", order {ent['sequence_key']!r}" if ent.get("sequence_key") else "")
                     + f"): privacy metrics count entities ({counts}); fidelity metrics marked row count "
                     "events\n\n")
-        warns = "".join(f"warning: {w}\n" for w in self._header.get("warnings") or ())
-        return (head + render_table(self.summary_rows(), width=width) + "\n\n"
-                + (warns + "\n" if warns else "") + render_verdict(self._verdict))
+        from .console import wrap
+
+        head = "\n".join(wrap(head.strip(), width)) + "\n\n" if head else ""
+        warns = "".join("\n".join(wrap(f"warning: {w}", width, "  ")) + "\n"
+                        for w in self._header.get("warnings") or ())
+        return (render_decision(self, width) + "\n\n" + head
+                + render_table(self.summary_rows(), width=width) + "\n\n"
+                + (warns + "\n" if warns else "") + render_verdict(self._verdict, width=width))
 
     def __repr__(self) -> str:
         ok = sum(1 for e in self._entries.values() if e["status"] == "ok")
-        return f"<Report {ok}/{len(self._entries)} metrics ok>"
+        levels = ", ".join(f"{r['risk']} {r['level']}" for r in self.risks())
+        return (f"<Report verdict {str(self._verdict.level).upper()} ({levels}); "
+                f"{ok}/{len(self._entries)} metrics ok>")
+
+
+def _float(x: Any) -> float | None:
+    try:
+        return None if x is None or isinstance(x, bool) else float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _short_repr(verdict: Any) -> Any:
+    """``verdict`` with a one-line repr (``<Verdict HIGH: presence high, ...>``); the same object
+    otherwise (a subclass instance sharing its fields), or ``verdict`` itself when that fails."""
+    cls = type(verdict)
+    if getattr(cls, "_short_repr", False) or not hasattr(verdict, "__dict__"):
+        return verdict
+    try:
+        short = _SHORT.get(cls)
+        if short is None:
+            def __repr__(self: Any) -> str:
+                from .risks import risks_of
+
+                d = self.to_dict()
+                levels = ", ".join(f"{r['risk']} {r['level']}" for r in risks_of({"verdict": d}))
+                return f"<Verdict {str(d.get('level')).upper()}: {levels}>"
+
+            short = type(cls.__name__, (cls,), {"__repr__": __repr__, "_short_repr": True,
+                                               "__module__": cls.__module__})
+            _SHORT[cls] = short
+        out = object.__new__(short)
+        out.__dict__.update(verdict.__dict__)
+        return out
+    except Exception:  # noqa: BLE001 - a repr nicety must never break the report
+        return verdict
+
+
+_SHORT: dict[type, type] = {}

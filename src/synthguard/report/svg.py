@@ -35,11 +35,21 @@ def _seq(x: Any) -> list[Any] | None:
 
 
 def _tick_label(x: float) -> str:
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e4 or abs(x) < 1e-2:
+    return readable(x)
+
+
+def readable(x: float, digits: int = 4) -> str:
+    """A number people read without decoding: ``10470.3`` -> ``"10,470"``, ``0.0034`` ->
+    ``"0.0034"``; scientific notation only below ``1e-4``."""
+    x = float(x)
+    if x == 0 or x != x:
+        return "0" if x == 0 else "n/a"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if abs(x) < 1e-4:
         return f"{x:.1e}"
-    return f"{x:.3g}"
+    text = f"{x:.{digits}g}"
+    return text if "e" not in text else f"{x:.{digits}f}".rstrip("0").rstrip(".")
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:

@@ -1,0 +1,271 @@
+"""The decision block: one line per risk (presence, singling out, linkability, inference).
+
+The verdict states its risks in ``Verdict.to_dict()["risks"]`` (see ``docs/user-guide.md``). Until
+every verdict carries that key, :func:`risks_of` builds the same shape from the verdict's tests,
+grouping them by metric name (:data:`RISK_OF_METRIC`); it is a fallback only, used when ``"risks"``
+is absent. The plain sentences are written from the numbers, never from metric names alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+RISK_ORDER = ("presence", "singling_out", "linkability", "inference")
+TITLES = {"presence": "Presence of training records", "singling_out": "Singling out",
+          "linkability": "Linkability", "inference": "Attribute inference"}
+CRITERIA = {
+    "presence": "Can one tell that a person's record was in the training data (membership)?",
+    "singling_out": "WP216 criterion 1: can one person's record be isolated in the release?",
+    "linkability": "WP216 criterion 2: can two records about the same person be linked?",
+    "inference": "WP216 criterion 3: can a person's hidden attribute be deduced from the release?",
+}
+#: Fallback grouping of today's metrics into risks (the verdict's own ``RISK_OF`` wins).
+RISK_OF_METRIC = {
+    "exact_matches": "presence", "ims": "presence", "dcr": "presence", "nndr": "presence",
+    "closest_distance_mia": "presence", "new_row_synthesis": "presence",
+    "dcr_overfitting_protection": "presence", "dcr_baseline_protection": "presence",
+    "distinguishability": "presence", "text_exact_matches": "presence",
+    "text_near_duplicates": "presence", "entity_exact_matches": "presence",
+    "singling_out_univariate": "singling_out", "singling_out_multivariate": "singling_out",
+    "k_anonymity": "singling_out", "replicated_uniques": "singling_out",
+    "linkability": "linkability", "record_linkage": "linkability",
+    "anonymeter": "inference", "inference": "inference", "cap": "inference",
+    "zero_cap": "inference", "generalized_cap": "inference", "disclosure_protection": "inference",
+    "disclosure_protection_estimate": "inference", "disco": "inference", "l_diversity": "inference",
+    "text_entities": "inference", "text_nominals": "inference",
+}
+#: What the attacker is assumed to know, per test (the dossier's "attacker knowledge").
+KNOWLEDGE = {
+    "exact_matches": "a person's full record; looks for an identical row in the release",
+    "ims": "a person's full record; looks for an identical row in the release",
+    "dcr": "a person's full record; measures its distance to the closest release row",
+    "nndr": "a person's full record; compares its closest and second-closest release rows",
+    "closest_distance_mia": "a person's full record; calls it a member when a release row is "
+                            "closer than held-out people's",
+    "new_row_synthesis": "a person's full record; looks for it among the release rows",
+    "dcr_overfitting_protection": "a person's full record; compares distances to training and "
+                                  "held-out rows",
+    "singling_out_univariate": "the release only; writes one-column conditions that match exactly "
+                               "one person",
+    "singling_out_multivariate": "the release only; writes several-column conditions that match "
+                                 "exactly one person",
+    "replicated_uniques": "the release only; takes rows unique in the release as real people",
+    "linkability": "two separate sets of a person's columns (e.g. two data sets); links them through "
+                   "the release",
+    "anonymeter": "a person's other columns; guesses the secret column from the closest release row",
+    "inference": "a person's other columns; guesses the secret column from the closest release row",
+    "cap": "a person's key (quasi-identifier) columns; guesses the sensitive column",
+    "zero_cap": "a person's key (quasi-identifier) columns; guesses the sensitive column",
+    "generalized_cap": "a person's key columns (nearest match); guesses the sensitive column",
+    "disclosure_protection": "a person's key columns; guesses the sensitive column",
+    "disclosure_protection_estimate": "a person's key columns; guesses the sensitive column",
+    "disco": "a person's key columns; guesses the sensitive column when the release agrees",
+}
+LEVEL_RANK = {"high": 4, "medium": 3, "inconclusive": 2, "low": 1, "not assessed": 0}
+#: Reference cut-offs named when there is no control (SynEval's copy rate; anonymeter's risks).
+REFERENCE_CUTOFFS = "SynEval: more than 5 % of release rows copied is high; anonymeter: a risk " \
+                    "above 0.3 is medium, above 0.5 high"
+
+
+def risk_of(metric: str) -> str | None:
+    """The risk a metric speaks to (the verdict's ``RISK_OF`` first, then the fallback map)."""
+    try:
+        from .. import verdict as _v
+
+        table = getattr(_v, "RISK_OF", None)
+        if isinstance(table, Mapping) and metric in table:
+            return str(table[metric])
+    except Exception:  # noqa: BLE001 - the fallback map still answers
+        pass
+    return RISK_OF_METRIC.get(metric)
+
+
+def pct(x: Any, digits: int = 1) -> str:
+    """``0.4015`` -> ``"40.1 %"``; small shares keep two significant digits (``"0.34 %"``)."""
+    if x is None:
+        return "n/a"
+    try:
+        v = 100.0 * float(x)
+    except (TypeError, ValueError):
+        return "n/a"
+    if math.isnan(v):
+        return "n/a"
+    if v == 0:
+        return "0 %"
+    if abs(v) < 1:
+        return f"{v:.2g} %"
+    return f"{v:.{digits}f} %"
+
+
+def interval(ci: Any) -> str:
+    if not isinstance(ci, Sequence) or len(ci) != 2 or ci[0] is None or ci[1] is None:
+        return "no interval"
+    return f"{pct(ci[0])} to {pct(ci[1])}"
+
+
+def _nan(x: Any) -> bool:
+    try:
+        return math.isnan(float(x))
+    except (TypeError, ValueError):
+        return True
+
+
+def risks_of(report: Any) -> list[dict[str, Any]]:
+    """The decision block's risks of ``report`` (a :class:`Report` or its JSON dict).
+
+    Returns the verdict's own ``"risks"`` when present, else the same shape built from its tests.
+    Every risk carries ``risk, title, criterion, level, effect, effect_ci, metric,
+    detection_limits, tests, summary, settle``; the fallback adds ``member``, ``non_member``.
+
+    Examples
+    --------
+    >>> risks_of({"verdict": {"tests": [], "level": "inconclusive"}, "metrics": {}})[0]["risk"]
+    'presence'
+    """
+    d = report if isinstance(report, Mapping) else report.to_dict()
+    v = d.get("verdict") or {}
+    if isinstance(v.get("risks"), list) and v["risks"]:
+        return [dict(r) for r in v["risks"]]
+    return fallback_risks(d)
+
+
+def fallback_risks(d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Today's verdict (tests without a risk) grouped into the four risks by metric name."""
+    v = d.get("verdict") or {}
+    metrics = d.get("metrics") or {}
+    materiality = float(v.get("materiality") or 0.01)
+    has_control = "control" in (d.get("inputs") or {})
+    out = []
+    for risk in RISK_ORDER:
+        tests = [t for t in v.get("tests") or [] if risk_of(str(t.get("metric"))) == risk]
+        ran = [n for n, m in metrics.items() if risk_of(n) == risk and m.get("status") == "ok"]
+        row: dict[str, Any] = {"risk": risk, "title": TITLES[risk], "criterion": CRITERIA[risk],
+                               "level": "not assessed", "effect": None, "effect_ci": None,
+                               "metric": None, "member": None, "non_member": None,
+                               "detection_limits": {}, "tests": [t["metric"] for t in tests],
+                               "informative": [n for n in ran if n not in {t["metric"] for t in tests}],
+                               "summary": "", "settle": None}
+        if tests:
+            levels = {str(t.get("level")) for t in tests}
+            # today's verdict rule, per risk: any alarm decides; else one test ruling out suffices
+            level = ("high" if "high" in levels else "medium" if "medium" in levels
+                     else "low" if "low" in levels else "inconclusive")
+            at = [t for t in tests if t.get("level") == level]
+            # the driver: the largest excess at that level (ties: the smaller adjusted p)
+            drv = sorted(at, key=lambda t: (-(t.get("effect") or 0.0), t.get("p_adjusted") or 1.0,
+                                            str(t["metric"])))[0]
+            lim = [t for t in tests if not _nan(t.get("detection_limit"))]
+            best = min(lim, key=lambda t: float(t["detection_limit"])) if lim else None
+            row.update(level=level, effect=drv.get("effect"), effect_ci=drv.get("effect_ci"),
+                       metric=drv["metric"], member=drv.get("member"),
+                       non_member=drv.get("non_member"))
+            if best is not None:
+                row["detection_limits"] = {"any": {
+                    "value": best["detection_limit"],
+                    "text": f"a leak of {pct(best['detection_limit'])} of the training records "
+                            f"would have been seen with 80 % power by {best['metric']}"}}
+        row["summary"], row["settle"] = _sentence(row, d, materiality, has_control)
+        out.append(row)
+    return out
+
+
+def _copies(d: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(copied release rows, release rows) from exact_matches, when it ran."""
+    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
+    rate = res.get("synthetic_match_rate")
+    if isinstance(rate, Mapping) and rate.get("k") is not None and rate.get("n"):
+        return int(rate["k"]), int(rate["n"])
+    return None
+
+
+def _sentence(r: Mapping[str, Any], d: Mapping[str, Any], materiality: float,
+              has_control: bool) -> tuple[str, str | None]:
+    """The risk's plain sentence and, when undecided, what would settle it."""
+    level, risk = r["level"], r["risk"]
+    if level == "not assessed":
+        if r.get("informative"):
+            return (f"No test of this risk compared training records with held-out people; "
+                    f"{', '.join(r['informative'])} ran for information only.",
+                    None if has_control else "hold out real rows as a control (--control)")
+        return ("Not assessed: no test of this risk ran in this configuration.",
+                "add its tests (e.g. the 'privacy' preset)")
+    what = {"presence": "of the training records can be recognised in the release",
+            "singling_out": "of the training records can be singled out",
+            "linkability": "of the training records can be linked",
+            "inference": "of the training records have a hidden attribute guessed"}[risk]
+    nums = (f"{pct(r.get('member'))} {what}, against {pct(r.get('non_member'))} of held-out "
+            f"people: {pct(r.get('effect'))} exposed beyond chance ({interval(r.get('effect_ci'))}, "
+            f"{r.get('metric')})")
+    copies = _copies(d)
+    if level in ("high", "medium"):
+        act = "do not publish as is" if level == "high" else "fix before publishing"
+        extra = ""
+        if risk == "presence" and copies and copies[0]:
+            extra = (f"; {copies[0]} of the {copies[1]} release rows ({pct(copies[0] / copies[1])}) "
+                     "are verbatim training rows: drop them (--records-out lists every one)")
+        elif risk == "singling_out":
+            extra = "; coarsen the columns named under 'What to do'"
+        return f"{nums}: {act}{extra}.", None
+    if level == "low":
+        return (f"{nums}; a leak of {pct(materiality)} or more is ruled out: no action needed.",
+                None)
+    return (f"{nums}; a leak of {pct(materiality)} cannot be ruled out with this many rows.",
+            "more training and control rows (the detection limit must fall below the materiality)")
+
+
+def control_size_needed(d: Mapping[str, Any], target: float = 0.01,
+                        alpha_share: float = 0.1) -> int | None:
+    """Training and control rows (each) for a detection limit of ``target`` (1 %) at 80 % power,
+    against the training data's own duplication rate: bisection on n with
+    :func:`synthguard.stats.detection_limit`. The test gets ``alpha_share`` of the run's alpha
+    (its share of the false-alarm budget when about ten tests are adjusted together).
+
+    Examples
+    --------
+    >>> 1000 < control_size_needed({"verdict": {"alpha": 0.05}}) < 5000
+    True
+    """
+    from ..stats import detection_limit
+
+    v = d.get("verdict") or {}
+    alpha = float(v.get("alpha") or 0.05) * alpha_share
+    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
+    dup = res.get("original_duplication_rate")
+    p0 = float(dup.get("value") or 0.0) if isinstance(dup, Mapping) else 0.0
+
+    def limit(n: int) -> float:
+        x = detection_limit(n, n, p0, alpha=alpha, power=0.8)
+        return float("inf") if math.isnan(x) else x
+
+    lo, hi = 10, 10
+    while limit(hi) > target:
+        lo, hi = hi, hi * 2
+        if hi > 10_000_000:
+            return None
+    while hi - lo > max(1, lo // 100):  # 1 % precision is enough to plan a hold-out
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if limit(mid) <= target else (mid, hi)
+    return int(hi)
+
+
+def no_control_reading(d: Mapping[str, Any]) -> str | None:
+    """What a run without a control can still say (copies vs the training data's own duplication,
+    against the reference cut-offs), or ``None`` when a control was given."""
+    if "control" in (d.get("inputs") or {}):
+        return None
+    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
+    rate, dup = res.get("synthetic_match_rate"), res.get("original_duplication_rate")
+    parts = []
+    if isinstance(rate, Mapping) and rate.get("n"):
+        parts.append(f"{rate.get('k')} of the {rate.get('n')} release rows "
+                     f"({pct(rate.get('value'))}) are verbatim training rows")
+        if isinstance(dup, Mapping):
+            parts.append(f"while {pct(dup.get('value'))} of the training rows repeat another "
+                         "training row (what a generator reproducing the data's own duplicates "
+                         "would show)")
+    text = (", ".join(parts) + ". ") if parts else ""
+    return (text + f"Reference cut-offs ({REFERENCE_CUTOFFS}) read these numbers without a "
+            "baseline; no decision on a 1 % leak is possible without real rows held out "
+            "from training.")

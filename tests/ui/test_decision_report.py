@@ -1,0 +1,252 @@
+"""Issue #23: a report a privacy officer can sign.
+
+The decision block (one line per risk) leads the console, the HTML page and the notebook display;
+the records behind it share one schema; the dossier's numbers are the JSON's; the page is short
+and shows each test once; the console never cuts a number or a sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import synthguard
+from synthguard.cli import main
+from synthguard.demo import DEMO_METADATA, make_demo
+from synthguard.report.risks import RISK_ORDER, pct
+
+PRIVACY = ("exact_matches,dcr,closest_distance_mia,singling_out_univariate,"
+           "singling_out_multivariate,linkability,inference,anonymeter,cap,zero_cap,"
+           "disclosure_protection,k_anonymity,quality_report,accuracy")
+
+
+@pytest.fixture(scope="module")
+def demo_reports():
+    data = make_demo(600, 0)
+    reps = {name: synthguard.evaluate(data["original"], data[name], control=data["control"],
+                                      metadata=DEMO_METADATA, metrics=PRIVACY.split(","), seed=0)
+            for name in ("leaky", "safe")}
+    return data, reps
+
+
+def test_decision_block_names_every_risk_with_level_interval_and_sentence(demo_reports):
+    _, reps = demo_reports
+    risks = reps["leaky"].risks()
+    assert [r["risk"] for r in risks] == list(RISK_ORDER)
+    for r in risks:
+        assert r["level"] == "high"
+        assert r["effect_ci"] is not None and r["detection_limits"]
+        assert pct(r["effect"]) in r["summary"] and "do not publish" in r["summary"]
+    presence = risks[0]["summary"]
+    assert re.search(r"\d+ of the \d+ release rows .* are verbatim training rows", presence)
+    assert {r["level"] for r in reps["safe"].risks()} <= {"low", "inconclusive"}
+
+
+def test_records_out_lists_every_copied_release_row_and_nothing_else(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 500
+    original = pd.DataFrame({"x": rng.normal(size=n).round(6), "y": rng.normal(size=n).round(6),
+                             "g": rng.choice(list("abc"), n)})
+    control = pd.DataFrame({"x": rng.normal(size=n).round(6), "y": rng.normal(size=n).round(6),
+                            "g": rng.choice(list("abc"), n)})
+    fresh = pd.DataFrame({"x": rng.normal(size=n).round(6), "y": rng.normal(size=n).round(6),
+                          "g": rng.choice(list("abc"), n)})
+    release = fresh.copy()
+    copied = np.sort(rng.choice(n, int(0.3 * n), replace=False))  # release rows that are copies
+    source = rng.choice(n, copied.size, replace=False)  # the training rows they copy
+    release.iloc[copied] = original.iloc[source].to_numpy()
+    paths = {}
+    for key, frame in (("original", original), ("control", control), ("release", release)):
+        paths[key] = tmp_path / f"{key}.csv"
+        frame.to_csv(paths[key], index=False)
+    out = tmp_path / "rows.csv"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(paths["original"]), "-s",
+                                    str(paths["release"]), "-c", str(paths["control"]),
+                                    "--metrics", "exact_matches,dcr,new_row_synthesis",
+                                    "--no-progress", "--records-out", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = pd.read_csv(out)
+    assert list(rows.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason"]
+    drop = rows[rows["action"] == "drop"]  # every copy, nothing else
+    assert set(drop["release_row"].astype(int)) == set(copied.tolist())
+    exact = rows[rows["metric"] == "exact_matches"]
+    assert len(exact) == copied.size
+    pairs = dict(zip(exact["release_row"].astype(int), exact["training_row"].astype(int),
+                     strict=True))
+    assert all(pairs[int(r)] == int(s) for r, s in zip(copied, source, strict=True))
+    # new_row_synthesis's tolerance matches are listed for review, never as copies to drop
+    assert set(rows.loc[rows["metric"] == "new_row_synthesis", "action"]) <= {"review"}
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?", text)
+
+
+def _json_renderings(d) -> set[str]:
+    """Every way the dossier may write a JSON number: as is, and as a percentage."""
+    from synthguard.report.console import fmt_number
+
+    out: set[str] = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            out.update({str(x), fmt_number(x)})
+            p = pct(x)
+            out.add(p.replace(" %", ""))
+        elif isinstance(x, str):
+            out.update(_numbers(x))
+
+    walk(d)
+    return out
+
+
+def test_dossier_states_each_wp216_criterion_with_its_test_numbers_and_limit(demo_reports, tmp_path):
+    _, reps = demo_reports
+    rep = reps["leaky"]
+    text = rep.to_dossier(tmp_path / "dossier.md")
+    d = json.loads(rep.to_json())
+    for title in ("### Singling out", "### Linkability", "### Attribute inference",
+                  "### Presence of training records"):
+        section = text.split(title, 1)[1].split("\n### ", 1)[0]
+        assert "- Test `" in section and "detection limit" in section.lower()
+        assert "training " in section and "vs control" in section
+    for word in ("Release context", "attacker knows", "Motivated-intruder reading", "Residual risk",
+                 "SHA-256", "review by", "Seed:"):
+        assert word in text
+    for fp in d["inputs"].values():
+        assert fp["sha256"] in text
+    # every number in the dossier is a JSON number (as is or as a percentage); dates, hashes,
+    # the criterion numbers and the tool version are structure, not findings
+    body = re.sub(r"`[^`]*`", "", text)
+    body = re.sub(r"\d{4}-\d{2}-\d{2}", "", body)
+    body = re.sub(r"WP216|criterion [123]|Article 29|SHA-256|synthguard [\w.+-]+", "", body)
+    allowed = _json_renderings(d)
+    stray = [x for x in _numbers(body) if x not in allowed]
+    assert not stray, f"dossier numbers not in the JSON report: {stray[:10]}"
+    html = rep.to_dossier(tmp_path / "dossier.html")
+    assert html.startswith("<!DOCTYPE html>") and "<h3>Singling out</h3>" in html
+
+
+def test_console_never_cuts_a_number_or_sentence_at_80_and_200_columns(demo_reports):
+    _, reps = demo_reports
+    rep = reps["leaky"]
+    for width in (80, 200):
+        text = rep.to_console(width)
+        assert max(len(line) for line in text.splitlines()) <= width
+        flat = " ".join(text.split())
+        for row in rep.summary_rows():
+            assert " ".join(str(row["note"] or "").split()) in flat
+        for r in rep.risks():
+            assert " ".join(r["summary"].split()) in flat
+
+
+def test_compare_wraps_to_the_width(demo_reports):
+    _, reps = demo_reports
+    from synthguard.report.compare import Comparison
+
+    comp = Comparison(reps)
+    for width in (80, 200):
+        assert max(len(line) for line in comp.to_console(width).splitlines()) <= width
+    assert repr(comp).startswith("<Comparison of 2 release(s): ")
+    html = comp._repr_html_()
+    assert html.count('id="decision"') == 2
+
+
+def test_notebook_views_frame_records_and_reprs(demo_reports):
+    data, reps = demo_reports
+    rep = reps["leaky"]
+    frame = rep.to_frame()
+    assert len(frame) == len(rep.metrics)
+    assert str(frame["n"].dtype) == "Int64"
+    assert frame["ci_low"].dtype == float and frame["ci_high"].dtype == float
+    row = frame.set_index("metric").loc["exact_matches"]
+    assert row["ci_low"] <= row["value"] <= row["ci_high"]
+    html = rep._repr_html_()
+    assert 'id="decision"' in html and "Singling out" in html and "<script" not in html
+    assert repr(rep).startswith("<Report verdict HIGH (presence high")
+    assert repr(rep.verdict).startswith("<Verdict HIGH: presence high")
+    assert rep.verdict.level == "high"
+    recs = rep.records(data["original"], data["leaky"])
+    assert list(recs.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason"]
+    k = rep["exact_matches"]["result"]["synthetic_match_rate"]["k"]
+    assert (recs["metric"] == "exact_matches").sum() == k
+
+
+def test_without_control_the_decision_says_how_to_get_one():
+    data = make_demo(400, 0)
+    rep = synthguard.evaluate(data["original"], data["leaky"], metadata=DEMO_METADATA,
+                              metrics=["exact_matches", "dcr"])
+    text = rep.to_console(100)
+    assert "Without a control:" in text and "SynEval" in text
+    assert re.search(r"about [\d,]+ training and [\d,]+ control rows give a detection limit of 1 %",
+                     " ".join(text.split()))
+
+
+def test_page_is_short_and_shows_each_test_once(demo_reports):
+    _, reps = demo_reports
+    html = reps["leaky"].to_html()
+    assert "<script" not in html.lower()
+    privacy = html.split('id="privacy"', 1)[1].split('id="fidelity"', 1)[0]
+    heads = re.findall(r"<tr><td><b>([^<]+)</b>", privacy)
+    names = [n for h in heads for n in h.split(" = ")]
+    assert len(names) == len(set(names))
+    assert "anonymeter = inference" in privacy or "inference = anonymeter" in privacy
+    assert re.search(r"cap = zero_cap = disclosure_protection|zero_cap = cap", privacy)
+    util = html.split('id="utility"', 1)[1].split('id="records"', 1)[0]
+    assert "badge" not in util
+    assert '<details id="config">' in html
+    assert "e+0" not in html.split('id="fidelity"', 1)[1].split('id="utility"', 1)[0]
+
+
+# the demo's default HTML was 16,777 px tall at 1,400 px wide before issue #23
+OLD_HEIGHT = 16_777
+
+
+@pytest.mark.parametrize("release", ["leaky", "safe"])
+def test_browser_shows_decision_and_cards_in_the_first_900px(tmp_path, release, demo_reports):
+    from .test_browser import CHROMIUM, FLAGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/test.sh as root or apt-get install chromium")
+    pytest.importorskip("playwright")
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    _, reps = demo_reports
+    html = tmp_path / f"{release}.html"
+    reps[release].to_html(html)
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                   args=FLAGS, java_script_enabled=False,
+                                                   viewport={"width": 1400, "height": 900})
+        try:
+            page = ctx.new_page()
+            page.goto(html.resolve().as_uri(), wait_until="load")
+            boxes = {sel: page.locator(sel).first.bounding_box()
+                     for sel in ("#decision", ".cards", "#decision table", "nav.nav")}
+            height = page.evaluate("document.body.scrollHeight")
+            shots = Path(os.environ.get("SYNTHGUARD_SCREENSHOT_DIR") or tmp_path)  # to look at
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / f"{release}.png"))
+        finally:
+            ctx.close()
+    for sel in (".cards", "#decision table", "nav.nav"):
+        box = boxes[sel]
+        assert box is not None and box["y"] + box["height"] <= 900, (sel, box)
+    assert boxes["#decision"]["y"] < 900
+    assert height <= OLD_HEIGHT / 2
+    assert (shots / f"{release}.png").stat().st_size > 20_000
