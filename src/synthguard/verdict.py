@@ -130,6 +130,10 @@ class Verdict:
     risks: tuple[Mapping[str, Any], ...] = ()
     detection_limits: Mapping[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        levels = ", ".join(f"{r['risk']} {r['level']}" for r in self.risks)
+        return f"<Verdict {self.level.upper()}" + (f": {levels}>" if levels else f" ({self.rule.rule})>")
+
     @property
     def unit(self) -> str:
         """What the tests count: ``"records"``, or ``"entities"`` when an entity key is given."""
@@ -442,7 +446,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
                            "effect": None, "effect_ci": None, "metric": None, "settle": None,
-                           "unresolved": []}
+                           "member": None, "non_member": None, "unresolved": []}
     if not tests:
         row.update(level="not assessed",
                    summary=f"{title}: not assessed (no test of this risk ran with a control)")
@@ -456,7 +460,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
         top = max((t for t in alarms if t["level"] == level),
                   key=lambda t: (t["effect"] or 0.0, -(t["p_adjusted"] or 1.0)))
         row.update(level=level, metric=top["metric"], effect=top["effect"],
-                   effect_ci=top["effect_ci"])
+                   effect_ci=top["effect_ci"], member=top["member"], non_member=top["non_member"])
         row["summary"] = (f"{title}: {level}. {top['metric']} exposes {_pct(top['member'])} of the "
                           f"training {top['unit']} against {_pct(top['non_member'])} of the control, "
                           f"an excess of {_pct(top['effect'])} (interval {_pct(top['effect_ci'][0])} "
@@ -471,7 +475,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
             unresolved.append(t)
     worst = max(tests, key=lambda t: ((t["effect_ci"] or [0, 0])[1] or 0.0))
     row.update(metric=worst["metric"], effect=worst["effect"], effect_ci=worst["effect_ci"],
-               unresolved=unresolved)
+               member=worst["member"], non_member=worst["non_member"], unresolved=unresolved)
     if not unresolved:
         row["level"] = "low"
         what = ", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))

@@ -410,13 +410,19 @@ def _group_privacy_tests(report: Any, d: Mapping[str, Any]) -> list[dict[str, An
         if res is None or res.family in NON_PRIVACY_FAMILIES:
             continue
         t = tests.get(name)
-        if t is not None:
-            key = ("t", t.get("statistic"), _r(t.get("member")), _r(t.get("non_member")),
-                   t.get("n_member"), _r(t.get("effect")), t.get("level"))
+        if t is not None and t.get("same_as") in tests:  # the verdict collapsed it into another
+            t = tests[t["same_as"]]
+        ev = t if t is not None else (res.evidence.to_dict() if res.evidence is not None else None)
+        if ev is not None and ev.get("member") is not None:
+            # one test, whichever metrics report it: the same counts on the same records
+            key = ("t", _r(ev.get("member")), _r(ev.get("non_member")), ev.get("n_member"),
+                   ev.get("n_non_member"), _r(ev.get("effect")))
         else:
             key = ("m", name, _r(res.value))
         g = groups.setdefault(key, {"names": [], "test": t, "result": res,
                                     "risk": risk_of(name) or "other"})
+        if g["test"] is None and t is not None:  # the driving member of the group leads it
+            g.update(test=t, result=res)
         g["names"].append(name)
     order = {"presence": 0, "singling_out": 1, "linkability": 2, "inference": 3}
     return sorted(groups.values(), key=lambda g: (g["test"] is None, order.get(g["risk"], 9)))

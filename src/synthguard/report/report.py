@@ -44,7 +44,7 @@ class Report:
     def verdict(self) -> Any:
         """The :class:`~synthguard.verdict.Verdict`: one level, its drivers and evidence, and the
         detection limit of the run (its repr is one line: level and risks)."""
-        return _short_repr(self._verdict)
+        return self._verdict
 
     def risks(self) -> list[dict[str, Any]]:
         """The decision block: one dict per risk (presence, singling out, linkability, inference)
@@ -265,32 +265,3 @@ def _float(x: Any) -> float | None:
         return None if x is None or isinstance(x, bool) else float(x)
     except (TypeError, ValueError):
         return None
-
-
-def _short_repr(verdict: Any) -> Any:
-    """``verdict`` with a one-line repr (``<Verdict HIGH: presence high, ...>``); the same object
-    otherwise (a subclass instance sharing its fields), or ``verdict`` itself when that fails."""
-    cls = type(verdict)
-    if getattr(cls, "_short_repr", False) or not hasattr(verdict, "__dict__"):
-        return verdict
-    try:
-        short = _SHORT.get(cls)
-        if short is None:
-            def __repr__(self: Any) -> str:
-                from .risks import risks_of
-
-                d = self.to_dict()
-                levels = ", ".join(f"{r['risk']} {r['level']}" for r in risks_of({"verdict": d}))
-                return f"<Verdict {str(d.get('level')).upper()}: {levels}>"
-
-            short = type(cls.__name__, (cls,), {"__repr__": __repr__, "_short_repr": True,
-                                               "__module__": cls.__module__})
-            _SHORT[cls] = short
-        out = object.__new__(short)
-        out.__dict__.update(verdict.__dict__)
-        return out
-    except Exception:  # noqa: BLE001 - a repr nicety must never break the report
-        return verdict
-
-
-_SHORT: dict[type, type] = {}

@@ -127,7 +127,15 @@ def risks_of(report: Any) -> list[dict[str, Any]]:
     d = report if isinstance(report, Mapping) else report.to_dict()
     v = d.get("verdict") or {}
     if isinstance(v.get("risks"), list) and v["risks"]:
-        return [dict(r) for r in v["risks"]]
+        materiality = float(v.get("materiality") or 0.01)
+        has_control = "control" in (d.get("inputs") or {})
+        out = []
+        for r in v["risks"]:
+            row = dict(r)
+            if row.get("level") in ("high", "medium"):  # the action, in plain words
+                row["summary"], _ = _sentence(row, d, materiality, has_control)
+            out.append(row)
+        return out
     return fallback_risks(d)
 
 
