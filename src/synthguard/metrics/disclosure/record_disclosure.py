@@ -36,7 +36,7 @@ import numpy as np
 from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
-from ...stats import make_rng, wilson_interval
+from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
     check_non_negative_int,
@@ -150,10 +150,9 @@ def own_table_unique(ids: np.ndarray, m: int, rng: np.random.Generator,
     return np.where(inside, count == 1, count - (ids == ids[star]) == 0)
 
 
-REPU_STATISTIC = ("share of real records unique on the quasi-identifiers among themselves and a random "
-                  "sample of their own table as large as the smaller real table (every record of the "
-                  "smaller table), whose combination is unique in the synthetic data too (synthpop's "
-                  "replicated uniques)")
+REPU_STATISTIC = ("share of real records whose quasi-identifier combination is unique in the pooled real "
+                  "data (training and control together) and unique in the synthetic data too "
+                  "(synthpop's replicated uniques, judged without the labels)")
 
 
 @register("replicated_uniques", family="disclosure", direction="lower is safer", params=_params(),
@@ -239,32 +238,30 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
 
 
 def _repu_evidence(ctx: Context, codes: dict[str, np.ndarray]) -> tuple[Evidence, int]:
-    """Per-record repU flags of every training and every control record (uniqueness judged at the
-    smaller table's size, :func:`own_table_unique`), with the records a copy would flag."""
-    from ...data.tables import canonical_order
+    """Per-record repU flags of every training and every control record, with the records a copy
+    would flag.
 
+    A record is flagged when its key is unique in the *pooled* real data (training and control
+    together) and unique in the synthetic data. Uniqueness is judged without the labels, so the
+    flags do not move when training and control labels are exchanged and the test stays exact
+    (uniqueness within each record's own table would change with the labels: the flags would be
+    functions of which records are members). The headline value stays synthpop's repU.
+    """
     io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
     n_ids = int(max(io.max(initial=-1), ic.max(initial=-1), is_.max(initial=-1))) + 1
     size_s = np.bincount(is_, minlength=n_ids)
-    m = min(io.size, ic.size)
-    flags, uniq = {}, {}
-    for role, ids in (("original", io), ("control", ic)):  # two sides
-        rng = make_rng(ctx.seed, "replicated_uniques", "subsample", role)
-        order = canonical_order(ctx.tables.get(role)) if ids.size > m else None
-        uniq[role] = own_table_unique(ids, m, rng, order)
-        flags[role] = uniq[role] & (size_s[ids] == 1)
-    # an exact copy of a training record in the release sets its flag when the record is unique in
-    # its own table and its key is absent from the release (one synthetic record afterwards)
-    exact = uniq["original"] & (size_s[io] == 0)
+    size_r = np.bincount(np.r_[io, ic], minlength=n_ids)
+    flags = {role: (size_r[ids] == 1) & (size_s[ids] == 1)
+             for role, ids in (("original", io), ("control", ic))}
+    # an exact copy of a training record in the release sets its flag when its key is unique in the
+    # pooled real data and absent from the release (one synthetic record afterwards)
+    exact = (size_r[io] == 1) & (size_s[io] == 0)
     rare = rare_records({"original": codes["original"], "control": codes["control"]})["original"]
     rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare})
     ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
-                             baseline="control records (never trained on), uniqueness judged at the "
-                                      "same table size, against the same synthetic data",
-                             note=(f"uniqueness of each record judged among {m} records of its own table "
-                                   "(the larger table's others drawn at random with the run's seed)"
-                                   if io.size != ic.size else None))
-    return ev, m
+                             baseline="control records (never trained on) against the same synthetic "
+                                      "data, uniqueness judged in the pooled real data")
+    return ev, int(min(io.size, ic.size))
 
 
 # ---------------------------------------------------------------- DiSCO
