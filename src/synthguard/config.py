@@ -31,10 +31,13 @@ argument or the config's ``metrics``) must exist.
 Presets
 -------
 ``quick``
-    Cheap exact-match and distance checks (seconds on 100k rows).
+    Cheap exact-match, near-copy and distance checks (seconds on 100k rows), and verbatim text
+    copies when text columns are declared.
 ``privacy``
-    Every privacy attack and disclosure metric: distances, distinguishability, membership
-    inference, the anonymeter trio, CAP, k-anonymity, l-diversity, text leakage.
+    Every privacy attack and disclosure metric: exact and near copies, close neighbours,
+    distances, distinguishability, membership inference, the anonymeter trio, CAP, k-anonymity,
+    l-diversity, text leakage (copied documents, reproduced entities: run whenever text columns
+    are declared, skipped with the reason otherwise).
 ``full``
     ``privacy`` plus fidelity, utility and distortion.
 """
@@ -54,8 +57,10 @@ _TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "data", "risk_rule", "ma
              "release_type"}
 
 # Presets: named metric selections. Names not registered in this installation are skipped.
-_QUICK = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "k_anonymity")
-_PRIVACY = ("exact_matches", "ims", "dcr", "nndr", "new_row_synthesis", "distinguishability",
+_QUICK = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nndr",
+          "new_row_synthesis", "k_anonymity", "text_exact_matches")
+_PRIVACY = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nndr",
+            "new_row_synthesis", "distinguishability",
             "closest_distance_mia", "singling_out_univariate", "singling_out_multivariate",
             "linkability", "inference", "cap", "disclosure_protection",
             "dcr_baseline_protection", "dcr_overfitting_protection", "k_anonymity", "l_diversity",

@@ -171,3 +171,20 @@ def test_text_only_tables_are_skipped():
     o = pd.DataFrame({"t": ["a b c d e", "f g h i j", "k l m n o"]})
     rep = evaluate(o, o, metadata=meta, metrics=["dcr"])
     assert rep["dcr"]["status"] == "skipped" and "text" in rep["dcr"]["reason"]
+
+
+@pytest.mark.parametrize("func", [dcr, nndr])
+def test_evidence_flags_every_record_with_label_free_ranges(func):
+    rng = np.random.default_rng(7)
+    o = pd.DataFrame({"x": rng.uniform(0, 1, 60), "y": rng.uniform(0, 1, 60)})
+    c = pd.DataFrame({"x": rng.uniform(0, 10, 60), "y": rng.uniform(0, 1, 60)})  # wider x range
+    s = pd.DataFrame({"x": rng.uniform(0, 10, 50), "y": rng.uniform(0, 1, 50)})
+    meta = {"columns": {"x": {"sdtype": "numerical"}, "y": {"sdtype": "numerical"}}}
+    ev = run(func, o, s, c, meta=meta).evidence
+    swapped = run(func, c, s, o, meta=meta).evidence
+    assert ev.flags.member.size == 60 and ev.flags.non_member.size == 60
+    assert ev.k_member == ev.flags.member.sum() and ev.k_non_member == ev.flags.non_member.sum()
+    # ranges from original and control together: swapping the labels swaps the flags exactly
+    assert np.array_equal(ev.flags.member, swapped.flags.non_member)
+    assert np.array_equal(ev.flags.non_member, swapped.flags.member)
+    assert ev.sees == () and ev.risk == "presence"  # a pooled-tail share is capped

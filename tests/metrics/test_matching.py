@@ -111,13 +111,15 @@ def test_copy_is_maximally_risky_and_independent_sample_sits_at_baseline():
     wide_ctl = pd.concat([ctl, pd.DataFrame({"x": rng.normal(size=400)})], axis=1)
     rep = evaluate(wide, wide, wide_ctl, metrics=["exact_matches", "ims"])
     assert rep.result("exact_matches").risk_level == "high"
-    assert rep.result("ims").risk_level == "high"
+    # ims is informational (a fidelity share): its evidence never drives the verdict
+    assert rep.result("ims").evidence.drives_verdict is False
+    assert rep.result("ims").risk_level not in ("high", "medium", "low")
     rep = evaluate(orig, syn, ctl, metrics=["exact_matches", "ims"])
     for name in ("exact_matches", "ims"):
         d = rep.result(name).to_dict()
         lo, hi = d["difference_to_baseline"]["ci"]
         assert lo <= 0 <= hi, name  # an independent sample matches like real unseen rows
-    assert rep.result("ims").risk_level in ("low", "inconclusive")
+    assert rep.result("ims").risk_level not in ("high", "medium")
 
 
 def test_row_order_does_not_change_values(demo_data, demo_metadata):
@@ -151,3 +153,31 @@ def test_bad_params_raise_config_error(params):
 def test_ims_bad_confidence():
     with pytest.raises(ConfigError):
         evaluate(ORIG, SYN, metadata=META, metrics={"ims": {"confidence_level": 0}})
+
+
+def test_exact_matches_evidence_flags_every_record_unique_in_pooled_real_data():
+    orig = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "c": ["a", "b", "c", "d"]})
+    ctl = pd.DataFrame({"x": [2.0, 5.0, 6.0], "c": ["b", "e", "f"]})
+    syn = pd.DataFrame({"x": [1.0, 2.0, 5.0, 9.0], "c": ["a", "b", "e", "z"]})
+    r = exact_matches(ctx(orig, syn, ctl))
+    ev = r.evidence
+    f = ev.flags
+    # (2, b) is in both original and control: not unique in the pooled real data, never flagged
+    assert f.member.tolist() == [True, False, False, False]
+    assert f.non_member.tolist() == [False, True, False]
+    assert f.responds["exact"].tolist() == [True, False, True, True]
+    assert f.responds["rare"].tolist() == f.responds["exact"].tolist()
+    assert ev.n_member == 4 and ev.n_non_member == 3  # all records, not only the unique ones
+    assert ev.sees == ("exact", "rare") and ev.risk == "presence" and ev.weight == 3.0
+    assert ev.visibility["exact"] == pytest.approx(0.75)
+    assert r.value == pytest.approx(0.5)  # headline (SynEval) unchanged: release rows in original
+
+
+def test_ims_evidence_is_informational_per_record_verbatim_copy():
+    r = ims(Context.from_frames(ORIG, SYN, CTL, META).for_metric(ims.spec))
+    ev = r.evidence
+    assert ev.drives_verdict is False and ev.sees == ()
+    assert "exact_matches" in ev.note
+    # original rows (1,a),(1,a),(2,b),(nan,nan) all have a copy in SYN; control (2,b) yes, (5,e) no
+    assert ev.flags.member.tolist() == [True, True, True, True]
+    assert ev.flags.non_member.tolist() == [True, False]

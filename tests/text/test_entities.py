@@ -190,3 +190,26 @@ def test_without_spacy_installed_auto_uses_rules(texts, monkeypatch):
     assert res.to_dict()["backend"] == "rules" and res.to_dict()["degraded"] is True
     res = run("text_nominals", frame(texts["original"]), frame(texts["synthetic"]))
     assert res.to_dict()["backend"] == "rules"
+
+
+def test_entity_evidence_flags_records_whose_unique_entity_is_reproduced(texts):
+    control = frame(["John Smith bought coffee in Boston yesterday and liked it a lot.",
+                     "Nothing special about this tea, it tastes like warm water honestly."])
+    ev = run("text_entities", frame(texts["original"]), frame(texts["synthetic"]), control,
+             backend="spacy", n_process=1).evidence
+    f = ev.flags
+    assert f.member.size == len(texts["original"]) and f.non_member.size == 2
+    # row 0 (Maria Gonzalez, Acme Corp, Springfield) and row 6 (Helen Carter) are copied; their
+    # entities found in no other real record are reproduced; John Smith and Boston are shared
+    # with the control, so they alone cannot flag anyone
+    assert f.member[0] and f.member[6] and not f.member[3]
+    assert not f.non_member.any()
+    assert ev.sees == ("text",) and ev.risk == "presence"
+    assert 0 < ev.visibility["text"] < 1  # rows without an entity of their own are not visible
+
+
+def test_entity_evidence_needs_every_document(texts):
+    many = texts["original"] * 3
+    res = run("text_entities", frame(many), frame(texts["synthetic"]), frame(many[:5]),
+              backend="rules", max_docs=10)
+    assert res.evidence is None

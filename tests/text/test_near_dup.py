@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -124,3 +125,46 @@ def test_density_ci_uses_the_shared_bootstrap():
     assert ci[0] <= num.sum() / den.sum() <= ci[1]
     assert _ratio_ci(num[:1], den[:1], np.random.default_rng(7)) is None
     assert _ratio_ci(num, np.zeros(6), np.random.default_rng(7)) is None
+
+
+def test_evidence_flags_training_documents_copied_into_the_release(texts):
+    control = frame(["Completely different words about a garden hose that leaks water daily.",
+                     "The teacher told my sister that Helen Carter from Boston had won the baking "
+                     "contest."])
+    ev = run("text_exact_matches", frame(texts["original"]), frame(texts["synthetic"]),
+             control).evidence
+    # training rows 0 and 6 copied verbatim, row 3 with one word changed
+    assert np.flatnonzero(ev.flags.member).tolist() == [0, 3, 6]
+    # the control's second document equals training row 6, which the release copies
+    assert ev.flags.non_member.tolist() == [False, True]
+    assert ev.sees == ("text",) and ev.risk == "presence"
+    assert ev.visibility["text"] == 1.0
+    assert run("text_exact_matches", frame(texts["original"]), frame(texts["synthetic"])).evidence \
+        is None  # no control: nothing to compare with
+
+
+def test_evidence_on_fine_food_reviews_sees_planted_near_copies_only():
+    import os
+    from pathlib import Path
+
+    from synthguard.stats import make_rng
+
+    root = Path(os.environ.get("SYNTHGUARD_SHARED_DATA",
+                               Path(__file__).resolve().parents[3] / "shared" / "data"))
+    if not (root / "fine_foods_reviews_train.csv").exists():
+        pytest.skip("shared data not found")
+    tr = pd.read_csv(root / "fine_foods_reviews_train.csv")
+    te = pd.read_csv(root / "fine_foods_reviews_test.csv")
+    order = make_rng(0, "split").permutation(len(tr))
+    o = tr.iloc[np.sort(order[:2000])].reset_index(drop=True)
+    c = tr.iloc[np.sort(order[2000:])].reset_index(drop=True)
+    rng = make_rng(0, "plant")
+    planted = o.iloc[np.sort(rng.choice(len(o), 100, replace=False))].copy()
+    words = planted["review"].str.split(" ")
+    planted["review"] = [" ".join(w[:1] + ["zzplanted"] + w[2:]) for w in words]
+    meta = {"text_columns": ["review"]}
+    clean = run("text_exact_matches", o, te, c, meta).evidence
+    leaky = run("text_exact_matches", o, pd.concat([te, planted], ignore_index=True), c,
+                meta).evidence
+    assert clean.effect_ci[0] <= 0 < clean.effect_ci[1] < 0.01  # no excess; 1 % ruled out
+    assert leaky.effect_ci[0] > 0.03 and leaky.p_value < 1e-6  # 5 % planted: seen

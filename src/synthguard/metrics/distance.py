@@ -6,6 +6,12 @@ every tabular column (text and id columns take no part). Missing values follow t
 rule: one side missing -> term 1 (the largest a term can be), both missing -> term 0 (missing equals
 missing, as in exact matching); a missing category is its own category.
 All neighbour searches go through :mod:`synthguard.neighbors`.
+
+The headline values keep the original's ranges (SynEval parity). The members-vs-controls evidence
+(every training and control record: is its exposure score in the pooled tail?) searches again with
+ranges from the original and the control together, so the scale does not depend on which records
+are members; its flags join the verdict's joint test, and it sees no leak type in full (a tail
+share is capped).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from ..data.hashing import row_hashes
 from ..errors import ConfigError, MetricError
 from ..neighbors import DistanceMetric, gower, kneighbors
 from ..registry import Context, Param, register
-from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ..results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ..stats import difference_ci, make_rng, percentile_ci, proportion, tail_counts
 
 __all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "closer_share_from"]
@@ -314,20 +320,45 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
                         evidence=evidence)
 
 
+def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
+    """k=2 nearest release rows of every ``query`` (original or control) row under the Gower
+    distance with ranges from the original AND the control (label-free: the evidence compares
+    training with control records, so the scale must not come from one side only)."""
+    cols, _ = distance_setup(ctx)
+
+    def compute() -> np.ndarray:
+        metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
+        q = ctx.encoded.block(query, cols)
+        r = ctx.encoded.block("synthetic", cols)
+        return kneighbors(q, r, metric, 2, backend=ctx.backend).distances
+
+    return ctx.memo(f"distance.labelfree.knn2.{query}", compute)
+
+
 def _real_to_release(ctx: Context, what: str, score: Any, share: float,
                      confidence_level: float) -> Evidence | None:
     """Evidence of a nearest-neighbour statistic seen from the real records: for every training
     row and every control row, its nearest release rows (``score`` turns the k=2 distances into an
-    exposure score, higher = more exposed); members vs controls in the pooled top ``share``."""
+    exposure score, higher = more exposed); members vs controls in the pooled top ``share``.
+
+    Distances use label-free ranges (original and control together), unlike the headline value
+    (the original's ranges, SynEval parity). Every record is flagged or not (the pooled tail), so
+    the flags join the verdict's joint test; a tail share is capped, so the test sees no leak type
+    in full (``sees=()``): it can raise an alarm but never supports ``low``.
+    """
     if not (ctx.tables.has_control and len(ctx.tables.control)) or len(ctx.tables.synthetic) < 2:
         return None
-    s_m = score(_neighbours(ctx, "original", "synthetic", 2)[0])
-    s_c = score(_neighbours(ctx, "control", "synthetic", 2)[0])
+    s_m = score(_labelfree_neighbours(ctx, "original"))
+    s_c = score(_labelfree_neighbours(ctx, "control"))
     k_m, k_c, cut = tail_counts(s_m, s_c, share)
-    return Evidence.from_counts(f"{what} (pooled top {100 * share:g} % of all real records, cut "
-                                f"{abs(cut):.4g})", k_m, int(s_m.size), k_c, int(s_c.size),
-                                baseline="control rows against the same release, same cut",
-                                confidence_level=confidence_level)
+    # a verbatim copy scores the maximum (distance or ratio 0), so it always lands in the tail
+    flags = RecordFlags(s_m >= cut, s_c >= cut, {"exact": np.ones(s_m.size, dtype=bool)})
+    return Evidence.from_flags(f"{what} (pooled top {100 * share:g} % of all real records, cut "
+                               f"{abs(cut):.4g})", flags, sees=(), risk="presence",
+                               baseline="control rows against the same release, same cut",
+                               confidence_level=confidence_level,
+                               note="a pooled-tail share is capped at the tail size: it raises "
+                                    "alarms but cannot rule a leak out")
 
 
 def _ratios(d: np.ndarray) -> np.ndarray:

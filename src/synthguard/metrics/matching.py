@@ -7,6 +7,7 @@ hash-free row identities (:meth:`~synthguard.encoding.EncodedView.row_ids`). No 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,10 @@ import pandas as pd
 
 from ..errors import ConfigError, MetricError
 from ..registry import Context, Param, register
-from ..results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ..results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ..stats import difference_ci, proportion
 
-__all__ = ["copy_evidence_counts", "exact_matches", "exact_matches_result", "ims", "ims_result",
+__all__ = ["copy_evidence_counts", "copy_flags", "exact_matches", "exact_matches_result", "ims", "ims_result",
            "matching_columns", "row_identities_for"]
 
 
@@ -103,17 +104,41 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
     _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
-    control = evidence = None
+    control = evidence = flags = None
     if "control" in ids:
         ctl = ids["control"]
         control = (int(_in(ctl, orig).sum()), int(ctl.size))
         if ctl.size:
             evidence = copy_evidence_counts(orig, ctl, syn)
+            flags = copy_flags(orig, ctl, syn)
     return exact_matches_result(
         ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
         n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
         records=_copied_records(syn, orig, top_n), evidence_counts=evidence,
-        confidence_level=confidence_level)
+        confidence_level=confidence_level, flags=flags)
+
+
+def copy_flags(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> RecordFlags:
+    """Per-record flags of the exact-copy test from row identities (equal rows, equal ids).
+
+    A training or control record is flagged when it is unique in the pooled real data (no other
+    training or control record has the same row: decided without the labels) and the release holds
+    an exact copy of it. A copy of any pooled-unique record would set its flag, so the leak types
+    ``"exact"`` and ``"rare"`` respond on exactly the pooled-unique training records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = copy_flags(np.array([1, 2, 2]), np.array([3, 4]), np.array([1, 3, 2]))
+    >>> f.member.tolist(), f.non_member.tolist(), f.responds["exact"].tolist()
+    ([True, False, False], [True, False], [True, False, False])
+    """
+    pooled = np.concatenate([orig, ctl])
+    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    unique = counts[inv.ravel()] == 1
+    flag = unique & _in(pooled, syn)
+    n_o = orig.size
+    return RecordFlags(flag[:n_o], flag[n_o:], {"exact": unique[:n_o], "rare": unique[:n_o]})
 
 
 def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> dict[str, int]:
@@ -132,12 +157,15 @@ def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> 
 def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
                          n_duplicated: int, n_original: int, control: tuple[int, int] | None,
                          records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
-                         confidence_level: float = 0.95) -> MetricResult:
+                         confidence_level: float = 0.95,
+                         flags: RecordFlags | None = None) -> MetricResult:
     """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
 
     ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
     ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
-    ``evidence_counts`` from :func:`copy_evidence_counts` (non-empty control only).
+    ``evidence_counts`` from :func:`copy_evidence_counts` (non-empty control only); ``flags`` from
+    :func:`copy_flags` (same counts, per record): the evidence then carries them for the joint
+    verdict.
     """
     rate = proportion(k, n_synthetic, confidence_level)
     dup = proportion(n_duplicated, n_original, confidence_level)
@@ -174,13 +202,19 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
     evidence = None
     if evidence_counts is not None:
         e = evidence_counts
-        evidence = Evidence.from_counts(
-            "share of records (unique in the real data) with an exact copy in the release",
-            e["unique_hit_o"], e["unique_o"], e["unique_hit_c"], e["unique_c"],
-            baseline="control rows: real people the generator never saw, against the same release",
-            confidence_level=confidence_level, weight=3.0,
-            note=f"{e['n_o'] - e['unique_o']} training and {e['n_c'] - e['unique_c']} control records "
-                 "whose row other real records share are left out of the test (see all_records_evidence)")
+        note = (f"{e['n_o'] - e['unique_o']} training and {e['n_c'] - e['unique_c']} control records "
+                "whose row other real records share cannot be flagged (see all_records_evidence)")
+        statistic = "share of records unique in the real data with an exact copy in the release"
+        base = "control rows: real people the generator never saw, against the same release"
+        if flags is not None:
+            evidence = Evidence.from_flags(statistic, flags, sees=("exact", "rare"), risk="presence",
+                                           baseline=base, confidence_level=confidence_level,
+                                           weight=3.0, note=note)
+        else:  # counts only (partitioned runs): the same numbers, joined by Holm
+            evidence = Evidence.from_counts(
+                statistic, e["unique_hit_o"], e["n_o"], e["unique_hit_c"], e["n_c"], baseline=base,
+                confidence_level=confidence_level, weight=3.0, note=note)
+            evidence = replace(evidence, risk="presence")
         details["all_records_evidence"] = Evidence.from_counts(
             "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
             e["n_c"], confidence_level=confidence_level).to_dict()
@@ -226,21 +260,30 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
     syn = np.unique(ids["synthetic"])
     if syn.size == 0 or orig.size == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    control = None
+    control = flags = None
     if "control" in ids and ids["control"].size:
         ctl = np.unique(ids["control"])
         control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
                    int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
+        flags = RecordFlags(_in(orig, ids["synthetic"]), _in(ids["control"], ids["synthetic"]),
+                            {"exact": np.ones(orig.size, dtype=bool)})
     return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
-                      control=control, confidence_level=confidence_level)
+                      control=control, confidence_level=confidence_level, flags=flags)
 
 
 def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,
-               confidence_level: float = 0.95) -> MetricResult:
+               confidence_level: float = 0.95, flags: RecordFlags | None = None) -> MetricResult:
     """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
     in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
     rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
-    :mod:`synthguard.distributed`)."""
+    :mod:`synthguard.distributed`); ``flags``: per training and control record, whether the release
+    holds a verbatim copy of it (the informational evidence; without them the per-row counts).
+
+    IMS is a fidelity-style share (release rows found in the original against control rows found
+    in the original), not a membership test: a release of fresh real rows drawn towards common
+    rows raises it. Its evidence therefore never drives the verdict; ``exact_matches`` carries the
+    exact-copy test.
+    """
     rate = proportion(k, n_distinct, confidence_level)
     details: dict[str, Any] = {"distinct_synthetic_rows": int(n_distinct), "matched_distinct_rows": k,
                                "passed": None, "difference_to_baseline": None,
@@ -262,14 +305,18 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
         level = level_from_thresholds(excess, thresholds, "lower is safer") if significant else "low"
         if not details["passed"] and not significant:
             warning = "IMS is above the control baseline but within sampling error"
-        # per row (duplicates included, so both sides are plain random samples): release rows found
-        # in the original against control rows found in the original
-        evidence = Evidence.from_counts(
-            "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
-            baseline="control rows found in the original (real rows of the same population)",
-            confidence_level=confidence_level,
-            note="per release row, not per training record: the effect is the share of the release "
-                 "that copies training rows beyond chance")
+        note = ("informational: IMS compares release rows found in the original with control rows "
+                "found in the original (fidelity: common rows raise it), so it does not drive the "
+                "verdict; exact_matches carries the exact-copy test (records unique in the real data)")
+        if flags is not None:
+            evidence = Evidence.from_flags(
+                "share of records with a verbatim copy in the release", flags, risk="presence",
+                confidence_level=confidence_level, drives_verdict=False, note=note)
+        else:  # counts only (partitioned runs): per release row
+            evidence = replace(Evidence.from_counts(
+                "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
+                baseline="control rows found in the original (real rows of the same population)",
+                confidence_level=confidence_level, drives_verdict=False, note=note), risk="presence")
     else:
         baseline = Baseline(None, "no baseline: no control given")
         level = level_from_thresholds(rate["value"], thresholds, "lower is safer")

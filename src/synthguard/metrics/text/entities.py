@@ -12,13 +12,14 @@ case-folded text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
+from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (
@@ -37,7 +38,7 @@ from ._common import (
     text_columns,
 )
 
-__all__ = ["text_entities", "ENTITY_LABELS", "PATTERN_LABELS", "filter_entities"]
+__all__ = ["text_entities", "ENTITY_LABELS", "PATTERN_LABELS", "filter_entities", "entity_record_flags"]
 
 ENTITY_LABELS = ("PER", "ORG", "LOC", "MISC")
 PATTERN_LABELS = ("EMAIL", "URL", "PHONE", "ID", "NAME")
@@ -119,16 +120,67 @@ def text_entities(ctx: Context, *, columns: str | Sequence[str] | None = None, b
     density_high = float(th.get("density_high", 0.1))
     sampled = {}
     texts: dict[str, list[str]] = {}
+    doc_rows: dict[str, np.ndarray] = {}
     for role in ctx.tables.roles:
         docs = collect_docs(ctx.tables.get(role), cols)
         idx = sample_indices(len(docs), max_docs, ctx.rng("sample", role))
         sampled[role] = {"documents": len(docs), "analysed": int(idx.size)}
-        texts[role] = docs.take(idx).texts
+        taken = docs.take(idx)
+        texts[role] = taken.texts
+        doc_rows[role] = taken.rows
     outputs = role_outputs("entities", ctx, be, texts, store, n_process=n_process, batch_size=batch_size)
     mentions = {role: _mentions(out, labels, min_chars, max_chars) for role, out in outputs.items()}
     summaries = {role: role_summary(m, ctx.rng("density", role), density_high) for role, m in mentions.items()}
     ov = overlap_summary(mentions["original"], mentions["synthetic"], mentions.get("control"), top_k)
-    return build_result("text_entities", "entities", ctx, be, cols, summaries, ov, sampled, density_high)
+    result = build_result("text_entities", "entities", ctx, be, cols, summaries, ov, sampled,
+                          density_high)
+    if "control" not in mentions or not len(ctx.tables.control):
+        return result
+    if any(sampled[r]["analysed"] < sampled[r]["documents"] for r in ("original", "control")):
+        return result  # per-record flags need every training and control document
+    flags = entity_record_flags(mentions["original"], doc_rows["original"],
+                                len(ctx.tables.original), mentions["control"],
+                                doc_rows["control"], len(ctx.tables.control), mentions["synthetic"])
+    evidence = Evidence.from_flags(
+        "share of records with a named entity found in no other real record that the release "
+        "reproduces", flags, sees=("text",), risk="presence",
+        baseline="control records' entities against the same release",
+        note="only records with an entity no other real record (training or control) mentions can "
+             "be flagged: common entities cannot tell members from non-members")
+    return replace(result, evidence=evidence)
+
+
+def entity_record_flags(orig: Mentions, orig_rows: np.ndarray, n_orig: int, ctl: Mentions,
+                        ctl_rows: np.ndarray, n_ctl: int, release: Mentions) -> RecordFlags:
+    """Per training and control record: does the release reproduce an entity that no other real
+    record mentions (unique in the pooled real data, label-free)?
+
+    ``orig_rows[d]`` is the record of document ``d`` (``Mentions.doc`` indexes documents).
+    ``responds["text"]``: the record has such an entity (a copy of its text would reproduce it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.metrics.text._common import Mentions
+    >>> m = lambda d, k: Mentions(np.array(d), np.array(k, dtype=object), np.array(k, dtype=object),
+    ...                           np.array(["PER"] * len(k), dtype=object), np.ones(3, np.int64))
+    >>> f = entity_record_flags(m([0, 1], ["ann", "bob"]), np.array([0, 1]), 2,
+    ...                         m([0], ["bob"]), np.array([0]), 1, m([0, 0], ["ann", "bob"]))
+    >>> f.member.tolist(), f.non_member.tolist(), f.responds["text"].tolist()
+    ([True, False], [False], [True, False])
+    """
+    rec = np.concatenate([orig_rows[orig.doc], n_orig + ctl_rows[ctl.doc]]).astype(np.int64)
+    keys = pd.Series(np.concatenate([orig.key, ctl.key]), dtype=object)
+    pairs = pd.DataFrame({"rec": rec, "key": keys}).drop_duplicates()
+    per_key = pairs.groupby("key", sort=False)["rec"].transform("size").to_numpy()
+    unique = pairs[per_key == 1]
+    in_release = unique["key"].isin(set(release.key.tolist())).to_numpy()
+    n = n_orig + n_ctl
+    visible = np.zeros(n, dtype=bool)
+    visible[unique["rec"].to_numpy()] = True
+    flag = np.zeros(n, dtype=bool)
+    flag[unique["rec"].to_numpy()[in_release]] = True
+    return RecordFlags(flag[:n_orig], flag[n_orig:], {"text": visible[:n_orig]})
 
 
 def build_result(name: str, noun: str, ctx: Context, be: Any, cols: list[str],

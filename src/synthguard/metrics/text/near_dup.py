@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...errors import MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
+from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...stats import wilson_interval
 from ._common import (
     Docs,
@@ -32,7 +32,7 @@ from ._common import (
     text_columns,
 )
 
-__all__ = ["text_exact_matches", "match_documents"]
+__all__ = ["text_exact_matches", "match_documents", "copied_records"]
 
 
 #: Dense cells (queries x references) of one candidate block: bounds the block's score matrix and
@@ -199,6 +199,63 @@ def match_documents(query: list[str], ref: list[str], *, threshold: float, n_can
     return out[["ref", "similarity", "kind"]]
 
 
+def copied_records(release: Sequence[str], real: Sequence[Sequence[str]], *, threshold: float,
+                   min_words: int, n_candidates: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Which real documents the release copies verbatim or near-verbatim.
+
+    The release's eligible documents are the reference; each real document (every role in
+    ``real``, e.g. training and control, matched by one matcher whose vocabulary holds all of
+    them, so no side is favoured) is flagged when its best release match is exact after
+    normalisation or has Indel similarity >= ``threshold``.
+
+    Returns
+    -------
+    flagged, eligible : lists of bool arrays, one per role
+        ``eligible``: the document has ``min_words`` words or more (shorter ones are never matched).
+
+    Examples
+    --------
+    >>> f, e = copied_records(["the cat sat on the mat", "a b"], [["the cat sat on the mat"],
+    ...                       ["dogs bark at night here"]], threshold=0.9, min_words=3,
+    ...                       n_candidates=5)
+    >>> f[0].tolist(), f[1].tolist(), e[1].tolist()
+    ([True], [False], [True])
+    """
+    rel = normalise(release)
+    rel = [t for t, ok in zip(rel, _eligible(rel, min_words), strict=True) if ok]
+    norms = [normalise(docs) for docs in real]
+    elig = [_eligible(n, min_words) for n in norms]
+    flagged = [np.zeros(len(n), dtype=bool) for n in norms]
+    if not rel:
+        return flagged, elig
+    queries = [[n[i] for i in np.flatnonzero(e)] for n, e in zip(norms, elig, strict=True)]
+    matcher = Matcher(rel, threshold=threshold, n_candidates=n_candidates,
+                      vocabulary_texts=[t for q in queries for t in q])
+    for f, e, q in zip(flagged, elig, queries, strict=True):
+        if q:
+            f[np.flatnonzero(e)] = matcher.match(q)["kind"].to_numpy() != ""
+    return flagged, elig
+
+
+def _record_flags(ctx: Context, cols: Sequence[str], *, threshold: float, min_words: int,
+                  n_candidates: int) -> RecordFlags:
+    """Per training and control record: does the release copy one of its documents (any text
+    column)? ``responds["text"]``: the record has an eligible document (a copy of it would match)."""
+    roles = ("original", "control")
+    n = {r: len(ctx.tables.get(r)) for r in roles}
+    flag = {r: np.zeros(n[r], dtype=bool) for r in roles}
+    visible = {r: np.zeros(n[r], dtype=bool) for r in roles}
+    for col in cols:
+        syn = collect_docs(ctx.tables.get("synthetic"), [col])
+        docs = {r: collect_docs(ctx.tables.get(r), [col]) for r in roles}
+        f, e = copied_records(syn.texts, [docs[r].texts for r in roles], threshold=threshold,
+                              min_words=min_words, n_candidates=n_candidates)
+        for r, fr, er in zip(roles, f, e, strict=True):
+            flag[r][docs[r].rows[fr]] = True
+            visible[r][docs[r].rows[er]] = True
+    return RecordFlags(flag["original"], flag["control"], {"text": visible["original"]})
+
+
 def _eligible(norm: list[str], min_words: int) -> np.ndarray:
     return (pd.Series(norm, dtype=object).str.count(r"\S+") >= min_words).to_numpy()
 
@@ -328,7 +385,16 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
         "per_column": per_column, "columns": cols,
         "similarity": "Indel (rapidfuzz fuzz.ratio / 100) on normalised text; TF-IDF candidates",
     }
+    evidence = None
+    if "control" in roles and len(ctx.tables.control):
+        flags = _record_flags(ctx, cols, threshold=threshold, min_words=min_words,
+                              n_candidates=n_candidates)
+        evidence = Evidence.from_flags(
+            "share of records with a document copied verbatim or near-verbatim (Indel similarity "
+            f">= {threshold:g} after normalisation) into the release", flags, sees=("text",),
+            risk="presence", baseline="control records' documents against the same release",
+            note=f"records without a document of {min_words} words or more cannot be flagged")
     return MetricResult(name="text_exact_matches", family="text", value=copy["rate"],
                         direction="lower is safer", baseline=base, ci=copy["ci"], n=n_syn,
                         risk_level=level, warning="; ".join(warnings) or None, details=details,
-                        records=records)
+                        records=records, evidence=evidence)
