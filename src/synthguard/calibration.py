@@ -3,20 +3,38 @@
 Split a real table with a seed into *original* (the training rows), *control* (held out) and
 *fresh* (also held out). The fresh part used as the release is a perfect generator: same
 population, nobody from training; every privacy test should read ``low`` (or ``inconclusive``) on
-it, and an alarm on it is a false alarm. Releases with a known leak are built by putting copies of
-training rows into it. Counting alarms over seeds gives the false-alarm rate and the power::
+it, and an alarm on it is a false alarm. Releases with a known leak put training information into
+it, one builder per leak type, each returning the release **and the ground truth**: which training
+records leaked (a :class:`LeakedRelease`). Counting alarms over seeds gives the false-alarm rate and
+the power::
 
     parts = calibration_split(real, seed=0)
-    release = leaky_release(parts["fresh"], parts["original"], share=0.05, seed=0)
-    report = synthguard.evaluate(parts["original"], release, control=parts["control"])
+    leak = exact_copies(parts["fresh"], parts["original"], share=0.05, seed=0)
+    report = synthguard.evaluate(parts["original"], leak.release, control=parts["control"])
+    leak.share      # 0.05: the share of training records the release exposes
 
-``benchmarks/calibration.py`` runs the full table on public data; the test suite runs a small
-version of it (``tests/calibration``).
+Builders (leak type of :data:`synthguard.results.LEAK_TYPES` in brackets):
+
+- :func:`exact_copies` (``exact``), :func:`near_copies` (``near``: one or two cells changed),
+  :func:`rare_copies` (``rare``: copies of records unique on the quasi-identifiers);
+- :func:`smote_release` (``neighbourhood``: interpolation between training neighbours),
+  :func:`mixture_release` (``neighbourhood``: an overfit Gaussian mixture, ``n/5`` components),
+  :func:`kde_release` (``neighbourhood``: training rows plus wide Gaussian noise);
+- :func:`mode_seeking_release`: the null of a generator that over-produces common people,
+  built from fresh rows only (nobody leaked);
+- :func:`person_panel` / :func:`person_copies` (``person``: whole persons of a panel copied);
+- :func:`text_near_copies` (``text``: training documents with one word changed).
+
+:func:`calibration_split` cuts a table 40/30/30; :func:`equal_split` gives original and control
+of equal size (0.4/0.4/0.2), where a 1 % leak can be ruled out. ``benchmarks/calibration.py``
+runs the full table on public data; the test suite runs a small version of it
+(``tests/calibration``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,11 +42,54 @@ import pandas as pd
 from .errors import ConfigError
 from .stats import make_rng
 
-__all__ = ["calibration_split", "leaky_release", "generated_release", "RELEASE_KINDS"]
+__all__ = ["LeakedRelease", "RELEASE_KINDS", "build_release", "calibration_split", "equal_split",
+           "exact_copies", "generated_release", "kde_release", "leaky_release", "mixture_release",
+           "mode_seeking_release", "near_copies", "person_copies", "person_panel", "rare_copies",
+           "rare_records", "smote_release", "text_near_copies"]
 
-RELEASE_KINDS = ("fresh", "copies", "perturbed_copies", "marginals", "copula")
+#: Release kinds of :func:`build_release` and the leak type each one is (``None``: nobody leaked,
+#: or a built-in generator whose leak is not known record by record).
+RELEASE_KINDS: dict[str, str | None] = {
+    "fresh": None, "mode_seeking": None, "exact": "exact", "near": "near", "rare": "rare",
+    "smote": "neighbourhood", "mixture": "neighbourhood", "kde": "neighbourhood",
+    "marginals": None, "copula": None,
+}
 
 
+@dataclass(frozen=True)
+class LeakedRelease:
+    """A calibration release and its ground truth.
+
+    Attributes
+    ----------
+    release : DataFrame
+        The release to evaluate.
+    leaked : ndarray of bool
+        One flag per training record (row of ``original``, in its order; per training *person*,
+        in sorted id order, for :func:`person_copies`): the release exposes this record.
+    leak_type : str or None
+        The leak type (one of :data:`synthguard.results.LEAK_TYPES`), ``None`` for a null release.
+    kind : str
+        The builder's name.
+    """
+
+    release: pd.DataFrame
+    leaked: np.ndarray
+    leak_type: str | None
+    kind: str
+
+    @property
+    def share(self) -> float:
+        """Share of the training records that leaked (the unit of the materiality)."""
+        return float(self.leaked.mean()) if len(self.leaked) else 0.0
+
+    @property
+    def n_leaked(self) -> int:
+        """Number of training records that leaked."""
+        return int(self.leaked.sum())
+
+
+# ---------------------------------------------------------------------------------------- splits
 def calibration_split(frame: pd.DataFrame, seed: int = 0,
                       fractions: Sequence[float] = (0.4, 0.3, 0.3)) -> dict[str, pd.DataFrame]:
     """Shuffle ``frame`` with ``seed`` and cut it into ``original`` / ``control`` / ``fresh``.
@@ -46,6 +107,12 @@ def calibration_split(frame: pd.DataFrame, seed: int = 0,
     -------
     dict
         ``{"original", "control", "fresh"}`` frames with a fresh 0..n-1 index; ``frame`` is untouched.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": range(10)})
+    >>> {k: len(v) for k, v in calibration_split(df, 0).items()}
+    {'original': 4, 'control': 3, 'fresh': 3}
     """
     f = np.asarray(fractions, dtype=float)
     if f.shape != (3,) or np.any(f <= 0):
@@ -61,10 +128,268 @@ def calibration_split(frame: pd.DataFrame, seed: int = 0,
     return {"original": pick(order[:a]), "control": pick(order[a:b]), "fresh": pick(order[b:])}
 
 
+def equal_split(frame: pd.DataFrame, seed: int = 0, fresh: float = 0.2) -> dict[str, pd.DataFrame]:
+    """:func:`calibration_split` with original and control of equal size: ``((1 - fresh) / 2,
+    (1 - fresh) / 2, fresh)``, the set-up in which safety can be shown (a 1 % leak ruled out).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": range(2000)})
+    >>> {k: len(v) for k, v in equal_split(df, 0).items()}
+    {'original': 800, 'control': 800, 'fresh': 400}
+    """
+    if not 0.0 < fresh < 1.0:
+        raise ConfigError(f"fresh must lie strictly between 0 and 1, got {fresh}")
+    half = (1.0 - fresh) / 2.0
+    return calibration_split(frame, seed, (half, half, fresh))
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _check_share(share: float) -> None:
+    if not 0.0 <= share <= 1.0:
+        raise ConfigError(f"share must lie in [0, 1], got {share}")
+
+
+def _count(share: float, original: pd.DataFrame, base: pd.DataFrame, of: str) -> int:
+    _check_share(share)
+    if of == "training":
+        return int(round(share * len(original)))
+    if of == "release":
+        return min(int(round(share * len(base))), len(original))
+    raise ConfigError(f"of must be 'training' or 'release', got {of!r}")
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _numeric_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if _is_numeric(frame[c])]
+
+
+def _integer_valued(s: pd.Series) -> bool:
+    v = s.dropna().to_numpy(dtype=float)
+    return bool(len(v)) and bool(np.all(v == np.round(v)))
+
+
+def _replace_into(base: pd.DataFrame, rows: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """``base`` with ``len(rows)`` random rows replaced by ``rows``, shuffled; new 0..n-1 index."""
+    keep = len(base) - len(rows)
+    rest = base.iloc[:0] if keep <= 0 else base.iloc[np.sort(rng.choice(len(base), keep, replace=False))]
+    out = pd.concat([rest, rows], ignore_index=True)
+    return out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+
+
+def _mask(n: int, idx: np.ndarray) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    m[np.asarray(idx, dtype=np.int64)] = True
+    return m
+
+
+def _bin_keys(frame: pd.DataFrame, columns: Sequence[str], reference: pd.DataFrame,
+              bins: int | None = 5) -> np.ndarray:
+    """One integer key per row of ``frame``: its combination of ``columns``, numeric columns cut at
+    the quantiles of ``reference`` (label-free when ``reference`` pools original and control);
+    ``bins=None``: exact values."""
+    codes = {}
+    for c in columns:
+        s = frame[c]
+        if bins is not None and _is_numeric(s) and s.nunique(dropna=True) > bins:
+            edges = np.unique(np.nanquantile(reference[c].to_numpy(dtype=float),
+                                             np.linspace(0, 1, bins + 1)[1:-1]))
+            v = s.to_numpy(dtype=float)
+            codes[c] = np.where(np.isnan(v), -1, np.searchsorted(edges, v, side="right"))
+        else:
+            codes[c] = pd.factorize(s.astype(str).where(s.notna(), "\0nan"), sort=True)[0]
+    if not codes:
+        return np.zeros(len(frame), dtype=np.int64)
+    return pd.DataFrame(codes).groupby(list(codes), sort=True).ngroup().to_numpy()
+
+
+def rare_records(original: pd.DataFrame, quasi_identifiers: Sequence[str] | None = None, *,
+                 reference: pd.DataFrame | None = None, bins: int = 5) -> np.ndarray:
+    """Which training records are unique in ``original`` on the quasi-identifiers (their exact
+    values; with none given: on every column, numeric columns cut into ``bins`` quantile bins of
+    ``original`` pooled with ``reference``).
+
+    Returns
+    -------
+    ndarray of bool
+        One flag per row of ``original``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"sex": ["f", "f", "m"], "age": [30, 30, 40]})
+    >>> rare_records(df, ["sex"]).tolist()
+    [False, False, True]
+    """
+    cols = list(original.columns) if not quasi_identifiers else list(quasi_identifiers)
+    missing = [c for c in cols if c not in original.columns]
+    if missing:
+        raise ConfigError(f"quasi-identifiers not in the table: {missing}")
+    pooled = original if reference is None else pd.concat([original[cols], reference[cols]],
+                                                          ignore_index=True)
+    keys = _bin_keys(original, cols, pooled, None if quasi_identifiers else bins)
+    counts = np.bincount(keys)
+    return counts[keys] == 1
+
+
+# --------------------------------------------------------------------------------------- copies
+def _copies(base: pd.DataFrame, original: pd.DataFrame, k: int, rng: np.random.Generator,
+            pool: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    cand = np.arange(len(original)) if pool is None else np.flatnonzero(pool)
+    if k > len(cand):
+        raise ConfigError(f"asked for {k} copies, only {len(cand)} candidate training records")
+    src = np.sort(rng.choice(cand, k, replace=False))
+    return original.iloc[src].reset_index(drop=True), src
+
+
+def exact_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
+                 of: str = "training") -> LeakedRelease:
+    """``base`` with rows replaced by exact copies of distinct training rows.
+
+    Parameters
+    ----------
+    base : DataFrame
+        The release to start from (the fresh part, or a generator's output).
+    original : DataFrame
+        The training rows to copy from.
+    share : float
+        With ``of="training"``: the share of the training records copied (``round(share *
+        len(original))`` rows); with ``of="release"``: the share of the release's rows that are
+        copies.
+    seed : int
+        Seed of which rows are copied and replaced.
+
+    Returns
+    -------
+    LeakedRelease
+        ``len(base)`` rows (more when the copies outnumber ``base``); ``leaked`` marks the copied
+        training records.
+
+    Examples
+    --------
+    >>> parts = calibration_split(pd.DataFrame({"a": range(100), "b": range(100)}), 0)
+    >>> exact_copies(parts["fresh"], parts["original"], 0.05).n_leaked
+    2
+    """
+    k = _count(share, original, base, of)
+    rng = make_rng(seed, "calibration-leak", 0)
+    copies, src = _copies(base, original, k, rng)
+    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "exact",
+                         "exact")
+
+
+def _change_cells(copies: pd.DataFrame, base: pd.DataFrame, n_cells: int,
+                  rng: np.random.Generator) -> pd.DataFrame:
+    """Set ``n_cells`` distinct random columns of every row of ``copies`` to a *different* value
+    drawn from that column of ``base`` (one pass per column, vectorised over the rows)."""
+    k = len(copies)
+    if not k or not n_cells:
+        return copies
+    pooled = pd.concat([copies, base], ignore_index=True)
+    changeable = [j for j, c in enumerate(base.columns) if pooled[c].nunique(dropna=False) > 1]
+    if len(changeable) < n_cells:
+        raise ConfigError(f"only {len(changeable)} columns can be changed, n_cells={n_cells}")
+    choice = np.asarray(changeable)[np.argsort(rng.random((k, len(changeable))), axis=1)[:, :n_cells]]
+    out = copies.copy()
+    for j in np.unique(choice):
+        sel = np.flatnonzero((choice == j).any(axis=1))
+        col = base.columns[j]
+        cur = out[col].to_numpy()[sel]
+        values = pooled[col].to_numpy()
+        new = values[rng.integers(0, len(values), len(sel))]
+        for _ in range(64):  # redraw where the donor value equals the copy's (vectorised)
+            same = pd.Series(new).eq(pd.Series(cur)).to_numpy() | (pd.isna(new) & pd.isna(cur))
+            if not same.any():
+                break
+            new[same] = values[rng.integers(0, len(values), int(same.sum()))]
+        else:
+            distinct = pd.unique(values)
+            for i in np.flatnonzero(same):  # a few leftovers in near-constant columns
+                other = [v for v in distinct if not (v == cur[i] or (pd.isna(v) and pd.isna(cur[i])))]
+                new[i] = other[0]
+        out.loc[sel, col] = new
+    return out
+
+
+def near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
+                n_cells: int = 1, of: str = "training") -> LeakedRelease:
+    """``base`` with rows replaced by copies of distinct training rows in which ``n_cells`` (1 or 2)
+    random cells are set to a different value taken from the same column: near-copies that exact
+    matching cannot see.
+
+    Parameters
+    ----------
+    base, original, share, seed, of
+        As :func:`exact_copies` (``of="release"``: ``share`` of the release's rows are near-copies).
+    n_cells : int
+        Cells changed per copy, each in a different column.
+
+    Returns
+    -------
+    LeakedRelease
+        ``leaked`` marks the training records that were near-copied.
+
+    Examples
+    --------
+    >>> parts = calibration_split(pd.DataFrame({"a": range(100), "b": range(100)}), 0)
+    >>> leak = near_copies(parts["fresh"], parts["original"], 0.1, of="release")
+    >>> leak.n_leaked, len(leak.release.merge(parts["original"]))
+    (3, 0)
+    """
+    if n_cells not in (1, 2):
+        raise ConfigError(f"n_cells must be 1 or 2, got {n_cells}")
+    k = _count(share, original, base, of)
+    rng = make_rng(seed, "calibration-leak", 1, n_cells)
+    copies, src = _copies(base, original, k, rng)
+    copies = _change_cells(copies, base, n_cells, rng)
+    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "near", "near")
+
+
+def rare_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
+                quasi_identifiers: Sequence[str] | None = None,
+                reference: pd.DataFrame | None = None, bins: int = 5,
+                of: str = "training") -> LeakedRelease:
+    """``base`` with rows replaced by exact copies of *rare* training records: records unique in the
+    training table on the quasi-identifiers (see :func:`rare_records`; with none given, on every
+    column's pooled-quantile bins). The people most at risk of re-identification.
+
+    Parameters
+    ----------
+    base, original, share, seed, of
+        As :func:`exact_copies`; ``share`` is still a share of *all* training records.
+    quasi_identifiers : list of str, optional
+        The columns an intruder knows.
+    reference : DataFrame, optional
+        Real rows pooled with ``original`` for the bin edges (the control).
+    bins : int
+        Quantile bins of a numeric column.
+
+    Raises
+    ------
+    ConfigError
+        When fewer rare records exist than copies asked for.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"g": list("aabbccddee") * 10, "x": range(100)})
+    >>> parts = calibration_split(df, 0)
+    >>> rare_copies(parts["fresh"], parts["original"], 0.05, quasi_identifiers=["x"]).n_leaked
+    2
+    """
+    k = _count(share, original, base, of)
+    rng = make_rng(seed, "calibration-leak", 2)
+    rare = rare_records(original, quasi_identifiers, reference=reference, bins=bins)
+    copies, src = _copies(base, original, k, rng, pool=rare)
+    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "rare", "rare")
+
+
 def leaky_release(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
-                  perturb: bool = False) -> pd.DataFrame:
+                  perturb: bool = False, n_cells: int = 1) -> pd.DataFrame:
     """``base`` with ``round(share * len(original))`` of its rows replaced by copies of distinct
-    training rows: a release that exposes ``share`` of the training records.
+    training rows: a release that exposes ``share`` of the training records. The release only;
+    :func:`exact_copies` / :func:`near_copies` also return which records leaked.
 
     Parameters
     ----------
@@ -77,42 +402,413 @@ def leaky_release(base: pd.DataFrame, original: pd.DataFrame, share: float, seed
     seed : int
         Seed of which rows are copied and replaced.
     perturb : bool
-        Change one cell of every copy (a random column, set to that column's value in another
-        random base row): near-copies that exact matching cannot see.
+        Change ``n_cells`` cells of every copy (random columns, each set to a different value of
+        that column): near-copies that exact matching cannot see.
+    n_cells : int
+        Cells changed per copy when ``perturb`` (1 or 2).
 
     Returns
     -------
     DataFrame
         A new frame with ``len(base)`` rows (more when the copies outnumber ``base``).
+
+    Examples
+    --------
+    >>> parts = calibration_split(pd.DataFrame({"a": range(100)}), 0)
+    >>> len(leaky_release(parts["fresh"], parts["original"], 0.1))
+    30
     """
-    if not 0.0 <= share <= 1.0:
-        raise ConfigError(f"share must lie in [0, 1], got {share}")
-    k = int(round(share * len(original)))
-    rng = make_rng(seed, "calibration-leak", int(perturb))
-    copies = original.iloc[np.sort(rng.choice(len(original), k, replace=False))].reset_index(drop=True)
-    if perturb and k:
-        copies = copies.copy()
-        donors = rng.integers(0, len(base), k)
-        cols = rng.integers(0, base.shape[1], k)
-        for j in np.unique(cols):  # one pass per column, vectorised over the copies
-            sel = np.flatnonzero(cols == j)
-            col = base.columns[j]
-            copies.loc[sel, col] = base[col].to_numpy()[donors[sel]]
-    keep = len(base) - k
-    if keep < 0:
-        rest = base.iloc[:0]
-    else:
-        rest = base.iloc[np.sort(rng.choice(len(base), keep, replace=False))]
-    out = pd.concat([rest, copies], ignore_index=True)
-    return out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+    if perturb:
+        return near_copies(base, original, share, seed, n_cells=n_cells).release
+    return exact_copies(base, original, share, seed).release
 
 
+# ------------------------------------------------------------------------ neighbourhood releases
+def _design(original: pd.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """Standardised numeric columns (NaN at the median) and one-hot categoricals of ``original``."""
+    num = _numeric_columns(original)
+    cat = [c for c in original.columns if c not in num]
+    x = original[num].to_numpy(dtype=float) if num else np.zeros((len(original), 0))
+    med = np.nanmedian(x, axis=0) if num else np.zeros(0)
+    med = np.where(np.isnan(med), 0.0, med)
+    x = np.where(np.isnan(x), med, x)
+    sd = x.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    z = (x - x.mean(axis=0)) / sd
+    if cat:
+        oh = pd.get_dummies(original[cat].astype(str).where(original[cat].notna(), "\0nan"),
+                            dtype=float).to_numpy()
+        z = np.hstack([z, oh / np.sqrt(2.0)])
+    return z, num, x, sd
+
+
+def _round_integer_columns(out: pd.DataFrame, original: pd.DataFrame, num: list[str]) -> None:
+    """Round the columns that hold whole numbers in ``original``, back to its dtype when it is an
+    integer one and nothing is missing (in place)."""
+    for c in num:
+        if _integer_valued(original[c]):
+            v = np.round(out[c].to_numpy(dtype=float))
+            if pd.api.types.is_integer_dtype(original[c]) and not np.isnan(v).any():
+                out[c] = v.astype(original[c].dtype)
+            else:
+                out[c] = v
+
+
+def _smote_rows(original: pd.DataFrame, anchors: np.ndarray, lam: np.ndarray, k_neighbors: int,
+                rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
+    """Rows interpolated between training rows ``anchors`` and one of their ``k_neighbors`` nearest
+    training neighbours, at ``lam`` (0 = the anchor). Returns (rows, index of the nearer end)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    z, num, _, _ = _design(original)
+    k = min(k_neighbors, len(original) - 1)
+    if k < 1:
+        raise ConfigError("interpolation needs at least 2 training rows")
+    nn = NearestNeighbors(n_neighbors=k + 1).fit(z)
+    _, idx = nn.kneighbors(z[anchors])
+    # the first neighbour is the row itself unless ties put another first: drop the anchor wherever
+    not_self = idx != anchors[:, None]
+    order = np.argsort(~not_self, axis=1, kind="stable")[:, :k]
+    cand = np.take_along_axis(idx, order, axis=1)
+    mates = cand[np.arange(len(anchors)), rng.integers(0, k, len(anchors))]
+    a = original.iloc[anchors].reset_index(drop=True)
+    b = original.iloc[mates].reset_index(drop=True)
+    out = a.copy()
+    if num:
+        va, vb = a[num].to_numpy(dtype=float), b[num].to_numpy(dtype=float)
+        vb = np.where(np.isnan(vb), va, vb)  # a missing neighbour value keeps the anchor's
+        out[num] = va + lam[:, None] * (vb - va)
+        _round_integer_columns(out, original, num)
+    cat = [c for c in original.columns if c not in num]
+    if cat:
+        from_b = rng.random((len(anchors), len(cat))) < lam[:, None]
+        for j, c in enumerate(cat):
+            out[c] = np.where(from_b[:, j], b[c].to_numpy(), a[c].to_numpy())
+    nearer = np.where(lam < 0.5, anchors, mates)
+    return out, nearer
+
+
+def smote_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
+                  k_neighbors: int = 5, base: pd.DataFrame | None = None,
+                  share: float | None = None) -> LeakedRelease:
+    """A SMOTE-like release: numeric columns interpolated between a training row and one of its
+    ``k_neighbors`` nearest training neighbours (standardised numeric + one-hot), categoricals taken
+    from either end (from the neighbour with the interpolation weight); integer-valued columns
+    are rounded.
+
+    Two modes:
+
+    - whole release (``base`` None): ``n`` rows (default ``len(original)``), anchors drawn with
+      replacement, weight uniform on [0, 1]; ``leaked`` marks the training records nearer to a
+      release row than its other end (the record the row mostly reproduces);
+    - a leak (``base`` and ``share`` given): ``round(share * len(original))`` rows of ``base``
+      replaced by interpolations from distinct anchors with weight uniform on [0, 0.5];
+      ``leaked`` marks the anchors.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": np.arange(100.0), "y": np.arange(100.0) ** 2})
+    >>> leak = smote_release(df, 50, seed=0)
+    >>> len(leak.release), 0 < leak.share <= 0.5
+    (50, True)
+    """
+    rng = make_rng(seed, "calibration-smote")
+    if base is None:
+        n = len(original) if n is None else int(n)
+        anchors = rng.integers(0, len(original), n)
+        lam = rng.random(n)
+        rows, nearer = _smote_rows(original, anchors, lam, k_neighbors, rng)
+        return LeakedRelease(rows, _mask(len(original), nearer), "neighbourhood", "smote")
+    if share is None:
+        raise ConfigError("give share with base")
+    k = _count(share, original, base, "training")
+    anchors = np.sort(rng.choice(len(original), k, replace=False))
+    lam = rng.random(k) * 0.5
+    rows, _ = _smote_rows(original, anchors, lam, k_neighbors, rng)
+    return LeakedRelease(_replace_into(base, rows, rng), _mask(len(original), anchors),
+                         "neighbourhood", "smote")
+
+
+def mixture_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
+                    n_components: int | None = None, per_component: int = 5) -> LeakedRelease:
+    """An overfit Gaussian mixture: ``n_components`` (default ``len(original) // per_component``,
+    i.e. ``n/5``) diagonal Gaussians fitted (scikit-learn) to the standardised numeric columns of
+    the training rows. Each release row picks a training row at random (its *member*), draws its
+    numeric values from the member's component and takes its categorical values (and missing
+    numeric cells) from the member. ``leaked`` marks the members drawn.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": np.arange(100.0), "g": list("ab") * 50})
+    >>> len(mixture_release(df, 40, seed=0).release)
+    40
+    """
+    from sklearn.mixture import GaussianMixture
+
+    n = len(original) if n is None else int(n)
+    num = _numeric_columns(original)
+    rng = make_rng(seed, "calibration-mixture")
+    members = rng.integers(0, len(original), n)
+    out = original.iloc[members].reset_index(drop=True).copy()
+    if num:
+        c = n_components or max(1, len(original) // per_component)
+        c = min(c, len(original))
+        x = original[num].to_numpy(dtype=float)
+        med = np.nanmedian(x, axis=0)
+        med = np.where(np.isnan(med), 0.0, med)
+        x = np.where(np.isnan(x), med, x)
+        mu, sd = x.mean(axis=0), x.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        z = (x - mu) / sd
+        gm = GaussianMixture(c, covariance_type="diag", reg_covar=1e-3, max_iter=50,
+                             random_state=int(rng.integers(2**31 - 1))).fit(z)
+        comp = gm.predict(z)[members]
+        draw = gm.means_[comp] + rng.standard_normal((n, len(num))) * np.sqrt(gm.covariances_[comp])
+        vals = draw * sd + mu
+        miss = original[num].isna().to_numpy()[members]
+        out[num] = np.where(miss, np.nan, vals)
+        _round_integer_columns(out, original, num)
+    return LeakedRelease(out, _mask(len(original), members), "neighbourhood", "mixture")
+
+
+def kde_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
+                bandwidth: float = 0.5) -> LeakedRelease:
+    """A kernel density release: a training row drawn at random (its *source*) with Gaussian noise of
+    standard deviation ``bandwidth`` x the column's sd added to every numeric column; categorical
+    values are the source's. ``leaked`` marks the sources (with a wide bandwidth their numeric
+    values are hidden, their categorical combination is not).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": np.arange(100.0), "g": list("ab") * 50})
+    >>> len(kde_release(df, 30, seed=0, bandwidth=1.0).release)
+    30
+    """
+    if bandwidth < 0:
+        raise ConfigError(f"bandwidth must be >= 0, got {bandwidth}")
+    n = len(original) if n is None else int(n)
+    rng = make_rng(seed, "calibration-kde")
+    src = rng.integers(0, len(original), n)
+    out = original.iloc[src].reset_index(drop=True).copy()
+    num = _numeric_columns(original)
+    if num:
+        x = original[num].to_numpy(dtype=float)
+        sd = np.nanstd(x, axis=0)
+        sd = np.where(np.isfinite(sd), sd, 0.0)
+        out[num] = x[src] + rng.standard_normal((n, len(num))) * bandwidth * sd
+        _round_integer_columns(out, original, num)
+    return LeakedRelease(out, _mask(len(original), src), "neighbourhood", "kde")
+
+
+def mode_seeking_release(fresh: pd.DataFrame, original: pd.DataFrame, seed: int = 0, *,
+                         n: int | None = None, quasi_identifiers: Sequence[str] | None = None,
+                         power: float = 1.0, bins: int = 5) -> LeakedRelease:
+    """The null of a mode-seeking generator: ``n`` rows (default ``len(fresh)``) resampled with
+    replacement from ``fresh`` only, a row drawn with probability proportional to (the number of
+    fresh rows sharing its quasi-identifier combination) ** ``power``; numeric columns (the
+    quasi-identifiers', or with none given every column) cut into ``bins`` quantile bins of
+    ``fresh``. No training row
+    is used (``original`` gives only the number of training records), so nobody leaked: every alarm
+    on it is a false alarm.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"g": list("aaab") * 25, "x": range(100)})
+    >>> parts = calibration_split(df, 0)
+    >>> mode_seeking_release(parts["fresh"], parts["original"], quasi_identifiers=["g"]).n_leaked
+    0
+    """
+    cols = list(fresh.columns) if not quasi_identifiers else list(quasi_identifiers)
+    keys = _bin_keys(fresh, cols, fresh, bins)
+    w = np.bincount(keys)[keys].astype(float) ** power
+    rng = make_rng(seed, "calibration-mode-seeking")
+    n = len(fresh) if n is None else int(n)
+    pick = rng.choice(len(fresh), n, replace=True, p=w / w.sum())
+    return LeakedRelease(fresh.iloc[pick].reset_index(drop=True), np.zeros(len(original), bool),
+                         None, "mode_seeking")
+
+
+# ------------------------------------------------------------------------------------- persons
+def person_panel(frame: pd.DataFrame, seed: int = 0, *, rows: tuple[int, int] = (2, 4),
+                 key: str = "person_id", visit: str = "visit", drift: float = 0.1) -> pd.DataFrame:
+    """A person-level panel from a one-row-per-person table: each row becomes a person (id
+    ``key``) with ``rows[0]``..``rows[1]`` visits (``visit`` = 0, 1, ...). Categorical values stay;
+    numeric values drift from visit to visit by Gaussian steps of ``drift`` x the column's sd
+    (rounded where the column is integer-valued), so a person's rows are alike but not equal.
+
+    Examples
+    --------
+    >>> panel = person_panel(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), 0)
+    >>> panel["person_id"].nunique(), 6 <= len(panel) <= 12
+    (3, True)
+    """
+    lo, hi = rows
+    if not 1 <= lo <= hi:
+        raise ConfigError(f"rows must be (lo, hi) with 1 <= lo <= hi, got {rows}")
+    rng = make_rng(seed, "calibration-panel")
+    reps = rng.integers(lo, hi + 1, len(frame))
+    src = np.repeat(np.arange(len(frame)), reps)
+    first = np.repeat(np.cumsum(reps) - reps, reps)
+    out = frame.iloc[src].reset_index(drop=True).copy()
+    num = _numeric_columns(frame)
+    if num and drift:
+        x = frame[num].to_numpy(dtype=float)[src]
+        sd = np.nan_to_num(np.nanstd(frame[num].to_numpy(dtype=float), axis=0))
+        steps = rng.standard_normal(x.shape) * drift * sd
+        steps[np.arange(len(src)) == first] = 0.0  # the first visit is the real row
+        walk = np.cumsum(steps, axis=0)
+        walk -= walk[first]  # cumulative per person
+        out[num] = x + walk
+        _round_integer_columns(out, frame, num)
+    out.insert(0, visit, np.arange(len(src)) - first)
+    out.insert(0, key, np.char.add("p", src.astype(str)))
+    return out
+
+
+def person_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
+                  key: str = "person_id") -> LeakedRelease:
+    """A panel release (``base``, many rows per person, entity key ``key``) in which
+    ``round(share * n_training_persons)`` persons are replaced by whole copies of distinct training
+    persons under new ids ``copy-0``, ``copy-1``, ... (as
+    :func:`synthguard.entity.calibration.entity_leaky_release` does, with the sources known).
+    ``leaked`` is over the training *persons*, in sorted id order.
+
+    Examples
+    --------
+    >>> panel = person_panel(pd.DataFrame({"x": np.arange(100.0)}), 0)
+    >>> ids = panel["person_id"].unique()
+    >>> orig, rest = panel[panel["person_id"].isin(ids[:40])], panel[~panel["person_id"].isin(ids[:40])]
+    >>> person_copies(rest, orig, 0.05).n_leaked
+    2
+    """
+    _check_share(share)
+    for name, part in (("base", base), ("original", original)):
+        if key not in part.columns:
+            raise ConfigError(f"the {name} rows have no entity key column {key!r}")
+    ids = np.asarray(sorted(pd.unique(original[key].dropna()), key=str), dtype=object)
+    base_ids = np.asarray(sorted(pd.unique(base[key].dropna()), key=str), dtype=object)
+    k = int(round(share * len(ids)))
+    rng = make_rng(seed, "calibration-person")
+    src = np.sort(rng.choice(len(ids), k, replace=False))
+    drop = base_ids[rng.choice(len(base_ids), min(k, len(base_ids)), replace=False)]
+    copies = original[original[key].isin(ids[src])].copy()
+    copies[key] = copies[key].map(dict(zip(ids[src], [f"copy-{i}" for i in range(k)], strict=True)))
+    kept = base[~base[key].isin(drop)].astype({key: object})
+    out = pd.concat([kept, copies.astype({key: object})], ignore_index=True)
+    return LeakedRelease(out, _mask(len(ids), src), "person", "person")
+
+
+# ---------------------------------------------------------------------------------------- text
+def text_near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
+                     column: str, n_words: int = 1, of: str = "training") -> LeakedRelease:
+    """``base`` with rows replaced by copies of distinct training rows whose ``column`` (a free-text
+    column) has ``n_words`` word(s) changed: a random word replaced by a different word drawn from
+    the words of ``base``'s documents. Near-verbatim training documents, which verbatim matching
+    misses.
+
+    Examples
+    --------
+    >>> docs = pd.DataFrame({"review": [f"good tea number {i} with milk" for i in range(100)]})
+    >>> parts = calibration_split(docs, 0)
+    >>> leak = text_near_copies(parts["fresh"], parts["original"], 0.05, column="review")
+    >>> leak.n_leaked, bool(leak.release["review"].isin(parts["original"]["review"]).any())
+    (2, False)
+    """
+    if column not in original.columns:
+        raise ConfigError(f"no column {column!r} in the training rows")
+    k = _count(share, original, base, of)
+    rng = make_rng(seed, "calibration-text", n_words)
+    copies, src = _copies(base, original, k, rng)
+    vocab = pd.unique(base[column].dropna().astype(str).str.split().explode().dropna())
+    if len(vocab) < 2:
+        raise ConfigError("the base release has fewer than two distinct words")
+    words = copies[column].fillna("").astype(str).str.split()
+    lengths = words.str.len().to_numpy()
+    if k and lengths.min() < n_words:
+        raise ConfigError(f"a copied document has fewer than {n_words} words")
+    changed = []
+    for w, n_w in zip(words, lengths, strict=True):  # over the copies only, a few hundred at most
+        pos = rng.choice(n_w, n_words, replace=False)
+        for p in pos:
+            new = w[p]
+            while new == w[p]:
+                new = vocab[rng.integers(len(vocab))]
+            w[p] = new
+        changed.append(" ".join(w))
+    copies = copies.copy()
+    copies[column] = pd.Series(changed, dtype=object) if k else copies[column]
+    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "text", "text")
+
+
+# ---------------------------------------------------------------------------------- generators
 def generated_release(original: pd.DataFrame, n: int, kind: str = "copula", seed: int = 0) -> pd.DataFrame:
     """A release of ``n`` rows from a built-in generator fitted on ``original``:
-    ``"marginals"`` (independent marginals) or ``"copula"`` (Gaussian copula)."""
+    ``"marginals"`` (independent marginals) or ``"copula"`` (Gaussian copula).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": np.arange(50.0), "g": list("ab") * 25})
+    >>> len(generated_release(df, 20, "marginals"))
+    20
+    """
     from .generators import GaussianCopula, IndependentMarginals
 
     gens = {"marginals": IndependentMarginals, "copula": GaussianCopula}
     if kind not in gens:
         raise ConfigError(f"kind must be one of {sorted(gens)}, got {kind!r}")
     return gens[kind](seed=seed).fit(original).generate(n)
+
+
+def build_release(kind: str, parts: dict[str, pd.DataFrame], seed: int = 0, *,
+                  share: float | None = None, quasi_identifiers: Sequence[str] | None = None,
+                  **params) -> LeakedRelease:
+    """One calibration release of a table's parts (:func:`calibration_split`) by kind name.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`RELEASE_KINDS`: ``fresh``, ``mode_seeking``, ``exact``, ``near``, ``rare``
+        (need ``share``), ``smote`` (whole release; with ``share``: a leak into fresh), ``mixture``,
+        ``kde``, ``marginals``, ``copula`` (whole releases of ``len(fresh)`` rows).
+    parts : dict
+        ``{"original", "control", "fresh"}``.
+    share : float, optional
+        Share of the training records leaked (``of="release"`` in ``params`` for copies: of the
+        release's rows).
+    quasi_identifiers : list of str, optional
+        For ``rare`` and ``mode_seeking``.
+    **params
+        Passed to the builder (``n_cells``, ``of``, ``n_components``, ``bandwidth``, ...).
+
+    Examples
+    --------
+    >>> parts = calibration_split(pd.DataFrame({"a": range(100), "b": range(100)}), 0)
+    >>> build_release("exact", parts, 0, share=0.05).n_leaked
+    2
+    """
+    o, c, f = parts["original"], parts["control"], parts["fresh"]
+    n = len(f) if len(f) else len(o)
+    if kind not in RELEASE_KINDS:
+        raise ConfigError(f"kind must be one of {sorted(RELEASE_KINDS)}, got {kind!r}")
+    if kind in ("exact", "near", "rare") and share is None:
+        raise ConfigError(f"{kind} needs a share")
+    if kind == "fresh":
+        return LeakedRelease(f, np.zeros(len(o), bool), None, "fresh")
+    if kind == "mode_seeking":
+        return mode_seeking_release(f, o, seed, quasi_identifiers=quasi_identifiers, **params)
+    if kind == "exact":
+        return exact_copies(f, o, share, seed, **params)
+    if kind == "near":
+        return near_copies(f, o, share, seed, **params)
+    if kind == "rare":
+        return rare_copies(f, o, share, seed, quasi_identifiers=quasi_identifiers, reference=c,
+                           **params)
+    if kind == "smote":
+        if share is not None:
+            return smote_release(o, seed=seed, base=f, share=share, **params)
+        return smote_release(o, n, seed, **params)
+    if kind == "mixture":
+        return mixture_release(o, n, seed, **params)
+    if kind == "kde":
+        return kde_release(o, n, seed, **params)
+    return LeakedRelease(generated_release(o, n, kind, seed), np.zeros(len(o), bool), None, kind)
