@@ -135,7 +135,7 @@ def _write(tmp_path, frames):
 def test_fail_on_gates_a_pipeline_and_json_carries_the_verdict(tmp_path, demo_data):
     p = _write(tmp_path, {k: demo_data[k] for k in ("original", "control", "leaky", "safe")})
     base = ["evaluate", "-o", str(p["original"]), "-c", str(p["control"]), "--metrics",
-            "exact_matches,ims,dcr,closest_distance_mia", "--no-progress"]
+            "exact_matches,near_copies,ims,dcr,closest_distance_mia", "--no-progress"]
     leaky = CliRunner().invoke(main, base + ["-s", str(p["leaky"]), "--fail-on", "high",
                                              "--json", str(tmp_path / "leaky.json")])
     assert leaky.exit_code == 3, leaky.output
@@ -147,6 +147,12 @@ def test_fail_on_gates_a_pipeline_and_json_carries_the_verdict(tmp_path, demo_da
     safe = CliRunner().invoke(main, base + ["-s", str(p["safe"]), "--fail-on", "high"])
     assert safe.exit_code == 0, safe.output
     assert "VERDICT: LOW" in safe.output
+    # without a test that sees near-copies, low cannot be claimed: the run says what is missing
+    blind = CliRunner().invoke(main, [a.replace("exact_matches,near_copies,", "exact_matches,")
+                                      for a in base] + ["-s", str(p["safe"]), "--json",
+                                                        str(tmp_path / "blind.json")])
+    verdict = json.loads((tmp_path / "blind.json").read_text())["verdict"]
+    assert verdict["level"] == "inconclusive" and "near-copies" in verdict["summary"]
     ref = CliRunner().invoke(main, base + ["-s", str(p["leaky"]), "--risk-rule", "reference",
                                            "--materiality", "0.02"])
     assert ref.exit_code == 0 and "rule: reference" in ref.output

@@ -384,7 +384,9 @@ def _joint_adjust(results: Mapping[str, MetricResult], driving: list[str], rule:
         uniq: list[str] = []
         for n in sorted(names, key=lambda x: (-evs[x].weight, x)):  # type: ignore[union-attr]
             f = evs[n].flags  # type: ignore[union-attr]
-            sig = np.packbits(np.r_[f.member, f.non_member]).tobytes()
+            # the same test: the same flags, and the same records a leak would flag
+            sig = np.packbits(np.r_[f.member, f.non_member]).tobytes() + repr(sorted(
+                (t, np.packbits(r).tobytes()) for t, r in f.responds.items())).encode()
             if sig in seen:
                 same_as[n] = seen[sig]
             else:
