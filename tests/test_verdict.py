@@ -148,7 +148,7 @@ def test_fail_on_gates_a_pipeline_and_json_carries_the_verdict(tmp_path, demo_da
     assert safe.exit_code == 0, safe.output
     assert "VERDICT: LOW" in safe.output
     # without a test that sees near-copies, low cannot be claimed: the run says what is missing
-    blind = CliRunner().invoke(main, [a.replace("exact_matches,near_copies,", "exact_matches,")
+    CliRunner().invoke(main, [a.replace("exact_matches,near_copies,", "exact_matches,")
                                       for a in base] + ["-s", str(p["safe"]), "--json",
                                                         str(tmp_path / "blind.json")])
     verdict = json.loads((tmp_path / "blind.json").read_text())["verdict"]
