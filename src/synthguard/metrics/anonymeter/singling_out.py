@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from ...results import Evidence, MetricResult
+from ...results import Evidence, MetricResult, RecordFlags
 from . import _queries as Q
 from ._common import (
     DIRECTION,
@@ -492,30 +492,32 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
 
 def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
                      confidence_level: float) -> Evidence:
-    """The same queries on equal-size training and control tables, tested pairwise.
+    """Per-record evidence: which real records the release's queries isolate.
 
-    The larger table is subsampled (seeded, over the canonical rows, so row order does not
-    matter) to the smaller one's size: a query singles out a row more easily in a small table,
-    so only equal sizes compare like with like, and no fitted size correction enters the test.
-    Each query then either singles out a training record, a control record, both or neither;
-    under the null (training and control are a random split of real people the release does not
-    depend on) the two discordant kinds are equally likely, which the exact McNemar test checks.
+    Every query built from the release is run on the *pooled* real records (every training and
+    every control record, duplicates kept); a query that matches exactly one of them singles that
+    record out. A record is flagged when some query singles it out. The flags are decided without
+    the labels, so they do not move when training and control labels are exchanged: the test of
+    training against control records is exact (Fisher's, and jointly with the other record-flag
+    tests in the verdict), whatever the dependence between queries. Comparing query success on two
+    separate tables instead (a paired, per-query test) treats correlated queries as independent
+    coin flips and raised false alarms on real splits.
     """
-    n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
-    m = min(n_o, n_c)
-    rng = ctx.rng("evidence_equal_size")
-
-    def side(X: np.ndarray) -> np.ndarray:
-        if X.shape[0] > m:
-            X = X[np.sort(rng.choice(X.shape[0], size=m, replace=False))]
-        return count_queries(Q.ColumnIndex(X) if k_base > 1 else X, queries, cap=2) == 1
-
-    a, b = side(data.ori), side(data.ctl)
-    return Evidence.from_paired(
-        "share of singling-out queries that single out exactly one record (training vs control, "
-        f"tables of equal size {m})", int((a & ~b).sum()), int((~a & b).sum()), int(a.size),
-        int(a.sum()), int(b.sum()), baseline="the same queries on the control rows",
-        confidence_level=confidence_level)
+    order = list(data.columns)
+    mats = [float_matrix(ctx.encoded.block(r).select(order)) for r in ("original", "control")]
+    n_o = mats[0].shape[0]
+    pooled = np.concatenate(mats, axis=0)
+    x: np.ndarray | Q.ColumnIndex = Q.ColumnIndex(pooled) if k_base > 1 else pooled
+    counts, first = Q.count_matches(x, queries.col, queries.op, queries.val, cap=2)
+    flagged = np.zeros(pooled.shape[0], dtype=bool)
+    flagged[first[counts == 1]] = True
+    flags = RecordFlags(flagged[:n_o], flagged[n_o:])
+    return Evidence.from_flags(
+        "share of records singled out in the pooled real data (training and control together) by a "
+        "query built from the release", flags, risk="singling_out",
+        baseline="control records singled out by the same queries",
+        confidence_level=confidence_level,
+        note=f"{int((counts == 1).sum())} of {counts.size} queries isolate one real record")
 
 
 def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_records: int
