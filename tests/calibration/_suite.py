@@ -97,12 +97,13 @@ def tabular_release(name: str, split: str, seed: int, kind: str, share: float | 
 
 @cache
 def run(name: str, split: str, seed: int, kind: str, share: float | None = None,
-        extra: tuple = ()) -> dict:
-    """One privacy evaluation of a release of ``name`` (cached)."""
+        extra: tuple = (), meta: bool = True) -> dict:
+    """One privacy evaluation of a release of ``name`` (cached); ``meta=False``: without the
+    metadata (no quasi-identifiers: the set-up of ``test_calibration.py``)."""
     p = parts(name, split, seed)
     leak = tabular_release(name, split, seed, kind, share, extra)
     rep = synthguard.evaluate(p["original"], leak.release, control=p["control"],
-                              metadata=META[name], metrics=METRICS, seed=seed)
+                              metadata=META[name] if meta else None, metrics=METRICS, seed=seed)
     return summarise(rep, leak) | {"dataset": name, "seed": seed, "kind": kind, "share": share}
 
 
