@@ -178,7 +178,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
             return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
                               generator=generator, cache=disk, risk=overrides,
                               on_progress=on_progress, entities=run, jobs=jobs)
-        tables = prepare_tables(original, synthetic, control, metadata)
+        tables = prepare_tables(original, synthetic, control, metadata, canonical_columns=True)
     # reordered here rather than in run_tables, so that the input-order copies (our private copies,
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
