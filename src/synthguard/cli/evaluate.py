@@ -112,7 +112,11 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     """
     from ..runner import evaluate
 
-    check_outputs(json_path, html_path)
+    check_outputs(json_path, html_path, {
+        "--original": original, "--original-stats": original_stats, "--control": control,
+        "--metadata": metadata, "--config": config, "--original-context": original_context,
+        "--synthetic-context": synthetic_context, "--control-context": control_context,
+        **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}})
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
@@ -184,10 +188,13 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     return comp
 
 
-def check_outputs(json_path: Path | None, html_path: Path | None) -> None:
-    """Fail with one line (exit 2) before any metric runs when an output path cannot be written."""
-    from .._io import check_writable
+def check_outputs(json_path: Path | None, html_path: Path | None,
+                  inputs: dict[str, Path | None] | None = None) -> None:
+    """Fail with one line (exit 2) before any metric runs when an output path cannot be written,
+    names an input (``inputs``: option -> path; data, metadata, config) or the other output."""
+    from .._io import check_distinct_outputs, check_writable
 
+    check_distinct_outputs({"--json": json_path, "--html": html_path}, inputs or {})
     if json_path is not None:
         check_writable(json_path, "--json")
     if html_path is not None:
