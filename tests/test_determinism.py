@@ -112,7 +112,7 @@ def test_column_order_does_not_change_the_json(small, demo_metadata):
     c = synthguard.evaluate(*(_shuffle(x, i) for i, x in enumerate(rev)), metadata=demo_metadata, seed=7,
                             preset="privacy")
     assert json.dumps(_json(a), sort_keys=True) == json.dumps(_json(c), sort_keys=True)
-    for x, y in zip(args, rev):  # the caller's frames are untouched
+    for x, y in zip(args, rev, strict=True):  # the caller's frames are untouched
         assert list(y.columns) == list(x.columns)[::-1]
 
 
@@ -123,7 +123,7 @@ def test_column_order_does_not_change_the_json_from_files(small, demo_metadata, 
     for tag, order in (("fwd", 1), ("rev", -1)):
         paths = []
         for i, (role, df) in enumerate(zip(("original", "leaky", "control"),
-                                            (small["original"], small["leaky"], small["control"]))):
+                                            (small["original"], small["leaky"], small["control"]), strict=True)):
             df = df[df.columns[::order]]
             p = tmp_path / f"{tag}_{role}.{'parquet' if i == 0 else 'csv'}"
             df.to_parquet(p, index=False) if i == 0 else df.to_csv(p, index=False)

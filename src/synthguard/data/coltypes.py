@@ -50,7 +50,7 @@ MAJORITY = 0.5
 
 
 def _is_text_dtype(dtype) -> bool:
-    return (dtype == object or isinstance(dtype, pd.StringDtype)
+    return (pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
             or (isinstance(dtype, pd.CategoricalDtype) and not pd.api.types.is_numeric_dtype(dtype.categories)))
 
 
@@ -242,7 +242,7 @@ def _decide_undeclared(col: str, frames: dict[str, pd.DataFrame], raw: Mapping[s
 def declared_sdtypes(metadata: Mapping | None) -> dict[str, str]:
     """Column -> declared sdtype (normalised spelling) of SynEval/SDV metadata, without validation
     (:func:`synthguard.data.schema.infer_schema` validates)."""
-    from .schema import SDTYPES, SDV_PII_SDTYPES, _SDTYPE_ALIASES, sdv_to_syneval
+    from .schema import _SDTYPE_ALIASES, SDTYPES, SDV_PII_SDTYPES, sdv_to_syneval
 
     if not metadata:
         return {}

@@ -21,9 +21,9 @@ partial sum exceeds the threshold.
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 from .._jit import njit
-import numpy as np
 
 _IMAX = np.iinfo(np.int64).max
 _NO_LB = np.zeros(0)
