@@ -40,8 +40,6 @@ import pandas as pd
 
 __all__ = ["decide_types", "nfc_series", "shortest_float64"]
 
-_LEADING_ZERO = r"^\s*[+-]?0\d"
-_INTEGER = r"^\s*[+-]?\d+\s*$"
 _TRUE = frozenset({"True", "TRUE", "true"})
 _FALSE = frozenset({"False", "FALSE", "false"})
 #: numbers must be at least this share of a column's non-missing values before a column mixing
@@ -64,7 +62,10 @@ def nfc_series(s: pd.Series) -> pd.Series:
     if not _is_text_dtype(s.dtype) or isinstance(s.dtype, pd.CategoricalDtype):
         return s
     uniq = pd.Index(pd.unique(s.dropna()))
-    if len(uniq) == 0 or pd.api.types.infer_dtype(uniq) not in ("string", "mixed", "mixed-integer"):
+    kind = pd.api.types.infer_dtype(uniq) if len(uniq) else "empty"
+    if kind not in ("string", "mixed", "mixed-integer"):
+        return s
+    if kind == "string" and "".join(uniq).isascii():  # one C pass: nothing to normalise
         return s
     norm = uniq.str.normalize("NFC")
     changed = np.asarray(norm.notna() & (norm != uniq), dtype=bool)
@@ -80,25 +81,47 @@ def shortest_float64(values: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=np.float32).astype(str).astype(np.float64)
 
 
-def _parse_floats(text: pd.Series) -> pd.Series:
-    """Correctly rounded floats of number strings (missing -> NaN). ``pd.to_numeric`` is not
-    correctly rounded on pandas 2 (one unit in the last place off for some values)."""
-    obj = text.astype(object).where(text.notna(), np.nan).to_numpy(dtype=object)
+_PANDAS2 = int(pd.__version__.split(".", 1)[0]) < 3
+
+
+def _numbers(text: pd.Series) -> pd.Series:
+    """Number strings typed as ``pandas.read_csv`` types them (int64 when every value is an integer
+    and none is missing, else float64); values that are not numbers become NaN."""
+    return pd.to_numeric(text, errors="coerce")
+
+
+def _exact(text: pd.Series, num: pd.Series) -> pd.Series:
+    """``num`` (:func:`_numbers` of ``text``) with correctly rounded floats: ``pd.to_numeric`` on
+    pandas 2 can be one unit in the last place off (Python's ``float`` is exact)."""
+    if not _PANDAS2 or not pd.api.types.is_float_dtype(num.dtype):
+        return num
+    ok = num.notna().to_numpy()
+    vals = num.to_numpy(dtype=np.float64, copy=True)
     try:
-        return pd.Series(obj.astype(np.float64), index=text.index, name=text.name)
+        vals[ok] = text.to_numpy(dtype=object)[ok].astype(np.float64)
     except (ValueError, TypeError):  # a spelling pandas accepts and Python's float does not
-        return pd.to_numeric(text, errors="coerce").astype("float64")
+        return num
+    return pd.Series(vals, index=num.index, name=num.name)
 
 
-def _as_numbers(text: pd.Series) -> pd.Series:
-    """Number strings as pandas.read_csv would type them: int64 when every value is an integer and
-    none is missing, else float64 (correctly rounded)."""
-    f = _parse_floats(text)
-    vals = f.to_numpy()
-    if len(vals) and not np.isnan(vals).any() and np.all(np.abs(vals) < 2.0 ** 53) \
-            and bool(text.astype(str).str.match(_INTEGER).all()):
-        return f.astype(np.int64)
-    return f
+def _all_numbers(text: pd.Series) -> pd.Series | None:
+    """The exact numbers of ``text`` when every present value is one, else ``None``."""
+    num = _numbers(text)
+    if bool((text.notna() & num.isna()).any()):
+        return None
+    return _exact(text, num)
+
+
+def _leading_zero(text: pd.Series) -> str | None:
+    """The first value written with a leading zero before a digit (``01234``), or ``None``."""
+    if not _is_text_dtype(text.dtype):
+        return None
+    first = text.str.startswith("0", na=False).to_numpy(dtype=bool)
+    if not first.any():
+        return None
+    cand = text[first]
+    hit = cand.str.slice(1, 2).str.isdigit().fillna(False).to_numpy(dtype=bool)
+    return str(cand[hit].iloc[0]) if hit.any() else None
 
 
 def _as_booleans(text: pd.Series) -> pd.Series:
@@ -148,20 +171,16 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
     reasons: dict[str, str] = {}
     columns = list(next(iter(frames.values())).columns)
     for col in columns:
-        # 1. per table: text to NFC, float32 and Decimal to float64
+        # 1. per typed table: float32 and Decimal to float64
         float32 = []
         for role, df in frames.items():
             s = df[col]
-            if s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) == "decimal":
+            if role in text_roles:
+                continue
+            if pd.api.types.is_object_dtype(s.dtype) and pd.api.types.infer_dtype(s, skipna=True) == "decimal":
                 df[col] = s.astype("float64")
                 notes.setdefault(col, []).append(f"decimal values in {labels.get(role, role)} read as "
                                                  "numbers")
-            elif _is_text_dtype(s.dtype):
-                s2 = nfc_series(s)
-                if s2 is not s:
-                    notes.setdefault(col, []).append(f"text in {labels.get(role, role)} NFC-normalised "
-                                                     "(accents written as one code point)")
-                    df[col] = s2
             elif s.dtype in (np.float32, np.float16):
                 df[col] = pd.Series(shortest_float64(s.to_numpy()), index=s.index, name=col)
                 float32.append(role)
@@ -172,8 +191,18 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
             _decide_undeclared(col, frames, raw, typed, labels, notes, warns, reasons)
         elif sd == "numerical":
             for role, s in raw.items():
-                if _parse_floats(s).notna().sum() == s.notna().sum():
-                    frames[role][col] = _as_numbers(s)
+                num = _all_numbers(s)
+                if num is not None:
+                    frames[role][col] = num
+        # 3. text (still text after the decision) in one Unicode form
+        for role, df in frames.items():
+            s = df[col]
+            if _is_text_dtype(s.dtype):
+                s2 = nfc_series(s)
+                if s2 is not s:
+                    notes.setdefault(col, []).append(f"text in {labels.get(role, role)} NFC-normalised "
+                                                     "(accents written as one code point)")
+                    df[col] = s2
         if float32:
             for role, df in frames.items():
                 s = df[col]
@@ -190,50 +219,54 @@ def _decide_undeclared(col: str, frames: dict[str, pd.DataFrame], raw: Mapping[s
                        typed: Mapping[str, pd.Series], labels: Mapping[str, str],
                        notes: dict[str, list[str]], warns: list[str], reasons: dict[str, str]) -> None:
     """The typing rule of one undeclared column that at least one CSV holds as text."""
-    texts = {**raw, **{r: s for r, s in typed.items() if _is_text_dtype(s.dtype)}}
-    counts = pd.concat([s.value_counts(dropna=True) for s in texts.values()])
-    counts = counts.groupby(level=0, sort=False).sum()
-    if len(counts) == 0:
-        return
-    uniq = pd.Series(counts.index.astype(str), index=counts.index)
-    typed_text = len(texts) > len(raw)  # a typed input (DataFrame, Parquet) holds it as text
+    nums = {r: _numbers(s) for r, s in raw.items()}
+    bad = {r: (s.notna() & nums[r].isna()).to_numpy() for r, s in raw.items()}
+    n_present = sum(int(s.notna().sum()) for s in raw.values())
+    n_bad = sum(int(b.sum()) for b in bad.values())
+    typed_text = [s for s in typed.values() if _is_text_dtype(s.dtype)]
     typed_numbers = [r for r, s in typed.items() if _is_number_dtype(s.dtype)]
-    if not typed_text and not typed_numbers and set(uniq) <= (_TRUE | _FALSE):
-        for role, s in raw.items():
-            frames[role][col] = _as_booleans(s)
+    if n_present == 0:
         return
-    numeric = _parse_floats(uniq).notna().to_numpy()
-    if numeric.all():
-        zeros = uniq[uniq.str.match(_LEADING_ZERO).to_numpy(dtype=bool)]
-        if len(zeros):
-            reasons[col] = (f"codes written with leading zeros (e.g. {zeros.iloc[0]!r}): kept as text in "
-                            "every table")
-        if len(zeros) or typed_text:
+    if n_bad == n_present:  # no number at all: text, or True/False spellings
+        if not typed_text and not typed_numbers and all(
+                bool(s.dropna().isin(_TRUE | _FALSE).all()) for s in raw.values()):
+            for role, s in raw.items():
+                frames[role][col] = _as_booleans(s)
+        return
+    zero = next((z for s in [*raw.values(), *typed_text] if (z := _leading_zero(s)) is not None), None)
+    if n_bad == 0:
+        if zero is not None:
+            reasons[col] = f"codes written with leading zeros (e.g. {zero!r}): kept as text in every table"
+        if zero is not None or typed_text:
             for role in typed_numbers:
                 frames[role][col] = _labels(frames[role][col])
             return
         for role, s in raw.items():
-            frames[role][col] = _as_numbers(s)
+            frames[role][col] = _exact(s, nums[role])
         return
-    if not numeric.any() and not typed_numbers:
-        return  # plain text
-    if not bool(uniq[numeric].str.match(_INTEGER).all()):
+    # numbers mixed with other values
+    codes = True
+    for role, s in raw.items():
+        ok = ~bad[role] & s.notna().to_numpy()
+        v = nums[role].to_numpy(dtype=np.float64)[ok]
+        if not np.all(v == np.floor(v)) or bool(s[ok].str.contains(r"[.eE]", regex=True).any()):
+            codes = False
+            break
+    if not codes and not typed_text:
         # measurements (decimals) with a stray value: each table typed on its own, so that a text
         # value in a numerical column stays the error naming it (tables._coerce)
         for role, s in raw.items():
-            if _parse_floats(s).notna().sum() == s.notna().sum():
-                frames[role][col] = _as_numbers(s)
+            if not bad[role].any():
+                frames[role][col] = _exact(s, nums[role])
         return
     # integer codes mixed with other values ('unknown'): categorical text in every table
-    n_bad = int(counts.to_numpy()[~numeric].sum())
-    bad = uniq[~numeric]
-    where = next(labels.get(r, r) for r, s in texts.items() if s.isin(bad.index).any())
-    for role in typed_numbers:
-        frames[role][col] = _labels(frames[role][col])
-    reasons[col] = f"numbers and {n_bad} non-numeric value(s) (e.g. {bad.iloc[0]!r} in {where}): text in every table"
-    share = float(counts.to_numpy()[numeric].sum() / counts.sum())
-    if share >= MAJORITY or typed_numbers:
-        warns.append(f"column {col!r} holds numbers and {n_bad} non-numeric value(s) (e.g. {bad.iloc[0]!r} "
+    role = next(r for r, b in bad.items() if b.any())
+    example, where = raw[role][bad[role]].iloc[0], labels.get(role, role)
+    for r in typed_numbers:
+        frames[r][col] = _labels(frames[r][col])
+    reasons[col] = f"numbers and {n_bad} non-numeric value(s) (e.g. {example!r} in {where}): text in every table"
+    if 1 - n_bad / n_present >= MAJORITY or typed_numbers:
+        warns.append(f"column {col!r} holds numbers and {n_bad} non-numeric value(s) (e.g. {example!r} "
                      f"in {where}): read as categorical text in every table (compared by equality; codes "
                      "keep their leading zeros); declare its sdtype in the metadata to choose, or clean "
                      "the value(s)")
