@@ -213,6 +213,11 @@ def test_outputs_never_overwrite_inputs(people, tmp_path, option):
     res = run([*base, option, str(tmp_path / "r.out"), other, str(tmp_path / "r.out")])
     assert_cli_error(res, "--json", "--html", "r.out")
     assert not (tmp_path / "r.out").exists()
+    # inputs named by a config's data: block
+    cfg2 = tmp_path / "cfg2.yaml"
+    cfg2.write_text(f"data:\n  original: {o.name}\n  synthetic: {s.name}\nmetrics: [_test_noop]\n")
+    res = run(["evaluate", "--config", str(cfg2), option, str(s)])
+    assert_cli_error(res, option, "config data.synthetic", "overwritten")
     # compare and profile too
     res = run(["compare", "-o", str(o), option, str(s), str(s)])
     assert_cli_error(res, option, "overwritten")

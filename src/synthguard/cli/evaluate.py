@@ -112,8 +112,14 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     """
     from ..runner import evaluate
 
+    config_data = {}
+    if config is not None and (json_path is not None or html_path is not None):
+        from ..config import build_config
+
+        config_data = {f"config data.{k}": Path(v) for k, v in dict(build_config(None, config, None).data).items()
+                       if isinstance(v, (str, Path))}
     check_outputs(json_path, html_path, {
-        "--original": original, "--original-stats": original_stats, "--control": control,
+        **config_data, "--original": original, "--original-stats": original_stats, "--control": control,
         "--metadata": metadata, "--config": config, "--original-context": original_context,
         "--synthetic-context": synthetic_context, "--control-context": control_context,
         **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}})
