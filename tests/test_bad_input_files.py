@@ -381,6 +381,11 @@ def test_metadata_with_a_bom_and_a_typo(people, tmp_path):
     assert res.exit_code == 0, res.output
     assert "unknown key 'quasi_identifer' ignored (did you mean 'quasi_identifiers'?)" in res.output
     assert "unknown key 'sdtyp' ignored (did you mean 'sdtype'?)" in res.output
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"seed": 3}), encoding="utf-8-sig")  # configs too
+    res = run(["evaluate", "-o", str(o), "-s", str(s), "--config", str(cfg), "--metrics", "exact_matches",
+               "--no-progress"])
+    assert res.exit_code == 0, res.output
 
 
 def test_metadata_column_differing_only_in_case_gets_a_hint(people, tmp_path):
