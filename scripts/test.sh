@@ -19,7 +19,8 @@ PY=${PYTHON:-python3}
 VENV=${SYNTHGUARD_TEST_VENV:-.venv-test}
 OLDEST=${SYNTHGUARD_OLDEST_VENV:-.venv-oldest}
 # the oldest versions pyproject.toml allows (keep in sync with [project] dependencies)
-OLDEST_PINS=("pandas==2.0.*" "numpy==1.24.*" "scipy==1.10.*" "scikit-learn==1.3.*")
+# (pyarrow too: the newest pyarrow refuses numpy 1.24 at import, which would leave Parquet untested)
+OLDEST_PINS=("pandas==2.0.*" "numpy==1.24.*" "scipy==1.10.*" "scikit-learn==1.3.*" "pyarrow==14.*")
 
 make_venv() {
   if [ ! -x "$1/bin/python" ]; then

@@ -1,5 +1,5 @@
 """docs/bad-input.md stays true: every row of its matrix names an existing test that checks the
-row's exit code (2 or 0; '-' for API cases)."""
+row's exit code (2, 0 or 130; '-' for API cases)."""
 
 from __future__ import annotations
 
@@ -41,5 +41,7 @@ def test_every_row_is_exercised_with_its_exit_code():
             assert "assert_cli_error" in src or "exit_code == 2" in src, ref
         elif code == "0":
             assert "exit_code == 0" in src or "synthguard.evaluate" in src or "_rate(" in src, ref
+        elif code == "130":  # Ctrl-C, checked on a real process
+            assert "returncode == 130" in src, ref
         else:
             assert code == "-", cells

@@ -124,7 +124,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"config file {p} does not exist: check the path")
-    text = p.read_text(encoding="utf-8", errors="replace")
+    text = p.read_text(encoding="utf-8-sig", errors="replace")  # a BOM is fine
     try:
         if p.suffix.lower() == ".json":
             data = json.loads(text)

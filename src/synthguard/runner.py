@@ -178,7 +178,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
             return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
                               generator=generator, cache=disk, risk=overrides,
                               on_progress=on_progress, entities=run, jobs=jobs)
-        tables = prepare_tables(original, synthetic, control, metadata)
+        tables = prepare_tables(original, synthetic, control, metadata, canonical_columns=True)
     # reordered here rather than in run_tables, so that the input-order copies (our private copies,
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
@@ -263,7 +263,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if len(concurrent) > 1:
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
-        with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synthguard-metric") as pool:
+        pool = ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="synthguard-metric")
+        try:
             futures = {pool.submit(one, name): name for name in concurrent}
             pending = set(names)
             for fut in as_completed(futures):
@@ -272,6 +273,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                 release_memos(ctx.cache, pending)
                 release_free_memory()
                 finished(futures[fut])
+        except BaseException:
+            # Ctrl-C (or a failing on_progress): queued metrics are cancelled, not waited for; the
+            # ones already running finish in the background (the CLI exits at once, see cli.main)
+            pool.shutdown(wait=False, cancel_futures=True)
+            if bar is not None:
+                bar.close()
+            raise
+        pool.shutdown(wait=True)
     for name in names:  # jobs=1, and the families that must run alone
         if name in done:
             continue

@@ -64,6 +64,25 @@ class _Group(click.Group):
         except SynthguardError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt:
+            interrupted()
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line, exit code 130 (128 + SIGINT, what shells report), at once.
+
+    Outputs are written only after every metric finished, through a temporary file and a rename,
+    so nothing partial exists. ``os._exit`` does not wait for metric threads still running (the
+    thread pool's exit hook would join them: 20 s and more) nor for compiled kernels.
+    """
+    import os
+
+    try:
+        click.echo("interrupted (Ctrl-C): stopped; no partial file written", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -81,6 +81,9 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
     """Audit a generator with targeted attacks (TAPAS-style shadow modelling)."""
     validate_seed(seed, "--seed")
     if json_path is not None:
+        from .._io import check_distinct_outputs
+
+        check_distinct_outputs({"--json": json_path}, {"--dataset": dataset, "--metadata": metadata})
         check_writable(json_path, "--json")
     frame, _ = load_table(dataset, "dataset")
     gen = generator_cmd if generator_cmd else generator

@@ -48,7 +48,9 @@ def command(original: Path, control: Path | None, metadata: Path | None, metrics
             risk_rule: str | None, materiality: float | None, release_type: str | None,
             fail_on: str | None, jobs: int, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
-    check_outputs(json_path, html_path)
+    check_outputs(json_path, html_path, {
+        "--original": original, "--control": control, "--metadata": metadata, "--config": config,
+        **{f"SYNTHETIC {s}": s for s in synthetic}})
     comp = run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
                        metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
                        progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),

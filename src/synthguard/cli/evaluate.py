@@ -119,12 +119,19 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     """
     from ..runner import evaluate
 
-    check_outputs(json_path, html_path)
-    from .._io import check_writable
+    config_data = {}
+    if config is not None and (json_path is not None or html_path is not None
+                               or records_path is not None or dossier_path is not None):
+        from ..config import build_config
 
-    for path, option in ((records_path, "--records-out"), (dossier_path, "--dossier")):
-        if path is not None:
-            check_writable(path, option)
+        config_data = {f"config data.{k}": Path(v) for k, v in dict(build_config(None, config, None).data).items()
+                       if isinstance(v, (str, Path))}
+    check_outputs(json_path, html_path, {
+        **config_data, "--original": original, "--original-stats": original_stats, "--control": control,
+        "--metadata": metadata, "--config": config, "--original-context": original_context,
+        "--synthetic-context": synthetic_context, "--control-context": control_context,
+        **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}},
+        {"--records-out": records_path, "--dossier": dossier_path})
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
@@ -217,14 +224,19 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     return comp
 
 
-def check_outputs(json_path: Path | None, html_path: Path | None) -> None:
-    """Fail with one line (exit 2) before any metric runs when an output path cannot be written."""
-    from .._io import check_writable
+def check_outputs(json_path: Path | None, html_path: Path | None,
+                  inputs: dict[str, Path | None] | None = None,
+                  more: dict[str, Path | None] | None = None) -> None:
+    """Fail with one line (exit 2) before any metric runs when an output path cannot be written,
+    names an input (``inputs``: option -> path; data, metadata, config) or another output
+    (``more``: further output options, e.g. ``--records-out``, ``--dossier``)."""
+    from .._io import check_distinct_outputs, check_writable
 
-    if json_path is not None:
-        check_writable(json_path, "--json")
-    if html_path is not None:
-        check_writable(html_path, "--html")
+    outputs = {"--json": json_path, "--html": html_path, **(more or {})}
+    check_distinct_outputs(outputs, inputs or {})
+    for option, path in outputs.items():
+        if path is not None:
+            check_writable(path, option)
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:

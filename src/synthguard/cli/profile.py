@@ -33,6 +33,10 @@ def command(original: Path, output: Path, metadata: Path | None, seed: int, max_
             max_categories: int, n_triples: int, coarse: bool, ecdf_points: int, min_count: int) -> None:
     """Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) for
     'synthguard evaluate --original-stats'."""
+    from .._io import check_distinct_outputs, check_writable
+
+    check_distinct_outputs({"--output": output}, {"ORIGINAL": original, "--metadata": metadata})
+    check_writable(output, "--output")
     stats = profile(original, metadata, seed=seed, max_bins=max_bins, max_categories=max_categories,
                     n_triples=n_triples, exact_shapes=not coarse, ecdf_points=ecdf_points,
                     min_count=min_count if coarse else 1)

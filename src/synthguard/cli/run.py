@@ -13,7 +13,9 @@ import click
               help="Folder the Reporter writes its CSVs to (default: the working directory, as PETsARD).")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of synthguard's evaluators and of the built-in copula.")
-def command(config: Path, output_dir: Path | None, seed: int) -> None:
+@click.option("--allow-outside-output-dir", is_flag=True,
+              help="Let a Reporter 'output' be an absolute path or contain '..' (refused by default).")
+def command(config: Path, output_dir: Path | None, seed: int, allow_outside_output_dir: bool) -> None:
     """Run a PETsARD YAML (Loader, Splitter, Synthesizer, Evaluator, Reporter blocks).
 
     Unsupported modules or methods stop the run with a one-line error (exit code 2).
@@ -23,7 +25,8 @@ def command(config: Path, output_dir: Path | None, seed: int) -> None:
 
     if not config.exists():
         raise ConfigError(f"config file {config} does not exist: check the path")
-    res = run_petsard_yaml(config, output_dir=output_dir, seed=seed)
+    res = run_petsard_yaml(config, output_dir=output_dir, seed=seed,
+                           allow_outside_output_dir=allow_outside_output_dir)
     for chain, scores in res.results.items():
         name = "_".join(f"{m}[{e}]" for m, e in chain)
         glob = scores.get("global")

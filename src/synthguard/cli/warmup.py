@@ -25,6 +25,9 @@ def command() -> None:
     data = make_demo(400, 0)
     evaluate(data["original"], data["leaky"], control=data["control"], metadata=DEMO_METADATA,
              metrics=list(_METRICS), jobs=1)
-    where = os.environ.get("NUMBA_CACHE_DIR") or ("next to the installed package (__pycache__), or "
-                                                  "numba's user cache directory when that is read-only")
+    from numba.core import config
+
+    where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (
+        "next to the installed package (__pycache__), or numba's user cache directory when that is "
+        "read-only (else a folder under the temp dir; see synthguard._jit)")
     click.echo(f"numba kernels ready in {time.perf_counter() - t0:.1f} s; cache: {where}")

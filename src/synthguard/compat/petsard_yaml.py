@@ -194,15 +194,45 @@ class PetsardRunner:
         Folder the Reporter writes to (default: the working directory, as PETsARD).
     seed : int
         Seed of synthguard's evaluators and of the built-in copula.
+    allow_outside_output_dir : bool
+        Let a Reporter ``output`` be an absolute path or climb out of ``output_dir`` with ``..``
+        (refused by default: a YAML from elsewhere must not write anywhere on the machine).
     """
 
-    def __init__(self, config: str | Path, output_dir: str | Path | None = None, seed: int = 0) -> None:
+    def __init__(self, config: str | Path, output_dir: str | Path | None = None, seed: int = 0,
+                 allow_outside_output_dir: bool = False) -> None:
         self.path = Path(config)
         self.base = self.path.resolve().parent
         self.config = load_yaml(self.path)
         self.output_dir = Path(output_dir) if output_dir is not None else Path.cwd()
         self.seed = seed
+        self.allow_outside = allow_outside_output_dir
         self._validate()
+
+    def _inputs(self) -> list[Path]:
+        """The files the YAML reads (the YAML itself and every Loader file): never written."""
+        files = [self.path]
+        for p in (self.config.get("Loader") or {}).values():
+            fp = (p or {}).get("filepath")
+            if fp:
+                files.append(Path(fp) if Path(fp).is_absolute() else self.base / str(fp))
+        return files
+
+    def _output_path(self, where: str, fname: str) -> Path:
+        """``output_dir / fname``, refused when it leaves ``output_dir`` (unless allowed) or names
+        an input file."""
+        from .._io import check_distinct_outputs
+
+        path = self.output_dir / fname
+        if not self.allow_outside:
+            root = self.output_dir.resolve()
+            if Path(fname).is_absolute() or ".." in Path(fname).parts or not path.resolve().is_relative_to(root):
+                raise ConfigError(f"{where}: output {fname!r} would be written outside the output folder "
+                                  f"{self.output_dir}: give a plain file prefix, or pass "
+                                  "--allow-outside-output-dir")
+        check_distinct_outputs({f"{where} output": path},
+                               {f"input {p.name}": p for p in self._inputs()})
+        return path
 
     def _validate(self) -> None:
         from .petsard import Evaluator
@@ -270,6 +300,8 @@ class PetsardRunner:
                 strategy = (p or {}).get("naming_strategy", "traditional")
                 if strategy not in ("traditional", "compact"):
                     raise ConfigError(f"Reporter.{name}: naming_strategy must be traditional or compact")
+            output = str((p or {}).get("output", "petsard"))
+            self._output_path(f"Reporter.{name}", f"{output}_x.csv")  # checked before any work
 
     # ------------------------------------------------------------------------------------- run
     def run(self) -> RunResult:
@@ -356,7 +388,7 @@ class PetsardRunner:
                 fname = f"petsard.report.Rp.{name}.{GRAN_ABBR[gran]}.csv"
             else:
                 fname = f"{output}_Reporter[{name}].csv"
-            path = self.output_dir / fname
+            path = self._output_path("Reporter", fname)
             path.parent.mkdir(parents=True, exist_ok=True)
             merged.to_csv(path, index=False, encoding="utf-8")
             files.append(path)
@@ -422,13 +454,16 @@ class PetsardRunner:
                 frame = loaders[names["Loader"]] if key is None else d[key]
                 tag = "_".join(f"{m}[{e}]" for m, e in chain if MODULES.index(m) <= MODULES.index(module))
                 safe = re.sub(r"[/\\]", "-", tag)
-                path = self.output_dir / f"{output}_{safe}.csv"
+                path = self._output_path(f"Reporter.{rname}", f"{output}_{safe}.csv")
                 path.parent.mkdir(parents=True, exist_ok=True)
                 frame.to_csv(path, index=False, encoding="utf-8")
                 files.append(path)
         return sorted(set(files))
 
 
-def run_petsard_yaml(config: str | Path, output_dir: str | Path | None = None, seed: int = 0) -> RunResult:
-    """Run a PETsARD YAML; see the module docstring for what is supported."""
-    return PetsardRunner(config, output_dir=output_dir, seed=seed).run()
+def run_petsard_yaml(config: str | Path, output_dir: str | Path | None = None, seed: int = 0,
+                     allow_outside_output_dir: bool = False) -> RunResult:
+    """Run a PETsARD YAML; see the module docstring for what is supported. Reporter files go under
+    ``output_dir`` only, unless ``allow_outside_output_dir``."""
+    return PetsardRunner(config, output_dir=output_dir, seed=seed,
+                         allow_outside_output_dir=allow_outside_output_dir).run()

@@ -30,6 +30,8 @@ from ..errors import InputError
 _ISO = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}(:\d{2}){0,2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _DMY = re.compile(r"^(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?=$|[ T])")
 _EPOCH_DIGITS = re.compile(r"^-?\d+(\.\d+)?$")
+#: a UTC offset (or Z) ending a date-time: ``+01:00``, ``-0500``, ``Z``
+_OFFSET = r"[ T]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\s*(?:Z|[+-]\d{2}:?\d{2})$"
 
 
 def _strings(series: pd.Series) -> pd.Series:
@@ -197,13 +199,26 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
             kwargs = {}
         vals = s.astype(object).where(s.notna(), None)
         vals = vals.map(lambda v: v.strip() if isinstance(v, str) else v)
+        # UTC offsets (ISO 8601 with +01:00 / +02:00 across a DST change): every value to its UTC
+        # instant. Parsed with utc=True from the start: pandas 3 refuses mixed offsets without it
+        # (and errors="coerce" then turns every value into NaT); pandas 2.0 returns objects.
+        text = strings[r]
+        has_offset = text.str.contains(_OFFSET, regex=True) if len(text) and kinds[r] == "iso" \
+            else pd.Series(False, index=text.index)
+        if has_offset.any() and not has_offset.all():
+            raise InputError(f"{labels.get(r, r)}: column {column!r} mixes times with a UTC offset (e.g. "
+                             f"{text[has_offset].iloc[0]!r}) and times without one (e.g. "
+                             f"{text[~has_offset].iloc[0]!r}): which zone are the latter in? Write every "
+                             "value with its offset (or every value in UTC without one)")
+        utc = bool(has_offset.any())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                parsed = pd.to_datetime(vals, errors="coerce", **kwargs)
+                parsed = pd.to_datetime(vals, errors="coerce", utc=utc, **kwargs)
             except (ValueError, TypeError, OverflowError):
                 parsed = pd.Series(pd.NaT, index=s.index)
-            if not pd.api.types.is_datetime64_any_dtype(parsed.dtype):  # mixed UTC offsets
+            if not pd.api.types.is_datetime64_any_dtype(parsed.dtype) or \
+                    (not utc and parsed.isna().all() and s.notna().any()):  # mixed UTC offsets
                 try:
                     parsed = pd.to_datetime(vals, errors="coerce", utc=True, **kwargs)
                 except (ValueError, TypeError, OverflowError):
@@ -214,6 +229,9 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
         if bad.any():
             how = (f"the format {datetime_format!r} given in the metadata" if datetime_format
                    else "the one format of the column")
+            if utc:
+                how += (" (values with UTC offsets are read as UTC instants; an offset must be written "
+                        "+HH:MM, +HHMM or Z)")
             raise InputError(f"{labels.get(r, r)}: column {column!r} is datetime but {int(bad.sum())} "
                              f"value(s) do not parse with {how}, e.g. {s[bad].iloc[0]!r}: fix them, set "
                              f"the metadata key 'datetime_format', or declare the column 'categorical'")

@@ -22,7 +22,7 @@ CSV_FLOAT_KW: dict[str, str] = ({"float_precision": "round_trip"}
                                 if int(pd.__version__.split(".", 1)[0]) < 3 else {})
 
 
-def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
+def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[pd.DataFrame, str]:
     """Load one input table.
 
     Parameters
@@ -32,6 +32,10 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
         ``.parquet`` or ``.pq``.
     name : str
         The role of the table (``"original"``, ``"synthetic"``, ``"control"``), used in messages.
+    as_text : bool
+        Read a CSV's values as text (missing values stay missing), for one typing decision over
+        every table (:func:`synthguard.data.coltypes.decide_types`); otherwise pandas types the
+        columns of the whole file at once (never chunk by chunk).
 
     Returns
     -------
@@ -57,7 +61,10 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
             head = _head_lines(path)
             sep = "\t" if suffix == ".tsv" else sniff_delimiter(head)
             _check_header(head, sep, name, label)
-            frame = pd.read_csv(path, sep=sep, **CSV_FLOAT_KW)
+            if as_text:
+                frame = pd.read_csv(path, sep=sep, dtype=str, low_memory=False)
+            else:
+                frame = pd.read_csv(path, sep=sep, low_memory=False, **CSV_FLOAT_KW)
             _check_single_column(frame, sep, name, label)
         elif suffix in {".parquet", ".pq"}:
             try:
@@ -80,6 +87,11 @@ def load_table(source: TableLike, name: str) -> tuple[pd.DataFrame, str]:
         raise InputError(f"{name} file {label} could not be read ({first}): check that it is a "
                          f"valid {suffix.lstrip('.') or 'data'} file") from exc
     return frame, label
+
+
+def is_text_file(path: Path) -> bool:
+    """Whether ``path`` names a delimited text file (``.csv``, ``.tsv``, ``.txt``, ``.csv.gz``)."""
+    return path.suffix.lower() in {".csv", ".txt", ".tsv"} or "".join(path.suffixes[-2:]).lower().endswith(".csv.gz")
 
 
 _DELIMITERS = (";", "\t", "|")
@@ -149,7 +161,7 @@ def load_metadata(source: dict[str, Any] | str | Path | None) -> dict[str, Any] 
     path = Path(source)
     if not path.exists():
         raise InputError(f"metadata file {path} does not exist: check the path")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM (Windows editors) is fine
     try:
         if path.suffix.lower() in {".yaml", ".yml"}:
             import yaml

@@ -122,13 +122,16 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
 _NUMBER_LIKE = r"^[-+(]?[$€£]?\s*\d[\d.,'\s]*%?\)?$"
 
 
-def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema) -> list[str]:
+def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
+                 skip: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Inferred sdtypes that change what is measured, for the console: numbers read as categories
-    (thousands separators, units, mixed values) and categories with a value on almost every row."""
+    (thousands separators, units, mixed values) and categories with a value on almost every row.
+    Columns in ``skip`` were already explained by the typing decision (codes with leading zeros,
+    numbers mixed with other values)."""
     warns = []
     original = frames["original"]
     for col, spec in schema.columns.items():
-        if not spec.inferred or spec.sdtype != "categorical":
+        if not spec.inferred or spec.sdtype != "categorical" or col in skip:
             continue
         s = original[col].dropna()
         if len(s) == 0:
@@ -154,18 +157,32 @@ def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema) -> list[str
     return warns
 
 
+#: finite values beyond this magnitude are missing-value codes, not data (Stata's ``.`` is
+#: 8.988e307, SAS and database exports use the largest double): read as missing, like inf
+SENTINEL_ABS = 1e300
+
+
 def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tuple[pd.DataFrame, list[str]]:
-    """Read ``inf`` / ``-inf`` in numerical columns as missing; one warning per column and table."""
+    """Read ``inf`` / ``-inf`` and huge finite missing-value codes (``|x| > 1e300``, e.g. Stata's
+    8.988e307) in numerical columns as missing; one warning per kind, column and table."""
     warns = []
     for col in schema.of_type("numerical"):
         s = frame[col]
         if not pd.api.types.is_float_dtype(s.dtype):
             continue
-        inf = np.isinf(s.to_numpy(dtype="float64", na_value=np.nan))
+        v = s.to_numpy(dtype="float64", na_value=np.nan)
+        inf = np.isinf(v)
+        with np.errstate(invalid="ignore"):
+            huge = np.isfinite(v) & (np.abs(v) > SENTINEL_ABS)
+        if inf.any() or huge.any():
+            frame[col] = s.mask(inf | huge)
         if inf.any():
-            frame[col] = s.mask(inf)
             warns.append(f"{label}: column {col!r} holds {int(inf.sum())} infinite value(s) (inf/-inf): "
                          "read as missing")
+        if huge.any():
+            warns.append(f"{label}: column {col!r} holds {int(huge.sum())} value(s) beyond +/-1e300 "
+                         f"(e.g. {float(v[huge][0]):.4g}, a missing-value code such as Stata's): read as "
+                         "missing")
     return frame, warns
 
 

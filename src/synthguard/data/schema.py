@@ -186,7 +186,8 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
     unknown = [c for c in declared if c not in frame.columns]
     if unknown:
         raise InputError(f"metadata {label} names column(s) {', '.join(map(repr, unknown))} that the "
-                         f"original data does not have: fix the names or remove them from the metadata")
+                         f"original data does not have: fix the names or remove them from the metadata"
+                         + case_hint(unknown, list(frame.columns)))
     text_cols = _as_list(metadata.get("text_columns"), "text_columns", label)
     specs: dict[str, ColumnSpec] = {}
     for col in frame.columns:
@@ -214,7 +215,8 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
         missing = [c for c in names if c not in frame.columns]
         if missing:
             raise InputError(f"metadata {label}: {key} names column(s) {', '.join(map(repr, missing))} "
-                             "that the data does not have: fix the names")
+                             "that the data does not have: fix the names"
+                             + case_hint(missing, list(frame.columns)))
         roles[key] = names
     texts = tuple(dict.fromkeys(roles["text_columns"] + [c for c, s in specs.items() if s.sdtype == "text"]))
     for key in ("target", "primary_key"):
@@ -229,6 +231,82 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
 
 
 EPOCH_UNITS = ("s", "ms", "us", "ns")
+
+
+def case_hint(names: list[str], columns: list[str]) -> str:
+    """`` (the names differ only in case ...: 'Age' vs 'age'; ...)`` when some of ``names`` match a
+    column of ``columns`` once case and surrounding spaces are ignored, else ``""``."""
+    key = {str(c).strip().casefold(): c for c in columns}
+    pairs = [(n, key[str(n).strip().casefold()]) for n in names if str(n).strip().casefold() in key]
+    if not pairs:
+        return ""
+    shown = ", ".join(f"{a!r} vs {b!r}" for a, b in pairs[:3])
+    return f" (the names differ only in case or surrounding spaces: {shown}; rename them to match)"
+
+
+#: top-level metadata keys synthguard reads (SynEval, SDV single/multi-table and sequential,
+#: entity-level and verdict keys); anything else is kept under ``Schema.extra`` and warned about
+KNOWN_KEYS = frozenset({
+    "columns", "quasi_identifiers", "sensitive", "text_columns", "target", "primary_key",
+    "release_type", "entity_key", "sequence_key", "sequence_index", "context", "context_columns",
+    "tables", "relationships", "METADATA_SPEC_VERSION", "alternate_keys", "fields"})
+#: per-column keys synthguard reads, and SDV's column keys it accepts without using
+COLUMN_KEYS = frozenset({"sdtype", "pii", "datetime_format", "unit", "type", "computer_representation",
+                         "regex_format", "order", "order_by"})
+
+
+def _did_you_mean(key: str, known: frozenset[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def metadata_warnings(metadata: Mapping[str, Any] | None, label: str = "metadata") -> list[str]:
+    """One warning per metadata key synthguard does not know (a typo such as
+    ``quasi_identifer`` would otherwise be ignored silently), with the closest known key. Unknown
+    per-column keys are warned about only when they look like a typo of a known one (SDV files
+    carry keys of their own)."""
+    if not metadata:
+        return []
+    meta = sdv_to_syneval(dict(metadata), label)
+    warns = [f"metadata {label}: unknown key {k!r} ignored{_did_you_mean(str(k), KNOWN_KEYS)}"
+             for k in meta if k not in KNOWN_KEYS]
+    cols = meta.get("columns")
+    if isinstance(cols, Mapping):
+        for col, info in cols.items():
+            if not isinstance(info, Mapping):
+                continue
+            for k in info:
+                if k not in COLUMN_KEYS and _did_you_mean(str(k), COLUMN_KEYS):
+                    warns.append(f"metadata {label}: column {col!r}: unknown key {k!r} ignored"
+                                 f"{_did_you_mean(str(k), COLUMN_KEYS)}")
+    return warns
+
+
+def nfc_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``metadata`` (a private copy) with every column name NFC-normalised, like the tables'
+    headers: a name typed in another Unicode form still names the column."""
+    import unicodedata
+
+    if not metadata:
+        return metadata
+
+    def nfc(v: Any) -> Any:
+        return unicodedata.normalize("NFC", v) if isinstance(v, str) else v
+
+    out = dict(metadata)
+    if isinstance(out.get("columns"), Mapping):
+        out["columns"] = {nfc(k): v for k, v in out["columns"].items()}
+    for key in ("quasi_identifiers", "sensitive", "text_columns"):
+        if isinstance(out.get(key), (list, tuple)):
+            out[key] = [nfc(v) for v in out[key]]
+        elif isinstance(out.get(key), str):
+            out[key] = nfc(out[key])
+    for key in ("target", "primary_key", "entity_key", "sequence_key"):
+        if isinstance(out.get(key), str):
+            out[key] = nfc(out[key])
+    return out
 
 
 def sdv_to_syneval(metadata: dict[str, Any], label: str = "metadata") -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -12,9 +13,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .coltypes import decide_types, declared_sdtypes
 from .dates import parse_datetime_columns
 from .hashing import row_hashes
-from .loading import TableLike, load_metadata, load_table
+from .loading import TableLike, is_text_file, load_metadata, load_table
 from .quirks import (
     check_control,
     detect_surrogate_ids,
@@ -23,7 +25,7 @@ from .quirks import (
     strip_whitespace,
     type_notices,
 )
-from .schema import BOOLEAN_VALUES, Schema, infer_schema
+from .schema import BOOLEAN_VALUES, Schema, infer_schema, metadata_warnings, nfc_metadata
 
 ROLES = ("original", "synthetic", "control")
 
@@ -102,18 +104,23 @@ class Tables:
 
     def in_canonical_order(self) -> Tables:
         """The same tables with their rows in a canonical CONTENT order (sorted by a hash of the
-        row; identical rows are interchangeable), so that no metric can depend on the order of the
-        input rows. ``row_numbers`` maps each row back to its input row (composed when the tables
-        were already reordered). :func:`synthguard.evaluate` runs every metric on this view."""
+        row; identical rows are interchangeable) and their columns sorted by name, so that no
+        metric can depend on the order of the input rows or columns. ``row_numbers`` maps each row
+        back to its input row (composed when the tables were already reordered).
+        :func:`synthguard.evaluate` runs every metric on this view."""
         frames, rows = {}, {}
+        cols = _canonical_columns(self.schema.names)
+        schema = self.schema.restrict(cols) if cols != self.schema.names else self.schema
         for role in self.roles:
             frame = self.get(role)
+            if list(frame.columns) != cols:
+                frame = frame[cols]
             order = canonical_order(frame)
             frames[role] = frame.iloc[order].reset_index(drop=True)
             prev = self.row_numbers.get(role)
             rows[role] = order if prev is None else np.asarray(prev)[order]
         return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],
-                       control=frames.get("control"), row_numbers=rows)
+                       control=frames.get("control"), row_numbers=rows, schema=schema)
 
 
 def fingerprint_frame(frame: pd.DataFrame) -> str:
@@ -244,7 +251,7 @@ def _canonical_label(v: Any) -> Any:
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
                    labels: Mapping[str, str] | None = None, strict_control: bool = True,
-                   strip_whitespace_values: bool = True) -> Tables:
+                   strip_whitespace_values: bool = True, canonical_columns: bool = False) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -263,6 +270,10 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     strict_control : bool
         A control holding the same rows as the original is an :class:`InputError` (default), or
         only a warning (``False``: drop-in APIs of libraries that accept it).
+    canonical_columns : bool
+        Put the columns in their canonical order (sorted by name) right away, so that warnings and
+        the schema come out the same whatever the input column order (:func:`synthguard.evaluate`);
+        otherwise the original's order is kept (drop-in APIs that report per column).
 
     Raises
     ------
@@ -273,12 +284,18 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     frames: dict[str, pd.DataFrame] = {}
     names: dict[str, str] = {}
     prints: dict[str, dict[str, Any]] = {}
+    text_roles: set[str] = set()
     for role, src in sources.items():
         if src is None:
             continue
-        frame, label = load_table(src, role)
+        as_text = isinstance(src, (str, Path)) and is_text_file(Path(src))
+        frame, label = load_table(src, role, as_text=as_text)
+        if as_text:
+            text_roles.add(role)
         if labels and role in labels and isinstance(src, pd.DataFrame):
             label = labels[role]
+        # one Unicode form for names: 'région' typed on a Mac (NFD) is the same column as on Linux
+        frame.columns = [unicodedata.normalize("NFC", c) if isinstance(c, str) else c for c in frame.columns]
         if frame.columns.duplicated().any():
             dup = frame.columns[frame.columns.duplicated()][0]
             raise InputError(f"{label}: column {dup!r} appears more than once: rename or drop the duplicate")
@@ -294,6 +311,9 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         names[role] = label
 
     base_cols = list(frames["original"].columns)
+    if canonical_columns:
+        base_cols = _canonical_columns(base_cols)
+        frames["original"] = frames["original"][base_cols]
     for role in ("synthetic", "control"):
         if role not in frames:
             continue
@@ -315,6 +335,20 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
             raise InputError(f"{names[role]}: column {all_nan[0]!r} is empty (all values missing): "
                              "drop it from every table, or fill it")
 
+    warns: list[str] = []
+    meta: dict[str, Any] | None = None
+    if isinstance(metadata, Schema):
+        declared = {c: s.sdtype for c, s in metadata.columns.items()}
+    else:
+        meta_label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
+        meta = nfc_metadata(load_metadata(metadata))
+        warns += metadata_warnings(meta, meta_label)
+        declared = declared_sdtypes(meta)
+
+    # one typing decision from every table (and the metadata), every table cast to it
+    notes, type_warns, reasons = decide_types(frames, text_roles, declared, names)
+    warns += type_warns
+
     if isinstance(metadata, Schema):
         schema = metadata
         missing = [c for c in schema.columns if c not in base_cols]
@@ -322,13 +356,18 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
             raise InputError(f"schema names column(s) {missing} that {names['original']} lacks")
         schema = schema.restrict([c for c in base_cols if c in schema.columns])
     else:
-        label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
-        schema = infer_schema(frames["original"], load_metadata(metadata), label=label)
+        schema = infer_schema(frames["original"], meta, label=meta_label)
+    if reasons:
+        schema = replace(schema, columns={
+            c: (replace(s, reason=reasons[c]) if c in reasons and s.inferred and s.sdtype == "categorical"
+                else s) for c, s in schema.columns.items()})
 
     # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
-    notes = strip_whitespace(frames, schema, names) if strip_whitespace_values else {}
-    schema, warns = detect_surrogate_ids(frames, schema, names)
-    warns += type_notices(frames, schema)
+    for col, how in (strip_whitespace(frames, schema, names) if strip_whitespace_values else {}).items():
+        notes.setdefault(col, []).extend(how)
+    schema, id_warns = detect_surrogate_ids(frames, schema, names)
+    warns += id_warns
+    warns += type_notices(frames, schema, skip=set(reasons))
     for col in schema.of_type("datetime"):
         spec = schema.columns[col]
         parsed, note = parse_datetime_columns(col, {r: f[col] for r, f in frames.items()}, names,
@@ -349,6 +388,12 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
                   schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
                   notes={c: tuple(v) for c, v in notes.items()})
+
+
+def _canonical_columns(columns: list[str]) -> list[str]:
+    """The canonical column order: sorted by name (code point order of the NFC names), so that the
+    order of the input columns cannot change a number."""
+    return sorted(columns)
 
 
 def canonical_order(frame: pd.DataFrame) -> np.ndarray:

@@ -23,11 +23,13 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .._jit import njit
+
 _IMAX = np.iinfo(np.int64).max
 _NO_LB = np.zeros(0)
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _term(a, b, scale, clip, p, nan_rule):
     a_nan = a != a
     b_nan = b != b
@@ -49,7 +51,7 @@ def _term(a, b, scale, clip, p, nan_rule):
     return t
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _finish(s, total, normalise, p):
     d = s / total if (normalise and total > 0) else s
     if p == 2.0:
@@ -59,7 +61,7 @@ def _finish(s, total, normalise, p):
     return d
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _threshold(d, s, total, normalise, p):
     """The largest weighted sum whose finished distance is <= ``d`` (``s`` finishes to ``d``)."""
     if d == np.inf:
@@ -73,7 +75,7 @@ def _threshold(d, s, total, normalise, p):
     return s
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
     """Weighted sum for (query i, reference row j); gives up (returns a value ``> bound``) once it
     exceeds ``bound``, so the pair qualifies exactly when the result is ``<= bound``."""
@@ -90,7 +92,7 @@ def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
     return acc
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound):
     """:func:`_pair_sum` specialised to ``p == 1``, ``nan_rule == "max"`` and all scales ``> 0`` (Gower,
     the common case): the same operations on the same values in the same order, so bitwise the same
@@ -130,7 +132,7 @@ def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound):
     return acc
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _cat_floor(wc):
     """``out[m]``: ``m`` copies of the smallest categorical weight summed from 0.0 in floating point."""
     out = np.zeros(wc.shape[0] + 1)
@@ -144,7 +146,7 @@ def _cat_floor(wc):
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _is_gower(scale, p, nan_rule):
     """Whether the :func:`_pair_sum_gower` fast path applies."""
     if p != 1.0 or nan_rule != 0:
@@ -156,7 +158,7 @@ def _is_gower(scale, p, nan_rule):
 
 
 # ----------------------------------------------------------------------------- tree construction
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _spread(rn, rc, perm, start, end, scale, wn, wc, clip, p, nan_rule, exact):
     """Per column, how much it contributes to distances inside the node (sampled or exact)."""
     n_num = rn.shape[1]
@@ -200,7 +202,7 @@ def _spread(rn, rc, perm, start, end, scale, wn, wc, clip, p, nan_rule, exact):
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _split(rn, rc, perm, start, end, col):
     """Sort the node's rows by column ``col`` and return a split position on a value boundary."""
     n = end - start
@@ -233,7 +235,7 @@ def _split(rn, rc, perm, start, end, col):
     return -1
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def build_tree(rn, rc, scale, wn, wc, clip, p, nan_rule, leaf_size):
     """Build the box tree: returns (perm, start, end, left, right, depth) per node."""
     nr = rn.shape[0]
@@ -291,7 +293,7 @@ def build_tree(rn, rc, scale, wn, wc, clip, p, nan_rule, leaf_size):
         n_right[:count].copy(), max_depth
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def node_boxes(rn_s, rc_s, n_start, n_end, n_left, n_right):
     """Per node and column: numeric min/max of present values (NaN if none), has-missing flag,
     categorical min/max code and a 64-bit mask of the codes present (bit ``(code + 1) % 64``). Children are built after parents, so a reverse pass is bottom-up."""
@@ -346,14 +348,14 @@ def node_boxes(rn_s, rc_s, n_start, n_end, n_left, n_right):
     return lo, hi, has_nan, clo, chi, cmask
 
 
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _bit(code):
     """The bit of a categorical code in a node's 64-bit code mask (codes share bits modulo 64)."""
     return np.uint64(1) << np.uint64((code + 1) & 63)
 
 
 # ----------------------------------------------------------------------------- searches
-@nb.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, bound,
                 cat_lb):
     """A lower bound of the weighted sum from query ``i`` to every row of ``node``.
@@ -396,7 +398,7 @@ def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc
     return acc
 
 
-@nb.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
              max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
              r_ids, seed_d, seed_s, seed_i, out_d, out_s, out_i):
@@ -487,7 +489,7 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
             out_i[t, m] = bi[m] if bi[m] != _IMAX else -1
 
 
-@nb.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
                max_depth, scale, wn, wc, clip, p, nan_rule, thr, exclude_self, q_rows, out):
     """Number of reference rows whose weighted sum to each query is <= ``thr``."""
@@ -525,7 +527,7 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
         out[t] = cnt
 
 
-@nb.njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True)
 def home_leaves(qn, qc, n_left, n_right, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule):
     """The leaf each query reaches by always stepping into the child with the smaller bound: sorting
     queries by it makes consecutive queries search the same part of the tree (cache locality)."""

@@ -24,7 +24,9 @@ _MAX_CELLS = 4_000_000
 if _HAS_NUMBA:
     import numba as nb
 
-    @nb.njit(cache=True, nogil=True)
+    from ..._jit import njit
+
+    @njit(cache=True, nogil=True)
     def _holds(x, op, v):  # pragma: no cover - compiled
         if op == ISNULL:
             return x != x
@@ -44,7 +46,7 @@ if _HAS_NUMBA:
             return x >= v
         return x <= v
 
-    @nb.njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True)
     def _row_holds(X, r, qcol, qop, qval, i, k):  # pragma: no cover - compiled
         """Whether row ``r`` of ``X`` satisfies all ``k`` predicates of query ``i``."""
         for t in range(k):
@@ -52,7 +54,7 @@ if _HAS_NUMBA:
                 return False
         return True
 
-    @nb.njit(parallel=True, cache=True)
+    @njit(parallel=True, cache=True)
     def _count_kernel(X, qcol, qop, qval, cap, out_count, out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
@@ -70,7 +72,7 @@ if _HAS_NUMBA:
             out_count[i] = cnt
             out_first[i] = first
 
-    @nb.njit(parallel=True, cache=True)
+    @njit(parallel=True, cache=True)
     def _fill_kernel(X, qcol, qop, qval, offsets, out_rows):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
@@ -85,7 +87,7 @@ if _HAS_NUMBA:
                     out_rows[pos] = r
                     pos += 1
 
-    @nb.njit(cache=True, nogil=True)
+    @njit(cache=True, nogil=True)
     def _slice(srt, nv, n, op, v):  # pragma: no cover - compiled
         if op == ISNULL:
             return nv, n
@@ -102,7 +104,7 @@ if _HAS_NUMBA:
             return 0, np.searchsorted(a, v, side="left")
         return 0, np.searchsorted(a, v, side="right")
 
-    @nb.njit(parallel=True, cache=True)
+    @njit(parallel=True, cache=True)
     def _count_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, cap, out_count,
                               out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
