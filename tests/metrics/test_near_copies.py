@@ -153,3 +153,13 @@ def test_near_copies_in_a_full_run_without_text_columns():
     rep = evaluate(o, c.iloc[:30], c, preset="quick")
     assert rep.result("near_copies").evidence is not None
     assert rep.to_dict()["metrics"]["text_exact_matches"]["status"] == "skipped"
+
+
+def test_two_cell_detail_is_skipped_beyond_the_hash_join_budget(monkeypatch):
+    import synthguard.metrics.near_copies as nc
+
+    o = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6], "c": [7, 8, 9]})
+    monkeypatch.setattr(nc, "MAX_PAIR_WORK", 5)
+    r = run(near_copies, o, o + 100, o + 10)
+    assert "skipped" in r.to_dict()["by_max_diff"]["2"]
+    assert r.to_dict()["by_max_diff"]["1"]["training_flagged"] == 0
