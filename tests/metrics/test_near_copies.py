@@ -163,3 +163,10 @@ def test_two_cell_detail_is_skipped_beyond_the_hash_join_budget(monkeypatch):
     r = run(near_copies, o, o + 100, o + 10)
     assert "skipped" in r.to_dict()["by_max_diff"]["2"]
     assert r.to_dict()["by_max_diff"]["1"]["training_flagged"] == 0
+
+
+def test_near_copies_say_when_most_records_cannot_be_seen_on_acs12():
+    p = calibration_split(shared("acs12.csv"), seed=0)
+    r = run(near_copies, p["original"], p["fresh"], p["control"])
+    assert r.evidence.visibility["near"] < 0.7  # coarse categorical columns: real neighbours
+    assert "near-unique" in r.warning
