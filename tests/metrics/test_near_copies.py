@@ -69,7 +69,7 @@ def test_near_copies_reports_verbatim_copies_of_qi_unique_records_below_material
     assert qi["quasi_identifiers"] == ["age", "zip"]
     assert (qi["copied_training"], qi["copied_control"]) == (1, 0)  # 0.3 %: below materiality
     assert [x["original_row"] for x in r.records if x["kind"] == "qi_unique_verbatim_copy"] == [5]
-    assert "quasi-identifiers" in r.warning
+    assert "quasi-identifiers" in r.warning and "1 of 300 training" in r.warning
 
 
 def test_near_copies_needs_control_and_checks_max_diff():

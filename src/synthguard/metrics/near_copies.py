@@ -274,11 +274,12 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     records += [{"original_row": int(i), "kind": "qi_unique_verbatim_copy"}
                 for i in qi.pop("rows")[:top_n]]
     warning = None
-    if qi["copied_training"]:
-        warning = (f"{qi['copied_training']} training record(s) unique on the quasi-identifiers "
-                   f"{qi['quasi_identifiers']} are copied verbatim into the release "
-                   f"({qi['copied_control']} control record(s) by chance)")
-    if vis < 0.5:
+    n_c_all = len(ctx.tables.control)
+    if qi["copied_training"] and qi["copied_training"] / n_o > qi["copied_control"] / n_c_all:
+        warning = (f"{qi['copied_training']} of {n_o} training records unique on the "
+                   f"quasi-identifiers {qi['quasi_identifiers']} have an identical row in the "
+                   f"release, against {qi['copied_control']} of {n_c_all} control records (chance)")
+    if vis < 0.8:
         extra = (f"only {100 * vis:.0f} % of the training records are near-unique: near-copies of "
                  "the others are indistinguishable from common rows")
         warning = f"{warning}; {extra}" if warning else extra
