@@ -181,3 +181,26 @@ def test_ims_evidence_is_informational_per_record_verbatim_copy():
     # original rows (1,a),(1,a),(2,b),(nan,nan) all have a copy in SYN; control (2,b) yes, (5,e) no
     assert ev.flags.member.tolist() == [True, True, True, True]
     assert ev.flags.non_member.tolist() == [True, False]
+
+
+def test_count_paths_give_the_same_evidence_as_the_flags():
+    from synthguard.metrics.matching import (
+        copy_evidence_counts,
+        copy_flags,
+        exact_matches_result,
+        ims_result,
+    )
+
+    orig, ctl, syn = np.array([1, 2, 2, 5]), np.array([3, 4, 5]), np.array([1, 3, 2, 9])
+    kw = dict(k=2, n_synthetic=4, n_duplicated=2, n_original=4, control=(1, 3), records=[],
+              evidence_counts=copy_evidence_counts(orig, ctl, syn))
+    with_flags = exact_matches_result({}, ["x"], flags=copy_flags(orig, ctl, syn), **kw)
+    counts_only = exact_matches_result({}, ["x"], **kw)
+    assert with_flags.evidence.to_dict() == counts_only.evidence.to_dict()
+    from synthguard.results import RecordFlags
+
+    flags = RecordFlags(np.isin(orig, syn), np.isin(ctl, syn), {"exact": np.ones(4, bool)})
+    rc = (int(flags.member.sum()), 4, int(flags.non_member.sum()), 3)
+    a = ims_result({}, k=2, n_distinct=4, control=(1, 3, 2, 4, 1, 3), flags=flags)
+    b = ims_result({}, k=2, n_distinct=4, control=(1, 3, 2, 4, 1, 3), record_counts=rc)
+    assert a.evidence.to_dict() == b.evidence.to_dict()

@@ -69,7 +69,7 @@ def test_near_copies_reports_verbatim_copies_of_qi_unique_records_below_material
     assert qi["quasi_identifiers"] == ["age", "zip"]
     assert (qi["copied_training"], qi["copied_control"]) == (1, 0)  # 0.3 %: below materiality
     assert [x["original_row"] for x in r.records if x["kind"] == "qi_unique_verbatim_copy"] == [5]
-    assert "quasi-identifiers" in r.warning
+    assert "quasi-identifiers" in r.warning and "1 of 300 training" in r.warning
 
 
 def test_near_copies_needs_control_and_checks_max_diff():
@@ -153,3 +153,20 @@ def test_near_copies_in_a_full_run_without_text_columns():
     rep = evaluate(o, c.iloc[:30], c, preset="quick")
     assert rep.result("near_copies").evidence is not None
     assert rep.to_dict()["metrics"]["text_exact_matches"]["status"] == "skipped"
+
+
+def test_two_cell_detail_is_skipped_beyond_the_hash_join_budget(monkeypatch):
+    import synthguard.metrics.near_copies as nc
+
+    o = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6], "c": [7, 8, 9]})
+    monkeypatch.setattr(nc, "MAX_PAIR_WORK", 5)
+    r = run(near_copies, o, o + 100, o + 10)
+    assert "skipped" in r.to_dict()["by_max_diff"]["2"]
+    assert r.to_dict()["by_max_diff"]["1"]["training_flagged"] == 0
+
+
+def test_near_copies_say_when_most_records_cannot_be_seen_on_acs12():
+    p = calibration_split(shared("acs12.csv"), seed=0)
+    r = run(near_copies, p["original"], p["fresh"], p["control"])
+    assert r.evidence.visibility["near"] < 0.7  # coarse categorical columns: real neighbours
+    assert "near-unique" in r.warning

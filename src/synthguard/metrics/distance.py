@@ -325,6 +325,12 @@ def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
     distance with ranges from the original AND the control (label-free: the evidence compares
     training with control records, so the scale must not come from one side only)."""
     cols, _ = distance_setup(ctx)
+    key = f"distance.labelfree.knn2.{query}"
+    old = f"distance.knn2.{query}.synthetic"
+    if key not in ctx.cache and ctx.encoded is None and old in ctx.cache:
+        # partitioned runs (synthguard.distributed) precompute the searches; until they provide the
+        # label-free ones under ``key``, the original's ranges are used (as before)
+        return ctx.cache[old][0]
 
     def compute() -> np.ndarray:
         metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
@@ -332,7 +338,7 @@ def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
         r = ctx.encoded.block("synthetic", cols)
         return kneighbors(q, r, metric, 2, backend=ctx.backend).distances
 
-    return ctx.memo(f"distance.labelfree.knn2.{query}", compute)
+    return ctx.memo(key, compute)
 
 
 def _real_to_release(ctx: Context, what: str, score: Any, share: float,

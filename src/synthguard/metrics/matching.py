@@ -214,7 +214,9 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
             evidence = Evidence.from_counts(
                 statistic, e["unique_hit_o"], e["n_o"], e["unique_hit_c"], e["n_c"], baseline=base,
                 confidence_level=confidence_level, weight=3.0, note=note)
-            evidence = replace(evidence, risk="presence")
+            vis = e["unique_o"] / e["n_o"] if e["n_o"] else 1.0
+            evidence = replace(evidence, risk="presence", sees=("exact", "rare"),
+                               visibility={"exact": vis, "rare": vis})
         details["all_records_evidence"] = Evidence.from_counts(
             "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
             e["n_c"], confidence_level=confidence_level).to_dict()
@@ -272,12 +274,15 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
 
 
 def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,
-               confidence_level: float = 0.95, flags: RecordFlags | None = None) -> MetricResult:
+               confidence_level: float = 0.95, flags: RecordFlags | None = None,
+               record_counts: tuple[int, int, int, int] | None = None) -> MetricResult:
     """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
     in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
     rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
     :mod:`synthguard.distributed`); ``flags``: per training and control record, whether the release
-    holds a verbatim copy of it (the informational evidence; without them the per-row counts).
+    holds a verbatim copy of it (the informational evidence); ``record_counts`` = ``(training
+    records with a copy, training records, control records with a copy, control records)``: the
+    same evidence from counts (partitioned runs; without either, the per-row counts).
 
     IMS is a fidelity-style share (release rows found in the original against control rows found
     in the original), not a membership test: a release of fresh real rows drawn towards common
@@ -312,7 +317,12 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
             evidence = Evidence.from_flags(
                 "share of records with a verbatim copy in the release", flags, risk="presence",
                 confidence_level=confidence_level, drives_verdict=False, note=note)
-        else:  # counts only (partitioned runs): per release row
+        elif record_counts is not None:  # the same test from counts (partitioned runs)
+            evidence = replace(Evidence.from_counts(
+                "share of records with a verbatim copy in the release", *record_counts,
+                confidence_level=confidence_level, drives_verdict=False, note=note), risk="presence",
+                visibility={})
+        else:  # per release row
             evidence = replace(Evidence.from_counts(
                 "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
                 baseline="control rows found in the original (real rows of the same population)",

@@ -26,6 +26,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..errors import ConfigError, MetricError
 from ..neighbors import gower, kneighbors
@@ -38,7 +39,7 @@ __all__ = ["near_copies", "close_neighbours", "near_copy_flags", "masked_hashes"
 
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
-MAX_PAIR_WORK = 400_000_000
+MAX_PAIR_WORK = 20_000_000
 
 
 def _max_diff(v: Any) -> str | None:
@@ -147,14 +148,16 @@ def near_copy_flags(real: np.ndarray, release: np.ndarray, max_diff: int
         return np.full(n, n == 1), np.full(n, release.shape[0] > 0)
     cells_r, rows_r = masked_hashes(real)
     cells_s, rows_s = masked_hashes(release)
+    cells_r, cells_s = np.asfortranarray(cells_r), np.asfortranarray(cells_s)  # column access
     for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
-        m = list(mask)
+        hr, hs = rows_r.copy(), rows_s.copy()
         with np.errstate(over="ignore"):
-            hr = rows_r - cells_r[:, m].sum(axis=1, dtype=np.uint64)
-            hs = rows_s - cells_s[:, m].sum(axis=1, dtype=np.uint64)
-        _, inv, counts = np.unique(hr, return_inverse=True, return_counts=True)
-        near_unique &= counts[inv.ravel()] == 1
-        hit |= np.isin(hr, hs)
+            for j in mask:
+                hr -= cells_r[:, j]
+                hs -= cells_s[:, j]
+        key = pd.Series(hr, copy=False)
+        near_unique &= ~key.duplicated(keep=False).to_numpy()
+        hit |= key.isin(hs).to_numpy()
     return near_unique, hit
 
 
@@ -271,11 +274,12 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     records += [{"original_row": int(i), "kind": "qi_unique_verbatim_copy"}
                 for i in qi.pop("rows")[:top_n]]
     warning = None
-    if qi["copied_training"]:
-        warning = (f"{qi['copied_training']} training record(s) unique on the quasi-identifiers "
-                   f"{qi['quasi_identifiers']} are copied verbatim into the release "
-                   f"({qi['copied_control']} control record(s) by chance)")
-    if vis < 0.5:
+    n_c_all = len(ctx.tables.control)
+    if qi["copied_training"] and qi["copied_training"] / n_o > qi["copied_control"] / n_c_all:
+        warning = (f"{qi['copied_training']} of {n_o} training records unique on the "
+                   f"quasi-identifiers {qi['quasi_identifiers']} have an identical row in the "
+                   f"release, against {qi['copied_control']} of {n_c_all} control records (chance)")
+    if vis < 0.8:
         extra = (f"only {100 * vis:.0f} % of the training records are near-unique: near-copies of "
                  "the others are indistinguishable from common rows")
         warning = f"{warning}; {extra}" if warning else extra
