@@ -379,7 +379,7 @@ def test_metadata_with_a_bom_and_a_typo(people, tmp_path):
     res = run(["evaluate", "-o", str(o), "-s", str(s), "-m", str(meta), "--metrics", "exact_matches",
                "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "unknown key 'quasi_identifer' ignored (did you mean 'quasi_identifiers'?)" in res.output
+    assert "unknown key 'quasi_identifer' ignored (did you mean 'quasi_identifiers'?)" in " ".join(res.output.split())  # the console wraps long lines
     assert "unknown key 'sdtyp' ignored (did you mean 'sdtype'?)" in res.output
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"seed": 3}), encoding="utf-8-sig")  # configs too
