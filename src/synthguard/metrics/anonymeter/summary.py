@@ -72,9 +72,12 @@ def anonymeter_summary(ctx: Context, *, n_attacks: int = 2000, confidence_level:
     evidence = None
     if evs:  # the strongest attack, Bonferroni-adjusted for the attacks tried
         key = min(evs, key=lambda k: (evs[k].p_value, k))
+        # the same test as the trio's own metric: informs here, drives the verdict there (one vote)
         evidence = replace(evs[key], p_value=min(1.0, evs[key].p_value * len(evs)),
+                           drives_verdict=False,
                            note=f"strongest of the trio's {len(evs)} attacks ({key}); p-value "
-                                "Bonferroni-adjusted for them")
+                                "Bonferroni-adjusted for them; the verdict counts that attack's own "
+                                "test, not this repeat of it")
     return MetricResult(name=ctx.metric or "anonymeter", family=FAMILY, value=overall, direction=DIRECTION,
                         baseline=Baseline(None, f"maximum of the trio's risks; each is "
                                           f"{pool[worst].details.get('relative_to', '')}"),
