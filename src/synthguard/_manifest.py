@@ -12,20 +12,30 @@ METRICS = {'accuracy': {'name': 'accuracy',
               'direction': 'higher is better',
               'thresholds': {},
               'description': 'mean binned accuracy (1 - total variation distance) over columns, '
-                             'pairs and sampled triples, against the ceiling the control (real '
-                             'holdout) reaches at the same n',
+                             "pairs and sampled triples (mostlyai-qa's bins), against the ceiling "
+                             "the control (real holdout) reaches at the same n and mostlyai-qa's "
+                             'expected ceiling',
               'aliases': [],
               'default': True,
               'from_stats': True,
               'params': {'max_bins': {'default': 10,
-                                      'doc': 'quantile bins of a numerical/datetime column (learnt '
-                                             'from the original)'},
+                                      'doc': 'bins of a numerical/datetime column (learnt from the '
+                                             'original)'},
                          'max_categories': {'default': 10,
                                             'doc': 'most frequent categories kept per column; the '
                                                    "rest are '(other)'"},
-                         'n_triples': {'default': 100,
+                         'n_triples': {'default': 10000,
                                        'doc': 'column triples sampled (seeded) for the trivariate '
-                                              'accuracy'}},
+                                              'accuracy (mostlyai-qa: 10000)'},
+                         'binning': {'default': 'mostlyai',
+                                     'doc': "'mostlyai' = mostlyai-qa 1.10's bins (order-statistic "
+                                            'edges with min and max, closed on the left, one bin '
+                                            'per value up to max_bins values, categories kept only '
+                                            "when seen min_category_count times); 'quantile' = "
+                                            'deciles closed on the right'},
+                         'min_category_count': {'default': 5,
+                                                'doc': "binning='mostlyai': rows a category needs "
+                                                       'to keep its own bin (mostlyai-qa: 5)'}},
               'module': 'synthguard.metrics.fidelity.accuracy'},
  'anonymeter': {'name': 'anonymeter',
                 'family': 'anonymeter',

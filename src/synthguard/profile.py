@@ -99,7 +99,7 @@ class OriginalStats:
 
 
 def profile(original: TableLike, metadata: Any = None, *, seed: int = 0, max_bins: int = 10,
-            max_categories: int = 10, n_triples: int = 100, exact_shapes: bool = True,
+            max_categories: int = 10, n_triples: int = 10_000, exact_shapes: bool = True,
             ecdf_points: int = 1001, min_count: int = 1) -> OriginalStats:
     """Profile the original table: the statistics every fidelity metric needs, no rows.
 

@@ -49,7 +49,7 @@ def test_known_answer_against_pandas_oracle(make_mixed) -> None:
     syn.loc[:20, "cat"] = "zz"  # a category the original lacks -> (other)
     meta = {"columns": {"num": {"sdtype": "numerical"}, "cat": {"sdtype": "categorical"},
                         "int": {"sdtype": "numerical"}}}
-    res = _acc(Context.from_frames(orig, syn, metadata=meta), n_triples=0)
+    res = _acc(Context.from_frames(orig, syn, metadata=meta), n_triples=0, binning="quantile")
     binned = {c: _oracle_bins(orig[c], syn[c]) for c in orig.columns}
     cols = {r["column"]: r for r in res.details["columns"]}
     for c in orig.columns:
@@ -69,7 +69,7 @@ def test_known_answer_against_pandas_oracle(make_mixed) -> None:
 def test_hand_computed_marginal() -> None:
     orig = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
     syn = pd.DataFrame({"a": ["x", "x", "x", "y"], "b": ["u", "v", "u", "v"]})
-    res = _acc(Context.from_frames(orig, syn), n_triples=0)
+    res = _acc(Context.from_frames(orig, syn), n_triples=0, min_category_count=1)
     cols = {r["column"]: r for r in res.details["columns"]}
     assert cols["a"]["accuracy"] == pytest.approx(0.75)  # 1 - (|.5-.75| + |.5-.25|) / 2
     assert cols["b"]["accuracy"] == 1.0
@@ -119,9 +119,13 @@ def test_equal_n_subsampling_and_row_order(make_mixed) -> None:
     orig, ctl = mixed_frame(800, seed=0), mixed_frame(500, seed=1)
     syn = mixed_frame(2000, seed=2)
     res = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=4).result("accuracy")
-    assert res.n == 500 and res.details["n_used"] == 500 and res.details["n_synthetic"] == 2000
-    assert sum(res.details["columns"][0]["synthetic"]) == 500
+    # value = the whole release (mostlyai-qa's number); ceiling and ratio at equal n
+    assert res.n == 2000 and res.details["n_used"] == 500 and res.details["n_synthetic"] == 2000
+    assert sum(res.details["columns"][0]["synthetic"]) == 2000
+    assert sum(res.details["columns"][0]["control"]) == 500
     assert sum(res.details["columns"][0]["original"]) == 800
+    assert res.details["ratio"] == pytest.approx(res.details["value_at_n_used"] / res.details["ceiling"])
+    assert res.details["univariate"]["synthetic_at_n_used"] != res.details["univariate"]["synthetic"]
     # row order changes nothing: edges and top categories are order-free, and the equal-n subsample
     # is drawn by a keyed hash of each row's content, not by position
     shuffled = orig.sample(frac=1, random_state=3).reset_index(drop=True)
@@ -131,7 +135,8 @@ def test_equal_n_subsampling_and_row_order(make_mixed) -> None:
     again = evaluate(orig, syn_shuffled, ctl, metrics=["accuracy"], seed=4).result("accuracy")
     assert again.to_dict() == res.to_dict()
     other_seed = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=5).result("accuracy")
-    assert other_seed.value != res.value  # the seed drives the subsample and the triples
+    # the seed drives the equal-n subsample (and the triples, when there are more than n_triples)
+    assert other_seed.details["value_at_n_used"] != res.details["value_at_n_used"]
 
 
 def test_triples_sampled_and_seeded() -> None:
@@ -190,3 +195,57 @@ def test_on_progress_receives_every_metric(make_mixed) -> None:
 
     with pytest.raises(RuntimeError, match="stop"):
         evaluate(df, df, metrics=["accuracy"], on_progress=boom)
+
+
+def _mostlyai_oracle(real: pd.Series, other: pd.Series, n: int = 10, min_count: int = 5):
+    """mostlyai-qa 1.10's binning as its docs and code describe it, written independently with pandas."""
+    if pd.api.types.is_numeric_dtype(real):
+        v = np.sort(real.dropna().to_numpy(float))
+        if len(np.unique(v)) <= n:
+            breaks = list(np.unique(v)) + [v.max() + 1]
+        else:
+            for k in range(n, min(1000, len(v) + 1)):
+                breaks = sorted(set(v[np.linspace(0, len(v) - 1, k).astype(int)]))
+                if len(breaks) >= n + 1:
+                    break
+        for p in range(20):
+            fl = [np.floor(b * 10**p) / 10**p for b in breaks]
+            if len(set(fl)) == len(breaks):
+                breaks = fl[:-1] + [breaks[-1]]
+                break
+        edges = [-np.inf, *breaks[1:-1], np.inf]
+        return [pd.cut(s, edges, right=False).astype(object).where(s.notna(), "NA").astype(str)
+                for s in (real, other)]
+    top = real.astype(object).where(real.notna(), "NA").value_counts().head(n)
+    keep = set(top[top >= min_count].index) | {"NA"}
+    return [s.astype(object).where(s.notna(), "NA").map(lambda v: v if v in keep else "OTHER")
+            for s in (real, other)]
+
+
+def test_mostlyai_binning_against_pandas_oracle() -> None:
+    n = 600
+
+    def frame(seed):
+        r = np.random.default_rng(seed)
+        ten = r.integers(0, 10, n).astype(float)  # 10 distinct values: one bin each
+        ten[r.random(n) < 0.05] = np.nan
+        cat = r.choice(list("abcdefghijklmn"), n, p=np.r_[np.full(8, 0.12), np.full(6, 0.04 / 6)])
+        return pd.DataFrame({"ten": ten, "cont": r.lognormal(0, 1, n).round(3), "cat": cat,
+                             "rare": r.choice(["x", "y", "z"], n, p=[0.6, 0.395, 0.005])})
+    orig, syn = frame(1), frame(2)
+    syn.loc[:10, "cont"] = 1e6  # beyond the original's maximum: the last (open) bin
+    meta = {"columns": {"ten": {"sdtype": "numerical"}, "cont": {"sdtype": "numerical"},
+                        "cat": {"sdtype": "categorical"}, "rare": {"sdtype": "categorical"}}}
+    res = _acc(Context.from_frames(orig, syn, metadata=meta), n_triples=0)
+    cols = {r["column"]: r for r in res.details["columns"]}
+    for c in orig.columns:
+        o, s = _mostlyai_oracle(orig[c], syn[c])
+        assert cols[c]["accuracy"] == pytest.approx(_tvd_acc(o, s), abs=1e-12), c
+    assert sum(1 for b in cols["ten"]["bins"] if b != "(missing)") == 10  # one bin per value
+    assert cols["ten"]["bins"][1] == "[1, 2)"  # closed on the left
+    assert "z" not in cols["rare"]["bins"] and "x" in cols["rare"]["bins"]  # < 5 rows -> (other)
+    assert res.details["params"]["binning"] == "mostlyai"
+    # mostlyai-qa's expected ceiling: 1 - 1/2 sum sqrt(2/pi p(1-p)(1/n1 + 1/n2)) per column
+    p = orig["rare"].value_counts(normalize=True).to_numpy()  # x, y kept; z alone in (other)
+    exp = 1 - 0.5 * np.sqrt(2 / np.pi * p * (1 - p) * (2 / n)).sum()
+    assert cols["rare"]["expected_accuracy"] == pytest.approx(exp, abs=1e-12)

@@ -17,10 +17,10 @@ from ..profile import profile
               help="SynEval-style metadata JSON/YAML (sdtypes...).")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed (fixes the sampled column triples; evaluate with the same seed).")
-@click.option("--max-bins", default=10, show_default=True, type=int, help="accuracy: quantile bins.")
+@click.option("--max-bins", default=10, show_default=True, type=int, help="accuracy: bins per numeric column.")
 @click.option("--max-categories", default=10, show_default=True, type=int,
               help="accuracy: categories kept per column.")
-@click.option("--n-triples", default=100, show_default=True, type=int,
+@click.option("--n-triples", default=10_000, show_default=True, type=int,
               help="accuracy: sampled column triples.")
 @click.option("--coarse", is_flag=True,
               help="Store quantiles instead of every distinct numeric value and leave out categories "

@@ -1,16 +1,20 @@
 """``accuracy``: binned univariate, bivariate and trivariate accuracy against its noise ceiling.
 
 accuracy = 1 - total variation distance between the original's and the synthetic table's binned
-distributions (see :mod:`._binning` for the bins), for every column, every pair of columns and a
-seeded sample of column triples. ``value`` = the mean of the three level means.
+distributions (see :mod:`._binning` for the bins: mostlyai-qa 1.10's by default), for every column,
+every pair of columns and a seeded sample of column triples (up to 10,000, mostlyai-qa's cap).
+``value`` = the mean of the three level means over the whole synthetic table: the number
+mostlyai-qa reports as overall accuracy for the same training table and release.
 
 The ceiling: the same accuracies of the control table (real rows held out from training) against the
 original, at the same number of rows. Synthetic and control are subsampled (seeded, by a keyed hash
 of each row's content, so row order never matters) to the smaller of the two sizes, so both sides
-carry the same sampling noise. A perfect generator -- one drawing fresh
-rows from the population -- scores the ceiling in expectation; "synthetic reaches X of the
-achievable Y" reads value against baseline. A value clearly above the ceiling means the release
-is closer to the training rows than fresh real data is: a sign of copying.
+carry the same sampling noise; ``ratio`` and the headline compare at that n. A perfect generator --
+one drawing fresh rows from the population -- scores the ceiling in expectation; "synthetic reaches X
+of the achievable Y" reads value against baseline. A value clearly above the ceiling means the
+release is closer to the training rows than fresh real data is: a sign of copying. mostlyai-qa's own
+reference (``expected_ceiling``, its ``accuracy_max``: the accuracy expected from sampling noise
+alone, from the original's frequencies) is stated beside it and needs no control.
 """
 
 from __future__ import annotations
@@ -25,7 +29,15 @@ from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
 from ...results import Baseline, MetricResult
 from ...stats import cramers_v_table
-from ._binning import Reference, bin_matrix, build_reference, joint_counts, tv_accuracy
+from ._binning import (
+    BINNINGS,
+    Reference,
+    bin_matrix,
+    build_reference,
+    expected_accuracy,
+    joint_counts,
+    tv_accuracy,
+)
 
 __all__ = ["accuracy", "reference_for"]
 
@@ -43,8 +55,16 @@ def _non_negative(v: Any) -> str | None:
         "must be an integer in [0, 100000] (0 = no triples)"
 
 
-def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples: int) -> Reference:
+def _binning(v: Any) -> str | None:
+    return None if v in BINNINGS else f"must be one of {list(BINNINGS)}"
+
+
+def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples: int,
+                  binning: str = "mostlyai", min_category_count: int = 5) -> Reference:
     """The original's binned counts: from the original rows, or from the profile given instead.
+
+    A profile's column triples are used as profiled (at most ``n_triples`` of them are asked for;
+    the result states how many were used).
 
     Raises
     ------
@@ -52,7 +72,9 @@ def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples
         When the profile was made with other binning parameters.
     """
     prof = getattr(ctx.tables, "original_stats", None)
-    params = {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples}
+    params: dict[str, Any] = {"max_bins": max_bins, "max_categories": max_categories, "binning": binning}
+    if binning == "mostlyai":
+        params["min_category_count"] = min_category_count
     if ctx.tables.original is None:
         if prof is None or prof.accuracy is None:
             raise MetricError("needs the original rows or a profile with binned counts")
@@ -60,7 +82,11 @@ def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples
         if {k: ref.params.get(k) for k in params} != params:
             raise MetricError(f"the original statistics were profiled with {dict(ref.params)}, not "
                               f"{params}: run 'synthguard profile' with these parameters or use its own")
+        if len(ref.triples) > n_triples:
+            ref = Reference(ref.specs, ref.n, ref.uni, ref.pairs, ref.triples[:n_triples],
+                            ref.tri[:n_triples], ref.params)
         return ref
+    params["n_triples"] = n_triples
     key = ("accuracy_reference", tuple(sorted(params.items())))
     if key not in ctx.cache:
         cols = ctx.tables.schema.tabular_columns()
@@ -98,6 +124,12 @@ def _score(ref: Reference, mat: np.ndarray) -> dict[str, Any]:
             "tri": np.asarray([tv_accuracy(r, c) for r, c in zip(ref.tri, tri, strict=True)])}
 
 
+def _expected(ref: Reference, n_other: int) -> dict[str, np.ndarray]:
+    """mostlyai-qa's ``accuracy_max`` of every column, pair and triple for ``n_other`` rows."""
+    return {key: np.asarray([expected_accuracy(r, n_other) for r in counts])
+            for key, counts in (("uni", ref.uni), ("pairs", ref.pairs), ("tri", ref.tri))}
+
+
 def _mean(x: np.ndarray) -> float:
     x = x[~np.isnan(x)]
     return float(x.mean()) if x.size else float("nan")
@@ -107,22 +139,32 @@ def _assoc(counts: np.ndarray, shape: tuple[int, int]) -> float:
     return cramers_v_table(counts.reshape(shape))
 
 
+_MAX_TRIPLES_LISTED = 200
+
+
 @register(
     "accuracy", family="fidelity", direction="higher is better", optional_needs=("control",),
     from_stats=True,
     params=[
-        Param("max_bins", 10, "quantile bins of a numerical/datetime column (learnt from the original)",
-              int, check=_bins),
+        Param("max_bins", 10, "bins of a numerical/datetime column (learnt from the original)", int,
+              check=_bins),
         Param("max_categories", 10, "most frequent categories kept per column; the rest are '(other)'",
               int, check=_bins),
-        Param("n_triples", 100, "column triples sampled (seeded) for the trivariate accuracy", int,
-              check=_non_negative),
+        Param("n_triples", 10_000, "column triples sampled (seeded) for the trivariate accuracy "
+              "(mostlyai-qa: 10000)", int, check=_non_negative),
+        Param("binning", "mostlyai", "'mostlyai' = mostlyai-qa 1.10's bins (order-statistic edges with "
+              "min and max, closed on the left, one bin per value up to max_bins values, categories "
+              "kept only when seen min_category_count times); 'quantile' = deciles closed on the right",
+              str, check=_binning),
+        Param("min_category_count", 5, "binning='mostlyai': rows a category needs to keep its own bin "
+              "(mostlyai-qa: 5)", int, check=_positive),
     ],
     description="mean binned accuracy (1 - total variation distance) over columns, pairs and sampled "
-                "triples, against the ceiling the control (real holdout) reaches at the same n",
+                "triples (mostlyai-qa's bins), against the ceiling the control (real holdout) reaches "
+                "at the same n and mostlyai-qa's expected ceiling",
 )
-def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
-             n_triples: int = 100) -> MetricResult:
+def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_triples: int = 10_000,
+             binning: str = "mostlyai", min_category_count: int = 5) -> MetricResult:
     """Univariate, bivariate and trivariate accuracy of the release, with its control ceiling.
 
     Parameters
@@ -130,26 +172,34 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
     ctx : Context
         The evaluation context (the original may be given as a profile, see ``synthguard profile``).
     max_bins : int
-        Quantile bins per numerical or datetime column.
+        Bins per numerical or datetime column.
     max_categories : int
         Categories kept per categorical column (the rest share an ``(other)`` bin).
     n_triples : int
         Column triples sampled for the trivariate level (all of them when there are fewer).
+    binning : {"mostlyai", "quantile"}
+        mostlyai-qa 1.10's bins (default) or synthguard's earlier deciles.
+    min_category_count : int
+        With ``binning="mostlyai"``: a category seen fewer times in the original shares ``(other)``.
 
     Returns
     -------
     MetricResult
-        ``value`` = mean of the univariate, bivariate and trivariate means; ``baseline`` = the same
-        for control vs original (the ceiling); details ``ceiling``, ``ratio``, ``headline``,
-        ``univariate``/``bivariate``/``trivariate`` summaries, per-column ``columns`` (with binned
-        counts for charts), per-pair ``pairs`` (with the association of each side), ``triples``.
+        ``value`` = mean of the univariate, bivariate and trivariate means over the whole synthetic
+        table; ``baseline`` = the same for control vs original at equal n (the ceiling); details
+        ``ceiling``, ``ratio`` (at equal n), ``expected_ceiling`` (mostlyai-qa's ``accuracy_max``),
+        ``headline``, ``univariate``/``bivariate``/``trivariate`` summaries, per-column ``columns``
+        (with binned counts for charts), per-pair ``pairs`` (with the association of each side),
+        ``triples`` (the lowest 200 when there are more).
     """
     for key, check, val in (("max_bins", _bins, max_bins), ("max_categories", _bins, max_categories),
-                            ("n_triples", _non_negative, n_triples)):
+                            ("n_triples", _non_negative, n_triples), ("binning", _binning, binning),
+                            ("min_category_count", _positive, min_category_count)):
         problem = check(val)
         if problem:
             raise ConfigError(f"metric 'accuracy': parameter {key!r} {problem}")
-    ref = reference_for(ctx, max_bins=max_bins, max_categories=max_categories, n_triples=n_triples)
+    ref = reference_for(ctx, max_bins=max_bins, max_categories=max_categories, n_triples=n_triples,
+                        binning=binning, min_category_count=min_category_count)
     cols = [s.column for s in ref.specs]
     t = ctx.tables
     n_s = len(t.synthetic)
@@ -160,13 +210,14 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
         if n_rows == 0:
             continue
         block = ctx.encoded.block(role, cols)
+        mats[role] = bin_matrix(block, ctx.encoded.encoder, ref.specs)
         rows = _subsample(ctx, role, cols, m)
         if rows is not None:
-            block = block.take(rows)
-        mats[role] = bin_matrix(block, ctx.encoded.encoder, ref.specs)
-    scores = {role: _score(ref, mat) for role, mat in mats.items()}
-    syn = scores["synthetic"]
-    ctl = scores.get("control")
+            mats[f"{role}@m"] = mats[role][rows]
+    syn = _score(ref, mats["synthetic"])
+    ctl = _score(ref, mats.get("control@m", mats["control"])) if n_c else None
+    syn_m = _score(ref, mats["synthetic@m"]) if "synthetic@m" in mats else syn
+    expected = _expected(ref, n_s)
 
     levels: dict[str, dict[str, Any]] = {}
     for level, key, count in (("univariate", "uni", len(cols)), ("bivariate", "pairs", len(ref.pairs)),
@@ -174,10 +225,15 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
         if count == 0:
             continue
         levels[level] = {"synthetic": _mean(syn[key]), "control": _mean(ctl[key]) if ctl else None,
-                         "count": count}
+                         "expected": _mean(expected[key]), "count": count}
+        if syn_m is not syn:
+            levels[level]["synthetic_at_n_used"] = _mean(syn_m[key])
     value = float(np.mean([v["synthetic"] for v in levels.values()]))
+    value_m = float(np.mean([_mean(syn_m[k]) for k, lv in (("uni", "univariate"), ("pairs", "bivariate"),
+                                                            ("tri", "trivariate")) if lv in levels]))
     ceiling = float(np.mean([v["control"] for v in levels.values()])) if ctl else None
-    ratio = value / ceiling if ceiling else None
+    expected_ceiling = float(np.mean([v["expected"] for v in levels.values()]))
+    ratio = value_m / ceiling if ceiling else None
 
     labels = [s.labels() for s in ref.specs]
     sdtypes = {c: t.schema.sdtype(c) for c in cols}
@@ -185,6 +241,7 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
     for j, c in enumerate(cols):
         row: dict[str, Any] = {"column": c, "sdtype": sdtypes[c], "accuracy": float(syn["uni"][j]),
                                "control_accuracy": float(ctl["uni"][j]) if ctl else None,
+                               "expected_accuracy": float(expected["uni"][j]),
                                "bins": labels[j], "original": ref.uni[j], "synthetic": syn["uni_counts"][j]}
         if ctl:
             row["control"] = ctl["uni_counts"][j]
@@ -195,39 +252,51 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10,
         shape = (sizes[i], sizes[j])
         pairs.append({"column_1": cols[i], "column_2": cols[j], "accuracy": float(syn["pairs"][k]),
                       "control_accuracy": float(ctl["pairs"][k]) if ctl else None,
+                      "expected_accuracy": float(expected["pairs"][k]),
                       "association_original": _assoc(ref.pairs[k], shape),
                       "association_synthetic": _assoc(syn["pair_counts"][k], shape),
                       "association_control": _assoc(ctl["pair_counts"][k], shape) if ctl else None})
-    triples = [{"columns": [cols[a] for a in tr], "accuracy": float(syn["tri"][k]),
+    listed = np.argsort(syn["tri"], kind="stable")[:_MAX_TRIPLES_LISTED] \
+        if len(ref.triples) > _MAX_TRIPLES_LISTED else np.arange(len(ref.triples))
+    triples = [{"columns": [cols[a] for a in ref.triples[k]], "accuracy": float(syn["tri"][k]),
                 "control_accuracy": float(ctl["tri"][k]) if ctl else None}
-               for k, tr in enumerate(ref.triples)]
+               for k in sorted(int(v) for v in listed)]
 
     warning = None
+    at_m = "" if syn_m is syn else f" (on a seeded subsample of {m} of its {n_s} rows; {value:.3f} on all)"
     if ceiling is not None:
-        headline = (f"synthetic reaches {value:.3f} of the achievable {ceiling:.3f} "
-                    f"({100 * value / ceiling:.1f} % of the ceiling, n = {m} rows each)")
+        headline = (f"synthetic reaches {value_m:.3f}{at_m} of the achievable {ceiling:.3f} "
+                    f"({100 * value_m / ceiling:.1f} % of the ceiling, n = {m} rows each)")
         baseline = Baseline(ceiling, f"{headline}; ceiling = control (real holdout) vs original at "
                                      "the same n")
-        if value > ceiling + 0.01:
-            warning = (f"accuracy {value:.3f} is above the ceiling {ceiling:.3f} that real held-out rows "
-                       "reach: the release is closer to the training rows than fresh data is (copies? "
-                       "see exact_matches and dcr)")
+        if value_m > ceiling + 0.01:
+            warning = (f"accuracy {value_m:.3f} is above the ceiling {ceiling:.3f} that real held-out "
+                       "rows reach: the release is closer to the training rows than fresh data is "
+                       "(copies? see exact_matches and dcr)")
     else:
-        headline = (f"synthetic reaches {value:.3f}; no ceiling: give a control table (real rows held "
-                    "out from training) to see what a perfect generator reaches at this n")
+        headline = (f"synthetic reaches {value:.3f} (mostlyai-qa's expected ceiling "
+                    f"{expected_ceiling:.3f}); no measured ceiling: give a control table (real rows "
+                    "held out from training) to see what a perfect generator reaches at this n")
         baseline = Baseline(None, "no ceiling: give a control table (real rows held out from training)")
     details = {
-        "ceiling": ceiling, "ratio": ratio, "headline": headline, **levels,
+        "ceiling": ceiling, "ratio": ratio, "expected_ceiling": expected_ceiling,
+        "value_at_n_used": value_m, "headline": headline, **levels,
         "n_original": ref.n, "n_synthetic": n_s, "n_control": n_c or None, "n_used": m,
         "from_original_stats": t.original is None,
         "coarse_profile": int(ref.params.get("min_count", 1)) > 1,
-        "columns": columns, "pairs": pairs, "triples": triples,
-        "params": {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples},
-        "method": "1 - total variation distance of binned distributions (quantile bins for numbers, "
-                  "top categories + '(other)', missing its own bin); ceiling = control vs original at "
-                  "the same n; association = Cramer's V of the binned pair",
+        "columns": columns, "pairs": pairs, "triples": triples, "triples_listed": len(triples),
+        "params": {"max_bins": max_bins, "max_categories": max_categories, "n_triples": n_triples,
+                   "binning": binning, "min_category_count": min_category_count},
+        "method": ("1 - total variation distance of binned distributions ("
+                   + ("mostlyai-qa 1.10's bins: order-statistic edges incl. min and max, closed on the "
+                      "left, one bin per value for <= max_bins values, categories kept when seen "
+                      "min_category_count times" if binning == "mostlyai" else
+                      "quantile bins closed on the right, top categories")
+                   + ", '(other)', missing its own bin) over the whole synthetic table; ceiling = control "
+                   "vs original at the same n (ratio compares there); expected_ceiling = mostlyai-qa's "
+                   "accuracy_max; association = Cramer's V of the binned pair"),
     }
     if math.isnan(value):
         raise MetricError("no accuracy could be computed (empty tables)")
     return MetricResult("accuracy", "fidelity", value, "higher is better", baseline=baseline, ci=None,
-                        n=m, warning=warning, details=details)
+                        n=n_s, warning=warning, details=details)
