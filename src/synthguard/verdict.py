@@ -451,7 +451,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                            "member": None, "non_member": None, "unresolved": []}
     if not tests:
         row.update(level="not assessed",
-                   summary=f"{title}: not assessed (no test of this risk ran with a control)")
+                   summary="not assessed: no test of this risk ran with a control")
         return to_jsonable(row)
     m = rule.materiality
     names = [t["metric"] for t in tests]
@@ -463,7 +463,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                   key=lambda t: (t["effect"] or 0.0, -(t["p_adjusted"] or 1.0)))
         row.update(level=level, metric=top["metric"], effect=top["effect"],
                    effect_ci=top["effect_ci"], member=top["member"], non_member=top["non_member"])
-        row["summary"] = (f"{title}: {level}. {top['metric']} exposes {_pct(top['member'])} of the "
+        row["summary"] = (f"{top['metric']} exposes {_pct(top['member'])} of the "
                           f"training {top['unit']} against {_pct(top['non_member'])} of the control, "
                           f"an excess of {_pct(top['effect'])} (interval {_pct(top['effect_ci'][0])} "
                           f"to {_pct(top['effect_ci'][1])}), adjusted p={top['p_adjusted']:.2g}")
@@ -481,7 +481,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     if not unresolved:
         row["level"] = "low"
         what = ", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))
-        row["summary"] = (f"{title}: low. No test finds training {tests[0]['unit']} exposed more "
+        row["summary"] = (f"No test finds training {tests[0]['unit']} exposed more "
                           f"than unseen people, and together they rule out an excess of "
                           f"{_pct(m)} or more ({what})")
         return to_jsonable(row)
@@ -494,7 +494,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                else ("no test of this run can rule it out" if not seers
                      else "not detectable at this size"))
         parts.append(f"{LEAK_NAMES[t]} ({why})")
-    row["summary"] = (f"{title}: inconclusive. No excess found, but a leak of {_pct(m)} of the "
+    row["summary"] = (f"No excess found, but a leak of {_pct(m)} of the "
                       f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
     no_seer = [t for t in unresolved if not any(
         t in (results[n].evidence.sees or ()) for n in all_tests)]  # type: ignore[union-attr]

@@ -97,7 +97,7 @@ def render_decision(report: Any, width: int = 100) -> str:
     for r in risks_of(d):
         head = f"  {r['title']}: {str(r['level']).upper()}. "
         lines += wrap(head + str(r.get("summary") or ""), width, "      ", "")
-        lim = _limit_text(r)
+        lim = _limit_text(r) if r["risk"] == "presence" or r["level"] == "inconclusive" else ""
         if lim:
             lines += wrap("detection limit: " + lim, width, "      ", "      ")
         if r.get("settle"):
@@ -113,10 +113,23 @@ def render_decision(report: Any, width: int = 100) -> str:
     return "\n".join(lines)
 
 
+LEAK_SHORT = {"exact": "exact copies", "near": "near-copies", "rare": "rare-record copies",
+              "neighbourhood": "memorised neighbourhoods", "person": "whole persons",
+              "text": "copied documents", "any": "any leak"}
+
+
 def _limit_text(r: Any) -> str:
+    """Detection limits in one short line: ``exact copies 0.6 %, near-copies 0.6 %, ...``."""
     lims = r.get("detection_limits") or {}
-    texts = [str(x.get("text")) for x in lims.values() if isinstance(x, dict) and x.get("text")]
-    return "; ".join(texts)
+    parts = []
+    for t, x in lims.items():
+        if not isinstance(x, dict):
+            continue
+        v = x.get("value")
+        parts.append(f"{LEAK_SHORT.get(t, t)} {fmt_number(100 * float(v))} %" if v is not None
+                     else f"{LEAK_SHORT.get(t, t)} not detectable here")
+    return ", ".join(parts) + (" of the training records (80 % power, measured by injecting the "
+                               "leak)" if parts else "")
 
 
 def what_to_do(d: Any) -> list[str]:
