@@ -46,7 +46,12 @@ def test_decision_block_names_every_risk_with_level_interval_and_sentence(demo_r
         assert pct(r["effect"]) in r["summary"] and "do not publish" in r["summary"]
     presence = risks[0]["summary"]
     assert re.search(r"\d+ of the \d+ release rows .* are verbatim training rows", presence)
-    assert {r["level"] for r in reps["safe"].risks()} <= {"low", "inconclusive"}
+    safe = {r["risk"]: r["level"] for r in reps["safe"].risks()}
+    assert safe["presence"] in ("low", "inconclusive")
+    # the demo's Gaussian copula, fitted on 300 training rows, reproduces training-only zip codes
+    # (4 of the 5 zips held by one training person appear in the release, none of the 3 held by
+    # one control person): a true singling-out leak, which the verdict may rightly call
+    assert safe["linkability"] in ("low", "inconclusive")
 
 
 def test_records_out_lists_every_copied_release_row_and_nothing_else(tmp_path):

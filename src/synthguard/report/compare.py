@@ -255,6 +255,15 @@ def _text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
         if widths[i] <= longest[i]:
             break  # every column at its longest word: nothing left to wrap
         widths[i] -= 1
+    if sum(widths) + 2 * (len(widths) - 1) > width:
+        # too many columns for the terminal: one block per row, "header: value" lines
+        out: list[str] = []
+        for r in rows:
+            for h, c in zip(headers, r, strict=True):
+                out += textwrap.wrap(f"{h}: {c}", width, subsequent_indent="    ",
+                                     break_long_words=False, break_on_hyphens=False) or [""]
+            out.append("")
+        return "\n".join(out).rstrip()
 
     def block(cells: Sequence[str]) -> list[str]:
         cols = [textwrap.wrap(str(c), w, break_long_words=False, break_on_hyphens=False) or [""]

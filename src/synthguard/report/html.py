@@ -275,10 +275,16 @@ def _tick(label: Any) -> str:
     text = str(label)
     if text.startswith("(") and text.endswith("]") and ", " in text:
         return "\u2264 " + _bound(text[1:-1].split(", ", 1)[1])
+    if text.startswith("[") and text.endswith(")") and ", " in text:  # closed on the left
+        return "< " + _bound(text[1:-1].split(", ", 1)[1])
     if text.startswith("<= "):
         return "\u2264 " + _bound(text[3:])
+    if text.startswith(">= "):
+        return "\u2265 " + _bound(text[3:])
     if text.startswith("> "):
         return "> " + _bound(text[2:])
+    if text.startswith("< "):
+        return "< " + _bound(text[2:])
     return text
 
 
