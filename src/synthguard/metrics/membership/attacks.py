@@ -12,7 +12,7 @@ Attacks (see ``docs/attacks.md`` for the papers):
 ``closest_distance``
     minus the Gower distance to the closest release row.
 ``near_copy``
-    share of cells equal to the closest release row under the Hamming distance.
+    the largest share of cells equal to one of the closest release rows (Hamming similarity).
 ``dcr_diff``
     distance to the closest reference row minus distance to the closest release row.
 ``domias``
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...encoding import Block
-from ...neighbors import DistanceMetric, hamming, kneighbors
+from ...neighbors import DistanceMetric, kneighbors
 
 ATTACKS = ("closest_distance", "near_copy", "dcr_diff", "domias", "plagiarism", "gen_lra",
            "classifier")
@@ -81,6 +81,23 @@ def _lse_kernel(d: np.ndarray, h: float) -> np.ndarray:
     top = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(under="ignore"):
         return top[:, 0] + np.log(np.sum(np.exp(a - top), axis=1) + 1e-300)
+
+
+def _equal_cells(query: Block, release: Block, idx: np.ndarray) -> np.ndarray:
+    """Per query row, the largest share of cells equal (missing = missing) to one of the release
+    rows ``idx`` (its nearest ones): a near-copy changes a cell or two and keeps the rest."""
+    n_cols = query.num.shape[1] + query.cat.shape[1]
+    best = np.zeros(query.n_rows)
+    if n_cols == 0:
+        return best
+    for j in range(idx.shape[1]):  # loop over neighbours, vectorised over rows
+        ok = idx[:, j] >= 0
+        r = np.maximum(idx[:, j], 0)
+        sn, qn = release.num[r], query.num
+        eq = np.sum((sn == qn) | (np.isnan(sn) & np.isnan(qn)), axis=1)
+        eq = eq + np.sum(release.cat[r] == query.cat, axis=1)
+        best = np.maximum(best, np.where(ok, eq / n_cols, 0.0))
+    return best
 
 
 def _plagiarism(ds: np.ndarray, dr: np.ndarray, k: int, n_s: int, n_r: int) -> np.ndarray:
@@ -156,7 +173,6 @@ def classifier_scores(release: Block, reference: Block, query: Block, *, seed: i
 
 
 def attack_scores(query: Block, release: Block, reference: Block, metric: DistanceMetric, *,
-                  query_hamming: Block | None = None, release_hamming: Block | None = None,
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
@@ -171,8 +187,6 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         The release ``S`` and the reference sample ``R`` (real records disjoint from the queries).
     metric : DistanceMetric
         The row distance (Gower with ranges over the pooled tables, from the caller).
-    query_hamming, release_hamming : Block, optional
-        The same rows encoded with ``categorical_only=True`` (needed for ``near_copy``).
     k : int
         Neighbours per reference search (``k`` times ``|S| / |R|``, at most 200, in the release).
     attacks : sequence of str
@@ -211,8 +225,8 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     scores: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     notes: dict[str, str] = {}
-    need_knn = any(a in attacks for a in ("closest_distance", "dcr_diff", "domias", "plagiarism",
-                                          "gen_lra"))
+    need_knn = any(a in attacks for a in ("closest_distance", "near_copy", "dcr_diff", "domias",
+                                          "plagiarism", "gen_lra"))
     h = float("nan")
     if need_knn:
         t0 = clock()
@@ -258,14 +272,12 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
             notes["gen_lra"] = (f"KDE of the reference with and without the record, at its {m} "
                                 f"nearest release rows (bandwidth {h:.4g}); "
                                 f"{int(uniq.size)} release rows scored against the reference")
-    if "near_copy" in attacks:
-        if query_hamming is None or release_hamming is None:
-            raise ValueError("near_copy needs the Hamming-encoded query and release blocks")
-        t = clock()
-        dh = kneighbors(query_hamming, release_hamming,
-                        hamming(query_hamming.num.shape[1]), 1, backend=backend).distances[:, 0]
-        scores["near_copy"] = 1.0 - dh
-        seconds["near_copy"] = clock() - t
+        if "near_copy" in attacks:
+            t = clock()
+            scores["near_copy"] = _equal_cells(query, release, ns.indices)
+            seconds["near_copy"] = clock() - t
+            notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
+                                  "release rows (Hamming similarity)")
     if "classifier" in attacks:
         t = clock()
         s_fit, r_fit = release, reference

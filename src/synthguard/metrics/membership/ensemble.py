@@ -172,9 +172,6 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
     query = concat_blocks(orig.take(mem_rows), ctrl.take(nm_rows))
     reference = ctrl.take(ref_rows)
-    q_h = concat_blocks(enc.block("original", cols, categorical_only=True).take(mem_rows),
-                        enc.block("control", cols, categorical_only=True).take(nm_rows))
-    s_h = enc.block("synthetic", cols, categorical_only=True)
     fit_rows = None
     fit_note = "all release and reference rows"
     if max_fit_rows is not None and (n_syn > max_fit_rows or ref_rows.size > max_fit_rows):
@@ -184,7 +181,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         fit_rows = (fs, fr)
         fit_note = f"{fs.size} release and {fr.size} reference rows (seeded random subsample)"
     seed_int = int(ctx.rng("classifier").integers(0, 2**31 - 1))
-    res = attack_scores(query, syn, reference, metric, query_hamming=q_h, release_hamming=s_h, k=k,
+    res = attack_scores(query, syn, reference, metric, k=k,
                         seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend)
     names = list(res.scores)
     n_m, n_n = mem_rows.size, nm_rows.size
@@ -301,7 +298,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         "bandwidth": res.bandwidth,
         "roles": roles,
         "distance": "gower (range-scaled over original+synthetic+control, terms clipped at 1); "
-                    "near_copy: Hamming",
+                    "near_copy: equal cells among the closest release rows",
         "thresholds": thresholds,
     }
     return MetricResult(
