@@ -22,7 +22,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _gen import make_leaky, make_table  # noqa: E402
-
 from synthguard.metrics.membership.ensemble import membership_attacks  # noqa: E402
 from synthguard.registry import Context  # noqa: E402
 

@@ -693,7 +693,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                         'params': {'max_rows': {'default': 20000,
                                                 'doc': 'members and non-members scored (each; '
                                                        'seeded content-keyed sample); null = all'},
-                                   'reference_share': {'default': 0.5,
+                                   'reference_share': {'default': 0.3,
                                                        'doc': 'share of the control used as the '
                                                               "attacker's reference sample (the "
                                                               'rest are the non-members)'},
@@ -704,7 +704,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                                     'doc': 'release and reference rows (each) the '
                                                            'classifier is fitted on (seeded '
                                                            'subsample)'},
-                                   'k': {'default': 10,
+                                   'k': {'default': 5,
                                          'doc': 'neighbours per reference search of the density '
                                                 'attacks'},
                                    'n_perm': {'default': 999,

@@ -198,7 +198,7 @@ def test_fresh_samples_of_five_tables_alarm_at_most_one_run_in_fifteen_and_aucs_
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("kind", "tables"), [
-    ("near10", ("nhefs", "diabetes_raw")),
+    ("near10", ("nhefs", "anes96")),
     ("mixture", ("hhs_breaches",)),
     ("kde", ("nhefs", "hhs_breaches")),
 ])

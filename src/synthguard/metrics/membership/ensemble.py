@@ -36,7 +36,7 @@ from ...stats import (
 from ..distance import balanced_keys, balanced_rows
 from .attacks import ATTACKS, attack_scores, concat_blocks
 
-TAILS = (0.01, 0.05)  # pooled top shares whose member counts join the AUCs in the max-T
+TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
 EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
 LIST_ROWS_UP_TO = 10_000  # the reference / non-member row numbers are listed up to this many
 
@@ -81,14 +81,14 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     params=[
         Param("max_rows", 20_000, "members and non-members scored (each; seeded content-keyed "
               "sample); null = all", kind=int, check=_positive_or_none),
-        Param("reference_share", 0.5, "share of the control used as the attacker's reference sample "
+        Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
               "(the rest are the non-members)", kind=float,
               check=lambda v: None if 0.1 <= v <= 0.9 else "must lie in [0.1, 0.9]"),
         Param("max_reference_rows", 100_000, "cap on the reference sample (seeded subsample)",
               kind=int, check=_positive_or_none),
         Param("max_fit_rows", 50_000, "release and reference rows (each) the classifier is fitted "
               "on (seeded subsample)", kind=int, check=_positive_or_none),
-        Param("k", 10, "neighbours per reference search of the density attacks", kind=int,
+        Param("k", 5, "neighbours per reference search of the density attacks", kind=int,
               check=lambda v: None if 1 <= v <= 100 else "must lie in [1, 100]"),
         Param("n_perm", 999, "label relabellings of the max-T test", kind=int,
               check=lambda v: None if v >= 99 else "use at least 99 relabellings"),
@@ -100,9 +100,9 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
                 "DCR-Diff, plagiarism index, Gen-LRA, classifier, near-copy, closest distance), "
                 "tested jointly; 0.5 = no better than guessing",
 )
-def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference_share: float = 0.5,
+def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference_share: float = 0.3,
                        max_reference_rows: int | None = 100_000, max_fit_rows: int | None = 50_000,
-                       k: int = 10, n_perm: int = 999, top_records: int = 10) -> MetricResult:
+                       k: int = 5, n_perm: int = 999, top_records: int = 10) -> MetricResult:
     """Membership-attack ensemble with a reference sample split from the control.
 
     Parameters
