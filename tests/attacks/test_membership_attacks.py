@@ -307,3 +307,20 @@ def test_closest_distance_mia_counts_its_auc_test_not_only_the_tail():
     assert res.evidence.p_value < 0.05
     assert res.evidence.p_value == pytest.approx(2 * min(tail_p, res.details["auc_test"]["p_value"]))
     assert res.evidence.risk == "presence"
+
+
+def test_evaluate_runs_the_ensemble_and_maps_exposed_records_to_input_rows(demo_data):
+    import json
+
+    from synthguard import evaluate
+    from synthguard.demo import DEMO_METADATA
+
+    rep = evaluate(demo_data["original"], demo_data["leaky"], demo_data["control"], DEMO_METADATA,
+                   metrics=["membership_attacks"])
+    res = rep["membership_attacks"]["result"]
+    json.dumps(res)  # plain JSON
+    assert res["ensemble"]["p_value"] < 0.01 and res["value"] > 0.6
+    assert res["epsilon"]["epsilon_lower"] > 0.5
+    rows = {r["row"] for r in res["records"] if r["attack"] == "closest_distance"}
+    top = {r["row"] for r in res["attacks"]["closest_distance"]["top_records"]}
+    assert rows == top and all(0 <= r < len(demo_data["original"]) for r in rows)
