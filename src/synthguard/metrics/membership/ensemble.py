@@ -136,8 +136,8 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     --------
     >>> from synthguard.demo import make_demo
     >>> from synthguard.registry import Context
-    >>> df = make_demo(600, seed=0)
-    >>> ctx = Context.from_frames(df.iloc[:200], df.iloc[:200], df.iloc[200:400])
+    >>> d = make_demo(600, seed=0)
+    >>> ctx = Context.from_frames(d["original"], d["leaky"], d["control"])
     >>> res = membership_attacks(ctx, n_perm=99)
     >>> res.details["ensemble"]["p_value"] < 0.05
     True
