@@ -200,7 +200,8 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         entry = {"auc": t["auc"], "ci": t["ci"], "z": t["z"], "p_value": t["p_value"],
                  "p_permutation": dict(zip(mt["views"], mt["p_permutation"][i], strict=True)),
                  "p_adjusted": mt["p_adjusted"][i],
-                 "significant": bool(mt["p_adjusted"][i] < 0.05), "test": t["test"],
+                 "significant": bool(mt["p_adjusted"][i] < 0.05),
+                 "significant_alone": bool(t["p_value"] < 0.05), "test": t["test"],
                  "seconds": res.seconds.get(a), "note": res.notes.get(a)}
         for target in (0.001, 0.01):
             key = f"tpr_at_fpr_{target:g}"
