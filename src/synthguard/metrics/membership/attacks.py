@@ -101,30 +101,48 @@ def _equal_cells(query: Block, release: Block, idx: np.ndarray) -> np.ndarray:
     return best
 
 
+def _cell_hashes(b: Block) -> np.ndarray:
+    """``(n, p)`` uint64: a 64-bit hash of every cell, keyed by its column (numeric values by their
+    bit pattern, ``-0.0`` = ``0.0``, every NaN equal; categorical codes as they are)."""
+    parts = []
+    if b.num.shape[1]:
+        v = b.num + 0.0
+        bits = np.ascontiguousarray(v).view(np.int64)
+        parts.append(np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min), bits))
+    if b.cat.shape[1]:
+        parts.append(b.cat)
+    codes = np.concatenate(parts, axis=1).view(np.uint64) if parts else \
+        np.zeros((b.n_rows, 0), dtype=np.uint64)
+    col = (np.arange(codes.shape[1], dtype=np.uint64) + np.uint64(1)) * np.uint64(0xD1B54A32D192ED03)
+    with np.errstate(over="ignore"):
+        x = codes * np.uint64(0x9E3779B97F4A7C15) + col
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
+            x ^= x >> np.uint64(shift)
+            x *= np.uint64(mult)
+        x ^= x >> np.uint64(31)
+    return x
+
+
 def _one_cell_matches(query: Block, release: Block) -> np.ndarray:
     """Per query row: 1 if the release holds an exact copy, ``(p - 1) / p`` if it holds a row equal
-    on every cell but one, else 0 (exact, by 64-bit content hashes of the rows and of the rows with
-    each column left out; ``p`` hash passes over both tables, vectorised over rows)."""
-    from ...encoding import row_hash128
-
-    p_n, p_c = query.num.shape[1], query.cat.shape[1]
-    p = p_n + p_c
+    on every cell but one, else 0. Exact up to 64-bit hash collisions (about ``n m / 2**64``): a
+    row's hash is the XOR of its cells' column-keyed hashes, so leaving column ``j`` out is one XOR;
+    one sorted lookup per column, vectorised over rows."""
+    p = query.num.shape[1] + query.cat.shape[1]
     out = np.zeros(query.n_rows)
     if p == 0 or release.n_rows == 0:
         return out
-
-    def key(b: Block, drop: int | None) -> np.ndarray:
-        keep_n = [j for j in range(p_n) if j != drop]
-        keep_c = [j for j in range(p_c) if j != (None if drop is None else drop - p_n)]
-        sub = Block(b.num[:, keep_n], b.cat[:, keep_c], (), ())
-        h = row_hash128(sub)
-        return h[:, 0] ^ (h[:, 1] * np.uint64(0x9E3779B97F4A7C15))
+    hq, hs = _cell_hashes(query), _cell_hashes(release)
+    rq, rs = np.bitwise_xor.reduce(hq, axis=1), np.bitwise_xor.reduce(hs, axis=1)
+    def found(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
+        pool = np.sort(pool)
+        pos = np.minimum(np.searchsorted(pool, keys), pool.size - 1)
+        return pool[pos] == keys
 
     if p > 1:
         for j in range(p):  # loop over the column left out, vectorised over rows
-            hit = np.isin(key(query, j), key(release, j))
-            out = np.where(hit, (p - 1) / p, out)
-    return np.where(np.isin(key(query, None), key(release, None)), 1.0, out)
+            out = np.where(found(rq ^ hq[:, j], rs ^ hs[:, j]), (p - 1) / p, out)
+    return np.where(found(rq, rs), 1.0, out)
 
 
 def _plagiarism(ds: np.ndarray, dr: np.ndarray, k: int, n_s: int, n_r: int) -> np.ndarray:
