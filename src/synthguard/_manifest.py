@@ -717,6 +717,42 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                             'doc': 'synthetic neighbours looked up per half '
                                                    '(PETsARD uses 10)'}},
                  'module': 'synthguard.metrics.anonymeter.linkability'},
+ 'membership_attacks': {'name': 'membership_attacks',
+                        'family': 'attacks',
+                        'needs': ['original', 'synthetic', 'control'],
+                        'optional_needs': [],
+                        'direction': 'lower is safer',
+                        'thresholds': {'medium': 0.6, 'high': 0.8},
+                        'description': 'best AUC of seven no-box membership attacks with a '
+                                       'reference sample (DOMIAS, DCR-Diff, plagiarism index, '
+                                       'Gen-LRA, classifier, near-copy, closest distance), tested '
+                                       'jointly; 0.5 = no better than guessing',
+                        'aliases': [],
+                        'default': True,
+                        'from_stats': False,
+                        'params': {'max_rows': {'default': 20000,
+                                                'doc': 'members and non-members scored (each; '
+                                                       'seeded content-keyed sample); null = all'},
+                                   'reference_share': {'default': 0.3,
+                                                       'doc': 'share of the control used as the '
+                                                              "attacker's reference sample (the "
+                                                              'rest are the non-members)'},
+                                   'max_reference_rows': {'default': 100000,
+                                                          'doc': 'cap on the reference sample '
+                                                                 '(seeded subsample)'},
+                                   'max_fit_rows': {'default': 50000,
+                                                    'doc': 'release and reference rows (each) the '
+                                                           'classifier is fitted on (seeded '
+                                                           'subsample)'},
+                                   'k': {'default': 5,
+                                         'doc': 'neighbours per reference search of the density '
+                                                'attacks'},
+                                   'n_perm': {'default': 999,
+                                              'doc': 'label relabellings of the max-T test'},
+                                   'top_records': {'default': 10,
+                                                   'doc': 'most exposed training records listed '
+                                                          'per attack'}},
+                        'module': 'synthguard.metrics.membership.ensemble'},
  'ml_utility_classification': {'name': 'ml_utility_classification',
                                'family': 'utility',
                                'needs': ['original', 'synthetic', 'control'],

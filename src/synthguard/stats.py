@@ -97,7 +97,7 @@ __all__ = [
     "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
     "make_rng", "difference_ci", "median_ci", "chi_square", "chi_square_table", "cramers_v_table",
     "fisher_greater", "binomial_greater", "holm_adjust", "detection_limit", "tail_counts",
-    "label_permutation_greater",
+    "label_permutation_greater", "auc_test", "auc_max_t", "pooled_tail", "epsilon_lower_bound",
 ]
 
 
@@ -683,3 +683,250 @@ def label_permutation_greater(weights: np.ndarray, n_first: int, *, n_perm: int 
         p = float(_st.norm.sf((s - expected - 0.5) / sd))
         method = "label permutation, normal approximation (exact null variance), one-sided"
     return {"statistic": s, "expected": expected, "sd": sd, "p_value": float(p), "method": method}
+
+
+# --- membership attacks: AUC tests, the max over attacks, DP-unit bounds ------------------------
+
+def auc_test(labels: np.ndarray, scores: np.ndarray, *,
+             confidence_level: float = 0.95) -> dict[str, float]:
+    """AUC of a membership score with its one-sided Mann-Whitney test and DeLong interval.
+
+    The U statistic of the positives (members) is tested against its exact null mean ``m n / 2``
+    with the exact null variance under ties, ``m n / 12 ((N + 1) - sum(t^3 - t) / (N (N - 1)))``,
+    and a continuity correction of 1/2 (normal approximation; exact enough from ~20 per class).
+    The interval is DeLong's (:func:`auc_ci_delong`) at ``confidence_level``. With a 95 % interval
+    and a one-sided test at 0.05, an interval that excludes 0.5 upwards comes with ``p < 0.05``
+    except in degenerate cases (the two variances differ by far less than the factor of two between
+    a one-sided 0.05 and a two-sided 0.05 test).
+
+    Parameters
+    ----------
+    labels : ndarray of bool
+        True for members (the positives).
+    scores : ndarray of float
+        Higher = more likely a member.
+    confidence_level : float
+        Level of the interval.
+
+    Returns
+    -------
+    dict
+        ``auc``, ``ci`` (tuple), ``z`` (standardised U), ``p_value`` (one-sided: members score
+        higher), ``n_members``, ``n_non_members``, ``test``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lab = np.r_[np.ones(50, bool), np.zeros(50, bool)]
+    >>> out = auc_test(lab, np.r_[np.arange(50) + 30.0, np.arange(50.0)])
+    >>> round(out["auc"], 2), out["p_value"] < 0.001
+    (0.92, True)
+    """
+    labels = np.asarray(labels).astype(bool)
+    scores = np.asarray(scores, dtype=float)
+    m = int(labels.sum())
+    n = int(labels.size - m)
+    nan = float("nan")
+    out = {"auc": nan, "ci": (nan, nan), "z": nan, "p_value": nan, "n_members": m,
+           "n_non_members": n, "test": "Mann-Whitney U, one-sided, normal approximation with tie "
+                                      "and continuity corrections"}
+    if m == 0 or n == 0:
+        return out
+    ranks = _st.rankdata(scores)
+    u = float(ranks[labels].sum() - m * (m + 1) / 2.0)
+    big = m + n
+    _, counts = np.unique(scores, return_counts=True)
+    ties = float(np.sum(counts.astype(float) ** 3 - counts)) / (big * (big - 1)) if big > 1 else 0.0
+    var = m * n / 12.0 * ((big + 1) - ties)
+    from scipy.special import ndtr
+
+    if var > 0:
+        z = (u - m * n / 2.0 - 0.5) / math.sqrt(var)
+        p = float(ndtr(-z))
+    else:
+        z, p = 0.0, 1.0
+    out.update(auc=u / (m * n), ci=auc_ci_delong(labels, scores, confidence_level=confidence_level),
+               z=float(z), p_value=min(1.0, p))
+    return out
+
+
+def pooled_tail(scores: np.ndarray, share: float) -> np.ndarray:
+    """Which records fall in the pooled top ``share`` of ``scores`` (the cut of :func:`tail_counts`:
+    the lowest score whose upper tail holds at most ``share`` of the records, or the whole top tie
+    group when it alone is larger). Label-free, so a permutation test on it is exact."""
+    s = np.asarray(scores, dtype=float)
+    if s.size == 0:
+        return np.zeros(0, dtype=bool)
+    _, _, t = tail_counts(s, np.zeros(0), share)
+    return s >= t
+
+
+def auc_max_t(labels: np.ndarray, scores: np.ndarray, *, n_perm: int = 999,
+              seed: int | np.random.Generator | None = 0, tails: Sequence[float] = (),
+              stop_hits: int | None = 20, max_cells: int = 4_000_000) -> dict[str, object]:
+    """Label-permutation max-T test over several attacks' AUCs (and tail counts) on the same records.
+
+    ``scores`` holds one row per attack (fixed scores of the same ``N`` records). Each attack
+    gives one statistic per *view*: its mid-ranks (the AUC, i.e. Mann-Whitney U) and, for every
+    share in ``tails``, the indicator of the pooled top ``share`` of its scores (members among the
+    most exposed records: the counting behind TPR at low FPR, which sees a leak of a few records
+    that barely moves the AUC). Every statistic is the members' sum of its per-record values,
+    standardised by its exact permutation mean and variance. Each relabelling draws ``m`` of the
+    ``N`` records at random as the members and recomputes every statistic; the ensemble's p-value
+    is the share of relabellings whose *maximum* standardised statistic reaches the observed one,
+    ``(1 + #{max* >= max}) / (1 + n_perm)`` (or Besag-Clifford's ``hits / L`` when stopped
+    early because the p-value is clearly large). Exact at any level when members and non-members are
+    exchangeable (random split of real rows, scores not using the labels), whatever the dependence
+    between statistics: adding an attack never adds false alarms (Westfall & Young 1993).
+
+    Parameters
+    ----------
+    labels : ndarray of bool, shape (N,)
+        True for members.
+    scores : ndarray, shape (A, N)
+        One row of scores per attack (higher = member). NaN is not allowed.
+    n_perm : int
+        Relabellings.
+    seed : int or Generator
+        Randomness of the relabellings (:func:`make_rng`).
+    tails : sequence of float
+        Pooled upper-tail shares tested besides the AUC (e.g. ``(0.01, 0.05)``).
+    stop_hits : int or None
+        Stop once this many relabellings reached the observed maximum (the p-value is then
+        ``hits / relabellings``, Besag & Clifford 1991, still valid); None = always ``n_perm``.
+    max_cells : int
+        Work space per chunk of relabellings (relabellings x records).
+
+    Returns
+    -------
+    dict
+        ``views`` (``"auc"`` then ``"tail_<share>"``), ``z`` (observed standardised statistic,
+        ``[attack][view]``), ``p_max`` (the ensemble's p-value), ``p_adjusted`` (single-step max-T
+        adjusted p per attack: over its views and all others), ``p_permutation`` (unadjusted
+        permutation p per attack and view), ``n_perm``, ``method``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lab = np.r_[np.ones(40, bool), np.zeros(40, bool)]
+    >>> s = np.vstack([np.r_[np.ones(40), np.zeros(40)], np.zeros(80)])
+    >>> auc_max_t(lab, s, n_perm=199)["p_max"]
+    0.005
+    """
+    labels = np.asarray(labels).astype(bool)
+    s = np.atleast_2d(np.asarray(scores, dtype=float))
+    if s.shape[1] != labels.size:
+        raise ConfigError("auc_max_t: one score per record and attack is needed")
+    if np.isnan(s).any():
+        raise ConfigError("auc_max_t: scores hold NaN; give every record a score")
+    n_att, big = s.shape
+    m = int(labels.sum())
+    n = big - m
+    views = ["auc"] + [f"tail_{t:g}" for t in tails]
+    n_v = len(views)
+    if m == 0 or n == 0 or n_att == 0:
+        nan = [[float("nan")] * n_v for _ in range(n_att)]
+        return {"views": views, "z": nan, "p_max": float("nan"),
+                "p_adjusted": [float("nan")] * n_att, "p_permutation": nan, "n_perm": 0,
+                "method": "none"}
+    rows = []
+    for a in range(n_att):
+        rows.append(_st.rankdata(s[a]))
+        rows += [pooled_tail(s[a], t).astype(float) for t in tails]
+    w = np.vstack(rows)  # (A * V, N): per-record values of every statistic
+    var = m * n / big * w.var(axis=1, ddof=1) if big > 1 else np.zeros(w.shape[0])
+    sd = np.where(var > 1e-12, np.sqrt(np.maximum(var, 0.0)), np.inf)  # constant: z = 0 always
+    # centred, float32 (ranks < 2**24 are exact; a sum's rounding moves z by ~1e-5): the
+    # relabellings' sums are one single-precision matrix product per chunk, observed sums alike
+    wc = (w - w.mean(axis=1, keepdims=True)).astype(np.float32)
+    sd32 = sd.astype(np.float32)
+    z_obs = (wc @ labels.astype(np.float32)) / sd32
+    rng = make_rng(seed, "auc_max_t")
+    chunk = max(1, min(n_perm, max_cells // big, 100))
+    hit_max = 0
+    hit_each = np.zeros(w.shape[0], dtype=np.int64)
+    z_att = z_obs.reshape(n_att, n_v).max(axis=1)
+    hit_adj = np.zeros(n_att, dtype=np.int64)
+    zmax = float(z_obs.max())
+    tol = 1e-4
+    done = 0
+    while done < n_perm:  # chunks of relabellings, each vectorised over records
+        b = min(chunk, n_perm - done)
+        pick = np.argpartition(rng.random((b, big)), m - 1, axis=1)[:, :m]
+        ind = np.zeros((b, big), dtype=np.float32)
+        ind[np.arange(b)[:, None], pick] = 1.0
+        z = (wc @ ind.T) / sd32[:, None]  # (A * V, b)
+        zm = z.max(axis=0)
+        hit_max += int(np.sum(zm >= zmax - tol))
+        hit_each += np.sum(z >= z_obs[:, None] - tol, axis=1)
+        hit_adj += np.sum(zm[None, :] >= z_att[:, None] - tol, axis=1)
+        done += b
+        if stop_hits and hit_max >= stop_hits and done < n_perm:
+            break  # Besag-Clifford: the p-value is clearly large; h / L is valid
+    if done < n_perm:
+        denom, extra = done, 0
+    else:
+        denom, extra = n_perm + 1, 1
+    p_each = ((extra + hit_each) / denom).reshape(n_att, n_v)
+    return {"views": views, "z": z_obs.astype(float).reshape(n_att, n_v).tolist(),
+            "p_max": (extra + hit_max) / denom,
+            "p_adjusted": ((extra + hit_adj) / denom).tolist(),
+            "p_permutation": p_each.tolist(), "n_perm": int(done),
+            "method": f"label permutation max-T over {n_att} attacks x {n_v} statistics "
+                      f"({', '.join(views)}; {done} relabellings"
+                      + (", stopped early at " + str(stop_hits) + " exceedances (Besag-Clifford)"
+                         if done < n_perm else "") + "), one-sided"}
+
+
+def epsilon_lower_bound(tp: int, n_members: int, fp: int, n_non_members: int, *,
+                        confidence_level: float = 0.95, delta: float = 0.0) -> dict[str, float]:
+    """Lower bound on the epsilon of a (epsilon, delta)-DP generator from one attack's counts.
+
+    A DP generator bounds any test's true positive rate by ``e^eps FPR + delta``; with one-sided
+    Clopper-Pearson bounds (each at ``(1 - confidence_level) / 2``, so jointly at
+    ``confidence_level``) ``eps >= log((TPR_low - delta) / FPR_high)`` (Jagielski et al. 2020;
+    Steinke, Nasr & Jagielski 2023 for the one-run setting, where records were assigned to
+    training or held out at random). The threshold behind the counts must be chosen on other
+    records. A lower bound, never a certificate of privacy.
+
+    Parameters
+    ----------
+    tp, n_members : int
+        Members flagged and members tested.
+    fp, n_non_members : int
+        Non-members flagged and non-members tested.
+    confidence_level : float
+        Joint confidence of the two bounds.
+    delta : float
+        The generator's delta (0 for pure DP).
+
+    Returns
+    -------
+    dict
+        ``epsilon_lower`` (``max(0, bound)``), ``interval`` (``(log((TPR_low - delta) / FPR_high),
+        log(TPR_high / FPR_low))``: the range of log-ratios the counts allow; includes 0 when the
+        attack does no better than chance), ``tpr``, ``fpr``, ``tpr_low``, ``fpr_high`` and the counts.
+
+    Examples
+    --------
+    >>> round(epsilon_lower_bound(60, 200, 0, 200)["epsilon_lower"], 2)
+    2.56
+    """
+    nan = float("nan")
+    if n_members <= 0 or n_non_members <= 0:
+        return {"epsilon_lower": nan, "interval": (nan, nan), "tpr": nan, "fpr": nan,
+                "tpr_low": nan, "fpr_high": nan, "tp": int(tp), "fp": int(fp),
+                "n_members": int(n_members), "n_non_members": int(n_non_members)}
+    tpr_lo, tpr_hi = clopper_pearson(int(tp), int(n_members), confidence_level)
+    fpr_lo, fpr_hi = clopper_pearson(int(fp), int(n_non_members), confidence_level)
+
+    def log_ratio(a: float, b: float) -> float:
+        if a <= 0:
+            return -math.inf
+        return math.inf if b <= 0 else math.log(a / b)
+
+    lo = log_ratio(tpr_lo - delta, fpr_hi)
+    hi = log_ratio(tpr_hi, fpr_lo)
+    return {"epsilon_lower": max(0.0, lo), "interval": (lo, hi), "tpr": tp / n_members,
+            "fpr": fp / n_non_members, "tpr_low": tpr_lo, "fpr_high": fpr_hi, "tp": int(tp),
+            "fp": int(fp), "n_members": int(n_members), "n_non_members": int(n_non_members)}

@@ -1,0 +1,314 @@
+"""``membership_attacks``: a calibrated ensemble of no-box membership attacks on the files alone.
+
+Roles. The control table is split (a seeded hash of each row's content, so the split does not
+depend on row order and never on membership) into a *reference* part, the attacker's sample of the
+population, and a *non-member* part. Members are the training records (a seeded content-keyed
+sample of at most ``max_rows``); non-members the rest of the control (at most ``max_rows``). Every
+attack (:mod:`.attacks`) scores members and non-members from the release and the reference only.
+
+Tests. Each attack's AUC comes with its one-sided Mann-Whitney p-value (tie-corrected) and DeLong
+interval, TPR at FPR 0.1 % and 1 %; the ensemble is tested by a label-permutation max-T over the
+attacks (the labels are permuted, every attack's AUC recomputed from its fixed scores, the maximum
+taken), so adding attacks never adds false alarms. The effect, a share of training records, is
+TPR - FPR of the attack and threshold chosen on one random half of the scored records, counted on
+the other half. The DP bound uses the same split (threshold chosen on one half, Clopper-Pearson on
+the other): ``eps >= log(TPR_low / FPR_high)``, a lower bound, never a certificate.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ...errors import MetricError
+from ...registry import Context, Param, register
+from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...stats import (
+    auc_max_t,
+    auc_test,
+    epsilon_lower_bound,
+    proportion,
+    roc_curve,
+    tpr_at_fpr,
+)
+from ..distance import balanced_keys, balanced_rows
+from .attacks import ATTACKS, attack_scores, concat_blocks
+
+TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
+EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
+LIST_ROWS_UP_TO = 10_000  # the reference / non-member row numbers are listed up to this many
+
+
+def _positive_or_none(v: object) -> str | None:
+    if v is None:
+        return None
+    return None if isinstance(v, int) and v > 0 else "must be a positive integer (or null for no cap)"
+
+
+def _best_advantage(lab: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """``(max TPR - FPR, threshold)`` over the ROC of one half (flag = score >= threshold)."""
+    fpr, tpr, thr = roc_curve(lab, s)
+    i = int(np.argmax(tpr - fpr))
+    return float(tpr[i] - fpr[i]), float(thr[i])
+
+
+def _best_epsilon(lab: np.ndarray, s: np.ndarray, cl: float) -> tuple[float, float, float]:
+    """``(bound, tpr, threshold)`` with the largest Clopper-Pearson epsilon bound on one half,
+    over label-free candidate thresholds (quantiles of the half's pooled scores)."""
+    best = (-np.inf, -1.0, np.inf)
+    pos, neg = s[lab], s[~lab]
+    for t in np.unique(np.quantile(s, EPS_LEVELS, method="inverted_cdf")):
+        tp, fp = int(np.sum(pos >= t)), int(np.sum(neg >= t))
+        b = epsilon_lower_bound(tp, pos.size, fp, neg.size, confidence_level=cl)
+        key = (b["interval"][0], tp / max(pos.size, 1))
+        if key > best[:2]:
+            best = (key[0], key[1], float(t))
+    return best
+
+
+def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
+    nums = tables.row_numbers.get(role) if tables.row_numbers else None
+    return [int(nums[r]) if nums is not None else int(r) for r in rows]
+
+
+@register(
+    "membership_attacks",
+    family="attacks",
+    direction="lower is safer",
+    needs=("original", "synthetic", "control"),
+    params=[
+        Param("max_rows", 20_000, "members and non-members scored (each; seeded content-keyed "
+              "sample); null = all", kind=int, check=_positive_or_none),
+        Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
+              "(the rest are the non-members)", kind=float,
+              check=lambda v: None if 0.1 <= v <= 0.9 else "must lie in [0.1, 0.9]"),
+        Param("max_reference_rows", 100_000, "cap on the reference sample (seeded subsample)",
+              kind=int, check=_positive_or_none),
+        Param("max_fit_rows", 50_000, "release and reference rows (each) the classifier is fitted "
+              "on (seeded subsample)", kind=int, check=_positive_or_none),
+        Param("k", 5, "neighbours per reference search of the density attacks", kind=int,
+              check=lambda v: None if 1 <= v <= 100 else "must lie in [1, 100]"),
+        Param("n_perm", 999, "label relabellings of the max-T test", kind=int,
+              check=lambda v: None if v >= 99 else "use at least 99 relabellings"),
+        Param("top_records", 10, "most exposed training records listed per attack", kind=int,
+              check=lambda v: None if v >= 0 else "must be >= 0"),
+    ],
+    thresholds={"medium": 0.6, "high": 0.8},
+    description="best AUC of seven no-box membership attacks with a reference sample (DOMIAS, "
+                "DCR-Diff, plagiarism index, Gen-LRA, classifier, near-copy, closest distance), "
+                "tested jointly; 0.5 = no better than guessing",
+)
+def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference_share: float = 0.3,
+                       max_reference_rows: int | None = 100_000, max_fit_rows: int | None = 50_000,
+                       k: int = 5, n_perm: int = 999, top_records: int = 10) -> MetricResult:
+    """Membership-attack ensemble with a reference sample split from the control.
+
+    Parameters
+    ----------
+    ctx : Context
+        Needs original, synthetic and control tables.
+    max_rows : int or None
+        Members and non-members scored, each (seeded, content-keyed sample).
+    reference_share : float
+        Share of the control rows used as the reference sample.
+    max_reference_rows, max_fit_rows : int or None
+        Caps (seeded subsamples, stated in ``roles``) on the reference sample and on the rows
+        the classifier is fitted on.
+    k : int
+        Neighbours per reference search.
+    n_perm : int
+        Relabellings of the max-T test.
+    top_records : int
+        Most exposed training records listed per attack.
+
+    Returns
+    -------
+    MetricResult
+        ``value`` = the best attack's AUC (0.5 = guessing); details ``attacks`` (per attack: AUC,
+        DeLong CI, Mann-Whitney p, permutation and max-T adjusted p, TPR at FPR 0.1 %/1 %,
+        seconds), ``ensemble`` (max-T p-value), ``advantage`` (held-out TPR - FPR, a share of
+        training records), ``epsilon`` (the DP-unit lower bound), ``roles``; ``records`` = the
+        most exposed training records of each attack with their scores.
+
+    Examples
+    --------
+    >>> from synthguard.demo import make_demo
+    >>> from synthguard.registry import Context
+    >>> d = make_demo(600, seed=0)
+    >>> ctx = Context.from_frames(d["original"], d["leaky"], d["control"])
+    >>> res = membership_attacks(ctx, n_perm=99)
+    >>> res.details["ensemble"]["p_value"] < 0.05
+    True
+    """
+    cl = 0.95
+    tables, enc = ctx.tables, ctx.encoded
+    cols = tables.schema.tabular_columns()
+    if not cols:
+        raise MetricError("no tabular columns to compare: every column is text or id")
+    n_o, n_c, n_syn = len(tables.original), len(tables.control), len(tables.synthetic)
+    n_ref = int(round(reference_share * n_c))
+    if n_ref < 2 or n_c - n_ref < 2 or n_o < 2 or n_syn < 1:
+        raise MetricError(f"too few rows: {n_o} training, {n_c} control (split into reference and "
+                          f"non-members), {n_syn} release rows")
+    # roles: the control split by a seeded content key (order-free, label-free)
+    keys = balanced_keys(tables.control[cols], ctx.seed, "membership-reference")
+    order = np.argsort(keys, kind="stable")
+    ref_all, nm_all = np.sort(order[:n_ref]), np.sort(order[n_ref:])
+    ref_rows = ref_all
+    if max_reference_rows is not None and ref_rows.size > max_reference_rows:
+        ref_rows = np.sort(ref_all[np.argsort(keys[ref_all], kind="stable")[:max_reference_rows]])
+    nm_rows = nm_all
+    if max_rows is not None and nm_rows.size > max_rows:
+        sub = balanced_rows(tables.control.iloc[nm_all][cols], max_rows, ctx.seed, "membership-nm")
+        nm_rows = nm_all[sub]
+    mem_rows = balanced_rows(tables.original[cols], min(n_o, max_rows or n_o), ctx.seed,
+                             "membership-members")
+    ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
+    from ...neighbors import gower
+
+    metric = gower(ranges, clip=True)
+    orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
+    query = concat_blocks(orig.take(mem_rows), ctrl.take(nm_rows))
+    reference = ctrl.take(ref_rows)
+    fit_rows = None
+    fit_note = "all release and reference rows"
+    if max_fit_rows is not None and (n_syn > max_fit_rows or ref_rows.size > max_fit_rows):
+        rng_fit = ctx.rng("classifier-fit-rows")
+        fs = np.sort(rng_fit.choice(n_syn, min(n_syn, max_fit_rows), replace=False))
+        fr = np.sort(rng_fit.choice(ref_rows.size, min(ref_rows.size, max_fit_rows), replace=False))
+        fit_rows = (fs, fr)
+        fit_note = f"{fs.size} release and {fr.size} reference rows (seeded random subsample)"
+    seed_int = int(ctx.rng("classifier").integers(0, 2**31 - 1))
+    res = attack_scores(query, syn, reference, metric, k=k,
+                        seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend)
+    names = list(res.scores)
+    n_m, n_n = mem_rows.size, nm_rows.size
+    labels = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
+    mat = np.vstack([np.nan_to_num(res.scores[a], nan=-np.inf, neginf=-1e300, posinf=1e300)
+                     for a in names])
+    mat = np.where(np.isfinite(mat), mat, -1e300)
+    t0 = time.perf_counter()
+    mt = auc_max_t(labels, mat, n_perm=n_perm, seed=ctx.rng("max-t"), tails=TAILS)
+    t_perm = time.perf_counter() - t0
+    per: dict[str, dict] = {}
+    records: list[dict] = []
+    for i, a in enumerate(names):
+        s = mat[i]
+        t = auc_test(labels, s, confidence_level=cl)
+        entry = {"auc": t["auc"], "ci": t["ci"], "z": t["z"], "p_value": t["p_value"],
+                 "p_permutation": dict(zip(mt["views"], mt["p_permutation"][i], strict=True)),
+                 "p_adjusted": mt["p_adjusted"][i],
+                 "significant": bool(mt["p_adjusted"][i] < 0.05),
+                 "significant_alone": bool(t["p_value"] < 0.05), "test": t["test"],
+                 "seconds": res.seconds.get(a), "note": res.notes.get(a)}
+        for target in (0.001, 0.01):
+            key = f"tpr_at_fpr_{target:g}"
+            if n_n * target < 1:
+                entry[key] = None
+                entry[key + "_note"] = f"needs at least {int(np.ceil(1 / target))} non-members"
+                continue
+            tv = tpr_at_fpr(labels, s, target)
+            entry[key] = tv
+            entry[key + "_ci"] = proportion(int(round(tv * n_m)), n_m)["ci"]
+        if top_records > 0:
+            sm, sn = s[:n_m], np.sort(s[n_m:])
+            top = np.lexsort((mem_rows, -sm))[:top_records]
+            share = 1.0 - np.searchsorted(sn, sm[top], side="left") / max(n_n, 1)
+            recs = [{"row": int(mem_rows[j]), "score": float(sm[j]),
+                     "non_member_share_as_high": float(v)} for j, v in zip(top, share, strict=True)]
+            records += [{"attack": a, "rank": r + 1, **rec} for r, rec in enumerate(recs)]
+            # details carry input row numbers (``records`` are mapped by the registry)
+            rows_in = _input_rows(tables, "original", np.array([r["row"] for r in recs], dtype=int))
+            entry["top_records"] = [{**rec, "row": ri} for rec, ri in zip(recs, rows_in, strict=True)]
+        per[a] = entry
+    # one random half chooses the attack and threshold, the other counts (effect and epsilon)
+    rng_half = ctx.rng("halves")
+    half_a = np.zeros(labels.size, dtype=bool)
+    half_a[rng_half.permutation(n_m)[: n_m // 2]] = True
+    half_a[n_m + rng_half.permutation(n_n)[: n_n // 2]] = True
+    half_b = ~half_a
+    la, lb = labels[half_a], labels[half_b]
+    adv_pick = max(((_best_advantage(la, mat[i][half_a]), a) for i, a in enumerate(names)),
+                   key=lambda x: x[0][0])
+    (adv_a, thr_adv), adv_attack = adv_pick
+    sb = mat[names.index(adv_attack)][half_b]
+    k_m, k_n = int(np.sum(sb[lb] >= thr_adv)), int(np.sum(sb[~lb] >= thr_adv))
+    eps_pick = max(((_best_epsilon(la, mat[i][half_a], cl), a) for i, a in enumerate(names)),
+                   key=lambda x: x[0][:2])
+    (_, _, thr_eps), eps_attack = eps_pick
+    se = mat[names.index(eps_attack)][half_b]
+    eps = epsilon_lower_bound(int(np.sum(se[lb] >= thr_eps)), int(lb.sum()),
+                              int(np.sum(se[~lb] >= thr_eps)), int((~lb).sum()), confidence_level=cl)
+    epsilon = {**eps, "attack": eps_attack, "threshold": thr_eps,
+               "method": "attack and threshold chosen on one random half of the scored records "
+                         "(largest Clopper-Pearson bound there), counted on the other half; one-sided "
+                         "Clopper-Pearson bounds jointly at 95 %: eps >= log(TPR_low / FPR_high) "
+                         "(delta = 0)",
+               "meaning": "a lower bound on the epsilon of any DP generator that could have made this "
+                          "release; not a certificate of privacy (no attack can prove one)"}
+    best_i = int(np.argmax([per[a]["auc"] for a in names]))
+    best = names[best_i]
+    p_ens = float(mt["p_max"])
+    ev = Evidence.from_counts(
+        f"share of records flagged by the attack and threshold chosen on the other half "
+        f"({adv_attack}, score >= {thr_adv:.4g}), counted on the held-out half",
+        k_m, int(lb.sum()), k_n, int((~lb).sum()),
+        baseline="non-member control rows (the control minus the reference sample) under the "
+                 "same release and reference", weight=2.0)
+    ev = replace(ev, p_value=p_ens, risk="presence", sees=(),
+                 test=f"{mt['method']}; effect: TPR - FPR on the held-out half (Newcombe interval)",
+                 note=f"p-value of the best of {len(names)} attacks' AUC, adjusted for the maximum "
+                      "by label permutation; the effect (a share of training records) is measured on "
+                      "the half not used to choose the attack and its threshold")
+    thresholds = dict(ctx.thresholds) or dict(membership_attacks.spec.thresholds)
+    warnings = []
+    if not p_ens < 0.05:
+        level = "not meaningful"
+        warnings.append("no attack tells training records from non-members better than chance "
+                        "(max-T p >= 0.05): this does not prove the release is safe")
+    else:
+        level = level_from_thresholds(per[best]["auc"], thresholds, "lower is safer")
+    roles = {
+        "members": int(n_m), "training_rows": int(n_o),
+        "members_note": ("every training row" if n_m == n_o else
+                         f"{n_m} of {n_o} training rows (seeded content-keyed sample)"),
+        "reference": int(ref_rows.size), "non_members": int(n_n), "control_rows": int(n_c),
+        "split": (f"control split by a seeded hash of each row's content (seed {ctx.seed}): "
+                  f"{n_ref} rows reference ({reference_share:g} of the control), {n_c - n_ref} "
+                  "non-members; labels are never used"
+                  + (f"; reference capped at {ref_rows.size} rows" if ref_rows.size < n_ref else "")
+                  + (f"; {n_n} non-members scored" if n_n < nm_all.size else "")),
+        "release_rows": int(n_syn), "classifier_fit": fit_note,
+    }
+    if n_c <= LIST_ROWS_UP_TO:
+        roles["reference_rows"] = sorted(_input_rows(tables, "control", ref_rows))
+        roles["non_member_rows"] = sorted(_input_rows(tables, "control", nm_rows))
+    details = {
+        "attacks": per,
+        "best_attack": best,
+        "ensemble": {"p_value": p_ens, "method": mt["method"], "n_perm": mt["n_perm"],
+                     "seconds": t_perm, "significant": [a for a in names if per[a]["significant"]]},
+        "advantage": {"value": ev.effect, "ci": ev.effect_ci, "attack": adv_attack,
+                      "threshold": thr_adv, "advantage_on_choice_half": adv_a,
+                      "members_flagged": k_m, "non_members_flagged": k_n,
+                      "meaning": "share of training records exposed beyond non-members (TPR - FPR) "
+                                 "by the attack and threshold chosen on the other half"},
+        "epsilon": epsilon,
+        "bandwidth": res.bandwidth,
+        "roles": roles,
+        "distance": "gower (range-scaled over original+synthetic+control, terms clipped at 1); "
+                    "near_copy: equal cells among the closest release rows",
+        "thresholds": thresholds,
+    }
+    return MetricResult(
+        name="membership_attacks", family="attacks", value=per[best]["auc"],
+        direction="lower is safer",
+        baseline=Baseline(0.5, "AUC of random guessing (training records and non-members alike)"),
+        ci=per[best]["ci"], n=int(n_m + n_n), risk_level=level,
+        warning="; ".join(warnings) or None, details=details, records=records or None,
+        evidence=ev)
+
+
+__all__ = ["membership_attacks", "ATTACKS"]
