@@ -728,7 +728,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                        'Gen-LRA, classifier, near-copy, closest distance), tested '
                                        'jointly; 0.5 = no better than guessing',
                         'aliases': [],
-                        'default': True,
+                        'default': False,
                         'from_stats': False,
                         'params': {'max_rows': {'default': 20000,
                                                 'doc': 'members and non-members scored (each; '

@@ -61,7 +61,8 @@ _QUICK = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nnd
           "new_row_synthesis", "k_anonymity", "text_exact_matches")
 _PRIVACY = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nndr",
             "new_row_synthesis", "distinguishability",
-            "closest_distance_mia", "singling_out_univariate", "singling_out_multivariate",
+            "closest_distance_mia", "membership_attacks", "singling_out_univariate",
+            "singling_out_multivariate",
             "linkability", "inference", "cap", "disclosure_protection",
             "dcr_baseline_protection", "dcr_overfitting_protection", "k_anonymity", "l_diversity",
             "replicated_uniques", "disco", "text_entities", "text_nominals", "text_exact_matches")

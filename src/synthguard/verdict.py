@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ConfigError
-from .results import LEAK_TYPES, RISKS, Evidence, MetricResult, to_jsonable
+from .results import LEAK_TYPES, RISKS, Evidence, MetricResult, RecordFlags, to_jsonable
 from .stats import detection_limit, holm_adjust, make_rng
 
 __all__ = ["RiskRule", "Verdict", "assess", "level_of", "RULES", "RELEASE_TYPES", "LEVEL_ORDER",
@@ -290,6 +290,17 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     if rule.rule == "reference":
         return out, _reference_verdict(out, rule)
     metrics = dict(metrics or {})
+    for name, res in list(out.items()):  # one row per person: a copied row is a copied person
+        ev = res.evidence
+        if ev is not None and ev.unit == "entities" and "exact" in ev.sees and "person" not in ev.sees:
+            flags = ev.flags
+            if flags is not None and "exact" in flags.responds:
+                flags = RecordFlags(flags.member, flags.non_member,
+                                    {**flags.responds, "person": flags.responds["exact"]},
+                                    flags.candidates)
+            out[name] = replace(res, evidence=replace(
+                ev, sees=(*ev.sees, "person"), flags=flags,
+                visibility={**(ev.visibility or {}), "person": (ev.visibility or {}).get("exact", 1.0)}))
 
     def risk_of(name: str, res: MetricResult) -> str:
         ev = res.evidence

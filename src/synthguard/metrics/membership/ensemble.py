@@ -77,7 +77,7 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     "membership_attacks",
     family="attacks",
     direction="lower is safer",
-    needs=("original", "synthetic", "control"),
+    needs=("original", "synthetic", "control"), default=False,
     params=[
         Param("max_rows", 20_000, "members and non-members scored (each; seeded content-keyed "
               "sample); null = all", kind=int, check=_positive_or_none),
