@@ -3,7 +3,9 @@
 Key, sensitive-tuple and quasi-identifier values are matched exactly (missing is a category), as the
 single-process code does with integer codes; here a 128-bit hash of the encoded values stands for the
 code. Means of per-row probabilities are exactly rounded sums over (value, count) tables, equal to the
-single-process :func:`~synthguard.metrics.disclosure._cap_analysis.exact_sum` bit for bit.
+single-process :func:`~synthguard.metrics.disclosure._cap_analysis.exact_sum` bit for bit. The
+training-vs-control evidence gathers the per-record flags of
+:func:`~synthguard.metrics.disclosure._cap_analysis.cap_evidence` (one byte per real record).
 """
 
 from __future__ import annotations
@@ -90,8 +92,9 @@ def _top(frame: pd.DataFrame, limit: int) -> pd.DataFrame:
     return ok.sort_values(["p", "pos"], ascending=[False, True], kind="mergesort").head(limit)
 
 
-def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: bool) -> Any:
-    """Original rows joined with the synthetic key counts and (key, sensitive) pair counts."""
+def _pooled(dt: DistTables, real: Any, syn: Any, key: str, sens: str) -> Any:
+    """Real rows (``pos`` and hashes) joined with the synthetic rows sharing their key (``pool``)
+    and their (key, sensitive) pair (``pair``); missing = none."""
     kcols, pcols = [key + "1", key + "2"], [key + "1", key + "2", sens + "1", sens + "2"]
     n = _nsplit(dt, "synthetic")
     sk = syn.groupby(kcols).pos.count(split_out=n).reset_index()  # pos = pool
@@ -99,7 +102,12 @@ def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: 
     # (renames after split_out group-bys trip dask-expr: rename inside the partitions instead)
     sk = sk.map_partitions(lambda f: f.rename(columns={"pos": "pool"}))
     sp = sp.map_partitions(lambda f: f.rename(columns={"pos": "pair"}))
-    rows = orig[pcols + ["pos"]].merge(sk, on=kcols, how="left").merge(sp, on=pcols, how="left")
+    return real[pcols + ["pos"]].merge(sk, on=kcols, how="left").merge(sp, on=pcols, how="left")
+
+
+def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: bool) -> Any:
+    """Original rows joined with the synthetic key counts and (key, sensitive) pair counts."""
+    rows = _pooled(dt, orig, syn, key, sens)
     meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"), "pool": pd.Series([], dtype="int64"),
                          "p": pd.Series([], dtype="float64"), "bin": pd.Series([], dtype="int64")})
     return rows.map_partitions(_scored, zero, meta=meta)
@@ -127,12 +135,7 @@ def _cap_evidence(dt: DistTables, orig: Any, ctl: Any, syn: Any, zero: bool, rep
 
     from ..metrics.disclosure._cap_analysis import cap_evidence_from_flags
 
-    kcols, pcols = ["k1", "k2"], ["k1", "k2", "s1", "s2"]
-    n = _nsplit(dt, "synthetic")
-    sk = syn.groupby(kcols).pos.count(split_out=n).reset_index()
-    sp = syn.groupby(pcols).pos.count(split_out=n).reset_index()
-    sk = sk.map_partitions(lambda f: f.rename(columns={"pos": "pool"}))
-    sp = sp.map_partitions(lambda f: f.rename(columns={"pos": "pair"}))
+    kcols = ["k1", "k2"]
     real = dd.concat([orig[kcols + ["pos"]], ctl[kcols + ["pos"]]])
     rk = real.groupby(kcols).pos.count(split_out=_nsplit(dt, "original")).reset_index()
     rk = rk.map_partitions(lambda f: f.rename(columns={"pos": "real"}))
@@ -140,8 +143,8 @@ def _cap_evidence(dt: DistTables, orig: Any, ctl: Any, syn: Any, zero: bool, rep
                          "exact": pd.Series([], dtype=bool), "rare": pd.Series([], dtype=bool)})
     got = {}
     for role, frame in (("original", orig), ("control", ctl)):
-        rows = frame[pcols + ["pos"]].merge(sk, on=kcols, how="left").merge(sp, on=pcols, how="left")
-        rows = rows.merge(rk, on=kcols, how="left").map_partitions(_exposure_bits, zero, meta=meta)
+        rows = _pooled(dt, frame, syn, "k", "s").merge(rk, on=kcols, how="left")
+        rows = rows.map_partitions(_exposure_bits, zero, meta=meta)
         got[role] = gather_flags(dt, role, rows, ("exposed", "exact", "rare") if role == "original"
                                  else ("exposed",))
     o = got["original"]

@@ -6,6 +6,13 @@ result builder the single-process metric uses (``exact_matches_result``, ``ims_r
 ``dcr`` function itself, ``cap_result``, ``k_anonymity_result``), so thresholds, intervals, warnings
 and JSON layout cannot drift apart.
 
+The members-vs-controls evidence carries the single-process per-record flags (every training and
+every control record, in canonical order): each flag is computed on the workers by joining the
+record's hash with the grouped tables and gathered with :func:`~._tables.gather_flags` (one byte per
+record on the client, placed by the record's canonical position), then the single-process builders
+(``copy_record_flags``, ``ims_flags``, ``cap_evidence_from_flags``) make the evidence. ``dcr`` /
+``nndr`` get the label-free nearest release rows their evidence reads from the partitioned search.
+
 Row identities are 128-bit content hashes (:func:`synthguard.encoding.row_hash128`); the single
 process uses exact identities. Two different rows share a hash with probability about 2**-128.
 """
