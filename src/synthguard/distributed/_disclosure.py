@@ -3,7 +3,9 @@
 Key, sensitive-tuple and quasi-identifier values are matched exactly (missing is a category), as the
 single-process code does with integer codes; here a 128-bit hash of the encoded values stands for the
 code. Means of per-row probabilities are exactly rounded sums over (value, count) tables, equal to the
-single-process :func:`~synthguard.metrics.disclosure._cap_analysis.exact_sum` bit for bit.
+single-process :func:`~synthguard.metrics.disclosure._cap_analysis.exact_sum` bit for bit. The
+training-vs-control evidence gathers the per-record flags of
+:func:`~synthguard.metrics.disclosure._cap_analysis.cap_evidence` (one byte per real record).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..encoding import Encoder
 from ..errors import ConfigError, MetricError
 from ..metrics.disclosure._cap_analysis import CLASS_SIZE_BINS, CapAnalysis, exact_sum
 from ..results import MetricResult
-from ._tables import DistTables, row_hashes
+from ._tables import DistTables, gather_flags, row_hashes
 
 
 class _FieldView:
@@ -90,8 +92,9 @@ def _top(frame: pd.DataFrame, limit: int) -> pd.DataFrame:
     return ok.sort_values(["p", "pos"], ascending=[False, True], kind="mergesort").head(limit)
 
 
-def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: bool) -> Any:
-    """Original rows joined with the synthetic key counts and (key, sensitive) pair counts."""
+def _pooled(dt: DistTables, real: Any, syn: Any, key: str, sens: str) -> Any:
+    """Real rows (``pos`` and hashes) joined with the synthetic rows sharing their key (``pool``)
+    and their (key, sensitive) pair (``pair``); missing = none."""
     kcols, pcols = [key + "1", key + "2"], [key + "1", key + "2", sens + "1", sens + "2"]
     n = _nsplit(dt, "synthetic")
     sk = syn.groupby(kcols).pos.count(split_out=n).reset_index()  # pos = pool
@@ -99,10 +102,54 @@ def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: 
     # (renames after split_out group-bys trip dask-expr: rename inside the partitions instead)
     sk = sk.map_partitions(lambda f: f.rename(columns={"pos": "pool"}))
     sp = sp.map_partitions(lambda f: f.rename(columns={"pos": "pair"}))
-    rows = orig[pcols + ["pos"]].merge(sk, on=kcols, how="left").merge(sp, on=pcols, how="left")
+    return real[pcols + ["pos"]].merge(sk, on=kcols, how="left").merge(sp, on=pcols, how="left")
+
+
+def _score_rows(dt: DistTables, orig: Any, syn: Any, key: str, sens: str, zero: bool) -> Any:
+    """Original rows joined with the synthetic key counts and (key, sensitive) pair counts."""
+    rows = _pooled(dt, orig, syn, key, sens)
     meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"), "pool": pd.Series([], dtype="int64"),
                          "p": pd.Series([], dtype="float64"), "bin": pd.Series([], dtype="int64")})
     return rows.map_partitions(_scored, zero, meta=meta)
+
+
+def _exposure_bits(f: pd.DataFrame, zero: bool) -> pd.DataFrame:
+    """Per real row: exposed (:func:`~synthguard.metrics.disclosure._cap_analysis.exposed`), would a
+    copy of it be exposed (``exact``, :func:`~synthguard.metrics.disclosure._cap_core.copy_responds_counts`)
+    and is its key unique among the real rows pooled (``rare``)."""
+    from ..metrics.disclosure._cap_analysis import exposed
+    from ..metrics.disclosure._cap_core import copy_responds_counts
+
+    scored = _scored(f, zero)
+    pair = f["pair"].fillna(0).to_numpy(np.int64)
+    return pd.DataFrame({"pos": scored["pos"].to_numpy(), "exposed": exposed(scored["p"].to_numpy()),
+                         "exact": copy_responds_counts(pair, scored["pool"].to_numpy(np.int64)),
+                         "rare": f["real"].fillna(0).to_numpy(np.int64) == 1})
+
+
+def _cap_evidence(dt: DistTables, orig: Any, ctl: Any, syn: Any, zero: bool, repeats: str | None) -> Any:
+    """:func:`~synthguard.metrics.disclosure._cap_analysis.cap_evidence` over partitions (cap and
+    zero_cap match keys exactly, so no bins): the per-record flags are computed with joins on the
+    key and (key, sensitive) hashes and gathered (one byte per real record)."""
+    import dask.dataframe as dd
+
+    from ..metrics.disclosure._cap_analysis import cap_evidence_from_flags
+
+    kcols = ["k1", "k2"]
+    real = dd.concat([orig[kcols + ["pos"]], ctl[kcols + ["pos"]]])
+    rk = real.groupby(kcols).pos.count(split_out=_nsplit(dt, "original")).reset_index()
+    rk = rk.map_partitions(lambda f: f.rename(columns={"pos": "real"}))
+    meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"), "exposed": pd.Series([], dtype=bool),
+                         "exact": pd.Series([], dtype=bool), "rare": pd.Series([], dtype=bool)})
+    got = {}
+    for role, frame in (("original", orig), ("control", ctl)):
+        rows = _pooled(dt, frame, syn, "k", "s").merge(rk, on=kcols, how="left")
+        rows = rows.map_partitions(_exposure_bits, zero, meta=meta)
+        got[role] = gather_flags(dt, role, rows, ("exposed", "exact", "rare") if role == "original"
+                                 else ("exposed",))
+    o = got["original"]
+    return cap_evidence_from_flags(o["exposed"], got["control"]["exposed"], o["exact"], o["rare"],
+                                   repeats=repeats)
 
 
 @dataclass(frozen=True)
@@ -183,7 +230,7 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
         sensitive_fields: Any = None, max_records: int = 100) -> MetricResult:
     """``cap`` / ``zero_cap`` over partitions (``generalized_cap`` is not distributed yet)."""
     from ..metrics.disclosure._common import resolve_fields
-    from ..metrics.disclosure.cap import cap_result
+    from ..metrics.disclosure.cap import cap_result, repeated_test
 
     if method not in ("cap", "zero_cap"):
         raise ConfigError(f"{method} has no distributed implementation; use cap or zero_cap")
@@ -199,10 +246,6 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
     cat_names = ["s"] if len(sens) == 1 else [f"f{j}_" for j in range(len(sens))]
     for g in cat_names:  # distinct original values per sensitive column (missing counted once)
         tasks.append(orig[[g + "1", g + "2"]].drop_duplicates(split_out=1).shape[0])
-    if dt.has_control:  # training vs control records attacked with the same synthetic rows
-        ctl = _frames(dt, "control", groups)
-        for scored in (_score_rows(dt, orig, syn, "k", "s", zero), _score_rows(dt, ctl, syn, "k", "s", zero)):
-            tasks.append((scored["p"] > 0.5).sum())
     n_main = len(tasks)
     if len(sens) > 1:
         for j in range(len(sens)):
@@ -210,17 +253,12 @@ def cap(dt: DistTables, thresholds: Mapping[str, float], method: str = "cap", *,
     res = dt.compute(tasks)
     counts = _summarise(res[0], res[1])
     counts["top"] = res[2]
-    n_ev = 2 if dt.has_control else 0
-    n_cat = [int(v) for v in res[3:n_main - n_ev]]
+    n_cat = [int(v) for v in res[3:n_main]]
     evidence = None
-    if dt.has_control:
-        from ..metrics.disclosure._cap_analysis import CAP_STATISTIC
-        from ..results import Evidence
-
-        evidence = Evidence.from_counts(CAP_STATISTIC, int(res[n_main - 2]), dt.original.n_rows,
-                                        int(res[n_main - 1]), dt.control.n_rows,
-                                        baseline="control rows (never trained on) attacked with the same "
-                                                 "synthetic rows")
+    if dt.has_control and dt.control.n_rows:  # training vs control records attacked with the same rows
+        rep = repeated_test(method)  # as the single-process metric: zero_cap repeats cap's test
+        evidence = _cap_evidence(dt, orig, _frames(dt, "control", groups), syn, zero,
+                                 rep if rep != method else None)
     per_field: dict[str, dict[str, Any]] = {}
     if len(sens) > 1:
         for j, name in enumerate(sens):

@@ -6,6 +6,13 @@ result builder the single-process metric uses (``exact_matches_result``, ``ims_r
 ``dcr`` function itself, ``cap_result``, ``k_anonymity_result``), so thresholds, intervals, warnings
 and JSON layout cannot drift apart.
 
+The members-vs-controls evidence carries the single-process per-record flags (every training and
+every control record, in canonical order): each flag is computed on the workers by joining the
+record's hash with the grouped tables and gathered with :func:`~._tables.gather_flags` (one byte per
+record on the client, placed by the record's canonical position), then the single-process builders
+(``copy_record_flags``, ``ims_flags``, ``cap_evidence_from_flags``) make the evidence. ``dcr`` /
+``nndr`` get the label-free nearest release rows their evidence reads from the partitioned search.
+
 Row identities are 128-bit content hashes (:func:`synthguard.encoding.row_hash128`); the single
 process uses exact identities. Two different rows share a hash with probability about 2**-128.
 """
@@ -23,7 +30,7 @@ from ..errors import MetricError
 from ..registry import Context
 from ..results import MetricResult
 from ._knn import kneighbors_distributed
-from ._tables import DistTables, row_hashes
+from ._tables import DistTables, gather_flags, row_hashes
 
 _HASH_META = pd.DataFrame({"h1": pd.Series([], dtype="uint64"), "h2": pd.Series([], dtype="uint64"),
                            "pos": pd.Series([], dtype="int64")})
@@ -64,7 +71,14 @@ def _top_copied(frame: pd.DataFrame, top_n: int) -> pd.DataFrame:
 def exact_matches(dt: DistTables, thresholds: Mapping[str, float], *, top_n: int = 20,
                   confidence_level: float = 0.95) -> MetricResult:
     """:func:`synthguard.metrics.matching.exact_matches` as group-bys and joins over partitions."""
-    from ..metrics.matching import _check, _confidence, _positive_int, exact_matches_result
+    from ..metrics.matching import (
+        _check,
+        _confidence,
+        _positive_int,
+        copy_counts,
+        copy_record_flags,
+        exact_matches_result,
+    )
 
     _check("exact_matches", {"top_n": top_n, "confidence_level": confidence_level},
            {"top_n": _positive_int, "confidence_level": _confidence})
@@ -78,52 +92,52 @@ def exact_matches(dt: DistTables, thresholds: Mapping[str, float], *, top_n: int
     joined = sg.merge(og, on=keys, how="inner")
     tasks = [joined.pos.sum(), og["count"].where(og["count"] > 1, 0).sum(),
              joined.map_partitions(_top_copied, top_n)]
+    ctl = None
     if dt.has_control:
         ctl = hashed(dt, "control", cols)
         cg = ctl.groupby(keys).pos.count(split_out=_split(dt, "control")).reset_index()
         tasks.append(cg.merge(og[keys], on=keys, how="inner").pos.sum())
-        # the copy evidence: per real record (training and control), is its row unique in the pooled
-        # real data, and does the release hold it?
-        pooled = og[keys + ["count"]].merge(cg, on=keys, how="outer")  # count = in original, pos = in control
-        sd = syn[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
-        sd = sd.map_partitions(lambda f: f.assign(hit=np.int64(1)))
-        pooled = pooled.merge(sd, on=keys, how="left")
-        meta = pd.DataFrame({n: pd.Series([], dtype="int64") for n in _COPY_NAMES})
-        tasks.append(pooled.map_partitions(_copy_counts, meta=meta).sum())
     out = dt.compute(tasks)
     top = _top_copied(out[2], top_n)
     records = [{"original_row": int(a), "synthetic_copies": int(b), "original_duplicates": int(c)}
                for a, b, c in zip(top["min"], top["pos"], top["count"], strict=True)]
     control = (int(out[3]), dt.control.n_rows) if dt.has_control else None
-    evidence = None
-    if dt.has_control:
-        c = out[4]
-        evidence = {name: int(c[name]) for name in ("unique_hit_o", "unique_o", "unique_hit_c", "unique_c",
-                                                     "hit_o", "hit_c")}
-        evidence.update(n_o=dt.original.n_rows, n_c=dt.control.n_rows)
+    evidence = flags = None
+    if dt.has_control and dt.control.n_rows:
+        # the copy evidence: per real record (training and control), is its row unique in the pooled
+        # real data, and does the release hold it? (count = in original, pos = in control)
+        pooled = og[keys + ["count"]].merge(cg, on=keys, how="outer")
+        sd = syn[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
+        sd = sd.map_partitions(lambda f: f.assign(hit=np.int64(1)))
+        pooled = pooled.merge(sd, on=keys, how="left")
+        meta = pd.DataFrame({"h1": pd.Series([], dtype="uint64"), "h2": pd.Series([], dtype="uint64"),
+                             "unique": pd.Series([], dtype=bool), "hit": pd.Series([], dtype=bool)})
+        info = pooled.map_partitions(_copy_info, meta=meta)
+        got = {}
+        for role, rows in (("original", orig), ("control", ctl)):
+            per_row = rows[keys + ["pos"]].merge(info, on=keys, how="left")
+            got[role] = gather_flags(dt, role, per_row, ("unique", "hit"))
+        per_record = (got["original"]["unique"], got["original"]["hit"], got["control"]["unique"],
+                      got["control"]["hit"])
+        evidence, flags = copy_counts(*per_record), copy_record_flags(*per_record)
     return exact_matches_result(thresholds, cols, k=int(out[0]), n_synthetic=dt.synthetic.n_rows,
                                 n_duplicated=int(out[1]), n_original=dt.original.n_rows, control=control,
-                                records=records, evidence_counts=evidence, confidence_level=confidence_level)
+                                records=records, evidence_counts=evidence, confidence_level=confidence_level,
+                                flags=flags)
 
 
-_COPY_NAMES = ("unique_hit_o", "unique_o", "unique_hit_c", "unique_c", "hit_o", "hit_c")
-
-
-def _copy_counts(f: pd.DataFrame) -> pd.DataFrame:
+def _copy_info(f: pd.DataFrame) -> pd.DataFrame:
+    """Per distinct real row: unique in the pooled real data (one training or control record), and
+    held by the release."""
     n_o = f["count"].fillna(0).to_numpy(np.int64)
     n_c = f["pos"].fillna(0).to_numpy(np.int64)
-    hit = f["hit"].fillna(0).to_numpy(np.int64) > 0
-    unique = (n_o + n_c) == 1
-    return pd.DataFrame({"unique_hit_o": [int((n_o * (unique & hit)).sum())],
-                         "unique_o": [int((n_o * unique).sum())],
-                         "unique_hit_c": [int((n_c * (unique & hit)).sum())],
-                         "unique_c": [int((n_c * unique).sum())],
-                         "hit_o": [int((n_o * hit).sum())], "hit_c": [int((n_c * hit).sum())]}, dtype=np.int64)
+    return pd.DataFrame({"h1": f["h1"].to_numpy(np.uint64), "h2": f["h2"].to_numpy(np.uint64),
+                         "unique": (n_o + n_c) == 1, "hit": f["hit"].fillna(0).to_numpy(np.int64) > 0})
 
 
 def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: float = 0.95) -> MetricResult:
     """:func:`synthguard.metrics.matching.ims` as distinct counts and joins over partitions."""
-    from ..metrics.matching import _check, _confidence, ims_result
+    from ..metrics.matching import _check, _confidence, ims_flags, ims_result
 
     _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
     cols = _matching_columns(dt)
@@ -138,11 +152,20 @@ def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: fl
         cj = cg.merge(og, on=keys, how="inner")
         tasks += [cg.shape[0], cj.shape[0], cj.pos.sum()]
     out = [int(v) for v in dt.compute(tasks)]
-    control = None
-    if dt.has_control:
+    control = flags = None
+    if dt.has_control and dt.control.n_rows:
         control = (out[4], out[3], out[2], dt.synthetic.n_rows, out[5], dt.control.n_rows)
+        # per training and control record: does the release hold a verbatim copy of it?
+        sd = syn[keys].drop_duplicates(split_out=_split(dt, "synthetic"))
+        sd = sd.map_partitions(lambda f: f.assign(hit=True))
+        hit = {}
+        for role in ("original", "control"):
+            per_row = hashed(dt, role, cols).merge(sd, on=keys, how="left")
+            per_row = per_row.map_partitions(lambda f: f.assign(hit=f["hit"].notna().to_numpy()))
+            hit[role] = gather_flags(dt, role, per_row, ("hit",))["hit"]
+        flags = ims_flags(hit["original"], hit["control"])
     return ims_result(thresholds, k=out[1], n_distinct=out[0], control=control,
-                      confidence_level=confidence_level)
+                      confidence_level=confidence_level, flags=flags)
 
 
 # --- neighbours -------------------------------------------------------------------------------------
@@ -192,10 +215,12 @@ def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float]
         ctx.cache[f"distance.knn2.{q}.{r}"] = kneighbors_distributed(dt, q, r, cols, metric, k,
                                                                      backend=backend)
     if dt.has_control and dt.control.n_rows and dt.synthetic.n_rows >= 2:
-        # the members-vs-controls evidence: every real record's two nearest release rows
+        # the members-vs-controls evidence: every real record's two nearest release rows under the
+        # label-free ranges (original AND control), as ``distance._labelfree_neighbours`` memoises them
+        labelfree = gower(dt.ranges(cols, ("original", "control")), clip=True, normalise=True)
         for q in ("original", "control"):
-            ctx.cache[f"distance.knn2.{q}.synthetic"] = kneighbors_distributed(dt, q, "synthetic", cols,
-                                                                               metric, 2, backend=backend)
+            ctx.cache[f"distance.labelfree.knn2.{q}"] = kneighbors_distributed(
+                dt, q, "synthetic", cols, labelfree, 2, backend=backend)[0]
     if dt.original.n_rows < k + 1:
         raise MetricError(f"the original table has {dt.original.n_rows} row(s); this metric needs at "
                           f"least {k + 1}")

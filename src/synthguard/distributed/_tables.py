@@ -212,6 +212,59 @@ def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) ->
     return row_hash128(block, extra)
 
 
+#: bit of a gathered flag byte marking the row as delivered (flags use the lower bits)
+_PRESENT = np.uint8(0x80)
+
+
+def _pack_flags(frame: pd.DataFrame, columns: tuple[str, ...], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """One partition of per-row flags as ``(canonical positions, one byte of flag bits per row)``."""
+    bits = np.zeros(len(frame), dtype=np.uint8)
+    for j, c in enumerate(columns):
+        bits |= frame[c].to_numpy(dtype=bool).astype(np.uint8) << np.uint8(j)
+    pos = frame["pos"].to_numpy(np.int64)
+    return pos.astype(np.uint32) if n <= 2**32 else pos, bits
+
+
+def gather_flags(dt: DistTables, role: str, frame: Any, columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """Boolean per-row columns of a dask DataFrame over the rows of ``role`` (one row per row of the
+    table, its canonical position in ``pos``) as arrays over the whole table in canonical order.
+
+    The partitions are packed on the workers (up to 7 flags in one byte per row, with the row's
+    position) and placed on the client one partition at a time as they arrive, so the client
+    holds one byte per row plus one partition in flight. Every row must arrive exactly once.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _pack_flags(pd.DataFrame({"pos": [2, 0], "a": [True, False], "b": [True, True]}),
+    ...             ("a", "b"), 3)[1].tolist()
+    [3, 2]
+    """
+    from distributed import as_completed
+
+    from dask import delayed
+
+    from ..errors import MetricError
+
+    columns = tuple(columns)
+    if len(columns) > 7:
+        raise ValueError(f"at most 7 flags per gather, got {len(columns)}")
+    n = dt.get(role).n_rows
+    bits = np.zeros(n, dtype=np.uint8)
+    delivered = 0
+    pack = delayed(_pack_flags, pure=True)
+    done = as_completed(dt.client.compute([pack(p, columns, n) for p in frame.to_delayed()]))
+    for fut in done:
+        pos, b = fut.result()
+        del fut
+        bits[pos] = b | _PRESENT
+        delivered += pos.size
+    if delivered != n or not (bits & _PRESENT).all():
+        raise MetricError(f"internal error: per-record flags of {delivered} rows came back for the {n} "
+                          f"rows of the {role} table")
+    return {c: (bits & np.uint8(1 << j)) > 0 for j, c in enumerate(columns)}
+
+
 def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str | None]:
     """A dask DataFrame for ``source``, its label and the file path it came from (if any)."""
     import dask.dataframe as dd

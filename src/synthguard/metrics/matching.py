@@ -18,8 +18,9 @@ from ..registry import Context, Param, register
 from ..results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ..stats import difference_ci, proportion
 
-__all__ = ["copy_evidence_counts", "copy_flags", "exact_matches", "exact_matches_result", "ims", "ims_result",
-           "matching_columns", "row_identities_for"]
+__all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
+           "exact_matches_result", "ims", "ims_flags", "ims_result", "matching_columns",
+           "row_identities_for"]
 
 
 def _positive_int(v: Any) -> str | None:
@@ -133,25 +134,59 @@ def copy_flags(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> RecordFlag
     >>> f.member.tolist(), f.non_member.tolist(), f.responds["exact"].tolist()
     ([True, False, False], [True, False], [True, False, False])
     """
+    return copy_record_flags(*_pooled_unique_hit(orig, ctl, syn))
+
+
+def _pooled_unique_hit(orig: np.ndarray, ctl: np.ndarray,
+                       syn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per training and per control record: is its row unique in the pooled real data, and does
+    the release hold it? ``(unique_o, hit_o, unique_c, hit_c)``."""
     pooled = np.concatenate([orig, ctl])
     _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
     unique = counts[inv.ravel()] == 1
-    flag = unique & _in(pooled, syn)
+    hit = _in(pooled, syn)
     n_o = orig.size
-    return RecordFlags(flag[:n_o], flag[n_o:], {"exact": unique[:n_o], "rare": unique[:n_o]})
+    return unique[:n_o], hit[:n_o], unique[n_o:], hit[n_o:]
+
+
+def copy_record_flags(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndarray,
+                      hit_c: np.ndarray) -> RecordFlags:
+    """The exact-copy flags (:func:`copy_flags`) from, per training (``_o``) and control (``_c``)
+    record, whether its row is unique in the pooled real data and whether the release holds it
+    (shared with :mod:`synthguard.distributed`, which computes these per partition).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = copy_record_flags(np.array([True, False]), np.array([True, True]), np.array([True]),
+    ...                       np.array([False]))
+    >>> f.member.tolist(), f.non_member.tolist(), f.responds["rare"].tolist()
+    ([True, False], [False], [True, False])
+    """
+    return RecordFlags(unique_o & hit_o, unique_c & hit_c, {"exact": unique_o, "rare": unique_o})
 
 
 def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> dict[str, int]:
-    """The counts behind the exact-copy evidence (see :func:`_copy_evidence`)."""
-    pooled = np.concatenate([orig, ctl])
-    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
-    unique = counts[inv.ravel()] == 1
-    u_o, u_c = unique[:orig.size], unique[orig.size:]
-    hit = _in(pooled, syn)
-    return {"unique_hit_o": int((hit[:orig.size] & u_o).sum()), "unique_o": int(u_o.sum()),
-            "unique_hit_c": int((hit[orig.size:] & u_c).sum()), "unique_c": int(u_c.sum()),
-            "hit_o": int(hit[:orig.size].sum()), "hit_c": int(hit[orig.size:].sum()),
-            "n_o": int(orig.size), "n_c": int(ctl.size)}
+    """The counts behind the exact-copy evidence (see :func:`copy_flags`)."""
+    return copy_counts(*_pooled_unique_hit(orig, ctl, syn))
+
+
+def copy_counts(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndarray,
+                hit_c: np.ndarray) -> dict[str, int]:
+    """:func:`copy_evidence_counts` from the per-record arrays of :func:`copy_record_flags`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = copy_counts(np.array([True, False]), np.array([True, True]), np.array([True]),
+    ...                 np.array([False]))
+    >>> c["unique_hit_o"], c["hit_o"], c["unique_c"], c["n_c"]
+    (1, 2, 1, 1)
+    """
+    return {"unique_hit_o": int((hit_o & unique_o).sum()), "unique_o": int(unique_o.sum()),
+            "unique_hit_c": int((hit_c & unique_c).sum()), "unique_c": int(unique_c.sum()),
+            "hit_o": int(hit_o.sum()), "hit_c": int(hit_c.sum()),
+            "n_o": int(unique_o.size), "n_c": int(unique_c.size)}
 
 
 def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
@@ -267,10 +302,25 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
         ctl = np.unique(ids["control"])
         control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
                    int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
-        flags = RecordFlags(_in(orig, ids["synthetic"]), _in(ids["control"], ids["synthetic"]),
-                            {"exact": np.ones(orig.size, dtype=bool)})
+        flags = ims_flags(_in(orig, ids["synthetic"]), _in(ids["control"], ids["synthetic"]))
     return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
                       control=control, confidence_level=confidence_level, flags=flags)
+
+
+def ims_flags(in_release_o: np.ndarray, in_release_c: np.ndarray) -> RecordFlags:
+    """The :func:`ims` flags: per training and per control record, whether the release holds a
+    verbatim copy of it; any record's copy would set its flag (shared with
+    :mod:`synthguard.distributed`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = ims_flags(np.array([True, False]), np.array([False]))
+    >>> int(f.member.sum()), f.responds["exact"].tolist()
+    (1, [True, True])
+    """
+    return RecordFlags(in_release_o, in_release_c,
+                       {"exact": np.ones(np.asarray(in_release_o).size, dtype=bool)})
 
 
 def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,

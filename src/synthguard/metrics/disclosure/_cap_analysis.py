@@ -162,13 +162,43 @@ def cap_evidence(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], me
     flags = {}
     for role in ("original", "control"):  # two sides
         real = codes[role]
-        p = cap_rows(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:], method).probability
-        with np.errstate(invalid="ignore"):
-            flags[role] = p > 0.5
+        flags[role] = exposed(cap_rows(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:], method).probability)
     real = codes["original"]
     exact = copy_responds(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:])
     rare = rare_records({r: codes[r][:, :q] for r in ("original", "control")})["original"]
-    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare})
+    return cap_evidence_from_flags(flags["original"], flags["control"], exact, rare, repeats=repeats)
+
+
+def exposed(probability: np.ndarray) -> np.ndarray:
+    """The CAP evidence's per-record flag: correct attribution probability above 1/2 (the
+    attacker's majority guess is right); NaN (a record the variant skips) is not exposed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> exposed(np.array([0.5, 0.75, np.nan])).tolist()
+    [False, True, False]
+    """
+    with np.errstate(invalid="ignore"):
+        return np.asarray(probability, dtype=np.float64) > 0.5
+
+
+def cap_evidence_from_flags(exposed_o: np.ndarray, exposed_c: np.ndarray, exact: np.ndarray,
+                            rare: np.ndarray, *, repeats: str | None = None) -> Evidence:
+    """The :func:`cap_evidence` from its per-record arrays (shared with
+    :mod:`synthguard.distributed`): ``exposed_o`` / ``exposed_c`` (:func:`exposed`, per training /
+    control record), ``exact`` (:func:`~._cap_core.copy_responds`, per training record) and
+    ``rare`` (key unique among the real records pooled, per training record).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ev = cap_evidence_from_flags(np.array([True, False]), np.array([False, False]),
+    ...                              np.array([True, True]), np.array([True, False]))
+    >>> ev.risk, ev.k_member, ev.visibility["rare"]
+    ('inference', 1, 0.5)
+    """
+    rf = RecordFlags(exposed_o, exposed_c, {"exact": exact, "rare": exact & rare})
     note = None
     if repeats:
         note = (f"the same test as {repeats!r} on the same records (CAP probability above 1/2): reported, "

@@ -101,7 +101,20 @@ def copy_responds(real_keys: np.ndarray, real_sens: np.ndarray, syn_keys: np.nda
     n_sens = int(max(rs.max(initial=-1), ss.max(initial=-1))) + 1
     key_count = np.bincount(sk, minlength=n_keys)[rk]
     pair_count = _pair_lookup(sk * n_sens + ss, rk * n_sens + rs)
-    return 2 * (pair_count + 1) > key_count + 1
+    return copy_responds_counts(pair_count, key_count)
+
+
+def copy_responds_counts(pair_count: np.ndarray, key_count: np.ndarray) -> np.ndarray:
+    """:func:`copy_responds` from, per real row, the synthetic rows sharing its key and sensitive
+    tuple (``pair_count``) and its key (``key_count``) (shared with :mod:`synthguard.distributed`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> copy_responds_counts(np.array([0, 0, 1]), np.array([0, 1, 2])).tolist()
+    [True, False, True]
+    """
+    return 2 * (np.asarray(pair_count) + 1) > np.asarray(key_count) + 1
 
 
 def _generalized(rows: np.ndarray, rk: np.ndarray, rs: np.ndarray, real_keys: np.ndarray,
