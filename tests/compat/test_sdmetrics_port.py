@@ -217,8 +217,6 @@ class TestDCRBaselineProtection:
                                                          metadata=metadata)
         assert result["median_DCR_to_real_data"]["synthetic_data"] == 0.1
 
-    @pytest.mark.xfail(strict=True, reason="docs/compat.md 'all-missing column': synthguard refuses a column "
-                       "whose values are all missing (InputError naming the column) instead of scoring it")
     def test_end_to_end_with_nan_value(self):
         real_data = pd.DataFrame(data={"A": [0, 10, 3, 4, 1, np.nan]})
         synthetic_data = pd.DataFrame(data={"A": [np.nan]})

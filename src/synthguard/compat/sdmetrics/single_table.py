@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ._bridge import run, table_metadata
+from ._rules import dcr_inputs, disclosure_inputs, is_int
 from .goal import Goal
 
 __all__ = [
@@ -124,8 +125,25 @@ class CategoricalGeneralizedCAP(_CAP):
 
 
 # ------------------------------------------------------------------------------------------ DisclosureProtection
+def _disclosure(metric: str, real_data: Any, synthetic_data: Any, known: Any, sensitive: Any, method: Any,
+                continuous: Any, bins: Any, **extra: Any) -> dict[str, Any]:
+    estimate = (extra["num_rows_subsample"], extra["num_iterations"]) if extra else None
+    real, syn, cont = disclosure_inputs(real_data, synthetic_data, known, sensitive, method, continuous, bins,
+                                        estimate=estimate)
+    res = run(metric, real, syn, known_column_names=_names(known), sensitive_column_names=_names(sensitive),
+              computation_method=method, continuous_column_names=cont, num_discrete_bins=bins,
+              max_records=0, **extra)
+    d = res.details
+    return {"score": _f(d.get("score", res.value)), "cap_protection": _f(d.get("cap_protection")),
+            "baseline_protection": _f(d.get("baseline_protection"))}
+
+
 class DisclosureProtection(_Metric):
-    """CAP protection relative to a uniform random guess, ``min(cap / baseline, 1)``."""
+    """CAP protection relative to a uniform random guess, ``min(cap / baseline, 1)``.
+
+    Inputs follow SDMetrics' rules (its ``ValueError`` messages; columns other than the known and
+    sensitive ones are ignored; a missing value is a category, also in an all-missing column).
+    """
 
     name = None
     _METRIC = "disclosure_protection"
@@ -135,13 +153,8 @@ class DisclosureProtection(_Metric):
                           sensitive_column_names: Any, computation_method: str = "cap",
                           continuous_column_names: Any = None, num_discrete_bins: int = 10) -> dict[str, Any]:
         """``{"score", "cap_protection", "baseline_protection"}``."""
-        res = run(cls._METRIC, real_data, synthetic_data, known_column_names=_names(known_column_names),
-                  sensitive_column_names=_names(sensitive_column_names), computation_method=computation_method,
-                  continuous_column_names=_names(continuous_column_names) or [],
-                  num_discrete_bins=num_discrete_bins, max_records=0)
-        d = res.details
-        return {"score": _f(d.get("score", res.value)), "cap_protection": _f(d.get("cap_protection")),
-                "baseline_protection": _f(d.get("baseline_protection"))}
+        return _disclosure(cls._METRIC, real_data, synthetic_data, known_column_names, sensitive_column_names,
+                           computation_method, continuous_column_names, num_discrete_bins)
 
     @classmethod
     def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame, known_column_names: Any,
@@ -165,14 +178,9 @@ class DisclosureProtectionEstimate(DisclosureProtection):
                           num_rows_subsample: int = 1000, num_iterations: int = 10,
                           verbose: bool = True) -> dict[str, Any]:
         """``{"score", "cap_protection", "baseline_protection"}`` (means over the iterations)."""
-        res = run(cls._METRIC, real_data, synthetic_data, known_column_names=_names(known_column_names),
-                  sensitive_column_names=_names(sensitive_column_names), computation_method=computation_method,
-                  continuous_column_names=_names(continuous_column_names) or [],
-                  num_discrete_bins=num_discrete_bins, num_rows_subsample=num_rows_subsample,
-                  num_iterations=num_iterations, max_records=0)
-        d = res.details
-        return {"score": _f(d.get("score", res.value)), "cap_protection": _f(d.get("cap_protection")),
-                "baseline_protection": _f(d.get("baseline_protection"))}
+        return _disclosure(cls._METRIC, real_data, synthetic_data, known_column_names, sensitive_column_names,
+                           computation_method, continuous_column_names, num_discrete_bins,
+                           num_rows_subsample=num_rows_subsample, num_iterations=num_iterations)
 
     @classmethod
     def compute(cls, real_data: pd.DataFrame, synthetic_data: pd.DataFrame,  # type: ignore[override]
@@ -193,8 +201,25 @@ def _f(x: Any) -> float:
 
 
 # ------------------------------------------------------------------------------------------ DCR
+def _shift(table_name: Any, num_rows_subsample: Any, num_iterations: Any) -> tuple[Any, Any, Any]:
+    """An integer in ``table_name``'s place is ``num_rows_subsample`` (releases without ``table_name``)."""
+    if is_int(table_name):
+        return None, int(table_name), (num_rows_subsample if is_int(num_rows_subsample) else num_iterations)
+    return table_name, num_rows_subsample, num_iterations
+
+
+_BASELINE_TYPES = ("Both real_data ({}) and synthetic_data ({}) must be of type pandas.DataFrame.")
+_OVERFIT_TYPES = ("All of real_training_data ({}), synthetic_data ({}), and real_validation_data ({}) must "
+                  "be of type pandas.DataFrame.")
+
+
 class DCRBaselineProtection(_Metric):
-    """Median distance of synthetic rows to the closest real row, relative to random data."""
+    """Median distance of synthetic rows to the closest real row, relative to random data.
+
+    Inputs follow SDMetrics' rules: the common columns declared numerical, categorical, boolean or
+    datetime are compared (its warnings for the others), declared datetimes need a
+    ``datetime_format`` unless already datetimes, all-missing columns are scored.
+    """
 
     name = "DCRBaselineProtection"
 
@@ -205,12 +230,12 @@ class DCRBaselineProtection(_Metric):
         """``{"score", "median_DCR_to_real_data": {"synthetic_data", "random_data_baseline"}}``
         (``table_name`` may be left out: an integer in its place is ``num_rows_subsample``, the
         signature of SDMetrics releases without ``table_name``)."""
-        if isinstance(table_name, (int, np.integer)) and not isinstance(table_name, bool):
-            table_name, num_rows_subsample, num_iterations = None, int(table_name), (
-                num_rows_subsample if isinstance(num_rows_subsample, int) else num_iterations)
-        res = run("dcr_baseline_protection", real_data, synthetic_data,
-                  metadata=table_metadata(metadata, table_name), num_rows_subsample=num_rows_subsample,
-                  num_iterations=num_iterations, max_records=0)
+        table_name, num_rows_subsample, num_iterations = _shift(table_name, num_rows_subsample, num_iterations)
+        frames, meta, num_rows_subsample, num_iterations = dcr_inputs(
+            {"real": real_data, "synthetic": synthetic_data}, metadata, table_name, num_rows_subsample,
+            num_iterations, type_message=_BASELINE_TYPES)
+        res = run("dcr_baseline_protection", frames["real"], frames["synthetic"], metadata=meta,
+                  num_rows_subsample=num_rows_subsample, num_iterations=num_iterations, max_records=0)
         d = res.details
         return {"score": _f(d["score"]), "median_DCR_to_real_data": dict(d["median_DCR_to_real_data"])}
 
@@ -224,7 +249,11 @@ class DCRBaselineProtection(_Metric):
 
 
 class DCROverfittingProtection(_Metric):
-    """Share of synthetic rows closer to the training rows than to held-out real rows, as protection."""
+    """Share of synthetic rows closer to the training rows than to held-out real rows, as protection.
+
+    Inputs follow SDMetrics' rules, as for :class:`DCRBaselineProtection` (and its warning when the
+    validation data has less than half the training rows).
+    """
 
     name = "DCROverfittingProtection"
 
@@ -235,12 +264,14 @@ class DCROverfittingProtection(_Metric):
         """``{"score", "synthetic_data_percentages": {"closer_to_training", "closer_to_holdout"}}``
         (an integer in place of ``table_name`` is ``num_rows_subsample``, as for
         :class:`DCRBaselineProtection`)."""
-        if isinstance(table_name, (int, np.integer)) and not isinstance(table_name, bool):
-            table_name, num_rows_subsample, num_iterations = None, int(table_name), (
-                num_rows_subsample if isinstance(num_rows_subsample, int) else num_iterations)
-        res = run("dcr_overfitting_protection", real_training_data, synthetic_data, real_validation_data,
-                  metadata=table_metadata(metadata, table_name), num_rows_subsample=num_rows_subsample,
-                  num_iterations=num_iterations, max_records=0)
+        table_name, num_rows_subsample, num_iterations = _shift(table_name, num_rows_subsample, num_iterations)
+        frames, meta, num_rows_subsample, num_iterations = dcr_inputs(
+            {"real": real_training_data, "synthetic": synthetic_data, "validation": real_validation_data},
+            metadata, table_name, num_rows_subsample, num_iterations, type_message=_OVERFIT_TYPES,
+            overfitting=True)
+        res = run("dcr_overfitting_protection", frames["real"], frames["synthetic"], frames["validation"],
+                  metadata=meta, num_rows_subsample=num_rows_subsample, num_iterations=num_iterations,
+                  max_records=0)
         d = res.details
         return {"score": _f(d["score"]), "synthetic_data_percentages": dict(d["synthetic_data_percentages"])}
 
