@@ -67,11 +67,16 @@ def nfc_series(s: pd.Series) -> pd.Series:
         return s
     if kind == "string" and "".join(uniq).isascii():  # one C pass: nothing to normalise
         return s
-    norm = uniq.str.normalize("NFC")
-    changed = np.asarray(norm.notna() & (norm != uniq), dtype=bool)
+    import unicodedata
+
+    vals = np.asarray(uniq, dtype=object)  # distinct values only; numbers mixed in stay as they are
+    norm = np.array([unicodedata.normalize("NFC", v) if isinstance(v, str) else v for v in vals],
+                    dtype=object)
+    changed = np.array([isinstance(v, str) and v != w for v, w in zip(vals, norm, strict=True)],
+                       dtype=bool)
     if not changed.any():
         return s
-    mapping = pd.Series(np.asarray(norm[changed], dtype=object), index=uniq[changed])
+    mapping = pd.Series(norm[changed], index=pd.Index(vals[changed], dtype=object))
     hit = s.isin(mapping.index)
     return s.where(~hit, s.map(mapping))
 

@@ -534,7 +534,9 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         if src is None:
             continue
         ddfs[role], labels[role], _ = _ensure_ddf(src, role, npartitions)
-    base = [str(c) for c in ddfs["original"].columns]
+    # the canonical column order (sorted by name), as synthguard.evaluate uses: row identities
+    # and hashes then do not depend on the input column order, and equal one process's
+    base = sorted(str(c) for c in ddfs["original"].columns)
     for role in ("synthetic", "control"):
         if role in ddfs:
             cols = {str(c) for c in ddfs[role].columns}
@@ -547,7 +549,7 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     heads = client.gather(client.compute([ddfs[r].get_partition(0) for r in ddfs]))
     sample = prepare_tables(*(h.reset_index(drop=True) for h in heads[:2]),
                             heads[2].reset_index(drop=True) if len(heads) > 2 else None, metadata,
-                            labels=labels)
+                            labels=labels, canonical_columns=True)
     schema = sample.schema
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
