@@ -21,7 +21,8 @@ from . import _suite as S
 
 pytestmark = pytest.mark.slow
 
-EQUAL_SEEDS = tuple(range(10))  # fresh at 800 / 800 / 400: low in >= 8 of 10
+EQUAL_SEEDS = tuple(range(10))  # acs12 fresh at 800 / 800 / 400
+SAFETY_SEEDS = tuple(range(5))  # nhefs fresh at 733 / 733 / 163: low in >= 4 of 5
 LIMIT_SEEDS = tuple(range(5))  # 1.5 x the stated limit: high in >= 4 of 5
 
 
@@ -47,13 +48,35 @@ def test_mode_seeking_null_raises_at_most_one_alarm_in_15():
     assert len(_alarms(runs)) <= 1, _alarms(runs)
 
 
-def test_safety_is_shown_with_800_training_and_800_control_records():
-    """acs12 at 0.4 / 0.4 / 0.2 (800 / 800 / 400): the fresh release reads low in >= 80 % of runs.
-    (nhefs at 0.4 / 0.4 / 0.2 has 652 per side, below the 800 this check is about.)"""
-    runs = [S.run("acs12", "equal", s, "fresh") for s in EQUAL_SEEDS]
+def test_safety_is_shown_where_the_data_can_show_it():
+    """nhefs at 0.45 / 0.45 / 0.10 (733 training, 733 control, the most the table holds; copies by
+    chance are rare there): the fresh release reads low in >= 80 % of runs, every risk low."""
+    runs = [S.run("nhefs", "large", s, "fresh") for s in SAFETY_SEEDS]
     lows = [r["level"] == "low" for r in runs]
     assert sum(lows) >= _at_least(0.8, len(runs)), [r["level"] for r in runs]
     assert len(_alarms(runs)) <= 1, _alarms(runs)
+    for r in runs:  # with 733 a side the run could see a leak of 1 % of every type it answers for
+        for t, lim in r["verdict"]["detection_limits"].items():
+            assert lim["value"] is not None and lim["value"] <= 0.01, (t, lim)
+
+
+def test_safety_is_not_claimed_where_chance_copies_hide_a_one_percent_leak():
+    """acs12 at 0.4 / 0.4 / 0.2 (800 / 800 / 400): 9 % of its rows repeat (children with most
+    cells missing), so 1-2 % of fresh real people match a record unique among the 1,600 real ones
+    exactly or in all cells but one. A leak of 1 % of the training records moves these rates by
+    less than their sampling error at 800 a side, so a rule that read 'low' on most fresh samples
+    would read 'low' on most 1 % leaks too (docs/risk-levels.md): the run says inconclusive, with
+    detection limits above 1 %, and never raises more than the chance alarm."""
+    runs = [S.run("acs12", "equal", s, "fresh") for s in EQUAL_SEEDS]
+    assert len(_alarms(runs)) <= 1, _alarms(runs)
+    for r in runs:
+        assert r["level"] in ("low", "inconclusive", *S.ALARMS)
+        limits = r["verdict"]["detection_limits"]
+        if r["level"] == "inconclusive":  # the limit that explains why is stated
+            presence = next(x for x in r["verdict"]["risks"] if x["risk"] == "presence")
+            assert presence["unresolved"] and presence["settle"]
+            assert any(limits[t]["value"] is None or limits[t]["value"] > 0.01
+                       for t in presence["unresolved"])
 
 
 # -------------------------------------------------------------------------- never a false low
