@@ -64,9 +64,17 @@ def parts(name: str, split: str, seed: int) -> dict[str, pd.DataFrame]:
     return calibration_split(load(name), seed, SPLITS[split])
 
 
+def near_visibility(run: dict) -> float:
+    """Share of the training records the near_copies test can see (no other real record within one
+    cell: label-free), as the run's evidence states it."""
+    return float(run["near_visibility"])
+
+
 def summarise(rep: Any, leak: LeakedRelease | None = None) -> dict:
     v = rep.verdict
-    return {"level": v.level, "verdict": v.to_dict(),
+    near = rep.result("near_copies") if "near_copies" in rep.metrics else None
+    vis = (near.evidence.visibility or {}).get("near") if near is not None and near.evidence else None
+    return {"level": v.level, "verdict": v.to_dict(), "near_visibility": vis,
             "levels": {m: rep.result(m).risk_level for m in rep.metrics
                        if rep.result(m) is not None},
             "leak_share": None if leak is None else leak.share,
@@ -164,19 +172,3 @@ def text_run(seed: int, share: float | None) -> dict:
 
 
 # ---------------------------------------------------------------------- a near-copy statistic
-def one_cell_neighbour_share(records: pd.DataFrame, release: pd.DataFrame,
-                             codes_from: list[pd.DataFrame]) -> np.ndarray:
-    """Per record: has a release row equal to it in all cells but at most one (NaN equals NaN).
-    A test oracle, label-free: values are coded over ``codes_from`` (original, control, release)."""
-    cols = list(release.columns)
-    pooled = pd.concat([f[cols] for f in codes_from], ignore_index=True)
-    coded = {c: pd.factorize(pooled[c])[0] for c in cols}
-    codes = pd.DataFrame(coded).to_numpy()
-    ends = np.cumsum([0] + [len(f) for f in codes_from])
-    which = {id(f): codes[ends[i]:ends[i + 1]] for i, f in enumerate(codes_from)}
-    x, r = which[id(records)], which[id(release)]
-    out = np.zeros(len(x), bool)
-    for lo in range(0, len(x), 200):
-        mism = (x[lo:lo + 200, None, :] != r[None, :, :]).sum(axis=2)
-        out[lo:lo + 200] = mism.min(axis=1) <= 1
-    return out

@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import fisher_exact
 
 from . import _suite as S
 
@@ -142,27 +141,29 @@ def test_five_percent_copies_read_high_every_time_at_800_per_side():
     assert [r["level"] for r in runs] == ["high"] * len(runs)
 
 
-def _separates(dataset: str, seed: int, share: float) -> bool:
-    """A near-copy statistic (has a release row equal in all cells but one) flags more training
-    than control records (Fisher one-sided p < 0.05)."""
-    p = S.parts(dataset, "standard", seed)
-    rel = S.tabular_release(dataset, "standard", seed, "near", share, (("of", "release"),)).release
-    frames = [p["original"], p["control"], rel]
-    m = S.one_cell_neighbour_share(p["original"], rel, frames)
-    c = S.one_cell_neighbour_share(p["control"], rel, frames)
-    table = [[m.sum(), len(m) - m.sum()], [c.sum(), len(c) - c.sum()]]
-    return fisher_exact(table, alternative="greater")[1] < 0.05
-
-
 def test_near_copies_read_high_where_a_near_copy_statistic_separates():
-    """Near-copies (one cell changed) as 5 % of the release: high in >= 80 % (12 of 15) of the runs
-    in which a one-cell-neighbour statistic tells training from control records."""
-    runs = [(d, s) for d in S.DATASETS for s in S.SEEDS if _separates(d, s, 0.05)]
-    assert runs, "no table in which near-copies are separable"
-    levels = [(d, s, S.run(d, "standard", s, "near", 0.05, (("of", "release"),))["level"])
-              for d, s in runs]
-    highs = sum(lv == "high" for *_, lv in levels)
-    assert highs >= _at_least(0.8, len(runs)), levels
+    """Near-copies (one cell changed) as 5 % of the release (3.7-4 % of the training records).
+
+    Tables where a near-copy statistic can separate training from control records are those whose
+    records have no other real record one cell away (label-free, read from the near_copies
+    evidence: visibility >= 0.9): anes96, diabetes_raw, hhs_breaches, nhefs. There: high in >= 80 %
+    of runs. On every table: high wherever the run's stated near-copy limit is below the leak,
+    otherwise high or inconclusive with that limit stated, never low. (acs12, visibility 0.55 and a
+    2 % chance rate, cannot separate them: docs/privacy-metrics.md.)"""
+    runs = {(d, s): S.run(d, "standard", s, "near", 0.05, (("of", "release"),))
+            for d in S.DATASETS for s in S.SEEDS}
+    separable = []
+    for (d, s), r in runs.items():
+        limit = r["verdict"]["detection_limits"]["near"]["value"]
+        if limit is not None and limit < r["leak_share"]:
+            assert r["level"] == "high", (d, s, limit, r["leak_share"], r["level"])
+        assert r["level"] in ("high", "inconclusive"), (d, s, r["level"])
+        vis = S.near_visibility(r)
+        if vis >= 0.9:
+            separable.append((d, s, r["level"]))
+    assert len(separable) >= 9, separable
+    highs = sum(lv == "high" for *_, lv in separable)
+    assert highs >= _at_least(0.8, len(separable)), separable
 
 
 @pytest.mark.parametrize("leak", ["smote", "mixture-n/5"])

@@ -11,7 +11,8 @@ import synthguard as sg
 
 from ._scenarios import load_nafld, prefix_copies, run_kwargs, split, whole_copies
 
-PRIVACY = ["entity_copies", "subsequence_copies", "dcr", "nndr", "closest_distance_mia", "exact_matches"]
+PRIVACY = ["entity_copies", "subsequence_copies", "dcr", "nndr", "closest_distance_mia", "exact_matches",
+           "near_copies"]
 
 
 @pytest.fixture(scope="module")
