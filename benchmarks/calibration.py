@@ -46,17 +46,8 @@ import pandas as pd
 DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA")
             or Path(__file__).resolve().parents[2] / "shared" / "data")
 DROP = {"hhs_breaches": ["Summary", "Number", "Name_of_Covered_Entity"]}
-META = {
-    "acs12": {"quasi_identifiers": ["age", "gender", "race", "edu", "married"],
-              "sensitive": ["employment", "disability"]},
-    "anes96": {"quasi_identifiers": ["age", "educ", "income"], "sensitive": ["vote", "PID"]},
-    "diabetes_raw": {"quasi_identifiers": ["age", "sex", "bmi"], "sensitive": ["s4"]},
-    "hhs_breaches": {"quasi_identifiers": ["State", "Type_of_Breach",
-                                           "Location_of_Breached_Information", "year"],
-                     "sensitive": ["Individuals_Affected"]},
-    "nhefs": {"quasi_identifiers": ["sex", "age", "race", "education", "marital"],
-              "sensitive": ["hbp", "diabetes"]},
-}
+from synthguard.calibration import PUBLIC_TABLE_METADATA as META  # noqa: E402
+
 SPLITS = {"standard": (0.4, 0.3, 0.3), "equal": (0.4, 0.4, 0.2)}
 FULL_KINDS = ("fresh", "mode_seeking", "exact@0.005", "exact@0.01", "exact@0.02", "exact@0.05",
               "exact@0.1", "exact@0.3", "near@0.05", "near@0.1", "near@0.3", "near2@0.05",

@@ -42,10 +42,24 @@ import pandas as pd
 from .errors import ConfigError
 from .stats import make_rng
 
-__all__ = ["LeakedRelease", "RELEASE_KINDS", "build_release", "calibration_split", "equal_split",
+__all__ = ["PUBLIC_TABLE_METADATA", "LeakedRelease", "RELEASE_KINDS", "build_release", "calibration_split", "equal_split",
            "exact_copies", "generated_release", "kde_release", "leaky_release", "mixture_release",
            "mode_seeking_release", "near_copies", "person_copies", "person_panel", "rare_copies",
            "rare_records", "smote_release", "text_near_copies"]
+
+#: Quasi-identifiers and sensitive columns of the public tables the calibration suite splits
+#: (``tests/calibration``, ``benchmarks/calibration.py``): what an intruder is assumed to know and want.
+PUBLIC_TABLE_METADATA = {
+    "acs12": {"quasi_identifiers": ["age", "gender", "race", "edu", "married"],
+              "sensitive": ["employment", "disability"]},
+    "anes96": {"quasi_identifiers": ["age", "educ", "income"], "sensitive": ["vote", "PID"]},
+    "diabetes_raw": {"quasi_identifiers": ["age", "sex", "bmi"], "sensitive": ["s4"]},
+    "hhs_breaches": {"quasi_identifiers": ["State", "Type_of_Breach",
+                                           "Location_of_Breached_Information", "year"],
+                     "sensitive": ["Individuals_Affected"]},
+    "nhefs": {"quasi_identifiers": ["sex", "age", "race", "education", "marital"],
+              "sensitive": ["hbp", "diabetes"]},
+}
 
 #: Release kinds of :func:`build_release` and the leak type each one is (``None``: nobody leaked,
 #: or a built-in generator whose leak is not known record by record).

@@ -14,6 +14,7 @@ import pandas as pd
 
 import synthguard
 from synthguard.calibration import (
+    PUBLIC_TABLE_METADATA,
     LeakedRelease,
     build_release,
     calibration_split,
@@ -33,17 +34,7 @@ DATASETS = ("acs12", "anes96", "diabetes_raw", "hhs_breaches", "nhefs")
 SEEDS = (0, 1, 2)
 ALARMS = ("high", "medium")
 #: what an intruder knows and what they want (as in benchmarks/disclosure_evidence.py)
-META = {
-    "acs12": {"quasi_identifiers": ["age", "gender", "race", "edu", "married"],
-              "sensitive": ["employment", "disability"]},
-    "anes96": {"quasi_identifiers": ["age", "educ", "income"], "sensitive": ["vote", "PID"]},
-    "diabetes_raw": {"quasi_identifiers": ["age", "sex", "bmi"], "sensitive": ["s4"]},
-    "hhs_breaches": {"quasi_identifiers": ["State", "Type_of_Breach",
-                                           "Location_of_Breached_Information", "year"],
-                     "sensitive": ["Individuals_Affected"]},
-    "nhefs": {"quasi_identifiers": ["sex", "age", "race", "education", "marital"],
-              "sensitive": ["hbp", "diabetes"]},
-}
+META = PUBLIC_TABLE_METADATA
 #: the privacy preset, without ``distinguishability``: a fidelity figure that is "not assessed"
 #: (it informs, it never enters the verdict) and costs a third of each run here
 METRICS = [m for m in PRESETS["privacy"] if m != "distinguishability"]
