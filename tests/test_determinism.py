@@ -18,7 +18,8 @@ import synthguard
 
 
 def _is_row_number(key: str) -> bool:
-    return key == "row" or key.endswith("_row")  # "original_row", "nearest_training_row", ...
+    # "original_row", "nearest_training_row", ...; lists of them: "reference_rows", ...
+    return key == "row" or key.endswith("_row") or key.endswith("_rows")
 
 
 def _normalise(obj: Any) -> Any:
