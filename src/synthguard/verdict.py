@@ -339,7 +339,7 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
 
     limits = _injection_limits(out, joint, rule, seed, risk_names)
     risks = [_risk_row(r, [t for t in tests if t["risk"] == r], out, rule, limits,
-                       [t["metric"] for t in tests]) for r in RISKS]
+                       [t["metric"] for t in tests], risk_names) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
     if not assessed:
@@ -451,11 +451,13 @@ def _claimed_types(tests: list[str], results: Mapping[str, MetricResult]) -> lis
 
 
 def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
-              rule: RiskRule, limits: Mapping[str, Any], all_tests: list[str]) -> dict[str, Any]:
+              rule: RiskRule, limits: Mapping[str, Any], all_tests: list[str],
+              risk_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """One risk's level: an alarm of any of its tests, else low only when the run's tests jointly
     rule out the materiality for every leak type the risk answers for (exact copies, near-copies,
     copies of rare records, and whatever its own tests say they see), else inconclusive."""
     title, criterion = RISK_TITLES[risk]
+    risk_names = risk_names or {}
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
                            "effect": None, "effect_ci": None, "metric": None, "settle": None,
@@ -505,10 +507,18 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                else ("no test of this run can rule it out" if not seers
                      else "not detectable at this size"))
         parts.append(f"{LEAK_NAMES[t]} ({why})")
-    row["summary"] = (f"No excess found, but a leak of {_pct(m)} of the "
-                      f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
+    if risk == "presence":
+        row["summary"] = (f"No excess found, but a leak of {_pct(m)} of the "
+                          f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
+    else:  # the leak types are the presence risk's: say it once there, point to it here
+        row["summary"] = (f"No excess found by {', '.join(names)}; not ruled out: "
+                          + ", ".join(LEAK_NAMES[t] for t in unresolved)
+                          + " (see presence of training records)")
     no_seer = [t for t in unresolved if not any(
         t in (results[n].evidence.sees or ()) for n in all_tests)]  # type: ignore[union-attr]
+    if risk != "presence" and "presence" in set(risk_names.values()):
+        row["settle"] = "as for presence of training records"
+        return to_jsonable(row)
     row["settle"] = ("; ".join(
         ([f"run a test that sees {', '.join(LEAK_NAMES[t] for t in no_seer)} (the privacy preset's "
           "near_copies and exact_matches)"] if no_seer else [])
