@@ -732,7 +732,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                         'from_stats': False,
                         'params': {'max_rows': {'default': 20000,
                                                 'doc': 'members and non-members scored (each; '
-                                                       'seeded content-keyed sample); null = all'},
+                                                       'seeded random sample); null = all'},
                                    'reference_share': {'default': 0.3,
                                                        'doc': 'share of the control used as the '
                                                               "attacker's reference sample (the "

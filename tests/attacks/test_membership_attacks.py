@@ -324,3 +324,20 @@ def test_evaluate_runs_the_ensemble_and_maps_exposed_records_to_input_rows(demo_
     rows = {r["row"] for r in res["records"] if r["attack"] == "closest_distance"}
     top = {r["row"] for r in res["attacks"]["closest_distance"]["top_records"]}
     assert rows == top and all(0 <= r < len(demo_data["original"]) for r in rows)
+
+
+def test_scored_records_above_max_rows_are_a_random_draw_not_clusters_of_twins():
+    """Above ``max_rows`` the scored records are a seeded random draw over the canonical order: the
+    same rows whatever the input order, and identical rows are drawn independently (a content key
+    would keep or drop every copy of a row together)."""
+    import pandas as pd
+
+    from synthguard.metrics.membership.ensemble import _random_draw
+
+    df = pd.DataFrame({"a": np.repeat(np.arange(100), 4), "b": 1.0})  # every row four times
+    shuffled = df.iloc[np.random.default_rng(9).permutation(len(df))].reset_index(drop=True)
+    a = _random_draw(df, 200, np.random.default_rng(3))
+    b = _random_draw(shuffled, 200, np.random.default_rng(3))
+    assert sorted(df.iloc[a]["a"]) == sorted(shuffled.iloc[b]["a"])
+    copies = np.bincount(df.iloc[a]["a"], minlength=100)
+    assert 0 < np.mean((copies > 0) & (copies < 4))  # some rows keep only some of their copies

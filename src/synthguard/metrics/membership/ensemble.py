@@ -1,9 +1,10 @@
 """``membership_attacks``: a calibrated ensemble of no-box membership attacks on the files alone.
 
 Roles. The control table is split (a seeded hash of each row's content, so the split does not
-depend on row order and never on membership) into a *reference* part, the attacker's sample of the
-population, and a *non-member* part. Members are the training records (a seeded content-keyed
-sample of at most ``max_rows``); non-members the rest of the control (at most ``max_rows``). Every
+depend on row order and never on membership, and a non-member's exact twin is never in the
+reference) into a *reference* part, the attacker's sample of the population, and a *non-member*
+part. Members are the training records (a seeded random sample of at most ``max_rows``);
+non-members the rest of the control (at most ``max_rows``, drawn the same way). Every
 attack (:mod:`.attacks`) scores members and non-members from the release and the reference only.
 
 Tests. Each attack's AUC comes with its one-sided Mann-Whitney p-value (tie-corrected) and DeLong
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +35,7 @@ from ...stats import (
     roc_curve,
     tpr_at_fpr,
 )
-from ..distance import balanced_keys, balanced_rows
+from ..distance import balanced_keys
 from .attacks import ATTACKS, attack_scores, concat_blocks
 
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
@@ -79,7 +81,7 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     direction="lower is safer",
     needs=("original", "synthetic", "control"), default=False,
     params=[
-        Param("max_rows", 20_000, "members and non-members scored (each; seeded content-keyed "
+        Param("max_rows", 20_000, "members and non-members scored (each; seeded random "
               "sample); null = all", kind=int, check=_positive_or_none),
         Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
               "(the rest are the non-members)", kind=float,
@@ -110,7 +112,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     ctx : Context
         Needs original, synthetic and control tables.
     max_rows : int or None
-        Members and non-members scored, each (seeded, content-keyed sample).
+        Members and non-members scored, each (seeded random sample over the canonical row order).
     reference_share : float
         Share of the control rows used as the reference sample.
     max_reference_rows, max_fit_rows : int or None
@@ -159,12 +161,14 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     ref_rows = ref_all
     if max_reference_rows is not None and ref_rows.size > max_reference_rows:
         ref_rows = np.sort(ref_all[np.argsort(keys[ref_all], kind="stable")[:max_reference_rows]])
+    # scored records above max_rows: a seeded random draw over the canonical row order (random,
+    # not clustered: identical rows are drawn independently; the same draw whatever the input order)
     nm_rows = nm_all
     if max_rows is not None and nm_rows.size > max_rows:
-        sub = balanced_rows(tables.control.iloc[nm_all][cols], max_rows, ctx.seed, "membership-nm")
-        nm_rows = nm_all[sub]
-    mem_rows = balanced_rows(tables.original[cols], min(n_o, max_rows or n_o), ctx.seed,
-                             "membership-members")
+        nm_rows = np.sort(nm_all[_random_draw(tables.control.iloc[nm_all][cols], max_rows,
+                                              ctx.rng("membership-non-members"))])
+    mem_rows = _random_draw(tables.original[cols], min(n_o, max_rows or n_o),
+                            ctx.rng("membership-members"))
     ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
     from ...neighbors import gower
 
@@ -273,7 +277,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     roles = {
         "members": int(n_m), "training_rows": int(n_o),
         "members_note": ("every training row" if n_m == n_o else
-                         f"{n_m} of {n_o} training rows (seeded content-keyed sample)"),
+                         f"{n_m} of {n_o} training rows (seeded random sample)"),
         "reference": int(ref_rows.size), "non_members": int(n_n), "control_rows": int(n_c),
         "split": (f"control split by a seeded hash of each row's content (seed {ctx.seed}): "
                   f"{n_ref} rows reference ({reference_share:g} of the control), {n_c - n_ref} "
@@ -312,3 +316,15 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
 
 
 __all__ = ["membership_attacks", "ATTACKS"]
+
+
+def _random_draw(frame: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions of ``n`` rows of ``frame`` drawn at random (seeded) over its canonical
+    content order, so the draw does not depend on the input row order; all rows when ``n`` covers
+    them."""
+    from ...data.tables import canonical_order
+
+    if n >= len(frame):
+        return np.arange(len(frame))
+    order = canonical_order(frame)
+    return np.sort(order[rng.choice(len(frame), n, replace=False)])
