@@ -326,11 +326,11 @@ def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
     training with control records, so the scale must not come from one side only)."""
     cols, _ = distance_setup(ctx)
     key = f"distance.labelfree.knn2.{query}"
-    old = f"distance.knn2.{query}.synthetic"
-    if key not in ctx.cache and ctx.encoded is None and old in ctx.cache:
-        # partitioned runs (synthguard.distributed) precompute the searches; until they provide the
-        # label-free ones under ``key``, the original's ranges are used (as before)
-        return ctx.cache[old][0]
+    if key not in ctx.cache and ctx.encoded is None:
+        # partitioned runs (synthguard.distributed) precompute this search under ``key``; never fall
+        # back to the original's ranges (not label-free) in silence
+        raise MetricError("the label-free neighbour search of the evidence was not computed for "
+                          f"{query!r} (a partitioned run must provide {key!r})")
 
     def compute() -> np.ndarray:
         metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
