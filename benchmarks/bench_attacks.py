@@ -26,7 +26,7 @@ from synthguard.attacks import (
 )
 from synthguard.demo import DEMO_METADATA, make_population
 from synthguard.generators import GaussianCopula, IndependentMarginals, Raw
-from synthguard.metrics.closest_distance_mia import closest_distance_mia
+from synthguard.metrics.privacy.closest_distance_mia import closest_distance_mia
 from synthguard.registry import Context
 
 

@@ -135,9 +135,9 @@ def main() -> None:
     progress.addHandler(handler)
     progress.setLevel(logging.INFO)
 
+    import dask
     from distributed import Client, LocalCluster
 
-    import dask
     from synthguard import evaluate
     from synthguard.distributed import evaluate_distributed
 

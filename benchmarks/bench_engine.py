@@ -65,8 +65,8 @@ def worker_engine(n: int, case: str, brute_max: int) -> dict:
     import numpy as np
 
     from synthguard.data import prepare_tables
-    from synthguard.encoding import EncodedView
-    from synthguard.neighbors import gower, kneighbors
+    from synthguard.data.encoding import EncodedView
+    from synthguard.engine.neighbors import gower, kneighbors
 
     rows: list[dict] = []
     with _Timer(rows, "data+encode"):

@@ -19,7 +19,7 @@ import pandas as pd
 from synthguard.metrics.distortion.anonymisation_score import anonymisation_score
 from synthguard.metrics.fidelity.diagnostic import diagnostic_report
 from synthguard.metrics.fidelity.quality import quality_report
-from synthguard.metrics.utility import (
+from synthguard.metrics.utility.ml import (
     ml_utility_classification,
     ml_utility_cluster,
     ml_utility_regression,

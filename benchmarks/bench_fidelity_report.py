@@ -94,7 +94,7 @@ def main() -> None:
         rep = evaluate(original, synthetic, control, metrics=[metric], seed=0)
         print(f"{metric}: {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU; "
               f"value {rep.result(metric).value:.4f}, ceiling {rep.result(metric).baseline.value:.4f}")
-    from synthguard.profile import profile
+    from synthguard.run.profile import profile
 
     t0 = time.perf_counter()
     stats = profile(original, seed=0)

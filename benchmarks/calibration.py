@@ -98,7 +98,7 @@ def tabular(dataset: str, kind: str, seed: int, split: str) -> tuple[dict, objec
 
 def person(kind: str, seed: int, split: str) -> tuple[dict, object, dict]:
     from synthguard.calibration import person_copies, person_panel
-    from synthguard.entity.calibration import entity_calibration_split
+    from synthguard.data.entities.calibration import entity_calibration_split
 
     panel = person_panel(load(PANEL_FROM), seed=0)
     p = entity_calibration_split(panel, "person_id", seed=seed, fractions=SPLITS[split])
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, default=None, help="also write every run here")
     a = ap.parse_args(argv)
-    from synthguard.config import PRESETS
+    from synthguard.run.config import PRESETS
 
     metrics = a.metrics or [m for m in PRESETS["privacy"] if m != "distinguishability"]
     seeds = a.seeds or (2 if a.quick else 6)

@@ -1,4 +1,4 @@
-"""Entity-level figures of docs/entity-level.md on the NAFLD sample (tests/entity/data).
+"""Entity-level figures of docs/entity-level.md on the NAFLD sample (tests/unit/metrics/entity/data).
 
 Run from the repository root:  PYTHONPATH=src python benchmarks/entity_level.py [--scale]
 Prints, for a fresh release, a release with 5 % whole copies and one with 5 % prefix copies, the
@@ -60,7 +60,7 @@ def calibration(seeds: int = 20) -> None:
     """False alarms on fresh releases and power on 5 % whole copies, over seeded entity splits."""
     from tests.entity._scenarios import load_nafld
 
-    from synthguard.entity.calibration import entity_calibration_split, entity_leaky_release
+    from synthguard.data.entities.calibration import entity_calibration_split, entity_leaky_release
 
     persons, events = load_nafld()
     names = ["entity_copies", "subsequence_copies"]
@@ -88,9 +88,9 @@ def scale(n_original: int = 50_000) -> None:
     import numpy as np
     import pandas as pd
 
-    from synthguard.entity import build_entity_run, prepare_entities
-    from synthguard.entity import fidelity as F
-    from synthguard.entity.copies import subsequence_copies_of, whole_sequence_copies
+    from synthguard.data.entities import build_entity_run, prepare_entities
+    from synthguard.metrics.entity import fidelity as F
+    from synthguard.metrics.entity.copies import subsequence_copies_of, whole_sequence_copies
 
     def make(n: int, seed: int, start: int) -> pd.DataFrame:
         rng = np.random.default_rng(seed)

@@ -29,7 +29,7 @@ def oracle_skip_reason(lib: str) -> str:
 
 
 def _importable(lib: str) -> bool:
-    # probe a submodule: tests/anonymeter/ is a namespace package named like the library
+    # probe a submodule: tests/unit/metrics/anonymeter/ is a namespace package named like the library
     probe = {"anonymeter": "anonymeter.evaluators", "sdmetrics": "sdmetrics.single_table"}.get(lib, lib)
     try:
         return importlib.util.find_spec(probe) is not None

@@ -2,8 +2,8 @@
 
     /work/venvs/mostlyai-qa/bin/python benchmarks/oracles/record_mostlyai_qa.py [--data ../shared/data]
 
-Writes ``tests/compat/oracles/mostlyai_qa_accuracy.json``, read by
-``tests/conformance/test_mostlyai_accuracy_conformance.py``. mostlyai-qa is a throwaway, recording-only
+Writes ``tests/oracles/recorded/mostlyai_qa_accuracy.json``, read by
+``tests/oracles/test_mostlyai_accuracy_conformance.py``. mostlyai-qa is a throwaway, recording-only
 dependency (its own venv: it pins torch and transformers, which its accuracy code never uses); it is
 never imported by ``src/synthguard`` or by a test.
 
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("mostlyai_inputs", REPO / "tests" / "compat" / "mostlyai_inputs.py")
+_spec = importlib.util.spec_from_file_location("mostlyai_inputs", REPO / "tests" / "oracles" / "mostlyai_inputs.py")
 mi = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mi)
 

@@ -2,11 +2,11 @@
 
     python benchmarks/oracles/record_oracles.py [--data ../shared/data] [--only anonymeter|sdmetrics]
 
-Writes ``tests/compat/oracles/{anonymeter,sdmetrics}_<case>.json`` for every case of
-``tests/compat/oracle_inputs.py`` (public tables of ../shared/data, seeded splits). The reference
+Writes ``tests/oracles/recorded/{anonymeter,sdmetrics}_<case>.json`` for every case of
+``tests/oracles/oracle_inputs.py`` (public tables of ../shared/data, seeded splits). The reference
 libraries are test-only: they are imported here, never by ``src/synthguard``. The JSON holds the
 library versions, the inputs' description and every number the tests compare with
-``synthguard.compat`` (tests/compat/test_oracles.py).
+``synthguard.compat`` (tests/oracles/test_oracles.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("oracle_inputs", REPO / "tests" / "compat" / "oracle_inputs.py")
+_spec = importlib.util.spec_from_file_location("oracle_inputs", REPO / "tests" / "oracles" / "oracle_inputs.py")
 oi = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(oi)
 
@@ -81,9 +81,8 @@ def _anon_result(ev):
 
 
 def record_anonymeter(data_dir: Path) -> None:
-    from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
-
     import anonymeter
+    from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 
     version = getattr(anonymeter, "__version__", None)
     if version is None:

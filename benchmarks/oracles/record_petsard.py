@@ -7,8 +7,8 @@ Run with PETsARD's own venv, never synthguard's (PETsARD is a test-only oracle):
         xgboost imbalanced-learn numba plotly torch pyyaml
     /work/venvs/petsard/bin/python benchmarks/oracles/record_petsard.py [--data ../shared/data]
 
-It writes ``tests/compat/oracles/petsard_<case>.json`` (one per public dataset of
-``tests/compat/petsard_cases.py``) and ``petsard_yaml.json`` (an Executor run of a YAML with a
+It writes ``tests/oracles/recorded/petsard_<case>.json`` (one per public dataset of
+``tests/oracles/petsard_cases.py``) and ``petsard_yaml.json`` (an Executor run of a YAML with a
 Splitter, a custom_data Synthesizer, Evaluators and a Reporter: its file names and frames).
 Re-running it with the same versions gives the same files (every random step is seeded).
 """
@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "compat"))
+sys.path.insert(0, str(REPO / "tests" / "oracles"))
 from petsard_cases import CASES, classification_data, load_case, read_csv_exact  # noqa: E402
 
-OUT = REPO / "tests" / "compat" / "oracles"
+OUT = REPO / "tests" / "oracles" / "recorded"
 
 
 def _cell(v):

@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "compat"))
+sys.path.insert(0, str(REPO / "tests" / "oracles"))
 
 FLOW = {  # name: (method, params) -- the PETsARD 1.10 quickstart evaluators
     "quality": ("default", {}),
@@ -38,7 +38,7 @@ def run(impl: str, data_dir: Path) -> dict:
     if impl == "petsard":
         from petsard.evaluator import Evaluator
     else:
-        from synthguard.compat.petsard import Evaluator
+        from synthguard.compat.petsard.evaluator import Evaluator
     from petsard_cases import load_case
 
     d = load_case("acs12", data_dir)

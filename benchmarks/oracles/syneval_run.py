@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "compat"))
+sys.path.insert(0, str(REPO / "tests" / "oracles"))
 
 from petsard_cases import load_case  # noqa: E402
 

@@ -24,9 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .compat import Evaluator, EvaluatorBase, PrivacyEvaluator
     from .report import Report
     from .report.compare import Comparison, compare
-    from .runner import evaluate
+    from .run.runner import evaluate
 
-_LAZY = {"evaluate": ".runner", "Report": ".report", "Comparison": ".report.compare",
+_LAZY = {"evaluate": ".run.runner", "Report": ".report", "Comparison": ".report.compare",
          "compare": ".report.compare", "Evaluator": ".compat", "EvaluatorBase": ".compat",
          "PrivacyEvaluator": ".compat"}
 

@@ -13,7 +13,7 @@ the power::
     report = synthguard.evaluate(parts["original"], leak.release, control=parts["control"])
     leak.share      # 0.05: the share of training records the release exposes
 
-Builders (leak type of :data:`synthguard.results.LEAK_TYPES` in brackets):
+Builders (leak type of :data:`synthguard.core.results.LEAK_TYPES` in brackets):
 
 - :func:`exact_copies` (``exact``), :func:`near_copies` (``near``: one or two cells changed),
   :func:`rare_copies` (``rare``: copies of records unique on the quasi-identifiers);
@@ -82,7 +82,7 @@ class LeakedRelease:
         One flag per training record (row of ``original``, in its order; per training *person*,
         in sorted id order, for :func:`person_copies`): the release exposes this record.
     leak_type : str or None
-        The leak type (one of :data:`synthguard.results.LEAK_TYPES`), ``None`` for a null release.
+        The leak type (one of :data:`synthguard.core.results.LEAK_TYPES`), ``None`` for a null release.
     kind : str
         The builder's name.
     """
@@ -684,7 +684,7 @@ def person_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed
     """A panel release (``base``, many rows per person, entity key ``key``) in which
     ``round(share * n_training_persons)`` persons are replaced by whole copies of distinct training
     persons under new ids ``copy-0``, ``copy-1``, ... (as
-    :func:`synthguard.entity.calibration.entity_leaky_release` does, with the sources known).
+    :func:`synthguard.data.entities.calibration.entity_leaky_release` does, with the sources known).
     ``leaked`` is over the training *persons*, in sorted id order.
 
     Examples

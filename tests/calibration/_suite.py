@@ -24,8 +24,8 @@ from synthguard.calibration import (
     smote_release,
     text_near_copies,
 )
-from synthguard.config import PRESETS
-from synthguard.entity.calibration import entity_calibration_split
+from synthguard.data.entities.calibration import entity_calibration_split
+from synthguard.run.config import PRESETS
 
 SHARED: Path | None = None  # set by the tests' fixture (../shared/data)
 

@@ -25,7 +25,7 @@ from synthguard.calibration import (
     smote_release,
     text_near_copies,
 )
-from synthguard.entity.calibration import entity_calibration_split
+from synthguard.data.entities.calibration import entity_calibration_split
 from synthguard.errors import ConfigError
 
 QI = ["age", "gender", "race", "edu", "married"]

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..core.results import Baseline, MetricResult, level_from_thresholds
 from ..data.loading import load_metadata
 from ..data.schema import Schema, infer_schema
 from ..data.tables import fingerprint_frame
 from ..errors import ConfigError, MetricError
 from ..report import Report
-from ..results import Baseline, MetricResult, level_from_thresholds
 from .distance import ClosestDistanceAIA, ClosestDistanceMIA, LocalNeighbourhoodAttack
 from .inference import DensityEstimateMIA, SyntheticPredictorAIA
 from .knowledge import AuxiliaryDataKnowledge, BlackBoxKnowledge, ExactDataKnowledge

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Block
+from ..data.encoding import Block
+from ..engine.neighbors import DistanceMetric, gower, hamming, lp
 from ..errors import ConfigError
-from ..neighbors import DistanceMetric, gower, hamming, lp
 from .scoring import Criterion, parse_criterion, select_threshold
 
 __all__ = ["Attack", "TrainableThresholdAttack", "resolve_distance"]

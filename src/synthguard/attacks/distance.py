@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Block
+from ..data.encoding import Block
+from ..engine.neighbors import DistanceMetric, pairwise_distances
 from ..errors import ConfigError
-from ..neighbors import DistanceMetric, pairwise_distances
 from .base import TrainableThresholdAttack, resolve_distance
 
 __all__ = ["ClosestDistanceMIA", "ClosestDistanceAIA", "LocalNeighbourhoodAttack"]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Block
+from ..data.encoding import Block
 from ..errors import ConfigError
 from ..stats import make_rng
 

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.encoding import Encoder, value_ranges
 from ..data.schema import Schema, infer_schema
-from ..encoding import Encoder, value_ranges
+from ..engine.neighbors import gower, hamming, kneighbors, lp
 from ..errors import ConfigError
-from ..neighbors import gower, hamming, kneighbors, lp
 from ..stats import make_rng
 from ._conform import conform
 

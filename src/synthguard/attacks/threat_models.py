@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.encoding import Block, Encoder, value_ranges
 from ..data.schema import Schema, infer_schema
-from ..encoding import Block, Encoder, value_ranges
 from ..errors import ConfigError
 from ..stats import make_rng
 from ._conform import conform

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from .._io import check_writable
 from ..attacks.audit import ATTACKS
 from ..attacks.audit import run_audit as _run_audit
-from ..config import validate_seed
+from ..core.io import check_writable
 from ..data.loading import load_table
 from ..errors import ConfigError
 from ..generators import BUILTIN
+from ..run.config import validate_seed
 from .evaluate import write_outputs
 
 # Python parameter names of run_audit -> the flags that set them, for error messages
@@ -81,7 +81,7 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
     """Audit a generator with targeted attacks (TAPAS-style shadow modelling)."""
     validate_seed(seed, "--seed")
     if json_path is not None:
-        from .._io import check_distinct_outputs
+        from ..core.io import check_distinct_outputs
 
         check_distinct_outputs({"--json": json_path}, {"--dataset": dataset, "--metadata": metadata})
         check_writable(json_path, "--json")

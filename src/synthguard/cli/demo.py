@@ -28,7 +28,7 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
     from ..demo import DEMO_METADATA, make_demo
     from ..report.console import fmt_number
-    from ..runner import evaluate
+    from ..run.runner import evaluate
 
     data = make_demo(rows, seed)
     reports = {}

@@ -117,12 +117,12 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
     reaches that level, or 2 for bad input.
     """
-    from ..runner import evaluate
+    from ..run.runner import evaluate
 
     config_data = {}
     if config is not None and (json_path is not None or html_path is not None
                                or records_path is not None or dossier_path is not None):
-        from ..config import build_config
+        from ..run.config import build_config
 
         config_data = {f"config data.{k}": Path(v) for k, v in dict(build_config(None, config, None).data).items()
                        if isinstance(v, (str, Path))}
@@ -135,8 +135,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
-        from ..config import build_config
         from ..errors import InputError
+        from ..run.config import build_config
 
         paths = dict(build_config(None, config, None).data) if config is not None else {}
         if original is None and original_stats is None and "original" in paths:
@@ -189,7 +189,7 @@ def write_extras(report, records_path: Path | None, dossier_path: Path | None, o
                  synthetic=None, metadata=None) -> None:
     """``--records-out`` (every record, every verbatim copy when the rows are at hand) and
     ``--dossier``, written atomically."""
-    from .._io import atomic_write_text
+    from ..core.io import atomic_write_text
 
     if records_path is not None:
         frame = report.records(original, synthetic, metadata)
@@ -204,7 +204,7 @@ def write_extras(report, records_path: Path | None, dossier_path: Path | None, o
 
 def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:
     """Exit with code 3 when any verdict reaches ``fail_on``."""
-    from ..verdict import fails
+    from ..run.verdict import fails
 
     hit = [lvl for lvl in levels if fails(lvl, fail_on)]
     if hit:
@@ -230,7 +230,7 @@ def check_outputs(json_path: Path | None, html_path: Path | None,
     """Fail with one line (exit 2) before any metric runs when an output path cannot be written,
     names an input (``inputs``: option -> path; data, metadata, config) or another output
     (``more``: further output options, e.g. ``--records-out``, ``--dossier``)."""
-    from .._io import check_distinct_outputs, check_writable
+    from ..core.io import check_distinct_outputs, check_writable
 
     outputs = {"--json": json_path, "--html": html_path, **(more or {})}
     check_distinct_outputs(outputs, inputs or {})

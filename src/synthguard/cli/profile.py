@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..profile import profile
+from ..run.profile import profile
 
 
 @click.command("profile")
@@ -33,7 +33,7 @@ def command(original: Path, output: Path, metadata: Path | None, seed: int, max_
             max_categories: int, n_triples: int, coarse: bool, ecdf_points: int, min_count: int) -> None:
     """Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) for
     'synthguard evaluate --original-stats'."""
-    from .._io import check_distinct_outputs, check_writable
+    from ..core.io import check_distinct_outputs, check_writable
 
     check_distinct_outputs({"--output": output}, {"ORIGINAL": original, "--metadata": metadata})
     check_writable(output, "--output")

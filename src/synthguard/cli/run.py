@@ -20,7 +20,7 @@ def command(config: Path, output_dir: Path | None, seed: int, allow_outside_outp
 
     Unsupported modules or methods stop the run with a one-line error (exit code 2).
     """
-    from ..compat.petsard_yaml import run_petsard_yaml
+    from ..compat.petsard.yaml_runner import run_petsard_yaml
     from ..errors import ConfigError
 
     if not config.exists():

@@ -19,7 +19,7 @@ def command() -> None:
     import os
 
     from ..demo import DEMO_METADATA, make_demo
-    from ..runner import evaluate
+    from ..run.runner import evaluate
 
     t0 = time.perf_counter()
     data = make_demo(400, 0)
@@ -29,5 +29,5 @@ def command() -> None:
 
     where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (
         "next to the installed package (__pycache__), or numba's user cache directory when that is "
-        "read-only (else a folder under the temp dir; see synthguard._jit)")
+        "read-only (else a folder under the temp dir; see synthguard.engine._jit)")
     click.echo(f"numba kernels ready in {time.perf_counter() - t0:.1f} s; cache: {where}")

@@ -54,8 +54,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..core.results import MetricResult
 from ..errors import MetricError
-from ..results import MetricResult
 from ..stats import Rate, risk_from_rates, wilson_rate
 
 __all__ = [

@@ -38,8 +38,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.results import MetricResult, to_jsonable
 from ..errors import ConfigError
-from ..results import MetricResult, to_jsonable
 
 AVAILABLE = ("exact_matches", "membership_inference", "tabular_privacy", "text_privacy", "anonymeter")
 # SynEval metric -> synthguard metrics it runs
@@ -119,10 +119,10 @@ class PrivacyEvaluator:
         self.report = None
 
     def _run(self) -> Any:
-        from ..config import RunConfig, is_registered
         from ..data.tables import prepare_tables
         from ..registry import get_metric
-        from ..runner import run_tables
+        from ..run.config import RunConfig, is_registered
+        from ..run.runner import run_tables
 
         wanted: dict[str, dict[str, Any]] = {}
         unavailable: dict[str, str] = {}

@@ -13,6 +13,6 @@ def row_hashes(frame: pd.DataFrame) -> np.ndarray:
     """A 64-bit hash of every row's content (``uint64``; the index takes no part).
 
     Equal rows get equal hashes; distinct rows collide with probability ~ n^2 / 2^64. Exact-row
-    metrics use the collision-free identities of :mod:`synthguard.encoding` instead.
+    metrics use the collision-free identities of :mod:`synthguard.data.encoding` instead.
     """
     return pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64, copy=False)

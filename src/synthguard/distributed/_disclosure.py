@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Encoder
+from ..core.results import MetricResult
+from ..data.encoding import Encoder
 from ..errors import ConfigError, MetricError
 from ..metrics.disclosure._cap_analysis import CLASS_SIZE_BINS, CapAnalysis, exact_sum
-from ..results import MetricResult
 from ._tables import DistTables, gather_flags, row_hashes
 
 

@@ -4,7 +4,7 @@ The reference partitions are grouped into consecutive runs of about :data:`TREE_
 rows; each group is encoded and its box tree built once (one task). The query partitions are encoded
 once and kept on the cluster. The search then runs in waves, one per reference group: every query
 partition's current k best ``(distance, weighted sum, global id)`` goes through
-:func:`~synthguard.neighbors.engine.kneighbors_step` against the group's tree, which starts from the
+:func:`~synthguard.engine.neighbors.engine.kneighbors_step` against the group's tree, which starts from the
 bound of the neighbours found in the groups before, so each step prunes everything farther than the
 current k-th neighbour. Only one group's tree is alive at a time (workers hold one tree, their query
 blocks and the running k-best lists), and the result is bit for bit the single-process search:
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding import Block, Encoder
-from ..neighbors import DistanceMetric
-from ..neighbors.engine import _resolve, kneighbors_step, reference_index
+from ..data.encoding import Block, Encoder
+from ..engine.neighbors import DistanceMetric
+from ..engine.neighbors.engine import _resolve, kneighbors_step, reference_index
 from ._tables import DistTables
 
 _LOG = logging.getLogger(__name__)
@@ -94,9 +94,8 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
     ``kneighbors(..., exclude_self=True)`` does.
     """
-    from distributed import wait
-
     from dask import delayed
+    from distributed import wait
 
     client = dt.client
     cols = tuple(columns)

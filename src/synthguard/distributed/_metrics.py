@@ -13,7 +13,7 @@ record on the client, placed by the record's canonical position), then the singl
 (``copy_record_flags``, ``ims_flags``, ``cap_evidence_from_flags``) make the evidence. ``dcr`` /
 ``nndr`` get the label-free nearest release rows their evidence reads from the partitioned search.
 
-Row identities are 128-bit content hashes (:func:`synthguard.encoding.row_hash128`); the single
+Row identities are 128-bit content hashes (:func:`synthguard.data.encoding.row_hash128`); the single
 process uses exact identities. Two different rows share a hash with probability about 2**-128.
 """
 
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..encoding import Encoder
+from ..core.results import MetricResult
+from ..data.encoding import Encoder
 from ..errors import MetricError
 from ..registry import Context
-from ..results import MetricResult
 from ._knn import kneighbors_distributed
 from ._tables import DistTables, gather_flags, row_hashes
 
@@ -70,8 +70,8 @@ def _top_copied(frame: pd.DataFrame, top_n: int) -> pd.DataFrame:
 
 def exact_matches(dt: DistTables, thresholds: Mapping[str, float], *, top_n: int = 20,
                   confidence_level: float = 0.95) -> MetricResult:
-    """:func:`synthguard.metrics.matching.exact_matches` as group-bys and joins over partitions."""
-    from ..metrics.matching import (
+    """:func:`synthguard.metrics.privacy.matching.exact_matches` as group-bys and joins over partitions."""
+    from ..metrics.privacy.matching import (
         _check,
         _confidence,
         _positive_int,
@@ -136,8 +136,8 @@ def _copy_info(f: pd.DataFrame) -> pd.DataFrame:
 
 
 def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: float = 0.95) -> MetricResult:
-    """:func:`synthguard.metrics.matching.ims` as distinct counts and joins over partitions."""
-    from ..metrics.matching import _check, _confidence, ims_flags, ims_result
+    """:func:`synthguard.metrics.privacy.matching.ims` as distinct counts and joins over partitions."""
+    from ..metrics.privacy.matching import _check, _confidence, ims_flags, ims_result
 
     _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
     cols = _matching_columns(dt)
@@ -172,7 +172,7 @@ def ims(dt: DistTables, thresholds: Mapping[str, float], *, confidence_level: fl
 
 def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...], n: int, seed: int,
                    label: str) -> tuple[np.ndarray, np.ndarray]:
-    from ..metrics.distance import balanced_keys
+    from ..metrics.privacy.distance import balanced_keys
 
     keys = balanced_keys(frame[list(columns)], seed, label)
     pos = np.asarray(positions, dtype=np.int64)
@@ -181,7 +181,7 @@ def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[st
 
 
 def balanced_rows(dt: DistTables, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
-    """:func:`synthguard.metrics.distance.balanced_rows` over partitions: the ``n`` smallest seeded
+    """:func:`synthguard.metrics.privacy.distance.balanced_rows` over partitions: the ``n`` smallest seeded
     content keys (ties by canonical position), as sorted canonical positions."""
     if n >= dt.get(role).n_rows:
         return np.arange(dt.get(role).n_rows)
@@ -197,8 +197,8 @@ def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float]
     """A metric context whose neighbour searches (the ``distance.*`` entries of ``ctx.cache`` that
     ``dcr`` / ``nndr`` memoise) were computed by the partitioned engine; the metric function then
     runs unchanged on it and never touches the rows."""
-    from ..metrics.distance import closer_share_from
-    from ..neighbors import gower
+    from ..engine.neighbors import gower
+    from ..metrics.privacy.distance import closer_share_from
 
     cols = dt.schema.tabular_columns()
     if not cols:
@@ -245,8 +245,8 @@ def neighbour_context(dt: DistTables, name: str, thresholds: Mapping[str, float]
 
 def dcr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, backend: str = "auto",
         **params: Any) -> MetricResult:
-    """:func:`synthguard.metrics.distance.dcr` with its searches run over partitions."""
-    from ..metrics.distance import dcr as dcr_metric
+    """:func:`synthguard.metrics.privacy.distance.dcr` with its searches run over partitions."""
+    from ..metrics.privacy.distance import dcr as dcr_metric
 
     ctx = neighbour_context(dt, "dcr", thresholds, seed, backend, 1,
                             float(params.get("confidence_level", 0.95)))
@@ -255,8 +255,8 @@ def dcr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, backe
 
 def nndr(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0, backend: str = "auto",
          **params: Any) -> MetricResult:
-    """:func:`synthguard.metrics.distance.nndr` with its k=2 searches run over partitions."""
-    from ..metrics.distance import nndr as nndr_metric
+    """:func:`synthguard.metrics.privacy.distance.nndr` with its k=2 searches run over partitions."""
+    from ..metrics.privacy.distance import nndr as nndr_metric
 
     ctx = neighbour_context(dt, "nndr", thresholds, seed, backend, 2,
                             float(params.get("confidence_level", 0.95)))
@@ -380,7 +380,7 @@ def _first_of(frame: pd.DataFrame, role_offset: int) -> pd.DataFrame:
 def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndarray]:
     """Per role and row, the first position (over original, synthetic, control concatenated) of a
     row with the same content: ids in the same order as the single process's dense exact-row ids
-    (:func:`synthguard.encoding.row_identities`), so group-wise splits come out the same."""
+    (:func:`synthguard.data.encoding.row_identities`), so group-wise splits come out the same."""
     import dask.dataframe as dd
 
     keys = ["h1", "h2"]
@@ -405,11 +405,11 @@ def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndar
 
 def distinguishability(dt: DistTables, thresholds: Mapping[str, float], *, seed: int = 0,
                        backend: str = "auto", **params: Any) -> MetricResult:
-    """:func:`synthguard.metrics.distinguish.distinguishability` on its seeded sample: the metric runs
+    """:func:`synthguard.metrics.privacy.distinguish.distinguishability` on its seeded sample: the metric runs
     unchanged; the rows its sampler picks are fetched from the partitions (encoded with the global
     vocabularies), and the exact-row ids it groups by come from a distributed first-position join."""
-    from ..metrics.distinguish import distinguishability as metric
-    from ..metrics.matching import matching_columns
+    from ..metrics.privacy.distinguish import distinguishability as metric
+    from ..metrics.privacy.matching import matching_columns
 
     ctx = Context(tables=_SampledTables(dt), encoded=_SampledView(dt), seed=seed,  # type: ignore[arg-type]
                   thresholds=dict(thresholds), metric="distinguishability", backend=backend,

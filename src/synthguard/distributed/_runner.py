@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.results import MetricResult
 from ..errors import ConfigError, MetricError
-from ..results import MetricResult
 from ._deps import require_dask
 
 
@@ -117,12 +117,12 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
     """
     require_dask("evaluate(client=...)")
     from .. import __version__
-    from ..config import build_config
     from ..data.tables import input_row_records
     from ..registry import get_metric
     from ..report import Report
-    from ..runner import risk_rule_of
-    from ..verdict import assess
+    from ..run.config import build_config
+    from ..run.runner import risk_rule_of
+    from ..run.verdict import assess
     from ._tables import load_tables
 
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):

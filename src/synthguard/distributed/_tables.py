@@ -1,7 +1,7 @@
 """Partitioned tables: loading, schema, per-partition typing, and encoding with global vocabularies.
 
 Every partition is typed by the loader's own coercion (:func:`synthguard.data.tables._coerce`) and
-encoded by the one :class:`~synthguard.encoding.Encoder`, whose vocabularies are learnt here from
+encoded by the one :class:`~synthguard.data.encoding.Encoder`, whose vocabularies are learnt here from
 every partition of original, synthetic and control, in that order and, within a table, in order of
 first canonical appearance (as one process meets them, so codes are equal too), then frozen and
 sent to the workers.
@@ -25,12 +25,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.encoding import (
+    Block,
+    Encoder,
+    ranges_from_bounds,
+    row_hash128,
+    text_hash128,
+    value_bounds,
+)
 from ..data.hashing import row_hashes as row_hashes_64
 from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
-from ..encoding import Block, Encoder, ranges_from_bounds, row_hash128, text_hash128, value_bounds
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")
@@ -181,7 +188,7 @@ class DistTables:
 
     def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
         """``max - min`` of each numeric column over ``roles`` by a min/max reduction over partitions
-        (equal to :meth:`EncodedView.ranges <synthguard.encoding.EncodedView.ranges>`)."""
+        (equal to :meth:`EncodedView.ranges <synthguard.data.encoding.EncodedView.ranges>`)."""
         tasks = [t for r in roles for t in self.map(r, _bounds, tuple(columns), ordered=False)]
         bounds = self.compute(tasks)
         lo = np.minimum.reduce([b[0] for b in bounds])
@@ -200,7 +207,7 @@ def encode_part(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -
 
 def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """``(n, 2)`` uint64 identities of the rows of ``frame`` on ``columns`` (see
-    :func:`synthguard.encoding.row_hash128`): categorical codes from the global vocabularies, numeric
+    :func:`synthguard.data.encoding.row_hash128`): categorical codes from the global vocabularies, numeric
     values by their bits, text values hashed by content (no vocabulary: they may all be distinct)."""
     schema = encoder.schema
     text = [c for c in columns if schema.sdtype(c) == "text"]
@@ -240,9 +247,8 @@ def gather_flags(dt: DistTables, role: str, frame: Any, columns: Sequence[str]) 
     ...             ("a", "b"), 3)[1].tolist()
     [3, 2]
     """
-    from distributed import as_completed
-
     from dask import delayed
+    from distributed import as_completed
 
     from ..errors import MetricError
 
@@ -451,7 +457,7 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
     client : distributed.Client
     categorical : sequence of str
         Columns whose distinct values are returned ordered by first canonical appearance (the
-        order in which one process's :class:`~synthguard.encoding.Encoder` meets them, so feeding
+        order in which one process's :class:`~synthguard.data.encoding.Encoder` meets them, so feeding
         them to an encoder role by role gives the single-process codes).
     """
     return canonicalise_all({table.role: table}, client, categorical)[table.role]

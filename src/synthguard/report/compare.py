@@ -16,8 +16,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text
-from ..results import to_jsonable
+from ..core.io import atomic_write_text
+from ..core.results import to_jsonable
 from .console import fmt_number
 from .html import NON_PRIVACY_FAMILIES, badge, page, table
 from .report import Report
@@ -299,9 +299,9 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
     Comparison
         ``.ranking``, ``.reports``, ``.to_console()``, ``.to_json()``, ``.to_html()``.
     """
-    from ..cache import as_cache
+    from ..engine.cache import as_cache
     from ..errors import ConfigError
-    from ..runner import evaluate
+    from ..run.runner import evaluate
 
     if isinstance(synthetics, Mapping):
         named = dict(synthetics)

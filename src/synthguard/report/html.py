@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..results import MetricResult, to_jsonable
-from ..verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
+from ..core.results import MetricResult, to_jsonable
+from ..run.verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 from . import svg
 from .console import fmt_number
 

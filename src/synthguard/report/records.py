@@ -136,8 +136,8 @@ def exact_copies(original: Any, synthetic: Any, metadata: Any = None) -> list[di
     import numpy as np
     import pandas as pd
 
+    from ..data.encoding import EncodedView
     from ..data.tables import prepare_tables
-    from ..encoding import EncodedView
 
     tables = prepare_tables(original, synthetic, None, metadata, strict_control=False)
     cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]

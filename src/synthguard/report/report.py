@@ -6,7 +6,7 @@ JSON shape::
      "inferred_metadata", "warnings": [str, ...] (questionable inputs: inf read as missing,
      surrogate identifiers, disjoint categories, a control overlapping the original...), "config",
      "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
-                 "detection_limit", "tests", "not_assessed", ...}  (see synthguard.verdict),
+                 "detection_limit", "tests", "not_assessed", ...}  (see synthguard.run.verdict),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
                         "result": {...}, "cached": true (only when read from the cache)}}}
 """
@@ -18,15 +18,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text
-from ..results import MetricResult, to_jsonable
+from ..core.io import atomic_write_text
+from ..core.results import MetricResult, to_jsonable
 
 
 class Report:
     """Results of one evaluation.
 
     ``report["dcr"]`` is the metric's JSON entry (status, reason, params, seconds, result);
-    ``report.result("dcr")`` is its :class:`~synthguard.results.MetricResult`.
+    ``report.result("dcr")`` is its :class:`~synthguard.core.results.MetricResult`.
     """
 
     def __init__(self, header: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]],
@@ -34,7 +34,7 @@ class Report:
         self._header = dict(header)
         self._entries = {k: dict(v) for k, v in entries.items()}
         if verdict is None:
-            from ..verdict import assess
+            from ..run.verdict import assess
 
             results, verdict = assess(results)
         self._results = dict(results)
@@ -42,7 +42,7 @@ class Report:
 
     @property
     def verdict(self) -> Any:
-        """The :class:`~synthguard.verdict.Verdict`: one level, its drivers and evidence, and the
+        """The :class:`~synthguard.run.verdict.Verdict`: one level, its drivers and evidence, and the
         detection limit of the run (its repr is one line: level and risks)."""
         return self._verdict
 

@@ -72,7 +72,7 @@ REFERENCE_CUTOFFS = "SynEval: more than 5 % of release rows copied is high; anon
 def risk_of(metric: str) -> str | None:
     """The risk a metric speaks to (the verdict's ``RISK_OF`` first, then the fallback map)."""
     try:
-        from .. import verdict as _v
+        from ..run import verdict as _v
 
         table = getattr(_v, "RISK_OF", None)
         if isinstance(table, Mapping) and metric in table:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from ...core.results import MetricResult
 from ...errors import InputError
-from ...results import MetricResult
 
 _SDTYPES = {"numerical": "numerical", "categorical": "categorical", "boolean": "boolean",
             "datetime": "datetime", "id": "id", "text": "text"}

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...data.encoding import NAN_CODE, Block
 from ...data.hashing import row_hashes
-from ...encoding import NAN_CODE, Block
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import Rate, risk_from_rates, wilson_rate
 
 FAMILY = "anonymeter"

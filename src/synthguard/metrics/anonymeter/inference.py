@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ...encoding import Block, value_ranges
+from ...core.results import Evidence, MetricResult, level_from_thresholds
+from ...data.encoding import Block, value_ranges
+from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError, MetricError
-from ...neighbors import gower, kneighbors
 from ...registry import Context, Param, register
-from ...results import Evidence, MetricResult, level_from_thresholds
 from ._common import (
     DIRECTION,
     FAMILY,

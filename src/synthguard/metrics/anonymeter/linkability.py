@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ...encoding import value_ranges
+from ...core.results import MetricResult
+from ...data.encoding import value_ranges
+from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError
-from ...neighbors import gower, kneighbors
 from ...registry import Context, Param, register
-from ...results import MetricResult
 from ._common import (
     DIRECTION,
     FAMILY,

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Evidence, MetricResult, RecordFlags
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from ...results import Evidence, MetricResult, RecordFlags
 from . import _queries as Q
 from ._common import (
     DIRECTION,

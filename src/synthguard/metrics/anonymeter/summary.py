@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...core.results import Baseline, MetricResult, level_from_thresholds
 from ...errors import MetricError
 from ...registry import Context, Param, get_metric
 from ...registry import register as _register
-from ...results import Baseline, MetricResult, level_from_thresholds
 from ._common import DIRECTION, FAMILY, NOT_MEANINGFUL, THRESHOLDS
 
 PARTS = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference")

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Evidence, RecordFlags
 from ...registry import Context
-from ...results import Evidence, RecordFlags
 from ...stats import wilson_interval
 from ._cap_core import CapRows, cap_rows, copy_responds
 from ._common import column_codes, evidence_roles, nunique_codes, rare_records
@@ -145,7 +145,7 @@ def cap_evidence(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], me
     synthetic rows (same key/sensitive columns, same CAP variant; bins of ``continuous`` columns
     from the original AND control rows pooled, so a record's bin does not depend on its label).
 
-    Per-record flags (:class:`~synthguard.results.RecordFlags`) over every training and every
+    Per-record flags (:class:`~synthguard.core.results.RecordFlags`) over every training and every
     control row: a record is *exposed* when its correct attribution probability exceeds 1/2, i.e.
     the attacker's majority guess from the synthetic rows is the record's true sensitive tuple.
     Records the variant skips (key absent from the synthetic data under ``cap``) are not exposed.

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...encoding import Block
-from ...neighbors import hamming, pairwise_distances
+from ...data.encoding import Block
+from ...engine.neighbors import hamming, pairwise_distances
 from ._common import joint_ids
 
 METHODS = ("cap", "zero_cap", "generalized_cap")

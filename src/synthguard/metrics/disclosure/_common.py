@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...encoding import Block, row_identities
+from ...data.encoding import Block, row_identities
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ...encoding import Block
+from ...data.encoding import Block
+from ...engine.neighbors import Neighbors, gower, kneighbors
 from ...errors import MetricError
-from ...neighbors import Neighbors, gower, kneighbors
 from ...registry import Context
 
 __all__ = ["dcr_columns", "dcr_metric", "nearest", "random_baseline_frame", "subsample"]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
+from ...core.results import Baseline, MetricResult, level_from_thresholds
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
 from ._cap_analysis import CapAnalysis, analyse, cap_evidence, safe_ratio
 from ._cap_core import METHODS
 from ._common import check_non_negative_int, has_control, resolve_fields
@@ -49,7 +49,7 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
     ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
     ``evidence``: ``"auto"`` computes the training-vs-control evidence when the context has a control
-    table; an :class:`~synthguard.results.Evidence` (or ``None``) is used as given (distributed runs).
+    table; an :class:`~synthguard.core.results.Evidence` (or ``None``) is used as given (distributed runs).
     ``repeats``: the metric whose test this one repeats on the same records (its evidence then does
     not drive the verdict, :func:`~._cap_analysis.cap_evidence`).
     """

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ...neighbors import Neighbors
+from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...engine.neighbors import Neighbors
 from ...registry import RUN_METRICS_KEY, Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import median_ci, wilson_rate
 from ._common import check_non_negative_int, check_positive_int, has_control, thresholds
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
@@ -63,7 +63,7 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
     (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
     search is reused instead of a second one."""
     if set(shareable) & set(ctx.cache.get(RUN_METRICS_KEY, ())):
-        from ..distance import distance_setup, shared_neighbours
+        from ..privacy.distance import distance_setup, shared_neighbours
 
         d_cols, d_metric = distance_setup(ctx)
         if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), scale):
@@ -353,7 +353,7 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
     a side is not subsampled.
     """
     from ...stats import label_permutation_greater, z_value
-    from ..distance import balanced_rows
+    from ..privacy.distance import balanced_rows
 
     n = min(len(ctx.tables.original), len(ctx.tables.control))
     dist, idx = {}, {}

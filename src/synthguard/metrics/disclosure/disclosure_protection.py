@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import MetricResult
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import MetricResult
 from ...stats import wilson_interval
 from ._cap_analysis import analyse, analyse_codes, cap_codes
 from ._cap_core import METHODS

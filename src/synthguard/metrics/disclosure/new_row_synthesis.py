@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...stats import wilson_interval
 from ._common import (
     check_non_negative_int,

@@ -24,7 +24,7 @@ the original AND control records pooled (label-free).
 
 With a control table (real records never trained on), each metric states its evidence for the
 calibrated verdict: per-record flags over every training and every control record against the
-same synthetic data (:class:`~synthguard.results.RecordFlags`). See ``docs/disclosure.md``.
+same synthetic data (:class:`~synthguard.core.results.RecordFlags`). See ``docs/disclosure.md``.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, MetricResult
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult
 from . import distances as _distances
 from .distances import distances_for, kind_of
 

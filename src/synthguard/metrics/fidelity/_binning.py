@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ...encoding import Block, Encoder
-from ...results import to_jsonable
+from ...core.results import to_jsonable
+from ...data.encoding import Block, Encoder
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...results import to_jsonable
+from ...core.results import to_jsonable
 from ._columns import CONTINUOUS, datetime_ns, numeric_values
 
 #: SDMetrics' pseudo-count for a category seen only in the synthetic data.

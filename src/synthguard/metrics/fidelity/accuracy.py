@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, MetricResult
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult
 from ...stats import cramers_v_table
 from ._binning import (
     BINNINGS,

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, MetricResult
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult
 from ._validity import boundary_adherence, category_adherence, key_uniqueness, table_structure
 
 

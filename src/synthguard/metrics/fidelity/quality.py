@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, MetricResult
 from ...errors import MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult
 from ._columns import STATISTICAL
 from ._pairs import pairs_against
 from ._summary import RealSummary, ks_against, summarise_real, tv_against

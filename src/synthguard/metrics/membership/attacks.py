@@ -3,7 +3,7 @@
 Every attack scores a target record ``x`` (a training record or a held-out non-member) from the
 release ``S`` and a reference sample ``R`` of real records the generator never saw (disjoint from
 the non-members scored); higher = more likely a member. All of them read the shared encoding
-(:mod:`synthguard.encoding`) and the one neighbour engine (:mod:`synthguard.neighbors`); none uses
+(:mod:`synthguard.data.encoding`) and the one neighbour engine (:mod:`synthguard.engine.neighbors`); none uses
 which records are members, so members and non-members stay exchangeable under the null and the
 label-permutation tests of :mod:`synthguard.stats` are exact.
 
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...encoding import Block
-from ...neighbors import DistanceMetric, kneighbors
+from ...data.encoding import Block
+from ...engine.neighbors import DistanceMetric, kneighbors
 
 ATTACKS = ("closest_distance", "near_copy", "dcr_diff", "domias", "plagiarism", "gen_lra",
            "classifier")
@@ -251,8 +251,8 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     Examples
     --------
     >>> import numpy as np
-    >>> from synthguard.encoding import Block
-    >>> from synthguard.neighbors import gower
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import gower
     >>> rng = np.random.default_rng(0)
     >>> mk = lambda a: Block(a, np.zeros((len(a), 0), dtype=np.int64), ("a", "b"), ())
     >>> train, ref, out = (rng.random((60, 2)) for _ in range(3))

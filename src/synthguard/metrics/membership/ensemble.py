@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...errors import MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...stats import (
     auc_max_t,
     auc_test,
@@ -35,7 +35,7 @@ from ...stats import (
     roc_curve,
     tpr_at_fpr,
 )
-from ..distance import balanced_keys
+from ..privacy.distance import balanced_keys
 from .attacks import ATTACKS, attack_scores, concat_blocks
 
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
@@ -170,7 +170,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     mem_rows = _random_draw(tables.original[cols], min(n_o, max_rows or n_o),
                             ctx.rng("membership-members"))
     ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
-    from ...neighbors import gower
+    from ...engine.neighbors import gower
 
     metric = gower(ranges, clip=True)
     orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))

@@ -287,7 +287,7 @@ def _ratio_ci(num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot
 
 def role_summary(m: Mentions, rng: np.random.Generator, density_high: float) -> dict[str, Any]:
     """Counts, densities (with a bootstrap interval) and the density risk level of one role."""
-    from ...results import level_from_thresholds
+    from ...core.results import level_from_thresholds
 
     tokens = int(m.n_tokens.sum())
     per_doc = np.bincount(m.doc, minlength=m.n_docs) if m.n_docs else np.zeros(0, np.int64)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import MetricError
 from ...registry import Context, Param, register
-from ...results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...stats import wilson_interval
 from ._common import (
     Docs,

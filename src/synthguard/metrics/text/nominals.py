@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.results import MetricResult
 from ...registry import Context, register
-from ...results import MetricResult
 from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.results import Baseline, MetricResult, level_from_thresholds
 from ...registry import Context, Param, register
-from ...results import Baseline, MetricResult, level_from_thresholds
 from ...stats import difference_ci, wilson_interval
 from ._cache import TextCache, cache_key
 from ._common import (

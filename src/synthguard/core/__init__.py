@@ -1,0 +1,1 @@
+"""The data every layer shares: errors, results, the Report and its JSON, file io."""

@@ -1,0 +1,447 @@
+"""Result types shared by every metric: small frozen dataclasses that serialise to plain JSON."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+
+Direction = Literal["lower is safer", "higher is safer", "higher is better", "lower is better"]
+RiskLevel = Literal["low", "medium", "high", "inconclusive", "not assessed", "not meaningful",
+                    "unknown"]
+
+#: The risks a privacy officer must answer (GDPR WP216's criteria plus membership): every test that
+#: drives the verdict belongs to one of them.
+RISKS = ("presence", "singling_out", "linkability", "inference")
+#: Leak types a test can see: verbatim copies, near-copies (a few cells changed), copies of rare
+#: (quasi-identifier-unique) records, memorised neighbourhoods, whole persons (entity runs), text
+#: documents copied (near-)verbatim.
+LEAK_TYPES = ("exact", "near", "rare", "neighbourhood", "person", "text")
+
+
+@dataclass(frozen=True, eq=False)
+class RecordFlags:
+    """Per-record indicators behind a test: which training and which control records it flags.
+
+    The verdict permutes the training/control labels over these flags (a joint Westfall-Young
+    max-T across every test that has them) and injects simulated leaks into them to measure the
+    detection limit per leak type. Not serialised.
+
+    Parameters
+    ----------
+    member : ndarray of bool
+        One flag per training record (or entity), in the run's canonical order.
+    non_member : ndarray of bool
+        One flag per control record (or entity).
+    responds : mapping of str to ndarray of bool
+        Leak type -> one flag per training record: whether a leak of that type of this record
+        (e.g. an exact copy of it put into the release) would set its flag. Decided without the
+        labels (from the pooled real records), so the injected detection limit stays honest.
+    candidates : mapping of str to ndarray of bool, optional
+        Leak type -> which training records such a leak concerns when the type is about a kind of
+        record (``"rare"``: records unique on the quasi-identifiers); default every record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = RecordFlags(np.array([True, False]), np.array([False, False]),
+    ...                 {"exact": np.array([True, True])})
+    >>> int(f.member.sum()), float(f.responds["exact"].mean())
+    (1, 1.0)
+    """
+
+    member: np.ndarray
+    non_member: np.ndarray
+    responds: Mapping[str, np.ndarray] = field(default_factory=dict)
+    candidates: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "member", np.asarray(self.member, dtype=bool))
+        object.__setattr__(self, "non_member", np.asarray(self.non_member, dtype=bool))
+        resp = {str(k): np.asarray(v, dtype=bool) for k, v in self.responds.items()}
+        for k, v in resp.items():
+            if k not in LEAK_TYPES:
+                raise ValueError(f"unknown leak type {k!r}; one of {LEAK_TYPES}")
+            if v.shape != self.member.shape:
+                raise ValueError(f"responds[{k!r}] needs one flag per training record")
+        object.__setattr__(self, "responds", resp)
+        cand = {str(k): np.asarray(v, dtype=bool) for k, v in self.candidates.items()}
+        for k, v in cand.items():
+            if k not in LEAK_TYPES or v.shape != self.member.shape:
+                raise ValueError(f"candidates[{k!r}]: a known leak type, one flag per training record")
+        object.__setattr__(self, "candidates", cand)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a metric's value is compared with.
+
+    Parameters
+    ----------
+    value : float or None
+        The baseline number, in the same unit as the metric's value.
+    description : str
+        What the baseline is, e.g. ``"control vs original"`` or ``"no baseline: no control given"``.
+    ci : tuple of float, optional
+        Confidence interval of the baseline, when it is estimated.
+    """
+
+    value: float | None
+    description: str
+    ci: tuple[float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": to_jsonable(self.value), "description": self.description,
+                "ci": to_jsonable(self.ci)}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A privacy metric's test: does the release expose training rows more than unseen real rows?
+
+    Every privacy metric that can compare members (training rows, ``original``) with non-members
+    (real rows it never saw, ``control``), or with a null distribution where that is the natural
+    baseline, states its evidence here; :mod:`synthguard.run.verdict` alone turns evidence into risk
+    levels and one verdict.
+
+    Parameters
+    ----------
+    statistic : str
+        What is measured per record, in plain words, e.g. ``"share of records with an exact copy in
+        the release"``.
+    member : float
+        The statistic on members (training rows).
+    n_member : int
+        How many members it was measured on (records, or entities when ``unit`` says so).
+    non_member : float or None
+        The same statistic on non-members (control rows), or the null value.
+    n_non_member : int or None
+        How many non-members (``None`` for a fixed null value).
+    effect : float
+        ``member - non_member``: the share of training records exposed beyond chance.
+    effect_ci : tuple of float
+        Two-sided confidence interval of ``effect`` (at ``confidence_level``).
+    p_value : float
+        One-sided p-value of ``effect > 0`` (unadjusted).
+    test : str
+        The test, e.g. ``"Fisher exact, one-sided"``.
+    baseline : str
+        What the non-member statistic is, e.g. ``"control rows against the same release"``.
+    k_member, k_non_member : int, optional
+        Counts behind rate statistics.
+    detection_limit : float, optional
+        Smallest effect this run would detect with 80 % power at unadjusted alpha 0.05.
+    drives_verdict : bool
+        False for evidence that informs but must not drive the verdict.
+    weight : float
+        Share of the verdict's false-alarm budget this test gets relative to the others (weighted
+        Holm); fixed per metric before any data is seen. Default 1.
+    unit : str
+        ``"records"`` or ``"entities"``.
+    confidence_level : float
+        Level of ``effect_ci``.
+    note : str, optional
+        A caveat about the test.
+    p_adjusted : float, optional
+        Adjusted p-value (joint max-T over the tests with record flags, weighted Holm across the
+        rest), filled in by the verdict.
+    level : str, optional
+        Calibrated level, filled in by the verdict.
+    risk : str, optional
+        Which risk the test answers (one of :data:`RISKS`); default from the metric's name
+        (:data:`synthguard.run.verdict.RISK_OF`).
+    sees : tuple of str
+        Leak types (:data:`LEAK_TYPES`) whose effect this test measures in full, in training
+        records: for those it can support ``low``. A test whose effect is capped (a tail share) or
+        that cannot move for a leak type leaves it out; it can still raise an alarm.
+    visibility : mapping, optional
+        Leak type -> share of the training records a leak of that type would move (label-free);
+        ``low`` for that type needs the interval's upper bound below ``materiality x visibility``.
+        Filled in from ``flags.responds`` by :meth:`from_flags`.
+    flags : RecordFlags, optional
+        The per-record indicators (not serialised).
+    """
+
+    statistic: str
+    member: float
+    n_member: int
+    non_member: float | None
+    n_non_member: int | None
+    effect: float
+    effect_ci: tuple[float, float]
+    p_value: float
+    test: str
+    baseline: str
+    k_member: int | None = None
+    k_non_member: int | None = None
+    detection_limit: float | None = None
+    drives_verdict: bool = True
+    unit: str = "records"
+    confidence_level: float = 0.95
+    note: str | None = None
+    weight: float = 1.0
+    p_adjusted: float | None = None
+    level: str | None = None
+    risk: str | None = None
+    sees: tuple[str, ...] = ()
+    visibility: Mapping[str, float] | None = None
+    flags: RecordFlags | None = field(default=None, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__ if k != "flags"}
+
+    @classmethod
+    def from_flags(cls, statistic: str, flags: RecordFlags, *, sees: tuple[str, ...] = (),
+                   risk: str | None = None, baseline: str = "control rows against the same release",
+                   confidence_level: float = 0.95, drives_verdict: bool = True,
+                   unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
+        """Evidence from per-record flags over *every* training and *every* control record.
+
+        The effect is the share of training records flagged minus the share of control records
+        flagged (Newcombe interval, Fisher's exact test); the flags travel with the evidence so the
+        verdict can test all such tests jointly (label permutation) and inject leaks into them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> flags = RecordFlags(np.r_[np.ones(5, bool), np.zeros(95, bool)], np.zeros(100, bool),
+        ...                     {"exact": np.ones(100, bool)})
+        >>> ev = Evidence.from_flags("share with an exact copy", flags, sees=("exact",),
+        ...                          risk="presence")
+        >>> round(ev.effect, 2), ev.visibility["exact"]
+        (0.05, 1.0)
+        """
+        ev = cls.from_counts(statistic, int(flags.member.sum()), int(flags.member.size),
+                             int(flags.non_member.sum()), int(flags.non_member.size),
+                             baseline=baseline, confidence_level=confidence_level,
+                             drives_verdict=drives_verdict, unit=unit, note=note, weight=weight)
+        bad = [t for t in sees if t not in LEAK_TYPES]
+        if bad:
+            raise ValueError(f"unknown leak types {bad}; one of {LEAK_TYPES}")
+        vis = {t: (float(flags.responds[t].mean()) if t in flags.responds and flags.member.size
+                   else 1.0) for t in sees}
+        return replace(ev, risk=risk, sees=tuple(sees), visibility=vis, flags=flags)
+
+    @classmethod
+    def from_counts(cls, statistic: str, k_member: int, n_member: int, k_non_member: int,
+                    n_non_member: int, *, baseline: str = "control rows against the same release",
+                    confidence_level: float = 0.95, drives_verdict: bool = True,
+                    unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
+        """Evidence from two counts: ``k_member`` of ``n_member`` members and ``k_non_member`` of
+        ``n_non_member`` non-members show the statistic (e.g. have an exact copy in the release).
+
+        The effect is the difference of the two rates with Newcombe's interval; the test is
+        Fisher's exact test, one-sided (members more exposed); the detection limit is the
+        smallest difference a one-sided two-proportion test at alpha 0.05 finds with 80 % power
+        at these sizes and the non-member rate.
+        """
+        from ..stats import detection_limit, difference_ci, fisher_greater
+
+        if n_member <= 0 or n_non_member <= 0:
+            nan = float("nan")
+            return cls(statistic, nan, int(n_member), nan, int(n_non_member), nan, (nan, nan), nan,
+                       "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member), None,
+                       drives_verdict, unit, confidence_level,
+                       note or "no rows on one side: nothing to test")
+        diff = difference_ci(k_member, n_member, k_non_member, n_non_member, confidence_level)
+        p0 = k_non_member / n_non_member
+        return cls(statistic, k_member / n_member, int(n_member), p0, int(n_non_member),
+                   float(diff["value"]), (float(diff["ci"][0]), float(diff["ci"][1])),
+                   fisher_greater(k_member, n_member, k_non_member, n_non_member),
+                   "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member),
+                   detection_limit(n_member, n_non_member, p0), drives_verdict, unit,
+                   confidence_level, note, weight)
+
+    @classmethod
+    def from_paired(cls, statistic: str, k_member_only: int, k_non_member_only: int, n_pairs: int,
+                    k_member: int, k_non_member: int, *, baseline: str,
+                    confidence_level: float = 0.95, drives_verdict: bool = True,
+                    unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
+        """Evidence from paired outcomes: the same ``n_pairs`` probes (queries) tried on members
+        and on non-members; ``k_member_only`` succeed on members only, ``k_non_member_only`` on
+        non-members only.
+
+        Exact McNemar test (one-sided binomial on the discordant pairs); the effect
+        ``(k_member - k_non_member) / n_pairs`` with the Clopper-Pearson interval of the
+        discordant split mapped onto it (conditional on the number of discordant pairs).
+        """
+        from ..stats import binomial_greater, clopper_pearson, detection_limit
+
+        nan = float("nan")
+        if n_pairs <= 0:
+            return cls(statistic, nan, 0, nan, 0, nan, (nan, nan), nan, "exact McNemar, one-sided",
+                       baseline, int(k_member), int(k_non_member), None, drives_verdict, unit,
+                       confidence_level, note or "no probes: nothing to test", weight)
+        disc = int(k_member_only) + int(k_non_member_only)
+        effect = (int(k_member_only) - int(k_non_member_only)) / n_pairs
+        if disc:
+            lo, hi = clopper_pearson(int(k_member_only), disc, confidence_level)
+            ci = (disc / n_pairs * (2 * lo - 1), disc / n_pairs * (2 * hi - 1))
+            p = binomial_greater(int(k_member_only), disc, 0.5)
+        else:
+            ci, p = (0.0, 0.0), 1.0
+        p0 = k_non_member / n_pairs
+        return cls(statistic, k_member / n_pairs, int(n_pairs), p0, int(n_pairs), effect, ci, p,
+                   "exact McNemar, one-sided", baseline, int(k_member), int(k_non_member),
+                   detection_limit(n_pairs, n_pairs, p0), drives_verdict, unit, confidence_level,
+                   note or (f"{k_member_only} probes succeed on training rows only, {k_non_member_only} "
+                            "on control rows only; the detection limit treats the sides as "
+                            "independent (conservative for paired probes)"), weight)
+
+    @classmethod
+    def from_binomial(cls, statistic: str, k_member: int, n_member: int, null_rate: float, *,
+                      baseline: str, confidence_level: float = 0.95, drives_verdict: bool = True,
+                      unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
+        """Evidence from one count against a known null rate (exact binomial test, one-sided;
+        Clopper-Pearson interval shifted by the null rate)."""
+        from ..stats import binomial_greater, clopper_pearson, detection_limit
+
+        if n_member <= 0:
+            nan = float("nan")
+            return cls(statistic, nan, 0, null_rate, None, nan, (nan, nan), nan,
+                       "exact binomial, one-sided", baseline, int(k_member), None, None,
+                       drives_verdict, unit, confidence_level, note or "no rows: nothing to test")
+        lo, hi = clopper_pearson(int(k_member), int(n_member), confidence_level)
+        rate = k_member / n_member
+        return cls(statistic, rate, int(n_member), float(null_rate), None, rate - null_rate,
+                   (lo - null_rate, hi - null_rate),
+                   binomial_greater(int(k_member), int(n_member), float(null_rate)),
+                   "exact binomial, one-sided", baseline, int(k_member), None,
+                   detection_limit(n_member, None, float(null_rate)), drives_verdict, unit,
+                   confidence_level, note, weight)
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """The outcome of one metric.
+
+    Parameters
+    ----------
+    name, family : str
+        Registry name and family (``"privacy"``, ``"anonymeter"``, ``"disclosure"``, ...).
+    value : float or None
+        The headline number.
+    direction : str
+        How to read ``value``: ``"lower is safer"``, ``"higher is safer"``, ``"higher is better"``...
+    baseline : Baseline or None
+        What ``value`` is compared with; ``Baseline(None, "no baseline: ...")`` says why there is none.
+    ci : tuple of float or None
+        Confidence interval of ``value``.
+    n : int or None
+        Sample size behind ``value``.
+    risk_level : str
+        ``"low"``, ``"medium"``, ``"high"``, ``"not meaningful"`` (attack no better than its baseline)
+        or ``"unknown"``.
+    warning : str or None
+        A caveat the reader must see.
+    details : mapping
+        Further named numbers (the metric's JSON contract); flattened into ``to_dict()``.
+    records : list of dict or None
+        Optional per-record table (e.g. the most exposed original rows).
+    evidence : Evidence or None
+        The members-vs-non-members test behind a calibrated risk level (privacy metrics).
+    reference_level : str or None
+        The level the metric's fixed reference cut-offs give (SynEval / anonymeter / SDMetrics
+        style), kept beside the calibrated ``risk_level``; filled in by the verdict.
+    """
+
+    name: str
+    family: str
+    value: float | None
+    direction: str
+    baseline: Baseline | None = None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+    risk_level: str = "unknown"
+    warning: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    records: list[dict[str, Any]] | None = None
+    evidence: Evidence | None = None
+    reference_level: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form: the headline fields, then every entry of ``details`` at top level."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "family": self.family,
+            "value": to_jsonable(self.value),
+            "direction": self.direction,
+            "baseline": self.baseline.to_dict() if self.baseline is not None else None,
+            "ci": to_jsonable(self.ci),
+            "n": to_jsonable(self.n),
+            "risk_level": self.risk_level,
+            "warning": self.warning,
+            "reference_level": self.reference_level,
+            "evidence": self.evidence.to_dict() if self.evidence is not None else None,
+        }
+        for key, val in self.details.items():
+            if key in out:
+                raise KeyError(f"details key {key!r} of metric {self.name!r} shadows a headline field")
+            out[key] = to_jsonable(val)
+        if self.records is not None:
+            out["records"] = to_jsonable(self.records)
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples, NaN and infinities into plain JSON values.
+
+    NaN and infinities become ``None`` (JSON has no NaN); tuples become lists.
+    """
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(x) for x in obj.tolist()]
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(x) for x in obj]
+    if hasattr(obj, "to_dict") and callable(obj.to_dict):
+        return to_jsonable(obj.to_dict())
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    try:
+        import pandas as pd
+
+        if obj is pd.NaT or (not isinstance(obj, (list, dict)) and pd.isna(obj)):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(obj)
+
+
+def level_from_thresholds(value: float | None, thresholds: Mapping[str, float], direction: str) -> str:
+    """Map ``value`` to ``"low"``/``"medium"``/``"high"`` risk given ``{"medium": a, "high": b}``.
+
+    For ``"lower is safer"`` metrics the level rises with the value (value >= high -> "high");
+    for ``"higher is safer"`` metrics it falls (value <= high -> "high"). Missing thresholds are skipped.
+    A value of ``None``/NaN gives ``"unknown"``.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "unknown"
+    high = thresholds.get("high")
+    medium = thresholds.get("medium")
+    if direction.startswith("lower"):
+        if high is not None and value >= high:
+            return "high"
+        if medium is not None and value >= medium:
+            return "medium"
+        return "low"
+    if high is not None and value <= high:
+        return "high"
+    if medium is not None and value <= medium:
+        return "medium"
+    return "low"

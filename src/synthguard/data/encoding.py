@@ -1,0 +1,324 @@
+"""The encoded view shared by every metric: numeric matrices, categorical codes, exact-row identities.
+
+Numerical and datetime columns become float64 (datetimes in days since 1970-01-01, NaN kept).
+Categorical and boolean columns become int64 codes from one vocabulary per column, shared by every
+table of an evaluation (and by any extra frame encoded later), so equal values get equal codes in
+every table; a missing value gets the code ``-1`` (equal to other missing values, unequal to the rest).
+No metric encodes columns itself: they all ask an :class:`EncodedView` (or an :class:`Encoder`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .schema import Schema, numeric_view
+from .tables import Tables
+
+NAN_CODE = -1
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rows of one table in encoded form.
+
+    Attributes
+    ----------
+    num : ndarray, shape (n, p)
+        float64 values of the numeric columns (NaN = missing).
+    cat : ndarray, shape (n, q)
+        int64 codes of the categorical columns (``-1`` = missing).
+    num_columns, cat_columns : tuple of str
+        Column names, in matrix order.
+    """
+
+    num: np.ndarray
+    cat: np.ndarray
+    num_columns: tuple[str, ...]
+    cat_columns: tuple[str, ...]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.num.shape[0])
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.num_columns + self.cat_columns
+
+    def take(self, rows: np.ndarray) -> Block:
+        """The block restricted to ``rows`` (positions)."""
+        rows = np.asarray(rows)
+        return Block(np.ascontiguousarray(self.num[rows]), np.ascontiguousarray(self.cat[rows]),
+                     self.num_columns, self.cat_columns)
+
+    def select(self, columns: Sequence[str]) -> Block:
+        """The block restricted to ``columns`` (kept in the order given, by kind)."""
+        num = [self.num_columns.index(c) for c in columns if c in self.num_columns]
+        cat = [self.cat_columns.index(c) for c in columns if c in self.cat_columns]
+        return Block(np.ascontiguousarray(self.num[:, num]), np.ascontiguousarray(self.cat[:, cat]),
+                     tuple(self.num_columns[i] for i in num), tuple(self.cat_columns[i] for i in cat))
+
+
+class Encoder:
+    """Turns frames into :class:`Block` s with vocabularies shared across every frame it sees.
+
+    Parameters
+    ----------
+    schema : Schema
+        Decides which columns are numeric (numerical, datetime) and which are categorical (the rest).
+    """
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self._vocab: dict[str, dict[object, int]] = {}
+        self._frozen = False
+
+    def freeze(self) -> Encoder:
+        """Stop learning: a value outside a vocabulary then raises instead of getting a new code.
+
+        Used when the vocabularies were computed once over every partition of a distributed table
+        (:mod:`synthguard.distributed`) and copies of this encoder code the partitions independently:
+        a code appended by one copy would differ from another's.
+        """
+        self._frozen = True
+        return self
+
+    def is_numeric(self, column: str) -> bool:
+        return self.schema.columns[column].is_numeric
+
+    def learn(self, frame: pd.DataFrame, columns: Iterable[str] | None = None) -> None:
+        """Add the values of ``frame`` to the vocabularies (in order of first appearance)."""
+        for col in columns if columns is not None else frame.columns:
+            self.codes(frame[col])
+
+    def labels(self, column: str) -> list[object]:
+        """The values of ``column``'s vocabulary, indexed by code (``labels(c)[code]``)."""
+        return list(self._vocab.get(column, {}))
+
+    def code_of(self, column: str, value: object) -> int | None:
+        """The code of ``value`` in ``column``'s vocabulary (``None`` when never seen)."""
+        return self._vocab.get(column, {}).get(_key(value))
+
+    def codes(self, series: pd.Series) -> np.ndarray:
+        """int64 codes of a column under its shared vocabulary (new values are appended)."""
+        vocab = self._vocab.setdefault(str(series.name), {})
+        values, uniques = pd.factorize(series, use_na_sentinel=True)
+        mapping = np.empty(len(uniques), dtype=np.int64)
+        for i, u in enumerate(uniques.tolist()):  # loop over distinct values, not rows
+            key = _key(u)
+            code = vocab.get(key)
+            if code is None:
+                if self._frozen:
+                    raise ValueError(f"column {series.name!r}: value {u!r} is not in the vocabulary "
+                                     "learnt from every partition (was a table changed during the run?)")
+                code = len(vocab)
+                vocab[key] = code
+            mapping[i] = code
+        out = np.full(len(values), NAN_CODE, dtype=np.int64)
+        ok = values >= 0
+        out[ok] = mapping[values[ok]]
+        return out
+
+    def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
+               categorical_only: bool = False) -> Block:
+        """Encode ``columns`` of ``frame`` (default: every tabular column of the schema).
+
+        With ``categorical_only=True`` numeric columns are coded by exact value too (Hamming distance).
+        """
+        cols = list(columns) if columns is not None else self.schema.tabular_columns()
+        num_cols = [c for c in cols if self.is_numeric(c) and not categorical_only]
+        cat_cols = [c for c in cols if c not in num_cols]
+        n = len(frame)
+        num = np.empty((n, len(num_cols)), dtype=np.float64)
+        for j, c in enumerate(num_cols):
+            num[:, j] = numeric_view(frame[c])
+        cat = np.empty((n, len(cat_cols)), dtype=np.int64)
+        for j, c in enumerate(cat_cols):
+            cat[:, j] = self.codes(frame[c])
+        return Block(num, cat, tuple(num_cols), tuple(cat_cols))
+
+
+def _key(value: object) -> object:
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # 1 and 1.0 are the same category
+    return value
+
+
+class EncodedView:
+    """The cached encoded form of one evaluation's tables.
+
+    Vocabularies are learnt from original, synthetic, control in that order, so codes do not depend
+    on which metric asks first.
+    """
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self.schema = tables.schema
+        self.encoder = Encoder(tables.schema)
+        categorical = [c for c in self.schema.tabular_columns() if not self.encoder.is_numeric(c)]
+        for role in tables.roles:
+            self.encoder.learn(tables.get(role), categorical)
+        self._blocks: dict[tuple[str, tuple[str, ...], bool], Block] = {}
+        self._lock = threading.RLock()  # metrics running in threads share one block per key
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    def block(self, role: str, columns: Sequence[str] | None = None, *,
+              categorical_only: bool = False) -> Block:
+        """Encoded rows of ``role`` (``"original"``, ``"synthetic"`` or ``"control"``)."""
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        key = (role, cols, categorical_only)
+        with self._lock:
+            if key not in self._blocks:
+                self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
+                                                        categorical_only=categorical_only)
+            return self._blocks[key]
+
+    def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
+               categorical_only: bool = False) -> Block:
+        """Encode an extra frame (a random baseline, a shadow dataset) with the same vocabularies."""
+        return self.encoder.encode(frame, columns, categorical_only=categorical_only)
+
+    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        """``max - min`` of each numeric column over ``roles`` (NaN skipped; 0 if constant or empty)."""
+        blocks = [self.block(r, columns) for r in roles]
+        return value_ranges(*blocks)
+
+    def row_ids(self, columns: Sequence[str] | None = None,
+                roles: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Exact-row identities: equal rows (on ``columns``) get equal ids in every role."""
+        roles = tuple(roles) if roles is not None else self.tables.roles
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        # encoded for this call only (not kept in the block cache: at 1 M rows these blocks hold
+        # hundreds of MB that nothing else reads; callers memoise the ids)
+        blocks = [self.encoder.encode(self.tables.get(r), cols, categorical_only=True) for r in roles]
+        ids = row_identities(*blocks)
+        del blocks
+        return dict(zip(roles, ids, strict=True))
+
+
+def value_ranges(*blocks: Block) -> np.ndarray:
+    """Per numeric column ``max - min`` over all ``blocks`` (NaN skipped; 0 when undefined)."""
+    if not blocks or blocks[0].num.shape[1] == 0:
+        return np.zeros(0)
+    return ranges_from_bounds(*value_bounds(*blocks))
+
+
+def value_bounds(*blocks: Block) -> tuple[np.ndarray, np.ndarray]:
+    """Per numeric column ``(min, max)`` over all ``blocks``, NaN skipped (``+inf, -inf`` when a
+    column has no value). Bounds of parts combine by ``minimum`` / ``maximum`` (partitioned tables)."""
+    p = blocks[0].num.shape[1] if blocks else 0
+    if p == 0:
+        return np.zeros(0), np.zeros(0)
+    stacked = np.concatenate([b.num for b in blocks], axis=0)
+    with np.errstate(all="ignore"):
+        finite = ~np.isnan(stacked)
+        hi = np.where(finite, stacked, -np.inf).max(axis=0, initial=-np.inf)
+        lo = np.where(finite, stacked, np.inf).min(axis=0, initial=np.inf)
+    return lo, hi
+
+
+def ranges_from_bounds(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max - min`` from :func:`value_bounds` (0 where undefined: constant or empty columns)."""
+    with np.errstate(all="ignore"):
+        r = np.asarray(hi, dtype=np.float64) - np.asarray(lo, dtype=np.float64)
+    r[~np.isfinite(r)] = 0.0
+    return r
+
+
+def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
+    """A 128-bit content hash of every row of ``block`` (encoded with ``categorical_only=False``):
+    ``(n, 2)`` uint64 from two independently seeded 64-bit hash chains over the row's categorical
+    codes and numeric bit patterns (``-0.0`` folded into ``0.0``, every NaN equal), plus the int64
+    columns of ``extra`` (e.g. 128-bit hashes of text values, two columns per text column).
+
+    Each chain folds one column at a time into its state and scrambles it with the splitmix64
+    finaliser (a bijection of 64-bit words), vectorised over rows. Equal rows get equal hashes in
+    every table encoded with the same vocabularies; two different rows collide in both chains with
+    probability about ``2**-128`` (among 10**8 rows: about 10**-23), so exact-row joins over
+    partitions (:mod:`synthguard.distributed`) can use the pair as the row's identity.
+    """
+    parts = [block.cat, _num_codes(block)]
+    if extra is not None:
+        parts.append(np.asarray(extra, dtype=np.int64).reshape(block.n_rows, -1))
+    codes = np.ascontiguousarray(np.concatenate(parts, axis=1)).view(np.uint64)
+    out = np.empty((block.n_rows, 2), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k, (seed, mult) in enumerate(_HASH_CHAINS):
+            h = np.full(block.n_rows, seed, dtype=np.uint64)
+            for j in range(codes.shape[1]):  # loop over columns, vectorised over rows
+                h ^= codes[:, j] * mult + np.uint64(j + 1)
+                h = _splitmix(h)
+            out[:, k] = h
+    return out
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> np.uint64(30))
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+# (seed, odd multiplier) of the two chains: digits of pi and golden-ratio / plastic-number constants
+_HASH_CHAINS = ((np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)),
+                (np.uint64(0x13198A2E03707344), np.uint64(0xD1B54A32D192ED03)))
+
+
+def text_hash128(values: pd.Series) -> np.ndarray:
+    """``(n, 2)`` int64: two independently keyed SipHash-2-4 hashes of each value's text (missing
+    values share one pair), to feed free-text columns into :func:`row_hash128` without a vocabulary."""
+    missing = values.isna().to_numpy()
+    text = values.astype(object).where(~missing, "").astype(str).to_numpy(dtype=object)
+    out = np.empty((len(values), 2), dtype=np.int64)
+    for k, key in enumerate(("sg-text-hash-one", "sg-text-identity")):
+        h = pd.util.hash_array(text, hash_key=key).view(np.int64).copy()
+        h[missing] = np.int64(np.iinfo(np.int64).min) + k
+        out[:, k] = h
+    return out
+
+
+def row_identities(*blocks: Block) -> list[np.ndarray]:
+    """Exact-row ids across blocks encoded with ``categorical_only=True`` (hash-free, collision-free).
+
+    Rows are equal when every code is equal (missing equals missing). Ids are dense ints.
+    """
+    sizes = [b.n_rows for b in blocks]
+    codes = np.concatenate([np.concatenate([b.cat, _num_codes(b)], axis=1) for b in blocks], axis=0)
+    ids = np.zeros(codes.shape[0], dtype=np.int64)
+    for j in range(codes.shape[1]):  # loop over columns; each step is vectorised over rows
+        col, _ = pd.factorize(codes[:, j])
+        combined = ids * (int(col.max()) + 2) + (col + 1)
+        ids, _ = pd.factorize(combined)
+        ids = ids.astype(np.int64)
+    out, start = [], 0
+    for s in sizes:
+        out.append(ids[start:start + s])
+        start += s
+    return out
+
+
+def _num_codes(block: Block) -> np.ndarray:
+    if block.num.shape[1] == 0:
+        return np.zeros((block.n_rows, 0), dtype=np.int64)
+    out = np.empty(block.num.shape, dtype=np.int64)
+    for j in range(block.num.shape[1]):
+        v = block.num[:, j] + 0.0  # folds -0.0 into 0.0
+        bits = np.ascontiguousarray(v).view(np.int64)
+        out[:, j] = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min), bits)
+    return out

@@ -1,0 +1,1 @@
+"""The computing engine: the neighbour search, caches, parallel map, memory and JIT helpers."""

@@ -1,0 +1,411 @@
+"""k nearest neighbours and radius counts between two encoded tables: exact, chunked, one engine.
+
+Every metric that needs a distance calls :func:`kneighbors`, :func:`nearest_distances` or
+:func:`count_within` here. Backends: ``"numba"`` (compiled, pruned, parallel; used when numba is
+installed) and ``"numpy"`` (chunked brute force). Both return identical results.
+Memory: the outputs (n_query x k) plus O(chunk) work space, never an n x m matrix.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.util import find_spec
+
+import numpy as np
+
+from ...data.encoding import Block
+from ...errors import ConfigError
+from ..parallel import PARALLEL_KERNELS
+from . import _numpy
+from .metric import DistanceMetric
+
+_HAS_NUMBA = find_spec("numba") is not None
+BACKENDS = ("auto", "numba", "numpy")
+_QUERY_CHUNK = 16_384
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """Result of a k-NN search: ``distances`` and ``indices`` of shape (n_query, k), nearest first.
+
+    Where fewer than ``k`` reference rows exist, the missing slots hold ``inf`` and ``-1``.
+    """
+
+    distances: np.ndarray
+    indices: np.ndarray
+
+
+def available_backends() -> list[str]:
+    """Backends usable on this machine."""
+    return ["numba", "numpy"] if _HAS_NUMBA else ["numpy"]
+
+
+def _resolve(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown neighbour backend {backend!r}; use one of {BACKENDS}")
+    if backend == "auto":
+        return "numba" if _HAS_NUMBA else "numpy"
+    if backend == "numba" and not _HAS_NUMBA:
+        raise ConfigError("backend 'numba' needs numba (a core dependency): pip install numba")
+    return backend
+
+
+def _check(q: Block, r: Block, k: int | None = None) -> None:
+    if q.num_columns != r.num_columns or q.cat_columns != r.cat_columns:
+        raise ConfigError("query and reference blocks must hold the same columns in the same order "
+                          f"({q.columns} vs {r.columns})")
+    if k is not None and k < 1:
+        raise ConfigError(f"k (n_neighbors) must be at least 1, got {k}")
+
+
+_LEAF_SIZE = 32
+_LEAF_SIZE_MAX = 256
+
+
+def _leaf_size(n_rows: int, metric: DistanceMetric) -> int:
+    """Rows per tree leaf. For Gower-type metrics (``p == 1``, ``nan_rule="max"``, all scales finite and
+    > 0: the kernels' fast path, where a categorical pre-check rejects most pairs in a few ns) ``n / 64``
+    within [32, 256]: a node bound costs tens of ns, so on weakly structured data (most leaves visited
+    anyway) bigger leaves win, and 64+ leaves keep the pruning on structured data. Otherwise 32."""
+    scale = np.asarray(metric.scale, dtype=float)
+    fast = metric.p == 1.0 and metric.nan_rule == "max" and bool(np.all((scale > 0) & np.isfinite(scale)))
+    if not fast:
+        return _LEAF_SIZE
+    return int(min(_LEAF_SIZE_MAX, max(_LEAF_SIZE, n_rows // 64)))
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """The reference rows reordered into a box tree (see :mod:`._numba`)."""
+
+    rn: np.ndarray
+    rc: np.ndarray
+    perm: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    has_nan: np.ndarray
+    clo: np.ndarray
+    chi: np.ndarray
+    cmask: np.ndarray
+    depth: int
+
+    def arrays(self) -> tuple:
+        return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
+                self.has_nan, self.clo, self.chi, self.cmask, self.depth)
+
+
+def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
+    return (np.ascontiguousarray(metric.scale, dtype=np.float64), np.ascontiguousarray(wn, dtype=np.float64),
+            np.ascontiguousarray(wc, dtype=np.float64), bool(metric.clip), float(metric.p),
+            0 if metric.nan_rule == "max" else 1)
+
+
+_TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few trees built
+
+
+def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
+    """The tree of ``r`` under ``metric``, reused while the same arrays are searched again (metrics
+    such as DCR query one reference with several tables; blocks are never modified in place)."""
+    key = (r.num.shape, r.cat.shape, _params(metric, wn, wc)[3:], np.asarray(metric.scale).tobytes(),
+           wn.tobytes(), wc.tobytes())
+    for num_ref, cat_ref, k, tree in _TREES:
+        if num_ref() is r.num and cat_ref() is r.cat and k == key:
+            return tree
+    tree = _build_tree(r, metric, wn, wc)
+    try:
+        _TREES.insert(0, (weakref.ref(r.num), weakref.ref(r.cat), key, tree))
+    except TypeError:  # arrays that do not support weak references: no caching
+        return tree
+    del _TREES[2:]
+    return tree
+
+
+def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray, *,
+                owned: bool = False) -> _Tree:
+    from . import _numba
+
+    rn = np.ascontiguousarray(r.num, dtype=np.float64)
+    rc = np.ascontiguousarray(r.cat, dtype=np.int64)
+    perm, start, end, left, right, depth = _numba.build_tree(rn, rc, *_params(metric, wn, wc),
+                                                               _leaf_size(rn.shape[0], metric))
+    if owned and rn is r.num and rc is r.cat and rn.flags.writeable and rc.flags.writeable:
+        for a in (rn, rc):  # reorder the caller's arrays in place, a column at a time: no second copy
+            for c in range(a.shape[1]):
+                a[:, c] = a[perm, c]
+        rn_s, rc_s = rn, rc
+    else:
+        rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
+    lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
+    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
+
+
+def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
+    """Queries sorted by the tree leaf they fall into: neighbouring queries then visit the same nodes,
+    which keeps the tree and the rows they touch in cache. Results do not depend on the order."""
+    if q.n_rows < 1024:
+        return np.arange(q.n_rows)
+    from . import _numba
+
+    leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
+                                np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
+                                tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
+    return np.argsort(leaves, kind="stable")
+
+
+def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto", *,
+                    consume: bool = False) -> _Tree | None:
+    """The box tree of ``reference`` under ``metric``, built once and passed to :func:`kneighbors`
+    (``index=``) for many query blocks (one tree per group of reference partitions in
+    :mod:`synthguard.distributed`). ``None`` for the NumPy backend, which builds no tree.
+
+    ``consume=True``: the tree reorders ``reference``'s arrays in place and keeps them (half the
+    memory); the block must not be used afterwards."""
+    if _resolve(backend) != "numba" or reference.n_rows == 0:
+        return None
+    wn, wc = metric.weights(reference.num.shape[1], reference.cat.shape[1])
+    return _build_tree(reference, metric, wn, wc, owned=consume)
+
+
+def kneighbors(query: Block, reference: Block, metric: DistanceMetric, k: int = 1, *,
+               exclude_self: bool = False, backend: str = "auto",
+               progress: Callable[[int], None] | None = None, index: _Tree | None = None) -> Neighbors:
+    """Exact k nearest reference rows of every query row.
+
+    Parameters
+    ----------
+    query, reference : Block
+        Encoded rows with the same columns (from one :class:`~synthguard.data.encoding.EncodedView`).
+    metric : DistanceMetric
+        The distance (see :mod:`synthguard.engine.neighbors.metric`).
+    k : int
+        Number of neighbours.
+    exclude_self : bool
+        Query and reference are the same table: never return row ``i`` as a neighbour of row ``i``
+        (other rows equal to it are still neighbours at distance 0).
+    backend : {"auto", "numba", "numpy"}
+        Kernel; results are identical.
+    progress : callable, optional
+        Called with the number of query rows finished, for progress bars.
+    index : optional
+        The tree of ``reference`` from :func:`reference_index` (same metric), not rebuilt here.
+
+    Returns
+    -------
+    Neighbors
+        Distances and indices, nearest first; ties broken by the lower reference index.
+    """
+    _check(query, reference, k)
+    if exclude_self and query.n_rows != reference.n_rows:
+        raise ConfigError("exclude_self needs the query and reference to be the same table")
+    backend = _resolve(backend)
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    if query.num.shape[1] + query.cat.shape[1] == 0:
+        backend = "numpy"  # no columns: every distance is 0, nothing to prune
+    if backend == "numpy":
+        d, idx = _numpy.kneighbors_distances(query, reference, metric, k, exclude_self=exclude_self,
+                                             progress=progress)
+        return Neighbors(d, idx)
+    d, _, idx = _knn_numba(query, reference, metric, k, wn, wc, total, index=index,
+                           exclude_self=exclude_self, progress=progress)
+    return Neighbors(d, idx)
+
+
+def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, wn: np.ndarray,
+               wc: np.ndarray, total: float, *, index: _Tree | None = None, exclude_self: bool = False,
+               progress: Callable[[int], None] | None = None, query_ids: np.ndarray | None = None,
+               reference_ids: np.ndarray | None = None,
+               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``."""
+    from . import _numba
+
+    nq = query.n_rows
+    if start is not None:
+        d, sums, idx = (np.array(a, copy=True) for a in start)
+    else:
+        d = np.full((nq, k), np.inf)
+        sums = np.full((nq, k), np.inf)
+        idx = np.full((nq, k), -1, dtype=np.int64)
+    if nq == 0 or reference.n_rows == 0:
+        return d, sums, idx
+    r_ids = np.zeros(0, dtype=np.int64) if reference_ids is None else \
+        np.ascontiguousarray(reference_ids, dtype=np.int64)
+    q_ids = np.arange(nq, dtype=np.int64) if query_ids is None else np.asarray(query_ids, dtype=np.int64)
+    no_seed = np.zeros((0, k))
+    with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.engine.parallel)
+        tree = index if index is not None else _build(reference, metric, wn, wc)
+        order = _query_order(query, tree, metric, wn, wc)
+        for first in range(0, nq, _QUERY_CHUNK):
+            rows = order[first:first + _QUERY_CHUNK]
+            qb = query.take(rows)
+            od = np.empty((rows.size, k))
+            os_ = np.empty((rows.size, k))
+            oi = np.empty((rows.size, k), dtype=np.int64)
+            if start is not None:
+                seed = (np.ascontiguousarray(d[rows]), np.ascontiguousarray(sums[rows]),
+                        np.ascontiguousarray(idx[rows]))
+            else:
+                seed = (no_seed, no_seed, no_seed.astype(np.int64))
+            _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
+                            bool(metric.normalise), int(k), bool(exclude_self),
+                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi)
+            d[rows] = od
+            sums[rows] = os_
+            idx[rows] = oi
+            if progress is not None:
+                progress(rows.size)
+    return d, sums, idx
+
+
+def merge_neighbours(k: int, *results: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest of several partial ``(distances, ids, ...)`` results over disjoint reference
+    rows, per query: by distance, then the lower id (``-1`` = no neighbour, last)."""
+    d = np.concatenate([r[0] for r in results], axis=1)
+    i = np.concatenate([r[1] for r in results], axis=1)
+    key = np.where(i < 0, np.iinfo(np.int64).max, i)
+    order = np.lexsort((key, d), axis=1)[:, :k]
+    return np.take_along_axis(d, order, axis=1), np.take_along_axis(i, order, axis=1)
+
+
+def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetric, k: int, *,
+                    query_ids: np.ndarray, reference_ids: np.ndarray, exclude_self: bool = False,
+                    start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    index: _Tree | None = None, backend: str = "auto"
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One step of an exact k-NN search over reference rows held in several blocks.
+
+    Searching the blocks one after another, each step started from the previous step's result,
+    gives exactly the result of one search over their union (ties by the lower id): the compiled
+    backend starts with the bound of the rows already found, so a step prunes everything farther
+    than the current k-th neighbour; the NumPy backend searches the block and merges.
+
+    Parameters
+    ----------
+    query, reference : Block
+        Encoded rows with the same columns. ``reference`` may be None when ``index`` is given (the
+        tree holds the rows; a caller that keeps only the tree saves a copy of the block).
+    metric : DistanceMetric
+        The distance.
+    k : int
+        Number of neighbours.
+    query_ids, reference_ids : numpy.ndarray
+        A global id per query / reference row (int64, distinct within the reference rows of the
+        whole search); the result holds reference ids. The NumPy backend needs ``reference_ids``
+        increasing.
+    exclude_self : bool
+        Skip the reference row whose id equals the query's id.
+    start : tuple, optional
+        The ``(distances, sums, ids)`` returned by the previous step (None for the first block).
+    index : optional
+        The tree of ``reference`` from :func:`reference_index`.
+    backend : {"auto", "numba", "numpy"}
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(distances, sums, ids)``, each ``(n_query, k)``; pass it as ``start`` of the next step.
+        ``sums`` (the weighted sums behind the distances) are only meaningful to the next step.
+    """
+    backend = _resolve(backend)
+    if reference is None:
+        if index is None:
+            raise ConfigError("kneighbors_step: give the reference block or its index")
+        reference = Block(index.rn, index.rc, query.num_columns, query.cat_columns)  # tree order: unused
+    _check(query, reference, k)
+    reference_ids = np.asarray(reference_ids, dtype=np.int64)
+    query_ids = np.asarray(query_ids, dtype=np.int64)
+    if reference_ids.shape[0] != reference.n_rows or query_ids.shape[0] != query.n_rows:
+        raise ConfigError("kneighbors_step: one id per query row and per reference row is needed")
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    if backend == "numba" and query.num.shape[1] + query.cat.shape[1] > 0:
+        return _knn_numba(query, reference, metric, k, wn, wc, total, index=index, exclude_self=exclude_self,
+                          query_ids=query_ids, reference_ids=reference_ids, start=start)
+    if reference_ids.size > 1 and np.any(np.diff(reference_ids) <= 0):
+        raise ConfigError("kneighbors_step: the NumPy backend needs increasing reference ids")
+    extra = 1 if exclude_self else 0
+    d, local = _numpy.kneighbors_distances(query, reference, metric, k + extra)
+    ids = np.where(local >= 0, reference_ids[np.maximum(local, 0)], -1)
+    if exclude_self:
+        self_hit = ids == query_ids[:, None]
+        d = np.where(self_hit, np.inf, d)
+        ids = np.where(self_hit, -1, ids)
+    parts = [(d, ids)] if start is None else [(start[0], start[2]), (d, ids)]
+    d, ids = merge_neighbours(k, *parts)
+    return d, np.zeros_like(d), ids
+
+
+def nearest_distances(query: Block, reference: Block, metric: DistanceMetric, *,
+                      exclude_self: bool = False, backend: str = "auto") -> np.ndarray:
+    """Distance from each query row to its closest reference row (DCR)."""
+    return kneighbors(query, reference, metric, 1, exclude_self=exclude_self, backend=backend).distances[:, 0]
+
+
+def count_within(query: Block, reference: Block, metric: DistanceMetric, radius: float, *,
+                 exclude_self: bool = False, backend: str = "auto") -> np.ndarray:
+    """Number of reference rows at distance ``<= radius`` from each query row (exactly: a row at a
+    finished distance equal to ``radius`` counts, one an ulp above does not)."""
+    _check(query, reference)
+    backend = _resolve(backend)
+    radius = float(radius)
+    if np.isnan(radius):
+        raise ConfigError("count_within: radius is NaN; give a number >= 0")
+    if query.num.shape[1] + query.cat.shape[1] == 0:
+        backend = "numpy"
+    if backend == "numpy":
+        return _numpy.count_within_distances(query, reference, metric, radius, exclude_self=exclude_self)
+    from . import _numba
+
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    out = np.zeros(query.n_rows, dtype=np.int64)
+    if query.n_rows == 0 or reference.n_rows == 0 or radius < 0:
+        return out
+    thr = _sum_threshold(radius, metric, total)
+    with PARALLEL_KERNELS:
+        tree = _build(reference, metric, wn, wc)
+        order = _query_order(query, tree, metric, wn, wc)
+        for start in range(0, query.n_rows, _QUERY_CHUNK):
+            rows = order[start:start + _QUERY_CHUNK]
+            qb = query.take(rows)
+            o = np.empty(rows.size, dtype=np.int64)
+            _numba.count_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), thr,
+                              bool(exclude_self), rows.astype(np.int64), o)
+            out[rows] = o
+    return out
+
+
+def _sum_threshold(radius: float, metric: DistanceMetric, total: float) -> float:
+    """The largest weighted sum whose finished distance is ``<= radius`` (exact, by stepping ulps)."""
+    if radius == np.inf:
+        return np.inf
+    s = radius ** metric.p
+    if metric.normalise and total > 0:
+        s *= total
+
+    def fin(x: float) -> float:
+        return float(metric.finish(np.array([x]), total)[0])
+
+    for _ in range(10_000):
+        if fin(s) <= radius:
+            break
+        s = float(np.nextafter(s, -np.inf))
+    for _ in range(10_000):
+        nxt = float(np.nextafter(s, np.inf))
+        if fin(nxt) > radius:
+            break
+        s = nxt
+    return s
+
+
+def pairwise_distances(query: Block, reference: Block, metric: DistanceMetric) -> np.ndarray:
+    """Full distance matrix, for small inputs (tests, per-target attacks). Memory O(n x m)."""
+    _check(query, reference)
+    return _numpy.pairwise_distances(query, reference, metric)

@@ -1,0 +1,1 @@
+"""Metrics about people who own many rows: whole-person copies and sequence fidelity."""

@@ -1,0 +1,1 @@
+"""Privacy metrics on the files alone: copies, distances, distinguishability, membership."""

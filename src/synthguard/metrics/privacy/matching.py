@@ -1,0 +1,386 @@
+"""Exact-row matching: ``exact_matches`` (SynEval's copy rate) and ``ims`` (identical match share).
+
+Rows are compared on every column except ``id`` columns (text columns included: a copied review is a
+copied row), with exact equality per cell and missing equal to missing, through the encoded view's
+hash-free row identities (:meth:`~synthguard.data.encoding.EncodedView.row_ids`). No Python loop over rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...errors import ConfigError, MetricError
+from ...registry import Context, Param, register
+from ...stats import difference_ci, proportion
+
+__all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
+           "exact_matches_result", "ims", "ims_flags", "ims_result", "matching_columns",
+           "row_identities_for"]
+
+
+def _positive_int(v: Any) -> str | None:
+    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer, e.g. 20"
+
+
+def _confidence(v: Any) -> str | None:
+    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
+
+
+def _check(name: str, params: dict[str, Any], checks: dict[str, Any]) -> None:
+    """Re-check parameters for direct calls (the runner validates them too)."""
+    for key, check in checks.items():
+        problem = check(params[key])
+        if problem:
+            raise ConfigError(f"metric {name!r}: parameter {key!r} {problem}")
+
+
+def matching_columns(ctx: Context) -> list[str]:
+    """Columns compared by exact matching: every column but ``id`` columns."""
+    cols = [c for c, s in ctx.tables.schema.columns.items() if s.sdtype != "id"]
+    if not cols:
+        raise MetricError("every column is an id column, so rows cannot be compared; "
+                          "mark at least one column as non-id in the metadata")
+    return cols
+
+
+def row_identities_for(ctx: Context) -> dict[str, np.ndarray]:
+    """Exact-row ids per role (memoised in ``ctx.cache``): equal rows get equal ids in every role."""
+    return ctx.memo("matching.row_ids", lambda: ctx.encoded.row_ids(matching_columns(ctx)))
+
+
+def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    return np.isin(ids, reference)
+
+
+def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[str, Any]]:
+    """The original rows that were copied, most-copied first (one record per distinct row)."""
+    hit = syn[_in(syn, orig)]
+    if hit.size == 0:
+        return []
+    ids, copies = np.unique(hit, return_counts=True)
+    o = pd.Series(np.arange(orig.size)).groupby(orig)
+    first = o.min().reindex(ids).to_numpy()
+    dups = o.size().reindex(ids).to_numpy()
+    order = np.lexsort((first, -copies))[:top_n]
+    return [{"original_row": int(first[i]), "synthetic_copies": int(copies[i]),
+             "original_duplicates": int(dups[i])} for i in order]
+
+
+@register(
+    "exact_matches", family="privacy", direction="lower is safer",
+    optional_needs=("control",),
+    params=[Param("top_n", 20, "how many copied original rows to list in records", int, check=_positive_int),
+            Param("confidence_level", 0.95, "level of the Wilson intervals", float, check=_confidence)],
+    thresholds={"high": 0.05},
+    description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
+)
+def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
+    """Share of synthetic rows equal to some original row, with the control rate as baseline.
+
+    Parameters
+    ----------
+    ctx : Context
+        The evaluation context.
+    top_n : int
+        Number of copied original rows listed in ``records``.
+    confidence_level : float
+        Level of every Wilson interval.
+
+    Returns
+    -------
+    MetricResult
+        ``value`` = copy rate (fraction), ``percentage``, ``original_duplication_rate``,
+        ``control_match_rate`` (the baseline), each a ``{"value", "ci", "n", "k"}`` rate;
+        ``records`` = ``{"original_row", "synthetic_copies", "original_duplicates"}``.
+    """
+    _check("exact_matches", {"top_n": top_n, "confidence_level": confidence_level},
+           {"top_n": _positive_int, "confidence_level": _confidence})
+    ids = row_identities_for(ctx)
+    syn, orig = ids["synthetic"], ids["original"]
+    if syn.size == 0 or orig.size == 0:
+        raise MetricError("the synthetic or original table has no rows; give both at least one row")
+    _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
+    control = evidence = flags = None
+    if "control" in ids:
+        ctl = ids["control"]
+        control = (int(_in(ctl, orig).sum()), int(ctl.size))
+        if ctl.size:
+            evidence = copy_evidence_counts(orig, ctl, syn)
+            flags = copy_flags(orig, ctl, syn)
+    return exact_matches_result(
+        ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
+        n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
+        records=_copied_records(syn, orig, top_n), evidence_counts=evidence,
+        confidence_level=confidence_level, flags=flags)
+
+
+def copy_flags(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> RecordFlags:
+    """Per-record flags of the exact-copy test from row identities (equal rows, equal ids).
+
+    A training or control record is flagged when it is unique in the pooled real data (no other
+    training or control record has the same row: decided without the labels) and the release holds
+    an exact copy of it. A copy of any pooled-unique record would set its flag, so the leak types
+    ``"exact"`` and ``"rare"`` respond on exactly the pooled-unique training records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = copy_flags(np.array([1, 2, 2]), np.array([3, 4]), np.array([1, 3, 2]))
+    >>> f.member.tolist(), f.non_member.tolist(), f.responds["exact"].tolist()
+    ([True, False, False], [True, False], [True, False, False])
+    """
+    return copy_record_flags(*_pooled_unique_hit(orig, ctl, syn))
+
+
+def _pooled_unique_hit(orig: np.ndarray, ctl: np.ndarray,
+                       syn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per training and per control record: is its row unique in the pooled real data, and does
+    the release hold it? ``(unique_o, hit_o, unique_c, hit_c)``."""
+    pooled = np.concatenate([orig, ctl])
+    _, inv, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    unique = counts[inv.ravel()] == 1
+    hit = _in(pooled, syn)
+    n_o = orig.size
+    return unique[:n_o], hit[:n_o], unique[n_o:], hit[n_o:]
+
+
+def copy_record_flags(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndarray,
+                      hit_c: np.ndarray) -> RecordFlags:
+    """The exact-copy flags (:func:`copy_flags`) from, per training (``_o``) and control (``_c``)
+    record, whether its row is unique in the pooled real data and whether the release holds it
+    (shared with :mod:`synthguard.distributed`, which computes these per partition).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = copy_record_flags(np.array([True, False]), np.array([True, True]), np.array([True]),
+    ...                       np.array([False]))
+    >>> f.member.tolist(), f.non_member.tolist(), f.responds["rare"].tolist()
+    ([True, False], [False], [True, False])
+    """
+    return RecordFlags(unique_o & hit_o, unique_c & hit_c, {"exact": unique_o, "rare": unique_o})
+
+
+def copy_evidence_counts(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> dict[str, int]:
+    """The counts behind the exact-copy evidence (see :func:`copy_flags`)."""
+    return copy_counts(*_pooled_unique_hit(orig, ctl, syn))
+
+
+def copy_counts(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndarray,
+                hit_c: np.ndarray) -> dict[str, int]:
+    """:func:`copy_evidence_counts` from the per-record arrays of :func:`copy_record_flags`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = copy_counts(np.array([True, False]), np.array([True, True]), np.array([True]),
+    ...                 np.array([False]))
+    >>> c["unique_hit_o"], c["hit_o"], c["unique_c"], c["n_c"]
+    (1, 2, 1, 1)
+    """
+    return {"unique_hit_o": int((hit_o & unique_o).sum()), "unique_o": int(unique_o.sum()),
+            "unique_hit_c": int((hit_c & unique_c).sum()), "unique_c": int(unique_c.sum()),
+            "hit_o": int(hit_o.sum()), "hit_c": int(hit_c.sum()),
+            "n_o": int(unique_o.size), "n_c": int(unique_c.size)}
+
+
+def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synthetic: int,
+                         n_duplicated: int, n_original: int, control: tuple[int, int] | None,
+                         records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
+                         confidence_level: float = 0.95,
+                         flags: RecordFlags | None = None) -> MetricResult:
+    """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
+
+    ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
+    ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
+    ``evidence_counts`` from :func:`copy_evidence_counts` (non-empty control only); ``flags`` from
+    :func:`copy_flags` (same counts, per record): the evidence then carries them for the joint
+    verdict.
+    """
+    rate = proportion(k, n_synthetic, confidence_level)
+    dup = proportion(n_duplicated, n_original, confidence_level)
+    details: dict[str, Any] = {
+        "percentage": 100.0 * rate["value"],
+        "synthetic_match_rate": rate,
+        "original_duplication_rate": dup,
+        "control_match_rate": None,
+        "difference_to_baseline": None,
+        "threshold": thresholds.get("high"),
+        "columns": columns,
+    }
+    warning = None
+    if control is not None:
+        kc, n_ctl = control
+        base = proportion(kc, n_ctl, confidence_level) if n_ctl else None
+        if base is None:
+            baseline = Baseline(None, "no baseline: the control table has no rows")
+        else:
+            details["control_match_rate"] = base
+            diff = difference_ci(k, n_synthetic, kc, n_ctl, confidence_level)
+            details["difference_to_baseline"] = diff
+            baseline = Baseline(base["value"], "control vs original: share of real held-out rows "
+                                "equal to some original row", tuple(base["ci"]))
+            if k and diff["ci"][0] <= 0:
+                warning = ("the copy rate is within sampling error of the control rate: real unseen "
+                           "rows match the original as often (common rows, not memorisation)")
+    else:
+        baseline = Baseline(None, "no baseline: no control given")
+    level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
+    if level == "high" and warning is None:
+        warning = (f"{k} of {n_synthetic} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
+                   "original rows")
+    evidence = None
+    if evidence_counts is not None:
+        e = evidence_counts
+        note = (f"{e['n_o'] - e['unique_o']} training and {e['n_c'] - e['unique_c']} control records "
+                "whose row other real records share cannot be flagged (see all_records_evidence)")
+        statistic = "share of records unique in the real data with an exact copy in the release"
+        base = "control rows: real people the generator never saw, against the same release"
+        if flags is not None:
+            evidence = Evidence.from_flags(statistic, flags, sees=("exact", "rare"), risk="presence",
+                                           baseline=base, confidence_level=confidence_level,
+                                           weight=3.0, note=note)
+        else:  # counts only (partitioned runs): the same numbers, joined by Holm
+            evidence = Evidence.from_counts(
+                statistic, e["unique_hit_o"], e["n_o"], e["unique_hit_c"], e["n_c"], baseline=base,
+                confidence_level=confidence_level, weight=3.0, note=note)
+            vis = e["unique_o"] / e["n_o"] if e["n_o"] else 1.0
+            evidence = replace(evidence, risk="presence", sees=("exact", "rare"),
+                               visibility={"exact": vis, "rare": vis})
+        details["all_records_evidence"] = Evidence.from_counts(
+            "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
+            e["n_c"], confidence_level=confidence_level).to_dict()
+    return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
+                        tuple(rate["ci"]), n_synthetic, level, warning, details, records,
+                        evidence=evidence)
+
+
+@register(
+    "ims", family="privacy", direction="lower is safer",
+    optional_needs=("control",),
+    params=[Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", float,
+                  check=_confidence)],
+    thresholds={"medium": 0.01, "high": 0.05},
+    description="identical match share: share of distinct synthetic rows found in the original, "
+                "against the same share for control rows",
+)
+def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
+    """Identical match share (SynEval's IMS) with an honest control baseline.
+
+    ``value`` = share of DISTINCT synthetic rows that occur in the original. The baseline is the same
+    share for distinct control rows (real rows the generator never saw). Without control there is no
+    baseline and ``passed`` is ``None`` (SynEval compared the original with a shuffled copy of itself,
+    which always gives 1.0 and always passes: we do not).
+
+    Parameters
+    ----------
+    ctx : Context
+        The evaluation context.
+    confidence_level : float
+        Level of the intervals.
+
+    Returns
+    -------
+    MetricResult
+        ``passed`` (``value <= baseline``, SynEval's rule, or ``None``), ``difference_to_baseline``
+        (Newcombe interval), ``significantly_above_baseline``; risk thresholds apply to the excess
+        over the baseline (to the value itself without control).
+    """
+    _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
+    ids = row_identities_for(ctx)
+    orig = ids["original"]
+    syn = np.unique(ids["synthetic"])
+    if syn.size == 0 or orig.size == 0:
+        raise MetricError("the synthetic or original table has no rows; give both at least one row")
+    control = flags = None
+    if "control" in ids and ids["control"].size:
+        ctl = np.unique(ids["control"])
+        control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
+                   int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
+        flags = ims_flags(_in(orig, ids["synthetic"]), _in(ids["control"], ids["synthetic"]))
+    return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
+                      control=control, confidence_level=confidence_level, flags=flags)
+
+
+def ims_flags(in_release_o: np.ndarray, in_release_c: np.ndarray) -> RecordFlags:
+    """The :func:`ims` flags: per training and per control record, whether the release holds a
+    verbatim copy of it; any record's copy would set its flag (shared with
+    :mod:`synthguard.distributed`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = ims_flags(np.array([True, False]), np.array([False]))
+    >>> int(f.member.sum()), f.responds["exact"].tolist()
+    (1, [True, True])
+    """
+    return RecordFlags(in_release_o, in_release_c,
+                       {"exact": np.ones(np.asarray(in_release_o).size, dtype=bool)})
+
+
+def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, ...] | None,
+               confidence_level: float = 0.95, flags: RecordFlags | None = None,
+               record_counts: tuple[int, int, int, int] | None = None) -> MetricResult:
+    """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
+    in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
+    rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
+    :mod:`synthguard.distributed`); ``flags``: per training and control record, whether the release
+    holds a verbatim copy of it (the informational evidence); ``record_counts`` = ``(training
+    records with a copy, training records, control records with a copy, control records)``: the
+    same evidence from counts (partitioned runs; without either, the per-row counts).
+
+    IMS is a fidelity-style share (release rows found in the original against control rows found
+    in the original), not a membership test: a release of fresh real rows drawn towards common
+    rows raises it. Its evidence therefore never drives the verdict; ``exact_matches`` carries the
+    exact-copy test.
+    """
+    rate = proportion(k, n_distinct, confidence_level)
+    details: dict[str, Any] = {"distinct_synthetic_rows": int(n_distinct), "matched_distinct_rows": k,
+                               "passed": None, "difference_to_baseline": None,
+                               "significantly_above_baseline": None,
+                               "method": "distinct synthetic rows found in original vs distinct control "
+                                         "rows found in original"}
+    warning = None
+    evidence = None
+    if control is not None:
+        kc, n_ctl, k_rows, n_rows, kc_rows, nc_rows = control
+        base = proportion(kc, n_ctl, confidence_level)
+        diff = difference_ci(k, n_distinct, kc, n_ctl, confidence_level)
+        baseline = Baseline(base["value"], "control vs original: share of distinct real held-out rows "
+                            "found in the original", tuple(base["ci"]))
+        significant = bool(diff["ci"][0] > 0)
+        details.update(passed=bool(rate["value"] <= base["value"]), difference_to_baseline=diff,
+                       significantly_above_baseline=significant, distinct_control_rows=int(n_ctl))
+        excess = max(0.0, diff["value"])
+        level = level_from_thresholds(excess, thresholds, "lower is safer") if significant else "low"
+        if not details["passed"] and not significant:
+            warning = "IMS is above the control baseline but within sampling error"
+        note = ("informational: IMS compares release rows found in the original with control rows "
+                "found in the original (fidelity: common rows raise it), so it does not drive the "
+                "verdict; exact_matches carries the exact-copy test (records unique in the real data)")
+        if flags is not None:
+            evidence = Evidence.from_flags(
+                "share of records with a verbatim copy in the release", flags, risk="presence",
+                confidence_level=confidence_level, drives_verdict=False, note=note)
+        elif record_counts is not None:  # the same test from counts (partitioned runs)
+            evidence = replace(Evidence.from_counts(
+                "share of records with a verbatim copy in the release", *record_counts,
+                confidence_level=confidence_level, drives_verdict=False, note=note), risk="presence",
+                visibility={})
+        else:  # per release row
+            evidence = replace(Evidence.from_counts(
+                "share of rows found verbatim in the original", k_rows, n_rows, kc_rows, nc_rows,
+                baseline="control rows found in the original (real rows of the same population)",
+                confidence_level=confidence_level, drives_verdict=False, note=note), risk="presence")
+    else:
+        baseline = Baseline(None, "no baseline: no control given")
+        level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
+        warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
+                   "compares the raw share with the thresholds")
+    return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),
+                        int(n_distinct), level, warning, details, evidence=evidence)

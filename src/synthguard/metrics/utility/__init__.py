@@ -1,0 +1,1 @@
+"""Machine-learning utility: train on the release, test on real rows."""

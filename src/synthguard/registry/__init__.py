@@ -1,0 +1,515 @@
+"""The metric registry: every metric declares its name, family, needs, parameters, direction and
+default risk thresholds, and is looked up here by name (or alias).
+
+A metric is a plain function ``func(ctx: Context, **params) -> MetricResult`` decorated with
+:func:`register`. The decorators are the single source of truth. So that listing the metrics, checking
+a configuration or starting the CLI does not import every implementation (and sklearn, scipy, numba...),
+their declarations are also written to a generated manifest, :mod:`synthguard.registry._manifest`, that records
+each metric's module; a metric's module is imported only when the metric is looked up with
+:func:`get_metric` (to run it or to validate its parameters). Regenerate the manifest after adding or
+changing a metric::
+
+    python -m synthguard.registry --write-manifest
+
+(``tests/unit/registry/test_manifest.py`` fails, naming that command, whenever it is out of date.) Metrics that are
+not in the manifest (registered at run time by user code, or added without regenerating it) are still
+found: an unknown name triggers the full discovery of :mod:`synthguard.metrics` before it is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, MetricError
+
+if TYPE_CHECKING:  # pragma: no cover - imported lazily at run time (cold start)
+    import numpy as np
+
+    from ..core.results import MetricResult
+    from ..data.encoding import EncodedView
+    from ..data.tables import Tables
+
+NEEDS = ("original", "synthetic", "control", "generator")
+#: Why a metric is skipped when only the original's statistics were given.
+ORIGINAL_ROWS_NEEDED = "the original rows (not available with --original-stats)"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One metric parameter: name, default, documentation and the check applied to user values.
+
+    ``kind`` is a type or tuple of types (``None`` = anything); ``choices`` restricts the values;
+    ``check`` is an optional callable returning an error text for a bad value (or ``None``).
+    """
+
+    name: str
+    default: Any = None
+    doc: str = ""
+    kind: type | tuple[type, ...] | None = None
+    choices: tuple[Any, ...] | None = None
+    check: Callable[[Any], str | None] | None = None
+
+    def validate(self, value: Any, metric: str) -> Any:
+        if value is None:
+            return None
+        import numpy as np
+
+        kind = self.kind
+        if kind is not None:
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            if float in kinds and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                value = float(value)
+            if int in kinds and isinstance(value, float) and value.is_integer() and float not in kinds:
+                value = int(value)
+            if tuple in kinds and isinstance(value, list):
+                value = tuple(value)
+            if list in kinds and isinstance(value, tuple):
+                value = list(value)
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                names = " or ".join(k.__name__ for k in kinds)
+                raise ConfigError(f"metric {metric!r}: parameter {self.name!r} must be {names}, "
+                                  f"got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"metric {metric!r}: parameter {self.name!r} must be one of "
+                              f"{list(self.choices)}, got {value!r}")
+        if self.check is not None:
+            problem = self.check(value)
+            if problem:
+                raise ConfigError(f"metric {metric!r}: parameter {self.name!r}: {problem}")
+        return value
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Declaration of a metric (see :func:`register`)."""
+
+    name: str
+    family: str
+    func: Callable[..., MetricResult]
+    needs: tuple[str, ...]
+    params: tuple[Param, ...]
+    direction: str
+    thresholds: Mapping[str, float]
+    description: str
+    aliases: tuple[str, ...] = ()
+    default: bool = True
+    optional_needs: tuple[str, ...] = ()
+    from_stats: bool = False
+
+    def param_defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def resolve_params(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Defaults overlaid with ``given``, each validated; unknown names are errors."""
+        given = dict(given or {})
+        known = {p.name: p for p in self.params}
+        unknown = [k for k in given if k not in known]
+        if unknown:
+            hint = _suggest(unknown[0], known)
+            raise ConfigError(f"metric {self.name!r} has no parameter {unknown[0]!r}{hint}; "
+                              f"its parameters are: {', '.join(known) or '(none)'}")
+        out = self.param_defaults()
+        for k, v in given.items():
+            out[k] = known[k].validate(v, self.name)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..core.results import to_jsonable
+
+        return {"name": self.name, "family": self.family, "needs": list(self.needs),
+                "optional_needs": list(self.optional_needs), "direction": self.direction,
+                "thresholds": dict(self.thresholds), "description": self.description,
+                "aliases": list(self.aliases), "default": self.default, "from_stats": self.from_stats,
+                "params": {p.name: {"default": to_jsonable(p.default), "doc": p.doc} for p in self.params}}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a metric function receives besides its parameters.
+
+    Attributes
+    ----------
+    tables : Tables
+        Validated inputs.
+    encoded : EncodedView
+        The shared encoded view (neighbour engine input).
+    seed : int
+        The run's seed; use :meth:`rng` for randomness.
+    thresholds : mapping
+        Risk thresholds for this metric (defaults overlaid with the user's).
+    metric : str
+        The metric's name (seeds the random stream, so metrics do not share one).
+    backend : str
+        Neighbour-engine backend.
+    generator : object, optional
+        A generator (``fit``/``generate``) for metrics that need one.
+    release_type : str
+        ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
+    entities : EntityRun, optional
+        Entity-level inputs (:mod:`synthguard.data.entities`) when an entity key was given; ``tables`` is
+        then the entity table for privacy metrics and the event table for the others.
+    """
+
+    tables: Tables
+    encoded: EncodedView
+    seed: int = 0
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    metric: str = ""
+    backend: str = "auto"
+    generator: Any = None
+    cache: dict[str, Any] = field(default_factory=dict)
+    release_type: str = "synthetic"
+    entities: Any = None
+
+    def rng(self, *labels: int | str) -> np.random.Generator:
+        """A generator seeded by the run's seed, this metric's name and ``labels``."""
+        from ..stats import make_rng
+
+        return make_rng(self.seed, self.metric, *labels)
+
+    def memo(self, key: Any, compute: Callable[[], Any], users: Sequence[str] = ()) -> Any:
+        """``self.cache[key]``, computing it once with ``compute()`` if absent.
+
+        Metrics running in threads (``jobs > 1``) that need the same intermediate result (a neighbour
+        search, row ids) wait for one computation instead of repeating it: a lock per key.
+        ``users``: the metrics that read this entry; once every one of them in the run has finished,
+        the runner drops it (:func:`release_memos`) so large intermediates do not live to the end."""
+        cache = self.cache
+        if users:
+            with _MEMO_LOCKS_GUARD:
+                cache.setdefault(MEMO_USERS_KEY, {})[key] = frozenset(users)
+        if key in cache:
+            return cache[key]
+        with _MEMO_LOCKS_GUARD:
+            lock = cache.setdefault(("__memo_lock__", key), threading.Lock())
+        with lock:
+            if key not in cache:
+                cache[key] = compute()
+        return cache[key]
+
+    def for_metric(self, spec: MetricSpec, thresholds: Mapping[str, float] | None = None) -> Context:
+        th = dict(spec.thresholds)
+        th.update(thresholds or {})
+        return replace(self, metric=spec.name, thresholds=th)
+
+    @classmethod
+    def from_frames(cls, original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
+                    seed: int = 0, backend: str = "auto", strict_control: bool = True) -> Context:
+        """Build a context straight from frames or paths (for calling metric functions directly)."""
+        from ..data.encoding import EncodedView
+        from ..data.tables import prepare_tables
+
+        tables = prepare_tables(original, synthetic, control, metadata, strict_control=strict_control)
+        return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
+
+
+_MEMO_LOCKS_GUARD = threading.Lock()
+# ``ctx.cache[RUN_METRICS_KEY]``: names of the metrics of the current run (set by the runner), so a
+# metric can pick the form of a shared intermediate result that the others will reuse
+RUN_METRICS_KEY = "run.metrics"
+MEMO_USERS_KEY = "run.memo_users"
+
+
+def release_memos(cache: dict[Any, Any], pending: set[str]) -> None:
+    """Drop memoised entries whose declared users (``Context.memo(..., users=...)``) are no longer
+    ``pending`` in this run (called by the runner as metrics finish)."""
+    with _MEMO_LOCKS_GUARD:
+        users = cache.get(MEMO_USERS_KEY, {})
+        for key, who in list(users.items()):
+            if not who & pending:
+                cache.pop(key, None)
+                del users[key]
+_REGISTRY: dict[str, MetricSpec] = {}
+_ALIASES: dict[str, str] = {}
+_DISCOVERED = False
+
+
+def register(name: str, *, family: str, direction: str, needs: Sequence[str] = ("original", "synthetic"),
+             params: Sequence[Param] = (), thresholds: Mapping[str, float] | None = None,
+             description: str = "", aliases: Sequence[str] = (), default: bool = True,
+             optional_needs: Sequence[str] = (), from_stats: bool = False) -> Callable[[Callable[..., MetricResult]],
+                                                              Callable[..., MetricResult]]:
+    """Decorator that registers a metric function under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Public name (the JSON and CLI contract).
+    family : str
+        Group shown in reports (``"privacy"``, ``"anonymeter"``, ``"disclosure"``, ``"fidelity"``...).
+    direction : str
+        ``"lower is safer"``, ``"higher is safer"``, ``"higher is better"`` or ``"lower is better"``.
+    needs : sequence of str
+        Required inputs among ``original``, ``synthetic``, ``control``, ``generator``.
+    params : sequence of Param
+        Parameters with defaults (``seed`` is not one: it comes from the run).
+    thresholds : mapping, optional
+        Default risk thresholds, e.g. ``{"medium": 0.3, "high": 0.5}``.
+    description : str
+        One line saying what the value means (shown in reports).
+    aliases : sequence of str
+        Other accepted names (e.g. ``membership_inference`` for ``distinguishability``).
+    default : bool
+        Whether the metric runs when the user names none.
+    optional_needs : sequence of str
+        Inputs used when present (e.g. ``control`` for a baseline).
+    from_stats : bool
+        Whether the metric also runs from the original's statistics (``synthguard profile``,
+        ``--original-stats``) instead of its rows.
+    """
+    bad = [n for n in needs if n not in NEEDS]
+    if bad:
+        raise ValueError(f"unknown needs {bad}")
+
+    def deco(func: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
+        if name in _REGISTRY and _REGISTRY[name].func is not func:
+            raise ValueError(f"metric {name!r} registered twice")
+        spec = MetricSpec(name, family, func, tuple(needs), tuple(params), direction,
+                          dict(thresholds or {}), description, tuple(aliases), default,
+                          tuple(optional_needs), from_stats)
+        _REGISTRY[name] = spec
+        for a in aliases:
+            _ALIASES[a] = name
+        func.spec = spec  # type: ignore[attr-defined]
+        return func
+
+    return deco
+
+
+_DISCOVER_LOCK = threading.RLock()
+
+
+def _discover() -> None:
+    """Import every public module under :mod:`synthguard.metrics` (each registers its metrics)."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    with _DISCOVER_LOCK:
+        if _DISCOVERED:
+            return
+        from .. import metrics as pkg
+
+        for mod in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            if mod.name.rsplit(".", 1)[-1].startswith("_"):
+                continue
+            importlib.import_module(mod.name)
+        _DISCOVERED = True
+
+
+# ------------------------------------------------------------------------------------ the manifest
+@dataclass(frozen=True)
+class ParamInfo:
+    """A parameter as the manifest records it: name, default (JSON form) and documentation."""
+
+    name: str
+    default: Any
+    doc: str
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What the manifest knows of a metric without importing it (the fields of :class:`MetricSpec`
+    except the function and the parameter checks, plus ``module``, where the metric lives)."""
+
+    name: str
+    family: str
+    module: str
+    needs: tuple[str, ...]
+    optional_needs: tuple[str, ...]
+    params: tuple[ParamInfo, ...]
+    direction: str
+    thresholds: Mapping[str, float]
+    description: str
+    aliases: tuple[str, ...]
+    default: bool
+    from_stats: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The same dictionary as :meth:`MetricSpec.to_dict` (``synthguard metrics --json``)."""
+        return {"name": self.name, "family": self.family, "needs": list(self.needs),
+                "optional_needs": list(self.optional_needs), "direction": self.direction,
+                "thresholds": dict(self.thresholds), "description": self.description,
+                "aliases": list(self.aliases), "default": self.default, "from_stats": self.from_stats,
+                "params": {p.name: {"default": p.default, "doc": p.doc} for p in self.params}}
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> MetricInfo:
+        return cls(entry["name"], entry["family"], entry["module"], tuple(entry["needs"]),
+                   tuple(entry["optional_needs"]),
+                   tuple(ParamInfo(k, v["default"], v["doc"]) for k, v in entry["params"].items()),
+                   entry["direction"], dict(entry["thresholds"]), entry["description"],
+                   tuple(entry["aliases"]), bool(entry["default"]), bool(entry.get("from_stats", False)))
+
+
+def manifest_entry(spec: MetricSpec) -> dict[str, Any]:
+    """The manifest's record of ``spec``: :meth:`MetricSpec.to_dict` plus the defining module."""
+    return {**spec.to_dict(), "module": spec.func.__module__}
+
+
+_MANIFEST_CACHE: dict[str, MetricInfo] | None = None
+
+
+def _manifest_infos() -> dict[str, MetricInfo]:
+    global _MANIFEST_CACHE
+    if _MANIFEST_CACHE is None:
+        try:
+            from ._manifest import METRICS
+        except ImportError:  # pragma: no cover - a broken install: fall back to discovery
+            METRICS = {}
+        _MANIFEST_CACHE = {k: MetricInfo.from_entry(v) for k, v in METRICS.items()}
+    return _MANIFEST_CACHE
+
+
+def _info(spec: MetricSpec) -> MetricInfo:
+    return MetricInfo.from_entry(manifest_entry(spec))
+
+
+def _lookup(key: str) -> str | None:
+    if key in _REGISTRY:
+        return key
+    if key in _ALIASES:
+        return _ALIASES[key]
+    man = _manifest_infos()
+    if key in man:
+        return key
+    for info in man.values():
+        if key in info.aliases:
+            return info.name
+    return None
+
+
+def canonical_name(name: str) -> str:
+    """Registry name for ``name`` or an alias (case-insensitive, ``-`` read as ``_``).
+
+    Answered from the manifest and the live registry; a name neither knows triggers the full
+    discovery (a metric added without regenerating the manifest) before it is an error."""
+    key = str(name).strip().lower().replace("-", "_")
+    found = _lookup(key)
+    if found is None:
+        _discover()
+        found = _lookup(key)
+    if found is not None:
+        return found
+    names = {i.name for i in metric_infos()}
+    aliases = {a for i in metric_infos() for a in i.aliases}
+    hint = _suggest(key, sorted(names | aliases))
+    raise ConfigError(f"unknown metric {name!r}{hint}; run 'synthguard metrics' to list them")
+
+
+def get_metric(name: str) -> MetricSpec:
+    """The :class:`MetricSpec` of ``name`` (or alias), importing just the module that defines it;
+    raises ``ConfigError`` for unknown names."""
+    canon = canonical_name(name)
+    if canon not in _REGISTRY:
+        info = _manifest_infos().get(canon)
+        if info is not None:
+            try:
+                importlib.import_module(info.module)
+            except ModuleNotFoundError as exc:
+                if exc.name != info.module:
+                    raise
+        if canon not in _REGISTRY:  # moved or renamed since the manifest was written
+            _discover()
+        if canon not in _REGISTRY:
+            raise ConfigError(f"metric {canon!r} is listed in synthguard's manifest but no module "
+                              "defines it; regenerate it: python -m synthguard.registry --write-manifest")
+    return _REGISTRY[canon]
+
+
+def metric_info(name: str) -> MetricInfo:
+    """What the registry knows of ``name`` (or alias) without importing its implementation."""
+    canon = canonical_name(name)
+    if canon in _REGISTRY:
+        return _info(_REGISTRY[canon])
+    return _manifest_infos()[canon]
+
+
+def metric_infos() -> list[MetricInfo]:
+    """Every metric (the manifest overlaid with metrics registered at run time), by family then name,
+    without importing implementations."""
+    infos = dict(_manifest_infos())
+    for name, spec in list(_REGISTRY.items()):
+        infos[name] = _info(spec)
+    return sorted(infos.values(), key=lambda s: (s.family, s.name))
+
+
+def all_metrics() -> list[MetricSpec]:
+    """Every registered metric, by family then name (imports every metric module)."""
+    _discover()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.family, s.name))
+
+
+def default_metrics() -> list[str]:
+    """Names of the metrics that run when the user names none."""
+    return [s.name for s in metric_infos() if s.default]
+
+
+# ---------------------------------------------------------------------------- manifest generation
+MANIFEST_PATH = Path(__file__).with_name("_manifest.py")
+REGENERATE = "python -m synthguard.registry --write-manifest"
+
+
+def live_manifest() -> dict[str, dict[str, Any]]:
+    """The manifest as the decorators declare it now (imports every metric module)."""
+    _discover()
+    return {s.name: manifest_entry(s) for s in sorted(_REGISTRY.values(), key=lambda s: s.name)
+            if s.func.__module__.startswith("synthguard.metrics.")}
+
+
+def render_manifest(entries: Mapping[str, Mapping[str, Any]]) -> str:
+    """The source text of :mod:`synthguard.registry._manifest` for ``entries``."""
+    import pprint
+
+    body = pprint.pformat(dict(entries), indent=1, width=100, sort_dicts=False)
+    return ('"""Generated by ``' + REGENERATE + '``: do not edit.\n\n'
+            "Every metric's declaration (its ``@register`` arguments and module), so the registry can list\n"
+            'and check metrics without importing them. ``tests/unit/registry/test_manifest.py`` checks it is current.\n"""\n\n'
+            "# fmt: off\n"
+            f"METRICS = {body}\n")
+
+
+def write_manifest(path: Path | None = None) -> Path:
+    """Regenerate :mod:`synthguard.registry._manifest` from the live registry."""
+    path = Path(path or MANIFEST_PATH)
+    path.write_text(render_manifest(live_manifest()), encoding="utf-8")
+    global _MANIFEST_CACHE
+    _MANIFEST_CACHE = None
+    return path
+
+
+def _suggest(word: str, options: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def missing_inputs(spec: MetricSpec, ctx: Context) -> list[str]:
+    """Inputs ``spec`` needs that ``ctx`` lacks."""
+    have = set(ctx.tables.roles) | ({"generator"} if ctx.generator is not None else set())
+    if spec.from_stats and getattr(ctx.tables, "original_stats", None) is not None:
+        have.add("original")  # the original's statistics stand in for its rows
+    return [n for n in spec.needs if n not in have]
+
+
+def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> MetricResult:
+    """Run one metric with validated parameters; ``MetricError`` when inputs are missing."""
+    missing = missing_inputs(spec, ctx)
+    if missing:
+        flag = {"control": "a control table (--control, real rows held out from training)",
+                "original": ORIGINAL_ROWS_NEEDED,
+                "generator": "a generator (synthguard attack)"}
+        raise MetricError("needs " + " and ".join(flag.get(m, m) for m in missing))
+    res = spec.func(ctx, **params)
+    if getattr(res, "records", None):
+        from ..data.tables import input_row_records
+
+        # row numbers from the tables' canonical content order back to the input rows
+        res = replace(res, records=input_row_records(res.records, ctx.tables, spec.name))
+    return res

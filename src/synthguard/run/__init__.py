@@ -1,0 +1,1 @@
+"""Running metrics: presets and configuration, the runner, the verdict."""

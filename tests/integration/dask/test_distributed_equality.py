@@ -1,0 +1,372 @@
+"""Every number of a distributed run equals the single-process run for the same seed.
+
+The reports are compared as whole JSON entries (values, intervals, baselines, details, records), so a
+difference in any number fails. Inputs carry missing values, duplicated rows, exact copies, ties,
+-0.0 next to 0.0, a free-text column and more partitions than workers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+from synthguard.data.encoding import Block, row_hash128
+from synthguard.errors import ConfigError
+
+pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
+pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    r = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": r.integers(0, 5, n).astype(float), "b": r.choice(["x", "y", "z"], n),
+                       "c": r.normal(size=n).round(1), "d": r.choice(["p", "q", "r"], n),
+                       "e": r.choice([True, False], n)})
+    df.loc[r.random(n) < 0.1, "c"] = np.nan
+    df.loc[r.random(n) < 0.05, "b"] = None
+    df.loc[r.random(n) < 0.05, "c"] = -0.0
+    return df
+
+
+META = {"columns": {"a": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"},
+                    "c": {"sdtype": "numerical"}, "d": {"sdtype": "categorical"},
+                    "e": {"sdtype": "boolean"}},
+        "quasi_identifiers": ["a", "b"], "sensitive": ["d", "e"]}
+
+
+def _entries(report, names) -> dict[str, str]:
+    out = {}
+    for name in names:
+        entry = dict(report[name])
+        entry.pop("seconds", None)
+        out[name] = json.dumps(entry, sort_keys=True, default=str)
+    return out
+
+
+def _assert_same(single, dist, names) -> None:
+    a, b = _entries(single, names), _entries(dist, names)
+    for name in names:
+        assert dist[name]["status"] == "ok", (name, dist[name].get("reason"), dist[name].get("traceback"))
+        assert a[name] == b[name], name
+
+
+def test_every_distributed_metric_equals_single_process(dask_client):
+    orig = _frame(500, 1)
+    syn = pd.concat([_frame(400, 2), orig.iloc[:40], orig.iloc[:5]], ignore_index=True)  # copies, twice
+    ctl = _frame(500, 3)
+    metrics = {"exact_matches": {}, "ims": {}, "dcr": {"n_boot": 50}, "nndr": {"n_boot": 50}, "cap": {},
+               "zero_cap": {"sensitive_fields": ["d"]}, "k_anonymity": {"k": 3}}
+    single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7)
+    dist = evaluate(orig, syn, ctl, META, metrics={**metrics, "generalized_cap": {}}, seed=7,
+                    client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    # the verdict (Holm over every metric's members-vs-control evidence) too
+    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+    assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 45
+    # a metric without a distributed form is skipped with its reason, never silently dropped
+    assert dist["generalized_cap"]["status"] == "skipped"
+    assert "distributed" in dist["generalized_cap"]["reason"]
+
+
+def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path):
+    r = np.random.default_rng(5)
+    orig = _frame(450, 11)
+    orig["note"] = r.choice(["call me", "no", None, "later today"], len(orig))
+    syn = pd.concat([_frame(300, 12).assign(note=r.choice(["no", "x"], 300)), orig.iloc[100:130]],
+                    ignore_index=True)
+    ctl = _frame(200, 13).assign(note="no")  # smaller than the original: the closer share subsamples it
+    meta = {**META, "columns": {**META["columns"], "note": {"sdtype": "text"}}}
+    folders = {}
+    for role, df in (("original", orig), ("synthetic", syn), ("control", ctl)):
+        folder = tmp_path / role
+        folder.mkdir()
+        for i, part in enumerate(np.array_split(np.arange(len(df)), 3)):
+            df.iloc[part].to_parquet(folder / f"part-{i}.parquet", index=False)
+        folders[role] = folder
+    metrics = {"exact_matches": {"top_n": 5}, "dcr": {"n_boot": 50},
+               "k_anonymity": {"continuous_column_names": ["a"], "num_discrete_bins": 3},
+               # sample-based: the metric's own seeded sampler picks rows, fetched from the partitions
+               "distinguishability": {"max_rows": 300, "n_estimators": 20, "n_permutations": 1,
+                                      "n_boot": 50, "n_jobs": 1}}
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    dist = evaluate(str(folders["original"]), str(tmp_path / "synthetic" / "*.parquet"),
+                    folders["control"], meta, metrics=metrics, seed=3, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    assert single["dcr"]["result"]["share_closer_to_original"]["reference_rows"] == 200
+
+
+def test_real_data_cap_with_two_sensitive_columns(dask_client, shared_data):
+    df = pd.read_csv(shared_data / "acs12.csv")
+    r = np.random.default_rng(0)
+    idx = r.permutation(len(df))
+    orig, ctl = df.iloc[idx[:1200]].reset_index(drop=True), df.iloc[idx[1200:]].reset_index(drop=True)
+    syn = pd.concat([ctl.iloc[:500], orig.iloc[:100]], ignore_index=True)
+    meta = {"quasi_identifiers": ["gender", "race", "edu"], "sensitive": ["employment", "disability"]}
+    metrics = {"cap": {}, "zero_cap": {}, "k_anonymity": {}, "exact_matches": {}}
+    single = evaluate(orig, syn, None, meta, metrics=metrics, seed=1)
+    dist = evaluate(orig, syn, None, meta, metrics=metrics, seed=1, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    assert single["cap"]["result"]["per_sensitive_field"]
+
+
+def test_partitioned_knn_equals_engine_with_ties(dask_client):
+    """Top-k merge over reference partitions: same distances AND indices (ties by global index, which
+    is the canonical position in both runs)."""
+    from synthguard.data.encoding import EncodedView
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._knn import kneighbors_distributed
+    from synthguard.distributed._tables import load_tables
+    from synthguard.engine.neighbors import gower, kneighbors
+
+    r = np.random.default_rng(2)
+    orig = pd.DataFrame({"u": r.integers(0, 3, 300).astype(float), "v": r.choice(["s", "t"], 300)})
+    syn = pd.DataFrame({"u": r.integers(0, 3, 120).astype(float), "v": r.choice(["s", "t"], 120)})
+    meta = {"columns": {"u": {"sdtype": "numerical"}, "v": {"sdtype": "categorical"}}}
+    tables = prepare_tables(orig, syn, None, meta).in_canonical_order()
+    view = EncodedView(tables)
+    cols = ["u", "v"]
+    metric = gower(view.ranges(cols), clip=True, normalise=True)
+    dt = load_tables(orig, syn, None, meta, client=dask_client, npartitions=4)
+    np.testing.assert_array_equal(dt.ranges(cols), view.ranges(cols))
+    subset = np.sort(r.choice(300, 170, replace=False))
+    # one tree for all partitions, then one tree per partition: the search runs in waves, each
+    # seeded with the k best of the trees before
+    for tree_bytes, backend in ((2**28, "auto"), (8 * 2 * 80, "auto"), (2**28, "numpy")):
+        for q, exclude in (("synthetic", False), ("original", True)):
+            want = kneighbors(view.block(q, cols), view.block("original", cols), metric, 3, exclude_self=exclude)
+            d, i = kneighbors_distributed(dt, q, "original", cols, metric, 3, tree_bytes=tree_bytes,
+                                          backend=backend)
+            np.testing.assert_array_equal(d, want.distances)
+            np.testing.assert_array_equal(i, want.indices)
+        want = kneighbors(view.block("synthetic", cols), view.block("original", cols).take(subset), metric, 2)
+        d, i = kneighbors_distributed(dt, "synthetic", "original", cols, metric, 2, reference_rows=subset,
+                                      tree_bytes=tree_bytes, backend=backend)
+        np.testing.assert_array_equal(d, want.distances)
+        np.testing.assert_array_equal(i, want.indices)
+
+
+def _canonical_rows(dt, role) -> pd.DataFrame:
+    """A distributed table's rows put at their canonical positions (``positions``)."""
+    table = dt.get(role)
+    parts = dt.compute(table.parts)
+    pos = np.concatenate(dt.compute(table.positions))
+    for part, p in zip(parts, dt.compute(table.positions), strict=True):
+        assert len(part) == len(p) and (np.diff(p) > 0).all()  # each partition locally canonical
+    np.testing.assert_array_equal(np.sort(pos), np.arange(table.n_rows))
+    return pd.concat(parts, ignore_index=True).iloc[np.argsort(pos)].reset_index(drop=True)
+
+
+def test_canonical_order_and_input_row_numbers_as_in_one_process(dask_client):
+    """Rows get the canonical positions of ``Tables.in_canonical_order`` (the same rows at the same
+    positions, the same map back to input rows) without leaving their input partition, also when a
+    column's dtype differs between partitions (a boolean column with missing values in one
+    partition only); records name the INPUT rows of a shuffled input, as in one process."""
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._tables import load_tables
+
+    orig = _frame(300, 21)
+    orig["e"] = orig["e"].astype(object)
+    orig.loc[[3, 7, 7 + 75], "e"] = None  # missing in the first two of four partitions only
+    syn = pd.concat([_frame(150, 22), orig.iloc[:30], orig.iloc[:30]], ignore_index=True)
+    syn = syn.iloc[np.random.default_rng(0).permutation(len(syn))].reset_index(drop=True)
+    canon = prepare_tables(orig, syn, None, META).in_canonical_order()
+    dt = load_tables(orig, syn, None, META, client=dask_client, npartitions=4)
+    for role in ("original", "synthetic"):
+        np.testing.assert_array_equal(dt.row_numbers[role], canon.row_numbers[role])
+        rows = _canonical_rows(dt, role)
+        assert len(dt.get(role).parts) > 1 and dt.get(role).lengths.sum() == len(rows)
+        for col in rows:
+            assert rows[col].isna().equals(canon.get(role)[col].isna())
+            assert rows[col].dropna().astype(str).tolist() == canon.get(role)[col].dropna().astype(str).tolist()
+    metrics = {"exact_matches": {}, "dcr": {"n_boot": 30}, "k_anonymity": {"k": 3}}
+    single = evaluate(orig, syn, None, META, metrics=metrics, seed=2)
+    dist = evaluate(orig, syn, None, META, metrics=metrics, seed=2, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    recs = dist["exact_matches"]["result"]["records"]  # input rows: each one is copied into syn
+    copied = set(map(tuple, syn.astype(str).to_numpy()))
+    assert len(recs) >= 10 and all(tuple(orig.astype(str).iloc[r["original_row"]]) in copied for r in recs)
+
+
+def test_shuffled_duplicates_across_partitions_equal_single_process(dask_client):
+    """Input order far from canonical order: duplicated rows scattered over 4 partitions of every
+    table, so which of several tied rows a record names, the ties of the neighbour searches, the
+    seeded samples and the categorical codes (first CANONICAL appearance, not first appearance in
+    partition order) must all come out as in one process."""
+    from synthguard.data.encoding import EncodedView
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._tables import load_tables
+
+    r = np.random.default_rng(17)
+
+    def dup_shuffled(base: pd.DataFrame, extra: list[pd.DataFrame]) -> pd.DataFrame:
+        df = pd.concat([base, *extra], ignore_index=True)
+        return df.iloc[r.permutation(len(df))].reset_index(drop=True)
+
+    def frame(n: int, seed: int) -> pd.DataFrame:  # more categories: first appearances differ more
+        df = _frame(n, seed)
+        df["d"] = np.random.default_rng(seed + 100).choice(list("pqrstuvw"), n)
+        return df
+
+    base = frame(160, 31)
+    orig = dup_shuffled(base, [base.iloc[:70], base.iloc[:30], base.iloc[100:110]])
+    syn = dup_shuffled(frame(200, 32), [base.iloc[:50], base.iloc[20:60], orig.iloc[:15]])
+    ctl = dup_shuffled(frame(180, 33), [base.iloc[120:130]])
+    dt = load_tables(orig, syn, ctl, META, client=dask_client, npartitions=4)
+    canon = prepare_tables(orig, syn, ctl, META).in_canonical_order()
+    view = EncodedView(canon)
+    naive = False
+    for c in ("b", "d", "e"):
+        assert dt.encoder.labels(c) == view.encoder.labels(c), c
+        # the first appearance in partition order (each partition locally canonical) differs
+        rows = pd.concat([p for role in dt.roles for p in dt.compute(dt.get(role).parts)], ignore_index=True)
+        naive |= [str(v) for v in pd.unique(rows[c].dropna())] != [str(v) for v in view.encoder.labels(c)]
+    assert naive, "the test data must make partition-order first appearance differ from canonical"
+    for role in dt.roles:
+        np.testing.assert_array_equal(dt.row_numbers[role], canon.row_numbers[role])
+        assert len(dt.get(role).parts) == 4
+    metrics = {"exact_matches": {"top_n": 60}, "ims": {}, "cap": {"max_records": 200},
+               "zero_cap": {"sensitive_fields": ["d"]}, "k_anonymity": {"k": 4, "max_records": 200},
+               "dcr": {"n_boot": 30}, "nndr": {"n_boot": 30},
+               "distinguishability": {"max_rows": 300, "n_estimators": 15, "n_permutations": 1,
+                                      "n_boot": 30, "n_jobs": 1}}
+    single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, META, metrics=metrics, seed=5, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    assert len(single["exact_matches"]["result"]["records"]) >= 40
+
+
+def test_prepare_quirks_as_in_one_process(dask_client):
+    """The partitions are prepared as ``prepare_tables`` prepares whole tables: ``inf`` read as
+    missing, whitespace stripped, and labels written as numbers in one table and strings in another
+    unified, decided on the first 1000 non-missing labels of each table across partitions (a string
+    after those in column ``h`` does not count)."""
+    r = np.random.default_rng(8)
+    n = 1300
+
+    def table(seed: int, as_text: bool) -> pd.DataFrame:
+        q = np.random.default_rng(seed)
+        g = q.integers(1, 5, n)
+        h = pd.Series(q.integers(1, 4, n), dtype=object)
+        if not as_text:
+            h.iloc[1100:1110] = "7"  # beyond the first 1000 labels: no unification
+        c = q.integers(0, 4, n).astype(float)
+        c[q.random(n) < 0.02] = np.inf
+        return pd.DataFrame({"g": pd.Series([str(v) for v in g] if as_text else list(g), dtype=object),
+                             "h": h, "c": c, "b": q.choice(["x", " x", "y ", "z"], n)})
+
+    orig = table(1, False)
+    syn = pd.concat([table(2, True), orig.iloc[:200]], ignore_index=True)
+    syn = syn.iloc[r.permutation(len(syn))].reset_index(drop=True)
+    meta = {"columns": {"g": {"sdtype": "categorical"}, "h": {"sdtype": "categorical"},
+                        "c": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"}},
+            "quasi_identifiers": ["g", "b"], "sensitive": ["h"]}
+    metrics = {"exact_matches": {}, "ims": {}, "cap": {}, "k_anonymity": {"k": 3}}
+    single = evaluate(orig, syn, None, meta, metrics=metrics, seed=1)
+    dist = evaluate(orig, syn, None, meta, metrics=metrics, seed=1, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] > 200  # g unified: 1 == "1"
+
+
+def test_csv_floats_read_as_in_one_process(dask_client, tmp_path):
+    """CSV inputs are parsed with the same float parser as one process (``CSV_FLOAT_KW``: pandas 2's
+    default parser can be one unit in the last place off), so distances agree to the bit."""
+    r = np.random.default_rng(9)
+    n = 400
+    orig = pd.DataFrame({"u": np.log(r.random(n)), "v": r.normal(size=n) * 1e-3, "w": r.choice(["s", "t"], n)})
+    syn = pd.DataFrame({"u": np.log(r.random(n)), "v": r.normal(size=n) * 1e-3, "w": r.choice(["s", "t"], n)})
+    for role, df in (("orig", orig), ("syn", syn)):
+        df.to_csv(tmp_path / f"{role}.csv", index=False, float_format="%.17g")
+        for i, part in enumerate(np.array_split(np.arange(n), 3)):
+            df.iloc[part].to_csv(tmp_path / f"{role}-{i}.csv", index=False, float_format="%.17g")
+    meta = {"columns": {"u": {"sdtype": "numerical"}, "v": {"sdtype": "numerical"},
+                        "w": {"sdtype": "categorical"}}}
+    metrics = {"dcr": {"n_boot": 20}}
+    single = evaluate(str(tmp_path / "orig.csv"), str(tmp_path / "syn.csv"), None, meta, metrics=metrics, seed=1)
+    dist = evaluate(str(tmp_path / "orig-*.csv"), str(tmp_path / "syn-*.csv"), None, meta, metrics=metrics,
+                    seed=1, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+
+
+def test_canonicalise_when_partition_dtypes_differ(dask_client):
+    """A boolean column held as ``bool`` in one partition and as objects (with missing values) in
+    another hashes as the whole table does (objects): the order is that of ``canonical_order``, and
+    every row stays in its input partition, sorted there by canonical position."""
+    from dask import delayed
+
+    from synthguard.data.tables import canonical_order
+    from synthguard.distributed._tables import DistTable, canonicalise
+
+    r = np.random.default_rng(4)
+    a = pd.DataFrame({"x": r.integers(0, 3, 40).astype(float), "e": r.choice([True, False], 40)})
+    b = pd.DataFrame({"x": r.integers(0, 3, 30).astype(float),
+                      "e": pd.Series(r.choice([True, False, None], 30), dtype=object)})
+    assert a["e"].dtype == bool and b["e"].dtype == object
+    whole = pd.concat([a, b], ignore_index=True)
+    assert whole["e"].dtype == object
+    # an empty partition (whose boolean column has no bool dtype) says nothing about the dtypes
+    table = DistTable("original", "t", [delayed(a), delayed(a.iloc[:0].astype(object)), delayed(b)],
+                      np.array([40, 0, 30]))
+    canon = canonicalise(table, dask_client, ("e",))
+    order = canonical_order(whole)
+    np.testing.assert_array_equal(canon.row_numbers, order)
+    assert len(table.parts) == 3 and list(table.lengths) == [40, 0, 30]
+    parts = dask_client.gather(dask_client.compute(table.parts))
+    positions = dask_client.gather(dask_client.compute(table.positions))
+    rank = np.argsort(order)
+    for j, (lo, hi) in enumerate(((0, 40), (40, 40), (40, 70))):  # same rows, by canonical position
+        np.testing.assert_array_equal(positions[j], np.sort(rank[lo:hi]))
+        want = whole.iloc[order[positions[j]]].reset_index(drop=True)
+        assert parts[j].astype(str).equals(want.astype(str))
+    # the distinct values in order of first canonical appearance (a value's first occurrence)
+    assert list(dict.fromkeys(canon.first_values["e"])) == list(pd.unique(whole["e"].iloc[order].dropna()))
+    one = DistTable("original", "t", [delayed(a)], np.array([40]))  # one partition: sorted in place
+    np.testing.assert_array_equal(canonicalise(one, dask_client).row_numbers, canonical_order(a))
+    assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
+
+
+def test_row_hash_identity_rules():
+    num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
+    cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
+    h = row_hash128(Block(num, cat, ("n",), ("c",)))
+    assert h.shape == (5, 2) and h.dtype == np.uint64
+    assert (h[0] == h[1]).all() and (h[2] == h[3]).all()  # -0.0 == 0.0, missing == missing
+    assert not (h[0] == h[4]).all() and not (h[0] == h[2]).all()
+    assert (h[:, 0] != h[:, 1]).all()  # two independent keys
+
+
+def test_missing_dask_names_the_extra(monkeypatch):
+    from synthguard.distributed import _deps
+
+    monkeypatch.setattr(_deps, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match=r"synthguard\[dask\]"):
+        evaluate(_frame(10, 0), _frame(10, 1), client=object())
+
+
+def test_cli_scheduler_on_partitioned_parquet(dask_client, tmp_path):
+    from click.testing import CliRunner
+
+    from synthguard.cli import main
+
+    orig = _frame(300, 21)
+    syn = pd.concat([_frame(200, 22), orig.iloc[:25]], ignore_index=True)
+    for role, df in (("original", orig), ("synthetic", syn)):
+        (tmp_path / role).mkdir()
+        for i, part in enumerate(np.array_split(np.arange(len(df)), 2)):
+            df.iloc[part].to_parquet(tmp_path / role / f"part-{i}.parquet", index=False)
+    (tmp_path / "meta.json").write_text(json.dumps(META))
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(tmp_path / "original"),
+                                    "-s", str(tmp_path / "synthetic" / "*.parquet"),
+                                    "-m", str(tmp_path / "meta.json"), "--metrics", "exact_matches,ims",
+                                    "--scheduler", dask_client.scheduler.address, "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    got = json.loads(out.read_text())["metrics"]
+    single = evaluate(orig, syn, None, META, metrics=["exact_matches", "ims"]).to_dict()["metrics"]
+    for name in ("exact_matches", "ims"):
+        assert got[name]["result"] == json.loads(json.dumps(single[name]["result"], default=str)), name
+    assert got["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 25  # the copies, at least

@@ -1,0 +1,462 @@
+"""The neighbour engine against an independent brute force, for both backends, bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from synthguard.data import infer_schema
+from synthguard.data.encoding import Block, Encoder, value_ranges
+from synthguard.engine.neighbors import (
+    DistanceMetric,
+    available_backends,
+    count_within,
+    gower,
+    kneighbors,
+    nearest_distances,
+    pairwise_distances,
+)
+from synthguard.errors import ConfigError
+
+BACKENDS = available_backends()
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ----------------------------------------------------------------------------- the oracle
+def _term(a: float, b: float, scale: float, clip: bool, p: float, nan_rule: str) -> float:
+    """One numeric term, straight from the formula in ``neighbors/metric.py``'s docstring."""
+    a_nan, b_nan = math.isnan(a), math.isnan(b)
+    if a_nan and b_nan:
+        return 0.0 if nan_rule == "max" else 1.0
+    if a_nan or b_nan:
+        return 1.0 if nan_rule == "max" else math.inf
+    diff = abs(a - b)
+    t = diff / scale if scale > 0 else (0.0 if diff == 0 else 1.0)
+    if clip:
+        t = min(t, 1.0)
+    if p == 2.0:
+        return t * t  # the engine squares by multiplication (libm pow(t, 2) may differ by an ulp)
+    return t ** p if p != 1.0 else t
+
+
+def brute_sums_scalar(q: Block, r: Block, m: DistanceMetric) -> np.ndarray:
+    """Per-pair pure-Python weighted sums (numeric columns first, then categorical)."""
+    wn, wc = _weights(m, q)
+    out = np.empty((q.n_rows, r.n_rows))
+    for i in range(q.n_rows):
+        for j in range(r.n_rows):
+            s = 0.0
+            for c in range(q.num.shape[1]):
+                s += float(wn[c]) * _term(float(q.num[i, c]), float(r.num[j, c]), float(m.scale[c]),
+                                          m.clip, m.p, m.nan_rule)
+            for c in range(q.cat.shape[1]):
+                if q.cat[i, c] != r.cat[j, c]:
+                    s += float(wc[c])
+            out[i, j] = s
+    return out
+
+
+def brute_sums_vector(q: Block, r: Block, m: DistanceMetric) -> np.ndarray:
+    """The same sums, vectorised per column (for the larger cases)."""
+    wn, wc = _weights(m, q)
+    s = np.zeros((q.n_rows, r.n_rows))
+    for c in range(q.num.shape[1]):
+        a, b = q.num[:, c][:, None], r.num[:, c][None, :]
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(a - b)
+            t = diff / m.scale[c] if m.scale[c] > 0 else np.where(diff == 0, 0.0, 1.0)
+        if m.clip:
+            t = np.minimum(t, 1.0)
+        if m.p == 2.0:
+            t = t * t
+        elif m.p != 1.0:
+            t = t ** m.p
+        an, bn = np.isnan(a) & np.ones_like(b, bool), np.isnan(b) & np.ones_like(a, bool)
+        both, one = an & bn, an ^ bn
+        t = np.where(both, 0.0 if m.nan_rule == "max" else 1.0, t)
+        t = np.where(one, 1.0 if m.nan_rule == "max" else np.inf, t)
+        s += wn[c] * t
+    for c in range(q.cat.shape[1]):
+        s += wc[c] * (q.cat[:, c][:, None] != r.cat[:, c][None, :])
+    return s
+
+
+def _weights(m: DistanceMetric, q: Block) -> tuple[np.ndarray, np.ndarray]:
+    wn = np.ones(q.num.shape[1]) if m.num_weights is None else np.asarray(m.num_weights, float)
+    wc = np.ones(q.cat.shape[1]) if m.cat_weights is None else np.asarray(m.cat_weights, float)
+    return wn, wc
+
+
+def brute_distances(q: Block, r: Block, m: DistanceMetric, scalar: bool) -> np.ndarray:
+    s = brute_sums_scalar(q, r, m) if scalar else brute_sums_vector(q, r, m)
+    wn, wc = _weights(m, q)
+    total = wn.sum() + wc.sum()
+    d = s / total if (m.normalise and total > 0) else s
+    return np.sqrt(d) if m.p == 2.0 else d
+
+
+def brute_knn(d: np.ndarray, k: int, exclude_self: bool) -> tuple[np.ndarray, np.ndarray]:
+    nq, nr = d.shape
+    dist = np.full((nq, k), np.inf)
+    idx = np.full((nq, k), -1, dtype=np.int64)
+    for i in range(nq):
+        cand = np.array([j for j in range(nr) if not (exclude_self and j == i)], dtype=np.int64)
+        if cand.size == 0:
+            continue
+        order = cand[np.lexsort((cand, d[i, cand]))][:k]
+        dist[i, : order.size] = d[i, order]
+        idx[i, : order.size] = order
+    return dist, idx
+
+
+# ----------------------------------------------------------------------------- random tables
+def random_blocks(rng: np.random.Generator, nq: int, nr: int, n_num: int, n_cat: int, nan_rate: float,
+                  ties: bool, dup_share: float) -> tuple[Block, Block]:
+    def num_col(n: int, kind: str) -> np.ndarray:
+        if kind == "const":
+            return np.full(n, 3.5)
+        if kind == "ties":
+            return rng.integers(0, 4, n).astype(float) * 0.5
+        if kind == "signed_zero":
+            return rng.choice([-0.0, 0.0, 1.0], n)
+        return rng.normal(10, 5, n).round(3)
+
+    kinds = [rng.choice(["const", "ties", "cont", "signed_zero"]) if ties else "cont" for _ in range(n_num)]
+    levels = [int(rng.integers(1, 6)) for _ in range(n_cat)]
+
+    def make(n: int) -> Block:
+        num = np.column_stack([num_col(n, k) for k in kinds]) if n_num else np.zeros((n, 0))
+        cat = (np.column_stack([rng.integers(0, lv, n) for lv in levels]).astype(np.int64) if n_cat
+               else np.zeros((n, 0), dtype=np.int64))
+        if nan_rate > 0:
+            num[rng.random(num.shape) < nan_rate] = np.nan
+            cat[rng.random(cat.shape) < nan_rate] = -1
+        return Block(np.ascontiguousarray(num), np.ascontiguousarray(cat),
+                     tuple(f"n{i}" for i in range(n_num)), tuple(f"c{i}" for i in range(n_cat)))
+
+    r = make(nr)
+    q = make(nq)
+    n_dup = int(dup_share * nq)
+    if n_dup:  # copies of reference rows among the queries (exact matches, ties at distance 0)
+        src = rng.integers(0, nr, n_dup)
+        num, cat = q.num.copy(), q.cat.copy()
+        num[:n_dup], cat[:n_dup] = r.num[src], r.cat[src]
+        q = Block(num, cat, q.num_columns, q.cat_columns)
+    return q, r
+
+
+@st.composite
+def cases(draw, large: bool = False):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n_num = draw(st.integers(0, 4))
+    n_cat = draw(st.integers(0 if n_num else 1, 3))
+    if large:
+        nr = draw(st.integers(256, 420))
+        nq = draw(st.integers(1, 60))
+    else:
+        nr = draw(st.integers(1, 12))
+        nq = draw(st.integers(1, 12))
+    exclude_self = draw(st.booleans())
+    nan_rate = draw(st.sampled_from([0.0, 0.15, 0.5]))
+    ties = draw(st.booleans())
+    dup_share = draw(st.sampled_from([0.0, 0.5]))
+    q, r = random_blocks(rng, nq, nr, n_num, n_cat, nan_rate, ties, dup_share)
+    if exclude_self:
+        q = r
+    scale_kind = draw(st.sampled_from(["range", "random", "zeros"]))
+    if scale_kind == "range":
+        scale = value_ranges(q, r)
+    elif scale_kind == "random":
+        scale = rng.choice([0.0, 0.7, 2.0, 25.0], n_num)
+    else:
+        scale = np.zeros(n_num)
+    weighted = draw(st.booleans())
+    wn = rng.choice([0.5, 1.0, 2.0, 0.3], n_num) if weighted else None
+    wc = rng.choice([0.5, 1.0, 3.0, 0.7], n_cat) if weighted else None
+    metric = DistanceMetric(scale, p=draw(st.sampled_from([1.0, 2.0])), clip=draw(st.booleans()),
+                            normalise=draw(st.booleans()), nan_rule=draw(st.sampled_from(["max", "anonymeter"])),
+                            num_weights=wn, cat_weights=wc)
+    k = draw(st.integers(1, nr + 3)) if not large else draw(st.integers(1, 4))
+    return q, r, metric, k, exclude_self
+
+
+def _check_knn(q, r, metric, k, exclude_self, scalar):
+    d = brute_distances(q, r, metric, scalar)
+    want_d, want_i = brute_knn(d, k, exclude_self)
+    got = {}
+    for b in BACKENDS:
+        res = kneighbors(q, r, metric, k, exclude_self=exclude_self, backend=b)
+        np.testing.assert_array_equal(res.indices, want_i, err_msg=f"backend {b}")
+        np.testing.assert_array_equal(res.distances, want_d, err_msg=f"backend {b}")
+        got[b] = res
+    if len(got) == 2:  # bit for bit
+        assert got["numba"].distances.tobytes() == got["numpy"].distances.tobytes()
+        assert np.array_equal(got["numba"].indices, got["numpy"].indices)
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(cases())
+def test_kneighbors_matches_scalar_brute_force(case):
+    q, r, metric, k, exclude_self = case
+    np.testing.assert_array_equal(brute_sums_scalar(q, r, metric), brute_sums_vector(q, r, metric))
+    _check_knn(q, r, metric, k, exclude_self, scalar=True)
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(cases(large=True))
+def test_kneighbors_matches_brute_force_on_pruned_sizes(case):
+    q, r, metric, k, exclude_self = case
+    _check_knn(q, r, metric, k, exclude_self, scalar=False)
+
+
+def _check_count(q, r, metric, exclude_self, radius):
+    d = brute_distances(q, r, metric, scalar=False)
+    if exclude_self:
+        np.fill_diagonal(d, np.inf)
+    lo = (d <= radius).sum(axis=1)
+    hi = (d <= radius * (1 + 1e-9)).sum(axis=1)  # the engine forgives rounding at the radius
+    outs = []
+    for b in BACKENDS:
+        got = count_within(q, r, metric, radius, exclude_self=exclude_self, backend=b)
+        assert np.all(got >= lo) and np.all(got <= hi), b
+        outs.append(got)
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(cases(), st.integers(0, 2**31))
+def test_count_within_matches_brute_force(case, pick):
+    q, r, metric, _, exclude_self = case
+    d = brute_distances(q, r, metric, scalar=False)
+    finite = np.unique(d[np.isfinite(d)])
+    radius = float(finite[pick % finite.size]) if finite.size else 0.5  # radius = an actual distance (ties)
+    _check_count(q, r, metric, exclude_self, radius)
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(cases(large=True), st.integers(0, 2**31))
+def test_count_within_on_pruned_sizes(case, pick):
+    q, r, metric, _, exclude_self = case
+    d = brute_distances(q, r, metric, scalar=False)
+    finite = np.sort(np.unique(d[np.isfinite(d)]))
+    radius = float(finite[pick % max(1, min(finite.size, 40))]) if finite.size else 0.5
+    _check_count(q, r, metric, exclude_self, radius)
+
+
+# ----------------------------------------------------------------------------- fixed cases
+def _mixed(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "x": rng.normal(0, 1, n).round(1),
+        "i": rng.integers(0, 5, n),
+        "when": pd.to_datetime("2021-01-01") + pd.to_timedelta(rng.integers(0, 30, n), unit="D"),
+        "flag": rng.random(n) < 0.5,
+        "cat": rng.choice(["a", "b", "c"], n),
+    })
+    df["x"] = df["x"].mask(rng.random(n) < 0.1)
+    df["cat"] = df["cat"].mask(rng.random(n) < 0.1)
+    df["when"] = df["when"].mask(rng.random(n) < 0.1)
+    return df
+
+
+@pytest.mark.parametrize("nan_rule", ["max", "anonymeter"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_mixed_frames_with_datetime_and_boolean(nan_rule, k):
+    orig, syn = _mixed(600, 1), _mixed(300, 2)
+    syn.iloc[:100] = orig.iloc[:100].to_numpy()  # copies
+    enc = Encoder(infer_schema(orig))
+    o, s = enc.encode(orig), enc.encode(syn)
+    assert "when" in o.num_columns and "flag" in o.cat_columns
+    metric = gower(value_ranges(o, s), clip=nan_rule == "max", normalise=nan_rule == "max", nan_rule=nan_rule)
+    _check_knn(s, o, metric, k, False, scalar=False)
+    _check_knn(o, o, metric, k, True, scalar=False)
+
+
+def test_k_larger_than_reference_and_one_row():
+    rng = np.random.default_rng(0)
+    q, r = random_blocks(rng, 5, 1, 2, 1, 0.0, False, 0.0)
+    m = gower(value_ranges(q, r))
+    for b in BACKENDS:
+        res = kneighbors(q, r, m, 3, backend=b)
+        assert (res.indices[:, 0] == 0).all() and (res.indices[:, 1:] == -1).all()
+        assert np.isinf(res.distances[:, 1:]).all()
+        self_res = kneighbors(r, r, m, 1, exclude_self=True, backend=b)
+        assert self_res.indices[0, 0] == -1 and np.isinf(self_res.distances[0, 0])
+
+
+def test_exclude_self_keeps_duplicates_and_lowest_index():
+    num = np.array([[1.0], [1.0], [1.0], [5.0]])
+    blk = Block(num, np.zeros((4, 0), np.int64), ("x",), ())
+    m = gower(np.array([4.0]))
+    for b in BACKENDS:
+        res = kneighbors(blk, blk, m, 2, exclude_self=True, backend=b)
+        np.testing.assert_array_equal(res.indices, [[1, 2], [0, 2], [0, 1], [0, 1]])
+        np.testing.assert_array_equal(res.distances[:3], 0.0)
+        np.testing.assert_array_equal(nearest_distances(blk, blk, m, exclude_self=True, backend=b),
+                                      [0, 0, 0, 1.0])
+
+
+def test_pairwise_and_errors():
+    rng = np.random.default_rng(3)
+    q, r = random_blocks(rng, 7, 9, 2, 2, 0.2, True, 0.3)
+    m = gower(value_ranges(q, r), clip=True)
+    np.testing.assert_array_equal(pairwise_distances(q, r, m), brute_distances(q, r, m, scalar=True))
+    with pytest.raises(ConfigError):
+        kneighbors(q, r, m, 0)
+    with pytest.raises(ConfigError):
+        kneighbors(q, r, m, 1, backend="gpu")
+    with pytest.raises(ConfigError):
+        kneighbors(q, r, m, 1, exclude_self=True)
+    with pytest.raises(ConfigError):
+        kneighbors(q, r.select(["n0"]), m, 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_large_realistic_tables_both_backends_agree(seed):
+    """A few thousand rows of correlated mixed data with copies: pruning is heavily exercised."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    z = rng.normal(size=(n, 2))
+    num = np.column_stack([(40 + 12 * z[:, 0]).round(), np.exp(10 + 0.5 * z[:, 1]).round(-1),
+                           rng.integers(0, 3000, n).astype(float), (25 + 3 * z[:, 0] + rng.normal(size=n)).round(1)])
+    num[rng.random(num.shape) < 0.03] = np.nan
+    cat = np.column_stack([(z[:, 0] > 0).astype(int), rng.integers(0, 40, n), (z[:, 1] * 2).round().astype(int) % 7])
+    ref = Block(num, cat.astype(np.int64), ("a", "b", "c", "d"), ("e", "f", "g"))
+    qrows = rng.integers(0, n, 400)
+    qnum = ref.num[qrows].copy()
+    qnum[200:, 0] += 1
+    query = Block(qnum, ref.cat[qrows].copy(), ref.num_columns, ref.cat_columns)
+    m = gower(value_ranges(ref), clip=True)
+    for k, excl, q in [(1, False, query), (2, True, ref), (3, False, query)]:
+        got = [kneighbors(q, ref, m, k, exclude_self=excl, backend=b) for b in BACKENDS]
+        if len(got) == 2:
+            assert got[0].distances.tobytes() == got[1].distances.tobytes()
+            np.testing.assert_array_equal(got[0].indices, got[1].indices)
+        if excl:
+            sub = np.arange(0, n, 15)
+            d = brute_distances(ref.take(sub), ref, m, scalar=False)
+            d[np.arange(sub.size), sub] = np.inf
+            want_d, want_i = brute_knn(d, k, False)
+            np.testing.assert_array_equal(got[0].indices[sub], want_i)
+            np.testing.assert_array_equal(got[0].distances[sub], want_d)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf])
+def test_bad_weights_are_config_errors(bad):
+    rng = np.random.default_rng(0)
+    q, r = random_blocks(rng, 3, 4, 2, 1, 0.0, False, 0.0)
+    m = DistanceMetric(value_ranges(q, r), num_weights=np.array([1.0, bad]), cat_weights=np.array([1.0]))
+    with pytest.raises(ConfigError, match="weights"):
+        kneighbors(q, r, m, 1)
+
+
+def test_tree_reuse_is_keyed_on_arrays_and_metric():
+    rng = np.random.default_rng(5)
+    q, r = random_blocks(rng, 50, 400, 3, 2, 0.1, True, 0.3)
+    m1, m2 = gower(value_ranges(q, r), clip=True), gower(value_ranges(q, r), clip=False, nan_rule="anonymeter")
+    first = kneighbors(q, r, m1, 2)
+    again = kneighbors(q, r, m1, 2)  # served from the reused tree
+    other = kneighbors(q, r, m2, 2)  # another metric: another tree
+    r2 = Block(r.num.copy(), r.cat.copy(), r.num_columns, r.cat_columns)
+    r2.num[:10] += 1.0  # different data in a new array: a new tree
+    for got, blk, m in [(first, r, m1), (again, r, m1), (other, r, m2),
+                        (kneighbors(q, r2, m1, 2), r2, m1)]:
+        want_d, want_i = brute_knn(brute_distances(q, blk, m, scalar=False), 2, False)
+        np.testing.assert_array_equal(got.indices, want_i)
+        np.testing.assert_array_equal(got.distances, want_d)
+
+
+def test_no_columns_every_distance_is_zero():
+    q = Block(np.zeros((3, 0)), np.zeros((3, 0), np.int64), (), ())
+    r = Block(np.zeros((5, 0)), np.zeros((5, 0), np.int64), (), ())
+    m = gower(np.zeros(0))
+    for b in BACKENDS:
+        res = kneighbors(q, r, m, 2, backend=b)
+        np.testing.assert_array_equal(res.indices, [[0, 1]] * 3)
+        np.testing.assert_array_equal(res.distances, 0.0)
+        np.testing.assert_array_equal(count_within(q, r, m, 0.0, backend=b), [5, 5, 5])
+
+
+def test_row_order_does_not_change_distances():
+    rng = np.random.default_rng(11)
+    q, r = random_blocks(rng, 1200, 900, 3, 3, 0.05, True, 0.4)
+    m = gower(value_ranges(r), clip=True)
+    base = kneighbors(q, r, m, 3)
+    pr, pq = rng.permutation(r.n_rows), rng.permutation(q.n_rows)
+    shuffled = kneighbors(q.take(pq), r.take(pr), m, 3)
+    np.testing.assert_array_equal(shuffled.distances, base.distances[pq])
+    # the neighbours are the same rows up to ties: distances to the mapped-back rows agree
+    back = pr[shuffled.indices]
+    d = brute_distances(q.take(pq), r, m, scalar=False)
+    np.testing.assert_array_equal(np.take_along_axis(d, back, axis=1), shuffled.distances)
+
+
+def _mixed_block(rng: np.random.Generator, n: int) -> Block:
+    z = rng.normal(size=(n, 2))
+    num = np.column_stack([(40 + 12 * z[:, 0]).round(), (25 + 3 * z[:, 1]).round(0)])
+    num[rng.random(num.shape) < 0.05] = np.nan
+    cat = np.column_stack([(z[:, 0] > 0).astype(int), rng.integers(0, 4, n)]).astype(np.int64)
+    return Block(num, cat, ("a", "b"), ("c", "d"))
+
+
+# the NumPy backend is only ever given increasing ids (one partition per block)
+STEP_CASES = [(b, shuffled) for b in BACKENDS for shuffled in (False, True) if not (b == "numpy" and shuffled)]
+
+
+@pytest.mark.parametrize(("backend", "shuffled_ids"), STEP_CASES)
+def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
+    """A search run block after block (each step seeded with the previous k best) returns exactly the
+    one search over the union: same distances, same ids, ties by the lower id (coarse columns make
+    many ties), self excluded by id; the compiled backend accepts ids in any order within a block."""
+    from synthguard.engine.neighbors.engine import kneighbors_step, reference_index
+
+    rng = np.random.default_rng(7)
+    ref = _mixed_block(rng, 900)
+    ref = Block(np.vstack([ref.num, ref.num[:100]]), np.vstack([ref.cat, ref.cat[:100]]),  # exact copies
+                ref.num_columns, ref.cat_columns)
+    n = ref.n_rows
+    m = gower(value_ranges(ref), clip=True, normalise=True)
+    ids = rng.permutation(n).astype(np.int64) if shuffled_ids else np.arange(n, dtype=np.int64)
+    blocks = np.array_split(np.arange(n), 4)
+    if shuffled_ids:  # a block holds rows whose ids interleave with the other blocks'
+        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
+    by_id = np.argsort(ids)  # the union ordered by id: row by_id[g] has id g
+    union = ref.take(by_id)
+    query = _mixed_block(rng, 300)
+    for k, q, q_ids, excl in [(1, query, np.arange(300), False), (3, query, np.arange(300), False),
+                              (2, union, np.arange(n), True)]:
+        want = kneighbors(q, union, m, k, exclude_self=excl, backend=backend)
+        state = None
+        for b in blocks:
+            blk = ref.take(b)
+            # a tree that consumed (reordered in place) its own copy of the rows, as the Dask path builds it
+            tree = reference_index(ref.take(b), m, backend, consume=shuffled_ids)
+            state = kneighbors_step(q, None if tree is not None else blk, m, k, query_ids=q_ids,
+                                    reference_ids=ids[b], exclude_self=excl, start=state, index=tree,
+                                    backend=backend)
+        assert state[0].tobytes() == want.distances.tobytes()
+        np.testing.assert_array_equal(state[2], want.indices)
+
+
+def test_kneighbors_step_refuses_what_it_cannot_do_exactly():
+    """The NumPy backend breaks ties by row order, so it refuses ids that do not increase; ids must
+    match the rows; a step without a reference block needs its tree."""
+    from synthguard.engine.neighbors.engine import kneighbors_step
+
+    rng = np.random.default_rng(3)
+    ref, q = _mixed_block(rng, 20), _mixed_block(rng, 5)
+    m = gower(value_ranges(ref), clip=True)
+    with pytest.raises(ConfigError, match="increasing reference ids"):
+        kneighbors_step(q, ref, m, 1, query_ids=np.arange(5), reference_ids=np.arange(20)[::-1],
+                        backend="numpy")
+    with pytest.raises(ConfigError, match="one id per"):
+        kneighbors_step(q, ref, m, 1, query_ids=np.arange(5), reference_ids=np.arange(19), backend="numpy")
+    with pytest.raises(ConfigError, match="its index"):
+        kneighbors_step(q, None, m, 1, query_ids=np.arange(5), reference_ids=np.arange(20))

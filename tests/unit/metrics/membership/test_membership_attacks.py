@@ -1,0 +1,343 @@
+"""The membership-attack ensemble (``membership_attacks``): calibrated on fresh samples, powerful on
+realistic leaks, a DP-unit bound, the most exposed records, and the tests behind them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard.calibration import calibration_split, leaky_release
+from synthguard.metrics.membership import ATTACKS
+from synthguard.metrics.membership.ensemble import membership_attacks
+from synthguard.metrics.privacy.closest_distance_mia import closest_distance_mia
+from synthguard.registry import Context, get_metric
+from synthguard.stats import auc_max_t, auc_test, epsilon_lower_bound, make_rng
+
+# ------------------------------------------- leaky releases: near-copies, an overfit mixture, a KDE
+TABLES = ("acs12", "anes96", "diabetes_raw", "hhs_breaches", "nhefs")
+
+
+def _numeric(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+
+
+def _standardised(train: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = train[cols].to_numpy(dtype=float)
+    med = np.nanmedian(x, axis=0)
+    x = np.where(np.isnan(x), med, x)
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return (x - mu) / sd, mu, sd
+
+
+def mixture_release(train: pd.DataFrame, n: int, seed: int, rows_per_component: int = 20
+                    ) -> pd.DataFrame:
+    """An overfit Gaussian mixture: ``len(train) / 20`` components (k-means clusters of the
+    standardised numeric columns), each sampled from its own mean and diagonal covariance;
+    categorical cells drawn from the cluster's own rows, column by column."""
+    from sklearn.cluster import KMeans
+
+    rng = make_rng(seed, "mixture")
+    cols = _numeric(train)
+    z, mu, sd = _standardised(train, cols)
+    k = max(2, len(train) // rows_per_component)
+    lab = KMeans(k, n_init=1, random_state=seed).fit_predict(z)
+    comp = rng.choice(lab, n)  # a component per row, by the clusters' sizes
+    out = {}
+    for j, c in enumerate(cols):
+        means = np.array([z[lab == g, j].mean() for g in range(k)])
+        sds = np.array([z[lab == g, j].std() for g in range(k)])
+        v = (means[comp] + sds[comp] * rng.standard_normal(n)) * sd[j] + mu[j]
+        if pd.api.types.is_integer_dtype(train[c]):
+            v = np.round(v)
+        out[c] = v
+    members = {g: np.flatnonzero(lab == g) for g in range(k)}
+    for c in train.columns:
+        if c in out:
+            continue
+        vals = train[c].to_numpy()
+        pick = np.array([members[g][rng.integers(members[g].size)] for g in comp])
+        out[c] = vals[pick]
+    return pd.DataFrame(out)[list(train.columns)].astype(
+        {c: train[c].dtype for c in train.columns if c not in cols})
+
+
+def kde_release(train: pd.DataFrame, n: int, seed: int, width: float = 1.0,
+                keep_category: float = 0.5) -> pd.DataFrame:
+    """A kernel density release: a random training row plus Gaussian noise of ``width`` times
+    Scott's bandwidth on every numeric column; each categorical cell kept with probability
+    ``keep_category``, else drawn from the column's marginal (an Aitchison-Aitken kernel)."""
+    rng = make_rng(seed, "kde")
+    cols = _numeric(train)
+    z, mu, sd = _standardised(train, cols)
+    d = max(len(cols), 1)
+    h = width * len(train) ** (-1.0 / (d + 4))
+    src = rng.integers(0, len(train), n)
+    out = {}
+    for j, c in enumerate(cols):
+        v = (z[src, j] + h * rng.standard_normal(n)) * sd[j] + mu[j]
+        if pd.api.types.is_integer_dtype(train[c]):
+            v = np.round(v)
+        out[c] = v
+    for c in train.columns:
+        if c in out:
+            continue
+        vals = train[c].to_numpy()
+        keep = rng.random(n) < keep_category
+        out[c] = np.where(keep, vals[src], vals[rng.integers(0, len(train), n)])
+    return pd.DataFrame(out)[list(train.columns)].astype(
+        {c: train[c].dtype for c in train.columns if c not in cols})
+
+
+def release(kind: str, parts: dict[str, pd.DataFrame], seed: int) -> pd.DataFrame:
+    """The release of ``kind`` for a calibration split."""
+    fresh, train = parts["fresh"], parts["original"]
+    if kind == "fresh":
+        return fresh
+    if kind == "near10":  # near-copies make up 10 % of the release
+        return leaky_release(fresh, train, share=0.1 * len(fresh) / len(train), seed=seed,
+                             perturb=True)
+    if kind == "copies30":
+        return leaky_release(fresh, train, share=0.3, seed=seed)
+    if kind == "mixture":
+        return mixture_release(train, len(fresh), seed)
+    if kind == "kde":
+        return kde_release(train, len(fresh), seed)
+    raise ValueError(kind)
+
+
+def split(frame: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
+    return calibration_split(frame, seed=seed)
+
+
+def _table(shared_data, name: str) -> pd.DataFrame:
+    return pd.read_csv(shared_data / f"{name}.csv")
+
+
+def _run(frame: pd.DataFrame, kind: str, seed: int, **kw):
+    parts = split(frame, seed)
+    ctx = Context.from_frames(parts["original"], release(kind, parts, seed), parts["control"],
+                              seed=seed)
+    return membership_attacks(ctx, **{"n_perm": 499, **kw})
+
+
+def _shift_for_auc(auc: float) -> float:
+    from scipy.special import ndtri
+
+    return float(np.sqrt(2.0) * ndtri(auc))  # two unit normals: AUC = Phi(shift / sqrt 2)
+
+
+# --------------------------------------------------------------------------- the tests themselves
+def test_true_auc_of_070_with_200_members_and_200_non_members_reads_significant_in_80pct_of_runs():
+    rng = np.random.default_rng(7)
+    lab = np.r_[np.ones(200, bool), np.zeros(200, bool)]
+    shift = _shift_for_auc(0.70)
+    hits = 0
+    runs = 60
+    for r in range(runs):
+        signal = rng.standard_normal(400) + shift * lab
+        noise = rng.standard_normal((6, 400))  # six attacks that see nothing join the max-T
+        mt = auc_max_t(lab, np.vstack([signal, noise]), n_perm=199, seed=r, tails=(0.01, 0.05))
+        hits += mt["p_max"] < 0.05
+    assert hits / runs >= 0.8
+
+
+def test_max_t_over_attacks_keeps_its_level_on_null_score_vectors():
+    rng = np.random.default_rng(11)
+    lab = np.r_[np.ones(150, bool), np.zeros(100, bool)]
+    alarms = 0
+    runs = 300
+    for r in range(runs):
+        base = rng.standard_normal(250)
+        att = np.vstack([base + 0.5 * rng.standard_normal(250) for _ in range(5)]
+                        + [np.round(rng.standard_normal(250))])  # correlated attacks and ties
+        alarms += auc_max_t(lab, att, n_perm=199, seed=r, tails=(0.01, 0.05))["p_max"] < 0.05
+    assert alarms / runs <= 0.08  # 0.05 plus sampling error of 300 runs
+
+
+def test_an_auc_interval_excluding_one_half_is_significant():
+    rng = np.random.default_rng(3)
+    lab = np.r_[np.ones(200, bool), np.zeros(200, bool)]
+    seen = 0
+    for auc in np.linspace(0.52, 0.75, 40):
+        for _ in range(5):
+            s = rng.standard_normal(400) + _shift_for_auc(auc) * lab
+            t = auc_test(lab, s)
+            if t["ci"][0] > 0.5:
+                seen += 1
+                assert t["p_value"] < 0.05
+    assert seen > 50
+
+
+def test_epsilon_bound_of_a_chance_attack_has_an_interval_including_zero():
+    b = epsilon_lower_bound(30, 300, 30, 300)
+    assert b["interval"][0] < 0 < b["interval"][1]
+    assert b["epsilon_lower"] == 0.0
+    assert epsilon_lower_bound(90, 300, 0, 300)["epsilon_lower"] > 2.0
+
+
+# ------------------------------------------------------------------------------ on the metric
+@pytest.mark.slow
+def test_fresh_samples_of_five_tables_alarm_at_most_one_run_in_fifteen_and_aucs_centre_on_half(
+        shared_data):
+    p_values, z = [], {a: [] for a in ATTACKS}
+    for name in TABLES:
+        frame = _table(shared_data, name)
+        for seed in range(3):
+            res = _run(frame, "fresh", seed)
+            p_values.append(res.details["ensemble"]["p_value"])
+            for a in ATTACKS:
+                z[a].append(res.details["attacks"][a]["z"])
+            eps = res.details["epsilon"]
+            assert eps["interval"][0] <= 0.0 <= eps["interval"][1], (name, seed, eps)
+    assert np.sum(np.array(p_values) < 0.05) <= 2, p_values  # ~1 in 15 (expected 0.75 of 15)
+    for a, zs in z.items():  # each attack's standardised AUC: mean 0, sd 1 under the null
+        assert abs(np.mean(zs)) * np.sqrt(len(zs)) < 3.0, (a, zs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kind", "tables"), [
+    ("near10", ("nhefs", "anes96")),
+    ("mixture", ("hhs_breaches",)),
+    ("kde", ("nhefs", "hhs_breaches")),
+])
+def test_realistic_leaks_read_significant_in_80pct_of_runs(shared_data, kind, tables):
+    for name in tables:
+        frame = _table(shared_data, name)
+        p = [_run(frame, kind, seed).details["ensemble"]["p_value"] for seed in range(5)]
+        assert np.mean(np.array(p) < 0.05) >= 0.8, (name, kind, p)
+
+
+@pytest.mark.slow
+def test_thirty_percent_exact_copies_give_an_epsilon_bound_well_above_zero(shared_data):
+    for name in ("hhs_breaches", "anes96", "nhefs"):
+        res = _run(_table(shared_data, name), "copies30", 0)
+        eps = res.details["epsilon"]
+        assert eps["epsilon_lower"] > 0.5, (name, eps)
+        assert res.details["ensemble"]["p_value"] < 0.01
+        assert res.evidence.effect > 0.1  # held-out TPR - FPR: a share of training records
+
+
+def test_fresh_sample_gives_an_epsilon_interval_including_zero(shared_data):
+    res = _run(_table(shared_data, "diabetes_raw"), "fresh", 0)
+    eps = res.details["epsilon"]
+    assert eps["interval"][0] <= 0.0 <= eps["interval"][1]
+
+
+def test_evidence_is_one_presence_test_weighted_two_with_the_ensemble_p_value(shared_data):
+    res = _run(_table(shared_data, "diabetes_raw"), "copies30", 1)
+    ev = res.evidence
+    assert ev.risk == "presence" and ev.sees == () and ev.weight == 2.0
+    assert ev.p_value == res.details["ensemble"]["p_value"]
+    assert ev.effect == pytest.approx(res.details["advantage"]["value"])
+    assert set(res.details["attacks"]) == set(ATTACKS)
+    for a, entry in res.details["attacks"].items():
+        assert {"auc", "ci", "p_value", "p_adjusted", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001",
+                "top_records"} <= set(entry), a
+    d = res.to_dict()  # serialises
+    assert d["name"] == "membership_attacks" and d["evidence"]["risk"] == "presence"
+
+
+def test_roles_partition_the_control_and_records_list_the_most_exposed_training_rows(shared_data):
+    frame = _table(shared_data, "anes96")
+    parts = split(frame, 0)
+    rel = release("copies30", parts, 0)
+    ctx = Context.from_frames(parts["original"], rel, parts["control"], seed=0)
+    res = membership_attacks(ctx, n_perm=199)
+    roles = res.details["roles"]
+    ref, nm = set(roles["reference_rows"]), set(roles["non_member_rows"])
+    assert not ref & nm and ref | nm == set(range(len(parts["control"])))
+    assert roles["reference"] + roles["non_members"] == len(parts["control"])
+    recs = [r for r in res.records if r["attack"] == "closest_distance"]
+    assert len(recs) == 10 and recs[0]["score"] >= recs[-1]["score"]
+    # the closest-distance attack's most exposed rows are copied training rows (distance 0)
+    copied = set(map(tuple, rel.astype(str).to_numpy()))
+    rows = parts["original"].astype(str).to_numpy()
+    assert all(tuple(rows[r["row"]]) in copied for r in recs)
+
+
+def _canonical(original, synthetic, control, seed):
+    """The context the runner builds: tables in canonical content order (as ``evaluate`` does)."""
+    from synthguard.data.encoding import EncodedView
+
+    tables = Context.from_frames(original, synthetic, control, seed=seed).tables.in_canonical_order()
+    return Context(tables=tables, encoded=EncodedView(tables), seed=seed)
+
+
+def test_same_seed_same_numbers_whatever_the_row_order(shared_data):
+    frame = _table(shared_data, "diabetes_raw")
+    parts = split(frame, 2)
+    rel = release("near10", parts, 2)
+    a = membership_attacks(_canonical(parts["original"], rel, parts["control"], 5), n_perm=199)
+    rng = np.random.default_rng(0)
+    shuf = {k: v.iloc[rng.permutation(len(v))] for k, v in parts.items()}
+    b = membership_attacks(_canonical(shuf["original"], rel.iloc[::-1], shuf["control"], 5),
+                           n_perm=199)
+    for key in ("ensemble", "epsilon", "advantage", "attacks"):
+        da, db = a.to_dict()[key], b.to_dict()[key]
+        da.pop("seconds", None)
+        db.pop("seconds", None)
+        if key == "attacks":
+            for x in (*da.values(), *db.values()):
+                x.pop("seconds")
+                x.pop("top_records")  # input row numbers: differ by construction
+        assert da == db, key
+    c = membership_attacks(_canonical(parts["original"], rel, parts["control"], 6), n_perm=199)
+    assert c.details["roles"]["reference_rows"] != a.details["roles"]["reference_rows"]
+
+
+def test_membership_attacks_is_registered_in_the_attacks_family():
+    spec = get_metric("membership_attacks")
+    assert spec.family == "attacks" and spec.needs == ("original", "synthetic", "control")
+
+
+def test_closest_distance_mia_counts_its_auc_test_not_only_the_tail():
+    # members a little closer on the whole (AUC ~0.62) but no closer in the 1 % tail
+    rng = np.random.default_rng(0)
+    n = 200
+    syn = pd.DataFrame({"x": np.linspace(0, 1, 1001)})  # a grid: distance = offset from it
+    base = np.round(rng.random(2 * n) * 990) / 1000
+    orig = pd.DataFrame({"x": base[:n] + rng.uniform(0.00005, 0.00020, n)})
+    ctrl = pd.DataFrame({"x": base[n:] + rng.uniform(0.00005, 0.00025, n)})
+    res = closest_distance_mia(Context.from_frames(orig, syn, ctrl, seed=0), n_boot=50)
+    tail_p = res.details["tail_0.01"]["p_value"]
+    assert tail_p > 0.05  # the tail alone would not see it
+    assert res.ci[0] > 0.5 and res.details["auc_test"]["p_value"] < 0.025
+    assert res.evidence.p_value < 0.05
+    assert res.evidence.p_value == pytest.approx(2 * min(tail_p, res.details["auc_test"]["p_value"]))
+    assert res.evidence.risk == "presence"
+
+
+def test_evaluate_runs_the_ensemble_and_maps_exposed_records_to_input_rows(demo_data):
+    import json
+
+    from synthguard import evaluate
+    from synthguard.demo import DEMO_METADATA
+
+    rep = evaluate(demo_data["original"], demo_data["leaky"], demo_data["control"], DEMO_METADATA,
+                   metrics=["membership_attacks"])
+    res = rep["membership_attacks"]["result"]
+    json.dumps(res)  # plain JSON
+    assert res["ensemble"]["p_value"] < 0.01 and res["value"] > 0.6
+    assert res["epsilon"]["epsilon_lower"] > 0.5
+    rows = {r["row"] for r in res["records"] if r["attack"] == "closest_distance"}
+    top = {r["row"] for r in res["attacks"]["closest_distance"]["top_records"]}
+    assert rows == top and all(0 <= r < len(demo_data["original"]) for r in rows)
+
+
+def test_scored_records_above_max_rows_are_a_random_draw_not_clusters_of_twins():
+    """Above ``max_rows`` the scored records are a seeded random draw over the canonical order: the
+    same rows whatever the input order, and identical rows are drawn independently (a content key
+    would keep or drop every copy of a row together)."""
+    import pandas as pd
+
+    from synthguard.metrics.membership.ensemble import _random_draw
+
+    df = pd.DataFrame({"a": np.repeat(np.arange(100), 4), "b": 1.0})  # every row four times
+    shuffled = df.iloc[np.random.default_rng(9).permutation(len(df))].reset_index(drop=True)
+    a = _random_draw(df, 200, np.random.default_rng(3))
+    b = _random_draw(shuffled, 200, np.random.default_rng(3))
+    assert sorted(df.iloc[a]["a"]) == sorted(shuffled.iloc[b]["a"])
+    copies = np.bincount(df.iloc[a]["a"], minlength=100)
+    assert 0 < np.mean((copies > 0) & (copies < 4))  # some rows keep only some of their copies

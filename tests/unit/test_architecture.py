@@ -1,0 +1,124 @@
+"""The package's layout is the one docs/architecture.md describes, and imports only point down.
+
+Every import counts, at module level or inside a function: an import inside a function still ties
+the two modules together (that is how the two import circles of the old layout hid).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PKG = REPO / "src" / "synthguard"
+DOC = REPO / "docs" / "architecture.md"
+
+#: Imports that still point to a higher layer: (importing module, imported room) -> what removes it.
+#: This list only shrinks.
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("synthguard.distributed._disclosure", "metrics"): "Dask-only counting: the backend protocol",
+    ("synthguard.distributed._metrics", "metrics"): "Dask-only counting: the backend protocol",
+    ("synthguard.distributed._metrics", "registry"): "Dask-only counting: the backend protocol",
+    ("synthguard.distributed._runner", "registry"): "a second runner loop: the one executor",
+    ("synthguard.distributed._runner", "report"): "a second report builder: the one executor",
+    ("synthguard.distributed._runner", "run"): "a second runner loop: the one executor",
+    ("synthguard.run.runner", "report"): "the runner builds the Report: build_report above run/",
+}
+
+TOP = 10  # the package's own __init__ and __main__: public names, above everything
+
+
+def _map() -> dict[str, int]:
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("<!-- architecture-map: begin -->")[1].split("<!-- architecture-map: end -->")[0]
+    rows = re.findall(r"^\| `([^`]+)` \| (\d+) \|", block, flags=re.M)
+    return {name.rstrip("/").removesuffix(".py"): int(layer) for name, layer in rows}
+
+
+def _rooms() -> set[str]:
+    folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {p.stem for p in PKG.glob("*.py") if not p.stem.startswith("_")}
+    return folders | modules
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> list[tuple[str, str, int]]:
+    """(importing module, imported module, line) for every import of a synthguard module."""
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        mod = _module_name(path)
+        pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                elif node.module and node.module.split(".")[0] == "synthguard":
+                    target = node.module
+                else:
+                    continue
+                if target == "synthguard":  # from synthguard import x: x is the room
+                    out += [(mod, f"synthguard.{a.name}", node.lineno) for a in node.names]
+                else:
+                    out.append((mod, target, node.lineno))
+            elif isinstance(node, ast.Import):
+                out += [(mod, a.name, node.lineno) for a in node.names
+                        if a.name.split(".")[0] == "synthguard"]
+    return out
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and not parts[1].startswith("__") else "<top>"
+
+
+def _layer(layers: dict[str, int], room: str) -> int:
+    return TOP if room == "<top>" else layers.get(room, TOP)
+
+
+def test_the_architecture_map_lists_exactly_the_package_folders_and_public_modules():
+    assert set(_map()) == _rooms()
+
+
+def test_imports_only_point_to_the_same_or_a_lower_layer_but_for_plugin_discovery():
+    layers = _map()
+    upward = set()
+    for src, dst, line in _imports():
+        a, b = _room(src), _room(dst)
+        if a == b or b == "<top>" and dst in ("synthguard", "synthguard.__version__"):
+            continue
+        if a == "registry" and b == "metrics":  # plugin discovery: collects the @register declarations
+            continue
+        if _layer(layers, b) > _layer(layers, a):
+            upward.add((src, b, line))
+    unexplained = sorted((s, b, n) for s, b, n in upward if (s, b) not in KNOWN_UPWARD)
+    assert not unexplained, f"imports pointing to a higher layer: {unexplained}"
+    stale = sorted(set(KNOWN_UPWARD) - {(s, b) for s, b, _ in upward})
+    assert not stale, f"KNOWN_UPWARD lists imports that are gone (remove them from the list): {stale}"
+
+
+def test_no_import_circle_between_folders():
+    graph: dict[str, set[str]] = {}
+    for src, dst, _ in _imports():
+        a, b = _room(src), _room(dst)
+        if a != b and not (a == "registry" and b == "metrics") and "<top>" not in (a, b) \
+                and (src, b) not in KNOWN_UPWARD:
+            graph.setdefault(a, set()).add(b)
+    seen: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            assert seen.get(nxt) != 1, f"import circle: {' -> '.join([*path, nxt])}"
+            if nxt not in seen:
+                visit(nxt, [*path, nxt])
+        seen[node] = 2
+
+    for node in sorted(graph):
+        if node not in seen:
+            visit(node, [node])
