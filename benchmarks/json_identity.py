@@ -18,7 +18,7 @@ Runs (one JSON file each, ``<name>.json``):
 * ``cli_anes96_near``: the CLI on CSV files (``--seed 0 --json``; run in a temporary folder with
   relative file names, so the report's input paths do not vary) and its exit code.
 * ``anonymeter_*``: singling out (univariate, multivariate), linkability, inference on the oracle
-  inputs of ``tests/compat/oracle_inputs.py`` (acs12, anes96; the construction is repeated here).
+  inputs of ``tests/oracles/oracle_inputs.py`` (acs12, anes96; the construction is repeated here).
 * ``sdmetrics_*``: the CAP trio, DisclosureProtection(+Estimate), DCRBaselineProtection,
   DCROverfittingProtection, NewRowSynthesis, QualityReport and DiagnosticReport on the same inputs.
 * ``petsard_*``: ``Evaluator("anonymeter-singlingout")`` and the SDMetrics quality report.
