@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .risks import KNOWLEDGE, interval, no_control_reading, pct, risks_of
+from .risks import KNOWLEDGE, headline_limit, interval, no_control_reading, pct, risks_of
 
 WP216 = ("singling_out", "linkability", "inference")
 
@@ -124,11 +124,9 @@ def _markdown(report: Any, today: _dt.date) -> str:
     if reading:
         out.append(f"- Without a control: {reading}")
     for r in risks:
-        lims = [x for x in (r.get("detection_limits") or {}).values()
-                if isinstance(x, Mapping) and x.get("value") is not None]
-        if r["level"] == "low" and lims:
-            best = min(lims, key=lambda x: x["value"])
-            out.append(f"- {r['title']}: leaks smaller than {pct(best['value'])} of the training "
+        lim = headline_limit(r)  # the largest over the leak types, as the verdict states it
+        if r["level"] == "low" and lim is not None and lim["value"] is not None:
+            out.append(f"- {r['title']}: leaks smaller than {pct(lim['value'])} of the training "
                        "records could go unseen.")
         elif r["level"] in ("inconclusive", "not assessed"):
             out.append(f"- {r['title']}: {r['level']}; the risk is not bounded by this run.")

@@ -445,7 +445,7 @@ def decision_html(report: Any, standalone: bool = False) -> str:
     """The decision block (one line per risk) and what to do, as an HTML fragment (the page's
     first section; also the notebook display of a report)."""
     from .console import what_to_do
-    from .risks import interval, no_control_reading, pct, risks_of
+    from .risks import headline_limit, interval, no_control_reading, pct, risks_of
 
     d = report.to_dict()
     v = d.get("verdict") or {}
@@ -454,9 +454,7 @@ def decision_html(report: Any, standalone: bool = False) -> str:
     rows = []
     for r in risks_of(d):
         r = {k: (x.replace(" %", "\u00a0%") if isinstance(x, str) else x) for k, x in r.items()}
-        lims = [x for x in (r.get("detection_limits") or {}).values() if isinstance(x, Mapping)]
-        lim = min((x for x in lims if x.get("value") is not None), key=lambda x: x["value"],
-                  default=None)
+        lim = headline_limit(r)  # the verdict's headline: the largest over the leak types
         rows.append([f"<b>{escape(str(r['title']))}</b><br><span class=\"small\">"
                      f"{escape(str(r.get('criterion') or ''))}</span>",
                      badge(r.get("level")),
@@ -464,7 +462,7 @@ def decision_html(report: Any, standalone: bool = False) -> str:
                       f'<span class="small">'
                       f'{escape(interval(r.get("effect_ci")).replace(" %", chr(160) + "%"))}</span>')
                      if r.get("effect") is not None else "-",
-                     escape(pct(lim["value"])) if lim else "-",
+                     escape(lim["text"]) if lim else "-",
                      escape(str(r.get("summary") or ""))
                      + (f'<br><span class="small">To decide: {escape(str(r["settle"]))}</span>'
                         if r.get("settle") else "")])

@@ -105,6 +105,29 @@ def interval(ci: Any) -> str:
     return f"{pct(ci[0])} to {pct(ci[1])}"
 
 
+def headline_limit(r: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A risk's stated detection limit, defined as the verdict's (``Verdict.detection_limit``):
+    the largest over the leak types the risk answers for; ``value`` is ``None`` ("not measured")
+    when one of them has no limit. ``None`` when the risk states no limit at all.
+
+    Examples
+    --------
+    >>> headline_limit({"detection_limits": {"exact": {"value": 0.004}, "near": {"value": 0.02}}})
+    {'value': 0.02, 'leak': 'near', 'text': '2.0 %'}
+    >>> headline_limit({"detection_limits": {"exact": {"value": 0.004}, "rare": {"value": None}}})
+    {'value': None, 'leak': 'rare', 'text': 'not measured'}
+    """
+    lims = {t: x for t, x in (r.get("detection_limits") or {}).items() if isinstance(x, Mapping)}
+    if not lims:
+        return None
+    missing = [t for t, x in lims.items() if x.get("value") is None or _nan(x.get("value"))]
+    if missing:
+        return {"value": None, "leak": missing[0], "text": "not measured"}
+    t_max = max(lims, key=lambda t: float(lims[t]["value"]))
+    v = float(lims[t_max]["value"])
+    return {"value": v, "leak": t_max, "text": pct(v)}
+
+
 def _nan(x: Any) -> bool:
     try:
         return math.isnan(float(x))

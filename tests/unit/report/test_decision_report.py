@@ -255,3 +255,47 @@ def test_browser_shows_decision_and_cards_in_the_first_900px(tmp_path, release, 
     assert boxes["#decision"]["y"] < 900
     assert height <= OLD_HEIGHT / 2
     assert (shots / f"{release}.png").stat().st_size > 20_000
+
+
+class _Dict:
+    def __init__(self, d):
+        self._d = d
+
+    def to_dict(self):
+        return self._d
+
+
+def _decision_cells(html):
+    body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [re.findall(r"<td>(.*?)</td>", row) for row in body.split("</tr>") if "<td>" in row]
+
+
+def test_decision_table_shows_the_headline_detection_limit_not_the_smallest_type():
+    from synthguard.report.html import decision_html
+
+    risk = {"risk": "presence", "title": "Presence of training records", "criterion": "c",
+            "level": "inconclusive", "effect": 0.001, "effect_ci": [-0.01, 0.02], "tests": [],
+            "summary": "s", "settle": None,
+            "detection_limits": {"exact": {"value": 0.004, "text": "e"},
+                                 "near": {"value": 0.031, "text": "n"},
+                                 "rare": {"value": 0.012, "text": "r"}}}
+    unmeasured = dict(risk, risk="singling_out", title="Singling out",
+                      detection_limits={"exact": {"value": 0.004, "text": "e"},
+                                        "text": {"value": None, "text": "t"}})
+    d = {"verdict": {"level": "inconclusive", "risks": [risk, unmeasured]}, "inputs": {},
+         "metrics": {}}
+    cells = _decision_cells(decision_html(_Dict(d)))
+    assert cells[0][3] == pct(0.031)  # the largest over the leak types, as the verdict states it
+    assert cells[1][3] == "not measured"  # a type without a limit: no headline number
+
+
+def test_decision_table_limit_is_the_verdicts_headline_on_a_real_run(demo_reports):
+    from synthguard.report.html import decision_html
+
+    _, reps = demo_reports
+    rep = reps["safe"]
+    head = rep.verdict.detection_limit
+    presence = next(r for r in rep.risks() if r["risk"] == "presence")
+    assert set(presence["detection_limits"]) == set(rep.verdict.detection_limits)
+    shown = _decision_cells(decision_html(rep))[0][3]
+    assert shown == (pct(head["value"]) if head["value"] is not None else "not measured")
