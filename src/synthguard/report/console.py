@@ -102,6 +102,8 @@ def render_decision(report: Any, width: int = 100) -> str:
             lines += wrap("detection limit: " + lim, width, "      ", "      ")
         if r.get("settle"):
             lines += wrap("to decide: " + str(r["settle"]), width, "      ", "      ")
+        for c in r.get("coarsening") or ():  # measured: the driver coarsened and re-tested
+            lines += wrap("re-tested: " + str(c["text"]), width, "      ", "      ")
     reading = no_control_reading(d)
     if reading:
         lines += wrap("Without a control: " + reading, width, "  ", "  ")
@@ -154,9 +156,25 @@ def what_to_do(d: Any) -> list[str]:
                     for r in risks_of(d)):
         out.append(f"Review the {len(near)} release row(s) listed as near matches of training rows "
                    "(action 'review', risk 'presence' in --records-out).")
+    measured: dict[str, list[Any]] = {}
+    for r in risks_of(d):
+        for m in r.get("coarsening") or ():
+            measured.setdefault(m["column"], []).append(m)
     for c in coarsening(d):
+        done = measured.pop(c["column"], None)
+        if done:  # re-tested by the run: say what the coarsening did, in the verdict's words
+            out.append(f"Column {c['column']!r} ({c['sdtype']}) singles people out in "
+                       f"{c['queries']} successful attack queries: release it coarsened "
+                       f"({done[0]['coarsening']}); re-tested: "
+                       + "; ".join(m["text"] for m in done) + ".")
+            continue
         out.append(f"Column {c['column']!r} ({c['sdtype']}) singles people out in {c['queries']} "
                    f"successful attack queries: {c['suggestion']}, then re-run the evaluation.")
+    for col, done in measured.items():
+        out.append(f"Column {col!r} ({done[0]['sdtype']}) drives "
+                   + " and ".join(m["text"].split(":")[0] for m in done)
+                   + f": release it coarsened ({done[0]['coarsening']}); re-tested: "
+                   + "; ".join(m["text"] for m in done) + ".")
     if "control" not in (d.get("inputs") or {}):
         need = control_size_needed(d)
         out.append("No control table: hold out real rows the generator never saw and pass them "

@@ -117,6 +117,10 @@ def _markdown(report: Any, today: _dt.date) -> str:
             out.append("- No test of this criterion compared training records with the control.")
         if r.get("settle"):
             out.append(f"- To decide: {r['settle']}.")
+        for c in r.get("coarsening") or ():
+            out.append(f"- Mitigation tested: {c['text']}; coarsening: {c['coarsening']}, the "
+                       "same applied to the release, the training and the control rows, every "
+                       "test of the verdict run again.")
         out.append("")
     out += ["## Motivated-intruder reading", "", _intruder(risks), ""]
     out += ["## Residual risk", ""]
@@ -138,6 +142,9 @@ def _markdown(report: Any, today: _dt.date) -> str:
     todo = what_to_do(d)
     if todo:
         out += ["", "## Actions", ""] + [f"- {t}" for t in todo]
+        cost = ((d.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
+        if cost:
+            out.append(f"- Cost of the coarsening re-test: {cost}.")
     out += ["", "## Sign-off", "", "Reviewed by: ______________________  Role: ______________  "
             "Signature: ______________", ""]
     return "\n".join(out)

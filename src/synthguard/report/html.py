@@ -465,7 +465,9 @@ def decision_html(report: Any, standalone: bool = False) -> str:
                      escape(lim["text"]) if lim else "-",
                      escape(str(r.get("summary") or ""))
                      + (f'<br><span class="small">To decide: {escape(str(r["settle"]))}</span>'
-                        if r.get("settle") else "")])
+                        if r.get("settle") else "")
+                     + "".join(f'<br><span class="small retest">Re-tested: {escape(str(c["text"]))}'
+                               "</span>" for c in r.get("coarsening") or ())])
     parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
              f'<span class="big">{escape(level.upper())}</span> <span class="small">(release: '
              f'{escape(str(v.get("release_type")))}, materiality {escape(pct(v.get("materiality")))}'
@@ -478,8 +480,11 @@ def decision_html(report: Any, standalone: bool = False) -> str:
         parts.append(f'<p><b>Without a control.</b> {escape(reading)}</p>')
     todo = what_to_do(d)
     if todo:
+        cost = ((d.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
         parts.append('<div id="todo"><b>What to do</b><ul>'
-                     + "".join(f"<li>{escape(t)}</li>" for t in todo) + "</ul></div>")
+                     + "".join(f"<li>{escape(t)}</li>" for t in todo) + "</ul>"
+                     + (f'<p class="small">Coarsening re-test: {escape(str(cost))}.</p>'
+                        if cost else "") + "</div>")
     parts.append("</section>")
     body = "".join(parts)
     if standalone:  # notebooks: the page's look without the page

@@ -44,7 +44,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              alpha: float | None = None,
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
-             control_context: Any = None, client: Any = None, jobs: int | None = None) -> Report:
+             control_context: Any = None, client: Any = None, jobs: int | None = None,
+             retest_columns: int = 2) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -117,6 +118,12 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
         others are reported ``skipped``. See ``docs/scaling.md``.
 
+    retest_columns : int
+        When singling out or attribute inference alarms, at most this many of the columns driving
+        it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
+        of the verdict's tests each; the report gives each risk's level after
+        (:mod:`synthguard.actions`). ``0`` switches it off. Default 2.
+
     Returns
     -------
     Report
@@ -186,7 +193,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     release_free_memory()
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk, risk=overrides, on_progress=on_progress,
-                      jobs=jobs, canonical=True)
+                      jobs=jobs, canonical=True, retest_columns=retest_columns)
 
 
 def risk_rule_of(run_config: RunConfig, tables: Tables | None,
@@ -208,7 +215,8 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                progress: bool = False, generator: Any = None, encoded: EncodedView | None = None,
                cache: Any = None, risk: Mapping[str, Any] | None = None,
                on_progress: Callable[[str, int, int], Any] | None = None,
-               entities: Any = None, jobs: int | None = None, canonical: bool = False) -> Report:
+               entities: Any = None, jobs: int | None = None, canonical: bool = False,
+               retest_columns: int = 2) -> Report:
     """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
 
     With ``entities`` (an :class:`~synthguard.data.entities.EntityRun`), ``tables`` are the event tables:
@@ -217,7 +225,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order` (as in
     :func:`evaluate`, which then no longer holds the input-order copies); otherwise they are
-    reordered here.
+    reordered here. ``retest_columns``: see :func:`evaluate`.
     """
     rule = risk_rule_of(run_config, tables, risk)
     if encoded is None and not canonical:
@@ -322,6 +330,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         header["entities"] = entities.summary()
     results, verdict = assess(results, rule, has_control=tables.has_control, seed=seed,
                               metrics={n: run_config.metric_of(n) for n in names})
+    if retest_columns and entities is None and getattr(tables, "original_stats", None) is None:
+        from .actions import coarsen_retest  # the alarming risks re-tested with drivers coarsened
+
+        verdict, cost = coarsen_retest(tables, run_config, verdict, results, seed=seed,
+                                       backend=backend, risk=risk, jobs=jobs,
+                                       max_columns=int(retest_columns))
+        if cost is not None:
+            header["actions"] = {"coarsen_retest": cost}
     return Report(header, entries, results, verdict)
 
 

@@ -1,0 +1,275 @@
+"""Coarsen and re-test: what binning or generalising a driving column does to the risk it drives.
+
+When singling out or attribute inference alarms (``high`` or ``medium``), the columns behind it are
+found from the run's own results (the columns tested by the singling-out queries that isolate
+training records; the secret whose inference attack shows the largest excess; the most
+identifying key of a CAP-style test) and, for at most ``max_columns`` of them, every test of the
+verdict is run again, through the normal metric code and :func:`synthguard.verdict.assess`, on
+tables where that one column is coarsened in the release, the training rows and the control alike:
+
+* numerical and datetime columns: ``bins`` quantile bins, their edges taken from the training and
+  control values pooled (label-free, so training and control records stay exchangeable);
+* categorical and boolean columns: the ``top`` most frequent categories of the pooled real rows
+  kept, the rest merged into ``"other"``.
+
+Each re-test states the column, the coarsening, the risk's level and excess before and after
+(:func:`coarsen_retest`); the report shows it under the risk (``verdict.risks[i]["coarsening"]``)
+and its cost under ``actions`` in the JSON. Cost: one more run of the verdict's tests per
+re-tested column (at most ``max_columns``, default 2), only when singling out or inference alarms;
+``retest_columns=0`` in :func:`synthguard.evaluate` switches it off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Risks whose alarms name driving columns (presence is answered by the rows to drop).
+COARSEN_RISKS = ("singling_out", "inference")
+MAX_COLUMNS = 2
+BINS = 10
+TOP = 10
+SINGLING_OUT = ("singling_out_univariate", "singling_out_multivariate")
+CAP_LIKE = ("cap", "zero_cap", "generalized_cap", "disclosure_protection",
+            "disclosure_protection_estimate")
+ALARM = ("high", "medium")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str, *,
+                   bins: int = BINS, top: int = TOP) -> tuple[dict[str, pd.Series], str] | None:
+    """``column`` of every frame coarsened label-free, and the coarsening in words.
+
+    Bins (``bins`` quantile bins for numerical and datetime columns) and vocabularies (the ``top``
+    most frequent categories, the rest ``"other"``) come from the ``original`` and ``control``
+    frames pooled; the same mapping is applied to every frame. Missing values stay missing.
+    ``None`` when the coarsening would not change the column (fewer values than bins or
+    categories).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = {"original": pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}),
+    ...      "control": pd.DataFrame({"x": [5.0, 6.0, 7.0, 8.0]}),
+    ...      "synthetic": pd.DataFrame({"x": [2.5, 9.0]})}
+    >>> out, how = coarsen_column(f, "x", "numerical", bins=2)
+    >>> list(out["synthetic"]), how
+    (['under 4.5', '4.5 and over'], '2 quantile bins (edges from the training and control rows pooled)')
+    """
+    from .data.schema import numeric_view
+
+    real = [frames[r][column] for r in ("original", "control") if frames.get(r) is not None]
+    if sdtype in ("numerical", "datetime"):
+        pooled = np.concatenate([numeric_view(s) for s in real])
+        pooled = pooled[~np.isnan(pooled)]
+        if pooled.size == 0 or np.unique(pooled).size <= bins:
+            return None
+        edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, bins + 1)))
+        inner = edges[1:-1]
+        if inner.size == 0:
+            return None
+        if sdtype == "datetime":
+            def text(v: float) -> str:
+                return str(pd.Timestamp(v * 86_400e9).date())
+        else:
+            text = _fmt
+        labels = ([f"under {text(inner[0])}"]
+                  + [f"{text(a)} to under {text(b)}" for a, b in zip(inner[:-1], inner[1:],
+                                                                     strict=True)]
+                  + [f"{text(inner[-1])} and over"])
+        lab = np.asarray(labels, dtype=object)
+        out = {}
+        for role, frame in frames.items():
+            if frame is None:
+                continue
+            x = numeric_view(frame[column])
+            idx = np.searchsorted(inner, x, side="right")
+            vals = lab[np.minimum(idx, lab.size - 1)].astype(object)
+            vals[np.isnan(x)] = None
+            out[role] = pd.Series(vals, index=frame.index, name=column, dtype=object)
+        return out, (f"{len(labels)} quantile bins (edges from the training and control rows "
+                     "pooled)")
+    pooled_s = pd.concat([s.astype(object) for s in real], ignore_index=True).dropna()
+    counts = pooled_s.map(str).value_counts()
+    if counts.size <= top:
+        return None
+    # the most frequent categories first; ties by label, so the choice never depends on row order
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    keep = {k for k, _ in ranked[:top]}
+    other = "other"
+    while other in counts.index:
+        other = f"({other})"
+    out = {}
+    for role, frame in frames.items():
+        if frame is None:
+            continue
+        s = frame[column]
+        text_s = s.astype(object).map(lambda v: v if v is None else str(v))
+        vals = text_s.where(text_s.isin(keep) | s.isna(), other).where(s.notna(), None)
+        out[role] = pd.Series(vals.to_numpy(dtype=object), index=frame.index, name=column,
+                              dtype=object)
+    return out, (f"the {top} most frequent categories of the training and control rows kept, "
+                 f"the other {counts.size - top} merged into {other!r}")
+
+
+def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
+                    frames: Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
+    """Columns behind the alarming singling-out and inference tests, most important first, each
+    with the risks it drives: ``[(column, [risk, ...]), ...]``.
+
+    Singling out: the columns of the queries that isolate training records (the metric's listed
+    records), most often first. Inference: the secret with the largest excess over control; for
+    CAP-style tests, the key column with the most distinct values in the pooled real rows.
+    """
+    usable = {c for c, s in schema.columns.items() if s.sdtype not in ("text", "id")}
+    alarms = {r["risk"] for r in verdict.risks if r.get("level") in ALARM}
+    tests = [t for t in verdict.tests if t.get("level") in ALARM and t.get("risk") in alarms]
+    found: dict[str, list[str]] = {}
+
+    def add(col: str, risk: str) -> None:
+        if col in usable and risk not in found.setdefault(col, []):
+            found[col].append(risk)
+
+    if "singling_out" in alarms:
+        counts: dict[str, int] = {}
+        for t in tests:
+            res = results.get(t["metric"])
+            if t["risk"] != "singling_out" or res is None:
+                continue
+            for rec in res.records or ():
+                for col in {str(p[0]) for p in rec.get("predicates") or () if p}:
+                    counts[col] = counts.get(col, 0) + 1
+        for col, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            add(col, "singling_out")
+    if "inference" in alarms:
+        for t in sorted((t for t in tests if t["risk"] == "inference"),
+                        key=lambda t: (-(t.get("effect") or 0.0), t["metric"])):
+            res = results.get(t["metric"])
+            det = dict(res.details or {}) if res is not None else {}
+            per = det.get("per_secret") or []
+            if per:
+                top = max(per, key=lambda d: (float(d.get("risk") or 0.0), str(d["secret_column"])))
+                add(str(top["secret_column"]), "inference")
+            keys = [k for k in det.get("key_fields") or () if k in usable]
+            if keys:
+                pooled = {k: pd.concat([frames[r][k] for r in ("original", "control")
+                                        if frames.get(r) is not None]).nunique() for k in keys}
+                add(max(keys, key=lambda k: (pooled[k], k)), "inference")
+    return list(found.items())
+
+
+def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
+                   seed: int = 0, backend: str = "auto", risk: Mapping[str, Any] | None = None,
+                   jobs: int | None = None, max_columns: int = MAX_COLUMNS, bins: int = BINS,
+                   top: int = TOP) -> tuple[Any, dict[str, Any] | None]:
+    """Re-test the alarming singling-out and inference risks with their driving column coarsened.
+
+    Parameters
+    ----------
+    tables : Tables
+        The run's tables (canonical order).
+    run_config : RunConfig
+        The run's configuration; the verdict's tests are run again with their parameters.
+    verdict : Verdict
+        The run's verdict.
+    results : mapping
+        The run's results (records and details name the driving columns).
+    seed, backend, risk, jobs
+        As for the run (same seed: the same random choices).
+    max_columns : int
+        At most this many columns are re-tested (one more run of the verdict's tests each).
+    bins, top : int
+        Quantile bins of a numerical column; categories kept of a categorical one.
+
+    Returns
+    -------
+    (Verdict, dict or None)
+        The verdict with ``"coarsening"`` entries under the risks re-tested, and the cost
+        (``None`` when nothing was re-tested: no alarm, no control, or switched off).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, synthguard
+    >>> rng = np.random.default_rng(0)
+    >>> o = pd.DataFrame({"income": rng.integers(1, 10**6, 400) * 1.0, "g": rng.choice(["a", "b"], 400)})
+    >>> c = pd.DataFrame({"income": rng.integers(1, 10**6, 400) * 1.0, "g": rng.choice(["a", "b"], 400)})
+    >>> s = c.assign(income=o["income"].to_numpy())
+    >>> rep = synthguard.evaluate(o, s, control=c, metrics=["singling_out_univariate"])
+    >>> [x["column"] for x in rep.risks()[1]["coarsening"]]
+    ['income']
+    """
+    if max_columns <= 0 or not tables.has_control or verdict.rule.rule != "calibrated":
+        return verdict, None
+    if not any(r.get("level") in ALARM and r["risk"] in COARSEN_RISKS for r in verdict.risks):
+        return verdict, None
+    from .runner import run_tables
+
+    frames = {r: tables.get(r) for r in tables.roles}
+    candidates = driving_columns(verdict, results, tables.schema, frames)
+    names = [t["metric"] for t in verdict.tests]
+    sub = dataclasses.replace(
+        run_config, metrics={n: run_config.metrics[n] for n in names if n in run_config.metrics},
+        unavailable={}, runs={n: m for n, m in dict(run_config.runs).items() if n in names})
+    before = {r["risk"]: r for r in verdict.risks}
+    added: dict[str, list[dict[str, Any]]] = {}
+    runs: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for col, drives in candidates:
+        if len(runs) >= max_columns:
+            break
+        sdtype = tables.schema.sdtype(col)
+        coarse = coarsen_column(frames, col, sdtype, bins=bins, top=top)
+        if coarse is None:
+            continue
+        values, how = coarse
+        t1 = time.perf_counter()
+        new = {r: f.assign(**{col: values[r]}) for r, f in frames.items()}
+        spec = dataclasses.replace(tables.schema.columns[col], sdtype="categorical", inferred=False,
+                                   reason="coarsened", datetime_format=None, unit=None)
+        schema = dataclasses.replace(tables.schema, columns={**tables.schema.columns, col: spec})
+        from .data.tables import prepare_tables
+
+        coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
+                                       schema, canonical_columns=True).in_canonical_order()
+        rep = run_tables(coarse_tables, sub, seed=seed, backend=backend, risk=risk, jobs=jobs,
+                         canonical=True, retest_columns=0)
+        after = {r["risk"]: r for r in rep.verdict.risks}
+        runs.append({"column": col, "coarsening": how,
+                     "levels_after": {k: r.get("level") for k, r in after.items()},
+                     "seconds": round(time.perf_counter() - t1, 4)})
+        for k in drives:
+            b, a = before[k], after.get(k, {})
+            added.setdefault(k, []).append(_entry(k, col, how, b, a, bins, top, sdtype))
+    cost = {"max_columns": max_columns, "bins": bins, "top": top,
+            "candidates": [c for c, _ in candidates], "columns_retested": [r["column"] for r in runs],
+            "metrics_rerun": names, "runs": runs, "seconds": round(time.perf_counter() - t0, 4),
+            "cost": (f"one more run of the verdict's {len(names)} test(s) per re-tested column "
+                     f"({len(runs)} run(s); at most {max_columns}, only when singling out or "
+                     "inference alarms); retest_columns=0 switches it off")}
+    risks = tuple(dict(r, coarsening=added[r["risk"]]) if r["risk"] in added else r
+                  for r in verdict.risks)
+    return dataclasses.replace(verdict, risks=risks), cost
+
+
+def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, Any], bins: int,
+           top: int, sdtype: str) -> dict[str, Any]:
+    from .report.risks import TITLES, interval, pct
+
+    lb, la = str(b.get("level")), str(a.get("level", "not assessed"))
+    short = (f"binned into {how.split(' quantile')[0]} quantile bins" if "quantile" in how
+             else f"with its {top} most frequent categories kept and the rest merged")
+    text = (f"{TITLES[risk].lower()}: {lb.upper()}, driven by exact values of {col}; {short} it "
+            f"reads {la.upper()}"
+            + (f" ({pct(a.get('effect'))} of the training records exposed beyond chance, "
+               f"{interval(a.get('effect_ci'))})" if a.get("effect") is not None else ""))
+    return {"column": col, "sdtype": sdtype, "coarsening": how, "level_before": lb,
+            "level_after": la, "effect_before": b.get("effect"), "effect_after": a.get("effect"),
+            "effect_ci_after": a.get("effect_ci"), "metric_after": a.get("metric"), "text": text}
