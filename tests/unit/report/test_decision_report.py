@@ -299,3 +299,88 @@ def test_decision_table_limit_is_the_verdicts_headline_on_a_real_run(demo_report
     assert set(presence["detection_limits"]) == set(rep.verdict.detection_limits)
     shown = _decision_cells(decision_html(rep))[0][3]
     assert shown == (pct(head["value"]) if head["value"] is not None else "not measured")
+
+
+def _income_people(rng, n):
+    return pd.DataFrame({"income": (rng.lognormal(10, 0.6, n) / 100).round() * 100,
+                         "age": rng.integers(18, 80, n), "sex": rng.choice(["f", "m"], n),
+                         "region": rng.choice(list("abcdef"), n)})
+
+
+@pytest.fixture(scope="module")
+def income_release():
+    """A release whose other columns are fresh but whose incomes are the exact incomes of 30 % of
+    the training people: one-column queries like ``income == 13800.0`` single them out."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    original, control, release = (_income_people(rng, n) for _ in range(3))
+    pick = rng.choice(n, int(0.3 * n), replace=False)
+    release.loc[: pick.size - 1, "income"] = original["income"].to_numpy()[pick]
+    metrics = ["exact_matches", "dcr", "near_copies", "singling_out_univariate",
+               "singling_out_multivariate", "inference"]
+    rep = synthguard.evaluate(original, release, control=control, metrics=metrics, seed=0)
+    return original, release, control, metrics, rep
+
+
+def test_exact_income_singling_out_names_income_and_its_level_after_binning(income_release,
+                                                                          tmp_path):
+    original, release, control, metrics, rep = income_release
+    so = next(r for r in rep.risks() if r["risk"] == "singling_out")
+    assert so["level"] == "high"
+    assert any(re.fullmatch(r"income == \d+\.0", str(r.get("query")))
+               for r in rep["singling_out_univariate"]["result"]["records"])
+    (c,) = [c for c in so["coarsening"] if c["column"] == "income"]
+    assert c["level_before"] == "high" and c["coarsening"].startswith("10 quantile bins")
+    # binned, the excess is gone: no alarm (low, or inconclusive where the run cannot rule out
+    # near-copies at this size)
+    assert c["level_after"] in ("low", "inconclusive") and c["effect_after"] < so["effect"]
+    assert c["text"].startswith("singling out: HIGH, driven by exact values of income; binned "
+                                "into 10 quantile bins it reads " + c["level_after"].upper())
+    d = json.loads(rep.to_json())
+    jso = next(r for r in d["verdict"]["risks"] if r["risk"] == "singling_out")
+    assert jso["coarsening"][0]["level_after"] == c["level_after"]
+    cost = d["actions"]["coarsen_retest"]
+    assert cost["columns_retested"][0] == "income" and len(cost["columns_retested"]) <= 2
+    assert set(cost["metrics_rerun"]) == set(metrics)
+    flat = " ".join(rep.to_console(100).split())
+    assert "re-tested: " + c["text"] in flat
+    assert "Column 'income' (numerical) singles people out" in flat
+    assert "Re-tested: " + c["text"] in rep.to_html().replace("&#x27;", "'")
+    assert "Mitigation tested: " + c["text"] in rep.to_dossier(tmp_path / "d.md")
+
+
+def test_coarsen_retest_is_off_with_zero_columns_and_leaves_every_metric_number_unchanged(
+        income_release):
+    original, release, control, metrics, rep = income_release
+    off = synthguard.evaluate(original, release, control=control, metrics=metrics, seed=0,
+                              retest_columns=0)
+    assert "actions" not in off.to_dict()
+    assert all("coarsening" not in r for r in off.risks())
+
+    def numbers(r):
+        out = {n: m["result"] for n, m in r.to_dict()["metrics"].items()}
+        return json.loads(json.dumps(out).replace('"seconds"', '"_s"'))
+
+    strip = re.compile(r'"(seconds|_s)": [0-9.e-]+')
+    assert strip.sub("", json.dumps(numbers(rep))) == strip.sub("", json.dumps(numbers(off)))
+    v_on, v_off = rep.verdict.to_dict(), off.verdict.to_dict()
+    for r in v_on["risks"]:
+        r.pop("coarsening", None)
+    assert v_on == v_off
+
+
+def test_coarsening_bins_are_label_free():
+    from synthguard.actions import coarsen_column
+
+    rng = np.random.default_rng(3)
+    a, b = (pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(list("abcdefghijklmn"), 300)})
+            for _ in range(2))
+    s = pd.DataFrame({"x": rng.normal(size=50), "g": rng.choice(list("abcdefghijklmnop"), 50)})
+    for col, sd in (("x", "numerical"), ("g", "categorical")):
+        one, how = coarsen_column({"original": a, "control": b, "synthetic": s}, col, sd, bins=5,
+                                  top=6)
+        two, _ = coarsen_column({"original": b, "control": a, "synthetic": s}, col, sd, bins=5,
+                                top=6)
+        assert one["synthetic"].tolist() == two["synthetic"].tolist()  # swapping labels: same bins
+        assert one["original"].tolist() == two["control"].tolist()
+        assert one["synthetic"].nunique() <= 7
