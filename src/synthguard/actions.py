@@ -120,23 +120,49 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
                  f"the other {counts.size - top} merged into {other!r}")
 
 
+def unique_value_excess(frames: Mapping[str, pd.DataFrame], column: str) -> float:
+    """How much more often a training record than a control record holds a value of ``column``
+    that no other real record holds (in the training and control rows pooled) and that the release
+    contains: the excess a one-column query ``column == value`` built from the release exposes.
+    Ranks the columns to re-test (the re-test itself decides the level).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = {"original": pd.DataFrame({"x": [1, 2, 3]}), "control": pd.DataFrame({"x": [4, 5, 6]}),
+    ...      "synthetic": pd.DataFrame({"x": [1, 2, 9]})}
+    >>> round(unique_value_excess(f, "x"), 3)
+    0.667
+    """
+    if frames.get("control") is None:
+        return 0.0
+    o, c = frames["original"][column], frames["control"][column]
+    pooled = pd.concat([o, c], ignore_index=True)
+    counts = pooled.value_counts(dropna=True)
+    unique = pooled.map(counts).eq(1).to_numpy()
+    in_release = pooled.isin(set(frames["synthetic"][column].dropna())).to_numpy()
+    hit = unique & in_release
+    return float(hit[: o.size].mean() - hit[o.size:].mean())
+
+
 def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                     frames: Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
     """Columns behind the alarming singling-out and inference tests, most important first, each
     with the risks it drives: ``[(column, [risk, ...]), ...]``.
 
     Singling out: the columns of the queries that isolate training records (the metric's listed
-    records), most often first. Inference: the secret with the largest excess over control; for
+    records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference: the secret with the largest excess over control; for
     CAP-style tests, the key column with the most distinct values in the pooled real rows.
+    Each risk's first column comes before any risk's second.
     """
     usable = {c for c, s in schema.columns.items() if s.sdtype not in ("text", "id")}
     alarms = {r["risk"] for r in verdict.risks if r.get("level") in ALARM}
     tests = [t for t in verdict.tests if t.get("level") in ALARM and t.get("risk") in alarms]
-    found: dict[str, list[str]] = {}
+    per_risk: dict[str, list[str]] = {"singling_out": [], "inference": []}
 
     def add(col: str, risk: str) -> None:
-        if col in usable and risk not in found.setdefault(col, []):
-            found[col].append(risk)
+        if col in usable and col not in per_risk[risk]:
+            per_risk[risk].append(col)
 
     if "singling_out" in alarms:
         counts: dict[str, int] = {}
@@ -147,7 +173,9 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
             for rec in res.records or ():
                 for col in {str(p[0]) for p in rec.get("predicates") or () if p}:
                     counts[col] = counts.get(col, 0) + 1
-        for col, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        cols = [c for c in counts if c in usable]
+        excess = {c: unique_value_excess(frames, c) for c in cols}
+        for col in sorted(cols, key=lambda c: (-excess[c], -counts[c], c)):
             add(col, "singling_out")
     if "inference" in alarms:
         for t in sorted((t for t in tests if t["risk"] == "inference"),
@@ -163,6 +191,16 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                 pooled = {k: pd.concat([frames[r][k] for r in ("original", "control")
                                         if frames.get(r) is not None]).nunique() for k in keys}
                 add(max(keys, key=lambda k: (pooled[k], k)), "inference")
+    # each alarming risk's first driver before any risk's second: a budget of two columns
+    # re-tests the top driver of singling out and of inference
+    found: dict[str, list[str]] = {}
+    for rank in range(max((len(v) for v in per_risk.values()), default=0)):
+        for risk in COARSEN_RISKS:
+            if rank < len(per_risk[risk]):
+                found.setdefault(per_risk[risk][rank], [])
+    for risk in COARSEN_RISKS:
+        for col in per_risk[risk]:
+            found[col].append(risk)
     return list(found.items())
 
 

@@ -164,17 +164,13 @@ def what_to_do(d: Any) -> list[str]:
         done = measured.pop(c["column"], None)
         if done:  # re-tested by the run: say what the coarsening did, in the verdict's words
             out.append(f"Column {c['column']!r} ({c['sdtype']}) singles people out in "
-                       f"{c['queries']} successful attack queries: release it coarsened "
-                       f"({done[0]['coarsening']}); re-tested: "
-                       + "; ".join(m["text"] for m in done) + ".")
+                       f"{c['queries']} successful attack queries: " + _retested(done))
             continue
         out.append(f"Column {c['column']!r} ({c['sdtype']}) singles people out in {c['queries']} "
                    f"successful attack queries: {c['suggestion']}, then re-run the evaluation.")
     for col, done in measured.items():
         out.append(f"Column {col!r} ({done[0]['sdtype']}) drives "
-                   + " and ".join(m["text"].split(":")[0] for m in done)
-                   + f": release it coarsened ({done[0]['coarsening']}); re-tested: "
-                   + "; ".join(m["text"] for m in done) + ".")
+                   + " and ".join(m["text"].split(":")[0] for m in done) + ": " + _retested(done))
     if "control" not in (d.get("inputs") or {}):
         need = control_size_needed(d)
         out.append("No control table: hold out real rows the generator never saw and pass them "
@@ -184,6 +180,14 @@ def what_to_do(d: Any) -> list[str]:
         out.append("Inconclusive risks: evaluate on more training and control rows (see 'to "
                    "decide' above).")
     return out
+
+
+def _retested(done: list[Any]) -> str:
+    """What coarsening a driving column did, as measured by the re-test."""
+    helps = all(m["level_after"] not in ("high", "medium") for m in done)
+    head = ("release it coarsened (" if helps else "coarsening it alone does not remove the "
+            "excess (") + f"{done[0]['coarsening']}). Re-tested: "
+    return head + "; ".join(m["text"] for m in done) + "."
 
 
 def render_verdict(verdict: Any, width: int = 100) -> str:
