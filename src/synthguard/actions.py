@@ -274,20 +274,36 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
                                    reason="coarsened", datetime_format=None, unit=None)
         schema = dataclasses.replace(tables.schema, columns={**tables.schema.columns, col: spec})
         from .data.tables import prepare_tables
+        from .errors import SynthguardError
 
-        coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
-                                       schema, canonical_columns=True).in_canonical_order()
-        rep = run_tables(coarse_tables, sub, seed=seed, backend=backend, risk=risk, jobs=jobs,
-                         canonical=True, retest_columns=0)
+        try:
+            coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
+                                           schema, canonical_columns=True).in_canonical_order()
+            rep = run_tables(coarse_tables, sub, seed=seed, backend=backend, risk=risk, jobs=jobs,
+                             canonical=True, retest_columns=0)
+        except SynthguardError as exc:  # said in the report, never silent; the run stands
+            runs.append({"column": col, "coarsening": how, "error": str(exc),
+                         "seconds": round(time.perf_counter() - t1, 4)})
+            continue
         after = {r["risk"]: r for r in rep.verdict.risks}
-        runs.append({"column": col, "coarsening": how,
-                     "levels_after": {k: r.get("level") for k, r in after.items()},
-                     "seconds": round(time.perf_counter() - t1, 4)})
+        entry = {"column": col, "coarsening": how,
+                 "levels_after": {k: r.get("level") for k, r in after.items()},
+                 "seconds": round(time.perf_counter() - t1, 4)}
+        gone = {n: rep.to_dict()["metrics"][n].get("reason") for n in rep.metrics
+                if rep.status(n) != "ok"}
+        if gone:  # a test that could not run on the coarsened tables: the level is without it
+            entry["not_rerun"] = gone
+        runs.append(entry)
         for k in drives:
             b, a = before[k], after.get(k, {})
-            added.setdefault(k, []).append(_entry(k, col, how, b, a, bins, top, sdtype))
+            e = _entry(k, col, how, b, a, top, sdtype)
+            if gone:
+                e["not_rerun"] = sorted(gone)
+                e["text"] += (f" (not run on the coarsened tables: {', '.join(sorted(gone))})")
+            added.setdefault(k, []).append(e)
     cost = {"max_columns": max_columns, "bins": bins, "top": top,
-            "candidates": [c for c, _ in candidates], "columns_retested": [r["column"] for r in runs],
+            "candidates": [c for c, _ in candidates],
+            "columns_retested": [r["column"] for r in runs if "error" not in r],
             "metrics_rerun": names, "runs": runs, "seconds": round(time.perf_counter() - t0, 4),
             "cost": (f"one more run of the verdict's {len(names)} test(s) per re-tested column "
                      f"({len(runs)} run(s); at most {max_columns}, only when singling out or "
@@ -297,8 +313,8 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
     return dataclasses.replace(verdict, risks=risks), cost
 
 
-def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, Any], bins: int,
-           top: int, sdtype: str) -> dict[str, Any]:
+def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, Any], top: int,
+           sdtype: str) -> dict[str, Any]:
     from .report.risks import TITLES, interval, pct
 
     lb, la = str(b.get("level")), str(a.get("level", "not assessed"))
