@@ -384,3 +384,23 @@ def test_coarsening_bins_are_label_free():
         assert one["synthetic"].tolist() == two["synthetic"].tolist()  # swapping labels: same bins
         assert one["original"].tolist() == two["control"].tolist()
         assert one["synthetic"].nunique() <= 7
+
+
+def test_leaky_demo_retests_the_top_driver_of_singling_out_and_of_inference(demo_reports):
+    _, reps = demo_reports
+    rep = reps["leaky"]
+    risks = {r["risk"]: r for r in rep.risks()}
+    so, inf = risks["singling_out"]["coarsening"], risks["inference"]["coarsening"]
+    cost = rep.to_dict()["actions"]["coarsen_retest"]
+    assert len(cost["columns_retested"]) == 2  # the budget: one more run per column, two columns
+    per_secret = rep["inference"]["result"]["per_secret"]
+    assert inf[0]["column"] == max(per_secret, key=lambda d: d["risk"])["secret_column"]
+    # 40 % of the release are verbatim copies: coarsening one column cannot remove that excess,
+    # and the report says so rather than suggesting it would
+    assert all(c["level_after"] == "high" for c in so + inf)
+    assert "coarsening it alone does not remove the excess" in " ".join(rep.to_console(100).split())
+    # re-tested only when singling out or inference alarms
+    safe = reps["safe"]
+    alarm = any(r["level"] in ("high", "medium") for r in safe.risks()
+                if r["risk"] in ("singling_out", "inference"))
+    assert ("actions" in safe.to_dict()) == alarm
