@@ -299,7 +299,9 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
             e = _entry(k, col, how, b, a, top, sdtype)
             if gone:
                 e["not_rerun"] = sorted(gone)
-                e["text"] += (f" (not run on the coarsened tables: {', '.join(sorted(gone))})")
+                e["text"] += " (on the coarsened tables " + "; ".join(
+                    f"{n} did not run: {str(why).rstrip('.')}" for n, why in sorted(gone.items())
+                ) + ")"
             added.setdefault(k, []).append(e)
     cost = {"max_columns": max_columns, "bins": bins, "top": top,
             "candidates": [c for c, _ in candidates],
