@@ -122,7 +122,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         When singling out or attribute inference alarms, at most this many of the columns driving
         it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
         of the verdict's tests each; the report gives each risk's level after
-        (:mod:`synthguard.actions`). ``0`` switches it off. Default 2.
+        (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2.
 
     Returns
     -------

@@ -4,7 +4,7 @@ When singling out or attribute inference alarms (``high`` or ``medium``), the co
 found from the run's own results (the columns tested by the singling-out queries that isolate
 training records; the secret whose inference attack shows the largest excess; the most
 identifying key of a CAP-style test) and, for at most ``max_columns`` of them, every test of the
-verdict is run again, through the normal metric code and :func:`synthguard.verdict.assess`, on
+verdict is run again, through the normal metric code and :func:`synthguard.run.verdict.assess`, on
 tables where that one column is coarsened in the release, the training rows and the control alike:
 
 * numerical and datetime columns: ``bins`` quantile bins, their edges taken from the training and
@@ -61,10 +61,12 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
     ...      "control": pd.DataFrame({"x": [5.0, 6.0, 7.0, 8.0]}),
     ...      "synthetic": pd.DataFrame({"x": [2.5, 9.0]})}
     >>> out, how = coarsen_column(f, "x", "numerical", bins=2)
-    >>> list(out["synthetic"]), how
-    (['under 4.5', '4.5 and over'], '2 quantile bins (edges from the training and control rows pooled)')
+    >>> list(out["synthetic"])
+    ['under 4.5', '4.5 and over']
+    >>> how
+    '2 quantile bins (edges from the training and control rows pooled)'
     """
-    from .data.schema import numeric_view
+    from ..data.schema import numeric_view
 
     real = [frames[r][column] for r in ("original", "control") if frames.get(r) is not None]
     if sdtype in ("numerical", "datetime"):
@@ -151,9 +153,10 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
     with the risks it drives: ``[(column, [risk, ...]), ...]``.
 
     Singling out: the columns of the queries that isolate training records (the metric's listed
-    records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference: the secret with the largest excess over control; for
-    CAP-style tests, the key column with the most distinct values in the pooled real rows.
-    Each risk's first column comes before any risk's second.
+    records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference:
+    the secret with the largest excess over control; for CAP-style tests, the key column with the
+    most distinct values in the pooled real rows. Each risk's first column comes before any
+    risk's second.
     """
     usable = {c for c, s in schema.columns.items() if s.sdtype not in ("text", "id")}
     alarms = {r["risk"] for r in verdict.risks if r.get("level") in ALARM}
@@ -237,8 +240,10 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
     --------
     >>> import numpy as np, pandas as pd, synthguard
     >>> rng = np.random.default_rng(0)
-    >>> o = pd.DataFrame({"income": rng.integers(1, 10**6, 400) * 1.0, "g": rng.choice(["a", "b"], 400)})
-    >>> c = pd.DataFrame({"income": rng.integers(1, 10**6, 400) * 1.0, "g": rng.choice(["a", "b"], 400)})
+    >>> def people(n):
+    ...     return pd.DataFrame({"income": rng.integers(1, 10**6, n) * 1.0,
+    ...                          "g": rng.choice(["a", "b"], n)})
+    >>> o, c = people(400), people(400)
     >>> s = c.assign(income=o["income"].to_numpy())
     >>> rep = synthguard.evaluate(o, s, control=c, metrics=["singling_out_univariate"])
     >>> [x["column"] for x in rep.risks()[1]["coarsening"]]
@@ -273,8 +278,8 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         spec = dataclasses.replace(tables.schema.columns[col], sdtype="categorical", inferred=False,
                                    reason="coarsened", datetime_format=None, unit=None)
         schema = dataclasses.replace(tables.schema, columns={**tables.schema.columns, col: spec})
-        from .data.tables import prepare_tables
-        from .errors import SynthguardError
+        from ..data.tables import prepare_tables
+        from ..errors import SynthguardError
 
         try:
             coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
@@ -317,14 +322,17 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
 
 def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, Any], top: int,
            sdtype: str) -> dict[str, Any]:
-    from .report.risks import TITLES, interval, pct
+    from .verdict import RISK_TITLES, _pct
+
+    def interval(ci: Any) -> str:
+        return "no interval" if not ci or ci[0] is None else f"{_pct(ci[0])} to {_pct(ci[1])}"
 
     lb, la = str(b.get("level")), str(a.get("level", "not assessed"))
     short = (f"binned into {how.split(' quantile')[0]} quantile bins" if "quantile" in how
              else f"with its {top} most frequent categories kept and the rest merged")
-    text = (f"{TITLES[risk].lower()}: {lb.upper()}, driven by exact values of {col}; {short} it "
-            f"reads {la.upper()}"
-            + (f" ({pct(a.get('effect'))} of the training records exposed beyond chance, "
+    text = (f"{RISK_TITLES[risk][0].lower()}: {lb.upper()}, driven by exact values of {col}; "
+            f"{short} it reads {la.upper()}"
+            + (f" ({_pct(a.get('effect'))} of the training records exposed beyond chance, "
                f"{interval(a.get('effect_ci'))})" if a.get("effect") is not None else ""))
     return {"column": col, "sdtype": sdtype, "coarsening": how, "level_before": lb,
             "level_after": la, "effect_before": b.get("effect"), "effect_after": a.get("effect"),
