@@ -6,7 +6,11 @@ JSON shape::
      "inferred_metadata", "warnings": [str, ...] (questionable inputs: inf read as missing,
      surrogate identifiers, disjoint categories, a control overlapping the original...), "config",
      "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
-                 "detection_limit", "tests", "not_assessed", ...}  (see synthguard.run.verdict),
+                 "detection_limit", "tests", "not_assessed", "risks": [{..., "coarsening": [{
+                 "column", "coarsening", "level_before", "level_after", "effect_after", "text"}]
+                 (only when re-tested, see synthguard.run.actions)}], ...}  (synthguard.run.verdict),
+     "actions": {"coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",
+                 "cost"}}  (only when singling out or inference alarmed and a column was re-tested),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
                         "result": {...}, "cached": true (only when read from the cache)}}}
 """
