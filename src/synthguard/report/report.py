@@ -8,7 +8,7 @@ JSON shape::
      "verdict": {"level", "summary", "rule", "materiality", "alpha", "release_type", "drivers",
                  "detection_limit", "tests", "not_assessed", "risks": [{..., "coarsening": [{
                  "column", "coarsening", "level_before", "level_after", "effect_after", "text"}]
-                 (only when re-tested, see synthguard.run.actions)}], ...}  (synthguard.run.verdict),
+                 (only when re-tested, see synthguard.run.actions)}], ...}  (run.verdict),
      "actions": {"coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",
                  "cost"}}  (only when singling out or inference alarmed and a column was re-tested),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
