@@ -139,7 +139,7 @@ def one_run(args: tuple) -> dict:
         parts, leak, kw = tabular(dataset, kind, seed, split)
     t0 = time.perf_counter()
     rep = synthguard.evaluate(parts["original"], leak.release, control=parts["control"],
-                              metrics=metrics, seed=seed, **kw)
+                              metrics=metrics, seed=seed, retest_columns=0, **kw)
     v = rep.verdict.to_dict()
     leak_type = LEAK_TYPE.get(base)
     limits = v.get("detection_limits") or {}

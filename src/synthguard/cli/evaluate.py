@@ -87,6 +87,9 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @jobs_option
+@click.option("--retest-columns", type=click.IntRange(min=0), default=2, show_default=True,
+              help="When singling out or inference alarms, re-test at most this many driving columns "
+                   "coarsened and report the level after (0: off).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
@@ -111,7 +114,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
-            dossier_path: Path | None = None) -> None:
+            dossier_path: Path | None = None, retest_columns: int = 2) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -178,7 +181,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
                       config=config, seed=seed, preset=preset, backend=backend,
                       progress=not no_progress, cache=cache, original_stats=original_stats,
-                      jobs=jobs, **risk, **entity)
+                      jobs=jobs, retest_columns=retest_columns, **risk, **entity)
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
