@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "tests" / "oracles"))
 
 from petsard_cases import classification_data, load_case  # noqa: E402
 
-from synthguard.metrics.utility.ml import petsard_ml_utility  # noqa: E402
+from synthguard.compat.petsard.utility import petsard_ml_utility  # noqa: E402
 
 warnings.simplefilter("ignore")
 data = next(p for p in (REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data") if p.exists())

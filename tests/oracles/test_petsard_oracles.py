@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from synthguard.compat.petsard.evaluator import Evaluator
-from synthguard.metrics.utility.ml import gradient_boosting_backend
+from synthguard.compat.petsard.utility import gradient_boosting_backend
 
 from .petsard_cases import CASES, classification_data, load_case
 

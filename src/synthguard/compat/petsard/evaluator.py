@@ -334,7 +334,7 @@ class Evaluator:
             raise ConfigError(f"{self.method}: {exc}") from None
 
     def _configure_ml(self, key: str, kwargs: dict[str, Any]) -> None:
-        from ...metrics.utility.ml import EXPERIMENT_DESIGNS
+        from .utility import EXPERIMENT_DESIGNS
 
         task = key.replace("mlutility-", "")
         if task not in ("classification", "regression", "cluster", "clustering"):
@@ -458,7 +458,7 @@ class Evaluator:
         return {g: out.get(g) for g in self._granularities}
 
     def _eval_ml(self) -> dict[str, Any]:
-        from ...metrics.utility.ml import petsard_ml_utility
+        from .utility import petsard_ml_utility
 
         d = self._data
         assert d is not None
