@@ -154,6 +154,12 @@ class Context:
     entities : EntityRun, optional
         Entity-level inputs (:mod:`synthguard.data.entities`) when an entity key was given; ``tables`` is
         then the entity table for privacy metrics and the event table for the others.
+    cache : dict
+        The storage of the run's one memo (shared by the metrics of one run, emptied by the runner
+        as their users finish): not a second cache. Metrics use it through :meth:`memo`, which
+        computes an entry once under a lock per key; reading or writing ``cache[key]`` directly
+        skips that lock and the release (``users``). It is unrelated to the on-disk result cache
+        (``evaluate(cache=...)``, :mod:`synthguard.engine.cache`).
     """
 
     tables: Tables
