@@ -216,6 +216,10 @@ def injected_power(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray
         n1, n2 = a.size, np.asarray(non_member[j]).size
         k_tot = int(a.sum()) + int(np.asarray(non_member[j], dtype=bool).sum())
         gain = (np.asarray(resp, dtype=bool) & ~a)[sel].sum(axis=1)
+        # a leak can only flag members that are unflagged in this relabelling: at most n1 - base
+        # (counted against the observed flags, the gain could exceed it when most records are
+        # flagged, e.g. 11 flags over 8 training texts)
+        gain = np.minimum(gain, n1 - base[:, j])
         k1 = base[:, j] + gain
         k2 = k_tot - base[:, j]
         p = fisher_p(k1, k1 + k2, n1, n1 + n2) / w[j]
