@@ -19,7 +19,7 @@ from synthguard.stats import chi_square, chi_square_table, cramers_v_table, make
 
 
 def _acc(ctx: Context, **kw):
-    from synthguard.metrics.fidelity.accuracy import accuracy  # the direct-call path: params checked
+    from synthguard.metrics.fidelity.accuracy import accuracy  # direct-call path: params checked
 
     return accuracy(ctx.for_metric(get_metric("accuracy")), **kw)
 
