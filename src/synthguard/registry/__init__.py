@@ -18,6 +18,7 @@ found: an unknown name triggers the full discovery of :mod:`synthguard.metrics` 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import threading
@@ -41,28 +42,154 @@ ORIGINAL_ROWS_NEEDED = "the original rows (not available with --original-stats)"
 
 
 @dataclass(frozen=True)
-class Param:
-    """One metric parameter: name, default, documentation and the check applied to user values.
+class Interval:
+    """A declared numeric range of a parameter (as scikit-learn's ``Interval`` constraint).
 
-    ``kind`` is a type or tuple of types (``None`` = anything); ``choices`` restricts the values;
-    ``check`` is an optional callable returning an error text for a bad value (or ``None``).
+    ``low``/``high`` are the bounds (``None`` = unbounded); ``closed`` says which bounds belong to
+    the range: ``"both"`` (default), ``"left"``, ``"right"`` or ``"neither"``.
+
+    Examples
+    --------
+    >>> Interval(0, 1, closed="neither").describe()
+    'strictly between 0 and 1'
+    >>> Interval(1).describe()
+    '>= 1'
+    """
+
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"
+
+    def __post_init__(self) -> None:
+        if self.closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed must be both, left, right or neither, got {self.closed!r}")
+
+    def contains(self, value: Any) -> bool:
+        low_in = self.closed in ("both", "left")
+        high_in = self.closed in ("both", "right")
+        if self.low is not None and not (value >= self.low if low_in else value > self.low):
+            return False
+        return self.high is None or bool(value <= self.high if high_in else value < self.high)
+
+    def describe(self) -> str:
+        low_in = self.closed in ("both", "left")
+        high_in = self.closed in ("both", "right")
+        if self.low is None and self.high is None:
+            return "any value"
+        if self.high is None:
+            return f"{'>=' if low_in else '>'} {self.low}"
+        if self.low is None:
+            return f"{'<=' if high_in else '<'} {self.high}"
+        if self.closed == "neither":
+            return f"strictly between {self.low} and {self.high}"
+        return f"in {'[' if low_in else '('}{self.low}, {self.high}{']' if high_in else ')'}"
+
+
+#: Named constraints, as scikit-learn's string constraints: ``Param(..., "positive int")`` declares
+#: the type and the range at once.
+CONSTRAINTS: dict[str, tuple[type | tuple[type, ...], Interval]] = {
+    "positive int": (int, Interval(1)),
+    "non-negative int": (int, Interval(0)),
+    "int": (int, Interval()),
+    "probability": (float, Interval(0, 1, closed="neither")),  # confidence levels, shares
+    "fraction": (float, Interval(0, 1)),
+    "non-negative float": (float, Interval(0)),
+    "float": (float, Interval()),
+}
+_NUMERIC = (int, float)
+
+
+def _is_number(value: Any) -> bool:
+    import numbers
+
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One metric parameter: name, default, documentation and its declared constraints.
+
+    The constraints are declared once, here, and checked by the registry on every path (the runner,
+    the facades and a direct call of the registered function): ``kind`` is a type or tuple of types,
+    or a named constraint of :data:`CONSTRAINTS` (``"positive int"``, ``"probability"``...), which
+    sets both the type and the interval; ``interval`` bounds numbers (:class:`Interval`);
+    ``choices`` restricts the values; ``check`` is an optional callable returning an error text for
+    a bad value (or ``None``), for what a type and a range cannot say (a list of distinct column
+    names...). ``nullable`` says whether ``None`` (``null`` in a configuration file) is accepted;
+    by default it is when the default is ``None``.
+
+    Examples
+    --------
+    >>> Param("top_n", 20, "rows listed", "positive int").validate(3, "m")
+    3
+    >>> Param("top_n", 20, "rows listed", "positive int").validate(0, "m")
+    Traceback (most recent call last):
+    ...
+    synthguard.errors.ConfigError: metric 'm': parameter 'top_n' must be an integer >= 1, got 0
     """
 
     name: str
     default: Any = None
     doc: str = ""
-    kind: type | tuple[type, ...] | None = None
+    kind: type | tuple[type, ...] | str | None = None
     choices: tuple[Any, ...] | None = None
     check: Callable[[Any], str | None] | None = None
+    interval: Interval | None = None
+    nullable: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.nullable is None:
+            object.__setattr__(self, "nullable", self.default is None)
+        if isinstance(self.kind, str):
+            if self.kind not in CONSTRAINTS:
+                raise ValueError(f"parameter {self.name!r}: unknown constraint {self.kind!r}; "
+                                 f"use a type or one of {list(CONSTRAINTS)}")
+            kind, interval = CONSTRAINTS[self.kind]
+            if self.interval is not None:
+                raise ValueError(f"parameter {self.name!r}: {self.kind!r} already sets the interval")
+            object.__setattr__(self, "kind", kind)
+            object.__setattr__(self, "interval", interval)
+
+    @property
+    def kinds(self) -> tuple[type, ...]:
+        """The declared types (empty when undeclared)."""
+        if self.kind is None:
+            return ()
+        return self.kind if isinstance(self.kind, tuple) else (self.kind,)  # type: ignore[return-value]
+
+    def constraint_text(self) -> str:
+        """The declared constraint in words, e.g. ``"an integer >= 1"`` (empty when undeclared)."""
+        parts = []
+        kinds = self.kinds
+        if kinds:
+            words = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+                     list: "a list", tuple: "a list", dict: "a mapping"}
+            named = list(dict.fromkeys(words.get(k, k.__name__) for k in kinds))
+            if set(kinds) >= {int, float}:
+                named = ["a number"] + [n for n in named if n not in ("an integer", "a number")]
+            parts.append(" or ".join(named))
+        if self.interval is not None and self.interval.describe() != "any value":
+            parts.append(self.interval.describe())
+        text = " ".join(parts)
+        if self.choices is not None:
+            text = f"one of {list(self.choices)}"
+        if self.nullable and self.default is not None and text:
+            text += " (or null)"
+        return text
 
     def validate(self, value: Any, metric: str) -> Any:
+        """``value`` checked against the declared constraints (and coerced: an integral float
+        to an int parameter, an int to a float parameter, a list to a tuple parameter...);
+        ``ConfigError`` naming the metric, the parameter and what is allowed otherwise."""
+        where = f"metric {metric!r}: parameter {self.name!r}"
         if value is None:
-            return None
+            if self.nullable:
+                return None
+            raise ConfigError(f"{where} must be {self.constraint_text() or 'set'}, got None")
         import numpy as np
 
-        kind = self.kind
-        if kind is not None:
-            kinds = kind if isinstance(kind, tuple) else (kind,)
+        kinds = self.kinds
+        if kinds:
             if float in kinds and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
                 value = float(value)
             if int in kinds and isinstance(value, float) and value.is_integer() and float not in kinds:
@@ -73,16 +200,26 @@ class Param:
                 value = list(value)
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
                 names = " or ".join(k.__name__ for k in kinds)
-                raise ConfigError(f"metric {metric!r}: parameter {self.name!r} must be {names}, "
-                                  f"got {value!r}")
+                raise ConfigError(f"{where} must be {names}, got {value!r}")
         if self.choices is not None and value not in self.choices:
-            raise ConfigError(f"metric {metric!r}: parameter {self.name!r} must be one of "
-                              f"{list(self.choices)}, got {value!r}")
+            raise ConfigError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+        if self.interval is not None and _is_number(value) and not self.interval.contains(value):
+            raise ConfigError(f"{where} must be {self.constraint_text()}, got {value!r}")
         if self.check is not None:
             problem = self.check(value)
             if problem:
-                raise ConfigError(f"metric {metric!r}: parameter {self.name!r}: {problem}")
+                raise ConfigError(f"{where}: {problem}")
         return value
+
+    @property
+    def declared(self) -> bool:
+        """Whether the parameter declares a constraint: a type, and for a number a range or
+        choices (what ``tests/unit/registry`` requires of every registered parameter)."""
+        if not self.kinds:
+            return False
+        if set(self.kinds) & set(_NUMERIC) and bool not in self.kinds:
+            return self.interval is not None or self.choices is not None
+        return True
 
 
 @dataclass(frozen=True)
@@ -101,9 +238,16 @@ class MetricSpec:
     default: bool = True
     optional_needs: tuple[str, ...] = ()
     from_stats: bool = False
+    weight: float = 1.0
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
+
+    def check_given(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` with every declared parameter validated (the direct-call path: names the
+        metric does not declare are left to the function's signature)."""
+        known = {p.name: p for p in self.params}
+        return {k: known[k].validate(v, self.name) if k in known else v for k, v in given.items()}
 
     def resolve_params(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults overlaid with ``given``, each validated; unknown names are errors."""
@@ -239,8 +383,8 @@ _DISCOVERED = False
 def register(name: str, *, family: str, direction: str, needs: Sequence[str] = ("original", "synthetic"),
              params: Sequence[Param] = (), thresholds: Mapping[str, float] | None = None,
              description: str = "", aliases: Sequence[str] = (), default: bool = True,
-             optional_needs: Sequence[str] = (), from_stats: bool = False) -> Callable[[Callable[..., MetricResult]],
-                                                              Callable[..., MetricResult]]:
+             optional_needs: Sequence[str] = (), from_stats: bool = False,
+             weight: float = 1.0) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``.
 
     Parameters
@@ -268,22 +412,54 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     from_stats : bool
         Whether the metric also runs from the original's statistics (``synthguard profile``,
         ``--original-stats``) instead of its rows.
+    weight : float
+        The metric's share of the verdict's false-alarm budget relative to the other tests
+        (weighted Holm / weighted max-T); set on the result's ``Evidence`` by the registry.
+
+    Returns
+    -------
+    callable
+        The decorator. The function it returns validates the declared parameters it is given
+        (the same ``ConfigError`` as a run) before calling the metric, so a direct call
+        ``metric(ctx, top_n=0)`` is checked like ``evaluate(..., metrics={"metric": {"top_n": 0}})``;
+        ``spec.func`` (what the runner calls, with parameters it resolved) is the undecorated function.
+
+    Examples
+    --------
+    >>> from synthguard.registry import Param, register
+    >>> @register("example_share", family="privacy", direction="lower is safer",
+    ...           params=[Param("top_n", 5, "rows listed", "positive int")])
+    ... def example_share(ctx, *, top_n=5):
+    ...     return top_n
+    >>> example_share(None, top_n=0)
+    Traceback (most recent call last):
+    ...
+    synthguard.errors.ConfigError: metric 'example_share': parameter 'top_n' must be an integer >= 1, got 0
+    >>> _ = _REGISTRY.pop("example_share")
     """
     bad = [n for n in needs if n not in NEEDS]
     if bad:
         raise ValueError(f"unknown needs {bad}")
+    if not (isinstance(weight, (int, float)) and weight > 0):
+        raise ValueError(f"metric {name!r}: weight must be a positive number, got {weight!r}")
 
     def deco(func: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
             raise ValueError(f"metric {name!r} registered twice")
         spec = MetricSpec(name, family, func, tuple(needs), tuple(params), direction,
                           dict(thresholds or {}), description, tuple(aliases), default,
-                          tuple(optional_needs), from_stats)
+                          tuple(optional_needs), from_stats, float(weight))
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name
         func.spec = spec  # type: ignore[attr-defined]
-        return func
+
+        @functools.wraps(func)
+        def checked(ctx: Any, *args: Any, **given: Any) -> MetricResult:
+            return func(ctx, *args, **spec.check_given(given))
+
+        checked.spec = spec  # type: ignore[attr-defined]
+        return checked
 
     return deco
 

@@ -27,25 +27,16 @@ THRESHOLDS = {"medium": 0.3, "high": 0.5}
 NOT_MEANINGFUL = "not meaningful"
 
 
-def _check_positive_int(v: Any) -> str | None:
-    return None if v >= 1 else "must be at least 1: pass a positive number"
-
-
-def _check_cl(v: Any) -> str | None:
-    return None if 0.0 < v < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
-
-
 def common_params(n_attacks: int = 2000) -> list[Param]:
     """Parameters every attack of the trio takes."""
     return [
         Param("n_attacks", n_attacks, "number of attacks (targets / queries) per attack type",
-              kind=int, check=_check_positive_int),
+              kind="positive int"),
         Param("max_n_attacks", False, "use as many attacks as the data allows (every distinct original "
               "row, capped by the control size) instead of n_attacks (PETsARD's switch)", kind=bool),
         Param("confidence_level", 0.95, "confidence level of the Wilson rates and the risk interval",
-              kind=float, check=_check_cl),
-        Param("n_records", 20, "how many exposed original rows to list in 'records' (0 = none)", kind=int,
-              check=lambda v: None if v >= 0 else "must be 0 or more"),
+              kind="probability"),
+        Param("n_records", 20, "how many exposed original rows to list in 'records' (0 = none)", kind="non-negative int"),
     ]
 
 

@@ -124,7 +124,7 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
                   Param("regression", "auto", "how guesses are scored: 'auto' (numerical secret -> "
                         "relative tolerance, else exact), 'true', 'false'", kind=(str, bool)),
                   Param("tolerance", 0.05, "relative tolerance of a correct regression guess",
-                        kind=float, check=lambda v: None if v >= 0 else "must be 0 or more")],
+                        kind="non-negative float")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_inference",),
           description="inference risk (anonymeter): share of original rows whose secret column the "
                       "nearest synthetic row reveals, beyond control; the maximum over secrets")

@@ -89,7 +89,7 @@ def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                         "(default: quasi-identifiers, else all tabular columns, split into halves)",
                         kind=(list, tuple)),
                   Param("n_neighbors", 1, "synthetic neighbours looked up per half (PETsARD uses 10)",
-                        kind=int, check=lambda v: None if v >= 1 else "must be at least 1")],
+                        kind="positive int")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_linkability",),
           description="linkability risk (anonymeter): share of original rows whose two halves of "
                       "columns share a nearest synthetic neighbour, beyond control")

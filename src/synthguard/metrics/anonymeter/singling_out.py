@@ -550,7 +550,7 @@ _SO_PARAMS = [
     *common_params(2000),
     Param("columns", None, "columns the queries may use (default: every tabular column)", kind=list),
     Param("max_attempts", 10_000_000, "cap on multivariate query-generation attempts (anonymeter default; PETsARD uses 500000)",
-          kind=int, check=lambda v: None if v >= 1 else "must be at least 1"),
+          kind="positive int"),
 ]
 
 
@@ -570,8 +570,7 @@ def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attack
 
 
 @register("singling_out_multivariate", family=FAMILY, direction=DIRECTION,
-          params=[*_SO_PARAMS, Param("n_cols", 3, "columns per query", kind=int,
-                                     check=lambda v: None if v >= 1 else "must be at least 1")],
+          params=[*_SO_PARAMS, Param("n_cols", 3, "columns per query", kind="positive int")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_singlingout",),
           description="singling-out risk from n_cols-column queries (anonymeter, PETsARD's default mode): "
                       "share of synthetic-built queries isolating exactly one original row, beyond control")

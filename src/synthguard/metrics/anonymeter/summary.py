@@ -23,12 +23,10 @@ def _run_part(ctx: Context, name: str, params: dict[str, Any]) -> MetricResult:
 
 
 @_register("anonymeter", family=FAMILY, direction=DIRECTION,
-           params=[Param("n_attacks", 2000, "attacks per attack type", kind=int,
-                         check=lambda v: None if v >= 1 else "must be at least 1"),
-                   Param("confidence_level", 0.95, "confidence level of every rate and risk", kind=float,
-                         check=lambda v: None if 0 < v < 1 else "must lie strictly between 0 and 1"),
-                   Param("n_cols", 3, "columns per multivariate singling-out query", kind=int),
-                   Param("n_neighbors", 1, "neighbours per half in linkability", kind=int)],
+           params=[Param("n_attacks", 2000, "attacks per attack type", kind="positive int"),
+                   Param("confidence_level", 0.95, "confidence level of every rate and risk", kind="probability"),
+                   Param("n_cols", 3, "columns per multivariate singling-out query", kind="positive int"),
+                   Param("n_neighbors", 1, "neighbours per half in linkability", kind="positive int")],
            thresholds=THRESHOLDS, optional_needs=("control",),
            description="overall GDPR risk (SynEval): the largest of the singling-out (univariate, "
                        "multivariate), linkability and inference risks")

@@ -12,7 +12,7 @@ from ...data.encoding import Block, row_identities
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
-__all__ = ["check_positive_int", "has_control", "thresholds", "column_codes", "equal_width_edges",
+__all__ = ["has_control", "thresholds", "column_codes", "equal_width_edges",
            "quantile_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
            "top_records", "BINNINGS", "evidence_roles", "rare_records"]
 
@@ -33,18 +33,6 @@ def has_control(ctx: Context) -> bool:
     """Whether the run has a non-empty control table (real rows held out from training): the
     members-vs-non-members evidence of the disclosure metrics is only computed then."""
     return bool(ctx.tables.has_control) and len(ctx.tables.control) > 0
-
-
-def check_positive_int(v: Any) -> str | None:
-    """``Param.check`` for positive integers."""
-    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
-    return None if ok else "must be a positive integer"
-
-
-def check_non_negative_int(v: Any) -> str | None:
-    """``Param.check`` for integers >= 0."""
-    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
-    return None if ok else "must be an integer >= 0 (0 = no per-record table)"
 
 
 def _as_names(value: Any, param: str, metric: str) -> list[str] | None:

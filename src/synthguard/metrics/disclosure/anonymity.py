@@ -20,8 +20,6 @@ from ...registry import Context, Param, register
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
-    check_non_negative_int,
-    check_positive_int,
     column_codes,
     joint_ids,
     resolve_fields,
@@ -37,10 +35,8 @@ def _common_params() -> list[Param]:
               "quasi_identifiers)", (list, tuple)),
         Param("continuous_column_names", None, "quasi-identifiers to cut into equal-width bins from the "
               "original data (default: none, exact values)", (list, tuple)),
-        Param("num_discrete_bins", 10, "number of bins for the continuous columns", int,
-              check=check_positive_int),
-        Param("max_records", 100, "how many synthetic rows of the smallest classes to list (0 = none)", int,
-              check=check_non_negative_int),
+        Param("num_discrete_bins", 10, "number of bins for the continuous columns", "positive int"),
+        Param("max_records", 100, "how many synthetic rows of the smallest classes to list (0 = none)", "non-negative int"),
     ]
 
 
@@ -105,8 +101,7 @@ def _summary(class_of_row: np.ndarray, below: np.ndarray, stat: np.ndarray, name
 
 @register("k_anonymity", family="disclosure", direction="higher is safer",
           params=[*_common_params(),
-                  Param("k", 5, "class-size threshold: records in smaller classes are reported", int,
-                        check=check_positive_int)],
+                  Param("k", 5, "class-size threshold: records in smaller classes are reported", "positive int")],
           thresholds={"medium": 4, "high": 1}, aliases=("kanonymity",),
           description="size of the smallest quasi-identifier equivalence class of the synthetic table "
                       "(exact classes), with the share of records in classes smaller than k")
@@ -203,7 +198,7 @@ class _ReleaseType:
                   Param("sensitive_columns", None, "sensitive columns (default: the metadata's sensitive)",
                         (list, tuple)),
                   Param("l", 2, "diversity threshold: records in classes with fewer distinct sensitive "
-                        "values are reported", int, check=check_positive_int)],
+                        "values are reported", "positive int")],
           thresholds={"medium": 2, "high": 1}, aliases=("ldiversity",),
           description="smallest number of distinct sensitive values in a quasi-identifier equivalence class "
                       "of the synthetic table (distinct l-diversity, exact classes)")

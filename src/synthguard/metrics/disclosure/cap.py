@@ -19,7 +19,7 @@ from ...errors import ConfigError
 from ...registry import Context, Param, register
 from ._cap_analysis import CapAnalysis, analyse, cap_evidence, safe_ratio
 from ._cap_core import METHODS
-from ._common import check_non_negative_int, has_control, resolve_fields
+from ._common import has_control, resolve_fields
 
 __all__ = ["cap", "cap_per_record", "cap_result", "generalized_cap", "zero_cap"]
 
@@ -35,7 +35,7 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
               (list, tuple)),
         Param("sensitive_fields", None, "columns the attacker guesses (default: the metadata's sensitive)",
               (list, tuple)),
-        Param("max_records", 100, _RECORDS_DOC, int, check=check_non_negative_int),
+        Param("max_records", 100, _RECORDS_DOC, "non-negative int"),
         *(extra or []),
     ]
 

@@ -32,7 +32,7 @@ from ...core.results import Baseline, Evidence, MetricResult, level_from_thresho
 from ...engine.neighbors import Neighbors
 from ...registry import RUN_METRICS_KEY, Context, Param, register
 from ...stats import median_ci, wilson_rate
-from ._common import check_non_negative_int, check_positive_int, has_control, thresholds
+from ._common import has_control, thresholds
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
@@ -41,11 +41,10 @@ __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
 def _subsample_params() -> list[Param]:
     return [
         Param("num_rows_subsample", None, "query rows (synthetic / random) drawn per iteration; "
-              "None = all rows (the reference is never subsampled)", int, check=check_positive_int),
-        Param("num_iterations", 1, "number of subsamples averaged (only with num_rows_subsample)", int,
-              check=check_positive_int),
+              "None = all rows (the reference is never subsampled)", "positive int"),
+        Param("num_iterations", 1, "number of subsamples averaged (only with num_rows_subsample)", "positive int"),
         Param("max_records", 100, "how many synthetic rows closest to the original to list (0 = none)",
-              int, check=check_non_negative_int),
+              "non-negative int"),
     ]
 
 
@@ -83,10 +82,6 @@ RANDOM_PRECISION = 0.02
 _FIRST_BATCH = 1_000
 
 
-def _check_precision(v: Any) -> str | None:
-    return None if 0 < v < 1 else "must be in (0, 1), e.g. 0.02 for +/- 2 %"
-
-
 def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, sampled: bool,
                          precision: float) -> np.ndarray:
     """DCR of the random rows: all of them, or (``sampled``) the first 1 000, 2 000, 4 000... until
@@ -113,10 +108,9 @@ def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, 
           params=[*_subsample_params(),
                   Param("random_rows", RANDOM_ROWS, "uniformly random rows whose DCR estimates the baseline "
                         "median (seeded; its CI is reported); None = one per synthetic row (SDMetrics' "
-                        "full computation)", int, check=check_positive_int),
+                        "full computation)", "positive int", nullable=True),
                   Param("random_precision", RANDOM_PRECISION, "stop adding random rows once the 95 % CI "
-                        "of their median DCR is within this fraction of it (when sampling)", float,
-                        check=_check_precision)], thresholds={"medium": 0.3, "high": 0.1},
+                        "of their median DCR is within this fraction of it (when sampling)", "probability")], thresholds={"medium": 0.3, "high": 0.1},
           aliases=("dcrbaselineprotection",),
           description="median distance of synthetic rows to their closest original row, relative to "
                       "that of uniformly random rows (1 = synthetic rows no closer than random ones); "

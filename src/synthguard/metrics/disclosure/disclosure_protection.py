@@ -21,7 +21,7 @@ from ...registry import Context, Param, register
 from ...stats import wilson_interval
 from ._cap_analysis import analyse, analyse_codes, cap_codes
 from ._cap_core import METHODS
-from ._common import check_non_negative_int, check_positive_int, nunique_codes, resolve_fields
+from ._common import nunique_codes, resolve_fields
 from .cap import THRESHOLDS, cap_result, repeated_test
 
 __all__ = ["disclosure_protection", "disclosure_protection_estimate"]
@@ -41,10 +41,8 @@ def _params(extra: list[Param] | None = None) -> list[Param]:
               check=_method),
         Param("continuous_column_names", None,
               "known/sensitive columns to cut into equal-width bins from the original data", (list, tuple)),
-        Param("num_discrete_bins", 10, "number of bins for the continuous columns", int,
-              check=check_positive_int),
-        Param("max_records", 100, "how many of the most exposed original rows to list (0 = none)", int,
-              check=check_non_negative_int),
+        Param("num_discrete_bins", 10, "number of bins for the continuous columns", "positive int"),
+        Param("max_records", 100, "how many of the most exposed original rows to list (0 = none)", "non-negative int"),
         *(extra or []),
     ]
 
@@ -53,10 +51,6 @@ def _setup(ctx: Context, name: str, known: Any, sensitive: Any, method: str, con
            bins: int) -> tuple[list[str], list[str], str, list[str]]:
     keys, sens = resolve_fields(ctx, name, "known_column_names", known, "sensitive_column_names", sensitive)
     method = str(method).lower()
-    if method not in METHODS:
-        raise ConfigError(f"metric {name!r}: computation_method must be one of {list(METHODS)}, got {method!r}")
-    if isinstance(bins, bool) or int(bins) < 1:
-        raise ConfigError(f"metric {name!r}: num_discrete_bins must be a positive integer, got {bins!r}")
     cont = [str(c) for c in ([continuous] if isinstance(continuous, str) else continuous or [])]
     missing = [c for c in cont if c not in ctx.tables.schema.columns]
     if missing:
@@ -106,8 +100,8 @@ def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
 @register("disclosure_protection_estimate", family="disclosure", direction="higher is safer",
           params=_params([
               Param("num_rows_subsample", 1000, "rows drawn (without replacement) from each table per "
-                    "iteration", int, check=check_positive_int),
-              Param("num_iterations", 10, "number of subsamples averaged", int, check=check_positive_int),
+                    "iteration", "positive int"),
+              Param("num_iterations", 10, "number of subsamples averaged", "positive int"),
           ]),
           thresholds=THRESHOLDS, aliases=("disclosureprotectionestimate",),
           description="disclosure_protection averaged over seeded subsamples of the original and "
@@ -126,9 +120,6 @@ def disclosure_protection_estimate(ctx: Context, *, known_column_names: Any = No
     name = "disclosure_protection_estimate"
     keys, sens, method, cont = _setup(ctx, name, known_column_names, sensitive_column_names,
                                       computation_method, continuous_column_names, num_discrete_bins)
-    for p, v in (("num_rows_subsample", num_rows_subsample), ("num_iterations", num_iterations)):
-        if isinstance(v, bool) or int(v) < 1:
-            raise ConfigError(f"metric {name!r}: {p} must be a positive integer, got {v!r}")
     codes = cap_codes(ctx, keys, sens, continuous=cont, bins=num_discrete_bins)
     real, syn = codes["original"], codes["synthetic"]
     n_cat = nunique_codes(real[:, len(keys):])

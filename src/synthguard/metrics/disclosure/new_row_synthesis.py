@@ -21,8 +21,6 @@ from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level
 from ...registry import Context, Param, register
 from ...stats import wilson_interval
 from ._common import (
-    check_non_negative_int,
-    check_positive_int,
     column_codes,
     evidence_roles,
     has_control,
@@ -35,10 +33,6 @@ from ._dcr import dcr_columns, subsample
 __all__ = ["new_row_synthesis", "match_rows"]
 
 _MAX_PAIRS = 4_000_000
-
-
-def _tolerance(v: Any) -> str | None:
-    return None if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else "must be >= 0"
 
 
 def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, syn_cat: np.ndarray,
@@ -127,13 +121,12 @@ def _merge_rank(groups: np.ndarray, values: np.ndarray, q_groups: np.ndarray, q_
 @register("new_row_synthesis", family="disclosure", direction="higher is safer",
           params=[
               Param("numerical_match_tolerance", 0.01, "numeric values within this share of the original "
-                    "column's range match (SDMetrics: of the synthetic value)", float, check=_tolerance),
+                    "column's range match (SDMetrics: of the synthetic value)", "non-negative float"),
               Param("synthetic_sample_size", None, "synthetic rows drawn (seeded) before matching; "
-                    "None = all", int, check=check_positive_int),
+                    "None = all", "positive int"),
               Param("sdmetrics_compat", False, "tolerance relative to the synthetic value as in SDMetrics "
                     "0.32 (|o - s| <= |tol * s|)", bool),
-              Param("max_records", 100, "how many matched synthetic rows to list (0 = none)", int,
-                    check=check_non_negative_int),
+              Param("max_records", 100, "how many matched synthetic rows to list (0 = none)", "non-negative int"),
           ],
           thresholds={"medium": 0.95, "high": 0.8}, aliases=("newrowsynthesis",),
           description="share of synthetic rows that match no original row (categorical values equal, "

@@ -39,8 +39,6 @@ from ...registry import Context, Param, register
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
-    check_non_negative_int,
-    check_positive_int,
     column_codes,
     evidence_roles,
     has_control,
@@ -53,22 +51,16 @@ from ._common import (
 __all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "own_table_unique"]
 
 
-def _binning(v: Any) -> str | None:
-    return None if v in BINNINGS else f"must be one of {list(BINNINGS)}"
-
-
 def _params() -> list[Param]:
     return [
         Param("quasi_identifiers", None, "columns the intruder knows (default: the metadata's "
               "quasi_identifiers)", (list, tuple)),
         Param("continuous_column_names", None, "columns to bin (edges from original and control "
               "pooled); None = every QI exact, as synthpop's default", (list, tuple)),
-        Param("num_discrete_bins", 10, "number of bins of the binned columns", int,
-              check=check_positive_int),
+        Param("num_discrete_bins", 10, "number of bins of the binned columns", "positive int"),
         Param("binning", "quantile", "bin edges from the real records (original and control "
-              "pooled): quantile or equal_width", str, check=_binning),
-        Param("max_records", 100, "how many exposed original rows to list (0 = none)", int,
-              check=check_non_negative_int),
+              "pooled): quantile or equal_width", str, choices=BINNINGS),
+        Param("max_records", 100, "how many exposed original rows to list (0 = none)", "non-negative int"),
     ]
 
 
@@ -346,21 +338,16 @@ DISCO_STATISTIC = ("share of real records whose sensitive value is disclosed cor
                    "carries their true value")
 
 
-def _check_min_cell(v: Any) -> str | None:
-    return None if v is None else check_positive_int(v)
-
-
 @register("disco", family="disclosure", direction="lower is safer",
           params=[*_params(),
                   Param("sensitive", None, "sensitive (target) columns (default: the metadata's sensitive)",
                         (list, tuple)),
                   Param("denom_lim", 5, "synthpop's denom_lim: with exclude_ov_denom_lim, key x target "
-                        "cells of more records are excluded", int, check=check_positive_int),
+                        "cells of more records are excluded", "positive int"),
                   Param("exclude_ov_denom_lim", False, "synthpop's exclude_ov_denom_lim: drop records "
                         "whose key x target cell holds more than denom_lim records", bool),
                   Param("min_cell", None, "not synthpop's: synthetic key cells of fewer records are "
-                        "never disclosive (5 = synthguard's old rule); None = every cell counts", int,
-                        check=_check_min_cell)],
+                        "never disclosive (5 = synthguard's old rule); None = every cell counts", "positive int")],
           thresholds={"medium": 0.01, "high": 0.05}, aliases=("disco_disclosure",),
           description="share of original records whose sensitive value every synthetic record with their "
                       "quasi-identifiers carries (disclosive in synthetic, correct in original: DiSCO, "

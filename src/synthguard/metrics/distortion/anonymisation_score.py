@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...core.results import Baseline, MetricResult
 from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from . import distances as _distances
 from .distances import distances_for, kind_of
 
@@ -44,10 +44,6 @@ def _check_weights(value: Any) -> str | None:
         return "must be a mapping {column: weight}"
     bad = {k: v for k, v in value.items() if not isinstance(v, (int, float)) or v < 0}
     return f"weights must be non-negative numbers, got {bad}" if bad else None
-
-
-def _check_rows(value: Any) -> str | None:
-    return None if value is None or value >= 100 else "must be at least 100 (or null for no cap)"
 
 
 def column_distances(original: pd.DataFrame, anonymised: pd.DataFrame, sdtypes: Mapping[str, str],
@@ -86,7 +82,7 @@ def column_distances(original: pd.DataFrame, anonymised: pd.DataFrame, sdtypes: 
         Param("weights", None, "per-column weights {column: weight} (default 1 each)", kind=dict,
               check=_check_weights),
         Param("max_rows", 100_000, "rows compared per table; larger tables are sampled with the run's "
-              "seed (null = all)", kind=int, check=_check_rows),
+              "seed (null = all)", kind=int, interval=Interval(100), nullable=True),
     ],
     description="Anonify distortion score 1-100: 1 = release identical to the original, 100 = every "
                 "column completely changed (a utility-loss measure, not a privacy risk)",

@@ -16,7 +16,7 @@ import numpy as np
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
 from ...data.entities.build import EntityRun
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from . import fidelity as F
 from .copies import member_evidence, simple_level, subsequence_copies_of, whole_sequence_copies
 
@@ -28,15 +28,6 @@ def _run(ctx: Context) -> EntityRun:
     if ctx.entities is None:
         raise MetricError(NEEDS_ENTITY)
     return ctx.entities
-
-
-def _positive(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer"
-
-
-def _digits(v: Any) -> str | None:
-    return None if v is None or (isinstance(v, (int, np.integer)) and 1 <= v <= 15) else \
-        "must be an integer from 1 to 15 (significant digits), or null for exact copies"
 
 
 def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarray]], what: str,
@@ -90,16 +81,15 @@ def _copies_result(name: str, run: EntityRun, hits: dict[str, dict[str, np.ndarr
                         level, warning, details, evidence=evidence)
 
 
-_CONF = Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", float,
-              check=lambda v: None if 0 < v < 1 else "must lie strictly between 0 and 1")
+_CONF = Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", "probability")
 
 
 @register(
     "entity_copies", family="privacy", direction="lower is safer", optional_needs=("control",), default=False,
     params=[Param("round_digits", None, "round numeric values and time gaps to this many significant digits "
-                  "before comparing (near copies); null = exact", int, check=_digits),
+                  "before comparing (near copies); null = exact", int, interval=Interval(1, 15)),
             Param("min_events", 2, "only entities with at least this many events count (a one-event history "
-                  "is one row: exact_matches and dcr on the entity table cover it)", int, check=_positive),
+                  "is one row: exact_matches and dcr on the entity table cover it)", "positive int"),
             Param("time", "absolute", "'absolute': the sequences' times must agree too; 'relative': only the "
                   "gaps between events (catches copies shifted in time)", str, choices=("absolute", "relative")),
             _CONF],
@@ -118,11 +108,11 @@ def entity_copies(ctx: Context, *, round_digits: int | None = None, min_events: 
 @register(
     "subsequence_copies", family="privacy", direction="lower is safer", optional_needs=("control",),
     default=False,
-    params=[Param("length", 3, "window length L: copies of L consecutive events count", int, check=_positive),
+    params=[Param("length", 3, "window length L: copies of L consecutive events count", "positive int"),
             Param("anchor", "any", "'any' window of the entity, or only its first L events ('prefix')", str,
                   choices=("any", "prefix")),
             Param("round_digits", None, "round numeric values and time gaps to this many significant digits "
-                  "(near copies); null = exact", int, check=_digits),
+                  "(near copies); null = exact", int, interval=Interval(1, 15)),
             Param("time", "relative", "'relative': windows compared by events and gaps; 'absolute': the "
                   "window's start time must agree too", str, choices=("absolute", "relative")),
             _CONF],
@@ -216,8 +206,10 @@ def cardinality_shape(ctx: Context) -> MetricResult:
 
 @register("intertable_trends", family="fidelity", direction="higher is better", optional_needs=("control",),
           default=False,
-          params=[Param("real_correlation_threshold", 0.5, "SDMetrics' threshold on the real |r|", float),
-                  Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V", float)],
+          params=[Param("real_correlation_threshold", 0.5, "SDMetrics' threshold on the real |r|", float,
+                        interval=Interval(0, 1, closed="left")),
+                  Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V",
+                        float, interval=Interval(0, 1, closed="left"))],
           description="SDMetrics Intertable Trends: Column Pair Trends between parent and child columns")
 def intertable_trends(ctx: Context, *, real_correlation_threshold: float = 0.5,
                       real_association_threshold: float = 0.3) -> MetricResult:
@@ -234,8 +226,10 @@ def intertable_trends(ctx: Context, *, real_correlation_threshold: float = 0.5,
 
 @register("multi_table_quality", family="fidelity", direction="higher is better", optional_needs=("control",),
           default=False, aliases=("sdmetrics_multi_table_qualityreport",),
-          params=[Param("real_correlation_threshold", 0.5, "SDMetrics' threshold on the real |r|", float),
-                  Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V", float)],
+          params=[Param("real_correlation_threshold", 0.5, "SDMetrics' threshold on the real |r|", float,
+                        interval=Interval(0, 1, closed="left")),
+                  Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V",
+                        float, interval=Interval(0, 1, closed="left"))],
           description="SDMetrics multi-table QualityReport: mean of Column Shapes, Column Pair Trends (pooled "
                       "over the parent and child tables), Cardinality and Intertable Trends")
 def multi_table_quality(ctx: Context, *, real_correlation_threshold: float = 0.5,

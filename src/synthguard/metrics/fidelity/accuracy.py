@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, MetricResult
-from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...errors import MetricError
+from ...registry import Context, Interval, Param, register
 from ...stats import cramers_v_table
 from ._binning import (
     BINNINGS,
@@ -40,23 +40,6 @@ from ._binning import (
 )
 
 __all__ = ["accuracy", "reference_for"]
-
-
-def _positive(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer"
-
-
-def _bins(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and 2 <= v <= 50 else "must be an integer in [2, 50]"
-
-
-def _non_negative(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and 0 <= v <= 100_000 else \
-        "must be an integer in [0, 100000] (0 = no triples)"
-
-
-def _binning(v: Any) -> str | None:
-    return None if v in BINNINGS else f"must be one of {list(BINNINGS)}"
 
 
 def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples: int,
@@ -147,17 +130,17 @@ _MAX_TRIPLES_LISTED = 200
     from_stats=True,
     params=[
         Param("max_bins", 10, "bins of a numerical/datetime column (learnt from the original)", int,
-              check=_bins),
+              interval=Interval(2, 50)),
         Param("max_categories", 10, "most frequent categories kept per column; the rest are '(other)'",
-              int, check=_bins),
+              int, interval=Interval(2, 50)),
         Param("n_triples", 10_000, "column triples sampled (seeded) for the trivariate accuracy "
-              "(mostlyai-qa: 10000)", int, check=_non_negative),
+              "(mostlyai-qa: 10000)", int, interval=Interval(0, 100_000)),
         Param("binning", "mostlyai", "'mostlyai' = mostlyai-qa 1.10's bins (order-statistic edges with "
               "min and max, closed on the left, one bin per value up to max_bins values, categories "
               "kept only when seen min_category_count times); 'quantile' = deciles closed on the right",
-              str, check=_binning),
+              str, choices=BINNINGS),
         Param("min_category_count", 5, "binning='mostlyai': rows a category needs to keep its own bin "
-              "(mostlyai-qa: 5)", int, check=_positive),
+              "(mostlyai-qa: 5)", "positive int"),
     ],
     description="mean binned accuracy (1 - total variation distance) over columns, pairs and sampled "
                 "triples (mostlyai-qa's bins), against the ceiling the control (real holdout) reaches "
@@ -192,12 +175,6 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_tr
         (with binned counts for charts), per-pair ``pairs`` (with the association of each side),
         ``triples`` (the lowest 200 when there are more).
     """
-    for key, check, val in (("max_bins", _bins, max_bins), ("max_categories", _bins, max_categories),
-                            ("n_triples", _non_negative, n_triples), ("binning", _binning, binning),
-                            ("min_category_count", _positive, min_category_count)):
-        problem = check(val)
-        if problem:
-            raise ConfigError(f"metric 'accuracy': parameter {key!r} {problem}")
     ref = reference_for(ctx, max_bins=max_bins, max_categories=max_categories, n_triples=n_triples,
                         binning=binning, min_category_count=min_category_count)
     cols = [s.column for s in ref.specs]

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...core.results import Baseline, MetricResult
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ._columns import STATISTICAL
 from ._pairs import pairs_against
 from ._summary import RealSummary, ks_against, summarise_real, tv_against
@@ -29,8 +29,7 @@ def _nanmean(values: list[float]) -> float:
     return float(arr.mean()) if len(arr) else float("nan")
 
 
-def _threshold(value: float) -> str | None:
-    return None if 0.0 <= value < 1.0 else "must be in [0, 1): 0 scores every pair"
+_SHARE = Interval(0, 1, closed="left")  # SDMetrics' real-trend thresholds: 0 scores every pair
 
 
 def compute_quality(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[str, str], *,
@@ -93,10 +92,10 @@ def quality_against(summary: RealSummary, synthetic: pd.DataFrame, *,
     optional_needs=("control",), from_stats=True,
     params=[
         Param("real_correlation_threshold", 0.5, "numeric pairs count only if the real |Pearson r| is "
-              "above this (SDMetrics' default; 0 = every pair)", kind=float, check=_threshold),
+              "above this (SDMetrics' default; 0 = every pair)", kind=float, interval=_SHARE),
         Param("real_association_threshold", 0.3, "pairs with a discrete column count only if the real "
               "Cramer's V is above this (SDMetrics' default; 0 = every pair)", kind=float,
-              check=_threshold),
+              interval=_SHARE),
         Param("pair_binning", "separate", "'separate' = SDMetrics' report (real and synthetic numeric "
               "columns binned with their own edges); 'shared' = both with the real edges",
               kind=str, choices=("separate", "shared")),

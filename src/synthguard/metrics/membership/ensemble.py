@@ -26,7 +26,7 @@ import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ...stats import (
     auc_max_t,
     auc_test,
@@ -41,12 +41,6 @@ from .attacks import ATTACKS, attack_scores, concat_blocks
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
 EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
 LIST_ROWS_UP_TO = 10_000  # the reference / non-member row numbers are listed up to this many
-
-
-def _positive_or_none(v: object) -> str | None:
-    if v is None:
-        return None
-    return None if isinstance(v, int) and v > 0 else "must be a positive integer (or null for no cap)"
 
 
 def _best_advantage(lab: np.ndarray, s: np.ndarray) -> tuple[float, float]:
@@ -82,20 +76,19 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     needs=("original", "synthetic", "control"), default=False,
     params=[
         Param("max_rows", 20_000, "members and non-members scored (each; seeded random "
-              "sample); null = all", kind=int, check=_positive_or_none),
+              "sample); null = all", kind="positive int", nullable=True),
         Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
               "(the rest are the non-members)", kind=float,
-              check=lambda v: None if 0.1 <= v <= 0.9 else "must lie in [0.1, 0.9]"),
+              interval=Interval(0.1, 0.9)),
         Param("max_reference_rows", 100_000, "cap on the reference sample (seeded subsample)",
-              kind=int, check=_positive_or_none),
+              kind="positive int", nullable=True),
         Param("max_fit_rows", 50_000, "release and reference rows (each) the classifier is fitted "
-              "on (seeded subsample)", kind=int, check=_positive_or_none),
+              "on (seeded subsample)", kind="positive int", nullable=True),
         Param("k", 5, "neighbours per reference search of the density attacks", kind=int,
-              check=lambda v: None if 1 <= v <= 100 else "must lie in [1, 100]"),
+              interval=Interval(1, 100)),
         Param("n_perm", 999, "label relabellings of the max-T test", kind=int,
-              check=lambda v: None if v >= 99 else "use at least 99 relabellings"),
-        Param("top_records", 10, "most exposed training records listed per attack", kind=int,
-              check=lambda v: None if v >= 0 else "must be >= 0"),
+              interval=Interval(99)),
+        Param("top_records", 10, "most exposed training records listed per attack", kind="non-negative int"),
     ],
     thresholds={"medium": 0.6, "high": 0.8},
     description="best AUC of seven no-box membership attacks with a reference sample (DOMIAS, "

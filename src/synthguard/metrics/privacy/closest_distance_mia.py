@@ -15,7 +15,7 @@ import numpy as np
 from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...engine.neighbors import gower, nearest_distances
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ...stats import (
     auc_ci,
     auc_score,
@@ -30,12 +30,6 @@ from ...stats.epsilon import effective_epsilon
 from .distance import balanced_rows  # the one content-keyed, order-independent subsample
 
 
-def _positive_or_none(v: object) -> str | None:
-    if v is None:
-        return None
-    return None if isinstance(v, int) and v > 0 else "must be a positive integer (or null for no cap)"
-
-
 @register(
     "closest_distance_mia",
     family="attacks",
@@ -43,14 +37,13 @@ def _positive_or_none(v: object) -> str | None:
     needs=("original", "synthetic", "control"),
     params=[
         Param("max_rows", 20_000, "rows per class (original, control), seeded sample; null = all",
-              kind=int, check=_positive_or_none),
+              kind="positive int", nullable=True),
         Param("balance", True, "sample both classes to the same size", kind=bool),
         Param("n_boot", 200, "bootstrap resamples of the AUC interval", kind=int,
-              check=lambda v: None if v >= 20 else "use at least 20 resamples"),
-        Param("top_records", 10, "most exposed original rows listed in the output", kind=int,
-              check=lambda v: None if v >= 0 else "must be >= 0"),
+              interval=Interval(20)),
+        Param("top_records", 10, "most exposed original rows listed in the output", kind="non-negative int"),
         Param("max_roc_points", 101, "ROC points kept for the report", kind=int,
-              check=lambda v: None if v >= 2 else "keep at least 2 points"),
+              interval=Interval(2)),
     ],
     thresholds={"medium": 0.6, "high": 0.8},
     description="AUC of telling training rows from control rows by their distance to the synthetic "

@@ -24,8 +24,8 @@ import pandas as pd
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...data.hashing import row_hashes
 from ...engine.neighbors import DistanceMetric, gower, kneighbors
-from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...errors import MetricError
+from ...registry import Context, Interval, Param, register
 from ...stats import difference_ci, make_rng, percentile_ci, proportion, tail_counts
 
 __all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "closer_share_from"]
@@ -33,39 +33,14 @@ __all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "c
 ZERO = 1e-12  # distances at or below this count as "zero" (exact copies under the metric)
 
 
-def _percentile(v: Any) -> str | None:
-    try:
-        ok = 0.0 < float(v) < 100.0
-    except (TypeError, ValueError):
-        ok = False
-    return None if ok else "must lie strictly between 0 and 100, e.g. 5"
-
-
-def _positive_int(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 \
-        else "must be a positive integer"
-
-
-def _confidence(v: Any) -> str | None:
-    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
-
-
-def _check(name: str, values: dict[str, Any], checks: dict[str, Any]) -> None:
-    for key, check in checks.items():
-        problem = check(values[key])
-        if problem:
-            raise ConfigError(f"metric {name!r}: parameter {key!r} {problem}")
-
-
 _COMMON = [
     Param("percentile", 5.0, "percentile of the nearest-neighbour values reported (0 < p < 100)",
-          (int, float), check=_percentile),
-    Param("top_n", 20, "how many original rows to list in records", int, check=_positive_int),
-    Param("bins", 20, "number of histogram bins in the result", int, check=_positive_int),
-    Param("n_boot", 500, "bootstrap resamples for the percentile intervals", int, check=_positive_int),
-    Param("confidence_level", 0.95, "level of every interval", float, check=_confidence),
+          (int, float), interval=Interval(0, 100, closed="neither")),
+    Param("top_n", 20, "how many original rows to list in records", "positive int"),
+    Param("bins", 20, "number of histogram bins in the result", "positive int"),
+    Param("n_boot", 500, "bootstrap resamples for the percentile intervals", "positive int"),
+    Param("confidence_level", 0.95, "level of every interval", "probability"),
 ]
-_COMMON_CHECKS = {p.name: p.check for p in _COMMON}
 
 
 def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
@@ -284,8 +259,6 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
         ``passed``, ``baselines``, ``share_closer_to_original``, ``zero_distance_excess``, ``mean``,
         ``median``, ``histogram``; ``records`` = original rows nearest to synthetic rows at distance 0.
     """
-    _check("dcr", dict(percentile=percentile, top_n=top_n, bins=bins, n_boot=n_boot,
-                       confidence_level=confidence_level), _COMMON_CHECKS)
     _need_rows(ctx, 2)
     q, cl = float(percentile), float(confidence_level)
     d_s, i_s = _neighbours(ctx, "synthetic", "original", 1)
@@ -401,8 +374,6 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
     MetricResult
         As :func:`dcr`, for the ratios (``histogram`` edges span [0, 1]).
     """
-    _check("nndr", dict(percentile=percentile, top_n=top_n, bins=bins, n_boot=n_boot,
-                        confidence_level=confidence_level), _COMMON_CHECKS)
     _need_rows(ctx, 3)
     q, cl = float(percentile), float(confidence_level)
     d_s, i_s = _neighbours(ctx, "synthetic", "original", 2)

@@ -21,28 +21,12 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, MetricResult, level_from_thresholds
-from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...errors import MetricError
+from ...registry import Context, Interval, Param, register
 from ...stats import auc_ci, auc_score, roc_curve, thin_roc
 from .matching import row_identities_for
 
 __all__ = ["distinguishability"]
-
-
-def _min_rows(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 20 else "must be an integer >= 20, e.g. 10000"
-
-
-def _test_size(v: Any) -> str | None:
-    return None if 0.05 <= float(v) <= 0.8 else "must lie between 0.05 and 0.8, e.g. 0.3"
-
-
-def _n_perm(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and 0 <= v <= 100 else "must be an integer in [0, 100]"
-
-
-def _positive(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer"
 
 
 def _ks(v: Any) -> str | None:
@@ -51,10 +35,6 @@ def _ks(v: Any) -> str | None:
     except TypeError:
         ok = False
     return None if ok else "must be a list of positive integers, e.g. [10, 50, 100]"
-
-
-def _confidence(v: Any) -> str | None:
-    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
 
 
 def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_text_features: int,
@@ -196,17 +176,17 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
     aliases=("membership_inference",),
     params=[
         Param("max_rows", 6000, "rows used in total (half original, half synthetic), for speed", int,
-              check=_min_rows),
-        Param("test_size", 0.3, "held-out share of the balanced rows", float, check=_test_size),
-        Param("n_estimators", 100, "trees in the random forest", int, check=_positive),
+              interval=Interval(20)),
+        Param("test_size", 0.3, "held-out share of the balanced rows", float, interval=Interval(0.05, 0.8)),
+        Param("n_estimators", 100, "trees in the random forest", "positive int"),
         Param("n_permutations", 3, "label-shuffled refits for the permutation baseline (0 = none)", int,
-              check=_n_perm),
+              interval=Interval(0, 100)),
         Param("precision_k", [10, 50, 100], "k values of precision_at_k", (list, tuple), check=_ks),
-        Param("max_text_features", 1000, "TF-IDF vocabulary size per text column", int, check=_positive),
-        Param("n_boot", 500, "bootstrap resamples of the AUC interval", int, check=_positive),
-        Param("confidence_level", 0.95, "level of the AUC interval", float, check=_confidence),
+        Param("max_text_features", 1000, "TF-IDF vocabulary size per text column", "positive int"),
+        Param("n_boot", 500, "bootstrap resamples of the AUC interval", "positive int"),
+        Param("confidence_level", 0.95, "level of the AUC interval", "probability"),
         Param("n_jobs", -1, "parallel jobs of the forest's fitting (-1 = all cores; prediction is serial, "
-              "so results are bit-identical whatever it is)", int),
+              "so results are bit-identical whatever it is)", "int"),
         Param("reference", True, "with a control table, also train the same pipeline to tell control "
               "from original rows (reference_auc: what fresh real data scores)", bool),
     ],
@@ -259,14 +239,6 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         ``rows_used``, ``text_columns_used``, ``permutation_aucs``, ``exact_copy_share``,
         ``reference_auc`` (``{value, ci, n_test, rows_used, description}`` or ``None``).
     """
-    checks = {"max_rows": (_min_rows, max_rows), "test_size": (_test_size, test_size),
-              "n_estimators": (_positive, n_estimators), "n_permutations": (_n_perm, n_permutations),
-              "precision_k": (_ks, precision_k), "max_text_features": (_positive, max_text_features),
-              "n_boot": (_positive, n_boot), "confidence_level": (_confidence, confidence_level)}
-    for key, (check, val) in checks.items():
-        problem = check(val)
-        if problem:
-            raise ConfigError(f"metric 'distinguishability': parameter {key!r} {problem}")
     n_o, n_s = len(ctx.tables.original), len(ctx.tables.synthetic)
     per_class = min(n_o, n_s, max_rows // 2)
     if per_class < 10:

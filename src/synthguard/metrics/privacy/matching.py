@@ -14,29 +14,13 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
-from ...errors import ConfigError, MetricError
+from ...errors import MetricError
 from ...registry import Context, Param, register
 from ...stats import difference_ci, proportion
 
 __all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
            "exact_matches_result", "ims", "ims_flags", "ims_result", "matching_columns",
            "row_identities_for"]
-
-
-def _positive_int(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer, e.g. 20"
-
-
-def _confidence(v: Any) -> str | None:
-    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
-
-
-def _check(name: str, params: dict[str, Any], checks: dict[str, Any]) -> None:
-    """Re-check parameters for direct calls (the runner validates them too)."""
-    for key, check in checks.items():
-        problem = check(params[key])
-        if problem:
-            raise ConfigError(f"metric {name!r}: parameter {key!r} {problem}")
 
 
 def matching_columns(ctx: Context) -> list[str]:
@@ -74,8 +58,8 @@ def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[
 @register(
     "exact_matches", family="privacy", direction="lower is safer",
     optional_needs=("control",),
-    params=[Param("top_n", 20, "how many copied original rows to list in records", int, check=_positive_int),
-            Param("confidence_level", 0.95, "level of the Wilson intervals", float, check=_confidence)],
+    params=[Param("top_n", 20, "how many copied original rows to list in records", "positive int"),
+            Param("confidence_level", 0.95, "level of the Wilson intervals", "probability")],
     thresholds={"high": 0.05},
     description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
 )
@@ -98,8 +82,6 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
         ``control_match_rate`` (the baseline), each a ``{"value", "ci", "n", "k"}`` rate;
         ``records`` = ``{"original_row", "synthetic_copies", "original_duplicates"}``.
     """
-    _check("exact_matches", {"top_n": top_n, "confidence_level": confidence_level},
-           {"top_n": _positive_int, "confidence_level": _confidence})
     ids = row_identities_for(ctx)
     syn, orig = ids["synthetic"], ids["original"]
     if syn.size == 0 or orig.size == 0:
@@ -263,8 +245,7 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
 @register(
     "ims", family="privacy", direction="lower is safer",
     optional_needs=("control",),
-    params=[Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", float,
-                  check=_confidence)],
+    params=[Param("confidence_level", 0.95, "level of the Wilson and Newcombe intervals", "probability")],
     thresholds={"medium": 0.01, "high": 0.05},
     description="identical match share: share of distinct synthetic rows found in the original, "
                 "against the same share for control rows",
@@ -291,7 +272,6 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
         (Newcombe interval), ``significantly_above_baseline``; risk thresholds apply to the excess
         over the baseline (to the value itself without control).
     """
-    _check("ims", {"confidence_level": confidence_level}, {"confidence_level": _confidence})
     ids = row_identities_for(ctx)
     orig = ids["original"]
     syn = np.unique(ids["synthetic"])

@@ -30,8 +30,8 @@ import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
 from ...engine.neighbors import gower, kneighbors
-from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...errors import MetricError
+from ...registry import Context, Interval, Param, register
 from ...stats import difference_ci
 from .matching import matching_columns
 
@@ -40,31 +40,6 @@ __all__ = ["near_copies", "close_neighbours", "near_copy_flags", "masked_hashes"
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
 MAX_PAIR_WORK = 20_000_000
-
-
-def _max_diff(v: Any) -> str | None:
-    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 1 <= v <= 2
-    return None if ok else "must be 1 or 2"
-
-
-def _positive_int(v: Any) -> str | None:
-    ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
-    return None if ok else "must be a positive integer, e.g. 20"
-
-
-def _confidence(v: Any) -> str | None:
-    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.95"
-
-
-def _tau(v: Any) -> str | None:
-    return None if 0.0 < float(v) < 1.0 else "must lie strictly between 0 and 1, e.g. 0.25"
-
-
-def _check(name: str, values: dict[str, Any], checks: dict[str, Any]) -> None:
-    for key, check in checks.items():
-        problem = check(values[key])
-        if problem:
-            raise ConfigError(f"metric {name!r}: parameter {key!r} {problem}")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -182,10 +157,9 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
     "near_copies", family="privacy", direction="lower is safer",
     needs=("original", "synthetic", "control"),
     params=[Param("max_diff", 1, "cells a release row may differ in and still be a near-copy (1 or 2)",
-                  int, check=_max_diff),
-            Param("top_n", 20, "how many near-copied training rows to list in records", int,
-                  check=_positive_int),
-            Param("confidence_level", 0.95, "level of the intervals", float, check=_confidence)],
+                  int, interval=Interval(1, 2)),
+            Param("top_n", 20, "how many near-copied training rows to list in records", "positive int"),
+            Param("confidence_level", 0.95, "level of the intervals", "probability")],
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of training records (near-unique in the real data) with a release row equal "
                 "on all cells but max_diff, against control records",
@@ -226,8 +200,6 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     >>> r.value, r.baseline.value
     (0.25, 0.0)
     """
-    _check("near_copies", dict(max_diff=max_diff, top_n=top_n, confidence_level=confidence_level),
-           {"max_diff": _max_diff, "top_n": _positive_int, "confidence_level": _confidence})
     if not ctx.tables.has_control or len(ctx.tables.control) == 0:
         raise MetricError("near_copies needs control rows (real records the generator never saw)")
     if len(ctx.tables.synthetic) == 0 or len(ctx.tables.original) == 0:
@@ -305,10 +277,9 @@ def _pooled_block(ctx: Context, cols: list[str]) -> Any:
     "close_neighbours", family="privacy", direction="lower is safer",
     needs=("original", "synthetic", "control"),
     params=[Param("tau", 0.25, "a record is flagged when its closest release row is closer than tau "
-                  "times its closest other real record (0 < tau < 1)", float, check=_tau),
-            Param("top_n", 20, "how many flagged training rows to list in records", int,
-                  check=_positive_int),
-            Param("confidence_level", 0.95, "level of the intervals", float, check=_confidence)],
+                  "times its closest other real record (0 < tau < 1)", "probability"),
+            Param("top_n", 20, "how many flagged training rows to list in records", "positive int"),
+            Param("confidence_level", 0.95, "level of the intervals", "probability")],
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of training records whose closest release row is much closer (< tau x) than "
                 "their closest other real record, against control records",
@@ -348,8 +319,6 @@ def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
     >>> r.value, r.baseline.value < 0.2
     (1.0, True)
     """
-    _check("close_neighbours", dict(tau=tau, top_n=top_n, confidence_level=confidence_level),
-           {"tau": _tau, "top_n": _positive_int, "confidence_level": _confidence})
     if not ctx.tables.has_control or len(ctx.tables.control) == 0:
         raise MetricError("close_neighbours needs control rows (real records the generator never saw)")
     if len(ctx.tables.synthetic) == 0 or len(ctx.tables.original) < 1:

@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ...errors import ConfigError, MetricError
-from ...registry import Context, Param
+from ...registry import Context, Interval, Param
 
 __all__ = ["input_params", "corpus_params", "Docs", "text_columns", "collect_docs", "normalise", "word_tokens", "sample_indices",
-           "texts_digest", "check_fraction", "check_positive", "check_nonneg", "check_columns",
-           "check_max_docs", "combine_levels", "nlp_outputs", "role_outputs", "shared_outputs"]
+           "texts_digest", "check_columns", "combine_levels", "nlp_outputs", "role_outputs", "shared_outputs"]
 
 _TAG = re.compile(r"<[^>]{0,40}>")
 _SPACE = re.compile(r"\s+")
@@ -52,23 +51,6 @@ def check_columns(v: Any) -> str | None:
     if isinstance(v, (list, tuple)) and v and all(isinstance(c, str) for c in v):
         return None
     return "must be a column name or a non-empty list of column names, e.g. ['review']"
-
-
-def check_fraction(v: Any) -> str | None:
-    return None if 0.0 < float(v) <= 1.0 else "must lie in (0, 1], e.g. 0.9"
-
-
-def check_positive(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 1 else "must be a positive integer"
-
-
-def check_nonneg(v: Any) -> str | None:
-    return None if float(v) >= 0 else "must be >= 0"
-
-
-def check_max_docs(v: Any) -> str | None:
-    return None if isinstance(v, (int, np.integer)) and v >= 10 else \
-        "must be an integer >= 10, or null for every document"
 
 
 def text_columns(ctx: Context, columns: str | Sequence[str] | None, metric: str) -> list[str]:
@@ -373,11 +355,10 @@ def corpus_params(listed: str) -> list[Param]:
         Param("max_docs", None, "documents analysed per table: null (default) = every document; an "
               "integer = a seeded sample of that many, faster but the sampled overlap usually "
               "understates the full-corpus one", int,
-              check=check_max_docs),
-        Param("top_k", 20, listed, int, check=check_positive),
-        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", int,
-              check=check_positive),
-        Param("batch_size", 256, "documents per spaCy batch", int, check=check_positive),
+              interval=Interval(10)),
+        Param("top_k", 20, listed, "positive int"),
+        Param("n_process", None, "spaCy worker processes (null = 2 for large inputs on >= 2 cores)", "positive int"),
+        Param("batch_size", 256, "documents per spaCy batch", "positive int"),
         Param("cache", True, "reuse NLP outputs from the cache", bool),
         Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
     ]

@@ -24,7 +24,6 @@ from ._backends import load_backend
 from ._cache import TextCache
 from ._common import (
     Mentions,
-    check_positive,
     collect_docs,
     combine_levels,
     corpus_params,
@@ -85,8 +84,8 @@ def _mentions(outputs: list[list[Any]], labels: Sequence[str], min_chars: int, m
         *input_params(),
         Param("labels", list(ENTITY_LABELS + PATTERN_LABELS), "entity labels that count", (list, tuple),
               check=_labels),
-        Param("min_chars", 2, "shortest entity kept (characters)", int, check=check_positive),
-        Param("max_chars", 50, "longest entity kept (characters)", int, check=check_positive),
+        Param("min_chars", 2, "shortest entity kept (characters)", "positive int"),
+        Param("max_chars", 50, "longest entity kept (characters)", "positive int"),
         *corpus_params("leaked entities listed"),
     ],
     thresholds={"high": 0.5, "density_high": 0.1},

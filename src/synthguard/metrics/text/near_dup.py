@@ -20,13 +20,11 @@ import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ...stats import wilson_interval
 from ._common import (
     Docs,
     check_columns,
-    check_fraction,
-    check_positive,
     collect_docs,
     normalise,
     text_columns,
@@ -271,10 +269,10 @@ def _rate(k: int, n: int) -> dict[str, Any]:
         Param("columns", None, "text columns to compare (default: the schema's text columns)",
               (str, list, tuple), check=check_columns),
         Param("threshold", 0.9, "Indel similarity (0-1) from which a text is a near duplicate "
-              "(1.0 = exact copies only)", float, check=check_fraction),
-        Param("min_words", 3, "texts with fewer words are not matched", int, check=check_positive),
-        Param("n_candidates", 5, "TF-IDF nearest candidates checked per text", int, check=check_positive),
-        Param("max_pairs", 100, "matched pairs listed in records", int, check=check_positive),
+              "(1.0 = exact copies only)", float, interval=Interval(0, 1, closed="right")),
+        Param("min_words", 3, "texts with fewer words are not matched", "positive int"),
+        Param("n_candidates", 5, "TF-IDF nearest candidates checked per text", "positive int"),
+        Param("max_pairs", 100, "matched pairs listed in records", "positive int"),
     ],
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of synthetic texts that copy an original text verbatim or nearly "

@@ -19,13 +19,11 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, MetricResult, level_from_thresholds
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ...stats import difference_ci, wilson_interval
 from ._cache import TextCache, cache_key
 from ._common import (
     check_columns,
-    check_max_docs,
-    check_positive,
     collect_docs,
     combine_levels,
     sample_indices,
@@ -72,22 +70,19 @@ def doc_embeddings(tokens: Sequence[list[str]], model: Any) -> np.ndarray:
     return np.divide(sums, n_in[:, None], out=np.zeros_like(sums), where=n_in[:, None] > 0)
 
 
-def _check_z(v: Any) -> str | None:
-    return None if float(v) > 0 else "must be > 0, e.g. 2.0"
-
-
 @register(
     "text_style_outliers", family="text", direction="lower is safer",
     params=[
         Param("columns", None, "text columns to analyse (default: the schema's text columns)",
               (str, list, tuple), check=check_columns),
-        Param("vector_size", 100, "Word2Vec dimensions", int, check=check_positive),
-        Param("window", 5, "Word2Vec context window", int, check=check_positive),
-        Param("min_count", 1, "Word2Vec minimum word count", int, check=check_positive),
-        Param("epochs", 5, "Word2Vec training epochs", int, check=check_positive),
-        Param("z_threshold", 2.0, "z-score above which a document is an outlier", float, check=_check_z),
-        Param("max_docs", None, "documents per table (seeded sample; null = all)", int, check=check_max_docs),
-        Param("top_k", 10, "synthetic outliers listed", int, check=check_positive),
+        Param("vector_size", 100, "Word2Vec dimensions", "positive int"),
+        Param("window", 5, "Word2Vec context window", "positive int"),
+        Param("min_count", 1, "Word2Vec minimum word count", "positive int"),
+        Param("epochs", 5, "Word2Vec training epochs", "positive int"),
+        Param("z_threshold", 2.0, "z-score above which a document is an outlier", float,
+              interval=Interval(0, closed="neither")),
+        Param("max_docs", None, "documents per table (seeded sample; null = all)", int, interval=Interval(10)),
+        Param("top_k", 10, "synthetic outliers listed", "positive int"),
         Param("cache", True, "reuse scores from the cache", bool),
         Param("cache_dir", None, "cache folder (default $SYNTHGUARD_CACHE_DIR or ~/.cache/synthguard)", str),
     ],

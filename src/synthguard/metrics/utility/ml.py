@@ -31,7 +31,7 @@ import pandas as pd
 from ...core.results import Baseline, MetricResult
 from ...data.schema import numeric_view
 from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...registry import Context, Interval, Param, register
 from ...stats import bootstrap_ci
 
 MISSING = "__missing__"
@@ -129,14 +129,6 @@ def _check_models(allowed: tuple[str, ...]) -> Callable[[Any], str | None]:
             return f"unknown or empty model list {list(value)}; choose from {list(allowed)}"
         return None
     return check
-
-
-def _positive_or_none(value: Any) -> str | None:
-    return None if value is None or value >= 10 else "must be at least 10 (or null for no cap)"
-
-
-def _positive(value: Any) -> str | None:
-    return None if value >= 1 else "must be at least 1"
 
 
 # ------------------------------------------------------------------------------------- driver
@@ -326,10 +318,9 @@ def _result(metric: str, details: dict[str, Any], notes: list[str], n_test: int)
 
 _COMMON = [
     Param("target", None, "column to predict (default: the metadata's 'target')", kind=str),
-    Param("n_estimators", 100, "trees in the random forest and gradient boosting models", kind=int,
-          check=_positive),
+    Param("n_estimators", 100, "trees in the random forest and gradient boosting models", kind="positive int"),
     Param("max_rows", 10000, "cap on rows of each table (original, synthetic, control), sampled with the "
-          "run's seed; null = no cap", kind=int, check=_positive_or_none),
+          "run's seed; null = no cap", kind=int, interval=Interval(10), nullable=True),
 ]
 
 
@@ -376,9 +367,9 @@ def _check_clusters(value: Any) -> str | None:
           needs=("original", "synthetic", "control"),
           params=[Param("n_clusters", (4, 5, 6), "k values of k-means", kind=tuple, check=_check_clusters),
                   Param("max_rows", 10000, "cap on rows of each table (seeded sample); null = no cap",
-                        kind=int, check=_positive_or_none),
+                        kind=int, interval=Interval(10), nullable=True),
                   Param("silhouette_rows", 5000, "control rows (seeded sample) the silhouette is "
-                        "computed on (it is quadratic)", kind=int, check=_positive_or_none)],
+                        "computed on (it is quadratic)", kind=int, interval=Interval(10), nullable=True)],
           description="silhouette on control of k-means fitted on synthetic minus fitted on original "
                       "(0 = same structure)",
           aliases=("mlutility_cluster",))

@@ -19,7 +19,9 @@ from synthguard.stats import chi_square, chi_square_table, cramers_v_table, make
 
 
 def _acc(ctx: Context, **kw):
-    return get_metric("accuracy").func(ctx.for_metric(get_metric("accuracy")), **kw)
+    from synthguard.metrics.fidelity.accuracy import accuracy  # direct-call path: params checked
+
+    return accuracy(ctx.for_metric(get_metric("accuracy")), **kw)
 
 
 def _oracle_bins(real: pd.Series, other: pd.Series, max_bins: int = 10, max_categories: int = 10):
