@@ -90,7 +90,7 @@ class CapAnalysis:
 def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> float:
     """``sum(values * counts)`` correctly rounded (``math.fsum`` over the exact products), so equal
     multisets give equal bits whatever the order: per-row values in one process, (value, count)
-    tables merged from partitions in :mod:`synthguard.distributed`. ``counts`` (default 1) must be
+    tables merged from partitions by the Dask backend. ``counts`` (default 1) must be
     integers below 2**53."""
     v = np.asarray(values, dtype=np.float64).ravel()
     if counts is None:
@@ -185,8 +185,8 @@ def exposed(probability: np.ndarray) -> np.ndarray:
 
 def cap_evidence_from_flags(exposed_o: np.ndarray, exposed_c: np.ndarray, exact: np.ndarray,
                             rare: np.ndarray, *, repeats: str | None = None) -> Evidence:
-    """The :func:`cap_evidence` from its per-record arrays (shared with
-    :mod:`synthguard.distributed`): ``exposed_o`` / ``exposed_c`` (:func:`exposed`, per training /
+    """The :func:`cap_evidence` from its per-record arrays (from the
+    backend's key lookups): ``exposed_o`` / ``exposed_c`` (:func:`exposed`, per training /
     control record), ``exact`` (:func:`~._cap_core.copy_responds`, per training record) and
     ``rare`` (key unique among the real records pooled, per training record).
 

@@ -164,7 +164,7 @@ def copy_record_flags(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndar
                       hit_c: np.ndarray) -> RecordFlags:
     """The exact-copy flags (:func:`copy_flags`) from, per training (``_o``) and control (``_c``)
     record, whether its row is unique in the pooled real data and whether the release holds it
-    (shared with :mod:`synthguard.distributed`, which computes these per partition).
+    (from the backend's key lookups).
 
     Examples
     --------
@@ -205,7 +205,7 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
                          records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
                          confidence_level: float = 0.95,
                          flags: RecordFlags | None = None) -> MetricResult:
-    """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
+    """The :func:`exact_matches` result from its counts.
 
     ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
     ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
@@ -330,8 +330,8 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
 
 def ims_flags(in_release_o: np.ndarray, in_release_c: np.ndarray) -> RecordFlags:
     """The :func:`ims` flags: per training and per control record, whether the release holds a
-    verbatim copy of it; any record's copy would set its flag (shared with
-    :mod:`synthguard.distributed`).
+    verbatim copy of it; any record's copy would set its flag (from the
+    backend's key lookups).
 
     Examples
     --------
@@ -349,8 +349,8 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
                record_counts: tuple[int, int, int, int] | None = None) -> MetricResult:
     """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
     in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
-    rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
-    :mod:`synthguard.distributed`); ``flags``: per training and control record, whether the release
+    rows in the original, synthetic rows, control rows in the original, control rows)`` (from the
+    backend's key lookups); ``flags``: per training and control record, whether the release
     holds a verbatim copy of it (the informational evidence); ``record_counts`` = ``(training
     records with a copy, training records, control records with a copy, control records)``: the
     same evidence from counts (partitioned runs; without either, the per-row counts).
