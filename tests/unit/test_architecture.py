@@ -17,9 +17,6 @@ DOC = REPO / "docs" / "architecture.md"
 #: Imports that still point to a higher layer: (importing module, imported room) -> what removes it.
 #: This list only shrinks.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("synthguard.distributed._disclosure", "metrics"): "Dask-only counting: the backend protocol",
-    ("synthguard.distributed._metrics", "metrics"): "Dask-only counting: the backend protocol",
-    ("synthguard.distributed._metrics", "registry"): "Dask-only counting: the backend protocol",
     ("synthguard.distributed._runner", "registry"): "a second runner loop: the one executor",
     ("synthguard.distributed._runner", "report"): "a second report builder: the one executor",
     ("synthguard.distributed._runner", "run"): "a second runner loop: the one executor",

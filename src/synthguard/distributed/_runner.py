@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,63 +13,11 @@ from ..core.results import MetricResult
 from ..errors import ConfigError, MetricError
 from ._deps import require_dask
 
-
-def _exact_matches(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._metrics import exact_matches
-
-    return exact_matches(dt, th, **p)
-
-
-def _ims(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._metrics import ims
-
-    return ims(dt, th, **p)
-
-
-def _dcr(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._metrics import dcr
-
-    return dcr(dt, th, seed=seed, backend=backend, **p)
-
-
-def _nndr(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._metrics import nndr
-
-    return nndr(dt, th, seed=seed, backend=backend, **p)
-
-
-def _distinguishability(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._metrics import distinguishability
-
-    return distinguishability(dt, th, seed=seed, backend=backend, **p)
-
-
-def _cap(method: str) -> Callable[..., MetricResult]:
-    def run(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-        from ._disclosure import cap
-
-        return cap(dt, th, method, **p)
-
-    return run
-
-
-def _k_anonymity(dt: Any, th: Mapping[str, float], seed: int, backend: str, **p: Any) -> MetricResult:
-    from ._disclosure import k_anonymity
-
-    return k_anonymity(dt, th, **p)
-
-
-#: metrics with a distributed implementation; every other metric is reported ``skipped``.
-SUPPORTED: dict[str, Callable[..., MetricResult]] = {
-    "exact_matches": _exact_matches,
-    "ims": _ims,
-    "dcr": _dcr,
-    "nndr": _nndr,
-    "cap": _cap("cap"),
-    "zero_cap": _cap("zero_cap"),
-    "k_anonymity": _k_anonymity,
-    "distinguishability": _distinguishability,
-}
+#: metrics whose counting, searches and samples the Dask backend (:mod:`._backend`) answers; each runs
+#: its own function (the same code as in one process) on a context whose ``data_backend`` is the Dask
+#: backend. Every other metric is reported ``skipped``.
+SUPPORTED: tuple[str, ...] = ("exact_matches", "ims", "dcr", "nndr", "cap", "zero_cap", "k_anonymity",
+                              "distinguishability")
 
 
 def make_client(scheduler: str | None = None, workers: int | None = None, *,
@@ -118,11 +66,12 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
     require_dask("evaluate(client=...)")
     from .. import __version__
     from ..data.tables import input_row_records
-    from ..registry import get_metric
+    from ..registry import Context, get_metric
     from ..report import Report
     from ..run.config import build_config
     from ..run.runner import risk_rule_of
     from ..run.verdict import assess
+    from ._backend import dask_backend
     from ._tables import load_tables
 
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
@@ -140,23 +89,30 @@ def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, met
         dt.release_type = rule.release_type
         entries: dict[str, dict[str, Any]] = {}
         results: dict[str, MetricResult] = {}
+        # the hook: one context for the run, whose backend is the cluster (the metrics run unchanged)
+        run_ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
+                          release_type=dt.release_type, data_backend=dask_backend(dt, backend))
         for name in run_config.metrics:
             params = dict(run_config.metrics[name])
-            spec = get_metric(name)
+            metric = run_config.metric_of(name)  # named runs: {"dcr_b": {"metric": "dcr", ...}}
+            spec = get_metric(metric)
             t0 = time.perf_counter()
             entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
+            if metric != name:
+                entry["metric"] = metric
             if "control" in spec.needs and not dt.has_control:
                 entry.update(status="skipped", reason="needs a control table (real rows held out from "
                                                       "training: --control)")
-            elif name not in SUPPORTED:
+            elif spec.name not in SUPPORTED:
                 entry.update(status="skipped", reason=(
                     "not available in a distributed run: it runs in one process only (synthguard evaluate "
                     f"without --scheduler/--workers); distributed metrics: {', '.join(SUPPORTED)}"))
             else:
-                th = dict(spec.thresholds)
-                th.update(run_config.thresholds.get(name) or {})
                 try:
-                    results[name] = SUPPORTED[name](dt, th, seed, backend, **params)
+                    ctx = run_ctx.for_metric(spec, run_config.thresholds.get(
+                        name, run_config.thresholds.get(metric)))
+                    res = spec.func(ctx, **params)
+                    results[name] = res if metric == name else dataclasses.replace(res, name=name)
                 except (MetricError, ConfigError) as exc:
                     entry.update(status="skipped", reason=str(exc))
                 except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - imported lazily at run time (cold start)
     from ..core.results import MetricResult
     from ..data.encoding import EncodedView
     from ..data.tables import Tables
+    from ..engine.backend import Backend
 
 NEEDS = ("original", "synthetic", "control", "generator")
 #: Why a metric is skipped when only the original's statistics were given.
@@ -304,6 +305,9 @@ class Context:
         computes an entry once under a lock per key; reading or writing ``cache[key]`` directly
         skips that lock and the release (``users``). It is unrelated to the on-disk result cache
         (``evaluate(cache=...)``, :mod:`synthguard.engine.cache`).
+    data_backend : Backend, optional
+        Where counts, neighbours and row samples are computed (:attr:`data`); ``None`` = one process
+        on ``tables`` / ``encoded``; a distributed run passes its Dask backend.
     """
 
     tables: Tables
@@ -316,6 +320,17 @@ class Context:
     cache: dict[str, Any] = field(default_factory=dict)
     release_type: str = "synthetic"
     entities: Any = None
+    data_backend: Backend | None = None
+
+    @property
+    def data(self) -> Backend:
+        """The :class:`~synthguard.engine.backend.Backend` metrics count and search through: the
+        given ``data_backend``, else one process on this context's tables and encoded view."""
+        if self.data_backend is not None:
+            return self.data_backend
+        from ..engine.backend import LocalBackend
+
+        return LocalBackend(self.tables, self.encoded, self.backend, self.memo)
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``."""

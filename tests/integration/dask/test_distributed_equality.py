@@ -370,3 +370,32 @@ def test_cli_scheduler_on_partitioned_parquet(dask_client, tmp_path):
     for name in ("exact_matches", "ims"):
         assert got[name]["result"] == json.loads(json.dumps(single[name]["result"], default=str)), name
     assert got["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 25  # the copies, at least
+
+
+def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
+    """Named runs (one metric several times, each under its own name) run the same metric code with
+    the Dask backend: every metric the backend supports, some twice with other parameters, equal
+    to one process entry by entry (the run's name, ``metric``, params, result)."""
+    from synthguard.distributed import SUPPORTED
+
+    orig = _frame(400, 41)
+    syn = pd.concat([_frame(300, 42), orig.iloc[:30]], ignore_index=True)
+    ctl = _frame(350, 43)
+    metrics = [
+        "exact_matches", "ims", "cap", "k_anonymity",
+        {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
+        {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
+        {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
+        {"name": "zero_cap_d", "metric": "zero_cap", "sensitive_fields": ["d"], "max_records": 7},
+        {"name": "k_anon_binned", "metric": "k_anonymity", "k": 3, "continuous_column_names": ["c"],
+         "num_discrete_bins": 4},
+        {"name": "dist_small", "metric": "distinguishability", "max_rows": 200, "n_estimators": 10,
+         "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
+    ]
+    single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=11)
+    dist = evaluate(orig, syn, ctl, META, metrics=metrics, seed=11, client=dask_client)
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    _assert_same(single, dist, names)
+    ran = {m if isinstance(m, str) else m["metric"] for m in metrics}
+    assert ran == set(SUPPORTED)  # every metric the backend supports, named or not
+    assert dist["dcr_p10"]["metric"] == "dcr" and dist["dcr_p10"]["result"]["percentile"] == 10.0

@@ -90,7 +90,7 @@ class CapAnalysis:
 def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> float:
     """``sum(values * counts)`` correctly rounded (``math.fsum`` over the exact products), so equal
     multisets give equal bits whatever the order: per-row values in one process, (value, count)
-    tables merged from partitions in :mod:`synthguard.distributed`. ``counts`` (default 1) must be
+    tables merged from partitions by the Dask backend. ``counts`` (default 1) must be
     integers below 2**53."""
     v = np.asarray(values, dtype=np.float64).ravel()
     if counts is None:
@@ -185,8 +185,8 @@ def exposed(probability: np.ndarray) -> np.ndarray:
 
 def cap_evidence_from_flags(exposed_o: np.ndarray, exposed_c: np.ndarray, exact: np.ndarray,
                             rare: np.ndarray, *, repeats: str | None = None) -> Evidence:
-    """The :func:`cap_evidence` from its per-record arrays (shared with
-    :mod:`synthguard.distributed`): ``exposed_o`` / ``exposed_c`` (:func:`exposed`, per training /
+    """The :func:`cap_evidence` from its per-record arrays (from the
+    backend's key lookups): ``exposed_o`` / ``exposed_c`` (:func:`exposed`, per training /
     control record), ``exact`` (:func:`~._cap_core.copy_responds`, per training record) and
     ``rare`` (key unique among the real records pooled, per training record).
 
@@ -263,3 +263,152 @@ def safe_ratio(value: float, baseline: float) -> float:
     if baseline <= 0 or not math.isfinite(value):
         return float("nan")
     return min(value / baseline, 1.0)
+
+
+# --- cap / zero_cap through the context's backend (one process or a cluster, the same code) ------
+
+def _pool_bin(pool: np.ndarray) -> np.ndarray:
+    """Class-size bin of each pooled size: 0 = key absent, then :data:`CLASS_SIZE_BINS` from 1."""
+    edges = np.array([lo for lo, _ in CLASS_SIZE_BINS], dtype=np.int64)
+    return np.searchsorted(edges, np.asarray(pool, dtype=np.int64), side="right").astype(np.int64)
+
+
+def _scored(f: Any, zero: bool) -> Any:
+    """Per real row of a key lookup (``pos``, ``pool``, ``pair``): ``p`` (NaN = not counted),
+    ``pool`` and its class-size ``bin``."""
+    import pandas as pd
+
+    pool = f["pool"].to_numpy(np.int64)
+    pair = f["pair"].to_numpy(np.int64)
+    matched = pool > 0
+    p = np.full(len(f), np.nan)
+    p[matched] = pair[matched] / pool[matched]
+    if zero:
+        p[~matched] = 0.0
+    return pd.DataFrame({"pos": f["pos"].to_numpy(np.int64), "pool": pool, "p": p,
+                         "bin": _pool_bin(pool)})
+
+
+def _cap_lookups(keys: Sequence[str], sensitive: Sequence[str]) -> dict[str, Any]:
+    return {"pool": (list(keys), ("synthetic",)), "pair": (list(keys) + list(sensitive), ("synthetic",))}
+
+
+def _cap_counts(data: Any, keys: Sequence[str], sensitive: Sequence[str], zero: bool,
+                top: int) -> dict[str, Any]:
+    """Counts, exactly rounded sums, the class-size breakdown and the top records of one CAP run
+    over the original rows, from the backend's key lookups ((bin, p) -> rows tables)."""
+    rows = data.key_rows("original", _cap_lookups(keys, sensitive))
+    scored = lambda f: _scored(f, zero)  # noqa: E731
+    table = rows.counts(lambda f: scored(f).dropna(subset=["p"])[["bin", "p"]])
+    per_bin = rows.counts(lambda f: scored(f)["bin"])
+    out = _summarise(table, per_bin)
+    out["top"] = rows.top(top, ["p", "pos"], [False, True], where=lambda g: g["p"].notna().to_numpy(),
+                          derive=scored) if top > 0 else None
+    return out
+
+
+def _summarise(pb: Any, per_bin: Any) -> dict[str, Any]:
+    """Counts, exact sums and the class-size breakdown from the (bin, p) -> rows table."""
+    pb = pb.sort_index()
+    p_vals = pb.index.get_level_values("p").to_numpy(dtype=np.float64) if len(pb) else np.zeros(0)
+    bins_of = pb.index.get_level_values("bin").to_numpy() if len(pb) else np.zeros(0, dtype=np.int64)
+    w = pb.to_numpy(dtype=np.float64)
+    out: dict[str, Any] = {
+        "n_counted": int(w.sum()), "n_rows": int(per_bin.sum()),
+        "n_exact": int(per_bin[per_bin.index > 0].sum()),
+        "sum_p": exact_sum(p_vals, w), "sum_1mp": exact_sum(1.0 - p_vals, w),
+    }
+    sizes = []
+    labels = ((0, 0),) + CLASS_SIZE_BINS
+    for b, (lo, hi) in enumerate(labels):  # a handful of size bins
+        n_rows = int(per_bin.get(b, 0))
+        if n_rows == 0:
+            continue
+        sel = bins_of == b
+        n_c = int(w[sel].sum())
+        label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi is not None else f"{lo}+")
+        sizes.append({"class_size": label, "n_original_rows": n_rows, "n_counted": n_c,
+                      "cap_protection": float(1 - exact_sum(p_vals[sel], w[sel]) / n_c) if n_c else None})
+    out["class_sizes"] = sizes
+    return out
+
+
+@dataclass(frozen=True)
+class CountedCapAnalysis(CapAnalysis):
+    """A :class:`CapAnalysis` from the backend's reductions (counts, exact sums, breakdown, top
+    records) instead of per-row arrays: ``cap`` and ``zero_cap`` in one process and on a cluster."""
+
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_counted(self) -> int:
+        return int(self.counts["n_counted"])
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.counts["n_rows"])
+
+    @property
+    def n_exact_key_match(self) -> int:
+        return int(self.counts["n_exact"])
+
+    def sum_probability(self) -> float:
+        return float(self.counts["sum_p"])
+
+    def sum_complement(self) -> float:
+        return float(self.counts["sum_1mp"])
+
+    def class_sizes(self) -> list[dict[str, Any]]:
+        return list(self.counts["class_sizes"])
+
+    def top_records(self, limit: int) -> list[dict[str, Any]]:
+        top = self.counts["top"]
+        if limit <= 0 or top is None or len(top) == 0:
+            return []
+        top = top.iloc[:limit]
+        return [{"original_row": int(pos), "probability": float(p), "synthetic_rows_pooled": int(pool),
+                 "key_distance": 0 if pool > 0 else -1}
+                for pos, p, pool in zip(top["pos"], top["p"], top["pool"], strict=True)]
+
+
+def analyse_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
+                    max_records: int = 100, per_field: bool = True) -> CountedCapAnalysis:
+    """:func:`analyse` of ``cap`` / ``zero_cap`` (exact key matches) through ``ctx.data``."""
+    if method not in ("cap", "zero_cap"):
+        raise ValueError(f"counted CAP runs cap or zero_cap, not {method!r}")
+    data = ctx.data
+    zero = method == "zero_cap"
+    counts = _cap_counts(data, keys, sensitive, zero, max(max_records, 0))
+    # distinct original values per sensitive column (missing counted once)
+    n_cat = [int(data.key_groups([c], ("original",)).sums(lambda f: f["n_original"] > 0)[0])
+             for c in sensitive]
+    fields: dict[str, dict[str, Any]] = {}
+    if per_field and len(sensitive) > 1:
+        for j, name in enumerate(sensitive):  # loop over sensitive columns
+            s = _cap_counts(data, keys, [name], zero, 0)
+            fields[name] = {"cap_protection": float(1 - s["sum_p"] / s["n_counted"]) if s["n_counted"]
+                            else None, "baseline_protection": 1.0 - 1.0 / n_cat[j], "n": s["n_counted"]}
+    return CountedCapAnalysis(method, list(keys), list(sensitive), None, n_cat, fields,  # type: ignore[arg-type]
+                              counts)
+
+
+def cap_evidence_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
+                         repeats: str | None = None) -> Evidence:
+    """:func:`cap_evidence` of ``cap`` / ``zero_cap`` (no binned columns) through ``ctx.data``: per
+    training and control record, exposed (:func:`exposed`), and per training record whether a copy
+    would expose it (:func:`~._cap_core.copy_responds_counts`) and whether its key is unique among
+    the real records pooled."""
+    from ._cap_core import copy_responds_counts
+
+    lookups = {**_cap_lookups(keys, sensitive), "real": (list(keys), ("original", "control"))}
+    zero = method == "zero_cap"
+    got = {}
+    for role in ("original", "control"):
+        fns = {"exposed": lambda f: exposed(_scored(f, zero)["p"].to_numpy())}
+        if role == "original":
+            fns["exact"] = lambda f: copy_responds_counts(f["pair"].to_numpy(), f["pool"].to_numpy())
+            fns["rare"] = lambda f: f["real"].to_numpy() == 1
+        got[role] = ctx.data.key_rows(role, lookups).flags(**fns)
+    o = got["original"]
+    return cap_evidence_from_flags(o["exposed"], got["control"]["exposed"], o["exact"], o["rare"],
+                                   repeats=repeats)

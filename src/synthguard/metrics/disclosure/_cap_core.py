@@ -106,7 +106,7 @@ def copy_responds(real_keys: np.ndarray, real_sens: np.ndarray, syn_keys: np.nda
 
 def copy_responds_counts(pair_count: np.ndarray, key_count: np.ndarray) -> np.ndarray:
     """:func:`copy_responds` from, per real row, the synthetic rows sharing its key and sensitive
-    tuple (``pair_count``) and its key (``key_count``) (shared with :mod:`synthguard.distributed`).
+    tuple (``pair_count``) and its key (``key_count``) (from the backend's key lookups).
 
     Examples
     --------

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ...data.encoding import Block, row_identities
+from ...engine.backend import raw_numeric
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
@@ -120,6 +121,18 @@ def quantile_edges(values: np.ndarray, bins: int) -> np.ndarray:
     return inner[inner < finite.max()]
 
 
+def continuous_bins(data: Any, columns: Sequence[str], bins: int,
+                    roles: Sequence[str] = ("original",)) -> dict[str, np.ndarray]:
+    """Inner equal-width edges (:func:`equal_width_edges`) of ``columns`` from the range of the
+    ``roles`` pooled, through a backend's bounds (the edges depend on the range only), for
+    :meth:`Backend.key_groups <synthguard.engine.backend.Backend.key_groups>`'s ``bins``."""
+    if not columns:
+        return {}
+    bounds = data.bounds(list(columns), tuple(roles))
+    return {c: equal_width_edges(np.array([lo, hi]) if lo <= hi else np.zeros(0), bins)
+            for c, (lo, hi) in bounds.items()}
+
+
 def evidence_roles(ctx: Context) -> tuple[str, ...]:
     """The real tables whose pooled values give label-free bins and ranges: original AND control
     when the run has a control (so a record's bin does not depend on which side it is on), else
@@ -153,19 +166,7 @@ def rare_records(codes: dict[str, np.ndarray], roles: Sequence[str] = ("original
     return {r: size[i] == 1 for r, i in zip(present, ids, strict=True)}
 
 
-def _raw_numeric(series: pd.Series) -> np.ndarray:
-    """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives)."""
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        ns = series.astype("datetime64[ns]").to_numpy().astype("int64").astype("float64")
-        ns[series.isna().to_numpy()] = np.nan
-        return ns
-    if pd.api.types.is_bool_dtype(series.dtype):
-        return series.astype("float64").to_numpy()
-    conv = pd.to_numeric(series, errors="coerce")
-    if (series.notna() & conv.isna()).any():
-        raise ConfigError(f"column {series.name!r} is listed as continuous but holds non-numeric values; "
-                          "remove it from continuous_column_names")
-    return conv.astype("float64").to_numpy()
+_raw_numeric = raw_numeric  # datetimes as int64 nanoseconds (one definition: engine.backend)
 
 
 def column_codes(ctx: Context, columns: Sequence[str], roles: Sequence[str], *,

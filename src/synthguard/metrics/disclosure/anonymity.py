@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
-from ...errors import ConfigError
+from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
     column_codes,
+    continuous_bins,
     joint_ids,
     resolve_fields,
     thresholds,
@@ -127,21 +128,24 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     name = "k_anonymity"
     qis, _ = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, None, None)
     cont = _continuous(ctx, name, continuous_column_names, qis)
-    codes = column_codes(ctx, qis, ("original", "synthetic"), continuous=cont, bins=num_discrete_bins)
-    ro, rs = joint_ids(codes["original"], codes["synthetic"])
-    n_ids = int(max(ro.max(), rs.max())) + 1
-    size_o = np.bincount(ro, minlength=n_ids)
-    size_s = np.bincount(rs, minlength=n_ids)
+    data = ctx.data
+    if data.n_rows("synthetic") == 0:
+        raise MetricError("the synthetic table has no rows")
+    bins = continuous_bins(data, cont, num_discrete_bins)
+    # one row per equivalence class: its size in each table
+    classes = data.key_groups(qis, ("original", "synthetic"), bins=bins)
     per_role = {}
-    for role, ids, sizes in (("original", ro, size_o), ("synthetic", rs, size_s)):
-        per_role[role] = np.unique(sizes[np.unique(ids)], return_counts=True)
+    for role in ("original", "synthetic"):
+        n = f"n_{role}"
+        sizes = classes.counts(lambda f, n=n: f.loc[f[n] > 0, n])  # classes per class size
+        per_role[role] = (sizes.index.to_numpy(np.int64), sizes.to_numpy(np.int64))
+    (unique_both,) = classes.sums(lambda f: (f["n_synthetic"] == 1) & (f["n_original"] == 1))
     # synthetic records in small classes; how many original rows share their quasi-identifiers
-    row_size = size_s[rs]
-    small = np.flatnonzero(row_size < k)
-    order = small[np.lexsort((small, row_size[small]))][:max_records]
-    recs = [{"synthetic_row": int(i), "class_size": int(row_size[i]),
-             "original_class_size": int(size_o[rs[i]])} for i in order]
-    unique_both = int(((row_size == 1) & (size_o[rs] == 1)).sum())
+    rows = data.key_rows("synthetic", {"size_s": (qis, ("synthetic",)), "size_o": (qis, ("original",))},
+                         bins=bins)
+    small = rows.top(max_records, ["size_s", "pos"], [True, True], where=lambda f: f["size_s"] < k)
+    recs = [{"synthetic_row": int(i), "class_size": int(a), "original_class_size": int(b)}
+            for i, a, b in zip(small["pos"], small["size_s"], small["size_o"], strict=True)]
     return k_anonymity_result(thresholds(ctx, name), qis, cont, k, per_role, unique_both, recs,
                               release_type=getattr(ctx, "release_type", "synthetic"))
 
@@ -149,8 +153,7 @@ def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
 def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
                        class_sizes: dict[str, tuple[np.ndarray, np.ndarray]], unique_both: int,
                        records: list[dict[str, Any]], *, release_type: str = "synthetic") -> MetricResult:
-    """The :func:`k_anonymity` result from its class-size tables (shared with
-    :mod:`synthguard.distributed`).
+    """The :func:`k_anonymity` result from its class-size tables.
 
     ``class_sizes[role] = (sizes, n_classes)``: the distinct equivalence-class sizes of the role and
     how many classes have each; ``unique_both`` = synthetic rows unique in both tables.

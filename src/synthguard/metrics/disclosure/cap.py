@@ -17,7 +17,14 @@ import pandas as pd
 from ...core.results import Baseline, MetricResult, level_from_thresholds
 from ...errors import ConfigError
 from ...registry import Context, Param, register
-from ._cap_analysis import CapAnalysis, analyse, cap_evidence, safe_ratio
+from ._cap_analysis import (
+    CapAnalysis,
+    analyse,
+    analyse_counted,
+    cap_evidence,
+    cap_evidence_counted,
+    safe_ratio,
+)
 from ._cap_core import METHODS
 from ._common import has_control, resolve_fields
 
@@ -49,7 +56,7 @@ def cap_result(ctx: Context, name: str, analysis: CapAnalysis, *, max_records: i
     ``relative=False``: value = ``cap_protection`` (the CAP metrics);
     ``relative=True``: value = ``min(cap_protection / baseline, 1)`` (DisclosureProtection).
     ``evidence``: ``"auto"`` computes the training-vs-control evidence when the context has a control
-    table; an :class:`~synthguard.core.results.Evidence` (or ``None``) is used as given (distributed runs).
+    table; an :class:`~synthguard.core.results.Evidence` (or ``None``) is used as given.
     ``repeats``: the metric whose test this one repeats on the same records (its evidence then does
     not drive the verdict, :func:`~._cap_analysis.cap_evidence`).
     """
@@ -116,8 +123,14 @@ def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields
          max_records: int) -> MetricResult:
     keys, sens = resolve_fields(ctx, name, "key_fields", key_fields, "sensitive_fields", sensitive_fields)
     rep = repeated_test(method)
+    repeats = rep if rep != name else None
+    if method in ("cap", "zero_cap"):  # exact key matches: counted through the backend (ctx.data)
+        evidence = cap_evidence_counted(ctx, keys, sens, method, repeats=repeats) \
+            if has_control(ctx) else None
+        return cap_result(ctx, name, analyse_counted(ctx, keys, sens, method, max_records=max_records),
+                          max_records=max_records, relative=False, evidence=evidence)
     return cap_result(ctx, name, analyse(ctx, keys, sens, method), max_records=max_records, relative=False,
-                      repeats=rep if rep != name else None)
+                      repeats=repeats)
 
 
 _DESC = "1 - mean probability that an attacker holding the synthetic data and the key fields attributes the true sensitive values (1 = safe)"

@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
-from ...data.hashing import row_hashes
-from ...engine.neighbors import DistanceMetric, gower, kneighbors
+from ...engine.backend import balanced_keys
+from ...engine.neighbors import DistanceMetric, gower
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
-from ...stats import difference_ci, make_rng, percentile_ci, proportion, tail_counts
+from ...stats import difference_ci, percentile_ci, proportion, tail_counts
 
 __all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "closer_share_from"]
 
@@ -50,7 +50,7 @@ def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
         if not cols:
             raise MetricError("no tabular column to measure distances on (only text/id columns); "
                               "use the text metrics instead")
-        return cols, gower(ctx.encoded.ranges(cols, ("original",)), clip=True, normalise=True)
+        return cols, gower(ctx.data.ranges(cols, ("original",)), clip=True, normalise=True)
 
     return ctx.memo("distance.setup", compute)
 
@@ -63,10 +63,7 @@ def _neighbours(ctx: Context, query: str, reference: str, k: int) -> tuple[np.nd
     """
     cols, metric = distance_setup(ctx)
     def compute() -> tuple[np.ndarray, np.ndarray]:
-        q = ctx.encoded.block(query, cols)
-        r = ctx.encoded.block(reference, cols)
-        nb = kneighbors(q, r, metric, 2, exclude_self=(query == reference), backend=ctx.backend)
-        return nb.distances, nb.indices
+        return ctx.data.kneighbors(query, reference, cols, metric, 2)  # itself excluded when q == r
 
     d, i = ctx.memo(f"distance.knn2.{query}.{reference}", compute)
     return d[:, :k], i[:, :k]
@@ -85,17 +82,6 @@ def balanced_rows(frame: pd.DataFrame, n: int, seed: int, label: str) -> np.ndar
         return np.arange(len(frame))
     mixed = balanced_keys(frame, seed, label)
     return np.sort(np.argsort(mixed, kind="stable")[:n])
-
-
-def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:
-    """The seeded content keys :func:`balanced_rows` keeps the ``n`` smallest of (ties by position);
-    a row's key depends on its content only, so partitions of a table can compute theirs apart."""
-    h = row_hashes(frame)
-    salt = make_rng(seed, "balanced_rows", label).integers(1, 2**62, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        mixed = (h ^ salt) * np.uint64(0x9E3779B97F4A7C15)
-        mixed ^= mixed >> np.uint64(29)
-    return mixed
 
 
 def _summary(values: np.ndarray, q: float, ctx: Context, label: str, n_boot: int,
@@ -203,22 +189,20 @@ def _closer_share(ctx: Context, cl: float) -> dict[str, Any] | None:
 def _compute_closer_share(ctx: Context, cl: float) -> dict[str, Any]:
     cols, metric = distance_setup(ctx)
     n = min(len(ctx.tables.original), len(ctx.tables.control))
-    q = ctx.encoded.block("synthetic", cols)
     dist: dict[str, np.ndarray] = {}
     for role in ("original", "control"):
         if n >= len(ctx.tables.get(role)):  # whole table: reuse the memoised search
             dist[role] = _neighbours(ctx, "synthetic", role, 1)[0][:, 0]
             continue
-        rows = balanced_rows(ctx.tables.get(role)[cols], n, ctx.seed, role)
-        block = ctx.encoded.block(role, cols).take(rows)
-        dist[role] = kneighbors(q, block, metric, 1, backend=ctx.backend).distances[:, 0]
+        rows = ctx.data.balanced_rows(role, cols, n, ctx.seed)
+        dist[role] = ctx.data.kneighbors("synthetic", role, cols, metric, 1, reference_rows=rows)[0][:, 0]
     out = closer_share_from(dist["original"], dist["control"], n, cl)
     return out
 
 
 def closer_share_from(d_o: np.ndarray, d_c: np.ndarray, n: int, cl: float) -> dict[str, Any]:
     """The ``share_closer_to_original`` entry from the synthetic rows' nearest distances to the
-    (size-matched) original and control (shared with :mod:`synthguard.distributed`)."""
+    (size-matched) original and control."""
     closer = int((d_o < d_c).sum())
     tied = int((d_o == d_c).sum())
     return dict(proportion(closer, d_o.size, cl), share_tied=proportion(tied, d_o.size, cl),
@@ -298,20 +282,11 @@ def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
     distance with ranges from the original AND the control (label-free: the evidence compares
     training with control records, so the scale must not come from one side only)."""
     cols, _ = distance_setup(ctx)
-    key = f"distance.labelfree.knn2.{query}"
-    if key not in ctx.cache and ctx.encoded is None:
-        # partitioned runs (synthguard.distributed) precompute this search under ``key``; never fall
-        # back to the original's ranges (not label-free) in silence
-        raise MetricError("the label-free neighbour search of the evidence was not computed for "
-                          f"{query!r} (a partitioned run must provide {key!r})")
-
     def compute() -> np.ndarray:
-        metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
-        q = ctx.encoded.block(query, cols)
-        r = ctx.encoded.block("synthetic", cols)
-        return kneighbors(q, r, metric, 2, backend=ctx.backend).distances
+        metric = gower(ctx.data.ranges(cols, ("original", "control")), clip=True, normalise=True)
+        return ctx.data.kneighbors(query, "synthetic", cols, metric, 2)[0]
 
-    return ctx.memo(key, compute)
+    return ctx.memo(f"distance.labelfree.knn2.{query}", compute)
 
 
 def _real_to_release(ctx: Context, what: str, score: Any, share: float,

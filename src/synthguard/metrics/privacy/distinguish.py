@@ -44,17 +44,18 @@ def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_
 
     schema = ctx.tables.schema
     cols = schema.tabular_columns()
-    parts_num, parts_cat = [], []
-    for role in roles:
-        b = ctx.encoded.block(role, cols).take(rows[role]) if cols else None
+    parts_num, parts_cat, blocks = [], [], []
+    for role in roles:  # only the sampled rows, encoded (fetched from the partitions on a cluster)
+        b = ctx.data.encoded_rows(role, cols, rows[role]) if cols else None
         if b is not None:
             parts_num.append(b.num)
             parts_cat.append(b.cat)
+            blocks.append(b)
     dense: list[np.ndarray] = []
     names: list[str] = []
     if cols:
         num = np.concatenate(parts_num, axis=0)
-        for j, c in enumerate(ctx.encoded.block("original", cols).num_columns):
+        for j, c in enumerate(blocks[0].num_columns):
             x = num[:, j].copy()
             miss = np.isnan(x)
             fill = np.nanmedian(x[train]) if (~miss[train]).any() else 0.0
@@ -65,7 +66,7 @@ def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_
                 dense.append(miss.astype(float))
                 names.append(f"{c} (missing)")
         cat = np.concatenate(parts_cat, axis=0)
-        for j, c in enumerate(ctx.encoded.block("original", cols).cat_columns):
+        for j, c in enumerate(blocks[0].cat_columns):
             dense.append(cat[:, j].astype(float))
             names.append(c)
     n = sum(r.size for r in rows.values())
@@ -80,8 +81,7 @@ def _features(ctx: Context, rows: dict[str, np.ndarray], train: np.ndarray, max_
     blocks = [sparse.csr_matrix(mat)]
     used = []
     for c in texts:
-        col = pd.concat([ctx.tables.get(r)[c].iloc[rows[r]] for r in roles],
-                        ignore_index=True)
+        col = pd.concat([ctx.data.take(r, rows[r], [c])[c] for r in roles], ignore_index=True)
         values = col.where(col.notna(), "").astype(str).to_numpy(dtype=object)
         vec = TfidfVectorizer(max_features=max_text_features)
         try:

@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import MetricError
@@ -34,25 +33,11 @@ def matching_columns(ctx: Context) -> list[str]:
 
 def row_identities_for(ctx: Context) -> dict[str, np.ndarray]:
     """Exact-row ids per role (memoised in ``ctx.cache``): equal rows get equal ids in every role."""
-    return ctx.memo("matching.row_ids", lambda: ctx.encoded.row_ids(matching_columns(ctx)))
+    return ctx.memo("matching.row_ids", lambda: ctx.data.row_ids(matching_columns(ctx)))
 
 
 def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.isin(ids, reference)
-
-
-def _copied_records(syn: np.ndarray, orig: np.ndarray, top_n: int) -> list[dict[str, Any]]:
-    """The original rows that were copied, most-copied first (one record per distinct row)."""
-    hit = syn[_in(syn, orig)]
-    if hit.size == 0:
-        return []
-    ids, copies = np.unique(hit, return_counts=True)
-    o = pd.Series(np.arange(orig.size)).groupby(orig)
-    first = o.min().reindex(ids).to_numpy()
-    dups = o.size().reindex(ids).to_numpy()
-    order = np.lexsort((first, -copies))[:top_n]
-    return [{"original_row": int(first[i]), "synthetic_copies": int(copies[i]),
-             "original_duplicates": int(dups[i])} for i in order]
 
 
 @register(
@@ -82,23 +67,49 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
         ``control_match_rate`` (the baseline), each a ``{"value", "ci", "n", "k"}`` rate;
         ``records`` = ``{"original_row", "synthetic_copies", "original_duplicates"}``.
     """
-    ids = row_identities_for(ctx)
-    syn, orig = ids["synthetic"], ids["original"]
-    if syn.size == 0 or orig.size == 0:
+    cols = matching_columns(ctx)
+    data = ctx.data
+    n_syn, n_orig = data.n_rows("synthetic"), data.n_rows("original")
+    if n_syn == 0 or n_orig == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
-    _, inv, counts = np.unique(orig, return_inverse=True, return_counts=True)
+    has_ctl = ctx.tables.has_control
+    roles = ("original", "synthetic", "control") if has_ctl else ("original", "synthetic")
+    # one row per distinct row: how many rows of each table carry it, its first original position
+    groups = data.key_groups(cols, roles)
+    sums = [lambda f: f["n_synthetic"] * (f["n_original"] > 0),   # synthetic rows copying an original row
+            lambda f: f["n_original"] * (f["n_original"] > 1)]    # original rows occurring more than once
+    if has_ctl:
+        sums.append(lambda f: f["n_control"] * (f["n_original"] > 0))  # control rows in the original
+    counts = groups.sums(*sums)
+    top = groups.top(top_n, ["n_synthetic", "first_original"], [False, True],
+                     where=lambda f: (f["n_synthetic"] > 0) & (f["n_original"] > 0))
+    records = [{"original_row": int(a), "synthetic_copies": int(b), "original_duplicates": int(c)}
+               for a, b, c in zip(top["first_original"], top["n_synthetic"], top["n_original"],
+                                  strict=True)]
     control = evidence = flags = None
-    if "control" in ids:
-        ctl = ids["control"]
-        control = (int(_in(ctl, orig).sum()), int(ctl.size))
-        if ctl.size:
-            evidence = copy_evidence_counts(orig, ctl, syn)
-            flags = copy_flags(orig, ctl, syn)
+    if has_ctl:
+        n_ctl = data.n_rows("control")
+        control = (int(counts[2]), n_ctl)
+        if n_ctl:
+            per_record = _pooled_unique_hit_of(data, cols)
+            evidence, flags = copy_counts(*per_record), copy_record_flags(*per_record)
     return exact_matches_result(
-        ctx.thresholds, matching_columns(ctx), k=int(_in(syn, orig).sum()), n_synthetic=int(syn.size),
-        n_duplicated=int((counts[inv.ravel()] > 1).sum()), n_original=int(orig.size), control=control,
-        records=_copied_records(syn, orig, top_n), evidence_counts=evidence,
+        ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
+        n_original=n_orig, control=control, records=records, evidence_counts=evidence,
         confidence_level=confidence_level, flags=flags)
+
+
+def _pooled_unique_hit_of(data: Any, cols: list[str]) -> tuple[np.ndarray, ...]:
+    """Per training and per control record (canonical order): is its row unique in the pooled real
+    data (one training or control record), and does the release hold it? ``(unique_o, hit_o,
+    unique_c, hit_c)``, through the backend's key lookups."""
+    lookups = {"real": (cols, ("original", "control")), "release": (cols, ("synthetic",))}
+    out = []
+    for role in ("original", "control"):
+        got = data.key_rows(role, lookups).flags(unique=lambda f: f["real"] == 1,
+                                                 hit=lambda f: f["release"] > 0)
+        out += [got["unique"], got["hit"]]
+    return tuple(out)
 
 
 def copy_flags(orig: np.ndarray, ctl: np.ndarray, syn: np.ndarray) -> RecordFlags:
@@ -135,7 +146,7 @@ def copy_record_flags(unique_o: np.ndarray, hit_o: np.ndarray, unique_c: np.ndar
                       hit_c: np.ndarray) -> RecordFlags:
     """The exact-copy flags (:func:`copy_flags`) from, per training (``_o``) and control (``_c``)
     record, whether its row is unique in the pooled real data and whether the release holds it
-    (shared with :mod:`synthguard.distributed`, which computes these per partition).
+    (from the backend's key lookups).
 
     Examples
     --------
@@ -176,7 +187,7 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
                          records: list[dict[str, Any]], evidence_counts: dict[str, int] | None = None,
                          confidence_level: float = 0.95,
                          flags: RecordFlags | None = None) -> MetricResult:
-    """The :func:`exact_matches` result from its counts (shared with :mod:`synthguard.distributed`).
+    """The :func:`exact_matches` result from its counts.
 
     ``k`` synthetic rows of ``n_synthetic`` equal some original row; ``n_duplicated`` of the
     ``n_original`` original rows occur more than once; ``control`` = ``(matched, n_control)``;
@@ -272,25 +283,35 @@ def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
         (Newcombe interval), ``significantly_above_baseline``; risk thresholds apply to the excess
         over the baseline (to the value itself without control).
     """
-    ids = row_identities_for(ctx)
-    orig = ids["original"]
-    syn = np.unique(ids["synthetic"])
-    if syn.size == 0 or orig.size == 0:
+    cols = matching_columns(ctx)
+    data = ctx.data
+    if data.n_rows("synthetic") == 0 or data.n_rows("original") == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
+    has_ctl = ctx.tables.has_control and data.n_rows("control") > 0
+    roles = ("original", "synthetic", "control") if has_ctl else ("original", "synthetic")
+    groups = data.key_groups(cols, roles)
+    in_orig = lambda f: f["n_original"] > 0  # noqa: E731
+    sums = [lambda f: f["n_synthetic"] > 0,                           # distinct synthetic rows
+            lambda f: (f["n_synthetic"] > 0) & in_orig(f)]           # ... found in the original
+    if has_ctl:
+        sums += [lambda f: f["n_control"] > 0, lambda f: (f["n_control"] > 0) & in_orig(f),
+                 lambda f: f["n_synthetic"] * in_orig(f), lambda f: f["n_control"] * in_orig(f)]
+    got = [int(v) for v in groups.sums(*sums)]
     control = flags = None
-    if "control" in ids and ids["control"].size:
-        ctl = np.unique(ids["control"])
-        control = (int(_in(ctl, orig).sum()), int(ctl.size), int(_in(ids["synthetic"], orig).sum()),
-                   int(ids["synthetic"].size), int(_in(ids["control"], orig).sum()), int(ids["control"].size))
-        flags = ims_flags(_in(orig, ids["synthetic"]), _in(ids["control"], ids["synthetic"]))
-    return ims_result(ctx.thresholds, k=int(_in(syn, orig).sum()), n_distinct=int(syn.size),
-                      control=control, confidence_level=confidence_level, flags=flags)
+    if has_ctl:
+        control = (got[3], got[2], got[4], data.n_rows("synthetic"), got[5], data.n_rows("control"))
+        lookups = {"release": (cols, ("synthetic",))}
+        hit = {role: data.key_rows(role, lookups).flags(hit=lambda f: f["release"] > 0)["hit"]
+               for role in ("original", "control")}
+        flags = ims_flags(hit["original"], hit["control"])
+    return ims_result(ctx.thresholds, k=got[1], n_distinct=got[0], control=control,
+                      confidence_level=confidence_level, flags=flags)
 
 
 def ims_flags(in_release_o: np.ndarray, in_release_c: np.ndarray) -> RecordFlags:
     """The :func:`ims` flags: per training and per control record, whether the release holds a
-    verbatim copy of it; any record's copy would set its flag (shared with
-    :mod:`synthguard.distributed`).
+    verbatim copy of it; any record's copy would set its flag (from the
+    backend's key lookups).
 
     Examples
     --------
@@ -308,8 +329,8 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
                record_counts: tuple[int, int, int, int] | None = None) -> MetricResult:
     """The :func:`ims` result from its counts: ``k`` of ``n_distinct`` distinct synthetic rows occur
     in the original; ``control`` = ``(matched distinct control rows, distinct control rows, synthetic
-    rows in the original, synthetic rows, control rows in the original, control rows)`` (shared with
-    :mod:`synthguard.distributed`); ``flags``: per training and control record, whether the release
+    rows in the original, synthetic rows, control rows in the original, control rows)`` (from the
+    backend's key lookups); ``flags``: per training and control record, whether the release
     holds a verbatim copy of it (the informational evidence); ``record_counts`` = ``(training
     records with a copy, training records, control records with a copy, control records)``: the
     same evidence from counts (partitioned runs; without either, the per-row counts).

@@ -1,0 +1,342 @@
+"""The Dask side of :class:`synthguard.engine.backend.Backend`: the same questions, over partitions.
+
+Key groups and key lookups are group-bys and joins on 128-bit row identities
+(:func:`synthguard.data.encoding.row_hash128`: two independently seeded 64-bit hashes of the encoded
+values; two different value tuples collide with probability about 2**-128), never holding a table
+on the client: reductions run per partition and are combined exactly (sums of integers, group
+sizes summed, the top ``n`` of every partition's top ``n``); per-record flags come back as one byte
+per record (:func:`~._tables.gather_flags`). Neighbours: the partitioned engine
+(:func:`~._knn.kneighbors_distributed`, bit for bit the one-process search). Rows by position are
+fetched from the partitions that hold them. Positions are canonical positions, as in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.encoding import Block, Encoder
+from ..engine.backend import (
+    Bins,
+    FrameFn,
+    Lookups,
+    balanced_keys,
+    frame_sum,
+    group_sizes,
+    raw_numeric,
+    top_rows,
+)
+from ..errors import MetricError
+from ._knn import kneighbors_distributed
+from ._tables import DistTables, gather_flags, row_hashes
+
+__all__ = ["DaskBackend", "DaskRelation"]
+
+_KEYS = ["h1", "h2"]
+
+
+def _hash_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                groups: dict[str, tuple[str, ...]], bins: dict[str, np.ndarray]) -> pd.DataFrame:
+    """One partition as ``{name}1, {name}2`` identity columns per group of columns (binned columns
+    cut first: bin numbers compared by value, missing kept missing), plus ``pos``."""
+    if bins:
+        frame = frame.copy()
+        for c, inner in bins.items():
+            if c in frame:
+                vals = raw_numeric(frame[c])
+                codes = np.searchsorted(inner, vals, side="left").astype(np.float64)
+                codes[np.isnan(vals)] = np.nan
+                frame[c] = codes
+    out = {}
+    for name, cols in groups.items():
+        h = row_hashes(encoder, frame, cols)
+        out[name + "1"], out[name + "2"] = h[:, 0], h[:, 1]
+    out["pos"] = np.asarray(positions, dtype=np.int64)
+    return pd.DataFrame(out)
+
+
+def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins: Bins | None) -> Any:
+    import dask.dataframe as dd
+
+    used = {c: np.asarray(e) for c, e in (bins or {}).items()
+            if any(c in cols for cols in groups.values())}
+    meta = pd.DataFrame({**{f"{g}{i}": pd.Series([], dtype="uint64") for g in groups for i in (1, 2)},
+                         "pos": pd.Series([], dtype="int64")})
+    return dd.from_delayed(dt.map(role, _hash_frame, groups, used, ordered=False), meta=meta,
+                           verify_meta=False)
+
+
+def _named(f: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    return f.rename(columns=names)
+
+
+def _fill_groups(f: pd.DataFrame, roles: tuple[str, ...]) -> pd.DataFrame:
+    out = {"h1": f["h1"].to_numpy(np.uint64), "h2": f["h2"].to_numpy(np.uint64)}
+    for r in roles:
+        out[f"n_{r}"] = f[f"n_{r}"].fillna(0).to_numpy(np.int64)
+        out[f"first_{r}"] = f[f"first_{r}"].fillna(-1).to_numpy(np.int64)
+    return pd.DataFrame(out)
+
+
+def _fill_rows(f: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
+    out = {"pos": f["pos"].to_numpy(np.int64)}
+    for n in names:
+        out[n] = f[n].fillna(0).to_numpy(np.int64)
+    return pd.DataFrame(out)
+
+
+def _apply_sum(f: pd.DataFrame, fn: FrameFn) -> Any:
+    return frame_sum(fn(f))
+
+
+def _apply_sizes(f: pd.DataFrame, fn: FrameFn) -> pd.Series:
+    return group_sizes(fn(f))
+
+
+def _flag_frame(f: pd.DataFrame, fns: dict[str, FrameFn]) -> pd.DataFrame:
+    out = {"pos": f["pos"].to_numpy(np.int64)}
+    for name, fn in fns.items():
+        out[name] = np.asarray(fn(f), dtype=bool)
+    return pd.DataFrame(out)
+
+
+class DaskRelation:
+    """A :class:`~synthguard.engine.backend.Relation` held as a dask DataFrame (never on the client)."""
+
+    def __init__(self, dt: DistTables, frame: Any, role: str | None = None) -> None:
+        self.dt, self.frame, self.role = dt, frame, role
+
+    def _parts(self) -> list[Any]:
+        return list(self.frame.to_delayed())
+
+    def sums(self, *fns: FrameFn) -> list[Any]:
+        from dask import delayed
+
+        parts = self._parts()
+        tasks = [delayed(sum)([delayed(_apply_sum, pure=True)(p, fn) for p in parts], 0) for fn in fns]
+        return [v if isinstance(v, float) else int(v) for v in self.dt.compute(tasks)]
+
+    def counts(self, fn: FrameFn) -> pd.Series:
+        from dask import delayed
+
+        got = self.dt.compute([delayed(_apply_sizes, pure=True)(p, fn) for p in self._parts()])
+        got = [g for g in got if len(g)]
+        if not got:
+            return group_sizes(fn(self.frame._meta))
+        total = pd.concat(got)
+        return total.groupby(level=list(range(total.index.nlevels)), sort=True).sum()
+
+    def top(self, n: int, by: Sequence[str], ascending: Sequence[bool],
+            where: FrameFn | None = None, derive: FrameFn | None = None) -> pd.DataFrame:
+        from dask import delayed
+
+        if n <= 0:
+            meta = self.frame._meta
+            return (derive(meta) if derive is not None else meta).iloc[:0]
+        parts = self.dt.compute([delayed(top_rows, pure=True)(p, n, tuple(by), tuple(ascending), where,
+                                                              derive) for p in self._parts()])
+        return top_rows(pd.concat(parts, ignore_index=True), n, by, ascending).reset_index(drop=True)
+
+    def flags(self, **fns: FrameFn) -> dict[str, np.ndarray]:
+        if self.role is None:
+            raise ValueError("flags are per row of a key lookup (key_rows), not of key groups")
+        meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"),
+                             **{n: pd.Series([], dtype=bool) for n in fns}})
+        rows = self.frame.map_partitions(_flag_frame, dict(fns), meta=meta)
+        out: dict[str, np.ndarray] = {}
+        names = list(fns)
+        for j in range(0, len(names), 7):  # gather_flags packs up to 7 flags per byte
+            out.update(gather_flags(self.dt, self.role, rows, tuple(names[j:j + 7])))
+        return out
+
+
+class DaskBackend:
+    """The :class:`~synthguard.engine.backend.Backend` of a distributed run over ``dt``.
+
+    Parameters
+    ----------
+    dt : DistTables
+        The partitioned tables (:func:`~._tables.load_tables`).
+    neighbour_backend : str
+        The neighbour engine's backend on the workers.
+    """
+
+    def __init__(self, dt: DistTables, neighbour_backend: str = "auto") -> None:
+        self.dt, self.neighbour_backend = dt, neighbour_backend
+        self._row_ids: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+
+    def n_rows(self, role: str) -> int:
+        return self.dt.get(role).n_rows
+
+    def _split(self, roles: Sequence[str]) -> int:
+        return max(self.dt.split_out(r) for r in roles)
+
+    def key_groups(self, columns: Sequence[str], roles: Sequence[str], *,
+                   bins: Bins | None = None) -> DaskRelation:
+        roles = tuple(roles)
+        split = self._split(roles)
+        merged = None
+        for role in roles:
+            rows = _frames(self.dt, role, {"h": tuple(columns)}, bins)
+            g = rows.groupby(_KEYS).pos.agg(["min", "count"], split_out=split).reset_index()
+            # (renames after a split_out group-by trip dask-expr: renamed inside the partitions)
+            g = g.map_partitions(_named, {"min": f"first_{role}", "count": f"n_{role}"})
+            merged = g if merged is None else merged.merge(g, on=_KEYS, how="outer")
+        meta = pd.DataFrame({"h1": pd.Series([], dtype="uint64"), "h2": pd.Series([], dtype="uint64"),
+                             **{f"{p}_{r}": pd.Series([], dtype="int64") for r in roles
+                                for p in ("n", "first")}})
+        return DaskRelation(self.dt, merged.map_partitions(_fill_groups, roles, meta=meta))
+
+    def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> DaskRelation:
+        groups = {f"g{j}_": tuple(cols) for j, (cols, _) in enumerate(lookups.values())}
+        rows = _frames(self.dt, role, groups, bins)
+        for j, (name, (_, in_roles)) in enumerate(lookups.items()):
+            g = f"g{j}_"
+            keys = [g + "1", g + "2"]
+            pool = [_frames(self.dt, r, {g: groups[g]}, bins)[keys + ["pos"]] for r in in_roles]
+            if len(pool) > 1:
+                import dask.dataframe as dd
+
+                pooled = dd.concat(pool)
+            else:
+                pooled = pool[0]
+            cnt = pooled.groupby(keys).pos.count(split_out=self._split(in_roles)).reset_index()
+            cnt = cnt.map_partitions(_named, {"pos": name})
+            rows = rows.merge(cnt, on=keys, how="left")
+        names = tuple(lookups)
+        meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"),
+                             **{n: pd.Series([], dtype="int64") for n in names}})
+        return DaskRelation(self.dt, rows.map_partitions(_fill_rows, names, meta=meta), role)
+
+    def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
+        cols = tuple(columns)
+        if cols not in self._row_ids:
+            self._row_ids[cols] = first_positions(self.dt, cols)
+        return self._row_ids[cols]
+
+    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        return self.dt.ranges(columns, tuple(roles))
+
+    def bounds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)
+               ) -> dict[str, tuple[float, float]]:
+        cols = tuple(columns)
+        if not cols:
+            return {}
+        parts = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _raw_bounds, cols, with_encoder=False, ordered=False)])
+        out = {}
+        for j, c in enumerate(cols):
+            out[c] = (min((p[j][0] for p in parts), default=np.inf),
+                      max((p[j][1] for p in parts), default=-np.inf))
+        return out
+
+    def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
+                   reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                      backend=self.neighbour_backend, reference_rows=reference_rows)
+
+    def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
+        dt = self.dt
+        if n >= dt.get(role).n_rows:
+            return np.arange(dt.get(role).n_rows)
+        parts = dt.compute(dt.map(role, _balanced_part, tuple(columns), n, seed, role, with_encoder=False,
+                                  ordered=False))
+        keys = np.concatenate([p[0] for p in parts])
+        pos = np.concatenate([p[1] for p in parts])
+        return np.sort(pos[np.lexsort((pos, keys))[:n]])
+
+    def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
+        return self.dt.encoder.encode(fetch_rows(self.dt, role, rows), list(columns))
+
+    def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
+        return fetch_rows(self.dt, role, rows)[list(columns)]
+
+
+def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:
+    out = []
+    for c in columns:
+        v = raw_numeric(frame[c])
+        v = v[~np.isnan(v)]
+        out.append((float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf))
+    return out
+
+
+def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...], n: int, seed: int,
+                   label: str) -> tuple[np.ndarray, np.ndarray]:
+    keys = balanced_keys(frame[list(columns)], seed, label)
+    pos = np.asarray(positions, dtype=np.int64)
+    order = np.lexsort((pos, keys))[:n]
+    return keys[order], pos[order]
+
+
+def _rows_at(frame: pd.DataFrame, local: np.ndarray) -> pd.DataFrame:
+    return frame.iloc[local]
+
+
+def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
+    """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
+    partitions that hold them (in input order: the canonical position's input row, from
+    :attr:`DistTables.row_numbers`, says where); only those rows travel to the caller."""
+    from dask import delayed
+
+    rows = np.asarray(rows, dtype=np.int64)
+    uniq = np.unique(rows)
+    table = dt.get(role)
+    if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
+        raise MetricError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
+                          f"{role} table ({table.n_rows} rows)")
+    nums = dt.row_numbers.get(role)
+    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # input row of each canonical row
+    by_input = np.argsort(inputs, kind="stable")
+    bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
+    tasks, order = [], []
+    for j, frame in enumerate(table.part_args(ordered=False)):
+        sel = by_input[bounds[j]:bounds[j + 1]]
+        if sel.size:
+            tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j]))
+            order.append(sel)
+    if not tasks:
+        raise MetricError(f"no rows requested from the {role} table")
+    got = pd.concat(dt.compute(tasks), ignore_index=True)
+    at = np.empty(len(uniq), dtype=np.int64)  # row of ``got`` holding each of ``uniq``
+    at[np.concatenate(order)] = np.arange(len(uniq), dtype=np.int64)
+    return got.iloc[at[np.searchsorted(uniq, rows)]].reset_index(drop=True)
+
+
+def _first_of(frame: pd.DataFrame, role_offset: int) -> pd.DataFrame:
+    return pd.DataFrame({"h1": frame["h1"], "h2": frame["h2"], "g": frame["pos"] + role_offset})
+
+
+def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per role and row, the first position (over original, synthetic, control concatenated) of a
+    row with the same content: ids in the same order as the single process's dense exact-row ids
+    (:func:`synthguard.data.encoding.row_identities`), so group-wise splits come out the same."""
+    import dask.dataframe as dd
+
+    start, frames = 0, {}
+    for role in dt.roles:
+        hashed = _frames(dt, role, {"h": tuple(columns)}, None)
+        frames[role] = hashed.map_partitions(_first_of, start)
+        start += dt.get(role).n_rows
+    everything = dd.concat(list(frames.values()))
+    n_all = start
+    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in dt.roles))
+    first = everything.groupby(_KEYS).g.min(split_out=split).reset_index()
+    first = first.map_partitions(_named, {"g": "first"})
+    tasks = [frames[r].merge(first, on=_KEYS, how="left")[["g", "first"]] for r in dt.roles]
+    out, start = {}, 0
+    for role, got in zip(dt.roles, dt.compute(tasks), strict=True):
+        ids = np.empty(dt.get(role).n_rows, dtype=np.int64)
+        ids[got["g"].to_numpy() - start] = got["first"].to_numpy()
+        out[role] = ids
+        start += dt.get(role).n_rows
+    return out
+
+
+def dask_backend(dt: DistTables, neighbour_backend: str = "auto") -> DaskBackend:
+    """The backend a distributed run hands its metric contexts (``Context(data_backend=...)``)."""
+    return DaskBackend(dt, neighbour_backend)
+

@@ -1,0 +1,344 @@
+"""The backend a metric counts and searches through: one process or a cluster, the same metric code.
+
+A metric never reads rows to count them itself: it asks its context's backend (``ctx.data``) for
+
+- **key groups** (:meth:`Backend.key_groups`): one row per distinct value tuple of some columns
+  (row identities; continuous columns may be cut into bins first), with how many rows of each
+  role carry it (``n_<role>``) and its lowest canonical position in each role (``first_<role>``,
+  ``-1`` when none): copy counts, class sizes, distinct counts;
+- **key lookups** (:meth:`Backend.key_rows`): one row per row of a role (``pos`` = its canonical
+  position) with, per lookup, how many rows of some roles share its values on some columns (the
+  join of a row with its group): per-record flags, CAP pools;
+- **reductions** of those lazy tables (:class:`Relation`): sums, value counts, the top ``n`` rows
+  and per-record flags, each written as a function of a pandas frame that the backend applies to
+  the whole table (one process) or to every partition (Dask) and combines exactly (integer counts,
+  sums of integers, ``(value, count)`` tables);
+- **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
+  :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
+  typed) and the **seeded content sample** (:meth:`Backend.balanced_rows`).
+
+:class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
+counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
+partitioned tables with group-bys, joins and the partitioned neighbour search, with the same
+numbers. Row positions are canonical positions in both (see ``docs/scaling.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.encoding import Block
+    from .neighbors import DistanceMetric
+
+__all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "raw_numeric"]
+
+#: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``
+Lookups = Mapping[str, tuple[Sequence[str], Sequence[str]]]
+#: ``{column: inner bin edges}``: columns cut into bins (``searchsorted(edges, x, "left")``) before
+#: they are compared; missing stays missing
+Bins = Mapping[str, np.ndarray]
+#: a function of a pandas frame (the whole table, or one partition) returning a column
+FrameFn = Callable[[pd.DataFrame], Any]
+
+
+@runtime_checkable
+class Relation(Protocol):
+    """A lazy table of a backend (key groups or key lookups); every method runs it."""
+
+    def sums(self, *fns: FrameFn) -> list[Any]:
+        """``[fn(table).sum() for fn in fns]`` (ints for integer or boolean columns)."""
+
+    def counts(self, fn: FrameFn) -> pd.Series:
+        """Rows per distinct value of ``fn(table)`` (a Series or a frame of key columns), sorted by
+        the value(s)."""
+
+    def top(self, n: int, by: Sequence[str], ascending: Sequence[bool],
+            where: FrameFn | None = None, derive: FrameFn | None = None) -> pd.DataFrame:
+        """The first ``n`` rows (those where ``where`` holds) sorted by ``by`` (stable; ``by`` must
+        end with a column that tells rows apart, e.g. a position); ``derive`` first turns the
+        table into another frame (derived columns), row by row."""
+
+    def flags(self, **fns: FrameFn) -> dict[str, np.ndarray]:
+        """Per row of a key lookup, in canonical order: ``{name: bool array}`` from ``fn(table)``."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a metric may ask about the tables of its run (see the module docstring)."""
+
+    def n_rows(self, role: str) -> int:
+        """Rows of ``role``."""
+
+    def key_groups(self, columns: Sequence[str], roles: Sequence[str], *,
+                   bins: Bins | None = None) -> Relation:
+        """Distinct value tuples of ``columns`` over ``roles``: ``n_<role>``, ``first_<role>``."""
+
+    def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> Relation:
+        """Rows of ``role``: ``pos`` and one count column per lookup."""
+
+    def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
+        """Per role, int64 exact-row ids on ``columns`` in canonical order: equal rows, equal ids,
+        ordered as the single process's dense ids (first appearance over the roles in order)."""
+
+    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        """``max - min`` of each numeric column over ``roles`` (the neighbour engine's scale)."""
+
+    def bounds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)
+               ) -> dict[str, tuple[float, float]]:
+        """``(min, max)`` of the raw numeric values (:func:`raw_numeric`) of each column over
+        ``roles``, missing skipped (``(inf, -inf)`` when a column has no value): bin edges."""
+
+    def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
+                   k: int, *, reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest ``reference`` rows of every ``query`` row (each row itself
+        excluded when ``query == reference`` and no ``reference_rows``), ties by the lower index:
+        ``(distances, indices)``; with ``reference_rows`` (sorted canonical positions), indices
+        into them."""
+
+    def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
+        """Sorted canonical positions of ``n`` rows of ``role`` chosen by a seeded hash of the row
+        content on ``columns`` (all rows when ``n`` reaches the table's size)."""
+
+    def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
+        """The rows of ``role`` at canonical positions ``rows`` encoded on ``columns``."""
+
+    def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
+        """The typed rows of ``role`` at canonical positions ``rows`` (in that order), index 0..n-1."""
+
+
+def raw_numeric(series: pd.Series) -> np.ndarray:
+    """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives).
+
+    Examples
+    --------
+    >>> raw_numeric(pd.Series([1, None])).tolist()
+    [1.0, nan]
+    """
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        ns = series.astype("datetime64[ns]").to_numpy().astype("int64").astype("float64")
+        ns[series.isna().to_numpy()] = np.nan
+        return ns
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype("float64").to_numpy()
+    conv = pd.to_numeric(series, errors="coerce")
+    if (series.notna() & conv.isna()).any():
+        raise ConfigError(f"column {series.name!r} is listed as continuous but holds non-numeric values; "
+                          "remove it from continuous_column_names")
+    return conv.astype("float64").to_numpy()
+
+
+def _as_python(value: Any) -> Any:
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def frame_sum(values: Any) -> Any:
+    """The sum of a column as a Python int (integer or boolean columns) or float."""
+    arr = np.asarray(values)
+    if arr.dtype == bool:
+        return int(arr.sum())
+    return _as_python(arr.sum())
+
+
+def group_sizes(values: Any) -> pd.Series:
+    """Rows per distinct value of a Series (or per distinct row of a frame), sorted by value."""
+    if isinstance(values, pd.DataFrame):
+        return values.groupby(list(values.columns), sort=True).size()
+    return values.groupby(values, sort=True).size()
+
+
+def top_rows(frame: pd.DataFrame, n: int, by: Sequence[str], ascending: Sequence[bool],
+             where: FrameFn | None = None, derive: FrameFn | None = None) -> pd.DataFrame:
+    """:meth:`Relation.top` on one pandas frame."""
+    if derive is not None:
+        frame = derive(frame)
+    if where is not None:
+        frame = frame[np.asarray(where(frame), dtype=bool)]
+    if n <= 0:
+        return frame.iloc[:0]
+    return frame.sort_values(list(by), ascending=list(ascending), kind="mergesort").head(n)
+
+
+class LocalRelation:
+    """A :class:`Relation` held as one pandas frame."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+
+    def sums(self, *fns: FrameFn) -> list[Any]:
+        return [frame_sum(fn(self.frame)) for fn in fns]
+
+    def counts(self, fn: FrameFn) -> pd.Series:
+        return group_sizes(fn(self.frame))
+
+    def top(self, n: int, by: Sequence[str], ascending: Sequence[bool],
+            where: FrameFn | None = None, derive: FrameFn | None = None) -> pd.DataFrame:
+        return top_rows(self.frame, n, by, ascending, where, derive).reset_index(drop=True)
+
+    def flags(self, **fns: FrameFn) -> dict[str, np.ndarray]:
+        return {name: np.asarray(fn(self.frame), dtype=bool) for name, fn in fns.items()}
+
+
+class LocalBackend:
+    """The :class:`Backend` of one process: the context's tables (in canonical order) and encoded
+    view; exact dense row ids (hash-free), NumPy counts, the neighbour engine.
+
+    Parameters
+    ----------
+    tables, encoded
+        ``ctx.tables`` and ``ctx.encoded``.
+    neighbour_backend : str
+        The neighbour engine's backend (``ctx.backend``).
+    memo : callable, optional
+        ``ctx.memo``: row ids are memoised per column set, so metrics of a run share them.
+    """
+
+    def __init__(self, tables: Any, encoded: Any, neighbour_backend: str = "auto",
+                 memo: Callable[..., Any] | None = None) -> None:
+        self.tables, self.encoded, self.neighbour_backend = tables, encoded, neighbour_backend
+        self._memo = memo if memo is not None else (lambda key, compute, users=(): compute())
+
+    # --- identities -----------------------------------------------------------------------------
+    def n_rows(self, role: str) -> int:
+        return len(self.tables.get(role))
+
+    def _codes(self, role: str, columns: Sequence[str], bins: Bins) -> Block:
+        from ..data.encoding import Block
+
+        exact = [c for c in columns if c not in bins]
+        n = self.n_rows(role)
+        out = np.empty((n, len(columns)), dtype=np.int64)
+        if exact:
+            block = self.encoded.block(role, exact, categorical_only=True)
+            where = {c: j for j, c in enumerate(block.cat_columns)}
+        for j, c in enumerate(columns):
+            if c in bins:
+                vals = raw_numeric(self.tables.get(role)[c])
+                codes = np.searchsorted(bins[c], vals, side="left").astype(np.int64)
+                codes[np.isnan(vals)] = -1
+                out[:, j] = codes
+            else:
+                out[:, j] = block.cat[:, where[c]]
+        return Block(np.zeros((n, 0)), out, (), tuple(f"c{j}" for j in range(len(columns))))
+
+    def _ids(self, columns: Sequence[str], roles: Sequence[str], bins: Bins | None) -> dict[str, np.ndarray]:
+        """Dense ids of the value tuples of ``columns`` over ``roles`` (equal tuples, equal ids)."""
+        from ..data.encoding import row_identities
+
+        roles = tuple(roles)
+        if not bins:
+            every = self.row_ids(columns)
+            if all(r in every for r in roles):
+                return {r: every[r] for r in roles}
+        if not columns:
+            return {r: np.zeros(self.n_rows(r), dtype=np.int64) for r in roles}
+        ids = row_identities(*[self._codes(r, columns, bins or {}) for r in roles])
+        return dict(zip(roles, ids, strict=True))
+
+    def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
+        cols = tuple(columns)
+        return self._memo(("backend.row_ids", cols), lambda: self.encoded.row_ids(list(cols)))
+
+    def key_groups(self, columns: Sequence[str], roles: Sequence[str], *,
+                   bins: Bins | None = None) -> LocalRelation:
+        ids = self._ids(columns, roles, bins)
+        n_ids = max((int(i.max(initial=-1)) for i in ids.values()), default=-1) + 1
+        present = np.zeros(n_ids, dtype=bool)
+        out: dict[str, np.ndarray] = {}
+        for role in roles:
+            i = ids[role]
+            present[i] = True
+            out[f"n_{role}"] = np.bincount(i, minlength=n_ids).astype(np.int64)
+            first = np.full(n_ids, -1, dtype=np.int64)
+            uniq, at = np.unique(i, return_index=True)
+            first[uniq] = at
+            out[f"first_{role}"] = first
+        frame = pd.DataFrame(out)
+        return LocalRelation(frame[present].reset_index(drop=True))
+
+    def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> LocalRelation:
+        out: dict[str, np.ndarray] = {"pos": np.arange(self.n_rows(role), dtype=np.int64)}
+        for name, (columns, in_roles) in lookups.items():
+            roles = tuple(dict.fromkeys((role, *in_roles)))
+            ids = self._ids(columns, roles, bins)
+            n_ids = max(int(i.max(initial=-1)) for i in ids.values()) + 1
+            count = np.zeros(n_ids, dtype=np.int64)
+            for r in in_roles:
+                count += np.bincount(ids[r], minlength=n_ids)
+            out[name] = count[ids[role]]
+        return LocalRelation(pd.DataFrame(out))
+
+    # --- values ---------------------------------------------------------------------------------
+    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        return self.encoded.ranges(list(columns), tuple(roles))
+
+    def bounds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)
+               ) -> dict[str, tuple[float, float]]:
+        out = {}
+        for c in columns:
+            v = np.concatenate([raw_numeric(self.tables.get(r)[c]) for r in roles])
+            v = v[~np.isnan(v)]
+            out[c] = (float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf)
+        return out
+
+    # --- neighbours and rows --------------------------------------------------------------------
+    def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
+                   k: int, *, reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+
+        cols = list(columns)
+        q = self.encoded.block(query, cols)
+        r = self.encoded.block(reference, cols)
+        if reference_rows is not None:
+            r = r.take(np.asarray(reference_rows))
+        nb = kneighbors(q, r, metric, k, exclude_self=(query == reference and reference_rows is None),
+                        backend=self.neighbour_backend)
+        return nb.distances, nb.indices
+
+    def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
+        frame = self.tables.get(role)
+        if n >= len(frame):
+            return np.arange(len(frame))
+        keys = balanced_keys(frame[list(columns)], seed, role)
+        return np.sort(np.argsort(keys, kind="stable")[:n])
+
+    def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
+        return self.encoded.block(role, list(columns)).take(np.asarray(rows))
+
+    def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
+        return self.tables.get(role)[list(columns)].iloc[np.asarray(rows)].reset_index(drop=True)
+
+
+def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:
+    """The seeded content keys :meth:`Backend.balanced_rows` keeps the ``n`` smallest of (ties by
+    position); a row's key depends on its content only, so partitions of a table can compute
+    theirs apart.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"a": [1, 2, 1]})
+    >>> k = balanced_keys(f, 0, "original")
+    >>> bool(k[0] == k[2]), k.dtype.name
+    (True, 'uint64')
+    """
+    from ..data.hashing import row_hashes
+    from ..stats import make_rng
+
+    h = row_hashes(frame)
+    salt = make_rng(seed, "balanced_rows", label).integers(1, 2**62, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        mixed = (h ^ salt) * np.uint64(0x9E3779B97F4A7C15)
+        mixed ^= mixed >> np.uint64(29)
+    return mixed

@@ -1,0 +1,63 @@
+"""The local backend answers the questions metrics count through (``ctx.data``) on one process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from synthguard.engine.backend import Backend, LocalBackend, Relation
+from synthguard.registry import Context
+
+
+def _ctx() -> Context:
+    orig = pd.DataFrame({"a": [1, 1, 2, 3, None], "b": ["x", "x", "y", "y", "z"]})
+    syn = pd.DataFrame({"a": [1, 3, 3, 9], "b": ["x", "y", "y", "q"]})
+    ctl = pd.DataFrame({"a": [2, 5], "b": ["y", "x"]})
+    return Context.from_frames(orig, syn, ctl)
+
+
+def test_context_data_is_a_local_backend_satisfying_the_protocol():
+    ctx = _ctx()
+    assert isinstance(ctx.data, LocalBackend) and isinstance(ctx.data, Backend)
+    assert isinstance(ctx.data.key_groups(["a", "b"], ("original",)), Relation)
+
+
+def test_key_groups_count_rows_per_value_tuple_and_first_positions():
+    ctx = _ctx()
+    g = ctx.data.key_groups(["a", "b"], ("original", "synthetic", "control"))
+    n_syn_copying, n_dup = g.sums(lambda f: f["n_synthetic"] * (f["n_original"] > 0),
+                                  lambda f: f["n_original"] * (f["n_original"] > 1))
+    assert (n_syn_copying, n_dup) == (3, 2)  # (1, x) once, (3, y) twice; (1, x) twice in the original
+    top = g.top(5, ["n_synthetic", "first_original"], [False, True],
+                where=lambda f: (f["n_synthetic"] > 0) & (f["n_original"] > 0))
+    assert top[["n_synthetic", "n_original"]].to_numpy().tolist() == [[2, 1], [1, 2]]
+    pos = ctx.tables.original  # canonical order: the first original position of each copied row
+    for row, first in zip(top.itertuples(), top["first_original"], strict=True):
+        assert (pos.iloc[first]["b"] == "y") == (row.n_synthetic == 2)
+
+
+def test_key_rows_flags_and_binned_counts():
+    ctx = _ctx()
+    rows = ctx.data.key_rows("original", {"real": (["a", "b"], ("original", "control")),
+                                          "release": (["a", "b"], ("synthetic",))})
+    flags = rows.flags(unique=lambda f: f["real"] == 1, hit=lambda f: f["release"] > 0)
+    o = ctx.tables.original
+    want_hit = [(a, b) in {(1.0, "x"), (3.0, "y")} for a, b in zip(o["a"], o["b"], strict=True)]
+    assert flags["hit"].tolist() == want_hit and int(flags["unique"].sum()) == 2  # (3, y), (missing, z)
+    # a binned column: values compared by bin (edges 2.5), missing its own value
+    sizes = ctx.data.key_groups(["a"], ("original",), bins={"a": np.array([2.5])}).counts(
+        lambda f: f["n_original"])
+    assert sizes.to_dict() == {1: 2, 3: 1}  # bins {1, 1, 2} (3 rows), {3} and {missing}
+
+
+def test_neighbours_and_seeded_sample_through_the_backend():
+    from synthguard.engine.neighbors import gower
+
+    ctx = _ctx()
+    metric = gower(ctx.data.ranges(["a"], ("original",)), clip=True, normalise=True)
+    d, i = ctx.data.kneighbors("synthetic", "original", ["a"], metric, 1)
+    assert d.shape == (4, 1) and d[0, 0] == 0.0
+    rows = ctx.data.balanced_rows("original", ["a", "b"], 3, seed=1)
+    assert rows.tolist() == sorted(rows.tolist()) and rows.size == 3
+    assert ctx.data.take("original", rows, ["b"]).shape == (3, 1)
+    assert ctx.data.encoded_rows("original", ["a", "b"], rows).n_rows == 3
