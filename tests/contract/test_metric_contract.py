@@ -61,22 +61,7 @@ CHEAP: dict[str, dict[str, Any]] = {
 
 #: Metrics that break an invariance today: {(metric, check): reason}. Each is a bug to fix, listed
 #: with what differs; the test is xfail(strict=True), so a fix shows up as XPASS and must remove it.
-_HEADER = ("the report header's entities.context_columns and entities.embedding_columns list the "
-           "context table's columns in input order (data/entities/model.py: EntityRun.summary and "
-           "the embedding spec)")
-BROKEN: dict[tuple[str, str], str] = {
-    **{(m, "columns"): _HEADER for m in (
-        "cardinality_shape", "category_shares", "inter_event_time", "sequence_length", "transitions",
-        "entity_copies", "subsequence_copies")},
-    ("context_sequence_dependence", "columns"): _HEADER + "; and the metric's baseline.value moves "
-        "in the last digit (0.6370059827288354 vs ...355) with the column order",
-    ("intertable_trends", "columns"): _HEADER + "; and the metric lists its column pairs in input "
-        "column order (control.pairs[0].column_1 'region' vs 'age')",
-    ("multi_table_quality", "columns"): _HEADER + "; and control.tables.parent.column_pair_trends "
-        "moves in the last digit (0.25 vs 0.2499999999999999) with the column order",
-    ("intertable_trends", "rows"): "control.pairs[2].real_correlation moves in the last digit "
-        "(-0.15415979347142963 vs ...296) with the row order: a sum in input row order",
-}
+BROKEN: dict[tuple[str, str], str] = {}
 
 CHECKS = ("seed", "rows", "columns", "mutation", "json")
 

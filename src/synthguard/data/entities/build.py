@@ -24,15 +24,17 @@ class EntityRun:
     data : EntityData
         Validated inputs.
     rows : Tables
-        The event tables (one row per event; the keys are ``id`` columns): row-level fidelity,
-        utility and text metrics read these.
+        The event tables (one row per event; the keys are ``id`` columns) in canonical order (rows by
+        content, columns by name: :meth:`~synthguard.data.tables.Tables.in_canonical_order`):
+        row-level fidelity, utility and text metrics read these.
     entities : Tables
-        The entity tables (one row per entity, :mod:`synthguard.data.entities.embedding`): every privacy
-        metric reads these.
+        The entity tables (one row per entity, sorted by key; columns sorted by name;
+        :mod:`synthguard.data.entities.embedding`): every privacy metric reads these.
     ordered : mapping
         Role -> :class:`~synthguard.data.entities.embedding.OrderedEvents`.
     context : Tables or None
-        The typed context tables (index = entity key) when a context was given.
+        The typed context tables (rows sorted by entity key, columns by name) when a context was
+        given.
     event_columns : list of str
         Event columns summarised (neither key, nor text/id columns).
     vocabulary : mapping
@@ -66,7 +68,7 @@ def build_entity_run(data: EntityData, *, top_categories: int = 8, top_bigrams: 
     spec = data.spec
     roles = data.roles
     rows = prepare_tables(data.events["original"], data.events["synthetic"], data.events.get("control"),
-                          dict(data.metadata), labels=dict(data.labels))
+                          dict(data.metadata), labels=dict(data.labels), canonical_columns=True)
     if spec.sequence_key is not None:
         sd = rows.schema.columns[spec.sequence_key].sdtype
         if sd not in ("numerical", "datetime"):
@@ -81,7 +83,8 @@ def build_entity_run(data: EntityData, *, top_categories: int = 8, top_bigrams: 
         cmeta = dict(data.context_metadata)
         cmeta["columns"] = dict(cmeta.get("columns") or {}, **{key: {"sdtype": "id"}})
         ctx_tables = prepare_tables(frames["original"], frames["synthetic"], frames.get("control"), cmeta,
-                                    labels={r: f"{data.labels.get(r, r)} (context)" for r in roles})
+                                    labels={r: f"{data.labels.get(r, r)} (context)" for r in roles},
+                                    canonical_columns=True)
         for r in roles:
             f = ctx_tables.get(r)
             ctx_frames[r] = f.set_index(f[key].map(str)).drop(columns=[key])
@@ -93,6 +96,10 @@ def build_entity_run(data: EntityData, *, top_categories: int = 8, top_bigrams: 
         frame = rows.get(r)
         ents = data.entity_ids(r)
         ordered[r] = order_events(frame, spec, schema, ents, data.labels.get(r, r))
+    # the events are ordered (above, from the input order: without a sequence key the file order
+    # within an entity is the event order); from here on the event tables are in canonical content
+    # order, like flat tables, so that no metric reading them depends on the input row order
+    rows = rows.in_canonical_order()
     vocab = learn_vocabulary(ordered["original"], columns, schema, top_categories=top_categories,
                              top_bigrams=top_bigrams)
     emb: dict[str, pd.DataFrame] = {}
@@ -111,5 +118,6 @@ def build_entity_run(data: EntityData, *, top_categories: int = 8, top_bigrams: 
         if missed:
             unused[k] = missed
     labels = {r: f"{data.labels.get(r, r)} (entity table)" for r in roles}
-    ent_tables = prepare_tables(emb["original"], emb["synthetic"], emb.get("control"), emeta, labels=labels)
+    ent_tables = prepare_tables(emb["original"], emb["synthetic"], emb.get("control"), emeta, labels=labels,
+                                canonical_columns=True)
     return EntityRun(data, rows, ent_tables, ordered, ctx_tables, columns, vocab, unused)

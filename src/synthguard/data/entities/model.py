@@ -27,6 +27,7 @@ import pandas as pd
 
 from ...errors import ConfigError, InputError
 from ..loading import TableLike, load_metadata, load_table
+from ..tables import _canonical_columns
 
 ROLES = ("original", "synthetic", "control")
 
@@ -246,7 +247,9 @@ def prepare_entities(original: Any, synthetic: Any, control: Any = None, metadat
     if not entity_key:
         raise ConfigError("no entity key: name the column identifying each person with --entity-key "
                           "(or 'entity_key' in the metadata)")
-    context_cols = tuple(str(c) for c in (meta.get("context_columns") or ()))
+    # canonical (sorted) column order for the event and context tables, as for flat tables
+    # (data/tables.py): nothing downstream can depend on the order of the input columns
+    context_cols = tuple(_canonical_columns([str(c) for c in (meta.get("context_columns") or ())]))
 
     events: dict[str, pd.DataFrame] = {}
     labels: dict[str, str] = {}
@@ -311,14 +314,14 @@ def prepare_entities(original: Any, synthetic: Any, control: Any = None, metadat
                 raise InputError(f"{lab}: column(s) {overlap} appear in both the context and the "
                                  "sequence table: keep each column in one of them")
             context[role] = ctx
-        base = list(context["original"].columns)
+        base = _canonical_columns(list(context["original"].columns))
         for role, ctx in context.items():
             if list(ctx.columns) != base:
                 if set(ctx.columns) != set(base):
                     raise InputError(f"{role} context has columns {sorted(ctx.columns)}, the original's "
                                      f"are {sorted(base)}: give the same columns")
                 context[role] = ctx[base]
-    base_cols = list(events["original"].columns)
+    base_cols = _canonical_columns(list(events["original"].columns))
     for role, frame in events.items():
         if set(frame.columns) != set(base_cols):
             miss = sorted(set(base_cols) - set(frame.columns)) or sorted(set(frame.columns) - set(base_cols))
