@@ -132,7 +132,7 @@ def execute(spec: MetricSpec, ctx: Context, params: Mapping[str, Any], *, name: 
     >>> e = execute(spec, Context.from_frames(o, o.head(10)), spec.resolve_params({}))
     >>> e.status, e.result.value
     ('ok', 1.0)
-    >>> execute(get_metric("dcr"), Context.from_frames(o, o), {}).reason
+    >>> execute(get_metric("near_copies"), Context.from_frames(o, o), {}).reason
     'needs a control table (real rows held out from training: --control)'
     """
     name = name or spec.name
