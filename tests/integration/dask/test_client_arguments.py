@@ -49,7 +49,8 @@ def test_cache_is_used_with_a_client(dask_client, tmp_path):
 
 
 @pytest.mark.parametrize("arg, value", [("original_stats", {"rows": 1}), ("entity_key", "a"),
-                                        ("sequence_key", "c"), ("generator", object()), ("jobs", 2)])
+                                        ("sequence_key", "c"), ("generator", object()), ("jobs", 2),
+                                        ("retest_columns", 2)])
 def test_an_argument_a_cluster_cannot_honour_is_refused_by_name(dask_client, arg, value):
     with pytest.raises(ConfigError, match=rf"cannot take {arg}="):
         evaluate(_frame(20, 0), _frame(20, 1), None, META, metrics=["ims"], client=dask_client,
