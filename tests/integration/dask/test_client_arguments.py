@@ -40,17 +40,9 @@ def test_named_runs_on_a_client_equal_one_process(dask_client):
             json.dumps(single[name]["result"], sort_keys=True, default=str)
 
 
-def test_cache_is_used_with_a_client(dask_client, tmp_path):
-    orig, syn = _frame(80, 5), _frame(80, 6)
-    first = evaluate(orig, syn, None, META, metrics=["ims"], client=dask_client, cache=tmp_path)
-    again = evaluate(orig, syn, None, META, metrics=["ims"], client=dask_client, cache=tmp_path)
-    assert "cached" not in first["ims"] and again["ims"]["cached"] is True
-    assert again["ims"]["result"] == first["ims"]["result"]
-
-
 @pytest.mark.parametrize("arg, value", [("original_stats", {"rows": 1}), ("entity_key", "a"),
                                         ("sequence_key", "c"), ("generator", object()), ("jobs", 2),
-                                        ("retest_columns", 2)])
+                                        ("retest_columns", 2), ("cache", True)])
 def test_an_argument_a_cluster_cannot_honour_is_refused_by_name(dask_client, arg, value):
     with pytest.raises(ConfigError, match=rf"cannot take {arg}="):
         evaluate(_frame(20, 0), _frame(20, 1), None, META, metrics=["ims"], client=dask_client,

@@ -25,12 +25,7 @@ PKG = Path(synthguard.__file__).resolve().parent
 EXECUTOR = PKG / "run" / "executor.py"
 
 #: Direct calls that remain: (file under src/synthguard, metric) -> what removes it. Only shrinks.
-KNOWN_DIRECT: dict[tuple[str, str], str] = {
-    ("distributed/_metrics.py", "dcr"): "Dask stand-in context: the backend protocol (#24 item 2)",
-    ("distributed/_metrics.py", "nndr"): "Dask stand-in context: the backend protocol (#24 item 2)",
-    ("distributed/_metrics.py", "distinguishability"):
-        "Dask stand-in context (_SampledTables): the backend protocol (#24 item 2)",
-}
+KNOWN_DIRECT: dict[tuple[str, str], str] = {}
 
 
 # ------------------------------------------------------------------------------ one caller
