@@ -140,7 +140,8 @@ def worker_anonymeter(attack: str, n: int, progress: Path) -> dict:
 
 
 def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
-    from synthguard.registry import Context, get_metric, run_metric
+    from synthguard.registry import Context, get_metric
+    from synthguard.run.executor import run_metric
 
     setup: dict = {}
 

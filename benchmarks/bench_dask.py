@@ -139,7 +139,6 @@ def main() -> None:
     from distributed import Client, LocalCluster
 
     from synthguard import evaluate
-    from synthguard.distributed import evaluate_distributed
 
     orig_dir, syn_dir, gen_s = generate(args.data_dir, args.rows, args.partition_rows)
     files = sorted(orig_dir.glob("*.parquet"))
@@ -165,7 +164,7 @@ def main() -> None:
         watch = _PeakWatcher(list(client.run(os.getpid).values()))
         try:
             t0 = time.perf_counter()
-            rep = evaluate_distributed(orig, syn, None, META, metrics=metrics, seed=0, client=client)
+            rep = evaluate(orig, syn, None, META, metrics=metrics, seed=0, client=client)
             wall = time.perf_counter() - t0
         finally:
             peaks = watch.stop()

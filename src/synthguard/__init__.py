@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError, InputError, MetricError, SynthguardError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .api import compare, evaluate
     from .compat import Evaluator, EvaluatorBase, PrivacyEvaluator
     from .report import Report
-    from .report.compare import Comparison, compare
-    from .run.runner import evaluate
+    from .report.compare import Comparison
 
-_LAZY = {"evaluate": ".run.runner", "Report": ".report", "Comparison": ".report.compare",
-         "compare": ".report.compare", "Evaluator": ".compat", "EvaluatorBase": ".compat",
+_LAZY = {"evaluate": ".api", "Report": ".report", "Comparison": ".report.compare",
+         "compare": ".api", "Evaluator": ".compat", "EvaluatorBase": ".compat",
          "PrivacyEvaluator": ".compat"}
 
 

@@ -13,7 +13,7 @@ entity metrics; a text column for the text metrics):
 * the :class:`~synthguard.core.results.MetricResult` survives ``to_dict`` -> JSON -> ``loads``;
 * without an input it needs (a control table; the original's rows when only its statistics are
   given) the metric is skipped with a reason naming that input, and the direct registry path
-  (:func:`synthguard.registry.run_metric`) refuses with the same kind of reason.
+  (:func:`synthguard.run.executor.run_metric`) refuses with the same kind of reason.
 
 A metric that cannot run here (an optional extra not installed) is skipped with pytest's reason;
 one that breaks an invariance is marked ``xfail`` below with the precise reason (``BROKEN``).
@@ -34,7 +34,8 @@ import pytest
 
 import synthguard
 from synthguard.errors import MetricError
-from synthguard.registry import Context, MetricSpec, all_metrics, run_metric
+from synthguard.registry import Context, MetricSpec, all_metrics
+from synthguard.run.executor import run_metric
 
 from ..conftest import mixed_frame
 from .test_determinism import _is_row_number, _normalise

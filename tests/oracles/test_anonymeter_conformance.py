@@ -29,7 +29,8 @@ from synthguard.data import infer_schema
 from synthguard.data.encoding import Encoder, value_ranges
 from synthguard.metrics.anonymeter import singling_out as so
 from synthguard.engine.neighbors import gower, kneighbors, pairwise_distances
-from synthguard.registry import Context, get_metric, run_metric
+from synthguard.registry import Context, get_metric
+from synthguard.run.executor import run_metric
 
 pytestmark = [pytest.mark.conformance, pytest.mark.oracle("anonymeter")]
 

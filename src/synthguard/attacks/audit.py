@@ -17,6 +17,7 @@ from ..data.schema import Schema, infer_schema
 from ..data.tables import fingerprint_frame
 from ..errors import ConfigError, MetricError
 from ..report import Report
+from ..run.executor import Entry, build_report
 from .distance import ClosestDistanceAIA, ClosestDistanceMIA, LocalNeighbourhoodAttack
 from .inference import DensityEstimateMIA, SyntheticPredictorAIA
 from .knowledge import AuxiliaryDataKnowledge, BlackBoxKnowledge, ExactDataKnowledge
@@ -164,8 +165,7 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
     names = [str(a).strip().lower().replace("-", "_") for a in attacks]
     for a in names:
         make_attack(a, kind, distance, criterion)  # validates names before any generator runs
-    entries: dict[str, dict[str, Any]] = {}
-    results: dict[str, MetricResult] = {}
+    entries: dict[str, Entry] = {}
     t0 = time.perf_counter()
     tm.generate_training_samples(num_shadow)
     tm.generate_test_samples(num_test)
@@ -182,17 +182,17 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
                       "criterion": list(np.atleast_1d(criterion)) if not isinstance(criterion, str)
                       else criterion}
             t1 = time.perf_counter()
-            entry: dict[str, Any] = {"status": "ok", "reason": None, "params": params}
+            result, status, reason = None, "ok", None
             try:
                 attack = make_attack(a, kind, distance, criterion)
                 attack.train(view, num_samples=num_shadow)
                 summary = view.test(attack, num_samples=num_test)
-                results[key] = summary_to_result(summary, key, n_boot=n_boot, seed=seed,
-                                                 warnings=tm.warnings)
+                result = summary_to_result(summary, key, n_boot=n_boot, seed=seed,
+                                           warnings=tm.warnings)
             except (MetricError, ConfigError) as exc:
-                entry["status"], entry["reason"] = "skipped", str(exc)
-            entry["seconds"] = round(time.perf_counter() - t1, 4)
-            entries[key] = entry
+                status, reason = "skipped", str(exc)
+            entries[key] = Entry(key, key, params, status, reason,
+                                 round(time.perf_counter() - t1, 4), result=result)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
@@ -214,4 +214,5 @@ def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targe
                    "generator_seconds": round(gen_seconds, 3)},
         "warnings": list(tm.warnings),
     }
-    return Report(header, entries, results)
+    out = build_report(header, entries)  # the verdict with the default rule
+    return Report(out.header, out.entries, out.results, out.verdict)

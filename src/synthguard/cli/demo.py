@@ -26,9 +26,9 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
             html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
             no_progress: bool) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
+    from ..api import evaluate
     from ..demo import DEMO_METADATA, make_demo
     from ..report.console import fmt_number
-    from ..run.runner import evaluate
 
     data = make_demo(rows, seed)
     reports = {}

@@ -120,7 +120,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
     reaches that level, or 2 for bad input.
     """
-    from ..run.runner import evaluate
+    from ..api import evaluate
 
     config_data = {}
     if config is not None and (json_path is not None or html_path is not None
@@ -162,7 +162,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     if scheduler or workers:
         if entity or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
-        from ..distributed.cli import run_distributed
+        from .distributed import run_distributed
 
         report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
                                  backend, scheduler, workers, json_path, html_path, write_outputs, risk)
@@ -219,7 +219,7 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
                 html_path: Path | None, **kwargs) -> None:
     """Rank several releases (``synthguard compare`` / ``evaluate`` with several ``-s``), print the
     ranking and write the requested outputs; ``kwargs`` go to :func:`synthguard.compare`."""
-    from ..report.compare import compare
+    from ..api import compare
 
     comp = compare(original, list(synthetic), **kwargs)
     click.echo(comp.to_console())

@@ -18,8 +18,8 @@ def command() -> None:
     """Compile the numba kernels once (cached on disk), so later runs start fast."""
     import os
 
+    from ..api import evaluate
     from ..demo import DEMO_METADATA, make_demo
-    from ..run.runner import evaluate
 
     t0 = time.perf_counter()
     data = make_demo(400, 0)

@@ -178,7 +178,8 @@ def _context(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame | None,
 
 
 def _run(ctx: Any, name: str, **params: Any) -> MetricResult:
-    from ..registry import get_metric, run_metric
+    from ..registry import get_metric
+    from ..run.executor import run_metric
 
     spec = get_metric(name)
     return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))

@@ -119,6 +119,7 @@ class PrivacyEvaluator:
         self.report = None
 
     def _run(self) -> Any:
+        from ..api import report_of
         from ..data.tables import prepare_tables
         from ..registry import get_metric
         from ..run.config import RunConfig, is_registered
@@ -138,7 +139,7 @@ class PrivacyEvaluator:
         cfg = RunConfig(metrics=wanted, thresholds=th, preset=None, unavailable=unavailable)
         tables = prepare_tables(self.original_data, self.synthetic_data, self.control_data,
                                 self.metadata or None)
-        return run_tables(tables, cfg, seed=self.seed)
+        return report_of(run_tables(tables, cfg, seed=self.seed))
 
     def evaluate(self) -> dict[str, Any]:
         """Run the selected metrics; SynEval's JSON keys plus synthguard's CIs and baselines."""

@@ -8,12 +8,13 @@ hash, the neighbour engine in waves over trees of reference partitions. Every nu
 single-process result for the same seed (``tests/integration/dask/``).
 
 Dask is an optional extra: ``pip install 'synthguard[dask]'``. Nothing here is imported by
-``import synthguard``.
+``import synthguard``; ``synthguard.evaluate(client=...)`` runs it
+(:func:`synthguard.run.runner.run_on_cluster`).
 """
 
 from __future__ import annotations
 
 from ._deps import require_dask
-from ._runner import SUPPORTED, evaluate_distributed, make_client
+from ._runner import SUPPORTED, cluster_backend, make_client, not_distributed
 
-__all__ = ["SUPPORTED", "evaluate_distributed", "make_client", "require_dask"]
+__all__ = ["SUPPORTED", "cluster_backend", "make_client", "not_distributed", "require_dask"]

@@ -1,12 +1,9 @@
-"""``evaluate_distributed``: the :func:`synthguard.evaluate` flow on a Dask cluster."""
+"""The metrics that run over partitions (:data:`SUPPORTED`), the Dask backend they run through, and
+the Dask client (:func:`make_client`). The run itself (loop, entries, report) is
+:func:`synthguard.run.runner.run_on_cluster`, the same executor and loop as in one process."""
 
 from __future__ import annotations
 
-import dataclasses
-import time
-import traceback
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..core.results import MetricResult
@@ -40,111 +37,17 @@ def make_client(scheduler: str | None = None, workers: int | None = None, *,
     return Client(LocalCluster(**kwargs))
 
 
-def evaluate_distributed(original: Any, synthetic: Any, control: Any = None, metadata: Any = None,
-                         metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
-                         seed: int | None = None, *, client: Any = None, scheduler: str | None = None,
-                         workers: int | None = None, preset: str | None = None, backend: str = "auto",
-                         npartitions: int = 4, risk: Mapping[str, Any] | None = None) -> Any:
-    """Evaluate on a Dask cluster: the metrics of :data:`SUPPORTED` run over partitions, with the
-    same numbers as :func:`synthguard.evaluate` in one process for the same seed.
+def not_distributed(ctx: Any, **params: Any) -> MetricResult:
+    """Stands in for the function of a metric outside :data:`SUPPORTED` in a distributed run: the
+    run's executor reports it ``skipped`` with this reason."""
+    raise MetricError("not available in a distributed run: it runs in one process only (synthguard "
+                      "evaluate without --scheduler/--workers); distributed metrics: "
+                      f"{', '.join(SUPPORTED)}")
 
-    Parameters
-    ----------
-    original, synthetic, control : path, dask DataFrame or pandas DataFrame
-        Parquet file / folder / glob (or CSV), or frames.
-    client : distributed.Client, optional
-        An existing client; else one is made from ``scheduler`` or ``workers`` (a LocalCluster,
-        closed at the end).
-    npartitions : int
-        Partitions for pandas inputs.
-    risk : mapping, optional
-        ``risk_rule`` / ``materiality`` / ``release_type`` / ``alpha`` overrides, as in ``evaluate``.
 
-    Other parameters are those of :func:`synthguard.evaluate`. Metrics without a distributed
-    implementation are reported ``skipped`` with the reason.
-    """
-    require_dask("evaluate(client=...)")
-    from .. import __version__
-    from ..data.tables import input_row_records
-    from ..registry import Context, get_metric
-    from ..report import Report
-    from ..run.config import build_config
-    from ..run.runner import risk_rule_of
-    from ..run.verdict import assess
+def cluster_backend(dt: Any, backend: str = "auto") -> Any:
+    """The Dask backend of the partitioned tables ``dt`` (the context's ``data_backend``: the
+    metrics of :data:`SUPPORTED` run their own code through it)."""
     from ._backend import dask_backend
-    from ._tables import load_tables
 
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise ConfigError(f"seed must be an integer, got {seed!r}")
-    run_config = build_config(metrics, config, preset)
-    if seed is None:
-        seed = run_config.seed if run_config.seed is not None else 0
-    risk_rule_of(run_config, None, risk)  # validate before any work
-    own = client is None
-    if own:
-        client = make_client(scheduler, workers)
-    try:
-        dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
-        rule = risk_rule_of(run_config, dt, risk)  # type: ignore[arg-type]
-        dt.release_type = rule.release_type
-        entries: dict[str, dict[str, Any]] = {}
-        results: dict[str, MetricResult] = {}
-        # the hook: one context for the run, whose backend is the cluster (the metrics run unchanged)
-        run_ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
-                          release_type=dt.release_type, data_backend=dask_backend(dt, backend))
-        for name in run_config.metrics:
-            params = dict(run_config.metrics[name])
-            metric = run_config.metric_of(name)  # named runs: {"dcr_b": {"metric": "dcr", ...}}
-            spec = get_metric(metric)
-            t0 = time.perf_counter()
-            entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-            if metric != name:
-                entry["metric"] = metric
-            if "control" in spec.needs and not dt.has_control:
-                entry.update(status="skipped", reason="needs a control table (real rows held out from "
-                                                      "training: --control)")
-            elif spec.name not in SUPPORTED:
-                entry.update(status="skipped", reason=(
-                    "not available in a distributed run: it runs in one process only (synthguard evaluate "
-                    f"without --scheduler/--workers); distributed metrics: {', '.join(SUPPORTED)}"))
-            else:
-                try:
-                    ctx = run_ctx.for_metric(spec, run_config.thresholds.get(
-                        name, run_config.thresholds.get(metric)))
-                    res = spec.func(ctx, **params)
-                    results[name] = res if metric == name else dataclasses.replace(res, name=name)
-                except (MetricError, ConfigError) as exc:
-                    entry.update(status="skipped", reason=str(exc))
-                except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
-                    entry.update(status="error", reason=f"{type(exc).__name__}: {exc}",
-                                 traceback=traceback.format_exc(limit=8))
-            entry["seconds"] = round(time.perf_counter() - t0, 4)
-            entries[name] = entry
-        # row numbers in records: from the canonical content order back to the input rows, as in one process
-        for name, res in list(results.items()):
-            if res.records:
-                results[name] = dataclasses.replace(
-                    res, records=input_row_records(res.records, dt, name))  # type: ignore[arg-type]
-        for name, reason in dict(run_config.unavailable or {}).items():
-            entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
-        info = client.scheduler_info()
-        header = {
-            "synthguard_version": __version__,
-            "seed": seed,
-            "inputs": {role: dict(dt.fingerprints.get(role, {}), source=dt.get(role).label)
-                       for role in dt.roles},
-            "inferred_metadata": dt.schema.inferred(),
-            "schema": dt.schema.to_dict(),
-            "config": run_config.to_dict(),
-            "distributed": {"scheduler": getattr(client, "scheduler", None) and client.scheduler.address,
-                            "workers": len(info.get("workers", {}))},
-        }
-        results, verdict = assess(results, rule, has_control=dt.has_control, seed=seed,
-                                  metrics={n: run_config.metric_of(n) for n in results})
-        return Report(header, entries, results, verdict)
-    finally:
-        if own:
-            cluster = getattr(client, "cluster", None)
-            client.close()
-            if cluster is not None:
-                cluster.close()
+    return dask_backend(dt, backend)

@@ -308,6 +308,9 @@ class Context:
     data_backend : Backend, optional
         Where counts, neighbours and row samples are computed (:attr:`data`); ``None`` = one process
         on ``tables`` / ``encoded``; a distributed run passes its Dask backend.
+    executor : callable, optional
+        How a composite metric runs its parts (:meth:`submetric`): set by
+        :func:`synthguard.run.executor.execute`, the one caller of metric functions.
     """
 
     tables: Tables
@@ -321,6 +324,7 @@ class Context:
     release_type: str = "synthetic"
     entities: Any = None
     data_backend: Backend | None = None
+    executor: Callable[..., MetricResult] | None = None
 
     @property
     def data(self) -> Backend:
@@ -357,6 +361,16 @@ class Context:
             if key not in cache:
                 cache[key] = compute()
         return cache[key]
+
+    def submetric(self, spec: MetricSpec, params: Mapping[str, Any],
+                  thresholds: Mapping[str, float] | None = None) -> MetricResult:
+        """Run the metric ``spec`` as a part of this one (a composite metric, e.g. ``anonymeter``)
+        through the executor; raises :class:`MetricError` when it is skipped, its exception when it
+        fails. ``thresholds`` override the part's defaults."""
+        if self.executor is None:
+            raise MetricError(f"{self.metric or 'this metric'} runs other metrics: run it through "
+                              "synthguard.evaluate or synthguard.run.executor.run_metric")
+        return self.executor(spec, self, params, thresholds)
 
     def for_metric(self, spec: MetricSpec, thresholds: Mapping[str, float] | None = None) -> Context:
         th = dict(spec.thresholds)
@@ -693,20 +707,3 @@ def missing_inputs(spec: MetricSpec, ctx: Context) -> list[str]:
     if spec.from_stats and getattr(ctx.tables, "original_stats", None) is not None:
         have.add("original")  # the original's statistics stand in for its rows
     return [n for n in spec.needs if n not in have]
-
-
-def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> MetricResult:
-    """Run one metric with validated parameters; ``MetricError`` when inputs are missing."""
-    missing = missing_inputs(spec, ctx)
-    if missing:
-        flag = {"control": "a control table (--control, real rows held out from training)",
-                "original": ORIGINAL_ROWS_NEEDED,
-                "generator": "a generator (synthguard attack)"}
-        raise MetricError("needs " + " and ".join(flag.get(m, m) for m in missing))
-    res = spec.func(ctx, **params)
-    if getattr(res, "records", None):
-        from ..data.tables import input_row_records
-
-        # row numbers from the tables' canonical content order back to the input rows
-        res = replace(res, records=input_row_records(res.records, ctx.tables, spec.name))
-    return res

@@ -34,13 +34,10 @@ class Report:
     """
 
     def __init__(self, header: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]],
-                 results: Mapping[str, MetricResult], verdict: Any = None) -> None:
+                 results: Mapping[str, MetricResult], verdict: Any) -> None:
+        # the verdict is decided by the run (synthguard.run.executor.build_report), never here
         self._header = dict(header)
         self._entries = {k: dict(v) for k, v in entries.items()}
-        if verdict is None:
-            from ..run.verdict import assess
-
-            results, verdict = assess(results)
         self._results = dict(results)
         self._verdict = verdict
 

@@ -294,8 +294,7 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         entry = {"column": col, "coarsening": how,
                  "levels_after": {k: r.get("level") for k, r in after.items()},
                  "seconds": round(time.perf_counter() - t1, 4)}
-        gone = {n: rep.to_dict()["metrics"][n].get("reason") for n in rep.metrics
-                if rep.status(n) != "ok"}
+        gone = {n: e.get("reason") for n, e in rep.entries.items() if e["status"] != "ok"}
         if gone:  # a test that could not run on the coarsened tables: the level is without it
             entry["not_rerun"] = gone
         runs.append(entry)

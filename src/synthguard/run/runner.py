@@ -1,149 +1,67 @@
-"""``evaluate``: load and validate the inputs, run the chosen metrics, collect a :class:`Report`."""
+"""The run behind :func:`synthguard.evaluate`: load and validate the inputs, run the chosen metrics
+through the one executor (:mod:`synthguard.run.executor`), in one process or on a Dask cluster, and
+return the report's data (:class:`~synthguard.run.executor.RunOutput`; :mod:`synthguard.api` makes the
+:class:`~synthguard.report.Report` of it)."""
 
 from __future__ import annotations
 
 import dataclasses
-import time
-import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core.results import MetricResult
 from ..data.encoding import EncodedView
-from ..data.tables import Tables, input_row_records, prepare_tables
+from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
 from ..engine.parallel import resolve_jobs
-from ..errors import ConfigError, InputError, MetricError
-from ..registry import (
-    ORIGINAL_ROWS_NEEDED,
-    RUN_METRICS_KEY,
-    Context,
-    get_metric,
-    metric_info,
-    missing_inputs,
-    release_memos,
-)
-from ..report import Report
+from ..errors import ConfigError, InputError
+from ..registry import RUN_METRICS_KEY, Context, get_metric, metric_info, release_memos
 from .config import RunConfig, build_config, validate_seed
-from .verdict import RiskRule, assess
+from .executor import Entry, RunOutput, build_report, execute
+from .verdict import risk_rule_of
 
 # families whose metrics run one at a time after the others: spaCy may fork worker processes
 # (n_process), which must not happen while other threads run
 SERIAL_FAMILIES = frozenset({"text"})
+#: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
+RETEST_COLUMNS = 2
+
+__all__ = ["SERIAL_FAMILIES", "run_evaluation", "run_tables", "risk_rule_of"]
 
 
-def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, metadata: Any = None,
-             metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
-             seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
-             progress: bool = False, generator: Any = None, cache: Any = None,
-             on_progress: Callable[[str, int, int], Any] | None = None,
-             original_stats: Any = None, risk_rule: str | None = None,
-             materiality: float | None = None, release_type: str | None = None,
-             alpha: float | None = None,
-             entity_key: str | None = None, sequence_key: str | None = None,
-             original_context: Any = None, synthetic_context: Any = None,
-             control_context: Any = None, client: Any = None, jobs: int | None = None,
-             retest_columns: int = 2) -> Report:
-    """Evaluate a synthetic release against the real data it was made from.
-
-    Parameters
-    ----------
-    original : DataFrame or path, or None
-        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
-        when ``original_stats`` is given. Default: the config's ``data.original``.
-    synthetic : DataFrame or path
-        The release to evaluate. Default: the config's ``data.synthetic`` (likewise ``control``
-        and ``metadata`` default to ``data.control`` / ``data.metadata``).
-    control : DataFrame or path, optional
-        Real rows held out from training; gives residual risks and holdout baselines.
-    metadata : mapping or path, optional
-        SynEval-style metadata (sdtypes, quasi-identifiers, sensitive and text columns).
-        Missing sdtypes are inferred and listed under ``inferred_metadata`` in the report.
-    metrics : list of str or mapping, optional
-        Metric names, or ``{name: {param: value}}``. Default: the config's, else the preset's, else
-        every default metric.
-    config : mapping or path, optional
-        ``{"metrics": ..., "thresholds": {name: {...}}, "preset": ...}`` (YAML or JSON file).
-    seed : int, optional
-        Seed of every random choice: the same seed gives the same numbers. Default: the config's
-        ``seed``, else 0.
-    preset : str, optional
-        ``"quick"``, ``"privacy"`` or ``"full"``.
-    backend : {"auto", "numba", "numpy"}
-        Neighbour-engine backend.
-    progress : bool
-        Show a progress bar on stderr.
-    generator : object, optional
-        For metrics that need a generator.
-    cache : bool, str, Path or DiskCache, optional
-        Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
-        (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
-        are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.engine.cache`.
-    on_progress : callable, optional
-        Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
-        failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
-        services. Works with or without ``progress``. An exception it raises stops the evaluation.
-    original_stats : path, mapping or OriginalStats, optional
-        The original's statistics (``synthguard profile`` / :func:`synthguard.run.profile.profile`)
-        instead of its rows: every metric that can run from them does (``accuracy``,
-        ``quality_report``), the rest are skipped as needing the original rows.
-    risk_rule : {"calibrated", "reference"}, optional
-        How risk levels and the verdict are decided (:mod:`synthguard.run.verdict`). Default: the
-        config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
-    materiality : float, optional
-        Share of training records exposed beyond chance that matters (default 0.01).
-    release_type : {"synthetic", "anonymised"}, optional
-        Default: the config's, else the metadata's ``release_type``, else ``"synthetic"``.
-    alpha : float, optional
-        Family-wise false-alarm rate of the verdict (default 0.05).
-    entity_key : str, optional
-        Column naming the person each row belongs to (sequential data: many rows per person). Every
-        privacy metric then runs on one row per entity (``docs/entity-level.md``) and the entity-level
-        metrics (``entity_copies``, ``subsequence_copies``, sequence fidelity) are added. Also read from
-        the metadata (``entity_key``, SDV sequential or multi-table metadata).
-    sequence_key : str, optional
-        Column ordering a person's events (number or date).
-    original_context, synthetic_context, control_context : DataFrame or path, optional
-        One row per entity (constant per person), joined on the entity key.
-    jobs : int, optional
-        Metrics run at once (threads). Default (``None``): 1, one metric at a time, each neighbour
-        search on every core (measured faster and lighter than overlapping metrics, see
-        ``docs/performance.md``); ``0`` or less: one thread per core. The numbers are identical
-        whatever ``jobs`` (see :mod:`synthguard.engine.parallel`).
-    client : distributed.Client, optional
-        Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
-        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
-        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
-        others are reported ``skipped``. See ``docs/scaling.md``.
-
-    retest_columns : int
-        When singling out or attribute inference alarms, at most this many of the columns driving
-        it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
-        of the verdict's tests each; the report gives each risk's level after
-        (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2.
+def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = None,
+                   metadata: Any = None, metrics: Any = None,
+                   config: Mapping[str, Any] | str | Path | None = None, seed: int | None = None, *,
+                   preset: str | None = None, backend: str = "auto", progress: bool = False,
+                   generator: Any = None, cache: Any = None,
+                   on_progress: Callable[[str, int, int], Any] | None = None,
+                   original_stats: Any = None, risk_rule: str | None = None,
+                   materiality: float | None = None, release_type: str | None = None,
+                   alpha: float | None = None, entity_key: str | None = None,
+                   sequence_key: str | None = None, original_context: Any = None,
+                   synthetic_context: Any = None, control_context: Any = None, client: Any = None,
+                   jobs: int | None = None, retest_columns: int | None = None) -> RunOutput:
+    """The run of :func:`synthguard.evaluate` (same parameters), as plain data.
 
     Returns
     -------
-    Report
-        ``report["dcr"]``, ``report.to_dict()``, ``report.to_json(path)``.
-
-    Raises
-    ------
-    InputError, ConfigError
-        Bad inputs or configuration, before any metric runs.
+    RunOutput
+        Header, entries, results and verdict.
     """
     from ..engine.cache import as_cache
 
     seed = validate_seed(seed)
     if client is not None:
-        from ..distributed import evaluate_distributed
+        from ..distributed import require_dask
 
-        return evaluate_distributed(original, synthetic, control, metadata, metrics, config, seed,
-                                    client=client, preset=preset, backend=backend,
-                                    risk={"rule": risk_rule, "materiality": materiality,
-                                          "release_type": release_type, "alpha": alpha})
+        require_dask("evaluate(client=...)")
+        _refuse_on_cluster(original_stats=original_stats, entity_key=entity_key,
+                           sequence_key=sequence_key, original_context=original_context,
+                           synthetic_context=synthetic_context, control_context=control_context,
+                           generator=generator, jobs=jobs,
+                           retest_columns=retest_columns or None,
+                           cache=None if cache is False else cache)
     run_config = build_config(metrics, config, preset)
     paths = dict(run_config.data)
     if original is None and original_stats is None:
@@ -160,6 +78,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     overrides = {"rule": risk_rule, "materiality": materiality, "release_type": release_type,
                  "alpha": alpha}
     risk_rule_of(run_config, None, overrides)  # validate before any work
+    if client is not None:
+        return run_on_cluster(original, synthetic, control, metadata, run_config, client=client,
+                              seed=seed, backend=backend, progress=progress,
+                              risk=overrides, on_progress=on_progress)
+
     if original_stats is not None:
         if original is not None:
             raise ConfigError("give the original rows or their statistics (original_stats), not both")
@@ -193,22 +116,83 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     release_free_memory()
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk, risk=overrides, on_progress=on_progress,
-                      jobs=jobs, canonical=True, retest_columns=retest_columns)
+                      jobs=jobs, canonical=True,
+                      retest_columns=RETEST_COLUMNS if retest_columns is None else retest_columns)
 
 
-def risk_rule_of(run_config: RunConfig, tables: Tables | None,
-                 overrides: Mapping[str, Any] | None = None) -> RiskRule:
-    """The :class:`~synthguard.run.verdict.RiskRule` of a run: explicit arguments, else the config's
-    keys, else the metadata's ``release_type``, else the defaults."""
-    kw: dict[str, Any] = {}
-    if tables is not None and tables.schema.extra.get("release_type") is not None:
-        kw["release_type"] = tables.schema.extra["release_type"]
-    for key, val in dict(run_config.risk or {}).items():
-        kw["rule" if key == "risk_rule" else key] = val
-    for key, val in dict(overrides or {}).items():
-        if val is not None:
-            kw[key] = val
-    return RiskRule(**kw)
+
+
+def _refuse_on_cluster(**given: Any) -> None:
+    """One line naming the first argument a Dask run cannot honour (``None`` = not given)."""
+    why = {"original_stats": "the original's statistics stand in for rows of one process",
+           "entity_key": "entity-level runs (one row per person) run in one process",
+           "sequence_key": "entity-level runs (one row per person) run in one process",
+           "original_context": "entity-level runs (one row per person) run in one process",
+           "synthetic_context": "entity-level runs (one row per person) run in one process",
+           "control_context": "entity-level runs (one row per person) run in one process",
+           "generator": "generator-in-the-loop metrics run in one process",
+           "cache": "cached results are keyed by the inputs' content hashes, which a partitioned "
+                    "run does not compute",
+           "retest_columns": "the coarsen-and-retest re-runs tests on pandas tables of one process: "
+                             "leave it unset or 0",
+           "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): "
+                   "leave jobs unset or 1"}
+    for arg, val in given.items():
+        if val is None or (arg == "jobs" and val == 1):
+            continue
+        raise ConfigError(f"evaluate(client=...) cannot take {arg}=: {why[arg]}; run without "
+                          "client= for it")
+
+
+def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
+                   run_config: RunConfig, *, client: Any, seed: int = 0, backend: str = "auto",
+                   progress: bool = False, risk: Mapping[str, Any] | None = None,
+                   on_progress: Callable[[str, int, int], Any] | None = None,
+                   npartitions: int = 4) -> RunOutput:
+    """Run a validated configuration on a Dask cluster: partitioned tables, the metrics of
+    :data:`synthguard.distributed.SUPPORTED` over partitions (the same numbers as in one process),
+    the others reported ``skipped``; the same executor, loop and report as :func:`run_tables`.
+
+    ``original``, ``synthetic``, ``control``: Parquet file / folder / glob (or CSV), dask or pandas
+    DataFrames (pandas ones are split into ``npartitions``).
+    """
+    from dataclasses import replace
+
+    from ..distributed import SUPPORTED, cluster_backend, not_distributed
+    from ..distributed._tables import load_tables
+
+    dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
+    rule = risk_rule_of(run_config, dt, risk)
+    dt.release_type = rule.release_type
+    # one context for the run, whose backend is the cluster: the metrics run their own code
+    ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
+                  release_type=rule.release_type, data_backend=cluster_backend(dt, backend))
+    names = list(run_config.metrics)
+
+    def one(name: str) -> Entry:
+        metric = _metric_of(run_config, name)
+        spec = get_metric(metric)
+        if spec.name not in SUPPORTED:  # skipped with the reason (after any missing input)
+            spec = replace(spec, func=not_distributed)
+        return execute(spec, ctx, run_config.metrics[name], name=name,
+                       thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+
+    done = _run_all(names, one, run_config, ctx, jobs=1, progress=progress, on_progress=on_progress)
+    info = client.scheduler_info()
+    header = {
+        "synthguard_version": __version__,
+        "seed": seed,
+        "inputs": {role: dict(dt.fingerprints.get(role, {}), source=dt.get(role).label)
+                   for role in dt.roles},
+        "inferred_metadata": dt.schema.inferred(),
+        "schema": dt.schema.to_dict(),
+        "config": run_config.to_dict(),
+        "distributed": {"scheduler": getattr(client, "scheduler", None) and client.scheduler.address,
+                        "workers": len(info.get("workers", {}))},
+    }
+    return build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
+                        metrics={n: _metric_of(run_config, n) for n in names},
+                        unavailable=run_config.unavailable)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend: str = "auto",
@@ -216,16 +200,16 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                cache: Any = None, risk: Mapping[str, Any] | None = None,
                on_progress: Callable[[str, int, int], Any] | None = None,
                entities: Any = None, jobs: int | None = None, canonical: bool = False,
-               retest_columns: int = 2) -> Report:
-    """Run a validated configuration on validated tables (the engine behind :func:`evaluate`).
+               retest_columns: int = 2) -> RunOutput:
+    """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     With ``entities`` (an :class:`~synthguard.data.entities.EntityRun`), ``tables`` are the event tables:
     privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
     ``jobs`` metrics run at once in threads (default 1; 0 = one per core; see
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order` (as in
-    :func:`evaluate`, which then no longer holds the input-order copies); otherwise they are
-    reordered here. ``retest_columns``: see :func:`evaluate`.
+    :func:`run_evaluation`, which then no longer holds the input-order copies); otherwise they are
+    reordered here. ``retest_columns``: see :func:`synthguard.evaluate`.
     """
     rule = risk_rule_of(run_config, tables, risk)
     if encoded is None and not canonical:
@@ -237,13 +221,72 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if entities is not None:
         from dataclasses import replace as _replace
 
-
         entity_ctx = _replace(ctx, tables=entities.entities, encoded=EncodedView(entities.entities),
                               cache={})  # memos of the row tables must not leak into the entity tables
     names = list(run_config.metrics)
-    ctx.cache[RUN_METRICS_KEY] = tuple(names)
     if entity_ctx is not None:
         entity_ctx.cache[RUN_METRICS_KEY] = tuple(names)
+
+    def one(name: str) -> Entry:
+        """``name`` is the run's name of the metric (a named run may run one metric several
+        times); with an entity run, privacy metrics run on ``entity_ctx`` (one row per entity)."""
+        metric = _metric_of(run_config, name)
+        spec = get_metric(metric)
+        unit = None
+        if entities is not None:
+            from ..data.entities import metric_unit
+
+            unit = metric_unit(spec)
+        base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
+        return execute(spec, base, run_config.metrics[name], name=name, cache=cache, unit=unit,
+                       thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+
+    done = _run_all(names, one, run_config, ctx, jobs=jobs, progress=progress,
+                    on_progress=on_progress)
+    header = {
+        "synthguard_version": __version__,
+        "seed": seed,
+        "engine": {"backend": _resolve_backend(backend)},
+        "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
+                   for role in tables.roles},
+        **({"original_stats": dict(tables.fingerprints.get("original", {}),
+                                   source=tables.labels.get("original"))}
+           if getattr(tables, "original_stats", None) is not None else {}),
+        "inferred_metadata": tables.inferred_metadata(),
+        "warnings": list(tables.warnings),
+        "schema": tables.schema.to_dict(),
+        "config": run_config.to_dict(),
+    }
+    if entities is not None:
+        header["unit"] = "entity"
+        header["entities"] = entities.summary()
+    out = build_report(header, done, rule, tables=tables, has_control=tables.has_control, seed=seed,
+                       metrics={n: _metric_of(run_config, n) for n in names},
+                       unavailable=getattr(run_config, "unavailable", None))
+    if retest_columns and entities is None and getattr(tables, "original_stats", None) is None:
+        from .actions import coarsen_retest  # the alarming risks re-tested with drivers coarsened
+
+        verdict, cost = coarsen_retest(tables, run_config, out.verdict, out.results, seed=seed,
+                                       backend=backend, risk=risk, jobs=jobs,
+                                       max_columns=int(retest_columns))
+        if cost is not None:
+            out.header["actions"] = {"coarsen_retest": cost}
+        out = dataclasses.replace(out, verdict=verdict)
+    return out
+
+
+def _metric_of(run_config: Any, name: str) -> str:
+    """The registered metric the run's ``name`` runs (itself unless it is a named run)."""
+    return run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
+
+
+def _run_all(names: list[str], one: Callable[[str], Entry], run_config: Any, ctx: Context, *,
+             jobs: int | None, progress: bool,
+             on_progress: Callable[[str, int, int], Any] | None) -> dict[str, Entry]:
+    """Every metric of the run through ``one``, ``jobs`` at once (threads), with the progress bar
+    and ``on_progress`` after each; the entries in the configured order, whatever order the metrics
+    finished in. Memos no pending metric needs are dropped as metrics finish."""
+    ctx.cache[RUN_METRICS_KEY] = tuple(names)
     n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
     bar = None
     if progress and names:
@@ -262,13 +305,9 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         if on_progress is not None:
             on_progress(name, step, len(names))
 
-    def one(name: str) -> tuple[dict[str, Any], MetricResult | None]:
-        return _run_one(name, run_config, ctx, entity_ctx, entities, seed, cache)
-
-    done: dict[str, tuple[dict[str, Any], MetricResult | None]] = {}
+    done: dict[str, Entry] = {}
     concurrent = [n for n in names if n_jobs > 1
-                  and metric_info(run_config.metric_of(n) if hasattr(run_config, "metric_of") else n
-                                  ).family not in SERIAL_FAMILIES]
+                  and metric_info(_metric_of(run_config, n)).family not in SERIAL_FAMILIES]
     if len(concurrent) > 1:
         from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -299,46 +338,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         finished(name)
     if bar is not None:
         bar.close()
-    entries: dict[str, dict[str, Any]] = {}
-    results: dict[str, MetricResult] = {}
-    for name in names:  # the configured order, whatever order the metrics finished in
-        entries[name], res = done[name]
-        if res is not None:
-            results[name] = res
-    # row numbers in records: from the tables' canonical content order back to the input rows
-    for name, res in list(results.items()):
-        if res.records:
-            results[name] = dataclasses.replace(res, records=input_row_records(res.records, tables, name))
-    for name, reason in dict(getattr(run_config, "unavailable", {}) or {}).items():
-        entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason, "seconds": 0.0})
-    header = {
-        "synthguard_version": __version__,
-        "seed": seed,
-        "engine": {"backend": _resolve_backend(backend)},
-        "inputs": {role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
-                   for role in tables.roles},
-        **({"original_stats": dict(tables.fingerprints.get("original", {}),
-                                   source=tables.labels.get("original"))}
-           if getattr(tables, "original_stats", None) is not None else {}),
-        "inferred_metadata": tables.inferred_metadata(),
-        "warnings": list(tables.warnings),
-        "schema": tables.schema.to_dict(),
-        "config": run_config.to_dict(),
-    }
-    if entities is not None:
-        header["unit"] = "entity"
-        header["entities"] = entities.summary()
-    results, verdict = assess(results, rule, has_control=tables.has_control, seed=seed,
-                              metrics={n: run_config.metric_of(n) for n in names})
-    if retest_columns and entities is None and getattr(tables, "original_stats", None) is None:
-        from .actions import coarsen_retest  # the alarming risks re-tested with drivers coarsened
-
-        verdict, cost = coarsen_retest(tables, run_config, verdict, results, seed=seed,
-                                       backend=backend, risk=risk, jobs=jobs,
-                                       max_columns=int(retest_columns))
-        if cost is not None:
-            header["actions"] = {"coarsen_retest": cost}
-    return Report(header, entries, results, verdict)
+    return {name: done[name] for name in names}
 
 
 def _resolve_backend(backend: str) -> str:
@@ -346,68 +346,3 @@ def _resolve_backend(backend: str) -> str:
     from ..engine.neighbors.engine import _resolve
 
     return _resolve(backend)
-
-
-def _run_one(name: str, run_config: RunConfig, ctx: Context, entity_ctx: Context | None,
-             entities: Any, seed: int, cache: Any) -> tuple[dict[str, Any], MetricResult | None]:
-    """One metric's report entry and result (``None`` when skipped or failed).
-
-    ``name`` is the run's name of the metric (a named run may run one metric several times);
-    with an entity run, privacy metrics run on ``entity_ctx`` (one row per entity).
-    """
-    params = dict(run_config.metrics[name])
-    metric = run_config.metric_of(name) if hasattr(run_config, "metric_of") else name
-    spec = get_metric(metric)
-    unit = None
-    if entities is not None:
-        from ..data.entities import metric_unit
-
-        unit = metric_unit(spec)
-    mctx_base = entity_ctx if unit == "entity" and entity_ctx is not None else ctx
-    t0 = time.perf_counter()
-    entry: dict[str, Any] = {"params": params, "status": "ok", "reason": None}
-    if metric != name:
-        entry["metric"] = metric
-    if unit is not None:
-        entry["unit"] = unit
-    result: MetricResult | None = None
-    missing = missing_inputs(spec, mctx_base)
-    if missing:
-        entry["status"] = "skipped"
-        entry["reason"] = ("needs " + " and ".join(
-            {"control": "a control table (real rows held out from training: --control)",
-             "original": ORIGINAL_ROWS_NEEDED,
-             "generator": "a generator (use 'synthguard attack')"}.get(m, m) for m in missing))
-    else:
-        mctx = mctx_base.for_metric(spec, run_config.thresholds.get(name,
-                                                               run_config.thresholds.get(metric)))
-        key = None
-        if cache is not None and "generator" not in spec.needs and ctx.generator is None:
-            key = cache.key(mctx.tables, metric, params, seed, mctx.thresholds, spec.func)
-            hit = cache.get(key)
-            if hit is not None:
-                result = hit if metric == name else dataclasses.replace(hit, name=name)
-                entry["cached"] = True
-        if result is None:
-            try:
-                res = spec.func(mctx, **params)
-                if not isinstance(res, MetricResult):
-                    raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
-                if unit == "entity" and res.evidence is not None and res.evidence.unit != "entities":
-                    # the metric ran on one row per entity
-                    res = dataclasses.replace(res, evidence=dataclasses.replace(res.evidence,
-                                                                                 unit="entities"))
-                if cache is not None and key is not None:
-                    cache.put(key, res)
-                if metric != name:  # a named run: the result carries its run name
-                    res = dataclasses.replace(res, name=name)
-                result = res
-            except (MetricError, ConfigError) as exc:
-                entry["status"] = "skipped"
-                entry["reason"] = str(exc)
-            except Exception as exc:  # noqa: BLE001 - one failing metric must not sink the report
-                entry["status"] = "error"
-                entry["reason"] = f"{type(exc).__name__}: {exc}"
-                entry["traceback"] = traceback.format_exc(limit=8)
-    entry["seconds"] = round(time.perf_counter() - t0, 4)
-    return entry, result

@@ -115,6 +115,30 @@ class RiskRule:
                 "power": self.power, "release_type": self.release_type}
 
 
+def risk_rule_of(run_config: Any, tables: Any = None,
+                 overrides: Mapping[str, Any] | None = None) -> RiskRule:
+    """The :class:`RiskRule` of a run, resolved in this one place: explicit arguments
+    (``overrides``: ``rule`` / ``materiality`` / ``release_type`` / ``alpha``, ``None`` = not
+    given), else the configuration's keys (``run_config.risk``), else the metadata's
+    ``release_type`` (``tables.schema.extra``), else the defaults.
+
+    Examples
+    --------
+    >>> from synthguard.run.config import build_config
+    >>> risk_rule_of(build_config(["dcr"], None, None), None, {"materiality": 0.02}).materiality
+    0.02
+    """
+    kw: dict[str, Any] = {}
+    if tables is not None and tables.schema.extra.get("release_type") is not None:
+        kw["release_type"] = tables.schema.extra["release_type"]
+    for key, val in dict(run_config.risk or {}).items():
+        kw["rule" if key == "risk_rule" else key] = val
+    for key, val in dict(overrides or {}).items():
+        if val is not None:
+            kw[key] = val
+    return RiskRule(**kw)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The one answer of a report: level, what drives it, and what the run could not have seen."""

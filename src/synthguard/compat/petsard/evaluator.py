@@ -433,6 +433,7 @@ class Evaluator:
         from ...data.encoding import EncodedView
         from ...data.tables import prepare_tables
         from ...registry import Context, get_metric, missing_inputs
+        from ...run.executor import execute, missing_reason
 
         d = self._data
         assert d is not None
@@ -446,9 +447,9 @@ class Evaluator:
         ctx = Context(tables=tables, encoded=EncodedView(tables), seed=self.seed).for_metric(spec)
         missing = missing_inputs(spec, ctx)
         if missing:
-            raise InputError(f"evaluation method {self.method!r} needs {missing}: add them to "
-                             "eval({...})")
-        self.result = spec.func(ctx, **self.params)
+            raise InputError(f"evaluation method {self.method!r} {missing_reason(missing)}: add "
+                             "them to eval({...})")
+        self.result = execute(spec, ctx, self.params).result_or_raise()
         if self.family == "anonymeter":
             out = _anonymeter_frames(self.result, self.extras)
         elif self.family == "sdmetrics":

@@ -67,7 +67,8 @@ def _frame(x: Any, what: str) -> pd.DataFrame:
 def run(name: str, real: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
         seed: int = 0, **params: Any) -> MetricResult:
     """Run synthguard metric ``name`` on the frames with ``params``."""
-    from ...registry import Context, get_metric, run_metric
+    from ...registry import Context, get_metric
+    from ...run.executor import run_metric
 
     ctx = Context.from_frames(_frame(real, "real_data"), _frame(synthetic, "synthetic_data"),
                               None if control is None else _frame(control, "real_validation_data"),

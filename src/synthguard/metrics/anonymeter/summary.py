@@ -19,7 +19,7 @@ def _run_part(ctx: Context, name: str, params: dict[str, Any]) -> MetricResult:
     their results in the run's cache, so a run listing them too computes each once."""
     spec = get_metric(name)
     resolved = spec.resolve_params({k: v for k, v in params.items() if k in spec.param_defaults()})
-    return spec.func(ctx.for_metric(spec, dict(ctx.thresholds)), **resolved)
+    return ctx.submetric(spec, resolved, thresholds=dict(ctx.thresholds))
 
 
 @_register("anonymeter", family=FAMILY, direction=DIRECTION,

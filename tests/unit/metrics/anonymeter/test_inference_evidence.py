@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from synthguard.metrics.anonymeter.inference import _evidence
-from synthguard.registry import Context, get_metric, run_metric
+from synthguard.registry import Context, get_metric
+from synthguard.run.executor import run_metric
 
 
 def leaky(n: int, seed: int, share: float):

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from synthguard.metrics.anonymeter import singling_out as so
-from synthguard.registry import Context, get_metric, run_metric
+from synthguard.registry import Context, get_metric
+from synthguard.run.executor import run_metric
 
 
 @pytest.fixture(scope="module")

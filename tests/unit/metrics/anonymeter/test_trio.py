@@ -12,7 +12,8 @@ from synthguard.metrics.anonymeter import singling_out as so
 from synthguard.metrics.anonymeter._common import Outcome, build_result, summarise
 from synthguard.metrics.anonymeter.inference import correct_guesses
 from synthguard.metrics.anonymeter.linkability import default_split, random_links
-from synthguard.registry import Context, canonical_name, get_metric, run_metric
+from synthguard.registry import Context, canonical_name, get_metric
+from synthguard.run.executor import run_metric
 
 TRIO = ("singling_out_univariate", "singling_out_multivariate", "linkability", "inference")
 CONTRACT = ("attack_rate", "attack_rate_err", "baseline_rate", "baseline_rate_err", "control_rate",

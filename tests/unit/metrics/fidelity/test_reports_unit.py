@@ -124,7 +124,7 @@ def test_petsard_aliases() -> None:
 
 
 def test_runner_runs_the_reports(demo_data, demo_metadata) -> None:
-    from synthguard.run.runner import evaluate
+    from synthguard import evaluate
 
     rep = evaluate(demo_data["original"], demo_data["safe"], metadata=demo_metadata,
                    metrics={"sdmetrics-qualityreport": {"real_association_threshold": 0},

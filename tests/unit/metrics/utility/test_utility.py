@@ -144,7 +144,7 @@ def test_target_validation(frames) -> None:
 
 
 def test_missing_control_is_skipped(frames) -> None:
-    from synthguard.run.runner import evaluate
+    from synthguard import evaluate
 
     ori, _ = frames
     rep = evaluate(ori, ori.copy(), metadata=META, metrics=["mlutility-classification"])

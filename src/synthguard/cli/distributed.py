@@ -17,8 +17,8 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
                     html_path: Path | None, write_outputs: Callable[..., None],
                     risk: dict[str, Any] | None = None) -> Any:
     """Evaluate one release on a Dask cluster and print / write the report."""
-    from ._deps import require_dask
-    from ._runner import evaluate_distributed, make_client
+    from ..api import evaluate
+    from ..distributed import make_client, require_dask
 
     require_dask("--scheduler / --workers")
     if scheduler and workers:
@@ -28,10 +28,9 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
         raise ConfigError("a distributed run evaluates one release: give one --synthetic")
     client = make_client(scheduler, workers)
     try:
-        report: Any = evaluate_distributed(
+        report: Any = evaluate(
             str(original), str(synthetic[0]), None if control is None else str(control), metadata,
-            metrics, config, seed, client=client, preset=preset, backend=backend,
-            risk={("rule" if k == "risk_rule" else k): v for k, v in (risk or {}).items()})
+            metrics, config, seed, client=client, preset=preset, backend=backend, **(risk or {}))
     finally:
         cluster = getattr(client, "cluster", None) if not scheduler else None
         client.close()

@@ -1,0 +1,198 @@
+"""The public entry points: :func:`evaluate` and :func:`compare` run through :mod:`synthguard.run` and
+wrap its plain output (:class:`~synthguard.run.executor.RunOutput`) into a
+:class:`~synthguard.report.Report`. This module sits above ``run/`` and ``report/`` so that neither
+imports the other upward (``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - imported on first use (``import synthguard`` stays cheap)
+    from .report import Report
+    from .report.compare import Comparison
+    from .run.executor import RunOutput
+
+__all__ = ["compare", "evaluate", "report_of"]
+
+
+def report_of(out: RunOutput) -> Report:
+    """The :class:`~synthguard.report.Report` of a run's plain output (header, entries, results,
+    verdict as :func:`synthguard.run.executor.build_report` returns them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.run.config import build_config
+    >>> from synthguard.data.tables import prepare_tables
+    >>> from synthguard.run.runner import run_tables
+    >>> o = pd.DataFrame({"a": range(40), "b": ["x", "y"] * 20})
+    >>> rep = report_of(run_tables(prepare_tables(o, o), build_config(["exact_matches"], None, None)))
+    >>> rep.status("exact_matches")
+    'ok'
+    """
+    from .report import Report
+
+    return Report(out.header, out.entries, out.results, out.verdict)
+
+
+def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, metadata: Any = None,
+             metrics: Any = None, config: Mapping[str, Any] | str | Path | None = None,
+             seed: int | None = None, *, preset: str | None = None, backend: str = "auto",
+             progress: bool = False, generator: Any = None, cache: Any = None,
+             on_progress: Callable[[str, int, int], Any] | None = None,
+             original_stats: Any = None, risk_rule: str | None = None,
+             materiality: float | None = None, release_type: str | None = None,
+             alpha: float | None = None,
+             entity_key: str | None = None, sequence_key: str | None = None,
+             original_context: Any = None, synthetic_context: Any = None,
+             control_context: Any = None, client: Any = None, jobs: int | None = None,
+             retest_columns: int | None = None) -> Report:
+    """Evaluate a synthetic release against the real data it was made from.
+
+    Parameters
+    ----------
+    original : DataFrame or path, or None
+        The real rows the generator was trained on (CSV or Parquet path, or a DataFrame). ``None``
+        when ``original_stats`` is given. Default: the config's ``data.original``.
+    synthetic : DataFrame or path
+        The release to evaluate. Default: the config's ``data.synthetic`` (likewise ``control``
+        and ``metadata`` default to ``data.control`` / ``data.metadata``).
+    control : DataFrame or path, optional
+        Real rows held out from training; gives residual risks and holdout baselines.
+    metadata : mapping or path, optional
+        SynEval-style metadata (sdtypes, quasi-identifiers, sensitive and text columns).
+        Missing sdtypes are inferred and listed under ``inferred_metadata`` in the report.
+    metrics : list of str or mapping, optional
+        Metric names, or ``{name: {param: value}}``. Default: the config's, else the preset's, else
+        every default metric.
+    config : mapping or path, optional
+        ``{"metrics": ..., "thresholds": {name: {...}}, "preset": ...}`` (YAML or JSON file).
+    seed : int, optional
+        Seed of every random choice: the same seed gives the same numbers. Default: the config's
+        ``seed``, else 0.
+    preset : str, optional
+        ``"quick"``, ``"privacy"`` or ``"full"``.
+    backend : {"auto", "numba", "numpy"}
+        Neighbour-engine backend.
+    progress : bool
+        Show a progress bar on stderr.
+    generator : object, optional
+        For metrics that need a generator.
+    cache : bool, str, Path or DiskCache, optional
+        Disk cache of metric results (off by default). ``True`` uses ``$SYNTHGUARD_CACHE_DIR``
+        (else ``~/.cache/synthguard``); a path uses that folder. Results read back from the cache
+        are marked ``"cached": true`` in the JSON report. See :mod:`synthguard.engine.cache`.
+    on_progress : callable, optional
+        Called as ``on_progress(metric, step, total)`` after each metric finishes (ran, skipped,
+        failed or read from the cache), ``step`` counting from 1 to ``total``: for notebooks and
+        services. Works with or without ``progress``. An exception it raises stops the evaluation.
+    original_stats : path, mapping or OriginalStats, optional
+        The original's statistics (``synthguard profile`` / :func:`synthguard.run.profile.profile`)
+        instead of its rows: every metric that can run from them does (``accuracy``,
+        ``quality_report``), the rest are skipped as needing the original rows.
+    risk_rule : {"calibrated", "reference"}, optional
+        How risk levels and the verdict are decided (:mod:`synthguard.run.verdict`). Default: the
+        config's ``risk_rule``, else ``"calibrated"`` (tests of training rows against the control).
+    materiality : float, optional
+        Share of training records exposed beyond chance that matters (default 0.01).
+    release_type : {"synthetic", "anonymised"}, optional
+        Default: the config's, else the metadata's ``release_type``, else ``"synthetic"``.
+    alpha : float, optional
+        Family-wise false-alarm rate of the verdict (default 0.05).
+    entity_key : str, optional
+        Column naming the person each row belongs to (sequential data: many rows per person). Every
+        privacy metric then runs on one row per entity (``docs/entity-level.md``) and the entity-level
+        metrics (``entity_copies``, ``subsequence_copies``, sequence fidelity) are added. Also read from
+        the metadata (``entity_key``, SDV sequential or multi-table metadata).
+    sequence_key : str, optional
+        Column ordering a person's events (number or date).
+    original_context, synthetic_context, control_context : DataFrame or path, optional
+        One row per entity (constant per person), joined on the entity key.
+    jobs : int, optional
+        Metrics run at once (threads). Default (``None``): 1, one metric at a time, each neighbour
+        search on every core (measured faster and lighter than overlapping metrics, see
+        ``docs/performance.md``); ``0`` or less: one thread per core. The numbers are identical
+        whatever ``jobs`` (see :mod:`synthguard.engine.parallel`).
+    client : distributed.Client, optional
+        Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
+        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
+        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
+        others are reported ``skipped``. Every other argument is honoured the same way (``cache``,
+        ``progress``, ``on_progress``, named runs) or refused with one line (``ConfigError`` naming
+        it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1,
+        ``retest_columns`` other than 0). See ``docs/scaling.md``.
+    retest_columns : int, optional
+        When singling out or attribute inference alarms, at most this many of the columns driving
+        it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
+        of the verdict's tests each; the report gives each risk's level after
+        (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2 (in one process; a Dask
+        run does not re-test).
+
+    Returns
+    -------
+    Report
+        ``report["dcr"]``, ``report.to_dict()``, ``report.to_json(path)``.
+
+    Raises
+    ------
+    InputError, ConfigError
+        Bad inputs or configuration, before any metric runs.
+    """
+    from .run.runner import run_evaluation
+
+    return report_of(run_evaluation(
+        original, synthetic, control, metadata, metrics, config, seed, preset=preset,
+        backend=backend, progress=progress, generator=generator, cache=cache,
+        on_progress=on_progress, original_stats=original_stats, risk_rule=risk_rule,
+        materiality=materiality, release_type=release_type, alpha=alpha, entity_key=entity_key,
+        sequence_key=sequence_key, original_context=original_context,
+        synthetic_context=synthetic_context, control_context=control_context, client=client,
+        jobs=jobs, retest_columns=retest_columns))
+
+
+def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
+            metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
+            preset: str | None = None, backend: str = "auto", progress: bool = False,
+            cache: Any = None, risk_rule: str | None = None, materiality: float | None = None,
+            release_type: str | None = None, jobs: int | None = None) -> Comparison:
+    """Evaluate several releases of the same original with the same configuration and rank them.
+
+    Parameters
+    ----------
+    original, control, metadata, metrics, config, seed, preset, backend, progress, cache, jobs
+        As in :func:`synthguard.evaluate`.
+    risk_rule, materiality, release_type
+        As in :func:`synthguard.evaluate`: how each release's verdict is decided.
+    synthetics : mapping name -> DataFrame/path, or a sequence of them
+        The releases; a sequence is named by file name (paths) or ``release_<i>``.
+
+    Returns
+    -------
+    Comparison
+        ``.ranking``, ``.reports``, ``.to_console()``, ``.to_json()``, ``.to_html()``.
+    """
+    from .engine.cache import as_cache
+    from .errors import ConfigError
+    from .report.compare import Comparison
+
+    if isinstance(synthetics, Mapping):
+        named = dict(synthetics)
+    else:
+        named = {}
+        for i, s in enumerate(synthetics):
+            key = Path(s).stem if isinstance(s, (str, Path)) else f"release_{i + 1}"
+            while key in named:
+                key = f"{key}_{i + 1}"
+            named[key] = s
+    if len(named) < 1:
+        raise ConfigError("compare needs at least one synthetic release")
+    disk = as_cache(cache)
+    reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
+                              config=config, seed=seed, preset=preset, backend=backend,
+                              progress=progress, cache=disk, risk_rule=risk_rule,
+                              materiality=materiality, release_type=release_type, jobs=jobs)
+               for name, syn in named.items()}
+    return Comparison(reports)
