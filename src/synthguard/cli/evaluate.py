@@ -87,9 +87,9 @@ def risk_options(func):
               help="Exit with code 3 when the verdict reaches this level (a release gate; "
                    "2 stays for bad input).")
 @jobs_option
-@click.option("--retest-columns", type=click.IntRange(min=0), default=2, show_default=True,
+@click.option("--retest-columns", type=click.IntRange(min=0), default=None,
               help="When singling out or inference alarms, re-test at most this many driving columns "
-                   "coarsened and report the level after (0: off).")
+                   "coarsened and report the level after (default 2; 0: off; not with --scheduler).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
@@ -114,7 +114,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
-            dossier_path: Path | None = None, retest_columns: int = 2) -> None:
+            dossier_path: Path | None = None, retest_columns: int | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -162,6 +162,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     if scheduler or workers:
         if entity or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
+        if retest_columns:
+            raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
         report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
