@@ -13,7 +13,9 @@ Attacks (see ``docs/attacks.md`` for the papers):
     minus the Gower distance to the closest release row.
 ``near_copy``
     the largest share of cells equal to one of the closest release rows, or to any release row
-    that differs in at most one cell (found exactly by hashing; Hamming similarity).
+    that differs in at most one cell (found exactly by hashing; Hamming similarity), lowered by
+    ``(p - 1) / p`` where another real record (training or control, unlabelled) lies within one
+    cell: weighted by rarity, since near-copies of common patterns are what chance gives.
 ``dcr_diff``
     distance to the closest reference row minus distance to the closest release row.
 ``domias``
@@ -123,6 +125,31 @@ def _cell_hashes(b: Block) -> np.ndarray:
     return x
 
 
+def one_cell_counts(query: Block, pool: Block) -> np.ndarray:
+    """Per query row, the number of ``pool`` rows equal to it on every cell but at most one
+    (exact copies included, each counted once). Exact up to 64-bit hash collisions: one sorted
+    count per column left out, vectorised over rows; a row equal on all cells matches every
+    left-out key, so ``sum_j count_j - (p - 1) * count_exact`` counts each pool row once."""
+    p = query.num.shape[1] + query.cat.shape[1]
+    if p == 0 or pool.n_rows == 0:
+        return np.full(query.n_rows, pool.n_rows if p == 0 else 0, dtype=np.int64)
+    hq, hs = _cell_hashes(query), _cell_hashes(pool)
+    rq, rs = np.bitwise_xor.reduce(hq, axis=1), np.bitwise_xor.reduce(hs, axis=1)
+
+    def count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
+        keys_pool = np.sort(keys_pool)
+        return (np.searchsorted(keys_pool, keys, side="right")
+                - np.searchsorted(keys_pool, keys, side="left")).astype(np.int64)
+
+    exact = count(rq, rs)
+    if p == 1:
+        return np.full(query.n_rows, pool.n_rows, dtype=np.int64)
+    total = np.zeros(query.n_rows, dtype=np.int64)
+    for j in range(p):  # loop over the column left out, vectorised over rows
+        total += count(rq ^ hq[:, j], rs ^ hs[:, j])
+    return total - (p - 1) * exact
+
+
 def _one_cell_matches(query: Block, release: Block) -> np.ndarray:
     """Per query row: 1 if the release holds an exact copy, ``(p - 1) / p`` if it holds a row equal
     on every cell but one, else 0. Exact up to 64-bit hash collisions (about ``n m / 2**64``): a
@@ -220,6 +247,7 @@ def classifier_scores(release: Block, reference: Block, query: Block, *, seed: i
 def attack_scores(query: Block, release: Block, reference: Block, metric: DistanceMetric, *,
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
+                  real: Block | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
     """Every attack's score on the ``query`` records.
@@ -241,6 +269,9 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     classifier_fit_rows : tuple of ndarray, optional
         Positions of the release and reference rows the classifier is fitted on (a stated
         subsample on large tables); default all.
+    real : Block, optional
+        Every real record (training and control, unlabelled), the queries among them: the
+        near-copy score is lowered where another real record lies within one cell (rarity).
     backend : str
         Neighbour engine backend.
 
@@ -319,12 +350,22 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                                 f"{int(uniq.size)} release rows scored against the reference")
         if "near_copy" in attacks:
             t = clock()
-            scores["near_copy"] = np.maximum(_equal_cells(query, release, ns.indices),
-                                             _one_cell_matches(query, release))
-            seconds["near_copy"] = clock() - t
+            near = np.maximum(_equal_cells(query, release, ns.indices),
+                              _one_cell_matches(query, release))
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
                                   "release rows, or to any release row equal on all cells but "
                                   "one (exact, by hashing) (Hamming similarity)")
+            if real is not None:
+                # weighted by rarity: a near-copy of a record that has a real near-twin is what
+                # chance gives (common patterns); label-free, the same pool for every record
+                p = max(query.num.shape[1] + query.cat.shape[1], 1)
+                twins = np.maximum(one_cell_counts(query, real) - 1, 0) > 0
+                near = near - twins * (p - 1) / p
+                notes["near_copy"] += (f", minus {p - 1}/{p} where another real record (of the "
+                                       f"{real.n_rows} training and control rows, unlabelled) is "
+                                       "within one cell")
+            scores["near_copy"] = near
+            seconds["near_copy"] = clock() - t
     if "classifier" in attacks:
         t = clock()
         s_fit, r_fit = release, reference
