@@ -341,3 +341,31 @@ def test_scored_records_above_max_rows_are_a_random_draw_not_clusters_of_twins()
     assert sorted(df.iloc[a]["a"]) == sorted(shuffled.iloc[b]["a"])
     copies = np.bincount(df.iloc[a]["a"], minlength=100)
     assert 0 < np.mean((copies > 0) & (copies < 4))  # some rows keep only some of their copies
+
+
+def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_attack():
+    """``membership_attacks`` runs the closest-distance attack and tests it jointly with the others:
+    when both ran, ``closest_distance_mia`` is the same test (``same_as``), takes its container's
+    adjusted p-value and level, and no longer shares the Holm budget: every other test's adjusted
+    p-value is what it is when ``closest_distance_mia`` did not run."""
+    from synthguard import evaluate
+    from synthguard.demo import make_demo
+
+    d = make_demo(600, seed=1)
+    both = evaluate(d["original"], d["leaky"], d["control"], seed=0,
+                    metrics=["exact_matches", "closest_distance_mia", "membership_attacks"])
+    alone = evaluate(d["original"], d["leaky"], d["control"], seed=0,
+                     metrics=["exact_matches", "membership_attacks"])
+    rows = {t["metric"]: t for t in both.verdict.to_dict()["tests"]}
+    rows_alone = {t["metric"]: t for t in alone.verdict.to_dict()["tests"]}
+    cdm, ma = rows["closest_distance_mia"], rows["membership_attacks"]
+    assert cdm["same_as"] == "membership_attacks" and ma["same_as"] is None
+    assert cdm["p_adjusted"] == ma["p_adjusted"] and cdm["level"] == ma["level"]
+    for name in ("exact_matches", "membership_attacks"):
+        assert rows[name]["p_adjusted"] == pytest.approx(rows_alone[name]["p_adjusted"]), name
+    assert "counted once" in both.result("closest_distance_mia").evidence.note
+    # without the ensemble it votes on its own
+    solo = evaluate(d["original"], d["leaky"], d["control"], seed=0,
+                    metrics=["exact_matches", "closest_distance_mia"])
+    row = next(t for t in solo.verdict.to_dict()["tests"] if t["metric"] == "closest_distance_mia")
+    assert row["same_as"] is None
