@@ -369,3 +369,30 @@ def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_at
                     metrics=["exact_matches", "closest_distance_mia"])
     row = next(t for t in solo.verdict.to_dict()["tests"] if t["metric"] == "closest_distance_mia")
     assert row["same_as"] is None
+
+
+def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(demo_data):
+    """The HTML report has a (folded, script-free) section with each attack's ten most exposed
+    training rows, as in the JSON, and which control rows were reference and non-members."""
+    import re
+    from html import unescape
+
+    from synthguard import evaluate
+    from synthguard.report.html import _row_ranges
+
+    d = {k: v.iloc[:600] for k, v in demo_data.items()}
+    rep = evaluate(d["original"], d["leaky"], d["control"], seed=0, metrics=["membership_attacks"])
+    page = rep.to_html()
+    assert "<script" not in page.lower()
+    start = page.index('<details id="membership">')
+    section = unescape(page[start:page.index("</details>", start)])
+    det = rep.result("membership_attacks").details
+    for attack, entry in det["attacks"].items():
+        row = re.search(rf"<b>{attack}</b>.*?</tr>", section).group(0)
+        listed = [int(x) for x in re.findall(r"(\d+) \(", row)]
+        assert listed == [r["row"] for r in entry["top_records"]] and len(listed) == 10, attack
+    roles = det["roles"]
+    assert _row_ranges(roles["reference_rows"]) in section
+    assert _row_ranges(roles["non_member_rows"]) in section
+    assert f"{roles['reference']} rows" in section and f"{roles['non_members']} rows" in section
+    assert _row_ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
