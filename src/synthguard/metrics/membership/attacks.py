@@ -125,29 +125,59 @@ def _cell_hashes(b: Block) -> np.ndarray:
     return x
 
 
+def _column_hash(b: Block, j: int) -> np.ndarray:
+    """The 64-bit cell hashes of column ``j`` (numeric columns first), as :func:`_cell_hashes`
+    computes them, for one column at a time (memory: one column)."""
+    n_num = b.num.shape[1]
+    if j < n_num:
+        v = b.num[:, j] + 0.0
+        code = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min),
+                        np.ascontiguousarray(v).view(np.int64))
+    else:
+        code = np.ascontiguousarray(b.cat[:, j - n_num], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        x = code.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15) \
+            + np.uint64(j + 1) * np.uint64(0xD1B54A32D192ED03)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
+            x ^= x >> np.uint64(shift)
+            x *= np.uint64(mult)
+        x ^= x >> np.uint64(31)
+    return x
+
+
 def one_cell_counts(query: Block, pool: Block) -> np.ndarray:
     """Per query row, the number of ``pool`` rows equal to it on every cell but at most one
     (exact copies included, each counted once). Exact up to 64-bit hash collisions: one sorted
-    count per column left out, vectorised over rows; a row equal on all cells matches every
-    left-out key, so ``sum_j count_j - (p - 1) * count_exact`` counts each pool row once."""
+    count per column left out, vectorised over rows, hashing one column at a time (memory: a few
+    arrays of one value per row); a row equal on all cells matches every left-out key, so
+    ``sum_j count_j - (p - 1) * count_exact`` counts each pool row once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.encoding import Block
+    >>> mk = lambda a: Block(np.asarray(a, float), np.zeros((len(a), 0), np.int64), ("a", "b"), ())
+    >>> one_cell_counts(mk([[1, 2], [5, 5]]), mk([[1, 2], [1, 3], [4, 4]])).tolist()
+    [2, 0]
+    """
     p = query.num.shape[1] + query.cat.shape[1]
-    if p == 0 or pool.n_rows == 0:
-        return np.full(query.n_rows, pool.n_rows if p == 0 else 0, dtype=np.int64)
-    hq, hs = _cell_hashes(query), _cell_hashes(pool)
-    rq, rs = np.bitwise_xor.reduce(hq, axis=1), np.bitwise_xor.reduce(hs, axis=1)
+    if p <= 1 or pool.n_rows == 0:
+        return np.full(query.n_rows, pool.n_rows if p <= 1 else 0, dtype=np.int64)
 
     def count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
         keys_pool = np.sort(keys_pool)
         return (np.searchsorted(keys_pool, keys, side="right")
                 - np.searchsorted(keys_pool, keys, side="left")).astype(np.int64)
 
-    exact = count(rq, rs)
-    if p == 1:
-        return np.full(query.n_rows, pool.n_rows, dtype=np.int64)
-    total = np.zeros(query.n_rows, dtype=np.int64)
+    rq = np.zeros(query.n_rows, dtype=np.uint64)
+    rs = np.zeros(pool.n_rows, dtype=np.uint64)
+    for j in range(p):  # row hashes: XOR of the cells' column-keyed hashes
+        rq ^= _column_hash(query, j)
+        rs ^= _column_hash(pool, j)
+    total = (1 - p) * count(rq, rs)
     for j in range(p):  # loop over the column left out, vectorised over rows
-        total += count(rq ^ hq[:, j], rs ^ hs[:, j])
-    return total - (p - 1) * exact
+        total += count(rq ^ _column_hash(query, j), rs ^ _column_hash(pool, j))
+    return total
 
 
 def _one_cell_matches(query: Block, release: Block) -> np.ndarray:

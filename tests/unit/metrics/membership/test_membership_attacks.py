@@ -288,3 +288,20 @@ def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(d
     assert _row_ranges(roles["non_member_rows"]) in section
     assert f"{roles['reference']} rows" in section and f"{roles['non_members']} rows" in section
     assert _row_ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
+
+
+def test_one_cell_counts_equal_a_brute_force_count_with_missing_values_and_exact_twins():
+    from synthguard.encoding import Block
+    from synthguard.metrics.membership.attacks import one_cell_counts
+
+    rng = np.random.default_rng(0)
+    num = rng.integers(0, 3, (400, 3)).astype(float)
+    num[rng.random((400, 3)) < 0.1] = np.nan
+    num[rng.random((400, 3)) < 0.05] = -0.0
+    cat = rng.integers(-1, 3, (400, 2))  # -1 = missing
+    pool = Block(num, cat, ("a", "b", "c"), ("d", "e"))
+    got = one_cell_counts(pool.take(np.arange(80)), pool)
+    full = np.c_[num, cat]
+    eq = (full[:80, None, :] == full[None, :, :]) | (np.isnan(full[:80, None, :])
+                                                     & np.isnan(full[None, :, :]))
+    assert got.tolist() == (eq.sum(axis=2) >= 4).sum(axis=1).tolist()
