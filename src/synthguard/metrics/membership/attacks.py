@@ -277,7 +277,7 @@ def classifier_scores(release: Block, reference: Block, query: Block, *, seed: i
 def attack_scores(query: Block, release: Block, reference: Block, metric: DistanceMetric, *,
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
-                  real: Block | None = None,
+                  real: Block | Sequence[Block] | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
     """Every attack's score on the ``query`` records.
@@ -299,8 +299,9 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     classifier_fit_rows : tuple of ndarray, optional
         Positions of the release and reference rows the classifier is fitted on (a stated
         subsample on large tables); default all.
-    real : Block, optional
-        Every real record (training and control, unlabelled), the queries among them: the
+    real : Block or sequence of Block, optional
+        Every real record (training and control, unlabelled; several blocks are counted as one
+        pool without copying them), the queries among them: the
         near-copy score is lowered where another real record lies within one cell (rarity).
     backend : str
         Neighbour engine backend.
@@ -389,11 +390,13 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                 # weighted by rarity: a near-copy of a record that has a real near-twin is what
                 # chance gives (common patterns); label-free, the same pool for every record
                 p = max(query.num.shape[1] + query.cat.shape[1], 1)
-                twins = np.maximum(one_cell_counts(query, real) - 1, 0) > 0
+                pools = [real] if isinstance(real, Block) else list(real)
+                within = sum(one_cell_counts(query, b) for b in pools)  # the record itself: 1
+                twins = np.maximum(within - 1, 0) > 0
                 near = near - twins * (p - 1) / p
                 notes["near_copy"] += (f", minus {p - 1}/{p} where another real record (of the "
-                                       f"{real.n_rows} training and control rows, unlabelled) is "
-                                       "within one cell")
+                                       f"{sum(b.n_rows for b in pools)} training and control rows, "
+                                       "unlabelled) is within one cell")
             scores["near_copy"] = near
             seconds["near_copy"] = clock() - t
     if "classifier" in attacks:
