@@ -86,8 +86,8 @@ def test_a_wide_kde_reads_high_in_80_percent_of_runs_where_it_points_back_to_its
 
 
 def _nearest_real_is_training(name: str, seed: int) -> float:
+    from synthguard.engine.neighbors import gower, kneighbors
     from synthguard.metrics.membership.attacks import concat_blocks
-    from synthguard.neighbors import gower, kneighbors
 
     ctx = _ctx(name, seed, "kde1")[0]
     cols = ctx.tables.schema.tabular_columns()

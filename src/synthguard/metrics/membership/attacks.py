@@ -155,7 +155,7 @@ def one_cell_counts(query: Block, pool: Block) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from synthguard.encoding import Block
+    >>> from synthguard.data.encoding import Block
     >>> mk = lambda a: Block(np.asarray(a, float), np.zeros((len(a), 0), np.int64), ("a", "b"), ())
     >>> one_cell_counts(mk([[1, 2], [5, 5]]), mk([[1, 2], [1, 3], [4, 4]])).tolist()
     [2, 0]

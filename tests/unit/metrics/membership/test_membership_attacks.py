@@ -291,7 +291,7 @@ def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(d
 
 
 def test_one_cell_counts_equal_a_brute_force_count_with_missing_values_and_exact_twins():
-    from synthguard.encoding import Block
+    from synthguard.data.encoding import Block
     from synthguard.metrics.membership.attacks import one_cell_counts
 
     rng = np.random.default_rng(0)
