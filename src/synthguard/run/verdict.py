@@ -312,6 +312,10 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     driving = [n for n, r in out.items() if _is_privacy(r) and r.evidence is not None
                and r.evidence.drives_verdict and not _nan(r.evidence.p_value)]
     contained = _contained_tests(out, driving, metrics)
+    for n, m in contained.items():  # the container carries the pair's share of the budget
+        host, ev_n = out[m], out[n].evidence
+        out[m] = replace(host, evidence=replace(
+            host.evidence, weight=float(host.evidence.weight) + float(ev_n.weight)))  # type: ignore[union-attr, arg-type]
     joint = _joint_adjust(out, [n for n in driving if n not in contained], rule, seed, n_perm)
     for n, m in contained.items():  # the same test: counted once, reported as its container's
         joint.same_as[n] = m
