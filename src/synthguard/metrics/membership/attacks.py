@@ -21,7 +21,9 @@ Attacks (see ``docs/attacks.md`` for the papers):
 ``domias``
     ``log p_S(x) - log p_R(x)``: kernel density of the release over that of the reference, Gaussian
     kernel on the Gower distance summed over the nearest rows (a truncated KDE; the far rows add
-    nothing at the bandwidth used).
+    nothing at the bandwidth used). With ``real`` (every real record, unlabelled) the population's
+    density is that of the other real records, the record itself left out: the same pool for every
+    record (exchangeable), several times the rows of the reference sample.
 ``plagiarism``
     data plagiarism index: among the ``k`` nearest rows of ``S u R``, release rows per release row
     over reference rows per reference row (log, with half-counts).
@@ -332,6 +334,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     scores: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     notes: dict[str, str] = {}
+    pools = [] if real is None else ([real] if isinstance(real, Block) else list(real))
     need_knn = any(a in attacks for a in ("closest_distance", "near_copy", "dcr_diff", "domias",
                                           "plagiarism", "gen_lra"))
     h = float("nan")
@@ -352,7 +355,25 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         if "dcr_diff" in attacks:
             scores["dcr_diff"] = dr[:, 0] - ds[:, 0]
             seconds["dcr_diff"] = t2 - t1
-        if "domias" in attacks:
+        if "domias" in attacks and pools:
+            # the population's density from every other real record (training and control,
+            # unlabelled, the record itself left out): the same pool for every record, many more
+            # rows than the reference sample
+            t = clock()
+            dp = np.sort(np.concatenate(
+                [kneighbors(query, b, metric, int(min(k + 1, b.n_rows)), backend=backend).distances
+                 for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
+            n_p = max(sum(b.n_rows for b in pools) - 1, 1)
+            n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
+            h_p = float(max(np.median(dp[:, min(5, dp.shape[1]) - 1]), 0.5 / n_cols))
+            scores["domias"] = ((_lse_kernel(ds[:, :k], h_p) - np.log(n_s))
+                                - (_lse_kernel(dp, h_p) - np.log(n_p)))
+            seconds["domias"] = clock() - t
+            notes["domias"] = (f"Gaussian kernel on the Gower distance, bandwidth {h_p:.4g} (median "
+                               f"distance to the {min(5, k)}th nearest other real record), over the "
+                               f"{k} nearest release rows and the {k} nearest of the other {n_p} "
+                               "real records (training and control, unlabelled)")
+        elif "domias" in attacks:
             t = clock()
             scores["domias"] = (_lse_kernel(ds, h) - np.log(n_s)) - (_lse_kernel(dr, h) - np.log(n_r))
             seconds["domias"] = clock() - t
@@ -386,11 +407,10 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
                                   "release rows, or to any release row equal on all cells but "
                                   "one (exact, by hashing) (Hamming similarity)")
-            if real is not None:
+            if pools:
                 # weighted by rarity: a near-copy of a record that has a real near-twin is what
                 # chance gives (common patterns); label-free, the same pool for every record
                 p = max(query.num.shape[1] + query.cat.shape[1], 1)
-                pools = [real] if isinstance(real, Block) else list(real)
                 within = sum(one_cell_counts(query, b) for b in pools)  # the record itself: 1
                 twins = np.maximum(within - 1, 0) > 0
                 near = near - twins * (p - 1) / p
