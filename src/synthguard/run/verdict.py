@@ -335,7 +335,15 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
 
     driving = [n for n, r in out.items() if _is_privacy(r) and r.evidence is not None
                and r.evidence.drives_verdict and not _nan(r.evidence.p_value)]
-    joint = _joint_adjust(out, driving, rule, seed, n_perm)
+    contained = _contained_tests(out, driving, metrics)
+    for n, m in contained.items():  # the container carries the pair's share of the budget
+        host, ev_n = out[m], out[n].evidence
+        out[m] = replace(host, evidence=replace(
+            host.evidence, weight=float(host.evidence.weight) + float(ev_n.weight)))  # type: ignore[union-attr, arg-type]
+    joint = _joint_adjust(out, [n for n in driving if n not in contained], rule, seed, n_perm)
+    for n, m in contained.items():  # the same test: counted once, reported as its container's
+        joint.same_as[n] = m
+        joint.adjusted[n] = joint.adjusted[m]
     tests: list[dict[str, Any]] = []
     not_assessed: list[str] = []
     risk_names: dict[str, str] = {}
@@ -350,6 +358,13 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         if name in driving:
             ev = replace(ev, p_adjusted=joint.adjusted[name])
         ev = replace(ev, level=level_of(ev, rule.materiality, rule.alpha))
+        if name in contained:
+            host = out[contained[name]].evidence
+            ev = replace(ev, level=level_of(replace(host, p_adjusted=joint.adjusted[name]),  # type: ignore[arg-type]
+                                            rule.materiality, rule.alpha),
+                         note=((ev.note + "; ") if ev.note else "")
+                         + f"counted once: its attack is one of {contained[name]}'s, tested there "
+                           "jointly (level and adjusted p-value are that test's)")
         if not ev.drives_verdict or name not in driving:
             out[name] = replace(res, evidence=ev, risk_level=ev.level if ev.drives_verdict
                                 else "not assessed")
@@ -378,6 +393,25 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control, risks),
                         tuple(drivers), tuple(tests), limit, tuple(not_assessed), counts,
                         tuple(risks), limits)
+
+
+#: a test whose attack another metric runs and tests jointly: counted once, as that metric
+CONTAINED_IN = {"closest_distance_mia": "membership_attacks"}
+
+
+def _contained_tests(results: Mapping[str, MetricResult], driving: list[str],
+                     metrics: Mapping[str, str]) -> dict[str, str]:
+    """Driving tests contained in another driving test of the run (``CONTAINED_IN``): name -> the
+    container's name. They vote once, through the container (``same_as``)."""
+    by_metric: dict[str, str] = {}
+    for n in driving:
+        by_metric.setdefault(metrics.get(n) or results[n].name, n)
+    out: dict[str, str] = {}
+    for n in driving:
+        host = CONTAINED_IN.get(metrics.get(n) or results[n].name)
+        if host is not None and host in by_metric and by_metric[host] != n:
+            out[n] = by_metric[host]
+    return out
 
 
 @dataclass

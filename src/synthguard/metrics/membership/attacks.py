@@ -13,13 +13,17 @@ Attacks (see ``docs/attacks.md`` for the papers):
     minus the Gower distance to the closest release row.
 ``near_copy``
     the largest share of cells equal to one of the closest release rows, or to any release row
-    that differs in at most one cell (found exactly by hashing; Hamming similarity).
+    that differs in at most one cell (found exactly by hashing; Hamming similarity), lowered by
+    ``(p - 1) / p`` where another real record (training or control, unlabelled) lies within one
+    cell: weighted by rarity, since near-copies of common patterns are what chance gives.
 ``dcr_diff``
     distance to the closest reference row minus distance to the closest release row.
 ``domias``
     ``log p_S(x) - log p_R(x)``: kernel density of the release over that of the reference, Gaussian
     kernel on the Gower distance summed over the nearest rows (a truncated KDE; the far rows add
-    nothing at the bandwidth used).
+    nothing at the bandwidth used). With ``real`` (every real record, unlabelled) the population's
+    density is that of the other real records, the record itself left out: the same pool for every
+    record (exchangeable), several times the rows of the reference sample.
 ``plagiarism``
     data plagiarism index: among the ``k`` nearest rows of ``S u R``, release rows per release row
     over reference rows per reference row (log, with half-counts).
@@ -123,6 +127,61 @@ def _cell_hashes(b: Block) -> np.ndarray:
     return x
 
 
+def _column_hash(b: Block, j: int) -> np.ndarray:
+    """The 64-bit cell hashes of column ``j`` (numeric columns first), as :func:`_cell_hashes`
+    computes them, for one column at a time (memory: one column)."""
+    n_num = b.num.shape[1]
+    if j < n_num:
+        v = b.num[:, j] + 0.0
+        code = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min),
+                        np.ascontiguousarray(v).view(np.int64))
+    else:
+        code = np.ascontiguousarray(b.cat[:, j - n_num], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        x = code.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15) \
+            + np.uint64(j + 1) * np.uint64(0xD1B54A32D192ED03)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
+            x ^= x >> np.uint64(shift)
+            x *= np.uint64(mult)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+def one_cell_counts(query: Block, pool: Block) -> np.ndarray:
+    """Per query row, the number of ``pool`` rows equal to it on every cell but at most one
+    (exact copies included, each counted once). Exact up to 64-bit hash collisions: one sorted
+    count per column left out, vectorised over rows, hashing one column at a time (memory: a few
+    arrays of one value per row); a row equal on all cells matches every left-out key, so
+    ``sum_j count_j - (p - 1) * count_exact`` counts each pool row once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.data.encoding import Block
+    >>> mk = lambda a: Block(np.asarray(a, float), np.zeros((len(a), 0), np.int64), ("a", "b"), ())
+    >>> one_cell_counts(mk([[1, 2], [5, 5]]), mk([[1, 2], [1, 3], [4, 4]])).tolist()
+    [2, 0]
+    """
+    p = query.num.shape[1] + query.cat.shape[1]
+    if p <= 1 or pool.n_rows == 0:
+        return np.full(query.n_rows, pool.n_rows if p <= 1 else 0, dtype=np.int64)
+
+    def count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
+        keys_pool = np.sort(keys_pool)
+        return (np.searchsorted(keys_pool, keys, side="right")
+                - np.searchsorted(keys_pool, keys, side="left")).astype(np.int64)
+
+    rq = np.zeros(query.n_rows, dtype=np.uint64)
+    rs = np.zeros(pool.n_rows, dtype=np.uint64)
+    for j in range(p):  # row hashes: XOR of the cells' column-keyed hashes
+        rq ^= _column_hash(query, j)
+        rs ^= _column_hash(pool, j)
+    total = (1 - p) * count(rq, rs)
+    for j in range(p):  # loop over the column left out, vectorised over rows
+        total += count(rq ^ _column_hash(query, j), rs ^ _column_hash(pool, j))
+    return total
+
+
 def _one_cell_matches(query: Block, release: Block) -> np.ndarray:
     """Per query row: 1 if the release holds an exact copy, ``(p - 1) / p`` if it holds a row equal
     on every cell but one, else 0. Exact up to 64-bit hash collisions (about ``n m / 2**64``): a
@@ -220,6 +279,7 @@ def classifier_scores(release: Block, reference: Block, query: Block, *, seed: i
 def attack_scores(query: Block, release: Block, reference: Block, metric: DistanceMetric, *,
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
+                  real: Block | Sequence[Block] | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
     """Every attack's score on the ``query`` records.
@@ -241,6 +301,10 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     classifier_fit_rows : tuple of ndarray, optional
         Positions of the release and reference rows the classifier is fitted on (a stated
         subsample on large tables); default all.
+    real : Block or sequence of Block, optional
+        Every real record (training and control, unlabelled; several blocks are counted as one
+        pool without copying them), the queries among them: the
+        near-copy score is lowered where another real record lies within one cell (rarity).
     backend : str
         Neighbour engine backend.
 
@@ -270,6 +334,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     scores: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     notes: dict[str, str] = {}
+    pools = [] if real is None else ([real] if isinstance(real, Block) else list(real))
     need_knn = any(a in attacks for a in ("closest_distance", "near_copy", "dcr_diff", "domias",
                                           "plagiarism", "gen_lra"))
     h = float("nan")
@@ -290,7 +355,25 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         if "dcr_diff" in attacks:
             scores["dcr_diff"] = dr[:, 0] - ds[:, 0]
             seconds["dcr_diff"] = t2 - t1
-        if "domias" in attacks:
+        if "domias" in attacks and pools:
+            # the population's density from every other real record (training and control,
+            # unlabelled, the record itself left out): the same pool for every record, many more
+            # rows than the reference sample
+            t = clock()
+            dp = np.sort(np.concatenate(
+                [kneighbors(query, b, metric, int(min(k + 1, b.n_rows)), backend=backend).distances
+                 for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
+            n_p = max(sum(b.n_rows for b in pools) - 1, 1)
+            n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
+            h_p = float(max(np.median(dp[:, min(5, dp.shape[1]) - 1]), 0.5 / n_cols))
+            scores["domias"] = ((_lse_kernel(ds[:, :k], h_p) - np.log(n_s))
+                                - (_lse_kernel(dp, h_p) - np.log(n_p)))
+            seconds["domias"] = clock() - t
+            notes["domias"] = (f"Gaussian kernel on the Gower distance, bandwidth {h_p:.4g} (median "
+                               f"distance to the {min(5, k)}th nearest other real record), over the "
+                               f"{k} nearest release rows and the {k} nearest of the other {n_p} "
+                               "real records (training and control, unlabelled)")
+        elif "domias" in attacks:
             t = clock()
             scores["domias"] = (_lse_kernel(ds, h) - np.log(n_s)) - (_lse_kernel(dr, h) - np.log(n_r))
             seconds["domias"] = clock() - t
@@ -319,12 +402,23 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                                 f"{int(uniq.size)} release rows scored against the reference")
         if "near_copy" in attacks:
             t = clock()
-            scores["near_copy"] = np.maximum(_equal_cells(query, release, ns.indices),
-                                             _one_cell_matches(query, release))
-            seconds["near_copy"] = clock() - t
+            near = np.maximum(_equal_cells(query, release, ns.indices),
+                              _one_cell_matches(query, release))
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
                                   "release rows, or to any release row equal on all cells but "
                                   "one (exact, by hashing) (Hamming similarity)")
+            if pools:
+                # weighted by rarity: a near-copy of a record that has a real near-twin is what
+                # chance gives (common patterns); label-free, the same pool for every record
+                p = max(query.num.shape[1] + query.cat.shape[1], 1)
+                within = sum(one_cell_counts(query, b) for b in pools)  # the record itself: 1
+                twins = np.maximum(within - 1, 0) > 0
+                near = near - twins * (p - 1) / p
+                notes["near_copy"] += (f", minus {p - 1}/{p} where another real record (of the "
+                                       f"{sum(b.n_rows for b in pools)} training and control rows, "
+                                       "unlabelled) is within one cell")
+            scores["near_copy"] = near
+            seconds["near_copy"] = clock() - t
     if "classifier" in attacks:
         t = clock()
         s_fit, r_fit = release, reference

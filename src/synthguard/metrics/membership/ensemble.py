@@ -179,7 +179,8 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         fit_note = f"{fs.size} release and {fr.size} reference rows (seeded random subsample)"
     seed_int = int(ctx.rng("classifier").integers(0, 2**31 - 1))
     res = attack_scores(query, syn, reference, metric, k=k,
-                        seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend)
+                        seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend,
+                        real=(orig, ctrl))
     names = list(res.scores)
     n_m, n_n = mem_rows.size, nm_rows.size
     labels = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
