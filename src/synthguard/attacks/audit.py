@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..core.results import Baseline, MetricResult, level_from_thresholds
+from ..core.results import Baseline, Chart, MetricResult, level_from_thresholds
 from ..data.loading import load_metadata
 from ..data.schema import Schema, infer_schema
 from ..data.tables import fingerprint_frame
@@ -86,7 +86,8 @@ def summary_to_result(summary: AttackSummary, name: str, *, thresholds: Mapping[
     return MetricResult(name=name, family="attacks", value=auc, direction="lower is safer",
                         baseline=Baseline(0.5, "AUC of an attacker that learns nothing (random guess)"),
                         ci=ci, n=int(m["n_test"]), risk_level=level,
-                        warning="; ".join(notes) if notes else None, details=details)
+                        warning="; ".join(notes) if notes else None, details=details,
+                        charts=(Chart.roc(details["roc_curve"], auc),))
 
 
 def run_audit(data: pd.DataFrame, generator: Any, *, metadata: Any = None, targets: Any = "auto:3",

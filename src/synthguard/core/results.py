@@ -314,6 +314,96 @@ class Evidence:
                    confidence_level, note, weight)
 
 
+#: What a :class:`Chart` draws: step lines of shares per bin, ROC curves (overlaid with every other
+#: ROC chart of the same title), horizontal bars.
+CHART_KINDS = ("histogram", "roc", "bars")
+
+
+def _fmt3(x: float) -> str:
+    """``x`` with three significant digits, as the reports write numbers (``0.734``, ``1.23e-04``)."""
+    f = float(x)
+    if math.isnan(f):
+        return "nan"
+    if f != 0 and (abs(f) < 1e-3 or abs(f) >= 1e5):
+        return f"{f:.2e}"
+    return f"{f:.3g}"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Typed chart data a metric attaches to its result; the HTML report draws it by ``kind``.
+
+    Not serialised (the numbers behind a chart stay in ``details``, the metric's JSON contract).
+    ``data`` is normalised to plain JSON values on creation (arrays become lists, NaN ``None``),
+    so charts compare equal by value and pickle.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`CHART_KINDS`: ``"histogram"`` (``data`` = ``{"edges": [...], series: counts,
+        ...}``, counts per bin per series, drawn as shares), ``"roc"`` (``data`` = ``[[fpr, tpr],
+        ...]``) or ``"bars"`` (``data`` = ``[(label, value), ...]``).
+    title : str
+        The chart's title after the metric's name (the report writes ``"<metric>: <title>"``); for
+        ``"roc"`` the title of the overlay every ROC chart with this title is drawn into.
+    axis : str
+        The label of the value axis (the x axis of histograms and bars).
+    data : object
+        The numbers, as described under ``kind``.
+    label : str, optional
+        ``"roc"``: the curve's legend after the metric's name, e.g. ``"AUC 0.734"``.
+    max : float, optional
+        ``"bars"``: the value at the axis' end (default: the largest value).
+    colour : str, optional
+        ``"bars"``: the bars' colour (CSS colour); default the report's blue.
+
+    Examples
+    --------
+    >>> c = Chart.roc([[0.0, 0.0], [0.2, 0.6], [1.0, 1.0]], auc=0.7342)
+    >>> c.kind, c.label, c.data[1]
+    ('roc', 'AUC 0.734', [0.2, 0.6])
+    >>> Chart("bars", "distortion by column", "distance", [("age", 0.25)], max=1.0).data
+    [['age', 0.25]]
+    """
+
+    kind: str
+    title: str
+    axis: str
+    data: Any
+    label: str | None = None
+    max: float | None = None
+    colour: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHART_KINDS:
+            raise ValueError(f"unknown chart kind {self.kind!r}; one of {CHART_KINDS}")
+        object.__setattr__(self, "data", to_jsonable(self.data))
+
+    @classmethod
+    def histogram(cls, histogram: Mapping[str, Any], axis: str) -> Chart:
+        """A histogram of ``{"edges": ..., series: counts}`` titled by its series, e.g.
+        ``"synthetic vs control rows"`` (synthetic, control, original first, then the others).
+
+        Examples
+        --------
+        >>> Chart.histogram({"edges": [0, 1, 2], "original": [1, 2], "synthetic": [3, 0]},
+        ...                 "distance").title
+        'synthetic vs original rows'
+        """
+        series = [k for k in ("synthetic", "control", "original") if k in histogram]
+        series += [k for k in histogram if k not in series and k != "edges"]
+        return cls("histogram", f"{' vs '.join(series)} rows", axis, histogram)
+
+    @classmethod
+    def roc(cls, points: Any, auc: float | None = None,
+            title: str = "ROC curves of the attacks") -> Chart:
+        """A ROC curve ``[[fpr, tpr], ...]`` with its AUC in the legend (none when ``auc`` is
+        missing or not finite)."""
+        ok = auc is not None and math.isfinite(float(auc))
+        return cls("roc", title, "false positive rate", points,
+                   label=f"AUC {_fmt3(float(auc))}" if ok else None)
+
+
 @dataclass(frozen=True)
 class MetricResult:
     """The outcome of one metric.
@@ -346,6 +436,9 @@ class MetricResult:
     reference_level : str or None
         The level the metric's fixed reference cut-offs give (SynEval / anonymeter / SDMetrics
         style), kept beside the calibrated ``risk_level``; filled in by the verdict.
+    charts : tuple of Chart
+        What the HTML report draws for this result (histograms, ROC curves, bars); not part of
+        ``to_dict()`` (the numbers stay in ``details``).
     """
 
     name: str
@@ -361,6 +454,13 @@ class MetricResult:
     records: list[dict[str, Any]] | None = None
     evidence: Evidence | None = None
     reference_level: str | None = None
+    charts: tuple[Chart, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.charts, tuple):
+            object.__setattr__(self, "charts", tuple(self.charts))
+        if any(not isinstance(c, Chart) for c in self.charts):
+            raise TypeError(f"charts of metric {self.name!r} must be Chart objects")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: the headline fields, then every entry of ``details`` at top level."""

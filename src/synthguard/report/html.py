@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..core.results import MetricResult, to_jsonable
+from ..core.results import Chart, MetricResult, to_jsonable
 from ..run.verdict import NON_PRIVACY_FAMILIES  # noqa: F401  (re-exported for report.compare)
 from . import svg
 from .console import fmt_number
@@ -191,7 +191,7 @@ def _details(res: MetricResult) -> dict[str, Any]:
 
 
 def charts_html(results: Mapping[str, MetricResult]) -> str:
-    """Every chart the results carry data for (distance histograms, ROC, per-column bars).
+    """Every chart the results carry (their ``charts``: histograms, ROC curves, bars).
 
     A chart whose data is malformed is replaced by a one-line note; the page still renders.
     """
@@ -202,42 +202,20 @@ def charts_html(results: Mapping[str, MetricResult]) -> str:
 
 
 def _charts_html(results: Mapping[str, MetricResult]) -> str:
-    boxes: list[str] = []
-    for name, res in results.items():
-        det = _details(res)
-        hist = det.get("histogram")
-        if isinstance(hist, Mapping):
-            label = "distance ratio" if "nndr" in name else "distance to closest record"
-            series = [k for k in ("synthetic", "control", "original") if k in hist]
-            series += [k for k in hist if k not in series and k != "edges"]
-            boxes.append(svg.histogram_chart(hist, f"{name}: {' vs '.join(series)} rows", label))
-    curves = {}
-    for name, res in results.items():
-        det = _details(res)
-        roc = det.get("roc_curve")
-        if isinstance(roc, (list, tuple)) and roc:
-            auc = det.get("auc", res.value if res.family != "fidelity" else None)
-            curves[f"{name} (AUC {fmt_number(auc, 3)})" if auc is not None else name] = roc
-    if curves:
-        boxes.append(svg.roc_chart(curves))
-    for name, res in results.items():
-        det = _details(res)
-        shapes = det.get("column_shapes_table")
-        if isinstance(shapes, (list, tuple)):
-            items = [(str(r.get("column", "?")), r.get("score")) for r in shapes if isinstance(r, Mapping)]
-            if items:
-                boxes.append(svg.bar_chart(items, f"{name}: per-column fidelity (column shapes)",
-                                           "score (1 = same distribution)", 1.0, "#009E73"))
-        cols = det.get("columns")
-        if name == "anonymisation_score" or (isinstance(cols, (list, tuple)) and cols
-                                             and isinstance(cols[0], Mapping) and "distance" in cols[0]):
-            if isinstance(cols, (list, tuple)):
-                items = [(str(r.get("column", "?")), r.get("distance")) for r in cols
-                         if isinstance(r, Mapping)]
-                if items:
-                    boxes.append(svg.bar_chart(items, f"{name}: distortion by column",
-                                               "distance (0 = unchanged, 1 = fully changed)", 1.0,
-                                               "#CC79A7"))
+    """The results' charts by kind: histograms, then the ROC overlays (every ROC chart of one
+    title in one box, each curve named by its metric), then bars; results in their order."""
+    charts = [(name, c) for name, res in results.items() for c in getattr(res, "charts", ())
+              if isinstance(c, Chart)]
+    boxes = [svg.histogram_chart(c.data, f"{name}: {c.title}", c.axis)
+             for name, c in charts if c.kind == "histogram"]
+    overlays: dict[str, dict[str, Any]] = {}
+    for name, c in charts:
+        if c.kind == "roc" and isinstance(c.data, (list, tuple)) and c.data:
+            overlays.setdefault(c.title, {})[f"{name} ({c.label})" if c.label else name] = c.data
+    boxes += [svg.roc_chart(curves, title) for title, curves in overlays.items()]
+    boxes += [svg.bar_chart(c.data, f"{name}: {c.title}", c.axis, c.max,
+                            c.colour or "#0072B2")
+              for name, c in charts if c.kind == "bars" and isinstance(c.data, (list, tuple))]
     boxes = [b for b in boxes if b]
     if not boxes:
         return '<p class="small">No metric in this report carries chart data.</p>'

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from synthguard import registry
-from synthguard.core.results import Baseline, MetricResult, level_from_thresholds
+from synthguard.core.results import Baseline, Chart, MetricResult, level_from_thresholds
 from synthguard.errors import MetricError
 from synthguard.registry import Param, register
 
@@ -37,15 +37,15 @@ def _install() -> list[str]:
         ctl = rng.gamma(2.5, 0.05, 400)
         edges = np.linspace(0, 0.5, 21)
         value = float(np.percentile(syn, percentile) / np.percentile(ctl, percentile))
+        hist = {"edges": edges.tolist(), "synthetic": np.histogram(syn, edges)[0].tolist(),
+                "control": np.histogram(ctl, edges)[0].tolist()}
         return MetricResult("uitest_distance", "privacy", value, "higher is safer",
                             baseline=Baseline(1.0, "control vs original"), ci=(value - 0.1, value + 0.1),
                             n=400, risk_level=level_from_thresholds(value, ctx.thresholds, "higher is safer"),
-                            details={"histogram": {"edges": edges.tolist(),
-                                                   "synthetic": np.histogram(syn, edges)[0].tolist(),
-                                                   "control": np.histogram(ctl, edges)[0].tolist()},
-                                     "percentile": percentile},
+                            details={"histogram": hist, "percentile": percentile},
                             records=[{"row": int(i), "distance": float(syn[i]), "age": 40 + int(i)}
-                                     for i in np.argsort(syn)[:5]])
+                                     for i in np.argsort(syn)[:5]],
+                            charts=(Chart.histogram(hist, "distance to closest record"),))
     names.append("uitest_distance")
 
     @register("uitest_attack", family="attacks", direction="lower is safer", default=False,
@@ -58,7 +58,8 @@ def _install() -> list[str]:
         return MetricResult("uitest_attack", "attacks", 0.8, "lower is safer",
                             baseline=Baseline(0.5, "random guess"), ci=(0.75, 0.85), n=200,
                             risk_level=level_from_thresholds(0.8, ctx.thresholds, "lower is safer"),
-                            details={"roc_curve": np.column_stack([fpr, tpr]).tolist(), "auc": 0.8})
+                            details={"roc_curve": np.column_stack([fpr, tpr]).tolist(), "auc": 0.8},
+                            charts=(Chart.roc(np.column_stack([fpr, tpr]), 0.8),))
     names.append("uitest_attack")
 
     @register("uitest_quality", family="fidelity", direction="higher is better", default=False,
@@ -73,7 +74,11 @@ def _install() -> list[str]:
                                      "column_pair_trends": 0.6,
                                      "column_pair_trends_table": [{"column_1": cols[0], "column_2": cols[1],
                                                                    "metric": "CorrelationSimilarity",
-                                                                   "score": 0.9}]})
+                                                                   "score": 0.9}]},
+                            charts=(Chart("bars", "per-column fidelity (column shapes)",
+                                          "score (1 = same distribution)",
+                                          [(r["column"], r["score"]) for r in table], max=1.0,
+                                          colour="#009E73"),))
     names.append("uitest_quality")
 
     @register("uitest_distortion", family="distortion", direction="higher is better", default=False,
@@ -83,7 +88,10 @@ def _install() -> list[str]:
         cols = [{"column": c, "sdtype": "numerical", "distance": 0.1 * (i + 1), "weight": 1.0}
                 for i, c in enumerate(ctx.tables.original.columns)]
         return MetricResult("uitest_distortion", "distortion", 42.0, "higher is better",
-                            details={"columns": cols})
+                            details={"columns": cols},
+                            charts=(Chart("bars", "distortion by column", "distance",
+                                          [(r["column"], r["distance"]) for r in cols], max=1.0,
+                                          colour="#CC79A7"),))
     names.append("uitest_distortion")
 
     @register("uitest_needs_control", family="privacy", direction="lower is safer", default=False,

@@ -1,4 +1,4 @@
-"""The HTML report: self-contained, every section present, charts drawn from the metrics' details."""
+"""The HTML report: self-contained, every section present, charts drawn from the results' charts."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, MetricResult
+from ...core.results import Baseline, Chart, MetricResult
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Interval, Param, register
 from . import distances as _distances
@@ -136,7 +136,11 @@ def anonymisation_score(ctx: Context, *, mode: str = "distributional",
                "columns": rows, "n_compared": int(len(ori)), "sampled": bool(len(ori) < max(n_o, n_a)),
                "jaro_winkler_backend": _distances.jaro_winkler_backend(),
                "params": {"mode": mode, "weights": dict(weights or {}), "max_rows": max_rows}}
+    bars = [(str(r["column"]), r["distance"]) for r in rows]
     return MetricResult("anonymisation_score", "distortion", score, "lower is better",
                         baseline=Baseline(1.0, "an unchanged copy of the original scores 1; a fully "
                                                "replaced table scores about 100"),
-                        n=int(len(ano)), warning=warning, details=details)
+                        n=int(len(ano)), warning=warning, details=details,
+                        charts=(Chart("bars", "distortion by column",
+                                      "distance (0 = unchanged, 1 = fully changed)", bars, max=1.0,
+                                      colour="#CC79A7"),) if bars else ())

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, MetricResult
+from ...core.results import Baseline, Chart, MetricResult
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ._columns import STATISTICAL
@@ -155,5 +155,9 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
     skipped = [c for c, s in t.schema.columns.items() if s.sdtype not in STATISTICAL]
     details = dict(res, skipped_columns=skipped, params=kw, from_original_stats=t.original is None,
                    exact=summary.exact)
+    bars = [(str(r["column"]), r["score"]) for r in res["column_shapes_table"]]
+    charts = (Chart("bars", "per-column fidelity (column shapes)", "score (1 = same distribution)",
+                    bars, max=1.0, colour="#009E73"),) if bars else ()
     return MetricResult("quality_report", "fidelity", res["score"], "higher is better",
-                        baseline=baseline, n=len(t.synthetic), warning=warning, details=details)
+                        baseline=baseline, n=len(t.synthetic), warning=warning, details=details,
+                        charts=charts)

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Chart, Evidence, MetricResult, level_from_thresholds
 from ...engine.neighbors import gower, nearest_distances
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
@@ -179,4 +179,6 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         name="closest_distance_mia", family="attacks", value=auc, direction="lower is safer",
         baseline=Baseline(0.5, "AUC of random guessing (members and non-members equally close)"),
         ci=ci, n=int(k_o + k_c), risk_level=level, warning="; ".join(warnings) or None,
-        details=details, records=records, evidence=evidence)
+        details=details, records=records, evidence=evidence,
+        charts=(Chart.histogram(hist, "distance to closest record"),
+                Chart.roc(details["roc_curve"], auc)))

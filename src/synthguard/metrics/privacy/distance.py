@@ -21,7 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...core.results import (
+    Baseline,
+    Chart,
+    Evidence,
+    MetricResult,
+    RecordFlags,
+    level_from_thresholds,
+)
 from ...engine.backend import balanced_keys
 from ...engine.neighbors import DistanceMetric, gower
 from ...errors import MetricError
@@ -274,7 +281,8 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
     return MetricResult("dcr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
                         _zero_records(d_s, i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),
-                        evidence=evidence)
+                        evidence=evidence,
+                        charts=(Chart.histogram(details["histogram"], "distance to closest record"),))
 
 
 def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
@@ -375,4 +383,5 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
     return MetricResult("nndr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
                         _zero_records(d_s[:, 0], i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),
-                        evidence=evidence)
+                        evidence=evidence,
+                        charts=(Chart.histogram(details["histogram"], "distance ratio"),))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Chart, MetricResult, level_from_thresholds
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import auc_ci, auc_score, roc_curve, thin_roc
@@ -311,4 +311,5 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
                   "attack",
     }
     return MetricResult("distinguishability", "privacy", auc, "lower is safer", baseline, ci,
-                        int(test.size), level, warning, details)
+                        int(test.size), level, warning, details,
+                        charts=(Chart.roc(details["roc_curve"], auc),))
