@@ -38,6 +38,7 @@ from synthguard.registry import Context, MetricSpec, all_metrics
 from synthguard.run.executor import run_metric
 
 from ..conftest import mixed_frame
+from ..unit.metrics.text.conftest import ORIGINAL_TEXTS, SYNTHETIC_TEXTS
 from .test_determinism import _is_row_number, _normalise
 
 SEED = 11
@@ -76,20 +77,9 @@ def _kind(spec: MetricSpec) -> str:
 
 
 # ------------------------------------------------------------------------------------------- inputs
-TEXTS = [
-    "Dr. Maria Gonzalez visited Springfield, Illinois with John Smith from Acme Corp last week.",
-    "Call me at 555-123-4567 or write to maria.gonzalez@example.com about the invoice AB123456.",
-    "My neighbor Peter Parker works at the Daily Bugle in New York City as a photographer.",
-    "The product arrived late but tasted fine, my husband liked it a lot honestly.",
-    "We bought this at Costco in Seattle and the kids loved it every single day.",
-    "Great coffee, strong flavour, would buy again from Amazon without hesitation at all.",
-    "The teacher told my sister that Helen Carter from Boston had won the baking contest.",
-    "These crackers are stale and the box was crushed when it finally came to our house.",
-    "This tea is lovely and I drink it every morning before work at the office.",
-    "Terrible taste, the package was broken when it arrived, never again for me.",
-    "Nice snack for the road, not too salty and the bag is easy to reseal later.",
-    "The cookies were soft and sweet, exactly like the ones from the bakery downtown.",
-]
+#: the text-metric tests' texts (known entities and copies), plus new ones for the release and control
+TEXTS = [*ORIGINAL_TEXTS, *(t for t in SYNTHETIC_TEXTS if t not in ORIGINAL_TEXTS and not t.endswith("really.")),
+         "The cookies were soft and sweet, exactly like the ones from the bakery downtown."]
 
 
 def _events(n_persons: int, seed: int, first_id: int) -> pd.DataFrame:
