@@ -299,12 +299,9 @@ class Context:
     entities : EntityRun, optional
         Entity-level inputs (:mod:`synthguard.data.entities`) when an entity key was given; ``tables`` is
         then the entity table for privacy metrics and the event table for the others.
-    cache : dict
-        The storage of the run's one memo (shared by the metrics of one run, emptied by the runner
-        as their users finish): not a second cache. Metrics use it through :meth:`memo`, which
-        computes an entry once under a lock per key; reading or writing ``cache[key]`` directly
-        skips that lock and the release (``users``). It is unrelated to the on-disk result cache
-        (``evaluate(cache=...)``, :mod:`synthguard.engine.cache`).
+    run_metrics : tuple of str
+        The names of the metrics of the current run (empty for a direct call); see
+        :meth:`for_run`.
     data_backend : Backend, optional
         Where counts, neighbours and row samples are computed (:attr:`data`); ``None`` = one process
         on ``tables`` / ``encoded``; a distributed run passes its Dask backend.
@@ -320,11 +317,29 @@ class Context:
     metric: str = ""
     backend: str = "auto"
     generator: Any = None
-    cache: dict[str, Any] = field(default_factory=dict)
     release_type: str = "synthetic"
     entities: Any = None
     data_backend: Backend | None = None
     executor: Callable[..., MetricResult] | None = None
+    # the run's one memo, shared by the contexts ``replace`` derives from this one; only through
+    # :meth:`memo` (not the on-disk result cache of ``evaluate(cache=...)``)
+    _memo: Memo = field(default_factory=lambda: Memo(), repr=False, compare=False)
+
+    @property
+    def run_metrics(self) -> tuple[str, ...]:
+        """The names of the metrics of the current run (set by :meth:`for_run`; empty when a metric
+        is called directly), so a metric can pick the form of a shared intermediate result that
+        the others will reuse."""
+        return self._memo.run_metrics
+
+    def for_run(self, names: Sequence[str]) -> Context:
+        """This context with a fresh memo for a run of the metrics ``names`` (the runner)."""
+        return replace(self, _memo=Memo(names))
+
+    def release_memos(self, pending: set[str]) -> None:
+        """Drop memoised entries whose declared users (``memo(..., users=...)``) are no longer
+        ``pending`` in this run (called by the runner as metrics finish)."""
+        self._memo.release(pending)
 
     @property
     def data(self) -> Backend:
@@ -343,24 +358,21 @@ class Context:
         return make_rng(self.seed, self.metric, *labels)
 
     def memo(self, key: Any, compute: Callable[[], Any], users: Sequence[str] = ()) -> Any:
-        """``self.cache[key]``, computing it once with ``compute()`` if absent.
+        """The run's memoised entry ``key``, computing it once with ``compute()`` if absent.
 
         Metrics running in threads (``jobs > 1``) that need the same intermediate result (a neighbour
         search, row ids) wait for one computation instead of repeating it: a lock per key.
         ``users``: the metrics that read this entry; once every one of them in the run has finished,
-        the runner drops it (:func:`release_memos`) so large intermediates do not live to the end."""
-        cache = self.cache
-        if users:
-            with _MEMO_LOCKS_GUARD:
-                cache.setdefault(MEMO_USERS_KEY, {})[key] = frozenset(users)
-        if key in cache:
-            return cache[key]
-        with _MEMO_LOCKS_GUARD:
-            lock = cache.setdefault(("__memo_lock__", key), threading.Lock())
-        with lock:
-            if key not in cache:
-                cache[key] = compute()
-        return cache[key]
+        the runner drops it (:meth:`release_memos`) so large intermediates do not live to the end.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> ctx = Context.from_frames(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [2, 3]}))
+        >>> ctx.memo("answer", lambda: 42), ctx.memo("answer", lambda: 0)
+        (42, 42)
+        """
+        return self._memo.get(key, compute, users)
 
     def submetric(self, spec: MetricSpec, params: Mapping[str, Any],
                   thresholds: Mapping[str, float] | None = None) -> MetricResult:
@@ -388,22 +400,44 @@ class Context:
         return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
 
 
-_MEMO_LOCKS_GUARD = threading.Lock()
-# ``ctx.cache[RUN_METRICS_KEY]``: names of the metrics of the current run (set by the runner), so a
-# metric can pick the form of a shared intermediate result that the others will reuse
-RUN_METRICS_KEY = "run.metrics"
-MEMO_USERS_KEY = "run.memo_users"
+class Memo:
+    """The storage of a run's one memo (:meth:`Context.memo`): intermediate results shared by the
+    metrics of one run, computed once under a lock per key and dropped once their declared users
+    have finished. Not a result cache (that is :mod:`synthguard.engine.cache`)."""
+
+    __slots__ = ("_entries", "_guard", "_locks", "_users", "run_metrics")
+
+    def __init__(self, run_metrics: Sequence[str] = ()) -> None:
+        self._entries: dict[Any, Any] = {}
+        self._locks: dict[Any, threading.Lock] = {}
+        self._users: dict[Any, frozenset[str]] = {}
+        self._guard = threading.Lock()
+        self.run_metrics: tuple[str, ...] = tuple(run_metrics)
+
+    def get(self, key: Any, compute: Callable[[], Any], users: Sequence[str] = ()) -> Any:
+        """``key``'s entry, computed once with ``compute()`` (see :meth:`Context.memo`)."""
+        entries = self._entries
+        if users:
+            with self._guard:
+                self._users[key] = frozenset(users)
+        if key in entries:
+            return entries[key]
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in entries:
+                entries[key] = compute()
+        return entries[key]
+
+    def release(self, pending: set[str]) -> None:
+        """Drop the entries none of whose declared users is ``pending``."""
+        with self._guard:
+            for key, who in list(self._users.items()):
+                if not who & pending:
+                    self._entries.pop(key, None)
+                    del self._users[key]
 
 
-def release_memos(cache: dict[Any, Any], pending: set[str]) -> None:
-    """Drop memoised entries whose declared users (``Context.memo(..., users=...)``) are no longer
-    ``pending`` in this run (called by the runner as metrics finish)."""
-    with _MEMO_LOCKS_GUARD:
-        users = cache.get(MEMO_USERS_KEY, {})
-        for key, who in list(users.items()):
-            if not who & pending:
-                cache.pop(key, None)
-                del users[key]
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
 _DISCOVERED = False

@@ -16,7 +16,7 @@ from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
 from ..engine.parallel import resolve_jobs
 from ..errors import ConfigError, InputError
-from ..registry import RUN_METRICS_KEY, Context, get_metric, metric_info, release_memos
+from ..registry import Context, get_metric, metric_info
 from .config import RunConfig, build_config, validate_seed
 from .executor import Entry, RunOutput, build_report, execute
 from .verdict import risk_rule_of
@@ -165,9 +165,10 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     rule = risk_rule_of(run_config, dt, risk)
     dt.release_type = rule.release_type
     # one context for the run, whose backend is the cluster: the metrics run their own code
-    ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
-                  release_type=rule.release_type, data_backend=cluster_backend(dt, backend))
     names = list(run_config.metrics)
+    ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
+                  release_type=rule.release_type,
+                  data_backend=cluster_backend(dt, backend)).for_run(names)
 
     def one(name: str) -> Entry:
         metric = _metric_of(run_config, name)
@@ -215,17 +216,17 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
+    names = list(run_config.metrics)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator, release_type=rule.release_type, entities=entities)
+                  generator=generator, release_type=rule.release_type,
+                  entities=entities).for_run(names)
     entity_ctx = None
     if entities is not None:
         from dataclasses import replace as _replace
 
-        entity_ctx = _replace(ctx, tables=entities.entities, encoded=EncodedView(entities.entities),
-                              cache={})  # memos of the row tables must not leak into the entity tables
-    names = list(run_config.metrics)
-    if entity_ctx is not None:
-        entity_ctx.cache[RUN_METRICS_KEY] = tuple(names)
+        # a memo of its own: memos of the row tables must not leak into the entity tables
+        entity_ctx = _replace(ctx, tables=entities.entities,
+                              encoded=EncodedView(entities.entities)).for_run(names)
 
     def one(name: str) -> Entry:
         """``name`` is the run's name of the metric (a named run may run one metric several
@@ -285,8 +286,8 @@ def _run_all(names: list[str], one: Callable[[str], Entry], run_config: Any, ctx
              on_progress: Callable[[str, int, int], Any] | None) -> dict[str, Entry]:
     """Every metric of the run through ``one``, ``jobs`` at once (threads), with the progress bar
     and ``on_progress`` after each; the entries in the configured order, whatever order the metrics
-    finished in. Memos no pending metric needs are dropped as metrics finish."""
-    ctx.cache[RUN_METRICS_KEY] = tuple(names)
+    finished in. Memos no pending metric needs are dropped as metrics finish (``ctx`` comes from
+    :meth:`Context.for_run` with ``names``)."""
     n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
     bar = None
     if progress and names:
@@ -318,7 +319,7 @@ def _run_all(names: list[str], one: Callable[[str], Entry], run_config: Any, ctx
             for fut in as_completed(futures):
                 done[futures[fut]] = fut.result()
                 pending.discard(futures[fut])
-                release_memos(ctx.cache, pending)
+                ctx.release_memos(pending)
                 release_free_memory()
                 finished(futures[fut])
         except BaseException:
@@ -333,7 +334,7 @@ def _run_all(names: list[str], one: Callable[[str], Entry], run_config: Any, ctx
         if name in done:
             continue
         done[name] = one(name)
-        release_memos(ctx.cache, set(names) - set(done))
+        ctx.release_memos(set(names) - set(done))
         release_free_memory()  # what the metric freed goes back to the OS (lower peak; same numbers)
         finished(name)
     if bar is not None:

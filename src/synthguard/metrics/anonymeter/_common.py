@@ -46,7 +46,7 @@ TRIO_USERS = ("singling_out_univariate", "singling_out_multivariate", "linkabili
 
 
 def memoised(name: str) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
-    """Cache a metric's result in the run's ``ctx.cache`` by its parameters and thresholds, so the
+    """Memoise a metric's result in the run's ``ctx.memo`` by its parameters and thresholds, so the
     ``anonymeter`` summary and the stand-alone metrics compute each attack once per run."""
     def deco(fn: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
         @functools.wraps(fn)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
 from ...engine.neighbors import Neighbors
-from ...registry import RUN_METRICS_KEY, Context, Param, register
+from ...registry import Context, Param, register
 from ...stats import median_ci, wilson_rate
 from ._common import has_control, thresholds
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
@@ -61,7 +61,7 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
     When a metric in ``shareable`` runs too and searches the same pair with the same distance
     (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
     search is reused instead of a second one."""
-    if set(shareable) & set(ctx.cache.get(RUN_METRICS_KEY, ())):
+    if set(shareable) & set(ctx.run_metrics):
         from ..privacy.distance import distance_setup, shared_neighbours
 
         d_cols, d_metric = distance_setup(ctx)

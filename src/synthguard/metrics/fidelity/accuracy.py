@@ -71,14 +71,15 @@ def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples
         return ref
     params["n_triples"] = n_triples
     key = ("accuracy_reference", tuple(sorted(params.items())))
-    if key not in ctx.cache:
+
+    def compute() -> Reference:
         cols = ctx.tables.schema.tabular_columns()
         if not cols:
             raise MetricError("no tabular column to bin (only text or id columns)")
         block = ctx.encoded.block("original", cols)
-        ctx.cache[key] = build_reference(block, ctx.encoded.encoder, cols, rng=ctx.rng("triples"),
-                                         **params)
-    return ctx.cache[key]
+        return build_reference(block, ctx.encoded.encoder, cols, rng=ctx.rng("triples"), **params)
+
+    return ctx.memo(key, compute)
 
 
 def _subsample(ctx: Context, role: str, cols: list[str], m: int) -> np.ndarray | None:

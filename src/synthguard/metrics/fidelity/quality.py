@@ -123,10 +123,7 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
         if summary is None:
             raise MetricError("the original statistics hold no quality summary: profile again")
     else:
-        key = "quality_report.summary"
-        if key not in ctx.cache:
-            ctx.cache[key] = summarise_real(t.original, sdtypes)
-        summary = ctx.cache[key]
+        summary = ctx.memo("quality_report.summary", lambda: summarise_real(t.original, sdtypes))
     res = quality_against(summary, t.synthetic, **kw)
     if t.control is not None:
         base = quality_against(summary, t.control, **kw)

@@ -51,7 +51,7 @@ _COMMON = [
 
 
 def distance_setup(ctx: Context) -> tuple[list[str], DistanceMetric]:
-    """Columns and metric shared by ``dcr`` and ``nndr`` (memoised in ``ctx.cache``)."""
+    """Columns and metric shared by ``dcr`` and ``nndr`` (memoised with ``ctx.memo``)."""
     def compute() -> tuple[list[str], DistanceMetric]:
         cols = ctx.tables.schema.tabular_columns()
         if not cols:

@@ -32,7 +32,7 @@ def matching_columns(ctx: Context) -> list[str]:
 
 
 def row_identities_for(ctx: Context) -> dict[str, np.ndarray]:
-    """Exact-row ids per role (memoised in ``ctx.cache``): equal rows get equal ids in every role."""
+    """Exact-row ids per role (memoised with ``ctx.memo``): equal rows get equal ids in every role."""
     return ctx.memo("matching.row_ids", lambda: ctx.data.row_ids(matching_columns(ctx)))
 
 

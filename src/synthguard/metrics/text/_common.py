@@ -189,7 +189,7 @@ def shared_outputs(ctx: Context, backend: Any, texts: dict[str, list[str]], cach
     """``[entities output, nominals output]`` per text of every role, from one spaCy pass per
     distinct text over ALL roles (texts shared by two tables are analysed once).
 
-    Three layers: a per-text memo in ``ctx.cache`` (shared by the metrics of one evaluation, also
+    Three layers: a per-text entry of the run's ``ctx.memo`` (shared by the metrics of one run, also
     with ``cache=False``, which only turns the next layer off), the disk cache (one entry per role, keyed by the role's distinct texts and the backend signature, so
     a later run with the same original table reuses it), then the NLP pass on the texts still missing.
     """
@@ -199,7 +199,7 @@ def shared_outputs(ctx: Context, backend: Any, texts: dict[str, list[str]], cach
     from ._cache import cache_key
 
     sig = backend.signature()
-    memo: dict[str, Any] = ctx.cache.setdefault("text_nlp:" + json.dumps(sig, sort_keys=True), {})
+    memo: dict[str, Any] = ctx.memo("text_nlp:" + json.dumps(sig, sort_keys=True), dict)
     pending: list[tuple[str, list[str]]] = []
     for t in texts.values():
         uniq = sorted(set(t))
