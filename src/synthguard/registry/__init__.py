@@ -38,6 +38,9 @@ if TYPE_CHECKING:  # pragma: no cover - imported lazily at run time (cold start)
     from ..engine.backend import Backend
 
 NEEDS = ("original", "synthetic", "control", "generator")
+#: The ``risk_level`` a metric returns for :func:`finalise` to set from its declared thresholds; a
+#: metric sets a level itself only where the thresholds do not decide it (``"unknown"`` stays unknown).
+LEVEL_FROM_THRESHOLDS = "from thresholds"
 #: Why a metric is skipped when only the original's statistics were given.
 ORIGINAL_ROWS_NEEDED = "the original rows (not available with --original-stats)"
 
@@ -519,12 +522,59 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
 
         @functools.wraps(func)
         def checked(ctx: Any, *args: Any, **given: Any) -> MetricResult:
-            return func(ctx, *args, **spec.check_given(given))
+            return finalise(spec, ctx, func(ctx, *args, **spec.check_given(given)))
 
         checked.spec = spec  # type: ignore[attr-defined]
         return checked
 
     return deco
+
+
+def finalise(spec: MetricSpec, ctx: Any, result: Any) -> Any:
+    """What the registration declares, applied to a metric's result (the executor and a direct call).
+
+    * ``risk_level``: a metric that returns :data:`LEVEL_FROM_THRESHOLDS` gets the level of its
+      ``value`` against the declared thresholds (the context's, i.e. the defaults overlaid with the
+      user's; the registered defaults when a direct call's context has none), read in the declared
+      ``direction`` (:func:`~synthguard.core.results.level_from_thresholds`); ``"unknown"`` without
+      declared thresholds. A metric sets the level itself only where the thresholds do not decide
+      it (not meaningful, not significant, nothing to measure...).
+    * ``evidence.weight``: the declared ``weight`` (the test's share of the verdict's false-alarm
+      budget).
+
+    Anything that is not a :class:`~synthguard.core.results.MetricResult` is returned unchanged.
+
+    Examples
+    --------
+    >>> from synthguard.core.results import MetricResult
+    >>> spec = MetricSpec("x", "privacy", lambda ctx: None, (), (), "lower is safer",
+    ...                   {"medium": 0.1, "high": 0.5}, "")
+    >>> finalise(spec, None, MetricResult("x", "privacy", 0.2, "lower is safer",
+    ...                                   risk_level=LEVEL_FROM_THRESHOLDS)).risk_level
+    'medium'
+    >>> finalise(spec, None, MetricResult("x", "privacy", 0.2, "lower is safer",
+    ...                                   risk_level="not meaningful")).risk_level
+    'not meaningful'
+    """
+    from ..core.results import MetricResult, level_from_thresholds
+
+    if not isinstance(result, MetricResult):
+        return result
+    changes: dict[str, Any] = {}
+    import os as _os  # AUDIT-TEMP
+    if _os.environ.get("SG_AUDIT") and spec.thresholds:  # AUDIT-TEMP
+        _th = getattr(ctx, "thresholds", None) or spec.thresholds  # AUDIT-TEMP
+        _lv = level_from_thresholds(result.value, _th, spec.direction)  # AUDIT-TEMP
+        with open(_os.environ["SG_AUDIT"], "a") as _fh:  # AUDIT-TEMP
+            _fh.write(f"{spec.name}\t{result.risk_level}\t{_lv}\t{result.value!r}\t{result.direction}\t{spec.direction}\t{ev.weight if (ev := result.evidence) is not None else None}\n")  # AUDIT-TEMP
+    if result.risk_level == LEVEL_FROM_THRESHOLDS:
+        thresholds = getattr(ctx, "thresholds", None) or spec.thresholds
+        changes["risk_level"] = (level_from_thresholds(result.value, thresholds, spec.direction)
+                                 if spec.thresholds else "unknown")
+    ev = result.evidence
+    if ev is not None and ev.weight != spec.weight:
+        changes["evidence"] = replace(ev, weight=spec.weight)
+    return replace(result, **changes) if changes else result
 
 
 _DISCOVER_LOCK = threading.RLock()

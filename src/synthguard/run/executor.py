@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core.results import MetricResult
 from ..errors import ConfigError, MetricError
-from ..registry import ORIGINAL_ROWS_NEEDED, Context, MetricSpec, missing_inputs
+from ..registry import ORIGINAL_ROWS_NEEDED, Context, MetricSpec, finalise, missing_inputs
 
 #: What a metric lacks, in the one wording every path uses ("needs " + these, joined by "and").
 NEEDS_WORDING = {
@@ -150,18 +150,17 @@ def execute(spec: MetricSpec, ctx: Context, params: Mapping[str, Any], *, name: 
         key = cache.key(mctx.tables, spec.name, params, mctx.seed, mctx.thresholds, spec.func)
         hit = cache.get(key)
         if hit is not None:
-            res = hit if spec.name == name else dataclasses.replace(hit, name=name)
+            res = _finish(spec, mctx, hit, unit)
+            res = res if spec.name == name else dataclasses.replace(res, name=name)
             return Entry(name, spec.name, params, result=res, cached=True, unit=unit,
                          seconds=_since(t0))
     try:
         res = spec.func(mctx, **params)
         if not isinstance(res, MetricResult):
             raise TypeError(f"metric {name!r} returned {type(res).__name__}, not MetricResult")
-        if unit == "entity" and res.evidence is not None and res.evidence.unit != "entities":
-            # the metric ran on one row per entity
-            res = dataclasses.replace(res, evidence=dataclasses.replace(res.evidence, unit="entities"))
-        if key is not None:
+        if key is not None:  # as the metric returned it: what the registration adds is applied anew
             cache.put(key, res)
+        res = _finish(spec, mctx, res, unit)
         if spec.name != name:  # a named run: the result carries its run name
             res = dataclasses.replace(res, name=name)
     except (MetricError, ConfigError) as exc:
@@ -170,6 +169,16 @@ def execute(spec: MetricSpec, ctx: Context, params: Mapping[str, Any], *, name: 
         return Entry(name, spec.name, params, "error", f"{type(exc).__name__}: {exc}", _since(t0),
                      unit=unit, traceback=traceback.format_exc(limit=8), error=exc)
     return Entry(name, spec.name, params, result=res, unit=unit, seconds=_since(t0))
+
+
+def _finish(spec: MetricSpec, ctx: Context, res: MetricResult, unit: str | None) -> MetricResult:
+    """The result as the run reports it: :func:`~synthguard.registry.finalise` (the level from the
+    declared thresholds, the declared weight) and, on one row per entity, the evidence's unit."""
+    res = finalise(spec, ctx, res)
+    if unit == "entity" and res.evidence is not None and res.evidence.unit != "entities":
+        # the metric ran on one row per entity
+        res = dataclasses.replace(res, evidence=dataclasses.replace(res.evidence, unit="entities"))
+    return res
 
 
 def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> MetricResult:

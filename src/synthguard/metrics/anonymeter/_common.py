@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Evidence, MetricResult
 from ...data.encoding import NAN_CODE, Block
 from ...data.hashing import row_hashes
 from ...errors import ConfigError, MetricError
-from ...registry import Context, Param
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param
 from ...stats import Rate, risk_from_rates, wilson_rate
 
 FAMILY = "anonymeter"
@@ -202,7 +202,7 @@ def _num(x: float) -> float | int:
 def risk_level(d: Mapping[str, Any], thresholds: Mapping[str, float]) -> str:
     if not d.get("meaningful", True):
         return NOT_MEANINGFUL
-    return level_from_thresholds(d["risk"], thresholds, DIRECTION)
+    return LEVEL_FROM_THRESHOLDS  # the risk against the declared thresholds (the executor)
 
 
 def evidence_of(d: Mapping[str, Any], what: str, confidence_level: float = 0.95) -> Evidence | None:

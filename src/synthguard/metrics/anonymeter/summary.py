@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...core.results import Baseline, MetricResult, level_from_thresholds
+from ...core.results import Baseline, MetricResult
 from ...errors import MetricError
-from ...registry import Context, Param, get_metric
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, get_metric
 from ...registry import register as _register
 from ._common import DIRECTION, FAMILY, NOT_MEANINGFUL, THRESHOLDS
 
@@ -54,7 +54,7 @@ def anonymeter_summary(ctx: Context, *, n_attacks: int = 2000, confidence_level:
     pool = meaningful or results
     worst = max(pool, key=lambda k: pool[k].value or 0.0)
     overall = pool[worst].value
-    level = level_from_thresholds(overall, ctx.thresholds, DIRECTION) if meaningful else NOT_MEANINGFUL
+    level = LEVEL_FROM_THRESHOLDS if meaningful else NOT_MEANINGFUL  # the worst meaningful risk
     warnings = []
     if not meaningful:
         warnings.append("every attack was no better than its naive baseline: the overall risk is not "

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Evidence, MetricResult
 from ...errors import ConfigError, MetricError
-from ...registry import Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
@@ -170,7 +170,7 @@ def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
         out[role] = summ
     value = out["synthetic"]["k"]
     out["synthetic_unique_in_original"] = int(unique_both)
-    level = level_from_thresholds(value, thresholds, "higher is safer")
+    level = LEVEL_FROM_THRESHOLDS
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes smaller than "
@@ -249,7 +249,7 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     low = np.flatnonzero(row_l < l)
     order = low[np.lexsort((low, row_l[low]))][:max_records]
     recs = [{"synthetic_row": int(i), "distinct_sensitive_values": int(row_l[i])} for i in order]
-    level = level_from_thresholds(value, thresholds(ctx, name), "higher is safer")
+    level = LEVEL_FROM_THRESHOLDS
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "

@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Evidence, MetricResult
 from ...engine.neighbors import Neighbors
-from ...registry import Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import median_ci, wilson_rate
-from ._common import has_control, thresholds
+from ._common import has_control
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
@@ -193,7 +193,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         warning = ("synthetic rows are not measurably closer to the original rows than uniformly random "
                    "rows are: no closeness-based disclosure is measurable")
     else:
-        level = level_from_thresholds(score, thresholds(ctx, "dcr_baseline_protection"), "higher is safer")
+        level = LEVEL_FROM_THRESHOLDS
     order = np.lexsort((np.arange(d_syn_all.size), d_syn_all))[:max_records]
     recs = [{"synthetic_row": int(rows_syn[i]), "dcr": float(d_syn_all[i]),
              "nearest_original_row": int(idx_syn[i])} for i in order]
@@ -288,7 +288,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         warnings.append("synthetic rows are not measurably closer to the training rows than to the holdout "
                         "rows: no memorisation is measurable")
     else:
-        level = level_from_thresholds(score, thresholds(ctx, "dcr_overfitting_protection"), "higher is safer")
+        level = LEVEL_FROM_THRESHOLDS
     margin = d_h - d_t
     cand = np.flatnonzero(closer)
     order = cand[np.lexsort((cand, d_t[cand], -margin[cand]))][:max_records]

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
-from ...registry import Context, Param, register
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import wilson_interval
 from ._common import (
     column_codes,
@@ -26,7 +26,6 @@ from ._common import (
     has_control,
     joint_ids,
     rare_records,
-    thresholds,
 )
 from ._dcr import dcr_columns, subsample
 
@@ -169,7 +168,7 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     n_match = int(matched.sum())
     score = (n - n_match) / n
     lo, hi = wilson_interval(n - n_match, n)
-    level = "not meaningful" if n_match == 0 else level_from_thresholds(score, thresholds(ctx, "new_row_synthesis"), "higher is safer")
+    level = "not meaningful" if n_match == 0 else LEVEL_FROM_THRESHOLDS
     warning = None if n_match else ("no synthetic row matches an original row within the tolerance: "
                                     "no copying is measurable (near-copies may still exist: see the DCR metrics)")
     recs = [{"synthetic_row": int(rows[i])} for i in np.flatnonzero(matched)[:max_records]]

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
 from ...errors import ConfigError
-from ...registry import Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
@@ -45,7 +45,6 @@ from ._common import (
     joint_ids,
     rare_records,
     resolve_fields,
-    thresholds,
 )
 
 __all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "own_table_unique"]
@@ -214,7 +213,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     if "control" in roles:
         evidence, sub = _repu_evidence(ctx, codes)
         details["evidence_rows_per_side"] = sub
-    level = level_from_thresholds(value, thresholds(ctx, name), "lower is safer")
+    level = LEVEL_FROM_THRESHOLDS
     rows = np.flatnonzero(rep_u)[:max_records]
     recs = [{"original_row": int(i)} for i in rows]
     warning = None
@@ -459,7 +458,7 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
             baseline="control records (never trained on) against the same synthetic data",
             note=("cells over denom_lim counted over original and control records pooled"
                   if exclude_ov_denom_lim else None))
-    level = level_from_thresholds(value, thresholds(ctx, name), "lower is safer")
+    level = LEVEL_FROM_THRESHOLDS
     recs = [{"original_row": int(i)} for i in np.flatnonzero(k_o)[:max_records]]
     warning = None
     if k:

@@ -90,7 +90,7 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
               interval=Interval(99)),
         Param("top_records", 10, "most exposed training records listed per attack", kind="non-negative int"),
     ],
-    thresholds={"medium": 0.6, "high": 0.8},
+    thresholds={"medium": 0.6, "high": 0.8}, weight=2.0,
     description="best AUC of seven no-box membership attacks with a reference sample (DOMIAS, "
                 "DCR-Diff, plagiarism index, Gen-LRA, classifier, near-copy, closest distance), "
                 "tested jointly; 0.5 = no better than guessing",
@@ -254,7 +254,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         f"({adv_attack}, score >= {thr_adv:.4g}), counted on the held-out half",
         k_m, int(lb.sum()), k_n, int((~lb).sum()),
         baseline="non-member control rows (the control minus the reference sample) under the "
-                 "same release and reference", weight=2.0)
+                 "same release and reference")
     ev = replace(ev, p_value=p_ens, risk="presence", sees=(),
                  test=f"{mt['method']}; effect: TPR - FPR on the held-out half (Newcombe interval)",
                  note=f"p-value of the best of {len(names)} attacks' AUC, adjusted for the maximum "

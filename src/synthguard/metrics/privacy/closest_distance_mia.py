@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...core.results import Baseline, Chart, Evidence, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Chart, Evidence, MetricResult
 from ...engine.neighbors import gower, nearest_distances
 from ...errors import MetricError
-from ...registry import Context, Interval, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import (
     auc_ci,
     auc_score,
@@ -45,7 +45,7 @@ from .distance import balanced_rows  # the one content-keyed, order-independent 
         Param("max_roc_points", 101, "ROC points kept for the report", kind=int,
               interval=Interval(2)),
     ],
-    thresholds={"medium": 0.6, "high": 0.8},
+    thresholds={"medium": 0.6, "high": 0.8}, weight=2.0,
     description="AUC of telling training rows from control rows by their distance to the synthetic "
                 "data (0.5 = no better than guessing)",
 )
@@ -124,7 +124,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
                         "includes 0.5): this attack finds no membership signal, which does not prove "
                         "the release is safe")
     else:
-        level = level_from_thresholds(auc, thresholds, "lower is safer")
+        level = LEVEL_FROM_THRESHOLDS  # the AUC against the declared thresholds
     # the most exposed original rows: closest to the synthetic data, with the share of control rows
     # that are at least as close (an empirical p-value of "this row is just typical")
     records = None
@@ -163,7 +163,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
             f"share of records among the pooled {100 * target:g} % closest to the release "
             f"(distance <= {-cut:.4g})", k_m, int(k_o), k_n, int(k_c),
             baseline="control rows at the same distance cut (pooled, so the test is exact)",
-            weight=2.0)
+            weight=closest_distance_mia.spec.weight)  # as the result's evidence (registered)
         details[f"tail_{target:g}"] = ev.to_dict()
         if evidence is None:
             evidence = ev

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Chart, MetricResult, level_from_thresholds
+from ...core.results import Baseline, Chart, MetricResult
 from ...errors import MetricError
-from ...registry import Context, Interval, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import auc_ci, auc_score, roc_curve, thin_roc
 from .matching import row_identities_for
 
@@ -272,10 +272,8 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         baseline = Baseline(0.5, "chance level (no permutation refits requested)")
         perm, floor = None, 0.5
     fpr, tpr, _ = roc_curve(y_test, scores)
-    level = level_from_thresholds(auc, ctx.thresholds, "lower is safer")
     distinguishable = bool(ci[0] > floor)
-    if not distinguishable:
-        level = "low"
+    level = LEVEL_FROM_THRESHOLDS if distinguishable else "low"  # the AUC counts only when significant
     copies = float(np.isin(ids["synthetic"], ids["original"]).mean())
     notes = []
     if copies >= 0.01:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import MetricError
-from ...registry import Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import difference_ci, proportion
 
 __all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
@@ -45,7 +45,7 @@ def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
     optional_needs=("control",),
     params=[Param("top_n", 20, "how many copied original rows to list in records", "positive int"),
             Param("confidence_level", 0.95, "level of the Wilson intervals", "probability")],
-    thresholds={"high": 0.05},
+    thresholds={"high": 0.05}, weight=3.0,
     description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
 )
 def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
@@ -223,8 +223,8 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
                            "rows match the original as often (common rows, not memorisation)")
     else:
         baseline = Baseline(None, "no baseline: no control given")
-    level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
-    if level == "high" and warning is None:
+    high = thresholds.get("high")
+    if high is not None and rate["value"] >= high and warning is None:  # the level will be high
         warning = (f"{k} of {n_synthetic} synthetic rows ({100 * rate['value']:.1f} %) are copies of "
                    "original rows")
     evidence = None
@@ -237,11 +237,11 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
         if flags is not None:
             evidence = Evidence.from_flags(statistic, flags, sees=("exact", "rare"), risk="presence",
                                            baseline=base, confidence_level=confidence_level,
-                                           weight=3.0, note=note)
+                                           note=note)
         else:  # counts only (partitioned runs): the same numbers, joined by Holm
             evidence = Evidence.from_counts(
                 statistic, e["unique_hit_o"], e["n_o"], e["unique_hit_c"], e["n_c"], baseline=base,
-                confidence_level=confidence_level, weight=3.0, note=note)
+                confidence_level=confidence_level, note=note)
             vis = e["unique_o"] / e["n_o"] if e["n_o"] else 1.0
             evidence = replace(evidence, risk="presence", sees=("exact", "rare"),
                                visibility={"exact": vis, "rare": vis})
@@ -249,8 +249,8 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
             "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
             e["n_c"], confidence_level=confidence_level).to_dict()
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
-                        tuple(rate["ci"]), n_synthetic, level, warning, details, records,
-                        evidence=evidence)
+                        tuple(rate["ci"]), n_synthetic, LEVEL_FROM_THRESHOLDS, warning, details,
+                        records, evidence=evidence)
 
 
 @register(
@@ -380,7 +380,7 @@ def ims_result(thresholds: Any, *, k: int, n_distinct: int, control: tuple[int, 
                 confidence_level=confidence_level, drives_verdict=False, note=note), risk="presence")
     else:
         baseline = Baseline(None, "no baseline: no control given")
-        level = level_from_thresholds(rate["value"], thresholds, "lower is safer")
+        level = LEVEL_FROM_THRESHOLDS  # the raw share against the declared thresholds
         warning = ("no control given: IMS has no baseline, so 'passed' is not decided; risk level "
                    "compares the raw share with the thresholds")
     return MetricResult("ims", "privacy", rate["value"], "lower is safer", baseline, tuple(rate["ci"]),

@@ -160,7 +160,7 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
                   int, interval=Interval(1, 2)),
             Param("top_n", 20, "how many near-copied training rows to list in records", "positive int"),
             Param("confidence_level", 0.95, "level of the intervals", "probability")],
-    thresholds={"medium": 0.01, "high": 0.05},
+    thresholds={"medium": 0.01, "high": 0.05}, weight=2.0,
     description="share of training records (near-unique in the real data) with a release row equal "
                 "on all cells but max_diff, against control records",
 )
@@ -230,7 +230,7 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
         f"share of records near-unique in the real data with a release row equal on all cells but "
         f"{max_diff}", flags, sees=("near", "exact", "rare"), risk="presence",
         baseline="control rows: real people the generator never saw, against the same release",
-        confidence_level=cl, weight=2.0,
+        confidence_level=cl,
         note=f"{100 * vis:.1f} % of the training records are near-unique (no other real record within "
              f"{max_diff} cell(s)); near-copies of the others cannot be told from common rows")
     qi = _qi_unique_copies(ctx, cols, n_o)

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
 from ...errors import MetricError
-from ...registry import Context, Interval, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import wilson_interval
 from ._common import (
     Docs,
@@ -349,9 +349,7 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
     k = totals["exact"][0] + totals["near"][0]
     copy = _rate(k, n_syn)
     orig_dup = _rate(totals["orig_dup"][0], totals["orig_n"][0])
-    th = ctx.thresholds
-    level = level_from_thresholds(copy["rate"], {x: th[x] for x in ("medium", "high") if x in th},
-                                  "lower is safer")
+    level = LEVEL_FROM_THRESHOLDS  # the copy rate against the declared thresholds (the executor)
     warnings = []
     if totals["ctl_n"][0]:
         ctl = _rate(totals["ctl_copy"][0], totals["ctl_n"][0])

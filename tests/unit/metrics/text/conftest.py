@@ -8,6 +8,7 @@ import pytest
 
 from synthguard.metrics.text._cache import TextCache
 from synthguard.registry import Context, get_metric
+from synthguard.run.executor import execute
 
 ORIGINAL_TEXTS = [
     "Dr. Maria Gonzalez visited Springfield, Illinois with John Smith from Acme Corp last week.",
@@ -55,7 +56,7 @@ def run(name: str, original: pd.DataFrame, synthetic: pd.DataFrame, control: pd.
     """Run a registered metric directly (validated parameters, default thresholds)."""
     spec = get_metric(name)
     ctx = Context.from_frames(original, synthetic, control, metadata or METADATA, seed=seed)
-    return spec.func(ctx.for_metric(spec), **spec.resolve_params(params))
+    return execute(spec, ctx, spec.resolve_params(params)).result_or_raise()  # as a run finalises it
 
 
 @pytest.fixture(scope="session")
