@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -94,7 +95,8 @@ def _hypergeom_sf(k, M, n, N):
 
 __all__ = [
     "Rate", "Risk", "z_value", "wilson_rate", "wilson_interval", "clopper_pearson", "risk_from_rates",
-    "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "auc_ci", "proportion",
+    "bootstrap_ci", "percentile_ci", "auc_score", "roc_curve", "tpr_at_fpr", "tpr_at_low_fpr",
+    "auc_ci", "proportion",
     "make_rng", "difference_ci", "median_ci", "chi_square", "chi_square_table", "cramers_v_table",
     "fisher_greater", "binomial_greater", "holm_adjust", "detection_limit", "tail_counts",
     "label_permutation_greater", "auc_test", "auc_max_t", "pooled_tail", "epsilon_lower_bound",
@@ -392,6 +394,34 @@ def tpr_at_fpr(labels: np.ndarray, scores: np.ndarray, fpr_target: float) -> flo
     fpr, tpr, _ = roc_curve(labels, scores)
     ok = fpr <= fpr_target + 1e-12
     return float(tpr[ok].max()) if ok.any() else 0.0
+
+
+def tpr_at_low_fpr(labels: np.ndarray, scores: np.ndarray, n_negative: int, n_positive: int, *,
+                   negatives: str = "control rows",
+                   targets: Sequence[float] = (0.001, 0.01)) -> dict[str, Any]:
+    """TPR at each low FPR target with its Wilson interval over the ``n_positive`` members.
+
+    A target that ``n_negative`` non-members cannot resolve (``n_negative * target < 1``) is
+    ``None`` with a ``_note`` naming how many ``negatives`` it needs.
+
+    Examples
+    --------
+    >>> y = np.array([1] * 50 + [0] * 50); s = np.arange(100.0)[::-1]
+    >>> out = tpr_at_low_fpr(y, s, 50, 50)
+    >>> out["tpr_at_fpr_0.001"] is None, out["tpr_at_fpr_0.01_note"]
+    (True, 'needs at least 100 control rows')
+    """
+    out: dict[str, Any] = {}
+    for target in targets:
+        key = f"tpr_at_fpr_{target:g}"
+        if n_negative * target < 1:
+            out[key] = None
+            out[key + "_note"] = f"needs at least {int(np.ceil(1 / target))} {negatives}"
+            continue
+        t = tpr_at_fpr(labels, scores, target)
+        out[key] = t
+        out[key + "_ci"] = proportion(int(round(t * n_positive)), n_positive)["ci"]
+    return out
 
 
 def thin_roc(fpr: np.ndarray, tpr: np.ndarray, max_points: int = 101) -> list[list[float]]:

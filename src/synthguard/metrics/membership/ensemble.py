@@ -31,9 +31,8 @@ from ...stats import (
     auc_max_t,
     auc_test,
     epsilon_lower_bound,
-    proportion,
     roc_curve,
-    tpr_at_fpr,
+    tpr_at_low_fpr,
 )
 from ..privacy.distance import balanced_keys
 from .attacks import ATTACKS, attack_scores, concat_blocks
@@ -201,15 +200,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
                  "significant": bool(mt["p_adjusted"][i] < 0.05),
                  "significant_alone": bool(t["p_value"] < 0.05), "test": t["test"],
                  "seconds": res.seconds.get(a), "note": res.notes.get(a)}
-        for target in (0.001, 0.01):
-            key = f"tpr_at_fpr_{target:g}"
-            if n_n * target < 1:
-                entry[key] = None
-                entry[key + "_note"] = f"needs at least {int(np.ceil(1 / target))} non-members"
-                continue
-            tv = tpr_at_fpr(labels, s, target)
-            entry[key] = tv
-            entry[key + "_ci"] = proportion(int(round(tv * n_m)), n_m)["ci"]
+        entry.update(tpr_at_low_fpr(labels, s, n_n, n_m, negatives="non-members"))
         if top_records > 0:
             sm, sn = s[:n_m], np.sort(s[n_m:])
             top = np.lexsort((mem_rows, -sm))[:top_records]

@@ -20,11 +20,10 @@ from ...stats import (
     auc_ci,
     auc_score,
     auc_test,
-    proportion,
     roc_curve,
     tail_counts,
     thin_roc,
-    tpr_at_fpr,
+    tpr_at_low_fpr,
 )
 from ...stats.epsilon import effective_epsilon
 from .distance import balanced_rows  # the one content-keyed, order-independent subsample
@@ -104,17 +103,7 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
     ci = auc_ci(labels, scores, n_boot=n_boot, seed=ctx.rng("auc-ci"))
     fpr, tpr, _ = roc_curve(labels, scores)
     advantage = float(np.max(tpr - fpr))
-    low = {}
-    for target in (0.001, 0.01):
-        key = f"tpr_at_fpr_{target:g}"
-        if k_c * target < 1:
-            low[key] = None
-            low[key + "_note"] = f"needs at least {int(np.ceil(1 / target))} control rows"
-            continue
-        t = tpr_at_fpr(labels, scores, target)
-        p = proportion(int(round(t * k_o)), k_o)
-        low[key] = t
-        low[key + "_ci"] = p["ci"]
+    low = tpr_at_low_fpr(labels, scores, k_c, k_o, negatives="control rows")
     eps = effective_epsilon(labels, scores)
     thresholds = dict(ctx.thresholds) or dict(closest_distance_mia.spec.thresholds)
     warnings = []
