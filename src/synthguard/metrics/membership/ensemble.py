@@ -284,8 +284,10 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         f"share of records flagged by the attack and threshold chosen on the other half "
         f"({adv_attack}, score >= {thr_adv:.4g}), counted on the held-out half",
         k_m, int(lb.sum()), k_n, int((~lb).sum()),
-        baseline="non-member control rows (the control minus the reference sample) under the "
-                 "same release and reference", weight=2.0)
+        baseline=("non-member control rows (every control row; the reference is every other "
+                  "real record, unlabelled) under the same release" if pooled else
+                  "non-member control rows (the control minus the reference sample) under the "
+                  "same release and reference"), weight=2.0)
     ev = replace(ev, p_value=p_ens, risk="presence", sees=(),
                  test=f"{mt['method']}; effect: TPR - FPR on the held-out half (Newcombe interval)",
                  note=f"p-value of the best of {len(names)} attacks' AUC, adjusted for the maximum "
