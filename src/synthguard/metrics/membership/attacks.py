@@ -243,8 +243,9 @@ def _plagiarism(ds: np.ndarray, dr: np.ndarray, k: int, n_s: int, n_r: int) -> n
 
 def classifier_features(blocks: Sequence[Block], fit_rows: int = 2) -> tuple[list[np.ndarray], np.ndarray]:
     """Feature matrices for the classifier attack: numeric values as they are (NaN kept: the model
-    handles it), categorical codes remapped to their frequency rank over the first ``fit_rows``
-    blocks (the model's training rows), capped at 254 ("rarer"), missing = NaN.
+    handles it), categorical codes remapped to the dense rank of their count over the first
+    ``fit_rows`` blocks (the model's training rows; equal counts share a rank, whatever the
+    codes), capped at 254 ("rarer"), missing = NaN.
 
     Returns the matrices (one per block) and the categorical-column mask.
     """
@@ -254,9 +255,11 @@ def classifier_features(blocks: Sequence[Block], fit_rows: int = 2) -> tuple[lis
     for j in range(q):
         codes = np.concatenate([b.cat[:, j] for b in first])
         vals, counts = np.unique(codes[codes >= 0], return_counts=True)
-        order = np.lexsort((vals, -counts))
-        rank = np.empty(order.size, dtype=float)
-        rank[order] = np.minimum(np.arange(order.size), 254)
+        # dense rank of the count, most frequent first: equal counts share a rank, so the feature
+        # never depends on the codes' order (codes follow the tables' order, training rows first:
+        # a tie broken by code would set members apart from non-members under the null)
+        levels = np.unique(-counts)
+        rank = np.minimum(np.searchsorted(levels, -counts), 254).astype(float)
         maps.append((vals, rank))
     out = []
     for b in blocks:
