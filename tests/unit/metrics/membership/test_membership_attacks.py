@@ -334,3 +334,19 @@ def test_pooled_reference_scores_each_record_as_if_it_were_left_out_of_the_refer
         alone = attack_scores(mk(real[i:i + 1]), syn, rest, metric, k=5, attacks=names)
         for a in names:
             assert pooled.scores[a][i] == pytest.approx(alone.scores[a][0]), (a, i)
+
+
+def test_classifier_features_do_not_depend_on_the_order_of_the_category_codes():
+    """Codes follow the tables' order (training rows first); the classifier's features must not,
+    or ties between equally frequent values would set members apart under the null."""
+    from synthguard.data.encoding import Block
+    from synthguard.metrics.membership.attacks import classifier_features
+
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 400, size=(3, 500, 2))  # many values seen once or twice
+    perm = rng.permutation(400)  # the same values under another code order
+    mk = lambda c: Block(np.zeros((len(c), 0)), c, (), ("a", "b"))  # noqa: E731
+    a, _ = classifier_features([mk(c) for c in codes])
+    b, _ = classifier_features([mk(perm[c]) for c in codes])
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
