@@ -1,8 +1,9 @@
 """No-box membership attacks with a reference sample: one score per record, from the files alone.
 
 Every attack scores a target record ``x`` (a training record or a held-out non-member) from the
-release ``S`` and a reference sample ``R`` of real records the generator never saw (disjoint from
-the non-members scored); higher = more likely a member. All of them read the shared encoding
+release ``S`` and a reference sample ``R`` of real records: records the generator never saw
+(disjoint from the non-members scored), or every real record unlabelled with the record itself
+left out (``query_in_reference``); higher = more likely a member. All of them read the shared encoding
 (:mod:`synthguard.data.encoding`) and the one neighbour engine (:mod:`synthguard.engine.neighbors`); none uses
 which records are members, so members and non-members stay exchangeable under the null and the
 label-permutation tests of :mod:`synthguard.stats` are exact.

@@ -1,11 +1,15 @@
 """``membership_attacks``: a calibrated ensemble of no-box membership attacks on the files alone.
 
-Roles. The control table is split (a seeded hash of each row's content, so the split does not
-depend on row order and never on membership, and a non-member's exact twin is never in the
-reference) into a *reference* part, the attacker's sample of the population, and a *non-member*
-part. Members are the training records (a seeded random sample of at most ``max_rows``);
-non-members the rest of the control (at most ``max_rows``, drawn the same way). Every
-attack (:mod:`.attacks`) scores members and non-members from the release and the reference only.
+Roles. Members are the training records, non-members the control records (each a seeded random
+sample of at most ``max_rows``). The attacker's reference sample (``reference="pooled"``, the
+default) is, for each scored record, every other real record: training and control pooled without
+labels, the record itself left out. A record's score then depends on its own values, the release
+and the unlabelled pool only, the same function for members and non-members, so they stay
+exchangeable and the label-permutation tests are exact; no control row is spent on the reference
+and no seeded split decides the result. ``reference="split"``: the control split (a seeded hash of
+each row's content, order-free, never using membership) into a reference part and the
+non-members. Every attack (:mod:`.attacks`) scores members and non-members from the release and
+the reference only.
 
 Tests. Each attack's AUC comes with its one-sided Mann-Whitney p-value (tie-corrected) and DeLong
 interval, TPR at FPR 0.1 % and 1 %; the ensemble is tested by a label-permutation max-T over the
