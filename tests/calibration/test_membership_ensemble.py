@@ -28,11 +28,13 @@ SEEDS = (0, 1, 2)
 KINDS = {"near10": ("near", {"share": 0.1, "of": "release"}),
          "mixture20": ("mixture", {"per_component": 20}),
          "kde1": ("kde", {"bandwidth": 1.0})}
-#: all-numeric small tables on which a KDE of 1 column sd hides the sources: only 62-72 % of the
-#: release rows have a training record as their nearest real record, against 57 % by chance
+#: all-numeric small tables on which a KDE of 1 column sd nearly hides the sources: only 62-72 % of
+#: the release rows have a training record as their nearest real record, against 57 % by chance
 #: (nhefs, hhs_breaches: 98-100 %; acs12: 81 %), measured by
-#: test_a_wide_kde_points_back_to_its_sources_only_where_it_reads_high
-KDE_HIDES = ("anes96", "diabetes_raw")
+#: test_a_wide_kde_points_back_to_its_sources_least_on_the_all_numeric_tables. With a reference
+#: split from the control the ensemble read high there in 4 of 10 runs (5 seeds); with the pooled
+#: reference (every other real record, leave-one-out) in 9 of 10.
+KDE_HARD = ("anes96", "diabetes_raw")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -79,10 +81,11 @@ def test_realistic_leaks_read_high_in_80_percent_of_runs_on_five_tables(kind):
     assert highs >= 12, runs  # >= 80 % of 15
 
 
-def test_a_wide_kde_reads_high_in_80_percent_of_runs_where_it_points_back_to_its_sources():
-    seen = [d for d in S.DATASETS if d not in KDE_HIDES]
-    runs = [(d, s, round(_run(d, s, "kde1")["p"], 3)) for d in seen for s in SEEDS]
-    assert sum(p < 0.05 for *_, p in runs) >= int(np.ceil(0.8 * len(runs))), runs
+def test_a_wide_kde_reads_high_in_80_percent_of_runs_on_five_tables():
+    runs = [(d, s, round(_run(d, s, "kde1")["p"], 3)) for d in S.DATASETS for s in SEEDS]
+    assert sum(p < 0.05 for *_, p in runs) >= 12, runs  # >= 80 % of 15
+    hard = [p for d, _, p in runs if d in KDE_HARD]  # where the sources nearly hide
+    assert sum(p < 0.05 for p in hard) >= 4, runs
 
 
 def _nearest_real_is_training(name: str, seed: int) -> float:
@@ -97,13 +100,13 @@ def _nearest_real_is_training(name: str, seed: int) -> float:
     return float(np.mean(nn < o.n_rows)) - o.n_rows / (o.n_rows + c.n_rows)  # above chance
 
 
-def test_a_wide_kde_points_back_to_its_sources_only_where_it_reads_high():
-    """Why the KDE is not claimed on anes96 and diabetes_raw: there a release row's nearest real
+def test_a_wide_kde_points_back_to_its_sources_least_on_the_all_numeric_tables():
+    """Why anes96 and diabetes_raw are the hard KDE tables: there a release row's nearest real
     record is a training record barely more often than chance (all 11 columns numeric, each moved
     by 1 sd), while on the other tables almost always."""
     for d in S.DATASETS:
         excess = _nearest_real_is_training(d, 0)
-        if d in KDE_HIDES:
+        if d in KDE_HARD:
             assert excess < 0.2, (d, excess)
         else:
             assert excess > 0.2, (d, excess)

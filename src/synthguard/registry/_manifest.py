@@ -733,13 +733,22 @@ METRICS = {'accuracy': {'name': 'accuracy',
                         'params': {'max_rows': {'default': 20000,
                                                 'doc': 'members and non-members scored (each; '
                                                        'seeded random sample); null = all'},
+                                   'reference': {'default': 'pooled',
+                                                 'doc': "the attacker's reference sample: 'pooled' "
+                                                        '= every other real record (training and '
+                                                        'control, unlabelled, the record scored '
+                                                        'left out), every control row a '
+                                                        "non-member; 'split' = a seeded share of "
+                                                        'the control (reference_share), the rest '
+                                                        'non-members'},
                                    'reference_share': {'default': 0.3,
                                                        'doc': 'share of the control used as the '
                                                               "attacker's reference sample (the "
-                                                              'rest are the non-members)'},
+                                                              'rest are the non-members) with '
+                                                              "reference='split'"},
                                    'max_reference_rows': {'default': 100000,
                                                           'doc': 'cap on the reference sample '
-                                                                 '(seeded subsample)'},
+                                                                 '(seeded random subsample)'},
                                    'max_fit_rows': {'default': 50000,
                                                     'doc': 'release and reference rows (each) the '
                                                            'classifier is fitted on (seeded '

@@ -662,6 +662,11 @@ def membership_html(results: Mapping[str, MetricResult]) -> str:
                            ("non_member_rows", "non-members (control)")):
             listed = roles.get(key)
             count = roles.get(key.replace("_rows", "") if key == "reference_rows" else "non_members")
+            if key == "reference_rows" and roles.get("reference_kind") == "pooled":
+                role_rows.append(["reference", escape(
+                    f"{count} rows: every other real record (training and control pooled without "
+                    "labels, the record scored left out)")])
+                continue
             role_rows.append([escape(label), escape(f"{count} rows: " + (
                 _row_ranges(listed) if listed is not None else "not listed (a large control)"))])
         out.append(

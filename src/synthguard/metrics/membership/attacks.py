@@ -1,8 +1,9 @@
 """No-box membership attacks with a reference sample: one score per record, from the files alone.
 
 Every attack scores a target record ``x`` (a training record or a held-out non-member) from the
-release ``S`` and a reference sample ``R`` of real records the generator never saw (disjoint from
-the non-members scored); higher = more likely a member. All of them read the shared encoding
+release ``S`` and a reference sample ``R`` of real records: records the generator never saw
+(disjoint from the non-members scored), or every real record unlabelled with the record itself
+left out (``query_in_reference``); higher = more likely a member. All of them read the shared encoding
 (:mod:`synthguard.data.encoding`) and the one neighbour engine (:mod:`synthguard.engine.neighbors`); none uses
 which records are members, so members and non-members stay exchangeable under the null and the
 label-permutation tests of :mod:`synthguard.stats` are exact.
@@ -204,6 +205,30 @@ def _one_cell_matches(query: Block, release: Block) -> np.ndarray:
     return np.where(found(rq, rs), 1.0, out)
 
 
+def without_self(dist: np.ndarray, idx: np.ndarray, self_pos: np.ndarray | None,
+                 k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest of ``k + 1`` neighbours without the query itself: its own row
+    (``self_pos``, its position in the searched block; -1 = not there) where it is among them,
+    else the farthest one. Label-free: members and non-members alike.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d, i = np.array([[0., 1., 2.], [0., 0., 3.]]), np.array([[4, 2, 9], [7, 5, 1]])
+    >>> [a.tolist() for a in without_self(d, i, np.array([4, 3]), 2)]
+    [[[1.0, 2.0], [0.0, 0.0]], [[2, 9], [7, 5]]]
+    """
+    if self_pos is None:
+        return dist[:, :k], idx[:, :k]
+    n, width = dist.shape
+    is_self = (idx == self_pos[:, None]) & (self_pos >= 0)[:, None]
+    first = is_self & (np.cumsum(is_self, axis=1) == 1)
+    drop = np.where(first.any(axis=1), np.argmax(first, axis=1), width - 1)
+    keep = np.ones((n, width), dtype=bool)
+    keep[np.arange(n), drop] = False
+    return dist[keep].reshape(n, width - 1)[:, :k], idx[keep].reshape(n, width - 1)[:, :k]
+
+
 def _plagiarism(ds: np.ndarray, dr: np.ndarray, k: int, n_s: int, n_r: int) -> np.ndarray:
     """Data plagiarism index from the ``k`` nearest release and reference distances (sorted)."""
     both = np.concatenate([ds[:, :k], dr[:, :k]], axis=1)
@@ -219,8 +244,9 @@ def _plagiarism(ds: np.ndarray, dr: np.ndarray, k: int, n_s: int, n_r: int) -> n
 
 def classifier_features(blocks: Sequence[Block], fit_rows: int = 2) -> tuple[list[np.ndarray], np.ndarray]:
     """Feature matrices for the classifier attack: numeric values as they are (NaN kept: the model
-    handles it), categorical codes remapped to their frequency rank over the first ``fit_rows``
-    blocks (the model's training rows), capped at 254 ("rarer"), missing = NaN.
+    handles it), categorical codes remapped to the dense rank of their count over the first
+    ``fit_rows`` blocks (the model's training rows; equal counts share a rank, whatever the
+    codes), capped at 254 ("rarer"), missing = NaN.
 
     Returns the matrices (one per block) and the categorical-column mask.
     """
@@ -230,9 +256,11 @@ def classifier_features(blocks: Sequence[Block], fit_rows: int = 2) -> tuple[lis
     for j in range(q):
         codes = np.concatenate([b.cat[:, j] for b in first])
         vals, counts = np.unique(codes[codes >= 0], return_counts=True)
-        order = np.lexsort((vals, -counts))
-        rank = np.empty(order.size, dtype=float)
-        rank[order] = np.minimum(np.arange(order.size), 254)
+        # dense rank of the count, most frequent first: equal counts share a rank, so the feature
+        # never depends on the codes' order (codes follow the tables' order, training rows first:
+        # a tie broken by code would set members apart from non-members under the null)
+        levels = np.unique(-counts)
+        rank = np.minimum(np.searchsorted(levels, -counts), 254).astype(float)
         maps.append((vals, rank))
     out = []
     for b in blocks:
@@ -280,6 +308,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
                   real: Block | Sequence[Block] | None = None,
+                  query_in_reference: np.ndarray | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
     """Every attack's score on the ``query`` records.
@@ -305,6 +334,10 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         Every real record (training and control, unlabelled; several blocks are counted as one
         pool without copying them), the queries among them: the
         near-copy score is lowered where another real record lies within one cell (rarity).
+    query_in_reference : ndarray of int, optional
+        Each query row's position in ``reference`` (-1 = not there): the reference may then hold
+        the queries themselves (every real record, unlabelled), and each record is scored against
+        the reference without itself (leave-one-out), so the score stays label-free.
     backend : str
         Neighbour engine backend.
 
@@ -342,9 +375,15 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         t0 = clock()
         ns = kneighbors(query, release, metric, k_s, backend=backend)
         t1 = clock()
-        nr = kneighbors(query, reference, metric, k, backend=backend)
+        self_pos = query_in_reference
+        k_r = k if self_pos is None else int(min(k + 1, n_r))
+        nr = kneighbors(query, reference, metric, k_r, backend=backend)
         t2 = clock()
-        ds, dr = ns.distances, nr.distances
+        ds = ns.distances
+        dr, _ = without_self(nr.distances, nr.indices, self_pos, k)
+        if self_pos is not None:
+            n_r = max(n_r - 1, 1)  # the reference without the record itself
+            k = int(max(1, min(k, dr.shape[1])))
         # bandwidth: median over the (pooled, unlabelled) queries of the distance to their
         # min(5, k)-th nearest reference row, floored at half a cell's mismatch
         n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
@@ -391,8 +430,13 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
             uniq, inv = np.unique(idx[idx >= 0], return_inverse=True)
             lse_r = np.full(idx.shape, 0.0)
             if uniq.size:
-                nrs = kneighbors(release.take(uniq), reference, metric, k, backend=backend)
-                lse_r[idx >= 0] = _lse_kernel(nrs.distances, h)[inv]
+                nrs = kneighbors(release.take(uniq), reference, metric, k_r, backend=backend)
+                if self_pos is None:
+                    lse_r[idx >= 0] = _lse_kernel(nrs.distances, h)[inv]
+                else:  # the reference's density without the record itself (leave-one-out)
+                    own = np.broadcast_to(self_pos[:, None], idx.shape)[idx >= 0]
+                    d_q, _ = without_self(nrs.distances[inv], nrs.indices[inv], own, k)
+                    lse_r[idx >= 0] = _lse_kernel(d_q, h)
             a = -0.5 * (ds[:, :m] / h) ** 2 - lse_r
             a = np.where(idx >= 0, a, -np.inf)
             scores["gen_lra"] = np.sum(np.logaddexp(0.0, a), axis=1)

@@ -1,11 +1,15 @@
 """``membership_attacks``: a calibrated ensemble of no-box membership attacks on the files alone.
 
-Roles. The control table is split (a seeded hash of each row's content, so the split does not
-depend on row order and never on membership, and a non-member's exact twin is never in the
-reference) into a *reference* part, the attacker's sample of the population, and a *non-member*
-part. Members are the training records (a seeded random sample of at most ``max_rows``);
-non-members the rest of the control (at most ``max_rows``, drawn the same way). Every
-attack (:mod:`.attacks`) scores members and non-members from the release and the reference only.
+Roles. Members are the training records, non-members the control records (each a seeded random
+sample of at most ``max_rows``). The attacker's reference sample (``reference="pooled"``, the
+default) is, for each scored record, every other real record: training and control pooled without
+labels, the record itself left out. A record's score then depends on its own values, the release
+and the unlabelled pool only, the same function for members and non-members, so they stay
+exchangeable and the label-permutation tests are exact; no control row is spent on the reference
+and no seeded split decides the result. ``reference="split"``: the control split (a seeded hash of
+each row's content, order-free, never using membership) into a reference part and the
+non-members. Every attack (:mod:`.attacks`) scores members and non-members from the release and
+the reference only.
 
 Tests. Each attack's AUC comes with its one-sided Mann-Whitney p-value (tie-corrected) and DeLong
 interval, TPR at FPR 0.1 % and 1 %; the ensemble is tested by a label-permutation max-T over the
@@ -76,10 +80,15 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     params=[
         Param("max_rows", 20_000, "members and non-members scored (each; seeded random "
               "sample); null = all", kind="positive int", nullable=True),
+        Param("reference", "pooled", "the attacker's reference sample: 'pooled' = every other real "
+              "record (training and control, unlabelled, the record scored left out), every control "
+              "row a non-member; 'split' = a seeded share of the control (reference_share), the "
+              "rest non-members", choices=("pooled", "split")),
         Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
-              "(the rest are the non-members)", kind=float,
+              "(the rest are the non-members) with reference='split'", kind=float,
               interval=Interval(0.1, 0.9)),
-        Param("max_reference_rows", 100_000, "cap on the reference sample (seeded subsample)",
+        Param("max_reference_rows", 100_000, "cap on the reference sample (seeded random "
+              "subsample)",
               kind="positive int", nullable=True),
         Param("max_fit_rows", 50_000, "release and reference rows (each) the classifier is fitted "
               "on (seeded subsample)", kind="positive int", nullable=True),
@@ -94,7 +103,8 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
                 "DCR-Diff, plagiarism index, Gen-LRA, classifier, near-copy, closest distance), "
                 "tested jointly; 0.5 = no better than guessing",
 )
-def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference_share: float = 0.3,
+def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference: str = "pooled",
+                       reference_share: float = 0.3,
                        max_reference_rows: int | None = 100_000, max_fit_rows: int | None = 50_000,
                        k: int = 5, n_perm: int = 999, top_records: int = 10) -> MetricResult:
     """Membership-attack ensemble with a reference sample split from the control.
@@ -105,8 +115,14 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         Needs original, synthetic and control tables.
     max_rows : int or None
         Members and non-members scored, each (seeded random sample over the canonical row order).
+    reference : {"pooled", "split"}
+        ``"pooled"`` (default): each record is scored against every other real record (training
+        and control pooled without labels, the record itself left out), so the reference depends
+        on no split and every control row is a non-member; scores stay label-free, so the
+        label-permutation tests are exact. ``"split"``: a seeded share of the control is the
+        reference, the rest non-members.
     reference_share : float
-        Share of the control rows used as the reference sample.
+        Share of the control rows used as the reference sample with ``reference="split"``.
     max_reference_rows, max_fit_rows : int or None
         Caps (seeded subsamples, stated in ``roles``) on the reference sample and on the rows
         the classifier is fitted on.
@@ -142,17 +158,29 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     if not cols:
         raise MetricError("no tabular columns to compare: every column is text or id")
     n_o, n_c, n_syn = len(tables.original), len(tables.control), len(tables.synthetic)
-    n_ref = int(round(reference_share * n_c))
-    if n_ref < 2 or n_c - n_ref < 2 or n_o < 2 or n_syn < 1:
+    pooled = reference == "pooled"
+    if reference not in ("pooled", "split"):
+        raise MetricError(f"reference must be 'pooled' or 'split', not {reference!r}")
+    n_ref = n_o + n_c if pooled else int(round(reference_share * n_c))
+    if n_ref < 2 or n_c - (0 if pooled else n_ref) < 2 or n_o < 2 or n_syn < 1:
         raise MetricError(f"too few rows: {n_o} training, {n_c} control (split into reference and "
                           f"non-members), {n_syn} release rows")
     # roles: the control split by a seeded content key (order-free, label-free)
-    keys = balanced_keys(tables.control[cols], ctx.seed, "membership-reference")
-    order = np.argsort(keys, kind="stable")
-    ref_all, nm_all = np.sort(order[:n_ref]), np.sort(order[n_ref:])
-    ref_rows = ref_all
-    if max_reference_rows is not None and ref_rows.size > max_reference_rows:
-        ref_rows = np.sort(ref_all[np.argsort(keys[ref_all], kind="stable")[:max_reference_rows]])
+    if pooled:  # every real record (training rows first, then control), labels unused
+        nm_all = np.arange(n_c)
+        ref_rows = np.arange(n_o + n_c)
+        if max_reference_rows is not None and n_o + n_c > max_reference_rows:
+            import pandas as pd
+
+            both = pd.concat([tables.original[cols], tables.control[cols]], ignore_index=True)
+            ref_rows = _random_draw(both, max_reference_rows, ctx.rng("membership-reference"))
+    else:
+        keys = balanced_keys(tables.control[cols], ctx.seed, "membership-reference")
+        order = np.argsort(keys, kind="stable")
+        ref_all, nm_all = np.sort(order[:n_ref]), np.sort(order[n_ref:])
+        ref_rows = ref_all
+        if max_reference_rows is not None and ref_rows.size > max_reference_rows:
+            ref_rows = np.sort(ref_all[np.argsort(keys[ref_all], kind="stable")[:max_reference_rows]])
     # scored records above max_rows: a seeded random draw over the canonical row order (random,
     # not clustered: identical rows are drawn independently; the same draw whatever the input order)
     nm_rows = nm_all
@@ -167,7 +195,14 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     metric = gower(ranges, clip=True)
     orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
     query = concat_blocks(orig.take(mem_rows), ctrl.take(nm_rows))
-    reference = ctrl.take(ref_rows)
+    if pooled:
+        ref_block = concat_blocks(orig, ctrl).take(ref_rows)
+        # each scored record's position in the reference (-1 = not in a capped reference)
+        where = np.full(n_o + n_c, -1, dtype=np.int64)
+        where[ref_rows] = np.arange(ref_rows.size)
+        self_pos = np.r_[where[mem_rows], where[n_o + nm_rows]]
+    else:
+        ref_block, self_pos = ctrl.take(ref_rows), None
     fit_rows = None
     fit_note = "all release and reference rows"
     if max_fit_rows is not None and (n_syn > max_fit_rows or ref_rows.size > max_fit_rows):
@@ -177,9 +212,9 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         fit_rows = (fs, fr)
         fit_note = f"{fs.size} release and {fr.size} reference rows (seeded random subsample)"
     seed_int = int(ctx.rng("classifier").integers(0, 2**31 - 1))
-    res = attack_scores(query, syn, reference, metric, k=k,
+    res = attack_scores(query, syn, ref_block, metric, k=k,
                         seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend,
-                        real=(orig, ctrl))
+                        real=(orig, ctrl), query_in_reference=self_pos)
     names = list(res.scores)
     n_m, n_n = mem_rows.size, nm_rows.size
     labels = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
@@ -244,8 +279,10 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         f"share of records flagged by the attack and threshold chosen on the other half "
         f"({adv_attack}, score >= {thr_adv:.4g}), counted on the held-out half",
         k_m, int(lb.sum()), k_n, int((~lb).sum()),
-        baseline="non-member control rows (the control minus the reference sample) under the "
-                 "same release and reference")
+        baseline=("non-member control rows (every control row; the reference is every other "
+                  "real record, unlabelled) under the same release" if pooled else
+                  "non-member control rows (the control minus the reference sample) under the "
+                  "same release and reference"))
     ev = replace(ev, p_value=p_ens, risk="presence", sees=(),
                  test=f"{mt['method']}; effect: TPR - FPR on the held-out half (Newcombe interval)",
                  note=f"p-value of the best of {len(names)} attacks' AUC, adjusted for the maximum "
@@ -264,15 +301,22 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         "members_note": ("every training row" if n_m == n_o else
                          f"{n_m} of {n_o} training rows (seeded random sample)"),
         "reference": int(ref_rows.size), "non_members": int(n_n), "control_rows": int(n_c),
-        "split": (f"control split by a seeded hash of each row's content (seed {ctx.seed}): "
-                  f"{n_ref} rows reference ({reference_share:g} of the control), {n_c - n_ref} "
-                  "non-members; labels are never used"
-                  + (f"; reference capped at {ref_rows.size} rows" if ref_rows.size < n_ref else "")
-                  + (f"; {n_n} non-members scored" if n_n < nm_all.size else "")),
+        "split": ((f"reference: every other real record ({n_o} training and {n_c} control rows "
+                   "pooled without labels, the record scored left out); every control row a "
+                   "non-member; labels are never used"
+                   + (f"; reference a seeded random {ref_rows.size} of the {n_ref} real rows"
+                      if ref_rows.size < n_ref else "")) if pooled else
+                  (f"control split by a seeded hash of each row's content (seed {ctx.seed}): "
+                   f"{n_ref} rows reference ({reference_share:g} of the control), {n_c - n_ref} "
+                   "non-members; labels are never used"
+                   + (f"; reference capped at {ref_rows.size} rows" if ref_rows.size < n_ref
+                      else ""))) + (f"; {n_n} non-members scored" if n_n < nm_all.size else ""),
+        "reference_kind": reference,
         "release_rows": int(n_syn), "classifier_fit": fit_note,
     }
-    if n_c <= LIST_ROWS_UP_TO:
+    if n_c <= LIST_ROWS_UP_TO and not pooled:
         roles["reference_rows"] = sorted(_input_rows(tables, "control", ref_rows))
+    if n_c <= LIST_ROWS_UP_TO:
         roles["non_member_rows"] = sorted(_input_rows(tables, "control", nm_rows))
     details = {
         "attacks": per,

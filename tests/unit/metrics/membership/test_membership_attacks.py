@@ -136,11 +136,15 @@ def test_roles_partition_the_control_and_records_list_the_most_exposed_training_
     parts = split(frame, 0)
     rel = release("copies30", parts, 0)
     ctx = Context.from_frames(parts["original"], rel, parts["control"], seed=0)
-    res = membership_attacks(ctx, n_perm=199)
-    roles = res.details["roles"]
+    roles = membership_attacks(ctx, n_perm=199, reference="split").details["roles"]
     ref, nm = set(roles["reference_rows"]), set(roles["non_member_rows"])
     assert not ref & nm and ref | nm == set(range(len(parts["control"])))
     assert roles["reference"] + roles["non_members"] == len(parts["control"])
+    res = membership_attacks(ctx, n_perm=199)  # pooled: every control row is a non-member
+    roles = res.details["roles"]
+    assert roles["reference_kind"] == "pooled" and "reference_rows" not in roles
+    assert roles["non_member_rows"] == list(range(len(parts["control"])))
+    assert roles["reference"] == len(parts["original"]) + len(parts["control"])
     recs = [r for r in res.records if r["attack"] == "closest_distance"]
     assert len(recs) == 10 and recs[0]["score"] >= recs[-1]["score"]
     # the closest-distance attack's most exposed rows are copied training rows (distance 0)
@@ -175,7 +179,8 @@ def test_same_seed_same_numbers_whatever_the_row_order(shared_data):
                 x.pop("seconds")
                 x.pop("top_records")  # input row numbers: differ by construction
         assert da == db, key
-    c = membership_attacks(_canonical(parts["original"], rel, parts["control"], 6), n_perm=199)
+    a, c = (membership_attacks(_canonical(parts["original"], rel, parts["control"], seed),
+                               n_perm=199, reference="split") for seed in (5, 6))
     assert c.details["roles"]["reference_rows"] != a.details["roles"]["reference_rows"]
 
 
@@ -284,7 +289,7 @@ def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(d
         listed = [int(x) for x in re.findall(r"(\d+) \(", row)]
         assert listed == [r["row"] for r in entry["top_records"]] and len(listed) == 10, attack
     roles = det["roles"]
-    assert _row_ranges(roles["reference_rows"]) in section
+    assert "every other real record" in section  # the pooled reference
     assert _row_ranges(roles["non_member_rows"]) in section
     assert f"{roles['reference']} rows" in section and f"{roles['non_members']} rows" in section
     assert _row_ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
@@ -305,3 +310,43 @@ def test_one_cell_counts_equal_a_brute_force_count_with_missing_values_and_exact
     eq = (full[:80, None, :] == full[None, :, :]) | (np.isnan(full[:80, None, :])
                                                      & np.isnan(full[None, :, :]))
     assert got.tolist() == (eq.sum(axis=2) >= 4).sum(axis=1).tolist()
+
+
+def test_pooled_reference_scores_each_record_as_if_it_were_left_out_of_the_reference():
+    """With the reference = every real record (unlabelled) the score of a record equals its score
+    against the reference without it: the same for members and non-members (label-free), so the
+    label permutation stays exact."""
+    from synthguard.data.encoding import Block
+    from synthguard.engine.neighbors import gower
+    from synthguard.metrics.membership.attacks import attack_scores
+
+    rng = np.random.default_rng(4)
+    mk = lambda a: Block(a, np.zeros((len(a), 0), dtype=np.int64), ("a", "b", "c"), ())  # noqa: E731
+    real = np.round(rng.normal(size=(300, 3)), 1)
+    real[7] = real[3]  # an exact twin: its twin stays in its reference
+    syn = mk(real[:100] + rng.normal(scale=0.3, size=(100, 3)))
+    metric = gower(np.ptp(real, axis=0))
+    names = ("dcr_diff", "plagiarism", "gen_lra")
+    pooled = attack_scores(mk(real), syn, mk(real), metric, k=5, attacks=names,
+                           query_in_reference=np.arange(300))
+    for i in (0, 3, 7, 150, 299):
+        rest = mk(np.delete(real, i, axis=0))
+        alone = attack_scores(mk(real[i:i + 1]), syn, rest, metric, k=5, attacks=names)
+        for a in names:
+            assert pooled.scores[a][i] == pytest.approx(alone.scores[a][0]), (a, i)
+
+
+def test_classifier_features_do_not_depend_on_the_order_of_the_category_codes():
+    """Codes follow the tables' order (training rows first); the classifier's features must not,
+    or ties between equally frequent values would set members apart under the null."""
+    from synthguard.data.encoding import Block
+    from synthguard.metrics.membership.attacks import classifier_features
+
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 400, size=(3, 500, 2))  # many values seen once or twice
+    perm = rng.permutation(400)  # the same values under another code order
+    mk = lambda c: Block(np.zeros((len(c), 0)), c, (), ("a", "b"))  # noqa: E731
+    a, _ = classifier_features([mk(c) for c in codes])
+    b, _ = classifier_features([mk(perm[c]) for c in codes])
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
