@@ -83,7 +83,7 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
         Param("reference", "pooled", "the attacker's reference sample: 'pooled' = every other real "
               "record (training and control, unlabelled, the record scored left out), every control "
               "row a non-member; 'split' = a seeded share of the control (reference_share), the "
-              "rest non-members", choices=("pooled", "split")),
+              "rest non-members", str, choices=("pooled", "split")),
         Param("reference_share", 0.3, "share of the control used as the attacker's reference sample "
               "(the rest are the non-members) with reference='split'", kind=float,
               interval=Interval(0.1, 0.9)),
