@@ -46,6 +46,19 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=oracle_skip_reason(lib)))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_text_cache(tmp_path_factory):
+    """The text metrics' disk cache in a folder of this test session, not ~/.cache/synthguard: two
+    runs side by side (scripts/test.sh's two venvs) never share or overwrite each other's entries."""
+    old = os.environ.get("SYNTHGUARD_CACHE_DIR")
+    os.environ["SYNTHGUARD_CACHE_DIR"] = str(tmp_path_factory.mktemp("synthguard-cache"))
+    yield
+    if old is None:
+        os.environ.pop("SYNTHGUARD_CACHE_DIR", None)
+    else:
+        os.environ["SYNTHGUARD_CACHE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Folder of the real reference CSVs (``../shared/data``); tests that need it skip without it."""

@@ -28,19 +28,18 @@ from synthguard.run.executor import (
 )
 
 PKG = Path(synthguard.__file__).resolve().parent
-EXECUTOR = PKG / "run" / "executor.py"
 
 #: Direct calls that remain: (file under src/synthguard, metric) -> what removes it. Only shrinks.
 KNOWN_DIRECT: dict[tuple[str, str], str] = {}
 
 
 # ------------------------------------------------------------------------------ one caller
-def _module_of(path: Path) -> str:
-    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+def _module_of(path: Path, pkg: Path = PKG) -> str:
+    parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _direct_calls() -> list[tuple[str, str, str]]:
+def _direct_calls(root: Path = PKG) -> list[tuple[str, str, str]]:
     """``(file, metric or "", where: what)`` for every place outside the executor that calls a metric function: a
     ``<spec>.func(...)`` call or a ``.func`` handed on (anything but reading ``.func.__module__``
     or comparing it with ``is``), and a call of a registered function imported by name."""
@@ -50,10 +49,10 @@ def _direct_calls() -> list[tuple[str, str, str]]:
         registered[(spec.func.__module__, func.__name__)] = spec.name
         registered[(spec.func.__module__, spec.func.__name__)] = spec.name
     found = []
-    for path in sorted(PKG.rglob("*.py")):
-        if path == EXECUTOR:
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "run" / "executor.py":
             continue
-        mod = _module_of(path)
+        mod = _module_of(path, root)
         pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
@@ -70,7 +69,7 @@ def _direct_calls() -> list[tuple[str, str, str]]:
                         imported[a.asname or a.name] = registered[(src, a.name)]
         here = {n for (m, n) in registered if m == mod}  # the module's own registered functions
         for node in ast.walk(tree):
-            where = f"{path.relative_to(PKG)}:{getattr(node, 'lineno', '?')}"
+            where = f"{path.relative_to(root)}:{getattr(node, 'lineno', '?')}"
             if isinstance(node, ast.Attribute) and node.attr == "func":
                 if isinstance(node.value, ast.Name) and node.value.id == "self" \
                         and path.name == "base.py" and path.parent.name == "generators":
@@ -81,12 +80,12 @@ def _direct_calls() -> list[tuple[str, str, str]]:
                 if isinstance(parent, ast.Compare) and all(
                         isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
                     continue
-                found.append((str(path.relative_to(PKG)), "", f"{where}: {ast.unparse(node)}"))
+                found.append((str(path.relative_to(root)), "", f"{where}: {ast.unparse(node)}"))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 name = node.func.id
                 if name in imported or name in here:
                     metric = imported.get(name) or name
-                    found.append((str(path.relative_to(PKG)), metric,
+                    found.append((str(path.relative_to(root)), metric,
                                   f"{where}: {name}(...) calls metric {metric!r} directly"))
     return found
 
@@ -100,14 +99,17 @@ def test_no_module_but_the_executor_calls_a_metric_function():
     assert not stale, f"KNOWN_DIRECT lists calls that are gone (remove them from the list): {stale}"
 
 
-def test_the_scan_finds_a_direct_call(tmp_path, monkeypatch):
-    # the scan is not vacuous: the old way of running a metric is caught
-    bad = PKG / "run" / "_scan_probe_tmp.py"
-    bad.write_text("def f(spec, ctx):\n    return spec.func(ctx)\n", encoding="utf-8")
-    try:
-        assert any("_scan_probe_tmp.py:2" in what for _, _, what in _direct_calls())
-    finally:
-        bad.unlink()
+def test_the_scan_finds_a_direct_call(tmp_path):
+    # the scan is not vacuous: the old way of running a metric is caught (in a copy of the package's
+    # shape under tmp_path: the source tree is never written, and two test runs may share it)
+    pkg = tmp_path / "synthguard"
+    (pkg / "run").mkdir(parents=True)
+    (pkg / "run" / "executor.py").write_text("def execute(spec, ctx):\n    return spec.func(ctx)\n",
+                                             encoding="utf-8")
+    (pkg / "run" / "probe.py").write_text("def f(spec, ctx):\n    return spec.func(ctx)\n",
+                                          encoding="utf-8")
+    found = [what for _, _, what in _direct_calls(pkg)]
+    assert any(w.startswith("run/probe.py:2") for w in found) and not any("executor" in w for w in found)
 
 
 # ------------------------------------------------------------------------------ entries
