@@ -29,7 +29,6 @@ from ..engine.backend import (
     raw_numeric,
     top_rows,
 )
-from ..errors import MetricError
 from ._knn import kneighbors_distributed
 from ._tables import DistTables, gather_flags, row_hashes
 
@@ -286,8 +285,8 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
     uniq = np.unique(rows)
     table = dt.get(role)
     if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
-        raise MetricError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
-                          f"{role} table ({table.n_rows} rows)")
+        raise RuntimeError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
+                           f"{role} table ({table.n_rows} rows)")  # a bug, not a metric that cannot run
     nums = dt.row_numbers.get(role)
     inputs = uniq if nums is None else np.asarray(nums)[uniq]  # input row of each canonical row
     by_input = np.argsort(inputs, kind="stable")
@@ -299,7 +298,7 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
             tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j]))
             order.append(sel)
     if not tasks:
-        raise MetricError(f"no rows requested from the {role} table")
+        raise RuntimeError(f"no rows requested from the {role} table")  # a bug: reported as an error
     got = pd.concat(dt.compute(tasks), ignore_index=True)
     at = np.empty(len(uniq), dtype=np.int64)  # row of ``got`` holding each of ``uniq``
     at[np.concatenate(order)] = np.arange(len(uniq), dtype=np.int64)

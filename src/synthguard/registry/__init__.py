@@ -196,6 +196,8 @@ class Param:
         if kinds:
             if float in kinds and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
                 value = float(value)
+            if int in kinds and isinstance(value, np.integer) and not isinstance(value, bool):
+                value = int(value)
             if int in kinds and isinstance(value, float) and value.is_integer() and float not in kinds:
                 value = int(value)
             if tuple in kinds and isinstance(value, list):
@@ -561,12 +563,6 @@ def finalise(spec: MetricSpec, ctx: Any, result: Any) -> Any:
     if not isinstance(result, MetricResult):
         return result
     changes: dict[str, Any] = {}
-    import os as _os  # AUDIT-TEMP
-    if _os.environ.get("SG_AUDIT") and spec.thresholds:  # AUDIT-TEMP
-        _th = getattr(ctx, "thresholds", None) or spec.thresholds  # AUDIT-TEMP
-        _lv = level_from_thresholds(result.value, _th, spec.direction)  # AUDIT-TEMP
-        with open(_os.environ["SG_AUDIT"], "a") as _fh:  # AUDIT-TEMP
-            _fh.write(f"{spec.name}\t{result.risk_level}\t{_lv}\t{result.value!r}\t{result.direction}\t{spec.direction}\t{ev.weight if (ev := result.evidence) is not None else None}\n")  # AUDIT-TEMP
     if result.risk_level == LEVEL_FROM_THRESHOLDS:
         thresholds = getattr(ctx, "thresholds", None) or spec.thresholds
         changes["risk_level"] = (level_from_thresholds(result.value, thresholds, spec.direction)

@@ -259,7 +259,8 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
                 from ..data.tables import input_row_records
 
                 # row numbers in records: from the tables' canonical order back to the input rows
-                res = dataclasses.replace(res, records=input_row_records(res.records, tables, name))
+                res = dataclasses.replace(res, records=input_row_records(res.records, tables,
+                                                                           entry.metric))
             results[name] = res
     for name, reason in dict(unavailable or {}).items():
         out_entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason,

@@ -69,3 +69,11 @@ def _frames():
 
     o = pd.DataFrame({"a": [1, 2, 3, 4, 5, 6], "b": list("xyxyxz")})
     return o, o.iloc[:4].copy(), o.iloc[2:].copy()
+
+
+def test_a_numpy_integer_is_an_int_parameter():
+    import numpy as np
+
+    p = Param("top_n", 20, "rows listed", "positive int")
+    got = p.validate(np.int64(5), "m")
+    assert got == 5 and type(got) is int
