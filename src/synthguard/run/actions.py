@@ -100,7 +100,9 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
         return out, (f"{len(labels)} quantile bins (edges from the training and control rows "
                      "pooled)")
     pooled_s = pd.concat([s.astype(object) for s in real], ignore_index=True).dropna()
-    counts = pooled_s.map(str).value_counts()
+    # counted per distinct value, then by its text (str runs once per distinct value, not per row)
+    counts = pooled_s.value_counts()
+    counts = counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
     if counts.size <= top:
         return None
     # the most frequent categories first; ties by label, so the choice never depends on row order
@@ -114,10 +116,11 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
         if frame is None:
             continue
         s = frame[column]
-        text_s = s.astype(object).map(lambda v: v if v is None else str(v))
-        vals = text_s.where(text_s.isin(keep) | s.isna(), other).where(s.notna(), None)
-        out[role] = pd.Series(vals.to_numpy(dtype=object), index=frame.index, name=column,
-                              dtype=object)
+        codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+        # each distinct value's label once: kept as its text, or merged into ``other``
+        lab = np.array([str(v) if str(v) in keep else other for v in uniq] + [np.nan], dtype=object)
+        vals = lab[codes]  # code -1 (missing) picks the trailing NaN, as before
+        out[role] = pd.Series(vals, index=frame.index, name=column, dtype=object)
     return out, (f"the {top} most frequent categories of the training and control rows kept, "
                  f"the other {counts.size - top} merged into {other!r}")
 
