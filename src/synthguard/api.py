@@ -118,8 +118,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         whatever ``jobs`` (see :mod:`synthguard.engine.parallel`).
     client : distributed.Client, optional
         Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
-        Parquet datasets (a folder or glob) or dask DataFrames; the metrics of
-        :data:`synthguard.distributed.SUPPORTED` run over partitions with the same numbers as here, the
+        Parquet datasets (a folder or glob) or dask DataFrames; the metrics
+        whose card says ``backend="any"`` run over partitions with the same numbers as here, the
         others are reported ``skipped``. Every other argument is honoured the same way (``cache``,
         ``progress``, ``on_progress``, named runs) or refused with one line (``ConfigError`` naming
         it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1,

@@ -336,3 +336,35 @@ def test_every_check_lists_every_metric():
     assert len(SPECS) >= 40
     assert set(CHEAP) <= set(SPECS), sorted(set(CHEAP) - set(SPECS))
     assert {m for m, _ in BROKEN} <= set(SPECS) and {c for _, c in BROKEN} <= set(CHECKS)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_evidence_keeps_to_what_the_card_declares(name):
+    """The test a metric states answers the risk its card names and sees no leak type its card does
+    not declare; a privacy card names its risk; a metric without a risk states no evidence."""
+    spec = SPECS[name]
+    res = _base(name).report.result(name)
+    ev = res.evidence
+    if ev is None:
+        return
+    assert spec.risk is not None, f"{name} states evidence but its card names no risk"
+    assert set(ev.sees) <= set(spec.sees), f"{name} claims to see {ev.sees}, its card {spec.sees}"
+    if ev.risk is not None and spec.risk != "informative":
+        assert ev.risk == spec.risk, f"{name}: evidence answers {ev.risk}, its card {spec.risk}"
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_report_model_reads_back_its_own_json(name):
+    """The typed report model round-trips: every risk, test and detection limit of the verdict
+    reads back from its JSON to the same JSON."""
+    from synthguard.core.report_model import HeadlineLimit, LeakLimit, RiskRow, TestRow
+
+    v = _base(name).report.to_dict()["verdict"]
+    for row in v["risks"]:
+        assert RiskRow.from_dict(row).to_dict() == row
+    for row in v["tests"]:
+        assert TestRow.from_dict(row).to_dict() == row
+    for row in v["detection_limits"].values():
+        assert LeakLimit.from_dict(row).to_dict() == row
+    if v["detection_limit"] is not None:
+        assert HeadlineLimit.from_dict(v["detection_limit"]).to_dict() == v["detection_limit"]

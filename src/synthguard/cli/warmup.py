@@ -6,11 +6,14 @@ import time
 
 import click
 
-# the metrics whose kernels a privacy run uses: neighbour search (k-NN, radius counts, tree) and the
-# singling-out query counters
-_METRICS = ("dcr", "nndr", "dcr_baseline_protection", "dcr_overfitting_protection",
-            "singling_out_univariate", "singling_out_multivariate", "linkability", "inference",
-            "closest_distance_mia", "generalized_cap")
+
+def warmup_metrics() -> list[str]:
+    """The metrics whose kernels a privacy run uses (their card says ``warmup=True``): neighbour
+    search (k-NN, radius counts, tree) and the singling-out query counters."""
+    from ..registry import metric_infos
+
+    infos = sorted((i for i in metric_infos() if i.card.get("warmup")), key=lambda i: (i.order, i.name))
+    return [i.name for i in infos]
 
 
 @click.command("warmup")
@@ -24,7 +27,7 @@ def command() -> None:
     t0 = time.perf_counter()
     data = make_demo(400, 0)
     evaluate(data["original"], data["leaky"], control=data["control"], metadata=DEMO_METADATA,
-             metrics=list(_METRICS), jobs=1)
+             metrics=warmup_metrics(), jobs=1)
     from numba.core import config
 
     where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (

@@ -152,7 +152,7 @@ class Evidence:
         Calibrated level, filled in by the verdict.
     risk : str, optional
         Which risk the test answers (one of :data:`RISKS`); default from the metric's name
-        (:data:`synthguard.run.verdict.RISK_OF`).
+        (the metric's card, :attr:`synthguard.registry.MetricSpec.risk`).
     sees : tuple of str
         Leak types (:data:`LEAK_TYPES`) whose effect this test measures in full, in training
         records: for those it can support ``low``. A test whose effect is capped (a tail share) or

@@ -406,11 +406,12 @@ def canonical_order(frame: pd.DataFrame) -> np.ndarray:
 # record keys holding a row number, and the table it points into ("row" depends on the metric)
 _ROW_KEYS = {"original_row": "original", "nearest_original_row": "original",
              "nearest_training_row": "original", "synthetic_row": "synthetic", "control_row": "control"}
-_PLAIN_ROW_ROLE = {"text_style_outliers": "synthetic"}
 
 
-def input_row_records(records: Any, tables: Tables, metric: str) -> Any:
-    """``records`` with every row number mapped from the canonical order back to the input row."""
+def input_row_records(records: Any, tables: Tables, plain_row: str = "original") -> Any:
+    """``records`` with every row number mapped from the canonical order back to the input row;
+    ``plain_row``: the table a record's plain ``row`` field points into (the metric's card says,
+    :attr:`synthguard.registry.RecordsCard.row`)."""
     if not records or not tables.row_numbers:
         return records
     out = []
@@ -420,7 +421,7 @@ def input_row_records(records: Any, tables: Tables, metric: str) -> Any:
             continue
         rec = dict(rec)
         for key, val in rec.items():
-            role = _ROW_KEYS.get(key) or (_PLAIN_ROW_ROLE.get(metric, "original") if key == "row" else None)
+            role = _ROW_KEYS.get(key) or (plain_row if key == "row" else None)
             nums = tables.row_numbers.get(role) if role else None
             if nums is not None and isinstance(val, (int, np.integer)) and not isinstance(val, bool) \
                     and 0 <= int(val) < len(nums):

@@ -15,6 +15,6 @@ Dask is an optional extra: ``pip install 'synthguard[dask]'``. Nothing here is i
 from __future__ import annotations
 
 from ._deps import require_dask
-from ._runner import SUPPORTED, cluster_backend, make_client, not_distributed
+from ._runner import cluster_backend, make_client
 
-__all__ = ["SUPPORTED", "cluster_backend", "make_client", "not_distributed", "require_dask"]
+__all__ = ["cluster_backend", "make_client", "require_dask"]

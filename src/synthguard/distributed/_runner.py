@@ -1,20 +1,13 @@
-"""The metrics that run over partitions (:data:`SUPPORTED`), the Dask backend they run through, and
-the Dask client (:func:`make_client`). The run itself (loop, entries, report) is
+"""The Dask backend metrics run through over partitions (the metrics whose card says
+``backend="any"``), and the Dask client (:func:`make_client`). The run itself (loop, entries, report) is
 :func:`synthguard.run.runner.run_on_cluster`, the same executor and loop as in one process."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.results import MetricResult
-from ..errors import ConfigError, MetricError
+from ..errors import ConfigError
 from ._deps import require_dask
-
-#: metrics whose counting, searches and samples the Dask backend (:mod:`._backend`) answers; each runs
-#: its own function (the same code as in one process) on a context whose ``data_backend`` is the Dask
-#: backend. Every other metric is reported ``skipped``.
-SUPPORTED: tuple[str, ...] = ("exact_matches", "ims", "dcr", "nndr", "cap", "zero_cap", "k_anonymity",
-                              "distinguishability")
 
 
 def make_client(scheduler: str | None = None, workers: int | None = None, *,
@@ -37,17 +30,9 @@ def make_client(scheduler: str | None = None, workers: int | None = None, *,
     return Client(LocalCluster(**kwargs))
 
 
-def not_distributed(ctx: Any, **params: Any) -> MetricResult:
-    """Stands in for the function of a metric outside :data:`SUPPORTED` in a distributed run: the
-    run's executor reports it ``skipped`` with this reason."""
-    raise MetricError("not available in a distributed run: it runs in one process only (synthguard "
-                      "evaluate without --scheduler/--workers); distributed metrics: "
-                      f"{', '.join(SUPPORTED)}")
-
-
 def cluster_backend(dt: Any, backend: str = "auto") -> Any:
     """The Dask backend of the partitioned tables ``dt`` (the context's ``data_backend``: the
-    metrics of :data:`SUPPORTED` run their own code through it)."""
+    metrics whose card says ``backend="any"`` run their own code through it)."""
     from ._backend import dask_backend
 
     return dask_backend(dt, backend)

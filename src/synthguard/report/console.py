@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.format import fmt_number
 
-def fmt_number(x: Any, digits: int = 4) -> str:
-    """Compact number formatting; ``-`` for missing."""
-    if x is None:
-        return "-"
-    if isinstance(x, (list, tuple)) and len(x) == 2:
-        return f"[{fmt_number(x[0], 3)}, {fmt_number(x[1], 3)}]"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return str(x)
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(f):
-        return "nan"
-    if f != 0 and (abs(f) < 1e-3 or abs(f) >= 1e5):
-        return f"{f:.{digits - 1}e}"
-    return f"{f:.{digits}g}"
+__all__ = ["fmt_number", "render_decision", "render_table", "render_verdict", "terminal_width", "wrap"]
 
 
 def terminal_width(default: int = 100) -> int:
@@ -137,16 +119,18 @@ def _limit_text(r: Any) -> str:
 def what_to_do(d: Any) -> list[str]:
     """Plain actions from a report's JSON: rows to drop, columns to coarsen, how to decide."""
     from .records import coarsening, normalise_records
-    from .risks import _copies, control_size_needed, risks_of
+    from .risks import card_of, control_size_needed, risks_of, verbatim_release_rows
 
     out = []
-    copies = _copies(d)
+    copies = verbatim_release_rows(d)
     if copies and copies[0]:
         out.append(f"Drop the {copies[0]} release rows that are verbatim training rows: "
                    "'--records-out rows.csv' (or report.records(original, synthetic)) lists every "
                    "one with the training row it copies.")
+    counted = {n for n, e in (d.get("metrics") or {}).items()  # their copies are said above
+               if getattr(getattr(card_of((e or {}).get("metric") or n), "records", None), "count", None)}
     drops = {r["release_row"] for r in normalise_records(d) if r["action"] == "drop"
-             and r["metric"] != "exact_matches"}
+             and r["metric"] not in counted}
     if drops:
         out.append(f"Drop the {len(drops)} further release row(s) at distance 0 from a training "
                    "row (action 'drop' in --records-out).")

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .risks import KNOWLEDGE, headline_limit, interval, no_control_reading, pct, risks_of
+from .risks import headline_limit, interval, knowledge_of, no_control_reading, pct, risks_of
 
 WP216 = ("singling_out", "linkability", "inference")
 
@@ -104,7 +104,7 @@ def _markdown(report: Any, today: _dt.date) -> str:
         for name in r.get("tests") or []:
             t = tests.get(name) or {}
             out.append(f"- Test `{name}`: {t.get('statistic', 'see the JSON report')}; attacker "
-                       f"knows {KNOWLEDGE.get(name, 'the release and a target record')}; baseline: "
+                       f"knows {knowledge_of(name)}; baseline: "
                        f"{t.get('baseline', 'the control')}; training {pct(t.get('member'))} "
                        f"vs control {pct(t.get('non_member'))}; excess {pct(t.get('effect'))} "
                        f"({interval(t.get('effect_ci'))}); {t.get('test', 'test')}, adjusted "

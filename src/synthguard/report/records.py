@@ -1,10 +1,11 @@
 """What to do: the release rows to drop and the columns to coarsen, in one schema.
 
 Metrics list the records behind their numbers under different field names (``original_row``,
-``synthetic_row``, ``row``, ``nearest_training_row``...). :func:`normalise_records` maps them all to
-one schema, :data:`COLUMNS`; :func:`exact_copies` lists *every* release row that is a verbatim
-training row (metrics list only their top rows), from the data, with the same exact-row identity as
-the ``exact_matches`` metric.
+``synthetic_row``, ``row``, ``nearest_training_row``...); each metric's card says what its records
+mean (:class:`~synthguard.registry.RecordsCard`: the table a plain ``row`` points into, whether a
+listed release row is a verbatim copy, its reason, and a function listing *every* such row where the
+metric lists only its top rows). :func:`normalise_records` maps them all to one schema,
+:data:`COLUMNS`.
 """
 
 from __future__ import annotations
@@ -12,18 +13,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .risks import LEVEL_RANK, risk_of
+from ..core.format import fmt_number
+from .risks import LEVEL_RANK, card_of, risk_of
 
 #: The one schema of ``Report.records()`` and ``--records-out``.
 COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason")
 
 _RELEASE_KEYS = ("synthetic_row",)
 _TRAINING_KEYS = ("original_row", "nearest_original_row", "nearest_training_row", "training_row")
-_RELEASE_ROW_METRICS = {"text_style_outliers"}  # whose plain "row" is a release row
 
 
-def _reason(metric: str, rec: Mapping[str, Any]) -> str:
-    """One plain phrase per record, from the fields the metric gave."""
+def reason_of(rec: Mapping[str, Any]) -> str:
+    """One plain phrase per record, from the fields the metric gave (a metric's card may write its
+    own, :attr:`~synthguard.registry.RecordsCard.reason`).
+
+    Examples
+    --------
+    >>> reason_of({"original_row": 3, "synthetic_copies": 2})
+    'copied 2 time(s) into the release'
+    """
     if "query" in rec:
         return f"singled out by the condition {rec['query']}"
     if "secret_column" in rec:
@@ -36,30 +44,17 @@ def _reason(metric: str, rec: Mapping[str, Any]) -> str:
     if "probability" in rec:
         return (f"sensitive value guessed with probability {_num(rec['probability'])} from "
                 f"{rec.get('synthetic_rows_pooled', '?')} release row(s) with its key")
-    if "dcr_training" in rec:
-        return (f"closer to a training row ({_num(rec['dcr_training'])}) than to any held-out row "
-                f"({_num(rec.get('dcr_holdout'))})")
-    if "dcr" in rec:
-        return f"distance {_num(rec['dcr'])} to the closest training row"
     if "class_size" in rec:
         return f"unique in the release on the quasi-identifiers (class size {rec['class_size']})"
     if "distinct_sensitive_values" in rec:
         return f"{rec['distinct_sensitive_values']} distinct sensitive value(s) in its class"
-    if metric == "linkability":
-        return f"linked to its release row at distance {_num(rec.get('distance'))}"
     if "distance" in rec:
         return f"distance {_num(rec['distance'])}"
-    if metric == "new_row_synthesis":
-        return "release row matching a training row (numeric values within the tolerance)"
-    if metric == "replicated_uniques":
-        return "unique training row replicated in the release"
     rest = {k: v for k, v in rec.items() if k not in _RELEASE_KEYS + _TRAINING_KEYS + ("row",)}
     return ", ".join(f"{k}={v}" for k, v in rest.items())
 
 
 def _num(x: Any) -> str:
-    from .console import fmt_number
-
     return fmt_number(x)
 
 
@@ -72,11 +67,19 @@ def _row(x: Any) -> int | None:
         return None
 
 
+def _verbatim(card: Any, rec: Mapping[str, Any]) -> bool:
+    flag = getattr(card, "verbatim", False)
+    if isinstance(flag, str):
+        return rec.get(flag) == 0
+    return bool(flag)
+
+
 def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every metric's records in the one schema :data:`COLUMNS`, from a report's JSON dict.
 
-    ``action`` is ``"drop"`` for a release row that is a verbatim training row (behind a test that
-    alarms), else ``"review"`` (near matches, rows unique in the release, training rows exposed).
+    ``action`` is ``"drop"`` for a release row that is a verbatim training row (its card says so,
+    behind a test that alarms), else ``"review"`` (near matches, rows unique in the release,
+    training rows exposed).
 
     Examples
     --------
@@ -89,69 +92,56 @@ def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for name, entry in (report.get("metrics") or {}).items():
         res = (entry or {}).get("result") or {}
         recs = res.get("records") or []
-        risk = risk_of(entry.get("metric") or name) or "other"
+        metric = entry.get("metric") or name
+        risk = risk_of(metric) or "other"
+        card = getattr(card_of(metric), "records", None)
         alarm = LEVEL_RANK.get(str(res.get("risk_level")), 0) >= LEVEL_RANK["medium"]
+        plain_row_is_release = getattr(card, "row", "original") == "synthetic"
+        write = getattr(card, "reason", None) or reason_of
         for rec in recs:
             if not isinstance(rec, Mapping):
                 continue
             release = next((_row(rec[k]) for k in _RELEASE_KEYS if k in rec), None)
             training = next((_row(rec[k]) for k in _TRAINING_KEYS if k in rec), None)
             if "row" in rec:
-                if name in _RELEASE_ROW_METRICS:
+                if plain_row_is_release:
                     release = release if release is not None else _row(rec["row"])
                 elif training is None:
                     training = _row(rec["row"])
-            verbatim = name in ("exact_matches", "ims") or (
-                name == "dcr_baseline_protection" and rec.get("dcr") == 0)
-            action = "drop" if release is not None and verbatim and alarm else "review"
+            action = "drop" if release is not None and _verbatim(card, rec) and alarm else "review"
             out.append({"metric": name, "risk": risk, "action": action, "release_row": release,
-                        "training_row": training, "reason": _reason(name, rec)})
+                        "training_row": training, "reason": write(rec)})
     return out
 
 
-def exact_copies(original: Any, synthetic: Any, metadata: Any = None) -> list[dict[str, Any]]:
-    """Every release row equal to some training row (all columns but ``id`` columns, missing equal
-    to missing), with the first training row it copies; input row numbers, from 0.
+def complete_records(report: Mapping[str, Any], original: Any, synthetic: Any,
+                     metadata: Any = None) -> list[dict[str, Any]]:
+    """The report's records with, for every metric whose card lists *every* such row
+    (:attr:`~synthguard.registry.RecordsCard.complete`), that complete list in place of its top
+    rows, first.
 
     Parameters
     ----------
-    original, synthetic : DataFrame or path
-        The training rows and the release, as given to :func:`synthguard.evaluate`.
-    metadata : mapping or path, optional
-        As given to :func:`synthguard.evaluate` (id columns are left out of the comparison).
-
-    Returns
-    -------
-    list of dict
-        One record per copied release row, in the schema :data:`COLUMNS`.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> o = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
-    >>> s = pd.DataFrame({"a": [2.0, 9.0], "b": ["y", "q"]})
-    >>> [(r["release_row"], r["training_row"]) for r in exact_copies(o, s)]
-    [(0, 1)]
+    report : mapping
+        A report's JSON dict.
+    original, synthetic, metadata : DataFrame or path
+        The evaluation's inputs, as given to :func:`synthguard.evaluate`.
     """
-    import numpy as np
-    import pandas as pd
+    from ..registry import metric_infos
 
-    from ..data.encoding import EncodedView
-    from ..data.tables import prepare_tables
-
-    tables = prepare_tables(original, synthetic, None, metadata, strict_control=False)
-    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
-    if not cols:
-        return []
-    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
-    orig, syn = ids["original"], ids["synthetic"]
-    first = pd.Series(np.arange(orig.size)).groupby(orig).min()
-    hit = np.flatnonzero(np.isin(syn, orig))
-    train = first.reindex(syn[hit]).to_numpy()
-    return [{"metric": "exact_matches", "risk": "presence", "action": "drop",
-             "release_row": int(r), "training_row": int(t),
-             "reason": f"verbatim copy of training row {int(t)}"}
-            for r, t in zip(hit.tolist(), train.tolist(), strict=True)]
+    rows = normalise_records(report)
+    listers: dict[str, Any] = {}  # run name -> the card listing every such row
+    for name, entry in (report.get("metrics") or {}).items():
+        card = getattr(card_of((entry or {}).get("metric") or name), "records", None)
+        if card is not None and card.complete is not None:
+            listers[name] = card
+    if not listers:  # the copies are listed whether or not their metric ran
+        for info in metric_infos():
+            if (info.card.get("records") or {}).get("complete"):
+                listers[info.name] = card_of(info.name).records
+    full = [dict(r, metric=name) for name, card in listers.items()
+            for r in card.complete(original, synthetic, metadata)]
+    return full + [r for r in rows if r["metric"] not in listers]
 
 
 def coarsening(report: Mapping[str, Any], top: int = 5) -> list[dict[str, Any]]:
@@ -166,8 +156,10 @@ def coarsening(report: Mapping[str, Any], top: int = 5) -> list[dict[str, Any]]:
         ``{"column", "queries", "sdtype", "suggestion"}``.
     """
     counts: dict[str, int] = {}
-    for name in ("singling_out_univariate", "singling_out_multivariate"):
-        res = ((report.get("metrics") or {}).get(name) or {}).get("result") or {}
+    for name, entry in (report.get("metrics") or {}).items():
+        if risk_of((entry or {}).get("metric") or name) != "singling_out":
+            continue
+        res = (entry or {}).get("result") or {}
         if LEVEL_RANK.get(str(res.get("risk_level")), 0) < LEVEL_RANK["medium"]:
             continue
         for rec in res.get("records") or []:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.io import atomic_write_text
-from ..core.results import MetricResult, to_jsonable
+from ..core.report_model import MetricEntry, ReportModel
+from ..core.results import MetricResult
 
 
 class Report:
@@ -40,6 +41,17 @@ class Report:
         self._entries = {k: dict(v) for k, v in entries.items()}
         self._results = dict(results)
         self._verdict = verdict
+        self._model = ReportModel(self._header, verdict, tuple(
+            MetricEntry(name, e["status"], e.get("reason"), dict(e.get("params") or {}),
+                        e.get("seconds"), self._results.get(name), bool(e.get("cached")),
+                        e.get("unit"), e.get("metric"))
+            for name, e in self._entries.items()))
+
+    @property
+    def model(self) -> ReportModel:
+        """The typed report model (:class:`~synthguard.core.report_model.ReportModel`): header,
+        verdict with its typed risk and test rows, and one :class:`MetricEntry` per metric."""
+        return self._model
 
     @property
     def verdict(self) -> Any:
@@ -78,12 +90,12 @@ class Report:
         """
         import pandas as pd
 
-        from .records import COLUMNS, exact_copies, normalise_records
+        from .records import COLUMNS, complete_records, normalise_records
 
-        rows = normalise_records(self.to_dict())
         if original is not None and synthetic is not None:
-            rows = [r for r in rows if r["metric"] != "exact_matches"]
-            rows = exact_copies(original, synthetic, metadata) + rows
+            rows = complete_records(self.to_dict(), original, synthetic, metadata)
+        else:
+            rows = normalise_records(self.to_dict())
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         for col in ("release_row", "training_row"):
             frame[col] = frame[col].astype("Int64")
@@ -152,27 +164,8 @@ class Report:
         return dict(self._header)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract as plain Python objects."""
-        metrics = {}
-        for name, entry in self._entries.items():
-            res = self._results.get(name)
-            metrics[name] = {
-                "status": entry["status"],
-                "reason": entry.get("reason"),
-                "params": to_jsonable(entry.get("params", {})),
-                "seconds": to_jsonable(entry.get("seconds")),
-                "result": res.to_dict() if res is not None else None,
-            }
-            if entry.get("cached"):
-                metrics[name]["cached"] = True
-            if entry.get("unit"):
-                metrics[name]["unit"] = entry["unit"]
-            if entry.get("metric"):  # a named run: the registered metric it ran
-                metrics[name]["metric"] = entry["metric"]
-        out = to_jsonable(self._header)
-        out["verdict"] = self._verdict.to_dict()
-        out["metrics"] = metrics
-        return out
+        """The JSON contract as plain Python objects (:meth:`ReportModel.to_dict`)."""
+        return self._model.to_dict()
 
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         """Serialise to JSON; also write it to ``path`` when given."""

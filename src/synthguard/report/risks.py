@@ -1,9 +1,8 @@
 """The decision block: one line per risk (presence, singling out, linkability, inference).
 
-The verdict states its risks in ``Verdict.to_dict()["risks"]`` (see ``docs/user-guide.md``). Until
-every verdict carries that key, :func:`risks_of` builds the same shape from the verdict's tests,
-grouping them by metric name (:data:`RISK_OF_METRIC`); it is a fallback only, used when ``"risks"``
-is absent. The plain sentences are written from the numbers, never from metric names alone.
+The verdict states its risks in ``Verdict.to_dict()["risks"]`` (see ``docs/user-guide.md``). For a
+report without that key, :func:`risks_of` builds the same shape from the verdict's tests, grouped by
+the risk their metric's card names; it is a fallback only, used when ``"risks"`` is absent. The plain sentences are written from the numbers, never from metric names alone.
 """
 
 from __future__ import annotations
@@ -21,48 +20,6 @@ CRITERIA = {
     "linkability": "WP216 criterion 2: can two records about the same person be linked?",
     "inference": "WP216 criterion 3: can a person's hidden attribute be deduced from the release?",
 }
-#: Fallback grouping of today's metrics into risks (the verdict's own ``RISK_OF`` wins).
-RISK_OF_METRIC = {
-    "exact_matches": "presence", "ims": "presence", "dcr": "presence", "nndr": "presence",
-    "closest_distance_mia": "presence", "new_row_synthesis": "presence",
-    "dcr_overfitting_protection": "presence", "dcr_baseline_protection": "presence",
-    "distinguishability": "presence", "text_exact_matches": "presence",
-    "text_near_duplicates": "presence", "entity_exact_matches": "presence",
-    "singling_out_univariate": "singling_out", "singling_out_multivariate": "singling_out",
-    "k_anonymity": "singling_out", "replicated_uniques": "singling_out",
-    "linkability": "linkability", "record_linkage": "linkability",
-    "anonymeter": "inference", "inference": "inference", "cap": "inference",
-    "zero_cap": "inference", "generalized_cap": "inference", "disclosure_protection": "inference",
-    "disclosure_protection_estimate": "inference", "disco": "inference", "l_diversity": "inference",
-    "text_entities": "inference", "text_nominals": "inference",
-}
-#: What the attacker is assumed to know, per test (the dossier's "attacker knowledge").
-KNOWLEDGE = {
-    "exact_matches": "a person's full record; looks for an identical row in the release",
-    "ims": "a person's full record; looks for an identical row in the release",
-    "dcr": "a person's full record; measures its distance to the closest release row",
-    "nndr": "a person's full record; compares its closest and second-closest release rows",
-    "closest_distance_mia": "a person's full record; calls it a member when a release row is "
-                            "closer than held-out people's",
-    "new_row_synthesis": "a person's full record; looks for it among the release rows",
-    "dcr_overfitting_protection": "a person's full record; compares distances to training and "
-                                  "held-out rows",
-    "singling_out_univariate": "the release only; writes one-column conditions that match exactly "
-                               "one person",
-    "singling_out_multivariate": "the release only; writes several-column conditions that match "
-                                 "exactly one person",
-    "replicated_uniques": "the release only; takes rows unique in the release as real people",
-    "linkability": "two separate sets of a person's columns (e.g. two data sets); links them through "
-                   "the release",
-    "anonymeter": "a person's other columns; guesses the secret column from the closest release row",
-    "inference": "a person's other columns; guesses the secret column from the closest release row",
-    "cap": "a person's key (quasi-identifier) columns; guesses the sensitive column",
-    "zero_cap": "a person's key (quasi-identifier) columns; guesses the sensitive column",
-    "generalized_cap": "a person's key columns (nearest match); guesses the sensitive column",
-    "disclosure_protection": "a person's key columns; guesses the sensitive column",
-    "disclosure_protection_estimate": "a person's key columns; guesses the sensitive column",
-    "disco": "a person's key columns; guesses the sensitive column when the release agrees",
-}
 LEVEL_RANK = {"high": 4, "medium": 3, "inconclusive": 2, "low": 1, "not assessed": 0}
 #: Reference cut-offs named when there is no control (SynEval's copy rate; anonymeter's risks).
 REFERENCE_CUTOFFS = "SynEval: more than 5 % of release rows copied is high; anonymeter: a risk " \
@@ -70,16 +27,28 @@ REFERENCE_CUTOFFS = "SynEval: more than 5 % of release rows copied is high; anon
 
 
 def risk_of(metric: str) -> str | None:
-    """The risk a metric speaks to (the verdict's ``RISK_OF`` first, then the fallback map)."""
-    try:
-        from ..run import verdict as _v
+    """The risk a metric speaks to, from its card (``None`` when no card names one of the four)."""
+    from ..registry import info_of
 
-        table = getattr(_v, "RISK_OF", None)
-        if isinstance(table, Mapping) and metric in table:
-            return str(table[metric])
-    except Exception:  # noqa: BLE001 - the fallback map still answers
-        pass
-    return RISK_OF_METRIC.get(metric)
+    info = info_of(metric)
+    risk = info.risk if info is not None else None
+    return risk if risk in RISK_ORDER else None
+
+
+def card_of(metric: str | None) -> Any:
+    """The metric's card (:class:`~synthguard.registry.MetricSpec`), ``None`` when none declares it."""
+    from ..registry import card_of as _card
+
+    return _card(metric)
+
+
+def knowledge_of(metric: str) -> str:
+    """What the metric's attacker knows and does, from its card."""
+    from ..registry import info_of
+
+    info = info_of(metric)
+    return str((info.card.get("knowledge") if info is not None else "") or
+               "the release and a target record")
 
 
 def pct(x: Any, digits: int = 1) -> str:
@@ -202,13 +171,26 @@ def fallback_risks(d: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _copies(d: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(copied release rows, release rows) from exact_matches, when it ran."""
-    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
-    rate = res.get("synthetic_match_rate")
-    if isinstance(rate, Mapping) and rate.get("k") is not None and rate.get("n"):
-        return int(rate["k"]), int(rate["n"])
+def verbatim_release_rows(d: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(release rows that are verbatim training rows, release rows), from the first metric of the
+    report whose card counts them (:attr:`~synthguard.registry.RecordsCard.count`)."""
+    for name, entry in (d.get("metrics") or {}).items():
+        card = getattr(card_of((entry or {}).get("metric") or name), "records", None)
+        res = (entry or {}).get("result")
+        if card is not None and card.count is not None and res:
+            got = card.count(res)
+            if got is not None:
+                return got
     return None
+
+
+def _copy_result(d: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The JSON result of the metric whose card counts verbatim release rows (empty if none ran)."""
+    for name, entry in (d.get("metrics") or {}).items():
+        card = getattr(card_of((entry or {}).get("metric") or name), "records", None)
+        if card is not None and card.count is not None and (entry or {}).get("result"):
+            return entry["result"]
+    return {}
 
 
 def _sentence(r: Mapping[str, Any], d: Mapping[str, Any], materiality: float,
@@ -229,7 +211,7 @@ def _sentence(r: Mapping[str, Any], d: Mapping[str, Any], materiality: float,
     nums = (f"{pct(r.get('member'))} {what}, against {pct(r.get('non_member'))} of held-out "
             f"people: {pct(r.get('effect'))} exposed beyond chance ({interval(r.get('effect_ci'))}, "
             f"{r.get('metric')})")
-    copies = _copies(d)
+    copies = verbatim_release_rows(d)
     if level in ("high", "medium"):
         act = "do not publish as is" if level == "high" else "fix before publishing"
         extra = ""
@@ -262,7 +244,7 @@ def control_size_needed(d: Mapping[str, Any], target: float = 0.01,
 
     v = d.get("verdict") or {}
     alpha = float(v.get("alpha") or 0.05) * alpha_share
-    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
+    res = _copy_result(d)
     dup = res.get("original_duplication_rate")
     p0 = float(dup.get("value") or 0.0) if isinstance(dup, Mapping) else 0.0
 
@@ -286,7 +268,7 @@ def no_control_reading(d: Mapping[str, Any]) -> str | None:
     against the reference cut-offs), or ``None`` when a control was given."""
     if "control" in (d.get("inputs") or {}):
         return None
-    res = ((d.get("metrics") or {}).get("exact_matches") or {}).get("result") or {}
+    res = _copy_result(d)
     rate, dup = res.get("synthetic_match_rate"), res.get("original_duplication_rate")
     parts = []
     if isinstance(rate, Mapping) and rate.get("n"):

@@ -29,14 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.report_model import Coarsening
+
 #: Risks whose alarms name driving columns (presence is answered by the rows to drop).
 COARSEN_RISKS = ("singling_out", "inference")
 MAX_COLUMNS = 2
 BINS = 10
 TOP = 10
-SINGLING_OUT = ("singling_out_univariate", "singling_out_multivariate")
-CAP_LIKE = ("cap", "zero_cap", "generalized_cap", "disclosure_protection",
-            "disclosure_protection_estimate")
 ALARM = ("high", "medium")
 
 
@@ -317,8 +316,8 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
             "cost": (f"one more run of the verdict's {len(names)} test(s) per re-tested column "
                      f"({len(runs)} run(s); at most {max_columns}, only when singling out or "
                      "inference alarms); retest_columns=0 switches it off")}
-    risks = tuple(dict(r, coarsening=added[r["risk"]]) if r["risk"] in added else r
-                  for r in verdict.risks)
+    risks = tuple(r.replace(coarsening=tuple(Coarsening.from_dict(e) for e in added[r["risk"]]))
+                  if r["risk"] in added else r for r in verdict.risks)
     return dataclasses.replace(verdict, risks=risks), cost
 
 

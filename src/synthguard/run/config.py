@@ -45,7 +45,7 @@ Presets
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -56,21 +56,40 @@ from ..registry import canonical_name, default_metrics, get_metric
 _TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "data", "risk_rule", "materiality", "alpha",
              "release_type"}
 
-# Presets: named metric selections. Names not registered in this installation are skipped.
-_QUICK = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nndr",
-          "new_row_synthesis", "k_anonymity", "text_exact_matches")
-_PRIVACY = ("exact_matches", "near_copies", "close_neighbours", "ims", "dcr", "nndr",
-            "new_row_synthesis", "distinguishability",
-            "closest_distance_mia", "membership_attacks", "singling_out_univariate",
-            "singling_out_multivariate",
-            "linkability", "inference", "cap", "disclosure_protection",
-            "dcr_baseline_protection", "dcr_overfitting_protection", "k_anonymity", "l_diversity",
-            "replicated_uniques", "disco", "text_entities", "text_nominals", "text_exact_matches")
-_FULL = _PRIVACY + ("zero_cap", "generalized_cap", "disclosure_protection_estimate",
-                    "text_style_outliers", "quality_report", "accuracy", "diagnostic_report",
-                    "ml_utility_classification", "ml_utility_regression", "ml_utility_cluster",
-                    "anonymisation_score")
-PRESETS: dict[str, tuple[str, ...]] = {"quick": _QUICK, "privacy": _PRIVACY, "full": _FULL}
+class _Presets(MutableMapping):
+    """Preset name -> its metrics in report order: the metrics whose cards join the preset
+    (``@register(presets=...)``, ordered by the card's ``order``), overlaid with presets added by
+    :func:`register_preset`."""
+
+    def __init__(self) -> None:
+        self._added: dict[str, tuple[str, ...]] = {}
+
+    def _from_cards(self) -> dict[str, tuple[str, ...]]:
+        from ..registry import metric_infos, preset_metrics
+
+        names = sorted({p for i in metric_infos() for p in i.presets})
+        return {n: tuple(preset_metrics(n)) for n in names}
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        if name in self._added:
+            return self._added[name]
+        return self._from_cards()[name]
+
+    def __setitem__(self, name: str, metrics: Sequence[str]) -> None:
+        self._added[name] = tuple(metrics)
+
+    def __delitem__(self, name: str) -> None:
+        del self._added[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._from_cards(), *self._added]))
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+#: Presets: named metric selections, from the metric cards (``quick``, ``privacy``, ``full``).
+PRESETS: MutableMapping[str, tuple[str, ...]] = _Presets()
 
 UNAVAILABLE_REASON = "not available in this installation"
 
@@ -344,11 +363,14 @@ def is_registered(name: str) -> bool:
 def add_entity_metrics(run_config: Any) -> Any:
     """The run configuration with the entity metrics added: the privacy ones when a privacy metric is
     selected, the fidelity ones when a fidelity metric is (parameters at their defaults)."""
-    from ..data.entities import ENTITY_METRICS, PRIVACY_FAMILIES
+    from ..data.entities import PRIVACY_FAMILIES
+    from ..registry import metric_infos
 
     chosen = dict(run_config.metrics)
     fams = {get_metric(n).family for n in chosen}
-    for name in ENTITY_METRICS:
+    entity_only = [i.name for i in sorted(metric_infos(), key=lambda i: (i.order, i.name))
+                   if i.card.get("entity_only")]
+    for name in entity_only:
         spec = get_metric(name)
         if name in chosen:
             continue

@@ -199,7 +199,8 @@ def run_metric(spec: MetricSpec, ctx: Context, params: Mapping[str, Any]) -> Met
         from ..data.tables import input_row_records
 
         # row numbers from the tables' canonical content order back to the input rows
-        res = dataclasses.replace(res, records=input_row_records(res.records, ctx.tables, spec.name))
+        res = dataclasses.replace(res, records=input_row_records(res.records, ctx.tables,
+                                                                 _plain_row(spec.name)))
     return res
 
 
@@ -260,7 +261,7 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
 
                 # row numbers in records: from the tables' canonical order back to the input rows
                 res = dataclasses.replace(res, records=input_row_records(res.records, tables,
-                                                                           entry.metric))
+                                                                           _plain_row(entry.metric)))
             results[name] = res
     for name, reason in dict(unavailable or {}).items():
         out_entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason,
@@ -271,3 +272,11 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
 
 def _since(t0: float) -> float:
     return round(time.perf_counter() - t0, 4)
+
+
+def _plain_row(metric: str) -> str:
+    """The table a metric's records' plain ``row`` points into (its card; ``original`` by default)."""
+    from ..registry import card_of
+
+    card = getattr(card_of(metric), "records", None)
+    return card.row if card is not None else "original"

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..core.results import MetricResult
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
 from ..engine.parallel import resolve_jobs
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, MetricError
 from ..registry import Context, get_metric, metric_info
 from .config import RunConfig, build_config, validate_seed
 from .executor import Entry, RunOutput, build_report, execute
@@ -144,21 +145,36 @@ def _refuse_on_cluster(**given: Any) -> None:
                           "client= for it")
 
 
+def distributed_metrics() -> list[str]:
+    """The metrics that run on the Dask backend (their card says ``backend="any"``)."""
+    from ..registry import metric_infos
+
+    return [i.name for i in metric_infos() if i.backend == "any"]
+
+
+def not_distributed(ctx: Any, **params: Any) -> MetricResult:
+    """Stands in for the function of a metric whose card says ``backend="local"`` in a distributed
+    run: the run's executor reports it ``skipped`` with this reason."""
+    raise MetricError("not available in a distributed run: it runs in one process only (synthguard "
+                      "evaluate without --scheduler/--workers); distributed metrics: "
+                      f"{', '.join(distributed_metrics())}")
+
+
 def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
                    run_config: RunConfig, *, client: Any, seed: int = 0, backend: str = "auto",
                    progress: bool = False, risk: Mapping[str, Any] | None = None,
                    on_progress: Callable[[str, int, int], Any] | None = None,
                    npartitions: int = 4) -> RunOutput:
     """Run a validated configuration on a Dask cluster: partitioned tables, the metrics of
-    :data:`synthguard.distributed.SUPPORTED` over partitions (the same numbers as in one process),
-    the others reported ``skipped``; the same executor, loop and report as :func:`run_tables`.
+    whose card says ``backend="any"`` over partitions (the same numbers as in one process), the
+    others reported ``skipped`` (:func:`not_distributed`); the same executor, loop and report as :func:`run_tables`.
 
     ``original``, ``synthetic``, ``control``: Parquet file / folder / glob (or CSV), dask or pandas
     DataFrames (pandas ones are split into ``npartitions``).
     """
     from dataclasses import replace
 
-    from ..distributed import SUPPORTED, cluster_backend, not_distributed
+    from ..distributed import cluster_backend
     from ..distributed._tables import load_tables
 
     dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
@@ -173,7 +189,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     def one(name: str) -> Entry:
         metric = _metric_of(run_config, name)
         spec = get_metric(metric)
-        if spec.name not in SUPPORTED:  # skipped with the reason (after any missing input)
+        if spec.backend != "any":  # skipped with the reason (after any missing input)
             spec = replace(spec, func=not_distributed)
         return execute(spec, ctx, run_config.metrics[name], name=name,
                        thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))

@@ -21,7 +21,7 @@ The calibrated rule (default, ``risk_rule="calibrated"``)
        training records exposed beyond chance that matters, default 1 %): ``high`` significant
        and a leak of ``m`` not ruled out; ``medium`` significant but ruled out below ``m``;
        ``low`` not significant and ruled out; ``inconclusive`` neither.
-    3. **A level per risk** (:data:`RISK_OF`): presence of training records, singling out,
+    3. **A level per risk** (each metric's card names its risk): presence of training records, singling out,
        linkability, attribute inference. A risk is high (medium) when one of its tests is; it is
        ``low`` only when its tests *jointly* rule out the materiality: for presence, every leak type
        it answers for (always exact copies, near-copies and copies of rare records; also any type
@@ -56,12 +56,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.report_model import HeadlineLimit, LeakLimit, RiskRow, TestRow
 from ..core.results import LEAK_TYPES, RISKS, Evidence, MetricResult, RecordFlags, to_jsonable
 from ..errors import ConfigError
 from ..stats import detection_limit, holm_adjust, make_rng
 
 __all__ = ["RiskRule", "Verdict", "assess", "level_of", "RULES", "RELEASE_TYPES", "LEVEL_ORDER",
-           "NON_PRIVACY_FAMILIES", "fails", "RISK_OF", "RISK_TITLES"]
+           "NON_PRIVACY_FAMILIES", "fails", "card_risk", "RISK_TITLES"]
 
 RULES = ("calibrated", "reference")
 RELEASE_TYPES = ("synthetic", "anonymised")
@@ -146,13 +147,13 @@ class Verdict:
     level: str
     rule: RiskRule
     summary: str
-    drivers: tuple[Mapping[str, Any], ...] = ()
-    tests: tuple[Mapping[str, Any], ...] = ()
-    detection_limit: Mapping[str, Any] | None = None
+    drivers: tuple[TestRow | Mapping[str, Any], ...] = ()
+    tests: tuple[TestRow, ...] = ()
+    detection_limit: HeadlineLimit | None = None
     not_assessed: tuple[str, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
-    risks: tuple[Mapping[str, Any], ...] = ()
-    detection_limits: Mapping[str, Any] = field(default_factory=dict)
+    risks: tuple[RiskRow, ...] = ()
+    detection_limits: Mapping[str, LeakLimit] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         levels = ", ".join(f"{r['risk']} {r['level']}" for r in self.risks)
@@ -230,24 +231,17 @@ def _test_row(name: str, res: MetricResult, ev: Evidence) -> dict[str, Any]:
                         "detection_limit": ev.detection_limit, "unit": ev.unit})
 
 
-RISK_OF: dict[str, str] = {
-    # presence of training records (membership): copies, near-copies, attacks, text
-    **{m: "presence" for m in (
-        "exact_matches", "ims", "near_copies", "close_neighbours", "dcr", "nndr",
-        "closest_distance_mia", "membership_attacks", "membership_inference", "distinguishability",
-        "new_row_synthesis", "dcr_baseline_protection", "dcr_overfitting_protection",
-        "text_exact_matches", "text_entities", "text_nominals", "text_style_outliers",
-        "entity_copies", "subsequence_copies")},
-    # WP216 criterion 1: singling out
-    **{m: "singling_out" for m in ("singling_out_univariate", "singling_out_multivariate",
-                                    "replicated_uniques", "k_anonymity")},
-    # criterion 2: linkability
-    "linkability": "linkability",
-    # criterion 3: inference
-    **{m: "inference" for m in ("inference", "anonymeter", "cap", "zero_cap", "generalized_cap",
-                                 "disclosure_protection", "disclosure_protection_estimate", "disco",
-                                 "l_diversity")},
-}
+def card_risk(name: str | None) -> str | None:
+    """The risk a metric's card says its test answers (``None``: no card, or not one of the four
+    risks)."""
+    from ..registry import info_of
+
+    info = info_of(name)
+    risk = info.risk if info is not None else None
+    return risk if risk in RISKS else None
+
+
+#: the risk of a result no card declares (a result built by hand), by family
 FAMILY_RISK = {"privacy": "presence", "attacks": "presence", "text": "presence",
                "disclosure": "inference", "entity": "presence"}
 RISK_TITLES = {
@@ -330,7 +324,7 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         ev = res.evidence
         if ev is not None and ev.risk in RISKS:
             return ev.risk
-        return RISK_OF.get(metrics.get(name, name)) or RISK_OF.get(res.name) or \
+        return card_risk(metrics.get(name, name)) or card_risk(res.name) or \
             FAMILY_RISK.get(res.family, "presence")
 
     driving = [n for n, r in out.items() if _is_privacy(r) and r.evidence is not None
@@ -390,25 +384,28 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     if level in ("low", "inconclusive"):
         drivers = []
     limit = _headline_limit(limits) or _detection_limit(out, driving, rule, joint.share)
-    return out, Verdict(level, rule, _summary(level, drivers, limit, tests, rule, has_control, risks),
-                        tuple(drivers), tuple(tests), limit, tuple(not_assessed), counts,
-                        tuple(risks), limits)
-
-
-#: a test whose attack another metric runs and tests jointly: counted once, as that metric
-CONTAINED_IN = {"closest_distance_mia": "membership_attacks"}
+    summary = _summary(level, drivers, limit, tests, rule, has_control, risks)
+    return out, Verdict(level, rule, summary, tuple(TestRow.from_dict(t) for t in drivers),
+                        tuple(TestRow.from_dict(t) for t in tests),
+                        HeadlineLimit.from_dict(limit) if limit is not None else None,
+                        tuple(not_assessed), counts, tuple(RiskRow.from_dict(r) for r in risks),
+                        {t: LeakLimit.from_dict(v) for t, v in limits.items()})
 
 
 def _contained_tests(results: Mapping[str, MetricResult], driving: list[str],
                      metrics: Mapping[str, str]) -> dict[str, str]:
-    """Driving tests contained in another driving test of the run (``CONTAINED_IN``): name -> the
-    container's name. They vote once, through the container (``same_as``)."""
+    """Driving tests contained in another driving test of the run (the card's ``contained_in``: a
+    test whose attack another metric runs and tests jointly): name -> the container's name. They
+    vote once, through the container (``same_as``)."""
+    from ..registry import info_of
+
     by_metric: dict[str, str] = {}
     for n in driving:
         by_metric.setdefault(metrics.get(n) or results[n].name, n)
     out: dict[str, str] = {}
     for n in driving:
-        host = CONTAINED_IN.get(metrics.get(n) or results[n].name)
+        info = info_of(metrics.get(n) or results[n].name)
+        host = info.card.get("contained_in") if info is not None else None
         if host is not None and host in by_metric and by_metric[host] != n:
             out[n] = by_metric[host]
     return out

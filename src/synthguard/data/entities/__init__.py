@@ -19,9 +19,6 @@ __all__ = ["EntityData", "EntityRun", "EntitySpec", "PRIVACY_FAMILIES",
 
 #: Metric families whose statistics are about people: run on the entity table.
 PRIVACY_FAMILIES = ("privacy", "anonymeter", "attacks", "disclosure")
-ENTITY_METRICS = ("entity_copies", "subsequence_copies", "sequence_length", "inter_event_time",
-                  "category_shares", "transitions", "context_sequence_dependence", "cardinality_shape",
-                  "intertable_trends", "multi_table_quality")
 
 
 def wants_entities(original: Any, metadata: Any, entity_key: str | None, sequence_key: str | None,
@@ -39,5 +36,6 @@ def wants_entities(original: Any, metadata: Any, entity_key: str | None, sequenc
 
 
 def metric_unit(spec: Any) -> str:
-    """``"entity"`` for privacy families and the entity metrics, ``"row"`` (event) otherwise."""
-    return "entity" if spec.family in PRIVACY_FAMILIES or spec.name in ENTITY_METRICS else "row"
+    """``"entity"`` for privacy families and the entity-only metrics (their card's
+    ``entity_only``), ``"row"`` (event) otherwise."""
+    return "entity" if spec.family in PRIVACY_FAMILIES or getattr(spec, "entity_only", False) else "row"

@@ -127,7 +127,15 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
                         kind="non-negative float")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_inference",),
           description="inference risk (anonymeter): share of original rows whose secret column the "
-                      "nearest synthetic row reveals, beyond control; the maximum over secrets")
+                      "nearest synthetic row reveals, beyond control; the maximum over secrets",
+          risk='inference',
+          knowledge="a person's other columns; guesses the secret column from the closest release row",
+          presets=('privacy', 'full'),
+          order=140,
+          warmup=True,
+          explainer=("anonymeter's inference attack: guesses a secret column of a person from the "
+                     'closest release row on the other columns; successes on training records against '
+                     'held-out people, per secret.'))
 @memoised('inference')
 def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | None = None,
               regression: str | bool = "auto", tolerance: float = 0.05, n_attacks: int = 2000,

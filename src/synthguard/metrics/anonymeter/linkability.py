@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from ...core.format import fmt_number
 from ...core.results import MetricResult
 from ...data.encoding import value_ranges
 from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError
-from ...registry import Context, Param, register
+from ...registry import Context, Param, RecordsCard, register
 from ._common import (
     DIRECTION,
     FAMILY,
@@ -83,6 +84,11 @@ def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return eq.any(axis=(1, 2))
 
 
+def _link_reason(rec: Any) -> str:
+    """Why a linkability record is listed (its card's reason)."""
+    return f"linked to its release row at distance {fmt_number(rec.get('distance'))}"
+
+
 @register("linkability", family=FAMILY, direction=DIRECTION,
           params=[*common_params(2000),
                   Param("aux_cols", None, "two lists of columns, the two datasets the attacker links "
@@ -92,7 +98,17 @@ def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                         kind="positive int")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_linkability",),
           description="linkability risk (anonymeter): share of original rows whose two halves of "
-                      "columns share a nearest synthetic neighbour, beyond control")
+                      "columns share a nearest synthetic neighbour, beyond control",
+          risk='linkability',
+          knowledge=("two separate sets of a person's columns (e.g. two data sets); links them through "
+                     'the release'),
+          presets=('privacy', 'full'),
+          order=130,
+          records=RecordsCard(reason=_link_reason, meaning="a training record linked to its release row"),
+          warmup=True,
+          explainer=("anonymeter's linkability attack: an attacker who holds two parts of a person's "
+                     'record links them through their closest release rows; successes on training '
+                     'records against held-out people.'))
 @memoised('linkability')
 def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_attacks: int = 2000,
                 max_n_attacks: bool = False, confidence_level: float = 0.95,

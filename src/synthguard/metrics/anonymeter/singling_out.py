@@ -557,7 +557,15 @@ _SO_PARAMS = [
 @register("singling_out_univariate", family=FAMILY, direction=DIRECTION, params=_SO_PARAMS,
           thresholds=THRESHOLDS, optional_needs=("control",),
           description="singling-out risk from one-column queries (anonymeter): share of queries built "
-                      "from the synthetic data that isolate exactly one original row, beyond control")
+                      "from the synthetic data that isolate exactly one original row, beyond control",
+          risk='singling_out',
+          knowledge='the release only; writes one-column conditions that match exactly one person',
+          presets=('privacy', 'full'),
+          order=110,
+          warmup=True,
+          explainer=("anonymeter's singling-out attack with one-column conditions built from the "
+                     'release: the share of conditions that isolate exactly one training person, '
+                     'against the same conditions on held-out people.'))
 @memoised('singling_out_univariate')
 def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attacks: bool = False,
                             confidence_level: float = 0.95, n_records: int = 20,
@@ -573,7 +581,14 @@ def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attack
           params=[*_SO_PARAMS, Param("n_cols", 3, "columns per query", kind="positive int")],
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_singlingout",),
           description="singling-out risk from n_cols-column queries (anonymeter, PETsARD's default mode): "
-                      "share of synthetic-built queries isolating exactly one original row, beyond control")
+                      "share of synthetic-built queries isolating exactly one original row, beyond control",
+          risk='singling_out',
+          knowledge='the release only; writes several-column conditions that match exactly one person',
+          presets=('privacy', 'full'),
+          order=120,
+          warmup=True,
+          explainer=("anonymeter's singling-out attack with conditions over several columns built from "
+                     'the release rows.'))
 @memoised('singling_out_multivariate')
 def singling_out_multivariate(ctx: Context, *, n_attacks: int = 2000, n_cols: int = 3,
                               max_attempts: int = 10_000_000, max_n_attacks: bool = False,

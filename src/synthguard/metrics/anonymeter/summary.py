@@ -29,7 +29,11 @@ def _run_part(ctx: Context, name: str, params: dict[str, Any]) -> MetricResult:
                    Param("n_neighbors", 1, "neighbours per half in linkability", kind="positive int")],
            thresholds=THRESHOLDS, optional_needs=("control",),
            description="overall GDPR risk (SynEval): the largest of the singling-out (univariate, "
-                       "multivariate), linkability and inference risks")
+                       "multivariate), linkability and inference risks",
+           risk='informative',
+           knowledge="the release and a person's record; runs the three anonymeter attacks (singling out, linkability, inference)",
+           explainer=("anonymeter's overall risk, the largest of its three attacks' risks (informative: "
+                      'each attack is tested on its own).'))
 def anonymeter_summary(ctx: Context, *, n_attacks: int = 2000, confidence_level: float = 0.95,
                        n_cols: int = 3, n_neighbors: int = 1) -> MetricResult:
     """``overall_risk`` = max of the trio's risks, with ``risk_level`` low / medium / high from the

@@ -105,7 +105,15 @@ def _summary(class_of_row: np.ndarray, below: np.ndarray, stat: np.ndarray, name
                   Param("k", 5, "class-size threshold: records in smaller classes are reported", "positive int")],
           thresholds={"medium": 4, "high": 1}, aliases=("kanonymity",),
           description="size of the smallest quasi-identifier equivalence class of the synthetic table "
-                      "(exact classes), with the share of records in classes smaller than k")
+                      "(exact classes), with the share of records in classes smaller than k",
+          risk='singling_out',
+          knowledge=("a person's quasi-identifiers; looks for release rows that share them with few "
+                     'others'),
+          presets=('quick', 'privacy', 'full'),
+          order=190,
+          backend='any',
+          explainer=('The smallest group of release rows sharing the quasi-identifiers (k); per person '
+                     'for anonymised releases.'))
 def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
                 num_discrete_bins: int = 10, max_records: int = 100, k: int = 5) -> MetricResult:
     """Exact k-anonymity of the original and the synthetic table.
@@ -204,7 +212,14 @@ class _ReleaseType:
                         "values are reported", "positive int")],
           thresholds={"medium": 2, "high": 1}, aliases=("ldiversity",),
           description="smallest number of distinct sensitive values in a quasi-identifier equivalence class "
-                      "of the synthetic table (distinct l-diversity, exact classes)")
+                      "of the synthetic table (distinct l-diversity, exact classes)",
+          risk='inference',
+          knowledge=("a person's quasi-identifiers; reads the sensitive values of the release rows "
+                     'that share them'),
+          presets=('privacy', 'full'),
+          order=200,
+          explainer=('The fewest distinct sensitive values within a group of release rows sharing the '
+                     'quasi-identifiers (l).'))
 def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
                 num_discrete_bins: int = 10, max_records: int = 100, sensitive_columns: Any = None,
                 l: int = 2) -> MetricResult:  # noqa: E741

@@ -138,7 +138,16 @@ _DESC = "1 - mean probability that an attacker holding the synthetic data and th
 
 @register("cap", family="disclosure", direction="higher is safer", params=_params(),
           thresholds=THRESHOLDS, aliases=("categoricalcap", "categorical_cap"),
-          description=_DESC + "; rows whose key is absent from the synthetic data are skipped")
+          description=_DESC + "; rows whose key is absent from the synthetic data are skipped",
+          risk='inference',
+          knowledge="a person's key (quasi-identifier) columns; guesses the sensitive column",
+          sees=('exact', 'rare'),
+          presets=('privacy', 'full'),
+          order=150,
+          backend='any',
+          explainer=("SDMetrics' CategoricalCAP: how often the release's rows with a person's key "
+                     "columns carry the person's sensitive value; per record, training against "
+                     'held-out people.'))
 def cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
         max_records: int = 100) -> MetricResult:
     """SDMetrics' ``CategoricalCAP``: unmatched original keys are skipped.
@@ -157,7 +166,15 @@ def cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
 
 @register("zero_cap", family="disclosure", direction="higher is safer", params=_params(),
           thresholds=THRESHOLDS, aliases=("categoricalzerocap", "categorical_zero_cap"),
-          description=_DESC + "; rows whose key is absent from the synthetic data count as 0")
+          description=_DESC + "; rows whose key is absent from the synthetic data count as 0",
+          risk='inference',
+          knowledge="a person's key (quasi-identifier) columns; guesses the sensitive column",
+          sees=('exact', 'rare'),
+          presets=('full',),
+          order=260,
+          backend='any',
+          explainer=("SDMetrics' CategoricalZeroCAP: CAP counting a record as guessed only when every "
+                     'release row with its key agrees.'))
 def zero_cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
              max_records: int = 100) -> MetricResult:
     """SDMetrics' ``CategoricalZeroCAP``: unmatched original keys score probability 0 (see :func:`cap`)."""
@@ -166,7 +183,15 @@ def zero_cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = No
 
 @register("generalized_cap", family="disclosure", direction="higher is safer", params=_params(),
           thresholds=THRESHOLDS, aliases=("categoricalgeneralizedcap", "categorical_generalized_cap"),
-          description=_DESC + "; absent keys use the nearest synthetic keys by Hamming distance (ties pooled)")
+          description=_DESC + "; absent keys use the nearest synthetic keys by Hamming distance (ties pooled)",
+          risk='inference',
+          knowledge="a person's key columns (nearest match); guesses the sensitive column",
+          sees=('exact', 'rare'),
+          presets=('full',),
+          order=270,
+          warmup=True,
+          explainer=("SDMetrics' CategoricalGeneralizedCAP: CAP with the nearest key in the release "
+                     'when none matches exactly.'))
 def generalized_cap(ctx: Context, *, key_fields: Any = None, sensitive_fields: Any = None,
                     max_records: int = 100) -> MetricResult:
     """SDMetrics' ``CategoricalGeneralizedCAP``: unmatched keys pool the nearest synthetic keys

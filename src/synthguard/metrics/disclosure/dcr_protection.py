@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from ...core.format import fmt_number
 from ...core.results import Baseline, Evidence, MetricResult
 from ...engine.neighbors import Neighbors
-from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import median_ci, wilson_rate
 from ._common import has_control
 from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
@@ -104,6 +105,17 @@ def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, 
     return np.concatenate(parts)
 
 
+def _baseline_reason(rec: Any) -> str:
+    """Why a ``dcr_baseline_protection`` record is listed (its card's reason)."""
+    return f"distance {fmt_number(rec.get('dcr'))} to the closest training row"
+
+
+def _overfitting_reason(rec: Any) -> str:
+    """Why a ``dcr_overfitting_protection`` record is listed (its card's reason)."""
+    return (f"closer to a training row ({fmt_number(rec.get('dcr_training'))}) than to any held-out "
+            f"row ({fmt_number(rec.get('dcr_holdout'))})")
+
+
 @register("dcr_baseline_protection", family="disclosure", direction="higher is safer",
           params=[*_subsample_params(),
                   Param("random_rows", RANDOM_ROWS, "uniformly random rows whose DCR estimates the baseline "
@@ -115,7 +127,16 @@ def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, 
           description="median distance of synthetic rows to their closest original row, relative to "
                       "that of uniformly random rows (1 = synthetic rows no closer than random ones); "
                       "informative only: uniform random rows are no privacy baseline, so it does not "
-                      "drive the verdict")
+                      "drive the verdict",
+          risk='presence',
+          knowledge=("a person's full record; compares its distance to the closest release row with "
+                     "random data's"),
+          presets=('privacy', 'full'),
+          order=170,
+          records=RecordsCard(verbatim="dcr", reason=_baseline_reason, meaning="a release row and its distance to the closest training row (0: a verbatim copy)"),
+          warmup=True,
+          explainer=("SDMetrics' DCRBaselineProtection: the release's median distance to the real data "
+                     "against random data's."))
 def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = None,
                             num_iterations: int = 1, max_records: int = 100,
                             random_rows: int | None = RANDOM_ROWS,
@@ -231,7 +252,15 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
                         "own ranges, as SDMetrics 0.32 does (default: the original's ranges for both)", bool)],
           thresholds={"medium": 0.9, "high": 0.6}, aliases=("dcroverfittingprotection",),
           description="min(2 x share of synthetic rows not closer to the original (training) rows than to "
-                      "the control (holdout) rows, 1); 1 = no sign of memorisation")
+                      "the control (holdout) rows, 1); 1 = no sign of memorisation",
+          risk='presence',
+          knowledge="a person's full record; compares distances to training and held-out rows",
+          presets=('privacy', 'full'),
+          order=180,
+          records=RecordsCard(reason=_overfitting_reason, meaning="a release row closer to a training row than to any held-out row"),
+          warmup=True,
+          explainer=("SDMetrics' DCROverfittingProtection: the share of release rows closer to "
+                     'training than to held-out rows; per record, training against held-out people.'))
 def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None = None,
                                num_iterations: int = 1, max_records: int = 100,
                                sdmetrics_compat: bool = False) -> MetricResult:

@@ -63,7 +63,14 @@ def _setup(ctx: Context, name: str, known: Any, sensitive: Any, method: str, con
 @register("disclosure_protection", family="disclosure", direction="higher is safer", params=_params(),
           thresholds=THRESHOLDS, aliases=("disclosureprotection",),
           description="CAP protection of the sensitive columns relative to a uniform random guess, "
-                      "min(cap/baseline, 1) (1 = no more disclosure than guessing)")
+                      "min(cap/baseline, 1) (1 = no more disclosure than guessing)",
+          risk='inference',
+          knowledge="a person's key columns; guesses the sensitive column",
+          sees=('exact', 'rare'),
+          presets=('privacy', 'full'),
+          order=160,
+          explainer=("SDMetrics' DisclosureProtection: one minus the CAP-style disclosure risk, "
+                     'relative to a random baseline.'))
 def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
                           sensitive_column_names: Any = None, computation_method: str = "cap",
                           continuous_column_names: Any = None, num_discrete_bins: int = 10,
@@ -105,7 +112,14 @@ def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
           ]),
           thresholds=THRESHOLDS, aliases=("disclosureprotectionestimate",),
           description="disclosure_protection averaged over seeded subsamples of the original and "
-                      "synthetic rows (for very large tables)")
+                      "synthetic rows (for very large tables)",
+          risk='inference',
+          knowledge="a person's key columns; guesses the sensitive column",
+          sees=('exact', 'rare'),
+          presets=('full',),
+          order=280,
+          explainer=("SDMetrics' DisclosureProtectionEstimate: DisclosureProtection on subsamples, "
+                     'averaged.'))
 def disclosure_protection_estimate(ctx: Context, *, known_column_names: Any = None,
                                    sensitive_column_names: Any = None, computation_method: str = "cap",
                                    continuous_column_names: Any = None, num_discrete_bins: int = 10,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
-from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import wilson_interval
 from ._common import (
     column_codes,
@@ -129,7 +129,15 @@ def _merge_rank(groups: np.ndarray, values: np.ndarray, q_groups: np.ndarray, q_
           ],
           thresholds={"medium": 0.95, "high": 0.8}, aliases=("newrowsynthesis",),
           description="share of synthetic rows that match no original row (categorical values equal, "
-                      "numeric values within the tolerance); 1 = every row is new")
+                      "numeric values within the tolerance); 1 = every row is new",
+          risk='presence',
+          knowledge="a person's full record; looks for it among the release rows",
+          sees=('exact', 'rare'),
+          presets=('quick', 'privacy', 'full'),
+          order=70,
+          records=RecordsCard(reason=lambda rec: "release row matching a training row (numeric values within the tolerance)", meaning="a release row matching a training row"),
+          explainer=("SDMetrics' NewRowSynthesis: the share of release rows that do not match a real "
+                     'row; here also per real record, training against held-out people.'))
 def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
                       synthetic_sample_size: int | None = None, sdmetrics_compat: bool = False,
                       max_records: int = 100) -> MetricResult:

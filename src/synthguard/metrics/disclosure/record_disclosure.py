@@ -35,7 +35,7 @@ import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
 from ...errors import ConfigError
-from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
@@ -150,7 +150,15 @@ REPU_STATISTIC = ("share of real records whose quasi-identifier combination is u
           thresholds={"medium": 0.01, "high": 0.05}, aliases=("repu", "replicated_unique"),
           description="share of original records unique on the quasi-identifiers whose combination is "
                       "unique in the synthetic data too (synthpop's repU); identity disclosure on real "
-                      "records, tested against control records")
+                      "records, tested against control records",
+          risk='singling_out',
+          knowledge='the release only; takes rows unique in the release as real people',
+          sees=('exact', 'rare'),
+          presets=('privacy', 'full'),
+          order=210,
+          records=RecordsCard(reason=lambda rec: "unique training row replicated in the release", meaning="a training row unique among real people whose combination the release replicates"),
+          explainer=("synthpop's repU: records unique on the quasi-identifiers among real people whose "
+                     'combination the release replicates, training against held-out people.'))
 def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
                        num_discrete_bins: int = 10, binning: str = "quantile",
                        max_records: int = 100) -> MetricResult:
@@ -350,7 +358,14 @@ DISCO_STATISTIC = ("share of real records whose sensitive value is disclosed cor
           thresholds={"medium": 0.01, "high": 0.05}, aliases=("disco_disclosure",),
           description="share of original records whose sensitive value every synthetic record with their "
                       "quasi-identifiers carries (disclosive in synthetic, correct in original: DiSCO, "
-                      "Raab et al. 2024), any sensitive column; tested against control records")
+                      "Raab et al. 2024), any sensitive column; tested against control records",
+          risk='inference',
+          knowledge="a person's key columns; guesses the sensitive column when the release agrees",
+          sees=('exact', 'rare'),
+          presets=('privacy', 'full'),
+          order=220,
+          explainer=("synthpop's DiSCO: records whose sensitive value the release discloses with "
+                     'certainty from the quasi-identifiers, training against held-out people.'))
 def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
           num_discrete_bins: int = 10, binning: str = "quantile", max_records: int = 100,
           sensitive: Any = None, denom_lim: int = 5, exclude_ov_denom_lim: bool = False,

@@ -87,6 +87,8 @@ def column_distances(original: pd.DataFrame, anonymised: pd.DataFrame, sdtypes: 
     description="Anonify distortion score 1-100: 1 = release identical to the original, 100 = every "
                 "column completely changed (a utility-loss measure, not a privacy risk)",
     aliases=("anonify_score", "anonymization_score"),
+    presets=('full',),
+    order=360
 )
 def anonymisation_score(ctx: Context, *, mode: str = "distributional",
                         weights: Mapping[str, float] | None = None,

@@ -95,6 +95,14 @@ _CONF = Param("confidence_level", 0.95, "level of the Wilson and Newcombe interv
             _CONF],
     description="share of training entities whose whole event sequence (same events, same order, same gaps) "
                 "is the sequence of some synthetic entity, against the same share for control entities",
+    risk='presence',
+    knowledge=("a person's whole history (every row of the person); looks for all of it in the "
+               'release'),
+    sees=('person',),
+    order=400,
+    entity_only=True,
+    explainer=('Whole persons (all their rows) copied into the release, training persons against '
+               'held-out persons.')
 )
 def entity_copies(ctx: Context, *, round_digits: int | None = None, min_events: int = 2,
                   time: str = "absolute", confidence_level: float = 0.95) -> MetricResult:
@@ -118,6 +126,12 @@ def entity_copies(ctx: Context, *, round_digits: int | None = None, min_events: 
             _CONF],
     description="share of training entities with L consecutive events (events and gaps) found as consecutive "
                 "events of some synthetic entity, against the same share for control entities",
+    risk='presence',
+    knowledge="a person's history; looks for long runs of its events in the release",
+    order=410,
+    sees=('person',),
+    entity_only=True,
+    explainer="Long runs of a person's events copied into the release."
 )
 def subsequence_copies(ctx: Context, *, length: int = 3, anchor: str = "any", round_digits: int | None = None,
                        time: str = "relative", confidence_level: float = 0.95) -> MetricResult:
@@ -149,14 +163,18 @@ def _fidelity(name: str, ctx: Context, score: Callable[[EntityRun, str], dict[st
 
 
 @register("sequence_length", family="fidelity", direction="higher is better", optional_needs=("control",),
-          default=False, description="KSComplement of the sequence-length distributions (events per entity)")
+          default=False, description="KSComplement of the sequence-length distributions (events per entity)",
+                         order=420,
+                         entity_only=True)
 def sequence_length(ctx: Context) -> MetricResult:
     """Sequence-length distribution, synthetic vs original (control vs original as ceiling)."""
     return _fidelity("sequence_length", ctx, F.length_score, "lengths")
 
 
 @register("inter_event_time", family="fidelity", direction="higher is better", optional_needs=("control",),
-          default=False, description="KSComplement of the times between consecutive events of an entity")
+          default=False, description="KSComplement of the times between consecutive events of an entity",
+                         order=430,
+                         entity_only=True)
 def inter_event_time(ctx: Context) -> MetricResult:
     """Inter-event time distribution (needs a sequence key)."""
     run = _run(ctx)
@@ -167,7 +185,9 @@ def inter_event_time(ctx: Context) -> MetricResult:
 
 @register("category_shares", family="fidelity", direction="higher is better", optional_needs=("control",),
           default=False, description="within-entity coherence: KSComplement of each person's share of events "
-                                     "in each category, mean over categories and columns")
+                                     "in each category, mean over categories and columns",
+                         order=440,
+                         entity_only=True)
 def category_shares(ctx: Context) -> MetricResult:
     """Within-entity category shares."""
     if not F.categorical_event_columns(_run(ctx)):
@@ -176,7 +196,9 @@ def category_shares(ctx: Context) -> MetricResult:
 
 
 @register("transitions", family="fidelity", direction="higher is better", optional_needs=("control",),
-          default=False, description="1 - TVD of the (event, next event) pair distribution within entities")
+          default=False, description="1 - TVD of the (event, next event) pair distribution within entities",
+                         order=450,
+                         entity_only=True)
 def transitions(ctx: Context) -> MetricResult:
     """Transitions between consecutive events."""
     if not F.categorical_event_columns(_run(ctx)):
@@ -187,7 +209,9 @@ def transitions(ctx: Context) -> MetricResult:
 @register("context_sequence_dependence", family="fidelity", direction="higher is better",
           optional_needs=("control",), default=False,
           description="pair trends between context columns and sequence summaries (length, span, means, "
-                      "first events) on the entity table")
+                      "first events) on the entity table",
+          order=460,
+          entity_only=True)
 def context_sequence_dependence(ctx: Context) -> MetricResult:
     """Context-to-sequence dependence."""
     if _run(ctx).context is None:
@@ -196,7 +220,9 @@ def context_sequence_dependence(ctx: Context) -> MetricResult:
 
 
 @register("cardinality_shape", family="fidelity", direction="higher is better", optional_needs=("control",),
-          default=False, description="SDMetrics CardinalityShapeSimilarity: KSComplement of children per parent")
+          default=False, description="SDMetrics CardinalityShapeSimilarity: KSComplement of children per parent",
+                         order=470,
+                         entity_only=True)
 def cardinality_shape(ctx: Context) -> MetricResult:
     """Cardinality shape of the parent/child relation."""
     if _run(ctx).context is None:
@@ -210,7 +236,9 @@ def cardinality_shape(ctx: Context) -> MetricResult:
                         interval=Interval(0, 1, closed="left")),
                   Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V",
                         float, interval=Interval(0, 1, closed="left"))],
-          description="SDMetrics Intertable Trends: Column Pair Trends between parent and child columns")
+          description="SDMetrics Intertable Trends: Column Pair Trends between parent and child columns",
+          order=480,
+          entity_only=True)
 def intertable_trends(ctx: Context, *, real_correlation_threshold: float = 0.5,
                       real_association_threshold: float = 0.3) -> MetricResult:
     """Parent/child column pair trends on the denormalised table."""
@@ -231,7 +259,9 @@ def intertable_trends(ctx: Context, *, real_correlation_threshold: float = 0.5,
                   Param("real_association_threshold", 0.3, "SDMetrics' threshold on the real Cramer's V",
                         float, interval=Interval(0, 1, closed="left"))],
           description="SDMetrics multi-table QualityReport: mean of Column Shapes, Column Pair Trends (pooled "
-                      "over the parent and child tables), Cardinality and Intertable Trends")
+                      "over the parent and child tables), Cardinality and Intertable Trends",
+          order=490,
+          entity_only=True)
 def multi_table_quality(ctx: Context, *, real_correlation_threshold: float = 0.5,
                         real_association_threshold: float = 0.3) -> MetricResult:
     """The multi-table quality report of the parent (context) and child (event) tables."""
@@ -242,9 +272,3 @@ def multi_table_quality(ctx: Context, *, real_correlation_threshold: float = 0.5
                                            real_association_threshold=real_association_threshold)
 
     return _fidelity("multi_table_quality", ctx, score, "no column to compare")
-
-
-ENTITY_PRIVACY = ("entity_copies", "subsequence_copies")
-ENTITY_FIDELITY = ("sequence_length", "inter_event_time", "category_shares", "transitions",
-                   "context_sequence_dependence", "cardinality_shape", "intertable_trends",
-                   "multi_table_quality")

@@ -146,6 +146,8 @@ _MAX_TRIPLES_LISTED = 200
     description="mean binned accuracy (1 - total variation distance) over columns, pairs and sampled "
                 "triples (mostlyai-qa's bins), against the ceiling the control (real holdout) reaches "
                 "at the same n and mostlyai-qa's expected ceiling",
+    presets=('full',),
+    order=310
 )
 def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_triples: int = 10_000,
              binning: str = "mostlyai", min_category_count: int = 5) -> MetricResult:

@@ -67,6 +67,8 @@ def compute_diagnostic(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dic
     description="SDMetrics DiagnosticReport score in [0, 1]: mean of Data Validity and Data Structure "
                 "(1 = every synthetic value within the real bounds/categories, keys unique)",
     aliases=("sdmetrics_diagnosticreport", "sdmetrics_single_table_diagnosticreport"),
+    presets=('full',),
+    order=320
 )
 def diagnostic_report(ctx: Context, *, check_all_keys: bool = False) -> MetricResult:
     """Diagnostic report of the synthetic table against the original (see module docstring)."""

@@ -103,6 +103,8 @@ def quality_against(summary: RealSummary, synthetic: pd.DataFrame, *,
     description="SDMetrics QualityReport score in [0, 1]: mean of Column Shapes and Column Pair Trends "
                 "(1 = marginals and pairwise trends reproduced)",
     aliases=("sdmetrics_qualityreport", "sdmetrics_single_table_qualityreport"),
+    presets=('full',),
+    order=300
 )
 def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
                    real_association_threshold: float = 0.3, pair_binning: str = "separate") -> MetricResult:

@@ -102,6 +102,16 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
     description="best AUC of seven no-box membership attacks with a reference sample (DOMIAS, "
                 "DCR-Diff, plagiarism index, Gen-LRA, classifier, near-copy, closest distance), "
                 "tested jointly; 0.5 = no better than guessing",
+    risk='presence',
+    knowledge=("a person's full record and other real people's records; scores how much closer "
+               'or denser the release is around the record than around people never trained on '
+               '(seven attacks)'),
+    presets=('privacy', 'full'),
+    order=100,
+    explainer=('Seven membership attacks with a reference of other real records (DOMIAS, '
+               'DCR-Diff, Gen-LRA, plagiarism index, classifier, near-copy and distance scores), '
+               'tested jointly by permuting the training/control labels; states an epsilon lower '
+               'bound and the most exposed training records.')
 )
 def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference: str = "pooled",
                        reference_share: float = 0.3,

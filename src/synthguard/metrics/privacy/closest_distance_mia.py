@@ -47,6 +47,16 @@ from .distance import balanced_rows  # the one content-keyed, order-independent 
     thresholds={"medium": 0.6, "high": 0.8}, weight=2.0,
     description="AUC of telling training rows from control rows by their distance to the synthetic "
                 "data (0.5 = no better than guessing)",
+    risk='presence',
+    knowledge=("a person's full record; calls it a member when a release row is closer than "
+               "held-out people's"),
+    presets=('privacy', 'full'),
+    order=90,
+    contained_in='membership_attacks',
+    warmup=True,
+    explainer=('A membership attack: calls a record a member when a release row is closer to it '
+               'than to held-out people; AUC with its interval and true positives at low '
+               'false-positive rates.')
 )
 def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance: bool = True,
                          n_boot: int = 200, top_records: int = 10,

@@ -222,6 +222,16 @@ def closer_share_from(d_o: np.ndarray, d_c: np.ndarray, n: int, cl: float) -> di
     params=_COMMON, thresholds={"medium": 0.01, "high": 0.05},
     description="distance to closest record: a low percentile of synthetic->original Gower distances, "
                 "against control->original (or original->original) distances",
+    risk='presence',
+    knowledge="a person's full record; measures its distance to the closest release row",
+    presets=('quick', 'privacy', 'full'),
+    order=50,
+    backend='any',
+    warmup=True,
+    explainer=('Distance from each real record to its closest release row (mixed-type Gower '
+               'distance). Training records much closer than held-out people point to '
+               'memorisation; the tail test can raise an alarm but cannot rule a leak out on its '
+               'own.')
 )
 def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 20, n_boot: int = 500,
         confidence_level: float = 0.95) -> MetricResult:
@@ -336,6 +346,14 @@ def _ratios(d: np.ndarray) -> np.ndarray:
     params=_COMMON, thresholds={"medium": 0.01, "high": 0.05},
     description="nearest-neighbour distance ratio d1/d2 of synthetic rows to the original: a low "
                 "percentile against control->original (or original->original) ratios",
+    risk='presence',
+    knowledge="a person's full record; compares its closest and second-closest release rows",
+    presets=('quick', 'privacy', 'full'),
+    order=60,
+    backend='any',
+    warmup=True,
+    explainer=('Ratio of the closest to the second-closest release row for each real record: a '
+               'ratio near 0 means one release row sits on the record alone.')
 )
 def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 20, n_boot: int = 500,
          confidence_level: float = 0.95) -> MetricResult:

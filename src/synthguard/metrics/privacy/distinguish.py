@@ -194,6 +194,14 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
     thresholds={"medium": 0.6, "high": 0.7},
     description="AUC of a random forest telling synthetic from original rows (0.5 = indistinguishable); "
                 "a distinguishability test, not a membership-inference attack",
+    risk='presence',
+    knowledge=('the release and real records; trains a classifier to tell release rows from real '
+               'ones'),
+    presets=('privacy', 'full'),
+    order=80,
+    backend='any',
+    explainer=('How well a classifier tells release rows from real rows (AUC); a fidelity-type '
+               'signal of privacy, informative unless tested against the control.')
 )
 def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float = 0.3,
                        n_estimators: int = 100, n_permutations: int = 3,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...errors import MetricError
-from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
+from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import difference_ci, proportion
 
 __all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
@@ -40,6 +40,60 @@ def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.isin(ids, reference)
 
 
+def all_exact_copies(original: Any, synthetic: Any, metadata: Any = None) -> list[dict[str, Any]]:
+    """Every release row equal to some training row (all columns but ``id`` columns, missing equal
+    to missing), with the first training row it copies; input row numbers, from 0 (the rows to drop,
+    in the schema of :data:`synthguard.report.records.COLUMNS`).
+
+    Parameters
+    ----------
+    original, synthetic : DataFrame or path
+        The training rows and the release, as given to :func:`synthguard.evaluate`.
+    metadata : mapping or path, optional
+        As given to :func:`synthguard.evaluate` (id columns are left out of the comparison).
+
+    Returns
+    -------
+    list of dict
+        One record per copied release row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> o = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]})
+    >>> s = pd.DataFrame({"a": [2.0, 9.0], "b": ["y", "q"]})
+    >>> [(r["release_row"], r["training_row"]) for r in all_exact_copies(o, s)]
+    [(0, 1)]
+    """
+    import pandas as pd
+
+    from ...data.encoding import EncodedView
+    from ...data.tables import prepare_tables
+
+    tables = prepare_tables(original, synthetic, None, metadata, strict_control=False)
+    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
+    if not cols:
+        return []
+    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
+    orig, syn = ids["original"], ids["synthetic"]
+    first = pd.Series(np.arange(orig.size)).groupby(orig).min()
+    hit = np.flatnonzero(np.isin(syn, orig))
+    train = first.reindex(syn[hit]).to_numpy()
+    return [{"metric": "exact_matches", "risk": "presence", "action": "drop",
+             "release_row": int(r), "training_row": int(t),
+             "reason": f"verbatim copy of training row {int(t)}"}
+            for r, t in zip(hit.tolist(), train.tolist(), strict=True)]
+
+
+def copied_release_rows(result: Any) -> tuple[int, int] | None:
+    """(release rows identical to a training row, release rows) from an ``exact_matches`` JSON
+    result; ``None`` when it has no such count."""
+    rate = result.get("synthetic_match_rate") if hasattr(result, "get") else None
+    if hasattr(rate, "get") and rate.get("k") is not None and rate.get("n"):
+        return int(rate["k"]), int(rate["n"])
+    return None
+
+
 @register(
     "exact_matches", family="privacy", direction="lower is safer",
     optional_needs=("control",),
@@ -47,6 +101,19 @@ def _in(ids: np.ndarray, reference: np.ndarray) -> np.ndarray:
             Param("confidence_level", 0.95, "level of the Wilson intervals", "probability")],
     thresholds={"high": 0.05}, weight=3.0,
     description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
+    risk='presence',
+    knowledge="a person's full record; looks for an identical row in the release",
+    sees=('exact', 'rare'),
+    presets=('quick', 'privacy', 'full'),
+    order=10,
+    backend='any',
+    records=RecordsCard(verbatim=True, complete=all_exact_copies, count=copied_release_rows,
+                        meaning="a training row with verbatim copies in the release"),
+    explainer=('Counts training records that appear verbatim in the release, and compares the '
+               'share with held-out real people (the control) who also happen to have an '
+               'identical release row. Only records unique among all real people can be flagged, '
+               'so common rows that any generator reproduces do not count. A verbatim copy '
+               'exposes its person under every GDPR criterion.')
 )
 def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
     """Share of synthetic rows equal to some original row, with the control rate as baseline.
@@ -260,6 +327,15 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
     thresholds={"medium": 0.01, "high": 0.05},
     description="identical match share: share of distinct synthetic rows found in the original, "
                 "against the same share for control rows",
+    risk='presence',
+    knowledge="a person's full record; looks for an identical row in the release",
+    presets=('quick', 'privacy', 'full'),
+    order=40,
+    backend='any',
+    records=RecordsCard(verbatim=True, meaning="a release row found verbatim in the training data"),
+    explainer=("The share of release rows found verbatim in the training data (SynEval's "
+               'identical-match share), beside the same share for held-out rows; informative: '
+               'common rows raise it.')
 )
 def ims(ctx: Context, *, confidence_level: float = 0.95) -> MetricResult:
     """Identical match share (SynEval's IMS) with an honest control baseline.

@@ -163,6 +163,15 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
     thresholds={"medium": 0.01, "high": 0.05}, weight=2.0,
     description="share of training records (near-unique in the real data) with a release row equal "
                 "on all cells but max_diff, against control records",
+    risk='presence',
+    knowledge=("a person's full record; looks for a release row equal to it in all cells but one "
+               'or two'),
+    sees=('near', 'exact', 'rare'),
+    presets=('quick', 'privacy', 'full'),
+    order=20,
+    explainer=('Counts training records that the release reproduces with one (or two) cells '
+               'changed, among records no other real person is that close to, against the same '
+               'share among held-out people. Exact matching cannot see such copies.')
 )
 def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
                 confidence_level: float = 0.95) -> MetricResult:
@@ -283,6 +292,15 @@ def _pooled_block(ctx: Context, cols: list[str]) -> Any:
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of training records whose closest release row is much closer (< tau x) than "
                 "their closest other real record, against control records",
+    risk='presence',
+    knowledge=("a person's full record; looks for a release row much closer to it than any other "
+               'real person is'),
+    sees=('neighbourhood', 'near', 'exact'),
+    presets=('quick', 'privacy', 'full'),
+    order=30,
+    explainer=('Flags a record when its closest release row is much closer than its closest '
+               'other real person, the signature of memorised neighbourhoods (interpolations, '
+               'overfit mixtures), and compares training records with held-out people.')
 )
 def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
                      confidence_level: float = 0.95) -> MetricResult:

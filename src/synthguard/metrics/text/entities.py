@@ -91,6 +91,14 @@ def _mentions(outputs: list[list[Any]], labels: Sequence[str], min_chars: int, m
     thresholds={"high": 0.5, "density_high": 0.1},
     description="share of the original's distinct named entities (persons, organisations, places, "
                 "PII patterns) that reappear in the synthetic text; density = entity mentions per token",
+    risk='presence',
+    knowledge=("a person's document; looks for the named entities it contains (names, places, "
+               "dates) in the release's documents"),
+    sees=('text',),
+    presets=('privacy', 'full'),
+    order=230,
+    explainer=('Named entities of training documents (people, places, dates) reproduced in the '
+               "release's documents, against held-out documents.")
 )
 def text_entities(ctx: Context, *, columns: str | Sequence[str] | None = None, backend: str = "auto",
                   model: str | None = None, device: str = "auto",

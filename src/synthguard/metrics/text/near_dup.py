@@ -277,6 +277,14 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of synthetic texts that copy an original text verbatim or nearly "
                 "(normalised exact match, or Indel similarity >= 0.9)",
+    risk='presence',
+    knowledge=("a person's document; looks for the same or a near-verbatim document in the "
+               'release'),
+    sees=('text',),
+    presets=('quick', 'privacy', 'full'),
+    order=250,
+    explainer=('Training documents copied verbatim or nearly (after normalisation) into the '
+               'release, against held-out documents.')
 )
 def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = None, threshold: float = 0.9,
                        min_words: int = 3, n_candidates: int = 5, max_pairs: int = 100) -> MetricResult:

@@ -93,6 +93,13 @@ def _mentions(outputs: list[list[Any]]) -> Mentions:
     thresholds={"high": 0.5, "density_high": 0.15},
     description="share of the original's distinct person/role/relationship mentions (proper nouns, "
                 "subject nouns, role words) that reappear in the synthetic text; density = mentions per token",
+    risk='presence',
+    knowledge=("a person's document; looks for its nominal mentions (people, roles) in the "
+               "release's documents"),
+    presets=('privacy', 'full'),
+    order=240,
+    explainer=("Nominal mentions of people and roles from training documents in the release's "
+               'documents.')
 )
 def text_nominals(ctx: Context, *, columns: str | Sequence[str] | None = None, backend: str = "auto",
                   model: str | None = None, device: str = "auto", max_docs: int | None = None,

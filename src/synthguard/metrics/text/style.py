@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, MetricResult, level_from_thresholds
-from ...registry import Context, Interval, Param, register
+from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci, wilson_interval
 from ._cache import TextCache, cache_key
 from ._common import (
@@ -89,6 +89,14 @@ def doc_embeddings(tokens: Sequence[list[str]], model: Any) -> np.ndarray:
     thresholds={"high": 0.1, "difference_high": 0.1},
     description="share of synthetic documents that are stylistic outliers (Word2Vec mean cosine "
                 "distance z > 2), beside the same share in the original",
+    risk='presence',
+    knowledge=('the release only; looks for documents whose style stands out like a real '
+               "person's writing"),
+    presets=('full',),
+    order=290,
+    records=RecordsCard(row="synthetic", meaning="a release document whose style stands out"),
+    explainer=('Release documents whose writing style stands out from the rest (a copied '
+               "person's style).")
 )
 def text_style_outliers(ctx: Context, *, columns: str | Sequence[str] | None = None, vector_size: int = 100,
                         window: int = 5, min_count: int = 1, epochs: int = 5, z_threshold: float = 2.0,

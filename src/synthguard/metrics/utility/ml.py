@@ -333,7 +333,9 @@ _COMMON = [
                         choices=("micro", "macro", "weighted"))],
           description="F1 on control of models trained on synthetic minus trained on original "
                       "(0 = same utility, negative = utility lost)",
-          aliases=("mlutility_classification",))
+          aliases=("mlutility_classification",),
+          presets=('full',),
+          order=330)
 def ml_utility_classification(ctx: Context, *, target: str | None = None, n_estimators: int = 100,
                               max_rows: int | None = 10000, models: Sequence[str] = CLASSIFIERS,
                               f1_average: str = "micro") -> MetricResult:
@@ -349,7 +351,9 @@ def ml_utility_classification(ctx: Context, *, target: str | None = None, n_esti
                         check=_check_models(REGRESSORS))],
           description="R2 (floored at 0) on control of models trained on synthetic minus trained on "
                       "original (0 = same utility, negative = utility lost)",
-          aliases=("mlutility_regression",))
+          aliases=("mlutility_regression",),
+          presets=('full',),
+          order=340)
 def ml_utility_regression(ctx: Context, *, target: str | None = None, n_estimators: int = 100,
                           max_rows: int | None = 10000, models: Sequence[str] = REGRESSORS) -> MetricResult:
     """Regression utility: train on original and on synthetic, R2 on control (see module doc)."""
@@ -372,7 +376,9 @@ def _check_clusters(value: Any) -> str | None:
                         "computed on (it is quadratic)", kind=int, interval=Interval(10), nullable=True)],
           description="silhouette on control of k-means fitted on synthetic minus fitted on original "
                       "(0 = same structure)",
-          aliases=("mlutility_cluster",))
+          aliases=("mlutility_cluster",),
+          presets=('full',),
+          order=350)
 def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), max_rows: int | None = 10000,
                        silhouette_rows: int | None = 5000) -> MetricResult:
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
