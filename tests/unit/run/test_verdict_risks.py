@@ -65,7 +65,7 @@ def test_a_risk_is_low_only_when_every_leak_type_is_ruled_out():
     res = {"exact_matches": _res("exact_matches", exact)}
     out, v = assess(res)
     presence = next(r for r in v.risks if r["risk"] == "presence")
-    assert presence["level"] == "inconclusive" and presence["unresolved"] == ["near"]
+    assert presence["level"] == "inconclusive" and list(presence["unresolved"]) == ["near"]
     assert v.level == "inconclusive"  # nothing could see near-copies
     near = Evidence.from_flags("near copy", _flags(2000, 2000, 1, 1, rng, ("near", "exact")),
                                sees=("near", "exact", "rare"), risk="presence")
