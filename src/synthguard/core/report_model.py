@@ -175,6 +175,7 @@ class TestRow(_Row):
     unit: str
     risk: str = ABSENT
     same_as: str | None = ABSENT
+    also: tuple[str, ...] = ABSENT
 
 
 @dataclass(frozen=True, eq=True)
@@ -197,7 +198,14 @@ class Coarsening(_Row):
 @dataclass(frozen=True, eq=True)
 class RiskRow(_Row):
     """One risk a privacy officer answers: its level, the test behind it, what it rules out, and
-    what would settle it."""
+    what would settle it.
+
+    ``bound`` is the largest excess (a share of the training records) the run rules out for this
+    risk: the largest of its tests' one-sided upper bounds and of its leak families' detection
+    limits (``bound_by`` names which); ``None`` when a family it answers for is not assessed
+    (``unassessed``). ``not_applicable`` names the families that do not apply to the tables, with
+    why. The risk reads ``low`` only when ``bound`` is below the materiality and nothing is
+    unassessed."""
 
     risk: str
     title: str
@@ -213,6 +221,10 @@ class RiskRow(_Row):
     unresolved: tuple[str, ...]
     level: str
     summary: str
+    bound: float | None = ABSENT
+    bound_by: str | None = ABSENT
+    unassessed: tuple[str, ...] = ABSENT
+    not_applicable: Mapping[str, str] = ABSENT
     coarsening: tuple[Coarsening, ...] = ABSENT
 
     _nested: ClassVar[Mapping[str, tuple[str, type]]] = {

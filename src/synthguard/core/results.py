@@ -20,6 +20,83 @@ RISKS = ("presence", "singling_out", "linkability", "inference")
 #: (quasi-identifier-unique) records, memorised neighbourhoods, whole persons (entity runs), text
 #: documents copied (near-)verbatim.
 LEAK_TYPES = ("exact", "near", "rare", "neighbourhood", "person", "text")
+#: Leak families defined in the data (:mod:`synthguard.data.leaks` builds their rows): the detection
+#: limits are measured by putting rows of each family, built from the run's training records, into
+#: the release and re-testing.
+LEAK_FAMILIES = ("exact", "rare", "near1", "near2", "noise2", "noise5", "noise10", "linkage",
+                 "interpolation", "person", "text")
+
+
+@dataclass(frozen=True, eq=False)
+class LeakResponse:
+    """What leak rows of one family (:mod:`synthguard.data.leaks`) do to a test's per-record scores,
+    measured by putting them into the release and re-running the test's own computation.
+
+    ``sources`` are the training records (positions in the run's canonical order) whose leak rows
+    were built: the candidates of the family, the same for every test of the run; ``partners``
+    (optional, one per source, ``-1`` for none) the other training record a leak row is made from
+    (an interpolation's neighbour). Each update says:
+    with the leak row of training record ``src`` in the release, pooled real record ``target``
+    (training records first, then control records) has score ``score``. Scores only rise when
+    release rows are added (a copy appears, a distance falls), so the scores with a set ``S`` of
+    leak rows in the release are ``max(score, updates of S)``: what re-running the test on the
+    release plus those rows gives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = LeakResponse(np.array([0, 1]), np.array([0]), np.array([0]), np.array([1.0]))
+    >>> r.apply(np.zeros(4), np.array([True, False])).tolist()
+    [1.0, 0.0, 0.0, 0.0]
+    """
+
+    sources: np.ndarray
+    src: np.ndarray
+    target: np.ndarray
+    score: np.ndarray
+    partners: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sources", np.asarray(self.sources, dtype=np.int64))
+        if self.partners is not None:
+            object.__setattr__(self, "partners", np.asarray(self.partners, dtype=np.int64))
+            if self.partners.shape != self.sources.shape:
+                raise ValueError("LeakResponse: one partner (or -1) per source")
+        object.__setattr__(self, "src", np.asarray(self.src, dtype=np.int64))
+        object.__setattr__(self, "target", np.asarray(self.target, dtype=np.int64))
+        object.__setattr__(self, "score", np.asarray(self.score, dtype=float))
+        if not (self.src.shape == self.target.shape == self.score.shape):
+            raise ValueError("LeakResponse: src, target and score need one entry per update")
+
+    def apply(self, scores: np.ndarray, leaked: np.ndarray) -> np.ndarray:
+        """``scores`` (pooled, training first) with the leak rows of the training records marked in
+        ``leaked`` (a boolean mask over training records) in the release."""
+        out = np.array(scores, dtype=float, copy=True)
+        sel = leaked[self.src] if self.src.size else np.zeros(0, dtype=bool)
+        if sel.any():
+            np.maximum.at(out, self.target[sel], self.score[sel])
+        return out
+
+
+def tail_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
+    """Flags from per-record scores: ``score > 0`` (``tail`` None), else the records at or above the
+    pooled ``(1 - tail)`` quantile: the ``ceil(tail * n)`` highest scores, ties included
+    (label-free: ``scores`` pools training and control records).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tail_flags(np.array([0.0, 2.0, 1.0, 3.0]), 0.5).tolist()
+    [False, True, False, True]
+    """
+    s = np.asarray(scores, dtype=float)
+    if tail is None:
+        return s > 0
+    k = int(np.ceil(float(tail) * s.size))
+    if k <= 0 or s.size == 0:
+        return np.zeros(s.size, dtype=bool)
+    cut = np.partition(s, s.size - k)[s.size - k]
+    return (s >= cut) & np.isfinite(s)
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +120,16 @@ class RecordFlags:
     candidates : mapping of str to ndarray of bool, optional
         Leak type -> which training records such a leak concerns when the type is about a kind of
         record (``"rare"``: records unique on the quasi-identifiers); default every record.
+    scores : ndarray of float, optional
+        Per record, training records first then control records, higher = more exposed; the flags
+        are ``scores > 0`` or, with ``tail``, the pooled tail of that share (:func:`tail_flags`).
+    tail : float, optional
+        See ``scores``.
+    leaks : mapping of str to LeakResponse, optional
+        Leak family -> what the run's leak rows of that family do to ``scores``
+        (:class:`LeakResponse`, measured by the test against the rows).
+    families : mapping of str to str or None, optional
+        Every leak family of the run: ``None`` when it applies to the tables, else why not.
 
     Examples
     --------
@@ -57,6 +144,30 @@ class RecordFlags:
     non_member: np.ndarray
     responds: Mapping[str, np.ndarray] = field(default_factory=dict)
     candidates: Mapping[str, np.ndarray] = field(default_factory=dict)
+    scores: np.ndarray | None = None
+    tail: float | None = None
+    leaks: Mapping[str, LeakResponse] = field(default_factory=dict)
+    families: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_scores(cls, member: np.ndarray, non_member: np.ndarray, *, tail: float | None = None,
+                    leaks: Mapping[str, LeakResponse] | None = None,
+                    families: Mapping[str, str | None] | None = None) -> RecordFlags:
+        """Flags from per-record scores (higher = more exposed; see :func:`tail_flags`), with the
+        leak responses measured for them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> f = RecordFlags.from_scores(np.array([1.0, 0.0]), np.array([0.0, 0.0]))
+        >>> f.member.tolist(), f.scores.tolist()
+        ([True, False], [1.0, 0.0, 0.0, 0.0])
+        """
+        scores = np.concatenate([np.asarray(member, dtype=float), np.asarray(non_member, dtype=float)])
+        flags = tail_flags(scores, tail)
+        n1 = np.asarray(member).size
+        return cls(flags[:n1], flags[n1:], scores=scores, tail=tail, leaks=dict(leaks or {}),
+                   families=dict(families or {}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "member", np.asarray(self.member, dtype=bool))
@@ -73,6 +184,16 @@ class RecordFlags:
             if k not in LEAK_TYPES or v.shape != self.member.shape:
                 raise ValueError(f"candidates[{k!r}]: a known leak type, one flag per training record")
         object.__setattr__(self, "candidates", cand)
+        if self.scores is not None:
+            sc = np.asarray(self.scores, dtype=float)
+            if sc.shape != (self.member.size + self.non_member.size,):
+                raise ValueError("scores: one per training record, then one per control record")
+            object.__setattr__(self, "scores", sc)
+        bad = [k for k in self.leaks if k not in LEAK_FAMILIES]
+        if bad:
+            raise ValueError(f"unknown leak families {bad}; one of {LEAK_FAMILIES}")
+        if self.leaks and self.scores is None:
+            raise ValueError("leak responses need the per-record scores they raise")
 
 
 @dataclass(frozen=True)
@@ -161,6 +282,10 @@ class Evidence:
         Leak type -> share of the training records a leak of that type would move (label-free);
         ``low`` for that type needs the interval's upper bound below ``materiality x visibility``.
         Filled in from ``flags.responds`` by :meth:`from_flags`.
+    effect_upper : float, optional
+        One-sided upper confidence bound of ``effect`` at ``(1 + confidence_level) / 2`` (the upper end
+        of the two-sided interval at ``2 * confidence_level - 1``: 95 % one-sided for the default
+        0.95): the largest excess the test rules out on its own (:attr:`upper`).
     flags : RecordFlags, optional
         The per-record indicators (not serialised).
     """
@@ -188,7 +313,17 @@ class Evidence:
     risk: str | None = None
     sees: tuple[str, ...] = ()
     visibility: Mapping[str, float] | None = None
+    effect_upper: float | None = None
     flags: RecordFlags | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def upper(self) -> float:
+        """The one-sided upper bound of the effect (``effect_upper``; the two-sided interval's upper
+        end when the test states none: wider, so never a smaller claim)."""
+        if self.effect_upper is not None and not math.isnan(float(self.effect_upper)):
+            return float(self.effect_upper)
+        hi = self.effect_ci[1] if self.effect_ci else float("nan")
+        return float("nan") if hi is None else float(hi)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__ if k != "flags"}
@@ -247,13 +382,15 @@ class Evidence:
                        drives_verdict, unit, confidence_level,
                        note or "no rows on one side: nothing to test")
         diff = difference_ci(k_member, n_member, k_non_member, n_non_member, confidence_level)
+        one_sided = difference_ci(k_member, n_member, k_non_member, n_non_member,
+                                  one_sided_level(confidence_level))
         p0 = k_non_member / n_non_member
         return cls(statistic, k_member / n_member, int(n_member), p0, int(n_non_member),
                    float(diff["value"]), (float(diff["ci"][0]), float(diff["ci"][1])),
                    fisher_greater(k_member, n_member, k_non_member, n_non_member),
                    "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member),
                    detection_limit(n_member, n_non_member, p0), drives_verdict, unit,
-                   confidence_level, note, weight)
+                   confidence_level, note, weight, effect_upper=float(one_sided["ci"][1]))
 
     @classmethod
     def from_paired(cls, statistic: str, k_member_only: int, k_non_member_only: int, n_pairs: int,
@@ -280,16 +417,19 @@ class Evidence:
         if disc:
             lo, hi = clopper_pearson(int(k_member_only), disc, confidence_level)
             ci = (disc / n_pairs * (2 * lo - 1), disc / n_pairs * (2 * hi - 1))
+            upper = disc / n_pairs * (2 * clopper_pearson(
+                int(k_member_only), disc, one_sided_level(confidence_level))[1] - 1)
             p = binomial_greater(int(k_member_only), disc, 0.5)
         else:
-            ci, p = (0.0, 0.0), 1.0
+            ci, p, upper = (0.0, 0.0), 1.0, 0.0
         p0 = k_non_member / n_pairs
         return cls(statistic, k_member / n_pairs, int(n_pairs), p0, int(n_pairs), effect, ci, p,
                    "exact McNemar, one-sided", baseline, int(k_member), int(k_non_member),
                    detection_limit(n_pairs, n_pairs, p0), drives_verdict, unit, confidence_level,
                    note or (f"{k_member_only} probes succeed on training rows only, {k_non_member_only} "
                             "on control rows only; the detection limit treats the sides as "
-                            "independent (conservative for paired probes)"), weight)
+                            "independent (conservative for paired probes)"), weight,
+                   effect_upper=float(upper))
 
     @classmethod
     def from_binomial(cls, statistic: str, k_member: int, n_member: int, null_rate: float, *,
@@ -305,13 +445,26 @@ class Evidence:
                        "exact binomial, one-sided", baseline, int(k_member), None, None,
                        drives_verdict, unit, confidence_level, note or "no rows: nothing to test")
         lo, hi = clopper_pearson(int(k_member), int(n_member), confidence_level)
+        upper = clopper_pearson(int(k_member), int(n_member), one_sided_level(confidence_level))[1]
         rate = k_member / n_member
         return cls(statistic, rate, int(n_member), float(null_rate), None, rate - null_rate,
                    (lo - null_rate, hi - null_rate),
                    binomial_greater(int(k_member), int(n_member), float(null_rate)),
                    "exact binomial, one-sided", baseline, int(k_member), None,
                    detection_limit(n_member, None, float(null_rate)), drives_verdict, unit,
-                   confidence_level, note, weight)
+                   confidence_level, note, weight, effect_upper=float(upper - null_rate))
+
+
+def one_sided_level(confidence_level: float) -> float:
+    """The two-sided level whose upper end is the one-sided bound at ``confidence_level``:
+    ``2 * confidence_level - 1`` (0.90 for a 95 % one-sided bound).
+
+    Examples
+    --------
+    >>> round(one_sided_level(0.95), 10)
+    0.9
+    """
+    return 2.0 * float(confidence_level) - 1.0
 
 
 #: What a :class:`Chart` draws: step lines of shares per bin, ROC curves (overlaid with every other

@@ -44,6 +44,9 @@ class Context:
         A generator (``fit``/``generate``) for metrics that need one.
     release_type : str
         ``"synthetic"`` (default) or ``"anonymised"`` (each release row is a real person).
+    materiality : float
+        The run's materiality (the verdict's rule): tests size what they count by it (a tail test's
+        tail must be able to hold a material leak).
     entities : EntityRun, optional
         Entity-level inputs (:mod:`synthguard.data.entities`) when an entity key was given; ``tables`` is
         then the entity table for privacy metrics and the event table for the others.
@@ -66,6 +69,7 @@ class Context:
     backend: str = "auto"
     generator: Any = None
     release_type: str = "synthetic"
+    materiality: float = 0.01
     entities: Any = None
     data_backend: Backend | None = None
     executor: Callable[..., MetricResult] | None = None

@@ -119,6 +119,7 @@ class MetricSpec:
     contained_in: str | None = None
     warmup: bool = False
     entity_only: bool = False
+    also: tuple[str, ...] = ()
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -160,7 +161,7 @@ class MetricSpec:
                 "records": self.records.to_dict() if self.records is not None else None,
                 "charts": list(self.charts), "explainer": self.explainer,
                 "contained_in": self.contained_in, "warmup": self.warmup,
-                "entity_only": self.entity_only}
+                "entity_only": self.entity_only, "also": list(self.also)}
 
     def to_dict(self) -> dict[str, Any]:
         from ..core.results import to_jsonable
@@ -201,7 +202,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
              sees: Sequence[str] = (), presets: Sequence[str] = (), order: int = 1000,
              backend: str = "local", records: RecordsCard | None = None,
              charts: Sequence[str] = (), explainer: str = "", contained_in: str | None = None,
-             warmup: bool = False, entity_only: bool = False,
+             warmup: bool = False, entity_only: bool = False, also: Sequence[str] = (),
              ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``, with its card.
 
@@ -263,6 +264,10 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
         Whether ``synthguard warmup`` runs it to compile its kernels.
     entity_only : bool
         A metric of entity-level runs only (needs an entity key), added to them automatically.
+    also : sequence of str
+        Further risks the test counts under besides ``risk`` (GDPR WP216: a training record exposed
+        as a verbatim or identifying near copy is singled out, linkable and its attributes inferred
+        as well as present).
 
     Returns
     -------
@@ -292,6 +297,10 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     if not (isinstance(weight, (int, float)) and weight > 0):
         raise ValueError(f"metric {name!r}: weight must be a positive number, got {weight!r}")
     _check_card(name, risk, sees, presets, backend, contained_in)
+    bad_also = [r for r in also if r not in CARD_RISKS[:4] or r == risk]
+    if bad_also:
+        raise ValueError(f"metric {name!r}: also must name other risks among {list(CARD_RISKS[:4])}, "
+                         f"got {bad_also}")
 
     def deco(func: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
         if name in _REGISTRY and _REGISTRY[name].func is not func:
@@ -300,7 +309,8 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
                           dict(thresholds or {}), description, tuple(aliases), default,
                           tuple(optional_needs), from_stats, float(weight), risk, knowledge,
                           tuple(sees), tuple(presets), int(order), backend, records, tuple(charts),
-                          explainer or description, contained_in, bool(warmup), bool(entity_only))
+                          explainer or description, contained_in, bool(warmup), bool(entity_only),
+                          tuple(also))
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name

@@ -97,9 +97,10 @@ def render_decision(report: Any, width: int = 100) -> str:
     return "\n".join(lines)
 
 
-LEAK_SHORT = {"exact": "exact copies", "near": "near-copies", "rare": "rare-record copies",
-              "neighbourhood": "memorised neighbourhoods", "person": "whole persons",
-              "text": "copied documents", "any": "any leak"}
+def _family(t: str) -> str:
+    from ..data.leaks import FAMILY_NAMES
+
+    return FAMILY_NAMES.get(t, t)
 
 
 def _limit_text(r: Any) -> str:
@@ -110,8 +111,8 @@ def _limit_text(r: Any) -> str:
         if not isinstance(x, dict):
             continue
         v = x.get("value")
-        parts.append(f"{LEAK_SHORT.get(t, t)} {fmt_number(100 * float(v))} %" if v is not None
-                     else f"{LEAK_SHORT.get(t, t)} not detectable here")
+        parts.append(f"{_family(t)} {fmt_number(100 * float(v))} %" if v is not None
+                     else f"{_family(t)} not detectable here")
     return ", ".join(parts) + (" of the training records (80 % power, measured by injecting the "
                                "leak)" if parts else "")
 

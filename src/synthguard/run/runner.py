@@ -183,7 +183,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     # one context for the run, whose backend is the cluster: the metrics run their own code
     names = list(run_config.metrics)
     ctx = Context(tables=dt, encoded=None, seed=seed, backend=backend,  # type: ignore[arg-type]
-                  release_type=rule.release_type,
+                  release_type=rule.release_type, materiality=rule.materiality,
                   data_backend=cluster_backend(dt, backend)).for_run(names)
 
     def one(name: str) -> Entry:
@@ -234,7 +234,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
         tables = tables.in_canonical_order()
     names = list(run_config.metrics)
     ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed, backend=backend,
-                  generator=generator, release_type=rule.release_type,
+                  generator=generator, release_type=rule.release_type, materiality=rule.materiality,
                   entities=entities).for_run(names)
     entity_ctx = None
     if entities is not None:

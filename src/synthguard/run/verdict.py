@@ -21,23 +21,22 @@ The calibrated rule (default, ``risk_rule="calibrated"``)
        training records exposed beyond chance that matters, default 1 %): ``high`` significant
        and a leak of ``m`` not ruled out; ``medium`` significant but ruled out below ``m``;
        ``low`` not significant and ruled out; ``inconclusive`` neither.
-    3. **A level per risk** (each metric's card names its risk): presence of training records, singling out,
-       linkability, attribute inference. A risk is high (medium) when one of its tests is; it is
-       ``low`` only when its tests *jointly* rule out the materiality: for presence, every leak type
-       it answers for (always exact copies, near-copies and copies of rare records; also any type
-       a test of the run says it sees in full: memorised neighbourhoods, whole persons, text) must
-       be ruled out by a test that sees that type, its interval's upper bound below ``m`` times the
-       share of training records such a leak would move (its *visibility*). A test whose effect is
-       capped (a pooled-tail share) can raise an alarm but never supports ``low``. For the other
-       risks every test must rule ``m`` out. Otherwise the risk is ``inconclusive``, with what is
-       unresolved and what would settle it.
+    3. **A level per risk**: presence of training records, singling out, linkability, attribute
+       inference (each metric's card names the risk its test answers, and the further risks it
+       counts under: a verbatim or identifying near copy counts under all four). A risk is high
+       (medium) when one of its tests is. Otherwise its **bound** is the largest excess the run
+       rules out: the largest of its tests' one-sided upper bounds and of the detection limits of
+       the leak families it answers for (:data:`RISK_FAMILIES`, those that apply to the tables).
+       The risk is ``low`` only when the bound is below the materiality and no family it answers
+       for is unassessed (no test of the run responds to it); else ``inconclusive``, with the bound
+       reached, what holds it up and what would settle it.
     4. **The verdict** is the highest level among the assessed risks; ``low`` only when every
        assessed risk is low.
-    5. **Detection limits** are measured per leak type by injection: ``k`` training records leak
-       (their flags set wherever a test says such a leak would set them), on top of a null
-       relabelling of the observed flags, and the joint test is re-run at its first Holm step;
-       bisection on ``k`` gives the smallest leak read ``high`` with 80 % power. The headline limit
-       is the largest over the types the run answers for.
+    5. **Detection limits** are measured per leak family and risk in the data
+       (:mod:`synthguard.run.limits`): leak rows built from the run's own training records
+       (:mod:`synthguard.data.leaks`) are put into the release and the tests re-run, from each
+       test's measured responses; bisection on the number of leaked records gives the smallest
+       leak read ``high`` with 80 % power. The headline limit is the largest over the families.
 
     Privacy metrics without evidence keep their number and their reference level (in
     ``reference_level``) and read ``not assessed``: they inform, they do not drive the verdict.
@@ -57,9 +56,10 @@ from typing import Any
 import numpy as np
 
 from ..core.report_model import HeadlineLimit, LeakLimit, RiskRow, TestRow
-from ..core.results import LEAK_TYPES, RISKS, Evidence, MetricResult, RecordFlags, to_jsonable
+from ..core.results import LEAK_FAMILIES, RISKS, Evidence, MetricResult, RecordFlags, to_jsonable
+from ..data.leaks import FAMILY_NAMES
 from ..errors import ConfigError
-from ..stats import detection_limit, holm_adjust, make_rng
+from ..stats import holm_adjust, make_rng
 
 __all__ = ["RiskRule", "Verdict", "assess", "level_of", "RULES", "RELEASE_TYPES", "LEVEL_ORDER",
            "NON_PRIVACY_FAMILIES", "fails", "card_risk", "RISK_TITLES"]
@@ -255,11 +255,16 @@ RISK_TITLES = {
     "inference": ("Attribute inference", "GDPR WP216 criterion 3: can a training person's "
                                          "sensitive value be deduced from the release?"),
 }
-#: leak types the presence risk always answers for: "low" needs each ruled out
-PRESENCE_TYPES = ("exact", "near", "rare")
-LEAK_NAMES = {"exact": "exact copies", "near": "near-copies", "rare": "copies of rare records",
-              "neighbourhood": "memorised neighbourhoods", "person": "whole persons",
-              "text": "(near-)verbatim documents"}
+#: The leak families each risk answers for (when they apply to the run's tables): presence answers
+#: for every way a training record can sit in the release; the WP216 criteria for the leaks that
+#: identify a person or carry their attributes (copies, near-copies, rare records' copies, and
+#: quasi-identifiers shown with the sensitive values).
+RISK_FAMILIES = {
+    "presence": LEAK_FAMILIES,
+    "singling_out": ("exact", "rare", "near1", "near2", "linkage"),
+    "linkability": ("exact", "rare", "near1", "near2", "linkage"),
+    "inference": ("exact", "rare", "near1", "near2", "linkage"),
+}
 
 
 def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
@@ -367,12 +372,16 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
             continue
         risk_names[name] = risk_of(name, res)
         out[name] = replace(res, evidence=ev, risk_level=ev.level)
-        tests.append(dict(_test_row(name, res, ev), risk=risk_names[name],
-                          same_as=joint.same_as.get(name)))
+        also = tuple(r for r in card_also(metrics.get(name, name)) if r != risk_names[name])
+        row = dict(_test_row(name, res, ev), risk=risk_names[name], same_as=joint.same_as.get(name))
+        if also:
+            row["also"] = list(also)
+        tests.append(row)
 
-    limits = _injection_limits(out, joint, rule, seed, risk_names)
-    risks = [_risk_row(r, [t for t in tests if t["risk"] == r], out, rule, limits,
-                       [t["metric"] for t in tests], risk_names) for r in RISKS]
+    families = _families(out, [t["metric"] for t in tests])
+    limits = _family_limits(out, tests, joint, rule, seed, families)
+    risks = [_risk_row(r, [t for t in tests if r == t["risk"] or r in t.get("also", ())], out,
+                       rule, limits.get(r, {}), families, risk_names) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
     if not assessed:
@@ -383,13 +392,22 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
     if level in ("low", "inconclusive"):
         drivers = []
-    limit = _headline_limit(limits) or _detection_limit(out, driving, rule, joint.share)
+    run_limits = limits.get("any", {})
+    limit = _headline_limit(run_limits, families)
     summary = _summary(level, drivers, limit, tests, rule, has_control, risks)
     return out, Verdict(level, rule, summary, tuple(TestRow.from_dict(t) for t in drivers),
                         tuple(TestRow.from_dict(t) for t in tests),
                         HeadlineLimit.from_dict(limit) if limit is not None else None,
                         tuple(not_assessed), counts, tuple(RiskRow.from_dict(r) for r in risks),
-                        {t: LeakLimit.from_dict(v) for t, v in limits.items()})
+                        {t: LeakLimit.from_dict(v) for t, v in run_limits.items()})
+
+
+def card_also(name: str | None) -> tuple[str, ...]:
+    """The further risks a metric's card says its test counts under (WP216 cross-listing)."""
+    from ..registry import info_of
+
+    info = info_of(name)
+    return tuple(info.card.get("also") or ()) if info is not None else ()
 
 
 def _contained_tests(results: Mapping[str, MetricResult], driving: list[str],
@@ -418,6 +436,8 @@ class _Joint:
     same_as: dict[str, str]
     blocks: list[dict[str, Any]]
     total_weight: float
+    #: per test, the p-value at or below which it alarms at the first step of the procedure
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 def _flag_key(ev: Evidence) -> tuple[str, int, int]:
@@ -450,9 +470,12 @@ def _joint_adjust(results: Mapping[str, MetricResult], driving: list[str], rule:
         uniq: list[str] = []
         for n in sorted(names, key=lambda x: (-evs[x].weight, x)):  # type: ignore[union-attr]
             f = evs[n].flags  # type: ignore[union-attr]
-            # the same test: the same flags, and the same records a leak would flag
+            # the same test: the same flags, the same records a leak would flag, and the same
+            # measured responses to the run's leak rows
             sig = np.packbits(np.r_[f.member, f.non_member]).tobytes() + repr(sorted(
-                (t, np.packbits(r).tobytes()) for t, r in f.responds.items())).encode()
+                (t, np.packbits(r).tobytes()) for t, r in f.responds.items())).encode() + repr(
+                (f.tail, sorted((fam, r.src.tobytes(), r.target.tobytes(), r.score.tobytes())
+                                for fam, r in f.leaks.items()))).encode()
             if sig in seen:
                 same_as[n] = seen[sig]
             else:
@@ -483,48 +506,116 @@ def _joint_adjust(results: Mapping[str, MetricResult], driving: list[str], rule:
     for n, m in same_as.items():
         adjusted[n] = adjusted[m]
     share = {n: float(evs[n].weight) / total for n in driving}  # type: ignore[union-attr]
+    thresholds = {n: rule.alpha * share[n] for n in driving}  # the first step of weighted Holm
     for b in blocks:
         b["level"] = rule.alpha * sum(b["weights"]) / total  # its first Holm step
-    return _Joint(adjusted, share, same_as, blocks, total)
+        # the block's own first step is its min-P critical value: sharper than Bonferroni
+        crit = b["joint"].critical(b["level"])
+        mean_w = float(np.mean(b["weights"]))
+        for n, w in zip(b["names"], b["weights"], strict=True):
+            thresholds[n] = max(thresholds[n], crit * w / mean_w)
+    return _Joint(adjusted, share, same_as, blocks, total, thresholds)
 
 
-def _ruled_out(ev: Evidence, materiality: float, leak: str | None = None) -> bool:
-    """Whether the test's interval rules a material leak out (for ``leak``: scaled by how many
-    training records such a leak would move)."""
-    hi = ev.effect_ci[1] if ev.effect_ci else float("nan")
-    if _nan(hi):
-        return False
-    vis = 1.0
-    if leak is not None:
-        vis = float((ev.visibility or {}).get(leak, 1.0))
-    return hi < materiality * vis
+def _families(results: Mapping[str, MetricResult], tests: list[str]) -> dict[str, str | None]:
+    """Every leak family of the run: ``None`` when it applies to the tables, else why not (from the
+    tests' record flags; families no test reported on are unknown and left out)."""
+    out: dict[str, str | None] = {}
+    for n in tests:
+        flags = results[n].evidence.flags  # type: ignore[union-attr]
+        for fam, why in (getattr(flags, "families", None) or {}).items():
+            if out.get(fam, "x") is not None:
+                out[fam] = why
+    return {f: out[f] for f in LEAK_FAMILIES if f in out}
 
 
-def _claimed_types(tests: list[str], results: Mapping[str, MetricResult]) -> list[str]:
-    seen = {t for n in tests for t in (results[n].evidence.sees or ())}  # type: ignore[union-attr]
-    return [t for t in LEAK_TYPES if t in PRESENCE_TYPES or t in seen]
+def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
+                   rule: RiskRule, seed: int | None, families: Mapping[str, str | None]
+                   ) -> dict[str, dict[str, Any]]:
+    """Risk (and ``"any"``, the verdict) -> family -> detection limit, measured by injecting each
+    family's leak rows into the release and re-testing (:mod:`synthguard.run.limits`)."""
+    from .limits import InjectionTest, family_limits
+
+    inj = []
+    for t in tests:
+        name = t["metric"]
+        if joint.same_as.get(name):
+            continue  # counted once, as the test it equals
+        ev = results[name].evidence
+        flags = ev.flags if ev is not None else None
+        if flags is None or flags.scores is None or not flags.leaks:
+            continue
+        thr = joint.thresholds.get(name, rule.alpha * joint.share.get(name, 0.0))
+        inj.append(InjectionTest(name, flags.scores, flags.tail, int(flags.member.size), thr,
+                                 (t["risk"], *t.get("also", ()), "any"), flags.leaks))
+    out: dict[str, dict[str, Any]] = {}
+    risks = [*RISKS, "any"]
+    n1 = inj[0].n_member if inj else 0
+    for fam, why in families.items():
+        if why is not None:
+            continue
+        got = family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
+                            reps=40, seed=seed if seed is not None else 0)
+        for risk, lim in got.items():
+            out.setdefault(risk, {})[fam] = _limit_entry(fam, lim, n1, rule)
+    return out
+
+
+def _limit_entry(fam: str, lim: Mapping[str, Any], n1: int, rule: RiskRule) -> dict[str, Any]:
+    """One family's detection limit as the JSON states it, with its sentence."""
+    power = round(100 * rule.power)
+    name = FAMILY_NAMES[fam]
+    entry: dict[str, Any] = {"value": lim["share"], "k": lim["k"], "tests": list(lim["tests"]),
+                             "power": rule.power, "candidates": int(lim["candidates"])}
+    if not lim["tests"]:
+        entry["text"] = f"{name}: no test of this run responds to this leak (not assessed)"
+    elif lim["k"] is None:
+        entry["text"] = (f"{name}: not read high with {power} % power even with all "
+                         f"{lim['candidates']} candidate training records leaked "
+                         f"({_pct(lim['candidates'] / n1) if n1 else 'n/a'})")
+    else:
+        entry["text"] = (f"{name}: a leak of {lim['k']} of the {n1} training records "
+                         f"({_pct(lim['share'])}) reads high with {power} % power (leak rows built "
+                         f"from training records put into the release, {lim['reps']} repetitions)")
+    return entry
 
 
 def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
-              rule: RiskRule, limits: Mapping[str, Any], all_tests: list[str],
+              rule: RiskRule, limits: Mapping[str, Any], families: Mapping[str, str | None],
               risk_names: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One risk's level: an alarm of any of its tests, else low only when the run's tests jointly
-    rule out the materiality for every leak type the risk answers for (exact copies, near-copies,
-    copies of rare records, and whatever its own tests say they see), else inconclusive."""
+    """One risk: an alarm of any of its tests, else ``low`` only when the largest excess the run
+    rules out (its tests' one-sided upper bounds and its families' detection limits) is below the
+    materiality and no family it answers for is unassessed, else ``inconclusive`` with the bound
+    reached and what would settle it."""
     title, criterion = RISK_TITLES[risk]
-    risk_names = risk_names or {}
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
                            "effect": None, "effect_ci": None, "metric": None, "settle": None,
                            "member": None, "non_member": None, "unresolved": []}
+    answered = [f for f in RISK_FAMILIES[risk] if families.get(f, "unknown") is None]
+    not_applicable = {f: families[f] for f in RISK_FAMILIES[risk] if families.get(f)}
+    unknown = [f for f in RISK_FAMILIES[risk] if f not in families]
     if not tests:
-        row.update(level="not assessed",
-                   summary="not assessed: no test of this risk ran with a control")
+        row.update(level="not assessed", summary="not assessed: no test of this risk ran with a control",
+                   bound=None, bound_by=None, unassessed=[], not_applicable=not_applicable)
         return to_jsonable(row)
     m = rule.materiality
-    names = [t["metric"] for t in tests]
+    row["detection_limits"] = {f: limits[f] for f in answered if f in limits}
+    # the largest excess the run rules out: every test's one-sided bound, every family's limit
+    bounds: list[tuple[float, str]] = []
+    for t in tests:
+        up = results[t["metric"]].evidence.upper  # type: ignore[union-attr]
+        if not _nan(up):
+            bounds.append((float(up), t["metric"]))
+    unassessed = [f for f in answered if (limits.get(f) or {}).get("value") is None]
+    unassessed += unknown
+    for f in answered:
+        v = (limits.get(f) or {}).get("value")
+        if v is not None:
+            bounds.append((float(v), FAMILY_NAMES[f]))
+    bound, bound_by = max(bounds) if bounds else (None, None)
+    row.update(bound=bound, bound_by=bound_by, unassessed=unassessed, not_applicable=not_applicable)
     alarms = [t for t in tests if t["level"] in ("high", "medium")]
-    row["detection_limits"] = {t: limits[t] for t in _claimed_types(names, results) if t in limits}
     if alarms:
         level = "high" if any(t["level"] == "high" for t in alarms) else "medium"
         top = max((t for t in alarms if t["level"] == level),
@@ -536,146 +627,85 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                           f"an excess of {_pct(top['effect'])} (interval {_pct(top['effect_ci'][0])} "
                           f"to {_pct(top['effect_ci'][1])}), adjusted p={top['p_adjusted']:.2g}")
         return to_jsonable(row)
-    unresolved: list[str] = []
-    for t in _claimed_types(names, results):
-        # any test of the run that sees this leak type in full may rule it out: a copy that the
-        # presence tests rule out is ruled out for linkage and inference through it as well
-        seers = [n for n in all_tests if t in (results[n].evidence.sees or ())]  # type: ignore[union-attr]
-        if not any(_ruled_out(results[n].evidence, m, t) for n in seers):  # type: ignore[arg-type]
-            unresolved.append(t)
-    worst = max(tests, key=lambda t: ((t["effect_ci"] or [0, 0])[1] or 0.0))
+    worst = max(tests, key=lambda t: results[t["metric"]].evidence.upper  # type: ignore[union-attr]
+                if not _nan(results[t["metric"]].evidence.upper) else -1.0)  # type: ignore[union-attr]
+    loose = [t["metric"] for t in tests
+             if _nan(results[t["metric"]].evidence.upper)  # type: ignore[union-attr]
+             or results[t["metric"]].evidence.upper >= m]  # type: ignore[union-attr]
+    undetected = [f for f in answered if f not in unassessed
+                  and float(limits[f]["value"]) >= m]
     row.update(metric=worst["metric"], effect=worst["effect"], effect_ci=worst["effect_ci"],
-               member=worst["member"], non_member=worst["non_member"], unresolved=unresolved)
-    if not unresolved:
+               member=worst["member"], non_member=worst["non_member"],
+               unresolved=[*unassessed, *undetected])
+    unit = tests[0]["unit"]
+    if not loose and not unassessed and not undetected and bound is not None and bound < m:
         row["level"] = "low"
-        what = ", ".join(LEAK_NAMES[t] for t in _claimed_types(names, results))
-        row["summary"] = (f"No test finds training {tests[0]['unit']} exposed more "
-                          f"than unseen people, and together they rule out an excess of "
-                          f"{_pct(m)} or more ({what})")
+        row["summary"] = (f"No test finds training {unit} exposed more than unseen people; the run "
+                          f"rules out an excess of {_pct(bound)} or more (below the materiality "
+                          f"{_pct(m)}), for {_family_list(answered)}")
         return to_jsonable(row)
     row["level"] = "inconclusive"
-    parts = []
-    for t in unresolved:
-        lim = limits.get(t) or {}
-        seers = [n for n in all_tests if t in (results[n].evidence.sees or ())]  # type: ignore[union-attr]
-        why = (f"detectable from {_pct(lim.get('value'))}" if lim.get("value") is not None
-               else ("no test of this run can rule it out" if not seers
-                     else "not detectable at this size"))
-        parts.append(f"{LEAK_NAMES[t]} ({why})")
-    if risk == "presence":
-        row["summary"] = (f"No excess found, but a leak of {_pct(m)} of the "
-                          f"training {tests[0]['unit']} is not ruled out for: " + "; ".join(parts))
-    else:  # the leak types are the presence risk's: say it once there, point to it here
-        row["summary"] = (f"No excess found by {', '.join(names)}; not ruled out: "
-                          + ", ".join(LEAK_NAMES[t] for t in unresolved)
-                          + " (see presence of training records)")
-    no_seer = [t for t in unresolved if not any(
-        t in (results[n].evidence.sees or ()) for n in all_tests)]  # type: ignore[union-attr]
-    if risk != "presence" and "presence" in set(risk_names.values()):
-        row["settle"] = "as for presence of training records"
-        return to_jsonable(row)
-    row["settle"] = ("; ".join(
-        ([f"run a test that sees {', '.join(LEAK_NAMES[t] for t in no_seer)} (the privacy preset's "
-          "near_copies and exact_matches)"] if no_seer else [])
-        + (["a larger control (more real rows held out from training) and more training rows"]
-           if len(no_seer) < len(unresolved) else [])))
+    reasons: list[tuple[float, str]] = []  # (how far it is from settled, the reason), worst first
+    for f in unassessed:
+        lim = limits.get(f) or {}
+        why = ("no test of this run sees it" if f in unknown or not lim.get("tests")
+               else f"not read high even with {lim.get('candidates')} training records leaked")
+        reasons.append((2.0, f"{FAMILY_NAMES[f]} ({why})"))
+    reasons += [(float(limits[f]["value"]), f"{FAMILY_NAMES[f]} (detectable from "
+                 f"{_pct(limits[f]['value'])})") for f in undetected]
+    reasons += [(float(results[n].evidence.upper) if not _nan(results[n].evidence.upper)  # type: ignore[union-attr]
+                 else 1.5, f"{n} (its interval reaches {_pct(results[n].evidence.upper)})")  # type: ignore[union-attr]
+                for n in loose]
+    reasons.sort(key=lambda x: -x[0])
+    more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
+    reached = (f"rules out {_pct(bound)}, not {_pct(m)}" if bound is not None and not unassessed
+               else f"rules out no bound below {_pct(m)}")
+    row["summary"] = f"No excess found; the run {reached}: {reasons[0][1]}{more}" if reasons \
+        else f"No excess found; the run {reached}"
+    row["settle"] = _settle(bound, m, tests, unassessed, unknown)
     return to_jsonable(row)
 
 
-def _injection_limits(results: Mapping[str, MetricResult], joint: _Joint, rule: RiskRule,
-                      seed: int | None, risk_names: Mapping[str, str]) -> dict[str, Any]:
-    """Detection limit per leak type, measured by injecting that leak into the joint test's
-    record flags (see :func:`synthguard.stats.maxt.injection_limit`)."""
-    from ..stats import difference_ci
-    from ..stats.maxt import injection_limit
-
-    blocks = [b for b in joint.blocks if any(risk_names.get(n) == "presence" for n in b["names"])]
-    if not blocks:
-        return {}
-    b = max(blocks, key=lambda x: x["key"][1])  # the block over the most records
-    names = b["names"]
-    evs = [results[n].evidence for n in names]
-    member = [e.flags.member for e in evs]  # type: ignore[union-attr]
-    non_member = [e.flags.non_member for e in evs]  # type: ignore[union-attr]
-    crit = b["joint"].critical(b["level"])
-    m = rule.materiality
-
-    def ruled_out(j: int, k1: int, n1: int, k2: int, n2: int) -> bool:
-        return float(difference_ci(k1, n1, k2, n2)["ci"][1]) < m
-
-    presence = [n for n in results if risk_names.get(n) == "presence"]
-    claimed = _claimed_types(presence, results)
-    out: dict[str, Any] = {}
-    n1 = int(member[0].size)
-    unit = evs[0].unit  # type: ignore[union-attr]
-    for t in claimed:
-        responds = [e.flags.responds.get(t) for e in evs]  # type: ignore[union-attr]
-        cands = [e.flags.candidates[t] for e in evs if t in e.flags.candidates]  # type: ignore[union-attr]
-        pool = np.flatnonzero(np.logical_or.reduce(cands)) if cands else None
-        seeing = [n for n, r in zip(names, responds, strict=True) if r is not None and r.any()]
-        if not seeing:
-            out[t] = {"value": None, "k": None, "tests": [], "power": rule.power,
-                      "text": f"{LEAK_NAMES[t]}: no test of this run responds to this leak"}
-            continue
-        lim = injection_limit(member, non_member, responds, b["weights"], crit, candidates=pool,
-                              power=rule.power, reps=40, seed=make_rng(seed, "verdict-inject", t),
-                              ruled_out=ruled_out)
-        if lim["k"] is None:
-            out[t] = {"value": None, "k": None, "tests": seeing, "power": rule.power,
-                      "text": (f"{LEAK_NAMES[t]}: not detected with {round(100 * rule.power)} % "
-                               f"power even if every candidate training record leaked")}
-            continue
-        out[t] = {"value": lim["share"], "k": lim["k"], "tests": seeing, "power": rule.power,
-                  "candidates": int(pool.size) if pool is not None else n1,
-                  "text": (f"{LEAK_NAMES[t]}: a leak of {lim['k']} of the {n1} training {unit} "
-                           f"({_pct(lim['share'])}) reads high with {round(100 * rule.power)} % "
-                           f"power (measured by injecting it, {lim['reps']} repetitions)")}
-    return to_jsonable(out)
+def _family_list(families: list[str]) -> str:
+    return ", ".join(FAMILY_NAMES[f] for f in families) if families else "no leak family"
 
 
-def _headline_limit(limits: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The run's stated detection limit: the largest over the leak types it answers for."""
+def _settle(bound: float | None, m: float, tests: list[dict[str, Any]], unassessed: list[str],
+            unknown: list[str]) -> str:
+    """What would settle an inconclusive risk: a test for the unassessed families, and a control
+    about ``(bound / m)^2`` times as large (bounds shrink with the square root of the records)."""
+    parts = []
+    if unknown or unassessed:
+        n = len(set(unknown) | set(unassessed))
+        parts.append(f"a test that sees the {n} leak famil{'y' if n == 1 else 'ies'} not assessed "
+                     "(the privacy preset's copy and closeness tests)")
+    if bound is not None and bound >= m:
+        n_c = min((int(t["n_non_member"]) for t in tests if t.get("n_non_member")), default=0)
+        if n_c:
+            need = int(math.ceil(n_c * (bound / m) ** 2))
+            parts.append(f"about {need:,} control and as many training records (now {n_c:,})")
+    return "; ".join(parts) or "more training and control records"
+
+
+def _headline_limit(limits: Mapping[str, Any], families: Mapping[str, str | None]
+                    ) -> dict[str, Any] | None:
+    """The run's stated detection limit: the largest over the families that apply (``None`` value
+    when one of them is not detected at any size)."""
     if not limits:
         return None
     vals = {t: v.get("value") for t, v in limits.items()}
-    if any(v is None for v in vals.values()):
-        missing = [t for t, v in vals.items() if v is None]
+    missing = [t for t, v in vals.items() if v is None]
+    if missing:
         return {"value": None, "metric": None, "by_type": dict(limits),
-                "text": ("no detection limit for " + ", ".join(LEAK_NAMES[t] for t in missing)
-                         + ": the run cannot show such a leak at its materiality")}
+                "text": ("no detection limit for " + _family_list(missing)
+                         + ": the run cannot show such a leak")}
     t_max = max(vals, key=lambda t: vals[t])
     lim = limits[t_max]
     return {"value": lim["value"], "metric": ", ".join(lim.get("tests") or []), "leak": t_max,
             "by_type": dict(limits),
-            "text": (f"a leak exposing at least {_pct(lim['value'])} of the training records, of any "
-                     f"type tested ({', '.join(LEAK_NAMES[t] for t in limits)}), would have been "
-                     f"detected with {round(100 * float(lim['power']))} % power; smaller leaks "
-                     f"could go unseen")}
-
-
-def _detection_limit(results: Mapping[str, MetricResult], driving: list[str], rule: RiskRule,
-                     share: Mapping[str, float]) -> dict[str, Any] | None:
-    """The smallest excess the best-powered test detects with ``rule.power`` at the first step of
-    the weighted Holm procedure (alpha times the test's share of the weights)."""
-    best: tuple[float, str, Evidence, float] | None = None
-    for name in driving:
-        if name not in share:
-            continue
-        ev = results[name].evidence
-        if ev is None or ev.n_member <= 0:
-            continue
-        p0 = ev.non_member if ev.non_member is not None and not _nan(ev.non_member) else 0.0
-        a = rule.alpha * share[name]
-        d = detection_limit(ev.n_member, ev.n_non_member, float(p0), alpha=a, power=rule.power)
-        if not _nan(d) and (best is None or d < best[0]):
-            best = (d, name, ev, a)
-    if best is None:
-        return None
-    d, name, ev, a = best
-    return {"value": d, "metric": name, "power": rule.power, "alpha": a, "unit": ev.unit,
-            "text": (f"a leak exposing at least {_pct(d)} of the training {ev.unit} beyond chance "
-                     f"(e.g. that share copied into the release) would have been detected with "
-                     f"{round(100 * rule.power)} % power by {name}; smaller leaks could go unseen")}
+            "text": (f"the smallest leak the run reads high with {round(100 * float(lim['power']))} % "
+                     f"power is at most {_pct(lim['value'])} of the training records for every leak "
+                     f"family that applies ({_family_list(list(limits))})")}
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,
@@ -698,16 +728,23 @@ def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any]
         open_risks = [r["title"].lower() for r in by_level if r["level"] == level]
         return (f"{level}: the release {what} of its training {drivers[0]['unit']} "
                 f"({', '.join(open_risks)}): " + "; ".join(parts))
-    tail = f"; {limit['text']}" if limit else ""
+    tail = f"; {limit['text']}" if limit and limit.get("value") is not None else ""
+    bounds = [r["bound"] for r in by_level if r.get("bound") is not None]
     if level == "low":
         return (f"low: every assessed risk ({', '.join(r['title'].lower() for r in by_level)}) "
-                f"rules out an excess of {m} or more of the training records{tail}")
+                f"reads low: the run rules out an excess of {_pct(max(bounds))} or more of the "
+                f"training records, below the materiality {m}{tail}")
     undecided = [r for r in by_level if r["level"] == "inconclusive"]
     decided = [r for r in by_level if r["level"] == "low"]
-    types = sorted({t for r in undecided for t in r["unresolved"]}, key=LEAK_TYPES.index)
-    text = ("inconclusive: no test found an excess, but a leak of " + m + " of the training "
-            "records is not ruled out for " + ", ".join(LEAK_NAMES[t] for t in types)
+    fams = sorted({t for r in undecided for t in r["unresolved"] if t in LEAK_FAMILIES},
+                  key=LEAK_FAMILIES.index)
+    worst = max((r["bound"] for r in undecided if r.get("bound") is not None), default=None)
+    text = ("inconclusive: no test found an excess, but the run "
+            + (f"rules out only {_pct(worst)}, not {m}" if worst is not None and worst >= rule.materiality
+               else f"cannot rule out {m}")
             + " (" + ", ".join(r["title"].lower() for r in undecided) + ")")
+    if fams:
+        text += "; not ruled out: " + _family_list(fams)
     if decided:
         text += "; ruled out: " + ", ".join(r["title"].lower() for r in decided)
     return text + tail

@@ -1,15 +1,40 @@
-"""The verdict per risk: joint max-T over record flags, low only when every leak type is ruled out,
-and detection limits measured by injecting leaks."""
+"""The verdict per risk: joint max-T over record flags; a risk's bound is the largest of its tests'
+one-sided upper bounds and its leak families' detection limits, measured by injecting leak rows; low
+only when that bound is below the materiality and no family is unassessed."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from synthguard.core.results import Evidence, MetricResult, RecordFlags
+from synthguard.core.results import (
+    LEAK_FAMILIES,  # noqa: E402
+    Evidence,
+    LeakResponse,
+    MetricResult,
+    RecordFlags,
+)
+from synthguard.run.limits import InjectionTest, family_limits
 from synthguard.run.verdict import assess
 from synthguard.stats import fisher_greater
-from synthguard.stats.maxt import injection_limit, joint_minp
+from synthguard.stats.maxt import joint_minp
+
+
+def _scored(n1, n2, k1, k2, rng, respond=None, families=("exact",)):
+    """Flags with scores (1 = flagged) and leak responses: ``respond`` maps a family to the share of
+    the training records whose leak row would flag them (their own record)."""
+    m = np.zeros(n1)
+    m[rng.choice(n1, k1, replace=False)] = 1.0
+    c = np.zeros(n2)
+    c[rng.choice(n2, k2, replace=False)] = 1.0
+    src = np.arange(n1)
+    leaks = {}
+    for fam, share in (respond or {}).items():
+        hit = src[rng.random(n1) < share]
+        leaks[fam] = LeakResponse(src, hit, hit, np.ones(hit.size))
+    return RecordFlags.from_scores(m, c, leaks=leaks,
+                                   families={f: (None if f in families else "does not apply")
+                                             for f in LEAK_FAMILIES})
 
 
 def _flags(n1, n2, k1, k2, rng, responds=("exact",), vis=1.0):
@@ -58,32 +83,54 @@ def test_dependent_tests_lose_less_than_holm():
     assert jt.p_adjusted.min() < 1.5 * p + 0.004  # Holm would give 2p
 
 
-def test_a_risk_is_low_only_when_every_leak_type_is_ruled_out():
+def test_a_risk_is_low_only_when_every_family_it_answers_for_is_ruled_out():
     rng = np.random.default_rng(0)
-    exact = Evidence.from_flags("exact copy", _flags(2000, 2000, 0, 0, rng), sees=("exact", "rare"),
+    fams = ("exact", "near1")
+    exact = Evidence.from_flags("exact copy", _scored(2000, 2000, 0, 0, rng, {"exact": 1.0}, fams),
                                 risk="presence", weight=3)
     res = {"exact_matches": _res("exact_matches", exact)}
-    out, v = assess(res)
+    _, v = assess(res)
     presence = next(r for r in v.risks if r["risk"] == "presence")
-    assert presence["level"] == "inconclusive" and list(presence["unresolved"]) == ["near"]
-    assert v.level == "inconclusive"  # nothing could see near-copies
-    near = Evidence.from_flags("near copy", _flags(2000, 2000, 1, 1, rng, ("near", "exact")),
-                               sees=("near", "exact", "rare"), risk="presence")
+    assert presence["level"] == "inconclusive" and "near1" in presence["unassessed"]
+    assert "copies with one cell changed (no test of this run sees it)" in presence["summary"]
+    assert v.level == "inconclusive"  # nothing could see one-cell copies
+    near = Evidence.from_flags("near copy", _scored(2000, 2000, 1, 1, rng,
+                                                    {"near1": 1.0, "exact": 1.0}, fams),
+                               risk="presence")
     res["near_copies"] = _res("near_copies", near)
-    out, v = assess(res)
+    _, v = assess(res)
     assert v.level == "low", v.summary
-    for r in v.risks:
-        assert r["level"] == ("low" if r["risk"] == "presence" else "not assessed")
+    presence = next(r for r in v.risks if r["risk"] == "presence")
+    assert presence["bound"] < 0.01 and not presence["unassessed"]
+    assert set(presence["detection_limits"]) == set(fams)
 
 
-def test_low_visibility_cannot_rule_out_the_materiality():
-    """A test that only one in five leaked records would move must rule out m x 0.2."""
+def test_a_family_few_leak_rows_would_show_is_not_ruled_out():
+    """A test that only one in ten leaked records would move cannot rule a 1 % leak out."""
     rng = np.random.default_rng(1)
-    flags = _flags(2000, 2000, 0, 0, rng, ("exact", "near", "rare"), vis=0.2)
-    ev = Evidence.from_flags("near copy", flags, sees=("exact", "near", "rare"), risk="presence")
-    assert ev.effect_ci[1] < 0.01 and ev.visibility["near"] == pytest.approx(0.2, abs=0.03)
+    ev = Evidence.from_flags("near copy", _scored(2000, 2000, 0, 0, rng, {"exact": 0.1}),
+                             risk="presence")
+    assert ev.upper < 0.01
     _, v = assess({"near_copies": _res("near_copies", ev)})
-    assert v.level == "inconclusive"
+    presence = next(r for r in v.risks if r["risk"] == "presence")
+    assert v.level == "inconclusive" and presence["bound"] >= 0.01
+    assert presence["bound_by"] == "exact copies"
+    assert "not 1.0 %" in presence["summary"]
+
+
+def test_every_number_under_a_low_risk_is_below_the_materiality():
+    """A test whose interval reaches above the materiality keeps its risk from reading low."""
+    rng = np.random.default_rng(4)
+    copies = Evidence.from_flags("exact copy", _scored(2000, 2000, 0, 0, rng, {"exact": 1.0}),
+                                 risk="presence", weight=3)
+    wide = Evidence.from_counts("attack succeeds", 3, 150, 2, 150)  # no excess, a wide interval
+    wide = Evidence(**{**wide.__dict__, "risk": "presence"})
+    _, v = assess({"exact_matches": _res("exact_matches", copies),
+                   "membership_attacks": _res("membership_attacks", wide, "attacks")})
+    presence = next(r for r in v.risks if r["risk"] == "presence")
+    assert presence["level"] == "inconclusive" and presence["bound_by"] == "membership_attacks"
+    assert presence["bound"] == pytest.approx(wide.upper)
+    assert "membership_attacks (its interval reaches" in presence["summary"]
 
 
 def test_a_capped_tail_test_raises_alarms_but_never_supports_low():
@@ -110,43 +157,46 @@ def test_identical_tests_are_collapsed_into_one():
     assert rows["cap"]["p_adjusted"] == rows["disclosure_protection"]["p_adjusted"]
 
 
-def test_overall_low_needs_every_leak_type_of_every_assessed_risk_ruled_out():
-    quiet = RecordFlags(np.zeros(3000, bool), np.zeros(3000, bool),
-                        {t: np.ones(3000, bool) for t in ("exact", "near", "rare")})
-    near = Evidence.from_flags("near copy", quiet, sees=("exact", "near", "rare"), risk="presence")
-    link = Evidence.from_counts("linked", 30, 300, 28, 300)  # wide interval, sees no leak type
-    _, v = assess({"near_copies": _res("near_copies", near),
+def test_copies_count_under_every_criterion_and_every_assessed_risk_must_be_low():
+    rng = np.random.default_rng(2)
+    fams = ("exact", "near1")
+    quiet = Evidence.from_flags("exact copy", _scored(3000, 3000, 0, 0, rng,
+                                                      {"exact": 1.0, "near1": 1.0}, fams),
+                                risk="presence", weight=3)
+    _, v = assess({"exact_matches": _res("exact_matches", quiet)})
+    levels = {r["risk"]: r["level"] for r in v.risks}
+    # exact_matches' card: a copy singles out, links and exposes attributes as well
+    assert levels == {"presence": "low", "singling_out": "low", "linkability": "low",
+                      "inference": "low"}, v.summary
+    assert v.level == "low"
+    link = Evidence.from_counts("linked", 30, 300, 28, 300)  # no excess, a wide interval
+    link = Evidence(**{**link.__dict__, "risk": "linkability"})
+    _, v = assess({"exact_matches": _res("exact_matches", quiet),
                    "linkability": _res("linkability", link, "anonymeter")})
     levels = {r["risk"]: r["level"] for r in v.risks}
-    # the copies through which records could be linked are ruled out by the presence tests
-    assert levels == {"presence": "low", "linkability": "low", "singling_out": "not assessed",
-                      "inference": "not assessed"}
-    assert v.level == "low"
-    # a linkability test that says it sees whole persons: nothing rules a person-level leak out
-    seen = Evidence.from_flags("linked", RecordFlags(np.zeros(300, bool), np.zeros(300, bool),
-                                                     {"person": np.ones(300, bool)}),
-                               sees=("person",), risk="linkability")
-    _, v = assess({"near_copies": _res("near_copies", near),
-                   "linkability": _res("linkability", seen, "anonymeter")})
-    levels = {r["risk"]: r["level"] for r in v.risks}
     assert levels["presence"] == "low" and levels["linkability"] == "inconclusive"
-    assert v.level == "inconclusive" and "whole persons" in v.summary
-    # an alarm of any risk makes the verdict high
+    assert v.level == "inconclusive"
     loud = Evidence.from_counts("linked", 90, 300, 20, 300)
-    _, v = assess({"near_copies": _res("near_copies", near),
+    loud = Evidence(**{**loud.__dict__, "risk": "linkability"})
+    _, v = assess({"exact_matches": _res("exact_matches", quiet),
                    "linkability": _res("linkability", loud, "anonymeter")})
     assert v.level == "high" and v.driver == "linkability"
+    copied = Evidence.from_flags("exact copy", _scored(3000, 3000, 900, 0, rng, {"exact": 1.0}, fams),
+                                 risk="presence", weight=3)
+    _, v = assess({"exact_matches": _res("exact_matches", copied)})
+    assert {r["risk"]: r["level"] for r in v.risks} == dict.fromkeys(
+        ("presence", "singling_out", "linkability", "inference"), "high")
 
 
 def test_injected_detection_limit_has_its_power():
     """A leak of 1.5 x the stated limit is detected in at least 80 % of fresh simulations."""
     rng = np.random.default_rng(6)
     n = 1000
-    base_m = rng.random(n) < 0.01
-    base_c = rng.random(n) < 0.01
-    visible = rng.random(n) < 0.8
-    out = injection_limit([base_m], [base_c], [visible], [1.0], 0.05, reps=60, seed=0)
-    k = out["k"]
+    scores = (rng.random(2 * n) < 0.01).astype(float)
+    visible = np.flatnonzero(rng.random(n) < 0.8)  # a leak row of these records flags them
+    resp = LeakResponse(np.arange(n), visible, visible, np.ones(visible.size))
+    test = InjectionTest("copies", scores, None, n, 0.05, ("presence",), {"exact": resp})
+    k = family_limits([test], "exact", ["presence"], materiality=0.01, reps=60, seed=0)["presence"]["k"]
     assert k is not None and 5 <= k <= 100
     hits = 0
     sims = 300
@@ -154,27 +204,25 @@ def test_injected_detection_limit_has_its_power():
         m = rng.random(n) < 0.01
         c = rng.random(n) < 0.01
         leak = rng.choice(n, int(1.5 * k), replace=False)
-        m[leak] |= visible[leak]
+        m[np.intersect1d(leak, visible)] = True
         hits += fisher_greater(int(m.sum()), n, int(c.sum()), n) <= 0.05
     assert hits / sims >= 0.8
 
 
-def test_verdict_states_detection_limits_per_leak_type():
+def test_verdict_states_detection_limits_per_family():
     rng = np.random.default_rng(7)
     n = 1500
-    allf = {t: np.ones(n, bool) for t in ("exact", "near", "rare")}
-    exact = Evidence.from_flags("exact", RecordFlags(np.zeros(n, bool), np.zeros(n, bool),
-                                                     {"exact": allf["exact"], "rare": allf["rare"]}),
-                                sees=("exact", "rare"), risk="presence", weight=3)
-    near = Evidence.from_flags("near", RecordFlags(np.zeros(n, bool), rng.random(n) < 0.002, allf),
-                               sees=("exact", "near", "rare"), risk="presence")
-    _, v = assess({"exact_matches": _res("exact_matches", exact),
-                   "near_copies": _res("near_copies", near)}, seed=3)
+    fams = ("exact", "rare", "near1")
+    exact = Evidence.from_flags("exact", _scored(n, n, 0, 0, rng, {"exact": 1.0, "rare": 1.0}, fams),
+                                risk="presence", weight=3)
+    near = Evidence.from_flags("near", _scored(n, n, 0, 3, rng, dict.fromkeys(fams, 1.0), fams),
+                               risk="presence")
+    res = {"exact_matches": _res("exact_matches", exact), "near_copies": _res("near_copies", near)}
+    _, v = assess(res, seed=3)
     d = v.to_dict()
-    assert set(d["detection_limits"]) == {"exact", "near", "rare"}
+    assert set(d["detection_limits"]) == set(fams)
     for t, lim in d["detection_limits"].items():
         assert 0 < lim["value"] < 0.01, (t, lim)
+        assert "leak rows built from training records put into the release" in lim["text"]
     assert d["detection_limit"]["value"] == max(x["value"] for x in d["detection_limits"].values())
-    again = assess({"exact_matches": _res("exact_matches", exact),
-                    "near_copies": _res("near_copies", near)}, seed=3)[1].to_dict()
-    assert again == d  # seeded: same verdict, same bytes
+    assert assess(res, seed=3)[1].to_dict() == d  # seeded: same verdict, same bytes

@@ -101,6 +101,7 @@ def copied_release_rows(result: Any) -> tuple[int, int] | None:
             Param("confidence_level", 0.95, "level of the Wilson intervals", "probability")],
     thresholds={"high": 0.05}, weight=3.0,
     description="share of synthetic rows identical to some original row (SynEval's exact_matches)",
+    also=("singling_out", "linkability", "inference"),
     risk='presence',
     knowledge="a person's full record; looks for an identical row in the release",
     sees=('exact', 'rare'),
@@ -160,6 +161,14 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
         if n_ctl:
             per_record = _pooled_unique_hit_of(data, cols)
             evidence, flags = copy_counts(*per_record), copy_record_flags(*per_record)
+            if ctx.data_backend is None:  # leak rows measured against the same exact-row identity
+                from .._leakrows import family_status
+                from ._copies import copy_responses
+
+                unique = np.concatenate([per_record[0], per_record[2]])
+                flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
+                                .astype(float), leaks=copy_responses(ctx, cols, unique, 0),
+                                families=family_status(ctx))
     return exact_matches_result(
         ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
         n_original=n_orig, control=control, records=records, evidence_counts=evidence,

@@ -22,118 +22,27 @@
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, tail_flags
 from ...engine.neighbors import gower, kneighbors
 from ...errors import MetricError
-from ...registry import Context, Interval, Param, register
+from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
+from .._leakrows import family_status
+from ._copies import _code_matrices, copy_responses, masked_hashes, near_copy_flags, near_pairs
 from .matching import matching_columns
 
-__all__ = ["near_copies", "close_neighbours", "near_copy_flags", "masked_hashes"]
+__all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses", "near_copy_flags",
+           "near_pairs", "masked_hashes"]
 
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
 MAX_PAIR_WORK = 20_000_000
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser: a fixed pseudo-random 64-bit value per input (wrapping arithmetic)."""
-    z = x.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cell hashes and row hashes of an int64 code matrix (equal codes, equal hashes).
-
-    The row hash is the wrapping sum of the cell hashes, so the hash of a row with the columns
-    ``S`` masked is ``row - cells[:, S].sum(axis=1)``: one subtraction per masked set.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> cells, rows = masked_hashes(np.array([[1, 2], [1, 3]]))
-    >>> masked = rows - cells[:, 1]  # column 1 masked
-    >>> bool(masked[0] == masked[1])
-    True
-    """
-    codes = np.asarray(codes, dtype=np.int64)
-    col = np.arange(codes.shape[1], dtype=np.uint64)[None, :]
-    with np.errstate(over="ignore"):
-        cells = _mix(codes.astype(np.uint64) * np.uint64(0x100000001B3) + _mix(col))
-        rows = cells.sum(axis=1, dtype=np.uint64)
-    return cells, rows
-
-
-def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled real (original then control) and release code matrices, exact values as codes."""
-    enc = ctx.encoded.encoder
-
-    def codes(role: str) -> np.ndarray:
-        b = enc.encode(ctx.tables.get(role), cols, categorical_only=True)
-        return b.cat
-
-    real = np.concatenate([codes("original"), codes("control")], axis=0)
-    return real, codes("synthetic")
-
-
-def near_copy_flags(real: np.ndarray, release: np.ndarray, max_diff: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """For every pooled real record: is it near-unique, and has the release a row within
-    ``max_diff`` cells of it?
-
-    Parameters
-    ----------
-    real : ndarray of int64, shape (n, p)
-        Codes of the pooled real records (training then control); equal values, equal codes.
-    release : ndarray of int64, shape (m, p)
-        Codes of the release rows, same vocabularies.
-    max_diff : int
-        Cells that may differ.
-
-    Returns
-    -------
-    near_unique, hit : ndarray of bool, shape (n,)
-        ``near_unique``: no other real record is within ``max_diff`` cells; ``hit``: some release
-        row is within ``max_diff`` cells (at most ``max_diff`` cells differ).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> real = np.array([[0, 0, 0], [1, 1, 1], [1, 1, 2]])
-    >>> u, h = near_copy_flags(real, np.array([[0, 5, 0]]), 1)
-    >>> u.tolist(), h.tolist()
-    ([True, False, False], [True, False, False])
-    """
-    n, p = real.shape
-    near_unique = np.ones(n, dtype=bool)
-    hit = np.zeros(n, dtype=bool)
-    if n == 0:
-        return near_unique, hit
-    if p <= max_diff:  # every two rows are within max_diff cells
-        return np.full(n, n == 1), np.full(n, release.shape[0] > 0)
-    cells_r, rows_r = masked_hashes(real)
-    cells_s, rows_s = masked_hashes(release)
-    cells_r, cells_s = np.asfortranarray(cells_r), np.asfortranarray(cells_s)  # column access
-    for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
-        hr, hs = rows_r.copy(), rows_s.copy()
-        with np.errstate(over="ignore"):
-            for j in mask:
-                hr -= cells_r[:, j]
-                hs -= cells_s[:, j]
-        key = pd.Series(hr, copy=False)
-        near_unique &= ~key.duplicated(keep=False).to_numpy()
-        hit |= key.isin(hs).to_numpy()
-    return near_unique, hit
+#: The fewest real records the closeness test's default tail holds.
+MIN_TAIL_RECORDS = 20
 
 
 def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]:
@@ -163,6 +72,7 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
     thresholds={"medium": 0.01, "high": 0.05}, weight=2.0,
     description="share of training records (near-unique in the real data) with a release row equal "
                 "on all cells but max_diff, against control records",
+    also=("singling_out", "linkability", "inference"),
     risk='presence',
     knowledge=("a person's full record; looks for a release row equal to it in all cells but one "
                'or two'),
@@ -209,8 +119,54 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     >>> r.value, r.baseline.value
     (0.25, 0.0)
     """
+    return _near_copies(ctx, "near_copies", max_diff, top_n, confidence_level)
+
+
+@register(
+    "near_copies_2", family="privacy", direction="lower is safer",
+    needs=("original", "synthetic", "control"),
+    params=[Param("top_n", 20, "how many near-copied training rows to list in records", "positive int"),
+            Param("confidence_level", 0.95, "level of the intervals", "probability")],
+    thresholds={"medium": 0.01, "high": 0.05},
+    description="share of training records (near-unique at two cells in the real data) with a release "
+                "row equal on all cells but two, against control records",
+    also=("singling_out", "linkability", "inference"),
+    risk="presence",
+    knowledge="a person's full record; looks for a release row equal to it in all cells but two",
+    sees=("near", "exact", "rare"),
+    presets=("privacy", "full"),
+    order=25,
+    records=RecordsCard(meaning="a training record with a release row equal on all cells but two"),
+    explainer=("Counts training records the release reproduces with two cells changed, among records "
+               "no other real person is within two cells of, against the same share among held-out "
+               "people: the copies a generator makes when it memorises a record and resamples a few "
+               "of its values."))
+def near_copies_2(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
+    """Near-copies with two cells changed: :func:`near_copies` at ``max_diff=2`` as a test of its
+    own, so that both one- and two-cell copies drive the verdict.
+
+    Parameters
+    ----------
+    ctx : Context
+        The evaluation context (needs a control table).
+    top_n : int
+        Number of near-copied training rows listed in ``records``.
+    confidence_level : float
+        Level of the intervals.
+
+    Returns
+    -------
+    MetricResult
+        As :func:`near_copies`.
+    """
+    return _near_copies(ctx, "near_copies_2", 2, top_n, confidence_level)
+
+
+def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
+                 confidence_level: float) -> MetricResult:
+    """``near_copies`` (and ``near_copies_2``): the result of the near-copy test at ``max_diff``."""
     if not ctx.tables.has_control or len(ctx.tables.control) == 0:
-        raise MetricError("near_copies needs control rows (real records the generator never saw)")
+        raise MetricError(f"{name} needs control rows (real records the generator never saw)")
     if len(ctx.tables.synthetic) == 0 or len(ctx.tables.original) == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
     cols = matching_columns(ctx)
@@ -224,9 +180,17 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
         if k != max_diff and work > MAX_PAIR_WORK:
             by_k[str(k)] = {"skipped": f"{work} hash-join rows exceed the budget {MAX_PAIR_WORK}"}
             continue
-        unique, hit = near_copy_flags(real, rel, k)
+        unique, hit = ctx.memo(("near-copy-flags", tuple(cols), k),
+                               lambda k=k: near_copy_flags(real, rel, k))
         flag = unique & hit
-        f = RecordFlags(flag[:n_o], flag[n_o:], {t: unique[:n_o] for t in ("near", "exact", "rare")})
+        if k == max_diff:
+            score = flag.astype(float)
+            leaks = copy_responses(ctx, cols, unique, k) if ctx.data_backend is None else {}
+            f = RecordFlags(flag[:n_o], flag[n_o:], {t: unique[:n_o] for t in ("near", "exact", "rare")},
+                            scores=score, leaks=leaks,
+                            families=family_status(ctx) if ctx.data_backend is None else {})
+        else:
+            f = RecordFlags(flag[:n_o], flag[n_o:])
         diff = difference_ci(int(f.member.sum()), n_o, int(f.non_member.sum()), f.non_member.size, cl)
         by_k[str(k)] = {"training_flagged": int(f.member.sum()), "control_flagged":
                         int(f.non_member.sum()), "near_unique_training": float(unique[:n_o].mean()),
@@ -268,7 +232,7 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
                "difference_to_baseline": excess, "qi_unique_copies": qi, "columns": cols,
                "method": "cells compared by exact value (missing equals missing); hash joins with "
                          "max_diff columns masked"}
-    return MetricResult("near_copies", "privacy", value, "lower is safer",
+    return MetricResult(name, "privacy", value, "lower is safer",
                         Baseline(base, "control vs release: share of control records near-unique "
                                  "with a release row as close"), tuple(excess["ci"]), n_o, level,
                         warning, details, records, evidence=evidence)
@@ -282,39 +246,96 @@ def _pooled_block(ctx: Context, cols: list[str]) -> Any:
                  o.num_columns, o.cat_columns)
 
 
+def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarray, d_rel: np.ndarray,
+                    cut: float, families: tuple[str, ...] = ("exact", "rare", "near1", "near2", "noise2",
+                                                             "noise5", "noise10", "linkage",
+                                                             "interpolation")) -> dict[str, Any]:
+    """The leak responses of the closeness test: for each family, every pooled real record ``j``
+    whose score a leak row ``r`` raises into reach of the tail (``d(j, r) <= cut * d_real(j)`` and
+    below its closest release row), with the score ``-d(j, r) / d_real(j)``.
+
+    Exact: a record's candidates come from a k-NN search of the leak rows, widened (k doubled) for
+    the records whose k-th nearest leak row is still inside their radius. A raised score below the
+    old tail cut can never enter the tail (the cut only rises when scores rise), so leaving those
+    out changes no flag.
+    """
+    from .._leakrows import leak_block, response
+
+    real = _pooled_block(ctx, cols)
+    radius = np.where(d_real > 0, cut * d_real, -1.0)
+    out = {}
+    for family in families:
+        block = leak_block(ctx, family, cols)
+        if block is None:
+            continue
+        rows_j, rows_r, dist = [], [], []
+        pending = np.flatnonzero(radius >= 0)
+        k = min(8, block.n_rows)
+        while pending.size:
+            nb = kneighbors(real.take(pending), block, metric, k, backend=ctx.backend)
+            d, idx = nb.distances, nb.indices
+            # complete: every leak row inside the radius is among the k found
+            complete = (k >= block.n_rows) | (d[:, -1] > radius[pending])
+            sel = complete[:, None] & (d <= radius[pending, None]) & (d < d_rel[pending, None])
+            jj, kk = np.nonzero(sel)
+            rows_j.append(pending[jj])
+            rows_r.append(idx[jj, kk])
+            dist.append(d[jj, kk])
+            pending = pending[~complete]
+            k = min(2 * k, block.n_rows)
+        j = np.concatenate(rows_j) if rows_j else np.zeros(0, np.int64)
+        r = np.concatenate(rows_r) if rows_r else np.zeros(0, np.int64)
+        d = np.concatenate(dist) if dist else np.zeros(0)
+        got = response(ctx, family, (r, j, -d / np.where(d_real[j] > 0, d_real[j], 1.0)))
+        if got is not None:
+            out[family] = got
+    return out
+
+
 @register(
     "close_neighbours", family="privacy", direction="lower is safer",
     needs=("original", "synthetic", "control"),
-    params=[Param("tau", 0.25, "a record is flagged when its closest release row is closer than tau "
-                  "times its closest other real record (0 < tau < 1)", "probability"),
+    params=[Param("tail", None, "share of all real records (training and control pooled) read as the "
+                  "closest to the release: the records whose closeness ratio is in this pooled tail "
+                  "are flagged; default: room for three times a material leak (3 x materiality x "
+                  "training records), at least 2 % and 20 records", "probability"),
             Param("top_n", 20, "how many flagged training rows to list in records", "positive int"),
             Param("confidence_level", 0.95, "level of the intervals", "probability")],
     thresholds={"medium": 0.01, "high": 0.05},
-    description="share of training records whose closest release row is much closer (< tau x) than "
-                "their closest other real record, against control records",
+    description="share of training records among the real records closest to the release (distance "
+                "to the closest release row over the distance to the closest other real record, "
+                "pooled tail), against control records",
     risk='presence',
     knowledge=("a person's full record; looks for a release row much closer to it than any other "
                'real person is'),
     sees=('neighbourhood', 'near', 'exact'),
     presets=('quick', 'privacy', 'full'),
     order=30,
-    explainer=('Flags a record when its closest release row is much closer than its closest '
-               'other real person, the signature of memorised neighbourhoods (interpolations, '
-               'overfit mixtures), and compares training records with held-out people.')
+    explainer=('Ranks every real record by how close its closest release row is, relative to its '
+               'closest other real person (a scale-free ratio, so dense and sparse regions compare), '
+               'and compares how many training records and how many held-out people fall among the '
+               'closest few per cent. Memorised records with noise added, interpolations between '
+               'neighbours and overfit mixtures put training records there.')
 )
-def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
+def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20,
                      confidence_level: float = 0.95) -> MetricResult:
-    """Memorised neighbourhoods: records with a release row far closer than any other real record.
+    """Memorised neighbourhoods: training records among the real records closest to the release.
 
-    Distances are Gower (clip, normalise) with numeric ranges from the original and the control
-    together (label-free), on every tabular column; neighbours come from the shared engine.
+    Per real record (training and control pooled), the ratio of its distance to the closest release
+    row over its distance to the closest other real record; the records in the pooled ``tail`` of
+    the smallest ratios are flagged (a rank cut, label-free, no fixed distance). Distances are Gower
+    (clip, normalise) with numeric ranges from the original and the control together, on every
+    tabular column; neighbours come from the shared engine. The run's leak rows are measured against
+    the same ratios (:func:`ratio_responses`).
 
     Parameters
     ----------
     ctx : Context
         The evaluation context (needs a control table).
-    tau : float
-        Ratio cut: flagged when ``d_release < tau * d_real``.
+    tail : float, optional
+        The pooled share of real records read as closest to the release; default
+        ``max(0.02, 20 / n_real, 3 * materiality * n_training / n_real)``: a tail that can hold
+        three times a material leak (a tail test's effect is capped by its tail), and 20 records.
     top_n : int
         Number of flagged training rows listed in ``records``.
     confidence_level : float
@@ -324,7 +345,8 @@ def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
     -------
     MetricResult
         ``value`` = share of training records flagged; ``baseline`` = share of control records.
-        Details: ``visible_share`` (records without a real duplicate), ``ratio_quantiles``.
+        Details: ``visible_share`` (records without a real duplicate), ``ratio_cut`` (the ratio at
+        the tail's edge), ``ratio_quantiles``.
 
     Examples
     --------
@@ -332,10 +354,10 @@ def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
     >>> from synthguard.registry import Context
     >>> rng = np.random.default_rng(0)
     >>> o, c = (pd.DataFrame({"x": rng.normal(size=50), "y": rng.normal(size=50)}) for _ in "oc")
-    >>> s = o + 1e-4  # a row right next to every training row
+    >>> s = o.head(2) + 1e-4  # two rows right next to training rows
     >>> r = close_neighbours(Context.from_frames(o, s, c).for_metric(close_neighbours.spec))
-    >>> r.value, r.baseline.value < 0.2
-    (1.0, True)
+    >>> r.value, r.baseline.value
+    (0.04, 0.0)
     """
     if not ctx.tables.has_control or len(ctx.tables.control) == 0:
         raise MetricError("close_neighbours needs control rows (real records the generator never saw)")
@@ -351,34 +373,40 @@ def close_neighbours(ctx: Context, *, tau: float = 0.25, top_n: int = 20,
     d_rel = kneighbors(real, rel, metric, 1, backend=ctx.backend).distances[:, 0]
     n_o = len(ctx.tables.original)
     visible = d_real > 0
-    flag = visible & (d_rel < tau * d_real)
-    p = len(cols)
-    flags = RecordFlags(flag[:n_o], flag[n_o:], {
-        "neighbourhood": visible[:n_o], "exact": visible[:n_o],
-        # a copy with one cell changed is at most 1/p away (Gower, clipped, normalised)
-        "near": (tau * d_real[:n_o]) > 1.0 / p})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(visible, d_rel / np.where(visible, d_real, 1.0), np.inf)
+    score = -ratio
+    if tail is None:
+        tail = min(0.5, max(0.02, MIN_TAIL_RECORDS / ratio.size,
+                            3.0 * float(ctx.materiality) * n_o / ratio.size))
+    flag = tail_flags(score, tail)
+    cut = float(ratio[flag].max()) if flag.any() else 0.0
+    leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut) if ctx.data_backend is None else {}
+    flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
+                        families=family_status(ctx) if ctx.data_backend is None else {})
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
-        f"share of records whose closest release row is closer than {tau:g} x their closest other "
-        "real record", flags, sees=("neighbourhood", "near", "exact"), risk="presence",
+        f"share of records among the {100 * tail:g} % of all real records closest to the release "
+        "(closest release row over closest other real record)", flags,
+        sees=("neighbourhood", "near", "exact"), risk="presence",
         baseline="control rows: real people the generator never saw, against the same release",
         confidence_level=cl,
         note="records with a real duplicate (nearest other real record at distance 0) cannot be "
-             "flagged; Gower ranges from original and control together")
+             "flagged; Gower ranges from original and control together; the tail is a rank cut "
+             "over training and control records pooled (label-free)")
     k_m, k_c = int(flag[:n_o].sum()), int(flag[n_o:].sum())
     n_c = int(flag.size - n_o)
     excess = difference_ci(k_m, n_o, k_c, n_c, cl)
     level = "high" if excess["ci"][0] > 0 and excess["value"] >= ctx.thresholds.get("high", 0.05) \
         else "medium" if excess["ci"][0] > 0 else "low"
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(visible, d_rel / np.where(visible, d_real, 1.0), np.nan)
-    qs = {f"q{q:g}": {"training": float(np.nanpercentile(ratio[:n_o], q)) if visible[:n_o].any()
+    shown = np.where(np.isfinite(ratio), ratio, np.nan)
+    qs = {f"q{q:g}": {"training": float(np.nanpercentile(shown[:n_o], q)) if visible[:n_o].any()
                       else None,
-                      "control": float(np.nanpercentile(ratio[n_o:], q)) if visible[n_o:].any()
+                      "control": float(np.nanpercentile(shown[n_o:], q)) if visible[n_o:].any()
                       else None} for q in (1, 5, 50)}
     records = [{"original_row": int(i), "ratio": float(ratio[i])}
                for i in np.flatnonzero(flag[:n_o])[:top_n]]
-    details = {"tau": tau, "visible_share": float(visible[:n_o].mean()),
+    details = {"tail": tail, "ratio_cut": cut, "visible_share": float(visible[:n_o].mean()),
                "difference_to_baseline": excess, "ratio_quantiles": qs,
                "distance": "gower(ranges of original and control, clip, normalise)"}
     return MetricResult("close_neighbours", "privacy", k_m / n_o, "lower is safer",

@@ -123,10 +123,11 @@ def test_close_neighbours_sees_smote_like_release_and_not_a_fresh_one():
     df = shared("diabetes_raw.csv")
     p = calibration_split(df, seed=0)
     fresh = run(close_neighbours, p["original"], p["fresh"], p["control"]).evidence
-    assert fresh.p_value > 0.05 and fresh.non_member < 0.02
+    assert fresh.p_value > 0.05
     smote = _smote(p["original"], len(p["fresh"]), 0)
     ev = run(close_neighbours, p["original"], smote, p["control"]).evidence
-    assert ev.effect > 0.1 and ev.p_value < 1e-6
+    # the pooled 2 % tail holds almost only training records: the effect is capped by the tail
+    assert ev.member > 3 * ev.non_member and ev.p_value < 1e-4
     assert ev.sees == ("neighbourhood", "near", "exact") and ev.risk == "presence"
 
 
@@ -134,9 +135,9 @@ def test_close_neighbours_leaves_out_records_with_a_real_duplicate():
     o = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "y": [0.0, 0.0, 0.0, 0.0]})
     c = pd.DataFrame({"x": [0.0, 10.0], "y": [0.0, 0.0]})  # c[0] duplicates o[0]
     s = pd.DataFrame({"x": [0.0, 2.01], "y": [0.0, 0.0]})
-    r = run(close_neighbours, o, s, c)
+    r = run(close_neighbours, o, s, c, tail=0.1)  # the closest one of the six real records
     f = r.evidence.flags
-    assert f.responds["neighbourhood"].tolist() == [False, True, True, True]
+    assert np.isneginf(f.scores[0]) and np.isneginf(f.scores[4])  # never flagged: a real twin
     assert f.member.tolist() == [False, False, True, False]  # o[2]: release 0.01 away, real 1
     assert f.non_member.tolist() == [False, False]
 

@@ -1,0 +1,161 @@
+"""The leak rows of a run, built once and shared by every test that measures its leak responses.
+
+A run's detection limits are measured in the data: leak rows of every family
+(:mod:`synthguard.data.leaks`) are built from a seeded sample of the run's own training records (the
+*candidates*), and each monotone test computes what those rows would do to its per-record scores if
+they were in the release (:class:`~synthguard.core.results.LeakResponse`), with the same code path as
+its own computation. The verdict then injects any subset of them and re-tests. Every test sees the
+same leak rows (memoised in the run), so an injected leak means the same rows for all of them.
+
+Leak rows are encoded with a *copy* of the run's encoder (:func:`leak_block`), so values that exist in
+no input table (noise, interpolations) get codes of their own without changing any code the tests of
+the real tables use.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..core.results import LeakResponse
+from ..data.encoding import Block
+from ..data.leaks import FAMILIES, LeakSpec, build_leak_rows, family_candidates
+from ..registry import Context
+
+__all__ = ["LeakSet", "family_status", "leak_block", "leak_sets", "max_candidates", "response"]
+
+#: Fewest candidates per family (all training records when there are fewer).
+MIN_CANDIDATES = 1000
+#: The candidates cover at least this many times the materiality's share of the training records,
+#: so a leak of up to that size can be injected.
+COVER = 5.0
+
+
+@dataclass(frozen=True)
+class LeakSet:
+    """The leak rows of one family: ``rows`` (one per candidate, the training table's columns),
+    ``sources`` (their training records, positions in the canonical order), ``partners`` (for
+    interpolations: the other training record of each row); or, when the family does not apply,
+    ``reason`` and no rows."""
+
+    family: str
+    sources: np.ndarray
+    rows: pd.DataFrame | None
+    reason: str | None = None
+    partners: np.ndarray | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.rows is not None and self.sources.size > 0
+
+
+def max_candidates(n_training: int, materiality: float = 0.01) -> int:
+    """How many training records get a leak row per family: every one up to
+    :data:`MIN_CANDIDATES`, else enough to inject :data:`COVER` times the materiality.
+
+    Examples
+    --------
+    >>> max_candidates(800), max_candidates(100_000), max_candidates(1_000_000)
+    (800, 5000, 50000)
+    """
+    return int(min(n_training, max(MIN_CANDIDATES, math.ceil(COVER * materiality * n_training))))
+
+
+def _spec(ctx: Context) -> LeakSpec:
+    return LeakSpec.from_schema(ctx.tables.schema)
+
+
+def _pool(ctx: Context) -> pd.DataFrame:
+    return pd.concat([ctx.tables.original, ctx.tables.control], ignore_index=True)
+
+
+def _nearest_training(ctx: Context, sources: np.ndarray) -> np.ndarray:
+    """The nearest other training record of each source (Gower on every tabular column, ranges of
+    the real records; ties by the lower index)."""
+    from ..engine.neighbors import gower, kneighbors
+
+    cols = ctx.tables.schema.tabular_columns()
+    metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
+    train = ctx.encoded.block("original", cols)
+    nb = kneighbors(train.take(sources), train, metric, 2, backend=ctx.backend)
+    first, second = nb.indices[:, 0], nb.indices[:, 1]
+    return np.where(first == sources, second, first)
+
+
+def leak_sets(ctx: Context) -> dict[str, LeakSet]:
+    """Every tabular family's leak rows for this run (memoised: every test sees the same rows).
+
+    The candidates of a family are a seeded uniform sample (the run's seed) of the training records
+    the family applies to, at most :func:`max_candidates`; their leak rows come from
+    :func:`synthguard.data.leaks.build_leak_rows`.
+    """
+    return ctx.memo("leak-sets", lambda: _build(ctx))
+
+
+def _build(ctx: Context) -> dict[str, LeakSet]:
+    from ..stats import make_rng
+
+    original = ctx.tables.original
+    n = len(original)
+    spec = _spec(ctx)
+    pool = _pool(ctx)
+    cap = max_candidates(n)
+    out: dict[str, LeakSet] = {}
+    for family in FAMILIES:
+        mask, reason = family_candidates(family, original, pool, spec)
+        if mask is None:
+            out[family] = LeakSet(family, np.zeros(0, np.int64), None, reason)
+            continue
+        eligible = np.flatnonzero(mask)
+        if eligible.size == 0:
+            out[family] = LeakSet(family, eligible, None, "no training record qualifies")
+            continue
+        rng = make_rng(ctx.seed, "leak-rows", family)
+        src = np.sort(rng.choice(eligible, min(cap, eligible.size), replace=False))
+        nb = _nearest_training(ctx, src) if family == "interpolation" else None
+        rows = build_leak_rows(family, original, src, pool=pool, spec=spec, rng=rng, neighbours=nb)
+        out[family] = LeakSet(family, src, rows, partners=nb)
+    return out
+
+
+def _leak_encoder(ctx: Context) -> Any:
+    """A copy of the run's encoder: leak values get codes without changing the real tables' codes."""
+    def make() -> Any:
+        enc = copy.copy(ctx.encoded.encoder)
+        enc._vocab = {k: dict(v) for k, v in ctx.encoded.encoder._vocab.items()}
+        enc._frozen = False
+        return enc
+
+    return ctx.memo("leak-encoder", make)
+
+
+def leak_block(ctx: Context, family: str, columns: list[str], *, categorical_only: bool = False
+               ) -> Block | None:
+    """The leak rows of ``family`` encoded like the run's tables (``None`` when the family does not
+    apply to this run)."""
+    ls = leak_sets(ctx).get(family)
+    if ls is None or not ls.available:
+        return None
+    key = ("leak-block", family, tuple(columns), categorical_only)
+    return ctx.memo(key, lambda: _leak_encoder(ctx).encode(ls.rows, columns,
+                                                           categorical_only=categorical_only))
+
+
+def response(ctx: Context, family: str, pairs: tuple[np.ndarray, np.ndarray, np.ndarray]
+             ) -> LeakResponse | None:
+    """A :class:`LeakResponse` from ``(leak row, pooled target, score)`` triples of ``family``."""
+    ls = leak_sets(ctx).get(family)
+    if ls is None or not ls.available:
+        return None
+    rows, target, score = (np.asarray(a) for a in pairs)
+    return LeakResponse(ls.sources, ls.sources[rows.astype(np.int64)], target, score, ls.partners)
+
+
+def family_status(ctx: Context) -> dict[str, str | None]:
+    """Every leak family of this run: ``None`` when it applies (its rows are built), else why not."""
+    return {f: (None if ls.available else ls.reason) for f, ls in leak_sets(ctx).items()}

@@ -1,0 +1,262 @@
+"""Copies within a few cells, by hash joins: the exact-copy and near-copy tests' shared core.
+
+A training or control record is *near-unique* at ``k`` cells when no other real record (training or
+control) is within ``k`` cells of it; a release row within ``k`` cells of it is a near-copy (``k = 0``:
+a verbatim copy). Cells are compared by exact value (numeric cells by their typed value, missing equal
+to missing) through hashes of each row with ``k`` columns masked: one hash join per masked column
+set, vectorised over rows; no n x m matrix. :func:`copy_responses` measures what the run's leak rows
+(:mod:`synthguard.metrics._leakrows`) would do to such a test.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...registry import Context
+
+__all__ = ["copy_responses", "masked_hashes", "near_copy_flags", "near_pairs", "within_pairs"]
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser: a fixed pseudo-random 64-bit value per input (wrapping arithmetic)."""
+    z = x.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell hashes and row hashes of an int64 code matrix (equal codes, equal hashes).
+
+    The row hash is the wrapping sum of the cell hashes, so the hash of a row with the columns
+    ``S`` masked is ``row - cells[:, S].sum(axis=1)``: one subtraction per masked set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cells, rows = masked_hashes(np.array([[1, 2], [1, 3]]))
+    >>> masked = rows - cells[:, 1]  # column 1 masked
+    >>> bool(masked[0] == masked[1])
+    True
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    col = np.arange(codes.shape[1], dtype=np.uint64)[None, :]
+    with np.errstate(over="ignore"):
+        cells = _mix(codes.astype(np.uint64) * np.uint64(0x100000001B3) + _mix(col))
+        rows = cells.sum(axis=1, dtype=np.uint64)
+    return cells, rows
+
+
+def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled real (original then control) and release code matrices, exact values as codes."""
+    enc = ctx.encoded.encoder
+
+    def codes(role: str) -> np.ndarray:
+        b = enc.encode(ctx.tables.get(role), cols, categorical_only=True)
+        return b.cat
+
+    real = np.concatenate([codes("original"), codes("control")], axis=0)
+    return real, codes("synthetic")
+
+
+#: Most candidate pairs the block join (:func:`within_pairs`) verifies before the masked-hash joins
+#: take over.
+PAIR_BUDGET = 20_000_000
+
+
+def _groups(codes: np.ndarray, k: int) -> list[np.ndarray]:
+    """``k + 1`` disjoint column groups, balanced by the columns' number of distinct codes (the
+    highest first, dealt round-robin), so every group's values are as varied as the table allows."""
+    card = np.array([np.unique(codes[:, j]).size for j in range(codes.shape[1])])
+    order = np.argsort(-card, kind="stable")
+    return [np.sort(order[g::k + 1]) for g in range(k + 1)]
+
+
+def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
+                 budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, or ``None`` when
+    the candidates exceed ``budget``.
+
+    Pigeonhole: split the columns into ``k + 1`` groups; two rows within ``k`` cells agree on every
+    column of at least one group. One hash join per group gives the candidates, each verified cell
+    by cell (``k + 1`` joins instead of one per ``k``-subset of columns). ``same``: ``a`` is ``b``
+    (pairs of a row with itself left out).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[0, 0, 0, 0], [1, 1, 1, 1]])
+    >>> within_pairs(a, np.array([[0, 0, 5, 6], [1, 2, 1, 1]]), 2)
+    (array([0, 1]), array([0, 1]))
+    """
+    n, p = a.shape
+    if n == 0 or b.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cells_a, _ = masked_hashes(a)
+    cells_b, _ = masked_hashes(b)
+    cand_a, cand_b, total = [], [], 0
+    for g in _groups(np.concatenate([a, b]), k):
+        with np.errstate(over="ignore"):
+            ha = cells_a[:, g].sum(axis=1, dtype=np.uint64)
+            hb = cells_b[:, g].sum(axis=1, dtype=np.uint64)
+        order = np.argsort(hb, kind="stable")
+        sb = hb[order]
+        lo = np.searchsorted(sb, ha, "left")
+        cnt = np.searchsorted(sb, ha, "right") - lo
+        total += int(cnt.sum())
+        if total > budget:
+            return None
+        ia = np.repeat(np.arange(n), cnt)
+        starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
+        cand_a.append(ia)
+        cand_b.append(order[starts + np.arange(ia.size)])
+    ia, ib = np.concatenate(cand_a), np.concatenate(cand_b)
+    if same:
+        keep = ia != ib
+        ia, ib = ia[keep], ib[keep]
+    if ia.size:
+        key = np.unique(ia.astype(np.int64) * b.shape[0] + ib)
+        ia, ib = key // b.shape[0], key % b.shape[0]
+    ok = np.zeros(ia.size, dtype=bool)
+    step = max(1, 4_000_000 // max(p, 1))
+    for s in range(0, ia.size, step):  # verify in chunks: pairs x columns booleans
+        ok[s:s + step] = (a[ia[s:s + step]] != b[ib[s:s + step]]).sum(axis=1) <= k
+    return ia[ok], ib[ok]
+
+
+def _masks_cheaper(p: int, k: int) -> bool:
+    """Whether one hash join per ``k``-subset of columns costs less than the block join."""
+    from math import comb
+
+    return k == 0 or comb(p, k) <= 3 * (k + 1)
+
+
+def near_copy_flags(real: np.ndarray, release: np.ndarray, max_diff: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """For every pooled real record: is it near-unique, and has the release a row within
+    ``max_diff`` cells of it?
+
+    Parameters
+    ----------
+    real : ndarray of int64, shape (n, p)
+        Codes of the pooled real records (training then control); equal values, equal codes.
+    release : ndarray of int64, shape (m, p)
+        Codes of the release rows, same vocabularies.
+    max_diff : int
+        Cells that may differ.
+
+    Returns
+    -------
+    near_unique, hit : ndarray of bool, shape (n,)
+        ``near_unique``: no other real record is within ``max_diff`` cells; ``hit``: some release
+        row is within ``max_diff`` cells (at most ``max_diff`` cells differ).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [1, 1, 1], [1, 1, 2]])
+    >>> u, h = near_copy_flags(real, np.array([[0, 5, 0]]), 1)
+    >>> u.tolist(), h.tolist()
+    ([True, False, False], [True, False, False])
+    """
+    n, p = real.shape
+    near_unique = np.ones(n, dtype=bool)
+    hit = np.zeros(n, dtype=bool)
+    if n == 0:
+        return near_unique, hit
+    if p <= max_diff:  # every two rows are within max_diff cells
+        return np.full(n, n == 1), np.full(n, release.shape[0] > 0)
+    if not _masks_cheaper(p, max_diff):
+        twins = within_pairs(real, real, max_diff, same=True)
+        hits = within_pairs(real, release, max_diff) if twins is not None else None
+        if twins is not None and hits is not None:
+            near_unique[twins[0]] = False
+            hit[hits[0]] = True
+            return near_unique, hit
+    cells_r, rows_r = masked_hashes(real)
+    cells_s, rows_s = masked_hashes(release)
+    cells_r, cells_s = np.asfortranarray(cells_r), np.asfortranarray(cells_s)  # column access
+    for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
+        hr, hs = rows_r.copy(), rows_s.copy()
+        with np.errstate(over="ignore"):
+            for j in mask:
+                hr -= cells_r[:, j]
+                hs -= cells_s[:, j]
+        key = pd.Series(hr, copy=False)
+        near_unique &= ~key.duplicated(keep=False).to_numpy()
+        hit |= key.isin(hs).to_numpy()
+    return near_unique, hit
+
+
+def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_diff: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Every (query row, eligible real record) pair within ``max_diff`` cells (0: equal rows).
+
+    Eligible records are unique among the real records on every ``max_diff``-masked column set
+    (near-unique, :func:`near_copy_flags`), so each masked hash of a query row meets at most one of
+    them: one hash join per column set, at most one pair per query row and set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [1, 1, 1]])
+    >>> near_pairs(real, np.array([True, True]), np.array([[0, 5, 0], [2, 2, 2]]), 1)
+    (array([0]), array([0]))
+    """
+    n, p = real.shape
+    idx = np.flatnonzero(eligible)
+    if idx.size == 0 or queries.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if p <= max_diff:  # every two rows are within max_diff cells
+        q = np.repeat(np.arange(queries.shape[0]), idx.size)
+        return q, np.tile(idx, queries.shape[0])
+    if not _masks_cheaper(p, max_diff):
+        got = within_pairs(queries, real[idx], max_diff)
+        if got is not None:
+            order = np.lexsort((idx[got[1]], got[0]))
+            return got[0][order], idx[got[1]][order]
+    cells_r, rows_r = masked_hashes(real[idx])
+    cells_q, rows_q = masked_hashes(queries)
+    qs, rs = [], []
+    for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
+        hr, hq = rows_r.copy(), rows_q.copy()
+        with np.errstate(over="ignore"):
+            for j in mask:
+                hr -= cells_r[:, j]
+                hq -= cells_q[:, j]
+        order = np.argsort(hr, kind="stable")
+        pos = np.searchsorted(hr[order], hq)
+        ok = (pos < hr.size) & (hr[order][np.minimum(pos, hr.size - 1)] == hq)
+        qs.append(np.flatnonzero(ok))
+        rs.append(idx[order[pos[ok]]])
+    q, r = np.concatenate(qs), np.concatenate(rs)
+    keys = np.unique(np.stack([q, r], axis=1), axis=0)  # a pair found by several column sets, once
+    return keys[:, 0], keys[:, 1]
+
+
+def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff: int,
+                   families: tuple[str, ...] = ("exact", "rare", "near1", "near2", "noise2", "noise5",
+                                                "noise10", "linkage", "interpolation")
+                   ) -> dict[str, Any]:
+    """The leak responses of a copy test (a record is flagged when eligible and some release row is
+    within ``max_diff`` cells of it): for each family, the eligible pooled records each leak row
+    (:mod:`synthguard.metrics._leakrows`) is within ``max_diff`` cells of, raised to score 1."""
+    from .._leakrows import leak_block, response
+
+    real, _ = _code_matrices(ctx, cols)
+    out = {}
+    for family in families:
+        block = leak_block(ctx, family, cols, categorical_only=True)
+        if block is None:
+            continue
+        q, r = near_pairs(real, eligible, block.cat, max_diff)
+        got = response(ctx, family, (q, r, np.ones(q.size)))
+        if got is not None:
+            out[family] = got
+    return out
