@@ -27,7 +27,8 @@ from ..data.encoding import Block
 from ..data.leaks import FAMILIES, LeakSpec, build_leak_rows, family_candidates
 from ..registry import Context
 
-__all__ = ["LeakSet", "family_status", "leak_block", "leak_sets", "max_candidates", "response"]
+__all__ = ["LeakSet", "family_status", "leak_block", "leak_sets", "max_candidates", "response",
+           "row_families"]
 
 #: Fewest candidates per family (all training records when there are fewer).
 MIN_CANDIDATES = 1000
@@ -106,7 +107,13 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
     pool = _pool(ctx)
     cap = max_candidates(n)
     out: dict[str, LeakSet] = {}
+    entity_run = ctx.entities is not None  # the tables are one row per person
     for family in FAMILIES:
+        if family == "person" and entity_run and out.get("exact") is not None:
+            # a whole person copied is their entity record copied: the exact family at this level
+            ex = out["exact"]
+            out[family] = LeakSet(family, ex.sources, ex.rows, ex.reason, ex.partners)
+            continue
         mask, reason = family_candidates(family, original, pool, spec)
         if mask is None:
             out[family] = LeakSet(family, np.zeros(0, np.int64), None, reason)
@@ -154,6 +161,12 @@ def response(ctx: Context, family: str, pairs: tuple[np.ndarray, np.ndarray, np.
         return None
     rows, target, score = (np.asarray(a) for a in pairs)
     return LeakResponse(ls.sources, ls.sources[rows.astype(np.int64)], target, score, ls.partners)
+
+
+def row_families(ctx: Context) -> tuple[str, ...]:
+    """The families whose leak rows are rows of the tables (every available family but ``text``,
+    whose leak is in a document): what the tabular tests measure their responses to."""
+    return tuple(f for f, ls in leak_sets(ctx).items() if ls.available and f != "text")
 
 
 def family_status(ctx: Context) -> dict[str, str | None]:

@@ -240,18 +240,16 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     return keys[:, 0], keys[:, 1]
 
 
-def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff: int,
-                   families: tuple[str, ...] = ("exact", "rare", "near1", "near2", "noise2", "noise5",
-                                                "noise10", "linkage", "interpolation")
+def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff: int
                    ) -> dict[str, Any]:
     """The leak responses of a copy test (a record is flagged when eligible and some release row is
     within ``max_diff`` cells of it): for each family, the eligible pooled records each leak row
     (:mod:`synthguard.metrics._leakrows`) is within ``max_diff`` cells of, raised to score 1."""
-    from .._leakrows import leak_block, response
+    from .._leakrows import leak_block, response, row_families
 
     real, _ = _code_matrices(ctx, cols)
     out = {}
-    for family in families:
+    for family in row_families(ctx):
         block = leak_block(ctx, family, cols, categorical_only=True)
         if block is None:
             continue

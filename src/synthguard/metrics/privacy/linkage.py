@@ -106,10 +106,9 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
     flag = unique & hit
     leaks = {}
     if ctx.data_backend is None:
-        from .._leakrows import leak_block, response
+        from .._leakrows import leak_block, response, row_families
 
-        for family in ("exact", "rare", "near1", "near2", "noise2", "noise5", "noise10", "linkage",
-                       "interpolation"):
+        for family in row_families(ctx):
             block = leak_block(ctx, family, cols, categorical_only=True)
             if block is None:
                 continue

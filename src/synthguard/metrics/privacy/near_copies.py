@@ -247,9 +247,7 @@ def _pooled_block(ctx: Context, cols: list[str]) -> Any:
 
 
 def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarray, d_rel: np.ndarray,
-                    cut: float, families: tuple[str, ...] = ("exact", "rare", "near1", "near2", "noise2",
-                                                             "noise5", "noise10", "linkage",
-                                                             "interpolation")) -> dict[str, Any]:
+                    cut: float) -> dict[str, Any]:
     """The leak responses of the closeness test: for each family, every pooled real record ``j``
     whose score a leak row ``r`` raises into reach of the tail (``d(j, r) <= cut * d_real(j)`` and
     below its closest release row), with the score ``-d(j, r) / d_real(j)``.
@@ -259,12 +257,12 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
     old tail cut can never enter the tail (the cut only rises when scores rise), so leaving those
     out changes no flag.
     """
-    from .._leakrows import leak_block, response
+    from .._leakrows import leak_block, response, row_families
 
     real = _pooled_block(ctx, cols)
     radius = np.where(d_real > 0, cut * d_real, -1.0)
     out = {}
-    for family in families:
+    for family in row_families(ctx):
         block = leak_block(ctx, family, cols)
         if block is None:
             continue

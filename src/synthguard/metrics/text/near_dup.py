@@ -251,7 +251,54 @@ def _record_flags(ctx: Context, cols: Sequence[str], *, threshold: float, min_wo
         for r, fr, er in zip(roles, f, e, strict=True):
             flag[r][docs[r].rows[fr]] = True
             visible[r][docs[r].rows[er]] = True
-    return RecordFlags(flag["original"], flag["control"], {"text": visible["original"]})
+    score = np.concatenate([flag["original"], flag["control"]]).astype(float)
+    leaks = _text_responses(ctx, cols, threshold=threshold, min_words=min_words,
+                            n_candidates=n_candidates) if ctx.data_backend is None else {}
+    from .._leakrows import family_status
+
+    return RecordFlags(flag["original"], flag["control"], {"text": visible["original"]},
+                       scores=score, leaks=leaks, families=family_status(ctx))
+
+
+def _text_responses(ctx: Context, cols: Sequence[str], *, threshold: float, min_words: int,
+                    n_candidates: int) -> dict[str, Any]:
+    """What the run's near-verbatim document leaks (:mod:`synthguard.metrics._leakrows`, family
+    ``text``) do to this test: every real record whose document one of them copies (exact after
+    normalisation, or Indel similarity >= ``threshold`` among its ``n_candidates`` nearest leak
+    documents by TF-IDF: the test's own matching, with the leak documents as the release)."""
+    from .._leakrows import leak_sets, response
+
+    ls = leak_sets(ctx).get("text")
+    if ls is None or not ls.available:
+        return {}
+    roles = ("original", "control")
+    n_o = len(ctx.tables.original)
+    rows_r, targets = [], []
+    for col in cols:
+        if col not in ls.rows.columns:
+            continue
+        leak = collect_docs(ls.rows.reset_index(drop=True), [col])
+        docs = {r: collect_docs(ctx.tables.get(r), [col]) for r in roles}
+        lnorm = normalise(leak.texts)
+        keep = np.flatnonzero(_eligible(lnorm, min_words))
+        if keep.size == 0:
+            continue
+        m = Matcher([lnorm[i] for i in keep], threshold=threshold, n_candidates=n_candidates,
+                    vocabulary_texts=[t for r in roles for t in normalise(docs[r].texts)])
+        for r, offset in (("original", 0), ("control", n_o)):
+            norm = normalise(docs[r].texts)
+            ok = np.flatnonzero(_eligible(norm, min_words))
+            if ok.size == 0:
+                continue
+            got = m.match([norm[i] for i in ok])
+            hit = np.flatnonzero(got["kind"].to_numpy() != "")
+            rows_r.append(leak.rows[keep[got["ref"].to_numpy()[hit]]])
+            targets.append(docs[r].rows[ok[hit]] + offset)
+    if not rows_r:
+        return {}
+    r_idx, t_idx = np.concatenate(rows_r), np.concatenate(targets)
+    got = response(ctx, "text", (r_idx, t_idx, np.ones(t_idx.size)))
+    return {"text": got} if got is not None else {}
 
 
 def _eligible(norm: list[str], min_words: int) -> np.ndarray:
