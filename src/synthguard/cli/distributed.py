@@ -28,8 +28,9 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
         raise ConfigError("a distributed run evaluates one release: give one --synthetic")
     client = make_client(scheduler, workers)
     try:
+        as_arg = (lambda t: str(t) if isinstance(t, Path) else t)  # noqa: E731 - sources stay objects
         report: Any = evaluate(
-            str(original), str(synthetic[0]), None if control is None else str(control), metadata,
+            as_arg(original), as_arg(synthetic[0]), as_arg(control), metadata,
             metrics, config, seed, client=client, preset=preset, backend=backend, **(risk or {}))
     finally:
         cluster = getattr(client, "cluster", None) if not scheduler else None

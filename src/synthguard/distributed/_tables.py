@@ -17,6 +17,7 @@ positions back to the input rows.
 from __future__ import annotations
 
 import glob
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,10 +39,13 @@ from ..data.hashing import row_hashes as row_hashes_64
 from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
+from ..data.sources import read_source
 from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")
+#: a URL (an fsspec file system: s3://, file://, memory://...)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 #: tables with fewer rows are grouped into one partition (no shuffle); larger ones are hash-shuffled
 SHUFFLE_ROWS = 1_000_000
 
@@ -282,6 +286,21 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         frame = source.reset_index(drop=True)
         return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
             f"{role} DataFrame", None
+    from ..data.sources import ParquetSource, SqlSource
+
+    if isinstance(source, SqlSource):  # read once on the client, then partitioned
+        frame, label = read_source(source, role)
+        return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
+            label, None
+    if isinstance(source, ParquetSource) or (isinstance(source, str) and _URL.match(source)):
+        where = str(source)
+        opts = dict(source.storage_options) if isinstance(source, ParquetSource) else {}
+        try:
+            return dd.read_parquet(where, storage_options=opts or None), where, where
+        except (OSError, ValueError, ImportError) as exc:
+            raise InputError(f"{role} table {where}: could not be read as Parquet "
+                             f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}): "
+                             "check the URL and that the folder holds Parquet files") from exc
     if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, Path)) for s in source):
         paths = [str(s) for s in source]
         missing = [s for s in paths if not Path(s).exists()]
