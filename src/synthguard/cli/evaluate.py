@@ -167,8 +167,10 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     from ..data.sources import SqlSource
 
     if db is not None and not any(isinstance(t, SqlSource) for t in (original, control, *synthetic)):
-        raise click.UsageError("--db names the database of 'table:NAME' / 'sql:QUERY' tables, but no "
-                               "table is given that way: write e.g. -o table:train")
+        from ..errors import ConfigError
+
+        raise ConfigError("--db names the database of 'table:NAME' / 'sql:QUERY' tables, but no "
+                          "table is given that way: write e.g. -o table:train")
     risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
     entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
                                  "original_context": original_context, "synthetic_context": synthetic_context,

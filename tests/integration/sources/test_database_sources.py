@@ -108,3 +108,26 @@ def test_duckdb_file_tables_give_the_report_of_their_csv_files(breach_files, tmp
     duck = _report(["-o", "table:original", "-s", "table:synthetic", "-c", "table:control",
                     "--db", f"duckdb:///{db}", "-m", str(breach_files / "meta.json")], tmp_path / "d.json")
     assert _without_sources(duck) == _without_sources(csv)
+
+
+def _cli(args: list[str]):
+    return CliRunner().invoke(main, ["evaluate", *args, "--metrics", "exact_matches", "--quiet"])
+
+
+def _one_line_exit_2(res, *needles: str) -> None:
+    lines = [ln for ln in res.output.strip().splitlines() if ln.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and "Traceback" not in res.output, res.output
+    for needle in needles:
+        assert needle in res.output, (needle, res.output)
+
+
+def test_bad_database_arguments_are_one_line_and_exit_2(breach_files, tmp_path):
+    csv = str(breach_files / "original.csv")
+    _one_line_exit_2(_cli(["-o", "table:train", "-s", csv]), "table:train needs the database", "--db")
+    _one_line_exit_2(_cli(["-o", csv, "-s", csv, "--db", "sqlite:///x.db"]), "--db names the database")
+    pytest.importorskip("duckdb", reason="DuckDB is not installed: pip install 'synthguard[duckdb]'")
+    _one_line_exit_2(_cli(["-o", f"sql:SELECT * FROM '{tmp_path}/none.parquet'", "-s", csv]),
+                     "original sql:SELECT", "DuckDB could not run it")
+    pytest.importorskip("sqlalchemy", reason="SQLAlchemy is not installed: pip install 'synthguard[sql]'")
+    _one_line_exit_2(_cli(["-o", "table:nope", "-s", csv, "--db", f"sqlite:///{tmp_path / 'h.db'}"]),
+                     "no table 'nope' in the database")
