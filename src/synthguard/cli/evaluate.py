@@ -177,6 +177,10 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                                  "control_context": control_context}.items() if v is not None}
     if entity and len(synthetic) > 1:
         raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
+    if dry_run and len(synthetic) > 1:
+        raise click.UsageError("--dry-run plans one release at a time: give one -s")
+    on_plan = plan_printer(quiet, dry_run)
+    no_progress = no_progress or quiet
     if scheduler or workers:
         if entity or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
@@ -184,8 +188,9 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
-        report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
-                                 backend, scheduler, workers, json_path, html_path, write_outputs, risk)
+        report = plan_or_run(lambda: run_distributed(
+            original, synthetic, control, metadata, metrics, config, preset, seed, backend, scheduler,
+            workers, json_path, html_path, write_outputs, risk, on_plan=on_plan))
         write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return
@@ -198,14 +203,47 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                            jobs=jobs, **risk)
         exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
-    report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
-                      config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache, original_stats=original_stats,
-                      jobs=jobs, retest_columns=retest_columns, **risk, **entity)
+    report = plan_or_run(lambda: evaluate(
+        original, synthetic[0], control=control, metadata=metadata, metrics=metrics, config=config,
+        seed=seed, preset=preset, backend=backend, progress=not no_progress, cache=cache,
+        original_stats=original_stats, jobs=jobs, retest_columns=retest_columns, on_plan=on_plan,
+        **risk, **entity))
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
+
+
+def plan_printer(quiet: bool, dry_run: bool):
+    """The ``on_plan`` callback of the CLI: ``--dry-run`` stops the run with its plan; otherwise the
+    plan goes to stderr on a terminal (unless ``--quiet``), and a large plan's lines always do."""
+    import sys
+
+    from ..run.plan import PlanOnly
+
+    def show(plan) -> None:
+        if dry_run:
+            raise PlanOnly(plan)
+        if quiet:
+            return
+        if sys.stderr.isatty():
+            click.echo(plan.render(), err=True)
+        else:
+            for line in plan.large:
+                click.echo(f"note: large plan: {line}", err=True)
+
+    return show
+
+
+def plan_or_run(run):
+    """``run()``, or the plan it stopped with (``--dry-run``: printed, exit 0)."""
+    from ..run.plan import PlanOnly
+
+    try:
+        return run()
+    except PlanOnly as stop:
+        click.echo(stop.plan.render())
+        raise SystemExit(0) from None
 
 
 def table_argument(value: str | Path | None, db: str | None) -> object:

@@ -410,7 +410,7 @@ def arrow_to_frame(table: Any, label: str) -> pd.DataFrame:
     Examples
     --------
     >>> import decimal, pyarrow as pa
-    >>> t = pa.table({"x": pa.array([decimal.Decimal("0.10"), None]), "d": pa.array([0], pa.date32())[[0, 0]]})
+    >>> t = pa.table({"x": pa.array([decimal.Decimal("0.10"), None]), "d": pa.array([0, 0], pa.date32())})
     >>> f = arrow_to_frame(t, "example")
     >>> f["x"].tolist()[0], str(f["d"].dtype).startswith("datetime64")
     (0.1, True)
