@@ -3,14 +3,14 @@ column decided from every partition of every table, never partition by partition
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from synthguard import evaluate
 from synthguard.errors import InputError
+
+from .test_distributed_equality import _entries
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -33,15 +33,6 @@ def _split(shared_data):
     orig = orig.iloc[np.argsort((day > 12).to_numpy(), kind="stable")].reset_index(drop=True)
     syn = pd.concat([ctl.iloc[:200], orig.iloc[-90:]], ignore_index=True)
     return orig, syn, ctl.reset_index(drop=True)
-
-
-def _entries(report, names):
-    out = {}
-    for name in names:
-        entry = dict(report[name])
-        entry.pop("seconds", None)
-        out[name] = json.dumps(entry, sort_keys=True, default=str)
-    return out
 
 
 def test_datetime_columns_equal_single_process_on_real_breaches(dask_client, shared_data):
