@@ -11,7 +11,8 @@
 # and are reported as skipped, with that reason, in run 1; run 2 runs them. Every test runs somewhere.
 # The two runs go side by side when the machine has two cores or more (run 2's output is printed
 # when it ends); SYNTHGUARD_TEST_SERIAL=1 runs them one after the other.
-# Also installs Debian's headless Chromium for the HTML report test.
+# Also installs Debian's headless Chromium for the HTML report test and Debian's PostgreSQL server
+# for the database-source test (the test starts and stops its own server).
 # Extra arguments go to pytest in both runs (e.g. scripts/test.sh -k dcr).
 # SYNTHGUARD_TEST_VENV / SYNTHGUARD_OLDEST_VENV rename the venvs; SYNTHGUARD_TEST_OLDEST=0 skips run 2.
 set -euo pipefail
@@ -40,10 +41,17 @@ if "$VENV/bin/python" -c "import anonymeter.evaluators" >/dev/null 2>&1; then
 fi
 # eager upgrade: an existing venv also moves to the newest versions that resolve together
 "$VENV/bin/python" -m pip install -q --upgrade --upgrade-strategy eager -e ".[all,test]"
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing Debian's chromium for the HTML report test..." >&2
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || echo "warning: could not install chromium; the browser test will fail" >&2
+# Debian packages the tests drive: chromium (the HTML report test), postgresql (the database-source
+# tests start a server of their own: tests/integration/sources/conftest.py)
+apt_missing=()
+command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+{ command -v initdb >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; } \
+  || apt_missing+=(postgresql)
+if [ "${#apt_missing[@]}" -gt 0 ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian's ${apt_missing[*]} for the tests..." >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_missing[@]}" >/dev/null) \
+    || echo "warning: could not install ${apt_missing[*]}: without chromium the browser test fails," \
+            "without postgresql the PostgreSQL test is skipped (naming this)" >&2
 fi
 
 run_suite() {  # venv, label, pytest args...

@@ -49,7 +49,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
-             retest_columns: int | None = None) -> Report:
+             retest_columns: int | None = None,
+             on_plan: Callable[[Any], Any] | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -130,6 +131,10 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         of the verdict's tests each; the report gives each risk's level after
         (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2 (in one process; a Dask
         run does not re-test).
+    on_plan : callable, optional
+        Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
+        and memory, why a plan is large) once the inputs are read, before any metric runs;
+        raising :class:`~synthguard.run.plan.PlanOnly` there stops the run (``--dry-run``).
 
     Returns
     -------
@@ -150,7 +155,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         materiality=materiality, release_type=release_type, alpha=alpha, entity_key=entity_key,
         sequence_key=sequence_key, original_context=original_context,
         synthetic_context=synthetic_context, control_context=control_context, client=client,
-        jobs=jobs, retest_columns=retest_columns))
+        jobs=jobs, retest_columns=retest_columns, on_plan=on_plan))
 
 
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,

@@ -15,7 +15,7 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
                     metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
                     backend: str, scheduler: str | None, workers: int | None, json_path: Path | None,
                     html_path: Path | None, write_outputs: Callable[..., None],
-                    risk: dict[str, Any] | None = None) -> Any:
+                    risk: dict[str, Any] | None = None, on_plan: Callable[[Any], Any] | None = None) -> Any:
     """Evaluate one release on a Dask cluster and print / write the report."""
     from ..api import evaluate
     from ..distributed import make_client, require_dask
@@ -28,9 +28,11 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
         raise ConfigError("a distributed run evaluates one release: give one --synthetic")
     client = make_client(scheduler, workers)
     try:
+        as_arg = (lambda t: str(t) if isinstance(t, Path) else t)  # noqa: E731 - sources stay objects
         report: Any = evaluate(
-            str(original), str(synthetic[0]), None if control is None else str(control), metadata,
-            metrics, config, seed, client=client, preset=preset, backend=backend, **(risk or {}))
+            as_arg(original), as_arg(synthetic[0]), as_arg(control), metadata,
+            metrics, config, seed, client=client, preset=preset, backend=backend, on_plan=on_plan,
+            **(risk or {}))
     finally:
         cluster = getattr(client, "cluster", None) if not scheduler else None
         client.close()

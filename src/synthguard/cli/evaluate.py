@@ -48,19 +48,24 @@ def risk_options(func):
 
 
 @click.command("evaluate")
-@click.option("--original", "-o", default=None, type=click.Path(path_type=Path),
-              help="Real rows the generator was trained on (.csv or .parquet; with --scheduler/--workers "
-                   "also a folder or glob of Parquet files). Default: the config's data.original.")
+@click.option("--original", "-o", default=None, metavar="TABLE",
+              help="Real rows the generator was trained on: a .csv or .parquet file, a folder, glob or "
+                   "URL of Parquet files, 'table:NAME' or 'sql:QUERY' (with --db; see docs/scaling.md). "
+                   "Default: the config's data.original.")
 @click.option("--original-stats", "original_stats", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Instead of --original: the original's statistics written by 'synthguard profile' "
                    "(fidelity metrics only; metrics that need the rows are skipped).")
-@click.option("--synthetic", "-s", multiple=True,
-              type=click.Path(path_type=Path),
+@click.option("--synthetic", "-s", multiple=True, metavar="TABLE",
               help="The release to evaluate. Repeat to compare several releases side by side. "
                    "Default: the config's data.synthetic.")
-@click.option("--control", "-c", type=click.Path(path_type=Path), default=None,
+@click.option("--control", "-c", default=None, metavar="TABLE",
               help="Real rows held out from training (enables baselines and residual risks).")
+@click.option("--db", default=None, metavar="URL",
+              help="The database of 'table:NAME' / 'sql:QUERY' tables: a SQLAlchemy URL "
+                   "(postgresql://user@host/dbname; needs synthguard[sql]) or DuckDB "
+                   "(duckdb:///file.duckdb; needs synthguard[duckdb]). Without it, 'sql:' runs on "
+                   "an in-memory DuckDB that reads files named in the query.")
 @click.option("--metadata", "-m", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="SynEval-style metadata JSON/YAML (sdtypes, quasi_identifiers, sensitive...).")
 @click.option("--metrics", default=None, help="Comma-separated metric names (see 'synthguard metrics').")
@@ -91,6 +96,9 @@ def risk_options(func):
               help="When singling out or inference alarms, re-test at most this many driving columns "
                    "coarsened and report the level after (default 2; 0: off; not with --scheduler).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No plan and no progress bars on stderr.")
+@click.option("--dry-run", is_flag=True,
+              help="Read the inputs, print the plan (rows, tests, estimated time and memory) and exit 0.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
 @click.option("--workers", default=None, type=click.IntRange(min=1),
@@ -114,7 +122,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
-            dossier_path: Path | None = None, retest_columns: int | None = None) -> None:
+            dossier_path: Path | None = None, retest_columns: int | None = None, db: str | None = None,
+            quiet: bool = False, dry_run: bool = False) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -143,9 +152,9 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
 
         paths = dict(build_config(None, config, None).data) if config is not None else {}
         if original is None and original_stats is None and "original" in paths:
-            original = Path(paths["original"])
+            original = paths["original"]
         if not synthetic and "synthetic" in paths:
-            synthetic = (Path(paths["synthetic"]),)
+            synthetic = (paths["synthetic"],)
         if not synthetic or (original is None and original_stats is None):
             raise InputError("evaluate needs --original (or --original-stats) and --synthetic, or a "
                              "--config whose 'data:' block names original and synthetic files")
@@ -153,12 +162,25 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         raise click.UsageError("give exactly one of --original and --original-stats")
     if original_stats is not None and len(synthetic) > 1:
         raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
+    original, control = table_argument(original, db), table_argument(control, db)
+    synthetic = tuple(table_argument(s, db) for s in synthetic)
+    from ..data.sources import SqlSource
+
+    if db is not None and not any(isinstance(t, SqlSource) for t in (original, control, *synthetic)):
+        from ..errors import ConfigError
+
+        raise ConfigError("--db names the database of 'table:NAME' / 'sql:QUERY' tables, but no "
+                          "table is given that way: write e.g. -o table:train")
     risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
     entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
                                  "original_context": original_context, "synthetic_context": synthetic_context,
                                  "control_context": control_context}.items() if v is not None}
     if entity and len(synthetic) > 1:
         raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
+    if dry_run and len(synthetic) > 1:
+        raise click.UsageError("--dry-run plans one release at a time: give one -s")
+    on_plan = plan_printer(quiet, dry_run)
+    no_progress = no_progress or quiet
     if scheduler or workers:
         if entity or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
@@ -166,8 +188,9 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
-        report = run_distributed(original, synthetic, control, metadata, metrics, config, preset, seed,
-                                 backend, scheduler, workers, json_path, html_path, write_outputs, risk)
+        report = plan_or_run(lambda: run_distributed(
+            original, synthetic, control, metadata, metrics, config, preset, seed, backend, scheduler,
+            workers, json_path, html_path, write_outputs, risk, on_plan=on_plan))
         write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return
@@ -180,14 +203,57 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                            jobs=jobs, **risk)
         exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
-    report = evaluate(original, synthetic[0], control=control, metadata=metadata, metrics=metrics,
-                      config=config, seed=seed, preset=preset, backend=backend,
-                      progress=not no_progress, cache=cache, original_stats=original_stats,
-                      jobs=jobs, retest_columns=retest_columns, **risk, **entity)
+    report = plan_or_run(lambda: evaluate(
+        original, synthetic[0], control=control, metadata=metadata, metrics=metrics, config=config,
+        seed=seed, preset=preset, backend=backend, progress=not no_progress, cache=cache,
+        original_stats=original_stats, jobs=jobs, retest_columns=retest_columns, on_plan=on_plan,
+        **risk, **entity))
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
+
+
+def plan_printer(quiet: bool, dry_run: bool):
+    """The ``on_plan`` callback of the CLI: ``--dry-run`` stops the run with its plan; otherwise the
+    plan goes to stderr on a terminal (unless ``--quiet``), and a large plan's lines always do."""
+    import sys
+
+    from ..run.plan import PlanOnly
+
+    def show(plan) -> None:
+        if dry_run:
+            raise PlanOnly(plan)
+        if quiet:
+            return
+        if sys.stderr.isatty():
+            click.echo(plan.render(), err=True)
+        else:
+            for line in plan.large:
+                click.echo(f"note: large plan: {line}", err=True)
+
+    return show
+
+
+def plan_or_run(run):
+    """``run()``, or the plan it stopped with (``--dry-run``: printed, exit 0)."""
+    from ..run.plan import PlanOnly
+
+    try:
+        return run()
+    except PlanOnly as stop:
+        click.echo(stop.plan.render())
+        raise SystemExit(0) from None
+
+
+def table_argument(value: str | Path | None, db: str | None) -> object:
+    """A table option's value: a source of :mod:`synthguard.data.sources` (``sql:``, ``table:``, a
+    Parquet folder, glob or URL) or a file path."""
+    if value is None:
+        return None
+    from ..data.sources import parse_source
+
+    return parse_source(str(value), db) or Path(value)
 
 
 def write_extras(report, records_path: Path | None, dossier_path: Path | None, original=None,

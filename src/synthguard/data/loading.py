@@ -27,9 +27,10 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
 
     Parameters
     ----------
-    source : DataFrame, str or Path
-        A DataFrame (copied, never mutated) or a path ending in ``.csv``, ``.csv.gz``, ``.tsv``,
-        ``.parquet`` or ``.pq``.
+    source : DataFrame, str, Path or source
+        A DataFrame (copied, never mutated), a path ending in ``.csv``, ``.csv.gz``, ``.tsv``,
+        ``.parquet`` or ``.pq``, or what :mod:`synthguard.data.sources` reads (a Parquet folder,
+        glob or URL, ``sql:``/``table:`` sources), typed from its schema.
     name : str
         The role of the table (``"original"``, ``"synthetic"``, ``"control"``), used in messages.
     as_text : bool
@@ -46,6 +47,10 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
     """
     if isinstance(source, pd.DataFrame):
         return source.copy(deep=True), f"{name} DataFrame"
+    from .sources import is_source, read_source
+
+    if is_source(source):  # a Parquet folder, glob or URL; a database table or query
+        return read_source(source, name)
     if not isinstance(source, (str, Path)):
         raise InputError(f"{name}: expected a pandas DataFrame or a file path, got {type(source).__name__}")
     path = Path(source)

@@ -305,7 +305,8 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         if frame.shape[0] == 0:
             raise InputError(f"{label} has no rows: give a non-empty table")
         frame = frame.reset_index(drop=True)
-        sha = (_file_sha256(Path(src)) if isinstance(src, (str, Path)) else fingerprint_frame(frame))
+        sha = (_file_sha256(Path(src)) if isinstance(src, (str, Path)) and Path(src).is_file()
+               else fingerprint_frame(frame))  # a frame, a folder, a glob, a database: its content
         prints[role] = {"rows": int(frame.shape[0]), "columns": int(frame.shape[1]), "sha256": sha}
         frames[role] = frame
         names[role] = label

@@ -17,7 +17,8 @@ positions back to the input rows.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.dates import _DMY, _EPOCH_DIGITS, _ISO, _OFFSET
 from ..data.encoding import (
     Block,
     Encoder,
@@ -37,10 +39,13 @@ from ..data.hashing import row_hashes as row_hashes_64
 from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
+from ..data.sources import read_source
 from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")
+#: a URL (an fsspec file system: s3://, file://, memory://...)
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 #: tables with fewer rows are grouped into one partition (no shuffle); larger ones are hash-shuffled
 SHUFFLE_ROWS = 1_000_000
 
@@ -281,6 +286,21 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         frame = source.reset_index(drop=True)
         return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
             f"{role} DataFrame", None
+    from ..data.sources import ParquetSource, SqlSource
+
+    if isinstance(source, SqlSource):  # read once on the client, then partitioned
+        frame, label = read_source(source, role)
+        return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
+            label, None
+    if isinstance(source, ParquetSource) or (isinstance(source, str) and _URL.match(source)):
+        where = str(source)
+        opts = dict(source.storage_options) if isinstance(source, ParquetSource) else {}
+        try:
+            return dd.read_parquet(where, storage_options=opts or None), where, where
+        except (OSError, ValueError, ImportError) as exc:
+            raise InputError(f"{role} table {where}: could not be read as Parquet "
+                             f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}): "
+                             "check the URL and that the folder holds Parquet files") from exc
     if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, Path)) for s in source):
         paths = [str(s) for s in source]
         missing = [s for s in paths if not Path(s).exists()]
@@ -312,12 +332,40 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                      f"DataFrame, got {type(source).__name__}")
 
 
+@dataclass(frozen=True)
+class BadPartition:
+    """What :func:`_typed_partition` returns for a partition that cannot be typed: the
+    :class:`InputError` message (raised on the client by :func:`_raise_bad`, as one line, instead of
+    failing a task on a worker, which logs a traceback)."""
+
+    message: str
+
+
+def _raise_bad(results: Sequence[Any]) -> None:
+    """Raise the first :class:`BadPartition` among ``results`` as an :class:`InputError`."""
+    bad = next((r for r in results if isinstance(r, BadPartition)), None)
+    if bad is not None:
+        raise InputError(bad.message)
+
+
 def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
-                     relabel: tuple[str, ...] = ()) -> pd.DataFrame:
+                     relabel: tuple[str, ...] = (), role: str = "",
+                     dates: Mapping[str, Mapping[str, pd.Series]] | None = None) -> Any:
     """A partition in the original's column order, typed as :func:`prepare_tables` types a table:
-    surrounding whitespace of categorical/boolean/id values stripped, dtypes coerced, ``inf`` in
-    numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
-    and strings across the tables, see :func:`_mixed_label_columns`) written as strings."""
+    surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
+    the format of the whole column (``dates``, see :func:`date_evidence`), dtypes coerced, ``inf``
+    in numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
+    and strings across the tables, see :func:`_mixed_label_columns`) written as strings. A partition
+    that cannot be typed gives a :class:`BadPartition` naming the file, column and fix."""
+    try:
+        return _type_partition(frame, columns, schema, label, relabel, role, dates)
+    except InputError as exc:
+        return BadPartition(str(exc))
+
+
+def _type_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
+                    relabel: tuple[str, ...], role: str,
+                    dates: Mapping[str, Mapping[str, pd.Series]] | None) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     frame = frame[columns]
@@ -330,6 +378,8 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
             s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
         if pad:
             s = _strip(s)[0]
+        if dates and c in dates:
+            s = parse_dates_like_table(c, s, role, dates[c], schema, label)
         out[c] = s
     typed, _ = infinities_to_missing(_coerce(pd.DataFrame(out), schema, label), schema, label)
     for c in relabel:
@@ -337,9 +387,116 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     return typed
 
 
+def date_evidence(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, pd.Series]:
+    """Per datetime column, the few raw values of one input partition that decide how
+    :func:`~synthguard.data.dates.parse_datetime_columns` reads the whole column: the first value,
+    the first value that is not ISO 8601, not ``a/b/yyyy``, not an epoch number, with or without a
+    UTC offset, with a first or second field above 12, and the largest epoch magnitude. Any part of
+    a table holding these values of it (in table order) is read with the table's format, kind,
+    day/month order, epoch unit and UTC rule, and the same cross-table errors are raised.
+
+    Examples
+    --------
+    >>> s = pd.Series(["2020-01-02", None, "2020-01-03", "3/14/2021", "2020-01-04"])
+    >>> date_evidence(pd.DataFrame({"d": s}), ["d"])["d"].tolist()
+    ['2020-01-02', '3/14/2021']
+    """
+    out = {}
+    for c in columns:
+        s = frame[c].reset_index(drop=True)
+        present = np.flatnonzero(s.notna().to_numpy())
+        if not present.size:
+            out[c] = s.iloc[:0]
+            continue
+        v = s.iloc[present]
+        picks = [present[0]]
+        if pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
+            mag = np.abs(v.to_numpy(dtype=np.float64))
+            if np.isfinite(mag).any():
+                picks.append(present[int(np.argmax(np.where(np.isfinite(mag), mag, -1.0)))])
+        elif not pd.api.types.is_datetime64_any_dtype(v.dtype):
+            text = v.astype(str).str.strip()
+            dmy = text.str.extract(_DMY)
+            tests = [~text.str.match(_ISO), ~text.str.match(_DMY), ~text.str.match(_EPOCH_DIGITS),
+                     text.str.contains(_OFFSET, regex=True), ~text.str.contains(_OFFSET, regex=True),
+                     pd.to_numeric(dmy[0], errors="coerce") > 12, pd.to_numeric(dmy[2], errors="coerce") > 12]
+            for hit in tests:
+                hit = hit.fillna(False).to_numpy(dtype=bool)
+                if hit.any():
+                    picks.append(present[int(np.argmax(hit))])
+            num = np.abs(pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64))
+            if np.isfinite(num).any():
+                picks.append(present[int(np.argmax(np.where(np.isfinite(num), num, -1.0)))])
+        out[c] = s.iloc[np.unique(picks)].reset_index(drop=True)
+    return out
+
+
+@dataclass(frozen=True)
+class DateColumn:
+    """How one datetime column is read in every partition: the deciding raw values of each table
+    (:func:`date_evidence`, roles in the order original, synthetic, control), the tables' labels,
+    and the roles whose reading depends on the other tables' values (a day/month order or an epoch
+    unit only the tables together decide): the others' values are parsed beside theirs."""
+
+    evidence: dict[str, pd.Series]
+    labels: dict[str, str]
+    pooled: frozenset[str] = frozenset()
+
+
+def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns: Sequence[str],
+                          schema: Schema, labels: Mapping[str, str]) -> dict[str, DateColumn]:
+    """The :class:`DateColumn` of every datetime column from one pass over the raw partitions; the
+    errors one process raises for the whole column (day-first and month-first values, epochs in one
+    table and dates in another, an ambiguous day/month order...) are raised here, before any work."""
+    from dask import delayed
+
+    from ..data.dates import parse_datetime_columns
+
+    if not columns:
+        return {}
+    ev = delayed(date_evidence, pure=True)
+    roles = [r for r in ROLES if r in raw]
+    got = iter(client.gather(client.compute([ev(p, list(columns)) for r in roles for p in raw[r]])))
+    parts = {r: [next(got) for _ in raw[r]] for r in roles}
+    out = {}
+    for c in columns:
+        evidence = {r: pd.concat([p[c] for p in parts[r]], ignore_index=True) for r in roles}
+        spec = schema.columns[c]
+        together = parse_datetime_columns(c, evidence, labels, spec.datetime_format, spec.unit)[0]
+        pooled = set()
+        for r in roles:  # read alone the same way? then a partition needs no other table's values
+            try:
+                alone = parse_datetime_columns(c, {r: evidence[r]}, labels, spec.datetime_format,
+                                               spec.unit)[0][r]
+            except InputError:
+                alone = None
+            if alone is None or not alone.equals(together[r]):
+                pooled.add(r)
+        out[c] = DateColumn(evidence, {r: labels[r] for r in roles}, frozenset(pooled))
+    return out
+
+
+def parse_dates_like_table(column: str, values: pd.Series, role: str, how: DateColumn, schema: Schema,
+                           label: str) -> pd.Series:
+    """The datetime values of one partition's ``column``, read exactly as one process reads the whole
+    column: :func:`~synthguard.data.dates.parse_datetime_columns` on the partition's values behind
+    its table's deciding values (``how``), which are then dropped."""
+    from ..data.dates import parse_datetime_columns
+
+    spec = schema.columns[column]
+    lead = how.evidence[role]
+    series = dict(how.evidence) if role in how.pooled else {}
+    series[role] = pd.concat([lead, values.reset_index(drop=True)], ignore_index=True)
+    labels = {**how.labels, role: label}
+    parsed = parse_datetime_columns(column, series, labels, spec.datetime_format, spec.unit)[0][role]
+    return parsed.iloc[len(lead):].reset_index(drop=True)
+
+
 def _label_sample(frame: pd.DataFrame, need: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
     """Per column, among its first ``need[c]`` non-missing labels here: where each kind first occurs
     (``{"num": i, "other": i}``, see :func:`label_kinds`), and how many labels that is."""
+    if isinstance(frame, BadPartition):
+        return frame
     out = {}
     for c, n in need.items():
         vals = frame[c].dropna().iloc[:n]
@@ -369,7 +526,9 @@ def _mixed_label_columns(client: Any, tables: dict[str, DistTable], schema: Sche
             break
         asked = {r: {c: k for c, k in need[r].items() if k} for r in todo}
         tasks = [sample(p, asked[r]) for r in todo for p in tables[r].parts[j:j + step]]
-        got = iter(client.gather(client.compute(tasks)))
+        results = client.gather(client.compute(tasks))
+        _raise_bad(results)
+        got = iter(results)
         for r in todo:
             for _ in tables[r].parts[j:j + step]:  # in table order: the first labels count
                 for c, (first, seen) in next(got).items():
@@ -395,6 +554,8 @@ def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[st
     """One input partition's content hashes, dtypes and, per categorical column, its distinct values
     (missing dropped) with the local input row of each one's first appearance in the partition's
     canonical order (rows stably sorted by hash)."""
+    if isinstance(frame, BadPartition):
+        return frame
     h, dtypes = _content_hashes(frame, as_object)
     n = len(h)
     row = np.argsort(h, kind="stable")  # local canonical order -> input row
@@ -471,7 +632,9 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
     cats = tuple(categorical)
     scan = delayed(_scan, pure=True)
     roles = list(tables)
-    got = iter(client.gather(client.compute([scan(p, (), cats) for r in roles for p in tables[r].parts])))
+    results = client.gather(client.compute([scan(p, (), cats) for r in roles for p in tables[r].parts]))
+    _raise_bad(results)
+    got = iter(results)
     infos = {r: [next(got) for _ in tables[r].parts] for r in roles}
     out = {}
     for role in roles:
@@ -560,13 +723,16 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
+    # datetime columns: one format per column, decided from every partition of every table
+    dates = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels)
     for role, parts in raw.items():
-        tables[role] = DistTable(role, labels[role], [typed(p, base, schema, labels[role]) for p in parts],
+        tables[role] = DistTable(role, labels[role],
+                                 [typed(p, base, schema, labels[role], (), role, dates) for p in parts],
                                  np.zeros(len(parts), dtype=np.int64))
     relabel = _mixed_label_columns(client, tables, schema)  # 1 in one table, "1" in another
     if relabel:
         for role, parts in raw.items():
-            tables[role].parts = [typed(p, base, schema, labels[role], relabel) for p in parts]
+            tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates) for p in parts]
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)

@@ -42,8 +42,11 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
                    alpha: float | None = None, entity_key: str | None = None,
                    sequence_key: str | None = None, original_context: Any = None,
                    synthetic_context: Any = None, control_context: Any = None, client: Any = None,
-                   jobs: int | None = None, retest_columns: int | None = None) -> RunOutput:
-    """The run of :func:`synthguard.evaluate` (same parameters), as plain data.
+                   jobs: int | None = None, retest_columns: int | None = None,
+                   on_plan: Callable[[Any], Any] | None = None) -> RunOutput:
+    """The run of :func:`synthguard.evaluate` (same parameters), as plain data. ``on_plan`` is
+    called with the run's :class:`~synthguard.run.plan.Plan` once the inputs are read, before any
+    metric runs (``--dry-run`` stops there by raising :class:`~synthguard.run.plan.PlanOnly`).
 
     Returns
     -------
@@ -82,7 +85,7 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     if client is not None:
         return run_on_cluster(original, synthetic, control, metadata, run_config, client=client,
                               seed=seed, backend=backend, progress=progress,
-                              risk=overrides, on_progress=on_progress)
+                              risk=overrides, on_progress=on_progress, on_plan=on_plan)
 
     if original_stats is not None:
         if original is not None:
@@ -109,15 +112,18 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
                 run_config = add_entity_metrics(run_config)
             return run_tables(run.rows, run_config, seed=seed, backend=backend, progress=progress,
                               generator=generator, cache=disk, risk=overrides,
-                              on_progress=on_progress, entities=run, jobs=jobs)
-        tables = prepare_tables(original, synthetic, control, metadata, canonical_columns=True)
+                              on_progress=on_progress, entities=run, jobs=jobs, on_plan=on_plan)
+        from .plan import stage
+
+        with stage("reading inputs", progress):
+            tables = prepare_tables(original, synthetic, control, metadata, canonical_columns=True)
     # reordered here rather than in run_tables, so that the input-order copies (our private copies,
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
     release_free_memory()
     return run_tables(tables, run_config, seed=seed, backend=backend, progress=progress,
                       generator=generator, cache=disk, risk=overrides, on_progress=on_progress,
-                      jobs=jobs, canonical=True,
+                      jobs=jobs, canonical=True, on_plan=on_plan,
                       retest_columns=RETEST_COLUMNS if retest_columns is None else retest_columns)
 
 
@@ -164,7 +170,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
                    run_config: RunConfig, *, client: Any, seed: int = 0, backend: str = "auto",
                    progress: bool = False, risk: Mapping[str, Any] | None = None,
                    on_progress: Callable[[str, int, int], Any] | None = None,
-                   npartitions: int = 4) -> RunOutput:
+                   npartitions: int = 4, on_plan: Callable[[Any], Any] | None = None) -> RunOutput:
     """Run a validated configuration on a Dask cluster: partitioned tables, the metrics of
     whose card says ``backend="any"`` over partitions (the same numbers as in one process), the
     others reported ``skipped`` (:func:`not_distributed`); the same executor, loop and report as :func:`run_tables`.
@@ -176,9 +182,15 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
 
     from ..distributed import cluster_backend
     from ..distributed._tables import load_tables
+    from .plan import plan_for_run, stage
 
-    dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
+    with stage("reading inputs", progress):
+        dt = load_tables(original, synthetic, control, metadata, client=client, npartitions=npartitions)
     rule = risk_rule_of(run_config, dt, risk)
+    if on_plan is not None:
+        on_plan(plan_for_run(dt, run_config, skipped={
+            n: "not available in a distributed run" for n in run_config.metrics
+            if get_metric(_metric_of(run_config, n)).backend != "any"}))
     dt.release_type = rule.release_type
     # one context for the run, whose backend is the cluster: the metrics run their own code
     names = list(run_config.metrics)
@@ -217,7 +229,7 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                cache: Any = None, risk: Mapping[str, Any] | None = None,
                on_progress: Callable[[str, int, int], Any] | None = None,
                entities: Any = None, jobs: int | None = None, canonical: bool = False,
-               retest_columns: int = 2) -> RunOutput:
+               retest_columns: int = 2, on_plan: Callable[[Any], Any] | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     With ``entities`` (an :class:`~synthguard.data.entities.EntityRun`), ``tables`` are the event tables:
@@ -226,9 +238,14 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever ``jobs``.
     ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order` (as in
     :func:`run_evaluation`, which then no longer holds the input-order copies); otherwise they are
-    reordered here. ``retest_columns``: see :func:`synthguard.evaluate`.
+    reordered here. ``retest_columns``: see :func:`synthguard.evaluate`. ``on_plan`` is called with
+    the run's :class:`~synthguard.run.plan.Plan` before any metric runs.
     """
     rule = risk_rule_of(run_config, tables, risk)
+    if on_plan is not None:
+        from .plan import plan_for_run
+
+        on_plan(plan_for_run(tables, run_config))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
@@ -282,10 +299,12 @@ def run_tables(tables: Tables, run_config: RunConfig, *, seed: int = 0, backend:
                        unavailable=getattr(run_config, "unavailable", None))
     if retest_columns and entities is None and getattr(tables, "original_stats", None) is None:
         from .actions import coarsen_retest  # the alarming risks re-tested with drivers coarsened
+        from .plan import stage
 
-        verdict, cost = coarsen_retest(tables, run_config, out.verdict, out.results, seed=seed,
-                                       backend=backend, risk=risk, jobs=jobs,
-                                       max_columns=int(retest_columns))
+        with stage("re-testing coarsened columns", progress):
+            verdict, cost = coarsen_retest(tables, run_config, out.verdict, out.results, seed=seed,
+                                           backend=backend, risk=risk, jobs=jobs,
+                                           max_columns=int(retest_columns))
         if cost is not None:
             out.header["actions"] = {"coarsen_retest": cost}
         out = dataclasses.replace(out, verdict=verdict)
@@ -310,7 +329,7 @@ def _run_all(names: list[str], one: Callable[[str], Entry], run_config: Any, ctx
         from tqdm.auto import tqdm
 
         # disable=None: no bar when stderr is not a terminal (logs, CI), not hundreds of \r updates
-        bar = tqdm(total=len(names), desc="synthguard", unit="metric", leave=False, disable=None)
+        bar = tqdm(total=len(names), desc="metrics", unit="metric", leave=False, disable=None)
     step = 0
 
     def finished(name: str) -> None:

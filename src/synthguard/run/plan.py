@@ -1,0 +1,246 @@
+"""The plan of a run, shown before any metric runs: the tables and their sizes, the tests that will
+run, an estimate of time and memory from the sizes, and what makes a plan large (``--dry-run``
+prints it and stops); and the progress bars of the run's stages.
+
+The estimate
+------------
+Every metric is costed alike (a neutral default until a metric's ``@register`` card declares its
+own cost): a fixed cost plus a cost per cell of the three tables (rows x columns), and one more
+factor of the number of columns for a metric that runs once per column (a parameter whose default
+is "every ... column in turn", e.g. ``inference``'s ``secret``). The constants come from measured
+whole-process runs of the default and ``privacy`` presets at two sizes
+(``benchmarks/plan_calibration.py``, the figures in ``docs/scaling.md``); the plan states the
+estimate as a range (:data:`SPREAD`), from the worst misfit of those runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["LARGE_SECONDS", "Plan", "PlanOnly", "estimate", "make_plan", "stage"]
+
+# Fitted by benchmarks/plan_calibration.py (2 cores, load 6-9, 2026-11-27): the default and privacy
+# presets at 2,000 and 10,000 rows (15 columns; control a quarter); docs/scaling.md has the runs.
+#: seconds of a run whatever its size (the fit found none beyond the per-metric cost)
+FIXED_SECONDS = 0.0
+#: seconds per metric whatever the size
+METRIC_SECONDS = 1.0
+#: seconds per metric per million cells (rows x columns, the three tables together)
+METRIC_SECONDS_PER_MCELL = 9.1
+#: peak memory of a run whatever its size, and per million cells (MB)
+FIXED_MB = 405.0
+MB_PER_MCELL = 440.0
+#: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the measured runs, the check
+#: size included, fell within a factor 1.41 of the fitted estimate)
+SPREAD = 1.5
+#: columns of the calibration tables (a once-per-column metric costs columns / this times more)
+CALIBRATION_COLUMNS = 15
+#: a plan estimated above this many seconds is called large and says what to declare
+LARGE_SECONDS = 600.0
+#: a parameter default that runs a metric once per column (the card's documentation says so)
+_PER_COLUMN = re.compile(r"default:\s*every\b[^)]*\bcolumns?\b[^)]*\bin turn", re.IGNORECASE)
+
+
+class PlanOnly(Exception):  # noqa: N818 - a signal, not an error: the caller asked for the plan only
+    """Raised by a plan callback to stop a run after its plan (``--dry-run``); carries the plan."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("plan only")
+        self.plan = plan
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do, before it does it.
+
+    Attributes
+    ----------
+    tables : mapping
+        Role -> ``{"rows", "columns"}``.
+    sample : str or None
+        The records the tests run on when they are a sample (``None``: every record).
+    metrics : tuple of str
+        The tests that will run, in order.
+    unavailable : mapping
+        Tests of the preset that will not run, with the reason.
+    per_column : mapping
+        Metric -> parameter that makes it run once per column (left unset in this run).
+    seconds : float
+        Estimated wall time (range ``seconds / spread`` .. ``seconds * spread``).
+    memory_mb : float
+        Estimated peak memory.
+    spread : float
+        Factor of the estimate's range.
+    large : tuple of str
+        Why the plan is large and what to declare; empty for a plan of ordinary size.
+    """
+
+    tables: Mapping[str, Mapping[str, int]]
+    metrics: tuple[str, ...]
+    seconds: float
+    memory_mb: float
+    spread: float = SPREAD
+    sample: str | None = None
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    per_column: Mapping[str, str] = field(default_factory=dict)
+    large: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as plain JSON data."""
+        return asdict(self)
+
+    def render(self) -> str:
+        """The plan as a few lines of text (``--dry-run``, and stderr before a run).
+
+        Examples
+        --------
+        >>> print(Plan({"original": {"rows": 2000, "columns": 15}}, ("exact_matches",), 5.0, 500.0).render())
+        plan: original 2,000 rows x 15 columns; every record (no sample)
+          1 test: exact_matches
+          estimated 3 s to 8 s, about 500 MB peak memory
+        """
+        sizes = ", ".join(f"{role} {t['rows']:,} rows x {t['columns']:,} columns" for role, t in self.tables.items())
+        lines = [f"plan: {sizes}; {self.sample or 'every record (no sample)'}",
+                 f"  {len(self.metrics)} test{'s' if len(self.metrics) != 1 else ''}: {', '.join(self.metrics)}"]
+        reasons: dict[str, list[str]] = {}
+        for m, why in self.unavailable.items():
+            reasons.setdefault(why, []).append(m)
+        lines += [f"  not run ({why}): {', '.join(ms)}" for why, ms in reasons.items()]
+        lines.append(f"  estimated {_duration(self.seconds / self.spread)} to "
+                     f"{_duration(self.seconds * self.spread)}, about {_megabytes(self.memory_mb)} peak memory")
+        lines += [f"  large plan: {why}" for why in self.large]
+        return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``7 min``, ``2.5 h``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _megabytes(mb: float) -> str:
+    return f"{round(mb, -1):,.0f} MB" if mb < 10_000 else f"{mb / 1024:.0f} GB"
+
+
+def per_column_parameter(spec: Any, params: Mapping[str, Any]) -> str | None:
+    """The parameter that makes the metric of ``spec`` run once per column when left unset
+    (``params``: the run's values), read from the parameter's documented default."""
+    for p in getattr(spec, "params", ()):
+        if p.default is None and params.get(p.name) is None and _PER_COLUMN.search(p.doc or ""):
+            return p.name
+    return None
+
+
+def estimate(cells: float, columns: int, n_metrics: int, n_per_column: int = 0) -> tuple[float, float]:
+    """Estimated seconds and peak MB of a run of ``n_metrics`` metrics over ``cells`` cells (rows x
+    columns of the tables together), ``n_per_column`` of them once per column.
+
+    Examples
+    --------
+    >>> s, mb = estimate(3 * 2000 * 15, 15, 20)
+    >>> round(s), round(mb)
+    (36, 445)
+    """
+    mcells = cells / 1e6
+    unit = METRIC_SECONDS + METRIC_SECONDS_PER_MCELL * mcells
+    wide = max(1.0, columns / CALIBRATION_COLUMNS)
+    seconds = FIXED_SECONDS + unit * (n_metrics - n_per_column) + unit * wide * n_per_column
+    return seconds, FIXED_MB + MB_PER_MCELL * mcells
+
+
+def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], specs: Mapping[str, Any],
+              params: Mapping[str, Mapping[str, Any]], *, quasi_identifiers: Sequence[str] = (),
+              sensitive: Sequence[str] = (), unavailable: Mapping[str, str] | None = None,
+              sample: str | None = None) -> Plan:
+    """The plan of a run.
+
+    Parameters
+    ----------
+    sizes : mapping
+        Role -> ``(rows, columns)``.
+    metrics : sequence of str
+        The run's metric names, in order.
+    specs : mapping
+        Run name -> the metric's registry card (:class:`synthguard.registry.MetricSpec`).
+    params : mapping
+        Run name -> the parameters the run gives it.
+    quasi_identifiers, sensitive : sequence of str
+        Declared in the metadata.
+    unavailable : mapping, optional
+        Metrics of the preset that will not run, with the reason.
+    sample : str, optional
+        The records the tests run on, when a sample.
+
+    Examples
+    --------
+    >>> p = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, [f"m{i}" for i in range(36)],
+    ...               {}, {})
+    >>> p.large[0][:48]
+    'estimated 31 min for 36 tests on 2,002 columns; '
+    >>> make_plan({"original": (2000, 15), "synthetic": (2000, 15)}, ["m"], {}, {}).large
+    ()
+    """
+    tables = {role: {"rows": int(r), "columns": int(c)} for role, (r, c) in sizes.items()}
+    cells = float(sum(r * c for r, c in sizes.values()))
+    columns = max((c for _, c in sizes.values()), default=0)
+    per_col = {m: p for m in metrics
+               if (p := per_column_parameter(specs.get(m), params.get(m, {}))) is not None}
+    seconds, mb = estimate(cells, columns, len(metrics), len(per_col))
+    large: list[str] = []
+    if seconds > LARGE_SECONDS:
+        why = [f"estimated {_duration(seconds)} for {len(metrics)} tests on {columns:,} columns"]
+        if per_col:
+            why.append(", ".join(f"{m!r} runs once per column ({columns:,} times: parameter {p!r} unset)"
+                                 for m, p in per_col.items()))
+        if not quasi_identifiers:
+            why.append("no quasi-identifiers are declared: the attacks take every column as known "
+                       "to the attacker")
+        large.append("; ".join(why))
+        todo = ["declare 'quasi_identifiers' (the columns an attacker may know) and 'sensitive' "
+                "columns in the metadata"]
+        todo += [f"give {m!r} its {p!r} (config: metrics: {{{m}: {{{p}: COLUMN}}}})" for m, p in per_col.items()]
+        todo.append("or run fewer tests (--preset quick, --metrics)")
+        large.append("to bound it: " + "; ".join(todo))
+    return Plan(tables, tuple(metrics), seconds, mb, SPREAD, sample, dict(unavailable or {}), per_col,
+                tuple(large))
+
+
+@contextmanager
+def stage(name: str, enabled: bool, total: int | None = None) -> Iterator[Any]:
+    """A progress bar on stderr for one stage of a run (``enabled`` and stderr a terminal; nothing
+    otherwise): yields the bar (``bar.update(n)``) or ``None``."""
+    if not enabled:
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=name, leave=False, disable=None,
+               bar_format="{desc}: {elapsed}" if total is None else None)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None = None) -> Plan:
+    """The plan of ``run_config`` on validated ``tables`` (in one process or partitioned);
+    ``skipped``: metrics of the run that will be skipped, with the reason (a distributed run)."""
+    from ..registry import get_metric
+
+    skipped = dict(skipped or {})
+    names = [n for n in run_config.metrics if n not in skipped]
+    metric_of = getattr(run_config, "metric_of", lambda n: n)
+    ncols = len(tables.schema.names)
+    sizes = {role: (len(tables.get(role)), ncols) for role in tables.roles}
+    return make_plan(sizes, names, {n: get_metric(metric_of(n)) for n in names},
+                     {n: dict(run_config.metrics[n]) for n in names},
+                     quasi_identifiers=tables.schema.quasi_identifiers,
+                     sensitive=tables.schema.sensitive,
+                     unavailable={**dict(getattr(run_config, "unavailable", None) or {}), **skipped})

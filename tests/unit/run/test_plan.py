@@ -1,0 +1,100 @@
+"""The plan a run prints before any metric runs (synthguard.run.plan): its content, the large-plan
+notes (issue #33.4: 1,400 rows x 2,002 columns without metadata), ``--dry-run`` and ``--quiet``.
+Timings are never asserted: only what the plan says and that nothing runs after a dry run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from synthguard.cli import main
+from synthguard.registry import get_metric
+from synthguard.run.plan import LARGE_SECONDS, estimate, make_plan, per_column_parameter, stage
+
+
+def _wide(shared_data, rows: int = 1400, columns: int = 2002) -> pd.DataFrame:
+    """nhefs (real person-level survey rows) widened to ``columns`` columns by repeating its columns
+    under new names: the shape of the issue's case."""
+    df = pd.read_csv(shared_data / "nhefs.csv").iloc[:rows]
+    reps = -(-columns // df.shape[1])
+    wide = pd.concat([df.add_suffix(f"_{i}") for i in range(reps)], axis=1).iloc[:, :columns]
+    return wide.fillna(0)
+
+
+def test_inference_left_to_every_column_is_read_from_its_card():
+    spec = get_metric("inference")
+    assert per_column_parameter(spec, {}) == "secret"
+    assert per_column_parameter(spec, {"secret": "age"}) is None
+    assert per_column_parameter(get_metric("exact_matches"), {}) is None
+
+
+def test_the_plan_names_tables_tests_and_estimates():
+    plan = make_plan({"original": (2000, 15), "synthetic": (2000, 15), "control": (500, 15)},
+                     ["exact_matches", "dcr"], {}, {}, unavailable={"text_entities": "no text column"})
+    text = plan.render()
+    assert "original 2,000 rows x 15 columns" in text and "control 500 rows x 15 columns" in text
+    assert "2 tests: exact_matches, dcr" in text and "not run (no text column): text_entities" in text
+    assert "every record (no sample)" in text and "peak memory" in text
+    assert plan.large == () and json.loads(json.dumps(plan.to_dict()))["metrics"] == ["exact_matches", "dcr"]
+    # the estimate grows with the cells and the tests, never shrinks
+    small, big = estimate(1e5, 15, 20), estimate(1e7, 15, 20)
+    assert big[0] > small[0] and big[1] > small[1] and estimate(1e5, 15, 30)[0] > small[0]
+
+
+def test_a_wide_plan_without_metadata_is_large_and_says_what_to_declare():
+    names = ["exact_matches", "inference", "singling_out_multivariate"]
+    plan = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, names,
+                     {n: get_metric(n) for n in names}, {})
+    assert plan.seconds > LARGE_SECONDS and plan.per_column == {"inference": "secret"}
+    text = " ".join(plan.large)
+    assert "2,002 columns" in text and "'inference' runs once per column (2,002 times" in text
+    assert "no quasi-identifiers are declared" in text and "declare 'quasi_identifiers'" in text
+    assert "give 'inference' its 'secret'" in text and "--preset quick" in text
+    # the same run with the secret named and the quasi-identifiers declared: no per-column note
+    named = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, names,
+                      {n: get_metric(n) for n in names}, {"inference": {"secret": "age_0"}},
+                      quasi_identifiers=["age_0", "sex_0"])
+    assert named.per_column == {} and "no quasi-identifiers" not in " ".join(named.large)
+    assert named.seconds < plan.seconds
+
+
+def test_dry_run_prints_the_plan_runs_nothing_and_exits_0(shared_data, tmp_path):
+    wide = _wide(shared_data, rows=1400, columns=201)  # (2,002 columns: the same, minutes of typing)
+    for role, part in (("original", wide.iloc[:700]), ("synthetic", wide.iloc[700:])):
+        part.to_csv(tmp_path / f"{role}.csv", index=False)
+    out = tmp_path / "report.json"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(tmp_path / "original.csv"), "-s",
+                                    str(tmp_path / "synthetic.csv"), "--dry-run", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("plan: original 700 rows x 201 columns, synthetic 700 rows x 201 columns")
+    assert "inference" in res.output and "estimated" in res.output
+    assert not out.exists()  # nothing ran, nothing written
+
+
+def test_a_large_plan_is_noted_before_the_run_and_quiet_silences_it(capsys):
+    from synthguard.cli.evaluate import plan_printer
+    from synthguard.run.plan import PlanOnly
+
+    names = ["exact_matches", "inference"]
+    plan = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, names,
+                     {n: get_metric(n) for n in names}, {})
+    plan_printer(quiet=False, dry_run=False)(plan)  # stderr is not a terminal here: the notes only
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"note: large plan: {line}" for line in plan.large]
+    plan_printer(quiet=True, dry_run=False)(plan)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(PlanOnly) as stop:
+        plan_printer(quiet=True, dry_run=True)(plan)
+    assert stop.value.plan is plan
+
+
+def test_stage_bars_stay_off_when_disabled_or_not_a_terminal():
+    with stage("reading inputs", False) as bar:
+        assert bar is None
+    with stage("reading inputs", True) as bar:  # pytest's stderr is not a terminal
+        assert bar.disable
+    assert np.isfinite(estimate(0, 0, 0)[0])
