@@ -120,6 +120,7 @@ class MetricSpec:
     warmup: bool = False
     entity_only: bool = False
     also: tuple[str, ...] = ()
+    per_column: str | None = None
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -161,7 +162,8 @@ class MetricSpec:
                 "records": self.records.to_dict() if self.records is not None else None,
                 "charts": list(self.charts), "explainer": self.explainer,
                 "contained_in": self.contained_in, "warmup": self.warmup,
-                "entity_only": self.entity_only, "also": list(self.also)}
+                "entity_only": self.entity_only, "also": list(self.also),
+                "per_column": self.per_column}
 
     def to_dict(self) -> dict[str, Any]:
         from ..core.results import to_jsonable
@@ -203,6 +205,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
              backend: str = "local", records: RecordsCard | None = None,
              charts: Sequence[str] = (), explainer: str = "", contained_in: str | None = None,
              warmup: bool = False, entity_only: bool = False, also: Sequence[str] = (),
+             per_column: str | None = None,
              ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``, with its card.
 
@@ -268,6 +271,9 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
         Further risks the test counts under besides ``risk`` (GDPR WP216: a training record exposed
         as a verbatim or identifying near copy is singled out, linkable and its attributes inferred
         as well as present).
+    per_column : str, optional
+        The parameter which, left unset, makes the metric run once per column (``inference``'s
+        ``secret`` without declared sensitive columns): the run plan counts its cost per column.
 
     Returns
     -------
@@ -297,6 +303,8 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     if not (isinstance(weight, (int, float)) and weight > 0):
         raise ValueError(f"metric {name!r}: weight must be a positive number, got {weight!r}")
     _check_card(name, risk, sees, presets, backend, contained_in)
+    if per_column is not None and per_column not in {p.name for p in params}:
+        raise ValueError(f"metric {name!r}: per_column names no parameter ({per_column!r})")
     bad_also = [r for r in also if r not in CARD_RISKS[:4] or r == risk]
     if bad_also:
         raise ValueError(f"metric {name!r}: also must name other risks among {list(CARD_RISKS[:4])}, "
@@ -310,7 +318,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
                           tuple(optional_needs), from_stats, float(weight), risk, knowledge,
                           tuple(sees), tuple(presets), int(order), backend, records, tuple(charts),
                           explainer or description, contained_in, bool(warmup), bool(entity_only),
-                          tuple(also))
+                          tuple(also), per_column)
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name

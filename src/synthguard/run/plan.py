@@ -6,8 +6,8 @@ The estimate
 ------------
 Every metric is costed alike (a neutral default until a metric's ``@register`` card declares its
 own cost): a fixed cost plus a cost per cell of the three tables (rows x columns), and one more
-factor of the number of columns for a metric that runs once per column (a parameter whose default
-is "every ... column in turn", e.g. ``inference``'s ``secret``). The constants come from measured
+factor of the number of columns for a metric that runs once per column (its card's ``per_column``
+parameter left unset, e.g. ``inference``'s ``secret``). The constants come from measured
 whole-process runs of the default and ``privacy`` presets at two sizes
 (``benchmarks/plan_calibration.py``, the figures in ``docs/scaling.md``); the plan states the
 estimate as a range (:data:`SPREAD`), from the worst misfit of those runs.
@@ -15,7 +15,6 @@ estimate as a range (:data:`SPREAD`), from the worst misfit of those runs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -41,8 +40,6 @@ SPREAD = 1.5
 CALIBRATION_COLUMNS = 15
 #: a plan estimated above this many seconds is called large and says what to declare
 LARGE_SECONDS = 600.0
-#: a parameter default that runs a metric once per column (the card's documentation says so)
-_PER_COLUMN = re.compile(r"default:\s*every\b[^)]*\bcolumns?\b[^)]*\bin turn", re.IGNORECASE)
 
 
 class PlanOnly(Exception):  # noqa: N818 - a signal, not an error: the caller asked for the plan only
@@ -130,11 +127,11 @@ def _megabytes(mb: float) -> str:
 
 
 def per_column_parameter(spec: Any, params: Mapping[str, Any]) -> str | None:
-    """The parameter that makes the metric of ``spec`` run once per column when left unset
-    (``params``: the run's values), read from the parameter's documented default."""
-    for p in getattr(spec, "params", ()):
-        if p.default is None and params.get(p.name) is None and _PER_COLUMN.search(p.doc or ""):
-            return p.name
+    """The parameter that makes ``spec`` run once per column when unset (its card's
+    ``per_column``; ``params``: the run's values), ``None`` when it is set or the card names none."""
+    name = getattr(spec, "per_column", None)
+    if name and params.get(name) is None:
+        return str(name)
     return None
 
 

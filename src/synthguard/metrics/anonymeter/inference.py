@@ -128,6 +128,7 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
           thresholds=THRESHOLDS, optional_needs=("control",), aliases=("anonymeter_inference",),
           description="inference risk (anonymeter): share of original rows whose secret column the "
                       "nearest synthetic row reveals, beyond control; the maximum over secrets",
+          per_column="secret",
           risk='inference',
           knowledge="a person's other columns; guesses the secret column from the closest release row",
           presets=('privacy', 'full'),
