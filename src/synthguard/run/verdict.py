@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from ..core.report_model import HeadlineLimit, LeakLimit, RiskRow, TestRow
-from ..core.results import LEAK_FAMILIES, RISKS, Evidence, MetricResult, RecordFlags, to_jsonable
+from ..core.results import LEAK_FAMILIES, RISKS, Evidence, MetricResult, to_jsonable
 from ..data.leaks import FAMILY_NAMES
 from ..errors import ConfigError
 from ..stats import holm_adjust, make_rng
@@ -318,9 +318,7 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         if ev is not None and ev.unit == "entities" and "exact" in ev.sees and "person" not in ev.sees:
             flags = ev.flags
             if flags is not None and "exact" in flags.responds:
-                flags = RecordFlags(flags.member, flags.non_member,
-                                    {**flags.responds, "person": flags.responds["exact"]},
-                                    flags.candidates)
+                flags = replace(flags, responds={**flags.responds, "person": flags.responds["exact"]})
             out[name] = replace(res, evidence=replace(
                 ev, sees=(*ev.sees, "person"), flags=flags,
                 visibility={**(ev.visibility or {}), "person": (ev.visibility or {}).get("exact", 1.0)}))

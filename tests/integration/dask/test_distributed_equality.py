@@ -64,9 +64,10 @@ def test_every_distributed_metric_equals_single_process(dask_client):
     dist = evaluate(orig, syn, ctl, META, metrics={**metrics, "generalized_cap": {}}, seed=7,
                     client=dask_client)
     _assert_same(single, dist, list(metrics))
-    # the verdict (Holm over every metric's members-vs-control evidence) too
-    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
-        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+    # the verdict's tests (the joint test over every metric's members-vs-control evidence) too
+    assert json.dumps(single.to_dict()["verdict"]["tests"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"]["tests"], sort_keys=True, default=str)
+    assert single.verdict.level == dist.verdict.level == "high"
     assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 45
     # a metric without a distributed form is skipped with its reason, never silently dropped
     assert dist["generalized_cap"]["status"] == "skipped"
@@ -399,3 +400,18 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     ran = {m if isinstance(m, str) else m["metric"] for m in metrics}
     assert ran == set(distributed_metrics())  # every metric the backend supports, named or not
     assert dist["dcr_p10"]["metric"] == "dcr" and dist["dcr_p10"]["result"]["percentile"] == 10.0
+
+
+@pytest.mark.xfail(strict=True, reason="leak responses (detection limits by injection, risk bounds) are "
+                   "measured in one process only: on Dask every leak family reads unassessed (issue #31, "
+                   "point 1); this test turns green when the Dask backend measures them too")
+def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
+    orig = _frame(400, 11)
+    syn = pd.concat([_frame(360, 12), orig.iloc[:4]], ignore_index=True)
+    ctl = _frame(400, 13)
+    metrics = {"exact_matches": {}, "near_copies": {}, "close_neighbours": {}}
+    single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7)
+    dist = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7, client=dask_client)
+    assert single.verdict.detection_limits
+    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)

@@ -12,6 +12,7 @@ import synthguard as sg
 from ._scenarios import load_nafld, prefix_copies, run_kwargs, split, whole_copies
 
 PRIVACY = ["entity_copies", "subsequence_copies", "dcr", "nndr", "closest_distance_mia", "exact_matches",
+           "near_copies_2", "close_neighbours",
            "near_copies"]
 
 
@@ -37,7 +38,10 @@ def test_fresh_release_reads_low(parts):
         assert abs(res["value"] - res["baseline"]["value"]) < 0.02
     d = rep.to_dict()
     assert d["unit"] == "entity"
-    assert d["verdict"]["level"] == "low"
+    # 2,250 training and 1,125 control persons: every leak family is ruled out from about 2 % (the
+    # closeness test's tail and the two-cell copies hold the bound), not yet at the 1 % materiality
+    assert d["verdict"]["level"] in ("low", "inconclusive")
+    assert all(r["bound"] is not None and r["bound"] < 0.03 for r in d["verdict"]["risks"])
     assert d["entities"]["n_entities"] == {"original": 2250, "synthetic": 1125, "control": 1125}
     # every privacy statistic counts entities, not rows
     assert rep["dcr"]["unit"] == "entity"
