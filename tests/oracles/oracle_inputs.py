@@ -49,3 +49,50 @@ def make_case(name: str, data_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd
     syn = pd.concat([shuffled.iloc[: n_ori - n_leak], copies], ignore_index=True)
     syn = syn.iloc[rng.permutation(len(syn))].reset_index(drop=True)
     return ori, syn, ctl
+
+
+# ------------------------------------------------------------------ edge-case inputs (differential tests)
+WORDS = ("alder", "birch", "cedar", "daphne", "elm", "fir")
+
+
+def edge_frame(n: int, seed: int, *, numeric: int = 1, categorical: int = 1, datetime: int = 0,
+               missing: float = 0.0, constant: tuple[object, ...] = ()) -> pd.DataFrame:
+    """A small generated table for edge-case comparisons.
+
+    ``numeric`` columns ``x0, x1...`` hold distinct unrounded values (no two rows equally far from a
+    third: the nearest neighbours are unique),
+    ``categorical`` columns ``c0...`` words of :data:`WORDS`, ``datetime`` columns ``t0...`` instants
+    at whole seconds within one day (a span where days since 1970 cannot hold a second exactly);
+    column ``k{j}`` repeats ``constant[j]`` in every row (all-equal columns). ``missing``:
+    that share of the cells of every non-constant column is set missing, never in row 0.
+    """
+    rng = np.random.default_rng(seed)
+    cols: dict[str, object] = {}
+    for j in range(numeric):
+        cols[f"x{j}"] = rng.permutation(n) * 1.25 + rng.uniform(0, 1, n)
+    for j in range(categorical):
+        cols[f"c{j}"] = rng.choice(WORDS, n)
+    for j in range(datetime):
+        seconds = rng.choice(86_400, n, replace=False)
+        cols[f"t{j}"] = pd.Timestamp("2024-06-01") + pd.to_timedelta(seconds, unit="s")
+    df = pd.DataFrame(cols, index=pd.RangeIndex(n))
+    if missing > 0:
+        for c in list(df.columns):
+            mask = rng.random(n) < missing
+            mask[0] = False
+            df[c] = df[c].mask(mask)
+    for j, value in enumerate(constant):
+        df[f"k{j}"] = [value] * n
+    return df
+
+
+def shared_rows(data_dir: Path, csv: str, n: int, seed: int, columns: list[str] | None = None,
+                dedup_on: list[str] | None = None) -> pd.DataFrame:
+    """``n`` rows of a table of ``../shared/data`` drawn with ``seed`` (after dropping rows that repeat
+    ``dedup_on``), index reset."""
+    df = pd.read_csv(Path(data_dir) / csv)
+    if columns is not None:
+        df = df[columns]
+    if dedup_on:
+        df = df.drop_duplicates(subset=dedup_on)
+    return df.sample(n=min(n, len(df)), random_state=seed).reset_index(drop=True)

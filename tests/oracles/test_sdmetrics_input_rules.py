@@ -10,9 +10,6 @@ not); every other number is compared exactly.
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,72 +18,14 @@ import pytest
 
 from synthguard.compat.sdmetrics import single_table as facade
 
+from .differential import same_breakdown as _same_breakdown
+from .differential import same_dcr_baseline as _same_baseline
+from .differential import sdmetrics_pair as _differential
+
 pytestmark = pytest.mark.oracle("sdmetrics")
 
 NUM = {"columns": {"A": {"sdtype": "numerical"}}}
 AB = {"columns": {"A": {"sdtype": "numerical"}, "B": {"sdtype": "categorical"}}}
-
-
-def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
-    """What a call did: its result or its exception, and the user warnings it raised (each once,
-    in order: SDMetrics repeats a warning for every table it processes)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            out: dict[str, Any] = {"result": call()}
-        except Exception as exc:  # noqa: BLE001
-            out = {"error": (type(exc).__name__, str(exc))}
-    seen = []
-    for w in caught:
-        key = (w.category.__name__, str(w.message))
-        if issubclass(w.category, UserWarning) and key not in seen:
-            seen.append(key)
-    out["warnings"] = seen
-    return out
-
-
-def _same_number(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
-
-
-def _differential(name: str, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The oracle's and the facade's outcome of ``name.compute_breakdown(*args, **kwargs)``; the
-    error and the warnings must be the same."""
-    import sdmetrics.single_table as oracle
-
-    ref = _outcome(lambda: getattr(oracle, name).compute_breakdown(*args, **kwargs))
-    got = _outcome(lambda: getattr(facade, name).compute_breakdown(*args, **kwargs))
-    assert got.get("error") == ref.get("error")
-    assert got["warnings"] == ref["warnings"]
-    return ref, got
-
-
-def _same_baseline(ref: dict[str, Any], got: dict[str, Any]) -> None:
-    """DCRBaselineProtection: the synthetic median exactly; the score exactly when the synthetic
-    median decides it (0, both random medians being positive). The random rows themselves differ
-    on purpose (S7: drawn by sdtype, so integer-valued columns give integers; S8: seeded)."""
-    if "error" in ref:
-        return
-    r, g = ref["result"], got["result"]
-    key = "median_DCR_to_real_data"
-    assert _same_number(g[key]["synthetic_data"], r[key]["synthetic_data"])
-    if r[key]["synthetic_data"] == 0 and min(r[key]["random_data_baseline"], g[key]["random_data_baseline"]) > 0:
-        assert _same_number(g["score"], r["score"])
-
-
-def _same_breakdown(ref: dict[str, Any], got: dict[str, Any]) -> None:
-    if "error" in ref:
-        return
-
-    def flat(d: dict[str, Any], pre: str = "") -> dict[str, float]:
-        out: dict[str, float] = {}
-        for k, v in d.items():
-            out.update(flat(v, pre + k + ".") if isinstance(v, dict) else {pre + k: float(v)})
-        return out
-
-    r, g = flat(ref["result"]), flat(got["result"])
-    assert r.keys() == g.keys()
-    assert all(_same_number(g[k], r[k]) for k in r), (r, g)
 
 
 # ------------------------------------------------------------------------------------------ (a) columns
@@ -123,7 +62,8 @@ def test_no_declared_statistical_column_raises_sdmetrics_error():
 
 # ------------------------------------------------------------------------------------------ (b) NaN rules
 def test_all_missing_synthetic_column_is_scored_like_sdmetrics():
-    real, syn = pd.DataFrame({"A": [0, 10, 3, 4, 1, np.nan]}), pd.DataFrame({"A": [np.nan]})
+    real = pd.DataFrame({"A": [12.5, np.nan, 3.0, 8.25, 40.0, 7.5, np.nan]})
+    syn = pd.DataFrame({"A": [np.nan, np.nan]})
     ref, got = _differential("DCRBaselineProtection", real, syn, NUM, None)
     assert "error" not in ref
     _same_baseline(ref, got)
@@ -261,10 +201,12 @@ def test_demo_overfitting_with_shared_tables(demo):
 
 # ------------------------------------------------------------------------------------------ (e) dropped columns
 def test_unknown_sdtype_is_dropped_like_sdmetrics():
-    train = pd.DataFrame({"bad": [10.0, 15.0], "A": [1.0, 2.0]})
-    syn = pd.DataFrame({"bad": [2.0, 1.0], "A": [1.0, 2.0]})
-    hold = pd.DataFrame({"bad": [2.0, 1.0], "A": [3.0, 4.0]})
-    meta = {"columns": {"bad": {"sdtype": "unknown"}, "A": {"sdtype": "numerical"}}}
+    """The column of unknown sdtype would put every synthetic row nearer the holdout; dropped, the
+    rows are copies of training rows (closer to training, score 0)."""
+    train = pd.DataFrame({"note": [-40.0, 90.0, 55.0], "A": [0.5, 6.0, 11.5]})
+    syn = pd.DataFrame({"note": [3.0, 4.0, 5.0], "A": [11.5, 0.5, 6.0]})
+    hold = pd.DataFrame({"note": [3.0, 4.0, 5.0], "A": [2.0, 8.5, 13.0]})
+    meta = {"columns": {"note": {"sdtype": "unknown"}, "A": {"sdtype": "numerical"}}}
     ref, got = _differential("DCROverfittingProtection", train, syn, hold, meta, None)
     assert ref["result"]["score"] == 0.0
     _same_breakdown(ref, got)

@@ -225,17 +225,37 @@ def _literal(v: Any) -> str:
     return repr(v)
 
 
-def _pandas_query(predicates: Sequence[Sequence[Any]]) -> str:
-    """``[[column, op, value], ...]`` as a pandas ``DataFrame.query`` string (backtick-quoted names)."""
+def _spellings(ctx: Any, frames: dict[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame]:
+    """For each column whose values the typing decision rewrote (``yes`` read as ``True``, padded
+    text trimmed...): the distinct ``(typed, raw)`` pairs of the three frames, so that a query can
+    name the caller's own spellings and select rows of the caller's frames."""
+    out: dict[str, pd.DataFrame] = {}
+    for col in ctx.tables.notes:  # columns the typing decision normalised
+        parts = [pd.DataFrame({"typed": ctx.tables.get(role)[col].to_numpy(dtype=object),
+                               "raw": frame[col].to_numpy(dtype=object)})
+                 for role, frame in frames.items()
+                 if frame is not None and role in ctx.tables.roles and col in frame.columns]
+        if parts:
+            out[col] = pd.concat(parts, ignore_index=True).dropna().drop_duplicates()
+    return out
+
+
+def _pandas_query(predicates: Sequence[Sequence[Any]], spellings: dict[str, pd.DataFrame] | None = None) -> str:
+    """``[[column, op, value], ...]`` as a pandas ``DataFrame.query`` string (backtick-quoted names);
+    an equality on a column in ``spellings`` names the caller's spellings of the value."""
     parts = []
     for col, op, val in predicates:
         c = _quote(col)
+        pairs = (spellings or {}).get(col)
+        alts = [] if pairs is None or op != "==" else list(pairs["raw"][pairs["typed"] == val])
         if op == "is null":
             parts.append(f"{c} != {c}")       # only a missing value differs from itself
         elif op == "is not null":
             parts.append(f"{c} == {c}")
+        elif len(alts) > 1:
+            parts.append(f"{c} in [{', '.join(_literal(v) for v in alts)}]")
         else:
-            parts.append(f"{c} {op} {_literal(val)}")
+            parts.append(f"{c} {op} {_literal(alts[0] if alts else val)}")
     return " & ".join(parts)
 
 
@@ -296,7 +316,8 @@ class SinglingOutEvaluator:
         if self._result is not None:
             _notes(self._result)
         recs = (self._result.records or []) if self._result is not None else []
-        self._queries = [_pandas_query(r["predicates"]) for r in recs if "predicates" in r]
+        spellings = _spellings(ctx, {"original": self._ori, "synthetic": self._syn, "control": self._control})
+        self._queries = [_pandas_query(r["predicates"], spellings) for r in recs if "predicates" in r]
         self._evaluated = True
         return self
 

@@ -1,6 +1,9 @@
 """The encoded view shared by every metric: numeric matrices, categorical codes, exact-row identities.
 
-Numerical and datetime columns become float64 (datetimes in days since 1970-01-01, NaN kept).
+Numerical and datetime columns become float64 (datetimes in days since 1970-01-01, NaN kept; on
+request, ``exact_datetimes=True``, in seconds since the evaluation's earliest second instead, so that
+differences and ranges of whole-second data are exact: a second is not a finite binary fraction of a
+day).
 Categorical and boolean columns become int64 codes from one vocabulary per column, shared by every
 table of an evaluation (and by any extra frame encoded later), so equal values get equal codes in
 every table; a missing value gets the code ``-1`` (equal to other missing values, unequal to the rest).
@@ -76,6 +79,8 @@ class Encoder:
         self.schema = schema
         self._vocab: dict[str, dict[object, int]] = {}
         self._frozen = False
+        #: whole seconds since 1970 subtracted from a datetime column encoded with ``exact_datetimes``
+        self.datetime_origins: dict[str, int] = {}
 
     def freeze(self) -> Encoder:
         """Stop learning: a value outside a vocabulary then raises instead of getting a new code.
@@ -124,10 +129,12 @@ class Encoder:
         return out
 
     def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
-               categorical_only: bool = False) -> Block:
+               categorical_only: bool = False, exact_datetimes: bool = False) -> Block:
         """Encode ``columns`` of ``frame`` (default: every tabular column of the schema).
 
         With ``categorical_only=True`` numeric columns are coded by exact value too (Hamming distance).
+        With ``exact_datetimes=True`` datetime columns are seconds since ``datetime_origins[column]``
+        (:func:`exact_seconds`) instead of days since 1970.
         """
         cols = list(columns) if columns is not None else self.schema.tabular_columns()
         num_cols = [c for c in cols if self.is_numeric(c) and not categorical_only]
@@ -135,11 +142,45 @@ class Encoder:
         n = len(frame)
         num = np.empty((n, len(num_cols)), dtype=np.float64)
         for j, c in enumerate(num_cols):
-            num[:, j] = numeric_view(frame[c])
+            if exact_datetimes and pd.api.types.is_datetime64_any_dtype(frame[c].dtype):
+                num[:, j] = exact_seconds(frame[c], self.datetime_origins.get(c, 0))
+            else:
+                num[:, j] = numeric_view(frame[c])
         cat = np.empty((n, len(cat_cols)), dtype=np.int64)
         for j, c in enumerate(cat_cols):
             cat[:, j] = self.codes(frame[c])
         return Block(num, cat, tuple(num_cols), tuple(cat_cols))
+
+
+def exact_seconds(series: pd.Series, origin: int = 0) -> np.ndarray:
+    """Float64 seconds of a datetime64 column since ``origin`` (whole seconds since 1970); NaT -> NaN.
+
+    The whole seconds are subtracted as integers and the sub-second part added once, so a
+    whole-second value is exact (|value| < 2**53 s) and so are differences and ranges of
+    whole-second data; other values are within half a unit in the last place. Days since 1970
+    (:func:`~synthguard.data.schema.numeric_view`) cannot hold a second exactly.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.Series(pd.to_datetime(["2025-01-01 00:00:20", "2025-01-01 00:00:25", None]))
+    >>> exact_seconds(t, origin=int(pd.Timestamp("2025-01-01").timestamp())).tolist()
+    [20.0, 25.0, nan]
+    """
+    ns, missing = _epoch_ns(series)
+    whole, frac = np.divmod(ns, np.int64(1_000_000_000))
+    out = (whole - np.int64(origin)).astype(np.float64) + frac / 1e9
+    out[missing] = np.nan
+    return out
+
+
+def _epoch_ns(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """int64 nanoseconds since 1970 of a datetime64 column (UTC when time-zone aware) and the
+    missing mask."""
+    s = series
+    if getattr(s.dt, "tz", None) is not None:
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    return s.astype("datetime64[ns]").to_numpy().astype("int64"), s.isna().to_numpy()
 
 
 def _key(value: object) -> object:
@@ -164,8 +205,9 @@ class EncodedView:
         categorical = [c for c in self.schema.tabular_columns() if not self.encoder.is_numeric(c)]
         for role in tables.roles:
             self.encoder.learn(tables.get(role), categorical)
-        self._blocks: dict[tuple[str, tuple[str, ...], bool], Block] = {}
+        self._blocks: dict[tuple[str, tuple[str, ...], bool, bool], Block] = {}
         self._lock = threading.RLock()  # metrics running in threads share one block per key
+        self._origins_set = False
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -177,25 +219,55 @@ class EncodedView:
         self._lock = threading.RLock()
 
     def block(self, role: str, columns: Sequence[str] | None = None, *,
-              categorical_only: bool = False) -> Block:
-        """Encoded rows of ``role`` (``"original"``, ``"synthetic"`` or ``"control"``)."""
+              categorical_only: bool = False, exact_datetimes: bool = False) -> Block:
+        """Encoded rows of ``role`` (``"original"``, ``"synthetic"`` or ``"control"``).
+
+        ``exact_datetimes``: datetime columns in seconds since the earliest whole second of the
+        column over every table of the evaluation (exact for whole-second data), not in days."""
         cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
-        key = (role, cols, categorical_only)
+        key = (role, cols, categorical_only, exact_datetimes)
         with self._lock:
             if key not in self._blocks:
+                if exact_datetimes:
+                    self._set_origins()
                 self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
-                                                        categorical_only=categorical_only)
+                                                        categorical_only=categorical_only,
+                                                        exact_datetimes=exact_datetimes)
             return self._blocks[key]
 
     def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
-               categorical_only: bool = False) -> Block:
-        """Encode an extra frame (a random baseline, a shadow dataset) with the same vocabularies."""
-        return self.encoder.encode(frame, columns, categorical_only=categorical_only)
+               categorical_only: bool = False, exact_datetimes: bool = False) -> Block:
+        """Encode an extra frame (a random baseline, a shadow dataset) with the same vocabularies
+        (and, with ``exact_datetimes``, the same datetime origins as :meth:`block`)."""
+        if exact_datetimes:
+            with self._lock:
+                self._set_origins()
+        return self.encoder.encode(frame, columns, categorical_only=categorical_only,
+                                   exact_datetimes=exact_datetimes)
 
-    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+    def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",), *,
+               exact_datetimes: bool = False) -> np.ndarray:
         """``max - min`` of each numeric column over ``roles`` (NaN skipped; 0 if constant or empty)."""
-        blocks = [self.block(r, columns) for r in roles]
+        blocks = [self.block(r, columns, exact_datetimes=exact_datetimes) for r in roles]
         return value_ranges(*blocks)
+
+    def _set_origins(self) -> None:
+        """The earliest whole second (since 1970) of each datetime column over every table, once
+        (does not depend on row order; 0 for a column without a value)."""
+        if self._origins_set:
+            return
+        for col, spec in self.schema.columns.items():
+            if spec.sdtype != "datetime":
+                continue
+            lows = []
+            for role in self.tables.roles:
+                frame = self.tables.get(role)
+                if col in frame.columns and pd.api.types.is_datetime64_any_dtype(frame[col].dtype):
+                    ns, missing = _epoch_ns(frame[col])
+                    if not missing.all():
+                        lows.append(int(ns[~missing].min()) // 1_000_000_000)
+            self.encoder.datetime_origins[col] = min(lows) if lows else 0
+        self._origins_set = True
 
     def row_ids(self, columns: Sequence[str] | None = None,
                 roles: Sequence[str] | None = None) -> dict[str, np.ndarray]:

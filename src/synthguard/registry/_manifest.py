@@ -426,7 +426,15 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                                              'doc': 'stop adding random rows once '
                                                                     'the 95 % CI of their median '
                                                                     'DCR is within this fraction '
-                                                                    'of it (when sampling)'}},
+                                                                    'of it (when sampling)'},
+                                        'integer_columns': {'default': None,
+                                                            'doc': 'numerical columns whose random '
+                                                                   'values are whole numbers (None '
+                                                                   '= those whose original values '
+                                                                   'are all whole; the SDMetrics '
+                                                                   'facade passes the '
+                                                                   'integer-dtype columns, '
+                                                                   "SDMetrics' rule)"}},
                              'weight': 1.0,
                              'risk': 'presence',
                              'knowledge': "a person's full record; compares its distance to the "

@@ -9,6 +9,7 @@ differ from SDMetrics on purpose (NaN keys, DCR ranges, NewRowSynthesis toleranc
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,10 @@ def _names(value: Any) -> list[str] | None:
     return [str(v) for v in value]
 
 
+def _has(metadata: Any, field: str) -> bool:
+    return isinstance(metadata, Mapping) and field in metadata
+
+
 def _meta_field(metadata: Any, field: str) -> Any:
     return metadata.get(field) if isinstance(metadata, Mapping) else None
 
@@ -79,10 +84,16 @@ class _CAP(_Metric):
                           model_kwargs: Any = None) -> dict[str, Any]:
         """``{"score": ...}``, as SDMetrics' base ``compute_breakdown`` (its first four arguments; the
         CAP arguments may follow, SDMetrics reads them from ``metadata`` there)."""
-        keys = _names(key_fields) or _names(_meta_field(metadata, "key_fields"))
-        sens = _names(sensitive_fields) or _names(_meta_field(metadata, "sensitive_fields"))
+        # SDMetrics' rules and messages: fields named in the metadata win over the arguments
+        keys = _names(_meta_field(metadata, "key_fields") if _has(metadata, "key_fields") else key_fields)
+        sens = _names(_meta_field(metadata, "sensitive_fields") if _has(metadata, "sensitive_fields")
+                      else sensitive_fields)
+        if keys is None:
+            raise TypeError("`key_fields` must be passed either directly or inside `metadata`")
+        if sens is None:
+            raise TypeError("`sensitive_fields` must be passed either directly or inside `metadata`")
         if not keys or not sens:
-            raise TypeError("`key_fields` and `sensitive_fields` must be given, directly or in the metadata")
+            raise ValueError("`key_fields` or `sensitive_fields` is empty")
         res = run(cls._METRIC, real_data, synthetic_data, metadata=table_metadata(_strip(metadata), table_name),
                   key_fields=keys, sensitive_fields=sens, max_records=0)
         return {"score": _f(res.value)}
@@ -234,8 +245,12 @@ class DCRBaselineProtection(_Metric):
         frames, meta, num_rows_subsample, num_iterations = dcr_inputs(
             {"real": real_data, "synthetic": synthetic_data}, metadata, table_name, num_rows_subsample,
             num_iterations, type_message=_BASELINE_TYPES)
+        # SDMetrics draws whole random numbers for integer dtypes and reals for float dtypes
+        whole = [c for c, spec in meta["columns"].items() if spec["sdtype"] == "numerical"
+                 and pd.api.types.is_integer_dtype(frames["real"][c].dtype)]
         res = run("dcr_baseline_protection", frames["real"], frames["synthetic"], metadata=meta,
-                  num_rows_subsample=num_rows_subsample, num_iterations=num_iterations, max_records=0)
+                  num_rows_subsample=num_rows_subsample, num_iterations=num_iterations, max_records=0,
+                  integer_columns=whole)
         d = res.details
         return {"score": _f(d["score"]), "median_DCR_to_real_data": dict(d["median_DCR_to_real_data"])}
 
@@ -295,6 +310,12 @@ class NewRowSynthesis(_Metric):
                           table_name: str | None = None, numerical_match_tolerance: float = 0.01,
                           synthetic_sample_size: int | None = None) -> dict[str, Any]:
         """``{"score", "num_new_rows", "num_matched_rows"}``."""
+        n_syn = len(synthetic_data) if hasattr(synthetic_data, "__len__") else 0
+        if synthetic_sample_size is not None and synthetic_sample_size > n_syn:
+            warnings.warn(f"The provided `synthetic_sample_size` of {synthetic_sample_size} is larger than the "
+                          f"number of synthetic data rows ({n_syn}). Proceeding without sampling.",
+                          UserWarning, stacklevel=2)
+            synthetic_sample_size = None
         res = run("new_row_synthesis", real_data, synthetic_data, metadata=table_metadata(metadata, table_name),
                   numerical_match_tolerance=numerical_match_tolerance,
                   synthetic_sample_size=synthetic_sample_size, max_records=0)

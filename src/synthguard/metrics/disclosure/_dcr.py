@@ -1,5 +1,10 @@
 """Distance to closest record (SDMetrics' ``dcr_utils.calculate_dcr``) on the shared engine, and the
-uniform random baseline table of ``DCRBaselineProtection``."""
+uniform random baseline table of ``DCRBaselineProtection``.
+
+Datetime columns are compared in seconds (``exact_datetimes``: whole seconds exact), as SDMetrics
+compares them (``Timedelta.total_seconds()``), so a DCR of whole-second data equals SDMetrics' to
+the last bit; days since 1970 would turn a 1-in-5-seconds difference into 0.1999999874.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from ...engine.neighbors import Neighbors, gower, kneighbors
 from ...errors import MetricError
 from ...registry import Context
 
-__all__ = ["dcr_columns", "dcr_metric", "nearest", "random_baseline_frame", "subsample"]
+__all__ = ["dcr_block", "dcr_columns", "dcr_metric", "dcr_scale", "nearest", "random_baseline_frame",
+           "subsample"]
 
 
 def dcr_columns(ctx: Context) -> list[str]:
@@ -27,6 +33,16 @@ def dcr_columns(ctx: Context) -> list[str]:
         raise MetricError("no numerical, datetime, categorical or boolean column to compare rows on; "
                           "declare column sdtypes in the metadata (PII and id columns are ignored)")
     return cols
+
+
+def dcr_block(ctx: Context, role: str, cols: Sequence[str]) -> Block:
+    """The rows of ``role`` as the DCR compares them (datetimes in exact seconds)."""
+    return ctx.encoded.block(role, cols, exact_datetimes=True)
+
+
+def dcr_scale(ctx: Context, cols: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+    """Ranges of the numeric columns over ``roles``, in the units of :func:`dcr_block`."""
+    return ctx.encoded.ranges(cols, roles, exact_datetimes=True)
 
 
 def dcr_metric(scale: np.ndarray):
@@ -49,14 +65,18 @@ def subsample(n: int, size: int | None, rng: np.random.Generator) -> np.ndarray:
 
 
 def random_baseline_frame(original: pd.DataFrame, columns: Sequence[str], sdtypes: dict[str, str],
-                          n: int, rng: np.random.Generator) -> pd.DataFrame:
+                          n: int, rng: np.random.Generator,
+                          integer_columns: Sequence[str] | None = None) -> pd.DataFrame:
     """``n`` rows drawn uniformly within the original's values, column by column.
 
-    Integer-valued numerical columns: uniform integers in [min, max]; other numerical columns:
-    uniform reals in [min, max); datetimes: uniform instants in [min, max]; categorical and boolean:
+    Integer numerical columns: uniform integers in [min, max]; other numerical columns: uniform
+    reals in [min, max); datetimes: uniform instants in [min, max]; categorical and boolean:
     uniform choice among the distinct non-missing values (not frequency-weighted). Then each column
-    is set missing with probability equal to the original column's missing share.
+    is set missing with probability equal to the original column's missing share. The integer
+    columns are ``integer_columns`` when given (SDMetrics decides by the input's dtype, which the
+    typed tables no longer hold), else the numerical columns whose values are all whole.
     """
+    whole = None if integer_columns is None else set(integer_columns)
     out: dict[str, object] = {}
     for c in columns:  # loop over columns
         s = original[c]
@@ -70,7 +90,7 @@ def random_baseline_frame(original: pd.DataFrame, columns: Sequence[str], sdtype
         elif sd == "numerical":
             v = vals.to_numpy(dtype=float)
             lo, hi = float(v.min()), float(v.max())
-            if np.all(np.mod(v, 1) == 0):
+            if (c in whole) if whole is not None else bool(np.all(np.mod(v, 1) == 0)):
                 col = pd.Series(rng.integers(int(lo), int(hi) + 1, n).astype(float))
             else:
                 col = pd.Series(rng.uniform(lo, hi, n))

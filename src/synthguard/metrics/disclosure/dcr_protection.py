@@ -27,14 +27,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ...core.format import fmt_number
 from ...core.results import Baseline, Evidence, MetricResult
 from ...engine.neighbors import Neighbors
+from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import median_ci, wilson_rate
 from ._common import has_control
-from ._dcr import dcr_columns, nearest, random_baseline_frame, subsample
+from ._dcr import dcr_block, dcr_columns, dcr_scale, nearest, random_baseline_frame, subsample
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
 
@@ -51,7 +53,7 @@ def _subsample_params() -> list[Param]:
 
 def _blocks(ctx: Context):
     cols = dcr_columns(ctx)
-    scale = ctx.encoded.ranges(cols, ("original",))
+    scale = dcr_scale(ctx, cols)
     return cols, scale
 
 
@@ -61,17 +63,36 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
 
     When a metric in ``shareable`` runs too and searches the same pair with the same distance
     (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
-    search is reused instead of a second one."""
-    if set(shareable) & set(ctx.run_metrics):
+    search is reused instead of a second one. Those metrics hold datetimes in days: the distances
+    are the same to the last bit only when every datetime value of the pair is a whole day (then
+    both units hold every difference and range exactly), so only then is the search shared."""
+    if set(shareable) & set(ctx.run_metrics) and _whole_days(ctx, cols, ("synthetic", reference)):
         from ..privacy.distance import distance_setup, shared_neighbours
 
         d_cols, d_metric = distance_setup(ctx)
-        if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), scale):
+        days_scale = ctx.encoded.ranges(cols, ("original",))
+        if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), days_scale):
             d, i = shared_neighbours(ctx, "synthetic", reference, 1)
             return Neighbors(d, i)
     key = (f"disclosure.dcr.synthetic->{reference}", tuple(cols))
-    return ctx.memo(key, lambda: nearest(ctx, ctx.encoded.block("synthetic", cols),
-                                         ctx.encoded.block(reference, cols), scale))
+    return ctx.memo(key, lambda: nearest(ctx, dcr_block(ctx, "synthetic", cols),
+                                         dcr_block(ctx, reference, cols), scale))
+
+
+def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
+    """Every datetime value among ``cols`` in the tables ``roles`` is midnight (no datetime: True)."""
+    day = np.int64(86_400 * 10**9)
+    for c in cols:  # loop over columns
+        if ctx.tables.schema.sdtype(c) != "datetime":
+            continue
+        for role in roles:  # two tables
+            s = ctx.tables.get(role)[c]
+            if not pd.api.types.is_datetime64_any_dtype(s.dtype):
+                return False
+            ns = s.dropna().astype("datetime64[ns]").to_numpy().astype("int64")
+            if np.any(ns % day):
+                return False
+    return True
 
 
 def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
@@ -122,7 +143,10 @@ def _overfitting_reason(rec: Any) -> str:
                         "median (seeded; its CI is reported); None = one per synthetic row (SDMetrics' "
                         "full computation)", "positive int", nullable=True),
                   Param("random_precision", RANDOM_PRECISION, "stop adding random rows once the 95 % CI "
-                        "of their median DCR is within this fraction of it (when sampling)", "probability")], thresholds={"medium": 0.3, "high": 0.1},
+                        "of their median DCR is within this fraction of it (when sampling)", "probability"),
+                  Param("integer_columns", None, "numerical columns whose random values are whole "
+                        "numbers (None = those whose original values are all whole; the SDMetrics "
+                        "facade passes the integer-dtype columns, SDMetrics' rule)", (list, tuple))], thresholds={"medium": 0.3, "high": 0.1},
           aliases=("dcrbaselineprotection",),
           description="median distance of synthetic rows to their closest original row, relative to "
                       "that of uniformly random rows (1 = synthetic rows no closer than random ones); "
@@ -140,7 +164,8 @@ def _overfitting_reason(rec: Any) -> str:
 def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = None,
                             num_iterations: int = 1, max_records: int = 100,
                             random_rows: int | None = RANDOM_ROWS,
-                            random_precision: float = RANDOM_PRECISION) -> MetricResult:
+                            random_precision: float = RANDOM_PRECISION,
+                            integer_columns: list[str] | None = None) -> MetricResult:
     """SDMetrics' ``DCRBaselineProtection``.
 
     Informative only: it states no members-vs-control evidence and reads "not assessed" under the
@@ -164,6 +189,20 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         ``None`` = one random row per synthetic row (SDMetrics' full computation).
     random_precision : float
         Target half-width of the random median's 95 % CI, relative to the median, when sampling.
+    integer_columns : list of str, optional
+        Numerical columns whose random values are drawn as whole numbers (default: those whose
+        original values are all whole numbers).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context, get_metric
+    >>> from synthguard.run.executor import run_metric
+    >>> real = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]})
+    >>> ctx = Context.from_frames(real, real.copy())
+    >>> spec = get_metric("dcr_baseline_protection")
+    >>> run_metric(spec, ctx.for_metric(spec), spec.resolve_params({"integer_columns": []})).value
+    0.0
     """
     cols, scale = _blocks(ctx)
     tables = ctx.tables
@@ -172,10 +211,15 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
     n_rand = n_syn
     if num_rows_subsample is None and random_rows is not None:
         n_rand = min(int(random_rows), n_syn)
-    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_rand, ctx.rng("random-baseline"))
-    rand_block = ctx.encoded.encode(random_frame, cols)
-    syn_block = ctx.encoded.block("synthetic", cols)
-    ref = ctx.encoded.block("original", cols)
+    unknown = sorted(set(integer_columns or ()) - set(cols))
+    if unknown:
+        raise ConfigError(f"metric 'dcr_baseline_protection': integer_columns names {unknown}, which are "
+                          f"not among the compared columns {cols}; name numerical columns of the data")
+    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_rand, ctx.rng("random-baseline"),
+                                         integer_columns)
+    rand_block = ctx.encoded.encode(random_frame, cols, exact_datetimes=True)
+    syn_block = dcr_block(ctx, "synthetic", cols)
+    ref = dcr_block(ctx, "original", cols)
     iterations = 1 if num_rows_subsample is None else int(num_iterations)
     rng = ctx.rng("subsample")
     med_s, med_r, scores = [], [], []
@@ -272,10 +316,10 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     """
     cols, scale = _blocks(ctx)
     tables = ctx.tables
-    scale_hold = ctx.encoded.ranges(cols, ("control",)) if sdmetrics_compat else scale
-    syn_block = ctx.encoded.block("synthetic", cols)
-    train = ctx.encoded.block("original", cols)
-    hold = ctx.encoded.block("control", cols)
+    scale_hold = dcr_scale(ctx, cols, ("control",)) if sdmetrics_compat else scale
+    syn_block = dcr_block(ctx, "synthetic", cols)
+    train = dcr_block(ctx, "original", cols)
+    hold = dcr_block(ctx, "control", cols)
     n_syn = len(tables.synthetic)
     iterations = 1 if num_rows_subsample is None else int(num_iterations)
     rng = ctx.rng("subsample")
@@ -385,7 +429,7 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
         if n >= len(table) and reuse is not None:
             nb = reuse
         else:
-            ref = ctx.encoded.block(role, cols)
+            ref = dcr_block(ctx, role, cols)
             if n < len(table):
                 ref = ref.take(balanced_rows(table[cols], n, ctx.seed, role))
             nb = nearest(ctx, query, ref, scale)
