@@ -81,12 +81,13 @@ def hostile(shared_data, tmp_path_factory):
     petsard = run(["run", str(yaml), "--output-dir", str(folder / "petsard")])
     assert petsard.exit_code == 0, petsard.output
     return {"files": files, "before": before, "out": out, "console": res.stdout, "folder": folder,
-            "report": json.loads(out["json"].read_text(encoding="utf-8"))}
+            "report": json.loads(out["json"].read_text(encoding="utf-8")), "evaluate": res, "run": petsard}
 
 
 def test_the_hostile_names_reach_the_outputs(hostile):
     """The run used the names (else the checks below prove nothing): every one is a column of the
     report, and the script-named column drives the findings the dossier and the console print."""
+    assert hostile["evaluate"].exit_code == 0 and hostile["run"].exit_code == 0
     cols = set(hostile["report"]["inferred_metadata"])
     assert {"=1+1", "@sex", '=HYPERLINK("http://x")', SCRIPT + "\x1b[2J", "| pipe", "`tick`", "new\nline"} <= cols
     assert hostile["report"]["verdict"]["level"] == "high"
@@ -95,6 +96,7 @@ def test_the_hostile_names_reach_the_outputs(hostile):
 
 
 def test_no_csv_cell_or_header_starts_a_formula(hostile):
+    assert hostile["evaluate"].exit_code == 0 and hostile["run"].exit_code == 0
     csvs = [hostile["out"]["csv"], *sorted((hostile["folder"] / "petsard").glob("*.csv"))]
     names = sorted(p.name for p in csvs[1:])
     assert names == ["petsard_Loader[data]_Splitter[s_[1-1]]_Synthesizer[syn].csv", "petsard_Reporter[columnwise].csv",
@@ -110,6 +112,7 @@ def test_no_csv_cell_or_header_starts_a_formula(hostile):
 
 
 def test_the_markdown_dossier_holds_and_renders_no_raw_html(hostile):
+    assert hostile["evaluate"].exit_code == 0
     md = hostile["out"]["md"].read_text(encoding="utf-8")
     assert "<" not in md  # every < of a name or sentence is &lt;
     assert "&lt;/code&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\x1b\\[2J" in md  # as text, escapes shown
@@ -124,18 +127,21 @@ def test_the_markdown_dossier_holds_and_renders_no_raw_html(hostile):
 
 
 def test_the_html_pages_escape_every_name(hostile):
+    assert hostile["evaluate"].exit_code == 0
     page = hostile["out"]["html"].read_text(encoding="utf-8")
     assert "<script" not in page and "href=\"javascript" not in page
     assert html.escape(SCRIPT) in page and html.escape('=HYPERLINK("http://x")') in page
 
 
 def test_the_console_prints_no_control_character(hostile):
+    assert hostile["evaluate"].exit_code == 0
     out = hostile["console"]
     assert "\x1b" not in out and "\r" not in out
     assert SCRIPT + "\\x1b[2J" in out  # shown, escaped
 
 
 def test_no_input_was_touched(hostile):
+    assert hostile["evaluate"].exit_code == 0 and hostile["run"].exit_code == 0
     assert {p: p.read_bytes() for p in hostile["files"].values()} == hostile["before"]
 
 

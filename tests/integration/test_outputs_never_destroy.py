@@ -222,3 +222,11 @@ def test_petsard_reporter_onto_a_dangling_link_is_refused_before_any_work(acs, t
     res = run(["run", str(yaml), "--output-dir", str(tmp_path)])
     assert_cli_error(res, "Reporter.r output", "symbolic link", "petsard_Reporter[global].csv")
     assert link.is_symlink() and not (tmp_path / "elsewhere.csv").exists()
+
+
+def test_an_error_stays_one_line_whatever_a_path_holds(acs, tmp_path):
+    """The error names the output as given; a newline or an escape sequence in it is shown as an
+    escape, so the error stays one line on the terminal."""
+    bad = tmp_path / "no\nsuch\x1b[2J" / "r.json"
+    res = _evaluate(acs, "--json", str(bad))
+    assert_cli_error(res, "--json", "no\\nsuch\\x1b[2J", "does not exist")
