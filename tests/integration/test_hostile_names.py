@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from synthguard.cli import main
 from synthguard.generators import GaussianCopula
+from tests.unit.core.test_escape import starts_a_formula
 
 from .test_bad_input import run
 
@@ -30,17 +31,6 @@ NAMES = {"income": SCRIPT + "\x1b[2J", "age": "=1+1", "gender": "@sex", "race": 
          "hrs_work": "\tTab", "disability": "*b* _i_ [l](javascript:alert(1))", "birth_qrtr": "# heading",
          "time_to_work": "\rcr=2+3"}
 COMMAND = "=cmd|' /C calc'!A0"
-
-
-def _starts_a_formula(cell: str) -> bool:
-    """A spreadsheet runs it: a trigger first and not a number (decided without the writer's code)."""
-    if not cell or cell[0] not in "=+-@\t\r":
-        return False
-    try:
-        float(cell)
-        return False
-    except ValueError:
-        return True
 
 
 def _csv_cells(path) -> list[str]:
@@ -103,7 +93,7 @@ def test_no_csv_cell_or_header_starts_a_formula(hostile):
                      "petsard_Reporter[global].csv", "petsard_Reporter[pairwise].csv"]
     for path in csvs:
         cells = _csv_cells(path)
-        assert cells and not [c for c in cells if _starts_a_formula(c)], path.name
+        assert cells and not [c for c in cells if starts_a_formula(c)], path.name
     # the names are there, neutralised, and read back as one cell each (no row broken by a \r)
     columnwise = pd.read_csv(hostile["folder"] / "petsard" / "petsard_Reporter[columnwise].csv")
     assert {"'=1+1", "'@sex", "'=HYPERLINK(\"http://x\")", SCRIPT + "\x1b[2J", "'\rcr=2+3"} <= set(columnwise["column"])

@@ -36,8 +36,9 @@ def _cells(text: str) -> list[str]:
     return [c for row in csv.reader(io.StringIO(text, newline="")) for c in row]
 
 
-def _starts_a_formula(cell: str) -> bool:
-    """Independent of the writer: a trigger first, and not a number Python reads."""
+def starts_a_formula(cell: str) -> bool:
+    """A spreadsheet runs the cell: a trigger first and not a number Python reads (decided without
+    the writer's code)."""
     if not cell or cell[0] not in "=+-@\t\r":
         return False
     try:
@@ -54,7 +55,7 @@ def test_no_header_or_cell_starts_a_formula_and_numbers_stay_numbers():
     frame["cat"] = pd.Series(["=cat", "-", "x"], dtype="category")
     text = csv_safe(frame).to_csv(index=False, lineterminator="\r\n")
     cells = _cells(text)
-    assert not [c for c in cells if _starts_a_formula(c)]
+    assert not [c for c in cells if starts_a_formula(c)]
     back = pd.read_csv(io.StringIO(text))
     assert back["-3.5"].tolist()[0] == -3.5 and np.isinf(back["-3.5"]).sum() == 2
     assert back["codes"].tolist() == [-3.5, 2.0, -1e-05]
