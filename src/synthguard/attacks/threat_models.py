@@ -133,7 +133,9 @@ class _LabelInference:
         state = dict(self.__dict__)
         state["_enc"] = {}
         state["feature_cache"] = {}
-        with open(path, "wb") as fh:
+        from ..core.io import open_output
+
+        with open_output(path, "path", binary=True) as fh:
             pickle.dump((type(self), state), fh)
 
     @staticmethod

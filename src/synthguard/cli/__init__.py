@@ -62,7 +62,9 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except SynthguardError as exc:
-            click.echo(f"error: {exc}", err=True)
+            from ..core.escape import terminal_safe
+
+            click.echo(f"error: {terminal_safe(exc)}", err=True)  # one line, whatever a name holds
             sys.exit(2)
         except KeyboardInterrupt:
             interrupted()

@@ -13,7 +13,7 @@ from ..data.loading import load_table
 from ..errors import ConfigError
 from ..generators import BUILTIN
 from ..run.config import validate_seed
-from .evaluate import write_outputs
+from .evaluate import claim_stdout, say, write_outputs
 
 # Python parameter names of run_audit -> the flags that set them, for error messages
 _FLAGS = {"num_training_records": "--train-size", "num_synthetic_records": "--synthetic-size",
@@ -85,6 +85,7 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
 
         check_distinct_outputs({"--json": json_path}, {"--dataset": dataset, "--metadata": metadata})
         check_writable(json_path, "--json")
+        claim_stdout(json_path)
     frame, _ = load_table(dataset, "dataset")
     gen = generator_cmd if generator_cmd else generator
     if generator_cmd is None and generator not in BUILTIN:
@@ -108,5 +109,5 @@ def command(dataset: Path, metadata: Path | None, generator: str, generator_cmd:
         for param, flag in _FLAGS.items():
             msg = msg.replace(param, flag)
         raise ConfigError(msg) from exc
-    click.echo(report.to_console())
+    say(report.to_console())
     write_outputs(report, json_path, None)

@@ -15,7 +15,10 @@ from .evaluate import cache_options, jobs_option, resolve_cache
 @click.option("--metrics", default=None, help="Comma-separated metrics (default: every default metric).")
 @click.option("--preset", default=None, help="quick, privacy or full.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Also write the data and the JSON reports into this folder.")
+              help="Also write the data and the JSON reports into this folder (original.csv, "
+                   "control.csv, leaky.csv, safe.csv, report_leaky.json, report_safe.json); "
+                   "refused when one of them exists, unless --force.")
+@click.option("--force", is_flag=True, help="Let --out overwrite the demo's files already in that folder.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a self-contained HTML report of the leaky release here (and a side-by-side "
                    "comparison next to it, '<name>.compare.html').")
@@ -24,12 +27,14 @@ from .evaluate import cache_options, jobs_option, resolve_cache
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
             html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
-            no_progress: bool) -> None:
+            no_progress: bool, force: bool = False) -> None:
     """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
     from ..api import evaluate
+    from ..core.io import write_csv
     from ..demo import DEMO_METADATA, make_demo
     from ..report.console import fmt_number
 
+    check_demo_outputs(out_dir, html_path, force)
     data = make_demo(rows, seed)
     reports = {}
     for name in ("leaky", "safe"):
@@ -63,9 +68,8 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     for name in ("leaky", "safe"):
         click.echo(f"\n{name} release -> " + render_decision(reports[name], terminal_width()))
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
         for key in ("original", "control", "leaky", "safe"):
-            data[key].to_csv(out_dir / f"{key}.csv", index=False)
+            write_csv(data[key], out_dir / f"{key}.csv", "--out")
         for key, rep in reports.items():
             rep.to_json(out_dir / f"report_{key}.json")
         click.echo(f"data and reports written to {out_dir}")
@@ -77,6 +81,41 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
         Comparison(reports).to_html(side, title="synthguard demo: leaky vs safe release")
         click.echo(f"HTML report written to {html_path} (comparison: {side})")
     click.echo(NEXT)
+
+
+#: The files ``--out`` writes into its folder.
+OUT_FILES = ("original.csv", "control.csv", "leaky.csv", "safe.csv", "report_leaky.json",
+             "report_safe.json")
+
+
+def check_demo_outputs(out_dir: Path | None, html_path: Path | None, force: bool) -> None:
+    """Before any work: ``--out`` never overwrites a file already there unless ``--force`` (it may
+    be the user's own ``original.csv``); the folder is created; every output is writable."""
+    import os
+
+    from ..core.io import check_writable, is_stdout
+    from ..errors import ConfigError
+
+    if html_path is not None:
+        if is_stdout(html_path):
+            raise ConfigError("--html -: the demo writes two pages (the report and a comparison "
+                              "next to it): give a file path")
+        check_writable(html_path, "--html")
+        check_writable(html_path.with_name(html_path.stem + ".compare.html"), "--html")
+    if out_dir is None:
+        return
+    files = [out_dir / name for name in OUT_FILES]
+    there = [f.name for f in files if os.path.lexists(f)]
+    if there and not force:
+        raise ConfigError(f"--out {out_dir} already holds {', '.join(there)}, which the demo would "
+                          "overwrite: give an empty or new folder, or add --force")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out_dir}: cannot create the folder ({exc.strerror or exc}): "
+                          "choose another path") from exc
+    for f in files:
+        check_writable(f, "--out")
 
 
 #: What the demo says last: the command to run on one's own files.

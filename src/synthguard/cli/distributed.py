@@ -6,8 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import click
-
 from ..errors import ConfigError
 
 
@@ -38,6 +36,8 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
         client.close()
         if cluster is not None:
             cluster.close()
-    click.echo(report.to_console())
+    from .evaluate import say
+
+    say(report.to_console())
     write_outputs(report, json_path, html_path)
     return report

@@ -208,7 +208,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         seed=seed, preset=preset, backend=backend, progress=not no_progress, cache=cache,
         original_stats=original_stats, jobs=jobs, retest_columns=retest_columns, on_plan=on_plan,
         **risk, **entity))
-    click.echo(report.to_console())
+    say(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
@@ -259,18 +259,18 @@ def table_argument(value: str | Path | None, db: str | None) -> object:
 def write_extras(report, records_path: Path | None, dossier_path: Path | None, original=None,
                  synthetic=None, metadata=None) -> None:
     """``--records-out`` (every record, every verbatim copy when the rows are at hand) and
-    ``--dossier``, written atomically."""
-    from ..core.io import atomic_write_text
+    ``--dossier``, written atomically (the CSV through the one CSV writer)."""
+    from ..core.io import write_csv
 
     if records_path is not None:
         frame = report.records(original, synthetic, metadata)
-        atomic_write_text(records_path, frame.to_csv(index=False))
+        write_csv(frame, records_path, "--records-out")
         drops = frame.loc[frame["action"] == "drop", "release_row"].dropna().nunique()
-        click.echo(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
-                   "row(s) to drop)")
+        say(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
+            "row(s) to drop)")
     if dossier_path is not None:
         report.to_dossier(dossier_path)
-        click.echo(f"dossier written to {dossier_path}")
+        say(f"dossier written to {dossier_path}")
 
 
 def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:
@@ -290,7 +290,7 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     from ..api import compare
 
     comp = compare(original, list(synthetic), **kwargs)
-    click.echo(comp.to_console())
+    say(comp.to_console())
     write_outputs(comp, json_path, html_path)
     return comp
 
@@ -308,6 +308,22 @@ def check_outputs(json_path: Path | None, html_path: Path | None,
     for option, path in outputs.items():
         if path is not None:
             check_writable(path, option)
+    claim_stdout(*outputs.values())
+
+
+def claim_stdout(*paths: Path | None) -> None:
+    """When an output is ``-`` (standard output), every message of this command goes to stderr
+    (see :func:`say`), so standard output carries that output only."""
+    from ..core.io import is_stdout
+
+    if any(is_stdout(p) for p in paths):
+        click.get_current_context().meta["synthguard.stdout_taken"] = True
+
+
+def say(text: str) -> None:
+    """Print a message: on stdout, or on stderr when an output is written to stdout."""
+    ctx = click.get_current_context(silent=True)
+    click.echo(text, err=bool(ctx is not None and ctx.meta.get("synthguard.stdout_taken")))
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:
@@ -322,4 +338,4 @@ def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:
         except OSError as exc:  # checked up front; the disk can still fill or vanish meanwhile
             raise ConfigError(f"{option} {path}: could not write the report "
                               f"({exc.strerror or exc}): choose another path") from exc
-        click.echo(f"{chr(10) if option == '--json' else ''}{option[2:].upper()} report written to {path}")
+        say(f"{chr(10) if option == '--json' else ''}{option[2:].upper()} report written to {path}")

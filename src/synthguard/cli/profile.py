@@ -33,14 +33,17 @@ def command(original: Path, output: Path, metadata: Path | None, seed: int, max_
             max_categories: int, n_triples: int, coarse: bool, ecdf_points: int, min_count: int) -> None:
     """Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) for
     'synthguard evaluate --original-stats'."""
-    from ..core.io import check_distinct_outputs, check_writable
+    from ..core.io import check_distinct_outputs, check_writable, output_target
+    from .evaluate import claim_stdout, say
 
     check_distinct_outputs({"--output": output}, {"ORIGINAL": original, "--metadata": metadata})
     check_writable(output, "--output")
+    claim_stdout(output)
     stats = profile(original, metadata, seed=seed, max_bins=max_bins, max_categories=max_categories,
                     n_triples=n_triples, exact_shapes=not coarse, ecdf_points=ecdf_points,
                     min_count=min_count if coarse else 1)
     stats.save(output)
-    size = output.stat().st_size
-    click.echo(f"profile of {stats.source} ({stats.n_rows} rows, {len(stats.schema.columns)} columns) "
-               f"written to {output} ({size / 1024:.0f} KiB)")
+    target = output_target(output, "--output")
+    size = f" ({target.path.stat().st_size / 1024:.0f} KiB)" if target.kind == "file" else ""
+    say(f"profile of {stats.source} ({stats.n_rows} rows, {len(stats.schema.columns)} columns) "
+        f"written to {output}{size}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.escape import terminal_safe
 from ..core.format import fmt_number
 
 __all__ = ["fmt_number", "render_decision", "render_table", "render_verdict", "terminal_width", "wrap"]
@@ -22,7 +23,7 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
     import textwrap
 
     first = indent if first is None else first
-    return textwrap.wrap(str(text), width=max(20, width), initial_indent=first,
+    return textwrap.wrap(terminal_safe(text, keep_lines=True), width=max(20, width), initial_indent=first,
                          subsequent_indent=indent, break_long_words=False,
                          break_on_hyphens=False) or [first.rstrip()]
 
@@ -34,8 +35,8 @@ def render_table(rows: Sequence[dict[str, Any]], width: int = 120) -> str:
     columns, each note goes on its own indented lines under its row. Nothing is cut.
     """
     headers = ["metric", "status", "value", "baseline", "ci", "n", "risk", "note"]
-    cells = [[str(r["metric"]), str(r["status"]), fmt_number(r["value"]), fmt_number(r["baseline"]),
-              fmt_number(r["ci"]), fmt_number(r["n"]), str(r["risk"]), str(r["note"] or "")] for r in rows]
+    cells = [[terminal_safe(r["metric"]), str(r["status"]), fmt_number(r["value"]), fmt_number(r["baseline"]),
+              fmt_number(r["ci"]), fmt_number(r["n"]), str(r["risk"]), terminal_safe(r["note"] or "", keep_lines=True)] for r in rows]
     widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
     fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
     room = width - fixed
@@ -186,17 +187,17 @@ def render_verdict(verdict: Any, width: int = 100) -> str:
             f"{fmt_number(100 * v['materiality'])} % of training {v.get('unit', 'records')}, release: "
             f"{v['release_type']})")
     lines = wrap(head, width, "  ", "")
-    lines += textwrap.wrap(str(v.get("summary") or ""), width=width, initial_indent="  ",
+    lines += textwrap.wrap(terminal_safe(v.get("summary") or "", keep_lines=True), width=width, initial_indent="  ",
                            subsequent_indent="  ", break_long_words=False,
                            break_on_hyphens=False)
     limit = v.get("detection_limit")
     if limit and limit.get("text") and limit["text"] not in str(v.get("summary") or ""):
-        lines += textwrap.wrap("detection limit: " + limit["text"], width=width, initial_indent="  ",
+        lines += textwrap.wrap("detection limit: " + terminal_safe(limit["text"], keep_lines=True), width=width, initial_indent="  ",
                                subsequent_indent="  ", break_long_words=False,
                            break_on_hyphens=False)
     if v.get("not_assessed"):
         lines += textwrap.wrap("not assessed (no test against the control; informative only): "
-                               + ", ".join(v["not_assessed"]), width=width, initial_indent="  ",
+                               + terminal_safe(", ".join(v["not_assessed"])), width=width, initial_indent="  ",
                                subsequent_indent="  ", break_long_words=False,
                            break_on_hyphens=False)
     return "\n".join(lines)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
+from ..core.escape import md_code, md_escape, md_inline_html
 from .risks import headline_limit, interval, knowledge_of, no_control_reading, pct, risks_of
 
 WP216 = ("singling_out", "linkability", "inference")
@@ -66,7 +66,7 @@ def _markdown(report: Any, today: _dt.date) -> str:
     d = report.to_dict()
     v = d.get("verdict") or {}
     tests = {t["metric"]: t for t in v.get("tests") or []}
-    release = str(v.get("release_type", "synthetic"))
+    release = md_escape(v.get("release_type", "synthetic"))
     out = ["# Release dossier", "",
            f"Decision: **{str(v.get('level', '?')).upper()}**. Prepared with synthguard "
            f"{d.get('synthguard_version')} on {today.isoformat()}; review by "
@@ -78,16 +78,17 @@ def _markdown(report: Any, today: _dt.date) -> str:
               if release == "synthetic" else "every release row stands for a real person")
            + ").",
            f"- Materiality: a leak matters when it exposes {pct(v.get('materiality'))} or more of "
-           f"the training {v.get('unit', 'records')} beyond what the release reveals about "
+           f"the training {md_escape(v.get('unit', 'records'))} beyond what the release reveals about "
            f"people it never saw.",
            f"- False-alarm rate of the whole assessment: {pct(v.get('alpha'))}; detection limits "
            f"at {pct(v.get('power'))} power.",
-           f"- Seed: {d.get('seed')}; tool: synthguard {d.get('synthguard_version')}; rule: "
-           f"{v.get('rule')}.", "",
+           f"- Seed: {md_escape(d.get('seed'))}; tool: synthguard {md_escape(d.get('synthguard_version'))}; "
+           f"rule: {md_escape(v.get('rule'))}.", "",
            "| input | rows | columns | SHA-256 |", "|---|---|---|---|"]
     for role, fp in (d.get("inputs") or {}).items():
         if isinstance(fp, Mapping):
-            out.append(f"| {role} | {fp.get('rows')} | {fp.get('columns')} | `{fp.get('sha256')}` |")
+            out.append(f"| {md_escape(role)} | {md_escape(fp.get('rows'))} | {md_escape(fp.get('columns'))} | "
+                       f"{md_code(fp.get('sha256'))} |")
     out += ["", "## Criteria", "",
             "The three criteria of the Article 29 Working Party's opinion on anonymisation "
             "(WP216: singling out, linkability, inference), and the presence of training records "
@@ -99,52 +100,52 @@ def _markdown(report: Any, today: _dt.date) -> str:
         r = by.get(key)
         if r is None:
             continue
-        out += [f"### {r['title']}", "", f"{r.get('criterion')}", "",
-                f"- Level: **{r['level']}**.", f"- Reading: {r.get('summary')}"]
+        out += [f"### {md_escape(r['title'])}", "", md_escape(r.get('criterion')), "",
+                f"- Level: **{md_escape(r['level'])}**.", f"- Reading: {md_escape(r.get('summary'))}"]
         for name in r.get("tests") or []:
             t = tests.get(name) or {}
-            out.append(f"- Test `{name}`: {t.get('statistic', 'see the JSON report')}; attacker "
-                       f"knows {knowledge_of(name)}; baseline: "
-                       f"{t.get('baseline', 'the control')}; training {pct(t.get('member'))} "
-                       f"vs control {pct(t.get('non_member'))}; excess {pct(t.get('effect'))} "
-                       f"({interval(t.get('effect_ci'))}); {t.get('test', 'test')}, adjusted "
-                       f"p {_p(t.get('p_adjusted'))}; detection limit "
-                       f"{pct(t.get('detection_limit'))}; level {t.get('level')}.")
+            out.append(f"- Test {md_code(name)}: {md_escape(t.get('statistic', 'see the JSON report'))}; "
+                       f"attacker knows {md_escape(knowledge_of(name))}; "
+                       f"baseline: {md_escape(t.get('baseline', 'the control'))}; training "
+                       f"{pct(t.get('member'))} vs control {pct(t.get('non_member'))}; excess "
+                       f"{pct(t.get('effect'))} ({interval(t.get('effect_ci'))}); "
+                       f"{md_escape(t.get('test', 'test'))}, adjusted p {_p(t.get('p_adjusted'))}; "
+                       f"detection limit {pct(t.get('detection_limit'))}; level {md_escape(t.get('level'))}.")
         lims = [x for x in (r.get("detection_limits") or {}).values() if isinstance(x, Mapping)]
         for x in lims:
-            out.append(f"- Detection limit: {x.get('text')}.")
+            out.append(f"- Detection limit: {md_escape(x.get('text'))}.")
         if not r.get("tests"):
             out.append("- No test of this criterion compared training records with the control.")
         if r.get("settle"):
-            out.append(f"- To decide: {r['settle']}.")
+            out.append(f"- To decide: {md_escape(r['settle'])}.")
         for c in r.get("coarsening") or ():
-            out.append(f"- Mitigation tested: {c['text']}; coarsening: {c['coarsening']}, the "
+            out.append(f"- Mitigation tested: {md_escape(c['text'])}; coarsening: {md_escape(c['coarsening'])}, the "
                        "same applied to the release, the training and the control rows, every "
                        "test of the verdict run again.")
         out.append("")
-    out += ["## Motivated-intruder reading", "", _intruder(risks), ""]
+    out += ["## Motivated-intruder reading", "", md_escape(_intruder(risks)), ""]
     out += ["## Residual risk", ""]
     reading = no_control_reading(d)
     if reading:
-        out.append(f"- Without a control: {reading}")
+        out.append(f"- Without a control: {md_escape(reading)}")
     for r in risks:
         lim = headline_limit(r)  # the largest over the leak types, as the verdict states it
         if r["level"] == "low" and lim is not None and lim["value"] is not None:
-            out.append(f"- {r['title']}: leaks smaller than {pct(lim['value'])} of the training "
+            out.append(f"- {md_escape(r['title'])}: leaks smaller than {pct(lim['value'])} of the training "
                        "records could go unseen.")
         elif r["level"] in ("inconclusive", "not assessed"):
-            out.append(f"- {r['title']}: {r['level']}; the risk is not bounded by this run.")
+            out.append(f"- {md_escape(r['title'])}: {md_escape(r['level'])}; the risk is not bounded by this run.")
     if v.get("not_assessed"):
         out.append("- Informative only (no test against the control): "
-                   + ", ".join(f"`{n}`" for n in v["not_assessed"]) + ".")
+                   + ", ".join(md_code(n) for n in v["not_assessed"]) + ".")
     out.append("- Outside these tests: attackers with knowledge beyond the assumptions above, "
                "and linkage with data sets that are not part of this assessment.")
     todo = what_to_do(d)
     if todo:
-        out += ["", "## Actions", ""] + [f"- {t}" for t in todo]
+        out += ["", "## Actions", ""] + [f"- {md_escape(t)}" for t in todo]
         cost = ((d.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
         if cost:
-            out.append(f"- Cost of the coarsening re-test: {cost}.")
+            out.append(f"- Cost of the coarsening re-test: {md_escape(cost)}.")
     out += ["", "## Sign-off", "", "Reviewed by: ______________________  Role: ______________  "
             "Signature: ______________", ""]
     return "\n".join(out)
@@ -186,10 +187,7 @@ def _to_html(md: str) -> str:
 
     from .html import page
 
-    def inline(text: str) -> str:
-        text = escape(text)
-        text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
-        return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+    inline = md_inline_html
 
     body: list[str] = []
     in_list = False
@@ -206,7 +204,7 @@ def _to_html(md: str) -> str:
 
     for line in md.splitlines():
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().removeprefix("|").removesuffix("|"))]
             if not all(set(c) <= {"-"} for c in cells):
                 rows.append(cells)
             continue

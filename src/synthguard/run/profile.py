@@ -92,9 +92,10 @@ class OriginalStats:
 
     def save(self, path: str | Path) -> Path:
         """Write the profile as JSON to ``path``."""
+        from ..core.io import atomic_write_text
+
         p = Path(path)
-        p.write_text(json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False) + "\n",
-                     encoding="utf-8")
+        atomic_write_text(p, json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False) + "\n")
         return p
 
 

@@ -19,6 +19,9 @@ from synthguard.cli import main
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# Chromium puts a Unix socket in $TMPDIR and dies when that path exceeds 108 bytes: a long TMPDIR
+# (a CI runner's work folder) must not fail the test, so the browser gets /tmp where it exists
+BROWSER_ENV = {**os.environ, "TMPDIR": "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()}
 
 
 def render(html_path: Path, png_path: Path) -> dict:
@@ -29,7 +32,8 @@ def render(html_path: Path, png_path: Path) -> dict:
     console: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                   args=FLAGS, viewport={"width": 1200, "height": 900})
+                                                   args=FLAGS, viewport={"width": 1200, "height": 900},
+                                                   env=BROWSER_ENV)
         try:
             page = ctx.new_page()
             page.on("request", lambda r: requests.append(r.url))

@@ -21,6 +21,7 @@ import synthguard
 from synthguard.cli import main
 from synthguard.demo import DEMO_METADATA, make_demo
 from synthguard.report.risks import RISK_ORDER, pct
+from tests.console_text import flat
 
 PRIVACY = ("exact_matches,dcr,closest_distance_mia,singling_out_univariate,"
            "singling_out_multivariate,linkability,inference,anonymeter,cap,zero_cap,"
@@ -151,11 +152,11 @@ def test_console_never_cuts_a_number_or_sentence_at_80_and_200_columns(demo_repo
     for width in (80, 200):
         text = rep.to_console(width)
         assert max(len(line) for line in text.splitlines()) <= width
-        flat = " ".join(text.split())
+        whole = flat(text)
         for row in rep.summary_rows():
-            assert " ".join(str(row["note"] or "").split()) in flat
+            assert flat(row["note"] or "") in whole
         for r in rep.risks():
-            assert " ".join(r["summary"].split()) in flat
+            assert flat(r["summary"]) in whole
 
 
 def test_compare_wraps_to_the_width(demo_reports):
@@ -197,7 +198,7 @@ def test_without_control_the_decision_says_how_to_get_one():
     text = rep.to_console(100)
     assert "Without a control:" in text and "SynEval" in text
     assert re.search(r"about [\d,]+ training and [\d,]+ control rows give a detection limit of 1 %",
-                     " ".join(text.split()))
+                     flat(text))
 
 
 def test_page_is_short_and_shows_each_test_once(demo_reports):
@@ -222,7 +223,7 @@ OLD_HEIGHT = 16_777
 
 @pytest.mark.parametrize("release", ["leaky", "safe"])
 def test_browser_shows_decision_and_cards_in_the_first_900px(tmp_path, release, demo_reports):
-    from .test_browser import CHROMIUM, FLAGS
+    from .test_browser import BROWSER_ENV, CHROMIUM, FLAGS
 
     if not Path(CHROMIUM).exists():
         pytest.fail("chromium is not installed: run scripts/test.sh as root or apt-get install chromium")
@@ -237,7 +238,7 @@ def test_browser_shows_decision_and_cards_in_the_first_900px(tmp_path, release, 
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
                                                    args=FLAGS, java_script_enabled=False,
-                                                   viewport={"width": 1400, "height": 900})
+                                                   viewport={"width": 1400, "height": 900}, env=BROWSER_ENV)
         try:
             page = ctx.new_page()
             page.goto(html.resolve().as_uri(), wait_until="load")
@@ -342,9 +343,9 @@ def test_exact_income_singling_out_names_income_and_its_level_after_binning(inco
     cost = d["actions"]["coarsen_retest"]
     assert cost["columns_retested"][0] == "income" and len(cost["columns_retested"]) <= 2
     assert set(cost["metrics_rerun"]) == set(metrics)
-    flat = " ".join(rep.to_console(100).split())
-    assert "re-tested: " + c["text"] in flat
-    assert "Column 'income' (numerical) singles people out" in flat
+    text = flat(rep.to_console(100))
+    assert "re-tested: " + c["text"] in text
+    assert "Column 'income' (numerical) singles people out" in text
     assert "Re-tested: " + c["text"] in rep.to_html().replace("&#x27;", "'")
     assert "Mitigation tested: " + c["text"] in rep.to_dossier(tmp_path / "d.md")
 
@@ -398,7 +399,7 @@ def test_leaky_demo_retests_the_top_driver_of_singling_out_and_of_inference(demo
     # 40 % of the release are verbatim copies: coarsening one column cannot remove that excess,
     # and the report says so rather than suggesting it would
     assert all(c["level_after"] == "high" for c in so + inf)
-    assert "coarsening it alone does not remove the excess" in " ".join(rep.to_console(100).split())
+    assert "coarsening it alone does not remove the excess" in flat(rep.to_console(100))
     # re-tested only when singling out or inference alarms
     safe = reps["safe"]
     alarm = any(r["level"] in ("high", "medium") for r in safe.risks()

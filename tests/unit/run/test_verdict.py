@@ -21,6 +21,7 @@ from synthguard.stats import (
     holm_adjust,
     tail_counts,
 )
+from tests.console_text import flat
 
 
 @pytest.mark.parametrize("k1,n1,k2,n2", [(10, 1000, 0, 1000), (5, 50, 3, 70), (0, 10, 4, 10),
@@ -141,14 +142,14 @@ def test_fail_on_gates_a_pipeline_and_json_carries_the_verdict(tmp_path, demo_da
     leaky = CliRunner().invoke(main, base + ["-s", str(p["leaky"]), "--fail-on", "high",
                                              "--json", str(tmp_path / "leaky.json")])
     assert leaky.exit_code == 3, leaky.output
-    assert "VERDICT: HIGH" in leaky.output
+    assert "VERDICT: HIGH" in flat(leaky.output)
     data = json.loads((tmp_path / "leaky.json").read_text())
     assert data["verdict"]["level"] == "high" and data["verdict"]["drivers"]
     assert data["verdict"]["rule"] == "calibrated" and data["verdict"]["materiality"] == 0.05
     assert data["metrics"]["exact_matches"]["result"]["evidence"]["p_adjusted"] < 1e-6
     safe = CliRunner().invoke(main, base + ["-s", str(p["safe"]), "--fail-on", "high"])
     assert safe.exit_code == 0, safe.output
-    assert "VERDICT: LOW" in safe.output
+    assert "VERDICT: LOW" in flat(safe.output)
     # without a test that sees interpolated neighbours, low cannot be claimed: the run says so
     CliRunner().invoke(main, [a.replace(",close_neighbours", "") for a in base]
                        + ["-s", str(p["safe"]), "--json", str(tmp_path / "blind.json")])
@@ -156,7 +157,7 @@ def test_fail_on_gates_a_pipeline_and_json_carries_the_verdict(tmp_path, demo_da
     assert verdict["level"] == "inconclusive" and "interpolated neighbours" in verdict["summary"]
     ref = CliRunner().invoke(main, base + ["-s", str(p["leaky"]), "--risk-rule", "reference",
                                            "--materiality", "0.02"])
-    assert ref.exit_code == 0 and "rule: reference" in ref.output
+    assert ref.exit_code == 0 and "rule: reference" in flat(ref.output)
     bad = CliRunner().invoke(main, base + ["-s", str(p["safe"]), "--materiality", "2"])
     assert bad.exit_code == 2 and "materiality" in bad.output
 

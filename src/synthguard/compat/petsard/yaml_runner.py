@@ -52,6 +52,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...core.io import write_csv
 from ...errors import ConfigError, InputError
 
 MODULES = ("Loader", "Splitter", "Preprocessor", "Synthesizer", "Postprocessor", "Evaluator", "Reporter")
@@ -219,9 +220,9 @@ class PetsardRunner:
         return files
 
     def _output_path(self, where: str, fname: str) -> Path:
-        """``output_dir / fname``, refused when it leaves ``output_dir`` (unless allowed) or names
-        an input file."""
-        from ...core.io import check_distinct_outputs
+        """``output_dir / fname``, refused when it leaves ``output_dir`` (unless allowed), names
+        an input file, or cannot be written (a link to a folder, a folder...)."""
+        from ...core.io import check_distinct_outputs, check_writable
 
         path = self.output_dir / fname
         if not self.allow_outside:
@@ -232,6 +233,8 @@ class PetsardRunner:
                                   "--allow-outside-output-dir")
         check_distinct_outputs({f"{where} output": path},
                                {f"input {p.name}": p for p in self._inputs()})
+        if path.parent.exists():  # a missing folder is created when the file is written
+            check_writable(path, f"{where} output")
         return path
 
     def _validate(self) -> None:
@@ -302,6 +305,9 @@ class PetsardRunner:
                     raise ConfigError(f"Reporter.{name}: naming_strategy must be traditional or compact")
             output = str((p or {}).get("output", "petsard"))
             self._output_path(f"Reporter.{name}", f"{output}_x.csv")  # checked before any work
+            if method == "save_report":
+                for fname in _report_names(dict(p)).values():
+                    self._output_path(f"Reporter.{name}", fname)
 
     # ------------------------------------------------------------------------------------- run
     def run(self) -> RunResult:
@@ -371,26 +377,17 @@ class PetsardRunner:
 
     # --------------------------------------------------------------------------------- reporter
     def _save_report(self, p: dict[str, Any], res: RunResult) -> list[Path]:
-        g = p["granularity"]
-        grans = [str(x).lower() for x in ([g] if isinstance(g, str) else g)]
         ev = p.get("eval")
         evs = [ev] if isinstance(ev, str) else (list(ev) if ev else None)
-        output = str(p.get("output", "petsard"))
-        strategy = p.get("naming_strategy", "traditional")
         files = []
-        for gran in grans:
+        for gran, fname in _report_names(p).items():
             merged = self._merge(res, gran, evs)
             if merged is None:
                 res.notes.append(f"Reporter: no {gran} table to save (PETsARD writes none either)")
                 continue
-            name = gran if evs is None else "-".join(evs) + f"_{gran}"
-            if strategy == "compact":
-                fname = f"petsard.report.Rp.{name}.{GRAN_ABBR[gran]}.csv"
-            else:
-                fname = f"{output}_Reporter[{name}].csv"
             path = self._output_path("Reporter", fname)
             path.parent.mkdir(parents=True, exist_ok=True)
-            merged.to_csv(path, index=False, encoding="utf-8")
+            write_csv(merged, path, "Reporter")
             files.append(path)
         return files
 
@@ -456,9 +453,25 @@ class PetsardRunner:
                 safe = re.sub(r"[/\\]", "-", tag)
                 path = self._output_path(f"Reporter.{rname}", f"{output}_{safe}.csv")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                frame.to_csv(path, index=False, encoding="utf-8")
+                write_csv(frame, path, f"Reporter.{rname}")
                 files.append(path)
         return sorted(set(files))
+
+
+def _report_names(p: Mapping[str, Any]) -> dict[str, str]:
+    """Granularity -> the file name a ``save_report`` Reporter block writes it to."""
+    g = p["granularity"]
+    ev = p.get("eval")
+    evs = [ev] if isinstance(ev, str) else (list(ev) if ev else None)
+    output = str(p.get("output", "petsard"))
+    out = {}
+    for gran in (str(x).lower() for x in ([g] if isinstance(g, str) else g)):
+        name = gran if evs is None else "-".join(evs) + f"_{gran}"
+        if p.get("naming_strategy", "traditional") == "compact":
+            out[gran] = f"petsard.report.Rp.{name}.{GRAN_ABBR[gran]}.csv"
+        else:
+            out[gran] = f"{output}_Reporter[{name}].csv"
+    return out
 
 
 def run_petsard_yaml(config: str | Path, output_dir: str | Path | None = None, seed: int = 0,

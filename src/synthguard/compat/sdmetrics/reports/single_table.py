@@ -97,7 +97,9 @@ class _Report:
         """Save the generated report to ``filepath`` (pickle, like SDMetrics)."""
         import pickle
 
-        with open(filepath, "wb") as fh:
+        from ....core.io import open_output
+
+        with open_output(filepath, "filepath", binary=True) as fh:
             pickle.dump(self, fh)
 
     @classmethod
