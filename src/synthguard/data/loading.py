@@ -77,7 +77,7 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
                 frame = pd.read_parquet(path)
             except ImportError as exc:
                 raise InputError(f"{name} file {label}: reading Parquet needs pyarrow; "
-                                 "install it with: pip install 'synthguard[parquet]'") from exc
+                                 "install it with: pip install pyarrow") from exc
         else:
             raise InputError(f"{name} file {label}: unknown file type {path.suffix or '(none)'!r}; "
                              "use .csv, .tsv or .parquet")
