@@ -166,7 +166,7 @@ def test_release_given_again_as_the_control_is_refused(nhefs, tmp_path):
     mostly.to_csv(tmp_path / "mostly.csv", index=False)
     res = run(["evaluate", "-o", str(files["original"]), "-s", str(files["release"]), "-c",
                str(tmp_path / "mostly.csv"), "--metrics", "exact_matches"])
-    assert_cli_error(res, "mostly.csv shares 67% of its rows with", f"the release {files['release']}")
+    assert_cli_error(res, "mostly.csv shares 67% of its rows", f"with the release {files['release']}")
 
 
 # ------------------------------------------------------------------------------------ encodings

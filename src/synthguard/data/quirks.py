@@ -329,8 +329,9 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     (leave-one-out: the rate at which a fresh row of the same population meets a training row).
     With ``strict=False`` the errors are warnings instead.
     The control holds the release's rows when it equals the release (any row order), or when at
-    least half of its rows occur in the release and that share exceeds chance by 25 points: real
-    held-out rows meet the release only by chance, whatever the release copied from the original.
+    least half of its rows that are not training rows (20 or more) occur in the release and that
+    share exceeds chance by 25 points: real held-out rows meet the release only by chance,
+    whatever the release copied from the original.
     The overlap warning fires when the control's share in the original exceeds chance by at least
     2 percentage points and an exact one-sided binomial test against the chance rate gives
     p < 0.001.
@@ -359,12 +360,16 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     synthetic = frames.get("synthetic")
     if synthetic is not None:
         h_s = row_hashes(synthetic[cols])
-        in_release = float(np.isin(h_c, h_s).mean())
         same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))
+        # judged on the control rows that are not training rows: a training row may sit in the
+        # release and in a (wrongly overlapping) control alike, which the warning below reports
+        fresh = ~np.isin(h_c, uniq)
+        in_release = float(np.isin(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
         if same or (in_release >= RELEASE_SHARE and in_release >= chance + 0.25):
             s_lab = labels.get("synthetic", "synthetic")
             held = ("holds the same rows as" if same else
-                    f"shares {in_release:.0%} of its rows with (against {chance:.0%} expected by chance)")
+                    f"shares {float(np.isin(h_c, h_s).mean()):.0%} of its rows (against {chance:.0%} "
+                    "expected by chance) with")
             refuse(f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
                    "training, never the release (every copy would look like chance); give the holdout "
                    "file as the control, or leave the control out",

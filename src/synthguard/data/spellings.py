@@ -89,7 +89,8 @@ def spelling_warnings(frames: Mapping[str, pd.DataFrame], schema: Schema,
     original = frames["original"]
     o_lab = labels.get("original", "original")
     for col in schema.of_type("categorical"):
-        o_vals = pd.unique(original[col].dropna())
+        o_vals = pd.unique(original[col])
+        o_vals = o_vals[~pd.isna(o_vals)]  # missing dropped from the distinct values, not the rows
         if len(o_vals) == 0:
             continue
         o_keys = _keys(o_vals)
