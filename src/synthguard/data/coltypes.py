@@ -18,17 +18,20 @@ Rules, per column
 * A column declared in the metadata keeps its declared kind: text for categorical, id, text and
   boolean columns (a code keeps its leading zeros), numbers for numerical columns (values that do
   not parse stay text for the usual error naming them), text for dates (one format per column,
-  :mod:`synthguard.data.dates`).
+  :mod:`synthguard.data.dates`). A categorical (or id) column of integer codes written ``3`` in
+  one table and ``3.0`` in another is compared as the same codes (noted).
 * An undeclared column read from CSV is numeric when every value of every table parses as a
   number, unless some value is written with a leading zero (``01234``): then it is a text code in
   every table. A column mixing integer codes and other values (``unknown``) is categorical text in
   every table, with one warning naming it when the numbers are the majority; a column of decimals
-  with a stray text value is typed table by table (text in a numerical column stays an error). A column some typed input
-  (DataFrame, Parquet) holds as text is text everywhere. ``True``/``False`` spellings are booleans,
-  as ``pandas.read_csv`` reads them.
+  with a stray text value is typed table by table (text in a numerical column stays an error). A
+  column some typed input (DataFrame, Parquet) holds as text is text everywhere. ``True``/``False``
+  spellings are booleans, as ``pandas.read_csv`` reads them; 0/1 in some tables and
+  ``True``/``False`` (or a bool column) in others are booleans in every table (noted).
 
-Numbers are parsed with Python's correctly rounded ``float`` (NumPy's object-to-float cast), so a
-CSV gives the same floats on pandas 2 and 3.
+Each raw text column is read once as Arrow strings (:class:`~synthguard.data.arrowtext.TextColumn`)
+and every question above is one vectorised pass over it. Numbers are parsed correctly rounded
+(Arrow's parser, as Python's ``float``), so a CSV gives the same floats on pandas 2 and 3.
 """
 
 from __future__ import annotations

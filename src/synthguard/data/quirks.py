@@ -7,13 +7,15 @@ for the report: ``notes`` per column (under ``inferred_metadata``) and ``warning
 * surrounding whitespace of categorical / boolean / id values is stripped (``"F "`` is ``"F"``);
 * undeclared columns that are unique per row in every table and share no value between the
   original and the other tables are surrogate identifiers: sdtype ``id``, out of matching and
-  distances;
+  distances; undeclared columns holding each table's row numbers (``0..n-1`` / ``1..n``, a saved
+  pandas index) likewise;
+* an ``id`` declared on a column of few values is warned about;
 * ``inf`` / ``-inf`` in numerical columns are read as missing, with a warning naming the column
   and the count;
 * a categorical column whose values in the release share nothing with the original's is warned
   about (every row then differs in it, so no exact copy can be found through it);
-* a control identical to the original is an error; a control sharing rows with the original well
-  above chance is warned about with the share.
+* a control identical to the original, or holding the release's rows, is an error; a control
+  sharing rows with the original well above chance is warned about with the share.
 """
 
 from __future__ import annotations
@@ -174,18 +176,18 @@ def detect_row_numbers(frames: Mapping[str, pd.DataFrame], schema: Schema,
         starts = {r: _row_numbers(s) for r, s in cols.items()}
         if all(v is not None for v in starts.values()):
             spelled = " or ".join(sorted({"0..n-1" if v == 0 else "1..n" for v in starts.values()}))
-            what = f"numbers the rows of every table ({spelled}, n the row count of each file)"
-            if _UNNAMED.match(col):
-                what += ": an index saved with the data (pandas' to_csv without index=False)"
+            saved = "; an index saved with the data, as pandas' to_csv writes it without index=False" \
+                if _UNNAMED.match(col) else ""
+            what = f"numbers the rows of every table ({spelled}, n the row count of each file{saved})"
         elif _UNNAMED.match(col) and all(_integer_valued(s) and _unique_no_missing(s) for s in cols.values()):
-            what = ("has no header and a different integer on every row of every table: an index saved "
-                    "with the data (pandas' to_csv without index=False)")
+            what = ("has no header and a different integer on every row of every table (an index saved "
+                    "with the data, as pandas' to_csv writes it without index=False)")
         else:
             continue
-        changed[col] = replace(spec, sdtype="id", reason=f"row numbers, not data: {what}")
-        warns.append(f"column {col!r} {what}: read as row numbers and left out of every row comparison "
-                     "(compared, no copied row could match its original); drop it from the files, or "
-                     "declare its sdtype in the metadata to keep it")
+        changed[col] = replace(spec, sdtype="id", reason=f"row numbers, not data: it {what}")
+        warns.append(f"column {col!r} {what}, so it is left out of every row comparison (compared, no "
+                     "copied row could match its original): drop it from the files, or declare its sdtype "
+                     "in the metadata to compare it")
     if not changed:
         return schema, warns
     return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()}), warns
