@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TextColumn", "arrow_strings"]
+__all__ = ["TextColumn", "arrow_strings", "matches"]
 
 _WS = " \t\n\r\f\v"
 #: a decimal number as pandas.to_numeric reads it (after the surrounding ASCII whitespace)
@@ -57,6 +57,18 @@ def arrow_strings(s: pd.Series) -> pa.Array:
         out = arr.__arrow_array__()
         return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
     return pa.array(s.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+
+
+def matches(values: pa.Array | pd.Series, pattern: str) -> np.ndarray:
+    """Where the strings match the RE2 ``pattern`` (``pyarrow.compute``; missing -> False).
+
+    Examples
+    --------
+    >>> matches(pd.Series(["2021-03-04", "x", None]), r"^[0-9]{4}-").tolist()
+    [True, False, False]
+    """
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else arrow_strings(values)
+    return _mask(pc.match_substring_regex(arr, pattern))
 
 
 def _mask(arr: pa.Array) -> np.ndarray:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .arrowtext import arrow_strings
+from .arrowtext import arrow_strings, matches
 
 # RE2 patterns (pyarrow.compute), one pass over a whole column; Python's re is never run per value
 _ISO = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ T][0-9]{1,2}(:[0-9]{2}){0,2}(\.[0-9]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
@@ -54,17 +54,11 @@ def _strings(series: pd.Series) -> pd.Series:
     return pd.Series(pc.utf8_trim_whitespace(arr).to_pandas().to_numpy(dtype=object), index=s.index)
 
 
-def _matches(values: pd.Series, pattern: str) -> np.ndarray:
-    """Where the (string) values match the RE2 ``pattern``."""
-    return pc.fill_null(pc.match_substring_regex(arrow_strings(values), pattern), False).to_numpy(
-        zero_copy_only=False)
-
-
 def _kind(values: pd.Series) -> str:
     """``iso``, ``dmy`` (a/b/yyyy), or ``other`` for the column's non-missing string values."""
-    if len(values) and _matches(values, _ISO).all():
+    if len(values) and matches(values, _ISO).all():
         return "iso"
-    if len(values) and _matches(values, _DMY).all():
+    if len(values) and matches(values, _DMY).all():
         return "dmy"
     return "other"
 
@@ -179,7 +173,7 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
                if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)}
     for r, s in todo.items():
         if r not in numeric and datetime_format is None and len(text := _strings(s)) \
-                and _matches(text, _EPOCH_DIGITS).all():
+                and matches(text, _EPOCH_DIGITS).all():
             numeric[r] = pd.to_numeric(s, errors="coerce")
     if numeric:
         if len(numeric) != len(todo):
@@ -226,7 +220,7 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
         # instant. Parsed with utc=True from the start: pandas 3 refuses mixed offsets without it
         # (and errors="coerce" then turns every value into NaT); pandas 2.0 returns objects.
         text = strings[r]
-        has_offset = pd.Series(_matches(text, _OFFSET) if len(text) and kinds[r] == "iso" else False,
+        has_offset = pd.Series(matches(text, _OFFSET) if len(text) and kinds[r] == "iso" else False,
                                index=text.index, dtype=bool)
         if has_offset.any() and not has_offset.all():
             raise InputError(f"{labels.get(r, r)}: column {column!r} mixes times with a UTC offset (e.g. "

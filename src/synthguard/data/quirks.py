@@ -26,18 +26,34 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..stats import binomial_greater
+from .arrowtext import arrow_strings, matches
 from .hashing import row_hashes
 from .schema import ColumnSpec, Schema
 
 MIN_ID_ROWS = 20
 
 
+def _text(s: pd.Series) -> pa.Array | None:
+    """``s`` as Arrow strings, or ``None`` when it holds other objects than strings."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    try:
+        return arrow_strings(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
 def has_padding(s: pd.Series) -> bool:
-    """Whether a string value of ``s`` has surrounding whitespace, checked over its distinct values
-    (few for categories: much cheaper than stripping every row when nothing needs it)."""
+    """Whether a string value of ``s`` has surrounding whitespace (one Arrow pass; over the
+    distinct values when ``s`` mixes strings with other objects)."""
+    arr = _text(s)
+    if arr is not None:
+        return bool(pc.any(pc.not_equal(arr, pc.utf8_trim_whitespace(arr))).as_py())
     if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         return False
     return any(isinstance(u, str) and u != u.strip() for u in pd.unique(s.dropna()))
@@ -48,6 +64,12 @@ def _strip(s: pd.Series) -> tuple[pd.Series, int]:
     many values changed."""
     if not has_padding(s):
         return s, 0
+    arr = _text(s)
+    if arr is not None:
+        trimmed = pc.utf8_trim_whitespace(arr)
+        hit = pc.fill_null(pc.not_equal(arr, trimmed), False).to_numpy(zero_copy_only=False)
+        new = pd.Series(trimmed.to_pandas().to_numpy(dtype=object), index=s.index)
+        return s.where(~hit, new).astype(s.dtype), int(hit.sum())
     try:
         st = s.str.strip()
     except AttributeError:  # no string values at all
@@ -160,7 +182,7 @@ def detect_row_numbers(frames: Mapping[str, pd.DataFrame], schema: Schema,
     Examples
     --------
     >>> from synthguard.data import infer_schema
-    >>> f = {r: pd.DataFrame({"case_no": range(1, 31), "x": range(30)}) for r in ("original", "synthetic")}
+    >>> f = {r: pd.DataFrame({"case_no": range(1, 31), "x": [3, 1] * 15}) for r in ("original", "synthetic")}
     >>> schema, warns = detect_row_numbers(f, infer_schema(f["original"]), {})
     >>> schema.sdtype("case_no"), len(warns)
     ('id', 1)
@@ -230,7 +252,9 @@ def declared_id_warnings(original: pd.DataFrame, declared: Mapping[str, str],
     return warns
 
 
-_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*\d[\d.,'\s]*%?\)?$"
+#: a number with separators, a currency or a percent sign (RE2, run by pyarrow.compute)
+_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*[0-9][0-9.,'\s]*%?\)?$"
+
 
 
 def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
@@ -251,11 +275,12 @@ def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
         # share and the same first example as over the rows, without a regex per row
         codes, uniq = pd.factorize(s)
         counts = np.bincount(codes, minlength=len(uniq))
-        text = pd.Series(uniq, dtype=object).astype(str).str.strip()
-        numeric_like = text.str.match(_NUMBER_LIKE).to_numpy(dtype=bool)
+        text = pc.utf8_trim_whitespace(arrow_strings(pd.Series(uniq, dtype=object).astype(str)))
+        numeric_like = matches(text, _NUMBER_LIKE)
         if counts[numeric_like].sum() / len(s) >= 0.8:
-            example = text[numeric_like & ~text.str.fullmatch(r"-?\d+(\.\d+)?").to_numpy(dtype=bool)]
-            example = example.iloc[0] if len(example) else text.iloc[0]
+            plain = matches(text, r"^-?[0-9]+(\.[0-9]+)?$")
+            shown = np.flatnonzero(numeric_like & ~plain)
+            example = text[int(shown[0]) if len(shown) else 0].as_py()
             warns.append(f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
                          "(thousands separators, units or mixed values?): it is compared by equality, not "
                          "by distance; clean it, or declare its sdtype in the metadata")
