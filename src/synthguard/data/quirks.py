@@ -342,7 +342,7 @@ def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return warns
 
 
-#: a control sharing at least this share of its rows with the release (and far above chance) is
+#: a control sharing more than this share of its rows with the release (and far above chance) is
 #: the release given again, not held-out rows
 RELEASE_SHARE = 0.5
 
@@ -355,8 +355,8 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     Chance is estimated by the share of original rows that occur again elsewhere in the original
     (leave-one-out: the rate at which a fresh row of the same population meets a training row).
     With ``strict=False`` the errors are warnings instead.
-    The control holds the release's rows when it equals the release (any row order), or when at
-    least half of its rows that are not training rows (20 or more) occur in the release and that
+    The control holds the release's rows when it equals the release (any row order), or when more
+    than half of its rows that are not training rows (20 or more) occur in the release and that
     share exceeds chance by 25 points: real held-out rows meet the release only by chance,
     whatever the release copied from the original.
     The overlap warning fires when the control's share in the original exceeds chance by at least
@@ -392,7 +392,7 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
         # release and in a (wrongly overlapping) control alike, which the warning below reports
         fresh = ~np.isin(h_c, uniq)
         in_release = float(np.isin(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
-        if same or (in_release >= RELEASE_SHARE and in_release >= chance + 0.25):
+        if same or (in_release > RELEASE_SHARE and in_release >= chance + 0.25):
             s_lab = labels.get("synthetic", "synthetic")
             held = ("holds the same rows as" if same else
                     f"shares {float(np.isin(h_c, h_s).mean()):.0%} of its rows (against {chance:.0%} "
