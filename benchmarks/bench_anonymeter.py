@@ -26,6 +26,10 @@ start, imports, loading, every attack, exit. synthguard runs as the user would,
 their on-disk cache, as after any first run). Prints each run and the ratio::
 
     python benchmarks/bench_anonymeter.py --whole-process --sizes 40000 --repeat 2
+
+``--src before/src --src after/src`` runs each synthguard source tree in turn beside the same
+anonymeter run; ``--synthguard-python`` runs synthguard under another interpreter (anonymeter
+1.1.0 needs numpy < 1.27: run the script with the venv that holds it).
 """
 
 from __future__ import annotations
@@ -216,11 +220,11 @@ def _trio_files(n: int) -> Path:
     return d
 
 
-def _timed(cmd: list[str]) -> dict:
+def _timed(cmd: list[str], env: dict | None = None) -> dict:
     """Wall, CPU and peak RSS of this one child (``os.wait4``: its own rusage, not the maximum over
     every child so far)."""
     t0 = time.perf_counter()
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
         out, err = proc.stdout.read(), proc.stderr.read()
         _pid, status, ru = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -230,30 +234,44 @@ def _timed(cmd: list[str]) -> dict:
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024, "stdout": out}
 
 
-def whole_process(n: int, repeat: int) -> None:
+def whole_process(n: int, repeat: int, srcs: list[str] | None = None, python: str | None = None) -> None:
+    """anonymeter and synthguard (one run per source tree in ``srcs``, default the imported one),
+    side by side, ``repeat`` times; synthguard runs under ``python`` (default this interpreter)."""
     d = _trio_files(n)
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else "?"
-    print(f"whole process, PETsARD defaults, {n} rows (control {n // 4}); load average {load}", flush=True)
-    runs: dict[str, list[dict]] = {"anonymeter": [], "synthguard": []}
+    py = python or sys.executable
+    print(f"whole process, PETsARD defaults, {n} rows (control {n // 4}); load average {load}; "
+          f"anonymeter under {sys.executable}, synthguard under {py}", flush=True)
+    trees = srcs or [None]
+    runs: dict[str, list[dict]] = {"anonymeter": [], **{f"synthguard {t or ''}".strip(): [] for t in trees}}
     for _ in range(repeat):
         a = _timed([sys.executable, "-c", ANONYMETER_TRIO, str(d), SECRET])
         a["risks"] = json.loads(a["stdout"].strip().splitlines()[-1])
         runs["anonymeter"].append(a)
-        s = _timed([sys.executable, "-m", "synthguard", "evaluate", "-o", str(d / "original.csv"),
-                    "-s", str(d / "synthetic.csv"), "-c", str(d / "control.csv"),
-                    "--config", str(d / "trio.json"), "--json", str(d / "report.json"), "--no-progress"])
-        rep = json.loads((d / "report.json").read_text())["metrics"]
-        s["risks"] = {k: (v.get("result") or {}).get("value") for k, v in rep.items()}
-        s["metric_seconds"] = sum(v.get("seconds", 0) for v in rep.values())
-        runs["synthguard"].append(s)
         print(f"  anonymeter: wall {a['wall']:.2f} s, CPU {a['cpu']:.2f} s, peak {a['peak_mb']:.0f} MB; "
-              f"synthguard: wall {s['wall']:.2f} s (metrics {s['metric_seconds']:.2f} s), CPU {s['cpu']:.2f} s, "
-              f"peak {s['peak_mb']:.0f} MB; ratio {a['wall'] / s['wall']:.1f}x wall, "
-              f"{a['cpu'] / s['cpu']:.1f}x CPU", flush=True)
-        print(f"    risks anonymeter {a['risks']}\n    risks synthguard {s['risks']}", flush=True)
+              f"risks {a['risks']}", flush=True)
+        for tree in trees:
+            env = None if tree is None else dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+            s = _timed([py, "-m", "synthguard", "evaluate", "-o", str(d / "original.csv"),
+                        "-s", str(d / "synthetic.csv"), "-c", str(d / "control.csv"),
+                        "--config", str(d / "trio.json"), "--json", str(d / "report.json"), "--no-progress"],
+                       env=env)
+            rep = json.loads((d / "report.json").read_text())["metrics"]
+            s["risks"] = {k: (v.get("result") or {}).get("value") for k, v in rep.items()}
+            s["metric_seconds"] = sum(v.get("seconds", 0) for v in rep.values())
+            name = f"synthguard {tree or ''}".strip()
+            runs[name].append(s)
+            print(f"  {name}: wall {s['wall']:.2f} s (metrics {s['metric_seconds']:.2f} s), CPU {s['cpu']:.2f} s, "
+                  f"peak {s['peak_mb']:.0f} MB; ratio {a['wall'] / s['wall']:.1f}x wall, "
+                  f"{a['cpu'] / s['cpu']:.1f}x CPU; risks {s['risks']}", flush=True)
     best_a = min(r["wall"] for r in runs["anonymeter"])
-    best_s = min(r["wall"] for r in runs["synthguard"])
-    print(f"best of {repeat}: anonymeter {best_a:.2f} s, synthguard {best_s:.2f} s: {best_a / best_s:.1f}x", flush=True)
+    cpu_a = min(r["cpu"] for r in runs["anonymeter"])
+    for name, rs in runs.items():
+        if name == "anonymeter":
+            continue
+        best_s, cpu_s = min(r["wall"] for r in rs), min(r["cpu"] for r in rs)
+        print(f"best of {repeat}: anonymeter {best_a:.2f} s (CPU {cpu_a:.2f}), {name} {best_s:.2f} s "
+              f"(CPU {cpu_s:.2f}): {best_a / best_s:.1f}x wall, {cpu_a / cpu_s:.1f}x CPU", flush=True)
 
 
 # --------------------------------------------------------------------------------------------- driver
@@ -301,11 +319,15 @@ def main() -> None:
     ap.add_argument("--whole-process", action="store_true",
                     help="time the PETsARD-default trio as two whole processes (see the docstring)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of --whole-process")
+    ap.add_argument("--src", action="append", default=None,
+                    help="--whole-process: a synthguard source tree to run (repeatable: before/after side by side)")
+    ap.add_argument("--synthguard-python", default=None,
+                    help="--whole-process: the interpreter synthguard runs under (anonymeter runs under this one)")
     args = ap.parse_args()
 
     if args.whole_process:
         for n in (int(s) for s in args.sizes.split(",")):
-            whole_process(n, args.repeat)
+            whole_process(n, args.repeat, args.src, args.synthguard_python)
         return
 
     if args.worker:

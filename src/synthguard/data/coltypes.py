@@ -18,17 +18,20 @@ Rules, per column
 * A column declared in the metadata keeps its declared kind: text for categorical, id, text and
   boolean columns (a code keeps its leading zeros), numbers for numerical columns (values that do
   not parse stay text for the usual error naming them), text for dates (one format per column,
-  :mod:`synthguard.data.dates`).
+  :mod:`synthguard.data.dates`). A categorical (or id) column of integer codes written ``3`` in
+  one table and ``3.0`` in another is compared as the same codes (noted).
 * An undeclared column read from CSV is numeric when every value of every table parses as a
   number, unless some value is written with a leading zero (``01234``): then it is a text code in
   every table. A column mixing integer codes and other values (``unknown``) is categorical text in
   every table, with one warning naming it when the numbers are the majority; a column of decimals
-  with a stray text value is typed table by table (text in a numerical column stays an error). A column some typed input
-  (DataFrame, Parquet) holds as text is text everywhere. ``True``/``False`` spellings are booleans,
-  as ``pandas.read_csv`` reads them.
+  with a stray text value is typed table by table (text in a numerical column stays an error). A
+  column some typed input (DataFrame, Parquet) holds as text is text everywhere. ``True``/``False``
+  spellings are booleans, as ``pandas.read_csv`` reads them; 0/1 in some tables and
+  ``True``/``False`` (or a bool column) in others are booleans in every table (noted).
 
-Numbers are parsed with Python's correctly rounded ``float`` (NumPy's object-to-float cast), so a
-CSV gives the same floats on pandas 2 and 3.
+Each raw text column is read once as Arrow strings (:class:`~synthguard.data.arrowtext.TextColumn`)
+and every question above is one vectorised pass over it. Numbers are parsed correctly rounded
+(Arrow's parser, as Python's ``float``), so a CSV gives the same floats on pandas 2 and 3.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+
+from .arrowtext import TextColumn
 
 __all__ = ["decide_types", "nfc_series", "shortest_float64"]
 
@@ -86,70 +92,40 @@ def shortest_float64(values: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=np.float32).astype(str).astype(np.float64)
 
 
-_PANDAS2 = int(pd.__version__.split(".", 1)[0]) < 3
-
-
-def _numbers(text: pd.Series) -> pd.Series:
-    """Number strings typed as ``pandas.read_csv`` types them (int64 when every value is an integer
-    and none is missing, else float64); values that are not numbers become NaN."""
-    return pd.to_numeric(text, errors="coerce")
-
-
-def _exact(text: pd.Series, num: pd.Series) -> pd.Series:
-    """``num`` (:func:`_numbers` of ``text``) with correctly rounded floats: ``pd.to_numeric`` on
-    pandas 2 can be one unit in the last place off (Python's ``float`` is exact)."""
-    if not _PANDAS2 or not pd.api.types.is_float_dtype(num.dtype):
-        return num
-    ok = num.notna().to_numpy()
-    vals = num.to_numpy(dtype=np.float64, copy=True)
-    try:
-        vals[ok] = text.to_numpy(dtype=object)[ok].astype(np.float64)
-    except (ValueError, TypeError):  # a spelling pandas accepts and Python's float does not
-        return num
-    return pd.Series(vals, index=num.index, name=num.name)
-
-
-def _all_numbers(text: pd.Series) -> pd.Series | None:
-    """The exact numbers of ``text`` when every present value is one, else ``None``."""
-    num = _numbers(text)
-    if bool((text.notna() & num.isna()).any()):
-        return None
-    return _exact(text, num)
-
-
-def _leading_zero(text: pd.Series) -> str | None:
-    """The first value written with a leading zero before a digit (``01234``), or ``None``."""
-    if not _is_text_dtype(text.dtype):
-        return None
-    first = text.str.startswith("0", na=False).to_numpy(dtype=bool)
-    if not first.any():
-        return None
-    cand = text[first]
-    hit = cand.str.slice(1, 2).str.isdigit().fillna(False).to_numpy(dtype=bool)
-    return str(cand[hit].iloc[0]) if hit.any() else None
-
-
-def _as_booleans(text: pd.Series) -> pd.Series:
-    truth = text.isin(_TRUE).to_numpy(dtype=bool)
-    present = text.notna().to_numpy(dtype=bool)
+def _as_booleans(text: TextColumn) -> pd.Series:
+    truth = text.isin(_TRUE)
+    present = text.present
+    s = text.values
     if present.all():
-        return pd.Series(truth, index=text.index, name=text.name)
-    out = np.full(len(text), np.nan, dtype=object)
-    out[present] = truth[present].tolist()
-    return pd.Series(out, index=text.index, name=text.name)
+        return pd.Series(truth, index=s.index, name=s.name)
+    out = np.full(len(truth), np.nan, dtype=object)
+    out[present] = truth[present]
+    return pd.Series(out, index=s.index, name=s.name)
 
 
 def _labels(s: pd.Series) -> pd.Series:
     """Numbers as text labels (``1234.0`` -> ``"1234"``), missing kept."""
     from .tables import canonical_labels
 
-    return canonical_labels(s.astype(object))
+    return canonical_labels(s)
+
+
+def _text_column(s: pd.Series) -> TextColumn | None:
+    """A typed table's text column as a :class:`TextColumn` (``None`` when it mixes strings with
+    other objects, e.g. numbers in an object column)."""
+    try:
+        return TextColumn(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
 
 
 def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared: Mapping[str, str],
                  labels: Mapping[str, str]) -> tuple[dict[str, list[str]], list[str], dict[str, str]]:
     """Decide each column's type from every table at once and cast every table to it (in place:
     ``frames`` are the evaluation's private copies).
+
+    Each raw text column is read once (:class:`~synthguard.data.arrowtext.TextColumn`: one Arrow
+    pass per question, no Python call per value).
 
     Parameters
     ----------
@@ -170,6 +146,13 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
         One per column whose numbers had to be read as text because of non-numeric values.
     reasons : dict
         Column -> the reason to report for an inferred categorical sdtype.
+
+    Examples
+    --------
+    >>> frames = {"original": pd.DataFrame({"a": ["01", "2"]}), "synthetic": pd.DataFrame({"a": ["2", "3"]})}
+    >>> _, _, reasons = decide_types(frames, {"original", "synthetic"}, {}, {})
+    >>> frames["synthetic"]["a"].tolist(), "leading zeros" in reasons["a"]
+    (['2', '3'], True)
     """
     notes: dict[str, list[str]] = {}
     warns: list[str] = []
@@ -190,24 +173,31 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
                 df[col] = pd.Series(shortest_float64(s.to_numpy()), index=s.index, name=col)
                 float32.append(role)
         sd = declared.get(col)
-        raw = {r: frames[r][col] for r in text_roles if r in frames}
+        raw = {r: TextColumn(df[col]) for r, df in frames.items() if r in text_roles}  # role order
         typed = {r: df[col] for r, df in frames.items() if r not in raw}
+        # 2. the decision: role -> the column's new values
         if sd is None and raw:
-            _decide_undeclared(col, frames, raw, typed, labels, notes, warns, reasons)
+            new = _decide_undeclared(col, raw, typed, labels, notes, warns, reasons)
         elif sd == "numerical":
-            for role, s in raw.items():
-                num = _all_numbers(s)
-                if num is not None:
-                    frames[role][col] = num
+            new = {role: t.numbers for role, t in raw.items() if t.all_numbers}
+        elif sd in ("categorical", "id") and raw:
+            new = _number_codes(col, raw, typed, labels, notes)
+        else:
+            new = {}
+        for role, s in new.items():
+            frames[role][col] = s
         # 3. text (still text after the decision) in one Unicode form
         for role, df in frames.items():
-            s = df[col]
-            if _is_text_dtype(s.dtype):
-                s2 = nfc_series(s)
-                if s2 is not s:
-                    notes.setdefault(col, []).append(f"text in {labels.get(role, role)} NFC-normalised "
-                                                     "(accents written as one code point)")
-                    df[col] = s2
+            if role in raw and role not in new:
+                s2 = raw[role].nfc()
+            else:
+                s = df[col]
+                s2 = nfc_series(s) if _is_text_dtype(s.dtype) else s
+                s2 = None if s2 is s else s2
+            if s2 is not None:
+                notes.setdefault(col, []).append(f"text in {labels.get(role, role)} NFC-normalised "
+                                                 "(accents written as one code point)")
+                df[col] = s2
         if float32:
             for role, df in frames.items():
                 s = df[col]
@@ -220,61 +210,132 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
     return notes, warns, reasons
 
 
-def _decide_undeclared(col: str, frames: dict[str, pd.DataFrame], raw: Mapping[str, pd.Series],
-                       typed: Mapping[str, pd.Series], labels: Mapping[str, str],
-                       notes: dict[str, list[str]], warns: list[str], reasons: dict[str, str]) -> None:
-    """The typing rule of one undeclared column that at least one CSV holds as text."""
-    nums = {r: _numbers(s) for r, s in raw.items()}
-    bad = {r: (s.notna() & nums[r].isna()).to_numpy() for r, s in raw.items()}
-    n_present = sum(int(s.notna().sum()) for s in raw.values())
-    n_bad = sum(int(b.sum()) for b in bad.values())
+def _bool_spellings(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
+                    labels: Mapping[str, str], notes: dict[str, list[str]]) -> dict[str, pd.Series] | None:
+    """0/1 in some tables and True/False in others (CSV text, or a bool column): booleans in
+    every table, noted; ``None`` when the column is not written that way."""
+    words: dict[str, str] = {}
+    for role, t in raw.items():
+        if t.n_present == 0:
+            continue
+        if t.only(_TRUE | _FALSE):
+            words[role] = "True/False"
+        elif t.all_numbers and np.isin(t.numbers.to_numpy(dtype=np.float64)[t.present], (0.0, 1.0)).all():
+            words[role] = "0/1"
+        else:
+            return None
+    for role, s in typed.items():
+        if pd.api.types.is_bool_dtype(s.dtype):
+            words[role] = "True/False"
+        elif _is_number_dtype(s.dtype) and bool(s.dropna().isin((0, 1)).all()) and s.notna().any():
+            words[role] = "0/1"
+        else:
+            return None
+    if set(words.values()) != {"True/False", "0/1"}:
+        return None
+    out: dict[str, pd.Series] = {}
+    for role, t in raw.items():
+        if words.get(role) == "True/False":
+            out[role] = _as_booleans(t)
+        elif role in words:
+            out[role] = _zero_one(t.numbers)
+    for role, s in typed.items():
+        if words[role] == "0/1":
+            out[role] = _zero_one(s)
+    shown = "; ".join(f"{w} in {', '.join(labels.get(r, r) for r in words if words[r] == w)}"
+                      for w in ("0/1", "True/False"))
+    notes.setdefault(col, []).append(f"written {shown}: read as booleans True/False in every table")
+    return out
+
+
+def _zero_one(s: pd.Series) -> pd.Series:
+    """0/1 numbers as booleans (missing kept, as object)."""
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    present = ~np.isnan(v)
+    if present.all():
+        return pd.Series(v == 1.0, index=s.index, name=s.name)
+    out = np.full(len(v), np.nan, dtype=object)
+    out[present] = v[present] == 1.0
+    return pd.Series(out, index=s.index, name=s.name)
+
+
+def _number_codes(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
+                  labels: Mapping[str, str], notes: dict[str, list[str]]) -> dict[str, pd.Series]:
+    """A column declared categorical (or id) holding numbers only, written ``3`` in one table and
+    ``3.0`` in another: the same code, compared as ``"3"`` (noted). Codes with leading zeros keep
+    their spelling (``03`` may be another code than ``3``: the spelling check warns)."""
+    if not all(t.all_numbers and t.leading_zero is None for t in raw.values()):
+        return {}
+    as_float = [r for r, t in raw.items() if t.n_present and not t.written_as_integers]
+    as_int = [r for r, t in raw.items() if t.n_present and t.written_as_integers]
+    as_int += [r for r, s in typed.items() if _is_number_dtype(s.dtype)]
+    if not as_float or not as_int:
+        return {}
+    out = {}
+    for role in as_float:
+        num = raw[role].numbers
+        v = num.to_numpy(dtype=np.float64)
+        ok = ~np.isnan(v)
+        if not np.all(v[ok] == np.floor(v[ok])):
+            return {}  # decimals: not integer codes written two ways
+        out[role] = _labels(num).where(raw[role].present, raw[role].values)
+    notes.setdefault(col, []).append(
+        f"integer codes written with a decimal point in {', '.join(labels.get(r, r) for r in as_float)} "
+        f"(e.g. {raw[as_float[0]].first(raw[as_float[0]].present)!r}) and without one in "
+        f"{', '.join(labels.get(r, r) for r in as_int)}: compared as the same codes")
+    return out
+
+
+def _decide_undeclared(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
+                       labels: Mapping[str, str], notes: dict[str, list[str]], warns: list[str],
+                       reasons: dict[str, str]) -> dict[str, pd.Series]:
+    """The typing rule of one undeclared column that at least one CSV holds as text: role -> the
+    column's new values (roles left out keep theirs)."""
+    n_present = sum(t.n_present for t in raw.values())
+    n_bad = sum(t.n_present - t.n_numbers for t in raw.values())
     typed_text = [s for s in typed.values() if _is_text_dtype(s.dtype)]
     typed_numbers = [r for r, s in typed.items() if _is_number_dtype(s.dtype)]
     if n_present == 0:
-        return
+        return {}
+    spelled = _bool_spellings(col, raw, typed, labels, notes)
+    if spelled is not None:
+        return spelled
     if n_bad == n_present:  # no number at all: text, or True/False spellings
-        if not typed_text and not typed_numbers and all(
-                bool(s.dropna().isin(_TRUE | _FALSE).all()) for s in raw.values()):
-            for role, s in raw.items():
-                frames[role][col] = _as_booleans(s)
-        return
-    zero = next((z for s in [*raw.values(), *typed_text] if (z := _leading_zero(s)) is not None), None)
+        if not typed_text and not typed_numbers and all(t.only(_TRUE | _FALSE) for t in raw.values()):
+            return {role: _as_booleans(t) for role, t in raw.items()}
+        return {}
+    zero = next((t.leading_zero for t in raw.values() if t.leading_zero is not None), None)
+    if zero is None:
+        zero = next((z for s in typed_text if (t := _text_column(s)) is not None
+                     and (z := t.leading_zero) is not None), None)
     if n_bad == 0:
         if zero is not None:
             reasons[col] = f"codes written with leading zeros (e.g. {zero!r}): kept as text in every table"
         if zero is not None or typed_text:
-            for role in typed_numbers:
-                frames[role][col] = _labels(frames[role][col])
-            return
-        for role, s in raw.items():
-            frames[role][col] = _exact(s, nums[role])
-        return
+            return {role: _labels(typed[role]) for role in typed_numbers}
+        return {role: t.numbers for role, t in raw.items()}
     # numbers mixed with other values
     codes = True
-    for role, s in raw.items():
-        ok = ~bad[role] & s.notna().to_numpy()
-        v = nums[role].to_numpy(dtype=np.float64)[ok]
-        if not np.all(v == np.floor(v)) or bool(s[ok].str.contains(r"[.eE]", regex=True).any()):
+    for t in raw.values():
+        v = t.numbers.to_numpy(dtype=np.float64)[t.is_number]
+        if not np.all(v == np.floor(v)) or not t.written_as_integers:
             codes = False
             break
     if not codes and not typed_text:
         # measurements (decimals) with a stray value: each table typed on its own, so that a text
         # value in a numerical column stays the error naming it (tables._coerce)
-        for role, s in raw.items():
-            if not bad[role].any():
-                frames[role][col] = _exact(s, nums[role])
-        return
+        return {role: t.numbers for role, t in raw.items() if t.all_numbers}
     # integer codes mixed with other values ('unknown'): categorical text in every table
-    role = next(r for r, b in bad.items() if b.any())
-    example, where = raw[role][bad[role]].iloc[0], labels.get(role, role)
-    for r in typed_numbers:
-        frames[r][col] = _labels(frames[r][col])
+    role = next(r for r, t in raw.items() if t.n_numbers < t.n_present)
+    bad = raw[role].present & ~raw[role].is_number
+    example, where = raw[role].first(bad), labels.get(role, role)
     reasons[col] = f"numbers and {n_bad} non-numeric value(s) (e.g. {example!r} in {where}): text in every table"
     if 1 - n_bad / n_present >= MAJORITY or typed_numbers:
         warns.append(f"column {col!r} holds numbers and {n_bad} non-numeric value(s) (e.g. {example!r} "
                      f"in {where}): read as categorical text in every table (compared by equality; codes "
                      "keep their leading zeros); declare its sdtype in the metadata to choose, or clean "
                      "the value(s)")
+    return {r: _labels(typed[r]) for r in typed_numbers}
 
 
 def declared_sdtypes(metadata: Mapping | None) -> dict[str, str]:

@@ -18,31 +18,47 @@ Rules
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
+from .arrowtext import arrow_strings, matches
 
-_ISO = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}(:\d{2}){0,2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$")
-_DMY = re.compile(r"^(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})(?=$|[ T])")
-_EPOCH_DIGITS = re.compile(r"^-?\d+(\.\d+)?$")
+# RE2 patterns (pyarrow.compute), one pass over a whole column; Python's re is never run per value
+_ISO = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ T][0-9]{1,2}(:[0-9]{2}){0,2}(\.[0-9]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$"
+#: a/b/yyyy (or a/b/yy) with one separator, ``/``, ``.`` or ``-`` (RE2 has no back-reference: one
+#: alternative per separator), then the end or a time
+_DMY = "|".join(rf"^[0-9]{{1,2}}{sep}[0-9]{{1,2}}{sep}([0-9]{{4}}|[0-9]{{2}})($|[ T])"
+                for sep in ("/", r"\.", "-"))
+#: the two first fields and the separator of a value matching ``_DMY``
+_DMY_PARTS = r"^(?P<a>[0-9]{1,2})(?P<sep>[/.-])(?P<b>[0-9]{1,2})"
+_EPOCH_DIGITS = r"^-?[0-9]+(\.[0-9]+)?$"
 #: a UTC offset (or Z) ending a date-time: ``+01:00``, ``-0500``, ``Z``
-_OFFSET = r"[ T]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\s*(?:Z|[+-]\d{2}:?\d{2})$"
+_OFFSET = r"[ T][0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\.[0-9]+)?\s*(?:Z|[+-][0-9]{2}:?[0-9]{2})$"
 
 
 def _strings(series: pd.Series) -> pd.Series:
-    return series.dropna().astype(str).str.strip()
+    """The non-missing values as text without surrounding whitespace (one Arrow pass)."""
+    s = series.dropna()
+    if not (pd.api.types.is_object_dtype(s.dtype) or isinstance(s.dtype, pd.StringDtype)):
+        s = s.astype(str)
+    try:
+        arr = arrow_strings(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # strings mixed with other objects
+        arr = arrow_strings(s.astype(str))
+    return pd.Series(pc.utf8_trim_whitespace(arr).to_pandas().to_numpy(dtype=object), index=s.index)
 
 
 def _kind(values: pd.Series) -> str:
     """``iso``, ``dmy`` (a/b/yyyy), or ``other`` for the column's non-missing string values."""
-    if len(values) and values.str.match(_ISO).all():
+    if len(values) and matches(values, _ISO).all():
         return "iso"
-    if len(values) and values.str.match(_DMY).all():
+    if len(values) and matches(values, _DMY).all():
         return "dmy"
     return "other"
 
@@ -76,12 +92,12 @@ def _dmy_order(column: str, frames: Mapping[str, pd.Series], labels: Mapping[str
     day_first = month_first = None
     sep = "/"
     for role, values in frames.items():
-        parts = values.str.extract(_DMY)
-        if parts.empty:
+        if values.empty:
             continue
-        sep = parts[1].dropna().iloc[0] if parts[1].notna().any() else sep
-        a = pd.to_numeric(parts[0], errors="coerce")
-        b = pd.to_numeric(parts[2], errors="coerce")
+        parts = pc.extract_regex(arrow_strings(values), _DMY_PARTS)
+        sep = parts.field("sep")[0].as_py() or sep
+        a = pd.Series(pc.cast(parts.field("a"), pa.int64()).to_numpy(zero_copy_only=False), index=values.index)
+        b = pd.Series(pc.cast(parts.field("b"), pa.int64()).to_numpy(zero_copy_only=False), index=values.index)
         if day_first is None and (a > 12).any():
             day_first = (role, values[a > 12].iloc[0])
         if month_first is None and (b > 12).any():
@@ -156,8 +172,8 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
     numeric = {r: s for r, s in todo.items()
                if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)}
     for r, s in todo.items():
-        if r not in numeric and len(_strings(s)) and _strings(s).str.match(_EPOCH_DIGITS).all() \
-                and datetime_format is None:
+        if r not in numeric and datetime_format is None and len(text := _strings(s)) \
+                and matches(text, _EPOCH_DIGITS).all():
             numeric[r] = pd.to_numeric(s, errors="coerce")
     if numeric:
         if len(numeric) != len(todo):
@@ -197,14 +213,15 @@ def parse_datetime_columns(column: str, series: Mapping[str, pd.Series], labels:
             kwargs = {"dayfirst": day_first}
         else:
             kwargs = {}
-        vals = s.astype(object).where(s.notna(), None)
-        vals = vals.map(lambda v: v.strip() if isinstance(v, str) else v)
+        stripped = np.full(len(s), None, dtype=object)  # stripped text, missing as None
+        stripped[s.notna().to_numpy()] = strings[r].to_numpy(dtype=object)
+        vals = pd.Series(stripped, index=s.index)
         # UTC offsets (ISO 8601 with +01:00 / +02:00 across a DST change): every value to its UTC
         # instant. Parsed with utc=True from the start: pandas 3 refuses mixed offsets without it
         # (and errors="coerce" then turns every value into NaT); pandas 2.0 returns objects.
         text = strings[r]
-        has_offset = text.str.contains(_OFFSET, regex=True) if len(text) and kinds[r] == "iso" \
-            else pd.Series(False, index=text.index)
+        has_offset = pd.Series(matches(text, _OFFSET) if len(text) and kinds[r] == "iso" else False,
+                               index=text.index, dtype=bool)
         if has_offset.any() and not has_offset.all():
             raise InputError(f"{labels.get(r, r)}: column {column!r} mixes times with a UTC offset (e.g. "
                              f"{text[has_offset].iloc[0]!r}) and times without one (e.g. "

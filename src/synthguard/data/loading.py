@@ -63,6 +63,7 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
     suffix = path.suffix.lower()
     try:
         if suffix in {".csv", ".txt", ".tsv"} or suffixes.endswith(".csv.gz"):
+            _check_utf8(path, f"{name} file {label}", quick=True)
             head = _head_lines(path)
             sep = "\t" if suffix == ".tsv" else sniff_delimiter(head)
             _check_header(head, sep, name, label)
@@ -76,7 +77,7 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
                 frame = pd.read_parquet(path)
             except ImportError as exc:
                 raise InputError(f"{name} file {label}: reading Parquet needs pyarrow; "
-                                 "install it with: pip install 'synthguard[parquet]'") from exc
+                                 "install it with: pip install pyarrow") from exc
         else:
             raise InputError(f"{name} file {label}: unknown file type {path.suffix or '(none)'!r}; "
                              "use .csv, .tsv or .parquet")
@@ -85,6 +86,7 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{name} file {label} is empty: it has no header and no rows") from exc
     except UnicodeDecodeError as exc:
+        _check_utf8(path, f"{name} file {label}")
         raise InputError(f"{name} file {label} is not UTF-8 text: is it really a CSV? "
                          "Re-save it as UTF-8 CSV or Parquet") from exc
     except (pd.errors.ParserError, OSError, ValueError) as exc:
@@ -92,6 +94,21 @@ def load_table(source: TableLike, name: str, *, as_text: bool = False) -> tuple[
         raise InputError(f"{name} file {label} could not be read ({first}): check that it is a "
                          f"valid {suffix.lstrip('.') or 'data'} file") from exc
     return frame, label
+
+
+def _check_utf8(path: Path, what: str, quick: bool = False) -> None:
+    """An :class:`InputError` naming the file's encoding and the fix when it is UTF-16/32 (from its
+    first bytes) or, unless ``quick``, Latin-1 (from its first line that is not UTF-8)."""
+    from .charset import HEAD, not_utf8, sniff_utf16_32
+
+    if quick:
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        with opener(path, "rb") as fh:
+            if sniff_utf16_32(fh.read(HEAD)) is None:
+                return
+    reason = not_utf8(path, what)
+    if reason is not None:
+        raise InputError(reason)
 
 
 def is_text_file(path: Path) -> bool:
@@ -166,14 +183,21 @@ def load_metadata(source: dict[str, Any] | str | Path | None) -> dict[str, Any] 
     path = Path(source)
     if not path.exists():
         raise InputError(f"metadata file {path} does not exist: check the path")
-    text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM (Windows editors) is fine
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) is fine
+    except UnicodeDecodeError:
+        _check_utf8(path, f"metadata file {path}")
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    if "\x00" in text:
+        _check_utf8(path, f"metadata file {path}", quick=True)
     try:
         if path.suffix.lower() in {".yaml", ".yml"}:
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = _yaml_once(text)
         else:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_pairs_once)
+    except _Twice as exc:
+        raise InputError(f"metadata file {path} names {exc.key!r} twice in one object (only one of the two "
+                         "would be read): keep one of them") from None
     except Exception as exc:  # noqa: BLE001 - parser errors of two libraries
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"metadata file {path} is not valid JSON/YAML ({first}): fix its syntax") from exc
@@ -181,3 +205,42 @@ def load_metadata(source: dict[str, Any] | str | Path | None) -> dict[str, Any] 
         raise InputError(f"metadata file {path} must hold an object with a 'columns' key, "
                          f"got {type(data).__name__}")
     return data
+
+
+class _Twice(ValueError):
+    """A key written twice in one JSON/YAML object."""
+
+    def __init__(self, key: Any) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def _pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key written twice (``json`` keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Twice(k)
+        out[k] = v
+    return out
+
+
+def _yaml_once(text: str) -> Any:
+    """``yaml.safe_load``, refusing a key written twice in one mapping (PyYAML keeps the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+        loader.flatten_mapping(node)
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _Twice(key)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass

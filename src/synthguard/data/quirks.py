@@ -7,34 +7,53 @@ for the report: ``notes`` per column (under ``inferred_metadata``) and ``warning
 * surrounding whitespace of categorical / boolean / id values is stripped (``"F "`` is ``"F"``);
 * undeclared columns that are unique per row in every table and share no value between the
   original and the other tables are surrogate identifiers: sdtype ``id``, out of matching and
-  distances;
+  distances; undeclared columns holding each table's row numbers (``0..n-1`` / ``1..n``, a saved
+  pandas index) likewise;
+* an ``id`` declared on a column of few values is warned about;
 * ``inf`` / ``-inf`` in numerical columns are read as missing, with a warning naming the column
   and the count;
 * a categorical column whose values in the release share nothing with the original's is warned
   about (every row then differs in it, so no exact copy can be found through it);
-* a control identical to the original is an error; a control sharing rows with the original well
-  above chance is warned about with the share.
+* a control identical to the original, or holding the release's rows, is an error; a control
+  sharing rows with the original well above chance is warned about with the share.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..stats import binomial_greater
+from .arrowtext import arrow_strings, matches
 from .hashing import row_hashes
-from .schema import Schema
+from .schema import ColumnSpec, Schema
 
 MIN_ID_ROWS = 20
 
 
+def _text(s: pd.Series) -> pa.Array | None:
+    """``s`` as Arrow strings, or ``None`` when it holds other objects than strings."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    try:
+        return arrow_strings(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
 def has_padding(s: pd.Series) -> bool:
-    """Whether a string value of ``s`` has surrounding whitespace, checked over its distinct values
-    (few for categories: much cheaper than stripping every row when nothing needs it)."""
+    """Whether a string value of ``s`` has surrounding whitespace (one Arrow pass; over the
+    distinct values when ``s`` mixes strings with other objects)."""
+    arr = _text(s)
+    if arr is not None:
+        return bool(pc.any(pc.not_equal(arr, pc.utf8_trim_whitespace(arr))).as_py())
     if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         return False
     return any(isinstance(u, str) and u != u.strip() for u in pd.unique(s.dropna()))
@@ -45,6 +64,12 @@ def _strip(s: pd.Series) -> tuple[pd.Series, int]:
     many values changed."""
     if not has_padding(s):
         return s, 0
+    arr = _text(s)
+    if arr is not None:
+        trimmed = pc.utf8_trim_whitespace(arr)
+        hit = pc.fill_null(pc.not_equal(arr, trimmed), False).to_numpy(zero_copy_only=False)
+        new = pd.Series(trimmed.to_pandas().to_numpy(dtype=object), index=s.index)
+        return s.where(~hit, new).astype(s.dtype), int(hit.sum())
     try:
         st = s.str.strip()
     except AttributeError:  # no string values at all
@@ -119,7 +144,117 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return replace(schema, columns=cols), warns
 
 
-_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*\d[\d.,'\s]*%?\)?$"
+#: pandas' name for a column whose header is blank: the index ``to_csv`` writes by default
+_UNNAMED = re.compile(r"^Unnamed: \d+$")
+
+
+def _row_numbers(s: pd.Series) -> int | None:
+    """0 or 1 when ``s`` holds the integers ``0..n-1`` (or ``1..n``) of its ``n`` rows, in any
+    order; else ``None``."""
+    if not pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    if len(v) == 0 or np.isnan(v).any():
+        return None
+    start = v.min()
+    if start not in (0.0, 1.0) or v.max() != start + len(v) - 1:
+        return None
+    seen = np.zeros(len(v), dtype=bool)
+    pos = v - start
+    if not np.all(pos == np.floor(pos)):
+        return None
+    seen[pos.astype(np.int64)] = True
+    return int(start) if seen.all() else None
+
+
+def detect_row_numbers(frames: Mapping[str, pd.DataFrame], schema: Schema,
+                       labels: Mapping[str, str]) -> tuple[Schema, list[str]]:
+    """Mark undeclared row-number columns as sdtype ``id`` (left out of every row comparison),
+    with one warning each.
+
+    A column qualifies when, in every table of at least 20 rows, it holds the row numbers of that
+    table (``0..n-1`` or ``1..n``, any order): pandas' default index saved with the file, or a
+    ``case_no`` renumbered in each file. A column without a header (pandas names it
+    ``Unnamed: 0``) holding a different integer on every row of every table is a saved index too.
+    Such a column says nothing about the people: compared, it would keep every copied row from
+    matching its original (the numbers differ between the files).
+
+    Examples
+    --------
+    >>> from synthguard.data import infer_schema
+    >>> f = {r: pd.DataFrame({"case_no": range(1, 31), "x": [3, 1] * 15}) for r in ("original", "synthetic")}
+    >>> schema, warns = detect_row_numbers(f, infer_schema(f["original"]), {})
+    >>> schema.sdtype("case_no"), len(warns)
+    ('id', 1)
+    """
+    changed: dict[str, ColumnSpec] = {}
+    warns: list[str] = []
+    for col, spec in schema.columns.items():
+        if not spec.inferred or spec.sdtype not in ("numerical", "categorical"):
+            continue
+        cols = {r: df[col] for r, df in frames.items()}
+        if any(len(s) < MIN_ID_ROWS for s in cols.values()):
+            continue
+        starts = {r: _row_numbers(s) for r, s in cols.items()}
+        if all(v is not None for v in starts.values()):
+            spelled = " or ".join(sorted({"0..n-1" if v == 0 else "1..n" for v in starts.values()}))
+            saved = "; an index saved with the data, as pandas' to_csv writes it without index=False" \
+                if _UNNAMED.match(col) else ""
+            what = f"numbers the rows of every table ({spelled}, n the row count of each file{saved})"
+        elif _UNNAMED.match(col) and all(_integer_valued(s) and _unique_no_missing(s) for s in cols.values()):
+            what = ("has no header and a different integer on every row of every table (an index saved "
+                    "with the data, as pandas' to_csv writes it without index=False)")
+        else:
+            continue
+        changed[col] = replace(spec, sdtype="id", reason=f"row numbers, not data: it {what}")
+        warns.append(f"column {col!r} {what}, so it is left out of every row comparison (compared, no "
+                     "copied row could match its original): drop it from the files, or declare its sdtype "
+                     "in the metadata to compare it")
+    if not changed:
+        return schema, warns
+    return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()}), warns
+
+
+#: a column declared ``id`` with fewer distinct values than this share of its rows is not an
+#: identifier (an identifier names one record, or one person of a few records)
+ID_DISTINCT_SHARE = 0.5
+
+
+def declared_id_warnings(original: pd.DataFrame, declared: Mapping[str, str],
+                         metadata: Mapping | None, label: str, meta_label: str) -> list[str]:
+    """One warning per column the metadata declares ``id`` that repeats its values on most rows.
+
+    An ``id`` column is left out of every row comparison: declared on a column of few values (a
+    4-valued code), rows that differ only in it count as copies. The entity key and sequence key
+    of entity-level metadata repeat by design and are not checked.
+
+    Examples
+    --------
+    >>> o = pd.DataFrame({"race": ["a", "b", "c", "d"] * 10})
+    >>> declared_id_warnings(o, {"race": "id"}, None, "o.csv", "m.json")[0][:41]
+    "metadata m.json declares column 'race' an"
+    """
+    keys = {str((metadata or {}).get(k)) for k in ("entity_key", "sequence_key")}
+    where = "the metadata" if meta_label == "metadata" else f"metadata {meta_label}"
+    warns = []
+    for col, sd in declared.items():
+        if sd != "id" or col in keys or col not in original.columns:
+            continue
+        s = original[col].dropna()
+        if len(s) < MIN_ID_ROWS:
+            continue
+        distinct = int(s.nunique())
+        if distinct < ID_DISTINCT_SHARE * len(s):
+            warns.append(f"{where} declares column {col!r} an id, but it holds only {distinct} "
+                         f"distinct value(s) in {len(s)} rows of {label}: an id is left out of every row "
+                         "comparison, so rows differing only in it count as copies; declare it "
+                         "'categorical' unless it identifies people (then give it as the entity key)")
+    return warns
+
+
+#: a number with separators, a currency or a percent sign (RE2, run by pyarrow.compute)
+_NUMBER_LIKE = r"^[-+(]?[$€£]?\s*[0-9][0-9.,'\s]*%?\)?$"
+
 
 
 def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
@@ -140,11 +275,12 @@ def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
         # share and the same first example as over the rows, without a regex per row
         codes, uniq = pd.factorize(s)
         counts = np.bincount(codes, minlength=len(uniq))
-        text = pd.Series(uniq, dtype=object).astype(str).str.strip()
-        numeric_like = text.str.match(_NUMBER_LIKE).to_numpy(dtype=bool)
+        text = pc.utf8_trim_whitespace(arrow_strings(pd.Series(uniq, dtype=object).astype(str)))
+        numeric_like = matches(text, _NUMBER_LIKE)
         if counts[numeric_like].sum() / len(s) >= 0.8:
-            example = text[numeric_like & ~text.str.fullmatch(r"-?\d+(\.\d+)?").to_numpy(dtype=bool)]
-            example = example.iloc[0] if len(example) else text.iloc[0]
+            plain = matches(text, r"^-?[0-9]+(\.[0-9]+)?$")
+            shown = np.flatnonzero(numeric_like & ~plain)
+            example = text[int(shown[0]) if len(shown) else 0].as_py()
             warns.append(f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
                          "(thousands separators, units or mixed values?): it is compared by equality, not "
                          "by distance; clean it, or declare its sdtype in the metadata")
@@ -187,14 +323,16 @@ def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tu
 
 
 def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
-                        labels: Mapping[str, str]) -> list[str]:
-    """Warn about categorical columns whose release values share nothing with the original's."""
+                        labels: Mapping[str, str],
+                        skip: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset()) -> list[str]:
+    """Warn about categorical columns whose release values share nothing with the original's
+    (except the ``(column, role)`` pairs in ``skip``, already warned about more precisely)."""
     warns = []
     original = frames["original"]
     for col in schema.of_type("categorical", "boolean"):
         o = pd.Index(original[col].dropna().unique())
         for role in ("synthetic", "control"):
-            if role not in frames:
+            if role not in frames or (col, role) in skip:
                 continue
             v = pd.Index(frames[role][col].dropna().unique())
             if len(o) and len(v) and not o.isin(v).any():
@@ -204,16 +342,26 @@ def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return warns
 
 
+#: a control sharing more than this share of its rows with the release (and far above chance) is
+#: the release given again, not held-out rows
+RELEASE_SHARE = 0.5
+
+
 def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
                   labels: Mapping[str, str], strict: bool = True) -> list[str]:
-    """A control identical to the original is an error; a control sharing rows with the original
-    clearly above chance is a warning with the share.
+    """A control identical to the original, or holding the release's rows, is an error; a control
+    sharing rows with the original clearly above chance is a warning with the share.
 
     Chance is estimated by the share of original rows that occur again elsewhere in the original
     (leave-one-out: the rate at which a fresh row of the same population meets a training row).
-    With ``strict=False`` an identical control is a warning instead of an error.
-    The warning fires when the control's share exceeds it by at least 2 percentage points and an
-    exact one-sided binomial test against the chance rate gives p < 0.001.
+    With ``strict=False`` the errors are warnings instead.
+    The control holds the release's rows when it equals the release (any row order), or when more
+    than half of its rows that are not training rows (20 or more) occur in the release and that
+    share exceeds chance by 25 points: real held-out rows meet the release only by chance,
+    whatever the release copied from the original.
+    The overlap warning fires when the control's share in the original exceeds chance by at least
+    2 percentage points and an exact one-sided binomial test against the chance rate gives
+    p < 0.001.
     """
     control = frames.get("control")
     if control is None:
@@ -221,20 +369,45 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     cols = [c for c in schema.columns if schema.sdtype(c) != "id"] or list(schema.columns)
     h_o, h_c = row_hashes(frames["original"][cols]), row_hashes(control[cols])
     o_lab, c_lab = labels.get("original", "original"), labels.get("control", "control")
+    warns: list[str] = []
+
+    def refuse(message: str, weak: str) -> None:
+        if strict:
+            raise InputError(message)
+        warns.append(weak)  # drop-in APIs of libraries that allow it (synthguard.compat.anonymeter)
+
     if len(h_o) == len(h_c) and np.array_equal(np.sort(h_o), np.sort(h_c)):
-        if not strict:  # drop-in APIs of libraries that allow it (synthguard.compat.anonymeter)
-            return [f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
-                    "training; every residual risk and baseline is meaningless with this control"]
-        raise InputError(f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out "
-                         "from training, not the training data; give the holdout file, or leave the "
-                         "control out")
+        refuse(f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
+               "training, not the training data; give the holdout file, or leave the control out",
+               f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
+               "training; every residual risk and baseline is meaningless with this control")
+        return warns
     uniq, counts = np.unique(h_o, return_counts=True)
     chance = float((counts[np.searchsorted(uniq, h_o)] > 1).mean())
+    synthetic = frames.get("synthetic")
+    if synthetic is not None:
+        h_s = row_hashes(synthetic[cols])
+        same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))
+        # judged on the control rows that are not training rows: a training row may sit in the
+        # release and in a (wrongly overlapping) control alike, which the warning below reports
+        fresh = ~np.isin(h_c, uniq)
+        in_release = float(np.isin(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
+        if same or (in_release > RELEASE_SHARE and in_release >= chance + 0.25):
+            s_lab = labels.get("synthetic", "synthetic")
+            held = ("holds the same rows as" if same else
+                    f"shares {float(np.isin(h_c, h_s).mean()):.0%} of its rows (against {chance:.0%} "
+                    "expected by chance) with")
+            refuse(f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
+                   "training, never the release (every copy would look like chance); give the holdout "
+                   "file as the control, or leave the control out",
+                   f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
+                   "training; every residual risk and baseline is meaningless with this control")
+            return warns
     inside = np.isin(h_c, uniq)
     share = float(inside.mean())
     if share >= chance + 0.02 and binomial_greater(int(inside.sum()), len(h_c), chance) < 1e-3:
-        return [f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in the "
-                f"original, against {chance:.1%} expected by chance (original rows repeated within the "
-                "original): the control must be real rows held out from training; shared rows make "
-                "residual risks and baselines look safer than they are"]
-    return []
+        warns.append(f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in "
+                     f"the original, against {chance:.1%} expected by chance (original rows repeated "
+                     "within the original): the control must be real rows held out from training; shared "
+                     "rows make residual risks and baselines look safer than they are")
+    return warns

@@ -217,7 +217,7 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
             raise InputError(f"metadata {label}: {key} names column(s) {', '.join(map(repr, missing))} "
                              "that the data does not have: fix the names"
                              + case_hint(missing, list(frame.columns)))
-        roles[key] = names
+        roles[key] = list(dict.fromkeys(names))  # a name listed twice counts once (warned)
     texts = tuple(dict.fromkeys(roles["text_columns"] + [c for c, s in specs.items() if s.sdtype == "text"]))
     for key in ("target", "primary_key"):
         val = metadata.get(key)
@@ -272,6 +272,11 @@ def metadata_warnings(metadata: Mapping[str, Any] | None, label: str = "metadata
     meta = sdv_to_syneval(dict(metadata), label)
     warns = [f"metadata {label}: unknown key {k!r} ignored{_did_you_mean(str(k), KNOWN_KEYS)}"
              for k in meta if k not in KNOWN_KEYS]
+    for key in ("quasi_identifiers", "sensitive", "text_columns"):
+        names = meta.get(key)
+        if isinstance(names, (list, tuple)):
+            twice = [n for n, k in pd.Series([str(n) for n in names]).value_counts(sort=False).items() if k > 1]
+            warns += [f"metadata {label}: {key} lists column {n!r} twice: read once" for n in twice]
     cols = meta.get("columns")
     if isinstance(cols, Mapping):
         for col, info in cols.items():
@@ -297,7 +302,14 @@ def nfc_metadata(metadata: dict[str, Any] | None) -> dict[str, Any] | None:
 
     out = dict(metadata)
     if isinstance(out.get("columns"), Mapping):
-        out["columns"] = {nfc(k): v for k, v in out["columns"].items()}
+        cols: dict[Any, Any] = {}
+        for k, v in out["columns"].items():
+            if nfc(k) in cols:
+                raise InputError(f"metadata declares column {nfc(k)!r} twice (the two names differ only in "
+                                 "their Unicode form, e.g. an accent typed as two code points): keep one of "
+                                 "them")
+            cols[nfc(k)] = v
+        out["columns"] = cols
     for key in ("quasi_identifiers", "sensitive", "text_columns"):
         if isinstance(out.get(key), (list, tuple)):
             out[key] = [nfc(v) for v in out[key]]

@@ -19,6 +19,8 @@ from .hashing import row_hashes
 from .loading import TableLike, is_text_file, load_metadata, load_table
 from .quirks import (
     check_control,
+    declared_id_warnings,
+    detect_row_numbers,
     detect_surrogate_ids,
     disjoint_categories,
     infinities_to_missing,
@@ -26,6 +28,7 @@ from .quirks import (
     type_notices,
 )
 from .schema import BOOLEAN_VALUES, Schema, infer_schema, metadata_warnings, nfc_metadata
+from .spellings import spelling_warnings
 
 ROLES = ("original", "synthetic", "control")
 
@@ -191,16 +194,25 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
             if isinstance(s.dtype, pd.CategoricalDtype):
                 s = s.astype(object)
             if spec.sdtype == "boolean" and not pd.api.types.is_bool_dtype(s.dtype):
-                low = s.astype(str).str.strip().str.lower()
-                mapped = low.map(BOOLEAN_VALUES)
-                if (s.notna() & mapped.isna()).any():
-                    s = s.astype(object)  # keep the labels as categories
+                # on the distinct values: a handful, whatever the rows
+                codes, uniq = pd.factorize(s, use_na_sentinel=True)
+                low = pd.Index(uniq, dtype=object).astype(str).str.strip().str.lower()
+                known = low.isin(list(BOOLEAN_VALUES))
+                if not known.all():
+                    if not spec.inferred and len(uniq) > 2:
+                        shown = ", ".join(repr(v) for v in uniq[~known][:3])
+                        raise InputError(f"{label}: column {col!r} is declared boolean in the metadata but "
+                                         f"holds {len(uniq)} distinct values (e.g. {shown}): declare its "
+                                         "sdtype 'numerical' or 'categorical' in the metadata, or fix the "
+                                         "values")
+                    s = s.astype(object)  # two labels kept as categories
                 else:
-                    spelled = sorted(set(low[s.notna()].unique()))
+                    spelled = sorted(set(low))
                     if notes is not None and spelled:
                         notes.setdefault(col, []).append(
                             f"values {'/'.join(spelled)} in {label} read as booleans True/False")
-                    s = mapped.where(s.notna(), None).astype(object)
+                    truth = np.array([BOOLEAN_VALUES[v] for v in low] + [None], dtype=object)
+                    s = pd.Series(truth[codes], index=s.index, name=s.name)
             elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):
                 s = s.astype(object)
             if isinstance(s.dtype, pd.BooleanDtype):
@@ -221,14 +233,70 @@ def label_kind(value: Any) -> str:
         else "other"
 
 
+#: ``pandas.api.types.infer_dtype`` answers that settle the kinds of a sample at once
+_KINDS = {"string": {"other"}, "bytes": {"other"}, "boolean": {"other"}, "categorical": {"other"},
+          "integer": {"num"}, "floating": {"num"}, "mixed-integer-float": {"num"}, "decimal": {"num"},
+          "empty": set()}
+
+
 def label_kinds(values: pd.Series, limit: int = LABEL_SAMPLE) -> set[str]:
     """The kinds (:func:`label_kind`) of the first ``limit`` non-missing labels of ``values``."""
-    return {label_kind(v) for v in values.dropna().iloc[:limit]}
+    head = values.iloc[:limit]
+    head = head[head.notna().to_numpy()]
+    if len(head) < limit < len(values):
+        head = values.dropna().iloc[:limit]
+    kinds = _KINDS.get(pd.api.types.infer_dtype(head, skipna=True))  # one C pass
+    return set(kinds) if kinds is not None else {label_kind(v) for v in head}
+
+
+#: integers up to this magnitude are exact in float64: an integral float below it is written as
+#: the integer (numpy over the whole column), above it through Python's ``int`` (rare)
+_EXACT_INT = 2.0 ** 53
 
 
 def canonical_labels(values: pd.Series) -> pd.Series:
-    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``)."""
-    return values.map(_canonical_label, na_action="ignore")
+    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``), missing
+    kept. Numbers are written by numpy over the whole column; other objects once per distinct
+    value.
+
+    Examples
+    --------
+    >>> canonical_labels(pd.Series([1.0, 2.5, None])).tolist()
+    ['1', '2.5', nan]
+    """
+    dtype = values.dtype
+    if pd.api.types.is_integer_dtype(dtype) and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return pd.Series(values.to_numpy().astype(str).tolist(), index=values.index, name=values.name,
+                         dtype=object)
+    if pd.api.types.is_float_dtype(dtype) and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        v = values.to_numpy()
+        out = np.full(len(v), np.nan, dtype=object)
+        ok = ~np.isnan(v)
+        with np.errstate(invalid="ignore"):
+            whole = ok & (v == np.floor(v))
+        small = whole & (np.abs(v) < _EXACT_INT)
+        if small.any():
+            out[small] = v[small].astype(np.int64).astype(str).tolist()
+        rest = ok & ~whole
+        if rest.any():
+            out[rest] = v[rest].astype(str).tolist()
+        big = whole & ~small
+        for i in np.flatnonzero(big):  # integral floats beyond 2**53: a handful at most
+            out[i] = _canonical_label(v[i])
+        return pd.Series(out, index=values.index, name=values.name)
+    # objects: one label per distinct value. Equality alone merges True with 1 and the float 2.0
+    # with 2 (labels "True" / "1" and "2" / "2"), the text alone merges 2.0 with "2.0": the pair
+    # (value, text) tells every label apart
+    arr = values.to_numpy(dtype=object)
+    missing = pd.isna(arr)
+    by_value, _ = pd.factorize(arr, use_na_sentinel=True)
+    by_text, _ = pd.factorize(arr.astype(str))
+    pair = by_value.astype(np.int64) * (int(by_text.max(initial=0)) + 1) + by_text
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    labels = np.array([_canonical_label(arr[i]) for i in first], dtype=object)
+    out = labels[inverse.reshape(-1)]
+    out[missing] = np.nan
+    return pd.Series(out, index=values.index, name=values.name)
 
 
 def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> None:
@@ -366,8 +434,12 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
     for col, how in (strip_whitespace(frames, schema, names) if strip_whitespace_values else {}).items():
         notes.setdefault(col, []).extend(how)
+    schema, row_warns = detect_row_numbers(frames, schema, names)
+    warns += row_warns
     schema, id_warns = detect_surrogate_ids(frames, schema, names)
     warns += id_warns
+    if meta is not None:
+        warns += declared_id_warnings(frames["original"], declared, meta, names["original"], meta_label)
     warns += type_notices(frames, schema, skip=set(reasons))
     for col in schema.of_type("datetime"):
         spec = schema.columns[col]
@@ -384,7 +456,9 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         typed[role], w = infinities_to_missing(typed[role], schema, names[role])
         warns += w
     _normalise_categories(typed, schema)
-    warns += disjoint_categories(typed, schema, names)
+    spelled, warned = spelling_warnings(typed, schema, names)
+    warns += spelled
+    warns += disjoint_categories(typed, schema, names, skip=warned)
     warns += check_control(typed, schema, names, strict=strict_control)
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
                   schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
