@@ -34,11 +34,12 @@ CSV gives the same floats on pandas 2 and 3.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["decide_types", "nfc_series", "shortest_float64"]
+__all__ = ["canonical_labels", "decide_types", "nfc_series", "shortest_float64"]
 
 _TRUE = frozenset({"True", "TRUE", "true"})
 _FALSE = frozenset({"False", "FALSE", "false"})
@@ -141,9 +142,18 @@ def _as_booleans(text: pd.Series) -> pd.Series:
 
 def _labels(s: pd.Series) -> pd.Series:
     """Numbers as text labels (``1234.0`` -> ``"1234"``), missing kept."""
-    from .tables import canonical_labels
-
     return canonical_labels(s.astype(object))
+
+
+def canonical_labels(values: pd.Series) -> pd.Series:
+    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``)."""
+    return values.map(_canonical_label, na_action="ignore")
+
+
+def _canonical_label(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared: Mapping[str, str],

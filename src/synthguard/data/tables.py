@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .coltypes import decide_types, declared_sdtypes
+from .coltypes import canonical_labels, decide_types, declared_sdtypes
 from .dates import parse_datetime_columns
 from .hashing import row_hashes
 from .loading import TableLike, is_text_file, load_metadata, load_table
@@ -226,11 +226,6 @@ def label_kinds(values: pd.Series, limit: int = LABEL_SAMPLE) -> set[str]:
     return {label_kind(v) for v in values.dropna().iloc[:limit]}
 
 
-def canonical_labels(values: pd.Series) -> pd.Series:
-    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``)."""
-    return values.map(_canonical_label, na_action="ignore")
-
-
 def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> None:
     """Make categorical values comparable across tables (``1`` in one file, ``"1"`` in another)."""
     for col in schema.of_type("categorical", "id", "boolean"):
@@ -240,12 +235,6 @@ def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> No
         if len(kinds) > 1:
             for df in frames.values():
                 df[col] = canonical_labels(df[col])
-
-
-def _canonical_label(v: Any) -> Any:
-    if isinstance(v, (float, np.floating)) and float(v).is_integer():
-        return str(int(v))
-    return str(v)
 
 
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,

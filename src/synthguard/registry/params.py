@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["CONSTRAINTS", "Interval", "Param"]
+__all__ = ["CONSTRAINTS", "Interval", "Param", "suggest"]
 
 
 @dataclass(frozen=True)
@@ -194,3 +194,11 @@ class Param:
         if set(self.kinds) & set(_NUMERIC) and bool not in self.kinds:
             return self.interval is not None or self.choices is not None
         return True
+
+
+def suggest(word: str, options: Any) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options``, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

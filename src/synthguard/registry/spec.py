@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .params import Param
+from .params import Param, suggest
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.results import MetricResult
@@ -134,7 +134,6 @@ class MetricSpec:
     def resolve_params(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults overlaid with ``given``, each validated; unknown names are errors."""
         from ..errors import ConfigError
-        from .lookup import suggest
 
         given = dict(given or {})
         known = {p.name: p for p in self.params}

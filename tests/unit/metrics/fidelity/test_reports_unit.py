@@ -10,7 +10,8 @@ from scipy import stats
 from scipy.stats.contingency import association
 
 from synthguard.core.results import to_jsonable
-from synthguard.metrics.fidelity._pairs import bin_separately, bin_shared, cramers_v
+from synthguard.metrics.fidelity._association import cramers_v
+from synthguard.metrics.fidelity._pairs import bin_separately, bin_shared
 from synthguard.metrics.fidelity._shapes import ks_complement, ks_statistic, tv_complement
 from synthguard.metrics.fidelity._validity import (
     boundary_adherence,
