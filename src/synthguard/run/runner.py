@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..core.results import MetricResult
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
