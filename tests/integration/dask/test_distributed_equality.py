@@ -376,7 +376,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     """Named runs (one metric several times, each under its own name) run the same metric code with
     the Dask backend: every metric the backend supports, some twice with other parameters, equal
     to one process entry by entry (the run's name, ``metric``, params, result)."""
-    from synthguard.run.runner import distributed_metrics
+    from synthguard.run.cluster import distributed_metrics
 
     orig = _frame(400, 41)
     syn = pd.concat([_frame(300, 42), orig.iloc[:30]], ignore_index=True)
