@@ -14,8 +14,6 @@ import pandas as pd
 import pytest
 
 from synthguard import evaluate
-from synthguard.data.encoding import Block, row_hash128
-from synthguard.errors import ConfigError
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -327,24 +325,6 @@ def test_canonicalise_when_partition_dtypes_differ(dask_client):
     one = DistTable("original", "t", [delayed(a)], np.array([40]))  # one partition: sorted in place
     np.testing.assert_array_equal(canonicalise(one, dask_client).row_numbers, canonical_order(a))
     assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
-
-
-def test_row_hash_identity_rules():
-    num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
-    cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
-    h = row_hash128(Block(num, cat, ("n",), ("c",)))
-    assert h.shape == (5, 2) and h.dtype == np.uint64
-    assert (h[0] == h[1]).all() and (h[2] == h[3]).all()  # -0.0 == 0.0, missing == missing
-    assert not (h[0] == h[4]).all() and not (h[0] == h[2]).all()
-    assert (h[:, 0] != h[:, 1]).all()  # two independent keys
-
-
-def test_missing_dask_names_the_extra(monkeypatch):
-    from synthguard.distributed import _deps
-
-    monkeypatch.setattr(_deps, "find_spec", lambda name: None)
-    with pytest.raises(ConfigError, match=r"synthguard\[dask\]"):
-        evaluate(_frame(10, 0), _frame(10, 1), client=object())
 
 
 def test_cli_scheduler_on_partitioned_parquet(dask_client, tmp_path):
