@@ -41,6 +41,11 @@ if "$VENV/bin/python" -c "import anonymeter.evaluators" >/dev/null 2>&1; then
 fi
 # eager upgrade: an existing venv also moves to the newest versions that resolve together
 "$VENV/bin/python" -m pip install -q --upgrade --upgrade-strategy eager -e ".[all,test]"
+# the example plugin (a privacy test in a package of its own, entry point synthguard.metrics):
+# tests/plugins exercise it, and with SYNTHGUARD_REQUIRE_PLUGIN=1 fail rather than skip without it
+PLUGIN_DIR=examples/synthguard-example-plugin
+"$VENV/bin/python" -m pip install -q --no-deps -e "$PLUGIN_DIR"
+export SYNTHGUARD_REQUIRE_PLUGIN=1
 # Debian packages the tests drive: chromium (the HTML report test), postgresql (the database-source
 # tests start a server of their own: tests/integration/sources/conftest.py)
 apt_missing=()
@@ -70,6 +75,7 @@ run_suite() {  # venv, label, pytest args...
 prepare_oldest() {
   make_venv "$OLDEST"
   "$OLDEST/bin/python" -m pip install -q -e ".[all,test,oracles]" "${OLDEST_PINS[@]}"
+  "$OLDEST/bin/python" -m pip install -q --no-deps -e "$PLUGIN_DIR"
 }
 OLDEST_ARGS=(--ignore=tests/calibration)
 

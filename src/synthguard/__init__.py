@@ -31,18 +31,11 @@ _LAZY = {"evaluate": ".api", "Report": ".report", "Comparison": ".report.compare
          "PrivacyEvaluator": ".compat"}
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("synthguard")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0+unknown"
-
-
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        value: Any = _version()
+        from ._version import version
+
+        value: Any = version()
     elif name in _LAZY:
         value = getattr(import_module(_LAZY[name], __name__), name)
     else:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover - imported on first use (``import synthgua
     from .report import Report
     from .report.compare import Comparison
     from .run.executor import RunOutput
+    from .run.options import EvaluateOptions
 
 __all__ = ["compare", "evaluate", "report_of"]
 
@@ -49,9 +50,13 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              entity_key: str | None = None, sequence_key: str | None = None,
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
-             retest_columns: int | None = None,
-             on_plan: Callable[[Any], Any] | None = None) -> Report:
+             retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
+             options: EvaluateOptions | None = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
+
+    Every argument after ``metadata`` is an option of the run: the keyword arguments build one
+    :class:`~synthguard.run.options.EvaluateOptions` (validated once), or pass one as ``options=``
+    (then no other option may be given). :func:`compare` takes the same options.
 
     Parameters
     ----------
@@ -135,6 +140,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
         and memory, why a plan is large) once the inputs are read, before any metric runs;
         raising :class:`~synthguard.run.plan.PlanOnly` there stops the run (``--dry-run``).
+    options : EvaluateOptions, optional
+        All of the above in one object, instead of the keyword arguments.
 
     Returns
     -------
@@ -146,43 +153,56 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     InputError, ConfigError
         Bad inputs or configuration, before any metric runs.
     """
+    from .run.options import EvaluateOptions
     from .run.runner import run_evaluation
 
-    return report_of(run_evaluation(
-        original, synthetic, control, metadata, metrics, config, seed, preset=preset,
-        backend=backend, progress=progress, generator=generator, cache=cache,
-        on_progress=on_progress, original_stats=original_stats, risk_rule=risk_rule,
-        materiality=materiality, release_type=release_type, alpha=alpha, entity_key=entity_key,
-        sequence_key=sequence_key, original_context=original_context,
-        synthetic_context=synthetic_context, control_context=control_context, client=client,
-        jobs=jobs, retest_columns=retest_columns, on_plan=on_plan))
+    opts = EvaluateOptions.build(options, **_options_of(locals()))
+    return report_of(run_evaluation(original, synthetic, control, metadata, opts))
 
 
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
-            metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
+            metadata: Any = None, metrics: Any = None,
+            config: Mapping[str, Any] | str | Path | None = None, seed: int | None = None, *,
             preset: str | None = None, backend: str = "auto", progress: bool = False,
-            cache: Any = None, risk_rule: str | None = None, materiality: float | None = None,
-            release_type: str | None = None, jobs: int | None = None) -> Comparison:
-    """Evaluate several releases of the same original with the same configuration and rank them.
+            generator: Any = None, cache: Any = None,
+            on_progress: Callable[[str, int, int], Any] | None = None,
+            original_stats: Any = None, risk_rule: str | None = None,
+            materiality: float | None = None, release_type: str | None = None,
+            alpha: float | None = None,
+            entity_key: str | None = None, sequence_key: str | None = None,
+            original_context: Any = None, synthetic_context: Any = None,
+            control_context: Any = None, client: Any = None, jobs: int | None = None,
+            retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
+            options: EvaluateOptions | None = None) -> Comparison:
+    """Evaluate several releases of the same original with the same options and rank them.
 
     Parameters
     ----------
-    original, control, metadata, metrics, config, seed, preset, backend, progress, cache, jobs
-        As in :func:`synthguard.evaluate`.
-    risk_rule, materiality, release_type
-        As in :func:`synthguard.evaluate`: how each release's verdict is decided.
+    original, control, metadata
+        As in :func:`synthguard.evaluate` (``original`` may be ``None`` with ``original_stats``).
     synthetics : mapping name -> DataFrame/path, or a sequence of them
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
+    metrics, config, seed, preset, backend, progress, generator, cache, on_progress, \
+original_stats, risk_rule, materiality, release_type, alpha, entity_key, sequence_key, \
+original_context, control_context, client, jobs, retest_columns, on_plan, options
+        The options of :func:`synthguard.evaluate`, applied to every release (one
+        :class:`~synthguard.run.options.EvaluateOptions`; one disk cache shared by the releases;
+        ``on_progress`` and ``on_plan`` are called for every release in turn).
+    synthetic_context
+        Refused with one line: each release has its own entities' context; evaluate the releases
+        one at a time with :func:`synthguard.evaluate` for it.
 
     Returns
     -------
     Comparison
         ``.ranking``, ``.reports``, ``.to_console()``, ``.to_json()``, ``.to_html()``.
     """
-    from .engine.cache import as_cache
     from .errors import ConfigError
     from .report.compare import Comparison
+    from .run.options import EvaluateOptions
 
+    opts = EvaluateOptions.build(options, **_options_of(locals()))
+    opts.refuse("compare", COMPARE_REFUSES)
     if isinstance(synthetics, Mapping):
         named = dict(synthetics)
     else:
@@ -194,10 +214,18 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
             named[key] = s
     if len(named) < 1:
         raise ConfigError("compare needs at least one synthetic release")
-    disk = as_cache(cache)
-    reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
-                              config=config, seed=seed, preset=preset, backend=backend,
-                              progress=progress, cache=disk, risk_rule=risk_rule,
-                              materiality=materiality, release_type=release_type, jobs=jobs)
+    reports = {name: evaluate(original, syn, control, metadata, options=opts)
                for name, syn in named.items()}
     return Comparison(reports)
+
+
+#: The options :func:`compare` cannot honour, with why (it honours every other one).
+COMPARE_REFUSES = {"synthetic_context": "each release has its own entities' context: evaluate the "
+                                        "releases one at a time with synthguard.evaluate"}
+
+
+def _options_of(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The options among a call's arguments (``locals()`` of :func:`evaluate` / :func:`compare`)."""
+    from .run.options import OPTION_NAMES
+
+    return {k: arguments[k] for k in OPTION_NAMES}

@@ -20,6 +20,7 @@ from synthguard.metrics.membership import ATTACKS
 from synthguard.metrics.membership.ensemble import membership_attacks
 from synthguard.registry import Context
 
+from ..helpers import run
 from . import _suite as S
 
 pytestmark = pytest.mark.slow
@@ -58,7 +59,7 @@ def _ctx(name: str, seed: int, kind: str) -> tuple[Context, np.ndarray | None]:
 
 @cache
 def _run(name: str, seed: int, kind: str) -> dict:
-    res = membership_attacks(_ctx(name, seed, kind)[0], n_perm=199)
+    res = run(membership_attacks, ctx=_ctx(name, seed, kind)[0], n_perm=199)
     return {"p": res.details["ensemble"]["p_value"], "eps": res.details["epsilon"],
             "z": {a: res.details["attacks"][a]["z"] for a in ATTACKS}}
 

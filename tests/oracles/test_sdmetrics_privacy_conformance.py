@@ -39,6 +39,8 @@ from synthguard.metrics.disclosure.disclosure_protection import (
 from synthguard.metrics.disclosure.new_row_synthesis import new_row_synthesis
 from synthguard.registry import Context
 
+from ..helpers import run
+
 pytestmark = [pytest.mark.conformance, pytest.mark.oracle("sdmetrics")]
 TOL = 1e-9
 
@@ -121,7 +123,7 @@ def test_cap_variants_differ_when_keys_are_missing(ctx):
     (["age", "region", "visit"], ["edu"], ["age", "visit"]),  # datetime binned as in SDMetrics
 ])
 def test_disclosure_protection_matches_sdmetrics(ctx, frames, method, known, sens, cont):
-    mine = disclosure_protection(ctx, known_column_names=known, sensitive_column_names=sens,
+    mine = run(disclosure_protection, ctx=ctx, known_column_names=known, sensitive_column_names=sens,
                                  computation_method=method, continuous_column_names=cont)
     theirs = _quiet(DisclosureProtection.compute_breakdown, frames["real"], frames["syn"],
                     known_column_names=known, sensitive_column_names=sens, computation_method=method,
@@ -134,7 +136,7 @@ def test_disclosure_protection_matches_sdmetrics(ctx, frames, method, known, sen
 def test_estimate_with_full_subsample_equals_sdmetrics(ctx, frames):
     """num_rows_subsample >= n: every iteration sees all rows, so the estimate is deterministic."""
     kw = dict(known_column_names=["sex", "region"], sensitive_column_names=["disease"])
-    mine = disclosure_protection_estimate(ctx, num_rows_subsample=1000, num_iterations=2, **kw)
+    mine = run(disclosure_protection_estimate, ctx=ctx, num_rows_subsample=1000, num_iterations=2, **kw)
     theirs = _quiet(DisclosureProtectionEstimate.compute_breakdown, frames["real"], frames["syn"],
                     num_rows_subsample=1000, num_iterations=2, verbose=False, **kw)
     for key in ("score", "cap_protection", "baseline_protection"):
@@ -147,10 +149,10 @@ def test_estimate_subsampled_within_sdmetrics_spread(frames):
     ref = [_quiet(DisclosureProtectionEstimate.compute_breakdown, frames["real"], frames["syn"],
                   num_rows_subsample=60, num_iterations=3, verbose=False, **kw)["cap_protection"]
            for _ in range(5)]
-    ours = [disclosure_protection_estimate(
+    ours = [run(disclosure_protection_estimate, ctx=
         Context.from_frames(frames["real"], frames["syn"], metadata=META, seed=s),
         num_rows_subsample=60, num_iterations=3, **kw)["cap_protection"] for s in range(5)]
-    full = disclosure_protection(Context.from_frames(frames["real"], frames["syn"], metadata=META),
+    full = run(disclosure_protection, ctx=Context.from_frames(frames["real"], frames["syn"], metadata=META),
                                  **kw)["cap_protection"]
     spread = np.std(ref, ddof=1) + np.std(ours, ddof=1)
     assert abs(np.mean(ours) - np.mean(ref)) <= 3 * spread / np.sqrt(5) * np.sqrt(2) + 1e-3
@@ -175,7 +177,7 @@ def test_estimate_honours_parameters_unlike_sdmetrics_compute(ctx, frames, monke
     _quiet(DisclosureProtectionEstimate.compute_breakdown, small_real, small_syn, num_iterations=2,
            verbose=False, **kw)
     assert len(calls) == 2
-    mine = disclosure_protection_estimate(ctx, num_iterations=2, **kw)
+    mine = run(disclosure_protection_estimate, ctx=ctx, num_iterations=2, **kw)
     assert mine["num_iterations"] == 2 and len(mine["cap_protection_per_iteration"]) == 2
 
 
@@ -220,7 +222,7 @@ def test_dcr_baseline_protection_matches_sdmetrics(frames):
         ref_rand.append(med["random_data_baseline"])
         ref_score.append(out["score"])
     DCRBaselineProtection._seed = None
-    ours = [dcr_baseline_protection(Context.from_frames(real, syn, metadata=META, seed=s)) for s in range(5)]
+    ours = [run(dcr_baseline_protection, ctx=Context.from_frames(real, syn, metadata=META, seed=s)) for s in range(5)]
     # the synthetic -> real median is deterministic: exact
     for r in ours:
         assert r["median_DCR_to_real_data"]["synthetic_data"] == pytest.approx(ref_syn, abs=TOL)
@@ -231,7 +233,7 @@ def test_dcr_baseline_protection_matches_sdmetrics(frames):
     assert abs(np.mean([r.value for r in ours]) - np.mean(ref_score)) <= 3 * (
         np.std(ref_score, ddof=1) + np.std([r.value for r in ours], ddof=1))
     # seeded: same seed, same numbers
-    again = dcr_baseline_protection(Context.from_frames(real, syn, metadata=META, seed=0))
+    again = run(dcr_baseline_protection, ctx=Context.from_frames(real, syn, metadata=META, seed=0))
     assert again.value == ours[0].value
 
 
@@ -249,7 +251,7 @@ def test_dcr_overfitting_equal_ranges_matches_sdmetrics(frames):
     real, syn = frames["real"], frames["syn"]
     hold = _holdout_with_training_ranges(real, frames["hold"])
     c = Context.from_frames(real, syn, hold, META)
-    mine = dcr_overfitting_protection(c)
+    mine = run(dcr_overfitting_protection, ctx=c)
     theirs = _quiet(DCROverfittingProtection.compute_breakdown, real, syn, hold, META, None)
     assert mine.value == pytest.approx(theirs["score"], abs=TOL)
     for k in ("closer_to_training", "closer_to_holdout"):
@@ -267,8 +269,8 @@ def test_dcr_overfitting_different_ranges_differ_as_predicted():
     hold.loc[0, "income"] = 10 * real["income"].max()  # one extreme holdout value
     c = Context.from_frames(real, syn, hold, META)
     theirs = _quiet(DCROverfittingProtection.compute_breakdown, real, syn, hold, META, None)
-    compat = dcr_overfitting_protection(c, sdmetrics_compat=True)
-    default = dcr_overfitting_protection(c)
+    compat = run(dcr_overfitting_protection, ctx=c, sdmetrics_compat=True)
+    default = run(dcr_overfitting_protection, ctx=c)
     p_theirs = theirs["synthetic_data_percentages"]["closer_to_training"]
     assert compat["synthetic_data_percentages"]["closer_to_training"] == pytest.approx(p_theirs, abs=TOL)
     assert compat.value == pytest.approx(theirs["score"], abs=TOL)
@@ -299,7 +301,7 @@ def test_new_row_synthesis_compat_matches_sdmetrics(frames):
     border["age"] = border["age"] + rng.integers(-1, 2, len(border))
     syn = pd.concat([syn, border], ignore_index=True)
     c = Context.from_frames(real, syn, metadata=META)
-    mine = new_row_synthesis(c, sdmetrics_compat=True)
+    mine = run(new_row_synthesis, ctx=c, sdmetrics_compat=True)
     theirs = _quiet(NewRowSynthesis.compute_breakdown, real, syn, META)
     assert mine["num_matched_rows"] == theirs["num_matched_rows"]
     assert mine["num_new_rows"] == theirs["num_new_rows"]
@@ -311,7 +313,7 @@ def test_new_row_synthesis_default_agrees_when_tolerance_rule_cannot_bite(frames
     real = frames["real"]
     syn = _near_copies(real, 40, 30)
     c = Context.from_frames(real, syn, metadata=META)
-    mine = new_row_synthesis(c)
+    mine = run(new_row_synthesis, ctx=c)
     theirs = _quiet(NewRowSynthesis.compute_breakdown, real, syn, META)
     assert mine["num_matched_rows"] == theirs["num_matched_rows"] >= 60
     assert mine.value == pytest.approx(theirs["score"], abs=TOL)
@@ -328,8 +330,8 @@ def test_new_row_synthesis_tolerance_defect_probes():
                         "t": {"sdtype": "datetime"}}}
     theirs = _quiet(NewRowSynthesis.compute_breakdown, real, syn, meta)
     c = Context.from_frames(real, syn, metadata=meta)
-    mine = new_row_synthesis(c)
-    compat = new_row_synthesis(c, sdmetrics_compat=True)
+    mine = run(new_row_synthesis, ctx=c)
+    compat = run(new_row_synthesis, ctx=c, sdmetrics_compat=True)
     # row 0: x 0.5 vs 0 -> within 1 % of the range (100), but not within 1 % of 0.5 -> SDMetrics: new
     # row 1: 2020-06-10 vs 2020-03-01 -> 101 days; SDMetrics: within 1 % of the epoch ns -> matched
     assert theirs["num_matched_rows"] == 3  # rows 1, 2, 3

@@ -19,6 +19,8 @@ from synthguard.metrics.fidelity.diagnostic import diagnostic_report
 from synthguard.metrics.fidelity.quality import quality_report
 from synthguard.registry import Context
 
+from ..helpers import run
+
 pytestmark = [pytest.mark.conformance, pytest.mark.oracle("sdmetrics")]
 pytest.importorskip("sdmetrics.single_table", reason="oracle sdmetrics 0.32 not installed (it pins pandas<3, so it cannot sit next to the newest pandas); it runs in .venv-oldest, see scripts/test.sh")
 
@@ -124,7 +126,7 @@ def _check_quality(ours, rep) -> None:
 
 
 def test_quality_report_matches_sdmetrics(ctx: Context) -> None:
-    ours = quality_report(ctx)
+    ours = run(quality_report, ctx=ctx)
     _check_quality(ours, _run_sdm(QualityReport, ctx))
     # the data exercise both kinds of pairs on both sides of the thresholds
     table = ours.details["column_pair_trends_table"]
@@ -134,7 +136,7 @@ def test_quality_report_matches_sdmetrics(ctx: Context) -> None:
 
 
 def test_quality_report_without_thresholds_matches_sdmetrics(ctx: Context) -> None:
-    ours = quality_report(ctx, real_correlation_threshold=0.0, real_association_threshold=0.0)
+    ours = run(quality_report, ctx=ctx, real_correlation_threshold=0.0, real_association_threshold=0.0)
     rep = _run_sdm(QualityReport, ctx, real_correlation_threshold=0, real_association_threshold=0)
     _check_quality(ours, rep)
     assert ours.details["n_pairs_meeting_threshold"] == ours.details["n_pairs"]
@@ -143,11 +145,11 @@ def test_quality_report_without_thresholds_matches_sdmetrics(ctx: Context) -> No
 def test_quality_report_other_seed_and_sizes() -> None:
     real, syn = _pair(1200, 1700, seed=5)
     c = Context.from_frames(real, syn, metadata=METADATA)
-    _check_quality(quality_report(c), _run_sdm(QualityReport, c))
+    _check_quality(run(quality_report, ctx=c), _run_sdm(QualityReport, c))
 
 
 def test_diagnostic_report_matches_sdmetrics(ctx: Context) -> None:
-    ours = diagnostic_report(ctx)
+    ours = run(diagnostic_report, ctx=ctx)
     rep = _run_sdm(DiagnosticReport, ctx)
     props = rep.get_properties().set_index("Property")["Score"]
     assert _close(ours.details["data_validity"], props["Data Validity"])
@@ -175,8 +177,8 @@ def test_pair_binning_defect_default_matches_sdmetrics_switch_fixes_it() -> None
     rep = _run_sdm(QualityReport, c)
     pairs = rep.get_details("Column Pair Trends")
     theirs = pairs[(pairs["Column 1"] == "x") & (pairs["Column 2"] == "cat")]["Score"].iloc[0]
-    default = quality_report(c)
-    fixed = quality_report(c, pair_binning="shared")
+    default = run(quality_report, ctx=c)
+    fixed = run(quality_report, ctx=c, pair_binning="shared")
 
     def score(res):
         return next(p["score"] for p in res.details["column_pair_trends_table"]
@@ -196,10 +198,10 @@ def test_numeric_primary_key_defect_default_matches_sdmetrics_switch_fixes_it() 
     rep = _run_sdm(DiagnosticReport, c)
     theirs = rep.get_details("Data Validity")
     assert "KeyUniqueness" not in set(theirs["Metric"])
-    default = diagnostic_report(c)
+    default = run(diagnostic_report, ctx=c)
     assert abs(default.details["data_validity"]
                - rep.get_properties().set_index("Property")["Score"]["Data Validity"]) <= TOL
-    fixed = diagnostic_report(c, check_all_keys=True)
+    fixed = run(diagnostic_report, ctx=c, check_all_keys=True)
     ku = [r for r in fixed.details["data_validity_table"] if r["metric"] == "KeyUniqueness"]
     assert ku == [{"column": "row_id", "metric": "KeyUniqueness", "score": 0.5}]
     assert fixed.value < default.value
@@ -215,8 +217,8 @@ def test_reports_match_sdmetrics_on_real_data(shared_data) -> None:
     synthetic = GaussianCopula(seed=0).fit(original).generate(900)
     c = Context.from_frames(original, synthetic)
     assert {s.sdtype for s in c.tables.schema.columns.values()} >= {"numerical", "categorical"}
-    _check_quality(quality_report(c), _run_sdm(QualityReport, c))
-    ours = diagnostic_report(c)
+    _check_quality(run(quality_report, ctx=c), _run_sdm(QualityReport, c))
+    ours = run(diagnostic_report, ctx=c)
     rep = _run_sdm(DiagnosticReport, c)
     assert _close(ours.value, rep.get_score())
     theirs = rep.get_details("Data Validity")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from ..core.results import Baseline, Chart, MetricResult, level_from_thresholds
 from ..data.loading import load_metadata
 from ..data.schema import Schema, infer_schema

@@ -90,7 +90,7 @@ def interrupted() -> None:
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from .. import __version__
+    from .._version import __version__
 
     click.echo(f"synthguard, version {__version__}")
     ctx.exit()

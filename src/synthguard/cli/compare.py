@@ -9,9 +9,9 @@ import click
 from .evaluate import (
     cache_options,
     check_outputs,
+    cli_options,
     exit_on_verdict,
     jobs_option,
-    resolve_cache,
     risk_options,
     run_compare,
 )
@@ -45,15 +45,17 @@ from .evaluate import (
 def command(original: Path, control: Path | None, metadata: Path | None, metrics: str | None,
             config: Path | None, preset: str | None, seed: int | None, json_path: Path | None,
             html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
-            risk_rule: str | None, materiality: float | None, release_type: str | None,
-            fail_on: str | None, jobs: int, no_progress: bool, synthetic: tuple[Path, ...]) -> None:
+            risk_rule: str | None, materiality: float | None, alpha: float | None,
+            release_type: str | None, fail_on: str | None, jobs: int, no_progress: bool,
+            synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
     check_outputs(json_path, html_path, {
         "--original": original, "--control": control, "--metadata": metadata, "--config": config,
         **{f"SYNTHETIC {s}": s for s in synthetic}})
+    options = cli_options(use_cache=use_cache, cache_dir=cache_dir, no_progress=no_progress,
+                          metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
+                          risk_rule=risk_rule, materiality=materiality, alpha=alpha,
+                          release_type=release_type, jobs=jobs)
     comp = run_compare(original, synthetic, json_path, html_path, control=control, metadata=metadata,
-                       metrics=metrics, config=config, seed=seed, preset=preset, backend=backend,
-                       progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
-                       risk_rule=risk_rule, materiality=materiality, release_type=release_type,
-                       jobs=jobs)
+                       options=options)
     exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .evaluate import cache_options, jobs_option, resolve_cache
+from .evaluate import cache_options, cli_options, jobs_option
 
 
 @click.command("demo")
@@ -35,13 +35,13 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     from ..report.console import fmt_number
 
     check_demo_outputs(out_dir, html_path, force)
+    options = cli_options(use_cache=use_cache, cache_dir=cache_dir, no_progress=no_progress,
+                          metrics=metrics, preset=preset, seed=seed, jobs=jobs)
     data = make_demo(rows, seed)
     reports = {}
     for name in ("leaky", "safe"):
-        reports[name] = evaluate(data["original"], data[name], control=data["control"],
-                                 metadata=DEMO_METADATA, metrics=metrics, preset=preset, seed=seed,
-                                 progress=not no_progress, cache=resolve_cache(use_cache, cache_dir),
-                                 jobs=jobs)
+        reports[name] = evaluate(data["original"], data[name], data["control"], DEMO_METADATA,
+                                 options=options)
     rows_out = []
     for metric in reports["leaky"].metrics:
         cells = [metric]

@@ -10,11 +10,11 @@ from ..errors import ConfigError
 
 
 def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
-                    metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
-                    backend: str, scheduler: str | None, workers: int | None, json_path: Path | None,
-                    html_path: Path | None, write_outputs: Callable[..., None],
-                    risk: dict[str, Any] | None = None, on_plan: Callable[[Any], Any] | None = None) -> Any:
-    """Evaluate one release on a Dask cluster and print / write the report."""
+                    options: Any, scheduler: str | None, workers: int | None, json_path: Path | None,
+                    html_path: Path | None, write_outputs: Callable[..., None]) -> Any:
+    """Evaluate one release on a Dask cluster with the command's ``options`` (an
+    :class:`~synthguard.run.options.EvaluateOptions`; the run refuses, by name, any it cannot honour)
+    and print / write the report."""
     from ..api import evaluate
     from ..distributed import make_client, require_dask
 
@@ -27,10 +27,8 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
     client = make_client(scheduler, workers)
     try:
         as_arg = (lambda t: str(t) if isinstance(t, Path) else t)  # noqa: E731 - sources stay objects
-        report: Any = evaluate(
-            as_arg(original), as_arg(synthetic[0]), as_arg(control), metadata,
-            metrics, config, seed, client=client, preset=preset, backend=backend, on_plan=on_plan,
-            **(risk or {}))
+        report: Any = evaluate(as_arg(original), as_arg(synthetic[0]), as_arg(control), metadata,
+                               options=options.replace(client=client))
     finally:
         cluster = getattr(client, "cluster", None) if not scheduler else None
         client.close()

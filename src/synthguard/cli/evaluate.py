@@ -32,8 +32,22 @@ def resolve_cache(use_cache: bool, cache_dir: Path | None):
     return True if use_cache else None
 
 
+def cli_options(*, use_cache: bool, cache_dir: Path | None, no_progress: bool, **flags):
+    """The one :class:`~synthguard.run.options.EvaluateOptions` of a command's flags (``flags``:
+    the options by their Python names, e.g. ``seed``, ``risk_rule``, ``entity_key``), validated once
+    before any work; every path of the command passes it on."""
+    from ..run.options import EvaluateOptions
+
+    return EvaluateOptions(cache=resolve_cache(use_cache, cache_dir), progress=not no_progress,
+                           **flags)
+
+
 def risk_options(func):
-    """``--risk-rule`` / ``--materiality`` / ``--release-type`` (shared by evaluate and compare)."""
+    """``--risk-rule`` / ``--materiality`` / ``--alpha`` / ``--release-type`` (shared by evaluate
+    and compare)."""
+    func = click.option("--alpha", type=float, default=None,
+                        help="Family-wise false-alarm rate of the verdict (default 0.05; or the "
+                             "config's alpha).")(func)
     func = click.option("--release-type", type=click.Choice(["synthetic", "anonymised"]), default=None,
                         help="synthetic (default; or the metadata's release_type) or anonymised: each "
                              "release row is a real person, so k-anonymity and l-diversity drive "
@@ -117,7 +131,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
-            release_type: str | None, fail_on: str | None, jobs: int, no_progress: bool,
+            alpha: float | None, release_type: str | None, fail_on: str | None, jobs: int,
+            no_progress: bool,
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
@@ -144,7 +159,6 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         "--synthetic-context": synthetic_context, "--control-context": control_context,
         **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}},
         {"--records-out": records_path, "--dossier": dossier_path})
-    cache = resolve_cache(use_cache, cache_dir)
     if (original is None and original_stats is None) or not synthetic:
         # take them from the config's data: block
         from ..errors import InputError
@@ -160,8 +174,6 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
                              "--config whose 'data:' block names original and synthetic files")
     if (original is None) == (original_stats is None):
         raise click.UsageError("give exactly one of --original and --original-stats")
-    if original_stats is not None and len(synthetic) > 1:
-        raise click.UsageError("--original-stats evaluates one --synthetic release at a time")
     original, control = table_argument(original, db), table_argument(control, db)
     synthetic = tuple(table_argument(s, db) for s in synthetic)
     from ..data.sources import SqlSource
@@ -171,26 +183,28 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
 
         raise ConfigError("--db names the database of 'table:NAME' / 'sql:QUERY' tables, but no "
                           "table is given that way: write e.g. -o table:train")
-    risk = {"risk_rule": risk_rule, "materiality": materiality, "release_type": release_type}
-    entity = {k: v for k, v in {"entity_key": entity_key, "sequence_key": sequence_key,
-                                 "original_context": original_context, "synthetic_context": synthetic_context,
-                                 "control_context": control_context}.items() if v is not None}
-    if entity and len(synthetic) > 1:
-        raise click.UsageError("--entity-key / context options evaluate one release at a time: give one -s")
     if dry_run and len(synthetic) > 1:
         raise click.UsageError("--dry-run plans one release at a time: give one -s")
-    on_plan = plan_printer(quiet, dry_run)
-    no_progress = no_progress or quiet
+    options = cli_options(
+        use_cache=use_cache, cache_dir=cache_dir, no_progress=no_progress or quiet, metrics=metrics,
+        config=config, seed=seed, preset=preset, backend=backend, risk_rule=risk_rule,
+        materiality=materiality, alpha=alpha, release_type=release_type, jobs=jobs,
+        retest_columns=retest_columns, original_stats=original_stats, entity_key=entity_key,
+        sequence_key=sequence_key, original_context=original_context,
+        synthetic_context=synthetic_context, control_context=control_context,
+        on_plan=plan_printer(quiet, dry_run))
+    if synthetic_context is not None and len(synthetic) > 1:
+        raise click.UsageError("--synthetic-context describes one release: give one -s")
     if scheduler or workers:
-        if entity or original is None:
+        if options.entity_options() or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
         if retest_columns:
             raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
         report = plan_or_run(lambda: run_distributed(
-            original, synthetic, control, metadata, metrics, config, preset, seed, backend, scheduler,
-            workers, json_path, html_path, write_outputs, risk, on_plan=on_plan))
+            original, synthetic, control, metadata, options, scheduler, workers, json_path,
+            html_path, write_outputs))
         write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return
@@ -198,16 +212,11 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         raise click.UsageError("--records-out / --dossier describe one release: give one -s")
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
-                           metadata=metadata, metrics=metrics, config=config, seed=seed,
-                           preset=preset, backend=backend, progress=not no_progress, cache=cache,
-                           jobs=jobs, **risk)
+                           metadata=metadata, options=options)
         exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
-    report = plan_or_run(lambda: evaluate(
-        original, synthetic[0], control=control, metadata=metadata, metrics=metrics, config=config,
-        seed=seed, preset=preset, backend=backend, progress=not no_progress, cache=cache,
-        original_stats=original_stats, jobs=jobs, retest_columns=retest_columns, on_plan=on_plan,
-        **risk, **entity))
+    report = plan_or_run(lambda: evaluate(original, synthetic[0], control, metadata,
+                                          options=options))
     say(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
@@ -286,7 +295,8 @@ def exit_on_verdict(levels: list[str], fail_on: str | None) -> None:
 def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | None,
                 html_path: Path | None, **kwargs) -> None:
     """Rank several releases (``synthguard compare`` / ``evaluate`` with several ``-s``), print the
-    ranking and write the requested outputs; ``kwargs`` go to :func:`synthguard.compare`."""
+    ranking and write the requested outputs; ``kwargs`` (``control``, ``metadata``, ``options``) go
+    to :func:`synthguard.compare`."""
     from ..api import compare
 
     comp = compare(original, list(synthetic), **kwargs)

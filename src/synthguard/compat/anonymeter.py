@@ -158,6 +158,13 @@ class EvaluationResults:
 
 
 # ------------------------------------------------------------------------------------------ helpers
+def _seed(seed: Any) -> int | None:
+    """The facade's seed, checked as every path checks it (a non-negative integer, or None: 0)."""
+    from ..registry import validate_seed
+
+    return validate_seed(seed, "seed")
+
+
 def _context(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame | None, seed: int | None,
              keep_rows: bool = False) -> Any:
     """A synthguard context from the three frames (copies; the caller's frames are not touched).
@@ -173,7 +180,7 @@ def _context(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame | None,
         frames = [None if f is None else f.assign(**{_ROW: np.arange(len(f), dtype=float)}) for f in frames]
         meta = {"columns": {_ROW: {"sdtype": "numerical"}}}
     # anonymeter accepts a control identical to the original (its own tests use one): a warning here
-    return Context.from_frames(frames[0], frames[1], frames[2], meta, seed=0 if seed is None else int(seed),
+    return Context.from_frames(frames[0], frames[1], frames[2], meta, seed=seed or 0,
                                strict_control=False)
 
 
@@ -287,7 +294,7 @@ class SinglingOutEvaluator:
         self._n_attacks = n_attacks
         self._n_cols = n_cols
         self._max_attempts = max_attempts
-        self._seed = seed
+        self._seed = _seed(seed)
         self._result: MetricResult | None = None
         self._queries: list[str] = []
         self._evaluated = False
@@ -378,7 +385,7 @@ class LinkabilityEvaluator:
         self._aux_cols = aux_cols
         self._n_attacks = n_attacks
         self._n_neighbors = int(n_neighbors)
-        self._seed = seed
+        self._seed = _seed(seed)
         self._ctx: Any = None
         self._by_k: dict[int, MetricResult] = {}
         self._evaluated = False
@@ -456,7 +463,7 @@ class InferenceEvaluator:
         self._secret = secret
         self._regression = regression
         self._n_attacks = n_attacks
-        self._seed = seed
+        self._seed = _seed(seed)
         self._res: MetricResult | None = None
         self._evaluated = False
 

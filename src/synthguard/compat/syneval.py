@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..core.results import MetricResult, to_jsonable
 from ..errors import ConfigError
+from ..run.options import EvaluateOptions
 
 AVAILABLE = ("exact_matches", "membership_inference", "tabular_privacy", "text_privacy", "anonymeter")
 # SynEval metric -> synthguard metrics it runs
@@ -108,7 +109,9 @@ class PrivacyEvaluator:
         self.metadata = dict(metadata or {})
         self.device = "cpu"
         self.requested_device = device
-        self.seed = seed
+        # the run's options, validated here once (the seed as every path checks it)
+        self._options = EvaluateOptions(seed=seed)
+        self.seed = self._options.seed
         self.thresholds = dict(thresholds or {})
         chosen = list(selected_metrics) if selected_metrics else list(AVAILABLE)
         bad = [m for m in chosen if m not in AVAILABLE]
@@ -139,7 +142,7 @@ class PrivacyEvaluator:
         cfg = RunConfig(metrics=wanted, thresholds=th, preset=None, unavailable=unavailable)
         tables = prepare_tables(self.original_data, self.synthetic_data, self.control_data,
                                 self.metadata or None)
-        return report_of(run_tables(tables, cfg, seed=self.seed))
+        return report_of(run_tables(tables, cfg, self._options))
 
     def evaluate(self) -> dict[str, Any]:
         """Run the selected metrics; SynEval's JSON keys plus synthguard's CIs and baselines."""

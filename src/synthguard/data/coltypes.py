@@ -37,6 +37,7 @@ and every question above is one vectorised pass over it. Numbers are parsed corr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,7 +45,7 @@ import pyarrow as pa
 
 from .arrowtext import TextColumn
 
-__all__ = ["decide_types", "nfc_series", "shortest_float64"]
+__all__ = ["canonical_labels", "decide_types", "nfc_series", "shortest_float64"]
 
 _TRUE = frozenset({"True", "TRUE", "true"})
 _FALSE = frozenset({"False", "FALSE", "false"})
@@ -105,8 +106,6 @@ def _as_booleans(text: TextColumn) -> pd.Series:
 
 def _labels(s: pd.Series) -> pd.Series:
     """Numbers as text labels (``1234.0`` -> ``"1234"``), missing kept."""
-    from .tables import canonical_labels
-
     return canonical_labels(s)
 
 
@@ -117,6 +116,62 @@ def _text_column(s: pd.Series) -> TextColumn | None:
         return TextColumn(s)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+
+
+#: integers up to this magnitude are exact in float64: an integral float below it is written as
+#: the integer (numpy over the whole column), above it through Python's ``int`` (rare)
+_EXACT_INT = 2.0 ** 53
+
+
+def canonical_labels(values: pd.Series) -> pd.Series:
+    """Labels of a column that mixes kinds, as strings (``1.0`` and ``1`` both ``"1"``), missing
+    kept. Numbers are written by numpy over the whole column; other objects once per distinct
+    value.
+
+    Examples
+    --------
+    >>> canonical_labels(pd.Series([1.0, 2.5, None])).tolist()
+    ['1', '2.5', nan]
+    """
+    dtype = values.dtype
+    if pd.api.types.is_integer_dtype(dtype) and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return pd.Series(values.to_numpy().astype(str).tolist(), index=values.index, name=values.name,
+                         dtype=object)
+    if pd.api.types.is_float_dtype(dtype) and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        v = values.to_numpy()
+        out = np.full(len(v), np.nan, dtype=object)
+        ok = ~np.isnan(v)
+        with np.errstate(invalid="ignore"):
+            whole = ok & (v == np.floor(v))
+        small = whole & (np.abs(v) < _EXACT_INT)
+        if small.any():
+            out[small] = v[small].astype(np.int64).astype(str).tolist()
+        rest = ok & ~whole
+        if rest.any():
+            out[rest] = v[rest].astype(str).tolist()
+        big = whole & ~small
+        for i in np.flatnonzero(big):  # integral floats beyond 2**53: a handful at most
+            out[i] = _canonical_label(v[i])
+        return pd.Series(out, index=values.index, name=values.name)
+    # objects: one label per distinct value. Equality alone merges True with 1 and the float 2.0
+    # with 2 (labels "True" / "1" and "2" / "2"), the text alone merges 2.0 with "2.0": the pair
+    # (value, text) tells every label apart
+    arr = values.to_numpy(dtype=object)
+    missing = pd.isna(arr)
+    by_value, _ = pd.factorize(arr, use_na_sentinel=True)
+    by_text, _ = pd.factorize(arr.astype(str))
+    pair = by_value.astype(np.int64) * (int(by_text.max(initial=0)) + 1) + by_text
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    labels = np.array([_canonical_label(arr[i]) for i in first], dtype=object)
+    out = labels[inverse.reshape(-1)]
+    out[missing] = np.nan
+    return pd.Series(out, index=values.index, name=values.name)
+
+
+def _canonical_label(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared: Mapping[str, str],

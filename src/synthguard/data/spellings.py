@@ -29,7 +29,7 @@ MIN_SHARE = 0.01
 def _keys(values: np.ndarray) -> np.ndarray:
     """A spelling-free key per distinct value: case-folded text; numbers as their canonical label
     (``03``, ``3.0`` and ``3`` -> ``"3"``); ``true``/``false`` as ``"1"``/``"0"``."""
-    from .tables import canonical_labels
+    from .coltypes import canonical_labels
 
     text = pd.Series(values, dtype=object).astype(str)
     col = TextColumn(text)

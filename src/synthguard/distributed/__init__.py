@@ -9,7 +9,7 @@ single-process result for the same seed (``tests/integration/dask/``).
 
 Dask is an optional extra: ``pip install 'synthguard[dask]'``. Nothing here is imported by
 ``import synthguard``; ``synthguard.evaluate(client=...)`` runs it
-(:func:`synthguard.run.runner.run_on_cluster`).
+(:func:`synthguard.run.cluster.run_on_cluster`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Dask backend metrics run through over partitions (the metrics whose card says
 ``backend="any"``), and the Dask client (:func:`make_client`). The run itself (loop, entries, report) is
-:func:`synthguard.run.runner.run_on_cluster`, the same executor and loop as in one process."""
+:func:`synthguard.run.cluster.run_on_cluster`, the same executor and loop as in one process."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ class DiskCache:
     def key(self, tables: Any, name: str, params: Mapping[str, Any], seed: int,
             thresholds: Mapping[str, float], func: Any = None) -> str:
         """SHA-256 of everything a metric's result depends on (see the module docstring)."""
-        from .. import __version__
+        from .._version import __version__
 
         prints = {role: {k: v for k, v in dict(fp).items() if k in ("rows", "columns", "sha256")}
                   for role, fp in dict(getattr(tables, "fingerprints", {})).items()}

@@ -97,20 +97,3 @@ class CommandGenerator:
             return pd.read_csv(io.StringIO(proc.stdout), **CSV_FLOAT_KW)
         except Exception as exc:  # noqa: BLE001
             raise MetricError(f"generator command did not print a CSV: {exc}") from exc
-
-
-def as_generator(obj: object, seed: int | None = None) -> Generator:
-    """Turn a generator, a builtin name, a callable or a command string into a :class:`Generator`."""
-    if isinstance(obj, str):
-        from . import BUILTIN
-
-        key = obj.strip().lower().replace("-", "_")
-        if key in BUILTIN:
-            return BUILTIN[key](seed=seed)
-        return CommandGenerator(obj, seed=seed)
-    if hasattr(obj, "fit") and hasattr(obj, "generate"):
-        return obj  # type: ignore[return-value]
-    if callable(obj):
-        return CallableGenerator(obj, seed=seed)
-    raise ConfigError(f"cannot use {type(obj).__name__} as a generator: give an object with fit/generate, "
-                      "a callable (df, n) -> DataFrame, a builtin name or a command")

@@ -40,7 +40,7 @@ from .lookup import (
     render_manifest,
     write_manifest,
 )
-from .params import CONSTRAINTS, Interval, Param
+from .params import CONSTRAINTS, Interval, Param, validate_seed
 from .spec import (
     _ALIASES,
     _REGISTRY,
@@ -62,4 +62,4 @@ __all__ = ["BACKENDS", "CARD_RISKS", "CONSTRAINTS", "Context", "ENTRY_POINT_GROU
            "_ALIASES", "_REGISTRY", "_discover", "_manifest_infos", "all_metrics", "canonical_name", "card_of",
            "default_metrics", "finalise", "get_metric", "info_of", "live_manifest", "load_plugins",
            "manifest_entry", "metric_info", "metric_infos", "missing_inputs", "preset_metrics",
-           "register", "render_manifest", "write_manifest"]
+           "register", "render_manifest", "validate_seed", "write_manifest"]

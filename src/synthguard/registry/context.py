@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricError
+from .params import validate_seed
 
 if TYPE_CHECKING:  # pragma: no cover - imported lazily at run time (cold start)
     import numpy as np
@@ -77,6 +78,12 @@ class Context:
     # :meth:`memo` (not the on-disk result cache of ``evaluate(cache=...)``)
     _memo: Memo = field(default_factory=lambda: Memo(), repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        # every path builds a context (evaluate, the facades, a direct call): the seed is checked
+        # here once for all of them, and None means 0 as everywhere
+        seed = validate_seed(self.seed, "seed")
+        object.__setattr__(self, "seed", 0 if seed is None else seed)
+
     @property
     def run_metrics(self) -> tuple[str, ...]:
         """The names of the metrics of the current run (set by :meth:`for_run`; empty when a metric
@@ -104,10 +111,26 @@ class Context:
         return LocalBackend(self.tables, self.encoded, self.backend, self.memo)
 
     def rng(self, *labels: int | str) -> np.random.Generator:
-        """A generator seeded by the run's seed, this metric's name and ``labels``."""
+        """A generator seeded by the run's seed, this metric's name and ``labels``: the metric's
+        own random stream, the same however the metric is called (``evaluate``, a named run, a
+        facade, or the registered function called directly)."""
         from ..stats import make_rng
 
         return make_rng(self.seed, self.metric, *labels)
+
+    def stream_seed(self, *labels: int | str) -> int:
+        """An integer drawn from this metric's stream (:meth:`rng` with ``labels``), for code that
+        takes a seed rather than a generator (a seeded content hash choosing rows, say).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> ctx = Context.from_frames(pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [2, 3]}))
+        >>> a = replace(ctx, metric="dcr").stream_seed("rows")
+        >>> a == replace(ctx, metric="dcr").stream_seed("rows"), a == replace(ctx, metric="nndr").stream_seed("rows")
+        (True, False)
+        """
+        return int(self.rng(*labels).integers(0, 2**62))
 
     def memo(self, key: Any, compute: Callable[[], Any], users: Sequence[str] = ()) -> Any:
         """The run's memoised entry ``key``, computing it once with ``compute()`` if absent.
@@ -143,12 +166,24 @@ class Context:
 
     @classmethod
     def from_frames(cls, original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
-                    seed: int = 0, backend: str = "auto", strict_control: bool = True) -> Context:
-        """Build a context straight from frames or paths (for calling metric functions directly)."""
+                    seed: int = 0, backend: str = "auto", strict_control: bool = True,
+                    canonical: bool = True) -> Context:
+        """Build a context straight from frames or paths (for calling metric functions directly).
+
+        The tables are the ones a run gives its metrics: validated, columns and rows in their
+        canonical order (:meth:`~synthguard.data.tables.Tables.in_canonical_order`), so a metric
+        called on this context draws the numbers :func:`synthguard.evaluate` draws; the record row
+        numbers of a direct call and of :func:`synthguard.run.executor.run_metric` point at the
+        input rows, as a run's do. ``canonical=False`` keeps the input order of rows and columns
+        (for per-record arrays read by input position; the numbers may then differ from a run's
+        in the last digits, and random draws over rows differ)."""
         from ..data.encoding import EncodedView
         from ..data.tables import prepare_tables
 
-        tables = prepare_tables(original, synthetic, control, metadata, strict_control=strict_control)
+        tables = prepare_tables(original, synthetic, control, metadata, strict_control=strict_control,
+                                canonical_columns=canonical)
+        if canonical:
+            tables = tables.in_canonical_order()
         return cls(tables=tables, encoded=EncodedView(tables), seed=seed, backend=backend)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .params import suggest
 from .spec import _ALIASES, _REGISTRY, MetricSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -358,14 +359,6 @@ def write_manifest(path: Path | None = None) -> Path:
     global _MANIFEST_CACHE
     _MANIFEST_CACHE = None
     return path
-
-
-def suggest(word: str, options: Any) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``options``, else ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(word, list(options), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def missing_inputs(spec: MetricSpec, ctx: Context) -> list[str]:

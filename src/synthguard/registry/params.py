@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["CONSTRAINTS", "Interval", "Param"]
+__all__ = ["CONSTRAINTS", "Interval", "Param", "suggest", "validate_seed"]
 
 
 @dataclass(frozen=True)
@@ -194,3 +194,31 @@ class Param:
         if set(self.kinds) & set(_NUMERIC) and bool not in self.kinds:
             return self.interval is not None or self.choices is not None
         return True
+
+
+def suggest(word: str, options: Any) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``options``, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def validate_seed(seed: Any, where: str = "seed") -> int | None:
+    """A seed as a plain non-negative ``int`` (numpy integers accepted); ``None`` stays ``None``.
+
+    Raises
+    ------
+    ConfigError
+        Not an integer (booleans and floats included), or negative: seeds feed
+        ``numpy.random.SeedSequence``, which takes non-negative integers only.
+    """
+    import numpy as np
+
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ConfigError(f"{where} must be a non-negative integer, got {seed!r}")
+    if seed < 0:
+        raise ConfigError(f"{where} must be a non-negative integer (0, 1, 2, ...), got {int(seed)}")
+    return int(seed)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .params import Param
+from .params import Param, suggest
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.results import MetricResult
@@ -134,7 +134,6 @@ class MetricSpec:
     def resolve_params(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         """Defaults overlaid with ``given``, each validated; unknown names are errors."""
         from ..errors import ConfigError
-        from .lookup import suggest
 
         given = dict(given or {})
         known = {p.name: p for p in self.params}
@@ -280,9 +279,10 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     callable
         The decorator. The function it returns validates the declared parameters it is given
         (the same ``ConfigError`` as a run) before calling the metric, so a direct call
-        ``metric(ctx, top_n=0)`` is checked like ``evaluate(..., metrics={"metric": {"top_n": 0}})``;
-        ``spec.func`` (what the executor calls, with parameters it resolved) is the undecorated
-        function.
+        ``metric(ctx, top_n=0)`` is checked like ``evaluate(..., metrics={"metric": {"top_n": 0}})``,
+        and runs on the metric's own random stream and thresholds (:meth:`Context.for_metric`),
+        with record row numbers pointing at the input rows, so it draws the same numbers as a run; ``spec.func`` (what the executor calls, with
+        parameters it resolved) is the undecorated function.
 
     Examples
     --------
@@ -326,7 +326,19 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
 
         @functools.wraps(func)
         def checked(ctx: Any, *args: Any, **given: Any) -> MetricResult:
-            return finalise(spec, ctx, func(ctx, *args, **spec.check_given(given)))
+            given = spec.check_given(given)
+            if getattr(ctx, "metric", name) != name and hasattr(ctx, "for_metric"):
+                # a direct call: the metric's own random stream and thresholds (its defaults
+                # overlaid with those of a fresh context), as the executor gives them
+                ctx = ctx.for_metric(spec, None if ctx.metric else ctx.thresholds)
+            res = finalise(spec, ctx, func(ctx, *args, **given))
+            if getattr(res, "records", None) and getattr(ctx, "tables", None) is not None:
+                from ..data.tables import input_row_records
+
+                # row numbers from the tables' canonical order back to the input rows, as a run's
+                row = spec.records.row if spec.records is not None else "original"
+                res = replace(res, records=input_row_records(res.records, ctx.tables, row))
+            return res
 
         checked.spec = spec  # type: ignore[attr-defined]
         return checked

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -210,9 +210,8 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
 
 
 def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
-                   seed: int = 0, backend: str = "auto", risk: Mapping[str, Any] | None = None,
-                   jobs: int | None = None, max_columns: int = MAX_COLUMNS, bins: int = BINS,
-                   top: int = TOP) -> tuple[Any, dict[str, Any] | None]:
+                   rerun: Callable[[Any, Any], Any], max_columns: int = MAX_COLUMNS,
+                   bins: int = BINS, top: int = TOP) -> tuple[Any, dict[str, Any] | None]:
     """Re-test the alarming singling-out and inference risks with their driving column coarsened.
 
     Parameters
@@ -225,8 +224,10 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         The run's verdict.
     results : mapping
         The run's results (records and details name the driving columns).
-    seed, backend, risk, jobs
-        As for the run (same seed: the same random choices).
+    rerun : callable
+        ``rerun(tables, run_config) -> RunOutput``: the run's own runner with the run's options
+        (same seed: the same random choices), applied to the coarsened tables and the verdict's
+        tests (:func:`synthguard.run.runner.run_tables` passes itself).
     max_columns : int
         At most this many columns are re-tested (one more run of the verdict's tests each).
     bins, top : int
@@ -255,8 +256,6 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         return verdict, None
     if not any(r.get("level") in ALARM and r["risk"] in COARSEN_RISKS for r in verdict.risks):
         return verdict, None
-    from .runner import run_tables
-
     frames = {r: tables.get(r) for r in tables.roles}
     candidates = driving_columns(verdict, results, tables.schema, frames)
     names = [t["metric"] for t in verdict.tests]
@@ -286,8 +285,7 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         try:
             coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
                                            schema, canonical_columns=True).in_canonical_order()
-            rep = run_tables(coarse_tables, sub, seed=seed, backend=backend, risk=risk, jobs=jobs,
-                             canonical=True, retest_columns=0)
+            rep = rerun(coarse_tables, sub)
         except SynthguardError as exc:  # said in the report, never silent; the run stands
             runs.append({"column": col, "coarsening": how, "error": str(exc),
                          "seconds": round(time.perf_counter() - t1, 4)})

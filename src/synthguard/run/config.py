@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..registry import canonical_name, default_metrics, get_metric
+from ..registry import canonical_name, default_metrics, get_metric, validate_seed
 
 _TOP_KEYS = {"metrics", "thresholds", "preset", "seed", "data", "risk_rule", "materiality", "alpha",
              "release_type"}
@@ -329,26 +329,6 @@ def build_config(metrics: Any = None, config: Mapping[str, Any] | str | Path | N
     return RunConfig(metrics=resolved, thresholds=thresholds, preset=preset, unavailable=unavailable,
                      source=str(config) if isinstance(config, (str, Path)) else None, seed=seed,
                      risk=risk, runs=runs, data=_resolve_data(data.get("data"), config, where))
-
-
-def validate_seed(seed: Any, where: str = "seed") -> int | None:
-    """A seed as a plain non-negative ``int`` (numpy integers accepted); ``None`` stays ``None``.
-
-    Raises
-    ------
-    ConfigError
-        Not an integer (booleans and floats included), or negative: seeds feed
-        ``numpy.random.SeedSequence``, which takes non-negative integers only.
-    """
-    import numpy as np
-
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ConfigError(f"{where} must be a non-negative integer, got {seed!r}")
-    if seed < 0:
-        raise ConfigError(f"{where} must be a non-negative integer (0, 1, 2, ...), got {int(seed)}")
-    return int(seed)
 
 
 def is_registered(name: str) -> bool:

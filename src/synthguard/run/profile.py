@@ -78,7 +78,7 @@ class OriginalStats:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (the file ``synthguard profile`` writes)."""
-        from .. import __version__
+        from .._version import __version__
 
         return to_jsonable({
             "format": FORMAT, "synthguard_version": __version__, "seed": self.seed,

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import stats
+from .rates import clopper_pearson
 
-__all__ = ["EPS_LEVELS", "EpsilonEstimate", "effective_epsilon", "effective_epsilon_point"]
+__all__ = ["EPS_LEVELS", "EpsilonEstimate", "effective_epsilon", "effective_epsilon_point",
+           "epsilon_lower_bound"]
 
 EPS_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02,
               0.01)
@@ -106,8 +107,8 @@ def effective_epsilon(labels: np.ndarray, scores: np.ndarray, *, confidence_leve
     for t in cands:  # a few dozen candidates at most
         tp = int((pos >= t).sum())
         fp = int((neg >= t).sum())
-        tpr_lo, tpr_hi = stats.clopper_pearson(tp, n1, level)
-        fpr_lo, fpr_hi = stats.clopper_pearson(fp, n0, level)
+        tpr_lo, tpr_hi = clopper_pearson(tp, n1, level)
+        fpr_lo, fpr_hi = clopper_pearson(fp, n0, level)
         tpr, fpr = tp / n1, fp / n0
         for direction, lower, point in (
                 ("tpr/fpr", _log_ratio(tpr_lo, fpr_hi), _log_ratio(tpr, fpr)),
@@ -138,3 +139,57 @@ def effective_epsilon_point(labels: np.ndarray, scores: np.ndarray, trim: int = 
         b = np.where(1 - fp > 0, np.log(1 - fp) - np.log(1 - tp), 0.0)
     vals = np.nan_to_num(np.maximum(a, b), nan=0.0, posinf=np.inf)
     return float(max(0.0, vals.max())) if vals.size else 0.0
+
+
+def epsilon_lower_bound(tp: int, n_members: int, fp: int, n_non_members: int, *,
+                        confidence_level: float = 0.95, delta: float = 0.0) -> dict[str, float]:
+    """Lower bound on the epsilon of a (epsilon, delta)-DP generator from one attack's counts.
+
+    A DP generator bounds any test's true positive rate by ``e^eps FPR + delta``; with one-sided
+    Clopper-Pearson bounds (each at ``(1 - confidence_level) / 2``, so jointly at
+    ``confidence_level``) ``eps >= log((TPR_low - delta) / FPR_high)`` (Jagielski et al. 2020;
+    Steinke, Nasr & Jagielski 2023 for the one-run setting, where records were assigned to
+    training or held out at random). The threshold behind the counts must be chosen on other
+    records. A lower bound, never a certificate of privacy.
+
+    Parameters
+    ----------
+    tp, n_members : int
+        Members flagged and members tested.
+    fp, n_non_members : int
+        Non-members flagged and non-members tested.
+    confidence_level : float
+        Joint confidence of the two bounds.
+    delta : float
+        The generator's delta (0 for pure DP).
+
+    Returns
+    -------
+    dict
+        ``epsilon_lower`` (``max(0, bound)``), ``interval`` (``(log((TPR_low - delta) / FPR_high),
+        log(TPR_high / FPR_low))``: the range of log-ratios the counts allow; includes 0 when the
+        attack does no better than chance), ``tpr``, ``fpr``, ``tpr_low``, ``fpr_high`` and the counts.
+
+    Examples
+    --------
+    >>> round(epsilon_lower_bound(60, 200, 0, 200)["epsilon_lower"], 2)
+    2.56
+    """
+    nan = float("nan")
+    if n_members <= 0 or n_non_members <= 0:
+        return {"epsilon_lower": nan, "interval": (nan, nan), "tpr": nan, "fpr": nan,
+                "tpr_low": nan, "fpr_high": nan, "tp": int(tp), "fp": int(fp),
+                "n_members": int(n_members), "n_non_members": int(n_non_members)}
+    tpr_lo, tpr_hi = clopper_pearson(int(tp), int(n_members), confidence_level)
+    fpr_lo, fpr_hi = clopper_pearson(int(fp), int(n_non_members), confidence_level)
+
+    def log_ratio(a: float, b: float) -> float:
+        if a <= 0:
+            return -math.inf
+        return math.inf if b <= 0 else math.log(a / b)
+
+    lo = log_ratio(tpr_lo - delta, fpr_hi)
+    hi = log_ratio(tpr_hi, fpr_lo)
+    return {"epsilon_lower": max(0.0, lo), "interval": (lo, hi), "tpr": tp / n_members,
+            "fpr": fp / n_non_members, "tpr_low": tpr_lo, "fpr_high": fpr_hi, "tp": int(tp),
+            "fp": int(fp), "n_members": int(n_members), "n_non_members": int(n_non_members)}

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _hypergeom_sf, make_rng
+from ._special import _hypergeom_sf
+from .rng import make_rng
 
 __all__ = ["JointTest", "joint_minp", "injected_power", "injection_limit", "null_member_counts",
            "relabelled_counts"]

@@ -14,8 +14,6 @@ import pandas as pd
 import pytest
 
 from synthguard import evaluate
-from synthguard.data.encoding import Block, row_hash128
-from synthguard.errors import ConfigError
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -330,24 +328,6 @@ def test_canonicalise_when_partition_dtypes_differ(dask_client):
     assert dask_client.compute(one.parts[0]).result().equals(a.iloc[canonical_order(a)].reset_index(drop=True))
 
 
-def test_row_hash_identity_rules():
-    num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
-    cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
-    h = row_hash128(Block(num, cat, ("n",), ("c",)))
-    assert h.shape == (5, 2) and h.dtype == np.uint64
-    assert (h[0] == h[1]).all() and (h[2] == h[3]).all()  # -0.0 == 0.0, missing == missing
-    assert not (h[0] == h[4]).all() and not (h[0] == h[2]).all()
-    assert (h[:, 0] != h[:, 1]).all()  # two independent keys
-
-
-def test_missing_dask_names_the_extra(monkeypatch):
-    from synthguard.distributed import _deps
-
-    monkeypatch.setattr(_deps, "find_spec", lambda name: None)
-    with pytest.raises(ConfigError, match=r"synthguard\[dask\]"):
-        evaluate(_frame(10, 0), _frame(10, 1), client=object())
-
-
 def test_cli_scheduler_on_partitioned_parquet(dask_client, tmp_path):
     from click.testing import CliRunner
 
@@ -377,7 +357,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     """Named runs (one metric several times, each under its own name) run the same metric code with
     the Dask backend: every metric the backend supports, some twice with other parameters, equal
     to one process entry by entry (the run's name, ``metric``, params, result)."""
-    from synthguard.run.runner import distributed_metrics
+    from synthguard.run.cluster import distributed_metrics
 
     orig = _frame(400, 41)
     syn = pd.concat([_frame(300, 42), orig.iloc[:30]], ignore_index=True)

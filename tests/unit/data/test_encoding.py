@@ -9,7 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synthguard.data import infer_schema, prepare_tables
-from synthguard.data.encoding import NAN_CODE, EncodedView, Encoder, row_identities, value_ranges
+from synthguard.data.encoding import (
+    NAN_CODE,
+    Block,
+    EncodedView,
+    Encoder,
+    row_hash128,
+    row_identities,
+    value_ranges,
+)
 
 
 def _tables():
@@ -155,3 +163,13 @@ def test_row_identities_dense_ids(n):
     enc = Encoder(infer_schema(df, {"columns": {"x": {"sdtype": "numerical"}, "c": {"sdtype": "categorical"}}}))
     (ids,) = row_identities(enc.encode(df, categorical_only=True))
     assert ids.min() == 0 and ids.max() == len(df.drop_duplicates()) - 1
+
+
+def test_row_hash_identity_rules():
+    num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
+    cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
+    h = row_hash128(Block(num, cat, ("n",), ("c",)))
+    assert h.shape == (5, 2) and h.dtype == np.uint64
+    assert (h[0] == h[1]).all() and (h[2] == h[3]).all()  # -0.0 == 0.0, missing == missing
+    assert not (h[0] == h[4]).all() and not (h[0] == h[2]).all()
+    assert (h[:, 0] != h[:, 1]).all()  # two independent keys

@@ -20,6 +20,7 @@ from synthguard.engine.memory import release_free_memory
 from synthguard.metrics.anonymeter._common import block_of, canonical
 from synthguard.registry import Context
 from synthguard.run.config import build_config
+from synthguard.run.options import EvaluateOptions
 from synthguard.run.runner import run_tables
 
 
@@ -39,7 +40,7 @@ def test_evaluate_equals_run_tables_reordering_itself(demo_data, demo_metadata):
     metrics = ["exact_matches", "dcr", "singling_out_univariate", "linkability"]
     a = synthguard.evaluate(*args, metadata=demo_metadata, metrics=metrics, seed=3)
     tables = prepare_tables(*args, demo_metadata)
-    b = report_of(run_tables(tables, build_config(metrics, None, None), seed=3))  # reorders them
+    b = report_of(run_tables(tables, build_config(metrics, None, None), EvaluateOptions(seed=3)))  # reorders
     assert _json(a) == _json(b)
     assert a.to_dict()["metrics"]["exact_matches"]["result"]["value"] > 0  # the leaky release copies rows
 

@@ -13,7 +13,7 @@ from synthguard.report import svg
 from synthguard.report.html import render_html
 from synthguard.run.verdict import RiskRule, assess
 
-from .conftest import FAKE_ALL
+from ..conftest import FAKE_ALL
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ import pandas as pd
 
 from ...core.results import MetricResult
 from ...errors import ConfigError, InputError
+from ...registry import validate_seed
 
 GRANULARITIES = ("global", "columnwise", "pairwise", "details")
 _ROLE = {"ori": "original", "syn": "synthetic", "control": "control"}
@@ -195,7 +196,7 @@ class Evaluator:
     def __init__(self, method: Any = "default", *, synthguard_extras: bool = False, **config: Any) -> None:
         kwargs = dict(config)
         self.extras = bool(synthguard_extras)
-        self.seed = int(kwargs.pop("seed", 0))
+        self.seed = validate_seed(kwargs.pop("seed", 0), "seed") or 0  # as every path checks it
         self.metadata = kwargs.pop("metadata", None)
         self._custom_cls: type | None = None
         self._custom: Any = None

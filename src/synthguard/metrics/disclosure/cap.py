@@ -213,7 +213,7 @@ def cap_per_record(original: pd.DataFrame, synthetic: pd.DataFrame, key_fields: 
     """
     if method not in METHODS:
         raise ConfigError(f"method must be one of {list(METHODS)}, got {method!r}")
-    ctx = Context.from_frames(original, synthetic, metadata=metadata)
+    ctx = Context.from_frames(original, synthetic, metadata=metadata, canonical=False)  # input rows
     keys, sens = resolve_fields(ctx, "cap_per_record", "key_fields", key_fields, "sensitive_fields",
                                 sensitive_fields)
     a = analyse(ctx, keys, sens, method, continuous=continuous_column_names or (), bins=num_discrete_bins,

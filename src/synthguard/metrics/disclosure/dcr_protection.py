@@ -431,7 +431,7 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
         else:
             ref = dcr_block(ctx, role, cols)
             if n < len(table):
-                ref = ref.take(balanced_rows(table[cols], n, ctx.seed, role))
+                ref = ref.take(balanced_rows(table[cols], n, ctx.stream_seed("rows"), role))
             nb = nearest(ctx, query, ref, scale)
         dist[role], idx[role] = nb.distances[:, 0], nb.indices[:, 0]
     d_t, d_c = dist["original"], dist["control"]

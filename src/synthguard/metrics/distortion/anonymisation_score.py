@@ -110,6 +110,14 @@ def anonymisation_score(ctx: Context, *, mode: str = "distributional",
             raise MetricError(f"row_aligned mode needs the release to have the original's rows in the "
                               f"same order, but they have {n_o} and {n_a} rows: use "
                               "mode='distributional' for synthetic data")
+        # the pairs are by input position: a run's tables are each in their own canonical order,
+        # so both go back to their input order first (row_numbers: canonical -> input row)
+        for role in ("original", "synthetic"):
+            nums = t.row_numbers.get(role)
+            if nums is not None:
+                frame = ori if role == "original" else ano
+                frame = frame.iloc[np.argsort(np.asarray(nums), kind="stable")]
+                ori, ano = (frame, ano) if role == "original" else (ori, frame)
         # one seeded order for both tables keeps rows aligned; order-sensitive components (the
         # text pairs) then see a random sample
         pos = ctx.rng("rows").permutation(n_o)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...stats import chi_square
+from ._association import pearson
+from ._columns import numeric_values
+from ._summary import _own_edges, bin_with_edges, contingency_against, pair_keys, summarise_real
 
 N_BINS = 10
 
@@ -44,8 +46,6 @@ def bin_separately(values: np.ndarray) -> np.ndarray:
 
     Bin ids run 1..11; the column maximum and missing values both get 11.
     """
-    from ._summary import _own_edges, bin_with_edges
-
     return bin_with_edges(values, _own_edges(values), "separate") + 1
 
 
@@ -54,24 +54,8 @@ def bin_shared(real: np.ndarray, synthetic: np.ndarray) -> tuple[np.ndarray, np.
 
     Bin ids 0..9; missing values get 10.
     """
-    from ._summary import _own_edges, bin_with_edges
-
     edges = _own_edges(real)
     return bin_with_edges(real, edges, "shared"), bin_with_edges(synthetic, edges, "shared")
-
-
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson correlation of the rows where both values are present (NaN if undefined)."""
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if len(x) < 2:
-        return float("nan")
-    xc = x - x.mean()
-    yc = y - y.mean()
-    den = math.sqrt(float(xc @ xc) * float(yc @ yc))
-    if den == 0:
-        return float("nan")
-    return float(np.clip((xc @ yc) / den, -1.0, 1.0))
 
 
 def _is_constant(x: np.ndarray) -> bool:
@@ -106,18 +90,6 @@ def correlation_from_real(r_real: float, real_constant: bool, syn_x: np.ndarray,
     return 1.0 - abs(r_real - r_syn) / 2.0, r_real, r_syn, True
 
 
-def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
-    """Cramer's V (no continuity correction) of two code arrays; NaN for a table under 2 x 2.
-
-    The chi-square comes from :func:`synthguard.stats.chi_square` (occupied cells only).
-    """
-    n = len(a)
-    chi2, r, c = chi_square(a, b)
-    if n == 0 or r < 2 or c < 2:
-        return float("nan")
-    return math.sqrt(chi2 / (n * (min(r, c) - 1)))
-
-
 def column_pair_trends(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[str, str], *,
                        real_correlation_threshold: float = 0.5, real_association_threshold: float = 0.3,
                        binning: str = "separate") -> list[PairScore]:
@@ -134,8 +106,6 @@ def column_pair_trends(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dic
     binning : {"separate", "shared"}
         How continuous columns are discretised for mixed pairs (see module docstring).
     """
-    from ._summary import summarise_real
-
     return pairs_against(summarise_real(real, sdtypes), synthetic,
                          real_correlation_threshold=real_correlation_threshold,
                          real_association_threshold=real_association_threshold, binning=binning)
@@ -144,9 +114,6 @@ def column_pair_trends(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dic
 def pairs_against(summary, synthetic: pd.DataFrame, *, real_correlation_threshold: float = 0.5,
                   real_association_threshold: float = 0.3, binning: str = "separate") -> list[PairScore]:
     """Column Pair Trends of ``synthetic`` against a :class:`~._summary.RealSummary` of the real table."""
-    from ._columns import numeric_values
-    from ._summary import contingency_against, pair_keys
-
     cols = summary.columns
     nums = {c: numeric_values(synthetic[c]) for c, s in cols.items() if s.continuous}
     keys = {c: pair_keys(s, synthetic[c], binning, real=False)[0] for c, s in cols.items()}

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import to_jsonable
+from ._association import cramers_v, pearson
 from ._columns import CONTINUOUS, datetime_ns, numeric_values
 
 #: SDMetrics' pseudo-count for a category seen only in the synthetic data.
@@ -275,7 +276,6 @@ def summarise_real(real: pd.DataFrame, schema_or_sdtypes: Any, *, exact_shapes: 
                    ecdf_points: int = 1001, min_count: int = 1) -> RealSummary:
     """Summarise the real table's statistical columns (numerical, datetime, categorical, boolean)."""
     from ._columns import STATISTICAL
-    from ._pairs import cramers_v, pearson
 
     if isinstance(schema_or_sdtypes, Mapping):
         sdtypes = dict(schema_or_sdtypes)

@@ -185,7 +185,7 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
             both = pd.concat([tables.original[cols], tables.control[cols]], ignore_index=True)
             ref_rows = _random_draw(both, max_reference_rows, ctx.rng("membership-reference"))
     else:
-        keys = balanced_keys(tables.control[cols], ctx.seed, "membership-reference")
+        keys = balanced_keys(tables.control[cols], ctx.stream_seed("reference-split"), "control")
         order = np.argsort(keys, kind="stable")
         ref_all, nm_all = np.sort(order[:n_ref]), np.sort(order[n_ref:])
         ref_rows = ref_all

@@ -99,8 +99,8 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         k_o = k_c = min(n_o, n_c)
     if max_rows is not None:
         k_o, k_c = min(k_o, max_rows), min(k_c, max_rows)
-    rows_o = balanced_rows(ctx.tables.original[cols], k_o, ctx.seed, "cd-mia-original")
-    rows_c = balanced_rows(ctx.tables.control[cols], k_c, ctx.seed, "cd-mia-control")
+    rows_o = balanced_rows(ctx.tables.original[cols], k_o, ctx.stream_seed("rows"), "original")
+    rows_c = balanced_rows(ctx.tables.control[cols], k_c, ctx.stream_seed("rows"), "control")
     d_o = nearest_distances(orig.take(rows_o), syn, metric, backend=ctx.backend)
     d_c = nearest_distances(ctrl.take(rows_c), syn, metric, backend=ctx.backend)
     # sort each class by distance: every number below, bootstrap included, is then independent of

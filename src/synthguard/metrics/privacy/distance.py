@@ -201,7 +201,7 @@ def _compute_closer_share(ctx: Context, cl: float) -> dict[str, Any]:
         if n >= len(ctx.tables.get(role)):  # whole table: reuse the memoised search
             dist[role] = _neighbours(ctx, "synthetic", role, 1)[0][:, 0]
             continue
-        rows = ctx.data.balanced_rows(role, cols, n, ctx.seed)
+        rows = ctx.data.balanced_rows(role, cols, n, ctx.stream_seed("closer-rows"))
         dist[role] = ctx.data.kneighbors("synthetic", role, cols, metric, 1, reference_rows=rows)[0][:, 0]
     out = closer_share_from(dist["original"], dist["control"], n, cl)
     return out

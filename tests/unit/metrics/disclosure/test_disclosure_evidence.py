@@ -25,6 +25,8 @@ from synthguard.metrics.disclosure.record_disclosure import (
 from synthguard.registry import Context
 from synthguard.stats import label_permutation_greater
 
+from ....helpers import run
+
 SPECS = {
     "acs12": dict(cols=None, qi=["age", "gender", "race", "edu", "married"],
                   sens=["employment", "disability"]),
@@ -213,17 +215,17 @@ def test_metrics_known_answer_with_control():
     control = pd.DataFrame({"k": list("eefgh"), "s": list("xxxxx")})
     syn = pd.DataFrame({"k": list("bccdd") + ["e"] * 5, "s": list("xzzxx") + ["y"] * 5})
     ctx = Context.from_frames(real, syn, control, meta, backend="numpy")
-    r = replicated_uniques(ctx)
+    r = run(replicated_uniques, ctx=ctx)
     # uniques b, c, d; b once in synthetic -> 1 replicated unique of 5 records; c, d present
     assert r.value == pytest.approx(1 / 5) and r["n_replicated_any"] == 3
     assert r.evidence.k_member == 1 and r.evidence.k_non_member == 0  # f, g, h absent
-    d = disco(ctx, min_cell=2)
+    d = run(disco, ctx=ctx, min_cell=2)
     # synthetic cells: c -> z z (disclosive, record c is z: DiSCO); d -> x x (record d is x: DiSCO);
     # e -> y x5 (control e rows are x: disclosive but wrong)
     assert d.value == pytest.approx(2 / 5)
     assert d.evidence.k_member == 2 and d.evidence.k_non_member == 0
     assert d["per_target"]["s"]["dis"] == pytest.approx(2 / 5)
-    d1 = disco(ctx)  # synthpop's default: the one-record cell b -> x counts too (record b is x)
+    d1 = run(disco, ctx=ctx)  # synthpop's default: the one-record cell b -> x counts too (record b is x)
     assert d1.value == pytest.approx(3 / 5) and d1.evidence.k_member == 3
 
 
@@ -254,9 +256,9 @@ def test_numeric_qis_exact_by_default_as_synthpop(shared_data):
     original, control, fresh, meta = _split(shared_data, "nhefs", 0)
     ctx = Context.from_frames(original, fresh, control, meta, backend="numpy")
     qis = ["sex", "age", "wt71"]
-    exact = replicated_uniques(ctx, quasi_identifiers=qis)
+    exact = run(replicated_uniques, ctx=ctx, quasi_identifiers=qis)
     assert exact["continuous_column_names"] == []
-    binned = replicated_uniques(ctx, quasi_identifiers=qis, continuous_column_names=["wt71"])
+    binned = run(replicated_uniques, ctx=ctx, quasi_identifiers=qis, continuous_column_names=["wt71"])
     assert binned["continuous_column_names"] == ["wt71"]
     assert exact["share_unique_original"] > binned["share_unique_original"]
     assert exact["share_replicated_uniques"] < binned["share_replicated_uniques"]
@@ -316,14 +318,14 @@ def test_cap_and_new_row_evidence_known_answer():
     # CAP pools: a -> x x y (p(x) = 2/3, p(y) = 1/3); b -> y y; c, d absent
     # training: (a,x) 2/3 > 1/2 yes, (a,y) no, (b,x) 0 no, (c,x) skipped -> 1 of 4
     # control: (a,y) no, (b,y) 1 yes, (d,x) skipped twice -> 1 of 4
-    ev = cap(ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
+    ev = run(cap, ctx=ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
     assert (ev.k_member, ev.n_member, ev.k_non_member, ev.n_non_member) == (1, 4, 1, 4)
     # generalized: c and d pool every synthetic key at Hamming distance 1 (a and b: x x y y y)
     # -> p(x) = 2/5 for (c,x), (d,x): still no majority
-    ev = generalized_cap(ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
+    ev = run(generalized_cap, ctx=ctx, key_fields=["k"], sensitive_fields=["s"]).evidence
     assert (ev.k_member, ev.k_non_member) == (1, 1)
     # new rows: tolerance 1 % of the original's range of v (100) = 1.0, categorical equal
     # training (a,x,0) ~ (a,x,0) yes; (a,y,10) no; (b,x,50) no (syn b rows are y); (c,x,100) no
     # control (a,y,0.05) no (syn (a,y) is at 30); (b,y,20) no; (d,...) no
-    ev = new_row_synthesis(ctx).evidence
+    ev = run(new_row_synthesis, ctx=ctx).evidence
     assert (ev.k_member, ev.n_member, ev.k_non_member, ev.n_non_member) == (1, 4, 0, 4)

@@ -26,6 +26,8 @@ from synthguard.metrics.disclosure.disclosure_protection import (
 from synthguard.metrics.disclosure.new_row_synthesis import match_rows, new_row_synthesis
 from synthguard.registry import Context, get_metric
 
+from ....helpers import run
+
 CAT_META = {"columns": {"k": {"sdtype": "categorical"}, "s": {"sdtype": "categorical"}}}
 
 
@@ -43,7 +45,7 @@ def test_cap_worked_example():
         r = f(c, key_fields=["k"], sensitive_fields=["s"])
         assert r.value == pytest.approx(0.375)
         assert r["baseline_protection"] == pytest.approx(0.5)
-    recs = cap(c, key_fields=["k"], sensitive_fields=["s"]).records
+    recs = run(cap, ctx=c, key_fields=["k"], sensitive_fields=["s"]).records
     assert recs[0] == {"original_row": 3, "probability": 1.0, "synthetic_rows_pooled": 2, "key_distance": 0}
 
 
@@ -54,10 +56,10 @@ def test_cap_variants_on_unmatched_keys_and_hamming_ties():
     meta = {"columns": {c: {"sdtype": "categorical"} for c in ("k1", "k2", "s")}}
     c = _ctx(real, syn, meta=meta)
     kw = dict(key_fields=["k1", "k2"], sensitive_fields=["s"])
-    assert cap(c, **kw).value is None or np.isnan(cap(c, **kw).value)
-    assert cap(c, **kw).risk_level == "unknown"
-    assert zero_cap(c, **kw).value == 1.0
-    g = generalized_cap(c, **kw)
+    assert run(cap, ctx=c, **kw).value is None or np.isnan(run(cap, ctx=c, **kw).value)
+    assert run(cap, ctx=c, **kw).risk_level == "unknown"
+    assert run(zero_cap, ctx=c, **kw).value == 1.0
+    g = run(generalized_cap, ctx=c, **kw)
     assert g.value == pytest.approx(1 - 2 / 3)  # pooled: x, x, y (the (c, 3) key is at distance 2)
     assert g.records[0]["synthetic_rows_pooled"] == 3 and g.records[0]["key_distance"] == 1
 
@@ -98,7 +100,7 @@ def test_missing_values_are_their_own_category():
     real = pd.DataFrame({"k": ["a", None, None, "b"], "s": ["x", "y", "y", None]})
     syn = pd.DataFrame({"k": ["a", None, "b", "b"], "s": ["x", "y", None, "x"]})
     c = _ctx(real, syn, meta=CAT_META)
-    r = cap(c, key_fields=["k"], sensitive_fields=["s"])
+    r = run(cap, ctx=c, key_fields=["k"], sensitive_fields=["s"])
     # p = [1, 1, 1, 1/2]
     assert r.value == pytest.approx(1 - 3.5 / 4)
     assert r["n_sensitive_categories"] == [3]
@@ -108,7 +110,7 @@ def test_missing_values_are_their_own_category():
 
 def test_cap_breakdowns_and_per_field(demo_data, demo_metadata):
     c = _ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata)
-    r = cap(c, key_fields=["sex", "zip", "education"], sensitive_fields=["diagnosis", "occupation"])
+    r = run(cap, ctx=c, key_fields=["sex", "zip", "education"], sensitive_fields=["diagnosis", "occupation"])
     assert set(r["per_sensitive_field"]) == {"diagnosis", "occupation"}
     sizes = r["per_class_size"]
     assert sum(b["n_original_rows"] for b in sizes) == len(demo_data["original"])
@@ -121,20 +123,20 @@ def test_cap_breakdowns_and_per_field(demo_data, demo_metadata):
 
 def test_defaults_from_metadata_and_errors(demo_data, demo_metadata):
     c = _ctx(demo_data["original"], demo_data["safe"], meta=demo_metadata)
-    r = cap(c)
+    r = run(cap, ctx=c)
     assert r["key_fields"] == list(demo_metadata["quasi_identifiers"])
     assert r["sensitive_fields"] == ["diagnosis"]
     bare = _ctx(demo_data["original"], demo_data["safe"])
     with pytest.raises(MetricError, match="quasi_identifiers"):
-        cap(bare)
+        run(cap, ctx=bare)
     with pytest.raises(MetricError, match="sensitive"):
-        disclosure_protection(bare, known_column_names=["sex"])
+        run(disclosure_protection, ctx=bare, known_column_names=["sex"])
     with pytest.raises(ConfigError, match="nope"):
-        cap(c, key_fields=["nope"], sensitive_fields=["diagnosis"])
+        run(cap, ctx=c, key_fields=["nope"], sensitive_fields=["diagnosis"])
     with pytest.raises(ConfigError, match="both"):
-        cap(c, key_fields=["sex"], sensitive_fields=["sex"])
+        run(cap, ctx=c, key_fields=["sex"], sensitive_fields=["sex"])
     with pytest.raises(MetricError, match="quasi_identifiers"):
-        k_anonymity(bare)
+        run(k_anonymity, ctx=bare)
     with pytest.raises(ConfigError):
         get_metric("disclosure_protection").resolve_params({"computation_method": "nope"})
 
@@ -153,22 +155,22 @@ def test_disclosure_protection_binning_and_baseline():
     meta = {"columns": {"age": {"sdtype": "numerical"}, "s": {"sdtype": "categorical"}}}
     c = _ctx(real, syn, meta=meta)
     # 2 bins from the original: (0.991, 5.5], (5.5, 10]; -50 -> bin 0, 100 -> bin 1
-    r = disclosure_protection(c, known_column_names=["age"], sensitive_column_names=["s"],
+    r = run(disclosure_protection, ctx=c, known_column_names=["age"], sensitive_column_names=["s"],
                               continuous_column_names=["age"], num_discrete_bins=2)
     assert r["baseline_protection"] == 0.5
     assert r["cap_protection"] == pytest.approx(0.5)  # each bin holds one x and one y
     assert r.value == pytest.approx(1.0)
     assert r.risk_level == "not meaningful" and r.warning
-    exact = disclosure_protection(c, known_column_names=["age"], sensitive_column_names=["s"])
+    exact = run(disclosure_protection, ctx=c, known_column_names=["age"], sensitive_column_names=["s"])
     assert exact["n_counted"] == 0  # raw floats: no original key occurs in the synthetic data
 
 
 def test_estimate_is_seeded_and_honours_parameters(demo_data, demo_metadata):
-    a = disclosure_protection_estimate(_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
+    a = run(disclosure_protection_estimate, ctx=_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
                                             seed=1), num_rows_subsample=200, num_iterations=3)
-    b = disclosure_protection_estimate(_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
+    b = run(disclosure_protection_estimate, ctx=_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
                                             seed=1), num_rows_subsample=200, num_iterations=3)
-    d = disclosure_protection_estimate(_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
+    d = run(disclosure_protection_estimate, ctx=_ctx(demo_data["original"], demo_data["leaky"], meta=demo_metadata,
                                             seed=2), num_rows_subsample=200, num_iterations=3)
     assert a.value == b.value and a["cap_protection_per_iteration"] == b["cap_protection_per_iteration"]
     assert a.value != d.value
@@ -180,7 +182,7 @@ def test_leaky_release_is_less_protected(demo_data, demo_metadata):
     res = {}
     for rel in ("leaky", "safe"):
         c = _ctx(demo_data["original"], demo_data[rel], meta=demo_metadata)
-        res[rel] = disclosure_protection(c, known_column_names=keys, sensitive_column_names=["diagnosis"],
+        res[rel] = run(disclosure_protection, ctx=c, known_column_names=keys, sensitive_column_names=["diagnosis"],
                                          computation_method="zero_cap").value
     assert res["leaky"] < res["safe"]
 
@@ -206,29 +208,29 @@ def test_row_order_does_not_change_results(demo_data, demo_metadata):
 def test_dcr_known_answers(demo_data, demo_metadata):
     o = demo_data["original"]
     copy = _ctx(o, o.copy(), demo_data["control"], demo_metadata)
-    r = dcr_baseline_protection(copy)
+    r = run(dcr_baseline_protection, ctx=copy)
     assert r.value == 0.0 and r["share_exact_copies"] == 1.0
     assert r.risk_level == "high"
-    ov = dcr_overfitting_protection(copy)
+    ov = run(dcr_overfitting_protection, ctx=copy)
     assert ov["synthetic_data_percentages"]["closer_to_training"] == 1.0 and ov.value == 0.0
     # real rows never trained on, split into a "release" and a holdout of the training's size
     # (the control must not be the training data itself: that is an InputError now)
     c, h = demo_data["control"], len(demo_data["control"]) // 2
     indep = _ctx(o.iloc[:h], c.iloc[:h], c.iloc[h:], demo_metadata)
-    ov2 = dcr_overfitting_protection(indep)
+    ov2 = run(dcr_overfitting_protection, ctx=indep)
     assert ov2.value > 0.8  # an independent sample is not closer to training than to a holdout
 
 
 def test_dcr_subsampling_is_seeded_and_query_side_only(demo_data, demo_metadata):
     args = (demo_data["original"], demo_data["leaky"], demo_data["control"], demo_metadata)
-    a = dcr_baseline_protection(_ctx(*args, seed=3), num_rows_subsample=300, num_iterations=2)
-    b = dcr_baseline_protection(_ctx(*args, seed=3), num_rows_subsample=300, num_iterations=2)
-    full = dcr_baseline_protection(_ctx(*args, seed=3))
+    a = run(dcr_baseline_protection, ctx=_ctx(*args, seed=3), num_rows_subsample=300, num_iterations=2)
+    b = run(dcr_baseline_protection, ctx=_ctx(*args, seed=3), num_rows_subsample=300, num_iterations=2)
+    full = run(dcr_baseline_protection, ctx=_ctx(*args, seed=3))
     assert a.value == b.value and a["n_synthetic"] == 300
     # the reference is not subsampled: the synthetic median stays close to the full-data one
     assert abs(a["median_DCR_to_real_data"]["synthetic_data"]
                - full["median_DCR_to_real_data"]["synthetic_data"]) < 0.02
-    o = dcr_overfitting_protection(_ctx(*args, seed=3), num_rows_subsample=300)
+    o = run(dcr_overfitting_protection, ctx=_ctx(*args, seed=3), num_rows_subsample=300)
     assert o.n == 300
 
 
@@ -276,11 +278,11 @@ def test_match_rows_equals_brute_force(seed):
 
 def test_new_row_synthesis_known_answers(demo_data, demo_metadata):
     o = demo_data["original"]
-    r = new_row_synthesis(_ctx(o, o.copy(), meta=demo_metadata))
+    r = run(new_row_synthesis, ctx=_ctx(o, o.copy(), meta=demo_metadata))
     assert r.value == 0.0 and r["num_matched_rows"] == len(o)
-    fresh = new_row_synthesis(_ctx(o, demo_data["control"], meta=demo_metadata))
+    fresh = run(new_row_synthesis, ctx=_ctx(o, demo_data["control"], meta=demo_metadata))
     assert fresh.value > 0.95
-    s = new_row_synthesis(_ctx(o, demo_data["leaky"], meta=demo_metadata), synthetic_sample_size=500)
+    s = run(new_row_synthesis, ctx=_ctx(o, demo_data["leaky"], meta=demo_metadata), synthetic_sample_size=500)
     assert s.n == 500 and 0.2 < s.value < 0.7
 
 
@@ -291,12 +293,12 @@ def test_k_anonymity_and_l_diversity_exact_classes():
     meta = {"columns": {c: {"sdtype": "categorical"} for c in ("q1", "q2", "s")},
             "quasi_identifiers": ["q1", "q2"], "sensitive": ["s"]}
     c = _ctx(real, syn, meta=meta)
-    k = k_anonymity(c, k=3)
+    k = run(k_anonymity, ctx=c, k=3)
     assert k.value == 2 and k["original"]["k"] == 1
     assert k["original"]["share_records_below"] == pytest.approx(3 / 6)  # classes b (2) and c (1)
     assert k["synthetic"]["n_records_below"] == 2
     assert [r["synthetic_row"] for r in k.records] == [0, 1]
-    ld = l_diversity(c)
+    ld = run(l_diversity, ctx=c)
     assert ld.value == 1 and ld["original"]["l"] == 1  # class a -> {x} in synthetic; b, c -> 1 in original
     assert ld["synthetic"]["n_records_below"] == 2
     assert ld["original"]["n_records_below"] == 3

@@ -25,6 +25,8 @@ from synthguard.metrics.disclosure.record_disclosure import (
 from synthguard.registry import Context
 from synthguard.stats import make_rng
 
+from ....helpers import run
+
 # ---------------------------------------------------------------- the hand-built tables
 # original (15 records), key k -> target t:
 #   a: x x x      b: x y      c: x      d: y      e: x x x x x x x (7)      f: z
@@ -49,7 +51,8 @@ DISDIO = [1, 1, 1, 0, 0, 0, 0] + [1] * 7 + [0]
 
 
 def _codes():
-    ctx = Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META)
+    # per record in the input order of ORIGINAL (the hand-worked answers above)
+    ctx = Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META, canonical=False)
     c = column_codes(ctx, ["k", "t"], ("original", "synthetic"))
     return c["original"][:, :1], c["original"][:, 1], c["synthetic"][:, :1], c["synthetic"][:, 1]
 
@@ -64,7 +67,7 @@ def test_disco_flags_equal_synthpop_defaults_known_answer():
 
 
 def test_disco_metric_equals_synthpop_defaults_known_answer():
-    res = disco(Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META))
+    res = run(disco, ctx=Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META))
     assert res.value == pytest.approx(11 / N)  # synthpop: DiSCO = 73.33 %
     t = res["per_target"]["t"]
     assert (t["disco"], t["dis"], t["dio"], t["disdio"]) == pytest.approx((11 / N, 13 / N, 13 / N, 10 / N))
@@ -83,7 +86,7 @@ def test_disco_metric_equals_synthpop_defaults_known_answer():
 def test_exclude_ov_denom_lim_over_and_at_the_limit(denom_lim, expect):
     f = disco_flags(*_codes(), denom_lim=denom_lim, exclude_ov_denom_lim=True)
     assert int(f["disco"].sum()) == expect
-    res = disco(Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META), denom_lim=denom_lim,
+    res = run(disco, ctx=Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META), denom_lim=denom_lim,
                 exclude_ov_denom_lim=True)
     assert res.value == pytest.approx(expect / N)
 
@@ -104,7 +107,7 @@ def test_min_cell_reproduces_the_old_rule():
     # synthetic key cells of at least min_cell records: a (2), e (6), f (2, a tie)
     assert int(disco_flags(*_codes(), min_cell=2)["disco"].sum()) == 3 + 7
     assert int(disco_flags(*_codes(), min_cell=5)["disco"].sum()) == 7  # the old default: e only
-    res = disco(Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META), min_cell=5)
+    res = run(disco, ctx=Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META), min_cell=5)
     assert res.value == pytest.approx(7 / N)
 
 
@@ -116,7 +119,7 @@ def test_replicated_uniques_equal_synthpop_known_answer():
     assert np.flatnonzero(unique).tolist() == [5, 6, 14]
     assert np.flatnonzero(rep_any).tolist() == [5, 14]
     assert np.flatnonzero(rep_u).tolist() == [5]
-    res = replicated_uniques(Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META))
+    res = run(replicated_uniques, ctx=Context.from_frames(ORIGINAL, SYNTHETIC, metadata=META))
     assert res.value == pytest.approx(1 / N)  # synthpop: repU = 6.67 %
     assert res["share_unique_original"] == pytest.approx(3 / N)  # UiO
     assert res["share_replicated_any"] == pytest.approx(2 / N)  # UiOiS
@@ -134,15 +137,15 @@ CONTROL = pd.DataFrame({"k": list("ahhiijj"), "t": list("xxyxxzz")})
 
 
 def test_flags_cover_every_training_and_control_record():
-    ctx = Context.from_frames(ORIGINAL, SYNTHETIC, CONTROL, metadata=META, seed=1)
-    ev = disco(ctx).evidence
+    ctx = Context.from_frames(ORIGINAL, SYNTHETIC, CONTROL, metadata=META, seed=1, canonical=False)
+    ev = run(disco, ctx=ctx).evidence
     assert ev.flags.member.size == N and ev.flags.non_member.size == len(CONTROL)
     assert ev.flags.member.astype(int).tolist() == DISCO
     assert ev.risk == "inference" and set(ev.sees) == {"exact", "rare"}
     assert ev.visibility["exact"] == pytest.approx(12 / N)
     # rare = unique on the key among original and control pooled: c, d, f (a is in both tables)
     assert ev.flags.responds["rare"].astype(int).tolist() == [0] * 5 + [0, 1] + [0] * 7 + [0]
-    rep = replicated_uniques(ctx).evidence
+    rep = run(replicated_uniques, ctx=ctx).evidence
     assert rep.flags.member.size == N and rep.flags.non_member.size == len(CONTROL)
     assert rep.risk == "singling_out"
     # a copy sets the repU flag only when the key is absent from the release (d)
@@ -165,7 +168,7 @@ def test_default_disco_sees_30_percent_copies(acs12, seed):
     parts = calibration_split(acs12, seed)
     rel = leaky_release(parts["fresh"], parts["original"], 0.30, seed)
     ctx = Context.from_frames(parts["original"], rel, parts["control"], metadata=ACS_META, seed=seed)
-    ev = disco(ctx).evidence
+    ev = run(disco, ctx=ctx).evidence
     assert ev.effect > 0.08 and ev.p_value < 1e-4, (ev.member, ev.non_member, ev.p_value)
 
 
@@ -174,7 +177,7 @@ def test_default_disco_fresh_release_not_significant(acs12, seed):
     parts = calibration_split(acs12, seed)
     ctx = Context.from_frames(parts["original"], parts["fresh"], parts["control"], metadata=ACS_META,
                               seed=seed)
-    ev = disco(ctx).evidence
+    ev = run(disco, ctx=ctx).evidence
     assert ev.p_value > 0.01, (ev.member, ev.non_member)  # measured p 0.08, 0.42, 0.31
 
 
@@ -197,7 +200,7 @@ def test_repu_subsample_is_random_not_clustered(acs12):
         diffs.append(uo.mean() - uc.mean())
     assert abs(np.mean(diffs)) < 0.02
     # and the metric's evidence is a fair test on the null
-    ev = replicated_uniques(ctx).evidence
+    ev = run(replicated_uniques, ctx=ctx).evidence
     assert ev.n_member == len(parts["original"]) and ev.p_value > 0.01
 
 
@@ -215,10 +218,10 @@ def test_own_table_unique_judges_every_record_among_m_others():
 
 def test_repu_evidence_does_not_depend_on_row_order(acs12):
     parts = calibration_split(acs12, 3)
-    a = replicated_uniques(Context.from_frames(parts["original"], parts["fresh"], parts["control"],
+    a = run(replicated_uniques, ctx=Context.from_frames(parts["original"], parts["fresh"], parts["control"],
                                                metadata=ACS_META, seed=3)).evidence
     shuf = {k: v.sample(frac=1, random_state=1).reset_index(drop=True) for k, v in parts.items()}
-    b = replicated_uniques(Context.from_frames(shuf["original"], shuf["fresh"], shuf["control"],
+    b = run(replicated_uniques, ctx=Context.from_frames(shuf["original"], shuf["fresh"], shuf["control"],
                                                metadata=ACS_META, seed=3)).evidence
     assert (a.k_member, a.k_non_member) == (b.k_member, b.k_non_member)
 

@@ -14,6 +14,8 @@ from synthguard.metrics.distortion import distances as dist
 from synthguard.metrics.distortion.anonymisation_score import anonymisation_score, band
 from synthguard.registry import Context
 
+from ....helpers import run
+
 S = pd.Series
 
 
@@ -98,7 +100,7 @@ META = {"columns": {"age": {"sdtype": "numerical"}, "city": {"sdtype": "categori
 @pytest.mark.parametrize("mode", ["row_aligned", "distributional"])
 def test_identical_scores_one(mode: str) -> None:
     o = _people(300, 0)
-    res = anonymisation_score(Context.from_frames(o, o.copy(), metadata=META), mode=mode)
+    res = run(anonymisation_score, ctx=Context.from_frames(o, o.copy(), metadata=META), mode=mode)
     assert res.value == pytest.approx(1.0, abs=1e-9)
     assert res.details["band"] == "minimal" and res.details["mode"] == mode
 
@@ -110,7 +112,7 @@ def test_fully_replaced_scores_near_100(mode: str) -> None:
     r = pd.DataFrame({"age": rng.uniform(1000, 2000, 300),
                       "city": rng.choice(["A1", "B2", "C3"], 300),
                       "name": ["zzzzzzz"] * 300})
-    res = anonymisation_score(Context.from_frames(o, r, metadata=META), mode=mode)
+    res = run(anonymisation_score, ctx=Context.from_frames(o, r, metadata=META), mode=mode)
     assert res.value > 95
     assert res.details["band"] == "very high"
     cols = {c["column"]: c for c in res.details["columns"]}
@@ -125,8 +127,8 @@ def test_weights_and_bands() -> None:
     m = o.copy()
     m["age"] = m["age"] + 1000  # only age changes
     ctx = Context.from_frames(o, m, metadata=META)
-    even = anonymisation_score(ctx, mode="row_aligned")
-    heavy = anonymisation_score(ctx, mode="row_aligned", weights={"age": 8.0})
+    even = run(anonymisation_score, ctx=ctx, mode="row_aligned")
+    heavy = run(anonymisation_score, ctx=ctx, mode="row_aligned", weights={"age": 8.0})
     age_d = next(c["distance"] for c in even.details["columns"] if c["column"] == "age")
     assert even.details["distance"] == pytest.approx(age_d / 3)
     assert heavy.details["distance"] == pytest.approx(8 * age_d / 10)
@@ -134,7 +136,7 @@ def test_weights_and_bands() -> None:
     assert [band(x) for x in (1, 20, 21, 40.5, 60, 80, 80.1, 100)] == [
         "minimal", "minimal", "low", "moderate", "moderate", "high", "very high", "very high"]
     with pytest.raises(ConfigError, match="weights"):
-        anonymisation_score(ctx, weights={"nope": 1.0})
+        run(anonymisation_score, ctx=ctx, weights={"nope": 1.0})
 
 
 def test_custom_distance_registry() -> None:
@@ -146,7 +148,7 @@ def test_custom_distance_registry() -> None:
         o = _people(200, 0)
         m = o.copy()
         m["age"] = m["age"] + 50
-        res = anonymisation_score(Context.from_frames(o, m, metadata=META), mode="row_aligned")
+        res = run(anonymisation_score, ctx=Context.from_frames(o, m, metadata=META), mode="row_aligned")
         comps = next(c["components"] for c in res.details["columns"] if c["column"] == "age")
         assert comps["median_shift"] == pytest.approx(0.5)
         with pytest.raises(ValueError, match="already registered"):
@@ -160,19 +162,19 @@ def test_sampling_is_seeded_and_row_aligned_needs_same_rows() -> None:
     o = _people(3000, 0)
     s = _people(2500, 1)
     ctx = Context.from_frames(o, s, metadata=META, seed=4)
-    a = anonymisation_score(ctx, max_rows=500)
-    b = anonymisation_score(Context.from_frames(o, s, metadata=META, seed=4), max_rows=500)
+    a = run(anonymisation_score, ctx=ctx, max_rows=500)
+    b = run(anonymisation_score, ctx=Context.from_frames(o, s, metadata=META, seed=4), max_rows=500)
     assert a.to_dict() == b.to_dict() and a.details["n_compared"] == 500 and a.details["sampled"]
     with pytest.raises(MetricError, match="row_aligned"):
-        anonymisation_score(ctx, mode="row_aligned")
+        run(anonymisation_score, ctx=ctx, mode="row_aligned")
 
 
 @pytest.mark.parametrize("mode", ["row_aligned", "distributional"])
 def test_pure_fallback_gives_the_same_score(mode: str, monkeypatch) -> None:
     o = _people(300, 0)
     s = _people(300, 1)
-    fast = anonymisation_score(Context.from_frames(o, s, metadata=META), mode=mode)
+    fast = run(anonymisation_score, ctx=Context.from_frames(o, s, metadata=META), mode=mode)
     monkeypatch.setattr(dist, "jaro_winkler_backend", lambda: "python")
-    slow = anonymisation_score(Context.from_frames(o, s, metadata=META), mode=mode)
+    slow = run(anonymisation_score, ctx=Context.from_frames(o, s, metadata=META), mode=mode)
     assert slow.details["jaro_winkler_backend"] == "python"
     assert slow.value == pytest.approx(fast.value, abs=1e-6)

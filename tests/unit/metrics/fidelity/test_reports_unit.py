@@ -10,7 +10,8 @@ from scipy import stats
 from scipy.stats.contingency import association
 
 from synthguard.core.results import to_jsonable
-from synthguard.metrics.fidelity._pairs import bin_separately, bin_shared, cramers_v
+from synthguard.metrics.fidelity._association import cramers_v
+from synthguard.metrics.fidelity._pairs import bin_separately, bin_shared
 from synthguard.metrics.fidelity._shapes import ks_complement, ks_statistic, tv_complement
 from synthguard.metrics.fidelity._validity import (
     boundary_adherence,
@@ -21,6 +22,8 @@ from synthguard.metrics.fidelity._validity import (
 from synthguard.metrics.fidelity.diagnostic import diagnostic_report
 from synthguard.metrics.fidelity.quality import quality_report
 from synthguard.registry import Context, get_metric
+
+from ....helpers import run
 
 
 def test_ks_matches_scipy() -> None:
@@ -83,7 +86,7 @@ def demo_ctx(demo_data, demo_metadata) -> Context:
 
 
 def test_quality_result_contract(demo_ctx: Context) -> None:
-    res = quality_report(demo_ctx)
+    res = run(quality_report, ctx=demo_ctx)
     d = res.to_dict()
     for key in ("score", "column_shapes", "column_pair_trends", "column_shapes_table",
                 "column_pair_trends_table"):
@@ -99,14 +102,14 @@ def test_quality_result_contract(demo_ctx: Context) -> None:
 def test_identical_tables_score_one(demo_data, demo_metadata) -> None:
     o = demo_data["original"]
     ctx = Context.from_frames(o, o.copy(), metadata=demo_metadata)
-    assert quality_report(ctx).value == pytest.approx(1.0)
-    assert diagnostic_report(ctx).value == pytest.approx(1.0)
+    assert run(quality_report, ctx=ctx).value == pytest.approx(1.0)
+    assert run(diagnostic_report, ctx=ctx).value == pytest.approx(1.0)
 
 
 def test_row_order_does_not_matter(demo_data, demo_metadata) -> None:
     o, s = demo_data["original"], demo_data["safe"]
-    a = quality_report(Context.from_frames(o, s, metadata=demo_metadata))
-    b = quality_report(Context.from_frames(o.sample(frac=1, random_state=1),
+    a = run(quality_report, ctx=Context.from_frames(o, s, metadata=demo_metadata))
+    b = run(quality_report, ctx=Context.from_frames(o.sample(frac=1, random_state=1),
                                            s.sample(frac=1, random_state=2), metadata=demo_metadata))
     assert a.value == pytest.approx(b.value, abs=1e-12)
 

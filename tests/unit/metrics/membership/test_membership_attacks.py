@@ -14,6 +14,8 @@ from synthguard.metrics.privacy.closest_distance_mia import closest_distance_mia
 from synthguard.registry import Context, get_metric
 from synthguard.stats import auc_max_t, auc_test, epsilon_lower_bound
 
+from ....helpers import run
+
 
 # ---------------------------------------------- releases (the calibration suite, with its null and
 # realistic leaks on five tables, is tests/calibration/test_membership_ensemble.py)
@@ -42,7 +44,7 @@ def _run(frame: pd.DataFrame, kind: str, seed: int, **kw):
     parts = split(frame, seed)
     ctx = Context.from_frames(parts["original"], release(kind, parts, seed), parts["control"],
                               seed=seed)
-    return membership_attacks(ctx, **{"n_perm": 499, **kw})
+    return run(membership_attacks, ctx=ctx, **{"n_perm": 499, **kw})
 
 
 def _shift_for_auc(auc: float) -> float:
@@ -136,11 +138,11 @@ def test_roles_partition_the_control_and_records_list_the_most_exposed_training_
     parts = split(frame, 0)
     rel = release("copies30", parts, 0)
     ctx = Context.from_frames(parts["original"], rel, parts["control"], seed=0)
-    roles = membership_attacks(ctx, n_perm=199, reference="split").details["roles"]
+    roles = run(membership_attacks, ctx=ctx, n_perm=199, reference="split").details["roles"]
     ref, nm = set(roles["reference_rows"]), set(roles["non_member_rows"])
     assert not ref & nm and ref | nm == set(range(len(parts["control"])))
     assert roles["reference"] + roles["non_members"] == len(parts["control"])
-    res = membership_attacks(ctx, n_perm=199)  # pooled: every control row is a non-member
+    res = run(membership_attacks, ctx=ctx, n_perm=199)  # pooled: every control row is a non-member
     roles = res.details["roles"]
     assert roles["reference_kind"] == "pooled" and "reference_rows" not in roles
     assert roles["non_member_rows"] == list(range(len(parts["control"])))
@@ -165,10 +167,10 @@ def test_same_seed_same_numbers_whatever_the_row_order(shared_data):
     frame = _table(shared_data, "diabetes_raw")
     parts = split(frame, 2)
     rel = release("near10", parts, 2)
-    a = membership_attacks(_canonical(parts["original"], rel, parts["control"], 5), n_perm=199)
+    a = run(membership_attacks, ctx=_canonical(parts["original"], rel, parts["control"], 5), n_perm=199)
     rng = np.random.default_rng(0)
     shuf = {k: v.iloc[rng.permutation(len(v))] for k, v in parts.items()}
-    b = membership_attacks(_canonical(shuf["original"], rel.iloc[::-1], shuf["control"], 5),
+    b = run(membership_attacks, ctx=_canonical(shuf["original"], rel.iloc[::-1], shuf["control"], 5),
                            n_perm=199)
     for key in ("ensemble", "epsilon", "advantage", "attacks"):
         da, db = a.to_dict()[key], b.to_dict()[key]
@@ -179,7 +181,7 @@ def test_same_seed_same_numbers_whatever_the_row_order(shared_data):
                 x.pop("seconds")
                 x.pop("top_records")  # input row numbers: differ by construction
         assert da == db, key
-    a, c = (membership_attacks(_canonical(parts["original"], rel, parts["control"], seed),
+    a, c = (run(membership_attacks, ctx=_canonical(parts["original"], rel, parts["control"], seed),
                                n_perm=199, reference="split") for seed in (5, 6))
     assert c.details["roles"]["reference_rows"] != a.details["roles"]["reference_rows"]
 
@@ -197,7 +199,7 @@ def test_closest_distance_mia_counts_its_auc_test_not_only_the_tail():
     base = np.round(rng.random(2 * n) * 990) / 1000
     orig = pd.DataFrame({"x": base[:n] + rng.uniform(0.00005, 0.00020, n)})
     ctrl = pd.DataFrame({"x": base[n:] + rng.uniform(0.00005, 0.00025, n)})
-    res = closest_distance_mia(Context.from_frames(orig, syn, ctrl, seed=0), n_boot=50)
+    res = run(closest_distance_mia, ctx=Context.from_frames(orig, syn, ctrl, seed=0), n_boot=50)
     tail_p = res.details["tail_0.01"]["p_value"]
     assert tail_p > 0.05  # the tail alone would not see it
     assert res.ci[0] > 0.5 and res.details["auc_test"]["p_value"] < 0.025

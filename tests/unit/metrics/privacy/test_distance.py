@@ -11,13 +11,14 @@ import pytest
 from synthguard import evaluate
 from synthguard.errors import ConfigError, MetricError
 from synthguard.metrics.privacy.distance import balanced_rows, dcr, nndr
-from synthguard.registry import Context
+
+from ....helpers import run as run_metric
 
 NUM = {"columns": {"x": {"sdtype": "numerical"}}}
 
 
 def run(func, o, s, c=None, meta=NUM, **params):
-    return func(Context.from_frames(o, s, c, meta).for_metric(func.spec), **params)
+    return run_metric(func, o, s, c, meta, **params)  # through the executor
 
 
 def frame(xs):

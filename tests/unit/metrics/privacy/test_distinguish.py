@@ -13,6 +13,8 @@ from synthguard.errors import ConfigError
 from synthguard.metrics.privacy.distinguish import _group_split, distinguishability
 from synthguard.registry import Context
 
+from ....helpers import run as run_metric
+
 FAST = {"n_estimators": 30, "n_permutations": 2, "n_boot": 200, "max_rows": 800}
 
 
@@ -26,7 +28,7 @@ def draw(n, seed, shift=0.0, nan_rate=0.0):
 
 def run(o, s, seed=0, **params):
     ctx = Context.from_frames(o, s, None, None, seed=seed).for_metric(distinguishability.spec)
-    return distinguishability(ctx, **{**FAST, **params})
+    return run_metric(distinguishability, ctx=ctx, **{**FAST, **params})
 
 
 def test_separable_release_is_high():
@@ -79,7 +81,7 @@ def test_text_column_takes_part():
     s["x"] = s["x"] + 1e-9  # no exact copies
     meta = {"columns": {"review": {"sdtype": "text"}}}
     ctx = Context.from_frames(o, s, None, meta).for_metric(distinguishability.spec)
-    r = distinguishability(ctx, **FAST)
+    r = run_metric(distinguishability, ctx=ctx, **FAST)
     assert r.to_dict()["text_columns_used"] == ["review"]
     assert r.value > 0.95 and r.risk_level == "high"
 

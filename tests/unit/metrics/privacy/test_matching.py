@@ -14,6 +14,8 @@ from synthguard.metrics.privacy.matching import exact_matches, ims
 from synthguard.registry import Context
 from synthguard.stats import difference_ci
 
+from ....helpers import run
+
 META = {"columns": {"x": {"sdtype": "numerical"}, "c": {"sdtype": "categorical"}}}
 ORIG = pd.DataFrame({"x": [1.0, 1.0, 2.0, np.nan], "c": ["a", "a", "b", None]})
 SYN = pd.DataFrame({"x": [1.0, np.nan, 3.0, 2.0, 1.0], "c": ["a", None, "d", "b", "a"]})
@@ -21,7 +23,8 @@ CTL = pd.DataFrame({"x": [2.0, 5.0], "c": ["b", "e"]})
 
 
 def ctx(o=ORIG, s=SYN, c=CTL, meta=META, **kw):
-    return Context.from_frames(o, s, c, meta, **kw).for_metric(exact_matches.spec)
+    # input order: the hand-computed answers below are per record, by input position
+    return Context.from_frames(o, s, c, meta, canonical=False, **kw).for_metric(exact_matches.spec)
 
 
 def test_newcombe_difference_matches_published_example():
@@ -32,7 +35,7 @@ def test_newcombe_difference_matches_published_example():
 
 
 def test_exact_matches_hand_computed():
-    r = exact_matches(ctx())
+    r = run(exact_matches, ctx=ctx())
     # synthetic rows 0, 1 (missing equals missing), 3, 4 occur in the original; row 2 does not
     assert r.value == pytest.approx(0.8)
     assert r.n == 5
@@ -52,7 +55,7 @@ def test_exact_matches_hand_computed():
 
 
 def test_exact_matches_without_control_and_threshold():
-    r = exact_matches(Context.from_frames(ORIG, SYN, None, META).for_metric(
+    r = run(exact_matches, ctx=Context.from_frames(ORIG, SYN, None, META).for_metric(
         exact_matches.spec, {"high": 0.9}))
     assert r.baseline.value is None and r.baseline.description == "no baseline: no control given"
     assert r.to_dict()["control_match_rate"] is None
@@ -61,7 +64,7 @@ def test_exact_matches_without_control_and_threshold():
 
 def test_ims_hand_computed_with_and_without_control():
     c = Context.from_frames(ORIG, SYN, CTL, META).for_metric(ims.spec)
-    r = ims(c)
+    r = run(ims, ctx=c)
     # distinct synthetic rows: (1,a), (nan,nan), (3,d), (2,b) -> 3 of 4 in original
     assert r.value == pytest.approx(0.75) and r.n == 4
     assert r.baseline.value == pytest.approx(0.5)  # distinct control rows: (2,b) yes, (5,e) no
@@ -70,7 +73,7 @@ def test_ims_hand_computed_with_and_without_control():
     assert d["difference_to_baseline"]["value"] == pytest.approx(0.25)
     assert d["significantly_above_baseline"] is False  # tiny n: within sampling error
     assert r.risk_level == "low"
-    r0 = ims(Context.from_frames(ORIG, SYN, None, META).for_metric(ims.spec))
+    r0 = run(ims, ctx=Context.from_frames(ORIG, SYN, None, META).for_metric(ims.spec))
     assert r0.to_dict()["passed"] is None
     assert r0.baseline.value is None
     assert r0.baseline.description == "no baseline: no control given"
@@ -88,7 +91,7 @@ def test_id_columns_ignored_text_columns_compared():
     meta = {"columns": {"id": {"sdtype": "id"}, "t": {"sdtype": "text"}, "c": {"sdtype": "categorical"}}}
     o = pd.DataFrame({"id": [1, 2, 3], "t": ["hello world", "good day", "hi"], "c": ["a", "b", "a"]})
     s = pd.DataFrame({"id": [7, 8, 9], "t": ["hello world", "good night", "hi"], "c": ["a", "b", "b"]})
-    r = exact_matches(Context.from_frames(o, s, None, meta).for_metric(exact_matches.spec))
+    r = run(exact_matches, ctx=Context.from_frames(o, s, None, meta).for_metric(exact_matches.spec))
     assert r.value == pytest.approx(1 / 3)
 
 
@@ -147,7 +150,7 @@ def test_bad_params_raise_config_error(params):
     with pytest.raises(ConfigError):
         evaluate(ORIG, SYN, metadata=META, metrics={"exact_matches": params})
     with pytest.raises(ConfigError):
-        exact_matches(ctx(), **params)
+        run(exact_matches, ctx=ctx(), **params)
 
 
 def test_ims_bad_confidence():
@@ -159,7 +162,7 @@ def test_exact_matches_evidence_flags_every_record_unique_in_pooled_real_data():
     orig = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "c": ["a", "b", "c", "d"]})
     ctl = pd.DataFrame({"x": [2.0, 5.0, 6.0], "c": ["b", "e", "f"]})
     syn = pd.DataFrame({"x": [1.0, 2.0, 5.0, 9.0], "c": ["a", "b", "e", "z"]})
-    r = exact_matches(ctx(orig, syn, ctl))
+    r = run(exact_matches, ctx=ctx(orig, syn, ctl))
     ev = r.evidence
     f = ev.flags
     # (2, b) is in both original and control: not unique in the pooled real data, never flagged
@@ -174,7 +177,7 @@ def test_exact_matches_evidence_flags_every_record_unique_in_pooled_real_data():
 
 
 def test_ims_evidence_is_informational_per_record_verbatim_copy():
-    r = ims(Context.from_frames(ORIG, SYN, CTL, META).for_metric(ims.spec))
+    r = run(ims, ctx=Context.from_frames(ORIG, SYN, CTL, META, canonical=False).for_metric(ims.spec))
     ev = r.evidence
     assert ev.drives_verdict is False and ev.sees == ()
     assert "exact_matches" in ev.note

@@ -14,12 +14,14 @@ from synthguard import evaluate
 from synthguard.calibration import calibration_split, leaky_release
 from synthguard.errors import ConfigError, MetricError
 from synthguard.metrics.privacy.near_copies import close_neighbours, near_copies, near_copy_flags
-from synthguard.registry import Context
 from synthguard.run.config import PRESETS
+
+from ....helpers import context
+from ....helpers import run as run_metric
 
 
 def run(func, o, s, c, meta=None, **params):
-    return func(Context.from_frames(o, s, c, meta).for_metric(func.spec), **params)
+    return run_metric(func, o, s, c, meta, **params)  # through the executor
 
 
 def shared(name):
@@ -135,7 +137,8 @@ def test_close_neighbours_leaves_out_records_with_a_real_duplicate():
     o = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "y": [0.0, 0.0, 0.0, 0.0]})
     c = pd.DataFrame({"x": [0.0, 10.0], "y": [0.0, 0.0]})  # c[0] duplicates o[0]
     s = pd.DataFrame({"x": [0.0, 2.01], "y": [0.0, 0.0]})
-    r = run(close_neighbours, o, s, c, tail=0.1)  # the closest one of the six real records
+    # flags by input row; the closest one of the six real records
+    r = run_metric(close_neighbours, ctx=context(o, s, c, canonical=False), tail=0.1)
     f = r.evidence.flags
     assert np.isneginf(f.scores[0]) and np.isneginf(f.scores[4])  # never flagged: a real twin
     assert f.member.tolist() == [False, False, True, False]  # o[2]: release 0.01 away, real 1

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from synthguard.metrics.text._cache import TextCache
-from synthguard.registry import Context, get_metric
-from synthguard.run.executor import execute
+
+from ....helpers import context
+from ....helpers import run as run_metric
 
 ORIGINAL_TEXTS = [
     "Dr. Maria Gonzalez visited Springfield, Illinois with John Smith from Acme Corp last week.",
@@ -53,10 +54,10 @@ def isolated_cache(tmp_path, monkeypatch):
 
 def run(name: str, original: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFrame | None = None,
         metadata: dict | None = None, seed: int = 0, **params):
-    """Run a registered metric directly (validated parameters, default thresholds)."""
-    spec = get_metric(name)
-    ctx = Context.from_frames(original, synthetic, control, metadata or METADATA, seed=seed)
-    return execute(spec, ctx, spec.resolve_params(params)).result_or_raise()  # as a run finalises it
+    """Run a registered metric through the executor (:func:`tests.helpers.run`), on tables in their
+    input order: the known answers here are per document, by input position."""
+    ctx = context(original, synthetic, control, metadata or METADATA, seed=seed, canonical=False)
+    return run_metric(name, ctx=ctx, **params)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,8 @@ from synthguard.metrics.utility.ml import (
 )
 from synthguard.registry import Context
 
+from ....helpers import run
+
 FAST = {"n_estimators": 10}
 
 
@@ -45,7 +47,7 @@ def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 def test_copy_gives_zero_diff_and_result_contract(frames) -> None:
     ori, ctl = frames
     ctx = Context.from_frames(ori, ori.copy(), ctl, META)
-    res = ml_utility_classification(ctx, **FAST)
+    res = run(ml_utility_classification, ctx=ctx, **FAST)
     assert res.value == pytest.approx(0.0, abs=1e-12)
     d = res.to_dict()
     for key in ("ori_mean", "ori_std", "syn_mean", "syn_std", "diff", "models"):
@@ -59,13 +61,13 @@ def test_shuffled_labels_give_large_negative_diff(frames) -> None:
     ori, ctl = frames
     syn = ori.copy()
     syn["y"] = np.random.default_rng(5).permutation(syn["y"].to_numpy())
-    res = ml_utility_classification(Context.from_frames(ori, syn, ctl, META), **FAST)
+    res = run(ml_utility_classification, ctx=Context.from_frames(ori, syn, ctl, META), **FAST)
     assert res.value < -0.2
     assert "lower" in res.warning
 
     syn = ori.copy()
     syn["amount"] = np.random.default_rng(6).permutation(syn["amount"].to_numpy())
-    reg = ml_utility_regression(Context.from_frames(ori, syn, ctl, META), target="amount", **FAST)
+    reg = run(ml_utility_regression, ctx=Context.from_frames(ori, syn, ctl, META), target="amount", **FAST)
     assert reg.details["ori_mean"] > 0.8 and reg.value < -0.5
 
 
@@ -94,9 +96,9 @@ def test_no_control_row_reaches_a_fitted_preprocessor(frames, monkeypatch) -> No
 
     monkeypatch.setattr(util, "make_preprocessor", Spy)
     ctx = Context.from_frames(ori, ori.copy(), ctl, META)
-    ml_utility_classification(ctx, models=["logistic_regression"], **FAST)
-    ml_utility_regression(ctx, target="amount", models=["linear_regression"], **FAST)
-    ml_utility_cluster(ctx, n_clusters=[2])
+    run(ml_utility_classification, ctx=ctx, models=["logistic_regression"], **FAST)
+    run(ml_utility_regression, ctx=ctx, target="amount", models=["linear_regression"], **FAST)
+    run(ml_utility_cluster, ctx=ctx, n_clusters=[2])
     assert len(fitted) == 6
     for frame in fitted:
         assert len(frame) in (len(ori),)
@@ -112,8 +114,8 @@ def test_no_control_row_reaches_a_fitted_preprocessor(frames, monkeypatch) -> No
 def test_cluster_and_determinism(frames) -> None:
     ori, ctl = frames
     ctx = Context.from_frames(ori, ori.copy(), ctl, META, seed=3)
-    a = ml_utility_cluster(ctx, n_clusters=[2, 3])
-    b = ml_utility_cluster(Context.from_frames(ori, ori.copy(), ctl, META, seed=3), n_clusters=[2, 3])
+    a = run(ml_utility_cluster, ctx=ctx, n_clusters=[2, 3])
+    b = run(ml_utility_cluster, ctx=Context.from_frames(ori, ori.copy(), ctl, META, seed=3), n_clusters=[2, 3])
     assert a.to_dict() == b.to_dict()
     assert a.value == pytest.approx(0.0, abs=1e-12)
     assert [m["model"] for m in a.details["models"]] == ["kmeans_k2", "kmeans_k3"]
@@ -123,7 +125,7 @@ def test_cluster_and_determinism(frames) -> None:
 def test_max_rows_subsamples_with_seed(frames) -> None:
     ori, ctl = frames
     ctx = Context.from_frames(ori, ori.copy(), ctl, META)
-    res = ml_utility_classification(ctx, max_rows=200, models=["logistic_regression"], **FAST)
+    res = run(ml_utility_classification, ctx=ctx, max_rows=200, models=["logistic_regression"], **FAST)
     assert res.details["n_train_original"] == 200 and res.details["n_test"] == 200
     assert set(res.details["subsampled"]) == {"original", "synthetic", "control"}
     assert "max_rows" in res.warning
@@ -134,13 +136,13 @@ def test_target_validation(frames) -> None:
     meta = {k: v for k, v in META.items() if k != "target"}
     ctx = Context.from_frames(ori, ori.copy(), ctl, meta)
     with pytest.raises(ConfigError, match="target"):
-        ml_utility_classification(ctx)
+        run(ml_utility_classification, ctx=ctx)
     with pytest.raises(ConfigError, match="not a column"):
-        ml_utility_classification(ctx, target="nope")
+        run(ml_utility_classification, ctx=ctx, target="nope")
     with pytest.raises(ConfigError, match="regression"):
-        ml_utility_classification(ctx, target="amount")
+        run(ml_utility_classification, ctx=ctx, target="amount")
     with pytest.raises(ConfigError, match="numerical target"):
-        ml_utility_regression(ctx, target="y")
+        run(ml_utility_regression, ctx=ctx, target="y")
 
 
 def test_missing_control_is_skipped(frames) -> None:
@@ -156,7 +158,7 @@ def test_single_class_synthetic_predicts_constant(frames) -> None:
     ori, ctl = frames
     syn = ori.copy()
     syn["y"] = "yes"
-    res = ml_utility_classification(Context.from_frames(ori, syn, ctl, META),
+    res = run(ml_utility_classification, ctx=Context.from_frames(ori, syn, ctl, META),
                                     models=["logistic_regression"], **FAST)
     assert "single target value" in res.warning
     assert res.details["syn_mean"] == pytest.approx((ctl["y"] == "yes").mean())
@@ -167,13 +169,13 @@ def test_diff_has_a_bootstrap_ci(frames) -> None:
     syn = ori.copy()
     syn["y"] = np.random.default_rng(5).permutation(syn["y"].to_numpy())
     ctx = Context.from_frames(ori, syn, ctl, META)
-    for res in (ml_utility_classification(ctx, models=["logistic_regression", "random_forest"], **FAST),
-                ml_utility_classification(ctx, models=["logistic_regression"], f1_average="macro"),
-                ml_utility_regression(ctx, target="amount", models=["linear_regression"]),
-                ml_utility_cluster(ctx, n_clusters=[2, 3])):
+    for res in (run(ml_utility_classification, ctx=ctx, models=["logistic_regression", "random_forest"], **FAST),
+                run(ml_utility_classification, ctx=ctx, models=["logistic_regression"], f1_average="macro"),
+                run(ml_utility_regression, ctx=ctx, target="amount", models=["linear_regression"]),
+                run(ml_utility_cluster, ctx=ctx, n_clusters=[2, 3])):
         lo, hi = res.ci
         assert lo <= res.value <= hi, (res.name, res.ci, res.value)
         assert res.to_dict()["diff_ci"] == [lo, hi]
-    same = ml_utility_classification(Context.from_frames(ori, ori.copy(), ctl, META),
+    same = run(ml_utility_classification, ctx=Context.from_frames(ori, ori.copy(), ctl, META),
                                      models=["logistic_regression"])
     assert same.ci == (0.0, 0.0)

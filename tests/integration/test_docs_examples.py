@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[3] / "docs" / "user-guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user-guide.md"
 
 
 def python_blocks(text: str) -> list[str]:

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from tests.console_text import flat
 
 from synthguard import evaluate
 from synthguard.cli import main
 from synthguard.errors import ConfigError, InputError
 from synthguard.run.profile import load_original_stats, profile
+from tests.console_text import flat
 
 FIDELITY = ["accuracy", "quality_report"]
 PRIVACY = ["exact_matches", "dcr", "distinguishability"]

@@ -14,7 +14,7 @@ from synthguard.errors import ConfigError
 from synthguard.run import config as cfgmod
 from synthguard.run.config import PRESETS, build_config
 
-from .conftest import FAKE_ALL
+from ..conftest import FAKE_ALL
 
 
 @pytest.fixture

@@ -1,0 +1,118 @@
+"""The run of :func:`synthguard.evaluate` on a Dask cluster (``client=``): partitioned tables, the
+metrics whose card says ``backend="any"`` over partitions (the same numbers as in one process), the
+others reported ``skipped`` with the reason; the same executor, loop and header as in one process
+(:mod:`.loop`). The only module of ``run/`` that imports :mod:`synthguard.distributed`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..core.results import MetricResult
+from ..errors import MetricError
+from ..registry import Context, get_metric
+from .config import RunConfig
+from .executor import Entry, RunOutput, build_report, execute
+from .loop import check_run_config, run_all, run_header
+from .options import ENTITY_OPTIONS, EvaluateOptions
+from .verdict import risk_rule_of
+
+__all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
+           "run_on_cluster"]
+
+_ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
+#: The options a run on a cluster cannot honour, with why (every other option is honoured).
+CLUSTER_REFUSES: dict[str, str] = {
+    "original_stats": "the original's statistics stand in for rows of one process",
+    **{k: _ONE_ROW_PER_PERSON for k in ENTITY_OPTIONS},
+    "generator": "generator-in-the-loop metrics run in one process",
+    "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
+             "not compute",
+    "retest_columns": "the coarsen-and-retest re-runs tests on pandas tables of one process: leave "
+                      "it unset or 0",
+    "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
+            "unset or 1",
+}
+
+
+def refuse_on_cluster(options: EvaluateOptions) -> None:
+    """Before any work: one line naming the extra to install when Dask is missing, or the first
+    option a run on a cluster cannot honour (:data:`CLUSTER_REFUSES`), with why; nothing when every
+    option can be honoured (``retest_columns=0`` and ``jobs=1`` can)."""
+    from ..distributed import require_dask
+
+    require_dask("evaluate(client=...)")
+    if options.retest_columns == 0:
+        options = options.replace(retest_columns=None)
+    options.refuse("evaluate(client=...)",
+                   {k: f"{why}; run without client= for it" for k, why in CLUSTER_REFUSES.items()})
+
+
+def distributed_metrics() -> list[str]:
+    """The metrics that run on the Dask backend (their card says ``backend="any"``)."""
+    from ..registry import metric_infos
+
+    return [i.name for i in metric_infos() if i.backend == "any"]
+
+
+def not_distributed(ctx: Any, **params: Any) -> MetricResult:
+    """Stands in for the function of a metric whose card says ``backend="local"`` in a distributed
+    run: the run's executor reports it ``skipped`` with this reason."""
+    raise MetricError("not available in a distributed run: it runs in one process only (synthguard "
+                      "evaluate without --scheduler/--workers); distributed metrics: "
+                      f"{', '.join(distributed_metrics())}")
+
+
+def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
+                   run_config: RunConfig, options: EvaluateOptions, *,
+                   npartitions: int = 4) -> RunOutput:
+    """Run a validated configuration on the Dask cluster of ``options.client``.
+
+    ``original``, ``synthetic``, ``control``: Parquet file / folder / glob (or CSV), dask or pandas
+    DataFrames (pandas ones are split into ``npartitions``). ``options`` are checked first
+    (:func:`refuse_on_cluster`); ``options.seed`` must be resolved (:meth:`EvaluateOptions.with_config`).
+    """
+    from ..distributed import cluster_backend
+    from ..distributed._tables import load_tables
+    from .plan import plan_for_run, stage
+
+    refuse_on_cluster(options)
+    run_config = check_run_config(run_config)
+    client, seed = options.client, int(options.seed or 0)
+    with stage("reading inputs", options.progress):
+        dt = load_tables(original, synthetic, control, metadata, client=client,
+                         npartitions=npartitions)
+    rule = risk_rule_of(run_config, dt, options.risk_overrides())
+    if options.on_plan is not None:
+        options.on_plan(plan_for_run(dt, run_config, skipped={
+            n: "not available in a distributed run" for n in run_config.metrics
+            if get_metric(run_config.metric_of(n)).backend != "any"}))
+    dt.release_type = rule.release_type
+    # one context for the run, whose backend is the cluster: the metrics run their own code
+    names = list(run_config.metrics)
+    ctx = Context(tables=dt, encoded=None, seed=seed, backend=options.backend,  # type: ignore[arg-type]
+                  release_type=rule.release_type, materiality=rule.materiality,
+                  data_backend=cluster_backend(dt, options.backend)).for_run(names)
+
+    def one(name: str) -> Entry:
+        metric = run_config.metric_of(name)
+        spec = get_metric(metric)
+        if spec.backend != "any":  # skipped with the reason (after any missing input)
+            spec = replace(spec, func=not_distributed)
+        return execute(spec, ctx, run_config.metrics[name], name=name,
+                       thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+
+    done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
+                   on_progress=options.on_progress)
+    info = client.scheduler_info()
+    header = run_header(
+        seed, run_config,
+        inputs={role: dict(dt.fingerprints.get(role, {}), source=dt.get(role).label)
+                for role in dt.roles},
+        inferred=dt.schema.inferred(), schema=dt.schema.to_dict(),
+        extra={"distributed": {"scheduler": getattr(client, "scheduler", None)
+                               and client.scheduler.address,
+                               "workers": len(info.get("workers", {}))}})
+    return build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
+                        metrics={n: run_config.metric_of(n) for n in names},
+                        unavailable=run_config.unavailable)
