@@ -13,7 +13,8 @@ from ..data.loading import load_table
 from ..errors import ConfigError
 from ..generators import BUILTIN
 from ..run.config import validate_seed
-from .evaluate import claim_stdout, say, write_outputs
+from .evaluate import write_outputs
+from .output import claim_stdout, say
 
 # Python parameter names of run_audit -> the flags that set them, for error messages
 _FLAGS = {"num_training_records": "--train-size", "num_synthetic_records": "--synthetic-size",

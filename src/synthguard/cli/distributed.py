@@ -34,7 +34,7 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
         client.close()
         if cluster is not None:
             cluster.close()
-    from .evaluate import say
+    from .output import say
 
     say(report.to_console())
     write_outputs(report, json_path, html_path)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from .output import claim_stdout, say
+
 
 def cache_options(func):
     """``--cache`` / ``--cache-dir`` (shared by evaluate, compare and demo)."""
@@ -319,21 +321,6 @@ def check_outputs(json_path: Path | None, html_path: Path | None,
         if path is not None:
             check_writable(path, option)
     claim_stdout(*outputs.values())
-
-
-def claim_stdout(*paths: Path | None) -> None:
-    """When an output is ``-`` (standard output), every message of this command goes to stderr
-    (see :func:`say`), so standard output carries that output only."""
-    from ..core.io import is_stdout
-
-    if any(is_stdout(p) for p in paths):
-        click.get_current_context().meta["synthguard.stdout_taken"] = True
-
-
-def say(text: str) -> None:
-    """Print a message: on stdout, or on stderr when an output is written to stdout."""
-    ctx = click.get_current_context(silent=True)
-    click.echo(text, err=bool(ctx is not None and ctx.meta.get("synthguard.stdout_taken")))
 
 
 def write_outputs(obj, json_path: Path | None, html_path: Path | None) -> None:

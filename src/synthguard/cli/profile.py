@@ -34,7 +34,7 @@ def command(original: Path, output: Path, metadata: Path | None, seed: int, max_
     """Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) for
     'synthguard evaluate --original-stats'."""
     from ..core.io import check_distinct_outputs, check_writable, output_target
-    from .evaluate import claim_stdout, say
+    from .output import claim_stdout, say
 
     check_distinct_outputs({"--output": output}, {"ORIGINAL": original, "--metadata": metadata})
     check_writable(output, "--output")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.coltypes import canonical_labels
 from ..data.dates import _DMY, _EPOCH_DIGITS, _ISO, _OFFSET
 from ..data.encoding import (
     Block,
@@ -40,7 +41,7 @@ from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.sources import read_source
-from ..data.tables import LABEL_SAMPLE, _coerce, canonical_labels, label_kind, prepare_tables
+from ..data.tables import LABEL_SAMPLE, _coerce, label_kind, prepare_tables
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from synthguard.data.arrowtext import TextColumn
-from synthguard.data.tables import _canonical_label, canonical_labels
+from synthguard.data.coltypes import _canonical_label, canonical_labels
 
 #: spellings pandas.to_numeric reads the same on pandas 2.0 and 3 (and 1e400, which it does not)
 SPELLINGS = ["1", " 1", "1 ", "+1", "-1", "1.", ".5", "-.5", "1e5", "1E5", "1e+5", "1e-5", "1.5e", "e5",
