@@ -50,7 +50,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
              retest_columns: int | None = None,
-             on_plan: Callable[[Any], Any] | None = None) -> Report:
+             on_plan: Callable[[Any], Any] | None = None, context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Parameters
@@ -135,6 +135,10 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
         and memory, why a plan is large) once the inputs are read, before any metric runs;
         raising :class:`~synthguard.run.plan.PlanOnly` there stops the run (``--dry-run``).
+    context : path, mapping or DossierContext, optional
+        The release's organisational context for the dossier (release model, recipients,
+        purpose, controller, signatory, decision, review date...; ``docs/dossier.md``), checked
+        before any metric runs and kept on the report (``report.context``), never in its JSON.
 
     Returns
     -------
@@ -146,9 +150,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     InputError, ConfigError
         Bad inputs or configuration, before any metric runs.
     """
+    from .report.context import load_context
     from .run.runner import run_evaluation
 
-    return report_of(run_evaluation(
+    dossier_context = load_context(context)
+    report = report_of(run_evaluation(
         original, synthetic, control, metadata, metrics, config, seed, preset=preset,
         backend=backend, progress=progress, generator=generator, cache=cache,
         on_progress=on_progress, original_stats=original_stats, risk_rule=risk_rule,
@@ -156,13 +162,16 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         sequence_key=sequence_key, original_context=original_context,
         synthetic_context=synthetic_context, control_context=control_context, client=client,
         jobs=jobs, retest_columns=retest_columns, on_plan=on_plan))
+    report.context = dossier_context
+    return report
 
 
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
             metadata: Any = None, metrics: Any = None, config: Any = None, seed: int | None = None, *,
             preset: str | None = None, backend: str = "auto", progress: bool = False,
             cache: Any = None, risk_rule: str | None = None, materiality: float | None = None,
-            release_type: str | None = None, jobs: int | None = None) -> Comparison:
+            release_type: str | None = None, jobs: int | None = None,
+            context: Any = None) -> Comparison:
     """Evaluate several releases of the same original with the same configuration and rank them.
 
     Parameters
@@ -171,6 +180,8 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
         As in :func:`synthguard.evaluate`.
     risk_rule, materiality, release_type
         As in :func:`synthguard.evaluate`: how each release's verdict is decided.
+    context
+        As in :func:`synthguard.evaluate`: the dossier's organisational fields, for every release.
     synthetics : mapping name -> DataFrame/path, or a sequence of them
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
 
@@ -198,6 +209,7 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
     reports = {name: evaluate(original, syn, control=control, metadata=metadata, metrics=metrics,
                               config=config, seed=seed, preset=preset, backend=backend,
                               progress=progress, cache=disk, risk_rule=risk_rule,
-                              materiality=materiality, release_type=release_type, jobs=jobs)
+                              materiality=materiality, release_type=release_type, jobs=jobs,
+                              context=context)
                for name, syn in named.items()}
     return Comparison(reports)

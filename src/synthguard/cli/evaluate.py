@@ -86,6 +86,10 @@ def risk_options(func):
 @click.option("--dossier", "dossier_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the release dossier a privacy officer signs (Markdown; HTML "
                                  "when the name ends in .html).")
+@click.option("--context", "context_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="YAML file with the dossier's organisational fields (release "
+                                 "model, recipients, purpose, controller, signatory, decision, "
+                                 "review date): see docs/dossier.md.")
 @cache_options
 @risk_options
 @click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
@@ -123,14 +127,16 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
             dossier_path: Path | None = None, retest_columns: int | None = None, db: str | None = None,
-            quiet: bool = False, dry_run: bool = False) -> None:
+            quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
     reaches that level, or 2 for bad input.
     """
     from ..api import evaluate
+    from ..report.context import load_context
 
+    context = load_context(context_path)  # checked before any work
     config_data = {}
     if config is not None and (json_path is not None or html_path is not None
                                or records_path is not None or dossier_path is not None):
@@ -142,6 +148,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         **config_data, "--original": original, "--original-stats": original_stats, "--control": control,
         "--metadata": metadata, "--config": config, "--original-context": original_context,
         "--synthetic-context": synthetic_context, "--control-context": control_context,
+        "--context": context_path,
         **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}},
         {"--records-out": records_path, "--dossier": dossier_path})
     cache = resolve_cache(use_cache, cache_dir)
@@ -191,6 +198,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         report = plan_or_run(lambda: run_distributed(
             original, synthetic, control, metadata, metrics, config, preset, seed, backend, scheduler,
             workers, json_path, html_path, write_outputs, risk, on_plan=on_plan))
+        report.context = context
         write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return
@@ -207,7 +215,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         original, synthetic[0], control=control, metadata=metadata, metrics=metrics, config=config,
         seed=seed, preset=preset, backend=backend, progress=not no_progress, cache=cache,
         original_stats=original_stats, jobs=jobs, retest_columns=retest_columns, on_plan=on_plan,
-        **risk, **entity))
+        context=context, **risk, **entity))
     click.echo(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
