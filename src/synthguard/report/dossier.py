@@ -192,7 +192,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
     out += [f"- Action: {t}" for t in todo] or ["- Action: none proposed by this run."]
     retests = [wording.retest(r.title, c) for r in risks for c in r.get("coarsening") or ()]
     out += [f"- {t}" for t in retests] or ["- No mitigation was re-tested in this run."]
-    cost = (header.get("actions") or {}).get("coarsen_retest", {}).get("cost")
+    cost = ((header.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
     if cost:
         out.append(f"- Cost of the re-test: {cost}.")
     out.append("")

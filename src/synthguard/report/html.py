@@ -291,7 +291,7 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
         parts.append(f"<p><b>Without a control.</b> {escape(reading)}</p>")
     todo = wording.what_to_do(risks, level, f)
     if todo:
-        cost = (model.header.get("actions") or {}).get("coarsen_retest", {}).get("cost")
+        cost = ((model.header.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
         parts.append('<div id="todo"><b>What to do</b><ul>'
                      + "".join(f"<li>{escape(t)}</li>" for t in todo) + "</ul>"
                      + (f'<p class="small">Coarsening re-test: {escape(str(cost))}.</p>'
@@ -377,7 +377,7 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
 
     model = report.model
     header = model.header
-    entries = [e for e in model.metrics]
+    entries = list(model.metrics)
     results = {e.name: e.result for e in entries if e.result is not None}
     nav = "".join(f'<a href="#{a}">{escape(t)}</a>' for a, t in NAV)
     parts = [f'<nav class="nav">{nav}</nav>', f"<h1>{escape(title)}</h1>",

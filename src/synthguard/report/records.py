@@ -1,4 +1,5 @@
-"""What to do: the release rows to drop and the columns to coarsen, in one schema.
+"""The records behind the findings in one schema, and the facts the report's sentences count
+from them (copies, rows to drop, rows for review).
 
 Metrics list the records behind their numbers under different field names (``original_row``,
 ``synthetic_row``, ``row``, ``nearest_training_row``...); each metric's card says what its records
