@@ -63,7 +63,7 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     from ..report.console import render_decision, terminal_width
 
     for name in ("leaky", "safe"):
-        click.echo(f"\n{name} release -> " + render_decision(reports[name], terminal_width()))
+        click.echo(f"\n{name} release:\n" + render_decision(reports[name], terminal_width()))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         for key in ("original", "control", "leaky", "safe"):
