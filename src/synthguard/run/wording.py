@@ -38,21 +38,15 @@ from ..core.format import fmt_number, pct
 # The report's sentences: the decision block, the actions, the dossier's readings.
 # =================================================================================================
 
-__all__ = ["ACTIONS_NONE", "CEILING_NOTE", "DETECTION_LIMIT", "TESTS_NOTE", "card_headline",
-           "card_privacy", "Facts", "LEAK_SHORT", "NOT_ASSESSED", "OUTCOMES",
-           "decision_proposal", "dossier_reading", "informative_line", "interval", "intruder",
-           "decision_limits", "limit_cell", "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
-           "same_test", "sentence", "settings", "settle", "threshold_justification", "utility_paragraph", "verdict_line",
-           "what_to_do"]
+__all__ = ["CEILING_NOTE", "LEAK_SHORT", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
+           "card_headline", "card_privacy", "decision_limits", "decision_proposal",
+           "dossier_reading", "informative_line", "interval", "intruder", "limit_cell",
+           "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
+           "same_test", "sentence", "settings", "settle", "threshold_justification",
+           "utility_paragraph", "verdict_line", "what_to_do"]
 
-#: What "detection limit" means, said once where limits are shown.
-DETECTION_LIMIT = ("Detection limit: for each leak type, the smallest share of the training "
-                   "records that, leaked that way into the release, this run reads high with "
-                   "{power} power (measured by injecting the leak into its own tests).")
 #: A risk the run did not assess (no test of it ran, or the verdict states no risks).
 NOT_ASSESSED = "Not assessed: no test of this risk compared training records with a control."
-#: The decision block when there is nothing to do.
-ACTIONS_NONE = "No action: every assessed risk rules out the materiality."
 #: How to read the report's table of privacy tests.
 TESTS_NOTE = ("Each test compares training records with real records the generator never saw (the "
               "control), under the same release. Metrics the verdict found to compute the same "
