@@ -86,8 +86,7 @@ def render_decision(report: Any, width: int = 100, how: str = "both") -> str:
         for extra in (wording.settle(r), *(wording.retest(r.title, c) for c in r.get("coarsening") or ())):
             if extra:
                 lines += wrap(extra, width, "      ", "      ")
-    limits = wording.decision_limits(risks)
-    if limits:
+    for limits in wording.decision_limits(risks):
         lines += wrap(limits, width, "    ", "  ")
     reading = wording.no_control(f)
     if reading:

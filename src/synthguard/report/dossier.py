@@ -27,7 +27,7 @@ from typing import Any
 from ..core.format import fmt_number, pct
 from ..run import wording
 from .context import RELEASE_MODELS, DossierContext
-from .risks import headline_limit, knowledge_of, risk_rows
+from .risks import knowledge_of, risk_rows
 
 #: A field the context did not give: a visible blank to fill in by hand.
 BLANK = "\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_ (not given)"
@@ -157,22 +157,19 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
             ""]
 
     # 6. results per criterion
-    out += [f"## {SECTIONS[5]}", "", "| criterion | level | result | detection limit | tests |",
-            "|---|---|---|---|---|"]
+    out += [f"## {SECTIONS[5]}", "", "| criterion | level | result | tests |", "|---|---|---|---|"]
     for key in CRITERIA_ORDER:
         r = by.get(key)
         if r is None:
             continue
         out.append(f"| {r.title} | **{r.level}** | {wording.dossier_reading(r, rule.materiality)} | "
-                   f"{wording.limit_cell(r, headline_limit(r))} | "
                    + (", ".join(f"`{n}`" for n in r.tests) or "none") + " |")
     out.append("")
     readings = [f"- {r.title}: {wording.sentence(r.summary)}" for r in
                 (by[k] for k in CRITERIA_ORDER if k in by) if r.level != "not assessed"]
     out += readings
     limits = wording.decision_limits(risks)
-    if limits:
-        out.append(f"- {limits}")
+    out += [f"- {t}" for t in limits]
     if readings or limits:
         out.append("")
     tests = list(model.tests)

@@ -251,7 +251,7 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
     first section, and the notebook view of a report (``standalone``: with its own style sheet,
     scoped to the fragment)."""
     from .records import facts
-    from .risks import headline_limit, risk_rows
+    from .risks import risk_rows
 
     model = report.model
     v = model.verdict
@@ -271,18 +271,16 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
         more = wording.settle(r)
         rows.append([f"<b>{escape(r.title)}</b><br><span class=\"small\">{escape(r.criterion)}</span>",
                      badge(r.level), exposed,
-                     escape(wording.limit_cell(r, headline_limit(r)).replace(" %", nb)),
+                     escape(wording.bound_cell(r).replace(" %", nb)),
                      escape(reading) + (f'<br><span class="small">{escape(more)}</span>'
                                         if more else "")])
         retests += [wording.retest(r.title, c) for c in r.get("coarsening") or ()]
     parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
              f'<span class="big">{escape(level.upper())}</span> <span class="small">('
              f'{escape(wording.settings(v))})</span></div>',
-             table(["risk", "level", "exposed beyond chance", "detection limit", "reading"], rows,
+             table(["risk", "level", "exposed beyond chance", "rules out", "reading"], rows,
                    raw=True)]
-    limits = wording.decision_limits(risks)
-    if limits:
-        parts.append(f'<p class="small">{escape(limits)}</p>')
+    parts += [f'<p class="small">{escape(t)}</p>' for t in wording.decision_limits(risks)]
     if retests:
         parts.append('<ul class="retest small">' + "".join(f"<li>{escape(t)}</li>" for t in retests)
                      + "</ul>")

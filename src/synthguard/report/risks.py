@@ -9,7 +9,6 @@ A report whose verdict states no risks (the reference rule) shows each risk as n
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from ..core.format import pct
@@ -17,7 +16,7 @@ from ..core.report_model import RiskRow
 from ..run.wording import NOT_ASSESSED, interval
 
 __all__ = ["LEVEL_RANK", "RISK_ORDER", "card_of", "control_size_needed", "copy_metric",
-           "headline_limit", "interval", "knowledge_of", "pct", "risk_of", "risk_rows",
+           "interval", "knowledge_of", "pct", "risk_of", "risk_rows",
            "verbatim_release_rows"]
 
 RISK_ORDER = ("presence", "singling_out", "linkability", "inference")
@@ -74,28 +73,6 @@ def risk_rows(report: Any) -> list[RiskRow]:
                     detection_limits={}, effect=None, effect_ci=None, metric=None, settle=None,
                     member=None, non_member=None, unresolved=(), level="not assessed",
                     summary=NOT_ASSESSED) for r in RISK_ORDER]
-
-
-def headline_limit(r: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A risk's stated detection limit, as the verdict states its own: the largest over the leak
-    types the risk answers for; ``value`` is ``None`` when one of them has no limit. ``None`` when
-    the risk states no limit at all.
-
-    Examples
-    --------
-    >>> headline_limit({"detection_limits": {"exact": {"value": 0.004}, "near": {"value": 0.02}}})
-    {'value': 0.02, 'leak': 'near'}
-    >>> headline_limit({"detection_limits": {"exact": {"value": 0.004}, "rare": {"value": None}}})
-    {'value': None, 'leak': 'rare'}
-    """
-    lims = {t: x for t, x in (r.get("detection_limits") or {}).items() if isinstance(x, Mapping)}
-    if not lims:
-        return None
-    missing = [t for t, x in lims.items() if x.get("value") is None or _nan(x.get("value"))]
-    if missing:
-        return {"value": None, "leak": missing[0]}
-    t_max = max(lims, key=lambda t: float(lims[t]["value"]))
-    return {"value": float(lims[t_max]["value"]), "leak": t_max}
 
 
 def _nan(x: Any) -> bool:

@@ -8,11 +8,13 @@ The vocabulary, used the same way in every sentence:
 * **excess** (``exposed beyond chance``): the share of training records a test flags minus the
   share of control records (real people the generator never saw) it flags, with its interval;
 * **materiality**: the excess that matters (default 1 % of the training records);
-* **detection limit**: for one leak type (exact copies, near-copies, copies of rare records...),
-  the smallest share of the training records that, leaked that way into the release, the run reads
-  ``high`` with 80 % power (measured by injecting the leak into the run's own tests). Nothing else
-  is called a detection limit; a risk that reads ``high`` states what it found, not what it might
-  have missed;
+* **detection limit**: for one leak family (exact copies, copies with one cell changed, copies of
+  rare records...) and one risk, the smallest share of the training records that, leaked that way
+  into the release, the run reads ``high`` with 80 % power (measured by putting such rows, built
+  from the run's own training records, into the release and re-testing). Nothing else is called a
+  detection limit; a risk that reads ``high`` states what it found, not what it might have missed;
+* **bound**: the largest excess a risk that does not alarm rules out (its tests' one-sided upper
+  bounds and its families' detection limits, the verdict's ``bound``);
 * **the same test**: two metrics whose statistic the verdict found identical on the same records
   (``same_as``), never two metrics whose numbers happen to coincide.
 
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.format import fmt_number, pct
+from ..data.leaks import FAMILY_NAMES
 
 # =================================================================================================
 # The verdict's sentences (run/verdict.py): moved here by the verdict's owner.
@@ -38,9 +41,9 @@ from ..core.format import fmt_number, pct
 # The report's sentences: the decision block, the actions, the dossier's readings.
 # =================================================================================================
 
-__all__ = ["CEILING_NOTE", "LEAK_SHORT", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
+__all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
            "card_headline", "card_privacy", "decision_limits", "decision_proposal",
-           "dossier_reading", "informative_line", "interval", "intruder", "limit_cell",
+           "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
            "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
            "same_test", "sentence", "settings", "settle", "threshold_justification",
            "utility_paragraph", "verdict_line", "what_to_do"]
@@ -56,10 +59,6 @@ CEILING_NOTE = ("The ceiling is what the control table (real rows held out from 
                 "against the original: what a perfect generator would reach at this sample size.")
 #: The decisions a dossier records.
 OUTCOMES = ("approve", "approve with conditions", "reject")
-#: Short names of the leak types (detection limits are stated per type).
-LEAK_SHORT = {"exact": "exact copies", "near": "near-copies", "rare": "copies of rare records",
-              "neighbourhood": "memorised neighbourhoods", "person": "whole persons",
-              "text": "copied documents"}
 #: Where the records export is, per surface: the command line, the Python API, or both.
 RECORDS_HOW = {"cli": "'--records-out rows.csv'", "api": "report.records(original, synthetic)",
                "both": "'--records-out rows.csv' (or report.records(original, synthetic))"}
@@ -159,15 +158,19 @@ def settle(row: Any) -> str | None:
     return f"To decide: {text}." if text else None
 
 
-def limit_cell(row: Any, headline: Mapping[str, Any] | None) -> str:
-    """The detection-limit cell of a risk: the largest over its leak types for a risk that does
-    not alarm (``headline`` from :func:`synthguard.report.risks.headline_limit`), nothing for a risk
-    that alarms (it states what it found)."""
-    if row["level"] in ("high", "medium") or headline is None:
+def bound_cell(row: Any) -> str:
+    """What a risk that does not alarm rules out (its bound), for a table cell; nothing for a risk
+    that alarms (it states what it found).
+
+    Examples
+    --------
+    >>> bound_cell({"level": "inconclusive", "bound": 0.021}), bound_cell({"level": "high"})
+    ('2.1 %', '-')
+    """
+    if row["level"] in ("high", "medium", "not assessed"):
         return "-"
-    if headline.get("value") is None:
-        return "not measured"
-    return pct(headline["value"])
+    bound = row.get("bound")
+    return "nothing below the materiality" if bound is None else pct(bound)
 
 
 def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
@@ -175,7 +178,7 @@ def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
     for leak, lim in limits.items():
         if not isinstance(lim, Mapping):
             continue
-        name = LEAK_SHORT.get(leak, leak)
+        name = FAMILY_NAMES.get(leak, leak)
         if lim.get("value") is not None:
             k = lim.get("k")
             parts.append(f"{name} {pct(lim['value'])}"
@@ -187,34 +190,42 @@ def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def limits_line(limits: Mapping[str, Any]) -> str | None:
-    """Every leak type's detection limit in one sentence, with what the term means (``None``
-    when there is none).
+def limits_line(limits: Mapping[str, Any], titles: Sequence[str] = ()) -> str | None:
+    """Every leak family's detection limit in one sentence, with what the term means (``None``
+    when there is none); ``titles``: the risks these limits are for.
 
     Examples
     --------
     >>> limits_line({"exact": {"value": 0.02, "k": 8, "power": 0.8},
     ...              "rare": {"value": None, "k": None, "power": 0.8, "tests": ["exact_matches"]}})
-    'Detection limits (the smallest leak of each type this run reads high with 80 % power, measured by injecting it into its own tests): exact copies 2.0 % (8 training records); copies of rare records not detected even if every candidate leaked.'
+    'Detection limits (the smallest leak of each family this run reads high with 80 % power, measured by putting such rows into the release and re-testing): exact copies 2.0 % (8 training records); copies of rare records not detected even if every candidate leaked.'
     """
     parts = _limit_parts(limits)
     if not parts:
         return None
     powers = {lim.get("power") for lim in limits.values() if isinstance(lim, Mapping)} - {None}
     power = pct(max(powers), 0) if powers else "80 %"
-    return (f"Detection limits (the smallest leak of each type this run reads high with {power} "
-            "power, measured by injecting it into its own tests): " + "; ".join(parts) + ".")
+    whose = f" of {_join(list(titles)).lower()}" if titles else ""
+    return (f"Detection limits{whose} (the smallest leak of each family this run reads high with "
+            f"{power} power, measured by putting such rows into the release and re-testing): "
+            + "; ".join(parts) + ".")
 
 
-def decision_limits(risks: Sequence[Any]) -> str | None:
-    """The detection limits of the risks that do not alarm, once for all of them (a risk that
-    alarms states what it found instead)."""
-    limits: dict[str, Any] = {}
+def decision_limits(risks: Sequence[Any]) -> list[str]:
+    """The detection limits of the risks that do not alarm, one sentence per set of limits (risks
+    with the same limits share it); a risk that alarms states what it found instead."""
+    groups: list[tuple[Mapping[str, Any], list[str]]] = []
     for r in risks:
-        if r["level"] in ("low", "inconclusive"):
-            for leak, lim in (r.get("detection_limits") or {}).items():
-                limits.setdefault(leak, lim)
-    return limits_line(limits)
+        if r["level"] not in ("low", "inconclusive") or not r.get("detection_limits"):
+            continue
+        lims = r["detection_limits"]
+        for known, titles in groups:
+            if dict(known) == dict(lims):
+                titles.append(r["title"])
+                break
+        else:
+            groups.append((lims, [r["title"]]))
+    return [t for lims, titles in groups if (t := limits_line(lims, titles))]
 
 
 def sentence(text: str | None) -> str:
@@ -276,8 +287,9 @@ def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[s
                    + (f" (about {facts.rows_needed:,} training and {facts.rows_needed:,} control "
                       "rows give a detection limit of 1 %)" if facts.rows_needed else "") + ".")
     elif verdict_level == "inconclusive":
-        out.append("Evaluate on more training and control rows: see 'to decide' under each "
-                   "inconclusive risk.")
+        out.append("Settle each inconclusive risk as its 'to decide' says (more training and "
+                   "control records, or a test for the leak families not assessed), then evaluate "
+                   "again.")
     return out
 
 
@@ -327,21 +339,24 @@ def decision_proposal(level: str) -> tuple[str, str]:
 
 
 def dossier_reading(row: Any, materiality: float) -> str:
-    """A risk's result in the dossier's results table: what it found, or what it rules out.
+    """A risk's result in the dossier's results table: what it found, or the bound it reaches.
 
     Examples
     --------
-    >>> dossier_reading({"level": "low"}, 0.01)
-    'ruled out: a leak of 1.0 % of the training records'
+    >>> dossier_reading({"level": "inconclusive", "bound": 0.021}, 0.01)
+    'rules out 2.1 %, not 1.0 %'
     """
     level = row["level"]
     if level == "not assessed":
         return "not assessed by this run"
     if level in ("high", "medium"):
         return f"found: excess {pct(row.get('effect'))} ({interval(row.get('effect_ci'))})"
+    bound = row.get("bound")
+    if bound is None:
+        return f"rules out nothing below {pct(materiality)}"
     if level == "low":
-        return f"ruled out: a leak of {pct(materiality)} of the training records"
-    return f"not ruled out: a leak of {pct(materiality)} of the training records"
+        return f"rules out {pct(bound)} (below {pct(materiality)})"
+    return f"rules out {pct(bound)}, not {pct(materiality)}"
 
 
 def materiality(value: float, unit: str = "records") -> str:
@@ -391,9 +406,11 @@ def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str
     """The residual risk, one sentence per point: what remains of the risks (grouped by what
     remains, so no sentence repeats), the rows marked for review, and what no test covers."""
     out = []
-    groups = (("low", f"leaks below the materiality of {pct(materiality)}, and leak types no test "
-                      "of this run sees, are not excluded"),
-              ("inconclusive", f"a leak of {pct(materiality)} of the training records is not "
+    for r in risks:
+        if r["level"] == "low":
+            out.append(f"{r['title']}: an excess below {pct(r.get('bound'))} of the training "
+                       "records, the bound this run reaches, is not excluded.")
+    groups = (("inconclusive", f"a leak of {pct(materiality)} of the training records is not "
                                "ruled out by this run"),
               ("not assessed", "not assessed by this run"),
               ("alarm", "the findings stand until the actions are taken and the release is "

@@ -168,9 +168,9 @@ CALIBRATION_METRICS = ["exact_matches", "near_copies", "dcr", "singling_out_univ
 @pytest.fixture(scope="session")
 def calibration_reports(shared_data):
     """A safe and a leaky release of nhefs (real people, ../shared/data) split 733 / 733 / 163 with
-    ``synthguard.calibration`` (the split where the run can show safety): the fresh rows as a
-    release (reads low) and the same with 5 % of the training records copied in (reads high).
-    ``{"safe": (report, parts, release), "leaky": ...}``; about 40 s on a quiet machine."""
+    ``synthguard.calibration``: the fresh rows as a release (nobody from training: no alarm) and
+    the same with 5 % of the training records copied in (reads high).
+    ``{"safe": (report, parts, release), "leaky": ...}``; about 1.5 min on a loaded machine."""
     from synthguard import evaluate
     from synthguard.calibration import PUBLIC_TABLE_METADATA, calibration_split, exact_copies
 

@@ -172,9 +172,8 @@ def _decision_cells(html):
     return [re.findall(r"<td>(.*?)</td>", row) for row in body.split("</tr>") if "<td>" in row]
 
 
-def test_decision_table_limit_is_the_largest_leak_type_and_absent_where_a_risk_alarms(demo_reports):
+def test_decision_table_states_the_bound_and_nothing_where_a_risk_alarms(demo_reports):
     from synthguard.report.html import decision_html
-    from synthguard.report.risks import headline_limit
 
     _, reps = demo_reports
     for rep in reps.values():
@@ -183,11 +182,11 @@ def test_decision_table_limit_is_the_largest_leak_type_and_absent_where_a_risk_a
             shown = row[3].replace("\u00a0", " ")
             if r["level"] in ("high", "medium"):
                 assert shown == "-"  # a risk that alarms states what it found
+                assert pct(r["effect"]) in row[2].replace("\u00a0", " ")
                 continue
-            lim = headline_limit(r)
-            assert shown == ("not measured" if lim["value"] is None else pct(lim["value"]))
-            assert lim["value"] is None or lim["value"] == max(
-                x["value"] for x in r["detection_limits"].values())
+            # the verdict's bound: the largest of its tests' upper bounds and families' limits
+            assert shown == ("nothing below the materiality" if r["bound"] is None
+                             else pct(r["bound"]))
 
 
 def _income_people(rng, n):

@@ -30,8 +30,8 @@ def dossiers(calibration_reports):
     return {name: rep.to_dossier() for name, (rep, _, _) in calibration_reports.items()}
 
 
-def test_the_safe_release_reads_low_and_the_leaky_one_high(calibration_reports):
-    assert calibration_reports["safe"][0].verdict.level == "low"
+def test_the_leaky_release_reads_high_and_the_safe_one_raises_no_alarm(calibration_reports):
+    assert calibration_reports["safe"][0].verdict.level in ("low", "inconclusive")
     assert calibration_reports["leaky"][0].verdict.level == "high"
 
 
@@ -41,7 +41,8 @@ def test_every_item_is_in_its_section(calibration_reports, dossiers):
         assert list(sec) == list(SECTIONS), name
         v = rep.verdict
         assert v.level.upper() in sec["1. Decision summary"]
-        supported = {"low": "approve", "high": "reject"}[v.level]
+        supported = {"low": "approve", "inconclusive": "approve with conditions",
+                     "high": "reject"}[v.level]
         assert f"the assessment supports {supported} (" in sec["1. Decision summary"]
         for field in ("release model", "recipients", "purpose", "release type"):
             assert f"| {field} |" in sec["2. Release and purpose"], field
@@ -126,14 +127,27 @@ def test_no_sentence_repeats_and_it_fits_about_four_pages(dossiers):
         assert words <= 2200, (name, words)  # about four printed pages (see test_screenshots)
 
 
-def test_a_low_dossier_mentions_the_rows_the_export_marks_review(calibration_reports, dossiers):
+def test_a_dossier_without_alarm_mentions_the_rows_the_export_marks_review(calibration_reports,
+                                                                           dossiers):
     rep, parts, release = calibration_reports["safe"]
-    assert rep.verdict.level == "low"
+    assert rep.verdict.level in ("low", "inconclusive")
     export = rep.records(parts["original"], release)
     n = int((export["action"] == "review").sum())
     assert n > 0
     assert f"The records export marks {n} record(s) 'review'" in _sections(
         dossiers["safe"])["9. Residual risk"]
+
+
+def test_a_low_dossier_mentions_the_rows_marked_review_and_the_bound_of_each_risk():
+    from synthguard.run import wording
+
+    risks = [{"risk": r, "title": t, "level": "low", "bound": b} for r, t, b in (
+        ("presence", "Presence of training records", 0.006), ("singling_out", "Singling out", 0.004))]
+    lines = wording.residual(risks, wording.Facts(review_all=283), 0.01)
+    assert "The records export marks 283 record(s) 'review'" in " ".join(lines)
+    assert any("below 0.6 %" in line for line in lines) and any("below 0.4 %" in line
+                                                                 for line in lines)
+    assert len(set(lines)) == len(lines)
 
 
 def test_without_context_the_organisational_fields_are_visibly_blank(dossiers):

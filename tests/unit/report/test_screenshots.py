@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from synthguard.core.format import pct
-from synthguard.report.risks import headline_limit
 
 from .test_browser import CHROMIUM, FLAGS
 
@@ -65,12 +64,11 @@ def _above_fold(page, selector: str) -> bool:
 
 
 def _expected_bound(r) -> str:
-    """What the decision row must show: the excess found by a risk that alarms, else the largest
-    detection limit of its leak types."""
+    """What the decision row must show: the excess found by a risk that alarms, else the bound it
+    reaches (what it rules out)."""
     if r["level"] in ("high", "medium"):
         return pct(r["effect"])
-    lim = headline_limit(r)
-    return "not measured" if lim["value"] is None else pct(lim["value"])
+    return "nothing below the materiality" if r["bound"] is None else pct(r["bound"])
 
 
 @pytest.mark.parametrize("release", ["leaky", "safe"])
