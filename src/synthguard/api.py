@@ -51,7 +51,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
              retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-             options: EvaluateOptions | None = None) -> Report:
+             options: EvaluateOptions | None = None, context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Every argument after ``metadata`` is an option of the run: the keyword arguments build one
@@ -142,6 +142,10 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         raising :class:`~synthguard.run.plan.PlanOnly` there stops the run (``--dry-run``).
     options : EvaluateOptions, optional
         All of the above in one object, instead of the keyword arguments.
+    context : path, mapping or DossierContext, optional
+        The release's organisational context for the dossier (release model, recipients,
+        purpose, controller, signatory, decision, review date...; ``docs/dossier.md``), checked
+        before any metric runs and kept on the report (``report.context``), never in its JSON.
 
     Returns
     -------
@@ -153,11 +157,15 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     InputError, ConfigError
         Bad inputs or configuration, before any metric runs.
     """
+    from .report.context import load_context
     from .run.options import EvaluateOptions
     from .run.runner import run_evaluation
 
+    dossier_context = load_context(context)  # checked before any work
     opts = EvaluateOptions.build(options, **_options_of(locals()))
-    return report_of(run_evaluation(original, synthetic, control, metadata, opts))
+    report = report_of(run_evaluation(original, synthetic, control, metadata, opts))
+    report.context = dossier_context
+    return report
 
 
 def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], control: Any = None,
@@ -173,13 +181,15 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
             original_context: Any = None, synthetic_context: Any = None,
             control_context: Any = None, client: Any = None, jobs: int | None = None,
             retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-            options: EvaluateOptions | None = None) -> Comparison:
+            options: EvaluateOptions | None = None, context: Any = None) -> Comparison:
     """Evaluate several releases of the same original with the same options and rank them.
 
     Parameters
     ----------
     original, control, metadata
         As in :func:`synthguard.evaluate` (``original`` may be ``None`` with ``original_stats``).
+    context
+        As in :func:`synthguard.evaluate`: the dossier's organisational fields, for every release.
     synthetics : mapping name -> DataFrame/path, or a sequence of them
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
     metrics, config, seed, preset, backend, progress, generator, cache, on_progress, \
@@ -214,7 +224,7 @@ original_context, control_context, client, jobs, retest_columns, on_plan, option
             named[key] = s
     if len(named) < 1:
         raise ConfigError("compare needs at least one synthetic release")
-    reports = {name: evaluate(original, syn, control, metadata, options=opts)
+    reports = {name: evaluate(original, syn, control, metadata, options=opts, context=context)
                for name, syn in named.items()}
     return Comparison(reports)
 

@@ -158,3 +158,27 @@ def _wide_frames(n: int, p: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFra
 def wide_frames():
     """``wide_frames(n, p)``: original, synthetic (noisier; every 7th column shuffled), control."""
     return _wide_frames
+
+
+#: The metrics of the calibration reports: the verdict's tests of every risk, and fidelity.
+CALIBRATION_METRICS = ["exact_matches", "near_copies", "dcr", "singling_out_univariate",
+                       "linkability", "inference", "cap", "accuracy"]
+
+
+@pytest.fixture(scope="session")
+def calibration_reports(shared_data):
+    """A safe and a leaky release of nhefs (real people, ../shared/data) split 733 / 733 / 163 with
+    ``synthguard.calibration``: the fresh rows as a release (nobody from training: no alarm) and
+    the same with 5 % of the training records copied in (reads high).
+    ``{"safe": (report, parts, release), "leaky": ...}``; about 1.5 min on a loaded machine."""
+    from synthguard import evaluate
+    from synthguard.calibration import PUBLIC_TABLE_METADATA, calibration_split, exact_copies
+
+    real = pd.read_csv(shared_data / "nhefs.csv")
+    parts = calibration_split(real, 0, (0.45, 0.45, 0.10))
+    meta = PUBLIC_TABLE_METADATA["nhefs"]
+    releases = {"safe": parts["fresh"],
+                "leaky": exact_copies(parts["fresh"], parts["original"], 0.05, seed=0).release}
+    return {name: (evaluate(parts["original"], rel, control=parts["control"], metadata=meta,
+                            metrics=CALIBRATION_METRICS, seed=0), parts, rel)
+            for name, rel in releases.items()}

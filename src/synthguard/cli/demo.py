@@ -20,15 +20,17 @@ from .evaluate import cache_options, cli_options, jobs_option
                    "refused when one of them exists, unless --force.")
 @click.option("--force", is_flag=True, help="Let --out overwrite the demo's files already in that folder.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write a self-contained HTML report of the leaky release here (and a side-by-side "
-                   "comparison next to it, '<name>.compare.html').")
+              help="Write the self-contained HTML report of the leaky release here, its dossier "
+                   "('<name>.dossier.html') and a side-by-side comparison ('<name>.compare.html') next "
+                   "to it. Default: into --out, else a new folder in the temporary directory.")
 @cache_options
 @jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
             html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
             no_progress: bool, force: bool = False) -> None:
-    """Build demo data, evaluate a leaky and a safe release, and print them side by side."""
+    """Build demo data, evaluate a leaky and a safe release, print them side by side, and write
+    the leaky release's HTML report and dossier (the paths are printed)."""
     from ..api import evaluate
     from ..core.io import write_csv
     from ..demo import DEMO_METADATA, make_demo
@@ -66,26 +68,22 @@ def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_d
     from ..report.console import render_decision, terminal_width
 
     for name in ("leaky", "safe"):
-        click.echo(f"\n{name} release -> " + render_decision(reports[name], terminal_width()))
+        click.echo(f"\n{name} release:\n" + render_decision(reports[name], terminal_width()))
     if out_dir is not None:
         for key in ("original", "control", "leaky", "safe"):
             write_csv(data[key], out_dir / f"{key}.csv", "--out")
         for key, rep in reports.items():
             rep.to_json(out_dir / f"report_{key}.json")
         click.echo(f"data and reports written to {out_dir}")
-    if html_path is not None:
-        from ..report.compare import Comparison
-
-        reports["leaky"].to_html(html_path, title="synthguard demo: the leaky release")
-        side = html_path.with_name(html_path.stem + ".compare.html")
-        Comparison(reports).to_html(side, title="synthguard demo: leaky vs safe release")
-        click.echo(f"HTML report written to {html_path} (comparison: {side})")
+    click.echo(write_pages(reports, html_path, out_dir))
     click.echo(NEXT)
 
 
 #: The files ``--out`` writes into its folder.
 OUT_FILES = ("original.csv", "control.csv", "leaky.csv", "safe.csv", "report_leaky.json",
              "report_safe.json")
+#: The pages the demo writes into ``--out`` when no ``--html`` is given.
+PAGES = ("leaky.html", "leaky.dossier.html", "leaky.compare.html")
 
 
 def check_demo_outputs(out_dir: Path | None, html_path: Path | None, force: bool) -> None:
@@ -101,10 +99,11 @@ def check_demo_outputs(out_dir: Path | None, html_path: Path | None, force: bool
             raise ConfigError("--html -: the demo writes two pages (the report and a comparison "
                               "next to it): give a file path")
         check_writable(html_path, "--html")
-        check_writable(html_path.with_name(html_path.stem + ".compare.html"), "--html")
+        for suffix in (".dossier.html", ".compare.html"):
+            check_writable(html_path.with_name(html_path.stem + suffix), "--html")
     if out_dir is None:
         return
-    files = [out_dir / name for name in OUT_FILES]
+    files = [out_dir / name for name in OUT_FILES + (PAGES if html_path is None else ())]
     there = [f.name for f in files if os.path.lexists(f)]
     if there and not force:
         raise ConfigError(f"--out {out_dir} already holds {', '.join(there)}, which the demo would "
@@ -118,9 +117,36 @@ def check_demo_outputs(out_dir: Path | None, html_path: Path | None, force: bool
         check_writable(f, "--out")
 
 
+def write_pages(reports, html_path: Path | None, out_dir: Path | None) -> str:
+    """Write the leaky release's HTML report and dossier, and both releases side by side; say
+    where. Into ``--html``'s folder (the page at that path), else ``--out``, else a new folder
+    under the system's temporary directory (nothing of the user's is ever replaced)."""
+    import tempfile
+
+    from ..report.compare import Comparison
+
+    if html_path is not None:
+        page = html_path
+    else:
+        folder = out_dir if out_dir is not None else Path(tempfile.mkdtemp(prefix="synthguard-demo-"))
+        page = folder / "leaky.html"
+    stem = page.with_suffix("")
+    dossier = stem.with_name(stem.name + ".dossier.html")
+    side = stem.with_name(stem.name + ".compare.html")
+    reports["leaky"].to_html(page, title="synthguard demo: the leaky release")
+    reports["leaky"].to_dossier(dossier)
+    Comparison(reports).to_html(side, title="synthguard demo: leaky vs safe release")
+    return ("\nThe leaky release, for people:\n"
+            f"  HTML report     {page}\n"
+            f"  release dossier {dossier} (print-ready; fill in the blanks with --context, see "
+            "docs/dossier.md)\n"
+            f"  side by side    {side}")
+
+
 #: What the demo says last: the command to run on one's own files.
 NEXT = ("\nNext, on your own files (training rows, the release, real rows held out from training):\n"
         "  synthguard evaluate --original train.csv --synthetic release.csv --control holdout.csv "
-        "--html report.html --dossier dossier.md --records-out rows_to_drop.csv\n"
-        "No hold-out yet? Keep back about 1,000 real rows before training (a detection limit near "
-        "1 %); see docs/user-guide.md.")
+        "--html report.html --dossier dossier.html --records-out rows_to_drop.csv\n"
+        "Add --context context.yaml for the dossier's release model, recipients, purpose and "
+        "signatory (docs/dossier-context.example.yaml). No hold-out yet? Keep back about 1,000 real "
+        "rows before training (a detection limit near 1 %); see docs/user-guide.md.")

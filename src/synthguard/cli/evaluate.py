@@ -102,6 +102,10 @@ def risk_options(func):
 @click.option("--dossier", "dossier_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the release dossier a privacy officer signs (Markdown; HTML "
                                  "when the name ends in .html).")
+@click.option("--context", "context_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="YAML file with the dossier's organisational fields (release "
+                                 "model, recipients, purpose, controller, signatory, decision, "
+                                 "review date): see docs/dossier.md.")
 @cache_options
 @risk_options
 @click.option("--fail-on", type=click.Choice(["high", "medium", "inconclusive"]), default=None,
@@ -140,14 +144,16 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
             dossier_path: Path | None = None, retest_columns: int | None = None, db: str | None = None,
-            quiet: bool = False, dry_run: bool = False) -> None:
+            quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
     reaches that level, or 2 for bad input.
     """
     from ..api import evaluate
+    from ..report.context import load_context
 
+    context = load_context(context_path)  # checked before any work
     config_data = {}
     if config is not None and (json_path is not None or html_path is not None
                                or records_path is not None or dossier_path is not None):
@@ -159,6 +165,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         **config_data, "--original": original, "--original-stats": original_stats, "--control": control,
         "--metadata": metadata, "--config": config, "--original-context": original_context,
         "--synthetic-context": synthetic_context, "--control-context": control_context,
+        "--context": context_path,
         **{f"--synthetic {s}" if len(synthetic) > 1 else "--synthetic": s for s in synthetic}},
         {"--records-out": records_path, "--dossier": dossier_path})
     if (original is None and original_stats is None) or not synthetic:
@@ -214,11 +221,11 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         raise click.UsageError("--records-out / --dossier describe one release: give one -s")
     if len(synthetic) > 1:
         comp = run_compare(original, synthetic, json_path, html_path, control=control,
-                           metadata=metadata, options=options)
+                           metadata=metadata, options=options, context=context)
         exit_on_verdict([r.verdict.level for r in comp.reports.values()], fail_on)
         return
     report = plan_or_run(lambda: evaluate(original, synthetic[0], control, metadata,
-                                          options=options))
+                                          options=options, context=context))
     say(report.to_console())
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)

@@ -468,8 +468,9 @@ def one_sided_level(confidence_level: float) -> float:
 
 
 #: What a :class:`Chart` draws: step lines of shares per bin, ROC curves (overlaid with every other
-#: ROC chart of the same title), horizontal bars.
-CHART_KINDS = ("histogram", "roc", "bars")
+#: ROC chart of the same title), horizontal bars, grouped bars of shares per bin (one bar per series),
+#: a lower-triangle heatmap of pair values.
+CHART_KINDS = ("histogram", "roc", "bars", "overlay", "heatmap")
 
 
 def _fmt3(x: float) -> str:
@@ -506,7 +507,8 @@ class Chart:
     label : str, optional
         ``"roc"``: the curve's legend after the metric's name, e.g. ``"AUC 0.734"``.
     max : float, optional
-        ``"bars"``: the value at the axis' end (default: the largest value).
+        ``"bars"``: the value at the axis' end (default: the largest value); ``"heatmap"``: the
+        value of the saturated colour.
     colour : str, optional
         ``"bars"``: the bars' colour (CSS colour); default the report's blue.
 
@@ -558,6 +560,104 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class Section:
+    """A table (with charts above it) the report draws for a metric: typed presentation data the
+    metric fills where it builds its result, as it does :class:`Chart`.
+
+    Not serialised: every number in a section is also in the metric's ``details`` (its JSON
+    contract). The HTML draws each section under the metric's family, in order: the title, the
+    note, the charts, then the table (folded when ``folded``). Cells are plain values, normalised
+    to JSON values on creation (floats are written with three decimals, strings as they are).
+
+    Parameters
+    ----------
+    title : str
+        What the section shows, e.g. ``"Pairs (1770; the 100 worst shown)"``.
+    headers : tuple of str
+        The table's column headers (empty: no table).
+    rows : tuple of tuple
+        The table's rows, one value per header.
+    note : str
+        One or two sentences under the title: how to read the section.
+    charts : tuple of Chart
+        Charts drawn above the table, each with its own title.
+    folded : bool
+        Draw the table folded away (one click to open).
+
+    Examples
+    --------
+    >>> s = Section("accuracy by level", ("level", "synthetic"), [("univariate", 0.91)])
+    >>> s.rows
+    (('univariate', 0.91),)
+    """
+
+    title: str
+    headers: tuple[str, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()
+    note: str = ""
+    charts: tuple[Chart, ...] = ()
+    folded: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headers", tuple(str(h) for h in self.headers))
+        rows = tuple(tuple(to_jsonable(list(r))) for r in self.rows)
+        if any(len(r) != len(self.headers) for r in rows):
+            raise ValueError(f"section {self.title!r}: every row needs one value per header")
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "charts", tuple(self.charts))
+        if any(not isinstance(c, Chart) for c in self.charts):
+            raise TypeError(f"section {self.title!r}: charts must be Chart objects")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What a fidelity or utility number means, for the report's summary cards and the dossier:
+    the release's score beside the score real data reaches, and one sentence reading them.
+
+    Not serialised (``value`` and ``ceiling`` are numbers of the metric's JSON). The share of the
+    ceiling is ``value / ceiling`` when the ceiling is positive.
+
+    Parameters
+    ----------
+    value : float or None
+        The release's score, on the scale of ``ceiling`` (e.g. accuracy at the control's size).
+    ceiling : float or None
+        What real data reaches on the same measure (``None``: no ceiling measured).
+    measure : str
+        What the score is, in a few words, e.g. ``"accuracy"`` or ``"macro F1 on held-out rows"``.
+    reference : str
+        What reaches the ceiling, e.g. ``"real held-out rows"``.
+    reading : str
+        One sentence with the numbers, as the metric writes it in its JSON.
+    direction : str
+        How to read ``value`` (``"higher is better"``).
+
+    Examples
+    --------
+    >>> h = Headline(0.8, 0.9, "accuracy", "real held-out rows", "0.8 of 0.9")
+    >>> round(h.share, 3)
+    0.889
+    """
+
+    value: float | None
+    ceiling: float | None
+    measure: str
+    reference: str
+    reading: str
+    direction: str = "higher is better"
+
+    @property
+    def share(self) -> float | None:
+        """``value / ceiling`` (``None`` without a positive ceiling)."""
+        if self.value is None or self.ceiling is None:
+            return None
+        v, c = float(self.value), float(self.ceiling)
+        if not (math.isfinite(v) and math.isfinite(c)) or c <= 0:
+            return None
+        return v / c
+
+
+@dataclass(frozen=True)
 class MetricResult:
     """The outcome of one metric.
 
@@ -592,6 +692,12 @@ class MetricResult:
     charts : tuple of Chart
         What the HTML report draws for this result (histograms, ROC curves, bars); not part of
         ``to_dict()`` (the numbers stay in ``details``).
+    sections : tuple of Section
+        Tables (with their charts) the HTML report draws for this result, in order; not part of
+        ``to_dict()``.
+    headline : Headline or None
+        The release's score against what real data reaches, for the summary cards and the
+        dossier (fidelity and utility metrics); not part of ``to_dict()``.
     """
 
     name: str
@@ -608,12 +714,20 @@ class MetricResult:
     evidence: Evidence | None = None
     reference_level: str | None = None
     charts: tuple[Chart, ...] = ()
+    sections: tuple[Section, ...] = ()
+    headline: Headline | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.charts, tuple):
             object.__setattr__(self, "charts", tuple(self.charts))
         if any(not isinstance(c, Chart) for c in self.charts):
             raise TypeError(f"charts of metric {self.name!r} must be Chart objects")
+        if not isinstance(self.sections, tuple):
+            object.__setattr__(self, "sections", tuple(self.sections))
+        if any(not isinstance(s, Section) for s in self.sections):
+            raise TypeError(f"sections of metric {self.name!r} must be Section objects")
+        if self.headline is not None and not isinstance(self.headline, Headline):
+            raise TypeError(f"headline of metric {self.name!r} must be a Headline")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: the headline fields, then every entry of ``details`` at top level."""

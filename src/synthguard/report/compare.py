@@ -16,10 +16,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..core.format import fmt_number
 from ..core.io import atomic_write_text
 from ..core.results import to_jsonable
-from .console import fmt_number
-from .html import NON_PRIVACY_FAMILIES, badge, page, table
+from ..run.verdict import NON_PRIVACY_FAMILIES
+from .html import badge, page, table
 from .report import Report
 
 UTILITY_FAMILIES = {"fidelity", "utility"}
@@ -148,15 +149,16 @@ class Comparison:
         return f"<Comparison of {len(self.reports)} release(s): {ranks}>"
 
     def _repr_html_(self) -> str:
-        """Notebook display: the ranking, then each release's decision block."""
-        from .html import CSS, decision_html
+        """Notebook display: the ranking, then each release's decision block (styles scoped to the
+        view, advice in the Python API's words)."""
+        from .html import SCOPE, decision_html, scoped_css
 
         rows = [[escape(r["release"]), escape(fmt_number(r["privacy_rank"])), badge(r["overall_risk"]),
                  escape(fmt_number(r["utility_rank"]))] for r in self.ranking]
-        parts = [f"<div><style>{CSS}</style>",
+        parts = [f'<div class="{SCOPE}"><style>{scoped_css()}</style>',
                  table(["release", "privacy rank", "overall risk", "utility rank"], rows, raw=True)]
         for name, rep in self.reports.items():
-            parts.append(f"<h3>{escape(name)}</h3>" + decision_html(rep))
+            parts.append(f"<h3>{escape(name)}</h3>" + decision_html(rep, how="api"))
         return "".join(parts) + "</div>"
 
     def to_console(self, width: int | None = None) -> str:

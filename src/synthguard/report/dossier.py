@@ -1,24 +1,43 @@
 """The release dossier: the file a privacy officer signs and a regulator asks for.
 
-Laid out the way data-protection authorities read an anonymisation assessment (Article 29 Working
-Party, Opinion 05/2014 "on Anonymisation Techniques", WP216): the release and its context, the
-attacker's assumed knowledge per test, the three criteria (singling out, linkability, inference)
-plus the presence of training records, each with its test, baseline, interval and detection limit,
-the motivated-intruder reading, the residual risk, the inputs' fingerprints, the tool version, the
-seed, and a review date (run date + 1 year). Every number in it comes from the report's JSON
-(``Report.to_json``), formatted as there or as a percentage of it.
+Its sections follow what data-protection authorities ask of an anonymisation or synthetic-data
+release (Article 29 Working Party Opinion 05/2014, WP216; the UK ICO's anonymisation guidance and
+its motivated-intruder test; ISO/IEC 27559's context, data and identifiability assessments and
+governance; NIST SP 800-188's release models and disclosure review):
+
+1. decision summary; 2. release and purpose (release model, recipients, purpose, controller);
+3. the data (inputs with their fingerprints, quasi-identifiers, sensitive columns, the generator);
+4. threat model (each test's attacker knowledge, from the metric cards, in one table);
+5. acceptance threshold and its justification; 6. results per criterion with the bound reached;
+7. mitigations and the re-evaluation after them; 8. utility; 9. residual risk;
+10. decision and sign-off (approve / approve with conditions / reject, date, controller,
+signatory, review date).
+
+Organisational fields come from the context (:mod:`synthguard.report.context`) and are left as
+visible blanks otherwise. Every number comes from the report's JSON (``Report.to_json``), written as
+there or as a percentage of it; every sentence about the verdict is :mod:`synthguard.run.wording`'s.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
 from typing import Any
 
 from ..core.escape import md_code, md_escape, md_inline_html
-from .risks import headline_limit, interval, knowledge_of, no_control_reading, pct, risks_of
+from ..core.format import fmt_number, pct
+from ..run import wording
+from .context import RELEASE_MODELS, DossierContext
+from .risks import knowledge_of, risk_rows
 
-WP216 = ("singling_out", "linkability", "inference")
+#: A field the context did not give: a visible blank to fill in by hand.
+BLANK = "\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_ (not given)"
+#: The dossier's sections, in order (tests check each is there).
+SECTIONS = ("1. Decision summary", "2. Release and purpose", "3. The data", "4. Threat model",
+            "5. Acceptance threshold", "6. Results per criterion",
+            "7. Mitigations and re-evaluation", "8. Utility", "9. Residual risk",
+            "10. Decision and sign-off")
+#: WP216's three criteria, then the presence of training records.
+CRITERIA_ORDER = ("singling_out", "linkability", "inference", "presence")
 
 
 def review_date(run: _dt.date) -> _dt.date:
@@ -35,8 +54,9 @@ def review_date(run: _dt.date) -> _dt.date:
         return run.replace(year=run.year + 1, day=28)
 
 
-def render_dossier(report: Any, fmt: str = "markdown", today: _dt.date | None = None) -> str:
-    """The dossier of ``report`` as Markdown (``fmt="markdown"``) or one offline HTML page.
+def render_dossier(report: Any, fmt: str = "markdown", today: _dt.date | None = None,
+                   context: DossierContext | None = None) -> str:
+    """The dossier of ``report`` as Markdown (``fmt="markdown"``) or one print-ready HTML page.
 
     Parameters
     ----------
@@ -45,7 +65,10 @@ def render_dossier(report: Any, fmt: str = "markdown", today: _dt.date | None = 
     fmt : {"markdown", "html"}
         Output format.
     today : date, optional
-        The run date (default: today); the review date is one year later.
+        The run date (default: today); the review date is one year later unless the context
+        gives one.
+    context : DossierContext, optional
+        The organisational fields (default: the report's own, else blanks).
 
     Returns
     -------
@@ -54,141 +77,194 @@ def render_dossier(report: Any, fmt: str = "markdown", today: _dt.date | None = 
     """
     if fmt not in ("markdown", "html"):
         raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
-    md = _markdown(report, today or _dt.date.today())
-    if fmt == "markdown":
-        return md
-    return _to_html(md)
+    ctx = context if context is not None else getattr(report, "context", None)
+    md = _markdown(report, today or _dt.date.today(), ctx or DossierContext())
+    return md if fmt == "markdown" else _to_html(md)
 
 
-def _markdown(report: Any, today: _dt.date) -> str:
-    from .console import what_to_do
+def _field(value: Any) -> str:
+    return BLANK if value in (None, "") else _md(str(value))
 
-    d = report.to_dict()
-    v = d.get("verdict") or {}
-    tests = {t["metric"]: t for t in v.get("tests") or []}
-    release = md_escape(v.get("release_type", "synthetic"))
-    out = ["# Release dossier", "",
-           f"Decision: **{str(v.get('level', '?')).upper()}**. Prepared with synthguard "
-           f"{d.get('synthguard_version')} on {today.isoformat()}; review by "
-           f"{review_date(today).isoformat()} or whenever the release, its source data or the "
-           "generator change.", "",
-           "## Release context", "",
-           f"- Release type: {release} ("
-           + ("every release row is generated; none is meant to be a real person"
-              if release == "synthetic" else "every release row stands for a real person")
-           + ").",
-           f"- Materiality: a leak matters when it exposes {pct(v.get('materiality'))} or more of "
-           f"the training {md_escape(v.get('unit', 'records'))} beyond what the release reveals about "
-           f"people it never saw.",
-           f"- False-alarm rate of the whole assessment: {pct(v.get('alpha'))}; detection limits "
-           f"at {pct(v.get('power'))} power.",
-           f"- Seed: {md_escape(d.get('seed'))}; tool: synthguard {md_escape(d.get('synthguard_version'))}; "
-           f"rule: {md_escape(v.get('rule'))}.", "",
-           "| input | rows | columns | SHA-256 |", "|---|---|---|---|"]
-    for role, fp in (d.get("inputs") or {}).items():
-        if isinstance(fp, Mapping):
-            out.append(f"| {md_escape(role)} | {md_escape(fp.get('rows'))} | {md_escape(fp.get('columns'))} | "
-                       f"{md_code(fp.get('sha256'))} |")
-    out += ["", "## Criteria", "",
-            "The three criteria of the Article 29 Working Party's opinion on anonymisation "
-            "(WP216: singling out, linkability, inference), and the presence of training records "
-            "in the release. Each test compares training records with real records held out "
-            "from training (the control), under the same release.", ""]
-    risks = risks_of(d)
-    by = {r["risk"]: r for r in risks}
-    for key in (*WP216, "presence"):
+
+def _md(text: Any) -> str:
+    """Text safe inside a Markdown table cell or line (:func:`~synthguard.core.escape.md_escape`)."""
+    return md_escape(text)
+
+
+def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
+    from .records import facts
+
+    model = report.model
+    v = model.verdict
+    header = model.header
+    f = facts(model, "both")
+    risks = risk_rows(model)
+    by = {r.risk: r for r in risks}
+    schema = header.get("schema") or {}
+    outcome, _ = wording.decision_proposal(v.level)
+    review = ctx.review_date or review_date(today)
+    title = ctx.release_name or f"{v.rule.release_type} release"
+    out = [f"# Release dossier: {_md(title)}", "",
+           f"Prepared with synthguard {header.get('synthguard_version')} on {today.isoformat()} "
+           f"(seed {header.get('seed')}, rule {v.rule.rule}).", ""]
+
+    # 1. decision summary
+    out += [f"## {SECTIONS[0]}", "",
+            wording.verdict_line(v.level), "", _md(wording.sentence(v.summary)), ""]
+
+    # 2. release and purpose
+    model_text = (f"{ctx.release_model}: {RELEASE_MODELS[ctx.release_model]}"
+                  if ctx.release_model else None)
+    out += [f"## {SECTIONS[1]}", "", "| field | value |", "|---|---|",
+            f"| release model | {_field(model_text)} |",
+            f"| recipients | {_field(ctx.recipients)} |",
+            f"| purpose | {_field(ctx.purpose)} |",
+            f"| release type | {v.rule.release_type} |", ""]
+
+    # 3. the data
+    out += [f"## {SECTIONS[2]}", "", "| input | rows | columns | SHA-256 |", "|---|---|---|---|"]
+    for role, fp in model.inputs.items():
+        out.append(f"| {_md(role)} | {fmt_number(fp.get('rows'))} | {fmt_number(fp.get('columns'))} | "
+                   f"{md_code(fp.get('sha256') or '')} |")
+    qis = [str(c) for c in schema.get("quasi_identifiers") or []]
+    sens = [str(c) for c in schema.get("sensitive") or []]
+    others = [str(c) for c in (schema.get("columns") or {}) if str(c) not in set(qis) | set(sens)]
+    out += ["", "- Quasi-identifiers (what an intruder may know): "
+                + (", ".join(md_code(c) for c in qis) if qis else "none declared") + ".",
+            "- Sensitive columns (what must not be learnt): "
+            + (", ".join(md_code(c) for c in sens) if sens else "none declared") + "."]
+    if others:
+        out.append("- Other columns: " + ", ".join(md_code(c) for c in others) + ".")
+    out.append(f"- Unit of every privacy statistic: the training {v.unit}.")
+    out.append(f"- Generator: {_field(ctx.generator)}"
+               + (f"; settings: {_md(ctx.generator_settings)}" if ctx.generator_settings else "")
+               + ".")
+    out.append("")
+
+    # 4. threat model
+    out += [f"## {SECTIONS[3]}", "", "| the attacker knows, and does | tests | risk |",
+            "|---|---|---|"]
+    for knows, names, risk in _threat_rows(model):
+        out.append(f"| {_md(knows)} | {', '.join(md_code(n) for n in names)} | {risk} |")
+    out += ["", _md(wording.intruder(risks)), ""]
+
+    # 5. acceptance threshold
+    rule = v.rule
+    out += [f"## {SECTIONS[4]}", "",
+            f"- {wording.materiality(rule.materiality, v.unit)}",
+            f"- False-alarm rate of the whole assessment: {pct(rule.alpha)}.",
+            f"- Justification: {_md(wording.threshold_justification(ctx.threshold_justification, rule.materiality))}.",
+            ""]
+
+    # 6. results per criterion
+    out += [f"## {SECTIONS[5]}", "", "| criterion | level | result | tests |", "|---|---|---|---|"]
+    for key in CRITERIA_ORDER:
         r = by.get(key)
         if r is None:
             continue
-        out += [f"### {md_escape(r['title'])}", "", md_escape(r.get('criterion')), "",
-                f"- Level: **{md_escape(r['level'])}**.", f"- Reading: {md_escape(r.get('summary'))}"]
-        for name in r.get("tests") or []:
-            t = tests.get(name) or {}
-            out.append(f"- Test {md_code(name)}: {md_escape(t.get('statistic', 'see the JSON report'))}; "
-                       f"attacker knows {md_escape(knowledge_of(name))}; "
-                       f"baseline: {md_escape(t.get('baseline', 'the control'))}; training "
-                       f"{pct(t.get('member'))} vs control {pct(t.get('non_member'))}; excess "
-                       f"{pct(t.get('effect'))} ({interval(t.get('effect_ci'))}); "
-                       f"{md_escape(t.get('test', 'test'))}, adjusted p {_p(t.get('p_adjusted'))}; "
-                       f"detection limit {pct(t.get('detection_limit'))}; level {md_escape(t.get('level'))}.")
-        lims = [x for x in (r.get("detection_limits") or {}).values() if isinstance(x, Mapping)]
-        for x in lims:
-            out.append(f"- Detection limit: {md_escape(x.get('text'))}.")
-        if not r.get("tests"):
-            out.append("- No test of this criterion compared training records with the control.")
-        if r.get("settle"):
-            out.append(f"- To decide: {md_escape(r['settle'])}.")
-        for c in r.get("coarsening") or ():
-            out.append(f"- Mitigation tested: {md_escape(c['text'])}; coarsening: {md_escape(c['coarsening'])}, the "
-                       "same applied to the release, the training and the control rows, every "
-                       "test of the verdict run again.")
+        out.append(f"| {_md(r.title)} | **{r.level}** | {_md(wording.dossier_reading(r, rule.materiality))} | "
+                   + (", ".join(md_code(n) for n in r.tests) or "none") + " |")
+    out.append("")
+    readings = [f"- {_md(r.title)}: {_md(wording.sentence(r.summary))}" for r in
+                (by[k] for k in CRITERIA_ORDER if k in by) if r.level != "not assessed"]
+    out += readings
+    limits = wording.decision_limits(risks)
+    out += [f"- {_md(t)}" for t in limits]
+    if readings or limits:
         out.append("")
-    out += ["## Motivated-intruder reading", "", md_escape(_intruder(risks)), ""]
-    out += ["## Residual risk", ""]
-    reading = no_control_reading(d)
+    tests = list(model.tests)
+    if tests:
+        out += ["| test | training | control | excess (interval) | adjusted p | level |",
+                "|---|---|---|---|---|---|"]
+        for t in tests:
+            same = f" (= {md_code(t.get('same_as'))})" if t.get("same_as") else ""
+            out.append(f"| {md_code(t.metric)}{same} | {pct(t.member)} | {pct(t.non_member)} | "
+                       f"{pct(t.effect)} ({wording.interval(t.effect_ci)}) | "
+                       f"{fmt_number(t.p_adjusted)} | {t.level} |")
+        out.append("")
+
+    # 7. mitigations and re-evaluation
+    out += [f"## {SECTIONS[6]}", ""]
+    todo = wording.what_to_do(risks, v.level, f)
+    out += [f"- Action: {_md(t)}" for t in todo] or ["- Action: none proposed by this run."]
+    retests = [wording.retest(r.title, c) for r in risks for c in r.get("coarsening") or ()]
+    out += [f"- {_md(t)}" for t in retests] or ["- No mitigation was re-tested in this run."]
+    cost = ((header.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
+    if cost:
+        out.append(f"- Cost of the re-test: {_md(cost)}.")
+    out.append("")
+
+    # 8. utility
+    readings_u = [(e.name, e.result.headline.reading) for e in model.metrics
+                  if e.result is not None and e.result.headline is not None
+                  and e.result.family in ("fidelity", "utility")]
+    out += [f"## {SECTIONS[7]}", "", _md(wording.utility_paragraph(readings_u)), ""]
+
+    # 9. residual risk
+    out += [f"## {SECTIONS[8]}", ""]
+    out += [f"- {_md(t)}" for t in wording.residual(risks, f, rule.materiality)]
+    reading = wording.no_control(f)
     if reading:
-        out.append(f"- Without a control: {md_escape(reading)}")
-    for r in risks:
-        lim = headline_limit(r)  # the largest over the leak types, as the verdict states it
-        if r["level"] == "low" and lim is not None and lim["value"] is not None:
-            out.append(f"- {md_escape(r['title'])}: leaks smaller than {pct(lim['value'])} of the training "
-                       "records could go unseen.")
-        elif r["level"] in ("inconclusive", "not assessed"):
-            out.append(f"- {md_escape(r['title'])}: {md_escape(r['level'])}; the risk is not bounded by this run.")
-    if v.get("not_assessed"):
-        out.append("- Informative only (no test against the control): "
-                   + ", ".join(md_code(n) for n in v["not_assessed"]) + ".")
-    out.append("- Outside these tests: attackers with knowledge beyond the assumptions above, "
-               "and linkage with data sets that are not part of this assessment.")
-    todo = what_to_do(d)
-    if todo:
-        out += ["", "## Actions", ""] + [f"- {md_escape(t)}" for t in todo]
-        cost = ((d.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
-        if cost:
-            out.append(f"- Cost of the coarsening re-test: {md_escape(cost)}.")
-    out += ["", "## Sign-off", "", "Reviewed by: ______________________  Role: ______________  "
-            "Signature: ______________", ""]
+        out.append(f"- Without a control: {_md(reading)}")
+    info = wording.informative_line(list(v.not_assessed))
+    if info:
+        out.append(f"- {_md(info)}")
+    out.append("")
+
+    # 10. decision and sign-off
+    out += [f"## {SECTIONS[9]}", "", "| field | value |", "|---|---|",
+            f"| decision supported by the assessment | {outcome} |",
+            f"| decision taken | {_field(ctx.decision)} (approve / approve with conditions / "
+            "reject) |",
+            f"| conditions | {_field(ctx.conditions)} |",
+            f"| date of decision | {_field(ctx.decision_date and ctx.decision_date.isoformat())} |",
+            f"| controller | {_field(ctx.controller)} |",
+            f"| signatory | {_field(ctx.signatory)} |",
+            f"| role | {_field(ctx.signatory_role)} |",
+            f"| signature | {BLANK.replace(' (not given)', '')} |",
+            f"| review date | {review.isoformat()} (or sooner if the release, its source data or "
+            "the generator change) |", ""]
+    if ctx.source:
+        out += [f"Organisational fields read from {_md(ctx.source)}.", ""]
     return "\n".join(out)
 
 
-def _p(x: Any) -> str:
-    from .console import fmt_number
+def _threat_rows(model: Any) -> list[tuple[str, list[str], str]]:
+    """One row per attacker knowledge (from the metric cards): the tests that assume it and the
+    risk they answer (``informative`` for a privacy metric that decides no level)."""
+    from ..run.verdict import NON_PRIVACY_FAMILIES, RISK_TITLES
+    from .risks import risk_of
 
-    return fmt_number(x)
+    tests = {t.metric for t in model.tests}
+    rows: dict[str, tuple[list[str], set[str]]] = {}
+    for e in model.metrics:
+        res = e.result
+        if res is None or res.family in NON_PRIVACY_FAMILIES:
+            continue
+        metric = e.metric or e.name
+        risk = risk_of(metric)
+        label = (RISK_TITLES[risk][0].lower() if risk else "informative") \
+            if e.name in tests else "informative"
+        names, risks = rows.setdefault(knowledge_of(metric), ([], set()))
+        names.append(e.name)
+        risks.add(label)
+    return [(k, names, ", ".join(sorted(r))) for k, (names, r) in rows.items()]
 
 
-def _intruder(risks: list[dict[str, Any]]) -> str:
-    """What a motivated intruder (competent, with the release and public information, no special
-    skills or insider access) could do, read from the levels."""
-    bad = [r for r in risks if r["level"] in ("high", "medium")]
-    if not bad:
-        undecided = [r["title"].lower() for r in risks if r["level"] in ("inconclusive",
-                                                                          "not assessed")]
-        text = ("A motivated intruder holding the release and a target's public details would do "
-                "no better on the training records than on people never used to train the "
-                "generator, for every risk this run decided.")
-        if undecided:
-            text += " Not decided by this run: " + ", ".join(undecided) + "."
-        return text
-    can = {"presence": "tell that a person was in the training data by finding their record in "
-                       "the release",
-           "singling_out": "isolate one person's record with a simple condition on its values",
-           "linkability": "link a person's records across two sources through the release",
-           "inference": "guess a person's hidden attribute from the release"}
-    return ("A motivated intruder holding the release and a target's public details could "
-            + "; ".join(f"{can.get(r['risk'], r['risk'])} ({pct(r.get('effect'))} of the "
-                        "training records beyond chance)" for r in bad)
-            + ". The release should not be published as it is.")
+#: Page and print rules of the dossier's HTML (A4, no navigation, tables kept whole).
+PRINT_CSS = ("@page{size:A4;margin:16mm 14mm}"
+             "@media print{body{font-size:11px}main{max-width:none;padding:0}"
+             "tr,li{page-break-inside:avoid}h2{page-break-after:avoid}}")
 
 
 def _to_html(md: str) -> str:
-    """The dossier's Markdown as one offline HTML page (headings, lists, tables, bold, code)."""
+    """The dossier's Markdown as one offline, print-ready HTML page (headings, lists, tables,
+    bold, code; text escaped by :func:`~synthguard.core.escape.md_inline_html`)."""
     import re
 
-    from .html import page
+    from .html import CSS, page
 
     inline = md_inline_html
-
     body: list[str] = []
     in_list = False
     rows: list[list[str]] = []
@@ -204,7 +280,8 @@ def _to_html(md: str) -> str:
 
     for line in md.splitlines():
         if line.startswith("|"):
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().removeprefix("|").removesuffix("|"))]
+            cells = [c.strip() for c in
+                     re.split(r"(?<!\\)\|", line.strip().removeprefix("|").removesuffix("|"))]
             if not all(set(c) <= {"-"} for c in cells):
                 rows.append(cells)
             continue
@@ -229,4 +306,16 @@ def _to_html(md: str) -> str:
     flush_table()
     if in_list:
         body.append("</ul>")
-    return page("synthguard release dossier", "".join(body))
+    return page("synthguard release dossier", "".join(body), css=CSS + PRINT_CSS)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a dossier's text (for the no-repeat check)."""
+    import re
+
+    flat = " ".join(re.sub(r"[|*`#]", " ", text).split())
+    return [s.strip() for s in re.split(r"(?<=[.;:])\s+(?=[A-Z])", flat) if s.strip()]
+
+
+__all__ = ["BLANK", "SECTIONS", "render_dossier", "review_date", "sentences"]
+

@@ -1,4 +1,5 @@
-"""What to do: the release rows to drop and the columns to coarsen, in one schema.
+"""The records behind the findings in one schema, and the facts the report's sentences count
+from them (copies, rows to drop, rows for review).
 
 Metrics list the records behind their numbers under different field names (``original_row``,
 ``synthetic_row``, ``row``, ``nearest_training_row``...); each metric's card says what its records
@@ -14,7 +15,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.format import fmt_number
-from .risks import LEVEL_RANK, card_of, risk_of
+from ..core.results import to_jsonable
+from ..run.wording import Facts
+from .risks import (
+    LEVEL_RANK,
+    card_of,
+    control_size_needed,
+    copy_metric,
+    risk_of,
+    verbatim_release_rows,
+)
 
 #: The one schema of ``Report.records()`` and ``--records-out``.
 COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason")
@@ -74,8 +84,14 @@ def _verbatim(card: Any, rec: Mapping[str, Any]) -> bool:
     return bool(flag)
 
 
-def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every metric's records in the one schema :data:`COLUMNS`, from a report's JSON dict.
+def _entries(report: Any) -> Any:
+    """The metric entries of a report, its typed model or the model itself."""
+    return getattr(report, "model", report).metrics
+
+
+def normalise_records(report: Any) -> list[dict[str, Any]]:
+    """Every metric's records in the one schema :data:`COLUMNS`, from a report's typed model
+    (:class:`~synthguard.core.report_model.ReportModel`, or the :class:`Report` holding it).
 
     ``action`` is ``"drop"`` for a release row that is a verbatim training row (its card says so,
     behind a test that alarms), else ``"review"`` (near matches, rows unique in the release,
@@ -83,24 +99,30 @@ def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
     Examples
     --------
-    >>> rep = {"metrics": {"new_row_synthesis": {"status": "ok", "result": {"risk_level": "high",
-    ...        "records": [{"synthetic_row": 3}]}}}}
-    >>> normalise_records(rep)[0]["release_row"], normalise_records(rep)[0]["action"]
+    >>> from synthguard.core.report_model import MetricEntry, ReportModel
+    >>> from synthguard.core.results import MetricResult
+    >>> res = MetricResult("new_row_synthesis", "disclosure", 0.1, "higher is safer",
+    ...                    risk_level="high", records=[{"synthetic_row": 3}])
+    >>> rows = normalise_records(ReportModel({}, None, (MetricEntry("new_row_synthesis", "ok",
+    ...                                                              result=res),)))
+    >>> rows[0]["release_row"], rows[0]["action"]
     (3, 'review')
     """
     out = []
-    for name, entry in (report.get("metrics") or {}).items():
-        res = (entry or {}).get("result") or {}
-        recs = res.get("records") or []
-        metric = entry.get("metric") or name
+    for e in _entries(report):
+        res = e.result
+        if res is None:
+            continue
+        metric = e.metric or e.name
         risk = risk_of(metric) or "other"
         card = getattr(card_of(metric), "records", None)
-        alarm = LEVEL_RANK.get(str(res.get("risk_level")), 0) >= LEVEL_RANK["medium"]
+        alarm = LEVEL_RANK.get(str(res.risk_level), 0) >= LEVEL_RANK["medium"]
         plain_row_is_release = getattr(card, "row", "original") == "synthetic"
         write = getattr(card, "reason", None) or reason_of
-        for rec in recs:
+        for rec in res.records or ():
             if not isinstance(rec, Mapping):
                 continue
+            rec = to_jsonable(rec)
             release = next((_row(rec[k]) for k in _RELEASE_KEYS if k in rec), None)
             training = next((_row(rec[k]) for k in _TRAINING_KEYS if k in rec), None)
             if "row" in rec:
@@ -109,12 +131,12 @@ def normalise_records(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                 elif training is None:
                     training = _row(rec["row"])
             action = "drop" if release is not None and _verbatim(card, rec) and alarm else "review"
-            out.append({"metric": name, "risk": risk, "action": action, "release_row": release,
+            out.append({"metric": e.name, "risk": risk, "action": action, "release_row": release,
                         "training_row": training, "reason": write(rec)})
     return out
 
 
-def complete_records(report: Mapping[str, Any], original: Any, synthetic: Any,
+def complete_records(report: Any, original: Any, synthetic: Any,
                      metadata: Any = None) -> list[dict[str, Any]]:
     """The report's records with, for every metric whose card lists *every* such row
     (:attr:`~synthguard.registry.RecordsCard.complete`), that complete list in place of its top
@@ -122,8 +144,8 @@ def complete_records(report: Mapping[str, Any], original: Any, synthetic: Any,
 
     Parameters
     ----------
-    report : mapping
-        A report's JSON dict.
+    report : Report or ReportModel
+        The evaluation.
     original, synthetic, metadata : DataFrame or path
         The evaluation's inputs, as given to :func:`synthguard.evaluate`.
     """
@@ -131,10 +153,10 @@ def complete_records(report: Mapping[str, Any], original: Any, synthetic: Any,
 
     rows = normalise_records(report)
     listers: dict[str, Any] = {}  # run name -> the card listing every such row
-    for name, entry in (report.get("metrics") or {}).items():
-        card = getattr(card_of((entry or {}).get("metric") or name), "records", None)
+    for e in _entries(report):
+        card = getattr(card_of(e.metric or e.name), "records", None)
         if card is not None and card.complete is not None:
-            listers[name] = card
+            listers[e.name] = card
     if not listers:  # the copies are listed whether or not their metric ran
         for info in metric_infos():
             if (info.card.get("records") or {}).get("complete"):
@@ -144,36 +166,46 @@ def complete_records(report: Mapping[str, Any], original: Any, synthetic: Any,
     return full + [r for r in rows if r["metric"] not in listers]
 
 
-def coarsening(report: Mapping[str, Any], top: int = 5) -> list[dict[str, Any]]:
-    """Columns whose exact values single people out, most often first, with a suggested coarsening.
-
-    Read from the singling-out attacks' successful queries (their ``records``): a column counts
-    once per query that tests it for an exact value or a bound.
-
-    Returns
-    -------
-    list of dict
-        ``{"column", "queries", "sdtype", "suggestion"}``.
+def query_columns(report: Any, top: int = 5) -> list[tuple[str, int]]:
+    """Columns the successful singling-out queries of an alarming test use, most often first:
+    ``(column, queries)`` (a column counts once per query that tests it for a value or a bound).
+    A fact about the finding, not advice: what coarsening does is measured by the run's re-test.
     """
     counts: dict[str, int] = {}
-    for name, entry in (report.get("metrics") or {}).items():
-        if risk_of((entry or {}).get("metric") or name) != "singling_out":
+    for e in _entries(report):
+        res = e.result
+        if res is None or risk_of(e.metric or e.name) != "singling_out":
             continue
-        res = (entry or {}).get("result") or {}
-        if LEVEL_RANK.get(str(res.get("risk_level")), 0) < LEVEL_RANK["medium"]:
+        if LEVEL_RANK.get(str(res.risk_level), 0) < LEVEL_RANK["medium"]:
             continue
-        for rec in res.get("records") or []:
+        for rec in res.records or ():
             for pred in (rec.get("predicates") or []) if isinstance(rec, Mapping) else []:
                 if isinstance(pred, (list, tuple)) and pred:
                     counts[str(pred[0])] = counts.get(str(pred[0]), 0) + 1
-    cols = ((report.get("schema") or {}).get("columns") or {})
-    out = []
-    for col, k in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
-        sd = str((cols.get(col) or {}).get("sdtype", "unknown"))
-        tip = {"numerical": "release it in ranges (e.g. 10 equal-count bins, or rounded to 2 "
-                            "significant digits)",
-               "datetime": "keep the month or the year only",
-               "categorical": "merge categories held by fewer than 10 people into 'other'",
-               "boolean": "leave as is or drop"}.get(sd, "generalise or drop it")
-        out.append({"column": col, "queries": k, "sdtype": sd, "suggestion": tip})
-    return out
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+
+
+def facts(report: Any, how: str = "both") -> Facts:
+    """The facts the report's sentences need beside the verdict (:class:`~synthguard.run.wording.
+    Facts`): copies, further rows to drop, rows for review, and for a run without a control the
+    copy metric's reading and the rows a decision needs."""
+    model = getattr(report, "model", report)
+    has_control = "control" in model.inputs
+    copies = verbatim_release_rows(model)
+    counted = {e.name for e in model.metrics
+               if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
+    recs = normalise_records(model)
+    drops = {r["release_row"] for r in recs if r["action"] == "drop" and r["metric"] not in counted}
+    near = {r["release_row"] for r in recs if r["action"] == "review" and r["risk"] == "presence"
+            and r["release_row"] is not None}
+    listed = {e.name for e in model.metrics  # the export lists these metrics' rows in full, as drops
+              if getattr(getattr(card_of(e.metric or e.name), "records", None), "complete", None)}
+    review = sum(1 for r in recs if r["action"] == "review" and r["metric"] not in listed)
+    reading = None
+    if not has_control:
+        e = copy_metric(model)
+        if e is not None and e.result.headline is not None:
+            reading = e.result.headline.reading
+    return Facts(copies=copies, more_drops=len(drops), review_presence=len(near),
+                 review_all=review, has_control=has_control, copy_reading=reading,
+                 rows_needed=None if has_control else control_size_needed(model), how=how)

@@ -46,6 +46,10 @@ class Report:
                         e.get("seconds"), self._results.get(name), bool(e.get("cached")),
                         e.get("unit"), e.get("metric"))
             for name, e in self._entries.items()))
+        #: The release's organisational context for the dossier (release model, recipients,
+        #: purpose, controller, signatory...): a :class:`~synthguard.report.context.DossierContext`
+        #: set by ``evaluate(..., context=...)``; never part of the JSON.
+        self.context: Any = None
 
     @property
     def model(self) -> ReportModel:
@@ -59,13 +63,14 @@ class Report:
         detection limit of the run (its repr is one line: level and risks)."""
         return self._verdict
 
-    def risks(self) -> list[dict[str, Any]]:
-        """The decision block: one dict per risk (presence, singling out, linkability, inference)
-        with its level, exposed share beyond the control and interval, detection limit and plain
-        sentence (``verdict.to_dict()["risks"]``, or the same shape built from today's tests)."""
-        from .risks import risks_of
+    def risks(self) -> list[Any]:
+        """The decision block: the verdict's four risk rows (presence, singling out, linkability,
+        inference; :class:`~synthguard.core.report_model.RiskRow`, read as dicts too) with their
+        level, excess beyond the control and interval, detection limits and the verdict's
+        summary. A verdict that states no risks (the reference rule) gives them as not assessed."""
+        from .risks import risk_rows
 
-        return risks_of(self.to_dict())
+        return risk_rows(self._model)
 
     def records(self, original: Any = None, synthetic: Any = None,
                 metadata: Any = None) -> Any:
@@ -93,9 +98,9 @@ class Report:
         from .records import COLUMNS, complete_records, normalise_records
 
         if original is not None and synthetic is not None:
-            rows = complete_records(self.to_dict(), original, synthetic, metadata)
+            rows = complete_records(self._model, original, synthetic, metadata)
         else:
-            rows = normalise_records(self.to_dict())
+            rows = normalise_records(self._model)
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
         for col in ("release_row", "training_row"):
             frame[col] = frame[col].astype("Int64")
@@ -121,18 +126,24 @@ class Report:
             rows.append({"metric": r["metric"], "family": res.family if res is not None else None,
                          "status": r["status"], "value": _float(r["value"]),
                          "baseline": _float(r["baseline"]), "ci_low": _float(ci[0]),
-                         "ci_high": _float(ci[1]), "n": r["n"], "risk": r["risk"],
-                         "note": r["note"]})
-        frame = pd.DataFrame(rows, columns=["metric", "family", "status", "value", "baseline",
-                                            "ci_low", "ci_high", "n", "risk", "note"])
-        frame["n"] = pd.array([None if v is None else int(v) for v in frame["n"]], dtype="Int64")
+                         "ci_high": _float(ci[1]), "risk": r["risk"], "note": r["note"]})
+        columns = ["metric", "family", "status", "value", "baseline", "ci_low", "ci_high", "n",
+                   "risk", "note"]
+        frame = pd.DataFrame(rows, columns=[c for c in columns if c != "n"])
+        for col in ("value", "baseline", "ci_low", "ci_high"):  # missing is NaN, never object
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        # n from the rows themselves (never through a float column: NaN has no integer)
+        counts = [r["n"] for r in self.summary_rows()]
+        frame.insert(7, "n", pd.array([None if not _is_count(v) else int(v) for v in counts],
+                                      dtype="Int64"))
         return frame
 
     def _repr_html_(self) -> str:
-        """Notebook display: the decision block and what to do."""
+        """Notebook display: the decision block and what to do, its styles scoped to the block
+        and its advice in the Python API's words."""
         from .html import decision_html
 
-        return decision_html(self, standalone=True)
+        return decision_html(self, standalone=True, how="api")
 
     def __getitem__(self, name: str) -> dict[str, Any]:
         if name not in self._entries:
@@ -211,14 +222,30 @@ class Report:
                          "note": res.warning or (res.baseline.description if res.baseline else "")})
         return rows
 
-    def to_dossier(self, path: str | Path | None = None, *, fmt: str | None = None) -> str:
-        """The release dossier a privacy officer signs (Markdown, or HTML with ``fmt="html"`` or a
-        path ending in ``.html``): see :mod:`synthguard.report.dossier`."""
+    def to_dossier(self, path: str | Path | None = None, *, fmt: str | None = None,
+                   context: Any = None) -> str:
+        """The release dossier a privacy officer signs (Markdown, or print-ready HTML with
+        ``fmt="html"`` or a path ending in ``.html``): see :mod:`synthguard.report.dossier`.
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Also write the dossier here.
+        fmt : {"markdown", "html"}, optional
+            Default: from the path's extension, else Markdown.
+        context : path, mapping or DossierContext, optional
+            The organisational fields (release model, recipients, purpose, controller,
+            signatory, decision, review date...): a YAML file as documented in
+            ``docs/dossier.md``; default the context given to ``evaluate``. Fields not given are
+            left visibly blank.
+        """
+        from .context import load_context
         from .dossier import render_dossier
 
         fmt = fmt or ("html" if path is not None and str(path).lower().endswith((".html", ".htm"))
                       else "markdown")
-        text = render_dossier(self, fmt=fmt)
+        ctx = load_context(context) if context is not None else self.context
+        text = render_dossier(self, fmt=fmt, context=ctx)
         if path is not None:
             atomic_write_text(path, text)
         return text
@@ -226,7 +253,7 @@ class Report:
     def to_console(self, width: int | None = None) -> str:
         """The decision block, what to do, the metric table and the verdict, wrapped to ``width``
         (default: the terminal's width); no number or sentence is ever cut."""
-        from .console import render_decision, render_table, render_verdict, terminal_width
+        from .console import render_decision, render_table, render_verdict, terminal_width, wrap
 
         width = width or terminal_width()
 
@@ -238,8 +265,6 @@ class Report:
                     + (f", order {ent['sequence_key']!r}" if ent.get("sequence_key") else "")
                     + f"): privacy metrics count entities ({counts}); fidelity metrics marked row count "
                     "events\n\n")
-        from .console import wrap
-
         head = "\n".join(wrap(head.strip(), width)) + "\n\n" if head else ""
         warns = "".join("\n".join(wrap(f"warning: {w}", width, "  ")) + "\n"
                         for w in self._header.get("warnings") or ())
@@ -252,6 +277,13 @@ class Report:
         levels = ", ".join(f"{r['risk']} {r['level']}" for r in self.risks())
         return (f"<Report verdict {str(self._verdict.level).upper()} ({levels}); "
                 f"{ok}/{len(self._entries)} metrics ok>")
+
+
+def _is_count(x: Any) -> bool:
+    try:
+        return x is not None and not isinstance(x, bool) and float(x) == float(x)
+    except (TypeError, ValueError):
+        return False
 
 
 def _float(x: Any) -> float | None:

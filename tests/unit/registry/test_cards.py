@@ -105,11 +105,7 @@ OTHER_VOCABULARIES = {"compat": None, "attacks": {"accuracy"}}
 #: profile``) stores the ``accuracy`` metric's reference statistics under its name.
 FILE_FORMATS = {("run/profile.py", "accuracy")}
 #: Sites still to move onto the typed report model (file, metric name); this list only shrinks.
-KNOWN: set[tuple[str, str]] = {
-    ("report/html.py", "accuracy"),
-    ("report/html.py", "quality_report"),
-    ("report/html.py", "membership_attacks"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _metric_names() -> set[str]:

@@ -23,7 +23,7 @@ def test_fidelity_section_shows_ceilings_charts_and_tables(wide_frames) -> None:
     assert charts == [r["column"] for r in worst]  # furthest from the ceiling first
     assert "association difference" in html and html.count("<title>num_000 x ") >= 1
     # the pair table lists the shuffled columns' pairs first
-    table = html.split("<b>Pairs</b>")[1]
+    table = html.split("</b>: Pairs (")[1]
     first = re.search(r"<td>([^<]+) x ([^<]+)</td>", table).groups()
     shuffled = set(list(orig.columns)[::7])  # num_000 and cat_007: their dependence is broken
     assert shuffled & set(first), first
@@ -38,8 +38,8 @@ def test_wide_report_caps_charts_and_pair_rows(wide_frames) -> None:
     html = evaluate(orig, syn, ctl, metrics=["accuracy"], seed=0).to_html()
     assert len(re.findall(r'aria-label="[^"]*: accuracy', html)) == 24
     assert "36 more column(s)" in html
-    pairs = html.split("<b>Pairs</b>")[1].split("</details>")[0]
-    assert "(1770; the 100 worst shown)" in pairs and pairs.count("<tr>") == 101
+    pairs = html.split("</b>: Pairs (")[1].split("</details>")[0]
+    assert pairs.startswith("1770; the 100 worst shown)") and pairs.count("<tr>") == 101
     assert html.count('class="chart"') == 24 + 1  # + the heatmap
 
 

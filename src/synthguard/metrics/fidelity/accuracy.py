@@ -38,6 +38,7 @@ from ._binning import (
     joint_counts,
     tv_accuracy,
 )
+from ._presentation import accuracy_headline, accuracy_sections
 
 __all__ = ["accuracy", "reference_for"]
 
@@ -279,4 +280,6 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_tr
     if math.isnan(value):
         raise MetricError("no accuracy could be computed (empty tables)")
     return MetricResult("accuracy", "fidelity", value, "higher is better", baseline=baseline, ci=None,
-                        n=n_s, warning=warning, details=details)
+                        n=n_s, warning=warning, details=details, sections=accuracy_sections(details),
+                        headline=accuracy_headline(value_m if ceiling is not None else value,
+                                                   ceiling, headline))

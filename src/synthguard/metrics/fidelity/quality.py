@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Chart, MetricResult
+from ...core.results import Baseline, Chart, Headline, MetricResult
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ._columns import STATISTICAL
@@ -157,6 +157,8 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
     bars = [(str(r["column"]), r["score"]) for r in res["column_shapes_table"]]
     charts = (Chart("bars", "per-column fidelity (column shapes)", "score (1 = same distribution)",
                     bars, max=1.0, colour="#009E73"),) if bars else ()
+    head = (Headline(res["score"], res["ceiling"], "quality score", "real held-out rows",
+                     res["headline"]) if res.get("headline") else None)
     return MetricResult("quality_report", "fidelity", res["score"], "higher is better",
                         baseline=baseline, n=len(t.synthetic), warning=warning, details=details,
-                        charts=charts)
+                        charts=charts, headline=head)

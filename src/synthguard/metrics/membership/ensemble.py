@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, level_from_thresholds
+from ...core.format import fmt_number, row_ranges
+from ...core.results import Baseline, Evidence, MetricResult, Section, level_from_thresholds
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import (
@@ -351,7 +352,35 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         baseline=Baseline(0.5, "AUC of random guessing (training records and non-members alike)"),
         ci=per[best]["ci"], n=int(n_m + n_n), risk_level=level,
         warning="; ".join(warnings) or None, details=details, records=records or None,
-        evidence=ev)
+        evidence=ev, sections=_sections(per, roles))
+
+
+def _sections(per: dict[str, dict], roles: dict[str, Any]) -> tuple[Section, ...]:
+    """What the report draws: each attack's most exposed training records, and the roles of the
+    control rows (reference sample, non-members)."""
+    rows = [(attack, fmt_number(a.get("auc"), 3), fmt_number(a.get("p_adjusted"), 3),
+             ", ".join(f"{r['row']} ({fmt_number(r['score'], 3)})" for r in a.get("top_records") or [])
+             or "-") for attack, a in per.items()]
+    role_rows = [("members (training)", str(roles.get("members_note", "")))]
+    if roles.get("reference_kind") == "pooled":
+        role_rows.append(("reference", f"{roles.get('reference')} rows: every other real record "
+                                       "(training and control pooled without labels, the record "
+                                       "scored left out)"))
+    else:
+        listed = roles.get("reference_rows")
+        role_rows.append(("reference (control)", f"{roles.get('reference')} rows: " + (
+            row_ranges(listed) if listed is not None else "not listed (a large control)")))
+    listed = roles.get("non_member_rows")
+    role_rows.append(("non-members (control)", f"{roles.get('non_members')} rows: " + (
+        row_ranges(listed) if listed is not None else "not listed (a large control)")))
+    return (Section("the most exposed training records per attack",
+                    ("attack", "AUC", "adjusted p", "most exposed training rows (score)"), rows,
+                    note="Training row numbers of the input (score in brackets, higher = more "
+                         "exposed); the same lists are in the JSON (details.attacks.*.top_records, "
+                         "details.roles).", folded=True),
+            Section("which control rows were reference and non-members",
+                    ("role", "rows of the input"), role_rows, note=str(roles.get("split", "")),
+                    folded=True))
 
 
 __all__ = ["membership_attacks", "ATTACKS"]

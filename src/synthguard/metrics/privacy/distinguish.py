@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Chart, MetricResult
+from ...core.results import Baseline, Chart, MetricResult, Section
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import auc_ci, auc_score, roc_curve, thin_roc
@@ -316,6 +316,11 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         "method": "distinguishability test (synthetic = 1, original = 0), not a membership-inference "
                   "attack",
     }
+    sections = (Section("the AUC fresh real data gets", ("release", "AUC", "interval", "rows tested"),
+                        [("this release (synthetic vs original)", auc, list(ci), int(test.size)),
+                         ("real held-out rows (control vs original)", ref["value"],
+                          list(ref["ci"]), ref["n_test"])],
+                        note=ref["description"]),) if ref is not None else ()
     return MetricResult("distinguishability", "privacy", auc, "lower is safer", baseline, ci,
                         int(test.size), level, warning, details,
-                        charts=(Chart.roc(details["roc_curve"], auc),))
+                        charts=(Chart.roc(details["roc_curve"], auc),), sections=sections)

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...core.format import pct
+from ...core.results import (
+    Baseline,
+    Evidence,
+    Headline,
+    MetricResult,
+    RecordFlags,
+    level_from_thresholds,
+)
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import difference_ci, proportion
@@ -324,9 +332,15 @@ def exact_matches_result(thresholds: Any, columns: list[str], *, k: int, n_synth
         details["all_records_evidence"] = Evidence.from_counts(
             "share of records with an exact copy in the release", e["hit_o"], e["n_o"], e["hit_c"],
             e["n_c"], confidence_level=confidence_level).to_dict()
+    head = Headline(rate["value"], dup["value"], "share of release rows that are verbatim training rows",
+                    "the training rows' own duplicates",
+                    f"{k} of the {n_synthetic} release rows ({pct(rate['value'])}) are verbatim training "
+                    f"rows, while {pct(dup['value'])} of the training rows repeat another training row "
+                    "(what a generator reproducing the data's own duplicates would show)",
+                    direction="lower is safer")
     return MetricResult("exact_matches", "privacy", rate["value"], "lower is safer", baseline,
                         tuple(rate["ci"]), n_synthetic, LEVEL_FROM_THRESHOLDS, warning, details,
-                        records, evidence=evidence)
+                        records, evidence=evidence, headline=head)
 
 
 @register(

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, MetricResult
+from ...core.format import fmt_number
+from ...core.results import Baseline, Headline, MetricResult
 from ...data.schema import numeric_view
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Interval, Param, register
@@ -309,11 +310,17 @@ def _result(metric: str, details: dict[str, Any], notes: list[str], n_test: int)
     if details["diff"] < -0.1:
         warn.append(f"models trained on the synthetic data score {-details['diff']:.3f} lower than "
                     "models trained on the original")
+    measure = str(details["score_name"]).replace("_", " ")
+    reading = (f"models trained on the release score {fmt_number(details['syn_mean'])} ({measure}, "
+               f"tested on the control rows) against {fmt_number(details['ori_mean'])} when trained "
+               f"on the training rows: a difference of {fmt_number(details['diff'])}")
     return MetricResult(metric, "utility", details["diff"], "higher is better",
                         baseline=Baseline(details["ori_mean"], "the same models trained on the original "
                                           "table, tested on control (diff = syn_mean - ori_mean)"),
                         ci=details.get("diff_ci"), n=n_test, warning="; ".join(warn) or None,
-                        details=details)
+                        details=details,
+                        headline=Headline(details["syn_mean"], details["ori_mean"], measure,
+                                          "models trained on the real training rows", reading))
 
 
 _COMMON = [

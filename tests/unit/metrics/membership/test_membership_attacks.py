@@ -272,29 +272,32 @@ def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_at
 
 def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(demo_data):
     """The HTML report has a (folded, script-free) section with each attack's ten most exposed
-    training rows, as in the JSON, and which control rows were reference and non-members."""
+    training rows, as in the JSON, and which control rows were reference and non-members (the
+    metric's typed sections, drawn by the report without reading its details)."""
     import re
     from html import unescape
 
     from synthguard import evaluate
-    from synthguard.report.html import _row_ranges
+    from synthguard.core.format import row_ranges
 
     d = {k: v.iloc[:600] for k, v in demo_data.items()}
     rep = evaluate(d["original"], d["leaky"], d["control"], seed=0, metrics=["membership_attacks"])
     page = rep.to_html()
     assert "<script" not in page.lower()
-    start = page.index('<details id="membership">')
+    start = page.index("<b>membership_attacks</b>: the most exposed training records per attack")
     section = unescape(page[start:page.index("</details>", start)])
     det = rep.result("membership_attacks").details
     for attack, entry in det["attacks"].items():
-        row = re.search(rf"<b>{attack}</b>.*?</tr>", section).group(0)
+        row = re.search(rf"<td>{attack}</td>.*?</tr>", section).group(0)
         listed = [int(x) for x in re.findall(r"(\d+) \(", row)]
         assert listed == [r["row"] for r in entry["top_records"]] and len(listed) == 10, attack
+    start = page.index("<b>membership_attacks</b>: which control rows were reference")
+    roles_html = unescape(page[start:page.index("</details>", start)])
     roles = det["roles"]
-    assert "every other real record" in section  # the pooled reference
-    assert _row_ranges(roles["non_member_rows"]) in section
-    assert f"{roles['reference']} rows" in section and f"{roles['non_members']} rows" in section
-    assert _row_ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
+    assert "every other real record" in roles_html  # the pooled reference
+    assert row_ranges(roles["non_member_rows"]) in roles_html
+    assert f"{roles['reference']} rows" in roles_html and f"{roles['non_members']} rows" in roles_html
+    assert row_ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
 
 
 def test_one_cell_counts_equal_a_brute_force_count_with_missing_values_and_exact_twins():

@@ -1,0 +1,491 @@
+"""Every sentence a report writes about the verdict: its levels, what each risk found or rules out,
+the detection limits, the actions, and the dossier's reading of them. One module, so the console,
+the HTML page, the notebook view and the dossier say one thing in one set of words; the renderers
+(:mod:`synthguard.report`) lay these sentences out and write none of their own.
+
+The vocabulary, used the same way in every sentence:
+
+* **excess** (``exposed beyond chance``): the share of training records a test flags minus the
+  share of control records (real people the generator never saw) it flags, with its interval;
+* **materiality**: the excess that matters (default 1 % of the training records);
+* **detection limit**: for one leak family (exact copies, copies with one cell changed, copies of
+  rare records...) and one risk, the smallest share of the training records that, leaked that way
+  into the release, the run reads ``high`` with 80 % power (measured by putting such rows, built
+  from the run's own training records, into the release and re-testing). Nothing else is called a
+  detection limit; a risk that reads ``high`` states what it found, not what it might have missed;
+* **bound**: the largest excess a risk that does not alarm rules out (its tests' one-sided upper
+  bounds and its families' detection limits, the verdict's ``bound``);
+* **the same test**: two metrics whose statistic the verdict found identical on the same records
+  (``same_as``), never two metrics whose numbers happen to coincide.
+
+Two sections: the verdict's own sentences (moved here from :mod:`synthguard.run.verdict`), then the
+report's sentences. Sentences take typed model rows (:mod:`synthguard.core.report_model`) and the
+facts the report counts from its records (:class:`Facts`); they never read a metric's ``details``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.format import fmt_number, pct
+from ..data.leaks import FAMILY_NAMES
+
+# =================================================================================================
+# The verdict's sentences (run/verdict.py): moved here by the verdict's owner.
+# =================================================================================================
+
+
+# =================================================================================================
+# The report's sentences: the decision block, the actions, the dossier's readings.
+# =================================================================================================
+
+__all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
+           "card_headline", "card_privacy", "decision_limits", "decision_proposal",
+           "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
+           "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
+           "same_test", "sentence", "settings", "settle", "threshold_justification",
+           "utility_paragraph", "verdict_line", "what_to_do"]
+
+#: A risk the run did not assess (no test of it ran, or the verdict states no risks).
+NOT_ASSESSED = "Not assessed: no test of this risk compared training records with a control."
+#: How to read the report's table of privacy tests.
+TESTS_NOTE = ("Each test compares training records with real records the generator never saw (the "
+              "control), under the same release. Metrics the verdict found to compute the same "
+              "statistic on the same records share one row.")
+#: How to read a fidelity ceiling.
+CEILING_NOTE = ("The ceiling is what the control table (real rows held out from training) scores "
+                "against the original: what a perfect generator would reach at this sample size.")
+#: The decisions a dossier records.
+OUTCOMES = ("approve", "approve with conditions", "reject")
+#: Where the records export is, per surface: the command line, the Python API, or both.
+RECORDS_HOW = {"cli": "'--records-out rows.csv'", "api": "report.records(original, synthetic)",
+               "both": "'--records-out rows.csv' (or report.records(original, synthetic))"}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the report counts beside the verdict for its sentences (from the records export, the
+    inputs and the metrics' typed headlines).
+
+    Parameters
+    ----------
+    copies : tuple of int, optional
+        ``(release rows that are verbatim training rows, release rows)``.
+    more_drops : int
+        Further release rows listed to drop (at distance 0 from a training row) by other metrics.
+    review_presence : int
+        Release rows listed for review as near matches of training rows.
+    review_all : int
+        Every record the records export marks ``review``.
+    has_control : bool
+        Whether a control table was given.
+    copy_reading : str, optional
+        The copy metric's own reading of its numbers (what a run without a control can say).
+    rows_needed : int, optional
+        Training and control rows (each) that give a 1 % detection limit, for a run without one.
+    how : {"cli", "api", "both"}
+        How the reader gets the records export.
+
+    Examples
+    --------
+    >>> Facts(copies=(3, 10)).copies
+    (3, 10)
+    """
+
+    copies: tuple[int, int] | None = None
+    more_drops: int = 0
+    review_presence: int = 0
+    review_all: int = 0
+    has_control: bool = True
+    copy_reading: str | None = None
+    rows_needed: int | None = None
+    how: str = "both"
+
+
+def interval(ci: Any) -> str:
+    """``(0.01, 0.05)`` -> ``"1.0 % to 5.0 %"``; ``"no interval"`` when there is none.
+
+    Examples
+    --------
+    >>> interval((0.012, 0.05)), interval(None)
+    ('1.2 % to 5.0 %', 'no interval')
+    """
+    if not isinstance(ci, Sequence) or len(ci) != 2 or ci[0] is None or ci[1] is None:
+        return "no interval"
+    return f"{pct(ci[0])} to {pct(ci[1])}"
+
+
+def settings(verdict: Any) -> str:
+    """The verdict's settings in one parenthesis: release type, materiality, false-alarm rate.
+
+    Examples
+    --------
+    >>> from synthguard.run.verdict import RiskRule, Verdict
+    >>> settings(Verdict("low", RiskRule(), "s"))
+    'release: synthetic, materiality 1 % of the training records, false-alarm rate 5 %'
+    """
+    rule = verdict.rule
+    return (f"release: {rule.release_type}, materiality "
+            f"{fmt_number(100 * float(rule.materiality))} % of the training {verdict.unit}, "
+            f"false-alarm rate {fmt_number(100 * float(rule.alpha))} %")
+
+
+def risk_advice(row: Any, facts: Facts) -> str | None:
+    """What a risk that alarms asks for, in one or two sentences (``None`` for any other level).
+
+    Examples
+    --------
+    >>> risk_advice({"risk": "presence", "level": "high"}, Facts(copies=(3, 10), how="api"))
+    'Do not publish as is. 3 of the 10 release rows (30.0 %) are verbatim training rows: drop them (the records export lists every one).'
+    """
+    level = row["level"]
+    if level not in ("high", "medium"):
+        return None
+    text = ("Do not publish as is." if level == "high" else
+            "Act before publishing: the excess is significant, though below the materiality.")
+    if row["risk"] == "presence" and facts.copies and facts.copies[0]:
+        k, n = facts.copies
+        text += (f" {k} of the {n} release rows ({pct(k / n)}) are verbatim training rows: drop "
+                 "them (the records export lists every one).")
+    return text
+
+
+def settle(row: Any) -> str | None:
+    """What would decide an undecided risk (the verdict's own words), as a sentence."""
+    text = row.get("settle")
+    return f"To decide: {text}." if text else None
+
+
+def bound_cell(row: Any) -> str:
+    """What a risk that does not alarm rules out (its bound), for a table cell; nothing for a risk
+    that alarms (it states what it found).
+
+    Examples
+    --------
+    >>> bound_cell({"level": "inconclusive", "bound": 0.021}), bound_cell({"level": "high"})
+    ('2.1 %', '-')
+    """
+    if row["level"] in ("high", "medium", "not assessed"):
+        return "-"
+    bound = row.get("bound")
+    return "nothing below the materiality" if bound is None else pct(bound)
+
+
+def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
+    parts = []
+    for leak, lim in limits.items():
+        if not isinstance(lim, Mapping):
+            continue
+        name = FAMILY_NAMES.get(leak, leak)
+        if lim.get("value") is not None:
+            k = lim.get("k")
+            parts.append(f"{name} {pct(lim['value'])}"
+                         + (f" ({k} training records)" if k is not None else ""))
+        elif lim.get("tests"):
+            parts.append(f"{name} not detected even if every candidate leaked")
+        else:
+            parts.append(f"{name}: no test of this run responds to this leak")
+    return parts
+
+
+def limits_line(limits: Mapping[str, Any], titles: Sequence[str] = ()) -> str | None:
+    """Every leak family's detection limit in one sentence, with what the term means (``None``
+    when there is none); ``titles``: the risks these limits are for.
+
+    Examples
+    --------
+    >>> limits_line({"exact": {"value": 0.02, "k": 8, "power": 0.8},
+    ...              "rare": {"value": None, "k": None, "power": 0.8, "tests": ["exact_matches"]}})
+    'Detection limits (the smallest leak of each family this run reads high with 80 % power, measured by putting such rows into the release and re-testing): exact copies 2.0 % (8 training records); copies of rare records not detected even if every candidate leaked.'
+    """
+    parts = _limit_parts(limits)
+    if not parts:
+        return None
+    powers = {lim.get("power") for lim in limits.values() if isinstance(lim, Mapping)} - {None}
+    power = pct(max(powers), 0) if powers else "80 %"
+    whose = f" of {_join(list(titles)).lower()}" if titles else ""
+    return (f"Detection limits{whose} (the smallest leak of each family this run reads high with "
+            f"{power} power, measured by putting such rows into the release and re-testing): "
+            + "; ".join(parts) + ".")
+
+
+def decision_limits(risks: Sequence[Any]) -> list[str]:
+    """The detection limits of the risks that do not alarm, one sentence per set of limits (risks
+    with the same limits share it); a risk that alarms states what it found instead."""
+    groups: list[tuple[Mapping[str, Any], list[str]]] = []
+    for r in risks:
+        if r["level"] not in ("low", "inconclusive") or not r.get("detection_limits"):
+            continue
+        lims = r["detection_limits"]
+        for known, titles in groups:
+            if dict(known) == dict(lims):
+                titles.append(r["title"])
+                break
+        else:
+            groups.append((lims, [r["title"]]))
+    return [t for lims, titles in groups if (t := limits_line(lims, titles))]
+
+
+def sentence(text: str | None) -> str:
+    """``text`` ending in a full stop (the verdict writes its summaries without one)."""
+    text = str(text or "").strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def retest(title: str, c: Any) -> str:
+    """A driving column coarsened and every test run again: what the risk reads after.
+
+    Examples
+    --------
+    >>> retest("Singling out", {"column": "income", "coarsening": "10 quantile bins",
+    ...        "level_before": "high", "level_after": "low", "effect_after": 0.001,
+    ...        "effect_ci_after": [-0.01, 0.012]})
+    "Re-tested with 'income' coarsened, 10 quantile bins: singling out reads LOW (was HIGH), 0.1 % of the training records exposed beyond chance (-1.0 % to 1.2 %)."
+    """
+    return (f"Re-tested with {c['column']!r} coarsened, {c['coarsening']}: {title.lower()} reads "
+            f"{str(c['level_after']).upper()} (was {str(c['level_before']).upper()}), "
+            f"{pct(c.get('effect_after'))} of the training records exposed beyond chance "
+            f"({interval(c.get('effect_ci_after'))}).")
+
+
+def _helps(c: Any) -> bool:
+    return c["level_after"] not in ("high", "medium") and c["level_before"] in ("high", "medium")
+
+
+def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[str]:
+    """The actions, in the order to take them: rows to drop, rows to review, columns whose
+    coarsening the run re-tested and found to remove the alarm, a control to hold out, more rows.
+    Advice whose precondition does not hold is not given: nothing about near matches without a
+    presence alarm, no coarsening the re-test did not show to work, no "more rows" while a risk
+    alarms.
+
+    Examples
+    --------
+    >>> what_to_do([{"risk": "presence", "level": "high"}], "high", Facts(copies=(3, 10), how="cli"))
+    ["Drop the 3 release rows that are verbatim training rows: '--records-out rows.csv' lists every one with the training row it copies."]
+    """
+    out = []
+    alarm = {r["risk"] for r in risks if r["level"] in ("high", "medium")}
+    if "presence" in alarm and facts.copies and facts.copies[0]:
+        out.append(f"Drop the {facts.copies[0]} release rows that are verbatim training rows: "
+                   f"{RECORDS_HOW[facts.how]} lists every one with the training row it copies.")
+    if "presence" in alarm and facts.more_drops:
+        out.append(f"Drop the {facts.more_drops} further release row(s) at distance 0 from a "
+                   "training row (action 'drop' in the records export).")
+    if "presence" in alarm and facts.review_presence:
+        out.append(f"Review the {facts.review_presence} release row(s) listed as near matches of "
+                   "training rows (action 'review', risk 'presence' in the records export).")
+    for r in risks:
+        for c in r.get("coarsening") or ():
+            if _helps(c):
+                out.append(f"Release {c['column']!r} coarsened, {c['coarsening']}: re-tested so, "
+                           f"{r['title'].lower()} reads {str(c['level_after']).upper()}.")
+    if not facts.has_control:
+        out.append("Hold out real rows the generator never saw and pass them as the control"
+                   + (f" (about {facts.rows_needed:,} training and {facts.rows_needed:,} control "
+                      "rows give a detection limit of 1 %)" if facts.rows_needed else "") + ".")
+    elif verdict_level == "inconclusive":
+        out.append("Settle each inconclusive risk as its 'to decide' says (more training and "
+                   "control records, or a test for the leak families not assessed), then evaluate "
+                   "again.")
+    return out
+
+
+def no_control(facts: Facts) -> str | None:
+    """What a run without a control can still say, or ``None`` when a control was given."""
+    if facts.has_control:
+        return None
+    head = f"{facts.copy_reading}. " if facts.copy_reading else ""
+    return (head + "Reference cut-offs (SynEval: more than 5 % of release rows copied is high; "
+            "anonymeter: a risk above 0.3 is medium, above 0.5 high) read such numbers without a "
+            "baseline; no decision on a 1 % leak is possible without real rows held out from "
+            "training.")
+
+
+def same_test(names: Iterable[str]) -> str:
+    """The note on a row of the test table that stands for several metrics."""
+    return ("the same statistic on the same records (the verdict counts it once): "
+            + ", ".join(names))
+
+
+def informative_line(names: Sequence[str]) -> str | None:
+    """Privacy metrics that ran but compare no training records with a control."""
+    if not names:
+        return None
+    return ("Informative only (no test against the control; they do not decide a level): "
+            + ", ".join(names) + ".")
+
+
+def decision_proposal(level: str) -> tuple[str, str]:
+    """The decision the verdict supports and why: ``(outcome, reason)``; the signatory decides.
+
+    Examples
+    --------
+    >>> decision_proposal("high")[0]
+    'reject'
+    """
+    if level == "low":
+        return "approve", "every assessed risk rules out the materiality"
+    if level == "medium":
+        return ("approve with conditions",
+                "a risk exceeds chance below the materiality: take the actions first")
+    if level == "inconclusive":
+        return ("approve with conditions",
+                "a material leak is not ruled out: only a restricted release model, or a larger "
+                "evaluation that settles the undecided risks")
+    return "reject", "a risk reads high: the release exposes its training records"
+
+
+def dossier_reading(row: Any, materiality: float) -> str:
+    """A risk's result in the dossier's results table: what it found, or the bound it reaches.
+
+    Examples
+    --------
+    >>> dossier_reading({"level": "inconclusive", "bound": 0.021}, 0.01)
+    'rules out 2.1 %, not 1.0 %'
+    """
+    level = row["level"]
+    if level == "not assessed":
+        return "not assessed by this run"
+    if level in ("high", "medium"):
+        return f"found: excess {pct(row.get('effect'))} ({interval(row.get('effect_ci'))})"
+    bound = row.get("bound")
+    if bound is None:
+        return f"rules out nothing below {pct(materiality)}"
+    if level == "low":
+        return f"rules out {pct(bound)} (below {pct(materiality)})"
+    return f"rules out {pct(bound)}, not {pct(materiality)}"
+
+
+def materiality(value: float, unit: str = "records") -> str:
+    """The acceptance threshold in one sentence.
+
+    Examples
+    --------
+    >>> materiality(0.01)
+    'Materiality: a risk reads low (acceptable) only when an excess of 1.0 % of the training records is ruled out for every leak type it answers for.'
+    """
+    return (f"Materiality: a risk reads low (acceptable) only when an excess of {pct(value)} of the "
+            f"training {unit} is ruled out for every leak type it answers for.")
+
+
+def threshold_justification(text: str | None, materiality: float) -> str:
+    """The acceptance threshold's justification: the controller's, or a visible blank."""
+    if text:
+        return text
+    return (f"not recorded (the materiality of {pct(materiality)} is synthguard's default; write "
+            "the reason for the threshold under 'threshold_justification' in the context file)")
+
+
+def intruder(risks: Sequence[Any]) -> str:
+    """What a motivated intruder (competent, holding the release and public information, with no
+    insider access) could do, read from the levels."""
+    bad = [r for r in risks if r["level"] in ("high", "medium")]
+    if not bad:
+        undecided = [r["title"].lower() for r in risks
+                     if r["level"] in ("inconclusive", "not assessed")]
+        text = ("A motivated intruder holding the release and a target's public details would do "
+                "no better on the training records than on people never used to train the "
+                "generator, for every risk this run decided.")
+        if undecided:
+            text += " Not decided by this run: " + ", ".join(undecided) + "."
+        return text
+    can = {"presence": "tell that a person was in the training data by finding their record in "
+                       "the release",
+           "singling_out": "isolate one person's record with a simple condition on its values",
+           "linkability": "link a person's records across two sources through the release",
+           "inference": "guess a person's hidden attribute from the release"}
+    return ("A motivated intruder holding the release and a target's public details could "
+            + "; ".join(f"{can.get(r['risk'], r['risk'])} ({pct(r.get('effect'))} of the "
+                        "training records beyond chance)" for r in bad) + ".")
+
+
+def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str]:
+    """The residual risk, one sentence per point: what remains of the risks (grouped by what
+    remains, so no sentence repeats), the rows marked for review, and what no test covers."""
+    out = []
+    for r in risks:
+        if r["level"] == "low":
+            out.append(f"{r['title']}: an excess below {pct(r.get('bound'))} of the training "
+                       "records, the bound this run reaches, is not excluded.")
+    groups = (("inconclusive", f"a leak of {pct(materiality)} of the training records is not "
+                               "ruled out by this run"),
+              ("not assessed", "not assessed by this run"),
+              ("alarm", "the findings stand until the actions are taken and the release is "
+                        "evaluated again"))
+    for key, text in groups:
+        titles = [r["title"] for r in risks
+                  if (r["level"] in ("high", "medium") if key == "alarm" else r["level"] == key)]
+        if titles:
+            out.append(f"{_join(titles)}: {text}.")
+    if facts.review_all:
+        out.append(f"The records export marks {facts.review_all} record(s) 'review': rows a test "
+                   "lists (near matches, rows unique in the release, training records it "
+                   "exposes); read them before the release.")
+    out.append("Outside these tests: attackers with knowledge beyond the threat model above, and "
+               "linkage with data sets that are not part of this assessment.")
+    return out
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1][:1].lower() + items[-1][1:]
+
+
+def verdict_line(level: str) -> str:
+    """The dossier's first line: the verdict and the decision it supports.
+
+    Examples
+    --------
+    >>> verdict_line("high")
+    'Verdict: HIGH; the assessment supports reject (a risk reads high: the release exposes its training records).'
+    """
+    outcome, why = decision_proposal(level)
+    return f"Verdict: {str(level).upper()}; the assessment supports {outcome} ({why})."
+
+
+def utility_paragraph(readings: Sequence[tuple[str, str]]) -> str:
+    """Fidelity and utility in one paragraph: each metric's own reading of its headline."""
+    if not readings:
+        return "No fidelity or utility metric ran."
+    return " ".join(f"{name}: {text}." for name, text in readings)
+
+
+def card_privacy(verdict: Any) -> str:
+    """The privacy card's line under the verdict's level: how many tests alarm.
+
+    Examples
+    --------
+    >>> from synthguard.run.verdict import RiskRule, Verdict
+    >>> card_privacy(Verdict("low", RiskRule(), "s"))
+    'no privacy test compared training records with a control'
+    """
+    tests = list(verdict.tests)
+    if not tests:
+        return "no privacy test compared training records with a control"
+    alarm = sum(1 for t in tests if t["level"] in ("high", "medium"))
+    return f"{alarm} of {len(tests)} tests find training records exposed beyond chance"
+
+
+def card_headline(name: str, head: Any) -> tuple[str, str]:
+    """A fidelity or utility card: ``(number, what it means)``, the number a share of what real
+    data reaches when a ceiling was measured, else the score itself.
+
+    Examples
+    --------
+    >>> from synthguard.core.results import Headline
+    >>> card_headline("accuracy", Headline(0.835, 0.894, "accuracy", "real held-out rows", "r"))
+    ('93.4 %', 'of what real held-out rows reach (accuracy 0.835 against 0.894; higher is better)')
+    """
+    what = head.measure if head.measure == name else f"{name}, {head.measure}"
+    if head.share is not None:
+        above = ("; above 100 %: closer to the training rows than fresh real data is"
+                 if head.share > 1.005 else "")
+        return (pct(head.share), f"of what {head.reference} reach ({what} "
+                                 f"{fmt_number(head.value, 3)} against {fmt_number(head.ceiling, 3)}; "
+                                 f"{head.direction}{above})")
+    return fmt_number(head.value, 3), f"{what}; no ceiling measured ({head.direction})"
