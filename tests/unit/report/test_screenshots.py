@@ -19,7 +19,7 @@ import pytest
 
 from synthguard.core.format import pct
 
-from .test_browser import CHROMIUM, FLAGS
+from .test_browser import BROWSER_ENV, CHROMIUM, FLAGS
 
 FOLD = 900
 WIDTH = 1400
@@ -32,10 +32,11 @@ def browser():
     pytest.importorskip("playwright", reason="install the test extra: pip install -e '.[test]'")
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory(prefix="sg") as profile, sync_playwright() as p:
+    with tempfile.TemporaryDirectory(prefix="sg", dir=BROWSER_ENV["TMPDIR"]) as profile, \
+            sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
                                                    args=FLAGS, java_script_enabled=False,
-                                                   viewport={"width": WIDTH, "height": FOLD})
+                                                   viewport={"width": WIDTH, "height": FOLD}, env=BROWSER_ENV)
         try:
             yield ctx
         finally:

@@ -22,7 +22,8 @@ DATA_ARGS = {"evaluate": ("original", "synthetic", "control", "metadata"),
 
 def _options_of(func) -> dict[str, inspect.Parameter]:
     params = dict(inspect.signature(func).parameters)
-    for name in (*DATA_ARGS[func.__name__], "options"):
+    # ``context`` is the dossier's organisational context: kept on the report, not an option of the run
+    for name in (*DATA_ARGS[func.__name__], "options", "context"):
         params.pop(name)
     return params
 
