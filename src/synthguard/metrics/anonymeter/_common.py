@@ -253,34 +253,12 @@ def risk_level(d: Mapping[str, Any], thresholds: Mapping[str, float]) -> str:
     return LEVEL_FROM_THRESHOLDS  # the risk against the declared thresholds (the executor)
 
 
-def evidence_of(d: Mapping[str, Any], what: str, confidence_level: float = 0.95) -> Evidence | None:
-    """Members-vs-non-members evidence of one attack: the share of attacked training records the
-    attack gets right against the share of attacked control records it gets right with the same
-    synthetic data (``None`` without a control). The success counts are the attack's own; a
-    size-corrected control count (singling out) is rounded to the nearest record."""
-    n_c, k_c = d.get("n_control_attacks"), d.get("n_control")
-    if not n_c or k_c is None:
-        return None
-    k_c = int(round(min(float(k_c), float(n_c))))
-    note = None
-    if "control_correction" in d and d.get("control_correction") not in (None, 1, 1.0):
-        note = ("the control count is corrected for the control table's size (see "
-                "control_correction) and rounded to whole records")
-    return Evidence.from_counts(what, int(round(float(d["n_success"]))), int(d["n_attacks"]), k_c,
-                                int(n_c), baseline="the same attack on control rows with the same "
-                                "release", confidence_level=confidence_level, note=note)
-
-
 def build_result(ctx: Context, name: str, d: dict[str, Any], base: Rate, warning: str | None,
                  notes: Sequence[str], records: list[dict[str, Any]] | None,
                  baseline_text: str, evidence: Evidence | None = None) -> MetricResult:
-    """A :class:`MetricResult` from the contract ``d`` (value = risk).
-
-    ``evidence`` defaults to :func:`evidence_of` ``d``: training targets against control targets.
-    """
+    """A :class:`MetricResult` from the contract ``d`` (value = risk) and the attack's evidence over
+    every training and every control record (``None`` without a control: nothing to test)."""
     warn = "; ".join([w for w in [warning, *notes] if w]) or None
-    if evidence is None:
-        evidence = evidence_of(d, f"share of attacked records the {name} attack exposes")
     return MetricResult(
         name=name, family=FAMILY, value=d["risk"], direction=DIRECTION,
         baseline=Baseline(base.value, baseline_text, base.ci),
