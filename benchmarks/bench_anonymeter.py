@@ -14,6 +14,13 @@ Usage::
     python benchmarks/bench_anonymeter.py --sizes 40000 --cap 600 --out /tmp/bench.json
     python benchmarks/bench_anonymeter.py --only synthguard --reuse /tmp/bench.json
 
+``--roles`` declares roles (quasi-identifiers ``age, sex, race, edu, marital``; sensitive ``income,
+smoker``), as a data owner would: linkability links the quasi-identifiers to the other columns and
+inference attacks the two sensitive columns from the quasi-identifiers, on both sides (synthguard
+through the metadata, anonymeter through the same ``aux_cols`` and secrets). Without it every column
+is a secret in turn and linkability splits the columns in halves. The verdict's evidence (every
+training and every control record, issue 29) is part of synthguard's time.
+
 ``--reuse`` reads earlier results from a JSON file written by ``--out`` and only runs what is missing
 (so a long anonymeter run can be made once). Not run by CI.
 
@@ -51,6 +58,7 @@ N_ATTACKS = 2000
 N_COLS = 3
 N_NEIGHBORS = 10
 SEED = 0
+ROLES = {"quasi_identifiers": ["age", "sex", "race", "edu", "marital"], "sensitive": ["income", "smoker"]}
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -106,7 +114,13 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def worker_anonymeter(attack: str, n: int, progress: Path) -> dict:
+def _role_split(cols: list[str]) -> tuple[list[str], list[str]]:
+    """Linkability's halves with declared roles: the quasi-identifiers against the other columns."""
+    qis = [c for c in cols if c in ROLES["quasi_identifiers"]]
+    return qis, [c for c in cols if c not in qis]
+
+
+def worker_anonymeter(attack: str, n: int, progress: Path, roles: bool = False) -> dict:
     import anonymeter.evaluators as ev  # noqa: F401  (import first: avoids anonymeter's circular import)
     from anonymeter.evaluators import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
 
@@ -124,14 +138,14 @@ def worker_anonymeter(attack: str, n: int, progress: Path) -> dict:
         e.evaluate(mode=mode)
         out["risk"] = e.risk().value
     elif attack == "linkability":
-        e = LinkabilityEvaluator(ori, syn, aux_cols=_halves(cols), n_attacks=N_ATTACKS, control=ctl,
-                                 n_neighbors=N_NEIGHBORS)
+        e = LinkabilityEvaluator(ori, syn, aux_cols=_role_split(cols) if roles else _halves(cols),
+                                 n_attacks=N_ATTACKS, control=ctl, n_neighbors=N_NEIGHBORS)
         e.evaluate()
         out["risk"] = e.risk().value
     else:
         risks = {}
-        for secret in cols:
-            aux = [c for c in cols if c != secret]
+        for secret in ROLES["sensitive"] if roles else cols:
+            aux = list(_role_split(cols)[0]) if roles else [c for c in cols if c != secret]
             e = InferenceEvaluator(ori, syn, aux_cols=aux, secret=secret, n_attacks=N_ATTACKS,
                                    control=ctl, regression=False)
             e.evaluate()
@@ -143,7 +157,7 @@ def worker_anonymeter(attack: str, n: int, progress: Path) -> dict:
     return out
 
 
-def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
+def worker_synthguard(attack: str, n: int, progress: Path, roles: bool = False) -> dict:
     from synthguard.registry import Context, get_metric
     from synthguard.run.executor import run_metric
 
@@ -151,7 +165,7 @@ def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
 
     def run(ori, syn, ctl, name, params):
         t, c = time.perf_counter(), time.process_time()
-        ctx = Context.from_frames(ori, syn, ctl, seed=SEED)  # validation, typing, encoding: once per run
+        ctx = Context.from_frames(ori, syn, ctl, ROLES if roles else None, seed=SEED)  # once per run
         setup.update(seconds=time.perf_counter() - t, cpu=time.process_time() - c)
         spec = get_metric(name)
         return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))
@@ -160,8 +174,8 @@ def worker_synthguard(attack: str, n: int, progress: Path) -> dict:
     cols = list(ori.columns)
     params = {"singling_out_univariate": {"n_attacks": N_ATTACKS},
               "singling_out_multivariate": {"n_attacks": N_ATTACKS, "n_cols": N_COLS},
-              "linkability": {"n_attacks": N_ATTACKS, "aux_cols": [list(h) for h in _halves(cols)],
-                              "n_neighbors": N_NEIGHBORS},
+              "linkability": {"n_attacks": N_ATTACKS, "n_neighbors": N_NEIGHBORS,
+                              **({} if roles else {"aux_cols": [list(h) for h in _halves(cols)]})},
               "inference": {"n_attacks": N_ATTACKS, "regression": "false"}}[attack]
     small = make_data(500, 1)
     warm = dict(params, n_attacks=20)
@@ -275,11 +289,11 @@ def whole_process(n: int, repeat: int, srcs: list[str] | None = None, python: st
 
 
 # --------------------------------------------------------------------------------------------- driver
-def run_one(lib: str, attack: str, n: int, cap: float | None) -> dict:
+def run_one(lib: str, attack: str, n: int, cap: float | None, roles: bool = False) -> dict:
     progress = Path(f"/tmp/bench_anonymeter_{os.getpid()}_{lib}_{attack}_{n}.json")
     progress.unlink(missing_ok=True)
     cmd = [sys.executable, __file__, "--worker", lib, "--attack", attack, "--rows", str(n),
-           "--progress", str(progress)]
+           "--progress", str(progress)] + (["--roles"] if roles else [])
     t0 = time.perf_counter()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
@@ -312,6 +326,7 @@ def main() -> None:
     ap.add_argument("--attacks", default=",".join(ATTACKS))
     ap.add_argument("--out", default=None, help="write all results as JSON here")
     ap.add_argument("--reuse", default=None, help="JSON from an earlier --out: skip what it holds")
+    ap.add_argument("--roles", action="store_true", help="declare roles (see the docstring)")
     ap.add_argument("--worker", default=None)
     ap.add_argument("--attack", default=None)
     ap.add_argument("--rows", type=int, default=None)
@@ -332,32 +347,34 @@ def main() -> None:
 
     if args.worker:
         fn = worker_anonymeter if args.worker == "anonymeter" else worker_synthguard
-        print(json.dumps(fn(args.attack, args.rows, Path(args.progress))))
+        print(json.dumps(fn(args.attack, args.rows, Path(args.progress), args.roles)))
         return
 
     results: dict = json.loads(Path(args.reuse).read_text()) if args.reuse else {}
     libs = [args.only] if args.only else ["anonymeter", "synthguard"]
     sizes = [int(s) for s in args.sizes.split(",")]
     attacks = args.attacks.split(",")
+    tag = "|roles" if args.roles else ""
     print(f"{'rows':>8} {'attack':<26} {'anonymeter s':>13} {'cpu s':>8} {'MB':>6} {'synthguard s':>13} "
           f"{'cpu s':>7} {'MB':>6} {'ratio':>8} {'cpu ratio':>9}  risks (anonymeter / synthguard)", flush=True)
     for n in sizes:
         for attack in attacks:
             for lib in libs:
-                key = f"{lib}|{attack}|{n}"
+                key = f"{lib}|{attack}|{n}{tag}"
                 if key not in results:
-                    results[key] = run_one(lib, attack, n, args.cap if lib == "anonymeter" else None)
+                    results[key] = run_one(lib, attack, n, args.cap if lib == "anonymeter" else None,
+                                           args.roles)
                     if args.out:
                         Path(args.out).write_text(json.dumps(results, indent=1))
-            a = results.get(f"anonymeter|{attack}|{n}", {})
-            s = results.get(f"synthguard|{attack}|{n}", {})
+            a = results.get(f"anonymeter|{attack}|{n}{tag}", {})
+            s = results.get(f"synthguard|{attack}|{n}{tag}", {})
             ratio = ""
             if s.get("seconds"):
                 if a.get("seconds") is not None:
                     ratio = f"{a['seconds'] / s['seconds']:.1f}x"
                 elif a.get("capped"):
                     ratio = f">{a['capped'] / s['seconds']:.0f}x"
-            extra = f" (anonymeter {a['secrets_done']}/15 secrets)" if a.get("capped") and "secrets_done" in a else ""
+            extra = f" (anonymeter {a['secrets_done']}/{len(ROLES['sensitive']) if args.roles else 15} secrets)" if a.get("capped") and "secrets_done" in a else ""
             ra, rs = a.get("risk"), s.get("risk")
             risks = f"{ra if ra is None else round(ra, 4)} / {rs if rs is None else round(rs, 4)}"
             a_cpu = a.get("cpu", a.get("cpu_before_cap"))
@@ -372,7 +389,7 @@ def main() -> None:
                   f"{cpu_ratio:>9}  {risks}{extra}", flush=True)
     if not args.only or args.only == "synthguard":
         for n in sizes:
-            tot = [results.get(f"synthguard|{a}|{n}", {}).get("seconds") for a in ATTACKS]
+            tot = [results.get(f"synthguard|{a}|{n}{tag}", {}).get("seconds") for a in ATTACKS]
             if all(t is not None for t in tot):
                 print(f"synthguard whole trio at {n} rows: {sum(tot):.1f} s", flush=True)
 

@@ -975,8 +975,10 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                         'doc': 'how many exposed original rows to list in '
                                                "'records' (0 = none)"},
                           'secret': {'default': None,
-                                     'doc': 'the column to infer (default: every tabular column in '
-                                            'turn)'},
+                                     'doc': 'the column to infer (default: the declared sensitive '
+                                            'columns; else every column that is not a declared '
+                                            'quasi-identifier; without roles every tabular column, '
+                                            'each in turn)'},
                           'aux_cols': {'default': None,
                                        'doc': 'columns the attacker knows (default: '
                                               'quasi-identifiers, else every other tabular '
@@ -1194,8 +1196,10 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                                  "'records' (0 = none)"},
                             'aux_cols': {'default': None,
                                          'doc': 'two lists of columns, the two datasets the '
-                                                'attacker links (default: quasi-identifiers, else '
-                                                'all tabular columns, split into halves)'},
+                                                'attacker links (default: the declared '
+                                                'quasi-identifiers against every other column; '
+                                                'without them all tabular columns split into '
+                                                'halves)'},
                             'n_neighbors': {'default': 1,
                                             'doc': 'synthetic neighbours looked up per half '
                                                    '(PETsARD uses 10)'}},

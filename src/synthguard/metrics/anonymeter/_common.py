@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult
-from ...data.encoding import NAN_CODE, Block
+from ...data.encoding import NAN_CODE, Block, value_ranges
 from ...data.hashing import row_hashes
+from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError, MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param
 from ...stats import Rate, risk_from_rates, wilson_rate
@@ -147,6 +148,53 @@ def resolve_n_attacks(n_attacks: int, max_n_attacks: bool, available: Mapping[st
     return n_attacks, None
 
 
+# ------------------------------------------------------------------------------------------ every record
+def pooled_block(ctx: Context, columns: Sequence[str]) -> Block:
+    """Every training record, then every control record (the run's canonical row order, duplicates
+    kept) on ``columns``: the records the verdict's evidence is stated over."""
+    return concat_blocks(*(ctx.encoded.block(r).select(list(columns)) for r in ("original", "control")))
+
+
+def distinct_rows(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)``: a position of each distinct row of ``block`` and, per row, which
+    distinct row it is (``block.take(first)[inverse]`` is ``block``). Rows are compared on their
+    encoded bits (missing values are equal to each other)."""
+    bits = np.concatenate([np.ascontiguousarray(block.num).view(np.int64), block.cat.astype(np.int64)],
+                          axis=1)
+    if bits.shape[1] == 0:
+        return np.zeros(min(block.n_rows, 1), dtype=np.int64), np.zeros(block.n_rows, dtype=np.int64)
+    rows = np.ascontiguousarray(bits).view(np.dtype((np.void, 8 * bits.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)  # 5x axis=0's speed
+    return first.astype(np.int64), np.asarray(inverse, dtype=np.int64).reshape(-1)
+
+
+def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarray:
+    """The ``k`` nearest (canonical, distinct) synthetic rows of every training and every control
+    record on ``columns``: indices, shape ``(n_original + n_control, k)``, -1 where none is finite.
+
+    Label-free, so per-record outcomes built on it can be compared between training and control
+    records exactly (the verdict permutes their labels): the distance is anonymeter's (see
+    :func:`synthguard.engine.neighbors.gower`) with ranges over the pooled real records and the
+    synthetic rows, and ties go to the lower canonical synthetic row. Each distinct real row is
+    searched once (duplicates share their neighbours) through the shared neighbour engine, which
+    works in chunks: memory is ``O((n_original + n_control) * k)``, never a real x synthetic matrix.
+    Memoised per run.
+    """
+    key = f"anonymeter:pooled_nn:{tuple(columns)}:{int(k)}"
+
+    def compute() -> np.ndarray:
+        canon = canonical(ctx, "synthetic", tabular_columns(ctx))
+        real = pooled_block(ctx, columns)
+        syn = block_of(ctx, "synthetic", columns, canon)
+        first, inverse = distinct_rows(real)
+        q = real.take(first)
+        metric = gower(value_ranges(q, syn), clip=False, normalise=False, nan_rule="anonymeter")
+        nb = kneighbors(q, syn, metric, min(int(k), syn.n_rows), backend=ctx.backend)
+        return nb.indices[inverse]
+
+    return ctx.memo(key, compute, users=TRIO_USERS)
+
+
 # ------------------------------------------------------------------------------------------ results
 @dataclass(frozen=True)
 class Outcome:
@@ -205,34 +253,12 @@ def risk_level(d: Mapping[str, Any], thresholds: Mapping[str, float]) -> str:
     return LEVEL_FROM_THRESHOLDS  # the risk against the declared thresholds (the executor)
 
 
-def evidence_of(d: Mapping[str, Any], what: str, confidence_level: float = 0.95) -> Evidence | None:
-    """Members-vs-non-members evidence of one attack: the share of attacked training records the
-    attack gets right against the share of attacked control records it gets right with the same
-    synthetic data (``None`` without a control). The success counts are the attack's own; a
-    size-corrected control count (singling out) is rounded to the nearest record."""
-    n_c, k_c = d.get("n_control_attacks"), d.get("n_control")
-    if not n_c or k_c is None:
-        return None
-    k_c = int(round(min(float(k_c), float(n_c))))
-    note = None
-    if "control_correction" in d and d.get("control_correction") not in (None, 1, 1.0):
-        note = ("the control count is corrected for the control table's size (see "
-                "control_correction) and rounded to whole records")
-    return Evidence.from_counts(what, int(round(float(d["n_success"]))), int(d["n_attacks"]), k_c,
-                                int(n_c), baseline="the same attack on control rows with the same "
-                                "release", confidence_level=confidence_level, note=note)
-
-
 def build_result(ctx: Context, name: str, d: dict[str, Any], base: Rate, warning: str | None,
                  notes: Sequence[str], records: list[dict[str, Any]] | None,
                  baseline_text: str, evidence: Evidence | None = None) -> MetricResult:
-    """A :class:`MetricResult` from the contract ``d`` (value = risk).
-
-    ``evidence`` defaults to :func:`evidence_of` ``d``: training targets against control targets.
-    """
+    """A :class:`MetricResult` from the contract ``d`` (value = risk) and the attack's evidence over
+    every training and every control record (``None`` without a control: nothing to test)."""
     warn = "; ".join([w for w in [warning, *notes] if w]) or None
-    if evidence is None:
-        evidence = evidence_of(d, f"share of attacked records the {name} attack exposes")
     return MetricResult(
         name=name, family=FAMILY, value=d["risk"], direction=DIRECTION,
         baseline=Baseline(base.value, baseline_text, base.ci),

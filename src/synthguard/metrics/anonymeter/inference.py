@@ -5,7 +5,12 @@ its secret. A guess is correct when it equals the secret (both missing counts as
 regression secret, when ``|guess - secret| <= tolerance * |guess|``. The naive baseline guesses the
 secret of a random synthetic row (positionally paired with the targets, as in anonymeter 1.0.0;
 1.1.0 aligns by index label and loses about 98 % of the guesses). The control attack runs on real
-held-out rows. Without ``secret``, every tabular column is the secret in turn (as SynEval does).
+held-out rows. Without ``secret``, the declared ``sensitive`` columns are the secrets (never a
+declared quasi-identifier); without them every column that is not a declared quasi-identifier; without
+any roles every tabular column in turn (as SynEval does). The result says which were tried.
+
+The headline numbers keep anonymeter's ``n_attacks`` semantics (sampled targets). The evidence that
+drives the verdict attacks every training and every control record (see :func:`secret_flags`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Evidence, MetricResult, level_from_thresholds
+from ...core.results import Evidence, MetricResult, RecordFlags, level_from_thresholds
 from ...data.encoding import Block, value_ranges
 from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError, MetricError
@@ -32,8 +37,9 @@ from ._common import (
     check_columns,
     common_params,
     concat_blocks,
-    evidence_of,
     memoised,
+    pooled_block,
+    pooled_neighbours,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -115,10 +121,74 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
     return d, recs, warning
 
 
+def secrets_of(ctx: Context, secret: str | None) -> tuple[list[str], str, list[str]]:
+    """The secret columns to attack, where they come from, and notes on declared columns left out.
+
+    ``secret`` given: that column. Otherwise what the owner declared: the ``sensitive`` columns
+    (tabular, never a declared quasi-identifier), else every tabular column that is not a declared
+    quasi-identifier, else (no roles) every tabular column, in table order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [30, 40, 50], "sex": ["F", "M", "F"], "hiv": [0, 1, 0]})
+    >>> ctx = Context.from_frames(df, df, None, {"quasi_identifiers": ["age", "sex"],
+    ...                                          "sensitive": ["hiv"]})
+    >>> secrets_of(ctx, None)[:2]
+    (['hiv'], 'the declared sensitive columns')
+    """
+    if secret is not None:
+        return check_columns(ctx, [secret], "secret"), "the parameter 'secret'", []
+    tab = tabular_columns(ctx)
+    schema = ctx.tables.schema
+    qis = set(schema.quasi_identifiers)
+    notes: list[str] = []
+    if schema.sensitive:
+        declared = set(schema.sensitive)
+        both = sorted(c for c in declared if c in qis)
+        if both:
+            notes.append(f"column(s) {both} are declared both quasi-identifier and sensitive: a "
+                         "quasi-identifier is what an attacker knows, never a secret, so they are not "
+                         "attacked")
+        other = sorted(c for c in declared if c not in qis and c not in tab)
+        if other:
+            notes.append(f"declared sensitive column(s) {other} are not tabular (text or id): not attacked")
+        cols = [c for c in tab if c in declared and c not in qis]
+        if not cols:
+            raise MetricError("no declared sensitive column can be attacked (each is a declared "
+                              "quasi-identifier or not tabular): fix 'sensitive' in the metadata or pass "
+                              "secret")
+        return cols, "the declared sensitive columns", notes
+    if qis:
+        cols = [c for c in tab if c not in qis]
+        if not cols:
+            raise MetricError("every tabular column is a declared quasi-identifier: nothing is left to "
+                              "infer; declare 'sensitive' columns in the metadata or pass secret")
+        return cols, ("every tabular column that is not a declared quasi-identifier (no sensitive "
+                      "column declared)"), notes
+    return tab, "every tabular column (no quasi-identifiers or sensitive columns declared)", notes
+
+
+def secret_flags(ctx: Context, secret: str, aux: list[str], regression: bool,
+                 tolerance: float) -> RecordFlags:
+    """Per training and per control record (every one, duplicates kept): does the attack guess its
+    ``secret`` right from the nearest synthetic row on ``aux``? Decided without the labels (one
+    neighbour search over the pooled real records, :func:`._common.pooled_neighbours`)."""
+    nn = pooled_neighbours(ctx, aux, 1)[:, 0]
+    canon = canonical(ctx, "synthetic", tabular_columns(ctx))
+    syn_secret = _secret_values(block_of(ctx, "synthetic", [secret], canon), secret)
+    truth = _secret_values(pooled_block(ctx, [secret]), secret)
+    guess = np.where(nn >= 0, syn_secret[np.maximum(nn, 0)], np.nan)
+    ok = correct_guesses(guess, truth, regression, tolerance) & (nn >= 0)
+    n_o = ctx.encoded.block("original").n_rows
+    return RecordFlags(ok[:n_o], ok[n_o:])
+
+
 @register("inference", family=FAMILY, direction=DIRECTION,
           params=[*common_params(2000),
-                  Param("secret", None, "the column to infer (default: every tabular column in turn)",
-                        kind=str),
+                  Param("secret", None, "the column to infer (default: the declared sensitive columns; "
+                        "else every column that is not a declared quasi-identifier; without roles "
+                        "every tabular column, each in turn)", kind=str),
                   Param("aux_cols", None, "columns the attacker knows (default: quasi-identifiers, "
                         "else every other tabular column)", kind=list),
                   Param("regression", "auto", "how guesses are scored: 'auto' (numerical secret -> "
@@ -142,15 +212,12 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
               regression: str | bool = "auto", tolerance: float = 0.05, n_attacks: int = 2000,
               max_n_attacks: bool = False, confidence_level: float = 0.95,
               n_records: int = 20) -> MetricResult:
-    """Inference attack on ``secret`` (or on every column in turn); value = the largest risk."""
+    """Inference attack on ``secret`` (or on every declared secret in turn); value = the largest risk."""
     reg = str(regression).strip().lower() if not isinstance(regression, bool) else str(regression).lower()
     if reg not in REGRESSION:
         raise ConfigError(f"parameter 'regression' must be one of {list(REGRESSION)}, got {regression!r}")
     tab = tabular_columns(ctx)
-    if secret is not None:
-        secrets = check_columns(ctx, [secret], "secret")
-    else:
-        secrets = tab
+    secrets, source, secret_notes = secrets_of(ctx, secret)
     aux_given = check_columns(ctx, aux_cols, "aux_cols") if aux_cols else None
     if aux_given is not None and secret is not None and secret in aux_given:
         raise ConfigError(f"parameter 'aux_cols' contains the secret {secret!r}: remove it from aux_cols")
@@ -160,28 +227,34 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
         avail["control"] = canon["control"].n
     n, note = resolve_n_attacks(n_attacks, max_n_attacks, avail, ctx.metric)
     notes: list[str] = []
-    info = [note] if note else []
+    info = ([note] if note else []) + secret_notes
     rng = ctx.rng("targets")
     t_ori = np.sort(rng.choice(canon["original"].n, n, replace=False))
     t_ctl = np.sort(rng.choice(canon["control"].n, n, replace=False)) if ctx.tables.has_control else None
 
-    per_secret, records = [], []
+    per_secret, records, evs = [], [], []
     for s in secrets:  # loop over secret columns
         aux = [c for c in aux_given if c != s] if aux_given is not None else default_aux(ctx, s)
         if not aux:
             raise MetricError(f"no auxiliary column is left for secret {s!r}: pass aux_cols")
-        d, recs, _w = attack_secret(ctx, s, aux, n, t_ori, t_ctl, _regression(ctx, s, reg), tolerance,
+        is_reg = _regression(ctx, s, reg)
+        d, recs, _w = attack_secret(ctx, s, aux, n, t_ori, t_ctl, is_reg, tolerance,
                                     confidence_level, ctx.rng("baseline", s))
+        if ctx.tables.has_control:  # the verdict's evidence: every training and every control record
+            ev = Evidence.from_flags(_statistic(s), secret_flags(ctx, s, aux, is_reg, tolerance),
+                                     risk="inference", baseline=EVIDENCE_BASELINE,
+                                     confidence_level=confidence_level)
+            d["evidence"] = {k: v for k, v in ev.to_dict().items() if k in EVIDENCE_KEYS}
+            evs.append(ev)
         per_secret.append(d)
         records.extend(recs)
-    if not per_secret:
-        raise MetricError("no secret column to attack")
     worst = max(per_secret, key=lambda d: (d["risk"], d["meaningful"]))
     meaningful = [d for d in per_secret if d["meaningful"]]
     top = max(meaningful, key=lambda d: d["risk"]) if meaningful else worst
-    details = {k: v for k, v in top.items() if k not in ("risk_level", "warning")}
+    details = {k: v for k, v in top.items() if k not in ("risk_level", "warning", "evidence")}
     details.update(per_secret=per_secret, max_risk=top["risk"], max_risk_any=worst["risk"],
-                   secret_column=top["secret_column"], notes=info)
+                   secret_column=top["secret_column"], secrets_tried=list(secrets), secrets_from=source,
+                   notes=info)
     warning = top["warning"]
     if len(per_secret) > 1 and meaningful and len(meaningful) < len(per_secret):
         skipped = [d["secret_column"] for d in per_secret if not d["meaningful"]]
@@ -193,28 +266,55 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
     from ...stats import wilson_rate
 
     base = wilson_rate(top["n_baseline"], top["n_baseline_attacks"], confidence_level)
+    evidence = _evidence(evs, secrets, source) if evs else None
     return build_result(ctx, ctx.metric or "inference", details, base, warning, notes,
-                        records[:n_records] if n_records else None, base_text,
-                        _evidence(per_secret, confidence_level))
+                        records[:n_records] if n_records else None, base_text, evidence)
 
 
-def _evidence(per_secret: list[dict[str, Any]], confidence_level: float) -> Evidence | None:
-    """The secret whose attack shows the strongest excess over control, adjusted for the maximum
-    over the ``S`` secrets tried: its p-value multiplied by ``S`` (Bonferroni) and its interval at
-    level ``1 - (1 - confidence_level) / S`` (so with probability ``confidence_level`` every
-    secret's interval covers its effect, the strongest one's included); attacking many columns
-    can neither manufacture an alarm nor narrow the interval a ``low`` reading rests on."""
-    m = sum(1 for d in per_secret if d.get("n_control_attacks"))
-    level = 1.0 - (1.0 - confidence_level) / max(m, 1)
-    evs = [evidence_of(d, f"share of attacked records whose {d['secret_column']!r} the inference "
-                       "attack guesses right", level) for d in per_secret]
-    evs = [e for e in evs if e is not None]
-    if not evs:
-        return None
-    best = min(evs, key=lambda e: (e.p_value, -e.effect))
+EVIDENCE_BASELINE = "control records attacked with the same release"
+#: the per-secret evidence numbers kept in ``details["per_secret"][i]["evidence"]``
+EVIDENCE_KEYS = ("member", "non_member", "n_member", "n_non_member", "k_member", "k_non_member",
+                 "effect", "effect_ci", "effect_upper", "p_value", "confidence_level")
+
+
+def _statistic(secret: str) -> str:
+    return (f"share of records whose {secret!r} the inference attack guesses right (every training "
+            "and every control record attacked)")
+
+
+def upper_bound(ev: Evidence) -> float:
+    """The one-sided upper bound of an evidence's effect (``effect_upper`` when the evidence states
+    it, else the upper end of its two-sided interval, a wider claim); NaN sorts lowest."""
+    up = getattr(ev, "effect_upper", None)
+    if up is None:
+        up = ev.effect_ci[1]
+    up = float(up)
+    return -np.inf if np.isnan(up) else up
+
+
+def _evidence(evs: list[Evidence], secrets: list[str], source: str) -> Evidence:
+    """The verdict's inference test: the maximum over the secrets attacked, adjusted for them only.
+
+    One secret: its evidence, flags included (the verdict tests them jointly with the other
+    per-record tests). ``S`` secrets: the alarm is the smallest p-value of the ``S``,
+    Bonferroni-adjusted (x ``S``); the effect, its interval and upper bound are those of the secret
+    whose upper bound is the largest. With probability at least the confidence level the largest
+    excess over the secrets lies below that bound (the secret with the largest excess has its own
+    bound below the largest one), so a ``low`` reading rests on every secret, not on the luckiest.
+    The per-record flags are left out: the verdict would re-test one secret's flags without the
+    adjustment for having chosen it among ``S``.
+    """
+    names = ", ".join(secrets)
     if len(evs) == 1:
-        return replace(best, risk="inference")
-    return replace(best, p_value=min(1.0, best.p_value * len(evs)), risk="inference",
-                   note=f"strongest of {len(evs)} secret columns; p-value Bonferroni-adjusted for them "
-                        f"and the effect's interval at level 1 - {1 - confidence_level:.3g}/{len(evs)} "
-                        f"= {level:.4g}, so the maximum is covered")
+        return replace(evs[0], note=f"secret {secrets[0]!r} ({source})")
+    s = len(evs)
+    alarm = min(range(s), key=lambda i: (evs[i].p_value, -evs[i].effect, i))
+    bound = max(range(s), key=lambda i: (upper_bound(evs[i]), -i))
+    p = min(1.0, float(evs[alarm].p_value) * s)
+    same = ("the same secret" if alarm == bound else f"{secrets[bound]!r}, the secret with the largest "
+            "upper bound")
+    note = (f"maximum over {s} secret columns ({source}: {names}); p-value: {secrets[alarm]!r}'s, the "
+            f"smallest of the {s}, Bonferroni-adjusted (x{s}); effect, interval and bound: {same} (the "
+            "largest excess over the secrets lies below it at the stated level)")
+    return replace(evs[bound], p_value=p, flags=None, note=note,
+                   test=f"Fisher exact, one-sided; smallest of {s} secrets, Bonferroni-adjusted")

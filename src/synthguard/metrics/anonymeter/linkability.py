@@ -6,6 +6,9 @@ each half; the target is linked when the two neighbour sets share a synthetic ro
 baseline draws both neighbour sets at random; the control attack runs on real held-out rows.
 Distances are anonymeter's: Gower terms scaled by the ranges over the targets and the synthetic
 rows, summed, one-sided missing numeric value = infinitely far.
+
+The headline numbers keep anonymeter's ``n_attacks`` semantics (sampled targets). The evidence that
+drives the verdict attacks every training and every control record (see :func:`link_flags`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...core.format import fmt_number
-from ...core.results import MetricResult
+from ...core.results import Evidence, MetricResult, RecordFlags
 from ...data.encoding import value_ranges
 from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError
@@ -32,6 +35,7 @@ from ._common import (
     common_params,
     concat_blocks,
     memoised,
+    pooled_neighbours,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -39,13 +43,30 @@ from ._common import (
 
 
 def default_split(ctx: Context) -> tuple[list[str], list[str]]:
-    """The documented default ``aux_cols``: the declared quasi-identifiers (or, with fewer than two,
-    every tabular column) in table order, split into a first half of ``ceil(p / 2)`` columns and a
-    second half of the rest."""
+    """The documented default ``aux_cols``, in table order.
+
+    With declared quasi-identifiers: the quasi-identifiers (what a register or another release
+    holds about a person) against every other tabular column (the rest of the person's record), so
+    the attack asks whether the release links a person's identifying columns to the rest of their
+    record; when every tabular column is a quasi-identifier they are split into halves. Without
+    roles: every tabular column split into a first half of ``ceil(p / 2)`` columns and the rest.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [30, 40], "sex": ["F", "M"], "job": ["a", "b"], "pay": [1, 2]})
+    >>> default_split(Context.from_frames(df, df, None, {"quasi_identifiers": ["pay", "age"]}))
+    (['age', 'pay'], ['sex', 'job'])
+    >>> default_split(Context.from_frames(df, df))
+    (['age', 'sex'], ['job', 'pay'])
+    """
     tab = tabular_columns(ctx)
     declared = set(ctx.tables.schema.quasi_identifiers)
     qis = [c for c in tab if c in declared]
-    cols = qis if len(qis) >= 2 else tab
+    rest = [c for c in tab if c not in declared]
+    if qis and rest:
+        return qis, rest
+    cols = qis or tab
     if len(cols) < 2:
         raise ConfigError("linkability needs at least two tabular columns to split into aux_cols: "
                           "pass aux_cols=[[...], [...]] or add columns")
@@ -78,10 +99,24 @@ def random_links(n_syn: int, n: int, k: int, rng: np.random.Generator) -> np.nda
     return _intersects(a, b)
 
 
-def _intersects(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise: do index sets ``a[i]`` and ``b[i]`` share a valid (>= 0) index?"""
-    eq = (a[:, :, None] == b[:, None, :]) & (a[:, :, None] >= 0)
-    return eq.any(axis=(1, 2))
+def _intersects(a: np.ndarray, b: np.ndarray, chunk: int = 65_536) -> np.ndarray:
+    """Row-wise: do index sets ``a[i]`` and ``b[i]`` share a valid (>= 0) index? (In chunks of
+    rows: at most ``chunk * k * k`` booleans at a time.)"""
+    out = np.zeros(a.shape[0], dtype=bool)
+    for start in range(0, a.shape[0], chunk):  # loop over chunks of rows
+        x, y = a[start:start + chunk], b[start:start + chunk]
+        eq = (x[:, :, None] == y[:, None, :]) & (x[:, :, None] >= 0)
+        out[start:start + chunk] = eq.any(axis=(1, 2))
+    return out
+
+
+def link_flags(ctx: Context, cols_a: list[str], cols_b: list[str], k: int) -> RecordFlags:
+    """Per training and per control record (every one, duplicates kept): do its two halves share
+    one of their ``k`` nearest synthetic rows? Decided without the labels (one neighbour search per
+    half over the pooled real records, :func:`._common.pooled_neighbours`)."""
+    linked = _intersects(pooled_neighbours(ctx, cols_a, k), pooled_neighbours(ctx, cols_b, k))
+    n_o = ctx.encoded.block("original").n_rows
+    return RecordFlags(linked[:n_o], linked[n_o:])
 
 
 def _link_reason(rec: Any) -> str:
@@ -92,7 +127,8 @@ def _link_reason(rec: Any) -> str:
 @register("linkability", family=FAMILY, direction=DIRECTION,
           params=[*common_params(2000),
                   Param("aux_cols", None, "two lists of columns, the two datasets the attacker links "
-                        "(default: quasi-identifiers, else all tabular columns, split into halves)",
+                        "(default: the declared quasi-identifiers against every other column; without "
+                        "them all tabular columns split into halves)",
                         kind=(list, tuple)),
                   Param("n_neighbors", 1, "synthetic neighbours looked up per half (PETsARD uses 10)",
                         kind="positive int")],
@@ -156,7 +192,16 @@ def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_a
         records = _records(canon, t_ori, idx, dist, linked[:n], n_records)
     text = (f"naive attacker: two random sets of {k} synthetic row(s) per target (baseline_rate); "
             "the risk itself is " + d["relative_to"])
-    return build_result(ctx, ctx.metric or "linkability", d, base_rate, warning, notes, records, text)
+    evidence = None
+    if ctx.tables.has_control:  # the verdict's evidence: every training and every control record
+        evidence = Evidence.from_flags(
+            f"share of records whose two halves of columns share one of their {k} nearest release "
+            "row(s) (every training and every control record attacked)",
+            link_flags(ctx, list(cols_a), list(cols_b), k), risk="linkability",
+            baseline="control records attacked with the same release", confidence_level=confidence_level,
+            note=f"halves {list(cols_a)} and {list(cols_b)}")
+    return build_result(ctx, ctx.metric or "linkability", d, base_rate, warning, notes, records, text,
+                        evidence)
 
 
 def _records(canon: dict, t_ori: np.ndarray, idx: list[np.ndarray], dist: list[np.ndarray],
