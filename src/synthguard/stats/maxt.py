@@ -1,4 +1,4 @@
-"""Joint tests over per-record flags: Westfall-Young min-P by label permutation, and leak injection.
+"""Joint tests over per-record flags: Westfall-Young min-P by label permutation.
 
 Most privacy tests are functions of one indicator per real record (has an exact copy in the
 release, sits in the pooled distance tail, is disclosive and correct, ...), over the same training
@@ -13,9 +13,8 @@ Each test's own p-value is Fisher's exact one-sided test, which is exactly the p
 its member count (the pooled count is fixed under relabelling), so the permutation only has to be
 drawn for the records some test flags.
 
-:func:`injected_power` measures the power of the same joint test against a simulated leak: ``k``
-random training records of one leak type set their flags where the test says they would respond,
-and the test is run again with the critical value of the observed null.
+Detection limits are not computed here: :mod:`synthguard.run.limits` measures them by putting leak
+rows into the release and testing them with the same :func:`fisher_p`.
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ import numpy as np
 from ._special import _hypergeom_sf
 from .rng import make_rng
 
-__all__ = ["JointTest", "joint_minp", "injected_power", "injection_limit", "null_member_counts",
-           "relabelled_counts"]
+__all__ = ["JointTest", "fisher_p", "joint_minp", "relabelled_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,117 +177,3 @@ def joint_minp(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
     p_adj = np.empty(n_tests)
     p_adj[order] = np.minimum(1.0, np.minimum(adj_sorted, holm))
     return JointTest(p_raw, p_adj, null_min, n_perm)
-
-
-def null_member_counts(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray], reps: int,
-                       rng: np.random.Generator) -> np.ndarray:
-    """Each test's member count under ``reps`` uniform relabellings (drawn jointly for all tests,
-    so their dependence is kept): ``reps x tests``."""
-    pooled = np.vstack([np.r_[np.asarray(a, bool), np.asarray(b, bool)]
-                        for a, b in zip(member, non_member, strict=True)])
-    n1 = np.asarray(member[0]).size
-    n2 = np.asarray(non_member[0]).size
-    return relabelled_counts(pooled[:, pooled.any(axis=0)].T, n1, n2, reps, rng)
-
-
-def injected_power(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
-                   responds: Sequence[np.ndarray | None], weights: Sequence[float],
-                   critical: float, k: int, *, picks: np.ndarray, base: np.ndarray,
-                   ruled_out: callable | None = None) -> float:
-    """Share of simulated leaks of ``k`` training records that the joint test detects.
-
-    Each repetition (a row of ``picks`` and of ``base``) starts from a null draw: the member
-    counts of one uniform relabelling (``base``, from :func:`null_member_counts`), so the limit
-    holds over repeated runs, not just for the observed split. The first ``k`` records of the
-    row of ``picks`` leak: a leaked record sets test ``j``'s flag where ``responds[j]`` is true and
-    it was not set (``None``: the test cannot see this leak). Detected: some test's ``p / w``
-    (Fisher, with the leak added to its member and pooled counts) is at or below ``critical``,
-    and ``ruled_out(j, k1, n1, k2, n2)`` (when given) does not rule a material leak out for it.
-    """
-    w = np.asarray(weights, dtype=float)
-    w = w / w.mean()
-    sel = picks[:, :k]
-    hits = np.zeros(sel.shape[0], dtype=bool)
-    for j, resp in enumerate(responds):
-        if resp is None:
-            continue
-        a = np.asarray(member[j], dtype=bool)
-        n1, n2 = a.size, np.asarray(non_member[j]).size
-        k_tot = int(a.sum()) + int(np.asarray(non_member[j], dtype=bool).sum())
-        gain = (np.asarray(resp, dtype=bool) & ~a)[sel].sum(axis=1)
-        # a leak can only flag members that are unflagged in this relabelling: at most n1 - base
-        # (counted against the observed flags, the gain could exceed it when most records are
-        # flagged, e.g. 11 flags over 8 training texts)
-        gain = np.minimum(gain, n1 - base[:, j])
-        k1 = base[:, j] + gain
-        k2 = k_tot - base[:, j]
-        p = fisher_p(k1, k1 + k2, n1, n1 + n2) / w[j]
-        sig = p <= critical
-        if ruled_out is not None and sig.any():
-            sig &= ~np.array([ruled_out(j, int(x), n1, int(y), n2) if s else False
-                              for x, y, s in zip(k1, k2, sig, strict=True)])
-        hits |= sig
-    return float(hits.mean()) if hits.size else float("nan")
-
-
-def injection_limit(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],
-                    responds: Sequence[np.ndarray | None], weights: Sequence[float],
-                    critical: float, *, candidates: np.ndarray | None = None, power: float = 0.8,
-                    reps: int = 40, seed: int | np.random.Generator | None = 0,
-                    ruled_out: callable | None = None) -> dict[str, float | int]:
-    """Smallest number of leaked training records the joint test detects with ``power``.
-
-    Doubling then bisection on ``k`` over ``reps`` seeded repetitions, each a null relabelling of
-    the observed flags plus the leak (the same draws for every ``k``, so detection only grows with
-    ``k``). Leaked records are drawn from ``candidates`` (indices of training records; default all).
-
-    Returns
-    -------
-    dict
-        ``k`` (records; ``None`` when even every candidate leaking is not detected), ``share``
-        (``k`` over the training records), ``power`` reached, ``reps``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> m, c = [np.zeros(1000, bool)], [np.zeros(1000, bool)]
-    >>> out = injection_limit(m, c, [np.ones(1000, bool)], [1.0], 0.05, reps=20, seed=0)
-    >>> 3 <= out["k"] <= 8
-    True
-    """
-    n1 = np.asarray(member[0]).size
-    pool = np.arange(n1) if candidates is None else np.asarray(candidates, dtype=np.int64)
-    if pool.size == 0 or all(r is None for r in responds):
-        return {"k": None, "share": float("nan"), "power": float("nan"), "reps": reps}
-    picks_of: dict[int, np.ndarray] = {}
-    base = null_member_counts(member, non_member, reps, make_rng(seed, "verdict-injection-null")
-                              if not isinstance(seed, np.random.Generator) else seed)
-
-    def picks(k: int) -> np.ndarray:
-        """``reps`` random orders of at least ``k`` candidates (drawn once per length, seeded)."""
-        length = min(pool.size, max(256, 1 << (max(k, 1) - 1).bit_length()))
-        if length not in picks_of:
-            rng = make_rng(seed, "verdict-injection", length) if not isinstance(
-                seed, np.random.Generator) else seed
-            picks_of[length] = np.vstack([pool[rng.choice(pool.size, length, replace=False)]
-                                          for _ in range(reps)])
-        return picks_of[length]
-
-    def pw(k: int) -> float:
-        return injected_power(member, non_member, responds, weights, critical, k, picks=picks(k),
-                              base=base, ruled_out=ruled_out)
-
-    hi = 1
-    while hi < pool.size and pw(hi) < power:
-        hi = min(pool.size, hi * 2)
-    p_hi = pw(hi)
-    if p_hi < power:
-        return {"k": None, "share": float("nan"), "power": p_hi, "reps": reps}
-    lo = hi // 2  # pw(lo) < power (or lo == 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pw(mid) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return {"k": int(hi), "share": hi / n1, "power": pw(hi), "reps": reps}
