@@ -130,15 +130,23 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
     return out
 
 
-def _leak_encoder(ctx: Context) -> Any:
-    """A copy of the run's encoder: leak values get codes without changing the real tables' codes."""
-    def make() -> Any:
-        enc = copy.copy(ctx.encoded.encoder)
-        enc._vocab = {k: dict(v) for k, v in ctx.encoded.encoder._vocab.items()}
-        enc._frozen = False
-        return enc
+def _leak_encoder(ctx: Context, columns: list[str], categorical_only: bool) -> Any:
+    """A copy of the run's encoder that codes leak rows as the real tables' rows are coded.
 
-    return ctx.memo("leak-encoder", make)
+    Values are coded on demand (numbers, with ``categorical_only``, get codes the first time a
+    test asks), so the real tables' values of ``columns`` are learnt by the run's encoder first
+    (original, synthetic, control), then the encoder is copied: a leak row's value that is a real
+    value gets the real code, a new value a code of its own, and the real tables' codes never
+    change (whichever test asks first)."""
+    enc = ctx.encoded.encoder
+    learn = [c for c in columns if categorical_only or not enc.is_numeric(c)]
+    for role in ctx.tables.roles:
+        frame = ctx.tables.get(role)
+        enc.learn(frame, [c for c in learn if c in frame.columns])
+    leak = copy.copy(enc)
+    leak._vocab = {k: dict(v) for k, v in enc._vocab.items()}
+    leak._frozen = False
+    return leak
 
 
 def leak_block(ctx: Context, family: str, columns: list[str], *, categorical_only: bool = False
@@ -149,8 +157,8 @@ def leak_block(ctx: Context, family: str, columns: list[str], *, categorical_onl
     if ls is None or not ls.available:
         return None
     key = ("leak-block", family, tuple(columns), categorical_only)
-    return ctx.memo(key, lambda: _leak_encoder(ctx).encode(ls.rows, columns,
-                                                           categorical_only=categorical_only))
+    return ctx.memo(key, lambda: _leak_encoder(ctx, columns, categorical_only).encode(
+        ls.rows, columns, categorical_only=categorical_only))
 
 
 def response(ctx: Context, family: str, pairs: tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -84,3 +84,26 @@ def test_leak_rows_come_from_the_training_records_of_each_family(parts):
     kept = META["quasi_identifiers"] + META["sensitive"]
     assert (differing(link.rows[kept], o.iloc[link.sources][kept]) == 0).all()
     assert sets["person"].reason and sets["text"].reason  # named, with the reason they do not apply
+
+
+def test_leak_responses_do_not_depend_on_which_test_ran_before_in_the_run(parts):
+    """The run's encoder codes values on demand (numbers get codes when a copy test first asks):
+    leak rows must get the real rows' codes however many tests ran before. Run alone, and last in
+    one run after every other test (numbers coded in between), each test states the same
+    responses."""
+    o, s, c = parts
+
+    def responses(res):
+        return {f: (r.src.tolist(), r.target.tolist(), r.score.tolist())
+                for f, r in res.evidence.flags.leaks.items()}
+
+    alone = {}
+    for name in TESTS:
+        spec = get_metric(name)
+        alone[name] = responses(run_metric(spec, _context(o, s, c).for_run([name]),
+                                           spec.resolve_params(None)))
+    shared = _context(o, s, c).for_run(list(TESTS))
+    for name in reversed(TESTS):  # the distance tests first, the copy tests after them
+        spec = get_metric(name)
+        got = responses(run_metric(spec, shared, spec.resolve_params(None)))
+        assert got == alone[name], name
