@@ -45,7 +45,9 @@ def _roles(ctx: Context) -> tuple[list[str], list[str]]:
     thresholds={"medium": 0.01, "high": 0.05},
     description="share of training records unique on their quasi-identifiers whose quasi-identifiers "
                 "and sensitive values a release row carries together, against control records",
-    also=("singling_out", "inference"),
+    # a quasi-identifier-unique person's identifiers with their secret in a release row also say
+    # the person was a training record: the test counts under presence too
+    also=("singling_out", "inference", "presence"),
     risk="linkability",
     knowledge="a person's quasi-identifiers; looks for a release row with the same values and reads "
               "the person's sensitive values from it",
