@@ -222,7 +222,6 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     ties = every.drop_duplicates(["release", "test"])
     combo = ties.groupby("release")["test"].agg(tuple)
     names = [t["metric"] for t, _, _ in tests]
-    text = {c: ", ".join(names[j] for j in c) for c in set(combo.tolist())}
     out = pd.DataFrame({"release": first.index.to_numpy(dtype=np.int64),
                         "training": first["training"].to_numpy(dtype=np.int64),
                         "score": score.reindex(first.index).to_numpy(dtype=float),
@@ -233,7 +232,9 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     out["risk"] = np.asarray([t.get("risk") or "presence" for t, _, _ in tests],
                              dtype=object)[out["test"].to_numpy()]
     out["tie"] = np.asarray([p.tie for _, _, p in tests], dtype=object)[out["test"].to_numpy()]
-    out["tests"] = combo.reindex(first.index).map(text).to_numpy()
+    # the names joined once per distinct combination (a loop over combinations, not rows)
+    codes, combos = pd.factorize(combo.reindex(first.index).to_numpy(dtype=object))
+    out["tests"] = np.asarray([", ".join(names[j] for j in c) for c in combos], dtype=object)[codes]
     out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
     out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
                           kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
