@@ -186,13 +186,14 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     >>> import numpy as np, pandas as pd, synthguard
     >>> from synthguard.data.tables import prepare_tables
     >>> from synthguard.run.config import build_config
+    >>> from synthguard.run.options import EvaluateOptions
     >>> from synthguard.run.runner import run_tables
     >>> rng = np.random.default_rng(0)
     >>> o, c, f = (pd.DataFrame({"x": rng.normal(size=200), "y": rng.normal(size=200)})
     ...            for _ in "ocf")
     >>> t = prepare_tables(o, pd.concat([o.head(40), f.head(60)]), c).in_canonical_order()
-    >>> out = run_tables(t, build_config(["exact_matches"], None, None), canonical=True,
-    ...                  retest_columns=0, retest_rows=0)
+    >>> out = run_tables(t, build_config(["exact_matches"], None, None),
+    ...                  EvaluateOptions(retest_columns=0, retest_rows=0), canonical=True)
     >>> rows = rows_behind(out.verdict, out.results, t)
     >>> len(rows), set(rows["action"]), int(rows["cells"].max())
     (40, {'drop'}, 0)
