@@ -51,7 +51,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
              retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-             options: EvaluateOptions | None = None, context: Any = None) -> Report:
+             retest_rows: int | None = None, options: EvaluateOptions | None = None,
+             context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
     Every argument after ``metadata`` is an option of the run: the keyword arguments build one
@@ -129,7 +130,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         others are reported ``skipped``. Every other argument is honoured the same way (``cache``,
         ``progress``, ``on_progress``, named runs) or refused with one line (``ConfigError`` naming
         it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1,
-        ``retest_columns`` other than 0). See ``docs/scaling.md``.
+        ``retest_columns`` or ``retest_rows`` other than 0). See ``docs/scaling.md``.
     retest_columns : int, optional
         When singling out or attribute inference alarms, at most this many of the columns driving
         it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
@@ -140,6 +141,13 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
         and memory, why a plan is large) once the inputs are read, before any metric runs;
         raising :class:`~synthguard.run.plan.PlanOnly` there stops the run (``--dry-run``).
+    retest_rows : int, optional
+        When a test alarms and names release rows to drop (copies, near-copies, close
+        neighbours), they are dropped (copies first) and every test of the verdict is run again on
+        the release without them, in at most this many rounds (rows still named after a round are
+        dropped in the next); the report gives each alarming risk's level after and what still
+        alarms (:func:`synthguard.run.actions.drop_retest`). ``0`` switches it off (the rows are
+        still listed). Default 1 (in one process; a Dask run does not re-test).
     options : EvaluateOptions, optional
         All of the above in one object, instead of the keyword arguments.
     context : path, mapping or DossierContext, optional
@@ -181,7 +189,8 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
             original_context: Any = None, synthetic_context: Any = None,
             control_context: Any = None, client: Any = None, jobs: int | None = None,
             retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-            options: EvaluateOptions | None = None, context: Any = None) -> Comparison:
+            retest_rows: int | None = None, options: EvaluateOptions | None = None,
+            context: Any = None) -> Comparison:
     """Evaluate several releases of the same original with the same options and rank them.
 
     Parameters
@@ -194,7 +203,7 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
     metrics, config, seed, preset, backend, progress, generator, cache, on_progress, \
 original_stats, risk_rule, materiality, release_type, alpha, entity_key, sequence_key, \
-original_context, control_context, client, jobs, retest_columns, on_plan, options
+original_context, control_context, client, jobs, retest_columns, on_plan, retest_rows, options
         The options of :func:`synthguard.evaluate`, applied to every release (one
         :class:`~synthguard.run.options.EvaluateOptions`; one disk cache shared by the releases;
         ``on_progress`` and ``on_plan`` are called for every release in turn).

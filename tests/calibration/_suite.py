@@ -103,7 +103,7 @@ def run(name: str, split: str, seed: int, kind: str, share: float | None = None,
     leak = tabular_release(name, split, seed, kind, share, extra)
     rep = synthguard.evaluate(p["original"], leak.release, control=p["control"],
                               metadata=META[name] if meta else None, metrics=METRICS, seed=seed,
-                              retest_columns=0)
+                              retest_columns=0, retest_rows=0)
     return summarise(rep, leak) | {"dataset": name, "seed": seed, "kind": kind, "share": share}
 
 
@@ -129,7 +129,7 @@ def person_run(seed: int, share: float | None) -> dict:
     rep = synthguard.evaluate(p["original"].events, leak.release, control=p["control"].events,
                               metadata={"quasi_identifiers": META[PANEL_FROM]["quasi_identifiers"]},
                               metrics=METRICS, entity_key="person_id", sequence_key="visit",
-                              seed=seed, retest_columns=0)
+                              seed=seed, retest_columns=0, retest_rows=0)
     return summarise(rep, leak) | {"dataset": f"{PANEL_FROM}-panel", "seed": seed, "kind": "person",
                                    "share": share}
 
@@ -159,7 +159,7 @@ def text_run(seed: int, share: float | None) -> dict:
         leak = text_near_copies(p["fresh"], p["original"], share, seed, column=TEXT_COLUMN)
     rep = synthguard.evaluate(p["original"], leak.release, control=p["control"],
                               metadata={"text_columns": [TEXT_COLUMN]}, metrics=METRICS, seed=seed,
-                              retest_columns=0)
+                              retest_columns=0, retest_rows=0)
     return summarise(rep, leak) | {"dataset": "fine_foods_reviews", "seed": seed, "kind": "text",
                                    "share": share}
 

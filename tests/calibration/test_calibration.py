@@ -90,7 +90,7 @@ def test_one_percent_copies_at_about_1000_rows(shared):
         base = generated_release(parts["original"], len(parts["original"]), "copula", seed)
         rel = leaky_release(base, parts["original"], 0.01, seed)
         rep = synthguard.evaluate(parts["original"], rel, control=parts["control"], preset="privacy",
-                                  seed=seed, retest_columns=0)
+                                  seed=seed, retest_columns=0, retest_rows=0)
         levels.append(rep.verdict.level)
         highs += rep.verdict.level == "high"
         assert rep.verdict.detection_limits["exact"]["value"] < 0.02  # the copies this test leaks

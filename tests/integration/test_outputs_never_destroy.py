@@ -110,7 +110,7 @@ def test_dash_writes_the_output_alone_on_stdout(acs, tmp_path):
     assert "VERDICT" in res.stderr and "JSON report written to -" in res.stderr
     res = _evaluate(acs, "--records-out", "-", "--json", str(tmp_path / "r.json"))
     assert res.exit_code == 0, res.output
-    assert res.stdout.splitlines()[0] == "metric,risk,action,release_row,training_row,reason"
+    assert res.stdout.splitlines()[0] == "metric,risk,action,release_row,training_row,reason,rank,family,tests,round"
     assert res.stdout.count("exact_matches,presence,drop") >= 90  # acs12 repeats a few rows
     res = _evaluate(acs, "--json", "-", "--dossier", "-")
     assert_cli_error(res, "--dossier and --json both write to standard output")

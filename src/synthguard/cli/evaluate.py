@@ -115,6 +115,9 @@ def risk_options(func):
 @click.option("--retest-columns", type=click.IntRange(min=0), default=None,
               help="When singling out or inference alarms, re-test at most this many driving columns "
                    "coarsened and report the level after (default 2; 0: off; not with --scheduler).")
+@click.option("--retest-rows", type=click.IntRange(min=0), default=None,
+              help="When a test names release rows to drop, drop them and re-test, in at most this "
+                   "many rounds, and report the levels after (default 1; 0: off; not with --scheduler).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan and no progress bars on stderr.")
 @click.option("--dry-run", is_flag=True,
@@ -143,7 +146,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
             workers: int | None = None, records_path: Path | None = None,
-            dossier_path: Path | None = None, retest_columns: int | None = None, db: str | None = None,
+            dossier_path: Path | None = None, retest_columns: int | None = None,
+            retest_rows: int | None = None, db: str | None = None,
             quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
@@ -198,7 +202,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         use_cache=use_cache, cache_dir=cache_dir, no_progress=no_progress or quiet, metrics=metrics,
         config=config, seed=seed, preset=preset, backend=backend, risk_rule=risk_rule,
         materiality=materiality, alpha=alpha, release_type=release_type, jobs=jobs,
-        retest_columns=retest_columns, original_stats=original_stats, entity_key=entity_key,
+        retest_columns=retest_columns, retest_rows=retest_rows, original_stats=original_stats,
+        entity_key=entity_key,
         sequence_key=sequence_key, original_context=original_context,
         synthetic_context=synthetic_context, control_context=control_context,
         on_plan=plan_printer(quiet, dry_run))
@@ -209,6 +214,8 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
         if retest_columns:
             raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
+        if retest_rows:
+            raise click.UsageError("--retest-rows runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
         report = plan_or_run(lambda: run_distributed(

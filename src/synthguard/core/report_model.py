@@ -3,7 +3,8 @@
 The verdict (:mod:`synthguard.run.verdict`) builds its rows as these types: one :class:`RiskRow` per
 risk (presence, singling out, linkability, inference), one :class:`TestRow` per verdict-driving test,
 one :class:`LeakLimit` per leak type and the headline :class:`HeadlineLimit`; a re-test of a coarsened
-column is a :class:`Coarsening`. The report (:class:`~synthguard.report.Report`) adds the inputs
+column is a :class:`Coarsening`, the re-test after dropping the listed release rows a
+:class:`DropRetest`. The report (:class:`~synthguard.report.Report`) adds the inputs
 (:class:`InputInfo`), the metric entries (:class:`MetricEntry`) and the records (:class:`RecordRow`)
 in a :class:`ReportModel`. Each type serialises to the report's JSON with ``to_dict()`` (keys in the
 JSON contract's order; an optional key that a run did not produce is left out, not written as
@@ -21,7 +22,7 @@ from typing import Any, ClassVar
 
 from .results import MetricResult, to_jsonable
 
-__all__ = ["ABSENT", "Coarsening", "HeadlineLimit", "InputInfo", "LeakLimit", "MetricEntry", "RecordRow",
+__all__ = ["ABSENT", "Coarsening", "DropRetest", "HeadlineLimit", "InputInfo", "LeakLimit", "MetricEntry", "RecordRow",
            "ReportModel", "RiskRow", "TestRow"]
 
 
@@ -52,8 +53,8 @@ ABSENT: Any = _Absent()
 class _Row(Mapping[str, Any]):
     """Shared behaviour of the model's rows: JSON round trip and read-only mapping access."""
 
-    #: field name -> (container, row type) for nested typed values: ``"list"`` (a tuple of rows)
-    #: or ``"map"`` (a mapping of key to row)
+    #: field name -> (container, row type) for nested typed values: ``"list"`` (a tuple of rows),
+    #: ``"map"`` (a mapping of key to row) or ``"row"`` (one row)
     _nested: ClassVar[Mapping[str, tuple[str, type]]] = {}
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,6 +68,8 @@ class _Row(Mapping[str, Any]):
             if kind is not None and v is not None:
                 if kind[0] == "list":
                     v = [x.to_dict() if isinstance(x, _Row) else x for x in v]
+                elif kind[0] == "row":
+                    v = v.to_dict() if isinstance(v, _Row) else v
                 else:
                     v = {k: (x.to_dict() if isinstance(x, _Row) else x) for k, x in v.items()}
             out[f.name] = to_jsonable(v)
@@ -87,6 +90,7 @@ class _Row(Mapping[str, Any]):
             if kind is not None and v is not None:
                 typ = kind[1]
                 v = (tuple(typ.from_dict(x) for x in v) if kind[0] == "list"  # type: ignore[attr-defined]
+                     else typ.from_dict(v) if kind[0] == "row"  # type: ignore[attr-defined]
                      else {kk: typ.from_dict(x) for kk, x in v.items()})  # type: ignore[attr-defined]
             elif isinstance(v, list):
                 v = tuple(v)
@@ -193,6 +197,42 @@ class Coarsening(_Row):
     metric_after: str | None
     text: str
     not_rerun: tuple[str, ...] = ABSENT
+    #: release rows dropped before the column was coarsened (the drop-and-retest's rows): the
+    #: levels are then those of the release without them
+    rows_dropped_first: int = ABSENT
+
+
+@dataclass(frozen=True, eq=True)
+class DropRetest(_Row):
+    """The release rows the records export lists to drop, dropped and every test run again
+    (:func:`synthguard.run.actions.drop_retest`): what the risk reads after, in as many rounds as
+    it took (rows an alarming test still names after a round are dropped in the next), and what
+    still alarms with why.
+
+    ``remaining`` names the tests of this risk that still read ``high`` or ``medium`` after the
+    last round; ``why`` says, per such test, why dropping rows did not settle it (it ties no rows
+    to its findings, it names rows to review rather than drop, or the rounds ran out).
+
+    Examples
+    --------
+    >>> d = DropRetest(rows_dropped=360, rounds=1, level_before="high", level_after="low",
+    ...                effect_before=0.24, effect_after=0.0, effect_ci_after=(-0.01, 0.01),
+    ...                metric_after="near_copies", remaining=(), why={}, text="...")
+    >>> DropRetest.from_dict(d.to_dict()) == d
+    True
+    """
+
+    rows_dropped: int
+    rounds: int
+    level_before: str
+    level_after: str
+    effect_before: float | None
+    effect_after: float | None
+    effect_ci_after: tuple[float | None, float | None] | None
+    metric_after: str | None
+    remaining: tuple[str, ...]
+    why: Mapping[str, str]
+    text: str
 
 
 @dataclass(frozen=True, eq=True)
@@ -226,9 +266,13 @@ class RiskRow(_Row):
     unassessed: tuple[str, ...] = ABSENT
     not_applicable: Mapping[str, str] = ABSENT
     coarsening: tuple[Coarsening, ...] = ABSENT
+    drop_retest: DropRetest = ABSENT
 
     _nested: ClassVar[Mapping[str, tuple[str, type]]] = {
-        "detection_limits": ("map", LeakLimit), "coarsening": ("list", Coarsening)}
+        "detection_limits": ("map", LeakLimit), "coarsening": ("list", Coarsening),
+        "drop_retest": ("row", DropRetest)}
+
+
 
 
 @dataclass(frozen=True, eq=True)
@@ -243,7 +287,13 @@ class InputInfo(_Row):
 
 @dataclass(frozen=True, eq=True)
 class RecordRow(_Row):
-    """One row of the records export (``--records-out``, ``Report.records()``)."""
+    """One row of the records export (``--records-out``, ``Report.records()``).
+
+    The run's own rows (every release row behind a high or medium finding,
+    :mod:`synthguard.run.drops`) also carry their ``rank`` (1 = removes the most excess), the leak
+    ``family`` their cells show (``exact``, ``near1``, ``near2``, ``linkage``, ``neighbourhood``,
+    ``key``), every test that ties them (``tests``) and the drop-and-retest ``round`` that found
+    them."""
 
     metric: str
     risk: str
@@ -251,6 +301,10 @@ class RecordRow(_Row):
     release_row: int | None
     training_row: int | None
     reason: str
+    rank: int | None = ABSENT
+    family: str | None = ABSENT
+    tests: str | None = ABSENT
+    round: int | None = ABSENT
 
 
 @dataclass(frozen=True)
@@ -303,6 +357,18 @@ class ReportModel:
     @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(self.header.get("warnings") or ())
+
+    @property
+    def records(self) -> tuple[RecordRow, ...]:
+        """The run's own records export: every release row behind a high or medium finding,
+        ranked (the header's ``records``; empty when the run named none)."""
+        return tuple(RecordRow.from_dict(r) for r in self.header.get("records") or ())
+
+    @property
+    def drop_retest(self) -> Mapping[str, Any] | None:
+        """What dropping the listed rows and re-testing cost and found, round by round (the
+        header's ``actions.drop_retest``; ``None`` when the run did not re-test)."""
+        return (self.header.get("actions") or {}).get("drop_retest")
 
     @property
     def risks(self) -> tuple[RiskRow, ...]:

@@ -78,6 +78,118 @@ class LeakResponse:
         return out
 
 
+#: What removing the release rows behind a flagged record does: ``"drop"`` (the rows are copies or
+#: near-copies of the record, or sit on it: removing them removes the exposure) or ``"review"``
+#: (the rows disclose the record through what they share with it, e.g. a key cell: a person
+#: decides).
+PAIR_ACTIONS = ("drop", "review")
+
+
+@dataclass(frozen=True, eq=False)
+class RowPairs:
+    """The release rows behind a test's per-record flags: which release row ties to which pooled
+    real record (training records first, then control records; both in the run's canonical order).
+
+    Two forms, either or both:
+
+    * explicit pairs: ``record[i]`` ties to release row ``row[i]`` (copies within a few cells,
+      release rows within a record's closeness radius);
+    * key groups: ``record_key`` (one per pooled record, ``-1`` for none) and ``row_key`` (one per
+      release row, ``-1`` for none); a record and a row tie when their keys are equal (a verbatim
+      copy: equal row identities; a disclosure test's key cell). A many-to-many join kept in
+      ``n + m`` numbers.
+
+    The ties of a *flagged* record are the rows whose removal clears its flag (for a tail test, at
+    the tail's current cut); a test may state ties of records it does not flag too.
+
+    Parameters
+    ----------
+    record, row : ndarray of int
+        Explicit pairs (may be empty).
+    n_rows : int
+        Release rows of the run (row indices lie in ``[0, n_rows)``).
+    record_key, row_key : ndarray of int, optional
+        Key groups (both or neither).
+    tie : str
+        What ties a row to a record, in a few words (``"equal on every compared cell"``).
+    action : {"drop", "review"}
+        See :data:`PAIR_ACTIONS`.
+    copies : bool
+        Every tie of a training record is a copy of it (verbatim, or within the test's cells and
+        identifying it): listed whether the record is flagged or not.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = RowPairs(np.array([0, 2]), np.array([1, 1]), 3, tie="within one cell")
+    >>> p.pairs_of(np.array([True, False, False])).tolist()
+    [[0, 1]]
+    >>> g = RowPairs.groups(np.array([5, 6, -1]), np.array([6, 6, 5]), tie="equal rows")
+    >>> g.pairs_of(np.array([True, True, True])).tolist()
+    [[0, 2], [1, 0], [1, 1]]
+    """
+
+    record: np.ndarray
+    row: np.ndarray
+    n_rows: int
+    record_key: np.ndarray | None = None
+    row_key: np.ndarray | None = None
+    tie: str = ""
+    action: str = "drop"
+    copies: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("record", "row"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64).ravel())
+        if self.record.shape != self.row.shape:
+            raise ValueError("RowPairs: one release row per record in the explicit pairs")
+        if (self.record_key is None) != (self.row_key is None):
+            raise ValueError("RowPairs: give both record_key and row_key, or neither")
+        if self.row_key is not None:
+            object.__setattr__(self, "record_key", np.asarray(self.record_key, dtype=np.int64))
+            object.__setattr__(self, "row_key", np.asarray(self.row_key, dtype=np.int64))
+            if self.row_key.size != int(self.n_rows):
+                raise ValueError("RowPairs: row_key needs one key per release row")
+        if self.action not in PAIR_ACTIONS:
+            raise ValueError(f"RowPairs: action must be one of {PAIR_ACTIONS}")
+        if self.row.size and (self.row.min() < 0 or self.row.max() >= int(self.n_rows)):
+            raise ValueError("RowPairs: release rows must lie in [0, n_rows)")
+
+    @classmethod
+    def groups(cls, record_key: np.ndarray, row_key: np.ndarray, *, tie: str = "",
+               action: str = "drop", copies: bool = False) -> RowPairs:
+        """Ties by key groups only (see the class)."""
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(empty, empty, int(np.asarray(row_key).size), record_key, row_key, tie, action,
+                   copies)
+
+    def pairs_of(self, records: np.ndarray, budget: int = 50_000_000) -> np.ndarray:
+        """Every ``(record, row)`` tie of the pooled records marked in ``records`` (a boolean mask),
+        as an ``(n, 2)`` array sorted by record then row; key groups are expanded (a
+        :class:`MemoryError` names the budget when a join would exceed ``budget`` pairs)."""
+        mask = np.asarray(records, dtype=bool)
+        sel = mask[self.record] if self.record.size else np.zeros(0, dtype=bool)
+        parts = [np.stack([self.record[sel], self.row[sel]], axis=1)]
+        if self.row_key is not None:
+            assert self.record_key is not None
+            rec = np.flatnonzero(mask & (self.record_key >= 0))
+            keys = self.record_key[rec]
+            rows = np.flatnonzero(self.row_key >= 0)
+            order = rows[np.argsort(self.row_key[rows], kind="stable")]
+            sorted_keys = self.row_key[order]
+            lo = np.searchsorted(sorted_keys, keys, "left")
+            cnt = np.searchsorted(sorted_keys, keys, "right") - lo
+            if int(cnt.sum()) > budget:
+                raise MemoryError(f"RowPairs: {int(cnt.sum())} tied pairs exceed the budget {budget}")
+            starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
+            parts.append(np.stack([np.repeat(rec, cnt),
+                                   order[starts + np.arange(int(cnt.sum()))]], axis=1))
+        out = np.concatenate(parts, axis=0) if parts else np.zeros((0, 2), dtype=np.int64)
+        if out.shape[0]:
+            out = np.unique(out, axis=0)
+        return out.astype(np.int64)
+
+
 def tail_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     """Flags from per-record scores: ``score > 0`` (``tail`` None), else the records at or above the
     pooled ``(1 - tail)`` quantile: the ``ceil(tail * n)`` highest scores, ties included
@@ -130,6 +242,9 @@ class RecordFlags:
         (:class:`LeakResponse`, measured by the test against the rows).
     families : mapping of str to str or None, optional
         Every leak family of the run: ``None`` when it applies to the tables, else why not.
+    pairs : RowPairs, optional
+        The release rows behind the flags (:class:`RowPairs`): what the records export lists and
+        what the run drops and re-tests (:mod:`synthguard.run.actions`).
 
     Examples
     --------
@@ -148,6 +263,7 @@ class RecordFlags:
     tail: float | None = None
     leaks: Mapping[str, LeakResponse] = field(default_factory=dict)
     families: Mapping[str, str | None] = field(default_factory=dict)
+    pairs: RowPairs | None = None
 
     @classmethod
     def from_scores(cls, member: np.ndarray, non_member: np.ndarray, *, tail: float | None = None,
@@ -194,6 +310,12 @@ class RecordFlags:
             raise ValueError(f"unknown leak families {bad}; one of {LEAK_FAMILIES}")
         if self.leaks and self.scores is None:
             raise ValueError("leak responses need the per-record scores they raise")
+        if self.pairs is not None:
+            n = self.member.size + self.non_member.size
+            p = self.pairs
+            if (p.record.size and (p.record.min() < 0 or p.record.max() >= n)) or \
+                    (p.record_key is not None and p.record_key.size != n):
+                raise ValueError("pairs: records are pooled positions (training, then control)")
 
 
 @dataclass(frozen=True)

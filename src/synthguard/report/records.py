@@ -1,7 +1,13 @@
 """The records behind the findings in one schema, and the facts the report's sentences count
 from them (copies, rows to drop, rows for review).
 
-Metrics list the records behind their numbers under different field names (``original_row``,
+The run lists every release row behind a high or medium finding itself, from the tests' own
+joins (:mod:`synthguard.run.drops`): each with its training row, the test and the risk, why, the
+leak family its cells show, ranked so that the first rows remove most of the excess, in input
+row numbers (the report's ``records``). :func:`report_records` returns them, followed by the top
+records of the metrics whose rows the run did not list.
+
+Metrics also list the records behind their numbers under different field names (``original_row``,
 ``synthetic_row``, ``row``, ``nearest_training_row``...); each metric's card says what its records
 mean (:class:`~synthguard.registry.RecordsCard`: the table a plain ``row`` points into, whether a
 listed release row is a verbatim copy, its reason, and a function listing *every* such row where the
@@ -16,6 +22,7 @@ from typing import Any
 
 from ..core.format import fmt_number
 from ..core.results import to_jsonable
+from ..run.drops import EXPORT_COLUMNS
 from ..run.wording import Facts
 from .risks import (
     LEVEL_RANK,
@@ -26,8 +33,10 @@ from .risks import (
     verbatim_release_rows,
 )
 
-#: The one schema of ``Report.records()`` and ``--records-out``.
-COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason")
+#: The one schema of ``Report.records()`` and ``--records-out``: ``metric, risk, action,
+#: release_row, training_row, reason``, then (the run's own rows; empty for the others) ``rank,
+#: family, tests, round``.
+COLUMNS = EXPORT_COLUMNS
 
 _RELEASE_KEYS = ("synthetic_row",)
 _TRAINING_KEYS = ("original_row", "nearest_original_row", "nearest_training_row", "training_row")
@@ -134,6 +143,38 @@ def normalise_records(report: Any) -> list[dict[str, Any]]:
             out.append({"metric": e.name, "risk": risk, "action": action, "release_row": release,
                         "training_row": training, "reason": write(rec)})
     return out
+
+
+def report_records(report: Any, original: Any = None, synthetic: Any = None,
+                   metadata: Any = None) -> list[dict[str, Any]]:
+    """The records export of a report (its typed model, or the :class:`Report` holding it): the
+    run's own rows (every release row behind a high or medium finding, ranked;
+    :mod:`synthguard.run.drops`), then the listed records of every metric whose rows the run did
+    not list. A report without the run's rows (no control, or a report of an older version) gives
+    every metric's records, completed from the inputs when they are given
+    (:func:`complete_records`).
+
+    Examples
+    --------
+    >>> from synthguard.core.report_model import MetricEntry, ReportModel
+    >>> from synthguard.core.results import MetricResult
+    >>> own = [{"metric": "exact_matches", "risk": "presence", "action": "drop",
+    ...         "release_row": 4, "training_row": 1, "reason": "verbatim copy", "rank": 1,
+    ...         "family": "exact", "tests": "exact_matches", "round": 1}]
+    >>> res = MetricResult("dcr", "privacy", 0.1, "higher is safer", risk_level="low",
+    ...                    records=[{"original_row": 7}])
+    >>> model = ReportModel({"records": own}, None, (MetricEntry("dcr", "ok", result=res),))
+    >>> [(r["metric"], r["action"], r["release_row"]) for r in report_records(model)]
+    [('exact_matches', 'drop', 4), ('dcr', 'review', None)]
+    """
+    model = getattr(report, "model", report)
+    own = [dict(r) for r in (model.header.get("records") or ())]
+    if not own:
+        if original is not None and synthetic is not None:
+            return complete_records(model, original, synthetic, metadata)
+        return normalise_records(model)
+    listed = {t.strip() for r in own for t in str(r.get("tests") or r["metric"]).split(",")}
+    return own + [r for r in normalise_records(model) if r["metric"] not in listed]
 
 
 def complete_records(report: Any, original: Any, synthetic: Any,

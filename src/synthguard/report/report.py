@@ -9,7 +9,14 @@ JSON shape::
                  "detection_limit", "tests", "not_assessed", "risks": [{..., "coarsening": [{
                  "column", "coarsening", "level_before", "level_after", "effect_after", "text"}]
                  (only when re-tested, see synthguard.run.actions)}], ...}  (run.verdict),
-     "actions": {"coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",
+     "records": [{"metric", "risk", "action", "release_row", "training_row", "reason", "rank",
+                  "family", "tests", "round"}, ...]  (every release row behind a high or medium
+                 finding, ranked: synthguard.run.drops; only when there is one),
+     "actions": {"drop_retest": {"rows_dropped", "max_rounds", "rounds": [{"round",
+                                 "rows_dropped", "levels_after", "still_high", "seconds"}],
+                                 "metrics_rerun", "seconds", "cost"}  (only when a test named rows
+                                 to drop; each alarming risk then has "drop_retest": {...}),
+                 "coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",
                  "cost"}}  (only when singling out or inference alarmed and a column was re-tested),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",
                         "result": {...}, "cached": true (only when read from the cache)}}}
@@ -77,13 +84,17 @@ class Report:
         """Every record behind the metrics, in one schema, as a pandas DataFrame.
 
         Columns: ``metric, risk, action ("drop" | "review"), release_row, training_row, reason``
-        (row numbers of the input files, from 0; missing when the metric does not name one).
+        (row numbers of the input files, from 0; missing when the metric does not name one), then
+        ``rank, family, tests, round``. First come the run's own rows: every release row behind a
+        high or medium finding, each with its training row, ranked so that the first rows remove
+        most of the excess (:mod:`synthguard.run.drops`; ``round``: the drop-and-retest round that
+        dropped it); then the listed records of the other metrics.
 
         Parameters
         ----------
         original, synthetic, metadata : DataFrame or path, optional
-            The evaluation's inputs. When given, *every* release row that is a verbatim training
-            row is listed (metrics list only their top rows): these are the rows to drop.
+            The evaluation's inputs, read only for a report without the run's own rows (no
+            control): *every* release row that is a verbatim training row is then listed.
 
         Examples
         --------
@@ -95,14 +106,11 @@ class Report:
         """
         import pandas as pd
 
-        from .records import COLUMNS, complete_records, normalise_records
+        from .records import COLUMNS, report_records
 
-        if original is not None and synthetic is not None:
-            rows = complete_records(self._model, original, synthetic, metadata)
-        else:
-            rows = normalise_records(self._model)
+        rows = report_records(self._model, original, synthetic, metadata)
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        for col in ("release_row", "training_row"):
+        for col in ("release_row", "training_row", "rank", "round"):
             frame[col] = frame[col].astype("Int64")
         return frame
 

@@ -1,4 +1,24 @@
-"""Coarsen and re-test: what binning or generalising a driving column does to the risk it drives.
+"""The advice, re-tested in the run: drop the release rows behind the findings, and coarsen the
+columns that drive what remains; every test runs again and the report states the levels after.
+
+Drop and re-test (:func:`drop_retest`)
+    The records export lists every release row an alarming test ties to one of its flagged
+    training records (:mod:`synthguard.run.drops`). Of the rows it marks ``drop``, the copies
+    (verbatim, or within a cell and identifying their record) are removed first, else the close
+    neighbours and linkage rows, and every test of the verdict is run again, through the normal
+    metric code and :func:`synthguard.run.verdict.assess`, on the release without them: the same
+    code and seed as a new evaluation of that release, so its levels are what such an evaluation
+    reads. When a test that names rows to drop still reads ``high``, the rows named on the reduced
+    release are dropped in a further round (copies first again; at most ``max_rounds``). The
+    export's ``drop`` rows are the rows a round dropped; a row a test named that no round needed
+    is a row to review. Each alarming risk states its level after, and what still alarms with why
+    (:class:`~synthguard.core.report_model.DropRetest`). Cost: one more run of the verdict's tests
+    per round (at most :data:`DROP_ROUNDS`), only when a test names rows to drop (a release whose
+    copies are gone often no longer needs the coarsen-and-retest's runs);
+    ``retest_rows=0`` switches it off.
+
+Coarsen and re-test (:func:`coarsen_retest`): what binning or generalising a driving column does to
+the risk it drives.
 
 When singling out or attribute inference alarms (``high`` or ``medium``), the columns behind it are
 found from the run's own results (the columns tested by the singling-out queries that isolate
@@ -13,10 +33,13 @@ tables where that one column is coarsened in the release, the training rows and 
   kept, the rest merged into ``"other"``.
 
 Each re-test states the column, the coarsening, the risk's level and excess before and after
-(:func:`coarsen_retest`); the report shows it under the risk (``verdict.risks[i]["coarsening"]``)
-and its cost under ``actions`` in the JSON. Cost: one more run of the verdict's tests per
-re-tested column (at most ``max_columns``, default 2), only when singling out or inference alarms;
-``retest_columns=0`` in :func:`synthguard.evaluate` switches it off.
+(:func:`coarsen_retest`); the report shows it under the risk (``verdict.risks[i]["coarsening"]``,
+the renderers advise only a coarsening whose re-test lowered the level) and its cost under
+``actions`` in the JSON (each run with the risks it ``lowers``). When rows were dropped and
+singling out or inference still alarms after, the columns are coarsened on the release without
+those rows (``rows_dropped_first``): the advice is to drop, then coarsen. Cost: one more run of
+the verdict's tests per re-tested column (at most ``max_columns``, default 2), only when singling
+out or inference alarms; ``retest_columns=0`` in :func:`synthguard.evaluate` switches it off.
 """
 
 from __future__ import annotations
@@ -29,11 +52,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.report_model import Coarsening
+from ..core.report_model import Coarsening, DropRetest
 
 #: Risks whose alarms name driving columns (presence is answered by the rows to drop).
 COARSEN_RISKS = ("singling_out", "inference")
 MAX_COLUMNS = 2
+#: Rounds of dropping the named rows and re-testing, at most, by default: one (the copies; on the
+#: leaky demo a second round cost about a third more of the run than the first, see
+#: benchmarks/bench_drop_retest.py); ``retest_rows`` in :func:`synthguard.evaluate` asks for more.
+DROP_ROUNDS = 1
+LEVEL_RANK = {"high": 4, "medium": 3, "inconclusive": 2, "low": 1}
 BINS = 10
 TOP = 10
 ALARM = ("high", "medium")
@@ -211,7 +239,8 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
 
 def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
                    rerun: Callable[[Any, Any], Any], max_columns: int = MAX_COLUMNS,
-                   bins: int = BINS, top: int = TOP) -> tuple[Any, dict[str, Any] | None]:
+                   bins: int = BINS, top: int = TOP, rows_dropped_first: int = 0
+                   ) -> tuple[Any, dict[str, Any] | None]:
     """Re-test the alarming singling-out and inference risks with their driving column coarsened.
 
     Parameters
@@ -232,6 +261,9 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         At most this many columns are re-tested (one more run of the verdict's tests each).
     bins, top : int
         Quantile bins of a numerical column; categories kept of a categorical one.
+    rows_dropped_first : int
+        Release rows already dropped from ``tables`` (the drop-and-retest's): stated on every
+        entry, whose levels are then those of the release without them.
 
     Returns
     -------
@@ -298,6 +330,7 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         if gone:  # a test that could not run on the coarsened tables: the level is without it
             entry["not_rerun"] = gone
         runs.append(entry)
+        lowered = []
         for k in drives:
             b, a = before[k], after.get(k, {})
             e = _entry(k, col, how, b, a, top, sdtype)
@@ -306,7 +339,14 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
                 e["text"] += " (on the coarsened tables " + "; ".join(
                     f"{n} did not run: {str(why).rstrip('.')}" for n, why in sorted(gone.items())
                 ) + ")"
+            if rows_dropped_first:
+                e["rows_dropped_first"] = int(rows_dropped_first)
+                e["text"] = (f"after dropping the {rows_dropped_first} listed release rows, "
+                             + e["text"])
             added.setdefault(k, []).append(e)
+            if LEVEL_RANK.get(e["level_after"], 5) < LEVEL_RANK.get(e["level_before"], 0):
+                lowered.append(k)
+        entry["lowers"] = lowered
     cost = {"max_columns": max_columns, "bins": bins, "top": top,
             "candidates": [c for c, _ in candidates],
             "columns_retested": [r["column"] for r in runs if "error" not in r],
@@ -336,3 +376,202 @@ def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, 
     return {"column": col, "sdtype": sdtype, "coarsening": how, "level_before": lb,
             "level_after": la, "effect_before": b.get("effect"), "effect_after": a.get("effect"),
             "effect_ci_after": a.get("effect_ci"), "metric_after": a.get("metric"), "text": text}
+
+
+def _sub_config(run_config: Any, names: list[str]) -> Any:
+    """The run's configuration restricted to the verdict's tests ``names``."""
+    return dataclasses.replace(
+        run_config, metrics={n: run_config.metrics[n] for n in names if n in run_config.metrics},
+        unavailable={}, runs={n: m for n, m in dict(run_config.runs).items() if n in names})
+
+
+def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray]:
+    """``tables`` with the release rows marked in ``dropped`` (canonical positions) removed, in
+    canonical order as a new evaluation of that release would have them, and for each of their
+    release rows its canonical position in ``tables``."""
+    from ..data.tables import prepare_tables
+
+    kept = np.flatnonzero(~dropped)
+    syn = tables.synthetic.iloc[kept].reset_index(drop=True)
+    new = prepare_tables(tables.original, syn, tables.control, tables.schema,
+                         canonical_columns=True).in_canonical_order()
+    nums = new.row_numbers.get("synthetic")
+    return new, (kept if nums is None else kept[np.asarray(nums)])
+
+
+def _back(rows: pd.DataFrame, new: Any, release_pos: np.ndarray) -> pd.DataFrame:
+    """Rows of :func:`synthguard.run.drops.rows_behind` on reduced tables ``new``, with their
+    release and training positions those of the full run's tables."""
+    out = rows.copy()
+    out["release"] = release_pos[out["release"].to_numpy(dtype=np.int64)]
+    nums = new.row_numbers.get("original")
+    if nums is not None:  # the training rows keep their order (already canonical)
+        out["training"] = np.asarray(nums)[out["training"].to_numpy(dtype=np.int64)]
+    return out
+
+
+def _to_drop(rows: pd.DataFrame, copies_first: bool = True) -> np.ndarray:
+    """The release rows (canonical positions) a round drops: the rows to drop that a test ties as
+    copies of their training records when there are any (the surest: a test of neighbours names
+    innocent rows beside the leaks, and often stops alarming once the copies are gone), else every
+    row to drop."""
+    if not len(rows):
+        return np.zeros(0, np.int64)
+    to_drop = rows["action"].to_numpy() == "drop"
+    if copies_first:
+        copy = to_drop & rows["copy"].to_numpy(dtype=bool)
+        if copy.any():
+            to_drop = copy
+    return rows["release"].to_numpy(dtype=np.int64)[to_drop]
+
+
+def _naming(rows: pd.DataFrame, drop: np.ndarray) -> set[str]:
+    """Every test tying one of the release rows ``drop``."""
+    at = rows["release"].isin(drop).to_numpy()
+    return {n.strip() for ts in rows.loc[at, "tests"] for n in str(ts).split(",")}
+
+
+def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
+                rerun: Any, max_rounds: int = DROP_ROUNDS
+                ) -> tuple[Any, list[dict[str, Any]], dict[str, Any] | None, Any]:
+    """List the release rows behind the findings, drop those to drop and re-test, in rounds.
+
+    Parameters
+    ----------
+    tables : Tables
+        The run's tables (canonical order).
+    run_config : RunConfig
+        The run's configuration; the verdict's tests are run again with their parameters.
+    verdict : Verdict
+        The run's verdict.
+    results : mapping
+        The run's results (their evidence names the rows behind each flag).
+    rerun : callable
+        ``rerun(tables, run_config) -> RunOutput``: the run's own runner with the run's seed,
+        backend, risk rule and jobs, and no re-test of its own.
+    max_rounds : int
+        Rounds of dropping and re-testing at most (``0``: list the rows, re-test nothing).
+
+    Returns
+    -------
+    (Verdict, list of dict, dict or None, tuple or None)
+        The verdict with a :class:`~synthguard.core.report_model.DropRetest` under every risk that
+        alarmed; the records export (:data:`synthguard.run.drops.EXPORT_COLUMNS`, input row
+        numbers, every round's rows); the cost and the rounds (``None`` when nothing was
+        re-tested); and ``(tables, RunOutput)`` of the release without the dropped rows (``None``
+        likewise).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, synthguard
+    >>> rng = np.random.default_rng(0)
+    >>> o, c, f = (pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(list("abc"), 300)})
+    ...            for _ in "ocf")
+    >>> rep = synthguard.evaluate(o, pd.concat([o.head(60), f.head(40)]), control=c,
+    ...                           metrics=["exact_matches", "near_copies"])
+    >>> [(r["risk"], r["level"], r["drop_retest"]["level_after"]) for r in rep.risks()[:1]]
+    [('presence', 'high', 'low')]
+    """
+    from .drops import ALARM, export_rows, rows_behind
+
+    rows = rows_behind(verdict, results, tables)
+    alarm = {r["risk"]: r for r in verdict.risks if r.get("level") in ALARM}
+    drop = _to_drop(rows)
+    if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
+            or verdict.rule.rule != "calibrated":
+        return verdict, export_rows(rows, tables), None, None
+    names = [t["metric"] for t in verdict.tests]
+    sub = _sub_config(run_config, names)
+    dropped = np.zeros(len(tables.synthetic), dtype=bool)
+    when = np.zeros(len(tables.synthetic), dtype=np.int64)  # the round that dropped a row
+    found = [rows.assign(round=1)]
+    named = _naming(rows, drop)  # tests that named the dropped rows
+    rounds: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    new = rep = None
+    for r in range(1, int(max_rounds) + 1):
+        t1 = time.perf_counter()
+        dropped[drop] = True
+        when[drop] = r
+        new, release_pos = _without_rows(tables, dropped)
+        rep = rerun(new, sub)
+        high = sorted(t["metric"] for t in rep.verdict.tests if t.get("level") == "high")
+        rounds.append({"round": r, "rows_dropped": int(drop.size),
+                       "levels_after": {x["risk"]: x.get("level") for x in rep.verdict.risks},
+                       "still_high": high, "seconds": round(time.perf_counter() - t1, 4)})
+        if r == max_rounds or not (set(high) & (named | _naming(rows, _to_drop(rows, False)))):
+            break  # no test that names rows to drop still reads high
+        more = _back(rows_behind(rep.verdict, rep.results, new), new, release_pos)
+        more = more[~dropped[more["release"].to_numpy(dtype=np.int64)]]
+        drop = _to_drop(more)
+        if not drop.size:
+            break
+        named |= _naming(more, drop)
+        found.append(more.assign(round=r + 1))
+    every = pd.concat(found, ignore_index=True)
+    # a row is to drop when a round dropped it (listed with that round); a row a test named to
+    # drop that no round needed (its test no longer alarmed once the copies were gone) is a row
+    # to review
+    pos = every["release"].to_numpy(dtype=np.int64)
+    every["action"] = np.where(dropped[pos], "drop", "review")
+    every["round"] = np.where(dropped[pos], when[pos], every["round"].to_numpy())
+    every = every.assign(_review=every["action"] != "drop").sort_values(
+        ["_review", "round"], kind="stable").drop(columns="_review")
+    every = every.drop_duplicates("release").reset_index(drop=True)
+    export = export_rows(every, tables, every["round"].to_numpy())
+    assert rep is not None
+    after = {x["risk"]: x for x in rep.verdict.risks}
+    n_dropped = int(dropped.sum())
+    risks = []
+    for row in verdict.risks:
+        if row["risk"] not in alarm:
+            risks.append(row)
+            continue
+        risks.append(row.replace(drop_retest=_drop_entry(row, after.get(row["risk"], {}), rep,
+                                                         n_dropped, len(rounds), named)))
+    cost = {"rows_dropped": n_dropped, "max_rounds": int(max_rounds), "rounds": rounds,
+            "metrics_rerun": names, "seconds": round(time.perf_counter() - t0, 4),
+            "cost": (f"one more run of the verdict's {len(names)} test(s) per round ({len(rounds)} "
+                     f"round(s); at most {max_rounds}, only when a test names release rows to "
+                     "drop); retest_rows=0 switches it off")}
+    return dataclasses.replace(verdict, risks=tuple(risks)), export, cost, (new, rep)
+
+
+def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n_dropped: int,
+                rounds: int, named: set[str]) -> DropRetest:
+    """What one alarming risk reads after the rows were dropped, and why what remains remains."""
+    from .verdict import RISK_TITLES, _pct
+
+    risk = before["risk"]
+    la = str(after.get("level", "not assessed"))
+    tests = [t for t in rep.verdict.tests if t.get("level") in ("high", "medium")
+             and (t.get("risk") == risk or risk in (t.get("also") or ()))]
+    why: dict[str, str] = {}
+    for t in tests:
+        res = rep.results.get(t["metric"])
+        flags = getattr(getattr(res, "evidence", None), "flags", None)
+        pairs = getattr(flags, "pairs", None)
+        if pairs is None:
+            why[t["metric"]] = ("its finding is not tied to release rows (a test of the release as "
+                                "a whole): dropping rows cannot be shown to settle it")
+        elif pairs.action != "drop":
+            why[t["metric"]] = ("it names release rows to review (rows sharing a key with the "
+                                "records it flags), not to drop")
+        elif t["metric"] in named:
+            why[t["metric"]] = (f"it still names release rows after {rounds} round(s) of dropping "
+                                "(the rounds ran out)")
+        else:
+            why[t["metric"]] = "it names rows only once the others are gone"
+    title = RISK_TITLES[risk][0].lower()
+    text = (f"{title}: {str(before['level']).upper()}; without the {n_dropped} release rows "
+            f"listed to drop ({rounds} round(s) of dropping and re-testing) it reads {la.upper()}")
+    if after.get("effect") is not None:
+        ci = after.get("effect_ci")
+        text += (f" ({_pct(after['effect'])} of the training records exposed beyond chance"
+                 + (f", {_pct(ci[0])} to {_pct(ci[1])}" if ci and ci[0] is not None else "") + ")")
+    if why:
+        text += "; still alarming: " + "; ".join(f"{n} ({w})" for n, w in why.items())
+    return DropRetest(rows_dropped=n_dropped, rounds=rounds, level_before=str(before["level"]),
+                      level_after=la, effect_before=before.get("effect"),
+                      effect_after=after.get("effect"), effect_ci_after=after.get("effect_ci"),
+                      metric_after=after.get("metric"), remaining=tuple(why), why=why, text=text)

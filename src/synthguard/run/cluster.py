@@ -30,6 +30,8 @@ CLUSTER_REFUSES: dict[str, str] = {
              "not compute",
     "retest_columns": "the coarsen-and-retest re-runs tests on pandas tables of one process: leave "
                       "it unset or 0",
+    "retest_rows": "the drop-and-retest re-runs tests on pandas tables of one process: leave it "
+                   "unset or 0",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
             "unset or 1",
 }
@@ -38,12 +40,14 @@ CLUSTER_REFUSES: dict[str, str] = {
 def refuse_on_cluster(options: EvaluateOptions) -> None:
     """Before any work: one line naming the extra to install when Dask is missing, or the first
     option a run on a cluster cannot honour (:data:`CLUSTER_REFUSES`), with why; nothing when every
-    option can be honoured (``retest_columns=0`` and ``jobs=1`` can)."""
+    option can be honoured (``retest_columns=0``, ``retest_rows=0`` and ``jobs=1`` can)."""
     from ..distributed import require_dask
 
     require_dask("evaluate(client=...)")
     if options.retest_columns == 0:
         options = options.replace(retest_columns=None)
+    if options.retest_rows == 0:
+        options = options.replace(retest_rows=None)
     options.refuse("evaluate(client=...)",
                    {k: f"{why}; run without client= for it" for k, why in CLUSTER_REFUSES.items()})
 

@@ -68,6 +68,7 @@ class EvaluateOptions:
     jobs: int | None = None
     retest_columns: int | None = None
     on_plan: Callable[[Any], Any] | None = None
+    retest_rows: int | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -83,12 +84,14 @@ class EvaluateOptions:
                               f"got {self.on_progress!r}")
         if self.on_plan is not None and not callable(self.on_plan):
             raise ConfigError(f"on_plan must be callable as on_plan(plan), got {self.on_plan!r}")
-        for name in ("jobs", "retest_columns"):
+        for name in ("jobs", "retest_columns", "retest_rows"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
                 raise ConfigError(f"{name} must be an integer, got {v!r}")
-        if self.retest_columns is not None and self.retest_columns < 0:
-            raise ConfigError(f"retest_columns must be 0 (off) or more, got {self.retest_columns}")
+        for name in ("retest_columns", "retest_rows"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                raise ConfigError(f"{name} must be 0 (off) or more, got {v}")
         for name in ("entity_key", "sequence_key"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, str):

@@ -105,8 +105,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
     progress bar and callback, the plan callback (``on_plan``: called with the run's
-    :class:`~synthguard.run.plan.Plan` before any metric runs), the generator, the disk cache, the risk rule's keys, ``jobs`` and
-    ``retest_columns``; the options about inputs (``original_stats``, the entity options,
+    :class:`~synthguard.run.plan.Plan` before any metric runs), the generator, the disk cache, the risk rule's keys, ``jobs``,
+    ``retest_columns`` and ``retest_rows``; the options about inputs (``original_stats``, the entity options,
     ``client``) were used to build ``tables`` and ``entities`` and are not read here.
     With ``entities`` (an :class:`~synthguard.data.entities.EntityRun`), ``tables`` are the event
     tables: privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
@@ -168,26 +168,55 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     out = build_report(header, done, rule, tables=tables, has_control=tables.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
                        unavailable=run_config.unavailable)
-    retest = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
-    if retest and entities is None and not stats_only:
-        from .actions import coarsen_retest  # the alarming risks re-tested with drivers coarsened
-        from .plan import stage
-
-        # the re-test runs the verdict's tests again through this function: same seed, backend,
-        # risk rule and jobs; no bar, callback, plan, cache or generator, and no re-test of its own
-        again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
-                                generator=None, retest_columns=0)
-
-        def rerun(coarse: Tables, sub: RunConfig) -> RunOutput:
-            return run_tables(coarse, sub, again, canonical=True)
-
-        with stage("re-testing coarsened columns", options.progress):
-            verdict, cost = coarsen_retest(tables, run_config, out.verdict, out.results,
-                                           rerun=rerun, max_columns=int(retest))
-        if cost is not None:
-            out.header["actions"] = {"coarsen_retest": cost}
-        out = dataclasses.replace(out, verdict=verdict)
+    if entities is None and not stats_only:
+        out = _advice(out, tables, run_config, options)
     return out
+
+
+def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
+            options: EvaluateOptions) -> RunOutput:
+    """The run's advice, re-tested: the release rows behind the findings listed (the records
+    export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
+    the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most)."""
+    from .actions import DROP_ROUNDS, coarsen_retest, drop_retest
+    from .plan import stage
+
+    columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
+    rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
+    # the re-tests run the verdict's tests again through run_tables: same seed, backend, risk rule
+    # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
+    again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
+                            generator=None, retest_columns=0, retest_rows=0)
+
+    def rerun(new: Tables, sub: RunConfig) -> RunOutput:
+        return run_tables(new, sub, again, canonical=True)
+
+    actions: dict[str, Any] = {}
+    with stage("re-testing without the rows to drop", options.progress and bool(rounds)):
+        verdict, records, cost, after = drop_retest(tables, run_config, out.verdict, out.results,
+                                                    rerun=rerun, max_rounds=int(rounds))
+    if records:
+        out.header["records"] = records
+    if cost is not None:
+        actions["drop_retest"] = cost
+    if columns:
+        # what still alarms once the rows are dropped is what a coarsening must settle
+        base_tables, base = after if after is not None else (tables, None)
+        with stage("re-testing coarsened columns", options.progress):
+            coarse, ccost = coarsen_retest(
+                base_tables, run_config, base.verdict if base is not None else verdict,
+                base.results if base is not None else out.results, rerun=rerun,
+                max_columns=int(columns),
+                rows_dropped_first=int(cost["rows_dropped"]) if cost is not None else 0)
+        if ccost is not None:
+            actions["coarsen_retest"] = ccost
+            found = {r["risk"]: r.get("coarsening") for r in coarse.risks}
+            verdict = dataclasses.replace(verdict, risks=tuple(
+                r.replace(coarsening=found[r["risk"]]) if found.get(r["risk"]) else r
+                for r in verdict.risks))
+    if actions:
+        out.header["actions"] = actions
+    return dataclasses.replace(out, verdict=verdict)
 
 
 def _resolve_backend(backend: str) -> str:

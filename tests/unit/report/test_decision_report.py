@@ -81,7 +81,8 @@ def test_records_out_lists_every_copied_release_row_and_nothing_else(tmp_path):
                                     "--no-progress", "--records-out", str(out)])
     assert res.exit_code == 0, res.output
     rows = pd.read_csv(out)
-    assert list(rows.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason"]
+    assert list(rows.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason",
+                                  "rank", "family", "tests", "round"]
     drop = rows[rows["action"] == "drop"]  # every copy, nothing else
     assert set(drop["release_row"].astype(int)) == set(copied.tolist())
     exact = rows[rows["metric"] == "exact_matches"]
@@ -134,7 +135,8 @@ def test_notebook_views_frame_records_and_reprs(demo_reports):
     assert repr(rep.verdict).startswith("<Verdict HIGH: presence high")
     assert rep.verdict.level == "high"
     recs = rep.records(data["original"], data["leaky"])
-    assert list(recs.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason"]
+    assert list(recs.columns) == ["metric", "risk", "action", "release_row", "training_row", "reason",
+                                  "rank", "family", "tests", "round"]
     k = rep["exact_matches"]["result"]["synthetic_match_rate"]["k"]
     assert (recs["metric"] == "exact_matches").sum() == k
 
@@ -279,18 +281,21 @@ def test_coarsening_bins_are_label_free():
         assert one["synthetic"].nunique() <= 7
 
 
-def test_leaky_demo_retests_the_top_driver_of_singling_out_and_of_inference(demo_reports):
+def test_leaky_demo_retests_drivers_on_the_release_without_the_dropped_rows(demo_reports):
     _, reps = demo_reports
     rep = reps["leaky"]
     risks = {r["risk"]: r for r in rep.risks()}
-    so, inf = risks["singling_out"]["coarsening"], risks["inference"]["coarsening"]
+    so = risks["singling_out"]["coarsening"]
     cost = rep.to_dict()["actions"]["coarsen_retest"]
     assert len(cost["columns_retested"]) == 2  # the budget: one more run per column, two columns
-    per_secret = rep["inference"]["result"]["per_secret"]
-    assert inf[0]["column"] == max(per_secret, key=lambda d: d["risk"])["secret_column"]
-    # 40 % of the release are verbatim copies: coarsening one column cannot remove that excess,
-    # and the report shows the re-test without advising the coarsening
-    assert all(c["level_after"] == "high" for c in so + inf)
+    # the 120 verbatim copies are dropped and re-tested first; singling out still alarms without
+    # them, so its drivers are coarsened on the release without those rows
+    dropped = risks["singling_out"]["drop_retest"]
+    assert dropped["rows_dropped"] >= 120 and dropped["level_after"] == "high"
+    assert all(c["rows_dropped_first"] == dropped["rows_dropped"] for c in so)
+    # the demo's noisy copies remain: coarsening one column cannot remove that excess, and the
+    # report shows the re-test without advising the coarsening
+    assert all(c["level_after"] == "high" for c in so)
     flat = " ".join(rep.to_console(100).split())
     assert "Re-tested with" in flat and "coarsened, 10 quantile bins" in flat
     assert "Release '" not in flat and "merge categories" not in flat
@@ -298,4 +303,4 @@ def test_leaky_demo_retests_the_top_driver_of_singling_out_and_of_inference(demo
     safe = reps["safe"]
     alarm = any(r["level"] in ("high", "medium") for r in safe.risks()
                 if r["risk"] in ("singling_out", "inference"))
-    assert ("actions" in safe.to_dict()) == alarm
+    assert ("coarsen_retest" in (safe.to_dict().get("actions") or {})) == alarm

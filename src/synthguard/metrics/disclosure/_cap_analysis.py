@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ...core.results import Evidence, RecordFlags
+from ...core.results import Evidence, RecordFlags, RowPairs
 from ...registry import Context
 from ...stats import wilson_interval
 from ._cap_core import CapRows, cap_rows, copy_responds
-from ._common import column_codes, evidence_roles, nunique_codes, rare_records
+from ._common import column_codes, evidence_roles, joint_ids, nunique_codes, rare_records
 
 CLASS_SIZE_BINS = ((1, 1), (2, 4), (5, 9), (10, 19), (20, 49), (50, None))
 
@@ -166,7 +166,15 @@ def cap_evidence(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], me
     real = codes["original"]
     exact = copy_responds(real[:, :q], real[:, q:], syn[:, :q], syn[:, q:])
     rare = rare_records({r: codes[r][:, :q] for r in ("original", "control")})["original"]
-    return cap_evidence_from_flags(flags["original"], flags["control"], exact, rare, repeats=repeats)
+    ev = cap_evidence_from_flags(flags["original"], flags["control"], exact, rare, repeats=repeats)
+    if method == "generalized_cap" or ev.flags is None:
+        return ev  # its pooled keys are the nearest ones: no key cell to name
+    # the release rows behind a flag: those with its key fields and its sensitive values (the
+    # majority the attacker reads its value from)
+    io, ic, is_ = joint_ids(codes["original"], codes["control"], syn)
+    pairs = RowPairs.groups(np.r_[io, ic], is_, action="review",
+                            tie="a release row with its key fields and its sensitive values")
+    return replace(ev, flags=replace(ev.flags, pairs=pairs))
 
 
 def exposed(probability: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import wilson_interval
@@ -256,7 +256,11 @@ def _repu_evidence(ctx: Context, codes: dict[str, np.ndarray]) -> tuple[Evidence
     # pooled real data and absent from the release (one synthetic record afterwards)
     exact = (size_r[io] == 1) & (size_s[io] == 0)
     rare = rare_records({"original": codes["original"], "control": codes["control"]})["original"]
-    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare})
+    # the release row behind a flag: the one release row with its quasi-identifiers
+    pairs = RowPairs.groups(np.r_[io, ic], is_, tie="the only release row with its "
+                            "quasi-identifiers", action="review")
+    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare},
+                     pairs=pairs)
     ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
                              baseline="control records (never trained on) against the same synthetic "
                                       "data, uniqueness judged in the pooled real data")
@@ -467,7 +471,12 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
     evidence = None
     if "control" in real_sides:
         rare = rare_records({r: codes[r][:, :q] for r in real_sides})["original"]
-        rf = RecordFlags(flag["original"], flag["control"], {"exact": responds, "rare": responds & rare})
+        # the release rows behind a flag: every release row with its quasi-identifiers
+        ko, kc, ks = joint_ids(codes["original"][:, :q], codes["control"][:, :q], syn[:, :q])
+        pairs = RowPairs.groups(np.r_[ko, kc], ks, tie="a release row with its quasi-identifiers "
+                                "(every such row carries its sensitive value)", action="review")
+        rf = RecordFlags(flag["original"], flag["control"], {"exact": responds, "rare": responds & rare},
+                         pairs=pairs)
         evidence = Evidence.from_flags(
             DISCO_STATISTIC, rf, sees=("exact", "rare"), risk="inference",
             baseline="control records (never trained on) against the same synthetic data",

@@ -27,6 +27,7 @@ from ...core.results import (
     Evidence,
     MetricResult,
     RecordFlags,
+    RowPairs,
     level_from_thresholds,
 )
 from ...engine.backend import balanced_keys
@@ -287,7 +288,8 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
         "method": "SynEval DCR: passed when the synthetic percentile >= the baseline percentile",
     }
     evidence = _real_to_release(ctx, "share of records whose closest release row is among the "
-                                "nearest", lambda d: -d[:, 0], q / 100.0, cl)
+                                "nearest", lambda d: -d[:, 0], q / 100.0, cl, _dcr_ties,
+                                "its closest release row, at the distance tail's cut")
     return MetricResult("dcr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
                         _zero_records(d_s, i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),
@@ -295,20 +297,34 @@ def dcr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 2
                         charts=(Chart.histogram(details["histogram"], "distance to closest record"),))
 
 
-def _labelfree_neighbours(ctx: Context, query: str) -> np.ndarray:
+def _labelfree_neighbours(ctx: Context, query: str) -> tuple[np.ndarray, np.ndarray]:
     """k=2 nearest release rows of every ``query`` (original or control) row under the Gower
     distance with ranges from the original AND the control (label-free: the evidence compares
-    training with control records, so the scale must not come from one side only)."""
+    training with control records, so the scale must not come from one side only):
+    ``(distances, release rows)``."""
     cols, _ = distance_setup(ctx)
-    def compute() -> np.ndarray:
+    def compute() -> tuple[np.ndarray, np.ndarray]:
         metric = gower(ctx.data.ranges(cols, ("original", "control")), clip=True, normalise=True)
-        return ctx.data.kneighbors(query, "synthetic", cols, metric, 2)[0]
+        return ctx.data.kneighbors(query, "synthetic", cols, metric, 2)
 
     return ctx.memo(f"distance.labelfree.knn2.{query}", compute)
 
 
+def _dcr_ties(d: np.ndarray, cut: float) -> np.ndarray:
+    """Which of a flagged record's two nearest release rows hold it in the DCR tail: those at a
+    distance within the tail's cut (score ``-d >= cut``)."""
+    return -d >= cut
+
+
+def _nndr_ties(d: np.ndarray, cut: float) -> np.ndarray:
+    """The release row a flagged record's low d1/d2 ratio comes from: its nearest."""
+    out = np.zeros(d.shape, dtype=bool)
+    out[:, 0] = True
+    return out
+
+
 def _real_to_release(ctx: Context, what: str, score: Any, share: float,
-                     confidence_level: float) -> Evidence | None:
+                     confidence_level: float, ties: Any = None, tie: str = "") -> Evidence | None:
     """Evidence of a nearest-neighbour statistic seen from the real records: for every training
     row and every control row, its nearest release rows (``score`` turns the k=2 distances into an
     exposure score, higher = more exposed); members vs controls in the pooled top ``share``.
@@ -320,11 +336,18 @@ def _real_to_release(ctx: Context, what: str, score: Any, share: float,
     """
     if not (ctx.tables.has_control and len(ctx.tables.control)) or len(ctx.tables.synthetic) < 2:
         return None
-    s_m = score(_labelfree_neighbours(ctx, "original"))
-    s_c = score(_labelfree_neighbours(ctx, "control"))
+    (d_m, i_m), (d_c, i_c) = (_labelfree_neighbours(ctx, r) for r in ("original", "control"))
+    s_m, s_c = score(d_m), score(d_c)
     k_m, k_c, cut = tail_counts(s_m, s_c, share)
+    pairs = None
+    if ties is not None:  # the release rows behind each flag (``ties``: which of its two nearest)
+        d, i = np.concatenate([d_m, d_c]), np.concatenate([i_m, i_c])
+        flagged = np.concatenate([s_m >= cut, s_c >= cut])
+        rec, col = np.nonzero(flagged[:, None] & ties(d, cut) & (i >= 0))
+        pairs = RowPairs(rec, i[rec, col], ctx.data.n_rows("synthetic"), tie=tie)
     # a verbatim copy scores the maximum (distance or ratio 0), so it always lands in the tail
-    flags = RecordFlags(s_m >= cut, s_c >= cut, {"exact": np.ones(s_m.size, dtype=bool)})
+    flags = RecordFlags(s_m >= cut, s_c >= cut, {"exact": np.ones(s_m.size, dtype=bool)},
+                        pairs=pairs)
     return Evidence.from_flags(f"{what} (pooled top {100 * share:g} % of all real records, cut "
                                f"{abs(cut):.4g})", flags, sees=(), risk="presence",
                                baseline="control rows against the same release, same cut",
@@ -397,7 +420,8 @@ def nndr(ctx: Context, *, percentile: float = 5.0, top_n: int = 20, bins: int = 
         "method": "SynEval NNDR: passed when the synthetic percentile >= the baseline percentile",
     }
     evidence = _real_to_release(ctx, "share of records with one release row much closer than the "
-                                "next (lowest d1/d2)", lambda d: -_ratios(d), q / 100.0, cl)
+                                "next (lowest d1/d2)", lambda d: -_ratios(d), q / 100.0, cl,
+                                _nndr_ties, "its closest release row, much closer than the next")
     return MetricResult("nndr", "privacy", syn["value"], "higher is safer", baseline, tuple(syn["ci"]),
                         syn["n"], level, why if level != "low" else None, details,
                         _zero_records(d_s[:, 0], i_s[:, 0], top_n, "synthetic_rows_at_zero_distance"),

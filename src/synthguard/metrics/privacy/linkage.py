@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
 from ...errors import MetricError
 from ...registry import Context, Param, RecordsCard, register
 from ...stats import difference_ci
@@ -102,7 +102,7 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
     q = len(qis)
     _, inv, counts = np.unique(real[:, :q], axis=0, return_inverse=True, return_counts=True)
     unique = counts[inv.ravel()] == 1
-    _, linked = near_pairs(real, unique, rel, 0)  # release rows equal on qis + sensitive
+    rows, linked = near_pairs(real, unique, rel, 0)  # release rows equal on qis + sensitive
     hit = np.zeros(real.shape[0], dtype=bool)
     hit[linked] = True
     flag = unique & hit
@@ -119,7 +119,9 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
             if got is not None:
                 leaks[family] = got
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=flag.astype(float), leaks=leaks,
-                        families=family_status(ctx) if ctx.data_backend is None else {})
+                        families=family_status(ctx) if ctx.data_backend is None else {},
+                        pairs=RowPairs(linked, rows, rel.shape[0],
+                                       tie="equal on its quasi-identifiers and sensitive values"))
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         "share of records unique on their quasi-identifiers among the real records whose "

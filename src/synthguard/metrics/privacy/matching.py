@@ -19,13 +19,14 @@ from ...core.results import (
     Headline,
     MetricResult,
     RecordFlags,
+    RowPairs,
     level_from_thresholds,
 )
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import difference_ci, proportion
 
-__all__ = ["copy_counts", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
+__all__ = ["copy_counts", "copy_pairs", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
            "exact_matches_result", "ims", "ims_flags", "ims_result", "matching_columns",
            "row_identities_for"]
 
@@ -176,11 +177,20 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
                 unique = np.concatenate([per_record[0], per_record[2]])
                 flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
                                 .astype(float), leaks=copy_responses(ctx, cols, unique, 0),
-                                families=family_status(ctx))
+                                families=family_status(ctx), pairs=copy_pairs(ctx))
     return exact_matches_result(
         ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
         n_original=n_orig, control=control, records=records, evidence_counts=evidence,
         confidence_level=confidence_level, flags=flags)
+
+
+def copy_pairs(ctx: Context) -> RowPairs:
+    """The release rows behind the exact-copy flags: every release row ties to the real records
+    equal to it on every compared cell (key groups of the row identities, so rows shared by many
+    records stay ``n + m`` numbers); every such row is a verbatim copy."""
+    ids = row_identities_for(ctx)
+    return RowPairs.groups(np.concatenate([ids["original"], ids["control"]]), ids["synthetic"],
+                           tie="equal on every compared cell", copies=True)
 
 
 def _pooled_unique_hit_of(data: Any, cols: list[str]) -> tuple[np.ndarray, ...]:

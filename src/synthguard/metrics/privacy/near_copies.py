@@ -26,17 +26,24 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, tail_flags
+from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
 from ...engine.neighbors import gower, kneighbors
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
 from .._leakrows import family_status
-from ._copies import _code_matrices, copy_responses, masked_hashes, near_copy_flags, near_pairs
+from ._copies import (
+    _code_matrices,
+    copy_responses,
+    identifying_pairs,
+    masked_hashes,
+    near_copy_flags,
+    near_pairs,
+)
 from .matching import matching_columns
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses", "near_copy_flags",
-           "near_pairs", "masked_hashes"]
+           "near_pairs", "masked_hashes", "rows_within"]
 
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
@@ -188,7 +195,8 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
             leaks = copy_responses(ctx, cols, unique, k) if ctx.data_backend is None else {}
             f = RecordFlags(flag[:n_o], flag[n_o:], {t: unique[:n_o] for t in ("near", "exact", "rare")},
                             scores=score, leaks=leaks,
-                            families=family_status(ctx) if ctx.data_backend is None else {})
+                            families=family_status(ctx) if ctx.data_backend is None else {},
+                            pairs=_near_pairs(real, rel, flag, k))
         else:
             f = RecordFlags(flag[:n_o], flag[n_o:])
         diff = difference_ci(int(f.member.sum()), n_o, int(f.non_member.sum()), f.non_member.size, cl)
@@ -236,6 +244,56 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                         Baseline(base, "control vs release: share of control records near-unique "
                                  "with a release row as close"), tuple(excess["ci"]), n_o, level,
                         warning, details, records, evidence=evidence)
+
+
+def _near_pairs(real: np.ndarray, rel: np.ndarray, flag: np.ndarray, k: int) -> RowPairs:
+    """The release rows behind the near-copy flags: every release row within ``k`` cells of a real
+    record that it identifies (no other real record shares its values on the cells where it
+    equals the record: :func:`~._copies.identifying_pairs`), which includes every release row
+    within ``k`` cells of a flagged (near-unique) record. One changed cell only: two cells leave
+    few enough untouched that a release row identifies some real record by chance as often as a
+    copy does, so at ``k = 2`` (and when the block join exceeds its budget) the flagged records'
+    rows only."""
+    tie = f"a copy with at most {k} cell(s) changed, identifying the record"
+    got = identifying_pairs(real, rel, k) if k == 1 else None
+    if got is None:  # the flagged records' rows only (at most one per masked column set)
+        rows, recs = near_pairs(real, flag, rel, k)
+        return RowPairs(recs, rows, rel.shape[0], tie=tie)
+    rows, recs = got
+    return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True)
+
+
+def rows_within(query: Any, release: Any, metric: Any, radius: np.ndarray, *, backend: str = "auto"
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(query row, release row)`` pair at distance ``<= radius[query row]`` (queries with a
+    negative radius take no part): a k-NN search, widened (k doubled) for the queries whose k-th
+    neighbour is still inside their radius. Pairs sorted by query row, then distance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import gower
+    >>> q = Block(np.array([[0.0], [5.0]]), np.zeros((2, 0), np.int64), ("x",), ())
+    >>> r = Block(np.array([[0.1], [0.2], [9.0]]), np.zeros((3, 0), np.int64), ("x",), ())
+    >>> rows_within(q, r, gower(np.array([10.0])), np.array([0.05, -1.0]))
+    (array([0, 0]), array([0, 1]))
+    """
+    out_q, out_r = [], []
+    pending = np.flatnonzero(radius >= 0)
+    k = min(8, release.n_rows)
+    while pending.size and k > 0:
+        nb = kneighbors(query.take(pending), release, metric, k, backend=backend)
+        d, idx = nb.distances, nb.indices
+        complete = (k >= release.n_rows) | (d[:, -1] > radius[pending])
+        jj, kk = np.nonzero(complete[:, None] & (d <= radius[pending, None]))
+        out_q.append(pending[jj])
+        out_r.append(idx[jj, kk])
+        pending = pending[~complete]
+        k = min(2 * k, release.n_rows)
+    if not out_q:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_q).astype(np.int64), np.concatenate(out_r).astype(np.int64)
 
 
 def _pooled_block(ctx: Context, cols: list[str]) -> Any:
@@ -380,8 +438,14 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     flag = tail_flags(score, tail)
     cut = float(ratio[flag].max()) if flag.any() else 0.0
     leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut) if ctx.data_backend is None else {}
+    # the release rows behind a flag: every row within the record's radius at the tail's cut
+    recs, rows = rows_within(real, rel, metric, np.where(flag, cut * d_real * (1 + 1e-9), -1.0),
+                             backend=ctx.backend)
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
-                        families=family_status(ctx) if ctx.data_backend is None else {})
+                        families=family_status(ctx) if ctx.data_backend is None else {},
+                        pairs=RowPairs(recs, rows, rel.n_rows,
+                                       tie="closer to it than its closest other real record is, at "
+                                           "the closeness tail's cut"))
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         f"share of records among the {100 * tail:g} % of all real records closest to the release "

@@ -1,0 +1,290 @@
+"""The release rows behind the findings: every release row an alarming test ties to one of its
+flagged training records, each with its training row, ranked so the first rows remove most of the
+excess.
+
+A test that flags records states, for them, the release rows responsible
+(:class:`~synthguard.core.results.RowPairs` in its :class:`~synthguard.core.results.RecordFlags`):
+copies within a few cells, the rows within a record's closeness radius, the rows sharing its key.
+:func:`rows_behind` collects them over the tests that read ``high`` or ``medium``, for their
+flagged *training* records (a flagged control record is chance, not a leak):
+
+* each (test, flagged training record) carries the test's weight times the share of its flagged
+  training records that is excess over the control (``(member - control) / member``: how likely a
+  flagged record is a leak rather than chance), split evenly over the rows tied to it;
+* a release row's score is the sum over everything it is tied to: the rows that explain the most
+  flagged records of the most alarming tests come first (rows to drop before rows to review);
+* a test whose every tie is a copy (its pairs say ``copies``: verbatim copies, or copies within a
+  few cells that identify their training record) also lists the copies of training records it does
+  not flag (a verbatim copy of a row other real records share; a near-copy of a record another real
+  record is near), after the others, with score 0.
+
+The action of a row is ``drop`` when a test ties it as a copy (a verbatim copy of a training row,
+or a copy within a cell that identifies its training record: whatever the control shows, the row
+is that person's record), or as a close neighbour or a linkage row
+(:data:`~synthguard.core.results.PAIR_ACTIONS`) of a test at least :data:`DROP_SHARE` of whose
+flagged training records are beyond what the control shows (a test that flags many records by
+chance names its rows for review: dropping them blindly would remove about as many innocent rows
+as leaks), else ``review``. Everything is vectorised over the
+pairs; the rows come back in canonical positions, :func:`export_rows` maps them to input rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ALARM", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "excess_share", "export_rows",
+           "rows_behind"]
+
+#: Levels whose tests name rows.
+ALARM = ("high", "medium")
+#: The share of a test's flagged training records beyond the control's rate, ``(member - control)
+#: / member``, from which the rows it ties as copies or neighbours are rows to drop (below it,
+#: rows to review).
+DROP_SHARE = 0.9
+#: The export's columns: the records schema, then the rank, the leak family the row's cells show,
+#: every test that ties the row, and the drop-and-retest round that found it.
+EXPORT_COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason", "rank",
+                  "family", "tests", "round")
+_COLUMNS = ("release", "training", "score", "action", "copy", "metric", "risk", "tests", "tie",
+            "cells")
+
+
+def alarming_tests(verdict: Any, results: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """``(test row, evidence, pairs)`` of every verdict test that reads ``high`` or ``medium`` and
+    states the release rows behind its flags (tests counted as another test's twin are left out:
+    they vote once, through it)."""
+    out = []
+    for t in getattr(verdict, "tests", ()) or ():
+        if t.get("level") not in ALARM or t.get("same_as"):
+            continue
+        res = results.get(t["metric"])
+        ev = getattr(res, "evidence", None)
+        flags = getattr(ev, "flags", None)
+        if flags is None or flags.pairs is None:
+            continue
+        out.append((t, ev, flags.pairs))
+    return out
+
+
+def excess_share(t: Any) -> float:
+    """The share of a test's flagged training records beyond the control's rate,
+    ``(member - control) / member`` in ``[0, 1]``: how likely a flagged record is a leak rather
+    than chance.
+
+    Examples
+    --------
+    >>> excess_share({"member": 0.2, "non_member": 0.01})
+    0.95
+    """
+    p1, p0 = t.get("member"), t.get("non_member")
+    if p1 is None or p0 is None or not p1 > 0:
+        return 0.0
+    return round(max(0.0, min(1.0, (float(p1) - float(p0)) / float(p1))), 12)
+
+
+def _first_per_key(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """The lowest position holding each key (``-1`` for none); keys ``< 0`` are ignored."""
+    first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
+    ok = np.flatnonzero(keys >= 0)
+    np.minimum.at(first, keys[ok], ok)
+    return np.where(first == np.iinfo(np.int64).max, -1, first)
+
+
+def _test_entries(pairs: Any, member: np.ndarray, weight: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(release row, training record, contribution)`` of one test: every tie of a flagged
+    training record, its share of the test's weight; for pairs of copies also the copies of
+    unflagged training records (contribution 0)."""
+    n_o = member.size
+    rows, recs, contrib = [], [], []
+    if pairs.record.size:
+        train = pairs.record < n_o
+        sel = train.copy()
+        sel[train] = member[pairs.record[train]]
+        rec, row = pairs.record[sel], pairs.row[sel]
+        if rec.size:
+            deg = np.bincount(rec, minlength=n_o)[rec]
+            rows.append(row)
+            recs.append(rec)
+            contrib.append(weight / deg)
+        if pairs.copies:  # copies of training records the test does not flag
+            rest = train & ~sel
+            rows.append(pairs.row[rest])
+            recs.append(pairs.record[rest])
+            contrib.append(np.zeros(int(rest.sum())))
+    if pairs.row_key is not None:
+        rk = pairs.record_key[:n_o]
+        n_keys = int(max(rk.max(initial=-1), pairs.row_key.max(initial=-1))) + 1
+        flagged_keys = np.where(member, rk, -1)
+        nf = np.bincount(flagged_keys[flagged_keys >= 0], minlength=n_keys)
+        first_flagged = _first_per_key(flagged_keys, n_keys)
+        row_ok = np.flatnonzero(pairs.row_key >= 0)
+        k = pairs.row_key[row_ok]
+        n_rows = np.bincount(k, minlength=n_keys)
+        hit = nf[k] > 0
+        rows.append(row_ok[hit])
+        recs.append(first_flagged[k[hit]])
+        contrib.append(weight * nf[k[hit]] / n_rows[k[hit]])
+        if pairs.copies:  # every copy of a training row, flagged or not
+            first_any = _first_per_key(rk, n_keys)
+            copy = ~hit & (first_any[k] >= 0)
+            rows.append(row_ok[copy])
+            recs.append(first_any[k[copy]])
+            contrib.append(np.zeros(int(copy.sum())))
+    if not rows:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, np.zeros(0)
+    return (np.concatenate(rows).astype(np.int64), np.concatenate(recs).astype(np.int64),
+            np.concatenate(contrib).astype(float))
+
+
+def _cells_differing(tables: Any, release: np.ndarray, training: np.ndarray) -> np.ndarray:
+    """How many compared cells (every column but id columns) of each release row differ from its
+    training row (missing equals missing): one pass per column, vectorised over the rows."""
+    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
+    out = np.zeros(release.size, dtype=np.int64)
+    if not release.size:
+        return out
+    syn, orig = tables.synthetic, tables.original
+    for c in cols:  # loop over columns
+        a = syn[c].iloc[release].reset_index(drop=True)
+        b = orig[c].iloc[training].reset_index(drop=True)
+        both_na = (a.isna() & b.isna()).to_numpy()
+        same = a.astype(object).eq(b.astype(object)).fillna(False).to_numpy(dtype=bool)
+        out += ~(same | both_na)
+    return out
+
+
+def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.DataFrame:
+    """Every release row an alarming test ties to one of its flagged training records, ranked.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The run's verdict (its tests' levels and rates).
+    results : mapping
+        The run's results (their evidence's flags and pairs).
+    tables : Tables
+        The run's tables, canonical order (cells are compared to name the leak family).
+
+    Returns
+    -------
+    DataFrame
+        One row per release row, ranked (drops first, then by score): ``release`` and
+        ``training`` (canonical positions), ``score``, ``action`` (``drop`` | ``review``),
+        ``copy`` (a test ties it as a copy of its training record: the surest rows to drop),
+        ``metric`` and ``risk`` (the test that explains the row most), ``tests`` (every test tying
+        it, strongest first), ``tie`` (the strongest test's words) and ``cells`` (compared cells
+        that differ from the training row).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, synthguard
+    >>> from synthguard.data.tables import prepare_tables
+    >>> from synthguard.run.config import build_config
+    >>> from synthguard.run.options import EvaluateOptions
+    >>> from synthguard.run.runner import run_tables
+    >>> rng = np.random.default_rng(0)
+    >>> o, c, f = (pd.DataFrame({"x": rng.normal(size=200), "y": rng.normal(size=200)})
+    ...            for _ in "ocf")
+    >>> t = prepare_tables(o, pd.concat([o.head(40), f.head(60)]), c).in_canonical_order()
+    >>> out = run_tables(t, build_config(["exact_matches"], None, None),
+    ...                  EvaluateOptions(retest_columns=0, retest_rows=0), canonical=True)
+    >>> rows = rows_behind(out.verdict, out.results, t)
+    >>> len(rows), set(rows["action"]), int(rows["cells"].max())
+    (40, {'drop'}, 0)
+    """
+    tests = alarming_tests(verdict, results)
+    n_rel = len(tables.synthetic)
+    parts = []
+    for i, (t, ev, pairs) in enumerate(tests):
+        share = excess_share(t)
+        row, rec, contrib = _test_entries(pairs, np.asarray(ev.flags.member, dtype=bool),
+                                          float(ev.weight) * share)
+        drop = pairs.action == "drop" and (pairs.copies or share >= DROP_SHARE)
+        parts.append(pd.DataFrame({"release": row, "training": rec, "contrib": contrib, "test": i,
+                                   "drop": drop, "copy": drop and pairs.copies}))
+    if not parts or not sum(len(p) for p in parts):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in _COLUMNS})
+    every = pd.concat(parts, ignore_index=True)
+    # the strongest tie of each row: a tie to drop before one to review, then the largest
+    # contribution, then the test's order, then the record
+    every = every.sort_values(["release", "drop", "contrib", "test", "training"],
+                              ascending=[True, False, False, True, True], kind="stable")
+    first = every.drop_duplicates("release").set_index("release")
+    score = every.groupby("release")["contrib"].sum()
+    drop = every.groupby("release")["drop"].any()
+    copy = every.groupby("release")["copy"].any()
+    # every test tying a row, strongest first (names joined once per distinct combination)
+    ties = every.drop_duplicates(["release", "test"])
+    combo = ties.groupby("release")["test"].agg(tuple)
+    names = [t["metric"] for t, _, _ in tests]
+    out = pd.DataFrame({"release": first.index.to_numpy(dtype=np.int64),
+                        "training": first["training"].to_numpy(dtype=np.int64),
+                        "score": score.reindex(first.index).to_numpy(dtype=float),
+                        "action": np.where(drop.reindex(first.index).to_numpy(), "drop", "review"),
+                        "copy": copy.reindex(first.index).to_numpy(dtype=bool),
+                        "test": first["test"].to_numpy()})
+    out["metric"] = np.asarray(names, dtype=object)[out["test"].to_numpy()]
+    out["risk"] = np.asarray([t.get("risk") or "presence" for t, _, _ in tests],
+                             dtype=object)[out["test"].to_numpy()]
+    out["tie"] = np.asarray([p.tie for _, _, p in tests], dtype=object)[out["test"].to_numpy()]
+    # the names joined once per distinct combination (a loop over combinations, not rows)
+    codes, combos = pd.factorize(combo.reindex(first.index).to_numpy(dtype=object))
+    out["tests"] = np.asarray([", ".join(names[j] for j in c) for c in combos], dtype=object)[codes]
+    out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
+    out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
+                          kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
+    out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy())
+    return out[list(_COLUMNS)]
+
+
+def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.ndarray:
+    """The leak family a row's cells show: ``exact`` (no cell differs), ``near1`` / ``near2`` (one
+    or two), else ``linkage`` (tied by the linkage test), ``neighbourhood`` (a close row to drop)
+    or ``key`` (a row sharing a disclosure test's key, to review)."""
+    fam = np.where(action == "drop", "neighbourhood", "key").astype(object)
+    fam[metric == "qi_linkage"] = "linkage"
+    fam[cells == 2] = "near2"
+    fam[cells == 1] = "near1"
+    fam[cells == 0] = "exact"
+    return fam
+
+
+def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = None
+                ) -> list[dict[str, Any]]:
+    """The rows of :func:`rows_behind` in the export's schema (:data:`EXPORT_COLUMNS`), with input
+    row numbers (the tables' ``row_numbers``; positions when the tables are in input order) and a
+    reason per row naming its training row and the tests; ``rounds``: the drop-and-retest round
+    that found each row (default 1)."""
+    if rows is None or not len(rows):
+        return []
+    rel = rows["release"].to_numpy(dtype=np.int64)
+    trn = rows["training"].to_numpy(dtype=np.int64)
+    nums = getattr(tables, "row_numbers", None) or {}
+    if nums.get("synthetic") is not None:
+        rel = np.asarray(nums["synthetic"])[rel]
+    if nums.get("original") is not None:
+        trn = np.asarray(nums["original"])[trn]
+    cells = rows["cells"].to_numpy(dtype=np.int64)
+    action = rows["action"].to_numpy(dtype=object)
+    metric = rows["metric"].to_numpy(dtype=object)
+    frame = pd.DataFrame({"metric": metric, "risk": rows["risk"].to_numpy(dtype=object),
+                          "action": action, "release_row": rel, "training_row": trn})
+    what = pd.Series(np.where(cells == 0, "verbatim copy",
+                              np.where(cells <= 2, "copy with " + pd.Series(cells).astype(str)
+                                       .to_numpy(dtype=object) + " cell(s) changed",
+                                       rows["tie"].to_numpy(dtype=object))), dtype=object)
+    frame["reason"] = (what + " of training row " + pd.Series(trn).astype(str) + " ("
+                       + rows["tests"].reset_index(drop=True).astype(str) + ")")
+    frame["rank"] = np.arange(1, len(rows) + 1)
+    frame["family"] = _family(cells, metric, action)
+    frame["tests"] = rows["tests"].to_numpy(dtype=object)
+    frame["round"] = np.ones(len(rows), dtype=np.int64) if rounds is None else np.asarray(rounds)
+    from ..core.results import to_jsonable
+
+    return to_jsonable(frame[list(EXPORT_COLUMNS)].to_dict("records"))
