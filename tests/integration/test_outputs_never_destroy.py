@@ -207,8 +207,9 @@ def test_demo_out_never_overwrites_the_users_files_unless_forced(tmp_path):
     fresh = tmp_path / "new" / "deeper"
     res = run([*args[:-1], str(fresh)])
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in fresh.iterdir()) == ["control.csv", "leaky.csv", "original.csv",
-                                                       "report_leaky.json", "report_safe.json", "safe.csv"]
+    assert sorted(p.name for p in fresh.iterdir()) == [
+        "control.csv", "leaky.compare.html", "leaky.csv", "leaky.dossier.html", "leaky.html",
+        "original.csv", "report_leaky.json", "report_safe.json", "safe.csv"]
 
 
 def test_petsard_reporter_onto_a_dangling_link_is_refused_before_any_work(acs, tmp_path):
