@@ -279,7 +279,9 @@ def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = 
                               np.where(cells <= 2, "copy with " + pd.Series(cells).astype(str)
                                        .to_numpy(dtype=object) + " cell(s) changed",
                                        rows["tie"].to_numpy(dtype=object))), dtype=object)
-    frame["reason"] = (what + " of training row " + pd.Series(trn).astype(str) + " ("
+    # the row numbers are columns of their own: the reason names none (it does not depend on
+    # the order of the input rows)
+    frame["reason"] = (what + " of its training row ("
                        + rows["tests"].reset_index(drop=True).astype(str) + ")")
     frame["rank"] = np.arange(1, len(rows) + 1)
     frame["family"] = _family(cells, metric, action)
