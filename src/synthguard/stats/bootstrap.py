@@ -53,17 +53,26 @@ def bootstrap_ci(statistic: Callable[..., float], arrays: Sequence[np.ndarray], 
     """
     _check_confidence(confidence_level)
     arrays = [np.asarray(a) for a in arrays]
-    n = len(arrays[0])
-    rng = make_rng(seed, "bootstrap")
     stats_ = np.empty(n_boot)
+    for b, idx in enumerate(_resamples(len(arrays[0]), n_boot, seed, stratify)):
+        stats_[b] = statistic(*[a[idx] for a in arrays])
+    return _percentile_interval(stats_, confidence_level)
+
+
+def _resamples(n: int, n_boot: int, seed: int | np.random.Generator | None,
+               stratify: np.ndarray | None):
+    """The row indices of each of :func:`bootstrap_ci`'s resamples, in order (one seeded stream)."""
+    rng = make_rng(seed, "bootstrap")
     if stratify is not None:
         groups = [np.flatnonzero(stratify == g) for g in np.unique(stratify)]
-    for b in range(n_boot):  # loop over resamples, not rows
+    for _ in range(n_boot):  # loop over resamples, not rows
         if stratify is None:
-            idx = rng.integers(0, n, size=n)
+            yield rng.integers(0, n, size=n)
         else:
-            idx = np.concatenate([g[rng.integers(0, g.size, size=g.size)] for g in groups])
-        stats_[b] = statistic(*[a[idx] for a in arrays])
+            yield np.concatenate([g[rng.integers(0, g.size, size=g.size)] for g in groups])
+
+
+def _percentile_interval(stats_: np.ndarray, confidence_level: float) -> tuple[float, float]:
     stats_ = stats_[~np.isnan(stats_)]
     if stats_.size == 0:
         return (float("nan"), float("nan"))

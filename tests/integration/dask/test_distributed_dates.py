@@ -21,17 +21,17 @@ COLUMNS = ["State", "Individuals_Affected", "Type_of_Breach", "Location_of_Breac
 
 def _split(shared_data):
     """hhs_breaches as text (ISO ``breach_start``, ``breach_end`` with blanks, and ``reported``: the
-    start written month-first, ``10/16/2009``): original, a control, and a release holding 90
-    verbatim copies. The original is sorted so that its first partition holds only ambiguous
+    start written month-first, ``10/16/2009``): original, a control, and a release of 200 other
+    rows and 90 verbatim copies. The original is sorted so that its first partition holds only ambiguous
     month-first dates (no field above 12): a partition on its own cannot tell day-first from
     month-first."""
     df = pd.read_csv(shared_data / "hhs_breaches.csv", dtype=str)[COLUMNS]
     df["reported"] = pd.to_datetime(df["breach_start"], format="ISO8601").dt.strftime("%m/%d/%Y")
     idx = np.random.default_rng(0).permutation(len(df))
-    orig, ctl = df.iloc[idx[:400]], df.iloc[idx[400:800]]
+    orig, ctl, fresh = df.iloc[idx[:400]], df.iloc[idx[400:800]], df.iloc[idx[800:1000]]
     day = orig["reported"].str.split("/").str[1].astype(int)
     orig = orig.iloc[np.argsort((day > 12).to_numpy(), kind="stable")].reset_index(drop=True)
-    syn = pd.concat([ctl.iloc[:200], orig.iloc[-90:]], ignore_index=True)
+    syn = pd.concat([fresh, orig.iloc[-90:]], ignore_index=True)  # the control stays held out
     return orig, syn, ctl.reset_index(drop=True)
 
 

@@ -28,7 +28,7 @@ def test_memory_url_and_duckdb_query_equal_one_process(dask_client, shared_data,
     df = pd.read_csv(shared_data / "acs12.csv")
     idx = np.random.default_rng(1).permutation(len(df))
     orig, ctl = df.iloc[idx[:500]].reset_index(drop=True), df.iloc[idx[500:900]].reset_index(drop=True)
-    syn = pd.concat([ctl.iloc[:200], orig.iloc[:60]], ignore_index=True)
+    syn = pd.concat([df.iloc[idx[900:1100]], orig.iloc[:60]], ignore_index=True)  # control held out
     fs = fsspec.filesystem("memory")
     for i, part in enumerate(np.array_split(np.arange(len(orig)), 3)):
         with fs.open(f"memory://sg-dask/original/part-{i}.parquet", "wb") as fh:

@@ -18,6 +18,7 @@ from synthguard.engine.neighbors import (
     count_within,
     gower,
     kneighbors,
+    kneighbors_within,
     nearest_distances,
     pairwise_distances,
 )
@@ -460,3 +461,23 @@ def test_kneighbors_step_refuses_what_it_cannot_do_exactly():
         kneighbors_step(q, ref, m, 1, query_ids=np.arange(5), reference_ids=np.arange(19), backend="numpy")
     with pytest.raises(ConfigError, match="its index"):
         kneighbors_step(q, None, m, 1, query_ids=np.arange(5), reference_ids=np.arange(20))
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(cases(large=True), st.integers(0, 2**31))
+def test_kneighbors_within_is_the_plain_search_cut_at_each_radius(case, pick):
+    """Radii drawn from the actual distances (ties at the radius): the k nearest within each
+    query's radius are the plain search's, in its order, and nothing past the radius."""
+    q, r, metric, k, _ = case
+    rng = np.random.default_rng(pick)
+    d = brute_distances(q, r, metric, scalar=False)
+    radius = np.array([rng.choice(row[np.isfinite(row)]) if np.isfinite(row).any() else 0.5
+                       for row in d])  # loop over the few query rows of a test case
+    radius[rng.random(radius.size) < 0.2] = -1.0  # no neighbour at all
+    for b in BACKENDS:
+        plain = kneighbors(q, r, metric, k, backend=b)
+        got = kneighbors_within(q, r, metric, k, radius, backend=b)
+        keep = plain.distances <= radius[:, None]
+        np.testing.assert_array_equal(got.indices, np.where(keep, plain.indices, -1), err_msg=b)
+        np.testing.assert_array_equal(got.distances, np.where(keep, plain.distances, np.inf),
+                                      err_msg=b)

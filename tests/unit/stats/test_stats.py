@@ -296,3 +296,28 @@ def test_distribution_wrappers_equal_scipy_stats_bit_for_bit():
     got, want = _hypergeom_sf(kk, M, n, N), st.hypergeom.sf(kk, M, n, N)
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(_hypergeom_sf(3, 1000, 40, 500), st.hypergeom.sf(3, 1000, 40, 500))
+
+
+@pytest.mark.parametrize("n", [12, 300, 2000])
+def test_auc_ci_bootstrap_equals_the_generic_bootstrap_of_auc_score_bit_for_bit(n):
+    """auc_ci counts draws per distinct score instead of re-ranking each resample: same bits."""
+    rng = np.random.default_rng(n)
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.random(n), 2) + 0.1 * y  # ties
+    got = auc_ci(y, s, n_boot=200, seed=7, method="bootstrap")
+    want = bootstrap_ci(auc_score, [y.astype(int), s], n_boot=200, seed=7, stratify=y.astype(int))
+    assert got == want
+
+
+@pytest.mark.parametrize(("n1", "n2", "p0", "alpha"), [
+    (40, 40, 0.0, 0.05), (600, 900, 0.08, 0.005), (3000, 3000, 0.3, 0.05), (5000, 2000, 0.01, 0.001)])
+def test_fisher_critical_equals_a_plain_binary_search(n1, n2, p0, alpha):
+    """The detection limit's critical counts (interpolated, checked, stepped) are the smallest
+    significant member counts a binary search over every count finds."""
+    from synthguard.stats.limits import _fisher_critical, _fisher_search
+
+    sd = math.sqrt(max(n2 * p0 * (1 - p0), 1.0))
+    k2 = np.arange(max(0, int(n2 * p0 - 7 * sd)), min(n2, int(n2 * p0 + 7 * sd) + 1) + 1)
+    want = _fisher_search(k2, n1, n2, alpha, np.zeros(k2.shape, dtype=np.int64),
+                          np.full(k2.shape, n1 + 1, dtype=np.int64))
+    assert np.array_equal(_fisher_critical(k2, n1, n2, alpha), want)

@@ -5,10 +5,11 @@ from .engine import (
                      available_backends,
                      count_within,
                      kneighbors,
+                     kneighbors_within,
                      nearest_distances,
                      pairwise_distances,
 )
 from .metric import DistanceMetric, gower, hamming, lp
 
 __all__ = ["DistanceMetric", "Neighbors", "available_backends", "count_within", "gower", "hamming",
-           "kneighbors", "lp", "nearest_distances", "pairwise_distances"]
+           "kneighbors", "kneighbors_within", "lp", "nearest_distances", "pairwise_distances"]

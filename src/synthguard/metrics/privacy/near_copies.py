@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
-from ...engine.neighbors import gower, kneighbors
+from ...engine.neighbors import gower, kneighbors, kneighbors_within
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
@@ -310,8 +310,9 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
     whose score a leak row ``r`` raises into reach of the tail (``d(j, r) <= cut * d_real(j)`` and
     below its closest release row), with the score ``-d(j, r) / d_real(j)``.
 
-    Exact: a record's candidates come from a k-NN search of the leak rows, widened (k doubled) for
-    the records whose k-th nearest leak row is still inside their radius. A raised score below the
+    Exact: a record's candidates come from a k-NN search of the leak rows within its radius
+    (:func:`~synthguard.engine.neighbors.kneighbors_within`), widened (k doubled) for the records
+    with k leak rows inside it. A raised score below the
     old tail cut can never enter the tail (the cut only rises when scores rise), so leaving those
     out changes no flag.
     """
@@ -328,11 +329,12 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
         pending = np.flatnonzero(radius >= 0)
         k = min(8, block.n_rows)
         while pending.size:
-            nb = kneighbors(real.take(pending), block, metric, k, backend=ctx.backend)
+            nb = kneighbors_within(real.take(pending), block, metric, k, radius[pending],
+                                   backend=ctx.backend)
             d, idx = nb.distances, nb.indices
             # complete: every leak row inside the radius is among the k found
-            complete = (k >= block.n_rows) | (d[:, -1] > radius[pending])
-            sel = complete[:, None] & (d <= radius[pending, None]) & (d < d_rel[pending, None])
+            complete = (k >= block.n_rows) | (idx[:, -1] < 0)
+            sel = complete[:, None] & (idx >= 0) & (d < d_rel[pending, None])
             jj, kk = np.nonzero(sel)
             rows_j.append(pending[jj])
             rows_r.append(idx[jj, kk])
