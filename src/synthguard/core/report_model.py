@@ -277,12 +277,14 @@ class RiskRow(_Row):
 
 @dataclass(frozen=True, eq=True)
 class InputInfo(_Row):
-    """One input table as the report states it: its size and content fingerprint."""
+    """One input table as the report states it: its size and content fingerprint (and, on a
+    cluster, how many partitions it was read in)."""
 
     rows: int | None = ABSENT
     columns: int | None = ABSENT
     sha256: str | None = ABSENT
     source: str | None = ABSENT
+    partitions: int | None = ABSENT
 
 
 @dataclass(frozen=True, eq=True)
