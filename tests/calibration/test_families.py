@@ -1,0 +1,125 @@
+"""No false all-clear, and limits that hold (issue #29): for every leak family, a leak of twice the
+materiality never makes a risk that answers for it read low, and a leak of 1.5 times the detection
+limit the run states for it reads high.
+
+Releases come from :func:`synthguard.calibration.family_release`, which builds leak rows with the
+row builders a run uses to measure its own limits (``test_builders.py`` proves they are the same
+rows), into fresh real rows, with the ground truth. Runs use the tests that state their responses
+to the families (``_suite.FAMILY_TESTS``) and are cached in ``_suite`` (each release evaluated
+once). The full table (the whole privacy preset, 5 tables x 6 seeds, sizes 1 % and 5 % and 1.5x the
+limit) is ``benchmarks/calibration.py``; its figures are in ``docs/calibration.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from synthguard.calibration import FAMILY_KINDS
+from synthguard.run.verdict import RISK_FAMILIES
+
+from . import _suite as S
+
+pytestmark = pytest.mark.slow
+
+#: 1.5x the stated limit: the two small tables (the benchmark: all five, 6 seeds)
+LIMIT_TABLES = ("anes96", "diabetes_raw")
+LIMIT_SEEDS = (0, 1, 2)
+#: twice the materiality: hhs_breaches at materiality 5 %, where fresh releases read low on
+#: singling out and linkability, so a false low could happen there
+LOW_TABLE, LOW_MATERIALITY = "hhs_breaches", 0.05
+
+
+def _at_least(share: float, n: int) -> int:
+    return math.ceil(share * n - 1e-9)
+
+
+def _lows(run: dict, family: str) -> list[str]:
+    """The risks that answer for ``family`` and read low."""
+    return [r["risk"] for r in run["verdict"]["risks"]
+            if r["level"] == "low" and family in RISK_FAMILIES[r["risk"]]]
+
+
+# -------------------------------------------------------------------------- never a false low
+def test_a_low_is_reachable_where_the_never_low_tests_look():
+    """The fresh release of the table the next test uses reads low on some risk: a false low
+    could show there (else the next test could not fail)."""
+    r = S.run(LOW_TABLE, "standard", 0, "fresh", metrics="families", materiality=LOW_MATERIALITY)
+    assert {"singling_out", "linkability"} & {x["risk"] for x in r["verdict"]["risks"]
+                                               if x["level"] == "low"}, r["verdict"]["risks"]
+
+
+@pytest.mark.parametrize("family", FAMILY_KINDS)
+def test_a_leak_of_twice_the_materiality_never_reads_low(family):
+    r = S.run(LOW_TABLE, "standard", 0, family, 2 * LOW_MATERIALITY, metrics="families",
+              materiality=LOW_MATERIALITY)
+    assert r["leak_share"] >= 2 * LOW_MATERIALITY - 1 / r["n_original"], r["leak_share"]
+    assert _lows(r, family) == [], (family, r["leak_share"], _lows(r, family))
+
+
+@pytest.mark.parametrize("kind", ["smote", "mixture"])
+def test_generator_like_releases_never_read_low(kind):
+    """A SMOTE-like release and an overfit mixture (n/5 components) leak no single family; every
+    release row is drawn from training records."""
+    r = S.run("anes96", "standard", 0, kind, metrics="families")
+    assert r["level"] != "low", r["verdict"]["summary"]
+
+
+def test_person_copies_never_read_low():
+    r = S.person_run(0, 0.05)
+    assert r["leak_share"] >= 0.01 and r["level"] != "low", r["verdict"]["summary"]
+
+
+# ------------------------------------------------------------- 1.5 x the stated detection limit
+@pytest.mark.parametrize("family", FAMILY_KINDS)
+def test_a_leak_of_one_and_a_half_times_the_stated_limit_reads_high(family):
+    """Each seed's fresh release states a detection limit for the family; a leak of the family of
+    1.5 x that limit, on the same split, reads high in >= 80 % of runs (2 tables x 3 seeds)."""
+    levels = []
+    for d in LIMIT_TABLES:
+        for s in LIMIT_SEEDS:
+            stated = S.limit(S.run(d, "standard", s, "fresh", metrics="families"), family)
+            share = round(min(1.5 * stated, 1.0), 4)
+            r = S.run(d, "standard", s, family, share, metrics="families")
+            n = r["n_original"]
+            assert r["leak_share"] >= min(1.5 * stated, 1.0) - 1 / n or r["family"] in ("rare",
+                                                                                          "linkage")
+            levels.append((d, s, round(stated, 3), round(r["leak_share"], 3), r["level"]))
+    highs = sum(lv == "high" for *_, lv in levels)
+    assert highs >= _at_least(0.8, len(levels)), levels
+
+
+@pytest.mark.xfail(strict=True, reason="runs state no detection limit for the person family: "
+                   "metrics/_leakrows builds no person leak rows (family_candidates: 'needs an "
+                   "entity key'), so verdict.detection_limits has no 'person' (reported to the lead)")
+def test_person_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
+    levels = []
+    for s in (0, 1):
+        stated = S.limit(S.person_run(s, None), "person")
+        r = S.person_run(s, round(min(1.5 * stated, 1.0), 4))
+        levels.append((s, r["leak_share"], r["level"]))
+    assert sum(lv == "high" for *_, lv in levels) >= _at_least(0.8, len(levels)), levels
+
+
+@pytest.mark.xfail(strict=True, reason="no text test states its response to the text family's "
+                   "leak rows, so the run's 'text' limit is None (not assessed; reported to the lead)")
+def test_text_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
+    stated = S.limit(S.text_run(0, None), "text")
+    r = S.text_run(0, round(min(1.5 * stated, 1.0), 4))
+    assert r["level"] == "high", (stated, r["leak_share"], r["level"])
+
+
+# ---------------------------------------------------------------------------- persons and text
+def test_text_release_with_near_verbatim_training_documents_reads_high():
+    """Test reviews plus 5 % of the training reviews, each with one word changed."""
+    leaky = S.text_run(0, 0.05)
+    assert leaky["leak_share"] == pytest.approx(0.05) and leaky["family"] == "text"
+    assert leaky["level"] == "high", (leaky["level"], leaky["levels"])
+
+
+def test_person_and_text_nulls_raise_no_alarm():
+    runs = [S.person_run(s, None) for s in (0, 1)] + [S.text_run(0, None)]
+    alarms = [(r["dataset"], r["seed"], r["level"]) for r in runs if r["level"] in S.ALARMS]
+    assert len(alarms) <= 1, alarms
+    assert all(r["leak_share"] == 0 for r in runs)
