@@ -344,15 +344,21 @@ def _origin(which: np.ndarray, sources: np.ndarray) -> np.ndarray:
 
 def _written_like(rows: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
     """``rows`` with every datetime column the builders moved written back as ``like`` writes it
-    when ``like`` holds it as text (ISO dates, or ISO date-times when a time is set), so that a
-    release mixes no timestamps into a column of date strings."""
+    when ``like`` holds it as text: ISO dates when every value of ``like`` is a date (moved values
+    rounded to the nearest day, as :func:`~synthguard.data.leaks.noise_rows` rounds them; the
+    interpolation builder does not, so an interpolated date differs from the run's leak row by
+    less than half a day), else ISO date-times, so that a release mixes no timestamps into a
+    column of date strings."""
     out = rows
     for c in rows.columns:
         if pd.api.types.is_datetime64_any_dtype(rows[c]) and \
                 not pd.api.types.is_datetime64_any_dtype(like[c]):
             v = rows[c]
-            fmt = "%Y-%m-%d" if bool((v.dropna() == v.dropna().dt.normalize()).all()) \
-                else "%Y-%m-%d %H:%M:%S"
+            given = pd.to_datetime(like[c].dropna())
+            dates = bool((given == given.dt.normalize()).all())
+            if dates:
+                v = v.dt.round("D")
+            fmt = "%Y-%m-%d" if dates else "%Y-%m-%d %H:%M:%S"
             out = out.copy() if out is rows else out
             out[c] = v.dt.strftime(fmt).astype(object).where(v.notna(), np.nan).astype(like[c].dtype)
     return out
