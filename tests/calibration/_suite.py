@@ -25,6 +25,7 @@ from synthguard.calibration import (
     build_release,
     calibration_split,
     equal_split,
+    family_release,
     person_copies,
     person_panel,
     sized_split,
@@ -188,6 +189,16 @@ def limit(run: dict, family: str) -> float:
     return float(value)
 
 
+def times_limit(run: dict, family: str, factor: float = 1.5) -> float:
+    """A leak share of at least ``factor`` x the stated limit of ``family`` in whole records: the
+    limit is ``k`` of ``n`` training records (``k / n``), the leak ``ceil(factor * k)`` of them
+    (a share rounded to ``factor * k / n`` could round the count down, 4 of 378 for 1.5 x 3)."""
+    value = limit(run, family)
+    k = int(run["verdict"]["detection_limits"][family]["k"])
+    n = int(round(k / value))
+    return min(math.ceil(factor * k - 1e-9), n) / n
+
+
 def risk(run: dict, name: str) -> dict:
     return next(r for r in run["verdict"]["risks"] if r["risk"] == name)
 
@@ -200,8 +211,8 @@ def tabular_release(name: str, split: str, seed: int, kind: str, share: float | 
     kw = dict(extra)
     if kind == "smote" and share is not None:  # a neighbourhood leak into the fresh part
         return smote_release(p["original"], seed=seed, base=p["fresh"], share=share)
-    if kind in FAMILY_KINDS:
-        kw.setdefault("clip", True)
+    if kind in FAMILY_KINDS:  # the rows a run injects (leak every candidate when too few)
+        return family_release(kind, p, share, seed, metadata=META[name], clip=True, **kw)
     return build_release(kind, p, seed, share=share, metadata=META[name], **kw)
 
 

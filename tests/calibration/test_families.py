@@ -79,35 +79,37 @@ def test_a_leak_of_one_and_a_half_times_the_stated_limit_reads_high(family):
     levels = []
     for d in LIMIT_TABLES:
         for s in LIMIT_SEEDS:
-            stated = S.limit(S.run(d, "standard", s, "fresh", metrics="families"), family)
-            share = round(min(1.5 * stated, 1.0), 4)
+            fresh = S.run(d, "standard", s, "fresh", metrics="families")
+            share = S.times_limit(fresh, family)
             r = S.run(d, "standard", s, family, share, metrics="families")
-            n = r["n_original"]
-            assert r["leak_share"] >= min(1.5 * stated, 1.0) - 1 / n or r["family"] in ("rare",
-                                                                                          "linkage")
-            levels.append((d, s, round(stated, 3), round(r["leak_share"], 3), r["level"]))
+            # every leak row built (rare, linkage: clipped to the family's candidates)
+            assert r["leak_share"] == pytest.approx(share) or r["family"] in ("rare", "linkage")
+            levels.append((d, s, round(S.limit(fresh, family), 4), round(r["leak_share"], 4),
+                           r["level"]))
     highs = sum(lv == "high" for *_, lv in levels)
     assert highs >= _at_least(0.8, len(levels)), levels
 
 
-@pytest.mark.xfail(strict=True, reason="runs state no detection limit for the person family: "
-                   "metrics/_leakrows builds no person leak rows (family_candidates: 'needs an "
-                   "entity key'), so verdict.detection_limits has no 'person' (reported to the lead)")
+@pytest.mark.xfail(strict=True, reason="the person limit is stated too low: anes96 panel seed 0 "
+                   "states 3 of 378 training persons (0.79 %), yet 3 whole persons copied can give "
+                   "exact_matches at best 3/378 vs 0/283 (one-sided Fisher p = 0.19); 4 and 5 "
+                   "persons copied read inconclusive (adjusted p 0.067 at 5) in 3 of 4 runs "
+                   "(reported to the lead: run/limits.py, metrics/_leakrows.py person responses)")
 def test_person_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
+    """Whole persons of the anes96 panel, 1.5 x the person limit each seed's null run states
+    (2 seeds; the benchmark: 6)."""
     levels = []
     for s in (0, 1):
-        stated = S.limit(S.person_run(s, None), "person")
-        r = S.person_run(s, round(min(1.5 * stated, 1.0), 4))
-        levels.append((s, r["leak_share"], r["level"]))
+        null = S.person_run(s, None)
+        r = S.person_run(s, S.times_limit(null, "person"))
+        levels.append((s, round(S.limit(null, "person"), 4), round(r["leak_share"], 4), r["level"]))
     assert sum(lv == "high" for *_, lv in levels) >= _at_least(0.8, len(levels)), levels
 
 
-@pytest.mark.xfail(strict=True, reason="no text test states its response to the text family's "
-                   "leak rows, so the run's 'text' limit is None (not assessed; reported to the lead)")
 def test_text_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
-    stated = S.limit(S.text_run(0, None), "text")
-    r = S.text_run(0, round(min(1.5 * stated, 1.0), 4))
-    assert r["level"] == "high", (stated, r["leak_share"], r["level"])
+    null = S.text_run(0, None)
+    r = S.text_run(0, S.times_limit(null, "text"))
+    assert r["level"] == "high", (S.limit(null, "text"), r["leak_share"], r["level"])
 
 
 # ---------------------------------------------------------------------------- persons and text
