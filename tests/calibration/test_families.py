@@ -105,7 +105,7 @@ def test_a_leak_of_one_and_a_half_times_the_stated_limit_reads_high(family):
                    "states 3 of 378 training persons (0.79 %), yet 3 whole persons copied can give "
                    "exact_matches at best 3/378 vs 0/283 (one-sided Fisher p = 0.19); 4 and 5 "
                    "persons copied read inconclusive (adjusted p 0.067 at 5) in 3 of 4 runs "
-                   "(reported to the lead: run/limits.py, metrics/_leakrows.py person responses)")
+                   "(the same cause as _LIMIT_TOO_LOW: the null run's critical values)")
 def test_person_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
     """Whole persons of the anes96 panel, 1.5 x the person limit each seed's null run states
     (2 seeds; the benchmark: 6)."""
