@@ -364,14 +364,21 @@ def null_table(rows: list[dict]) -> list[str]:
     return out
 
 
+def _groups(rows: list[dict], keep, key) -> dict[tuple, list[dict]]:
+    """The runs with a verdict that ``keep`` accepts, grouped by ``key`` (in the runs' order)."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r.get("verdict") and keep(r):
+            groups[key(r)].append(r)
+    return groups
+
+
 def safety_table(rows: list[dict]) -> list[str]:
     out = ["| table | split | training records | materiality | runs | low | median bound reached | "
            "presence / singling out / linkability / inference (median bound) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["kind"] == "fresh" and r.get("verdict"):
-            groups[(r["dataset"], r["split"], r["materiality"])].append(r)
+    groups = _groups(rows, lambda r: r["kind"] == "fresh",
+                     lambda r: (r["dataset"], r["split"], r["materiality"]))
     for (d, split, m), rs in sorted(groups.items()):
         lows = sum(r["verdict"] == "low" for r in rs)
         per = " / ".join(_pct([r["risks"].get(k, {}).get("bound") for r in rs])
@@ -385,10 +392,8 @@ def detail_table(rows: list[dict]) -> list[str]:
     out = ["| table | release | runs | high | medium | inconclusive | low | leaked (median) | "
            "stated limit of its family (median) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r.get("verdict") and r["split"] == "standard" and r["materiality"] == 0.01:
-            groups[(r["dataset"], r["kind"])].append(r)
+    groups = _groups(rows, lambda r: r["split"] == "standard" and r["materiality"] == 0.01,
+                     lambda r: (r["dataset"], r["kind"]))
     for (d, kind), rs in groups.items():
         c = defaultdict(int)
         for r in rs:
