@@ -32,8 +32,9 @@ from synthguard.calibration import (
     smote_release,
     text_near_copies,
 )
+from synthguard.core.format import pct
 from synthguard.data.entities.calibration import entity_calibration_split
-from synthguard.report.risks import pct
+from synthguard.report.dossier import SECTIONS
 from synthguard.run.config import PRESETS
 from synthguard.run.verdict import RISK_FAMILIES
 
@@ -101,14 +102,16 @@ def consistency(rep: Any) -> list[str]:
       (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
       a detection limit below it, and none is unassessed;
     - a risk's ``bound`` is the largest of its tests' upper bounds and its families' limits;
-    - the bound, formatted as the reports format shares (:func:`synthguard.report.risks.pct`), is
-      what the risk's summary, its dossier section and the dossier's residual-risk line state, and
+    - the bound, formatted as the reports format shares (:func:`synthguard.core.format.pct`), is
+      what the risk's summary, its row of the dossier's results per criterion and (when low) the
+      dossier's residual-risk line state, and
       the verdict's summary states the largest bound of the risks it summarises.
     """
     v = rep.verdict.to_dict()
     m = float(v["materiality"])
     dossier = rep.to_dossier()
-    residual = _section(dossier, "## Residual risk")
+    results = _section(dossier, f"## {SECTIONS[5]}")  # results per criterion
+    residual = _section(dossier, f"## {SECTIONS[8]}")  # residual risk
     out: list[str] = []
     decided: list[float] = []
     undecided: list[float] = []
@@ -141,8 +144,9 @@ def consistency(rep: Any) -> list[str]:
         text = pct(bound)
         if text not in r["summary"]:
             out.append(f"{name}: summary does not state its bound {text}: {r['summary']!r}")
-        if text not in _section(dossier, f"### {r['title']}"):
-            out.append(f"{name}: the dossier's section does not state its bound {text}")
+        row = [x for x in results.splitlines() if x.startswith(f"| {r['title']} |")]
+        if not row or text not in row[0]:
+            out.append(f"{name}: the dossier's results table does not state its bound {text}: {row}")
         if level == "low":
             line = [x for x in residual.splitlines() if x.startswith(f"- {r['title']}:")]
             if not line or text not in line[0]:
