@@ -321,11 +321,24 @@ def _leak_rows(original: pd.DataFrame, family: str, k: int, rng: np.random.Gener
     src = np.sort(rng.choice(cand, k, replace=False))
     partners = None
     if family == "interpolation" and k:
-        from .metrics._leakrows import _nearest_training
-
-        partners = _nearest_training(view, src)
+        partners = _nearest_training_records(view, src)
     rows = build_leak_rows(family, original, src, pool=pool, spec=spec, rng=rng, neighbours=partners)
     return _written_like(rows, original), src
+
+
+def _nearest_training_records(view: Any, sources: np.ndarray) -> np.ndarray:
+    """Each source's nearest other training record as the run finds it
+    (:func:`synthguard.metrics._leakrows._nearest_training`), in input row positions: the run's
+    view holds its rows in a canonical order, so positions are mapped there and back."""
+    from .metrics._leakrows import _nearest_training
+
+    order = view.tables.row_numbers.get("original")
+    if order is None:
+        return _nearest_training(view, sources)
+    order = np.asarray(order, dtype=np.int64)
+    where = np.empty_like(order)
+    where[order] = np.arange(order.size)
+    return order[_nearest_training(view, where[np.asarray(sources, dtype=np.int64)])]
 
 
 def _leak_into(base: pd.DataFrame, original: pd.DataFrame, family: str, k: int,

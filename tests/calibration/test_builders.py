@@ -258,11 +258,11 @@ def test_family_rows_are_what_the_family_says(people, family):
         assert unique_qi[src].all()
         assert (rows["x"] != source["x"]).mean() > 0.9  # the other cells come from other people
     else:  # interpolation: between the record and its nearest other training record
-        from synthguard.metrics._leakrows import _nearest_training
+        from synthguard.calibration import _nearest_training_records
         from synthguard.registry import Context
 
         ctx = Context.from_frames(o, people["fresh"], c, PEOPLE_META)
-        partner = o.iloc[_nearest_training(ctx, src)].reset_index(drop=True)
+        partner = o.iloc[_nearest_training_records(ctx, src)].reset_index(drop=True)
         lo = np.minimum(source[NUMERIC], partner[NUMERIC]) - 0.5
         hi = np.maximum(source[NUMERIC], partner[NUMERIC]) + 0.5
         assert ((rows[NUMERIC] >= lo) & (rows[NUMERIC] <= hi)).all().all()
