@@ -1,37 +1,48 @@
-"""Calibration of the risk levels on real data: false alarms on the nulls, power on every leak type.
+"""Calibration of the risk levels on real data: false alarms on the nulls, no false low on any leak
+family, power at 1.5x each run's own stated detection limit, and lows where the data can show them.
 
 Every public person-level table in ``../shared/data`` is split with a seed into original (training),
 control and fresh (see :mod:`synthguard.calibration`). Release kinds (``kind[@size]``):
 
 - ``fresh``: the fresh part itself, a perfect generator (the null: every alarm is a false alarm);
 - ``mode_seeking``: fresh rows resampled towards common quasi-identifier combinations (a null too);
-- ``exact@s``: ``s`` of the training records copied into fresh;
-- ``near@s`` / ``near2@s``: near-copies (1 / 2 cells changed) as ``s`` of the *release*'s rows;
-- ``rare@s``: copies of ``s`` of the training records, chosen among those unique on the
-  quasi-identifiers;
-- ``smote``: a SMOTE-like release (interpolation between training neighbours); ``smote@s``: ``s``
-  of the training records leaked that way into fresh;
-- ``mixture`` / ``mixture20``: an overfit Gaussian mixture with n/5 (n/20) components;
-- ``kde@h``: training rows with Gaussian noise of ``h`` x the column sd;
-- ``marginals`` / ``copula``: the built-in generators fitted on the original;
-- ``person@s``: whole persons of a panel built from the table (2-4 rows each) copied;
-- ``text@s``: fine-food reviews (the test file) with ``s`` of the training reviews near-verbatim
-  (one word changed); ``text`` alone is its null. Text and person kinds run on their own data
-  (once per seed, whatever ``--datasets``).
+- ``<family>@s`` for every tabular leak family (``exact``, ``rare``, ``near1``, ``near2``,
+  ``noise2``, ``noise5``, ``noise10``, ``linkage``, ``interpolation``): ``s`` of the training
+  records leaked into fresh as that family, built by ``synthguard.calibration.family_release`` with
+  the row builders the run injects to measure its limits (the ground truth is the leaked records);
+- ``<family>@1.5x``: the same at 1.5 times the detection limit of that family the run states on the
+  fresh release of the same split, seed and materiality (``verdict.detection_limits[family]``);
+- ``person``, ``person@s``, ``person@1.5x``: whole persons of a panel built from anes96 (2-4 rows
+  each) copied; ``text``, ``text@s``, ``text@1.5x``: fine-food test reviews plus ``s`` of the
+  training reviews with one word changed (``person`` and ``text`` alone are their nulls; they run
+  on their own data, once per seed, whatever ``--datasets``);
+- generator-like releases (no single family, not in the default set): ``smote``, ``mixture``,
+  ``mixture20``, ``kde@h``, ``marginals``, ``copula``.
 
-For each (table, kind) it prints runs, high, medium, inconclusive, low, the median share of
-training records leaked (ground truth) and the median stated detection limit of the kind's leak
-type; then the per-risk levels. Run::
+Splits: ``standard`` 0.4 / 0.3 / 0.3 (every table); ``n800`` 800 training and 800 control records,
+the rest fresh (acs12: 800 / 800 / 400, nhefs: 800 / 800 / 29; the tables with that many rows).
 
-    python benchmarks/calibration.py                 # the full table (5 tables x 6 seeds)
-    python benchmarks/calibration.py --quick         # 2 seeds, the main kinds (~10 min on 2 cores)
-    python benchmarks/calibration.py --seeds 15 --datasets acs12 --split equal --kinds fresh exact@0.05
+It prints (1) per family and size the runs reading low, high, and the share high at 1.5x the stated
+limit, (2) the null alarm rate per null kind, (3) per table, split and materiality the share of
+fresh runs reading low and the median bound reached (the largest ``verdict.risks[*].bound``), and
+(4) per-table detail. Run::
+
+    python benchmarks/calibration.py --json runs.jsonl          # the full table, 6 seeds
+    python benchmarks/calibration.py --quick --json quick.jsonl # 2 seeds, 1.5x and 1 % only
+    python benchmarks/calibration.py --quick --family-tests     # only the tests that state limits
+    python benchmarks/calibration.py --seeds 3 --datasets nhefs --kinds fresh noise5@0.01
+
+``--json`` appends every run as one line as it ends and reuses the lines already there (same table,
+split, seed, kind, materiality and metrics), so an interrupted run resumes and ``--table-only``
+prints the table of a file without running anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import os
 import statistics
 import sys
@@ -46,46 +57,76 @@ import pandas as pd
 DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA")
             or Path(__file__).resolve().parents[2] / "shared" / "data")
 DROP = {"hhs_breaches": ["Summary", "Number", "Name_of_Covered_Entity"]}
+from synthguard.calibration import FAMILY_KINDS  # noqa: E402
 from synthguard.calibration import PUBLIC_TABLE_METADATA as META  # noqa: E402
 
-SPLITS = {"standard": (0.4, 0.3, 0.3), "equal": (0.4, 0.4, 0.2)}
-FULL_KINDS = ("fresh", "mode_seeking", "exact@0.005", "exact@0.01", "exact@0.02", "exact@0.05",
-              "exact@0.1", "exact@0.3", "near@0.05", "near@0.1", "near@0.3", "near2@0.05",
-              "rare@0.01", "rare@0.05", "smote", "smote@0.05", "mixture", "mixture20", "kde@0.5",
-              "kde@1", "marginals", "copula", "person", "person@0.05", "text", "text@0.05")
-QUICK_KINDS = ("fresh", "mode_seeking", "exact@0.01", "exact@0.05", "near@0.05", "rare@0.05",
-               "smote", "mixture", "person", "person@0.05", "text", "text@0.05")
-LEAK_TYPE = {"exact": "exact", "near": "near", "near2": "near", "rare": "rare",
-             "smote": "neighbourhood", "mixture": "neighbourhood", "mixture20": "neighbourhood",
-             "kde": "neighbourhood", "person": "person", "text": "text"}
+SPLITS: dict[str, tuple[float, float, float] | int] = {
+    "standard": (0.4, 0.3, 0.3), "equal": (0.4, 0.4, 0.2), "n800": 800}
+#: the tables that hold 800 training and 800 control records with fresh rows to spare
+N800 = ("acs12", "nhefs")
+FULL_SIZES = ("0.01", "0.05", "1.5x")
+QUICK_SIZES = ("0.01", "1.5x")
 PANEL_FROM = "anes96"
+#: the tests that state their responses to the leak families (the runs' limits are measured with
+#: them; the other privacy tests still alarm, their limits are not measured)
+FAMILY_TESTS = ("exact_matches", "near_copies", "near_copies_2", "close_neighbours", "qi_linkage",
+                "text_exact_matches")
 TEXT_SIZES = (800, 800, 400)
+ALARMS = ("high", "medium")
 
 
 def load(name: str) -> pd.DataFrame:
     return pd.read_csv(DATA / f"{name}.csv").drop(columns=DROP.get(name, []))
 
 
-def _no_leak(release: pd.DataFrame, n: int):
+def split_parts(dataset: str, split: str, seed: int) -> dict[str, pd.DataFrame]:
+    from synthguard.calibration import calibration_split, sized_split
+
+    how = SPLITS[split]
+    if isinstance(how, int):
+        return sized_split(load(dataset), seed, how)
+    return calibration_split(load(dataset), seed, how)
+
+
+def _no_leak(release: pd.DataFrame, n: int, kind: str = "null"):
     from synthguard.calibration import LeakedRelease
 
-    return LeakedRelease(release, np.zeros(n, bool), None, "null")
+    return LeakedRelease(release, np.zeros(n, bool), None, kind)
 
 
-def tabular(dataset: str, kind: str, seed: int, split: str) -> tuple[dict, object, dict]:
-    """(parts, LeakedRelease, evaluate keywords) of a tabular kind."""
-    from synthguard.calibration import build_release, calibration_split, smote_release
+def _share(size: str, stated: float | None, k: int | None = None) -> float | None:
+    """The leak size of ``@size``: a share, or 1.5x the stated limit (``None`` when none is stated).
+    The limit is ``k`` of ``n`` training records; the leak is ``ceil(1.5 k)`` of them (a share
+    rounded back to a count could round 4.5 records down to 4)."""
+    if size.endswith("x"):
+        if stated is None:
+            return None
+        factor = float(size[:-1])
+        if not k:
+            return min(1.0, factor * stated)
+        n = int(round(k / stated))
+        return min(math.ceil(factor * k - 1e-9), n) / n
+    return float(size)
 
-    parts = calibration_split(load(dataset), seed, SPLITS[split])
+
+def tabular(dataset: str, kind: str, seed: int, split: str, stated: float | None,
+            k: int | None = None):
+    """(parts, LeakedRelease or None, evaluate keywords) of a tabular kind (``None``: no release,
+    the 1.5x kind of a family whose limit the fresh run did not state)."""
+    from synthguard.calibration import build_release, family_release, smote_release
+
+    parts = split_parts(dataset, split, seed)
     name, _, size = kind.partition("@")
+    meta = META[dataset]
+    if name in FAMILY_KINDS:
+        share = _share(size, stated, k)
+        if share is None:
+            return parts, None, {"metadata": meta}
+        leak = family_release(name, parts, share, seed, metadata=meta, clip=True)
+        return parts, leak, {"metadata": meta}
     share = float(size) if size else None
-    qi = META[dataset]["quasi_identifiers"]
-    if name in ("exact", "rare"):
-        leak = build_release(name, parts, seed, share=share, quasi_identifiers=qi)
-    elif name in ("near", "near2"):
-        leak = build_release("near", parts, seed, share=share, of="release",
-                             n_cells=1 if name == "near" else 2)
-    elif name == "smote" and share is not None:
+    qi = meta["quasi_identifiers"]
+    if name == "smote" and share is not None:
         leak = smote_release(parts["original"], seed=seed, base=parts["fresh"], share=share)
     elif name == "mixture20":
         leak = build_release("mixture", parts, seed, per_component=20)
@@ -93,25 +134,28 @@ def tabular(dataset: str, kind: str, seed: int, split: str) -> tuple[dict, objec
         leak = build_release("kde", parts, seed, bandwidth=share)
     else:
         leak = build_release(name, parts, seed, quasi_identifiers=qi)
-    return parts, leak, {"metadata": META[dataset]}
+    return parts, leak, {"metadata": meta}
 
 
-def person(kind: str, seed: int, split: str) -> tuple[dict, object, dict]:
+def person(kind: str, seed: int, stated: float | None, k: int | None = None):
     from synthguard.calibration import person_copies, person_panel
     from synthguard.data.entities.calibration import entity_calibration_split
 
     panel = person_panel(load(PANEL_FROM), seed=0)
-    p = entity_calibration_split(panel, "person_id", seed=seed, fractions=SPLITS[split])
+    p = entity_calibration_split(panel, "person_id", seed=seed, fractions=SPLITS["standard"])
     parts = {k: v.events for k, v in p.items()}
     _, _, size = kind.partition("@")
     n_persons = parts["original"]["person_id"].nunique()
-    leak = (person_copies(parts["fresh"], parts["original"], float(size), seed) if size
-            else _no_leak(parts["fresh"], n_persons))
-    return parts, leak, {"metadata": {"quasi_identifiers": META[PANEL_FROM]["quasi_identifiers"]},
-                         "entity_key": "person_id", "sequence_key": "visit"}
+    kw = {"metadata": {"quasi_identifiers": META[PANEL_FROM]["quasi_identifiers"]},
+          "entity_key": "person_id", "sequence_key": "visit"}
+    if not size:
+        return parts, _no_leak(parts["fresh"], n_persons, "person"), kw
+    share = _share(size, stated, k)
+    leak = None if share is None else person_copies(parts["fresh"], parts["original"], share, seed)
+    return parts, leak, kw
 
 
-def text(kind: str, seed: int) -> tuple[dict, object, dict]:
+def text(kind: str, seed: int, stated: float | None, k: int | None = None):
     from synthguard.calibration import calibration_split, text_near_copies
 
     train = pd.read_csv(DATA / "fine_foods_reviews_train.csv")[["review"]]
@@ -121,134 +165,300 @@ def text(kind: str, seed: int) -> tuple[dict, object, dict]:
     parts = {"original": p["original"], "control": p["control"],
              "fresh": test.sample(c, random_state=seed).reset_index(drop=True)}
     _, _, size = kind.partition("@")
-    leak = (text_near_copies(parts["fresh"], parts["original"], float(size), seed, column="review")
-            if size else _no_leak(parts["fresh"], len(parts["original"])))
-    return parts, leak, {"metadata": {"text_columns": ["review"]}}
+    kw = {"metadata": {"text_columns": ["review"]}}
+    if not size:
+        return parts, _no_leak(parts["fresh"], len(parts["original"]), "text"), kw
+    share = _share(size, stated, k)
+    leak = (None if share is None else
+            text_near_copies(parts["fresh"], parts["original"], share, seed, column="review"))
+    return parts, leak, kw
 
 
-def one_run(args: tuple) -> dict:
+def family_of(kind: str) -> str | None:
+    base = kind.partition("@")[0]
+    if base in FAMILY_KINDS or base in ("person", "text"):
+        return base
+    return None
+
+
+def is_null(kind: str) -> bool:
+    return kind in ("fresh", "mode_seeking", "person", "text")
+
+
+def null_of(kind: str) -> str:
+    """The null run whose stated limits a ``@1.5x`` kind builds on."""
+    base = kind.partition("@")[0]
+    return base if base in ("person", "text") else "fresh"
+
+
+def one_run(task: dict) -> dict:
     import synthguard
 
-    dataset, seed, kind, split, metrics = args
+    dataset, seed, kind, split = task["dataset"], task["seed"], task["kind"], task["split"]
     base = kind.partition("@")[0]
+    stated, k = task.get("stated"), task.get("stated_k")
     if base == "person":
-        parts, leak, kw = person(kind, seed, split)
+        parts, leak, kw = person(kind, seed, stated, k)
     elif base == "text":
-        parts, leak, kw = text(kind, seed)
+        parts, leak, kw = text(kind, seed, stated, k)
     else:
-        parts, leak, kw = tabular(dataset, kind, seed, split)
-    t0 = time.perf_counter()
+        parts, leak, kw = tabular(dataset, kind, seed, split, stated, k)
+    row = {k: task[k] for k in ("dataset", "split", "seed", "kind", "materiality", "key")}
+    row.update(family=family_of(kind), stated=stated, n_original=len(parts["original"]))
+    if leak is None:  # a 1.5x kind without a stated limit: nothing to build
+        return row | {"verdict": None, "skipped": "the fresh run states no limit for this family"}
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = synthguard.evaluate(parts["original"], leak.release, control=parts["control"],
-                              metrics=metrics, seed=seed, retest_columns=0, **kw)
+                              metrics=task["metrics"], seed=seed, retest_columns=0, retest_rows=0,
+                              materiality=task["materiality"], **kw)
     v = rep.verdict.to_dict()
-    leak_type = LEAK_TYPE.get(base)
-    limits = v.get("detection_limits") or {}
-    stated = (limits.get(leak_type) or {}).get("value") if leak_type else None
-    if stated is None and not limits and v.get("detection_limit"):
-        stated = v["detection_limit"].get("value")  # the verdict before per-type limits
-    risks = {r["risk"]: r["level"] for r in v.get("risks", [])}
-    return {"dataset": dataset, "seed": seed, "kind": kind, "split": split, "verdict": v["level"],
-            "risks": risks, "leak_share": leak.share, "leak_type": leak_type, "limit": stated,
-            "limits": {t: d.get("value") for t, d in limits.items()},
-            "levels": {m: rep.result(m).risk_level for m in rep.metrics if rep.result(m) is not None},
-            "n_original": len(parts["original"]), "seconds": time.perf_counter() - t0}
+    risks = {r["risk"]: {"level": r["level"], "bound": r.get("bound"), "bound_by": r.get("bound_by"),
+                         "unassessed": list(r.get("unassessed") or ())} for r in v.get("risks", [])}
+    return row | {
+        "verdict": v["level"], "risks": risks, "leak_share": leak.share, "n_leaked": leak.n_leaked,
+        "limits": {t: d.get("value") for t, d in (v.get("detection_limits") or {}).items()},
+        "limit_k": {t: d.get("k") for t, d in (v.get("detection_limits") or {}).items()},
+        "levels": {m: rep.result(m).risk_level for m in rep.metrics if rep.result(m) is not None},
+        "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
 
 
-def tasks(datasets: list[str], seeds: int, kinds: list[str], split: str, metrics) -> list[tuple]:
-    out = []
-    for k in kinds:
-        base = k.partition("@")[0]
-        if base == "person":
-            out += [(f"{PANEL_FROM}-panel", s, k, split, metrics) for s in range(seeds)]
-        elif base == "text":
-            out += [("fine_foods_reviews", s, k, split, metrics) for s in range(seeds)]
+def _key(dataset: str, split: str, seed: int, kind: str, materiality: float, metrics: list) -> str:
+    mh = hashlib.sha256(",".join(metrics).encode()).hexdigest()[:8]
+    return f"{dataset}|{split}|{seed}|{kind}|{materiality:g}|{mh}"
+
+
+def plan(datasets: list[str], seeds: int, sizes: tuple[str, ...], kinds: list[str] | None,
+         metrics: list[str], safety: bool) -> list[dict]:
+    """Every run, nulls first (the 1.5x kinds read their stated limits)."""
+    out: list[dict] = []
+
+    def add(dataset: str, split: str, seed: int, kind: str, m: float = 0.01) -> None:
+        out.append({"dataset": dataset, "split": split, "seed": seed, "kind": kind,
+                    "materiality": m, "metrics": metrics,
+                    "key": _key(dataset, split, seed, kind, m, metrics)})
+
+    if kinds is None:
+        kinds = (["fresh", "mode_seeking"] + [f"{f}@{s}" for f in FAMILY_KINDS for s in sizes]
+                 + ["person"] + [f"person@{s}" for s in sizes if s != "0.01"]
+                 + ["text"] + [f"text@{s}" for s in sizes if s != "0.01"])
+    for seed in range(seeds):
+        for k in kinds:
+            base = k.partition("@")[0]
+            if base == "person":
+                add(f"{PANEL_FROM}-panel", "standard", seed, k)
+            elif base == "text":
+                add("fine_foods_reviews", "standard", seed, k)
+            else:
+                for d in datasets:
+                    add(d, "standard", seed, k)
+        if safety:  # fresh at 1 % and 5 %, and the 800 / 800 splits
+            for d in datasets:
+                add(d, "standard", seed, "fresh", 0.05)
+                if d in N800:
+                    add(d, "n800", seed, "fresh", 0.01)
+                    add(d, "n800", seed, "fresh", 0.05)
+    # the nulls first, so every 1.5x kind finds its fresh run
+    return sorted(out, key=lambda t: (not is_null(t["kind"]), t["seed"]))
+
+
+def _stated(task: dict, done: dict[str, dict]) -> tuple[float | None, int | None]:
+    """The limit of the task's family its null run states: (share, records)."""
+    null = dict(task, kind=null_of(task["kind"]))
+    key = _key(null["dataset"], null["split"], null["seed"], null["kind"], null["materiality"],
+               null["metrics"])
+    run = done.get(key)
+    if run is None or run.get("verdict") is None:
+        return None, None
+    family = family_of(task["kind"])
+    return (run.get("limits") or {}).get(family), (run.get("limit_k") or {}).get(family)
+
+
+def execute(todo: list[dict], jobs: int, out: Path | None) -> list[dict]:
+    done: dict[str, dict] = {}
+    if out is not None and out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                done[r["key"]] = r
+    pending = [t for t in todo if t["key"] not in done]
+    print(f"{len(todo) - len(pending)} runs reused, {len(pending)} to run", file=sys.stderr)
+
+    def record(r: dict) -> None:
+        done[r["key"]] = r
+        if out is not None:
+            with out.open("a") as fh:
+                fh.write(json.dumps(r, default=float) + "\n")
+        print(f"  {r['dataset']} {r['split']} s{r['seed']} {r['kind']} m={r['materiality']:g}: "
+              f"{r.get('verdict')} ({r.get('seconds', 0):.0f} s)", file=sys.stderr, flush=True)
+
+    for phase in (True, False):  # nulls, then leaks (which read their stated limits)
+        batch = [t for t in pending if is_null(t["kind"]) == phase]
+        for t in batch:
+            if t["kind"].endswith("x"):
+                t["stated"], t["stated_k"] = _stated(t, done)
+        if jobs == 1:
+            for t in batch:
+                record(one_run(t))
         else:
-            out += [(d, s, k, split, metrics) for d in datasets for s in range(seeds)]
+            with ProcessPoolExecutor(jobs) as pool:
+                for r in pool.map(one_run, batch):
+                    record(r)
+    return [done[t["key"]] for t in todo]
+
+
+# ------------------------------------------------------------------------------------- tables
+def _pct(values: list, q: float = 0.5) -> str:
+    v = [x for x in values if x is not None and np.isfinite(x)]
+    return f"{100 * float(np.quantile(v, q)):.2g} %" if v else "-"
+
+
+def _frac(k: int, n: int) -> str:
+    return f"{k}/{n} ({100 * k / n:.0f} %)" if n else "-"
+
+
+def _bound(r: dict) -> float | None:
+    b = [x["bound"] for x in r["risks"].values() if x["level"] != "not assessed"]
+    if not b or any(x is None for x in b):
+        return None
+    return max(b)
+
+
+def family_table(rows: list[dict]) -> list[str]:
+    ran = [r for r in rows if r.get("family") and not is_null(r["kind"])]
+    sizes = sorted({r["kind"].partition("@")[2] for r in ran}, key=lambda s: (s.endswith("x"), s))
+    head = ["| family | " + " | ".join(
+        (f"{s}: runs / high / low" if not s.endswith("x") else
+         f"{s} stated limit: high / runs (median limit; none stated)") for s in sizes) + " |",
+        "| --- |" + " --- |" * len(sizes)]
+    out = head
+    fams = [f for f in (*FAMILY_KINDS, "person", "text") if any(r["family"] == f for r in ran)]
+    for f in fams:
+        cells = []
+        for s in sizes:
+            rs = [r for r in ran if r["family"] == f and r["kind"].partition("@")[2] == s]
+            got = [r for r in rs if r.get("verdict")]
+            hi = sum(r["verdict"] == "high" for r in got)
+            lo = sum(r["verdict"] == "low" for r in got)
+            if s.endswith("x"):
+                cells.append(f"{_frac(hi, len(got))} ({_pct([r['stated'] for r in got])}; "
+                             f"{len(rs) - len(got)})")
+            else:
+                cells.append(f"{len(got)} / {hi} / **{lo}**" if lo else f"{len(got)} / {hi} / 0")
+        out.append(f"| {f} | " + " | ".join(cells) + " |")
     return out
 
 
-def _pct(values: list) -> str:
-    v = [x for x in values if x is not None and np.isfinite(x)]
-    return f"{100 * statistics.median(v):.2g} %" if v else "-"
+def null_table(rows: list[dict]) -> list[str]:
+    out = ["| null | runs | alarms (high or medium) | rate | low | inconclusive |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for kind in ("fresh", "mode_seeking", "person", "text"):
+        rs = [r for r in rows if r["kind"] == kind and r["split"] == "standard"
+              and r["materiality"] == 0.01 and r.get("verdict")]
+        if not rs:
+            continue
+        a = sum(r["verdict"] in ALARMS for r in rs)
+        out.append(f"| {kind} | {len(rs)} | {a} | {a / len(rs):.3f} (1 in {len(rs) / a:.0f}) |"
+                   if a else f"| {kind} | {len(rs)} | 0 | 0 |")
+        out[-1] += (f" {sum(r['verdict'] == 'low' for r in rs)} | "
+                    f"{sum(r['verdict'] == 'inconclusive' for r in rs)} |")
+    return out
 
 
-def table(rows: list[dict]) -> str:
+def _groups(rows: list[dict], keep, key) -> dict[tuple, list[dict]]:
+    """The runs with a verdict that ``keep`` accepts, grouped by ``key`` (in the runs' order)."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["dataset"], r["kind"])].append(r)
-    by_kind: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        by_kind[r["kind"]].append(r)
-    out = ["| table | release | runs | high | medium | inconclusive | low | leaked (median) | "
-           "median stated limit |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        if r.get("verdict") and keep(r):
+            groups[key(r)].append(r)
+    return groups
 
-    def line(name: str, kind: str, rs: list[dict]) -> str:
+
+def safety_table(rows: list[dict]) -> list[str]:
+    out = ["| table | split | training records | materiality | runs | low | median bound reached | "
+           "presence / singling out / linkability / inference (median bound) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    groups = _groups(rows, lambda r: r["kind"] == "fresh",
+                     lambda r: (r["dataset"], r["split"], r["materiality"]))
+    for (d, split, m), rs in sorted(groups.items()):
+        lows = sum(r["verdict"] == "low" for r in rs)
+        per = " / ".join(_pct([r["risks"].get(k, {}).get("bound") for r in rs])
+                         for k in ("presence", "singling_out", "linkability", "inference"))
+        out.append(f"| {d} | {split} | {rs[0]['n_original']} | {100 * m:g} % | {len(rs)} | "
+                   f"{_frac(lows, len(rs))} | {_pct([_bound(r) for r in rs])} | {per} |")
+    return out
+
+
+def detail_table(rows: list[dict]) -> list[str]:
+    out = ["| table | release | runs | high | medium | inconclusive | low | leaked (median) | "
+           "stated limit of its family (median) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    groups = _groups(rows, lambda r: r["split"] == "standard" and r["materiality"] == 0.01,
+                     lambda r: (r["dataset"], r["kind"]))
+    for (d, kind), rs in groups.items():
         c = defaultdict(int)
         for r in rs:
             c[r["verdict"]] += 1
-        return (f"| {name} | {kind} | {len(rs)} | {c['high']} | {c['medium']} | "
-                f"{c['inconclusive']} | {c['low']} | {_pct([r['leak_share'] for r in rs])} | "
-                f"{_pct([r['limit'] for r in rs])} |")
+        own = [r["limits"].get(r["family"]) if r.get("family") else None for r in rs]
+        out.append(f"| {d} | {kind} | {len(rs)} | {c['high']} | {c['medium']} | "
+                   f"{c['inconclusive']} | {c['low']} | {_pct([r['leak_share'] for r in rs])} | "
+                   f"{_pct(own)} |")
+    return out
 
-    for (name, kind), rs in groups.items():
-        out.append(line(name, kind, rs))
-    out += ["", "All tables together:", "", out[0], out[1]]
-    out += [line("all", kind, rs) for kind, rs in by_kind.items()]
-    risks = sorted({k for r in rows for k in r["risks"]})
-    if risks:
-        out += ["", "Per risk (high / medium / inconclusive / low):", "",
-                "| release | " + " | ".join(risks) + " |", "| --- |" + " --- |" * len(risks)]
-        for kind, rs in by_kind.items():
-            cells = []
-            for risk in risks:
-                lv = [r["risks"].get(risk) for r in rs]
-                cells.append(" / ".join(str(lv.count(x)) for x in
-                                        ("high", "medium", "inconclusive", "low")))
-            out.append(f"| {kind} | " + " | ".join(cells) + " |")
-    else:
-        out += ["", "(the verdict states no per-risk levels yet)"]
-    metrics = sorted({m for r in rows for m in r["levels"]})
-    out += ["", "Alarms (high or medium) per metric:", "",
-            "| metric | " + " | ".join(by_kind) + " |", "| --- |" + " --- |" * len(by_kind)]
-    for m in metrics:
-        cells = []
-        for rs in by_kind.values():
-            n = sum(1 for r in rs if m in r["levels"])
-            a = sum(1 for r in rs if r["levels"].get(m) in ("high", "medium"))
-            cells.append(f"{a}/{n}" if n else "-")
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
-    return "\n".join(out)
+
+def table(rows: list[dict]) -> str:
+    parts = ["Leak families (standard split, materiality 1 %):", "", *family_table(rows), "",
+             "Nulls (standard split, materiality 1 %):", "", *null_table(rows), "",
+             "Fresh releases: low where the data can show it:", "", *safety_table(rows), "",
+             "Per table:", "", *detail_table(rows)]
+    secs = [r["seconds"] for r in rows if r.get("seconds")]
+    cpu = [r["cpu_seconds"] for r in rows if r.get("cpu_seconds")]
+    if secs:
+        parts += ["", f"{len(secs)} runs: median {statistics.median(secs):.0f} s wall, "
+                      f"{statistics.median(cpu):.0f} s CPU per run; {sum(cpu) / 3600:.1f} CPU hours"]
+    return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(META))
     ap.add_argument("--seeds", type=int, default=None, help="default 6 (2 with --quick)")
-    ap.add_argument("--kinds", nargs="+", default=None, help="default: every kind (see above)")
-    ap.add_argument("--split", choices=list(SPLITS), default="standard",
-                    help="standard 0.4/0.3/0.3, equal 0.4/0.4/0.2")
-    ap.add_argument("--quick", action="store_true", help="2 seeds and the main kinds")
+    ap.add_argument("--kinds", nargs="+", default=None,
+                    help="default: the nulls and every family at each size (see above)")
+    ap.add_argument("--sizes", nargs="+", default=None,
+                    help=f"leak sizes of the families (default {' '.join(FULL_SIZES)}; "
+                         f"--quick {' '.join(QUICK_SIZES)})")
+    ap.add_argument("--quick", action="store_true", help="2 seeds, sizes 1 %% and 1.5x")
+    ap.add_argument("--no-safety", action="store_true",
+                    help="skip the fresh runs at materiality 5 %% and on the 800 / 800 splits")
+    ap.add_argument("--family-tests", action="store_true",
+                    help="run only the tests that state their responses to the leak families "
+                         f"({', '.join(FAMILY_TESTS)}): the same limits, a fifth of the cost")
     ap.add_argument("--metrics", nargs="+", default=None,
                     help="default: the privacy preset without distinguishability (inform only)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--json", type=Path, default=None, help="also write every run here")
+    ap.add_argument("--jobs", type=int, default=1, help="processes (only on a quiet machine)")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="append every run here (one JSON line each) and reuse the runs already there")
+    ap.add_argument("--table-only", action="store_true", help="print the table of --json's runs")
     a = ap.parse_args(argv)
     from synthguard.run.config import PRESETS
 
-    metrics = a.metrics or [m for m in PRESETS["privacy"] if m != "distinguishability"]
+    metrics = a.metrics or (list(FAMILY_TESTS) if a.family_tests else
+                            [m for m in PRESETS["privacy"] if m != "distinguishability"])
+    if a.table_only:
+        if a.json is None:
+            ap.error("--table-only reads --json")
+        rows = [json.loads(x) for x in a.json.read_text().splitlines() if x.strip()]
+        print(table(rows))
+        return 0
     seeds = a.seeds or (2 if a.quick else 6)
-    kinds = a.kinds or list(QUICK_KINDS if a.quick else FULL_KINDS)
-    todo = tasks(a.datasets, seeds, kinds, a.split, metrics)
+    sizes = tuple(a.sizes or (QUICK_SIZES if a.quick else FULL_SIZES))
+    todo = plan(a.datasets, seeds, sizes, a.kinds, metrics, not a.no_safety)
     t0 = time.perf_counter()
-    if a.jobs == 1:
-        rows = [one_run(t) for t in todo]
-    else:
-        with ProcessPoolExecutor(a.jobs) as pool:
-            rows = list(pool.map(one_run, todo))
+    load_at_start = os.getloadavg()
+    rows = execute(todo, a.jobs, a.json)
     print(table(rows))
-    print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.0f} s wall ({a.split} split)")
-    if a.json:
-        a.json.write_text(json.dumps(rows, indent=1, default=float))
+    print(f"\n{len(todo)} runs in {time.perf_counter() - t0:.0f} s wall, --jobs {a.jobs}; load average "
+          f"at start {load_at_start[0]:.1f}, at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     return 0
 
 

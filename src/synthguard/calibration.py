@@ -4,46 +4,59 @@ Split a real table with a seed into *original* (the training rows), *control* (h
 *fresh* (also held out). The fresh part used as the release is a perfect generator: same
 population, nobody from training; every privacy test should read ``low`` (or ``inconclusive``) on
 it, and an alarm on it is a false alarm. Releases with a known leak put training information into
-it, one builder per leak type, each returning the release **and the ground truth**: which training
-records leaked (a :class:`LeakedRelease`). Counting alarms over seeds gives the false-alarm rate and
+it, each returning the release **and the ground truth**: which training records leaked, as which
+leak family (a :class:`LeakedRelease`). Counting alarms over seeds gives the false-alarm rate and
 the power::
 
     parts = calibration_split(real, seed=0)
-    leak = exact_copies(parts["fresh"], parts["original"], share=0.05, seed=0)
-    report = synthguard.evaluate(parts["original"], leak.release, control=parts["control"])
+    leak = family_release("noise5", parts, share=0.05, seed=0, metadata=meta)
+    report = synthguard.evaluate(parts["original"], leak.release, control=parts["control"],
+                                 metadata=meta)
     leak.share      # 0.05: the share of training records the release exposes
 
-Builders (leak type of :data:`synthguard.core.results.LEAK_TYPES` in brackets):
+**Leak families** (:mod:`synthguard.data.leaks`): :func:`family_release` puts leak rows of any
+tabular family (``exact``, ``rare``, ``near1``, ``near2``, ``noise2``, ``noise5``, ``noise10``,
+``linkage``, ``interpolation``) into the fresh part, built by the *same* row builders a run uses to
+measure its detection limits (:func:`synthguard.data.leaks.build_leak_rows` from the training
+records :func:`~synthguard.data.leaks.family_candidates` allows, with every real record as the
+donor pool, the column kinds of the run's schema, and for interpolations the nearest other training
+record as the run finds it): a calibration leak and an injected leak are the same leak.
 
-- :func:`exact_copies` (``exact``), :func:`near_copies` (``near``: one or two cells changed),
-  :func:`rare_copies` (``rare``: copies of records unique on the quasi-identifiers);
-- :func:`smote_release` (``neighbourhood``: interpolation between training neighbours),
-  :func:`mixture_release` (``neighbourhood``: an overfit Gaussian mixture, ``n/5`` components),
-  :func:`kde_release` (``neighbourhood``: training rows plus wide Gaussian noise);
+Other builders (family in brackets):
+
+- :func:`exact_copies` (``exact``), :func:`near_copies` (``near1`` / ``near2``: donor values from
+  the release base), :func:`rare_copies` (``rare``);
+- :func:`smote_release`, :func:`mixture_release`, :func:`kde_release`: generator-like releases
+  (interpolation between training neighbours, an overfit Gaussian mixture, training rows plus wide
+  noise); their leak is no single family (``None``), ``leaked`` marks the training records they draw on;
 - :func:`mode_seeking_release`: the null of a generator that over-produces common people,
   built from fresh rows only (nobody leaked);
 - :func:`person_panel` / :func:`person_copies` (``person``: whole persons of a panel copied);
 - :func:`text_near_copies` (``text``: training documents with one word changed).
 
 :func:`calibration_split` cuts a table 40/30/30; :func:`equal_split` gives original and control
-of equal size (0.4/0.4/0.2), where a 1 % leak can be ruled out. ``benchmarks/calibration.py``
-runs the full table on public data; the test suite runs a small version of it
-(``tests/calibration``).
+of equal size (0.4/0.4/0.2), where a 1 % leak can be ruled out; :func:`sized_split` gives exact
+counts. ``benchmarks/calibration.py`` runs the full table on public data; the test suite runs a
+small version of it (``tests/calibration``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .data.leaks import FAMILIES, TABULAR_FAMILIES, LeakSpec, build_leak_rows, family_candidates
 from .errors import ConfigError
 from .stats import make_rng
 
-__all__ = ["PUBLIC_TABLE_METADATA", "LeakedRelease", "RELEASE_KINDS", "build_release", "calibration_split", "equal_split",
-           "exact_copies", "generated_release", "kde_release", "leaky_release", "mixture_release",
+__all__ = ["PUBLIC_TABLE_METADATA", "LeakedRelease", "RELEASE_KINDS", "FAMILY_KINDS", "build_release",
+           "calibration_split", "equal_split", "sized_split", "exact_copies", "family_release",
+           "mixed_release",
+           "generated_release", "kde_release", "leaky_release", "mixture_release",
            "mode_seeking_release", "near_copies", "person_copies", "person_panel", "rare_copies",
            "rare_records", "smote_release", "text_near_copies"]
 
@@ -61,12 +74,17 @@ PUBLIC_TABLE_METADATA = {
               "sensitive": ["hbp", "diabetes"]},
 }
 
-#: Release kinds of :func:`build_release` and the leak type each one is (``None``: nobody leaked,
-#: or a built-in generator whose leak is not known record by record).
+#: The tabular leak families :func:`family_release` builds (:data:`synthguard.data.leaks.FAMILIES`
+#: but ``person`` and ``text``, which :func:`person_copies` and :func:`text_near_copies` build).
+FAMILY_KINDS: tuple[str, ...] = tuple(TABULAR_FAMILIES)
+
+#: Release kinds of :func:`build_release` and the leak family each one carries (``None``: nobody
+#: leaked, or a generator-like release whose leak is no single family). ``near`` is ``near1``
+#: (``near2`` with ``n_cells=2``).
 RELEASE_KINDS: dict[str, str | None] = {
-    "fresh": None, "mode_seeking": None, "exact": "exact", "near": "near", "rare": "rare",
-    "smote": "neighbourhood", "mixture": "neighbourhood", "kde": "neighbourhood",
-    "marginals": None, "copula": None,
+    "fresh": None, "mode_seeking": None, "exact": "exact", "near": "near1", "rare": "rare",
+    **{f: f for f in FAMILY_KINDS},
+    "smote": None, "mixture": None, "kde": None, "marginals": None, "copula": None,
 }
 
 
@@ -81,16 +99,22 @@ class LeakedRelease:
     leaked : ndarray of bool
         One flag per training record (row of ``original``, in its order; per training *person*,
         in sorted id order, for :func:`person_copies`): the release exposes this record.
-    leak_type : str or None
-        The leak type (one of :data:`synthguard.core.results.LEAK_TYPES`), ``None`` for a null release.
+    family : str or None
+        The leak family (one of :data:`synthguard.data.leaks.FAMILIES`); ``None`` for a null
+        release or a generator-like release whose leak is no single family.
     kind : str
         The builder's name.
+    origin : ndarray of int, optional
+        Per release row, the training record (row of ``original``) its leak row was built from,
+        ``-1`` for a row that is no leak row; ``None`` when the builder does not track rows
+        (generator-like releases, persons).
     """
 
     release: pd.DataFrame
     leaked: np.ndarray
-    leak_type: str | None
+    family: str | None
     kind: str
+    origin: np.ndarray | None = None
 
     @property
     def share(self) -> float:
@@ -135,11 +159,40 @@ def calibration_split(frame: pd.DataFrame, seed: int = 0,
     n = len(frame)
     if n < 6:
         raise ConfigError(f"calibration needs at least 6 rows, got {n}")
-    order = make_rng(seed, "calibration-split").permutation(n)
     a = int(round(f[0] * n))
-    b = a + int(round(f[1] * n))
+    return _cut(frame, seed, a, int(round(f[1] * n)))
+
+
+def _cut(frame: pd.DataFrame, seed: int, n_original: int, n_control: int) -> dict[str, pd.DataFrame]:
+    """The first ``n_original`` rows of the seeded shuffle, the next ``n_control``, the rest."""
+    order = make_rng(seed, "calibration-split").permutation(len(frame))
+    a, b = n_original, n_original + n_control
     pick = lambda idx: frame.iloc[np.sort(idx)].reset_index(drop=True)  # noqa: E731
     return {"original": pick(order[:a]), "control": pick(order[a:b]), "fresh": pick(order[b:])}
+
+
+def sized_split(frame: pd.DataFrame, seed: int = 0, n_original: int = 800,
+                n_control: int | None = None) -> dict[str, pd.DataFrame]:
+    """:func:`calibration_split` by counts: ``n_original`` training rows, ``n_control`` control rows
+    (default as many), every other row fresh. The same shuffle as :func:`calibration_split`, so
+    ``sized_split(t, s, 800, 800)`` equals ``equal_split(t, s)`` on a 2,000-row table.
+
+    Raises
+    ------
+    ConfigError
+        When the table cannot hold both parts and at least one fresh row.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": range(1629)})
+    >>> {k: len(v) for k, v in sized_split(df, 0, 800).items()}
+    {'original': 800, 'control': 800, 'fresh': 29}
+    """
+    n_control = n_original if n_control is None else int(n_control)
+    if n_original < 1 or n_control < 1 or n_original + n_control >= len(frame):
+        raise ConfigError(f"a split of {n_original} training and {n_control} control rows needs "
+                          f"more than {n_original + n_control} rows; the table has {len(frame)}")
+    return _cut(frame, seed, int(n_original), n_control)
 
 
 def equal_split(frame: pd.DataFrame, seed: int = 0, fresh: float = 0.2) -> dict[str, pd.DataFrame]:
@@ -186,12 +239,16 @@ def _integer_valued(s: pd.Series) -> bool:
     return bool(len(v)) and bool(np.all(v == np.round(v)))
 
 
-def _replace_into(base: pd.DataFrame, rows: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
-    """``base`` with ``len(rows)`` random rows replaced by ``rows``, shuffled; new 0..n-1 index."""
+def _replace_into(base: pd.DataFrame, rows: pd.DataFrame, rng: np.random.Generator
+                  ) -> tuple[pd.DataFrame, np.ndarray]:
+    """``base`` with ``len(rows)`` random rows replaced by ``rows``, shuffled; new 0..n-1 index. Also
+    returns, per output row, its position in ``rows`` (``-1`` for a row of ``base``)."""
     keep = len(base) - len(rows)
     rest = base.iloc[:0] if keep <= 0 else base.iloc[np.sort(rng.choice(len(base), keep, replace=False))]
     out = pd.concat([rest, rows], ignore_index=True)
-    return out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+    perm = rng.permutation(len(out))
+    which = np.r_[np.full(len(rest), -1, dtype=np.int64), np.arange(len(rows), dtype=np.int64)]
+    return out.iloc[perm].reset_index(drop=True), which[perm]
 
 
 def _mask(n: int, idx: np.ndarray) -> np.ndarray:
@@ -249,18 +306,80 @@ def rare_records(original: pd.DataFrame, quasi_identifiers: Sequence[str] | None
 
 
 # --------------------------------------------------------------------------------------- copies
-def _copies(base: pd.DataFrame, original: pd.DataFrame, k: int, rng: np.random.Generator,
-            pool: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray]:
-    cand = np.arange(len(original)) if pool is None else np.flatnonzero(pool)
+def _leak_rows(original: pd.DataFrame, family: str, k: int, rng: np.random.Generator, *,
+               pool: pd.DataFrame, spec: LeakSpec, candidates: np.ndarray | None = None,
+               view: Any = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Leak rows of ``family`` from ``k`` distinct training records drawn among ``candidates``
+    (every record when ``None``), by the run's row builder
+    (:func:`~synthguard.data.leaks.build_leak_rows`; ``pool`` gives the donor values and standard
+    deviations; ``view``, a :class:`~synthguard.registry.Context` of the tables, the interpolation
+    partners), and their sources (sorted)."""
+    cand = np.arange(len(original)) if candidates is None else np.flatnonzero(candidates)
     if k > len(cand):
-        raise ConfigError(f"asked for {k} copies, only {len(cand)} candidate training records")
+        raise ConfigError(f"asked for {k} {family} leak rows, only {len(cand)} candidate training "
+                          "records (lower share)")
     src = np.sort(rng.choice(cand, k, replace=False))
-    return original.iloc[src].reset_index(drop=True), src
+    partners = None
+    if family == "interpolation" and k:
+        partners = _nearest_training_records(view, src)
+    rows = build_leak_rows(family, original, src, pool=pool, spec=spec, rng=rng, neighbours=partners)
+    return _written_like(rows, original), src
+
+
+def _nearest_training_records(view: Any, sources: np.ndarray) -> np.ndarray:
+    """Each source's nearest other training record as the run finds it
+    (:func:`synthguard.metrics._leakrows._nearest_training`), in input row positions: the run's
+    view holds its rows in a canonical order, so positions are mapped there and back."""
+    from .metrics._leakrows import _nearest_training
+
+    order = view.tables.row_numbers.get("original")
+    if order is None:
+        return _nearest_training(view, sources)
+    order = np.asarray(order, dtype=np.int64)
+    where = np.empty_like(order)
+    where[order] = np.arange(order.size)
+    return order[_nearest_training(view, where[np.asarray(sources, dtype=np.int64)])]
+
+
+def _leak_into(base: pd.DataFrame, original: pd.DataFrame, family: str, k: int,
+               rng: np.random.Generator, *, kind: str | None = None, **how: Any) -> LeakedRelease:
+    """``base`` with ``k`` of its rows replaced by leak rows of ``family`` (:func:`_leak_rows`)."""
+    rows, src = _leak_rows(original, family, k, rng, **how)
+    release, which = _replace_into(base, rows, rng)
+    return LeakedRelease(release, _mask(len(original), src), family, kind or family,
+                         _origin(which, src))
+
+
+def _origin(which: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """Per release row, the training record its leak row was built from (``-1``: not a leak row)."""
+    return np.r_[np.asarray(sources, dtype=np.int64), -1][which]  # -1 picks the appended -1
+
+
+def _written_like(rows: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with every datetime column the builders moved written back as ``like`` writes it
+    when ``like`` holds it as text: ISO dates when every value of ``like`` is a date (moved values
+    rounded to the nearest day, as :func:`~synthguard.data.leaks.noise_rows` rounds them; the
+    interpolation builder does not, so an interpolated date differs from the run's leak row by
+    less than half a day), else ISO date-times, so that a release mixes no timestamps into a
+    column of date strings."""
+    out = rows
+    for c in rows.columns:
+        if pd.api.types.is_datetime64_any_dtype(rows[c]) and \
+                not pd.api.types.is_datetime64_any_dtype(like[c]):
+            v = rows[c]
+            given = pd.to_datetime(like[c].dropna())
+            dates = bool((given == given.dt.normalize()).all())
+            if dates:
+                v = v.dt.round("D")
+            fmt = "%Y-%m-%d" if dates else "%Y-%m-%d %H:%M:%S"
+            out = out.copy() if out is rows else out
+            out[c] = v.dt.strftime(fmt).astype(object).where(v.notna(), np.nan).astype(like[c].dtype)
+    return out
 
 
 def exact_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
                  of: str = "training") -> LeakedRelease:
-    """``base`` with rows replaced by exact copies of distinct training rows.
+    """``base`` with rows replaced by exact copies of distinct training rows (family ``exact``).
 
     Parameters
     ----------
@@ -288,50 +407,17 @@ def exact_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed:
     2
     """
     k = _count(share, original, base, of)
-    rng = make_rng(seed, "calibration-leak", 0)
-    copies, src = _copies(base, original, k, rng)
-    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "exact",
-                         "exact")
-
-
-def _change_cells(copies: pd.DataFrame, base: pd.DataFrame, n_cells: int,
-                  rng: np.random.Generator) -> pd.DataFrame:
-    """Set ``n_cells`` distinct random columns of every row of ``copies`` to a *different* value
-    drawn from that column of ``base`` (one pass per column, vectorised over the rows)."""
-    k = len(copies)
-    if not k or not n_cells:
-        return copies
-    pooled = pd.concat([copies, base], ignore_index=True)
-    changeable = [j for j, c in enumerate(base.columns) if pooled[c].nunique(dropna=False) > 1]
-    if len(changeable) < n_cells:
-        raise ConfigError(f"only {len(changeable)} columns can be changed, n_cells={n_cells}")
-    choice = np.asarray(changeable)[np.argsort(rng.random((k, len(changeable))), axis=1)[:, :n_cells]]
-    out = copies.copy()
-    for j in np.unique(choice):
-        sel = np.flatnonzero((choice == j).any(axis=1))
-        col = base.columns[j]
-        cur = out[col].to_numpy()[sel]
-        values = pooled[col].to_numpy()
-        new = values[rng.integers(0, len(values), len(sel))]
-        for _ in range(64):  # redraw where the donor value equals the copy's (vectorised)
-            same = pd.Series(new).eq(pd.Series(cur)).to_numpy() | (pd.isna(new) & pd.isna(cur))
-            if not same.any():
-                break
-            new[same] = values[rng.integers(0, len(values), int(same.sum()))]
-        else:
-            distinct = pd.unique(values)
-            for i in np.flatnonzero(same):  # a few leftovers in near-constant columns
-                other = [v for v in distinct if not (v == cur[i] or (pd.isna(v) and pd.isna(cur[i])))]
-                new[i] = other[0]
-        out.loc[sel, col] = new
-    return out
+    return _leak_into(base, original, "exact", k, make_rng(seed, "calibration-leak", 0),
+                      pool=original, spec=LeakSpec())
 
 
 def near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
                 n_cells: int = 1, of: str = "training") -> LeakedRelease:
     """``base`` with rows replaced by copies of distinct training rows in which ``n_cells`` (1 or 2)
-    random cells are set to a different value taken from the same column: near-copies that exact
-    matching cannot see.
+    random cells are set to a different value taken from the same column of ``base`` or the copies
+    (family ``near1`` / ``near2``, by :func:`synthguard.data.leaks.change_cells`): near-copies that
+    exact matching cannot see. :func:`family_release` builds the same rows with every real record
+    as donors, as a run does.
 
     Parameters
     ----------
@@ -349,25 +435,24 @@ def near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: 
     --------
     >>> parts = calibration_split(pd.DataFrame({"a": range(100), "b": range(100)}), 0)
     >>> leak = near_copies(parts["fresh"], parts["original"], 0.1, of="release")
-    >>> leak.n_leaked, len(leak.release.merge(parts["original"]))
-    (3, 0)
+    >>> leak.n_leaked, len(leak.release.merge(parts["original"])), leak.family
+    (3, 0, 'near1')
     """
     if n_cells not in (1, 2):
         raise ConfigError(f"n_cells must be 1 or 2, got {n_cells}")
     k = _count(share, original, base, of)
-    rng = make_rng(seed, "calibration-leak", 1, n_cells)
-    copies, src = _copies(base, original, k, rng)
-    copies = _change_cells(copies, base, n_cells, rng)
-    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "near", "near")
+    return _leak_into(base, original, f"near{n_cells}", k,
+                      make_rng(seed, "calibration-leak", 1, n_cells), pool=base, spec=LeakSpec(),
+                      kind="near")
 
 
 def rare_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
                 quasi_identifiers: Sequence[str] | None = None,
-                reference: pd.DataFrame | None = None, bins: int = 5,
-                of: str = "training") -> LeakedRelease:
-    """``base`` with rows replaced by exact copies of *rare* training records: records unique in the
-    training table on the quasi-identifiers (see :func:`rare_records`; with none given, on every
-    column's pooled-quantile bins). The people most at risk of re-identification.
+                reference: pd.DataFrame | None = None, of: str = "training") -> LeakedRelease:
+    """``base`` with rows replaced by exact copies of *rare* training records (family ``rare``):
+    records unique on the quasi-identifiers among ``original`` and ``reference`` pooled (with none
+    given, on every column; :func:`synthguard.data.leaks.family_candidates`). The people most at
+    risk of re-identification.
 
     Parameters
     ----------
@@ -376,9 +461,7 @@ def rare_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: 
     quasi_identifiers : list of str, optional
         The columns an intruder knows.
     reference : DataFrame, optional
-        Real rows pooled with ``original`` for the bin edges (the control).
-    bins : int
-        Quantile bins of a numeric column.
+        The other real records (the control): rarity is decided on all real records, as a run does.
 
     Raises
     ------
@@ -393,10 +476,139 @@ def rare_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: 
     2
     """
     k = _count(share, original, base, of)
-    rng = make_rng(seed, "calibration-leak", 2)
-    rare = rare_records(original, quasi_identifiers, reference=reference, bins=bins)
-    copies, src = _copies(base, original, k, rng, pool=rare)
-    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "rare", "rare")
+    qis = tuple(quasi_identifiers or ())
+    missing = [c for c in qis if c not in original.columns]
+    if missing:
+        raise ConfigError(f"quasi-identifiers not in the table: {missing}")
+    pool = original if reference is None else pd.concat([original, reference[original.columns]],
+                                                        ignore_index=True)
+    rare, _ = family_candidates("rare", original, pool, LeakSpec(quasi_identifiers=qis))
+    return _leak_into(base, original, "rare", k, make_rng(seed, "calibration-leak", 2), pool=pool,
+                      spec=LeakSpec(quasi_identifiers=qis), candidates=rare)
+
+
+def _run_view(parts: Mapping[str, pd.DataFrame], metadata: Any) -> Any:
+    """The tables as a run of :func:`synthguard.evaluate` types them (fresh rows as the release):
+    a :class:`~synthguard.registry.Context`, for the column kinds and the nearest training records."""
+    from .registry import Context
+
+    return Context.from_frames(parts["original"], parts["fresh"], parts["control"], metadata)
+
+
+def family_release(family: str, parts: Mapping[str, pd.DataFrame], share: float, seed: int = 0, *,
+                   metadata: Mapping[str, Any] | None = None, of: str = "training",
+                   clip: bool = False) -> LeakedRelease:
+    """The fresh rows with some replaced by leak rows of a tabular ``family``, built exactly as a run
+    builds the leak rows it injects to measure its detection limits.
+
+    Candidates are the training records the family applies to
+    (:func:`~synthguard.data.leaks.family_candidates` on every real record, training then control);
+    ``round(share * len(original))`` distinct ones are drawn with ``seed``, their leak rows built by
+    :func:`~synthguard.data.leaks.build_leak_rows` (donors and standard deviations from every real
+    record; numeric and datetime columns and the roles as the run types them; interpolation
+    partners: each source's nearest other training record as the run finds it) and put in place of
+    as many random fresh rows.
+
+    Parameters
+    ----------
+    family : str
+        One of :data:`FAMILY_KINDS`.
+    parts : mapping
+        ``{"original", "control", "fresh"}`` (:func:`calibration_split`).
+    share : float
+        Share of the training records leaked (``of="release"``: of the release's rows).
+    seed : int
+        Seed of the sources, the replaced rows and the builder's randomness.
+    metadata : mapping, optional
+        The run's metadata (``quasi_identifiers`` and ``sensitive``: ``linkage`` needs both;
+        ``rare`` uses the quasi-identifiers).
+    clip : bool
+        When the family has fewer candidates than asked for: leak every candidate (``share`` of
+        the result says how many) instead of raising.
+
+    Returns
+    -------
+    LeakedRelease
+        ``family`` and ``kind`` are the family; ``leaked`` marks the source training records.
+
+    Raises
+    ------
+    ConfigError
+        When the family does not apply to the table (its reason) or has fewer candidates than asked.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"age": rng.integers(20, 80, 300), "income": rng.normal(5e4, 1e4, 300),
+    ...                    "city": rng.choice(list("abcde"), 300)})
+    >>> leak = family_release("noise5", calibration_split(df, 0), 0.05, 0)
+    >>> leak.family, leak.n_leaked, len(leak.release)
+    ('noise5', 6, 90)
+    """
+    o, f = parts["original"], parts["fresh"]
+    view, spec, pool = _family_setup(parts, metadata)
+    mask = _candidates(family, o, pool, spec)
+    k = _count(share, o, f, of)
+    if clip:
+        k = min(k, int(mask.sum()))
+    return _leak_into(f, o, family, k, make_rng(seed, "calibration-family", family), pool=pool,
+                      spec=spec, candidates=mask, view=view)
+
+
+def _family_setup(parts: Mapping[str, pd.DataFrame], metadata: Any
+                  ) -> tuple[Any, LeakSpec, pd.DataFrame]:
+    """The run's view of the tables, its leak spec and the pool of every real record."""
+    o, c = parts["original"], parts["control"]
+    view = _run_view(parts, metadata)
+    return view, LeakSpec.from_schema(view.tables.schema), pd.concat([o, c[o.columns]],
+                                                                     ignore_index=True)
+
+
+def _candidates(family: str, original: pd.DataFrame, pool: pd.DataFrame, spec: LeakSpec
+                ) -> np.ndarray:
+    if family not in FAMILY_KINDS:
+        raise ConfigError(f"family must be one of {list(FAMILY_KINDS)}, got {family!r}"
+                          + (" (person_copies / text_near_copies build it)"
+                             if family in FAMILIES else ""))
+    mask, why = family_candidates(family, original, pool, spec)
+    if mask is None:
+        raise ConfigError(f"leak family {family!r} does not apply to this table: {why}")
+    return mask
+
+
+def mixed_release(parts: Mapping[str, pd.DataFrame], shares: Mapping[str, float], seed: int = 0, *,
+                  metadata: Mapping[str, Any] | None = None, of: str = "release") -> LeakedRelease:
+    """The fresh rows with leak rows of several families in place of some, each family from its own
+    training records (no record leaks twice): e.g. ``{"exact": 0.3, "near1": 0.3}`` with
+    ``of="release"`` is a release of 30 % verbatim training rows, 30 % one-cell copies and 40 %
+    fresh rows. Rows are built as :func:`family_release` builds them.
+
+    Returns
+    -------
+    LeakedRelease
+        ``family`` is the families joined by ``+``; ``leaked`` marks every source.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": range(200), "b": [i % 7 for i in range(200)]})
+    >>> leak = mixed_release(calibration_split(df, 0), {"exact": 0.3, "near1": 0.3})
+    >>> leak.family, leak.n_leaked, len(leak.release)
+    ('exact+near1', 36, 60)
+    """
+    o, f = parts["original"], parts["fresh"]
+    view, spec, pool = _family_setup(parts, metadata)
+    rng = make_rng(seed, "calibration-mixed", *shares)
+    used = np.zeros(len(o), dtype=bool)
+    rows, sources = [], []
+    for family, share in shares.items():
+        got, src = _leak_rows(o, family, _count(share, o, f, of), rng, pool=pool, spec=spec,
+                              candidates=_candidates(family, o, pool, spec) & ~used, view=view)
+        used[src] = True
+        rows.append(got)
+        sources.append(src)
+    release, which = _replace_into(f, pd.concat(rows, ignore_index=True), rng)
+    return LeakedRelease(release, used, "+".join(shares), "mixed",
+                         _origin(which, np.concatenate(sources)))
 
 
 def leaky_release(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
@@ -532,15 +744,15 @@ def smote_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *
         anchors = rng.integers(0, len(original), n)
         lam = rng.random(n)
         rows, nearer = _smote_rows(original, anchors, lam, k_neighbors, rng)
-        return LeakedRelease(rows, _mask(len(original), nearer), "neighbourhood", "smote")
+        return LeakedRelease(rows, _mask(len(original), nearer), None, "smote")
     if share is None:
         raise ConfigError("give share with base")
     k = _count(share, original, base, "training")
     anchors = np.sort(rng.choice(len(original), k, replace=False))
     lam = rng.random(k) * 0.5
     rows, _ = _smote_rows(original, anchors, lam, k_neighbors, rng)
-    return LeakedRelease(_replace_into(base, rows, rng), _mask(len(original), anchors),
-                         "neighbourhood", "smote")
+    return LeakedRelease(_replace_into(base, rows, rng)[0], _mask(len(original), anchors),
+                         None, "smote")
 
 
 def mixture_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
@@ -582,7 +794,7 @@ def mixture_release(original: pd.DataFrame, n: int | None = None, seed: int = 0,
         miss = original[num].isna().to_numpy()[members]
         out[num] = np.where(miss, np.nan, vals)
         _round_integer_columns(out, original, num)
-    return LeakedRelease(out, _mask(len(original), members), "neighbourhood", "mixture")
+    return LeakedRelease(out, _mask(len(original), members), None, "mixture")
 
 
 def kde_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
@@ -611,7 +823,7 @@ def kde_release(original: pd.DataFrame, n: int | None = None, seed: int = 0, *,
         sd = np.where(np.isfinite(sd), sd, 0.0)
         out[num] = x[src] + rng.standard_normal((n, len(num))) * bandwidth * sd
         _round_integer_columns(out, original, num)
-    return LeakedRelease(out, _mask(len(original), src), "neighbourhood", "kde")
+    return LeakedRelease(out, _mask(len(original), src), None, "kde")
 
 
 def mode_seeking_release(fresh: pd.DataFrame, original: pd.DataFrame, seed: int = 0, *,
@@ -716,9 +928,10 @@ def person_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed
 def text_near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, seed: int = 0, *,
                      column: str, n_words: int = 1, of: str = "training") -> LeakedRelease:
     """``base`` with rows replaced by copies of distinct training rows whose ``column`` (a free-text
-    column) has ``n_words`` word(s) changed: a random word replaced by a different word drawn from
-    the words of ``base``'s documents. Near-verbatim training documents, which verbatim matching
-    misses.
+    column) has a word changed (family ``text``, :func:`synthguard.data.leaks.build_leak_rows`): a
+    random word replaced by a different word drawn from the words of ``base``'s documents, ``n_words``
+    times over (a later change may hit a word an earlier one changed). Near-verbatim training
+    documents, which verbatim matching misses.
 
     Examples
     --------
@@ -730,28 +943,17 @@ def text_near_copies(base: pd.DataFrame, original: pd.DataFrame, share: float, s
     """
     if column not in original.columns:
         raise ConfigError(f"no column {column!r} in the training rows")
+    if n_words < 1:
+        raise ConfigError(f"n_words must be >= 1, got {n_words}")
     k = _count(share, original, base, of)
     rng = make_rng(seed, "calibration-text", n_words)
-    copies, src = _copies(base, original, k, rng)
-    vocab = pd.unique(base[column].dropna().astype(str).str.split().explode().dropna())
-    if len(vocab) < 2:
-        raise ConfigError("the base release has fewer than two distinct words")
-    words = copies[column].fillna("").astype(str).str.split()
-    lengths = words.str.len().to_numpy()
-    if k and lengths.min() < n_words:
-        raise ConfigError(f"a copied document has fewer than {n_words} words")
-    changed = []
-    for w, n_w in zip(words, lengths, strict=True):  # over the copies only, a few hundred at most
-        pos = rng.choice(n_w, n_words, replace=False)
-        for p in pos:
-            new = w[p]
-            while new == w[p]:
-                new = vocab[rng.integers(len(vocab))]
-            w[p] = new
-        changed.append(" ".join(w))
-    copies = copies.copy()
-    copies[column] = pd.Series(changed, dtype=object) if k else copies[column]
-    return LeakedRelease(_replace_into(base, copies, rng), _mask(len(original), src), "text", "text")
+    src = np.sort(rng.choice(len(original), k, replace=False))
+    rows = original.iloc[src].reset_index(drop=True)
+    for _ in range(n_words if k else 0):
+        rows = build_leak_rows("text", rows, np.arange(k), pool=base, spec=LeakSpec(text=(column,)),
+                               rng=rng)
+    release, which = _replace_into(base, rows, rng)
+    return LeakedRelease(release, _mask(len(original), src), "text", "text", _origin(which, src))
 
 
 # ---------------------------------------------------------------------------------- generators
@@ -775,22 +977,27 @@ def generated_release(original: pd.DataFrame, n: int, kind: str = "copula", seed
 
 def build_release(kind: str, parts: dict[str, pd.DataFrame], seed: int = 0, *,
                   share: float | None = None, quasi_identifiers: Sequence[str] | None = None,
-                  **params) -> LeakedRelease:
+                  metadata: Mapping[str, Any] | None = None, **params: Any) -> LeakedRelease:
     """One calibration release of a table's parts (:func:`calibration_split`) by kind name.
 
     Parameters
     ----------
     kind : str
-        A key of :data:`RELEASE_KINDS`: ``fresh``, ``mode_seeking``, ``exact``, ``near``, ``rare``
-        (need ``share``), ``smote`` (whole release; with ``share``: a leak into fresh), ``mixture``,
-        ``kde``, ``marginals``, ``copula`` (whole releases of ``len(fresh)`` rows).
+        A key of :data:`RELEASE_KINDS`: ``fresh``, ``mode_seeking``; ``exact``, ``near``, ``rare``
+        (:func:`exact_copies`, :func:`near_copies`, :func:`rare_copies`) and the families
+        ``near1``, ``near2``, ``noise2``, ``noise5``, ``noise10``, ``linkage``, ``interpolation``
+        (:func:`family_release`), which need ``share``; ``smote`` (whole release; with ``share``:
+        a leak into fresh), ``mixture``, ``kde``, ``marginals``, ``copula`` (whole releases of
+        ``len(fresh)`` rows).
     parts : dict
         ``{"original", "control", "fresh"}``.
     share : float, optional
-        Share of the training records leaked (``of="release"`` in ``params`` for copies: of the
-        release's rows).
+        Share of the training records leaked (``of="release"`` in ``params``: of the release's rows).
     quasi_identifiers : list of str, optional
-        For ``rare`` and ``mode_seeking``.
+        For ``rare`` and ``mode_seeking`` (default: the metadata's).
+    metadata : mapping, optional
+        The run's metadata, for the families (``linkage`` needs quasi-identifiers and sensitive
+        columns).
     **params
         Passed to the builder (``n_cells``, ``of``, ``n_components``, ``bandwidth``, ...).
 
@@ -804,19 +1011,27 @@ def build_release(kind: str, parts: dict[str, pd.DataFrame], seed: int = 0, *,
     n = len(f) if len(f) else len(o)
     if kind not in RELEASE_KINDS:
         raise ConfigError(f"kind must be one of {sorted(RELEASE_KINDS)}, got {kind!r}")
-    if kind in ("exact", "near", "rare") and share is None:
+    if quasi_identifiers is None and metadata is not None:
+        quasi_identifiers = metadata.get("quasi_identifiers")
+    if (kind in ("near", "rare") or RELEASE_KINDS[kind] is not None) and share is None:
         raise ConfigError(f"{kind} needs a share")
     if kind == "fresh":
         return LeakedRelease(f, np.zeros(len(o), bool), None, "fresh")
     if kind == "mode_seeking":
         return mode_seeking_release(f, o, seed, quasi_identifiers=quasi_identifiers, **params)
     if kind == "exact":
-        return exact_copies(f, o, share, seed, **params)
+        return exact_copies(f, o, share, seed, **params)  # type: ignore[arg-type]
     if kind == "near":
-        return near_copies(f, o, share, seed, **params)
+        return near_copies(f, o, share, seed, **params)  # type: ignore[arg-type]
     if kind == "rare":
-        return rare_copies(f, o, share, seed, quasi_identifiers=quasi_identifiers, reference=c,
-                           **params)
+        return rare_copies(f, o, share, seed, quasi_identifiers=quasi_identifiers,  # type: ignore[arg-type]
+                           reference=c, **params)
+    if kind in FAMILY_KINDS:
+        meta = dict(metadata or {})
+        if quasi_identifiers is not None:
+            meta.setdefault("quasi_identifiers", list(quasi_identifiers))
+        return family_release(kind, parts, share, seed, metadata=meta or None,  # type: ignore[arg-type]
+                              **params)
     if kind == "smote":
         if share is not None:
             return smote_release(o, seed=seed, base=f, share=share, **params)

@@ -1,6 +1,11 @@
-"""Shared set-up of the calibration tests: the public tables, their quasi-identifiers, and one
-cached evaluation per (table, split, seed, release), so that tests asking different questions of
-the same run pay for it once."""
+"""Shared set-up of the calibration tests: the public tables, their roles, one cached evaluation per
+(table, split, seed, release, metrics), and the consistency record of every report they produce.
+
+Every evaluation goes through :func:`evaluate`, which checks the report's words against its numbers
+(:func:`consistency`) and keeps the result in :data:`REPORTS`;
+``test_consistency.py::test_every_report_of_the_calibration_suite_states_its_bounds`` runs last
+(``conftest.py``) and asserts over all of them.
+"""
 
 from __future__ import annotations
 
@@ -14,18 +19,24 @@ import pandas as pd
 
 import synthguard
 from synthguard.calibration import (
+    FAMILY_KINDS,
     PUBLIC_TABLE_METADATA,
     LeakedRelease,
     build_release,
     calibration_split,
     equal_split,
+    family_release,
     person_copies,
     person_panel,
+    sized_split,
     smote_release,
     text_near_copies,
 )
+from synthguard.core.format import pct
 from synthguard.data.entities.calibration import entity_calibration_split
+from synthguard.report.dossier import SECTIONS
 from synthguard.run.config import PRESETS
+from synthguard.run.verdict import RISK_FAMILIES
 
 SHARED: Path | None = None  # set by the tests' fixture (../shared/data)
 
@@ -37,9 +48,19 @@ ALARMS = ("high", "medium")
 META = PUBLIC_TABLE_METADATA
 #: the privacy preset, without ``distinguishability``: a fidelity figure that is "not assessed"
 #: (it informs, it never enters the verdict) and costs a third of each run here
-METRICS = [m for m in PRESETS["privacy"] if m != "distinguishability"]
+METRICS = tuple(m for m in PRESETS["privacy"] if m != "distinguishability")
+#: the tests that state their responses to the leak families (the run's detection limits are
+#: measured with them): copies, near-copies, closeness, quasi-identifier linkage. Each counts under
+#: all four risks (presence, and WP216's criteria through the copy tests' cross-listing), so a run
+#: of these alone has every risk, every family and its limits, at a fifth of the privacy preset's
+#: cost; the benchmark (benchmarks/calibration.py) runs the whole preset.
+FAMILY_TESTS = ("exact_matches", "near_copies", "near_copies_2", "close_neighbours", "qi_linkage")
+METRIC_SETS = {"privacy": METRICS, "families": FAMILY_TESTS}
 SPLITS = {"standard": (0.4, 0.3, 0.3), "equal": (0.4, 0.4, 0.2), "large": (0.45, 0.45, 0.1)}
 TEXT_COLUMN = "review"
+
+#: one entry per report the calibration tests produced: ``{"label", "violations", "risks"}``
+REPORTS: list[dict[str, Any]] = []
 
 
 @cache
@@ -52,34 +73,138 @@ def load(name: str) -> pd.DataFrame:
 def parts(name: str, split: str, seed: int) -> dict[str, pd.DataFrame]:
     if split == "equal":
         return equal_split(load(name), seed)
+    if split == "n800":
+        return sized_split(load(name), seed, 800)
     return calibration_split(load(name), seed, SPLITS[split])
 
 
-def near_visibility(run: dict) -> float:
-    """Share of the training records the near_copies test can see (no other real record within one
-    cell: label-free), as the run's evidence states it."""
-    return float(run["near_visibility"])
+# ------------------------------------------------------------------------- words against numbers
+def _section(text: str, heading: str) -> str:
+    """The lines of ``text`` under ``heading`` up to the next heading of the same or a higher level."""
+    lines = text.splitlines()
+    level = len(heading) - len(heading.lstrip("#"))
+    try:
+        start = lines.index(heading)
+    except ValueError:
+        return ""
+    out = []
+    for line in lines[start + 1:]:
+        if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+def consistency(rep: Any) -> list[str]:
+    """What in ``rep`` says more (or other) than its numbers; empty when words and numbers agree.
+
+    - a risk read ``low``: every verdict-driving test under it has its one-sided upper bound
+      (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
+      a detection limit below it, and none is unassessed;
+    - a risk's ``bound`` is the largest of its tests' upper bounds and its families' limits;
+    - the bound, formatted as the reports format shares (:func:`synthguard.core.format.pct`), is
+      what the risk's summary, its row of the dossier's results per criterion and (when low) the
+      dossier's residual-risk line state, and
+      the verdict's summary states the largest bound of the risks it summarises.
+    """
+    v = rep.verdict.to_dict()
+    m = float(v["materiality"])
+    dossier = rep.to_dossier()
+    results = _section(dossier, f"## {SECTIONS[5]}")  # results per criterion
+    residual = _section(dossier, f"## {SECTIONS[8]}")  # residual risk
+    out: list[str] = []
+    decided: list[float] = []
+    undecided: list[float] = []
+    for r in v["risks"]:
+        name, level = r["risk"], r["level"]
+        if level == "not assessed":
+            continue
+        ups = {t: rep.result(t).evidence.upper for t in r["tests"]}
+        lims = {f: (d or {}).get("value") for f, d in (r.get("detection_limits") or {}).items()}
+        applies = [f for f in RISK_FAMILIES[name] if f not in (r.get("not_applicable") or {})]
+        if level == "low":
+            loose = {t: u for t, u in ups.items() if not u < m}
+            if loose:
+                out.append(f"{name} low with tests bounded at or above {m}: {loose}")
+            open_ = {f: lims.get(f) for f in applies if lims.get(f) is None or not lims[f] < m}
+            if open_ or r.get("unassessed"):
+                out.append(f"{name} low with families not ruled out: {open_}, "
+                           f"unassessed {r.get('unassessed')}")
+        values = [u for u in ups.values() if math.isfinite(u)] + \
+                 [x for x in lims.values() if x is not None]
+        bound = r.get("bound")
+        if values and (bound is None or abs(float(bound) - max(values)) > 1e-12):
+            out.append(f"{name}: bound {bound} is not the largest of its tests' upper bounds and "
+                       f"families' limits ({max(values)})")
+        if level in ("high", "medium") or bound is None:
+            continue
+        (decided if level == "low" else undecided).append(float(bound))
+        if r.get("unassessed"):
+            continue  # no bound is claimed: the summary names the unassessed families instead
+        text = pct(bound)
+        if text not in r["summary"]:
+            out.append(f"{name}: summary does not state its bound {text}: {r['summary']!r}")
+        row = [x for x in results.splitlines() if x.startswith(f"| {r['title']} |")]
+        if not row or text not in row[0]:
+            out.append(f"{name}: the dossier's results table does not state its bound {text}: {row}")
+        if level == "low":
+            line = [x for x in residual.splitlines() if x.startswith(f"- {r['title']}:")]
+            if not line or text not in line[0]:
+                out.append(f"{name}: the dossier's residual risk does not state its bound {text}: "
+                           f"{line}")
+    summary = v["summary"]
+    if v["level"] == "low" and decided and pct(max(decided)) not in summary:
+        out.append(f"verdict low: summary does not state the largest bound {pct(max(decided))}: "
+                   f"{summary!r}")
+    if v["level"] == "inconclusive" and undecided and max(undecided) >= m \
+            and pct(max(undecided)) not in summary:
+        out.append(f"verdict inconclusive: summary does not state the largest bound reached "
+                   f"{pct(max(undecided))}: {summary!r}")
+    return out
+
+
+def evaluate(label: str, original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,
+             **kw: Any) -> Any:
+    """:func:`synthguard.evaluate` (no column or row re-test: levels, not advice) with the report's consistency recorded."""
+    rep = synthguard.evaluate(original, release, control=control, retest_columns=0, retest_rows=0,
+                              **kw)
+    REPORTS.append({"label": label, "violations": consistency(rep),
+                    "risks": {r["risk"]: r["level"] for r in rep.verdict.to_dict()["risks"]}})
+    return rep
 
 
 def summarise(rep: Any, leak: LeakedRelease | None = None) -> dict:
     v = rep.verdict
-    near = rep.result("near_copies") if "near_copies" in rep.metrics else None
-    vis = (near.evidence.visibility or {}).get("near") if near is not None and near.evidence else None
-    return {"level": v.level, "verdict": v.to_dict(), "near_visibility": vis,
+    return {"level": v.level, "verdict": v.to_dict(),
             "levels": {m: rep.result(m).risk_level for m in rep.metrics
                        if rep.result(m) is not None},
             "leak_share": None if leak is None else leak.share,
-            "leak_type": None if leak is None else leak.leak_type}
+            "n_leaked": None if leak is None else leak.n_leaked,
+            "family": None if leak is None else leak.family}
 
 
-def limit(run: dict, leak_type: str) -> float:
-    """The stated detection limit of ``leak_type`` (fails, never skips, when it is absent)."""
+def limit(run: dict, family: str) -> float:
+    """The stated detection limit of ``family`` (fails, never skips, when it is absent)."""
     limits = run["verdict"].get("detection_limits")
     assert limits is not None, "the verdict states no detection_limits"
-    assert leak_type in limits, (leak_type, sorted(limits))
-    value = limits[leak_type]["value"]
-    assert value is not None and math.isfinite(value) and value > 0, (leak_type, limits[leak_type])
+    assert family in limits, (family, sorted(limits))
+    value = limits[family]["value"]
+    assert value is not None and math.isfinite(value) and value > 0, (family, limits[family])
     return float(value)
+
+
+def times_limit(run: dict, family: str, factor: float = 1.5) -> float:
+    """A leak share of at least ``factor`` x the stated limit of ``family`` in whole records: the
+    limit is ``k`` of ``n`` training records (``k / n``), the leak ``ceil(factor * k)`` of them
+    (a share rounded to ``factor * k / n`` could round the count down, 4 of 378 for 1.5 x 3)."""
+    value = limit(run, family)
+    k = int(run["verdict"]["detection_limits"][family]["k"])
+    n = int(round(k / value))
+    return min(math.ceil(factor * k - 1e-9), n) / n
+
+
+def risk(run: dict, name: str) -> dict:
+    return next(r for r in run["verdict"]["risks"] if r["risk"] == name)
 
 
 # ------------------------------------------------------------------------------ tabular releases
@@ -90,21 +215,30 @@ def tabular_release(name: str, split: str, seed: int, kind: str, share: float | 
     kw = dict(extra)
     if kind == "smote" and share is not None:  # a neighbourhood leak into the fresh part
         return smote_release(p["original"], seed=seed, base=p["fresh"], share=share)
-    return build_release(kind, p, seed, share=share,
-                         quasi_identifiers=META[name]["quasi_identifiers"], **kw)
+    if kind in FAMILY_KINDS:  # the rows a run injects (leak every candidate when too few)
+        return family_release(kind, p, share, seed, metadata=META[name], clip=True, **kw)
+    return build_release(kind, p, seed, share=share, metadata=META[name], **kw)
+
+
+def run(name: str, split: str, seed: int, kind: str, share: float | None = None,
+        extra: tuple = (), meta: bool = True, metrics: str = "privacy",
+        materiality: float | None = None) -> dict:
+    """One evaluation of a release of ``name`` (cached, however the arguments are passed);
+    ``meta=False``: without the metadata (no roles); ``metrics``: a key of :data:`METRIC_SETS`."""
+    return _run(name, split, seed, kind, share, extra, meta, metrics, materiality)
 
 
 @cache
-def run(name: str, split: str, seed: int, kind: str, share: float | None = None,
-        extra: tuple = (), meta: bool = True) -> dict:
-    """One privacy evaluation of a release of ``name`` (cached); ``meta=False``: without the
-    metadata (no quasi-identifiers: the set-up of ``test_calibration.py``)."""
+def _run(name: str, split: str, seed: int, kind: str, share: float | None, extra: tuple,
+         meta: bool, metrics: str, materiality: float | None) -> dict:
     p = parts(name, split, seed)
     leak = tabular_release(name, split, seed, kind, share, extra)
-    rep = synthguard.evaluate(p["original"], leak.release, control=p["control"],
-                              metadata=META[name] if meta else None, metrics=METRICS, seed=seed,
-                              retest_columns=0, retest_rows=0)
-    return summarise(rep, leak) | {"dataset": name, "seed": seed, "kind": kind, "share": share}
+    rep = evaluate(f"{name}/{split}/s{seed}/{kind}@{share}/{metrics}/m{materiality}",
+                   p["original"], leak.release, p["control"],
+                   metadata=META[name] if meta else None, metrics=list(METRIC_SETS[metrics]),
+                   seed=seed, materiality=materiality)
+    return summarise(rep, leak) | {"dataset": name, "seed": seed, "kind": kind, "share": share,
+                                   "n_original": len(p["original"])}
 
 
 # ------------------------------------------------------------------------------------- persons
@@ -126,16 +260,19 @@ def person_run(seed: int, share: float | None) -> dict:
                              None, "fresh")
     else:
         leak = person_copies(base, p["original"].events, share, seed)
-    rep = synthguard.evaluate(p["original"].events, leak.release, control=p["control"].events,
-                              metadata={"quasi_identifiers": META[PANEL_FROM]["quasi_identifiers"]},
-                              metrics=METRICS, entity_key="person_id", sequence_key="visit",
-                              seed=seed, retest_columns=0, retest_rows=0)
+    rep = evaluate(f"{PANEL_FROM}-panel/s{seed}/person@{share}", p["original"].events, leak.release,
+                   p["control"].events,
+                   metadata={"quasi_identifiers": META[PANEL_FROM]["quasi_identifiers"]},
+                   metrics=list(FAMILY_TESTS), entity_key="person_id", sequence_key="visit",
+                   seed=seed)
     return summarise(rep, leak) | {"dataset": f"{PANEL_FROM}-panel", "seed": seed, "kind": "person",
                                    "share": share}
 
 
 # ---------------------------------------------------------------------------------------- text
 TEXT_SIZES = (800, 800, 400)  # training, control (from the training file), release (test file)
+#: the copy tests of documents (the text preset's NLP metrics cost minutes and drive no verdict)
+TEXT_METRICS = ("exact_matches", "near_copies", "text_exact_matches")
 
 
 @cache
@@ -157,11 +294,8 @@ def text_run(seed: int, share: float | None) -> dict:
         leak = LeakedRelease(p["fresh"], np.zeros(len(p["original"]), bool), None, "fresh")
     else:
         leak = text_near_copies(p["fresh"], p["original"], share, seed, column=TEXT_COLUMN)
-    rep = synthguard.evaluate(p["original"], leak.release, control=p["control"],
-                              metadata={"text_columns": [TEXT_COLUMN]}, metrics=METRICS, seed=seed,
-                              retest_columns=0, retest_rows=0)
+    rep = evaluate(f"fine_foods_reviews/s{seed}/text@{share}", p["original"], leak.release,
+                   p["control"], metadata={"text_columns": [TEXT_COLUMN]},
+                   metrics=list(TEXT_METRICS), seed=seed)
     return summarise(rep, leak) | {"dataset": "fine_foods_reviews", "seed": seed, "kind": "text",
                                    "share": share}
-
-
-# ---------------------------------------------------------------------- a near-copy statistic

@@ -1,107 +1,138 @@
-"""The calibration suite, small and real: fresh samples of real people read low, leaks read high.
+"""The calibration suite, small and real: fresh samples of real people raise no more alarms than
+chance and read low where the data can show it; copies read high on every criterion.
 
 Public person-level tables from ``../shared/data`` are split with a seed into original (training),
 control and fresh (held out). A release made of the fresh part exposes nobody from training: any
-alarm on it is a false alarm. Releases with copies of training records must read high. The full
-table (more seeds, more leak sizes, per-metric counts) is ``benchmarks/calibration.py``; its
-figures are in ``docs/calibration.md``.
+alarm on it is a false alarm. Runs use the tests that state their responses to the leak families
+(``_suite.FAMILY_TESTS``: every risk, every family and its limits, a fifth of the privacy preset's
+cost); the full table (the whole privacy preset, 6 seeds, every family at several sizes) is
+``benchmarks/calibration.py``, its figures in ``docs/calibration.md``.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-import synthguard
-from synthguard.calibration import calibration_split, generated_release, leaky_release
+from synthguard.calibration import calibration_split, leaky_release, mixed_release
 
 from . import _suite as S
 
 pytestmark = pytest.mark.slow
 
 DATASETS, SEEDS, ALARMS = S.DATASETS, S.SEEDS, S.ALARMS
+SMALL = ("anes96", "diabetes_raw", "hhs_breaches")  # 177 to 422 training records: a second a run
 
 
-def _load(shared: Path, name: str) -> pd.DataFrame:
-    return pd.read_csv(shared / f"{name}.csv").drop(columns=S.DROP.get(name, []))
+def _at_least(share: float, n: int) -> int:
+    return math.ceil(share * n - 1e-9)
+
+
+def _alarms(runs: list[dict]) -> list[tuple]:
+    return [(r["dataset"], r["seed"], r["level"]) for r in runs if r["level"] in ALARMS]
 
 
 @pytest.fixture(scope="module")
-def shared(shared_data):
-    S.SHARED = shared_data
-    return shared_data
+def fresh():
+    """The three small tables x 5 seeds (the limit tests reuse seeds 0-2 of anes96 and
+    diabetes_raw; acs12 and nhefs fresh runs are the 800-record tests')."""
+    return [S.run(d, "standard", s, "fresh", metrics="families") for d in SMALL for s in range(5)]
 
 
-@pytest.fixture(scope="module")
-def runs(shared):
-    """Verdicts and per-metric levels of the privacy runs without metadata (``_suite.run``) on
-    fresh and on 5 % and 30 % copies."""
-    out = {"fresh": [], "copies@0.05": [], "copies@0.3": []}
-    for name in DATASETS:
-        for seed in SEEDS:
-            out["fresh"].append(S.run(name, "standard", seed, "fresh", meta=False))
-            out["copies@0.05"].append(S.run(name, "standard", seed, "exact", 0.05, meta=False))
-            if seed == 0:
-                out["copies@0.3"].append(S.run(name, "standard", seed, "exact", 0.3, meta=False))
-    return out
-
-
-def test_fresh_real_samples_raise_at_most_one_alarm_in_15(runs):
-    fresh = runs["fresh"]
+# ----------------------------------------------------------------------------------- the nulls
+def test_fresh_real_samples_raise_at_most_one_alarm_in_15(fresh):
+    """3 tables x 5 seeds; the benchmark runs 5 tables x 6 seeds."""
     assert len(fresh) == 15
-    verdict_alarms = [(r["dataset"], r["seed"], r["level"]) for r in fresh if r["level"] in ALARMS]
-    assert len(verdict_alarms) <= 1, verdict_alarms
-    metrics = {m for r in fresh for m in r["levels"]}
-    for m in metrics:
+    assert len(_alarms(fresh)) <= 1, _alarms(fresh)
+    for m in {m for r in fresh for m in r["levels"]}:
         fired = [(r["dataset"], r["seed"]) for r in fresh if r["levels"].get(m) in ALARMS]
         assert len(fired) <= 1, (m, fired)
-    # no fresh sample is called unsafe by more than chance; whether it is positively shown safe
-    # depends on the table's size and chance copy rate (test_leak_types::test_safety_*), so at these
-    # sizes (177 to 800 training rows, 40/30/30) "inconclusive" with its limit is an honest answer
-    assert all(r["level"] in ("low", "inconclusive", *ALARMS) for r in fresh)
+    assert all(r["leak_share"] == 0 for r in fresh)
 
 
-def test_five_percent_copies_always_read_high(runs):
-    leaky = runs["copies@0.05"]
-    assert len(leaky) == 15
-    missed = [(r["dataset"], r["seed"], r["level"]) for r in leaky if r["level"] != "high"]
-    assert not missed, missed
-    for r in leaky:  # the verdict names what drives it, with its evidence
+def test_mode_seeking_null_raises_at_most_one_alarm_in_15():
+    """Fresh real rows resampled towards common quasi-identifier combinations: nobody from training,
+    so an alarm is a false alarm, however unlike the population the release looks. 3 seeds on the
+    three small tables, 1 on acs12 and nhefs (11 runs; the benchmark: 5 tables x 6 seeds)."""
+    runs = [S.run(d, "standard", s, "mode_seeking", metrics="families")
+            for d in DATASETS for s in (SEEDS if d in SMALL else SEEDS[:1])]
+    assert len(runs) == 11 and all(r["leak_share"] == 0 for r in runs)
+    assert len(_alarms(runs)) <= 1, _alarms(runs)
+
+
+# ---------------------------------------------------------------------------- copies read high
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_thirty_percent_verbatim_and_thirty_percent_one_cell_copies_read_high_on_all_four_criteria(
+        dataset):
+    """A release of 30 % verbatim training rows, 30 % one-cell copies and 40 % fresh rows: a
+    verbatim copy links and singles out its person and carries their sensitive values (WP216), so
+    presence, singling out, linkability and inference all read high, driven by the copy tests."""
+    p = S.parts(dataset, "standard", 0)
+    leak = mixed_release(p, {"exact": 0.3, "near1": 0.3}, 0, metadata=S.META[dataset])
+    rep = S.evaluate(f"{dataset}/standard/s0/exact30+near30", p["original"], leak.release,
+                     p["control"], metadata=S.META[dataset], metrics=list(S.FAMILY_TESTS), seed=0)
+    levels = {r["risk"]: r["level"] for r in rep.verdict.to_dict()["risks"]}
+    assert levels == dict.fromkeys(("presence", "singling_out", "linkability", "inference"),
+                                   "high"), levels
+    drivers = {d["metric"] for d in rep.verdict.to_dict()["drivers"]}
+    assert {"exact_matches", "near_copies"} <= drivers, drivers
+
+
+def test_five_percent_copies_read_high_on_the_small_tables():
+    """5 % of the training records copied (seed 0 on the three small tables, where 5 % is 9 to 21
+    records; the 30 % + 30 % test covers every table, the benchmark every table x 6 seeds)."""
+    runs = [S.run(d, "standard", 0, "exact", 0.05, metrics="families") for d in SMALL]
+    assert [r["level"] for r in runs] == ["high"] * len(runs), [(r["dataset"], r["level"]) for r in runs]
+    for r in runs:  # the verdict names what drives it, with its evidence
         d = r["verdict"]["drivers"][0]
         assert d["member"] > d["non_member"] and d["p_adjusted"] < 0.05
 
 
-def test_thirty_percent_copies_driven_by_the_attacks(runs):
-    for r in runs["copies@0.3"]:
-        assert r["level"] == "high"
-        drivers = {d["metric"] for d in r["verdict"]["drivers"]}
-        assert {"exact_matches", "closest_distance_mia", "linkability"} <= drivers, (r["dataset"], drivers)
+# ------------------------------------------------------------------------- low where it can be
+LARGE = (("acs12", "equal"), ("nhefs", "n800"))  # 800 training and 800 control records
 
 
-def test_one_percent_copies_at_about_1000_rows(shared):
-    """acs12: 1,000 training and 1,000 control rows; the release is a Gaussian copula fitted on the
-    training rows, with 1 % of the training records copied in (10 rows). High in >= 12 of 15."""
-    table = _load(shared, "acs12")
-    highs, levels = 0, []
-    for seed in range(15):
-        parts = calibration_split(table, seed, (0.5, 0.5, 1e-4))
-        base = generated_release(parts["original"], len(parts["original"]), "copula", seed)
-        rel = leaky_release(base, parts["original"], 0.01, seed)
-        rep = synthguard.evaluate(parts["original"], rel, control=parts["control"], preset="privacy",
-                                  seed=seed, retest_columns=0, retest_rows=0)
-        levels.append(rep.verdict.level)
-        highs += rep.verdict.level == "high"
-        assert rep.verdict.detection_limits["exact"]["value"] < 0.02  # the copies this test leaks
-    assert highs >= 12, levels
+@pytest.mark.xfail(strict=True, reason="0 of 2 read low at 5 % (reported to the lead): acs12 "
+                   "800/800/400 seed 0 states near2 9.25 %, near1 7.5 %, noise10 7.75 %, "
+                   "interpolation 7 % (9 % of its rows repeat; seed 1: near2 11 %); nhefs 800/800/29 "
+                   "reads singling out, linkability, inference low at 3.75 % but presence "
+                   "inconclusive with 'linkage' unassessed: no presence test states a response to "
+                   "linkage rows (qi_linkage counts under linkability), so presence is never low "
+                   "where quasi-identifiers and sensitive columns are declared (without them nhefs "
+                   "reads low, bound 3.9 % / 4.1 %, seeds 0 / 1)")
+def test_fresh_samples_with_800_training_records_read_low_at_five_percent():
+    """acs12 (800 / 800 / 400) and nhefs (800 / 800 / 29), seed 0 (the benchmark: 6 seeds): a tool
+    that never says low is no cure. Low in >= 80 % of runs at materiality 5 %."""
+    runs = [S.run(d, split, 0, "fresh", metrics="families", materiality=0.05)
+            for d, split in LARGE]
+    assert all(r["n_original"] >= 800 for r in runs)
+    levels = [(r["dataset"], r["seed"], r["level"],
+               {x["risk"]: (x["level"], x["bound"], x["unassessed"]) for x in r["verdict"]["risks"]})
+              for r in runs]
+    assert sum(r["level"] == "low" for r in runs) >= _at_least(0.8, len(runs)), levels
 
 
-def test_calibration_split_and_leak_shapes(shared):
-    table = _load(shared, "anes96")
+def test_where_one_percent_cannot_be_ruled_out_the_run_says_what_holds_the_bound_up():
+    """acs12 at 800 / 800 (9 % of its rows repeat: chance copies hide a 1 % leak): at materiality
+    1 % the fresh release reads inconclusive, never low, with the bound reached above 1 %, what
+    holds it up and what would settle it."""
+    r = S.run("acs12", "equal", 0, "fresh", metrics="families")
+    assert r["level"] not in ALARMS
+    for risk in r["verdict"]["risks"]:
+        assert risk["level"] == "inconclusive", (risk["risk"], risk["level"], risk["bound"])
+        assert risk["unresolved"] and risk["settle"]
+        assert risk["bound"] is None or risk["bound"] >= 0.01
+
+
+# ------------------------------------------------------------------------------------- shapes
+def test_calibration_split_and_leak_shapes(shared_data: Path):
+    table = pd.read_csv(shared_data / "anes96.csv")
     parts = calibration_split(table, 3)
     assert sum(len(p) for p in parts.values()) == len(table)
-    assert len(table) == len(_load(shared, "anes96"))  # the input is not touched
+    assert len(table) == len(pd.read_csv(shared_data / "anes96.csv"))  # the input is not touched
     rel = leaky_release(parts["fresh"], parts["original"], 0.1, 3)
     assert len(rel) == len(parts["fresh"])
     k = round(0.1 * len(parts["original"]))
