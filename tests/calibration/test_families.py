@@ -72,18 +72,7 @@ def test_person_copies_never_read_low():
 
 
 # ------------------------------------------------------------- 1.5 x the stated detection limit
-#: the limit is measured against the null run's min-P critical values (verdict._Joint.thresholds:
-#: exact_matches 0.218, near_copies 0.145 on diabetes_raw seed 0, where every copy test flags
-#: nobody), which the run with the leak does not keep: diabetes_raw states 3 of 177 (1.7 %) for
-#: exact copies, yet 3 copies give exact_matches 3/177 vs 0/133 (p 0.185, adjusted 0.19), 5 give
-#: adjusted p 0.073, 8 read high; reported to the lead with the fix (thresholds capped at alpha x
-#: w / W, or the block's critical value recomputed with the injected flags)
-_LIMIT_TOO_LOW = pytest.mark.xfail(strict=True, reason="stated limit too low on diabetes_raw: "
-                                   "1.5 x of it reads inconclusive in 3 of 3 seeds (see above)")
-
-
-@pytest.mark.parametrize("family", [pytest.param(f, marks=_LIMIT_TOO_LOW) if f in ("exact", "rare")
-                                    else f for f in FAMILY_KINDS])
+@pytest.mark.parametrize("family", FAMILY_KINDS)
 def test_a_leak_of_one_and_a_half_times_the_stated_limit_reads_high(family):
     """Each seed's fresh release states a detection limit for the family; a leak of the family of
     1.5 x that limit, on the same split, reads high in >= 80 % of runs (2 tables x 3 seeds)."""
@@ -101,11 +90,6 @@ def test_a_leak_of_one_and_a_half_times_the_stated_limit_reads_high(family):
     assert highs >= _at_least(0.8, len(levels)), levels
 
 
-@pytest.mark.xfail(strict=True, reason="the person limit is stated too low: anes96 panel seed 0 "
-                   "states 3 of 378 training persons (0.79 %), yet 3 whole persons copied can give "
-                   "exact_matches at best 3/378 vs 0/283 (one-sided Fisher p = 0.19); 4 and 5 "
-                   "persons copied read inconclusive (adjusted p 0.067 at 5) in 3 of 4 runs "
-                   "(the same cause as _LIMIT_TOO_LOW: the null run's critical values)")
 def test_person_leak_of_one_and_a_half_times_the_stated_limit_reads_high():
     """Whole persons of the anes96 panel, 1.5 x the person limit each seed's null run states
     (2 seeds; the benchmark: 6)."""
