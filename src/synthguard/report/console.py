@@ -84,7 +84,8 @@ def render_decision(report: Any, width: int = 100, how: str = "both") -> str:
     for r in risks:
         text = " ".join(t for t in (wording.sentence(r.summary), wording.risk_advice(r, f)) if t)
         lines += wrap(f"{r.title}: {str(r.level).upper()}. {text}", width, "      ", "  ")
-        for extra in (wording.settle(r), *(wording.retest(r.title, c) for c in r.get("coarsening") or ())):
+        for extra in (wording.settle(r), wording.dropped(r),
+                      *(wording.retest(r.title, c) for c in r.get("coarsening") or ())):
             if extra:
                 lines += wrap(extra, width, "      ", "      ")
     for limits in wording.decision_limits(risks):

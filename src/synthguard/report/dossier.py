@@ -187,7 +187,8 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
     out += [f"## {SECTIONS[6]}", ""]
     todo = wording.what_to_do(risks, v.level, f)
     out += [f"- Action: {_md(t)}" for t in todo] or ["- Action: none proposed by this run."]
-    retests = [wording.retest(r.title, c) for r in risks for c in r.get("coarsening") or ()]
+    retests = [t for r in risks for t in (wording.dropped(r),) if t]
+    retests += [wording.retest(r.title, c) for r in risks for c in r.get("coarsening") or ()]
     out += [f"- {_md(t)}" for t in retests] or ["- No mitigation was re-tested in this run."]
     cost = ((header.get("actions") or {}).get("coarsen_retest") or {}).get("cost")
     if cost:

@@ -274,6 +274,7 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
                      escape(wording.bound_cell(r).replace(" %", nb)),
                      escape(reading) + (f'<br><span class="small">{escape(more)}</span>'
                                         if more else "")])
+        retests += [t for t in (wording.dropped(r),) if t]
         retests += [wording.retest(r.title, c) for c in r.get("coarsening") or ()]
     parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
              f'<span class="big">{escape(level.upper())}</span> <span class="small">('

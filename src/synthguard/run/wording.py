@@ -250,6 +250,22 @@ def retest(title: str, c: Any) -> str:
             f"({interval(c.get('effect_ci_after'))}).")
 
 
+def dropped(r: Any) -> str | None:
+    """An alarming risk re-tested without the release rows listed to drop: what it reads after
+    (``None`` when the run did not drop and re-test).
+
+    Examples
+    --------
+    >>> dropped({"drop_retest": {"text": "presence of training records: HIGH; without the 3 release "
+    ...          "rows listed to drop (1 round(s) of dropping and re-testing) it reads LOW"}})
+    'Re-tested without the rows listed to drop: presence of training records: HIGH; without the 3 release rows listed to drop (1 round(s) of dropping and re-testing) it reads LOW.'
+    """
+    d = r.get("drop_retest") if hasattr(r, "get") else None
+    if not d or not d.get("text"):
+        return None
+    return f"Re-tested without the rows listed to drop: {d['text']}."
+
+
 def _helps(c: Any) -> bool:
     return c["level_after"] not in ("high", "medium") and c["level_before"] in ("high", "medium")
 

@@ -304,3 +304,26 @@ def test_leaky_demo_retests_drivers_on_the_release_without_the_dropped_rows(demo
     alarm = any(r["level"] in ("high", "medium") for r in safe.risks()
                 if r["risk"] in ("singling_out", "inference"))
     assert ("coarsen_retest" in (safe.to_dict().get("actions") or {})) == alarm
+
+
+def test_every_alarming_risk_states_what_it_reads_without_the_rows_to_drop_on_every_output(
+        demo_reports, tmp_path):
+    """The drop-and-retest is advice proved in the run: the console, the HTML and the dossier each
+    say, in the verdict's one sentence, what every alarming risk reads without the listed rows."""
+    import html as html_lib
+
+    from synthguard.run import wording
+
+    _, reps = demo_reports
+    rep = reps["leaky"]
+    said = [wording.dropped(r) for r in rep.model.verdict.risks if r["level"] in ("high", "medium")]
+    said = [s for s in said if s]
+    assert said, "the leaky demo states no drop-and-retest"
+    console = flat(rep.to_console(100))
+    page = html_lib.unescape(rep.to_html())
+    dossier = flat(rep.to_dossier(tmp_path / "d.md").replace("\\", ""))
+    for s in said:
+        assert flat(s) in console
+        assert s in page
+        assert flat(s) in dossier
+    assert all(wording.dropped(r) is None for r in reps["safe"].model.verdict.risks)
