@@ -237,9 +237,18 @@ def _spellings(ctx: Any, frames: dict[str, pd.DataFrame | None]) -> dict[str, pd
     text trimmed...): the distinct ``(typed, raw)`` pairs of the three frames, so that a query can
     name the caller's own spellings and select rows of the caller's frames."""
     out: dict[str, pd.DataFrame] = {}
+    numbers = ctx.tables.row_numbers or {}
+
+    def raw_of(role: str, frame: pd.DataFrame, col: str) -> np.ndarray:
+        """The caller's values in the run's (canonical) row order: typed row i is input row
+        ``row_numbers[role][i]``."""
+        raw = frame[col].to_numpy(dtype=object)
+        nums = numbers.get(role)
+        return raw if nums is None else raw[np.asarray(nums, dtype=np.int64)]
+
     for col in ctx.tables.notes:  # columns the typing decision normalised
         parts = [pd.DataFrame({"typed": ctx.tables.get(role)[col].to_numpy(dtype=object),
-                               "raw": frame[col].to_numpy(dtype=object)})
+                               "raw": raw_of(role, frame, col)})
                  for role, frame in frames.items()
                  if frame is not None and role in ctx.tables.roles and col in frame.columns]
         if parts:
