@@ -45,8 +45,9 @@ ROLES = {"quasi_identifiers": ["age", "sex", "zip"], "sensitive": ["diag", "hiv"
 def test_declared_sensitive_columns_are_exactly_the_secrets_and_qis_the_attackers_columns():
     res = run("inference", *tables(), ROLES, n_attacks=100)
     per = res.details["per_secret"]
-    assert [d["secret_column"] for d in per] == ["hiv", "diag"]  # table order
-    assert res.details["secrets_tried"] == ["hiv", "diag"]
+    # the run's canonical column order (sorted by name: the input column order changes nothing)
+    assert [d["secret_column"] for d in per] == ["diag", "hiv"]
+    assert res.details["secrets_tried"] == ["diag", "hiv"]
     assert res.details["secrets_from"] == "the declared sensitive columns"
     assert res.details["secret_column"] in ROLES["sensitive"]
     assert all(d["aux_cols"] == ["age", "sex", "zip"] for d in per)
@@ -55,7 +56,7 @@ def test_declared_sensitive_columns_are_exactly_the_secrets_and_qis_the_attacker
 
 def test_a_quasi_identifier_is_never_a_secret_when_roles_are_declared():
     only_qis = run("inference", *tables(), {"quasi_identifiers": ["age", "sex", "zip"]}, n_attacks=100)
-    assert only_qis.details["secrets_tried"] == ["income", "hiv", "diag"]
+    assert only_qis.details["secrets_tried"] == ["diag", "hiv", "income"]
     both = run("inference", *tables(), {"quasi_identifiers": ["age", "sex", "zip"],
                                         "sensitive": ["sex", "diag"]}, n_attacks=100)
     assert both.details["secrets_tried"] == ["diag"]
@@ -66,7 +67,7 @@ def test_a_quasi_identifier_is_never_a_secret_when_roles_are_declared():
 
 def test_without_roles_the_result_names_every_column_tried():
     res = run("inference", *tables(), n_attacks=100)
-    cols = ["age", "sex", "zip", "income", "hiv", "diag"]
+    cols = ["age", "diag", "hiv", "income", "sex", "zip"]  # canonical (sorted) order
     assert res.details["secrets_tried"] == cols
     assert "no quasi-identifiers or sensitive columns declared" in res.details["secrets_from"]
     assert all(c in res.evidence.note for c in cols) and "no quasi-identifiers" in res.evidence.note
@@ -74,10 +75,10 @@ def test_without_roles_the_result_names_every_column_tried():
 
 def test_linkability_links_the_declared_quasi_identifiers_to_the_rest():
     res = run("linkability", *tables(), ROLES, n_attacks=100)
-    assert res.details["aux_cols"] == [["age", "sex", "zip"], ["income", "hiv", "diag"]]
+    assert res.details["aux_cols"] == [["age", "sex", "zip"], ["diag", "hiv", "income"]]
     every = {"quasi_identifiers": ["age", "sex", "zip", "income", "hiv", "diag"]}
     assert run("linkability", *tables(), every, n_attacks=100).details["aux_cols"] == \
-        [["age", "sex", "zip"], ["income", "hiv", "diag"]]  # all declared: halves
+        [["age", "diag", "hiv"], ["income", "sex", "zip"]]  # all declared: canonical halves
 
 
 def _copies_release(name: str, shared):
