@@ -19,7 +19,8 @@ from ..errors import SynthguardError
 _COMMANDS: dict[str, tuple[str, str]] = {
     "attack": ("attack", "Audit a generator with targeted attacks (TAPAS-style shadow modelling)."),
     "compare": ("compare", "Rank SYNTHETIC releases (files) of the same original side by side."),
-    "demo": ("demo", "Build demo data, evaluate a leaky and a safe release, and print them side by side."),
+    "demo": ("demo", "Build demo data, evaluate a leaky and a safe release, print them side by side, "
+                     "and write the leaky release's HTML report and dossier (the paths are printed)."),
     "evaluate": ("evaluate", "Evaluate a synthetic release against its original (and control) data."),
     "metrics": ("metrics", "List every metric: family, needs, direction, parameters and default thresholds."),
     "profile": ("profile", "Profile ORIGINAL (binned marginals and pairs, vocabularies, ranges; never a row) "

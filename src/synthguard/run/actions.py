@@ -480,6 +480,9 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
             or verdict.rule.rule != "calibrated":
         return verdict, export_rows(rows, tables), None, None
+    if np.unique(drop).size >= len(tables.synthetic):  # nothing would be left to re-test
+        return verdict, export_rows(rows, tables), {
+            "skipped": "every release row is listed to drop: no release is left to re-test"}, None
     names = [t["metric"] for t in verdict.tests]
     sub = _sub_config(run_config, names)
     dropped = np.zeros(len(tables.synthetic), dtype=bool)
@@ -504,8 +507,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         more = _back(rows_behind(rep.verdict, rep.results, new), new, release_pos)
         more = more[~dropped[more["release"].to_numpy(dtype=np.int64)]]
         drop = _to_drop(more)
-        if not drop.size:
-            break
+        if not drop.size or int((~dropped).sum()) - np.unique(drop).size < 1:
+            break  # nothing more to drop, or nothing would be left to re-test
         named |= _naming(more, drop)
         found.append(more.assign(round=r + 1))
     every = pd.concat(found, ignore_index=True)

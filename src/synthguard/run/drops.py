@@ -245,10 +245,13 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
 
 def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.ndarray:
     """The leak family a row's cells show: ``exact`` (no cell differs), ``near1`` / ``near2`` (one
-    or two), else ``linkage`` (tied by the linkage test), ``neighbourhood`` (a close row to drop)
+    or two), else ``linkage`` (tied by a test of linkability), ``neighbourhood`` (a close row to drop)
     or ``key`` (a row sharing a disclosure test's key, to review)."""
+    from .verdict import card_risk
+
     fam = np.where(action == "drop", "neighbourhood", "key").astype(object)
-    fam[metric == "qi_linkage"] = "linkage"
+    linking = [m for m in pd.unique(metric) if card_risk(str(m)) == "linkability"]  # per test
+    fam[np.isin(metric, linking)] = "linkage"
     fam[cells == 2] = "near2"
     fam[cells == 1] = "near1"
     fam[cells == 0] = "exact"

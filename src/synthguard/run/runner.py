@@ -207,7 +207,7 @@ def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
                 base_tables, run_config, base.verdict if base is not None else verdict,
                 base.results if base is not None else out.results, rerun=rerun,
                 max_columns=int(columns),
-                rows_dropped_first=int(cost["rows_dropped"]) if cost is not None else 0)
+                rows_dropped_first=int(cost.get("rows_dropped", 0)) if cost is not None else 0)
         if ccost is not None:
             actions["coarsen_retest"] = ccost
             found = {r["risk"]: r.get("coarsening") for r in coarse.risks}
