@@ -39,9 +39,10 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports() -> list[tuple[str, str, int]]:
-    """(importing module, imported module, line) for every import of a synthguard module."""
-    out = []
+def _statements():
+    """Every import of a synthguard module, once: ``(module, imported, names, line)`` where
+    ``imported`` is the module named after ``from`` (relative imports resolved) with ``names`` the
+    names imported from it, or the module of a plain ``import`` with ``names`` empty."""
     for path in sorted(PKG.rglob("*.py")):
         mod = _module_name(path)
         pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
@@ -49,18 +50,26 @@ def _imports() -> list[tuple[str, str, int]]:
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
+                    where = ".".join(base + ([node.module] if node.module else []))
                 elif node.module and node.module.split(".")[0] == "synthguard":
-                    target = node.module
+                    where = node.module
                 else:
                     continue
-                if target == "synthguard":  # from synthguard import x: x is the room
-                    out += [(mod, f"synthguard.{a.name}", node.lineno) for a in node.names]
-                else:
-                    out.append((mod, target, node.lineno))
+                yield mod, where, [a.name for a in node.names], node.lineno
             elif isinstance(node, ast.Import):
-                out += [(mod, a.name, node.lineno) for a in node.names
-                        if a.name.split(".")[0] == "synthguard"]
+                for a in node.names:
+                    if a.name.split(".")[0] == "synthguard":
+                        yield mod, a.name, [], node.lineno
+
+
+def _imports() -> list[tuple[str, str, int]]:
+    """(importing module, imported module, line) for every import of a synthguard module."""
+    out = []
+    for mod, where, names, line in _statements():
+        if where == "synthguard" and names:  # from synthguard import x: x is the room
+            out += [(mod, f"synthguard.{n}", line) for n in names]
+        else:
+            out.append((mod, where, line))
     return out
 
 
@@ -121,28 +130,13 @@ def _module_graph() -> dict[str, set[str]]:
     the module ``pkg.name`` when there is one, else the package ``pkg``)."""
     modules = {_module_name(p) for p in PKG.rglob("*.py")}
     graph: dict[str, set[str]] = {m: set() for m in modules}
-    for path in sorted(PKG.rglob("*.py")):
-        mod = _module_name(path)
-        pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                    where = ".".join(base + ([node.module] if node.module else []))
-                elif node.module and node.module.split(".")[0] == "synthguard":
-                    where = node.module
-                else:
-                    continue
-                targets = [f"{where}.{a.name}" if f"{where}.{a.name}" in modules else where
-                           for a in node.names]
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names if a.name.split(".")[0] == "synthguard"]
-            for t in targets:
-                while t not in modules and "." in t:
-                    t = t.rsplit(".", 1)[0]
-                if t != mod:
-                    graph[mod].add(t)
+    for mod, where, names, _ in _statements():
+        targets = [f"{where}.{n}" if f"{where}.{n}" in modules else where for n in names] or [where]
+        for t in targets:
+            while t not in modules and "." in t:
+                t = t.rsplit(".", 1)[0]
+            if t != mod:
+                graph[mod].add(t)
     return graph
 
 
