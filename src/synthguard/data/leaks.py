@@ -172,8 +172,11 @@ def change_cells(copies: pd.DataFrame, donors: pd.DataFrame, n_cells: int,
     k = len(copies)
     if not k or not n_cells:
         return copies
-    pooled = pd.concat([copies, donors], ignore_index=True)
-    changeable = [j for j, c in enumerate(copies.columns) if pooled[c].nunique(dropna=False) > 1]
+
+    def pooled(col: str) -> pd.Series:  # one column at a time (donors may be fetched column-wise)
+        return pd.concat([copies[col], donors[col]], ignore_index=True)
+
+    changeable = [j for j, c in enumerate(copies.columns) if pooled(c).nunique(dropna=False) > 1]
     if len(changeable) < n_cells:
         raise ConfigError(f"only {len(changeable)} columns can be changed, n_cells={n_cells}")
     choice = np.asarray(changeable)[np.argsort(rng.random((k, len(changeable))), axis=1)[:, :n_cells]]
@@ -182,7 +185,7 @@ def change_cells(copies: pd.DataFrame, donors: pd.DataFrame, n_cells: int,
         sel = np.flatnonzero((choice == j).any(axis=1))
         col = copies.columns[j]
         cur = out[col].to_numpy()[sel]
-        values = pooled[col].to_numpy()
+        values = pooled(col).to_numpy()
         new = values[rng.integers(0, len(values), len(sel))]
         same = np.ones(len(sel), dtype=bool)
         for _ in range(64):  # redraw where the donor value equals the copy's (vectorised)

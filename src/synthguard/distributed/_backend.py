@@ -248,10 +248,38 @@ class DaskBackend:
         return np.sort(pos[np.lexsort((pos, keys))[:n]])
 
     def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
-        return self.dt.encoder.encode(fetch_rows(self.dt, role, rows), list(columns))
+        return self.dt.encoder.encode(fetch_rows(self.dt, role, rows, columns), list(columns))
 
     def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
-        return fetch_rows(self.dt, role, rows)[list(columns)]
+        return fetch_rows(self.dt, role, rows, columns)
+
+    def key_matches(self, frames: Sequence[pd.DataFrame], columns: Sequence[str], roles: Sequence[str]
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        cols = tuple(columns)
+        asked = [row_hashes(self.dt.encoder, f, cols) for f in frames]
+        every = np.concatenate(asked) if asked else np.zeros((0, 2), np.uint64)
+        keys = pd.DataFrame({"h1": every[:, 0], "h2": every[:, 1]}).drop_duplicates(ignore_index=True)
+        keys["k"] = np.arange(len(keys), dtype=np.int64)
+        # the frames' keys travel to every partition once; each partition returns, per key it holds,
+        # how many rows hold it and the lowest position (at most one row per key)
+        shared = self.dt.client.scatter(keys, broadcast=True)
+        count = np.zeros(len(keys), dtype=np.int64)
+        first = np.full(len(keys), -1, dtype=np.int64)
+        start = 0
+        for role in roles:
+            for got in self.dt.compute(self.dt.map(role, _key_hits, cols, shared, ordered=False)):
+                k = got["k"].to_numpy(np.int64)
+                pos = got["first"].to_numpy(np.int64) + start
+                count[k] += got["count"].to_numpy(np.int64)
+                first[k] = np.where(first[k] < 0, pos, np.minimum(first[k], pos))
+            start += self.dt.get(role).n_rows
+        out = []
+        for h in asked:  # each frame row's key, then the pooled row when it is the key's only one
+            k = pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1]}).merge(keys, on=_KEYS, how="left")["k"]
+            k = k.to_numpy(np.int64)
+            rows = np.flatnonzero(count[k] == 1)
+            out.append((rows.astype(np.int64), first[k[rows]]))
+        return out
 
 
 def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:
@@ -271,14 +299,28 @@ def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[st
     return keys[order], pos[order]
 
 
-def _rows_at(frame: pd.DataFrame, local: np.ndarray) -> pd.DataFrame:
-    return frame.iloc[local]
+def _rows_at(frame: pd.DataFrame, local: np.ndarray, columns: list[str] | None) -> pd.DataFrame:
+    return frame.iloc[local] if columns is None else frame[columns].iloc[local]
 
 
-def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
+def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],
+              keys: pd.DataFrame) -> pd.DataFrame:
+    """Per key of ``keys`` that rows of this partition hold: ``k``, how many rows, the lowest
+    canonical position."""
+    h = row_hashes(encoder, frame, columns)
+    rows = pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1], "pos": np.asarray(positions, dtype=np.int64)})
+    hit = rows.merge(keys, on=_KEYS, how="inner")
+    g = hit.groupby("k", sort=True)["pos"].agg(["count", "min"]).reset_index()
+    return pd.DataFrame({"k": g["k"].to_numpy(np.int64), "count": g["count"].to_numpy(np.int64),
+                         "first": g["min"].to_numpy(np.int64)})
+
+
+def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[str] | None = None
+               ) -> pd.DataFrame:
     """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
     partitions that hold them (in input order: the canonical position's input row, from
-    :attr:`DistTables.row_numbers`, says where); only those rows travel to the caller."""
+    :attr:`DistTables.row_numbers`, says where); only those rows (and of them only ``columns``,
+    default all) travel to the caller."""
     from dask import delayed
 
     rows = np.asarray(rows, dtype=np.int64)
@@ -295,7 +337,8 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray) -> pd.DataFrame:
     for j, frame in enumerate(table.part_args(ordered=False)):
         sel = by_input[bounds[j]:bounds[j + 1]]
         if sel.size:
-            tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j]))
+            tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j],
+                                                      None if columns is None else list(columns)))
             order.append(sel)
     if not tasks:
         raise RuntimeError(f"no rows requested from the {role} table")  # a bug: reported as an error

@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data.encoding import Block
     from .neighbors import DistanceMetric
 
-__all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "raw_numeric"]
+__all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "extending_encoder",
+           "raw_numeric", "unique_matches"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``
 Lookups = Mapping[str, tuple[Sequence[str], Sequence[str]]]
@@ -111,6 +112,14 @@ class Backend(Protocol):
 
     def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
         """The typed rows of ``role`` at canonical positions ``rows`` (in that order), index 0..n-1."""
+
+    def key_matches(self, frames: Sequence[pd.DataFrame], columns: Sequence[str], roles: Sequence[str]
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each of ``frames`` (small tables of the driver with the run's columns, e.g. leak
+        rows): every ``(row of the frame, pooled position)`` pair where the pooled row (positions
+        over ``roles`` concatenated in order) has the frame row's values on ``columns`` and is the
+        *only* pooled row with them (a broadcast join of the frames' keys against the pooled
+        keys); sorted by frame row. Values compare as :meth:`row_ids` compares them."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -319,6 +328,57 @@ class LocalBackend:
 
     def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
         return self.tables.get(role)[list(columns)].iloc[np.asarray(rows)].reset_index(drop=True)
+
+    def key_matches(self, frames: Sequence[pd.DataFrame], columns: Sequence[str], roles: Sequence[str]
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        from ..data.encoding import row_identities
+
+        cols = list(columns)
+        enc = extending_encoder(self.encoded.encoder, self.tables, cols, categorical_only=True)
+        pooled = [enc.encode(self.tables.get(r), cols, categorical_only=True) for r in roles]
+        asked = [enc.encode(f, cols, categorical_only=True) for f in frames]
+        ids = row_identities(*pooled, *asked)
+        return unique_matches(np.concatenate(ids[:len(pooled)]), ids[len(pooled):])
+
+
+def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categorical_only: bool) -> Any:
+    """A copy of a run's ``encoder`` that codes rows from outside the tables (leak rows) as the
+    tables' rows are coded: the tables' values of ``columns`` are learnt by the run's encoder first
+    (every role, in order), then it is copied, so a value of the tables gets its code, a new value
+    a code of its own, and the run's codes never change (whoever asks first)."""
+    import copy
+
+    learn = [c for c in columns if categorical_only or not encoder.is_numeric(c)]
+    for role in tables.roles:
+        frame = tables.get(role)
+        encoder.learn(frame, [c for c in learn if c in frame.columns])
+    out = copy.copy(encoder)
+    out._vocab = {k: dict(v) for k, v in encoder._vocab.items()}
+    out._frozen = False
+    return out
+
+
+def unique_matches(pooled: np.ndarray, asked: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`Backend.key_matches` from ids (equal values, equal ids): per array of ``asked``, the
+    ``(row, pooled position)`` pairs whose id occurs exactly once in ``pooled``.
+
+    Examples
+    --------
+    >>> unique_matches(np.array([3, 5, 5, 7]), [np.array([5, 7, 9, 3])])
+    [(array([1, 3]), array([3, 0]))]
+    """
+    pooled = np.asarray(pooled, dtype=np.int64)
+    size = int(max([pooled.max(initial=-1)] + [int(a.max(initial=-1)) for a in asked])) + 1
+    count = np.bincount(pooled, minlength=size)
+    where = np.full(size, -1, dtype=np.int64)
+    one = count[pooled] == 1
+    where[pooled[one]] = np.flatnonzero(one)
+    out = []
+    for a in asked:
+        at = where[np.asarray(a, dtype=np.int64)]
+        rows = np.flatnonzero(at >= 0)
+        out.append((rows.astype(np.int64), at[rows]))
+    return out
 
 
 def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:

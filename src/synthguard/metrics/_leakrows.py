@@ -14,7 +14,6 @@ the real tables use.
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +70,74 @@ def _spec(ctx: Context) -> LeakSpec:
     return LeakSpec.from_schema(ctx.tables.schema)
 
 
-def _pool(ctx: Context) -> pd.DataFrame:
+def _pool(ctx: Context) -> Any:
+    if ctx.data_backend is not None:
+        return RealRows(ctx.data_backend, ("original", "control"), list(ctx.tables.schema.columns))
     return pd.concat([ctx.tables.original, ctx.tables.control], ignore_index=True)
+
+
+def _original(ctx: Context) -> Any:
+    if ctx.data_backend is not None:
+        return RealRows(ctx.data_backend, ("original",), list(ctx.tables.schema.columns))
+    return ctx.tables.original
+
+
+class RealRows:
+    """The real records of ``roles`` (concatenated in that order) as the leak-row builders read
+    them, fetched through a :class:`~synthguard.engine.backend.Backend` when they are asked for:
+    ``len``, ``shape``, ``columns``, a whole column (``rows[c]``: one column of the records on the
+    driver at a time) or a few (``rows[[a, b]]``), rows by position (``rows.iloc[positions]``, one
+    role). What a run on a cluster builds its leak rows from (the tables stay distributed); the
+    values are those of the pandas tables of one process, so the leak rows are the same.
+
+    Examples
+    --------
+    >>> from synthguard.engine.backend import LocalBackend
+    >>> o, c = pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [3]})
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"a": [9]}), c)
+    >>> rows = RealRows(LocalBackend(ctx.tables, ctx.encoded), ("original", "control"), ["a"])
+    >>> len(rows), rows["a"].tolist()
+    (3, [1, 2, 3])
+    >>> RealRows(rows.data, ("original",), ["a"]).iloc[[1, 0]]["a"].tolist()
+    [2, 1]
+    """
+
+    def __init__(self, data: Any, roles: tuple[str, ...], columns: list[str]) -> None:
+        self.data, self.roles = data, roles
+        self.columns = pd.Index(columns)
+        self._sizes = [int(data.n_rows(r)) for r in roles]
+
+    def __len__(self) -> int:
+        return sum(self._sizes)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self), len(self.columns)
+
+    def _frame(self, columns: list[str]) -> pd.DataFrame:
+        parts = [self.data.take(r, np.arange(n, dtype=np.int64), columns)
+                 for r, n in zip(self.roles, self._sizes, strict=True)]
+        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return self._frame([key])[key]
+        return self._frame(list(key))
+
+    @property
+    def iloc(self) -> _Positions:
+        if len(self.roles) != 1:
+            raise NotImplementedError("rows by position are read from one role")  # a bug
+        return _Positions(self)
+
+
+class _Positions:
+    def __init__(self, rows: RealRows) -> None:
+        self.rows = rows
+
+    def __getitem__(self, positions: Any) -> pd.DataFrame:
+        view = self.rows
+        return view.data.take(view.roles[0], np.asarray(positions, dtype=np.int64), list(view.columns))
 
 
 def _nearest_training(ctx: Context, sources: np.ndarray) -> np.ndarray:
@@ -81,7 +146,10 @@ def _nearest_training(ctx: Context, sources: np.ndarray) -> np.ndarray:
     from ..engine.neighbors import gower, kneighbors
 
     cols = ctx.tables.schema.tabular_columns()
-    metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
+    metric = gower(ctx.data.ranges(cols, ("original", "control")), clip=True, normalise=True)
+    if ctx.data_backend is not None:  # the search over partitions, for every training record
+        _, idx = ctx.data_backend.kneighbors("original", "original", cols, metric, 1)
+        return idx[np.asarray(sources, dtype=np.int64), 0]
     train = ctx.encoded.block("original", cols)
     nb = kneighbors(train.take(sources), train, metric, 2, backend=ctx.backend)
     first, second = nb.indices[:, 0], nb.indices[:, 1]
@@ -101,7 +169,7 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
 def _build(ctx: Context) -> dict[str, LeakSet]:
     from ..stats import make_rng
 
-    original = ctx.tables.original
+    original = _original(ctx)
     n = len(original)
     spec = _spec(ctx)
     pool = _pool(ctx)
@@ -131,22 +199,13 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
 
 
 def _leak_encoder(ctx: Context, columns: list[str], categorical_only: bool) -> Any:
-    """A copy of the run's encoder that codes leak rows as the real tables' rows are coded.
+    """A copy of the run's encoder that codes leak rows as the real tables' rows are coded
+    (:func:`~synthguard.engine.backend.extending_encoder`): a leak row's value that is a real value
+    gets the real code, a new value a code of its own, and the real tables' codes never change
+    (whichever test asks first)."""
+    from ..engine.backend import extending_encoder
 
-    Values are coded on demand (numbers, with ``categorical_only``, get codes the first time a
-    test asks), so the real tables' values of ``columns`` are learnt by the run's encoder first
-    (original, synthetic, control), then the encoder is copied: a leak row's value that is a real
-    value gets the real code, a new value a code of its own, and the real tables' codes never
-    change (whichever test asks first)."""
-    enc = ctx.encoded.encoder
-    learn = [c for c in columns if categorical_only or not enc.is_numeric(c)]
-    for role in ctx.tables.roles:
-        frame = ctx.tables.get(role)
-        enc.learn(frame, [c for c in learn if c in frame.columns])
-    leak = copy.copy(enc)
-    leak._vocab = {k: dict(v) for k, v in enc._vocab.items()}
-    leak._frozen = False
-    return leak
+    return extending_encoder(ctx.encoded.encoder, ctx.tables, columns, categorical_only)
 
 
 def leak_block(ctx: Context, family: str, columns: list[str], *, categorical_only: bool = False

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...registry import Context
 
-__all__ = ["copy_responses", "identifying_pairs", "masked_hashes", "near_copy_flags", "near_pairs",
+__all__ = ["copy_responses", "exact_copy_responses", "identifying_pairs", "masked_hashes", "near_copy_flags", "near_pairs",
            "within_pairs"]
 
 
@@ -258,6 +258,25 @@ def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff
         got = response(ctx, family, (q, r, np.ones(q.size)))
         if got is not None:
             out[family] = got
+    return out
+
+
+def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
+    """The leak responses of the exact-copy test (a record is flagged when no other real record
+    has its row and the release holds it): for each family, the pooled real record each leak row
+    equals on ``cols`` when that record's row is unique among the real records, raised to score 1.
+    One broadcast join of the leak rows' keys against the pooled keys, asked of the run's backend
+    (:meth:`~synthguard.engine.backend.Backend.key_matches`), in one process or on a cluster."""
+    from .._leakrows import leak_sets, response, row_families
+
+    families = row_families(ctx)
+    sets = leak_sets(ctx)
+    got = ctx.data.key_matches([sets[f].rows for f in families], cols, ("original", "control"))
+    out = {}
+    for family, (rows, target) in zip(families, got, strict=True):
+        resp = response(ctx, family, (rows, target, np.ones(rows.size)))
+        if resp is not None:
+            out[family] = resp
     return out
 
 

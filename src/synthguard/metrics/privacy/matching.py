@@ -170,14 +170,13 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
         if n_ctl:
             per_record = _pooled_unique_hit_of(data, cols)
             evidence, flags = copy_counts(*per_record), copy_record_flags(*per_record)
-            if ctx.data_backend is None:  # leak rows measured against the same exact-row identity
-                from .._leakrows import family_status
-                from ._copies import copy_responses
+            # leak rows measured against the same identity: the pooled-unique real rows they equal
+            from .._leakrows import family_status
+            from ._copies import exact_copy_responses
 
-                unique = np.concatenate([per_record[0], per_record[2]])
-                flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
-                                .astype(float), leaks=copy_responses(ctx, cols, unique, 0),
-                                families=family_status(ctx), pairs=copy_pairs(ctx))
+            flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
+                            .astype(float), leaks=exact_copy_responses(ctx, cols),
+                            families=family_status(ctx), pairs=copy_pairs(ctx))
     return exact_matches_result(
         ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
         n_original=n_orig, control=control, records=records, evidence_counts=evidence,
