@@ -233,9 +233,30 @@ class DaskBackend:
         return out
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
-                   reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        return kneighbors_distributed(self.dt, query, reference, columns, metric, k,
-                                      backend=self.neighbour_backend, reference_rows=reference_rows)
+                   reference_rows: np.ndarray | None = None,
+                   query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if query_rows is not None and query == reference and reference_rows is None:
+            raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+        d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                        backend=self.neighbour_backend, reference_rows=reference_rows)
+        if query_rows is None:
+            return d, idx
+        rows = np.asarray(query_rows, dtype=np.int64)  # every row searched, the asked ones kept
+        return d[rows], idx[rows]
+
+    def within(self, role: str, columns: Sequence[str], metric: Any, frames: Sequence[pd.DataFrame],
+               radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        from ..engine.backend import split_pairs, stack_blocks
+
+        cols = tuple(columns)
+        blocks = [self.dt.encoder.encode(f, list(cols)) for f in frames]
+        ref = self.dt.client.scatter(stack_blocks(blocks), broadcast=True)  # the index: small, once
+        rad = self.dt.client.scatter(np.asarray(radius, dtype=float), broadcast=True)
+        got = self.dt.compute(self.dt.map(role, _within_part, cols, ref, rad, metric,
+                                          self.neighbour_backend, ordered=False))
+        q, r, d = (np.concatenate([g[i] for g in got]) for i in range(3))
+        order = np.lexsort((r, d, q))  # each position's pairs by distance, then row, as in one process
+        return split_pairs((q[order], r[order], d[order]), [b.n_rows for b in blocks])
 
     def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
         dt = self.dt
@@ -301,6 +322,17 @@ def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[st
 
 def _rows_at(frame: pd.DataFrame, local: np.ndarray, columns: list[str] | None) -> pd.DataFrame:
     return frame.iloc[local] if columns is None else frame[columns].iloc[local]
+
+
+def _within_part(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],
+                 reference: Block, radius: np.ndarray, metric: Any, backend: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~synthguard.engine.backend.pairs_within` for one partition's rows (canonical positions)."""
+    from ..engine.backend import pairs_within
+
+    pos = np.asarray(positions, dtype=np.int64)
+    q, r, d = pairs_within(encoder.encode(frame, list(columns)), reference, metric, radius[pos], backend)
+    return pos[q], r, d
 
 
 def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],

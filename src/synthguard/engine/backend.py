@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "extending_encoder",
-           "raw_numeric", "unique_matches"]
+           "pairs_within", "raw_numeric", "split_pairs", "stack_blocks", "unique_matches"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``
 Lookups = Mapping[str, tuple[Sequence[str], Sequence[str]]]
@@ -97,11 +97,20 @@ class Backend(Protocol):
         ``roles``, missing skipped (``(inf, -inf)`` when a column has no value): bin edges."""
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
-                   k: int, *, reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   k: int, *, reference_rows: np.ndarray | None = None,
+                   query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The exact ``k`` nearest ``reference`` rows of every ``query`` row (each row itself
         excluded when ``query == reference`` and no ``reference_rows``), ties by the lower index:
         ``(distances, indices)``; with ``reference_rows`` (sorted canonical positions), indices
-        into them."""
+        into them; with ``query_rows`` (canonical positions; ``query != reference``), only those
+        query rows, in that order."""
+
+    def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
+               frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        """For each of ``frames`` (small tables of the driver, e.g. leak rows): every ``(position,
+        frame row, distance)`` of a row of ``role`` and a frame row at distance ``<= radius[position]``
+        (rows with a negative radius take no part), sorted by position, then distance, then frame
+        row (:func:`pairs_within` against a neighbour index of the frames' rows)."""
 
     def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
         """Sorted canonical positions of ``n`` rows of ``role`` chosen by a seeded hash of the row
@@ -304,17 +313,31 @@ class LocalBackend:
 
     # --- neighbours and rows --------------------------------------------------------------------
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
-                   k: int, *, reference_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   k: int, *, reference_rows: np.ndarray | None = None,
+                   query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         from .neighbors import kneighbors
 
         cols = list(columns)
         q = self.encoded.block(query, cols)
         r = self.encoded.block(reference, cols)
+        self_search = query == reference and reference_rows is None
+        if query_rows is not None:
+            if self_search:
+                raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+            q = q.take(np.asarray(query_rows, dtype=np.int64))
         if reference_rows is not None:
             r = r.take(np.asarray(reference_rows))
-        nb = kneighbors(q, r, metric, k, exclude_self=(query == reference and reference_rows is None),
-                        backend=self.neighbour_backend)
+        nb = kneighbors(q, r, metric, k, exclude_self=self_search, backend=self.neighbour_backend)
         return nb.distances, nb.indices
+
+    def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
+               frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        cols = list(columns)
+        enc = extending_encoder(self.encoded.encoder, self.tables, cols, categorical_only=False)
+        blocks = [enc.encode(f, cols) for f in frames]
+        return split_pairs(pairs_within(self.encoded.block(role, cols), stack_blocks(blocks), metric,
+                                        np.asarray(radius, dtype=float), self.neighbour_backend),
+                           [b.n_rows for b in blocks])
 
     def balanced_rows(self, role: str, columns: Sequence[str], n: int, seed: int) -> np.ndarray:
         frame = self.tables.get(role)
@@ -355,6 +378,65 @@ def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categor
     out = copy.copy(encoder)
     out._vocab = {k: dict(v) for k, v in encoder._vocab.items()}
     out._frozen = False
+    return out
+
+
+def stack_blocks(blocks: Sequence[Block]) -> Block:
+    """Blocks of the same columns, one under the other."""
+    from ..data.encoding import Block
+
+    return Block(np.concatenate([b.num for b in blocks]), np.concatenate([b.cat for b in blocks]),
+                 blocks[0].num_columns, blocks[0].cat_columns)
+
+
+def pairs_within(query: Block, reference: Block, metric: DistanceMetric, radius: np.ndarray,
+                 backend: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every ``(query row, reference row, distance)`` at distance ``<= radius[query row]`` (queries
+    with a negative radius take no part), sorted by query row, then distance, then reference row:
+    a search within each query's radius (:func:`~synthguard.engine.neighbors.kneighbors_within`),
+    widened (k doubled) for the queries with k rows inside it. A query's pairs depend on that
+    query alone, so the rows of a table may be searched in any batches (partitions).
+
+    Examples
+    --------
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import gower
+    >>> q = Block(np.array([[0.0], [5.0]]), np.zeros((2, 0), np.int64), ("x",), ())
+    >>> r = Block(np.array([[0.1], [0.2], [9.0]]), np.zeros((3, 0), np.int64), ("x",), ())
+    >>> [a.tolist() for a in pairs_within(q, r, gower(np.array([10.0])), np.array([0.05, -1.0]))[:2]]
+    [[0, 0], [0, 1]]
+    """
+    from .neighbors import kneighbors_within
+
+    out_q, out_r, out_d = [], [], []
+    pending = np.flatnonzero(radius >= 0)
+    k = min(8, reference.n_rows)
+    while pending.size and k > 0:
+        nb = kneighbors_within(query.take(pending), reference, metric, k, radius[pending], backend=backend)
+        d, idx = nb.distances, nb.indices
+        complete = (k >= reference.n_rows) | (idx[:, -1] < 0)  # every row inside the radius found
+        jj, kk = np.nonzero(complete[:, None] & (idx >= 0))
+        out_q.append(pending[jj])
+        out_r.append(idx[jj, kk])
+        out_d.append(d[jj, kk])
+        pending = pending[~complete]
+        k = min(2 * k, reference.n_rows)
+    if not out_q:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    q, r, d = (np.concatenate(a) for a in (out_q, out_r, out_d))
+    order = np.lexsort((r, d, q))  # each query's pairs by distance, then row
+    return q[order].astype(np.int64), r[order].astype(np.int64), d[order]
+
+
+def split_pairs(pairs: tuple[np.ndarray, np.ndarray, np.ndarray], sizes: Sequence[int]
+                ) -> list[tuple[np.ndarray, ...]]:
+    """:func:`pairs_within` against stacked frames, split per frame (rows renumbered in each)."""
+    q, r, d = pairs
+    out, start = [], 0
+    for n in sizes:
+        sel = (r >= start) & (r < start + n)
+        out.append((q[sel], r[sel] - start, d[sel]))
+        start += n
     return out
 
 

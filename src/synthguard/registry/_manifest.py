@@ -261,7 +261,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                       'sees': ['neighbourhood', 'near', 'exact'],
                       'presets': ['quick', 'privacy', 'full'],
                       'order': 30,
-                      'backend': 'local',
+                      'backend': 'any',
                       'records': None,
                       'charts': [],
                       'explainer': 'Ranks every real record by how close its closest release row '

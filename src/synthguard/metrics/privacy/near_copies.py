@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
-from ...engine.neighbors import gower, kneighbors, kneighbors_within
+from ...engine.neighbors import gower
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
@@ -43,7 +43,7 @@ from ._copies import (
 from .matching import matching_columns
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses", "near_copy_flags",
-           "near_pairs", "masked_hashes", "rows_within"]
+           "near_pairs", "masked_hashes", "ratio_responses", "release_pairs"]
 
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
@@ -263,45 +263,61 @@ def _near_pairs(real: np.ndarray, rel: np.ndarray, flag: np.ndarray, k: int) -> 
     return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True)
 
 
-def rows_within(query: Any, release: Any, metric: Any, radius: np.ndarray, *, backend: str = "auto"
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``(query row, release row)`` pair at distance ``<= radius[query row]`` (queries with a
-    negative radius take no part): a k-NN search, widened (k doubled) for the queries whose k-th
-    neighbour is still inside their radius. Pairs sorted by query row, then distance.
+#: The real roles, pooled in this order (training records first, then control records).
+_REAL = ("original", "control")
+
+
+def _nearest(data: Any, cols: list[str], metric: Any, reference: str) -> np.ndarray:
+    """Per pooled real record, the distance to its nearest ``reference`` row (itself excluded)."""
+    out = []
+    for role in _REAL:
+        n_ref = data.n_rows(reference) - (1 if role == reference else 0)
+        if n_ref <= 0:
+            out.append(np.full(data.n_rows(role), np.inf))
+            continue
+        out.append(data.kneighbors(role, reference, cols, metric, 1)[0][:, 0])
+    return np.concatenate(out)
+
+
+def release_pairs(data: Any, cols: list[str], metric: Any, radius: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(pooled real record, release row)`` pair at distance ``<= radius[record]`` (records
+    with a negative radius take no part), asked of the backend: a k-NN search of the release,
+    widened (k doubled) for the records whose k-th neighbour is still inside their radius. Pairs
+    sorted by record, then distance, then release row.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from synthguard.data.encoding import Block
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
     >>> from synthguard.engine.neighbors import gower
-    >>> q = Block(np.array([[0.0], [5.0]]), np.zeros((2, 0), np.int64), ("x",), ())
-    >>> r = Block(np.array([[0.1], [0.2], [9.0]]), np.zeros((3, 0), np.int64), ("x",), ())
-    >>> rows_within(q, r, gower(np.array([10.0])), np.array([0.05, -1.0]))
+    >>> o, c = pd.DataFrame({"x": [0.0, 5.0]}), pd.DataFrame({"x": [7.0]})
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"x": [0.1, 0.2, 9.0]}), c)
+    >>> release_pairs(ctx.data, ["x"], gower(np.array([10.0])), np.array([0.05, -1.0, -1.0]))
     (array([0, 0]), array([0, 1]))
     """
-    out_q, out_r = [], []
-    pending = np.flatnonzero(radius >= 0)
-    k = min(8, release.n_rows)
-    while pending.size and k > 0:
-        nb = kneighbors(query.take(pending), release, metric, k, backend=backend)
-        d, idx = nb.distances, nb.indices
-        complete = (k >= release.n_rows) | (d[:, -1] > radius[pending])
-        jj, kk = np.nonzero(complete[:, None] & (d <= radius[pending, None]))
-        out_q.append(pending[jj])
-        out_r.append(idx[jj, kk])
-        pending = pending[~complete]
-        k = min(2 * k, release.n_rows)
+    n_rel = data.n_rows("synthetic")
+    out_q, out_r, out_d, start = [], [], [], 0
+    for role in _REAL:
+        n = data.n_rows(role)
+        rad = radius[start:start + n]
+        pending = np.flatnonzero(rad >= 0)
+        k = min(8, n_rel)
+        while pending.size and k > 0:
+            d, idx = data.kneighbors(role, "synthetic", cols, metric, k, query_rows=pending)
+            complete = (k >= n_rel) | (d[:, -1] > rad[pending])
+            jj, kk = np.nonzero(complete[:, None] & (d <= rad[pending, None]))
+            out_q.append(start + pending[jj])
+            out_r.append(idx[jj, kk])
+            out_d.append(d[jj, kk])
+            pending = pending[~complete]
+            k = min(2 * k, n_rel)
+        start += n
     if not out_q:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(out_q).astype(np.int64), np.concatenate(out_r).astype(np.int64)
-
-
-def _pooled_block(ctx: Context, cols: list[str]) -> Any:
-    from ...data.encoding import Block
-
-    o, c = ctx.encoded.block("original", cols), ctx.encoded.block("control", cols)
-    return Block(np.concatenate([o.num, c.num]), np.concatenate([o.cat, c.cat]),
-                 o.num_columns, o.cat_columns)
+    q, r, d = (np.concatenate(a) for a in (out_q, out_r, out_d))
+    order = np.lexsort((r, d, q))
+    return q[order].astype(np.int64), r[order].astype(np.int64)
 
 
 def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarray, d_rel: np.ndarray,
@@ -310,43 +326,34 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
     whose score a leak row ``r`` raises into reach of the tail (``d(j, r) <= cut * d_real(j)`` and
     below its closest release row), with the score ``-d(j, r) / d_real(j)``.
 
-    Exact: a record's candidates come from a k-NN search of the leak rows within its radius
-    (:func:`~synthguard.engine.neighbors.kneighbors_within`), widened (k doubled) for the records
-    with k leak rows inside it. A raised score below the
+    Exact: every leak row within each record's radius, asked of the backend
+    (:meth:`~synthguard.engine.backend.Backend.within`: the real records searched against an
+    index of the leak rows, in one process or partition by partition). A raised score below the
     old tail cut can never enter the tail (the cut only rises when scores rise), so leaving those
     out changes no flag.
     """
-    from .._leakrows import leak_block, response, row_families
+    from .._leakrows import leak_sets, response, row_families
 
-    real = _pooled_block(ctx, cols)
+    data = ctx.data
     radius = np.where(d_real > 0, cut * d_real, -1.0)
+    families = row_families(ctx)
+    sets = leak_sets(ctx)
+    frames = [sets[f].rows for f in families]
+    per_role, start = [], 0
+    for role in _REAL:
+        n = data.n_rows(role)
+        per_role.append((start, data.within(role, cols, metric, frames, radius[start:start + n])))
+        start += n
     out = {}
-    for family in row_families(ctx):
-        block = leak_block(ctx, family, cols)
-        if block is None:
-            continue
-        rows_j, rows_r, dist = [], [], []
-        pending = np.flatnonzero(radius >= 0)
-        k = min(8, block.n_rows)
-        while pending.size:
-            nb = kneighbors_within(real.take(pending), block, metric, k, radius[pending],
-                                   backend=ctx.backend)
-            d, idx = nb.distances, nb.indices
-            # complete: every leak row inside the radius is among the k found
-            complete = (k >= block.n_rows) | (idx[:, -1] < 0)
-            sel = complete[:, None] & (idx >= 0) & (d < d_rel[pending, None])
-            jj, kk = np.nonzero(sel)
-            rows_j.append(pending[jj])
-            rows_r.append(idx[jj, kk])
-            dist.append(d[jj, kk])
-            pending = pending[~complete]
-            k = min(2 * k, block.n_rows)
-        j = np.concatenate(rows_j) if rows_j else np.zeros(0, np.int64)
-        r = np.concatenate(rows_r) if rows_r else np.zeros(0, np.int64)
-        d = np.concatenate(dist) if dist else np.zeros(0)
-        got = response(ctx, family, (r, j, -d / np.where(d_real[j] > 0, d_real[j], 1.0)))
-        if got is not None:
-            out[family] = got
+    for i, family in enumerate(families):
+        j = np.concatenate([s + got[i][0] for s, got in per_role])
+        r = np.concatenate([got[i][1] for _, got in per_role])
+        d = np.concatenate([got[i][2] for _, got in per_role])
+        keep = d < d_rel[j]
+        j, r, d = j[keep], r[keep], d[keep]
+        resp = response(ctx, family, (r, j, -d / np.where(d_real[j] > 0, d_real[j], 1.0)))
+        if resp is not None:
+            out[family] = resp
     return out
 
 
@@ -369,6 +376,7 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
     sees=('neighbourhood', 'near', 'exact'),
     presets=('quick', 'privacy', 'full'),
     order=30,
+    backend='any',
     explainer=('Ranks every real record by how close its closest release row is, relative to its '
                'closest other real person (a scale-free ratio, so dense and sparse regions compare), '
                'and compares how many training records and how many held-out people fall among the '
@@ -418,19 +426,19 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     >>> r.value, r.baseline.value
     (0.04, 0.0)
     """
-    if not ctx.tables.has_control or len(ctx.tables.control) == 0:
+    data = ctx.data
+    if not ctx.tables.has_control or data.n_rows("control") == 0:
         raise MetricError("close_neighbours needs control rows (real records the generator never saw)")
-    if len(ctx.tables.synthetic) == 0 or len(ctx.tables.original) < 1:
+    if data.n_rows("synthetic") == 0 or data.n_rows("original") < 1:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
     cols = ctx.tables.schema.tabular_columns()
     if not cols:
         raise MetricError("no tabular column to measure distances on (only text/id columns)")
-    metric = gower(ctx.encoded.ranges(cols, ("original", "control")), clip=True, normalise=True)
-    real = _pooled_block(ctx, cols)
-    rel = ctx.encoded.block("synthetic", cols)
-    d_real = kneighbors(real, real, metric, 1, exclude_self=True, backend=ctx.backend).distances[:, 0]
-    d_rel = kneighbors(real, rel, metric, 1, backend=ctx.backend).distances[:, 0]
-    n_o = len(ctx.tables.original)
+    metric = gower(data.ranges(cols, _REAL), clip=True, normalise=True)
+    # the nearest other real record: the nearer of the nearest training and the nearest control
+    d_real = np.minimum(_nearest(data, cols, metric, "original"), _nearest(data, cols, metric, "control"))
+    d_rel = _nearest(data, cols, metric, "synthetic")
+    n_o = data.n_rows("original")
     visible = d_real > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(visible, d_rel / np.where(visible, d_real, 1.0), np.inf)
@@ -440,13 +448,12 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
                             3.0 * float(ctx.materiality) * n_o / ratio.size))
     flag = tail_flags(score, tail)
     cut = float(ratio[flag].max()) if flag.any() else 0.0
-    leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut) if ctx.data_backend is None else {}
+    leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut)
     # the release rows behind a flag: every row within the record's radius at the tail's cut
-    recs, rows = rows_within(real, rel, metric, np.where(flag, cut * d_real * (1 + 1e-9), -1.0),
-                             backend=ctx.backend)
+    recs, rows = release_pairs(data, cols, metric, np.where(flag, cut * d_real * (1 + 1e-9), -1.0))
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
-                        families=family_status(ctx) if ctx.data_backend is None else {},
-                        pairs=RowPairs(recs, rows, rel.n_rows,
+                        families=family_status(ctx),
+                        pairs=RowPairs(recs, rows, data.n_rows("synthetic"),
                                        tie="closer to it than its closest other real record is, at "
                                            "the closeness tail's cut"))
     cl = float(confidence_level)
