@@ -94,12 +94,12 @@ class RealRows:
     --------
     >>> from synthguard.engine.backend import LocalBackend
     >>> o, c = pd.DataFrame({"a": [1, 2]}), pd.DataFrame({"a": [3]})
-    >>> ctx = Context.from_frames(o, pd.DataFrame({"a": [9]}), c)
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"a": [9]}), c, canonical=False)
     >>> rows = RealRows(LocalBackend(ctx.tables, ctx.encoded), ("original", "control"), ["a"])
     >>> len(rows), rows["a"].tolist()
-    (3, [1, 2, 3])
+    (3, [1.0, 2.0, 3.0])
     >>> RealRows(rows.data, ("original",), ["a"]).iloc[[1, 0]]["a"].tolist()
-    [2, 1]
+    [2.0, 1.0]
     """
 
     def __init__(self, data: Any, roles: tuple[str, ...], columns: list[str]) -> None:

@@ -292,7 +292,7 @@ def release_pairs(data: Any, cols: list[str], metric: Any, radius: np.ndarray
     >>> from synthguard.registry import Context
     >>> from synthguard.engine.neighbors import gower
     >>> o, c = pd.DataFrame({"x": [0.0, 5.0]}), pd.DataFrame({"x": [7.0]})
-    >>> ctx = Context.from_frames(o, pd.DataFrame({"x": [0.1, 0.2, 9.0]}), c)
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"x": [0.1, 0.2, 9.0]}), c, canonical=False)
     >>> release_pairs(ctx.data, ["x"], gower(np.array([10.0])), np.array([0.05, -1.0, -1.0]))
     (array([0, 0]), array([0, 1]))
     """
