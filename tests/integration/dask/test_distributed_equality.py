@@ -396,7 +396,7 @@ def test_detection_limits_on_dask_equal_single_process(dask_client):
     dist = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7, client=dask_client)
     _assert_same(single, dist, list(metrics))
     limits = single.to_dict()["verdict"]["detection_limits"]
-    assert list(limits["exact"]["tests"]) == ["exact_matches"] and limits["exact"]["value"] is not None
+    assert "exact_matches" in limits["exact"]["tests"] and limits["exact"]["value"] is not None
     assert "close_neighbours" in limits["noise2"]["tests"]
     assert {"rare", "near1", "interpolation"} <= set(limits)  # every family was built
     assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
