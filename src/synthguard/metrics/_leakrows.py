@@ -102,10 +102,15 @@ class RealRows:
     [2.0, 1.0]
     """
 
+    #: Bytes of fetched columns kept for the builders that read a column again (the oldest dropped
+    #: first): the near and noise families read the same columns.
+    CACHE_BYTES = 256 * 2**20
+
     def __init__(self, data: Any, roles: tuple[str, ...], columns: list[str]) -> None:
         self.data, self.roles = data, roles
         self.columns = pd.Index(columns)
         self._sizes = [int(data.n_rows(r)) for r in roles]
+        self._cache: dict[str, pd.Series] = {}
 
     def __len__(self) -> int:
         return sum(self._sizes)
@@ -119,10 +124,20 @@ class RealRows:
                  for r, n in zip(self.roles, self._sizes, strict=True)]
         return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
+    def _column(self, column: str) -> pd.Series:
+        got = self._cache.get(column)
+        if got is None:
+            got = self._frame([column])[column]
+            self._cache[column] = got
+            while sum(int(v.memory_usage(deep=False)) for v in self._cache.values()) > self.CACHE_BYTES \
+                    and len(self._cache) > 1:
+                self._cache.pop(next(iter(self._cache)))  # the oldest first
+        return got
+
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
-            return self._frame([key])[key]
-        return self._frame(list(key))
+            return self._column(key)
+        return pd.concat([self._column(c) for c in key], axis=1)
 
     @property
     def iloc(self) -> _Positions:
