@@ -250,8 +250,8 @@ class DaskBackend:
 
         cols = tuple(columns)
         blocks = [self.dt.encoder.encode(f, list(cols)) for f in frames]
-        ref = self.dt.client.scatter(stack_blocks(blocks), broadcast=True)  # the index: small, once
-        rad = self.dt.client.scatter(np.asarray(radius, dtype=float), broadcast=True)
+        ref = self.dt.client.scatter(stack_blocks(blocks), broadcast=True, hash=False)  # small, once
+        rad = self.dt.client.scatter(np.asarray(radius, dtype=float), broadcast=True, hash=False)
         got = self.dt.compute(self.dt.map(role, _within_part, cols, ref, rad, metric,
                                           self.neighbour_backend, ordered=False))
         q, r, d = (np.concatenate([g[i] for g in got]) for i in range(3))
@@ -283,7 +283,7 @@ class DaskBackend:
         keys["k"] = np.arange(len(keys), dtype=np.int64)
         # the frames' keys travel to every partition once; each partition returns, per key it holds,
         # how many rows hold it and the lowest position (at most one row per key)
-        shared = self.dt.client.scatter(keys, broadcast=True)
+        shared = self.dt.client.scatter(keys, broadcast=True, hash=False)
         count = np.zeros(len(keys), dtype=np.int64)
         first = np.full(len(keys), -1, dtype=np.int64)
         start = 0

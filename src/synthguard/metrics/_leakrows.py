@@ -124,19 +124,31 @@ class RealRows:
                  for r, n in zip(self.roles, self._sizes, strict=True)]
         return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
+    def _fetch(self, columns: list[str]) -> None:
+        """Fetch ``columns`` at once (one task per partition), into the cache; the oldest columns
+        are dropped beyond :attr:`CACHE_BYTES`. The first fetch takes every column when the whole
+        table fits (8 bytes per cell), so small tables travel once."""
+        if not self._cache and len(self) * len(self.columns) * 8 <= self.CACHE_BYTES:
+            columns = list(self.columns)
+        got = self._frame(columns)
+        for c in columns:
+            self._cache[c] = got[c]
+        while sum(int(v.memory_usage(deep=False)) for v in self._cache.values()) > self.CACHE_BYTES \
+                and len(self._cache) > 1:
+            self._cache.pop(next(iter(self._cache)))  # the oldest first
+
     def _column(self, column: str) -> pd.Series:
-        got = self._cache.get(column)
-        if got is None:
-            got = self._frame([column])[column]
-            self._cache[column] = got
-            while sum(int(v.memory_usage(deep=False)) for v in self._cache.values()) > self.CACHE_BYTES \
-                    and len(self._cache) > 1:
-                self._cache.pop(next(iter(self._cache)))  # the oldest first
-        return got
+        if column not in self._cache:
+            self._fetch([column])
+        return self._cache[column]
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return self._column(key)
+        key = list(key)
+        missing = [c for c in key if c not in self._cache]
+        if missing:
+            self._fetch(missing)
         return pd.concat([self._column(c) for c in key], axis=1)
 
     @property
