@@ -122,7 +122,8 @@ class RowPairs:
         allows (the row's chance stratum: a row with many real records around it equals or nears
         one of them by chance more often). The drop list compares, stratum by stratum from the
         sparsest, the release rows tied to training records with those tied to control records
-        (the chance baseline); ``None``: unknown.
+        (the chance baseline); ``0`` for rows the test ties to no record; ``None``: unknown (the
+        ties are compared with chance in one stratum).
     chance_crowd : ndarray of int, optional
         One per control record taken as a fresh row against the other real records: its crowd
         when the test would tie it to a training record as it ties release rows, else ``-1`` (a

@@ -33,7 +33,7 @@ the sparsest, the rows tied to training records are compared with the chance the
 (the release rows tied to control records, and the control records that tie to training records
 as a release row would); the copies up to the largest crowd at
 which at least :data:`COPY_SHARE` of the training ties so far are beyond that rate are rows to drop,
-the others rows to review (:func:`chance_cut`). Everything is vectorised over the pairs; the rows
+the others rows to review (:func:`chance_cut`; one stratum when the test states no crowds). Everything is vectorised over the pairs; the rows
 come back in canonical positions, :func:`export_rows` maps them to input rows.
 """
 
@@ -280,11 +280,14 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
         member = np.asarray(ev.flags.member, dtype=bool)
         row, rec, contrib = _test_entries(pairs, member, float(ev.weight) * share)
         drop = np.full(row.size, pairs.action == "drop" and (pairs.copies or share >= DROP_SHARE))
-        if drop.any() and pairs.copies and pairs.crowd is not None:  # copies beyond chance only
+        if drop.any() and pairs.copies:  # copies beyond chance only
             train, ctl = _tied_rows(pairs, member.size)
-            cut = chance_cut(pairs.crowd, train, ctl, member.size, ev.flags.non_member.size,
-                             pairs.chance_crowd)
-            drop &= pairs.crowd[row] <= cut
+            crowd, chance = pairs.crowd, pairs.chance_crowd
+            if crowd is None:  # crowds unknown: one stratum
+                crowd = np.zeros(int(pairs.n_rows), dtype=np.int64)
+                chance = None if chance is None else np.where(chance >= 0, 0, -1)
+            cut = chance_cut(crowd, train, ctl, member.size, ev.flags.non_member.size, chance)
+            drop &= crowd[row] <= cut
         parts.append(pd.DataFrame({"release": row, "training": rec, "contrib": contrib, "test": i,
                                    "drop": drop, "copy": drop & pairs.copies}))
     if not parts or not sum(len(p) for p in parts):

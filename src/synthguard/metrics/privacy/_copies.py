@@ -18,8 +18,9 @@ import pandas as pd
 
 from ...registry import Context
 
-__all__ = ["chance_crowds", "control_chance", "copy_crowd", "copy_responses", "crowd_counts", "identifying_pairs", "masked_hashes", "near_copy_flags",
-           "near_pairs", "within_pairs"]
+__all__ = ["CROWD_BUDGET", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+           "crowd_counts", "identifying_pairs", "masked_hashes", "near_copy_flags", "near_pairs",
+           "within_pairs"]
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -325,14 +326,23 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
     return q[keep], r[keep]
 
 
-def copy_crowd(ctx: Context, cols: list[str], k: int) -> np.ndarray | None:
-    """:func:`crowd_counts` of the run's release rows at ``k`` cells over the pooled real records
-    on the columns ``cols`` (memoised with ``ctx.memo``)."""
-    def compute() -> np.ndarray | None:
-        real, rel = _code_matrices(ctx, cols)
-        return crowd_counts(real, rel, k)
+#: Most candidate pairs a crowd count (:func:`crowd_counts`) verifies; beyond it the crowd is
+#: unknown and the drop list compares the test's ties with chance in one stratum.
+CROWD_BUDGET = 5_000_000
 
-    return ctx.memo(("copy-crowd", tuple(cols), k), compute)
+
+def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray | None:
+    """The crowds of the release rows ``rows`` (those a copy test ties) at ``k`` cells over the
+    pooled real records on the columns ``cols``, one per release row (``0`` for the others);
+    ``None`` over :data:`CROWD_BUDGET`."""
+    real, rel = _code_matrices(ctx, cols)
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
+    if got is None:
+        return None
+    out = np.zeros(rel.shape[0], dtype=np.int64)
+    out[rows] = got
+    return out
 
 
 def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray | None:
@@ -370,11 +380,12 @@ def chance_crowds(real: np.ndarray, n_o: int, k: int, *,
     else:
         got = identifying_pairs(real, ctl, k, budget=budget, own=own)
         tied = None if got is None else np.unique(got[0][got[1] < n_o])
-    crowd = crowd_counts(real, ctl, k + 1, budget=budget)
-    if tied is None or crowd is None:
+    crowd = None if tied is None else crowd_counts(real, ctl[tied], k + 1,
+                                                   budget=min(budget, CROWD_BUDGET))
+    if crowd is None:
         return None
     out = np.full(ctl.shape[0], -1, dtype=np.int64)
-    out[tied] = crowd[tied] - 1  # the record itself is within k + 1 cells of itself
+    out[tied] = crowd - 1  # the record itself is within k + 1 cells of itself
     return out
 
 

@@ -194,9 +194,11 @@ def copy_pairs(ctx: Context) -> RowPairs:
 
     ids = row_identities_for(ctx)
     cols = matching_columns(ctx)
-    return RowPairs.groups(np.concatenate([ids["original"], ids["control"]]), ids["synthetic"],
-                           tie="equal on every compared cell", copies=True,
-                           crowd=copy_crowd(ctx, cols, 1), chance_crowd=control_chance(ctx, cols, 0))
+    pooled = np.concatenate([ids["original"], ids["control"]])
+    tied = np.flatnonzero(np.isin(ids["synthetic"], pooled))
+    return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell", copies=True,
+                           crowd=copy_crowd(ctx, cols, 1, tied),
+                           chance_crowd=control_chance(ctx, cols, 0))
 
 
 def _pooled_unique_hit_of(data: Any, cols: list[str]) -> tuple[np.ndarray, ...]:

@@ -266,7 +266,7 @@ def _near_pairs(real: np.ndarray, rel: np.ndarray, flag: np.ndarray, k: int, ctx
         return RowPairs(recs, rows, rel.shape[0], tie=tie)
     rows, recs = got
     return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True,
-                    crowd=copy_crowd(ctx, cols, k + 1), chance_crowd=control_chance(ctx, cols, k))
+                    crowd=copy_crowd(ctx, cols, k + 1, rows), chance_crowd=control_chance(ctx, cols, k))
 
 
 def rows_within(query: Any, release: Any, metric: Any, radius: np.ndarray, *, backend: str = "auto"
