@@ -117,6 +117,17 @@ class RowPairs:
     copies : bool
         Every tie of a training record is a copy of it (verbatim, or within the test's cells and
         identifying it): listed whether the record is flagged or not.
+    crowd : ndarray of int, optional
+        One per release row: how many pooled real records lie within one cell more than the tie
+        allows (the row's chance stratum: a row with many real records around it equals or nears
+        one of them by chance more often). The drop list compares, stratum by stratum from the
+        sparsest, the release rows tied to training records with those tied to control records
+        (the chance baseline); ``0`` for rows the test ties to no record; ``None``: unknown (the
+        ties are compared with chance in one stratum).
+    chance_crowd : ndarray of int, optional
+        One per control record taken as a fresh row against the other real records: its crowd
+        when the test would tie it to a training record as it ties release rows, else ``-1`` (a
+        second chance baseline beside the release rows tied to control records).
 
     Examples
     --------
@@ -137,6 +148,8 @@ class RowPairs:
     tie: str = ""
     action: str = "drop"
     copies: bool = False
+    crowd: np.ndarray | None = None
+    chance_crowd: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("record", "row"):
@@ -152,16 +165,23 @@ class RowPairs:
                 raise ValueError("RowPairs: row_key needs one key per release row")
         if self.action not in PAIR_ACTIONS:
             raise ValueError(f"RowPairs: action must be one of {PAIR_ACTIONS}")
+        if self.crowd is not None:
+            object.__setattr__(self, "crowd", np.asarray(self.crowd, dtype=np.int64))
+            if self.crowd.shape != (int(self.n_rows),):
+                raise ValueError("RowPairs: crowd needs one count per release row")
+        if self.chance_crowd is not None:
+            object.__setattr__(self, "chance_crowd", np.asarray(self.chance_crowd, dtype=np.int64))
         if self.row.size and (self.row.min() < 0 or self.row.max() >= int(self.n_rows)):
             raise ValueError("RowPairs: release rows must lie in [0, n_rows)")
 
     @classmethod
     def groups(cls, record_key: np.ndarray, row_key: np.ndarray, *, tie: str = "",
-               action: str = "drop", copies: bool = False) -> RowPairs:
+               action: str = "drop", copies: bool = False, crowd: np.ndarray | None = None,
+               chance_crowd: np.ndarray | None = None) -> RowPairs:
         """Ties by key groups only (see the class)."""
         empty = np.zeros(0, dtype=np.int64)
         return cls(empty, empty, int(np.asarray(row_key).size), record_key, row_key, tie, action,
-                   copies)
+                   copies, crowd, chance_crowd)
 
     def pairs_of(self, records: np.ndarray, budget: int = 50_000_000) -> np.ndarray:
         """Every ``(record, row)`` tie of the pooled records marked in ``records`` (a boolean mask),
@@ -316,6 +336,8 @@ class RecordFlags:
             if (p.record.size and (p.record.min() < 0 or p.record.max() >= n)) or \
                     (p.record_key is not None and p.record_key.size != n):
                 raise ValueError("pairs: records are pooled positions (training, then control)")
+            if p.chance_crowd is not None and p.chance_crowd.size != self.non_member.size:
+                raise ValueError("pairs: chance_crowd needs one entry per control record")
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,22 @@ flagged *training* records (a flagged control record is chance, not a leak):
   record is near), after the others, with score 0.
 
 The action of a row is ``drop`` when a test ties it as a copy (a verbatim copy of a training row,
-or a copy within a cell that identifies its training record: whatever the control shows, the row
-is that person's record), or as a close neighbour or a linkage row
+or a copy within a cell that identifies its training record) beyond chance, or as a close
+neighbour or a linkage row
 (:data:`~synthguard.core.results.PAIR_ACTIONS`) of a test at least :data:`DROP_SHARE` of whose
 flagged training records are beyond what the control shows (a test that flags many records by
 chance names its rows for review: dropping them blindly would remove about as many innocent rows
-as leaks), else ``review``. Everything is vectorised over the
-pairs; the rows come back in canonical positions, :func:`export_rows` maps them to input rows.
+as leaks), else ``review``.
+
+A copy is beyond chance by the control, stratum by stratum: a release row among many real records
+(its :attr:`~synthguard.core.results.RowPairs.crowd`: real records within one cell more than the
+tie allows) equals or nears one of them by chance, as a fresh person would. Walking the crowds from
+the sparsest, the rows tied to training records are compared with the chance the control shows
+(the release rows tied to control records, and the control records that tie to training records
+as a release row would); the copies up to the largest crowd at
+which at least :data:`COPY_SHARE` of the training ties so far are beyond that rate are rows to drop,
+the others rows to review (:func:`chance_cut`; one stratum when the test states no crowds). Everything is vectorised over the pairs; the rows
+come back in canonical positions, :func:`export_rows` maps them to input rows.
 """
 
 from __future__ import annotations
@@ -36,15 +45,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ALARM", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "excess_share", "export_rows",
-           "rows_behind"]
+__all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
+           "excess_share", "export_rows", "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
 #: The share of a test's flagged training records beyond the control's rate, ``(member - control)
-#: / member``, from which the rows it ties as copies or neighbours are rows to drop (below it,
-#: rows to review).
+#: / member``, from which the rows it ties as neighbours are rows to drop (below it, rows to
+#: review); for copies, the same share of the training ties up to a crowd (:func:`chance_cut`).
 DROP_SHARE = 0.9
+#: The share of a copy test's training ties beyond chance up to a crowd (:func:`chance_cut`) from
+#: which its copies up to that crowd are rows to drop: the precision the drop list promises.
+COPY_SHARE = 0.95
 #: The export's columns: the records schema, then the rank, the leak family the row's cells show,
 #: every test that ties the row, and the drop-and-retest round that found it.
 EXPORT_COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason", "rank",
@@ -84,6 +96,68 @@ def excess_share(t: Any) -> float:
     if p1 is None or p0 is None or not p1 > 0:
         return 0.0
     return round(max(0.0, min(1.0, (float(p1) - float(p0)) / float(p1))), 12)
+
+
+def _tied_rows(pairs: Any, n_o: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per release row: is it tied to some training record, to some control record?"""
+    n = int(pairs.n_rows)
+    train, ctl = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if pairs.record.size:
+        t = pairs.record < n_o
+        train[pairs.row[t]] = True
+        ctl[pairs.row[~t]] = True
+    if pairs.row_key is not None:
+        rk, at = pairs.record_key, np.flatnonzero(pairs.row_key >= 0)
+        k = pairs.row_key[at]
+        train[at] |= np.isin(k, rk[:n_o][rk[:n_o] >= 0])
+        ctl[at] |= np.isin(k, rk[n_o:][rk[n_o:] >= 0])
+    return train, ctl
+
+
+def chance_cut(crowd: np.ndarray, train: np.ndarray, ctl: np.ndarray, n_o: int, n_c: int,
+               chance_crowd: np.ndarray | None = None) -> float:
+    """The largest crowd up to which a copy test's ties to training records are beyond chance.
+
+    Per release row, ``crowd`` (real records around it), ``train`` / ``ctl`` (tied to some
+    training / control record); ``chance_crowd``: per control record taken as a fresh row, its
+    crowd when it ties to a training record, else ``-1``. Among the release rows with a crowd up
+    to ``c``, ``T`` are tied to training records. A fresh row ties to a real record of either side
+    at the same rate per record, so ``C * n_o / n_c`` of them are chance, with ``C`` the release
+    rows tied to control records; and a control record ties to a training record as often as a
+    fresh release row does, so ``Q * n_rel / n_c`` are chance, with ``Q`` the control records tied
+    with a crowd up to ``c``. The chance count is the mean of the two (the first alone without
+    ``chance_crowd``); the cut is the largest ``c`` with ``1 - chance / T >= COPY_SHARE`` (the
+    sparsest crowds first: a copy of a record no other real person is near is no chance match);
+    ``-1`` when none, ``inf`` without control records (no baseline: every copy counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> crowd = np.repeat([1, 5], [20, 6])  # 20 rows alone, 6 in a crowd of 5 real records
+    >>> train = np.arange(26) < 24  # 24 tied to training records
+    >>> ctl = ~train  # 2 tied to control records
+    >>> chance_cut(crowd, train, ctl, 100, 100)  # up to crowd 5, 2 of the 24 are chance
+    1.0
+    >>> chance_cut(crowd, train, ctl, 100, 100, np.full(100, -1))  # no control record ties: 1
+    5.0
+    """
+    if n_c <= 0:
+        return float("inf")
+    tied = np.flatnonzero(train | ctl)
+    if not tied.size:
+        return -1.0
+    levels, inv = np.unique(crowd[tied], return_inverse=True)
+    t = np.cumsum(np.bincount(inv.ravel(), weights=train[tied], minlength=levels.size))
+    chance = np.cumsum(np.bincount(inv.ravel(), weights=ctl[tied], minlength=levels.size)) \
+        * (n_o / n_c)
+    if chance_crowd is not None:
+        q = np.asarray(chance_crowd)
+        q_up_to = np.searchsorted(np.sort(q[q >= 0]), levels, "right")
+        chance = (chance + q_up_to * (crowd.size / n_c)) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = 1.0 - chance / t
+    ok = (t > 0) & (share >= COPY_SHARE - 1e-12)
+    return float(levels[ok].max()) if ok.any() else -1.0
 
 
 def _first_per_key(keys: np.ndarray, n_keys: int) -> np.ndarray:
@@ -203,11 +277,19 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     parts = []
     for i, (t, ev, pairs) in enumerate(tests):
         share = excess_share(t)
-        row, rec, contrib = _test_entries(pairs, np.asarray(ev.flags.member, dtype=bool),
-                                          float(ev.weight) * share)
-        drop = pairs.action == "drop" and (pairs.copies or share >= DROP_SHARE)
+        member = np.asarray(ev.flags.member, dtype=bool)
+        row, rec, contrib = _test_entries(pairs, member, float(ev.weight) * share)
+        drop = np.full(row.size, pairs.action == "drop" and (pairs.copies or share >= DROP_SHARE))
+        if drop.any() and pairs.copies:  # copies beyond chance only
+            train, ctl = _tied_rows(pairs, member.size)
+            crowd, chance = pairs.crowd, pairs.chance_crowd
+            if crowd is None:  # crowds unknown: one stratum
+                crowd = np.zeros(int(pairs.n_rows), dtype=np.int64)
+                chance = None if chance is None else np.where(chance >= 0, 0, -1)
+            cut = chance_cut(crowd, train, ctl, member.size, ev.flags.non_member.size, chance)
+            drop &= crowd[row] <= cut
         parts.append(pd.DataFrame({"release": row, "training": rec, "contrib": contrib, "test": i,
-                                   "drop": drop, "copy": drop and pairs.copies}))
+                                   "drop": drop, "copy": drop & pairs.copies}))
     if not parts or not sum(len(p) for p in parts):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in _COLUMNS})
     every = pd.concat(parts, ignore_index=True)

@@ -20,8 +20,12 @@ from synthguard.stats import make_rng
 
 #: The presence tests of the verdict (the copies' risk), kept small so each table takes seconds.
 PRESENCE = ["exact_matches", "near_copies", "near_copies_2", "close_neighbours", "dcr"]
-#: table -> (rows, columns) read (small sizes: seconds per table)
-TABLES = {"diabetes_raw": (442, 11), "anes96": (944, 11), "nhefs": (500, 20)}
+#: table -> (rows, columns) read (small sizes: seconds per table); acs12 repeats rows (about 9 % of
+#: them have an identical twin), so fresh people equal or near training records by chance
+TABLES = {"diabetes_raw": (442, 11), "anes96": (944, 11), "nhefs": (500, 20), "acs12": (1200, 13)}
+#: Tables whose fresh rows match copied records' rows so often that a drop list at 95 % precision
+#: cannot hold every copy (see the recall test's mark).
+CROWDED = {"acs12"}
 
 
 def _identifies(near: pd.DataFrame, sources: pd.DataFrame, real: pd.DataFrame) -> np.ndarray:
@@ -80,16 +84,39 @@ def _dropped(rep) -> np.ndarray:
     return np.unique(recs.loc[recs["action"] == "drop", "release_row"].astype(int).to_numpy())
 
 
-def test_drop_list_holds_every_exact_copy_and_the_identifying_one_cell_copies_precisely(leaky):
-    table, data, rep = leaky
-    kind, ident = data["kind"], data["identifying"]
-    drop = np.zeros(len(kind), dtype=bool)
+def _drop_mask(data, rep) -> np.ndarray:
+    drop = np.zeros(len(data["kind"]), dtype=bool)
     drop[_dropped(rep)] = True
-    assert (kind == "exact").any() and ident.sum() >= 10, table
-    assert drop[kind == "exact"].all(), table
-    assert drop[ident].mean() >= 0.9, (table, drop[ident].mean())
+    return drop
+
+
+def test_the_drop_list_names_fresh_rows_at_most_one_in_twenty(leaky):
+    """Precision: a fresh person who equals or nears a training record by chance is no copy (on
+    acs12 24 of the 86 rows dropped before the chance baseline were fresh people)."""
+    table, data, rep = leaky
+    kind, drop = data["kind"], _drop_mask(data, rep)
+    assert drop.sum() >= 10, table
     precision = (kind[drop] != "fresh").mean()
     assert precision >= 0.95, (table, precision, int(drop.sum()))
+
+
+#: Why the recall test fails on the crowded tables (measured; strict: it fails, or the mark goes).
+CROWDED_WHY = ("acs12 (1200 rows): before the chance baseline 24 of the 86 rows dropped were fresh "
+               "people, 12 equal to a training record (children's rows, no income or job, that "
+               "real people share but for age and birth quarter) and 12 identifying one within a "
+               "cell; 11 of the 24 exact copies have other real records within one cell, as those "
+               "fresh twins do, and a twin of a record is the same bytes as a copy of it: at 95 % "
+               "precision the list holds 58 % of the exact and 56 % of the identifying copies")
+
+
+def test_drop_list_holds_every_exact_copy_and_the_identifying_one_cell_copies(leaky, request):
+    table, data, rep = leaky
+    if table in CROWDED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=CROWDED_WHY))
+    kind, ident, drop = data["kind"], data["identifying"], _drop_mask(data, rep)
+    assert (kind == "exact").any() and ident.sum() >= 10, table
+    assert drop[kind == "exact"].all(), (table, drop[kind == "exact"].mean())
+    assert drop[ident].mean() >= 0.9, (table, drop[ident].mean())
 
 
 def test_presence_is_not_high_after_the_in_run_drop_and_retest(leaky):
@@ -113,3 +140,28 @@ def test_evaluating_the_release_without_the_dropped_rows_reads_the_levels_of_the
     presence = {r["risk"]: r for r in rep.risks()}["presence"]["drop_retest"]
     fresh = {r["risk"]: r for r in again.risks()}["presence"]
     assert (presence["level_after"], presence["effect_after"]) == (fresh["level"], fresh["effect"])
+
+
+def test_a_fresh_row_equal_to_a_training_record_in_a_crowd_is_reviewed_and_a_lone_copy_dropped():
+    """Half the people share a dozen rows (``z`` missing): a fresh one equals a training record by
+    chance, as often as it equals a control record; the copies of the others (``z`` unique) are
+    dropped, the crowd's rows only reviewed."""
+    rng = make_rng(0, "test-drop-crowd")
+
+    def people(n: int) -> pd.DataFrame:
+        crowd = rng.random(n) < 0.5
+        return pd.DataFrame({"a": rng.integers(0, 2, n), "b": rng.integers(0, 2, n),
+                             "c": rng.integers(0, 3, n),
+                             "z": np.where(crowd, np.nan, rng.normal(size=n).round(6))})
+
+    o, c, f = people(300), people(300), people(300)
+    lone = o.index[o["z"].notna()][:30]
+    release = pd.concat([f[f["z"].isna()], o.loc[lone]], ignore_index=True)
+    rep = synthguard.evaluate(o, release, control=c, metrics=["exact_matches"], seed=0,
+                              retest_columns=0, retest_rows=0)
+    recs = rep.records()
+    action = dict(zip(recs["release_row"].astype(int), recs["action"], strict=True))
+    n_fresh = int(f["z"].isna().sum())
+    assert [action.get(r) for r in range(n_fresh, len(release))] == ["drop"] * len(lone)
+    fresh_named = [action[r] for r in range(n_fresh) if r in action]
+    assert len(fresh_named) > 50 and set(fresh_named) == {"review"}

@@ -18,7 +18,9 @@ import pandas as pd
 
 from ...registry import Context
 
-__all__ = ["copy_responses", "exact_copy_responses", "identifying_pairs", "masked_hashes", "near_copy_flags", "near_pairs",
+__all__ = ["CROWD_BUDGET", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+           "crowd_counts", "exact_copy_responses", "identifying_pairs", "masked_hashes",
+           "near_copy_flags", "near_pairs",
            "within_pairs"]
 
 
@@ -281,7 +283,8 @@ def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
 
 
 def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
-                      budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray] | None:
+                      budget: int = PAIR_BUDGET, own: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
     """Every ``(release row, real record)`` pair where the release row is within ``max_diff``
     cells of the record and *identifies* it: it is within ``max_diff`` cells of no other real
     record (training or control), and no other real record equals it on the cells where it equals
@@ -294,6 +297,8 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
     shared tables such rows were mostly fresh people); each remaining pair's differing cells ``D``
     mask the same columns of every real record, and the pair stays when one real record has the
     release row's values outside ``D`` (one hash count per distinct ``D``, vectorised over rows).
+    ``own``: per query row, its own position in ``real`` (``-1``: none), left out of its
+    comparisons (real records taken as fresh rows against the others).
 
     Examples
     --------
@@ -307,6 +312,9 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
     if got is None:
         return None
     q, r = got
+    if own is not None:
+        own = np.asarray(own, dtype=np.int64)
+        q, r = q[r != own[q]], r[r != own[q]]
     alone = np.bincount(q, minlength=release.shape[0])[q] == 1
     q, r = q[alone], r[alone]
     if q.size == 0:
@@ -332,5 +340,93 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
                 hq -= cells_q[q[at], j]
         hr.sort()
         count = np.searchsorted(hr, hq, "right") - np.searchsorted(hr, hq, "left")
+        if own is not None:  # a query's own record shares all its values
+            count = count - (own[q[at]] >= 0)
         keep[at] = count == 1
     return q[keep], r[keep]
+
+
+#: Most candidate pairs a crowd count (:func:`crowd_counts`) verifies; beyond it the crowd is
+#: unknown and the drop list compares the test's ties with chance in one stratum.
+CROWD_BUDGET = 5_000_000
+
+
+def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray | None:
+    """The crowds of the release rows ``rows`` (those a copy test ties) at ``k`` cells over the
+    pooled real records on the columns ``cols``, one per release row (``0`` for the others);
+    ``None`` over :data:`CROWD_BUDGET`."""
+    real, rel = _code_matrices(ctx, cols)
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
+    if got is None:
+        return None
+    out = np.zeros(rel.shape[0], dtype=np.int64)
+    out[rows] = got
+    return out
+
+
+def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray | None:
+    """The chance baseline of a copy test at ``k`` cells from the control records taken as fresh
+    rows: per control record, its crowd (other real records within ``k + 1`` cells) when the test
+    would tie it to a training record as it ties release rows (``k = 0``: equal to one; ``k >= 1``:
+    identifying one, :func:`identifying_pairs` against the other real records), else ``-1``
+    (:attr:`~synthguard.core.results.RowPairs.chance_crowd`); ``None`` over the joins' budget.
+    Memoised with ``ctx.memo``."""
+    def compute() -> np.ndarray | None:
+        real, _ = _code_matrices(ctx, cols)
+        return chance_crowds(real, len(ctx.tables.original), k)
+
+    return ctx.memo(("copy-chance", tuple(cols), k), compute)
+
+
+def chance_crowds(real: np.ndarray, n_o: int, k: int, *,
+                  budget: int = PAIR_BUDGET) -> np.ndarray | None:
+    """:func:`control_chance` from the pooled code matrix (training rows first, ``n_o`` of them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [5, 5, 5], [0, 0, 0], [5, 5, 9], [7, 7, 7]])
+    >>> chance_crowds(real, 2, 0).tolist()  # control records 2, 3, 4
+    [1, -1, -1]
+    >>> chance_crowds(real, 2, 1).tolist()  # an equal record identifies too
+    [1, 1, -1]
+    """
+    ctl = real[n_o:]
+    own = np.arange(n_o, real.shape[0], dtype=np.int64)
+    if k == 0:
+        got = within_pairs(ctl, real[:n_o], 0, budget=budget)
+        tied = None if got is None else np.unique(got[0])
+    else:
+        got = identifying_pairs(real, ctl, k, budget=budget, own=own)
+        tied = None if got is None else np.unique(got[0][got[1] < n_o])
+    crowd = None if tied is None else crowd_counts(real, ctl[tied], k + 1,
+                                                   budget=min(budget, CROWD_BUDGET))
+    if crowd is None:
+        return None
+    out = np.full(ctl.shape[0], -1, dtype=np.int64)
+    out[tied] = crowd - 1  # the record itself is within k + 1 cells of itself
+    return out
+
+
+def crowd_counts(real: np.ndarray, release: np.ndarray, k: int, *,
+                 budget: int = PAIR_BUDGET) -> np.ndarray | None:
+    """Per release row, how many real records (training and control pooled) lie within ``k``
+    cells of it: the crowd a copy test at ``k - 1`` cells draws its chance matches from
+    (:attr:`~synthguard.core.results.RowPairs.crowd`); ``None`` when the candidate pairs of the
+    block join exceed ``budget``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [0, 0, 1], [5, 5, 5]])
+    >>> crowd_counts(real, np.array([[0, 0, 2], [5, 5, 5], [7, 7, 7]]), 1).tolist()
+    [2, 1, 0]
+    """
+    n, p = real.shape
+    if p <= k:  # every real record is within k cells of every row
+        return np.full(release.shape[0], n, dtype=np.int64)
+    got = within_pairs(release, real, k, budget=budget)
+    if got is None:
+        return None
+    return np.bincount(got[0], minlength=release.shape[0]).astype(np.int64)

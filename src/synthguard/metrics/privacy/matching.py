@@ -186,10 +186,18 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
 def copy_pairs(ctx: Context) -> RowPairs:
     """The release rows behind the exact-copy flags: every release row ties to the real records
     equal to it on every compared cell (key groups of the row identities, so rows shared by many
-    records stay ``n + m`` numbers); every such row is a verbatim copy."""
+    records stay ``n + m`` numbers); every such row is a verbatim copy. Each release row's crowd
+    is the number of real records within one cell of it (its chance stratum); the control records
+    equal to a training record, with their crowds, are the chance baseline."""
+    from ._copies import control_chance, copy_crowd
+
     ids = row_identities_for(ctx)
-    return RowPairs.groups(np.concatenate([ids["original"], ids["control"]]), ids["synthetic"],
-                           tie="equal on every compared cell", copies=True)
+    cols = matching_columns(ctx)
+    pooled = np.concatenate([ids["original"], ids["control"]])
+    tied = np.flatnonzero(np.isin(ids["synthetic"], pooled))
+    return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell", copies=True,
+                           crowd=copy_crowd(ctx, cols, 1, tied),
+                           chance_crowd=control_chance(ctx, cols, 0))
 
 
 def _pooled_unique_hit_of(data: Any, cols: list[str]) -> tuple[np.ndarray, ...]:

@@ -34,6 +34,8 @@ from ...stats import difference_ci
 from .._leakrows import family_status
 from ._copies import (
     _code_matrices,
+    control_chance,
+    copy_crowd,
     copy_responses,
     identifying_pairs,
     masked_hashes,
@@ -196,7 +198,7 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
             f = RecordFlags(flag[:n_o], flag[n_o:], {t: unique[:n_o] for t in ("near", "exact", "rare")},
                             scores=score, leaks=leaks,
                             families=family_status(ctx) if ctx.data_backend is None else {},
-                            pairs=_near_pairs(real, rel, flag, k))
+                            pairs=_near_pairs(real, rel, flag, k, ctx, cols))
         else:
             f = RecordFlags(flag[:n_o], flag[n_o:])
         diff = difference_ci(int(f.member.sum()), n_o, int(f.non_member.sum()), f.non_member.size, cl)
@@ -246,21 +248,25 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                         warning, details, records, evidence=evidence)
 
 
-def _near_pairs(real: np.ndarray, rel: np.ndarray, flag: np.ndarray, k: int) -> RowPairs:
+def _near_pairs(real: np.ndarray, rel: np.ndarray, flag: np.ndarray, k: int, ctx: Context,
+                cols: list[str]) -> RowPairs:
     """The release rows behind the near-copy flags: every release row within ``k`` cells of a real
     record that it identifies (no other real record shares its values on the cells where it
     equals the record: :func:`~._copies.identifying_pairs`), which includes every release row
     within ``k`` cells of a flagged (near-unique) record. One changed cell only: two cells leave
     few enough untouched that a release row identifies some real record by chance as often as a
     copy does, so at ``k = 2`` (and when the block join exceeds its budget) the flagged records'
-    rows only."""
+    rows only. Each release row's crowd (its chance stratum) is the number of real records within
+    ``k + 1`` cells of it; the control records that identify a training record as a release row
+    would, with their crowds, are the chance baseline."""
     tie = f"a copy with at most {k} cell(s) changed, identifying the record"
     got = identifying_pairs(real, rel, k) if k == 1 else None
     if got is None:  # the flagged records' rows only (at most one per masked column set)
         rows, recs = near_pairs(real, flag, rel, k)
         return RowPairs(recs, rows, rel.shape[0], tie=tie)
     rows, recs = got
-    return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True)
+    return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True,
+                    crowd=copy_crowd(ctx, cols, k + 1, rows), chance_crowd=control_chance(ctx, cols, k))
 
 
 #: The real roles, pooled in this order (training records first, then control records).
