@@ -188,13 +188,17 @@ def copy_pairs(ctx: Context) -> RowPairs:
     equal to it on every compared cell (key groups of the row identities, so rows shared by many
     records stay ``n + m`` numbers); every such row is a verbatim copy. Each release row's crowd
     is the number of real records within one cell of it (its chance stratum); the control records
-    equal to a training record, with their crowds, are the chance baseline."""
+    equal to a training record, with their crowds, are the chance baseline (not on a cluster:
+    one stratum)."""
     from ._copies import control_chance, copy_crowd
 
     ids = row_identities_for(ctx)
     cols = matching_columns(ctx)
     pooled = np.concatenate([ids["original"], ids["control"]])
     tied = np.flatnonzero(np.isin(ids["synthetic"], pooled))
+    if ctx.data_backend is not None:  # a cluster holds no code matrices: one stratum (drops.py)
+        return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell",
+                               copies=True)
     return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell", copies=True,
                            crowd=copy_crowd(ctx, cols, 1, tied),
                            chance_crowd=control_chance(ctx, cols, 0))
