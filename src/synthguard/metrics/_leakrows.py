@@ -111,6 +111,7 @@ class RealRows:
         self.columns = pd.Index(columns)
         self._sizes = [int(data.n_rows(r)) for r in roles]
         self._cache: dict[str, pd.Series] = {}
+        self._bytes: dict[str, int] = {}  # each cached column's size, strings included
 
     def __len__(self) -> int:
         return sum(self._sizes)
@@ -127,14 +128,15 @@ class RealRows:
     def _fetch(self, columns: list[str]) -> None:
         """Fetch ``columns`` at once (one task per partition), into the cache; the oldest columns
         are dropped beyond :attr:`CACHE_BYTES`. The first fetch takes every column when the whole
-        table fits (8 bytes per cell), so small tables travel once."""
+        table fits (8 bytes per cell, an estimate: the cache then holds the measured sizes, strings
+        included), so small tables travel once."""
         if not self._cache and len(self) * len(self.columns) * 8 <= self.CACHE_BYTES:
             columns = list(self.columns)
         got = self._frame(columns)
         for c in columns:
             self._cache[c] = got[c]
-        while sum(int(v.memory_usage(deep=False)) for v in self._cache.values()) > self.CACHE_BYTES \
-                and len(self._cache) > 1:
+            self._bytes[c] = int(got[c].memory_usage(deep=True))  # measured once, on entry
+        while sum(self._bytes[c] for c in self._cache) > self.CACHE_BYTES and len(self._cache) > 1:
             self._cache.pop(next(iter(self._cache)))  # the oldest first
 
     def _column(self, column: str) -> pd.Series:

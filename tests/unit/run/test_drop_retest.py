@@ -20,8 +20,8 @@ from synthguard.stats import make_rng
 
 #: The presence tests of the verdict (the copies' risk), kept small so each table takes seconds.
 PRESENCE = ["exact_matches", "near_copies", "near_copies_2", "close_neighbours", "dcr"]
-#: table -> (rows, columns) read (small sizes: seconds per table); acs12 repeats rows (about 9 % of
-#: them have an identical twin), so fresh people equal or near training records by chance
+#: table -> (rows, columns) read (small sizes: seconds per table); acs12 repeats rows (15 % of its
+#: rows have an identical twin; 9 % repeat an earlier row), so fresh people equal or near training records by chance
 TABLES = {"diabetes_raw": (442, 11), "anes96": (944, 11), "nhefs": (500, 20), "acs12": (1200, 13)}
 #: Tables whose fresh rows match copied records' rows so often that a drop list at 95 % precision
 #: cannot hold every copy (see the recall test's mark).

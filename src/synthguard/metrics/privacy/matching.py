@@ -176,7 +176,10 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
 
             flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
                             .astype(float), leaks=exact_copy_responses(ctx, cols),
-                            families=family_status(ctx), pairs=copy_pairs(ctx))
+                            families=family_status(ctx),
+                            # a cluster run lists no rows to drop (the drop list is made in one
+                            # process), so the copies' release rows are not gathered there
+                            pairs=copy_pairs(ctx) if ctx.data_backend is None else None)
     return exact_matches_result(
         ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
         n_original=n_orig, control=control, records=records, evidence_counts=evidence,
@@ -188,17 +191,13 @@ def copy_pairs(ctx: Context) -> RowPairs:
     equal to it on every compared cell (key groups of the row identities, so rows shared by many
     records stay ``n + m`` numbers); every such row is a verbatim copy. Each release row's crowd
     is the number of real records within one cell of it (its chance stratum); the control records
-    equal to a training record, with their crowds, are the chance baseline (not on a cluster:
-    one stratum)."""
+    equal to a training record, with their crowds, are the chance baseline. One process only."""
     from ._copies import control_chance, copy_crowd
 
     ids = row_identities_for(ctx)
     cols = matching_columns(ctx)
     pooled = np.concatenate([ids["original"], ids["control"]])
     tied = np.flatnonzero(np.isin(ids["synthetic"], pooled))
-    if ctx.data_backend is not None:  # a cluster holds no code matrices: one stratum (drops.py)
-        return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell",
-                               copies=True)
     return RowPairs.groups(pooled, ids["synthetic"], tie="equal on every compared cell", copies=True,
                            crowd=copy_crowd(ctx, cols, 1, tied),
                            chance_crowd=control_chance(ctx, cols, 0))

@@ -456,12 +456,17 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     cut = float(ratio[flag].max()) if flag.any() else 0.0
     leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut)
     # the release rows behind a flag: every row within the record's radius at the tail's cut
-    recs, rows = release_pairs(data, cols, metric, np.where(flag, cut * d_real * (1 + 1e-9), -1.0))
+    # (not on a cluster: a cluster run lists no rows to drop, and the widening search would bring
+    # every record's k nearest release rows to the driver)
+    pairs = None
+    if ctx.data_backend is None:
+        recs, rows = release_pairs(data, cols, metric,
+                                   np.where(flag, cut * d_real * (1 + 1e-9), -1.0))
+        pairs = RowPairs(recs, rows, data.n_rows("synthetic"),
+                         tie="closer to it than its closest other real record is, at the "
+                             "closeness tail's cut")
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
-                        families=family_status(ctx),
-                        pairs=RowPairs(recs, rows, data.n_rows("synthetic"),
-                                       tie="closer to it than its closest other real record is, at "
-                                           "the closeness tail's cut"))
+                        families=family_status(ctx), pairs=pairs)
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         f"share of records among the {100 * tail:g} % of all real records closest to the release "
