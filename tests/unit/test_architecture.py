@@ -141,38 +141,23 @@ def _module_graph() -> dict[str, set[str]]:
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
+    """The strongly connected groups of more than one module, each sorted, in sorted order
+    (SciPy's ``connected_components(connection="strong")`` on the import graph)."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+    nodes = sorted(set(graph) | {w for ws in graph.values() for w in ws})
+    at = {v: i for i, v in enumerate(nodes)}
+    edges = [(at[v], at[w]) for v, ws in graph.items() for w in ws]
+    rows = np.array([e[0] for e in edges], dtype=np.int64)
+    cols = np.array([e[1] for e in edges], dtype=np.int64)
+    adj = coo_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(nodes), len(nodes)))
+    _, label = connected_components(adj, directed=True, connection="strong")
+    groups: dict[int, list[str]] = {}
+    for v, lab in zip(nodes, label.tolist(), strict=True):
+        groups.setdefault(lab, []).append(v)
+    return sorted(g for g in groups.values() if len(g) > 1)
 
 
 def test_no_import_circle_between_modules_of_a_folder():
