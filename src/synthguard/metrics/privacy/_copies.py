@@ -57,15 +57,23 @@ def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled real (original then control) and release code matrices, exact values as codes."""
+    """Pooled real (original then control) and release code matrices, exact values as codes.
+    Encoded once per run and column set (``ctx.memo``: the copy tests, their crowds and chance
+    baselines share them), read-only."""
     enc = ctx.encoded.encoder
 
     def codes(role: str) -> np.ndarray:
         b = enc.encode(ctx.tables.get(role), cols, categorical_only=True)
         return b.cat
 
-    real = np.concatenate([codes("original"), codes("control")], axis=0)
-    return real, codes("synthetic")
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        real = np.concatenate([codes("original"), codes("control")], axis=0)
+        rel = np.array(codes("synthetic"), copy=True)
+        for a in (real, rel):
+            a.setflags(write=False)  # shared by every caller of the run
+        return real, rel
+
+    return ctx.memo(("copy-code-matrices", tuple(cols)), compute)
 
 
 #: Most candidate pairs the block join (:func:`within_pairs`) verifies before the masked-hash joins
