@@ -95,21 +95,27 @@ def test_five_percent_copies_read_high_on_the_small_tables():
 LARGE = (("acs12", "equal"), ("nhefs", "n800"))  # 800 training and 800 control records
 
 
-@pytest.mark.xfail(strict=True, reason="acs12 800/800/400 does not read low at 5 %: 9 % of its "
-                   "rows repeat and its near2 / near1 / noise10 / interpolation limits stay at "
-                   "7-11 % (copies of records that share their untouched cells with other real "
-                   "records single no one out, yet are candidates of the near-copy families); "
-                   "nhefs 800/800 read low in 1 of 2 quick-benchmark runs (median bound 4.9 %)")
-def test_fresh_samples_with_800_training_records_read_low_at_five_percent():
-    """acs12 (800 / 800 / 400) and nhefs (800 / 800 / 29), seed 0 (the benchmark: 6 seeds): a tool
-    that never says low is no cure. Low in >= 80 % of runs at materiality 5 %."""
-    runs = [S.run(d, split, 0, "fresh", metrics="families", materiality=0.05)
-            for d, split in LARGE]
+#: Why acs12 cannot be shown safe at 5 % (measured 2026-11-27; strict: the day it reads low the
+#: mark goes).
+ACS12_AT_5 = ("acs12 800/800/400 reads inconclusive at 5 % (bound 8.4 % on seed 0, 7.75 % on seed 1): "
+              "its noise10 and interpolation limits (7.25-8.4 %) come from close_neighbours alone, "
+              "whose tail also holds fresh people equal to unique real records by chance (9 % of "
+              "its rows repeat), and its near2 limit is 6.25-6.9 %")
+
+
+@pytest.mark.parametrize("name, split", LARGE)
+def test_fresh_samples_with_800_training_records_read_low_at_five_percent(name, split, request):
+    """acs12 (800 / 800 / 400) and nhefs (800 / 800 / 29), seeds 0 and 1 (the benchmark: 6 seeds):
+    a tool that never says low is no cure. Low in >= 80 % of runs at materiality 5 %."""
+    if name == "acs12":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=ACS12_AT_5))
+    runs = [S.run(name, split, seed, "fresh", metrics="families", materiality=0.05)
+            for seed in (0, 1)]
     assert all(r["n_original"] >= 800 for r in runs)
-    levels = [(r["dataset"], r["seed"], r["level"],
+    levels = [(r["seed"], r["level"],
                {x["risk"]: (x["level"], x["bound"], x["unassessed"]) for x in r["verdict"]["risks"]})
               for r in runs]
-    assert sum(r["level"] == "low" for r in runs) >= _at_least(0.8, len(runs)), levels
+    assert sum(r["level"] == "low" for r in runs) >= _at_least(0.8, len(runs)), (name, levels)
 
 
 def test_where_one_percent_cannot_be_ruled_out_the_run_says_what_holds_the_bound_up():

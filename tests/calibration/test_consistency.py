@@ -19,7 +19,7 @@ from . import _suite as S
 pytestmark = pytest.mark.slow
 
 #: reports the test makes when it runs alone: a low, an inconclusive and a high verdict
-OWN = [("hhs_breaches", "standard", 0, "fresh", None, 0.05),
+OWN = [("nhefs", "n800", 0, "fresh", None, 0.05),
        ("acs12", "equal", 0, "fresh", None, 0.01),
        ("anes96", "standard", 0, "exact", 0.05, 0.01)]
 

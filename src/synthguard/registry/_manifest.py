@@ -246,9 +246,9 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                           'doc': 'share of all real records (training and control '
                                                  'pooled) read as the closest to the release: the '
                                                  'records whose closeness ratio is in this pooled '
-                                                 'tail are flagged; default: room for three times '
-                                                 'a material leak (3 x materiality x training '
-                                                 'records), at least 2 % and 20 records'},
+                                                 'tail are flagged; default: room for 2.5 material '
+                                                 'leaks (2.5 x materiality x training records), at '
+                                                 'least 2 % and 20 records'},
                                  'top_n': {'default': 20,
                                            'doc': 'how many flagged training rows to list in '
                                                   'records'},
@@ -1464,9 +1464,8 @@ METRICS = {'accuracy': {'name': 'accuracy',
                  'optional_needs': [],
                  'direction': 'lower is safer',
                  'thresholds': {'medium': 0.01, 'high': 0.05},
-                 'description': 'share of training records (near-unique in the real data) with a '
-                                'release row equal on all cells but max_diff, against control '
-                                'records',
+                 'description': 'share of training records that are the only real record within '
+                                'max_diff cells of a release row, against control records',
                  'aliases': [],
                  'default': True,
                  'from_stats': False,
@@ -1488,9 +1487,9 @@ METRICS = {'accuracy': {'name': 'accuracy',
                  'records': None,
                  'charts': [],
                  'explainer': 'Counts training records that the release reproduces with one (or '
-                              'two) cells changed, among records no other real person is that '
-                              'close to, against the same share among held-out people. Exact '
-                              'matching cannot see such copies.',
+                              'two) cells changed, where the copy points at that one person (no '
+                              'other real person is as close to it), against the same share among '
+                              'held-out people. Exact matching cannot see such copies.',
                  'contained_in': None,
                  'warmup': False,
                  'entity_only': False,
@@ -1503,9 +1502,8 @@ METRICS = {'accuracy': {'name': 'accuracy',
                    'optional_needs': [],
                    'direction': 'lower is safer',
                    'thresholds': {'medium': 0.01, 'high': 0.05},
-                   'description': 'share of training records (near-unique at two cells in the real '
-                                  'data) with a release row equal on all cells but two, against '
-                                  'control records',
+                   'description': 'share of training records that are the only real record within '
+                                  'two cells of a release row, against control records',
                    'aliases': [],
                    'default': True,
                    'from_stats': False,
@@ -1530,10 +1528,10 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                'count': False},
                    'charts': [],
                    'explainer': 'Counts training records the release reproduces with two cells '
-                                'changed, among records no other real person is within two cells '
-                                'of, against the same share among held-out people: the copies a '
-                                'generator makes when it memorises a record and resamples a few of '
-                                'its values.',
+                                'changed, where the copy points at that one person (no other real '
+                                'person is as close to it), against the same share among held-out '
+                                'people: the copies a generator makes when it memorises a record '
+                                'and resamples a few of its values.',
                    'contained_in': None,
                    'warmup': False,
                    'entity_only': False,

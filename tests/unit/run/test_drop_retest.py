@@ -119,14 +119,36 @@ def test_drop_list_holds_every_exact_copy_and_the_identifying_one_cell_copies(le
     assert drop[ident].mean() >= 0.9, (table, drop[ident].mean())
 
 
-def test_presence_is_not_high_after_the_in_run_drop_and_retest(leaky):
+#: Why presence stays high after the drop on the crowded tables (measured at seed 0; strict: it
+#: stays high, or the mark goes).
+CROWDED_AFTER = ("acs12 (1200 rows): at 95 % precision the list drops 38 rows and leaves for review "
+                 "10 exact and 21 one-cell copies among 103 fresh rows that are the same bytes; "
+                 "without the dropped rows the release still holds 24 one-cell and 10 exact copies, "
+                 "and near_copies sees them (15.6 % of the training records identified against "
+                 "8.3 % of the control records): presence stays high because the leak is still there")
+
+
+def test_presence_is_not_high_after_the_in_run_drop_and_retest(leaky, request):
     table, _, rep = leaky
+    if table in CROWDED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=CROWDED_AFTER))
     presence = {r["risk"]: r for r in rep.risks()}["presence"]
     assert presence["level"] == "high", table  # the release leaks
     after = presence["drop_retest"]
     assert after["level_after"] != "high", (table, after["text"])
     assert after["rows_dropped"] == len(_dropped(rep))
     assert str(after["rows_dropped"]) in after["text"]
+
+
+def test_a_release_still_leaking_after_the_drop_says_which_test_still_alarms(leaky):
+    """Where copies stay under review (the crowded tables), the level after the drop is what the
+    release without the dropped rows reads, and the sentence names the test that still alarms."""
+    table, _, rep = leaky
+    after = {r["risk"]: r for r in rep.risks()}["presence"]["drop_retest"]
+    if after["level_after"] == "high":
+        assert "still alarming: near_copies" in after["text"], (table, after["text"])
+    else:
+        assert table not in CROWDED
 
 
 def test_evaluating_the_release_without_the_dropped_rows_reads_the_levels_of_the_in_run_retest(

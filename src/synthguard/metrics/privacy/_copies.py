@@ -1,12 +1,14 @@
 """Copies within a few cells, by hash joins: the exact-copy and near-copy tests' shared core.
 
-A training or control record is *near-unique* at ``k`` cells when no other real record (training or
-control) is within ``k`` cells of it; a release row within ``k`` cells of it is a near-copy (``k = 0``:
-a verbatim copy). Cells are compared by exact value (numeric cells by their typed value, missing equal
-to missing) through hashes of each row with ``k`` columns masked: one hash join per masked column
-set, vectorised over rows; no n x m matrix. :func:`copy_responses` measures what the run's leak rows
-(:mod:`synthguard.metrics._leakrows`) would do to such a test.
-"""
+A release row within ``k`` cells of a real record (training or control) is a near-copy of it
+(``k = 0``: a verbatim copy); it *points at* the record when no other real record is within ``k``
+cells of the row (:func:`identifying_matches`, the near-copy tests' flags). A record is *near-unique*
+at ``k`` cells when no other real record is within ``k`` cells of it (:func:`near_pairs` joins
+queries to such records: quasi-identifier linkage). Cells are compared by exact value (numeric cells
+by their typed value, missing equal to missing) through hashes of each row: a block join over column
+groups, or one hash join per masked column set, vectorised over rows; no n x m matrix.
+:func:`copy_responses` measures what the run's leak rows (:mod:`synthguard.metrics._leakrows`) would
+do to such a test."""
 
 from __future__ import annotations
 
@@ -19,9 +21,8 @@ import pandas as pd
 from ...registry import Context
 
 __all__ = ["CROWD_BUDGET", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
-           "crowd_counts", "exact_copy_responses", "identifying_pairs", "masked_hashes",
-           "near_copy_flags", "near_pairs",
-           "within_pairs"]
+           "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
+           "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -148,69 +149,12 @@ def _masks_cheaper(p: int, k: int) -> bool:
     return k == 0 or comb(p, k) <= 3 * (k + 1)
 
 
-def near_copy_flags(real: np.ndarray, release: np.ndarray, max_diff: int
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """For every pooled real record: is it near-unique, and has the release a row within
-    ``max_diff`` cells of it?
-
-    Parameters
-    ----------
-    real : ndarray of int64, shape (n, p)
-        Codes of the pooled real records (training then control); equal values, equal codes.
-    release : ndarray of int64, shape (m, p)
-        Codes of the release rows, same vocabularies.
-    max_diff : int
-        Cells that may differ.
-
-    Returns
-    -------
-    near_unique, hit : ndarray of bool, shape (n,)
-        ``near_unique``: no other real record is within ``max_diff`` cells; ``hit``: some release
-        row is within ``max_diff`` cells (at most ``max_diff`` cells differ).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> real = np.array([[0, 0, 0], [1, 1, 1], [1, 1, 2]])
-    >>> u, h = near_copy_flags(real, np.array([[0, 5, 0]]), 1)
-    >>> u.tolist(), h.tolist()
-    ([True, False, False], [True, False, False])
-    """
-    n, p = real.shape
-    near_unique = np.ones(n, dtype=bool)
-    hit = np.zeros(n, dtype=bool)
-    if n == 0:
-        return near_unique, hit
-    if p <= max_diff:  # every two rows are within max_diff cells
-        return np.full(n, n == 1), np.full(n, release.shape[0] > 0)
-    if not _masks_cheaper(p, max_diff):
-        twins = within_pairs(real, real, max_diff, same=True)
-        hits = within_pairs(real, release, max_diff) if twins is not None else None
-        if twins is not None and hits is not None:
-            near_unique[twins[0]] = False
-            hit[hits[0]] = True
-            return near_unique, hit
-    cells_r, rows_r = masked_hashes(real)
-    cells_s, rows_s = masked_hashes(release)
-    cells_r, cells_s = np.asfortranarray(cells_r), np.asfortranarray(cells_s)  # column access
-    for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
-        hr, hs = rows_r.copy(), rows_s.copy()
-        with np.errstate(over="ignore"):
-            for j in mask:
-                hr -= cells_r[:, j]
-                hs -= cells_s[:, j]
-        key = pd.Series(hr, copy=False)
-        near_unique &= ~key.duplicated(keep=False).to_numpy()
-        hit |= key.isin(hs).to_numpy()
-    return near_unique, hit
-
-
 def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_diff: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """Every (query row, eligible real record) pair within ``max_diff`` cells (0: equal rows).
 
     Eligible records are unique among the real records on every ``max_diff``-masked column set
-    (near-unique, :func:`near_copy_flags`), so each masked hash of a query row meets at most one of
+    (near-unique: no other real record within ``max_diff`` cells), so each masked hash of a query row meets at most one of
     them: one hash join per column set, at most one pair per query row and set.
 
     Examples
@@ -251,11 +195,10 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     return keys[:, 0], keys[:, 1]
 
 
-def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff: int
-                   ) -> dict[str, Any]:
-    """The leak responses of a copy test (a record is flagged when eligible and some release row is
-    within ``max_diff`` cells of it): for each family, the eligible pooled records each leak row
-    (:mod:`synthguard.metrics._leakrows`) is within ``max_diff`` cells of, raised to score 1."""
+def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, Any]:
+    """The leak responses of a near-copy test (a record is flagged when some release row within
+    ``max_diff`` cells identifies it, :func:`identifying_matches`): for each family, the pooled
+    records each leak row (:mod:`synthguard.metrics._leakrows`) identifies, raised to score 1."""
     from .._leakrows import leak_block, response, row_families
 
     real, _ = _code_matrices(ctx, cols)
@@ -264,7 +207,7 @@ def copy_responses(ctx: Context, cols: list[str], eligible: np.ndarray, max_diff
         block = leak_block(ctx, family, cols, categorical_only=True)
         if block is None:
             continue
-        q, r = near_pairs(real, eligible, block.cat, max_diff)
+        q, r = identifying_matches(real, block.cat, max_diff)
         got = response(ctx, family, (q, r, np.ones(q.size)))
         if got is not None:
             out[family] = got
@@ -352,6 +295,132 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
             count = count - (own[q[at]] >= 0)
         keep[at] = count == 1
     return q[keep], r[keep]
+
+
+def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
+                        budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``(query row, real record)`` pair where the record is the *only* real record (training
+    or control) within ``max_diff`` cells of the query row: a copy with at most ``max_diff`` cells
+    changed that points at one person. (No other real record then shares the row's untouched
+    cells either: the row identifies the record.) The near-copy tests' flags, leak responses and
+    release rows.
+
+    Pairs come from the block join (:func:`within_pairs`, rows with one real record within
+    ``max_diff`` cells); over its budget, from one hash count per masked column set ``M``
+    (``|M| <= max_diff``): the real records equal to a row outside ``M``, summed over the sets of
+    each size, give by inclusion-exclusion how many real records lie at exactly ``d`` cells, and
+    the rows with one in all are joined to the record unique outside some ``M``. Both give the same
+    pairs, sorted by query row (at most one pair per row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [0, 0, 1], [5, 5, 5]])
+    >>> identifying_matches(real, np.array([[0, 0, 9], [5, 5, 9], [0, 9, 1]]), 1)
+    (array([1, 2]), array([2, 1]))
+    """
+    from math import comb
+
+    n, p = real.shape
+    m = queries.shape[0]
+    got = within_pairs(queries, real, max_diff, budget=budget)
+    if got is not None:
+        q, r = got
+        alone = np.bincount(q, minlength=m)[q] == 1
+        q, r = q[alone], r[alone]
+    else:
+        cells_r, rows_r = masked_hashes(real)
+        cells_q, rows_q = masked_hashes(queries)
+        cells_r, cells_q = np.asfortranarray(cells_r), np.asfortranarray(cells_q)
+        k = min(max_diff, p)
+        at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
+        qs, rs = [], []
+        for d in range(k + 1):
+            for mask in combinations(range(p), d):  # loop over column sets; vectorised over rows
+                hr, hq = rows_r.copy(), rows_q.copy()
+                with np.errstate(over="ignore"):
+                    for j in mask:
+                        hr -= cells_r[:, j]
+                        hq -= cells_q[:, j]
+                order = np.argsort(hr, kind="stable")
+                keys = hr[order]
+                lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
+                at[d] += hi - lo
+                one = np.flatnonzero(hi - lo == 1)
+                qs.append(one)
+                rs.append(order[lo[one]])
+        exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
+        for d in range(k + 1):
+            exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
+        q, r = np.concatenate(qs), np.concatenate(rs)
+        keep = exact.sum(axis=0)[q] == 1
+        q, r = q[keep], r[keep]
+    if q.size:
+        key = np.unique(q.astype(np.int64) * max(n, 1) + r)
+        q, r = key // max(n, 1), key % max(n, 1)
+    return q.astype(np.int64), r.astype(np.int64)
+
+
+def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -> np.ndarray:
+    """Per real record, the share of the ``k``-column sets ``M`` outside which it is unique among
+    the real records: the chance that a copy of it with ``k`` cells changed (columns drawn
+    uniformly) identifies it (:func:`identifying_matches`). ``0`` for a record with a real
+    duplicate.
+
+    From the record's real twins within ``k`` cells (:func:`within_pairs`): a twin differing in
+    the cells ``D`` takes away every ``M`` that holds ``D``; over the block join's budget, one hash
+    count per column set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> real = np.array([[0, 0, 0], [0, 0, 1], [5, 5, 5], [5, 5, 5]])
+    >>> identifiable_share(real, 1).round(3).tolist()  # the first two: unique unless column 2 is masked
+    [0.667, 0.667, 0.0, 0.0]
+    """
+    from math import comb
+
+    n, p = real.shape
+    if n == 0:
+        return np.zeros(0)
+    if p <= k:
+        return np.full(n, 1.0 if n == 1 else 0.0)
+    total = comb(p, k)
+    twins = None if _masks_cheaper(p, k) else within_pairs(real, real, k, same=True, budget=budget)
+    if twins is None:
+        cells, rows = masked_hashes(real)
+        cells = np.asfortranarray(cells)
+        count = np.zeros(n, dtype=np.int64)
+        for mask in combinations(range(p), k):  # loop over column sets; vectorised over rows
+            h = rows.copy()
+            with np.errstate(over="ignore"):
+                for j in mask:
+                    h -= cells[:, j]
+            count += ~pd.Series(h, copy=False).duplicated(keep=False).to_numpy()
+        return count / total
+    a, b = twins
+    diff = real[a] != real[b]
+    size = diff.sum(axis=1)
+    dup = np.zeros(n, dtype=bool)
+    dup[a[size == 0]] = True
+    # each twin's differing columns (sorted, padded with p) -> the k-sets they take away
+    cols = np.sort(np.where(diff, np.arange(p)[None, :], p), axis=1)[:, :k]
+    single = np.zeros((n, p), dtype=bool)  # columns whose change alone meets a twin
+    s1 = size == 1
+    single[a[s1], cols[s1, 0]] = True
+    n_single = single.sum(axis=1)
+    covered = total - np.array([comb(p - int(s), k) for s in range(p + 1)])[n_single]
+    if k == 2:  # a twin two cells away takes its own pair, unless a single already did
+        s2 = size == 2
+        a2, c0, c1 = a[s2], cols[s2, 0], cols[s2, 1]
+        fresh = ~single[a2, c0] & ~single[a2, c1]
+        key = np.unique((a2[fresh] * p + c0[fresh]) * p + c1[fresh])
+        covered = covered + np.bincount(key // (p * p), minlength=n)
+    elif k > 2:
+        raise ValueError("identifiable_share counts column sets of at most two cells")
+    share = 1.0 - covered / total
+    share[dup] = 0.0
+    return share
 
 
 #: Most candidate pairs a crowd count (:func:`crowd_counts`) verifies; beyond it the crowd is

@@ -1,12 +1,21 @@
 """The copy engine's block join (pigeonhole over column groups) finds exactly the pairs within k cells
-that brute force finds, on random tables with ties, repeated rows and coarse columns."""
+that brute force finds, and the near-copy tests' identifying matches and visibility equal their
+brute-force definitions through both the block join and the masked hash joins, on random tables
+with ties, repeated rows and coarse columns."""
 
 from __future__ import annotations
+
+from itertools import combinations
 
 import numpy as np
 import pytest
 
-from synthguard.metrics.privacy._copies import near_copy_flags, near_pairs, within_pairs
+from synthguard.metrics.privacy._copies import (
+    identifiable_share,
+    identifying_matches,
+    near_pairs,
+    within_pairs,
+)
 
 
 def _brute(a: np.ndarray, b: np.ndarray, k: int, same: bool = False) -> set[tuple[int, int]]:
@@ -37,19 +46,59 @@ def test_block_join_finds_every_pair_within_k_cells(seed, k):
     assert set(zip(twins[0].tolist(), twins[1].tolist(), strict=True)) == _brute(a, a, k, same=True)
 
 
+def _identifying_brute(real: np.ndarray, q: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """(query, record) where the record is the only real record within k cells of the query."""
+    near = (q[:, None, :] != real[None, :, :]).sum(axis=2) <= k
+    return [(int(x), int(np.flatnonzero(near[x])[0])) for x in np.flatnonzero(near.sum(axis=1) == 1)]
+
+
+def _share_brute(real: np.ndarray, k: int) -> np.ndarray:
+    masks = list(combinations(range(real.shape[1]), k))
+    got = np.zeros(real.shape[0])
+    for m in masks:
+        keep = np.setdiff1d(np.arange(real.shape[1]), m)
+        same = (real[:, None, keep] == real[None, :, keep]).all(axis=2).sum(axis=1)
+        got += same == 1
+    return got / len(masks)
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_near_copy_flags_and_pairs_agree_with_brute_force_on_wide_tables(seed):
+@pytest.mark.parametrize("p", [4, 9, 20])
+def test_identifying_matches_equal_their_definition_through_both_joins(seed, p):
     rng = np.random.default_rng(seed)
-    real, rel, q = _table(rng, 150, 20), _table(rng, 80, 20), _table(rng, 60, 20)
-    real[:5], q[:5] = rel[:5], real[10:15]  # some copies
+    real, q = _table(rng, 120, p), _table(rng, 50, p)
+    q[:5] = real[10:15]  # copies ...
+    q[:3, 1] += 7  # ... some with one cell changed
+    q[5:8] = real[20:23]
+    q[5:8, [0, 2]] += 9  # two cells changed
+    for k in (1, 2):
+        want = _identifying_brute(real, q, k)
+        for budget in (10**9, 0):  # block join; masked hash joins over budget
+            got = identifying_matches(real, q, k, budget=budget)
+            assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("p", [4, 9, 20])
+def test_identifiable_share_is_the_share_of_masks_a_record_is_unique_outside(seed, p):
+    rng = np.random.default_rng(seed)
+    real = _table(rng, 150, p)
+    for k in (1, 2):
+        want = _share_brute(real, k)
+        for budget in (10**9, 0):
+            assert np.allclose(identifiable_share(real, k, budget=budget), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_near_pairs_agree_with_brute_force_on_wide_tables(seed):
+    rng = np.random.default_rng(seed)
+    real, q = _table(rng, 150, 20), _table(rng, 60, 20)
+    q[:5] = real[10:15]  # some copies
     q[:5, 3] += 7  # ... with one cell changed
     for k in (1, 2):
         d_rr = (real[:, None] != real[None]).sum(2)
         np.fill_diagonal(d_rr, 99)
         unique = (d_rr > k).all(axis=1)
-        hit = ((real[:, None] != rel[None]).sum(2) <= k).any(axis=1)
-        u, h = near_copy_flags(real, rel, k)
-        assert np.array_equal(u, unique) and np.array_equal(h, hit)
         qi, ri = near_pairs(real, unique, q, k)
         want = sorted((x, y) for x, y in _brute(q, real, k) if unique[y])
         assert list(zip(qi.tolist(), ri.tolist(), strict=True)) == want

@@ -13,7 +13,8 @@ import pytest
 from synthguard import evaluate
 from synthguard.calibration import calibration_split, leaky_release
 from synthguard.errors import ConfigError, MetricError
-from synthguard.metrics.privacy.near_copies import close_neighbours, near_copies, near_copy_flags
+from synthguard.metrics.privacy._copies import identifiable_share, identifying_matches
+from synthguard.metrics.privacy.near_copies import close_neighbours, near_copies
 from synthguard.run.config import PRESETS
 
 from ....helpers import context
@@ -32,30 +33,33 @@ def shared(name):
     return pd.read_csv(root / name)
 
 
-def test_near_copy_flags_hand_computed_for_one_and_two_cells():
+def test_identifying_matches_and_their_visibility_hand_computed_for_one_and_two_cells():
     real = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [1, 1, 1, 2], [5, 5, 5, 5]])
-    rel = np.array([[0, 9, 0, 0], [5, 9, 9, 5]])
-    u1, h1 = near_copy_flags(real, rel, 1)
-    # rows 1 and 2 differ in one cell: neither is near-unique; row 0 is one cell from a release row
-    assert u1.tolist() == [True, False, False, True]
-    assert h1.tolist() == [True, False, False, False]
-    u2, h2 = near_copy_flags(real, rel, 2)
-    assert h2.tolist() == [True, False, False, True]  # row 3 is two cells from release row 1
-    assert u2.tolist() == [True, False, False, True]
+    rel = np.array([[0, 9, 0, 0], [5, 9, 9, 5], [1, 1, 1, 9]])
+    # release row 0 is record 0 with one cell changed; row 2 is one cell from records 1 and 2,
+    # which share its untouched cells: it identifies neither
+    assert [a.tolist() for a in identifying_matches(real, rel, 1)] == [[0], [0]]
+    # release row 1 is record 3 with two cells changed, and no other record is 5, _, _, 5
+    assert [a.tolist() for a in identifying_matches(real, rel, 2)] == [[0, 1], [0, 3]]
+    # records 1 and 2 are unique outside any one cell but the last
+    assert identifiable_share(real, 1).tolist() == [1.0, 0.75, 0.75, 1.0]
 
 
-def test_near_copies_flags_near_unique_records_with_a_one_cell_copy():
+def test_near_copies_flags_records_a_one_cell_copy_identifies():
     o = pd.DataFrame({"a": [1, 2, 3, 4], "b": list("wxyz"), "c": [5.0, 6.0, 7.0, 8.0]})
     c = pd.DataFrame({"a": [9, 10, 4], "b": list("pqz"), "c": [0.0, 11.0, 8.5]})
     s = pd.DataFrame({"a": [1, 10, 4], "b": ["w", "r", "z"], "c": [99.0, 12.0, 0.0]})
     r = run(near_copies, o, s, c)
     f = r.evidence.flags
-    # o[0] one cell from s[0]; o[3] and c[2] are within one cell of each other: not near-unique
+    # s[0] is o[0] with one cell changed; s[2] equals o[3] and c[2] outside c: identifies no one
     assert f.member.tolist() == [True, False, False, False]
     assert f.non_member.tolist() == [False, False, False]
-    assert f.responds["near"].tolist() == [True, True, True, False]
+    # o[3] is unique outside a or b, not outside c (c[2] is 4, z too)
+    assert f.responds["near"].tolist() == [True, True, True, True]
     assert r.evidence.sees == ("near", "exact", "rare") and r.evidence.risk == "presence"
-    assert r.evidence.visibility["near"] == pytest.approx(0.75)
+    # measured on the run's one-cell copies: o[3]'s copy is alone unless its changed cell is c
+    assert r.evidence.visibility["near"] in (0.75, 1.0)
+    assert r.to_dict()["identifiable_share"] == r.evidence.visibility["near"]
     assert r.value == pytest.approx(0.25) and r.baseline.value == 0.0
     assert set(r.to_dict()["by_max_diff"]) == {"1", "2"}
 
@@ -103,8 +107,9 @@ def test_near_copies_row_order_invariance():
     perm = rng.permutation(80)
     b = run(near_copies, o.iloc[perm].reset_index(drop=True), s.sample(frac=1.0, random_state=2),
             c)
-    assert a.value == b.value and a.baseline.value == b.baseline.value
-    assert np.array_equal(a.evidence.flags.member[perm], b.evidence.flags.member)
+    assert a.value == b.value and a.baseline.value == b.baseline.value and a.value > 0
+    # flags come in the run's canonical record order, whatever the input order
+    assert np.array_equal(a.evidence.flags.member, b.evidence.flags.member)
 
 
 def _smote(o, n, seed):
@@ -169,8 +174,13 @@ def test_two_cell_detail_is_skipped_beyond_the_hash_join_budget(monkeypatch):
     assert r.to_dict()["by_max_diff"]["1"]["training_flagged"] == 0
 
 
-def test_near_copies_say_when_most_records_cannot_be_seen_on_acs12():
+def test_near_copies_state_the_measured_share_of_copies_they_see_on_acs12():
     p = calibration_split(shared("acs12.csv"), seed=0)
     r = run(near_copies, p["original"], p["fresh"], p["control"])
-    assert r.evidence.visibility["near"] < 0.7  # coarse categorical columns: real neighbours
-    assert "near-unique" in r.warning
+    # coarse categorical columns: a quarter of the one-cell copies are as close to other real
+    # people (measured on the run's own copies; the near-unique records were 54 %)
+    vis = r.evidence.visibility["near"]
+    assert 0.6 < vis < 0.9
+    assert r.to_dict()["identifiable_share"] == pytest.approx(vis)
+    assert f"{100 * vis:.1f} % of the run's copies" in r.evidence.note
+    assert "can be told from common rows" in r.warning
