@@ -247,7 +247,9 @@ class RecordFlags:
         One flag per control record (or entity).
     responds : mapping of str to ndarray of bool
         Leak type -> one flag per training record: whether a leak of that type of this record
-        (e.g. an exact copy of it put into the release) would set its flag. Decided without the
+        (e.g. an exact copy of it put into the release) would set its flag (for a type with many
+        variants, such as a copy with a cell changed, whether some variant could; the test then
+        states its measured share in ``Evidence.visibility``). Decided without the
         labels (from the pooled real records), so the injected detection limit stays honest.
     candidates : mapping of str to ndarray of bool, optional
         Leak type -> which training records such a leak concerns when the type is about a kind of
@@ -423,9 +425,10 @@ class Evidence:
         records: for those it can support ``low``. A test whose effect is capped (a tail share) or
         that cannot move for a leak type leaves it out; it can still raise an alarm.
     visibility : mapping, optional
-        Leak type -> share of the training records a leak of that type would move (label-free);
-        ``low`` for that type needs the interval's upper bound below ``materiality x visibility``.
-        Filled in from ``flags.responds`` by :meth:`from_flags`.
+        Leak type -> share of the training records a leak of that type would move (label-free),
+        filled in from ``flags.responds`` by :meth:`from_flags` (a test may state a measured share
+        instead). Reported; the verdict's limits come from the leak responses
+        (``flags.leaks``), not from it.
     effect_upper : float, optional
         One-sided upper confidence bound of ``effect`` at ``(1 + confidence_level) / 2`` (the upper end
         of the two-sided interval at ``2 * confidence_level - 1``: 95 % one-sided for the default

@@ -1488,8 +1488,8 @@ METRICS = {'accuracy': {'name': 'accuracy',
                  'charts': [],
                  'explainer': 'Counts training records that the release reproduces with one (or '
                               'two) cells changed, where the copy points at that one person (no '
-                              'other real person is as close to it), against the same share among '
-                              'held-out people. Exact matching cannot see such copies.',
+                              'other real person within one (two) cells of it), against the same '
+                              'share among held-out people. Exact matching cannot see such copies.',
                  'contained_in': None,
                  'warmup': False,
                  'entity_only': False,
@@ -1529,9 +1529,9 @@ METRICS = {'accuracy': {'name': 'accuracy',
                    'charts': [],
                    'explainer': 'Counts training records the release reproduces with two cells '
                                 'changed, where the copy points at that one person (no other real '
-                                'person is as close to it), against the same share among held-out '
-                                'people: the copies a generator makes when it memorises a record '
-                                'and resamples a few of its values.',
+                                'person within two cells of it), against the same share among '
+                                'held-out people: the copies a generator makes when it memorises a '
+                                'record and resamples a few of its values.',
                    'contained_in': None,
                    'warmup': False,
                    'entity_only': False,

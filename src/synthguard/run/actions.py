@@ -558,8 +558,7 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
             why[t["metric"]] = ("its finding is not tied to release rows (a test of the release as "
                                 "a whole): dropping rows cannot be shown to settle it")
         elif pairs.action != "drop":
-            why[t["metric"]] = ("it names release rows to review (rows sharing a key with the "
-                                "records it flags), not to drop")
+            why[t["metric"]] = (f"it names release rows to review, not to drop ({pairs.tie})")
         elif t["metric"] in named:
             why[t["metric"]] = (f"it still names release rows after {rounds} round(s) of dropping "
                                 "(the rounds ran out)")

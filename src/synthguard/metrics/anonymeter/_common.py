@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Evidence, MetricResult
+from ...core.results import Baseline, Evidence, MetricResult, RowPairs
 from ...data.encoding import NAN_CODE, Block, value_ranges
 from ...data.hashing import row_hashes
 from ...engine.neighbors import gower, kneighbors
@@ -87,6 +87,43 @@ def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
         return Canonical(first.astype(np.int64), key)
 
     return ctx.memo(key, compute, users=TRIO_USERS)
+
+
+def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, distinct: np.ndarray,
+                 tie: str) -> RowPairs | None:
+    """The release rows behind an attack's findings: ``(pooled real record, canonical distinct
+    synthetic row on columns)`` pairs, each expanded to every release row with that content on
+    ``columns`` (duplicates included), as :class:`~synthguard.core.results.RowPairs` to *review*
+    (an attack's row is evidence, not a copy: removing it need not clear the finding). ``None`` on
+    a cluster (a cluster run lists no rows). Vectorised over the pairs.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"a": [1, 2]})
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"a": [5, 6, 5]}), o + 10, canonical=False)
+    >>> d = int(np.flatnonzero(ctx.tables.synthetic["a"].to_numpy()[canonical(ctx, "synthetic", ["a"]).rows] == 5)[0])
+    >>> release_ties(ctx, ["a"], np.array([0]), np.array([d]), "nearest row").pairs_of(np.array([True, False, False, False])).tolist()
+    [[0, 0], [0, 2]]
+    """
+    if ctx.data_backend is not None:
+        return None
+    records = np.asarray(records, dtype=np.int64)
+    distinct = np.asarray(distinct, dtype=np.int64)
+    key = f"anonymeter:canonical_of_rows:synthetic:{tuple(columns)}"
+
+    def compute() -> np.ndarray:
+        h = row_hashes(ctx.tables.get("synthetic")[list(columns)])
+        return np.unique(h, return_inverse=True)[1].ravel().astype(np.int64)  # canonical order
+
+    of_row = ctx.memo(key, compute, users=TRIO_USERS)
+    order = np.argsort(of_row, kind="stable")
+    lo = np.searchsorted(of_row[order], distinct, "left")
+    cnt = np.searchsorted(of_row[order], distinct, "right") - lo
+    start = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
+    rows = order[start + np.arange(int(cnt.sum()))]
+    return RowPairs(np.repeat(records, cnt), rows, int(of_row.size), tie=tie, action="review")
 
 
 def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) -> Block:

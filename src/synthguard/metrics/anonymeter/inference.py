@@ -40,6 +40,7 @@ from ._common import (
     memoised,
     pooled_block,
     pooled_neighbours,
+    release_ties,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -181,7 +182,10 @@ def secret_flags(ctx: Context, secret: str, aux: list[str], regression: bool,
     guess = np.where(nn >= 0, syn_secret[np.maximum(nn, 0)], np.nan)
     ok = correct_guesses(guess, truth, regression, tolerance) & (nn >= 0)
     n_o = ctx.encoded.block("original").n_rows
-    return RecordFlags(ok[:n_o], ok[n_o:])
+    hit = np.flatnonzero(ok)
+    pairs = release_ties(ctx, tabular_columns(ctx), hit, nn[hit],
+                         f"the release row nearest to it on the other columns carries its {secret}")
+    return RecordFlags(ok[:n_o], ok[n_o:], pairs=pairs)
 
 
 @register("inference", family=FAMILY, direction=DIRECTION,

@@ -36,6 +36,7 @@ from ._common import (
     concat_blocks,
     memoised,
     pooled_neighbours,
+    release_ties,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -114,9 +115,30 @@ def link_flags(ctx: Context, cols_a: list[str], cols_b: list[str], k: int) -> Re
     """Per training and per control record (every one, duplicates kept): do its two halves share
     one of their ``k`` nearest synthetic rows? Decided without the labels (one neighbour search per
     half over the pooled real records, :func:`._common.pooled_neighbours`)."""
-    linked = _intersects(pooled_neighbours(ctx, cols_a, k), pooled_neighbours(ctx, cols_b, k))
+    a, b = pooled_neighbours(ctx, cols_a, k), pooled_neighbours(ctx, cols_b, k)
+    linked = _intersects(a, b)
     n_o = ctx.encoded.block("original").n_rows
-    return RecordFlags(linked[:n_o], linked[n_o:])
+    rec, row = _shared(a, b, np.flatnonzero(linked))
+    pairs = release_ties(ctx, tabular_columns(ctx), rec, row,
+                         "among the nearest release rows of both halves of the record")
+    return RecordFlags(linked[:n_o], linked[n_o:], pairs=pairs)
+
+
+def _shared(a: np.ndarray, b: np.ndarray, at: np.ndarray, chunk: int = 65_536
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows ``at``: every (row, index) with the valid index in both ``a[row]`` and
+    ``b[row]`` (in chunks of rows, as :func:`_intersects`)."""
+    recs, idx = [], []
+    for start in range(0, at.size, chunk):  # loop over chunks of rows
+        r = at[start:start + chunk]
+        x, y = a[r], b[r]
+        both = ((x[:, :, None] == y[:, None, :]) & (x[:, :, None] >= 0)).any(axis=2)
+        i, j = np.nonzero(both)
+        recs.append(r[i])
+        idx.append(x[i, j])
+    if not recs:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(recs).astype(np.int64), np.concatenate(idx).astype(np.int64)
 
 
 def _link_reason(rec: Any) -> str:

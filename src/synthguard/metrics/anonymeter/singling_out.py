@@ -33,6 +33,7 @@ from ._common import (
     float_matrix,
     format_cell,
     memoised,
+    release_ties,
     resolve_n_attacks,
     summarise,
     tabular_columns,
@@ -511,7 +512,10 @@ def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
     counts, first = Q.count_matches(x, queries.col, queries.op, queries.val, cap=2)
     flagged = np.zeros(pooled.shape[0], dtype=bool)
     flagged[first[counts == 1]] = True
-    flags = RecordFlags(flagged[:n_o], flagged[n_o:])
+    single = np.flatnonzero((counts == 1) & (queries.src >= 0))
+    pairs = release_ties(ctx, order, first[single], queries.src[single],
+                         "the release row whose values make the query that singles it out")
+    flags = RecordFlags(flagged[:n_o], flagged[n_o:], pairs=pairs)
     return Evidence.from_flags(
         "share of records singled out in the pooled real data (training and control together) by a "
         "query built from the release", flags, risk="singling_out",

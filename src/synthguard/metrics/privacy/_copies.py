@@ -196,18 +196,29 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
 
 
 def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, Any]:
-    """The leak responses of a near-copy test (a record is flagged when some release row within
-    ``max_diff`` cells identifies it, :func:`identifying_matches`): for each family, the pooled
-    records each leak row (:mod:`synthguard.metrics._leakrows`) identifies, raised to score 1."""
+    """The leak responses of a near-copy test (a record is flagged when it is the only real record
+    within ``max_diff`` cells of some release row, :func:`identifying_matches`): for each family,
+    the pooled record each leak row (:mod:`synthguard.metrics._leakrows`) is alone near, raised to
+    score 1."""
     from .._leakrows import leak_block, response, row_families
 
     real, _ = _code_matrices(ctx, cols)
-    out = {}
+    fams, blocks = [], []
     for family in row_families(ctx):
         block = leak_block(ctx, family, cols, categorical_only=True)
-        if block is None:
-            continue
-        q, r = identifying_matches(real, block.cat, max_diff)
+        if block is not None:
+            fams.append(family)
+            blocks.append(block.cat)
+    if not blocks:
+        return {}
+    # one join for every family's rows (each row is matched on its own): the real records are
+    # hashed and sorted once, not once per family
+    start = np.cumsum([0] + [b.shape[0] for b in blocks])
+    q_all, r_all = identifying_matches(real, np.concatenate(blocks, axis=0), max_diff)
+    out = {}
+    for i, family in enumerate(fams):
+        at = (q_all >= start[i]) & (q_all < start[i + 1])
+        q, r = q_all[at] - start[i], r_all[at]
         got = response(ctx, family, (q, r, np.ones(q.size)))
         if got is not None:
             out[family] = got
@@ -309,8 +320,9 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
     ``max_diff`` cells); over its budget, from one hash count per masked column set ``M``
     (``|M| <= max_diff``): the real records equal to a row outside ``M``, summed over the sets of
     each size, give by inclusion-exclusion how many real records lie at exactly ``d`` cells, and
-    the rows with one in all are joined to the record unique outside some ``M``. Both give the same
-    pairs, sorted by query row (at most one pair per row).
+    the rows with one in all are joined to the record unique outside some ``M`` and checked cell by
+    cell. Both give the same pairs (up to a 64-bit hash collision among the counts), sorted by
+    query row (at most one pair per row).
 
     Examples
     --------
@@ -334,7 +346,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         cells_r, cells_q = np.asfortranarray(cells_r), np.asfortranarray(cells_q)
         k = min(max_diff, p)
         at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
-        qs, rs = [], []
+        cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
         for d in range(k + 1):
             for mask in combinations(range(p), d):  # loop over column sets; vectorised over rows
                 hr, hq = rows_r.copy(), rows_q.copy()
@@ -346,15 +358,19 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
                 keys = hr[order]
                 lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
                 at[d] += hi - lo
-                one = np.flatnonzero(hi - lo == 1)
-                qs.append(one)
-                rs.append(order[lo[one]])
+                one = hi - lo == 1
+                cand[one] = order[lo[one]]
         exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
         for d in range(k + 1):
             exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
-        q, r = np.concatenate(qs), np.concatenate(rs)
-        keep = exact.sum(axis=0)[q] == 1
-        q, r = q[keep], r[keep]
+        # one real record within k cells: every mask that finds it alone names it
+        q = np.flatnonzero((exact.sum(axis=0) == 1) & (cand >= 0))
+        r = cand[q]
+        ok = np.zeros(q.size, dtype=bool)
+        step = max(1, 4_000_000 // max(p, 1))
+        for s in range(0, q.size, step):  # 64-bit hashes: verify cell by cell, in chunks
+            ok[s:s + step] = (real[r[s:s + step]] != queries[q[s:s + step]]).sum(axis=1) <= max_diff
+        q, r = q[ok], r[ok]
     if q.size:
         key = np.unique(q.astype(np.int64) * max(n, 1) + r)
         q, r = key // max(n, 1), key % max(n, 1)
@@ -363,9 +379,10 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
 
 def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -> np.ndarray:
     """Per real record, the share of the ``k``-column sets ``M`` outside which it is unique among
-    the real records: the chance that a copy of it with ``k`` cells changed (columns drawn
-    uniformly) identifies it (:func:`identifying_matches`). ``0`` for a record with a real
-    duplicate.
+    the real records: at most the chance that a copy of it with ``k`` cells changed (columns drawn
+    uniformly) is flagged by :func:`identifying_matches` (the copy's new values may also bring it
+    within ``k`` cells of another record). ``1``: no other real record within ``k`` cells (an exact
+    copy is flagged); ``0`` for a record with a real duplicate.
 
     From the record's real twins within ``k`` cells (:func:`within_pairs`): a twin differing in
     the cells ``D`` takes away every ``M`` that holds ``D``; over the block join's budget, one hash
@@ -399,12 +416,16 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
             count += ~pd.Series(h, copy=False).duplicated(keep=False).to_numpy()
         return count / total
     a, b = twins
-    diff = real[a] != real[b]
-    size = diff.sum(axis=1)
+    size = np.zeros(a.size, dtype=np.int64)
+    cols = np.zeros((a.size, k), dtype=np.int64)
+    step = max(1, 4_000_000 // max(p, 1))
+    for s in range(0, a.size, step):  # in chunks of pairs: pairs x columns booleans
+        diff = real[a[s:s + step]] != real[b[s:s + step]]
+        size[s:s + step] = diff.sum(axis=1)
+        # each twin's differing columns (sorted, padded with p) -> the k-sets they take away
+        cols[s:s + step] = np.sort(np.where(diff, np.arange(p)[None, :], p), axis=1)[:, :k]
     dup = np.zeros(n, dtype=bool)
     dup[a[size == 0]] = True
-    # each twin's differing columns (sorted, padded with p) -> the k-sets they take away
-    cols = np.sort(np.where(diff, np.arange(p)[None, :], p), axis=1)[:, :k]
     single = np.zeros((n, p), dtype=bool)  # columns whose change alone meets a twin
     s1 = size == 1
     single[a[s1], cols[s1, 0]] = True

@@ -3,9 +3,9 @@
 ``near_copies``
     A training record is *near-copied* when some release row equals it on every compared cell but
     at most ``max_diff`` (a copy with a cell or two changed, which exact matching cannot see) and
-    no other real record (training or control) is that close to the row: the row points at that
-    one person (and no other real record shares its untouched cells). A row as close to several
-    real people, e.g. a common row among records told apart by one cell, points at no one and does
+    no other real record (training or control) is within ``max_diff`` cells of the row: the row
+    points at that one person (and no other real record shares its untouched cells). A row within
+    ``max_diff`` cells of several real people, e.g. a common row among records told apart by one cell, points at no one and does
     not count. The test is label-free like ``exact_matches`` (the same rule for training and
     control records; the control share is chance). Cells are compared by exact value (numeric
     cells by their typed value, missing equal to missing), through hashes of each row: a block
@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
 from ...engine.neighbors import gower
@@ -100,9 +99,9 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
     presets=('quick', 'privacy', 'full'),
     order=20,
     explainer=('Counts training records that the release reproduces with one (or two) cells '
-               'changed, where the copy points at that one person (no other real person is as '
-               'close to it), against the same share among held-out people. Exact matching '
-               'cannot see such copies.')
+               'changed, where the copy points at that one person (no other real person within '
+               'one (two) cells of it), against the same share among held-out people. Exact '
+               'matching cannot see such copies.')
 )
 def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
                 confidence_level: float = 0.95) -> MetricResult:
@@ -161,8 +160,8 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     order=25,
     records=RecordsCard(meaning="a training record with a release row equal on all cells but two"),
     explainer=("Counts training records the release reproduces with two cells changed, where the "
-               "copy points at that one person (no other real person is as close to it), against "
-               "the same share among held-out people: the copies a generator makes when it "
+               "copy points at that one person (no other real person within two cells of it), "
+               "against the same share among held-out people: the copies a generator makes when it "
                "memorises a record and resamples a few of its values."))
 def near_copies_2(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95) -> MetricResult:
     """Near-copies with two cells changed: :func:`near_copies` at ``max_diff=2`` as a test of its
@@ -218,10 +217,10 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
         if k == max_diff:
             share = ctx.memo(("near-copy-identifiable", tuple(cols), k),
                              lambda k=k: identifiable_share(real, k))
-            unique = _unique_rows(real)
+            alone = share[:n_o] == 1.0  # no other real record within k cells: a copy is alone
             leaks = copy_responses(ctx, cols, k) if ctx.data_backend is None else {}
-            f = RecordFlags(flag[:n_o], flag[n_o:], {"near": share[:n_o] > 0, "exact": unique[:n_o],
-                                                     "rare": unique[:n_o]},
+            f = RecordFlags(flag[:n_o], flag[n_o:], {"near": share[:n_o] > 0, "exact": alone,
+                                                     "rare": alone},
                             scores=flag.astype(float), leaks=leaks,
                             families=family_status(ctx) if ctx.data_backend is None else {},
                             pairs=_near_pairs(rel, (rows, recs), k, ctx, cols))
@@ -244,8 +243,8 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
         "row", flags, sees=("near", "exact", "rare"), risk="presence",
         baseline="control rows: real people the generator never saw, against the same release",
         confidence_level=cl,
-        note=f"{how}; a copy that other real records are as close to cannot be told from a "
-             "common row")
+        note=f"{how}; a copy with another real record within {max_diff} cell(s) of it cannot be "
+             "told from a common row")
     evidence = replace(evidence, visibility={**(evidence.visibility or {}), "near": vis})
     qi = _qi_unique_copies(ctx, cols, n_o)
     k_m, k_c = int(flags.member.sum()), int(flags.non_member.sum())
@@ -267,7 +266,8 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                    f"release, against {qi['copied_control']} of {n_c_all} control records (chance)")
     if vis < 0.8:
         extra = (f"only {100 * vis:.0f} % of the copies with {max_diff} cell(s) changed can be told "
-                 "from common rows (other real records are as close to the others)")
+                 f"from common rows{'' if measured is not None else ' (at most)'}: the others have "
+                 f"another real record within {max_diff} cell(s)")
         warning = f"{warning}; {extra}" if warning else extra
     details = {"max_diff": max_diff, "identifiable_share": vis, "by_max_diff": by_k,
                "difference_to_baseline": excess, "qi_unique_copies": qi, "columns": cols,
@@ -276,14 +276,8 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                          "cells of it (block hash joins, or hash counts per masked column set)"}
     return MetricResult(name, "privacy", value, "lower is safer",
                         Baseline(base, "control vs release: share of control records that are the "
-                                 "only real record as close to a release row"), tuple(excess["ci"]), n_o, level,
+                                 "only real record within max_diff cells of a release row"), tuple(excess["ci"]), n_o, level,
                         warning, details, records, evidence=evidence)
-
-
-def _unique_rows(real: np.ndarray) -> np.ndarray:
-    """Per pooled real record: no other real record has its row (an exact copy identifies it)."""
-    _, rows = masked_hashes(real)
-    return ~pd.Series(rows, copy=False).duplicated(keep=False).to_numpy()
 
 
 def _own_share(leak: Any) -> float | None:
