@@ -1648,7 +1648,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                 'sees': ['exact', 'rare'],
                 'presets': ['privacy', 'full'],
                 'order': 135,
-                'backend': 'local',
+                'backend': 'any',
                 'records': {'row': 'original',
                             'verbatim': False,
                             'meaning': 'a training record whose quasi-identifiers and sensitive '

@@ -363,7 +363,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     syn = pd.concat([_frame(300, 42), orig.iloc[:30]], ignore_index=True)
     ctl = _frame(350, 43)
     metrics = [
-        "exact_matches", "ims", "cap", "k_anonymity", "close_neighbours",
+        "exact_matches", "ims", "cap", "k_anonymity", "close_neighbours", "qi_linkage",
         {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
         {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
         {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
@@ -403,15 +403,38 @@ def test_detection_limits_on_dask_equal_single_process(dask_client):
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
-@pytest.mark.xfail(strict=True, reason="near_copies runs in one process only (its card says backend='local': "
-                   "skipped on Dask, so its near-copy responses are missing there; issue #31, point 1); "
-                   "exact_matches' and close_neighbours' limits are equal already (test above); this test "
-                   "turns green when near_copies runs on the Dask backend")
+def test_qi_linkage_flags_and_leak_responses_on_dask_equal_single_process(dask_client):
+    """qi_linkage asks the backend for its key lookups (records unique on their quasi-identifiers,
+    release rows equal on quasi-identifiers and sensitive values) and for the leak rows' matches: on
+    quasi-identifiers unique enough to link records, with a tenth of the training records copied on
+    them, its entry (value, baseline, interval, records), its evidence and the verdict with the
+    detection limits it measures are the JSON of one process."""
+    orig = _frame(500, 21)
+    syn = pd.concat([_frame(400, 22), orig.iloc[:50]], ignore_index=True)
+    ctl = _frame(500, 23)
+    meta = {**META, "quasi_identifiers": ["c", "a", "b"]}
+    metrics = {"qi_linkage": {"top_n": 5}}
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    res = single["qi_linkage"]["result"]
+    assert res["value"] > res["baseline"]["value"] > 0  # records linked, more of training than control
+    limits = single.to_dict()["verdict"]["detection_limits"]
+    assert "qi_linkage" in limits["exact"]["tests"] and limits["exact"]["value"] is not None
+    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+
+
+@pytest.mark.xfail(strict=True, reason="near_copies and near_copies_2 run in one process only (their cards say "
+                   "backend='local': skipped on Dask, so their near-copy responses are missing there; issue "
+                   "#31, point 1); exact_matches', close_neighbours' and qi_linkage's limits are equal "
+                   "already (tests above); this test turns green when both run on the Dask backend")
 def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
     orig = _frame(400, 11)
     syn = pd.concat([_frame(360, 12), orig.iloc[:4]], ignore_index=True)
     ctl = _frame(400, 13)
-    metrics = {"exact_matches": {}, "near_copies": {}, "close_neighbours": {}}
+    metrics = {"exact_matches": {}, "near_copies": {}, "near_copies_2": {}, "close_neighbours": {},
+               "qi_linkage": {}}
     single = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7)
     dist = evaluate(orig, syn, ctl, META, metrics=metrics, seed=7, client=dask_client)
     assert single.verdict.detection_limits
