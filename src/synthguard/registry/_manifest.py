@@ -2064,7 +2064,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                         'sees': ['text'],
                         'presets': ['quick', 'privacy', 'full'],
                         'order': 250,
-                        'backend': 'local',
+                        'backend': 'any',
                         'records': None,
                         'charts': [],
                         'explainer': 'Training documents copied verbatim or nearly (after '
