@@ -9,22 +9,64 @@ record and perturbs the rest, which copy tests cannot see.
 The test flags a training or control record when it is unique on the quasi-identifiers among all
 real records (training and control pooled, label-free) and the release holds a row equal to it on
 the quasi-identifiers and the sensitive columns; training records against control records, the same
-release. Cells compare by exact value (missing equal to missing). The run's leak rows are measured
-with the same join (:func:`synthguard.metrics.privacy._copies.near_pairs`).
+release. Cells compare by exact value (missing equal to missing). Everything is asked of the run's
+backend (:class:`~synthguard.engine.backend.Backend`: key lookups for the flags, a broadcast join of
+the leak rows' keys for the leak responses), so the test runs in one process or on a Dask cluster
+with the same numbers.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
+from ...core.results import Baseline, Evidence, LeakResponse, MetricResult, RecordFlags, RowPairs
+from ...engine.backend import Backend, unique_matches
 from ...errors import MetricError
 from ...registry import Context, Param, RecordsCard, register
 from ...stats import difference_ci
-from .._leakrows import family_status
-from ._copies import _code_matrices, near_pairs
+from .._leakrows import family_status, leak_sets, response, row_families
 
 __all__ = ["qi_linkage"]
+
+
+def _unique_hit(data: Backend, qis: list[str], cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per pooled real record (training, then control; canonical order): is it the only real record
+    with its quasi-identifiers, and does a release row equal it on ``cols`` (quasi-identifiers and
+    sensitive columns)? Two key lookups of the backend, in one process or on a cluster."""
+    lookups = {"qi": (qis, ("original", "control")), "release": (cols, ("synthetic",))}
+    got = [data.key_rows(role, lookups).flags(unique=lambda f: f["qi"] == 1,
+                                              hit=lambda f: f["release"] > 0)
+           for role in ("original", "control")]
+    return (np.concatenate([g["unique"] for g in got]), np.concatenate([g["hit"] for g in got]))
+
+
+def _leak_responses(ctx: Context, cols: list[str], unique: np.ndarray) -> dict[str, LeakResponse]:
+    """Per leak family: the pooled real record each leak row equals on ``cols`` when that record is
+    unique on its quasi-identifiers (then it is unique on ``cols`` too, so the backend's broadcast
+    join of the leak rows' keys, :meth:`~synthguard.engine.backend.Backend.key_matches`, finds it),
+    raised to score 1: the flags a re-run with those rows in the release would give."""
+    families = row_families(ctx)
+    sets = leak_sets(ctx)
+    got = ctx.data.key_matches([sets[f].rows for f in families], cols, ("original", "control"))
+    out = {}
+    for family, (rows, target) in zip(families, got, strict=True):
+        keep = unique[target]
+        resp = response(ctx, family, (rows[keep], target[keep], np.ones(int(keep.sum()))))
+        if resp is not None:
+            out[family] = resp
+    return out
+
+
+def _linked_rows(ctx: Context, cols: list[str], unique: np.ndarray) -> RowPairs:
+    """The release rows behind the flags (one process): each release row equal on ``cols`` to a
+    real record unique on its quasi-identifiers, with that record (from the exact-row ids the key
+    lookups used)."""
+    ids = ctx.data.row_ids(cols)
+    pooled = np.concatenate([ids["original"], ids["control"]])
+    ((rows, target),) = unique_matches(pooled, [ids["synthetic"]])
+    keep = unique[target]
+    return RowPairs(target[keep], rows[keep], ids["synthetic"].size,
+                    tie="equal on its quasi-identifiers and sensitive values")
 
 
 def _roles(ctx: Context) -> tuple[list[str], list[str]]:
@@ -54,6 +96,7 @@ def _roles(ctx: Context) -> tuple[list[str], list[str]]:
     sees=("exact", "rare"),
     presets=("privacy", "full"),
     order=135,
+    backend="any",
     records=RecordsCard(meaning="a training record whose quasi-identifiers and sensitive values a "
                                 "release row carries"),
     explainer=("An intruder who knows a person's quasi-identifiers looks for a release row with the "
@@ -93,35 +136,19 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
     >>> r.value, r.baseline.value
     (0.25, 0.0)
     """
-    if not ctx.tables.has_control or len(ctx.tables.control) == 0:
+    data = ctx.data
+    if not ctx.tables.has_control or data.n_rows("control") == 0:
         raise MetricError("qi_linkage needs control rows (real records the generator never saw)")
     qis, sens = _roles(ctx)
     cols = qis + sens
-    real, rel = _code_matrices(ctx, cols)
-    n_o = len(ctx.tables.original)
-    q = len(qis)
-    _, inv, counts = np.unique(real[:, :q], axis=0, return_inverse=True, return_counts=True)
-    unique = counts[inv.ravel()] == 1
-    rows, linked = near_pairs(real, unique, rel, 0)  # release rows equal on qis + sensitive
-    hit = np.zeros(real.shape[0], dtype=bool)
-    hit[linked] = True
+    n_o = data.n_rows("original")
+    unique, hit = _unique_hit(data, qis, cols)
     flag = unique & hit
-    leaks = {}
-    if ctx.data_backend is None:
-        from .._leakrows import leak_block, response, row_families
-
-        for family in row_families(ctx):
-            block = leak_block(ctx, family, cols, categorical_only=True)
-            if block is None:
-                continue
-            lq, lr = near_pairs(real, unique, block.cat, 0)
-            got = response(ctx, family, (lq, lr, np.ones(lq.size)))
-            if got is not None:
-                leaks[family] = got
-    flags = RecordFlags(flag[:n_o], flag[n_o:], scores=flag.astype(float), leaks=leaks,
-                        families=family_status(ctx) if ctx.data_backend is None else {},
-                        pairs=RowPairs(linked, rows, rel.shape[0],
-                                       tie="equal on its quasi-identifiers and sensitive values"))
+    flags = RecordFlags(flag[:n_o], flag[n_o:], scores=flag.astype(float),
+                        leaks=_leak_responses(ctx, cols, unique), families=family_status(ctx),
+                        # a cluster run lists no rows to drop (the drop list is made in one
+                        # process), so the linked release rows are not gathered there
+                        pairs=_linked_rows(ctx, cols, unique) if ctx.data_backend is None else None)
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         "share of records unique on their quasi-identifiers among the real records whose "

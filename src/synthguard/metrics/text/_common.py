@@ -63,7 +63,7 @@ def text_columns(ctx: Context, columns: str | Sequence[str] | None, metric: str)
     MetricError
         There is no text column at all.
     """
-    names = list(ctx.tables.original.columns)
+    names = list(ctx.tables.schema.columns)  # the tables' columns, in one process or on a cluster
     if columns is not None:
         chosen = [columns] if isinstance(columns, str) else list(columns)
         missing = [c for c in chosen if c not in names]

@@ -8,6 +8,9 @@ Candidates for the fuzzy comparison are the ``n_candidates`` most similar origin
 TF-IDF cosine (word unigrams and bigrams, chunked sparse products: no n x m dense matrix is kept),
 so a pair that shares almost no words is never compared (it could not reach 0.9 anyway).
 Documents with fewer than ``min_words`` words are not matched (too short to be a copy of anyone).
+The texts are read through the run's backend (:meth:`~synthguard.engine.backend.Backend.take`, one
+text column at a time), so on a Dask cluster the matching runs on the driver over the same strings,
+with the same numbers as one process.
 """
 
 from __future__ import annotations
@@ -235,33 +238,52 @@ def copied_records(release: Sequence[str], real: Sequence[Sequence[str]], *, thr
     return flagged, elig
 
 
-def _record_flags(ctx: Context, cols: Sequence[str], *, threshold: float, min_words: int,
-                  n_candidates: int) -> RecordFlags:
+class _DocsOf:
+    """The documents of a role's text column (:func:`collect_docs`), fetched once per metric call
+    through the run's backend (:meth:`~synthguard.engine.backend.Backend.take`: the pandas table of
+    one process, or the column gathered from the partitions of a cluster on the driver), so the
+    matching runs the same code on the same strings in both."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.data = ctx.data
+        self._got: dict[tuple[str, str], Docs] = {}
+
+    def __call__(self, role: str, column: str) -> Docs:
+        key = (role, column)
+        if key not in self._got:
+            n = self.data.n_rows(role)
+            frame = self.data.take(role, np.arange(n, dtype=np.int64), [column])
+            self._got[key] = collect_docs(frame, [column])
+        return self._got[key]
+
+
+def _record_flags(ctx: Context, docs_of: _DocsOf, cols: Sequence[str], *, threshold: float,
+                  min_words: int, n_candidates: int) -> RecordFlags:
     """Per training and control record: does the release copy one of its documents (any text
     column)? ``responds["text"]``: the record has an eligible document (a copy of it would match)."""
     roles = ("original", "control")
-    n = {r: len(ctx.tables.get(r)) for r in roles}
+    n = {r: ctx.data.n_rows(r) for r in roles}
     flag = {r: np.zeros(n[r], dtype=bool) for r in roles}
     visible = {r: np.zeros(n[r], dtype=bool) for r in roles}
     for col in cols:
-        syn = collect_docs(ctx.tables.get("synthetic"), [col])
-        docs = {r: collect_docs(ctx.tables.get(r), [col]) for r in roles}
+        syn = docs_of("synthetic", col)
+        docs = {r: docs_of(r, col) for r in roles}
         f, e = copied_records(syn.texts, [docs[r].texts for r in roles], threshold=threshold,
                               min_words=min_words, n_candidates=n_candidates)
         for r, fr, er in zip(roles, f, e, strict=True):
             flag[r][docs[r].rows[fr]] = True
             visible[r][docs[r].rows[er]] = True
     score = np.concatenate([flag["original"], flag["control"]]).astype(float)
-    leaks = _text_responses(ctx, cols, threshold=threshold, min_words=min_words,
-                            n_candidates=n_candidates) if ctx.data_backend is None else {}
+    leaks = _text_responses(ctx, docs_of, cols, threshold=threshold, min_words=min_words,
+                            n_candidates=n_candidates)
     from .._leakrows import family_status
 
     return RecordFlags(flag["original"], flag["control"], {"text": visible["original"]},
                        scores=score, leaks=leaks, families=family_status(ctx))
 
 
-def _text_responses(ctx: Context, cols: Sequence[str], *, threshold: float, min_words: int,
-                    n_candidates: int) -> dict[str, Any]:
+def _text_responses(ctx: Context, docs_of: _DocsOf, cols: Sequence[str], *, threshold: float,
+                    min_words: int, n_candidates: int) -> dict[str, Any]:
     """What the run's near-verbatim document leaks (:mod:`synthguard.metrics._leakrows`, family
     ``text``) do to this test: every real record whose document one of them copies (exact after
     normalisation, or Indel similarity >= ``threshold`` among its ``n_candidates`` nearest leak
@@ -272,13 +294,13 @@ def _text_responses(ctx: Context, cols: Sequence[str], *, threshold: float, min_
     if ls is None or not ls.available:
         return {}
     roles = ("original", "control")
-    n_o = len(ctx.tables.original)
+    n_o = ctx.data.n_rows("original")
     rows_r, targets = [], []
     for col in cols:
         if col not in ls.rows.columns:
             continue
         leak = collect_docs(ls.rows.reset_index(drop=True), [col])
-        docs = {r: collect_docs(ctx.tables.get(r), [col]) for r in roles}
+        docs = {r: docs_of(r, col) for r in roles}
         lnorm = normalise(leak.texts)
         keep = np.flatnonzero(_eligible(lnorm, min_words))
         if keep.size == 0:
@@ -330,6 +352,7 @@ def _rate(k: int, n: int) -> dict[str, Any]:
     sees=('text',),
     presets=('quick', 'privacy', 'full'),
     order=250,
+    backend="any",
     explainer=('Training documents copied verbatim or nearly (after normalisation) into the '
                'release, against held-out documents.')
 )
@@ -352,11 +375,12 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
     except ImportError:
         raise MetricError("text_exact_matches needs rapidfuzz: pip install 'synthguard[text]'") from None
     roles = ctx.tables.roles
+    docs_of = _DocsOf(ctx)
     totals = {key: [0, 0] for key in ("exact", "near", "syn_n", "orig_dup", "orig_n", "ctl_copy", "ctl_n")}
     per_column: dict[str, Any] = {}
     pairs: list[pd.DataFrame] = []
     for col in cols:
-        docs: dict[str, Docs] = {r: collect_docs(ctx.tables.get(r), [col]) for r in roles}
+        docs: dict[str, Docs] = {r: docs_of(r, col) for r in roles}
         norm = {r: normalise(d.texts) for r, d in docs.items()}
         ok = {r: _eligible(norm[r], min_words) for r in roles}
         o_idx = np.flatnonzero(ok["original"])
@@ -437,8 +461,8 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
         "similarity": "Indel (rapidfuzz fuzz.ratio / 100) on normalised text; TF-IDF candidates",
     }
     evidence = None
-    if "control" in roles and len(ctx.tables.control):
-        flags = _record_flags(ctx, cols, threshold=threshold, min_words=min_words,
+    if "control" in roles and ctx.data.n_rows("control"):
+        flags = _record_flags(ctx, docs_of, cols, threshold=threshold, min_words=min_words,
                               n_candidates=n_candidates)
         evidence = Evidence.from_flags(
             "share of records with a document copied verbatim or near-verbatim (Indel similarity "
