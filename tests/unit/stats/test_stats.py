@@ -321,3 +321,17 @@ def test_fisher_critical_equals_a_plain_binary_search(n1, n2, p0, alpha):
     want = _fisher_search(k2, n1, n2, alpha, np.zeros(k2.shape, dtype=np.int64),
                           np.full(k2.shape, n1 + 1, dtype=np.int64))
     assert np.array_equal(_fisher_critical(k2, n1, n2, alpha), want)
+
+
+def test_relabelled_fisher_p_values_equal_scipy_for_every_count_drawn():
+    """The max-T null looks up one-sided Fisher p-values only for the member counts the
+    relabellings draw; each equals scipy's ``hypergeom.sf(k - 1, N, K, n1)``, counts repeated or not."""
+    from synthguard.stats.maxt import _perm_p
+
+    rng = np.random.default_rng(3)
+    n1, n2, k_total = 700, 300, 120
+    k1 = rng.hypergeometric(k_total, n1 + n2 - k_total, n1, size=500)
+    got = _perm_p(k1, k_total, n1, n1 + n2)
+    want = np.minimum(1.0, st.hypergeom.sf(k1 - 1, n1 + n2, k_total, n1))
+    assert got.shape == k1.shape and np.unique(k1).size < k1.size
+    assert np.allclose(got, want, rtol=1e-12, atol=0)
