@@ -122,10 +122,10 @@ def test_drop_list_holds_every_exact_copy_and_the_identifying_one_cell_copies(le
 #: Why presence stays high after the drop on the crowded tables (measured at seed 0; strict: it
 #: stays high, or the mark goes).
 CROWDED_AFTER = ("acs12 (1200 rows): at 95 % precision the list drops 38 rows and leaves for review "
-                 "10 exact and 21 one-cell copies among 103 fresh rows that are the same bytes; "
+                 "10 exact and 14 one-cell copies among 36 fresh rows that are the same bytes; "
                  "without the dropped rows the release still holds 24 one-cell and 10 exact copies, "
-                 "and near_copies sees them (15.6 % of the training records identified against "
-                 "8.3 % of the control records): presence stays high because the leak is still there")
+                 "and near_copies sees them (5.2 % of the training records against 1.4 % of the "
+                 "control records flagged): presence stays high because the leak is still there")
 
 
 def test_presence_is_not_high_after_the_in_run_drop_and_retest(leaky, request):
