@@ -141,8 +141,8 @@ def _module_graph() -> dict[str, set[str]]:
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module, each sorted, in sorted order
-    (SciPy's ``connected_components(connection="strong")`` on the import graph)."""
+    """The strongly connected groups of more than one module, each sorted, in sorted order: the
+    library function ``scipy.sparse.csgraph.connected_components`` is called on the import graph."""
     import numpy as np
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components

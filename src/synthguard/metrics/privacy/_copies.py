@@ -149,6 +149,15 @@ def _masks_cheaper(p: int, k: int) -> bool:
     return k == 0 or comb(p, k) <= 3 * (k + 1)
 
 
+def _masked(rows: np.ndarray, cells: np.ndarray, mask: tuple[int, ...]) -> np.ndarray:
+    """Row hashes with the columns ``mask`` masked (a copy; wrapping arithmetic)."""
+    h = rows.copy()
+    with np.errstate(over="ignore"):
+        for j in mask:
+            h -= cells[:, j]
+    return h
+
+
 def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_diff: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """Every (query row, eligible real record) pair within ``max_diff`` cells (0: equal rows).
@@ -180,11 +189,7 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     cells_q, rows_q = masked_hashes(queries)
     qs, rs = [], []
     for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
-        hr, hq = rows_r.copy(), rows_q.copy()
-        with np.errstate(over="ignore"):
-            for j in mask:
-                hr -= cells_r[:, j]
-                hq -= cells_q[:, j]
+        hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
         order = np.argsort(hr, kind="stable")
         pos = np.searchsorted(hr[order], hq)
         ok = (pos < hr.size) & (hr[order][np.minimum(pos, hr.size - 1)] == hq)
@@ -349,11 +354,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
         for d in range(k + 1):
             for mask in combinations(range(p), d):  # loop over column sets; vectorised over rows
-                hr, hq = rows_r.copy(), rows_q.copy()
-                with np.errstate(over="ignore"):
-                    for j in mask:
-                        hr -= cells_r[:, j]
-                        hq -= cells_q[:, j]
+                hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
                 order = np.argsort(hr, kind="stable")
                 keys = hr[order]
                 lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
