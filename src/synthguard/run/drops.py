@@ -304,7 +304,7 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     copy = every.groupby("release")["copy"].any()
     # every test tying a row, strongest first (names joined once per distinct combination)
     ties = every.drop_duplicates(["release", "test"])
-    combo = ties.groupby("release")["test"].agg(tuple)
+    combo = tie_combinations(ties["release"].to_numpy(), ties["test"].to_numpy())
     names = [t["metric"] for t, _, _ in tests]
     out = pd.DataFrame({"release": first.index.to_numpy(dtype=np.int64),
                         "training": first["training"].to_numpy(dtype=np.int64),
@@ -316,14 +316,41 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     out["risk"] = np.asarray([t.get("risk") or "presence" for t, _, _ in tests],
                              dtype=object)[out["test"].to_numpy()]
     out["tie"] = np.asarray([p.tie for _, _, p in tests], dtype=object)[out["test"].to_numpy()]
-    # the names joined once per distinct combination (a loop over combinations, not rows)
-    codes, combos = pd.factorize(combo.reindex(first.index).to_numpy(dtype=object))
-    out["tests"] = np.asarray([", ".join(names[j] for j in c) for c in combos], dtype=object)[codes]
+    # the names joined once per distinct combination (a loop over combinations, not rows); the
+    # releases of `first` are those of `ties`, in the same (ascending) order
+    codes, combos = combo
+    out["tests"] = np.asarray([", ".join(names[j] for j in c if j >= 0) for c in combos],
+                              dtype=object)[codes]
     out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
     out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
                           kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
     out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy())
     return out[list(_COLUMNS)]
+
+
+def tie_combinations(release: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tests tying each release row, in the order given: ``(codes, combos)``, ``combos[codes[i]]``
+    the tests of the ``i``-th distinct release (ascending), padded with ``-1``.
+
+    ``release`` must be sorted (the tests of one row consecutive, strongest first, each once).
+    Vectorised: the tests of each row as one row of a matrix, the distinct matrix rows found at once.
+
+    Examples
+    --------
+    >>> codes, combos = tie_combinations(np.array([3, 3, 5, 8, 8]), np.array([1, 0, 1, 1, 0]))
+    >>> [[int(j) for j in combos[c] if j >= 0] for c in codes]
+    [[1, 0], [1], [1, 0]]
+    """
+    release = np.asarray(release)
+    if release.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)
+    _, first, counts = np.unique(release, return_index=True, return_counts=True)
+    group = np.repeat(np.arange(first.size), counts)
+    pos = np.arange(release.size) - np.repeat(first, counts)
+    mat = np.full((first.size, int(counts.max())), -1, dtype=np.int64)
+    mat[group, pos] = np.asarray(test, dtype=np.int64)
+    combos, codes = np.unique(mat, axis=0, return_inverse=True)
+    return np.asarray(codes, dtype=np.int64).reshape(-1), combos
 
 
 def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.ndarray:
