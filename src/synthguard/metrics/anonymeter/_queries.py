@@ -104,6 +104,21 @@ if _HAS_NUMBA:
             return 0, np.searchsorted(a, v, side="left")
         return 0, np.searchsorted(a, v, side="right")
 
+    @njit(cache=True, nogil=True)
+    def _narrowest(srt, n_valid, n, qcol, qop, qval, i, k):  # pragma: no cover - compiled
+        """Query ``i``'s narrowest predicate: its column and slice ``[lo, hi)`` of the column's order."""
+        best_c = qcol[i, 0]
+        best_lo = 0
+        best_hi = n + 1
+        for t in range(k):
+            c = qcol[i, t]
+            lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+            if hi - lo < best_hi - best_lo:
+                best_c = c
+                best_lo = lo
+                best_hi = hi
+        return best_c, best_lo, best_hi
+
     @njit(parallel=True, cache=True)
     def _count_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, cap, out_count,
                               out_first):  # pragma: no cover - compiled
@@ -111,16 +126,7 @@ if _HAS_NUMBA:
         k = qcol.shape[1]
         n = X.shape[0]
         for i in nb.prange(nq):
-            best_c = qcol[i, 0]
-            best_lo = 0
-            best_hi = n + 1
-            for t in range(k):  # the narrowest predicate's slice of its sorted column
-                c = qcol[i, t]
-                lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
-                if hi - lo < best_hi - best_lo:
-                    best_c = c
-                    best_lo = lo
-                    best_hi = hi
+            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
             cnt = 0
             first = -1
             for t0 in range(best_lo, best_hi):
@@ -145,16 +151,7 @@ if _HAS_NUMBA:
             end = offsets[i + 1]
             if pos >= end:
                 continue
-            best_c = qcol[i, 0]
-            best_lo = 0
-            best_hi = n + 1
-            for t in range(k):  # the narrowest predicate's slice of its sorted column
-                c = qcol[i, t]
-                lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
-                if hi - lo < best_hi - best_lo:
-                    best_c = c
-                    best_lo = lo
-                    best_hi = hi
+            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
             for t0 in range(best_lo, best_hi):
                 if pos >= end:
                     break
@@ -163,6 +160,7 @@ if _HAS_NUMBA:
                     out_rows[pos] = r
                     pos += 1
             out_rows[offsets[i]:end].sort()  # ascending rows, as the plain scan lists them
+
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
