@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
-           "excess_share", "export_rows", "rows_behind"]
+           "excess_share", "export_rows", "plain_records", "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
@@ -400,6 +400,28 @@ def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = 
     frame["family"] = _family(cells, metric, action)
     frame["tests"] = rows["tests"].to_numpy(dtype=object)
     frame["round"] = np.ones(len(rows), dtype=np.int64) if rounds is None else np.asarray(rounds)
-    from ..core.results import to_jsonable
+    return plain_records(frame[list(EXPORT_COLUMNS)])
 
-    return to_jsonable(frame[list(EXPORT_COLUMNS)].to_dict("records"))
+
+def plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """``to_jsonable(frame.to_dict("records"))``, built from each column's values at once when every
+    column holds integers, booleans or strings only (one list per column, one dict per row);
+    otherwise (a missing value, a float) through ``to_dict`` and ``to_jsonable`` themselves.
+
+    Examples
+    --------
+    >>> plain_records(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
+    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+    """
+    cols = [str(c) for c in frame.columns]
+    lists = []
+    for c in frame.columns:  # loop over columns
+        values = frame[c].to_numpy()
+        plain = values.dtype.kind in "iub" or (
+            values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string")
+        if not plain:
+            from ..core.results import to_jsonable
+
+            return to_jsonable(frame.to_dict("records"))
+        lists.append(values.tolist())
+    return [dict(zip(cols, row, strict=True)) for row in zip(*lists, strict=True)]
