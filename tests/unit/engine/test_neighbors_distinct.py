@@ -38,3 +38,14 @@ def test_distinct_search_with_fewer_groups_than_k_lists_every_row_in_order():
     got = kneighbors_distinct(q, ref, metric, 5, max_share=1.0)
     assert got.indices.tolist() == [[0, 2, 4, 1, 3], [1, 3, 0, 2, 4]]
     assert np.array_equal(got.indices, kneighbors(q, ref, metric, 5).indices)
+
+
+def test_distinct_search_in_small_chunks_equals_the_plain_search(monkeypatch):
+    from synthguard.engine.neighbors import distinct
+
+    monkeypatch.setattr(distinct, "_CELLS", 7 * 16)  # 7 queries of 4 x 4 candidates at a time
+    rng = np.random.default_rng(8)
+    ref, q = _block(rng, 300, 3), _block(rng, 60, 3)
+    metric = gower(np.array([2.0, 3.0]), clip=False, normalise=False, nan_rule="anonymeter")
+    got = kneighbors_distinct(q, ref, metric, 4, backend="numpy")
+    assert np.array_equal(got.indices, kneighbors(q, ref, metric, 4, backend="numpy").indices)

@@ -21,8 +21,8 @@ __all__ = ["distinct_rows", "kneighbors_distinct"]
 
 #: search the distinct rows only when they are at most this share of the reference rows
 MAX_DISTINCT_SHARE = 0.9
-#: query rows expanded at a time (memory: ``chunk x k x k`` candidates)
-_CHUNK = 1 << 15
+#: candidates expanded at a time (``queries x k x k``; a few arrays of this many entries)
+_CELLS = 1 << 21
 
 
 def distinct_rows(block: Block) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +55,7 @@ def kneighbors_distinct(query: Block, reference: Block, metric: DistanceMetric, 
     with the lower first row. The ``k`` nearest groups hold the ``k`` nearest rows: a row of any
     other group comes, by (distance, row), after the first row of each of those ``k`` groups. Each
     of the ``k`` groups offers its ``k`` lowest rows, and the candidates are ordered by distance,
-    then row (vectorised, ``chunk x k x k`` at a time).
+    then row (vectorised, about two million candidates at a time).
 
     Examples
     --------
@@ -82,15 +82,16 @@ def kneighbors_distinct(query: Block, reference: Block, metric: DistanceMetric, 
     none = np.iinfo(np.int64).max
     dist = np.full((query.n_rows, k), np.inf)
     idx = np.full((query.n_rows, k), -1, dtype=np.int64)
-    for lo in range(0, query.n_rows, _CHUNK):  # loop over chunks of queries, vectorised inside
-        g = nb.indices[lo:lo + _CHUNK]
-        d = nb.distances[lo:lo + _CHUNK]
+    chunk = max(1, _CELLS // (kg * k))
+    for lo in range(0, query.n_rows, chunk):  # loop over chunks of queries, vectorised inside
+        g = nb.indices[lo:lo + chunk]
+        d = nb.distances[lo:lo + chunk]
         ok = (g >= 0)[:, :, None] & (slot[None, None, :] < size[np.maximum(g, 0)][:, :, None])
         pos = np.minimum(start[np.maximum(g, 0)][:, :, None] + slot[None, None, :], n_ref - 1)
         cand = np.where(ok, members[pos], none).reshape(g.shape[0], kg * k)
         cd = np.where(ok, d[:, :, None], np.inf).reshape(g.shape[0], kg * k)
         best = np.lexsort((cand, cd), axis=1)[:, :k]
         ci = np.take_along_axis(cand, best, axis=1)
-        dist[lo:lo + _CHUNK] = np.take_along_axis(cd, best, axis=1)
-        idx[lo:lo + _CHUNK] = np.where(ci == none, -1, ci)
+        dist[lo:lo + chunk] = np.take_along_axis(cd, best, axis=1)
+        idx[lo:lo + chunk] = np.where(ci == none, -1, ci)
     return Neighbors(dist, idx)
