@@ -29,13 +29,14 @@ def distinct_rows(block: Block) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: a position of each distinct row of ``block`` and, per row, which
     distinct row it is (``block.take(first)[inverse]`` is ``block``). Rows are compared on their
     encoded bits (missing values are equal to each other); ``first`` is the lowest position of each
-    distinct row, the distinct rows ordered by their bits.
+    distinct row, the distinct rows ordered by their bytes.
 
     Examples
     --------
     >>> b = Block(np.array([[1.0], [2.0], [1.0]]), np.zeros((3, 0), np.int64), ["x"], [])
-    >>> [a.tolist() for a in distinct_rows(b)]
-    [[0, 1], [0, 1, 0]]
+    >>> first, inverse = distinct_rows(b)
+    >>> first[inverse].tolist()  # per row, the lowest position of a row equal to it
+    [0, 1, 0]
     """
     bits = np.concatenate([np.ascontiguousarray(block.num).view(np.int64), block.cat.astype(np.int64)],
                           axis=1)
