@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
-           "excess_share", "export_rows", "rows_behind"]
+           "excess_share", "export_rows", "plain_records", "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
@@ -304,7 +304,7 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     copy = every.groupby("release")["copy"].any()
     # every test tying a row, strongest first (names joined once per distinct combination)
     ties = every.drop_duplicates(["release", "test"])
-    combo = ties.groupby("release")["test"].agg(tuple)
+    combo = tie_combinations(ties["release"].to_numpy(), ties["test"].to_numpy())
     names = [t["metric"] for t, _, _ in tests]
     out = pd.DataFrame({"release": first.index.to_numpy(dtype=np.int64),
                         "training": first["training"].to_numpy(dtype=np.int64),
@@ -316,14 +316,41 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     out["risk"] = np.asarray([t.get("risk") or "presence" for t, _, _ in tests],
                              dtype=object)[out["test"].to_numpy()]
     out["tie"] = np.asarray([p.tie for _, _, p in tests], dtype=object)[out["test"].to_numpy()]
-    # the names joined once per distinct combination (a loop over combinations, not rows)
-    codes, combos = pd.factorize(combo.reindex(first.index).to_numpy(dtype=object))
-    out["tests"] = np.asarray([", ".join(names[j] for j in c) for c in combos], dtype=object)[codes]
+    # the names joined once per distinct combination (a loop over combinations, not rows); the
+    # releases of `first` are those of `ties`, in the same (ascending) order
+    codes, combos = combo
+    out["tests"] = np.asarray([", ".join(names[j] for j in c if j >= 0) for c in combos],
+                              dtype=object)[codes]
     out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
     out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
                           kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
     out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy())
     return out[list(_COLUMNS)]
+
+
+def tie_combinations(release: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The tests tying each release row, in the order given: ``(codes, combos)``, ``combos[codes[i]]``
+    the tests of the ``i``-th distinct release (ascending), padded with ``-1``.
+
+    ``release`` must be sorted (the tests of one row consecutive, strongest first, each once).
+    Vectorised: the tests of each row as one row of a matrix, the distinct matrix rows found at once.
+
+    Examples
+    --------
+    >>> codes, combos = tie_combinations(np.array([3, 3, 5, 8, 8]), np.array([1, 0, 1, 1, 0]))
+    >>> [[int(j) for j in combos[c] if j >= 0] for c in codes]
+    [[1, 0], [1], [1, 0]]
+    """
+    release = np.asarray(release)
+    if release.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)
+    _, first, counts = np.unique(release, return_index=True, return_counts=True)
+    group = np.repeat(np.arange(first.size), counts)
+    pos = np.arange(release.size) - np.repeat(first, counts)
+    mat = np.full((first.size, int(counts.max())), -1, dtype=np.int64)
+    mat[group, pos] = np.asarray(test, dtype=np.int64)
+    combos, codes = np.unique(mat, axis=0, return_inverse=True)
+    return np.asarray(codes, dtype=np.int64).reshape(-1), combos
 
 
 def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.ndarray:
@@ -373,6 +400,28 @@ def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = 
     frame["family"] = _family(cells, metric, action)
     frame["tests"] = rows["tests"].to_numpy(dtype=object)
     frame["round"] = np.ones(len(rows), dtype=np.int64) if rounds is None else np.asarray(rounds)
-    from ..core.results import to_jsonable
+    return plain_records(frame[list(EXPORT_COLUMNS)])
 
-    return to_jsonable(frame[list(EXPORT_COLUMNS)].to_dict("records"))
+
+def plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """``to_jsonable(frame.to_dict("records"))``, built from each column's values at once when every
+    column holds integers, booleans or strings only (one list per column, one dict per row);
+    otherwise (a missing value, a float) through ``to_dict`` and ``to_jsonable`` themselves.
+
+    Examples
+    --------
+    >>> plain_records(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
+    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+    """
+    cols = [str(c) for c in frame.columns]
+    lists = []
+    for c in frame.columns:  # loop over columns
+        values = frame[c].to_numpy()
+        plain = values.dtype.kind in "iub" or (
+            values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string")
+        if not plain:
+            from ..core.results import to_jsonable
+
+            return to_jsonable(frame.to_dict("records"))
+        lists.append(values.tolist())
+    return [dict(zip(cols, row, strict=True)) for row in zip(*lists, strict=True)]

@@ -112,11 +112,38 @@ def relabelled_counts(flags_u: np.ndarray, n1: int, n2: int, reps: int,
     for start in range(0, reps, chunk):
         b = min(chunk, reps - start)
         h = rng.hypergeometric(n1, n2, u, size=b) if n2 else np.full(b, u)
-        pos = np.argsort(rng.random((b, u)), axis=1)
-        lab = np.empty((b, u))
-        np.put_along_axis(lab, pos, (np.arange(u)[None, :] < h[:, None]).astype(float), axis=1)
-        out[start:start + b] = np.rint(lab @ f).astype(np.int64)
+        lab = smallest_keys(rng.random((b, u)), h)
+        out[start:start + b] = np.rint(lab.astype(float) @ f).astype(np.int64)
     return out
+
+
+def smallest_keys(keys: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Per row of ``keys`` (relabellings x records), which records are among the ``h[row]`` first
+    in ``np.argsort(keys[row])``: the members of a relabelling drawn by sorting random keys.
+
+    A sort of the values (several times faster than an argsort) gives each row's ``h``-th smallest
+    key; the records at or below it are the members. Only a row where that key is tied with
+    another record's (so the set would depend on how the argsort orders the tie) is decided by the
+    argsort itself: the same sets as ``argsort``, row by row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> smallest_keys(np.array([[0.3, 0.1, 0.2], [0.5, 0.5, 0.1]]), np.array([2, 1])).tolist()
+    [[False, True, True], [False, False, True]]
+    """
+    b, u = keys.shape
+    h = np.asarray(h, dtype=np.int64)
+    rows = np.arange(b)
+    kth = np.sort(keys, axis=1)[rows, np.clip(h - 1, 0, max(u - 1, 0))]
+    lab = (keys <= kth[:, None]) & (h > 0)[:, None]
+    tied = np.flatnonzero(lab.sum(axis=1) != np.minimum(h, u))  # a tie at the h-th key: rare
+    if tied.size:
+        pos = np.argsort(keys[tied], axis=1)
+        exact = np.zeros((tied.size, u), dtype=bool)
+        np.put_along_axis(exact, pos, np.arange(u)[None, :] < h[tied][:, None], axis=1)
+        lab[tied] = exact
+    return lab
 
 
 def joint_minp(member: Sequence[np.ndarray], non_member: Sequence[np.ndarray],

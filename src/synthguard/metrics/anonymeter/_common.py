@@ -17,7 +17,8 @@ import pandas as pd
 from ...core.results import Baseline, Evidence, MetricResult, RowPairs
 from ...data.encoding import NAN_CODE, Block, value_ranges
 from ...data.hashing import row_hashes
-from ...engine.neighbors import gower, kneighbors
+from ...engine.neighbors import gower
+from ...engine.neighbors.distinct import distinct_rows, kneighbors_distinct
 from ...errors import ConfigError, MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param
 from ...stats import Rate, risk_from_rates, wilson_rate
@@ -192,19 +193,6 @@ def pooled_block(ctx: Context, columns: Sequence[str]) -> Block:
     return concat_blocks(*(ctx.encoded.block(r).select(list(columns)) for r in ("original", "control")))
 
 
-def distinct_rows(block: Block) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, inverse)``: a position of each distinct row of ``block`` and, per row, which
-    distinct row it is (``block.take(first)[inverse]`` is ``block``). Rows are compared on their
-    encoded bits (missing values are equal to each other)."""
-    bits = np.concatenate([np.ascontiguousarray(block.num).view(np.int64), block.cat.astype(np.int64)],
-                          axis=1)
-    if bits.shape[1] == 0:
-        return np.zeros(min(block.n_rows, 1), dtype=np.int64), np.zeros(block.n_rows, dtype=np.int64)
-    rows = np.ascontiguousarray(bits).view(np.dtype((np.void, 8 * bits.shape[1]))).reshape(-1)
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)  # 5x axis=0's speed
-    return first.astype(np.int64), np.asarray(inverse, dtype=np.int64).reshape(-1)
-
-
 def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarray:
     """The ``k`` nearest (canonical, distinct) synthetic rows of every training and every control
     record on ``columns``: indices, shape ``(n_original + n_control, k)``, -1 where none is finite.
@@ -226,7 +214,7 @@ def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarra
         first, inverse = distinct_rows(real)
         q = real.take(first)
         metric = gower(value_ranges(q, syn), clip=False, normalise=False, nan_rule="anonymeter")
-        nb = kneighbors(q, syn, metric, min(int(k), syn.n_rows), backend=ctx.backend)
+        nb = kneighbors_distinct(q, syn, metric, min(int(k), syn.n_rows), backend=ctx.backend)
         return nb.indices[inverse]
 
     return ctx.memo(key, compute, users=TRIO_USERS)

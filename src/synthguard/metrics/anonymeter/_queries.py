@@ -104,6 +104,21 @@ if _HAS_NUMBA:
             return 0, np.searchsorted(a, v, side="left")
         return 0, np.searchsorted(a, v, side="right")
 
+    @njit(cache=True, nogil=True)
+    def _narrowest(srt, n_valid, n, qcol, qop, qval, i, k):  # pragma: no cover - compiled
+        """Query ``i``'s narrowest predicate: its column and slice ``[lo, hi)`` of the column's order."""
+        best_c = qcol[i, 0]
+        best_lo = 0
+        best_hi = n + 1
+        for t in range(k):
+            c = qcol[i, t]
+            lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+            if hi - lo < best_hi - best_lo:
+                best_c = c
+                best_lo = lo
+                best_hi = hi
+        return best_c, best_lo, best_hi
+
     @njit(parallel=True, cache=True)
     def _count_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, cap, out_count,
                               out_first):  # pragma: no cover - compiled
@@ -111,16 +126,7 @@ if _HAS_NUMBA:
         k = qcol.shape[1]
         n = X.shape[0]
         for i in nb.prange(nq):
-            best_c = qcol[i, 0]
-            best_lo = 0
-            best_hi = n + 1
-            for t in range(k):  # the narrowest predicate's slice of its sorted column
-                c = qcol[i, t]
-                lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
-                if hi - lo < best_hi - best_lo:
-                    best_c = c
-                    best_lo = lo
-                    best_hi = hi
+            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
             cnt = 0
             first = -1
             for t0 in range(best_lo, best_hi):
@@ -133,6 +139,28 @@ if _HAS_NUMBA:
                         break
             out_count[i] = cnt
             out_first[i] = first
+
+    @njit(parallel=True, cache=True)
+    def _fill_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, offsets,
+                             out_rows):  # pragma: no cover - compiled
+        nq = qcol.shape[0]
+        k = qcol.shape[1]
+        n = X.shape[0]
+        for i in nb.prange(nq):
+            pos = offsets[i]
+            end = offsets[i + 1]
+            if pos >= end:
+                continue
+            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
+            for t0 in range(best_lo, best_hi):
+                if pos >= end:
+                    break
+                r = order[best_c, t0]
+                if _row_holds(X, r, qcol, qop, qval, i, k):
+                    out_rows[pos] = r
+                    pos += 1
+            out_rows[offsets[i]:end].sort()  # ascending rows, as the plain scan lists them
+
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
@@ -227,21 +255,28 @@ def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray
     return counts, first
 
 
-def match_lists(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray,
+def match_lists(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray,
                 counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every row matching each query, as CSR ``(offsets, rows)`` (``counts`` from :func:`count_matches`
-    without a cap). Rows are ascending within a query."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    without a cap). Rows are ascending within a query. With a :class:`ColumnIndex` (numba backend)
+    only the narrowest predicate's slice is scanned: the same lists."""
+    index = X if isinstance(X, ColumnIndex) else None
+    X = index.X if index is not None else np.ascontiguousarray(X, dtype=np.float64)
     offsets = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     rows = np.empty(int(offsets[-1]), dtype=np.int64)
     if rows.size == 0:
         return offsets, rows
     if _HAS_NUMBA:
+        qcol = np.ascontiguousarray(qcol, dtype=np.int64)
+        qop = np.ascontiguousarray(qop, dtype=np.int64)
+        qval = np.ascontiguousarray(qval, dtype=np.float64)
         with PARALLEL_KERNELS:
-            _fill_kernel(X, np.ascontiguousarray(qcol, dtype=np.int64),
-                         np.ascontiguousarray(qop, dtype=np.int64),
-                         np.ascontiguousarray(qval, dtype=np.float64), offsets, rows)
+            if index is not None:
+                _fill_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval,
+                                     offsets, rows)
+            else:
+                _fill_kernel(X, qcol, qop, qval, offsets, rows)
         return offsets, rows
     chunk = max(1, _MAX_CELLS // max(X.shape[0], 1))
     for s in range(0, counts.size, chunk):

@@ -357,10 +357,13 @@ def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator, 
     counts = count_queries(index if index is not None else Xc, q)
     use_csr = counts.sum() <= _CSR_LIMIT
     if use_csr:
+        # the lists scan only the narrowest predicate's slice of a column index (one-column
+        # queries included: their slice is exactly their matches)
+        lists_x = index if isinstance(index, Q.ColumnIndex) else Q.ColumnIndex(Xc)
         if q.col.shape[1] == 1:
-            offsets, rows = _univariate_lists(Xc, q, counts)
+            offsets, rows = _univariate_lists(lists_x, q, counts)
         else:
-            offsets, rows = Q.match_lists(Xc, q.col, q.op, q.val, counts)
+            offsets, rows = Q.match_lists(lists_x, q.col, q.op, q.val, counts)
         if n < 2**31:  # halves the lists' memory (up to 25 M entries)
             rows = rows.astype(np.int32)
         ends = offsets[1:]
@@ -383,8 +386,9 @@ def measure_control_curve(Xc: np.ndarray, q: Queries, rng: np.random.Generator, 
     return np.array(xs), np.array(ys)
 
 
-def _univariate_lists(X: np.ndarray, q: Queries, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR match lists of one-column queries (generic scan; queries that single out are narrow)."""
+def _univariate_lists(X: np.ndarray | Q.ColumnIndex, q: Queries, counts: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """CSR match lists of one-column queries (a slice of the column's order with an index)."""
     return Q.match_lists(X, q.col, q.op, q.val, counts)
 
 
@@ -508,8 +512,9 @@ def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
     mats = [float_matrix(ctx.encoded.block(r).select(order)) for r in ("original", "control")]
     n_o = mats[0].shape[0]
     pooled = np.concatenate(mats, axis=0)
-    x: np.ndarray | Q.ColumnIndex = Q.ColumnIndex(pooled) if k_base > 1 else pooled
-    counts, first = Q.count_matches(x, queries.col, queries.op, queries.val, cap=2)
+    # a column index for one-column queries too: a query's scan is its own slice; ``first`` is read
+    # only where the count is 1 (the lowest, and only, matching record, with or without the index)
+    counts, first = Q.count_matches(Q.ColumnIndex(pooled), queries.col, queries.op, queries.val, cap=2)
     flagged = np.zeros(pooled.shape[0], dtype=bool)
     flagged[first[counts == 1]] = True
     single = np.flatnonzero((counts == 1) & (queries.src >= 0))

@@ -1,0 +1,46 @@
+"""The relabellings of the joint max-T test: the sort-based member sets equal the argsort-based ones."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from synthguard.stats.maxt import relabelled_counts, smallest_keys
+
+
+def _members_by_argsort(keys: np.ndarray, h: np.ndarray) -> np.ndarray:
+    lab = np.zeros(keys.shape, dtype=bool)
+    np.put_along_axis(lab, np.argsort(keys, axis=1), np.arange(keys.shape[1])[None, :] < h[:, None], axis=1)
+    return lab
+
+
+def _counts_by_argsort(flags_u: np.ndarray, n1: int, n2: int, reps: int, rng: np.random.Generator,
+                       chunk: int) -> np.ndarray:
+    u = flags_u.shape[0]
+    out = np.zeros((reps, flags_u.shape[1]), dtype=np.int64)
+    for start in range(0, reps, chunk):
+        b = min(chunk, reps - start)
+        h = rng.hypergeometric(n1, n2, u, size=b) if n2 else np.full(b, u)
+        lab = _members_by_argsort(rng.random((b, u)), h)
+        out[start:start + b] = np.rint(lab.astype(float) @ flags_u.astype(float)).astype(np.int64)
+    return out
+
+
+def test_smallest_keys_equal_the_argsort_members_with_and_without_ties():
+    rng = np.random.default_rng(3)
+    keys = rng.random((200, 57))
+    keys[:40] = np.round(keys[:40] * 6) / 6  # many ties, some at the h-th key
+    h = rng.integers(0, 58, 200)
+    h[:3] = [0, 57, 1]
+    got = smallest_keys(keys, h)
+    assert np.array_equal(got, _members_by_argsort(keys, h))
+    assert np.array_equal(got.sum(axis=1), h)
+
+
+def test_relabelled_counts_equal_the_argsort_relabellings():
+    rng = np.random.default_rng(5)
+    flags_u = rng.random((300, 4)) < np.array([0.1, 0.5, 0.9, 0.02])
+    for n1, n2, reps, cells in ((900, 400, 250, 5_000_000), (900, 400, 250, 7_000), (300, 0, 20, 5_000_000)):
+        got = relabelled_counts(flags_u, n1, n2, reps, np.random.default_rng(11), max_cells=cells)
+        want = _counts_by_argsort(flags_u, n1, n2, reps, np.random.default_rng(11),
+                                  chunk=max(1, min(reps, cells // flags_u.shape[0])))
+        assert np.array_equal(got, want)
