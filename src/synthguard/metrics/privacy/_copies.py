@@ -12,15 +12,19 @@ do to such a test."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ...registry import Context
 
-__all__ = ["CROWD_BUDGET", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+if TYPE_CHECKING:  # pragma: no cover
+    from ...engine.backend import Backend
+
+__all__ = ["CROWD_BUDGET", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
            "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
            "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
@@ -204,9 +208,20 @@ def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, An
     """The leak responses of a near-copy test (a record is flagged when it is the only real record
     within ``max_diff`` cells of some release row, :func:`identifying_matches`): for each family,
     the pooled record each leak row (:mod:`synthguard.metrics._leakrows`) is alone near, raised to
-    score 1."""
-    from .._leakrows import leak_block, response, row_families
+    score 1. On a cluster (``ctx.data_backend``), the same pairs asked of the backend
+    (:func:`backend_matches`)."""
+    from .._leakrows import leak_block, leak_sets, response, row_families
 
+    if ctx.data_backend is not None:  # a cluster: the leak rows as queries of the backend
+        families = row_families(ctx)
+        sets = leak_sets(ctx)
+        got = backend_matches(ctx.data, [sets[f].rows for f in families], cols, max_diff)
+        out = {}
+        for family, (q, r) in zip(families, got, strict=True):
+            resp = response(ctx, family, (q, r, np.ones(q.size)))
+            if resp is not None:
+                out[family] = resp
+        return out
     real, _ = _code_matrices(ctx, cols)
     fams, blocks = [], []
     for family in row_families(ctx):
@@ -336,8 +351,6 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
     >>> identifying_matches(real, np.array([[0, 0, 9], [5, 5, 9], [0, 9, 1]]), 1)
     (array([1, 2]), array([2, 1]))
     """
-    from math import comb
-
     n, p = real.shape
     m = queries.shape[0]
     got = within_pairs(queries, real, max_diff, budget=budget)
@@ -349,33 +362,136 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         cells_r, rows_r = masked_hashes(real)
         cells_q, rows_q = masked_hashes(queries)
         cells_r, cells_q = np.asfortranarray(cells_r), np.asfortranarray(cells_q)
-        k = min(max_diff, p)
-        at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
-        cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
-        for d in range(k + 1):
-            for mask in combinations(range(p), d):  # loop over column sets; vectorised over rows
+
+        def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for mask in masks:  # loop over column sets; vectorised over rows
                 hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
                 order = np.argsort(hr, kind="stable")
                 keys = hr[order]
                 lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
-                at[d] += hi - lo
-                one = hi - lo == 1
-                cand[one] = order[lo[one]]
-        exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
-        for d in range(k + 1):
-            exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
-        # one real record within k cells: every mask that finds it alone names it
-        q = np.flatnonzero((exact.sum(axis=0) == 1) & (cand >= 0))
-        r = cand[q]
-        ok = np.zeros(q.size, dtype=bool)
-        step = max(1, 4_000_000 // max(p, 1))
-        for s in range(0, q.size, step):  # 64-bit hashes: verify cell by cell, in chunks
-            ok[s:s + step] = (real[r[s:s + step]] != queries[q[s:s + step]]).sum(axis=1) <= max_diff
-        q, r = q[ok], r[ok]
+                yield hi - lo, order[np.minimum(lo, n - 1)]  # n > 0: within_pairs answers otherwise
+
+        def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
+            out = np.zeros(q.size, dtype=np.int64)
+            step = max(1, 4_000_000 // max(p, 1))
+            for s in range(0, q.size, step):  # 64-bit hashes: verify cell by cell, in chunks
+                out[s:s + step] = (real[r[s:s + step]] != queries[q[s:s + step]]).sum(axis=1)
+            return out
+
+        q, r = _mask_matches(m, p, max_diff, counts, differ)
     if q.size:
         key = np.unique(q.astype(np.int64) * max(n, 1) + r)
         q, r = key // max(n, 1), key % max(n, 1)
     return q.astype(np.int64), r.astype(np.int64)
+
+
+def _mask_matches(m: int, p: int, max_diff: int,
+                  counts: Callable[[list[tuple[int, ...]]], Iterable[tuple[np.ndarray, np.ndarray]]],
+                  differ: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`identifying_matches` by masked column sets, for ``m`` query rows of ``p`` columns:
+    ``counts(masks)`` gives, per masked column set (in order), how many real records equal each
+    query row outside it and one of them (the one when there is one); by inclusion-exclusion
+    over the mask sizes, the rows with one real record within ``max_diff`` cells are joined to it
+    and checked cell by cell (``differ(q, r)``: differing cells of query rows ``q`` and records
+    ``r``). Pairs sorted by query row."""
+    from math import comb
+
+    k = min(max_diff, p)
+    masks = [mask for d in range(k + 1) for mask in combinations(range(p), d)]
+    at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
+    cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
+    for mask, (count, first) in zip(masks, counts(masks), strict=True):
+        at[len(mask)] += count
+        one = count == 1
+        cand[one] = first[one]
+    exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
+    for d in range(k + 1):
+        exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
+    # one real record within k cells: every mask that finds it alone names it
+    q = np.flatnonzero((exact.sum(axis=0) == 1) & (cand >= 0))
+    r = cand[q]
+    ok = differ(q, r) <= max_diff  # hashes: verified cell by cell
+    return q[ok], r[ok]
+
+
+def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[str], max_diff: int,
+                    roles: Sequence[str] = ("original", "control")
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`identifying_matches` of the rows of each of ``frames`` (small tables of the driver:
+    release rows, leak rows) against the pooled real records of ``roles``, asked of the run's
+    backend: one :meth:`~synthguard.engine.backend.Backend.key_counts` pass for every masked
+    column set (the count of real records per masked key and one of them), the cell-by-cell check
+    of the candidate records by position (:meth:`~synthguard.engine.backend.Backend.cells_equal`).
+    The same pairs as in one process, in one process or on a cluster.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 0, 5], "b": [0, 0, 5], "c": [0, 1, 5]})
+    >>> ctx = Context.from_frames(real.iloc[:2], real, real.iloc[2:], canonical=False)
+    >>> rows = pd.DataFrame({"a": [0, 5, 0], "b": [0, 5, 9], "c": [9, 9, 1]})
+    >>> backend_matches(ctx.data, [rows], ["a", "b", "c"], 1)
+    [(array([1, 2]), array([2, 1]))]
+    """
+    p = len(cols)
+    sizes = [len(f) for f in frames]
+    start = np.cumsum([0, *sizes])
+
+    def counts(masks: list[tuple[int, ...]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
+        got = data.key_counts(frames, sets, roles)
+        return [(np.concatenate([g[0] for g in per]), np.concatenate([g[1] for g in per]))
+                for per in got]
+
+    def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        out = np.zeros(q.size, dtype=np.int64)
+        for i, frame in enumerate(frames):  # per frame: its rows as typed
+            at = np.flatnonzero((q >= start[i]) & (q < start[i + 1]))
+            if at.size:
+                rows = frame.iloc[q[at] - start[i]].reset_index(drop=True)
+                out[at] = (~data.cells_equal(rows, r[at], cols, roles)).sum(axis=1)
+        return out
+
+    q, r = _mask_matches(int(start[-1]), p, max_diff, counts, differ)
+    return [(q[(q >= start[i]) & (q < start[i + 1])] - start[i], r[(q >= start[i]) & (q < start[i + 1])])
+            for i in range(len(frames))]
+
+
+def backend_identifiable_share(data: Backend, cols: list[str], k: int,
+                               roles: Sequence[str] = ("original", "control")) -> np.ndarray:
+    """:func:`identifiable_share` of the pooled real records of ``roles``, asked of the run's
+    backend: on how many ``k``-column sets ``M`` each record is the only real record with its
+    values outside ``M`` (:meth:`~synthguard.engine.backend.Backend.unique_sets`, one group-by of
+    every set's keys). The same floats as
+    :func:`identifiable_share` in one process (written as its block join writes them when that join
+    is its path; over the join's budget, one process counts by masks and may differ in the last
+    bit).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"a": [0, 0], "b": [0, 0], "c": [0, 1]})
+    >>> c = pd.DataFrame({"a": [5, 5], "b": [5, 5], "c": [5, 5]})
+    >>> ctx = Context.from_frames(o, o, c, canonical=False)
+    >>> backend_identifiable_share(ctx.data, ["a", "b", "c"], 1).round(3).tolist()
+    [0.667, 0.667, 0.0, 0.0]
+    """
+    from math import comb
+
+    n, p = sum(data.n_rows(r) for r in roles), len(cols)
+    if n == 0:
+        return np.zeros(0)
+    if p <= k:
+        return np.full(n, 1.0 if n == 1 else 0.0)
+    sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in combinations(range(p), k)]
+    count = data.unique_sets(sets, roles)
+    total = comb(p, k)
+    if _masks_cheaper(p, k):
+        return count / total
+    return 1.0 - (total - count) / total  # as the block join writes it
 
 
 def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -> np.ndarray:
