@@ -502,3 +502,35 @@ def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
     assert single.verdict.detection_limits
     assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+
+
+def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """The three questions the near-copy tests ask (real records per masked key with the first of
+    them, rows alone on each column set, cells against records by position) get the one-process
+    answers from the partitions: missing values, -0.0, shuffled duplicates, a text column, asked
+    rows with values the tables never hold, the empty column set."""
+    from itertools import combinations
+
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.registry import Context
+
+    orig = _with_texts(_frame(240, 61), 7)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=1)
+    syn, ctl = _with_texts(_frame(120, 62), 8), _with_texts(_frame(200, 63), 9)
+    meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
+    local = Context.from_frames(orig, syn, ctl, meta).data
+    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    cols, roles = ["a", "b", "c", "d", "e", "t"], ("original", "control")
+    sets = [[c for j, c in enumerate(cols) if j not in m] for d in range(3)
+            for m in combinations(range(len(cols)), d)] + [[]]
+    asked = [local.take("synthetic", np.arange(120), cols), orig.iloc[:25].assign(a=7.5)]
+    for want, got in zip(local.key_counts(asked, sets, roles), dist.key_counts(asked, sets, roles), strict=True):
+        for (wc, wf), (gc, gf) in zip(want, got, strict=True):
+            np.testing.assert_array_equal(wc, gc)
+            np.testing.assert_array_equal(wf, gf)
+    two = [s for s in sets if len(s) == len(cols) - 2]
+    np.testing.assert_array_equal(local.unique_sets(two, roles), dist.unique_sets(two, roles))
+    pos = np.random.default_rng(0).integers(0, 470, 120)
+    np.testing.assert_array_equal(local.cells_equal(asked[0], pos, cols, roles),
+                                  dist.cells_equal(asked[0], pos, cols, roles))
