@@ -204,24 +204,32 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     return keys[:, 0], keys[:, 1]
 
 
+def _responses(ctx: Context, families: Sequence[str],
+               pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
+    """Per family, its ``(leak row, pooled record)`` pairs as a leak response (score 1)."""
+    from .._leakrows import response
+
+    out = {}
+    for family, (q, r) in zip(families, pairs, strict=True):
+        got = response(ctx, family, (q, r, np.ones(q.size)))
+        if got is not None:
+            out[family] = got
+    return out
+
+
 def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, Any]:
     """The leak responses of a near-copy test (a record is flagged when it is the only real record
     within ``max_diff`` cells of some release row, :func:`identifying_matches`): for each family,
     the pooled record each leak row (:mod:`synthguard.metrics._leakrows`) is alone near, raised to
     score 1. On a cluster (``ctx.data_backend``), the same pairs asked of the backend
     (:func:`backend_matches`)."""
-    from .._leakrows import leak_block, leak_sets, response, row_families
+    from .._leakrows import leak_block, leak_sets, row_families
 
     if ctx.data_backend is not None:  # a cluster: the leak rows as queries of the backend
         families = row_families(ctx)
         sets = leak_sets(ctx)
-        got = backend_matches(ctx.data, [sets[f].rows for f in families], cols, max_diff)
-        out = {}
-        for family, (q, r) in zip(families, got, strict=True):
-            resp = response(ctx, family, (q, r, np.ones(q.size)))
-            if resp is not None:
-                out[family] = resp
-        return out
+        return _responses(ctx, families, backend_matches(ctx.data, [sets[f].rows for f in families],
+                                                         cols, max_diff))
     real, _ = _code_matrices(ctx, cols)
     fams, blocks = [], []
     for family in row_families(ctx):
@@ -235,14 +243,8 @@ def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, An
     # hashed and sorted once, not once per family
     start = np.cumsum([0] + [b.shape[0] for b in blocks])
     q_all, r_all = identifying_matches(real, np.concatenate(blocks, axis=0), max_diff)
-    out = {}
-    for i, family in enumerate(fams):
-        at = (q_all >= start[i]) & (q_all < start[i + 1])
-        q, r = q_all[at] - start[i], r_all[at]
-        got = response(ctx, family, (q, r, np.ones(q.size)))
-        if got is not None:
-            out[family] = got
-    return out
+    at = [(q_all >= start[i]) & (q_all < start[i + 1]) for i in range(len(fams))]
+    return _responses(ctx, fams, [(q_all[a] - start[i], r_all[a]) for i, a in enumerate(at)])
 
 
 def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
@@ -251,17 +253,12 @@ def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
     equals on ``cols`` when that record's row is unique among the real records, raised to score 1.
     One broadcast join of the leak rows' keys against the pooled keys, asked of the run's backend
     (:meth:`~synthguard.engine.backend.Backend.key_matches`), in one process or on a cluster."""
-    from .._leakrows import leak_sets, response, row_families
+    from .._leakrows import leak_sets, row_families
 
     families = row_families(ctx)
     sets = leak_sets(ctx)
-    got = ctx.data.key_matches([sets[f].rows for f in families], cols, ("original", "control"))
-    out = {}
-    for family, (rows, target) in zip(families, got, strict=True):
-        resp = response(ctx, family, (rows, target, np.ones(rows.size)))
-        if resp is not None:
-            out[family] = resp
-    return out
+    return _responses(ctx, families, ctx.data.key_matches([sets[f].rows for f in families], cols,
+                                                          ("original", "control")))
 
 
 def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
