@@ -26,11 +26,12 @@ from ..engine.backend import (
     balanced_keys,
     frame_sum,
     group_sizes,
+    only_matches,
     raw_numeric,
     top_rows,
 )
 from ._knn import kneighbors_distributed
-from ._tables import DistTables, gather_flags, row_hashes
+from ._tables import DistTables, gather_flags, row_hashes, set_hashes
 
 __all__ = ["DaskBackend", "DaskRelation"]
 
@@ -276,30 +277,79 @@ class DaskBackend:
 
     def key_matches(self, frames: Sequence[pd.DataFrame], columns: Sequence[str], roles: Sequence[str]
                     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        cols = tuple(columns)
-        asked = [row_hashes(self.dt.encoder, f, cols) for f in frames]
-        every = np.concatenate(asked) if asked else np.zeros((0, 2), np.uint64)
-        keys = pd.DataFrame({"h1": every[:, 0], "h2": every[:, 1]}).drop_duplicates(ignore_index=True)
-        keys["k"] = np.arange(len(keys), dtype=np.int64)
-        # the frames' keys travel to every partition once; each partition returns, per key it holds,
-        # how many rows hold it and the lowest position (at most one row per key)
-        shared = self.dt.client.scatter(keys, broadcast=True, hash=False)
-        count = np.zeros(len(keys), dtype=np.int64)
-        first = np.full(len(keys), -1, dtype=np.int64)
-        start = 0
-        for role in roles:
-            for got in self.dt.compute(self.dt.map(role, _key_hits, cols, shared, ordered=False)):
-                k = got["k"].to_numpy(np.int64)
-                pos = got["first"].to_numpy(np.int64) + start
-                count[k] += got["count"].to_numpy(np.int64)
-                first[k] = np.where(first[k] < 0, pos, np.minimum(first[k], pos))
+        return [only_matches(*got) for got in self.key_counts(frames, [columns], roles)[0]]
+
+    def key_counts(self, frames: Sequence[pd.DataFrame], column_sets: Sequence[Sequence[str]],
+                   roles: Sequence[str]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        sets = [tuple(c) for c in column_sets]
+        by_frame = [set_hashes(self.dt.encoder, f, sets) for f in frames]
+        sizes = [len(f) for f in frames]
+        keys, rows_key = [], []
+        for s in range(len(sets)):  # per set: the frames' distinct keys (sorted) and each row's key
+            every = np.concatenate([h[s] for h in by_frame]) if frames else np.zeros((0, 2), np.uint64)
+            uniq, inv = np.unique(_pairs(every), return_inverse=True)
+            keys.append(uniq)
+            rows_key.append(inv.ravel())
+        # the frames' keys travel to every partition once; each partition returns, per set and key
+        # it holds, how many rows hold it and the lowest position
+        (shared,) = self.dt.client.scatter([tuple(keys)], broadcast=True, hash=False)  # one object
+        count = [np.zeros(k.size, dtype=np.int64) for k in keys]
+        first = [np.full(k.size, -1, dtype=np.int64) for k in keys]
+        tasks, starts, start = [], [], 0
+        for role in roles:  # every partition of every role in one computation
+            parts = self.dt.map(role, _key_hits, sets, shared, ordered=False)
+            tasks += parts
+            starts += [start] * len(parts)
             start += self.dt.get(role).n_rows
-        out = []
-        for h in asked:  # each frame row's key, then the pooled row when it is the key's only one
-            k = pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1]}).merge(keys, on=_KEYS, how="left")["k"]
-            k = k.to_numpy(np.int64)
-            rows = np.flatnonzero(count[k] == 1)
-            out.append((rows.astype(np.int64), first[k[rows]]))
+        for part, start in zip(self.dt.compute(tasks), starts, strict=True):
+            for s, (k, n, low) in enumerate(part):
+                pos = low + start
+                count[s][k] += n
+                first[s][k] = np.where(first[s][k] < 0, pos, np.minimum(first[s][k], pos))
+        bounds = np.cumsum([0, *sizes])
+        return [[(count[s][inv[a:b]], first[s][inv[a:b]]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+                for s, inv in enumerate(rows_key)]
+
+    def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
+        import dask.dataframe as dd
+        from dask import delayed
+
+        sets = tuple(tuple(c) for c in column_sets)
+        meta = pd.DataFrame({"s": pd.Series([], dtype="int32"), "h1": pd.Series([], dtype="uint64"),
+                             "h2": pd.Series([], dtype="uint64"), "g": pd.Series([], dtype="int64")})
+        frames, start = [], 0
+        for role in roles:  # every set's keys of every row, one long table (pooled positions)
+            frames.append(dd.from_delayed(self.dt.map(role, _set_keys, sets, start, ordered=False),
+                                          meta=meta, verify_meta=False))
+            start += self.dt.get(role).n_rows
+        keys = dd.concat(frames) if len(frames) > 1 else frames[0]
+        g = keys.groupby(["s", *_KEYS]).g.agg(["min", "count"], split_out=self._split(roles))
+        parts = g.reset_index().to_delayed()
+        got = self.dt.compute([delayed(_unique_counts, pure=True)(p, start) for p in parts])
+        return np.sum(got, axis=0, dtype=np.int64) if got else np.zeros(start, dtype=np.int64)
+
+    def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
+                    roles: Sequence[str]) -> np.ndarray:
+        cols = list(columns)
+        pos = np.asarray(positions, dtype=np.int64)
+        parts, where, start = [], [], 0
+        for role in roles:
+            n = self.dt.get(role).n_rows
+            sel = np.flatnonzero((pos >= start) & (pos < start + n))
+            if sel.size:
+                parts.append(fetch_rows(self.dt, role, pos[sel] - start, cols))
+                where.append(sel)
+            start += n
+        out = np.zeros((pos.size, len(cols)), dtype=bool)
+        if not parts:
+            return out
+        order = np.concatenate(where)
+        real = pd.concat(parts, ignore_index=True)
+        asked = frame[cols].iloc[order].reset_index(drop=True)
+        one = [(c,) for c in cols]  # each cell by its identity
+        for j, (a, b) in enumerate(zip(set_hashes(self.dt.encoder, asked, one),
+                                       set_hashes(self.dt.encoder, real, one), strict=True)):
+            out[order, j] = (a == b).all(axis=1)
         return out
 
 
@@ -335,16 +385,49 @@ def _within_part(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, c
     return pos[q], r, d
 
 
-def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],
-              keys: pd.DataFrame) -> pd.DataFrame:
-    """Per key of ``keys`` that rows of this partition hold: ``k``, how many rows, the lowest
-    canonical position."""
-    h = row_hashes(encoder, frame, columns)
-    rows = pd.DataFrame({"h1": h[:, 0], "h2": h[:, 1], "pos": np.asarray(positions, dtype=np.int64)})
-    hit = rows.merge(keys, on=_KEYS, how="inner")
-    g = hit.groupby("k", sort=True)["pos"].agg(["count", "min"]).reset_index()
-    return pd.DataFrame({"k": g["k"].to_numpy(np.int64), "count": g["count"].to_numpy(np.int64),
-                         "first": g["min"].to_numpy(np.int64)})
+def _pairs(h: np.ndarray) -> np.ndarray:
+    """``(n, 2)`` uint64 identities as one structured value per row (sorted, searched and made
+    unique as pairs)."""
+    return np.ascontiguousarray(h, dtype=np.uint64).view([("h1", np.uint64), ("h2", np.uint64)]).ravel()
+
+
+def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+              sets: list[tuple[str, ...]], keys: tuple[np.ndarray, ...]
+              ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per column set and per key of its ``keys`` (sorted pairs) that rows of this partition hold:
+    ``(key index, how many rows, the lowest canonical position)``."""
+    out = []
+    pos = np.asarray(positions, dtype=np.int64)
+    for h, asked in zip(set_hashes(encoder, frame, sets), keys, strict=True):  # per column set
+        rows = _pairs(h)
+        at = np.minimum(np.searchsorted(asked, rows), max(asked.size - 1, 0))
+        hit = np.flatnonzero(asked[at] == rows) if asked.size else np.zeros(0, np.int64)
+        k, p = at[hit], pos[hit]
+        order = np.lexsort((p, k))  # by key, then position: the first of each key is its lowest
+        k, p = k[order], p[order]
+        uniq, start, n = np.unique(k, return_index=True, return_counts=True)
+        out.append((uniq.astype(np.int64), n.astype(np.int64), p[start]))
+    return out
+
+
+def _set_keys(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, sets: tuple[tuple[str, ...], ...],
+              start: int) -> pd.DataFrame:
+    """One partition's keys on every column set: ``s`` (the set), ``h1, h2``, ``g`` (pooled position)."""
+    pos = np.asarray(positions, dtype=np.int64) + start
+    out = []
+    for s, h in enumerate(set_hashes(encoder, frame, sets)):  # per column set, vectorised over rows
+        out.append(pd.DataFrame({"s": np.full(len(pos), s, dtype=np.int32), "h1": h[:, 0], "h2": h[:, 1],
+                                 "g": pos}))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(
+        {"s": np.zeros(0, np.int32), "h1": np.zeros(0, np.uint64), "h2": np.zeros(0, np.uint64),
+         "g": np.zeros(0, np.int64)})
+
+
+def _unique_counts(groups: pd.DataFrame, n: int) -> np.ndarray:
+    """Per pooled position, the keys of ``groups`` (one output partition of the group-by) held by
+    that row alone."""
+    one = groups["count"].to_numpy(np.int64) == 1
+    return np.bincount(groups["min"].to_numpy(np.int64)[one], minlength=n).astype(np.int64)
 
 
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[str] | None = None

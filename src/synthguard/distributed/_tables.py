@@ -225,6 +225,26 @@ def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) ->
     return row_hash128(block, extra)
 
 
+def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """:func:`row_hashes` of ``frame`` on each column set of ``sets`` (the same identities), every
+    column encoded once."""
+    every = list(dict.fromkeys(c for cols in sets for c in cols))
+    text = [c for c in every if encoder.schema.sdtype(c) == "text"]
+    block = encoder.encode(frame, [c for c in every if c not in text])
+    texts = {c: text_hash128(frame[c]) for c in text}
+    num_at = {c: j for j, c in enumerate(block.num_columns)}
+    cat_at = {c: j for j, c in enumerate(block.cat_columns)}
+    out = []
+    for cols in sets:  # loop over column sets: the columns of each, in its order
+        num = [c for c in cols if c in num_at]
+        cat = [c for c in cols if c in cat_at]
+        sub = Block(block.num[:, [num_at[c] for c in num]], block.cat[:, [cat_at[c] for c in cat]],
+                    tuple(num), tuple(cat))
+        extra = [texts[c] for c in cols if c in texts]
+        out.append(row_hash128(sub, np.concatenate(extra, axis=1) if extra else None))
+    return out
+
+
 #: bit of a gathered flag byte marking the row as delivered (flags use the lower bits)
 _PRESENT = np.uint8(0x80)
 

@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "extending_encoder",
-           "pairs_within", "raw_numeric", "split_pairs", "stack_blocks", "unique_matches"]
+           "key_counts_of", "only_matches", "pairs_within", "raw_numeric", "split_pairs", "stack_blocks",
+           "unique_matches"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``
 Lookups = Mapping[str, tuple[Sequence[str], Sequence[str]]]
@@ -129,6 +130,28 @@ class Backend(Protocol):
         over ``roles`` concatenated in order) has the frame row's values on ``columns`` and is the
         *only* pooled row with them (a broadcast join of the frames' keys against the pooled
         keys); sorted by frame row. Values compare as :meth:`row_ids` compares them."""
+
+    def key_counts(self, frames: Sequence[pd.DataFrame], column_sets: Sequence[Sequence[str]],
+                   roles: Sequence[str]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """For each column set of ``column_sets`` and each of ``frames`` (small tables of the
+        driver, e.g. release or leak rows): per frame row, how many pooled rows (positions over
+        ``roles`` concatenated in order) have its values on the set's columns, and the lowest such
+        pooled position (``-1`` when none): ``out[set][frame] = (counts, firsts)``. A broadcast
+        join of the frames' keys against the pooled keys, every set in one pass over the pooled
+        rows; an empty set matches every pooled row. Values compare as :meth:`row_ids` compares
+        them."""
+
+    def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
+        """Per pooled row (positions over ``roles`` concatenated in order), on how many of
+        ``column_sets`` it is the *only* pooled row with its values (int64): one group-by of every
+        set's keys. Values compare as :meth:`row_ids` compares them."""
+
+    def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
+                    roles: Sequence[str]) -> np.ndarray:
+        """``(len(frame), len(columns))`` booleans: whether row ``i`` of ``frame`` (a small table of
+        the driver) equals the pooled row at ``positions[i]`` (positions over ``roles``
+        concatenated in order) on each column; only those pooled rows are read. Values compare
+        as :meth:`row_ids` compares them."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -354,14 +377,50 @@ class LocalBackend:
 
     def key_matches(self, frames: Sequence[pd.DataFrame], columns: Sequence[str], roles: Sequence[str]
                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [only_matches(*got) for got in self.key_counts(frames, [columns], roles)[0]]
+
+    def key_counts(self, frames: Sequence[pd.DataFrame], column_sets: Sequence[Sequence[str]],
+                   roles: Sequence[str]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        from ..data.encoding import Block, row_identities
+
+        every = list(dict.fromkeys(c for s in column_sets for c in s))
+        enc = extending_encoder(self.encoded.encoder, self.tables, every, categorical_only=True)
+        pooled = [enc.encode(self.tables.get(r), every, categorical_only=True).cat for r in roles]
+        asked = [enc.encode(f, every, categorical_only=True).cat for f in frames]
+        out = []
+        for cols in column_sets:  # loop over column sets, vectorised over rows
+            at = [every.index(c) for c in cols]
+
+            def sub(codes: np.ndarray, at: list[int] = at) -> Block:
+                return Block(np.zeros((codes.shape[0], 0)), codes[:, at], (), tuple(map(str, at)))
+
+            ids = row_identities(*[sub(c) for c in pooled], *[sub(c) for c in asked])
+            out.append(key_counts_of(np.concatenate(ids[:len(pooled)]), ids[len(pooled):]))
+        return out
+
+    def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         from ..data.encoding import row_identities
 
+        out = np.zeros(sum(self.n_rows(r) for r in roles), dtype=np.int64)
+        for cols in column_sets:  # loop over column sets, vectorised over rows
+            ids = np.concatenate(row_identities(*[self._codes(r, list(cols), {}) for r in roles]))
+            out += np.bincount(ids)[ids] == 1
+        return out
+
+    def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
+                    roles: Sequence[str]) -> np.ndarray:
         cols = list(columns)
         enc = extending_encoder(self.encoded.encoder, self.tables, cols, categorical_only=True)
-        pooled = [enc.encode(self.tables.get(r), cols, categorical_only=True) for r in roles]
-        asked = [enc.encode(f, cols, categorical_only=True) for f in frames]
-        ids = row_identities(*pooled, *asked)
-        return unique_matches(np.concatenate(ids[:len(pooled)]), ids[len(pooled):])
+        pos = np.asarray(positions, dtype=np.int64)
+        real = np.empty((pos.size, len(cols)), dtype=np.int64)
+        start = 0
+        for role in roles:
+            n = self.n_rows(role)
+            sel = np.flatnonzero((pos >= start) & (pos < start + n))
+            rows = self.tables.get(role)[cols].iloc[pos[sel] - start]
+            real[sel] = enc.encode(rows, cols, categorical_only=True).cat
+            start += n
+        return enc.encode(frame, cols, categorical_only=True).cat == real
 
 
 def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categorical_only: bool) -> Any:
@@ -449,18 +508,39 @@ def unique_matches(pooled: np.ndarray, asked: Sequence[np.ndarray]) -> list[tupl
     >>> unique_matches(np.array([3, 5, 5, 7]), [np.array([5, 7, 9, 3])])
     [(array([1, 3]), array([3, 0]))]
     """
+    return [only_matches(*got) for got in key_counts_of(pooled, asked)]
+
+
+def key_counts_of(pooled: np.ndarray, asked: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`Backend.key_counts` of one column set from ids (equal values, equal ids): per array
+    of ``asked``, how many times each id occurs in ``pooled`` and its first position there
+    (``-1``: none).
+
+    Examples
+    --------
+    >>> key_counts_of(np.array([3, 5, 5, 7]), [np.array([5, 7, 9])])
+    [(array([2, 1, 0]), array([ 1,  3, -1]))]
+    """
     pooled = np.asarray(pooled, dtype=np.int64)
     size = int(max([pooled.max(initial=-1)] + [int(a.max(initial=-1)) for a in asked])) + 1
-    count = np.bincount(pooled, minlength=size)
-    where = np.full(size, -1, dtype=np.int64)
-    one = count[pooled] == 1
-    where[pooled[one]] = np.flatnonzero(one)
-    out = []
-    for a in asked:
-        at = where[np.asarray(a, dtype=np.int64)]
-        rows = np.flatnonzero(at >= 0)
-        out.append((rows.astype(np.int64), at[rows]))
-    return out
+    count = np.bincount(pooled, minlength=size).astype(np.int64)
+    first = np.full(size, -1, dtype=np.int64)
+    uniq, at = np.unique(pooled, return_index=True)
+    first[uniq] = at
+    return [(count[a], first[a]) for a in (np.asarray(a, dtype=np.int64) for a in asked)]
+
+
+def only_matches(count: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Backend.key_matches` from one frame's :meth:`Backend.key_counts`: the rows whose key
+    one pooled row holds, with that row.
+
+    Examples
+    --------
+    >>> only_matches(np.array([2, 1, 0, 1]), np.array([1, 3, -1, 0]))
+    (array([1, 3]), array([3, 0]))
+    """
+    rows = np.flatnonzero(np.asarray(count) == 1)
+    return rows.astype(np.int64), np.asarray(first, dtype=np.int64)[rows]
 
 
 def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:

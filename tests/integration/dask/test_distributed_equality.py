@@ -374,7 +374,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
     metrics = [
         "exact_matches", "ims", "cap", "k_anonymity", "close_neighbours", "qi_linkage",
-        "text_exact_matches", {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
+        "near_copies", "near_copies_2", "text_exact_matches", {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
         {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
         {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
         {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
@@ -457,10 +457,40 @@ def test_text_copies_and_text_leak_responses_on_dask_equal_single_process(dask_c
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
-@pytest.mark.xfail(strict=True, reason="near_copies and near_copies_2 run in one process only (their cards say "
-                   "backend='local': skipped on Dask, so their near-copy responses are missing there; issue "
-                   "#31, point 1); exact_matches', close_neighbours' and qi_linkage's limits are equal "
-                   "already (tests above); this test turns green when both run on the Dask backend")
+def test_near_copies_flags_and_leak_responses_on_dask_equal_single_process(dask_client):
+    """near_copies and near_copies_2 ask the backend for the real records per masked key (release
+    rows and leak rows as the queries) and check the candidates cell by cell: with one-cell and
+    two-cell copies of training records in the release, both entries (value, baseline, interval,
+    visibility, records), their evidence and the verdict with the near-copy families' detection
+    limits are the JSON of one process."""
+    def wide(n: int, seed: int) -> pd.DataFrame:  # two more columns: records apart by 3 cells
+        r = np.random.default_rng(seed + 100)
+        return _frame(n, seed).assign(f=r.integers(0, 60, n).astype(float),
+                                      g=r.choice([f"g{i}" for i in range(40)], n))
+
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"},
+                                "g": {"sdtype": "categorical"}}}
+    orig = wide(400, 51)
+    one = orig.iloc[:30].assign(d=lambda f: f["d"].map({"p": "q", "q": "r", "r": "p"}))
+    two = orig.iloc[30:50].assign(d=lambda f: f["d"].map({"p": "r", "q": "p", "r": "q"}),
+                                  e=lambda f: ~f["e"])
+    syn = pd.concat([wide(350, 52), one, two], ignore_index=True)
+    ctl = wide(400, 53)
+    metrics = {"near_copies": {"top_n": 5}, "near_copies_2": {"top_n": 5}}
+    # the drop-and-retest re-runs tests on pandas tables of one process (a cluster run refuses it)
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, retest_columns=0, retest_rows=0)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client)
+    _assert_same(single, dist, list(metrics))
+    for name in metrics:
+        res = single[name]["result"]
+        assert res["value"] > res["baseline"]["value"], name  # the copies are found
+    limits = single.to_dict()["verdict"]["detection_limits"]
+    assert "near_copies" in limits["near1"]["tests"] and limits["near1"]["value"] is not None
+    assert "near_copies_2" in limits["near2"]["tests"]
+    assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+
+
 def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
     orig = _frame(400, 11)
     syn = pd.concat([_frame(360, 12), orig.iloc[:4]], ignore_index=True)
@@ -472,3 +502,35 @@ def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
     assert single.verdict.detection_limits
     assert json.dumps(single.to_dict()["verdict"], sort_keys=True, default=str) == \
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
+
+
+def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """The three questions the near-copy tests ask (real records per masked key with the first of
+    them, rows alone on each column set, cells against records by position) get the one-process
+    answers from the partitions: missing values, -0.0, shuffled duplicates, a text column, asked
+    rows with values the tables never hold, the empty column set."""
+    from itertools import combinations
+
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.registry import Context
+
+    orig = _with_texts(_frame(240, 61), 7)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=1)
+    syn, ctl = _with_texts(_frame(120, 62), 8), _with_texts(_frame(200, 63), 9)
+    meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
+    local = Context.from_frames(orig, syn, ctl, meta).data
+    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    cols, roles = ["a", "b", "c", "d", "e", "t"], ("original", "control")
+    sets = [[c for j, c in enumerate(cols) if j not in m] for d in range(3)
+            for m in combinations(range(len(cols)), d)] + [[]]
+    asked = [local.take("synthetic", np.arange(120), cols), orig.iloc[:25].assign(a=7.5)]
+    for want, got in zip(local.key_counts(asked, sets, roles), dist.key_counts(asked, sets, roles), strict=True):
+        for (wc, wf), (gc, gf) in zip(want, got, strict=True):
+            np.testing.assert_array_equal(wc, gc)
+            np.testing.assert_array_equal(wf, gf)
+    two = [s for s in sets if len(s) == len(cols) - 2]
+    np.testing.assert_array_equal(local.unique_sets(two, roles), dist.unique_sets(two, roles))
+    pos = np.random.default_rng(0).integers(0, 470, 120)
+    np.testing.assert_array_equal(local.cells_equal(asked[0], pos, cols, roles),
+                                  dist.cells_equal(asked[0], pos, cols, roles))

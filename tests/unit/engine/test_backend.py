@@ -61,3 +61,22 @@ def test_neighbours_and_seeded_sample_through_the_backend():
     assert rows.tolist() == sorted(rows.tolist()) and rows.size == 3
     assert ctx.data.take("original", rows, ["b"]).shape == (3, 1)
     assert ctx.data.encoded_rows("original", ["a", "b"], rows).n_rows == 3
+
+
+def test_masked_key_counts_unique_sets_and_cells_of_the_near_copy_tests():
+    """key_counts: per asked row and column set, the pooled rows (training, then control) with its
+    values and the first of them; unique_sets: on how many sets each pooled row is alone;
+    cells_equal: cell by cell against pooled rows by position (missing equals missing)."""
+    orig = pd.DataFrame({"a": [1, 1, 2, 3, None], "b": ["x", "x", "y", "y", "z"]})
+    ctl = pd.DataFrame({"a": [2, 5], "b": ["y", "x"]})
+    ctx = Context.from_frames(orig, orig.iloc[:2], ctl, canonical=False)
+    asked = pd.DataFrame({"a": [1, 2, None, 7], "b": ["x", "q", "z", "x"]})
+    roles = ("original", "control")
+    got = ctx.data.key_counts([asked], [["a", "b"], ["a"], ["b"], []], roles)
+    want = [([2, 0, 1, 0], [0, -1, 4, -1]), ([2, 2, 1, 0], [0, 2, 4, -1]),
+            ([3, 0, 1, 3], [0, -1, 4, 0]), ([7, 7, 7, 7], [0, 0, 0, 0])]
+    assert [(c.tolist(), f.tolist()) for ((c, f),) in got] == want
+    assert ctx.data.unique_sets([["a", "b"], ["a"], ["b"]], roles).tolist() == [0, 0, 0, 2, 3, 0, 2]
+    eq = ctx.data.cells_equal(asked, np.array([1, 5, 4, 6]), ["a", "b"], roles)
+    assert eq.tolist() == [[True, True], [True, False], [True, True], [False, True]]
+    assert ctx.data.key_matches([asked], ["a", "b"], roles)[0][0].tolist() == [2]  # (missing, z)

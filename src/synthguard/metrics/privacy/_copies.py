@@ -12,15 +12,19 @@ do to such a test."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ...registry import Context
 
-__all__ = ["CROWD_BUDGET", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+if TYPE_CHECKING:  # pragma: no cover
+    from ...engine.backend import Backend
+
+__all__ = ["CROWD_BUDGET", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
            "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
            "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
@@ -200,13 +204,32 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     return keys[:, 0], keys[:, 1]
 
 
+def _responses(ctx: Context, families: Sequence[str],
+               pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
+    """Per family, its ``(leak row, pooled record)`` pairs as a leak response (score 1)."""
+    from .._leakrows import response
+
+    out = {}
+    for family, (q, r) in zip(families, pairs, strict=True):
+        got = response(ctx, family, (q, r, np.ones(q.size)))
+        if got is not None:
+            out[family] = got
+    return out
+
+
 def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, Any]:
     """The leak responses of a near-copy test (a record is flagged when it is the only real record
     within ``max_diff`` cells of some release row, :func:`identifying_matches`): for each family,
     the pooled record each leak row (:mod:`synthguard.metrics._leakrows`) is alone near, raised to
-    score 1."""
-    from .._leakrows import leak_block, response, row_families
+    score 1. On a cluster (``ctx.data_backend``), the same pairs asked of the backend
+    (:func:`backend_matches`)."""
+    from .._leakrows import leak_block, leak_sets, row_families
 
+    if ctx.data_backend is not None:  # a cluster: the leak rows as queries of the backend
+        families = row_families(ctx)
+        sets = leak_sets(ctx)
+        return _responses(ctx, families, backend_matches(ctx.data, [sets[f].rows for f in families],
+                                                         cols, max_diff))
     real, _ = _code_matrices(ctx, cols)
     fams, blocks = [], []
     for family in row_families(ctx):
@@ -220,14 +243,8 @@ def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, An
     # hashed and sorted once, not once per family
     start = np.cumsum([0] + [b.shape[0] for b in blocks])
     q_all, r_all = identifying_matches(real, np.concatenate(blocks, axis=0), max_diff)
-    out = {}
-    for i, family in enumerate(fams):
-        at = (q_all >= start[i]) & (q_all < start[i + 1])
-        q, r = q_all[at] - start[i], r_all[at]
-        got = response(ctx, family, (q, r, np.ones(q.size)))
-        if got is not None:
-            out[family] = got
-    return out
+    at = [(q_all >= start[i]) & (q_all < start[i + 1]) for i in range(len(fams))]
+    return _responses(ctx, fams, [(q_all[a] - start[i], r_all[a]) for i, a in enumerate(at)])
 
 
 def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
@@ -236,17 +253,12 @@ def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
     equals on ``cols`` when that record's row is unique among the real records, raised to score 1.
     One broadcast join of the leak rows' keys against the pooled keys, asked of the run's backend
     (:meth:`~synthguard.engine.backend.Backend.key_matches`), in one process or on a cluster."""
-    from .._leakrows import leak_sets, response, row_families
+    from .._leakrows import leak_sets, row_families
 
     families = row_families(ctx)
     sets = leak_sets(ctx)
-    got = ctx.data.key_matches([sets[f].rows for f in families], cols, ("original", "control"))
-    out = {}
-    for family, (rows, target) in zip(families, got, strict=True):
-        resp = response(ctx, family, (rows, target, np.ones(rows.size)))
-        if resp is not None:
-            out[family] = resp
-    return out
+    return _responses(ctx, families, ctx.data.key_matches([sets[f].rows for f in families], cols,
+                                                          ("original", "control")))
 
 
 def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
@@ -336,8 +348,6 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
     >>> identifying_matches(real, np.array([[0, 0, 9], [5, 5, 9], [0, 9, 1]]), 1)
     (array([1, 2]), array([2, 1]))
     """
-    from math import comb
-
     n, p = real.shape
     m = queries.shape[0]
     got = within_pairs(queries, real, max_diff, budget=budget)
@@ -349,33 +359,136 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         cells_r, rows_r = masked_hashes(real)
         cells_q, rows_q = masked_hashes(queries)
         cells_r, cells_q = np.asfortranarray(cells_r), np.asfortranarray(cells_q)
-        k = min(max_diff, p)
-        at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
-        cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
-        for d in range(k + 1):
-            for mask in combinations(range(p), d):  # loop over column sets; vectorised over rows
+
+        def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for mask in masks:  # loop over column sets; vectorised over rows
                 hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
                 order = np.argsort(hr, kind="stable")
                 keys = hr[order]
                 lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
-                at[d] += hi - lo
-                one = hi - lo == 1
-                cand[one] = order[lo[one]]
-        exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
-        for d in range(k + 1):
-            exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
-        # one real record within k cells: every mask that finds it alone names it
-        q = np.flatnonzero((exact.sum(axis=0) == 1) & (cand >= 0))
-        r = cand[q]
-        ok = np.zeros(q.size, dtype=bool)
-        step = max(1, 4_000_000 // max(p, 1))
-        for s in range(0, q.size, step):  # 64-bit hashes: verify cell by cell, in chunks
-            ok[s:s + step] = (real[r[s:s + step]] != queries[q[s:s + step]]).sum(axis=1) <= max_diff
-        q, r = q[ok], r[ok]
+                yield hi - lo, order[np.minimum(lo, n - 1)]  # n > 0: within_pairs answers otherwise
+
+        def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
+            out = np.zeros(q.size, dtype=np.int64)
+            step = max(1, 4_000_000 // max(p, 1))
+            for s in range(0, q.size, step):  # 64-bit hashes: verify cell by cell, in chunks
+                out[s:s + step] = (real[r[s:s + step]] != queries[q[s:s + step]]).sum(axis=1)
+            return out
+
+        q, r = _mask_matches(m, p, max_diff, counts, differ)
     if q.size:
         key = np.unique(q.astype(np.int64) * max(n, 1) + r)
         q, r = key // max(n, 1), key % max(n, 1)
     return q.astype(np.int64), r.astype(np.int64)
+
+
+def _mask_matches(m: int, p: int, max_diff: int,
+                  counts: Callable[[list[tuple[int, ...]]], Iterable[tuple[np.ndarray, np.ndarray]]],
+                  differ: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`identifying_matches` by masked column sets, for ``m`` query rows of ``p`` columns:
+    ``counts(masks)`` gives, per masked column set (in order), how many real records equal each
+    query row outside it and one of them (the one when there is one); by inclusion-exclusion
+    over the mask sizes, the rows with one real record within ``max_diff`` cells are joined to it
+    and checked cell by cell (``differ(q, r)``: differing cells of query rows ``q`` and records
+    ``r``). Pairs sorted by query row."""
+    from math import comb
+
+    k = min(max_diff, p)
+    masks = [mask for d in range(k + 1) for mask in combinations(range(p), d)]
+    at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
+    cand = np.full(m, -1, dtype=np.int64)  # a record alone under some mask (the one, if any)
+    for mask, (count, first) in zip(masks, counts(masks), strict=True):
+        at[len(mask)] += count
+        one = count == 1
+        cand[one] = first[one]
+    exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
+    for d in range(k + 1):
+        exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
+    # one real record within k cells: every mask that finds it alone names it
+    q = np.flatnonzero((exact.sum(axis=0) == 1) & (cand >= 0))
+    r = cand[q]
+    ok = differ(q, r) <= max_diff  # hashes: verified cell by cell
+    return q[ok], r[ok]
+
+
+def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[str], max_diff: int,
+                    roles: Sequence[str] = ("original", "control")
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`identifying_matches` of the rows of each of ``frames`` (small tables of the driver:
+    release rows, leak rows) against the pooled real records of ``roles``, asked of the run's
+    backend: one :meth:`~synthguard.engine.backend.Backend.key_counts` pass for every masked
+    column set (the count of real records per masked key and one of them), the cell-by-cell check
+    of the candidate records by position (:meth:`~synthguard.engine.backend.Backend.cells_equal`).
+    The same pairs as in one process, in one process or on a cluster.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 0, 5], "b": [0, 0, 5], "c": [0, 1, 5]})
+    >>> ctx = Context.from_frames(real.iloc[:2], real, real.iloc[2:], canonical=False)
+    >>> rows = pd.DataFrame({"a": [0, 5, 0], "b": [0, 5, 9], "c": [9, 9, 1]})
+    >>> backend_matches(ctx.data, [rows], ["a", "b", "c"], 1)
+    [(array([1, 2]), array([2, 1]))]
+    """
+    p = len(cols)
+    sizes = [len(f) for f in frames]
+    start = np.cumsum([0, *sizes])
+
+    def counts(masks: list[tuple[int, ...]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
+        got = data.key_counts(frames, sets, roles)
+        return [(np.concatenate([g[0] for g in per]), np.concatenate([g[1] for g in per]))
+                for per in got]
+
+    def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        out = np.zeros(q.size, dtype=np.int64)
+        for i, frame in enumerate(frames):  # per frame: its rows as typed
+            at = np.flatnonzero((q >= start[i]) & (q < start[i + 1]))
+            if at.size:
+                rows = frame.iloc[q[at] - start[i]].reset_index(drop=True)
+                out[at] = (~data.cells_equal(rows, r[at], cols, roles)).sum(axis=1)
+        return out
+
+    q, r = _mask_matches(int(start[-1]), p, max_diff, counts, differ)
+    return [(q[(q >= start[i]) & (q < start[i + 1])] - start[i], r[(q >= start[i]) & (q < start[i + 1])])
+            for i in range(len(frames))]
+
+
+def backend_identifiable_share(data: Backend, cols: list[str], k: int,
+                               roles: Sequence[str] = ("original", "control")) -> np.ndarray:
+    """:func:`identifiable_share` of the pooled real records of ``roles``, asked of the run's
+    backend: on how many ``k``-column sets ``M`` each record is the only real record with its
+    values outside ``M`` (:meth:`~synthguard.engine.backend.Backend.unique_sets`, one group-by of
+    every set's keys). The same floats as
+    :func:`identifiable_share` in one process (written as its block join writes them when that join
+    is its path; over the join's budget, one process counts by masks and may differ in the last
+    bit).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"a": [0, 0], "b": [0, 0], "c": [0, 1]})
+    >>> c = pd.DataFrame({"a": [5, 5], "b": [5, 5], "c": [5, 5]})
+    >>> ctx = Context.from_frames(o, o, c, canonical=False)
+    >>> backend_identifiable_share(ctx.data, ["a", "b", "c"], 1).round(3).tolist()
+    [0.667, 0.667, 0.0, 0.0]
+    """
+    from math import comb
+
+    n, p = sum(data.n_rows(r) for r in roles), len(cols)
+    if n == 0:
+        return np.zeros(0)
+    if p <= k:
+        return np.full(n, 1.0 if n == 1 else 0.0)
+    sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in combinations(range(p), k)]
+    count = data.unique_sets(sets, roles)
+    total = comb(p, k)
+    if _masks_cheaper(p, k):
+        return count / total
+    return 1.0 - (total - count) / total  # as the block join writes it
 
 
 def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -> np.ndarray:

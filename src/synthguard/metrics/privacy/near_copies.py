@@ -10,7 +10,9 @@
     control records; the control share is chance). Cells are compared by exact value (numeric
     cells by their typed value, missing equal to missing), through hashes of each row: a block
     join finds the real records within ``max_diff`` cells of each release row; over the join's
-    budget, hash counts per masked column set give the same pairs. No n x m matrix.
+    budget, hash counts per masked column set give the same pairs. No n x m matrix. On a Dask
+    cluster the backend counts the real records per masked key (release and leak rows as the
+    queries) and the candidates are checked cell by cell on the driver: the same numbers.
 
 ``close_neighbours``
     A memorised neighbourhood (SMOTE-like interpolation between training neighbours, an overfit
@@ -36,6 +38,8 @@ from ...stats import difference_ci
 from .._leakrows import family_status
 from ._copies import (
     _code_matrices,
+    backend_identifiable_share,
+    backend_matches,
     control_chance,
     copy_crowd,
     copy_responses,
@@ -44,7 +48,7 @@ from ._copies import (
     masked_hashes,
     near_pairs,
 )
-from .matching import matching_columns
+from .matching import matching_columns, row_identities_for
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses",
            "identifying_matches", "near_pairs", "masked_hashes", "ratio_responses", "release_pairs"]
@@ -65,13 +69,14 @@ TAIL_ROOM = 2.5
 
 
 def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]:
-    """Verbatim copies (all compared cells) of records unique on the quasi-identifiers (pooled)."""
+    """Verbatim copies (all compared cells) of records unique on the quasi-identifiers (pooled),
+    from the backend's exact-row ids."""
     qis = [c for c in ctx.tables.schema.quasi_identifiers if c in cols] or list(cols)
-    ids = ctx.encoded.row_ids(qis, ("original", "control"))
+    ids = ctx.data.row_ids(qis)
     pooled_qi = np.concatenate([ids["original"], ids["control"]])
     _, inv, counts = np.unique(pooled_qi, return_inverse=True, return_counts=True)
     unique = counts[inv.ravel()] == 1
-    full = ctx.memo("matching.row_ids", lambda: ctx.encoded.row_ids(cols))
+    full = row_identities_for(ctx)
     pooled_full = np.concatenate([full["original"], full["control"]])
     copied = unique & np.isin(pooled_full, full["synthetic"])
     rows = np.flatnonzero(copied[:n_o])
@@ -98,6 +103,7 @@ def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]
     sees=('near', 'exact', 'rare'),
     presets=('quick', 'privacy', 'full'),
     order=20,
+    backend='any',
     explainer=('Counts training records that the release reproduces with one (or two) cells '
                'changed, where the copy points at that one person (no other real person within '
                'one (two) cells of it), against the same share among held-out people. Exact '
@@ -158,6 +164,7 @@ def near_copies(ctx: Context, *, max_diff: int = 1, top_n: int = 20,
     sees=("near", "exact", "rare"),
     presets=("privacy", "full"),
     order=25,
+    backend="any",
     records=RecordsCard(meaning="a training record with a release row equal on all cells but two"),
     explainer=("Counts training records the release reproduces with two cells changed, where the "
                "copy points at that one person (no other real person within two cells of it), "
@@ -186,44 +193,69 @@ def near_copies_2(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
 
 def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
     """The near-copy pairs of the release at ``k`` cells (:func:`~._copies.identifying_matches`):
-    release rows and the pooled real records they identify; memoised per column set and ``k``."""
-    real, rel = _code_matrices(ctx, cols)
-    return ctx.memo(("near-copy-matches", tuple(cols), k),
-                    lambda: identifying_matches(real, rel, k))
+    release rows and the pooled real records they identify; memoised per column set and ``k``.
+    On a cluster (``ctx.data_backend``) asked of the backend with the release rows as queries
+    (:func:`~._copies.backend_matches`)."""
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        if ctx.data_backend is not None:
+            data = ctx.data
+            rel = ctx.memo(("near-copy-release", tuple(cols)), lambda: data.take(
+                "synthetic", np.arange(data.n_rows("synthetic")), cols))
+            return backend_matches(data, [rel], cols, k)[0]
+        real, rel = _code_matrices(ctx, cols)
+        return identifying_matches(real, rel, k)
+
+    return ctx.memo(("near-copy-matches", tuple(cols), k), compute)
+
+
+def _identifiable(ctx: Context, cols: list[str], k: int) -> np.ndarray:
+    """Per pooled real record, :func:`~._copies.identifiable_share` at ``k`` cells (memoised; on a
+    cluster asked of the backend, :func:`~._copies.backend_identifiable_share`)."""
+    def compute() -> np.ndarray:
+        if ctx.data_backend is not None:
+            return backend_identifiable_share(ctx.data, cols, k)
+        return identifiable_share(_code_matrices(ctx, cols)[0], k)
+
+    return ctx.memo(("near-copy-identifiable", tuple(cols), k), compute)
 
 
 def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                  confidence_level: float) -> MetricResult:
-    """``near_copies`` (and ``near_copies_2``): the result of the near-copy test at ``max_diff``."""
-    if not ctx.tables.has_control or len(ctx.tables.control) == 0:
+    """``near_copies`` (and ``near_copies_2``): the result of the near-copy test at ``max_diff``,
+    every count asked of the run's backend on a cluster (the release rows behind the flags, for
+    the drop list, in one process only)."""
+    data = ctx.data
+    if not ctx.tables.has_control or data.n_rows("control") == 0:
         raise MetricError(f"{name} needs control rows (real records the generator never saw)")
-    if len(ctx.tables.synthetic) == 0 or len(ctx.tables.original) == 0:
+    if data.n_rows("synthetic") == 0 or data.n_rows("original") == 0:
         raise MetricError("the synthetic or original table has no rows; give both at least one row")
     cols = matching_columns(ctx)
-    real, rel = _code_matrices(ctx, cols)
-    n_o = len(ctx.tables.original)
+    n_o = data.n_rows("original")
+    n_real = n_o + data.n_rows("control")
+    local = ctx.data_backend is None
     cl = float(confidence_level)
     by_k: dict[str, Any] = {}
     flags = None
-    share = np.zeros(real.shape[0])
+    share = np.zeros(n_real)
     for k in (1, 2):
-        work = real.shape[0] * (len(cols) * (len(cols) - 1) // 2 if k == 2 else len(cols))
+        work = n_real * (len(cols) * (len(cols) - 1) // 2 if k == 2 else len(cols))
         if k != max_diff and work > MAX_PAIR_WORK:
             by_k[str(k)] = {"skipped": f"{work} hash-join rows exceed the budget {MAX_PAIR_WORK}"}
             continue
         rows, recs = _identified(ctx, cols, k)
-        flag = np.zeros(real.shape[0], dtype=bool)
+        flag = np.zeros(n_real, dtype=bool)
         flag[recs] = True
         if k == max_diff:
-            share = ctx.memo(("near-copy-identifiable", tuple(cols), k),
-                             lambda k=k: identifiable_share(real, k))
+            share = _identifiable(ctx, cols, k)
             alone = share[:n_o] == 1.0  # no other real record within k cells: a copy is alone
-            leaks = copy_responses(ctx, cols, k) if ctx.data_backend is None else {}
+            # the release rows behind the flags: a cluster run lists no rows to drop (the drop
+            # list is made in one process)
+            pairs = _near_pairs(_code_matrices(ctx, cols)[1], (rows, recs), k, ctx, cols) \
+                if local else None
             f = RecordFlags(flag[:n_o], flag[n_o:], {"near": share[:n_o] > 0, "exact": alone,
                                                      "rare": alone},
-                            scores=flag.astype(float), leaks=leaks,
-                            families=family_status(ctx) if ctx.data_backend is None else {},
-                            pairs=_near_pairs(rel, (rows, recs), k, ctx, cols))
+                            scores=flag.astype(float), leaks=copy_responses(ctx, cols, k),
+                            families=family_status(ctx), pairs=pairs)
         else:
             f = RecordFlags(flag[:n_o], flag[n_o:])
         diff = difference_ci(int(f.member.sum()), n_o, int(f.non_member.sum()), f.non_member.size, cl)
@@ -259,7 +291,7 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
     records += [{"original_row": int(i), "kind": "qi_unique_verbatim_copy"}
                 for i in qi.pop("rows")[:top_n]]
     warning = None
-    n_c_all = len(ctx.tables.control)
+    n_c_all = data.n_rows("control")
     if qi["copied_training"] and qi["copied_training"] / n_o > qi["copied_control"] / n_c_all:
         warning = (f"{qi['copied_training']} of {n_o} training records unique on the "
                    f"quasi-identifiers {qi['quasi_identifiers']} have an identical row in the "
