@@ -74,6 +74,9 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
 
         if wants_entities(original, metadata, options.entity_key, options.sequence_key,
                           options.original_context):
+            if options.max_records:
+                raise ConfigError(f"max_records={options.max_records}: entity-level runs (one row "
+                                  f"per person) test every person; leave max_records unset")
             from ..data.entities import build_entity_run, prepare_entities
             from .config import add_entity_metrics
 
@@ -95,12 +98,40 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
     release_free_memory()
-    return run_tables(tables, run_config, options, canonical=True)
+    return _sampled_run(tables, run_config, options)
+
+
+def _sampled_run(tables: Tables, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:
+    """:func:`run_tables` on the tables, or on a seeded sample of their training and control
+    records when either holds more than ``max_records`` (:mod:`.sample`): the report then states
+    the sample, and lists every exact copy of the full training table."""
+    from .sample import copy_records, draw_sample, exact_copies, resolve_max_records
+
+    seed = int(options.seed or 0)
+    sampled, info = draw_sample(tables, resolve_max_records(options.max_records), seed)
+    if info is None:
+        return run_tables(tables, run_config, options, canonical=True)
+    at = info["original"].pop("positions", None)
+    info.get("control", {}).pop("positions", None)
+    copies = exact_copies(tables, at)
+    del tables
+    release_free_memory()
+    info.update(seed=seed, max_records=resolve_max_records(options.max_records),
+                exact_copies={"release_rows": int(copies["release"].size),
+                              "outside_sample": int(copies["outside"].sum())})
+    out = run_tables(sampled, run_config, options, canonical=True, sample=info)
+    own = list(out.header.get("records") or ())
+    res = out.results.get("exact_matches")
+    alarm = res is not None and str(res.risk_level) in ("high", "medium")
+    more = copy_records(copies, {r.get("release_row") for r in own}, alarm)
+    if more:
+        out.header["records"] = own + more
+    return out
 
 
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,
                encoded: EncodedView | None = None, entities: Any = None,
-               canonical: bool = False) -> RunOutput:
+               canonical: bool = False, sample: dict[str, Any] | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -114,7 +145,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever
     ``jobs``. ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order`
     (as in :func:`run_evaluation`, which then no longer holds the input-order copies); otherwise
-    they are reordered here.
+    they are reordered here. ``sample``: the tables are a seeded sample of the inputs' training
+    and control records (:func:`synthguard.run.sample.draw_sample`): the report's header states it
+    and the verdict says so.
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -164,10 +197,15 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
                              source=tables.labels.get("original")) if stats_only else None),
         inferred=tables.inferred_metadata(), warnings=list(tables.warnings),
         schema=tables.schema.to_dict(),
-        extra={"unit": "entity", "entities": entities.summary()} if entities is not None else None)
+        extra={"unit": "entity", "entities": entities.summary()} if entities is not None else
+        {"sample": sample} if sample is not None else None)
     out = build_report(header, done, rule, tables=tables, has_control=tables.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
                        unavailable=run_config.unavailable)
+    if sample is not None:
+        from .verdict import with_sample
+
+        out = dataclasses.replace(out, verdict=with_sample(out.verdict, sample))
     if entities is None and not stats_only:
         out = _advice(out, tables, run_config, options)
     return out
