@@ -118,7 +118,7 @@ def risk_options(func):
 @click.option("--retest-rows", type=click.IntRange(min=0), default=None,
               help="When a test names release rows to drop, drop them and re-test, in at most this "
                    "many rounds, and report the levels after (default 1; 0: off; not with --scheduler).")
-@click.option("--max-records", type=int, default=None, metavar="N",
+@click.option("--max-records", default=None, metavar="N", callback=lambda c, p, v: _whole(v),
               help="Above N training or control rows, test a seeded uniform sample of N of each "
                    "against the whole release (default 200000; 0: never; exact copies are still "
                    "listed for every row; see docs/scaling.md).")
@@ -241,6 +241,15 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
+
+
+def _whole(value: str | None) -> int | str | None:
+    """``--max-records``' text as an integer when it is one, else as given: the options refuse it
+    in one line (``max_records must be an integer``), not click's three."""
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return value
 
 
 def plan_printer(quiet: bool, dry_run: bool):

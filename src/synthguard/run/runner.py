@@ -123,7 +123,9 @@ def _sampled_run(tables: Tables, run_config: RunConfig, options: EvaluateOptions
     own = list(out.header.get("records") or ())
     res = out.results.get("exact_matches")
     alarm = res is not None and str(res.risk_level) in ("high", "medium")
-    more = copy_records(copies, {r.get("release_row") for r in own}, alarm)
+    listed = {r.get("release_row") for r in own
+              if "exact_matches" in str(r.get("tests") or r.get("metric"))}
+    more = copy_records(copies, listed, alarm)
     if more:
         out.header["records"] = own + more
     return out

@@ -135,11 +135,10 @@ def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any],
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
     for r, t, outside in zip(release[keep].tolist(), training[keep].tolist(),
                              copies["outside"][keep].tolist(), strict=True):
-        where = ("a record outside the sample, found by the full-table join and not tested"
+        where = ("a record outside the sample: found by the full-table join, not tested"
                  if outside else "found by the full-table join")
         out.append({"metric": "exact_matches", "risk": "presence",
                     "action": "drop" if alarm else "review", "release_row": int(r),
-                    "training_row": int(t), "reason": f"verbatim copy of training row {int(t)} "
-                                                      f"({where})",
+                    "training_row": int(t), "reason": f"verbatim copy of a training row ({where})",
                     "rank": None, "family": "exact", "tests": "exact_matches", "round": None})
     return out
