@@ -213,7 +213,9 @@ def one_run(task: dict) -> dict:
     rep = synthguard.evaluate(parts["original"], leak.release, control=parts["control"],
                               metrics=task["metrics"], seed=seed, retest_columns=0, retest_rows=0,
                               materiality=task["materiality"],
-                              max_records=task.get("max_records"), **kw)
+                              # entity runs (person) test every person: max_records is refused there
+                              max_records=None if base == "person" else task.get("max_records"),
+                              **kw)
     v = rep.verdict.to_dict()
     risks = {r["risk"]: {"level": r["level"], "bound": r.get("bound"), "bound_by": r.get("bound_by"),
                          "unassessed": list(r.get("unassessed") or ())} for r in v.get("risks", [])}

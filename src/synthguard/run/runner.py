@@ -120,12 +120,17 @@ def _sampled_run(tables: Tables, run_config: RunConfig, options: EvaluateOptions
                 exact_copies={"release_rows": int(copies["release"].size),
                               "outside_sample": int(copies["outside"].sum())})
     out = run_tables(sampled, run_config, options, canonical=True, sample=info)
+    # the copy test: the metric whose card lists every verbatim copy
+    from ..registry import metric_infos
+
+    copier = next((i.name for i in metric_infos()
+                   if (i.card.get("records") or {}).get("complete")), None)
     own = list(out.header.get("records") or ())
-    res = out.results.get("exact_matches")
+    res = next((r for n, r in out.results.items() if run_config.metric_of(n) == copier), None)
     alarm = res is not None and str(res.risk_level) in ("high", "medium")
     listed = {r.get("release_row") for r in own
-              if "exact_matches" in str(r.get("tests") or r.get("metric"))}
-    more = copy_records(copies, listed, alarm)
+              if str(copier) in str(r.get("tests") or r.get("metric")).split(", ")}
+    more = copy_records(copies, listed, alarm, str(copier))
     if more:
         out.header["records"] = own + more
     return out

@@ -125,11 +125,12 @@ def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.nda
             "outside": outside}
 
 
-def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any],
-                 alarm: bool) -> list[dict[str, Any]]:
+def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,
+                 metric: str) -> list[dict[str, Any]]:
     """The records-export rows of the full-table copies not already ``listed`` (release rows the
-    run's own rows name): input row numbers, action ``drop`` when ``exact_matches`` alarms
-    (``alarm``), else ``review``; a copy of a record outside the sample says so in its reason."""
+    run's own rows name as copies), under the copy test ``metric``: input row numbers, action
+    ``drop`` when that test alarms (``alarm``), else ``review``; a copy of a record outside the
+    sample says so in its reason."""
     release, training = copies["release"], copies["training"]
     out = []
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
@@ -137,8 +138,8 @@ def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any],
                              copies["outside"][keep].tolist(), strict=True):
         where = ("a record outside the sample: found by the full-table join, not tested"
                  if outside else "found by the full-table join")
-        out.append({"metric": "exact_matches", "risk": "presence",
+        out.append({"metric": metric, "risk": "presence",
                     "action": "drop" if alarm else "review", "release_row": int(r),
                     "training_row": int(t), "reason": f"verbatim copy of a training row ({where})",
-                    "rank": None, "family": "exact", "tests": "exact_matches", "round": None})
+                    "rank": None, "family": "exact", "tests": metric, "round": None})
     return out
