@@ -163,7 +163,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     if options.on_plan is not None:
         from .plan import plan_for_run
 
-        options.on_plan(plan_for_run(tables, run_config))
+        options.on_plan(plan_for_run(tables, run_config, sample=sample))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()

@@ -72,7 +72,10 @@ def test_max_records_at_or_above_the_table_sizes_gives_the_same_json_as_no_optio
 
 def test_the_tests_run_on_the_sample_and_the_header_and_verdict_state_it(frames):
     original, release, control = frames
-    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60)
+    plans = []
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60,
+                              on_plan=plans.append)
+    assert "sample of 60 of 200 training records and 60 of 150 control" in plans[0].render()
     sample = rep.model.header["sample"]
     assert sample["original"] == {"rows": 60, "of": 200}
     assert sample["control"] == {"rows": 60, "of": 150}
