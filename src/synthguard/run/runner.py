@@ -20,6 +20,7 @@ from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
 from .options import EvaluateOptions
+from .sample import list_copies, sample_tables
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
@@ -98,42 +99,12 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
     release_free_memory()
-    return _sampled_run(tables, run_config, options)
-
-
-def _sampled_run(tables: Tables, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:
-    """:func:`run_tables` on the tables, or on a seeded sample of their training and control
-    records when either holds more than ``max_records`` (:mod:`.sample`): the report then states
-    the sample, and lists every exact copy of the full training table."""
-    from .sample import copy_records, draw_sample, exact_copies, resolve_max_records
-
-    seed = int(options.seed or 0)
-    sampled, info = draw_sample(tables, resolve_max_records(options.max_records), seed)
-    if info is None:
-        return run_tables(tables, run_config, options, canonical=True)
-    at = info["original"].pop("positions", None)
-    info.get("control", {}).pop("positions", None)
-    copies = exact_copies(tables, at)
-    del tables
+    # above max_records training or control records, a seeded sample of them (the full tables are
+    # freed here, once the full-table copy join is done)
+    tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0))
     release_free_memory()
-    info.update(seed=seed, max_records=resolve_max_records(options.max_records),
-                exact_copies={"release_rows": int(copies["release"].size),
-                              "outside_sample": int(copies["outside"].sum())})
-    out = run_tables(sampled, run_config, options, canonical=True, sample=info)
-    # the copy test: the metric whose card lists every verbatim copy
-    from ..registry import metric_infos
-
-    copier = next((i.name for i in metric_infos()
-                   if (i.card.get("records") or {}).get("complete")), None)
-    own = list(out.header.get("records") or ())
-    res = next((r for n, r in out.results.items() if run_config.metric_of(n) == copier), None)
-    alarm = res is not None and str(res.risk_level) in ("high", "medium")
-    listed = {r.get("release_row") for r in own
-              if str(copier) in str(r.get("tests") or r.get("metric")).split(", ")}
-    more = copy_records(copies, listed, alarm, str(copier))
-    if more:
-        out.header["records"] = own + more
-    return out
+    out = run_tables(tables, run_config, options, canonical=True, sample=sample)
+    return out if copies is None else list_copies(out, copies, run_config.metric_of)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,

@@ -17,7 +17,7 @@ the input rows cannot change it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -26,7 +26,8 @@ import numpy as np
 from ..data.tables import Tables
 from ..stats import make_rng
 
-__all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "exact_copies", "resolve_max_records"]
+__all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "exact_copies", "list_copies",
+           "resolve_max_records", "sample_tables"]
 
 #: The default ``max_records``: a share of the training records is estimated to +-0.1 % or
 #: better (95 %) from this many (``docs/scaling.md``, the measurement behind it).
@@ -46,6 +47,45 @@ def resolve_max_records(value: int | None) -> int:
     return DEFAULT_MAX_RECORDS if value is None else int(value)
 
 
+def sample_tables(tables: Tables, max_records: int | None, seed: int
+                  ) -> tuple[Tables, dict[str, Any] | None, dict[str, np.ndarray] | None]:
+    """The tables a run tests (``tables`` in canonical order, or their sample when the training or
+    the control table holds more than ``max_records`` rows: :func:`draw_sample`), the report's
+    ``sample`` header entry and the full-table exact copies (:func:`exact_copies`); ``None, None``
+    when nothing was sampled."""
+    limit = resolve_max_records(max_records)
+    sampled, info = draw_sample(tables, limit, seed)
+    if info is None:
+        return tables, None, None
+    at = info["original"].pop("positions", None)
+    info.get("control", {}).pop("positions", None)
+    copies = exact_copies(tables, at)
+    info.update(seed=int(seed), max_records=limit,
+                exact_copies={"release_rows": int(copies["release"].size),
+                              "outside_sample": int(copies["outside"].sum())})
+    return sampled, info, copies
+
+
+def list_copies(out: Any, copies: Mapping[str, np.ndarray], metric_of: Callable[[str], str]) -> Any:
+    """The run's output ``out`` (a :class:`~synthguard.run.executor.RunOutput`) with every
+    full-table exact copy its own rows do not list added to the header's ``records``
+    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy
+    (``metric_of``: a run name's registered metric)."""
+    from ..registry import metric_infos
+    from .drops import ALARM
+
+    copier = str(next((i.name for i in metric_infos()
+                       if (i.card.get("records") or {}).get("complete")), None))
+    own = list(out.header.get("records") or ())
+    res = next((r for n, r in out.results.items() if metric_of(n) == copier), None)
+    listed = {r.get("release_row") for r in own
+              if copier in str(r.get("tests") or r.get("metric")).split(", ")}
+    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, copier)
+    if more:
+        out.header["records"] = own + more
+    return out
+
+
 def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, dict[str, Any] | None]:
     """``tables`` with the training and control tables cut to a seeded uniform sample of
     ``max_records`` rows each when they hold more (the release untouched), and the report's
@@ -61,8 +101,8 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
     >>> o = pd.DataFrame({"a": range(100), "b": ["x", "y"] * 50})
     >>> t = prepare_tables(o, o.head(5), o.tail(30)).in_canonical_order()
     >>> small, info = draw_sample(t, 40, seed=1)
-    >>> len(small.original), len(small.control), info["original"], info["control"]
-    (40, 30, {'rows': 40, 'of': 100}, {'rows': 30, 'of': 30})
+    >>> len(small.original), len(small.control), info["original"]["of"], info["control"]
+    (40, 30, 100, {'rows': 30, 'of': 30})
     >>> draw_sample(t, 100, seed=1)[1] is None
     True
     """

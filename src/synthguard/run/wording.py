@@ -459,20 +459,20 @@ def sample_line(sample: Mapping[str, Any]) -> str:
 
     Examples
     --------
-    >>> sample_line({"original": {"rows": 300, "of": 800}, "control": {"rows": 300, "of": 600},
-    ...              "seed": 0, "max_records": 300,
-    ...              "exact_copies": {"release_rows": 4, "outside_sample": 3}})
-    'the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export)'
+    >>> print(sample_line({"original": {"rows": 300, "of": 800}, "control": {"rows": 300, "of": 600},
+    ...                    "seed": 0, "max_records": 300,
+    ...                    "exact_copies": {"release_rows": 4, "outside_sample": 3}}))
+    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export)
     """
     o, c = sample.get("original") or {}, sample.get("control")
-    ctl = f" and {c['rows']} of {c['of']} control" if c else ""
+    ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
     cp = sample.get("exact_copies") or {}
-    return (f"the tests ran on a seeded uniform sample of {o.get('rows')} of {o.get('of')} training"
-            f"{ctl} records (max_records {sample.get('max_records')}, seed {sample.get('seed')}), "
+    return (f"the tests ran on a seeded uniform sample of {o['rows']:,} of {o['of']:,} training"
+            f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
             f"against every release row: the intervals, bounds and detection limits are the "
             f"sample's; a join of the release against every training record found "
-            f"{cp.get('release_rows', 0)} release row(s) that copy one verbatim, "
-            f"{cp.get('outside_sample', 0)} of them copying only records outside the sample "
+            f"{cp.get('release_rows', 0):,} release row(s) that copy one verbatim, "
+            f"{cp.get('outside_sample', 0):,} of them copying only records outside the sample "
             f"(every one is in the records export)")
 
 
