@@ -113,6 +113,7 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
         return tables, None
     frames: dict[str, Any] = {}
     rows = dict(tables.row_numbers)
+    prints = {r: dict(fp) for r, fp in tables.fingerprints.items()}
     info: dict[str, Any] = {}
     for role, n in sizes.items():
         if n <= max_records:
@@ -124,7 +125,9 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
         if role in rows:
             rows[role] = np.asarray(rows[role])[keep]
         info[role] = {"rows": int(max_records), "of": int(n), "positions": keep}
-    return replace(tables, row_numbers=rows, **frames), info
+        # a cached result of the whole table is not one of the sample (engine/cache.py's key)
+        prints[role] = dict(prints.get(role, {}), sample={"rows": int(max_records), "seed": int(seed)})
+    return replace(tables, row_numbers=rows, fingerprints=prints, **frames), info
 
 
 def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.ndarray]:

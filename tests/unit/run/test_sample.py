@@ -134,3 +134,17 @@ def test_entity_runs_refuse_max_records(frames):
     with pytest.raises(ConfigError, match="max_records"):
         synthguard.evaluate(original.assign(pid=np.arange(200) // 2), release.assign(pid=0),
                             metrics=["exact_matches"], entity_key="pid", max_records=10)
+
+
+def test_a_cached_result_of_the_whole_table_is_not_read_for_a_sample(frames, tmp_path):
+    original, release, control = frames
+    whole = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                                max_records=0, cache=tmp_path)
+    part = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                               max_records=60, cache=tmp_path)
+    n = {rep: next(t for t in rep.verdict.tests if t["metric"] == "exact_matches")["n_member"]
+         for rep in (whole, part)}
+    assert (n[whole], n[part]) == (200, 60)
+    again = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                                max_records=60, cache=tmp_path)
+    assert again.to_dict()["metrics"]["exact_matches"].get("cached") is True  # the sample's own
