@@ -169,7 +169,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     stats_only = getattr(tables, "original_stats", None) is not None
     header = run_header(
         seed, run_config, engine={"backend": _resolve_backend(options.backend)},
-        inputs={role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
+        # the inputs as given (a sampled table's fingerprint also names its sample, for the cache;
+        # the header states the sample under "sample")
+        inputs={role: {**{k: v for k, v in dict(tables.fingerprints.get(role, {})).items()
+                          if k != "sample"}, "source": tables.labels.get(role)}
                 for role in tables.roles},
         original_stats=(dict(tables.fingerprints.get("original", {}),
                              source=tables.labels.get("original")) if stats_only else None),
