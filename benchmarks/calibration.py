@@ -31,6 +31,7 @@ fresh runs reading low and the median bound reached (the largest ``verdict.risks
     python benchmarks/calibration.py --quick --json quick.jsonl # 2 seeds, 1.5x and 1 % only
     python benchmarks/calibration.py --quick --family-tests     # only the tests that state limits
     python benchmarks/calibration.py --seeds 3 --datasets nhefs --kinds fresh noise5@0.01
+    python benchmarks/calibration.py --quick --family-tests --max-records 300  # sampled queries
 
 ``--json`` appends every run as one line as it ends and reuses the lines already there (same table,
 split, seed, kind, materiality and metrics), so an interrupted run resumes and ``--table-only``
@@ -203,14 +204,18 @@ def one_run(task: dict) -> dict:
         parts, leak, kw = text(kind, seed, stated, k)
     else:
         parts, leak, kw = tabular(dataset, kind, seed, split, stated, k)
-    row = {k: task[k] for k in ("dataset", "split", "seed", "kind", "materiality", "key")}
+    row = {k: task.get(k) for k in ("dataset", "split", "seed", "kind", "materiality", "key",
+                                    "max_records")}
     row.update(family=family_of(kind), stated=stated, n_original=len(parts["original"]))
     if leak is None:  # a 1.5x kind without a stated limit: nothing to build
         return row | {"verdict": None, "skipped": "the fresh run states no limit for this family"}
     t0, c0 = time.perf_counter(), time.process_time()
     rep = synthguard.evaluate(parts["original"], leak.release, control=parts["control"],
                               metrics=task["metrics"], seed=seed, retest_columns=0, retest_rows=0,
-                              materiality=task["materiality"], **kw)
+                              materiality=task["materiality"],
+                              # entity runs (person) test every person: max_records is refused there
+                              max_records=None if base == "person" else task.get("max_records"),
+                              **kw)
     v = rep.verdict.to_dict()
     risks = {r["risk"]: {"level": r["level"], "bound": r.get("bound"), "bound_by": r.get("bound_by"),
                          "unassessed": list(r.get("unassessed") or ())} for r in v.get("risks", [])}
@@ -219,23 +224,26 @@ def one_run(task: dict) -> dict:
         "limits": {t: d.get("value") for t, d in (v.get("detection_limits") or {}).items()},
         "limit_k": {t: d.get("k") for t, d in (v.get("detection_limits") or {}).items()},
         "levels": {m: rep.result(m).risk_level for m in rep.metrics if rep.result(m) is not None},
+        "sample": rep.model.header.get("sample"),
         "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
 
 
-def _key(dataset: str, split: str, seed: int, kind: str, materiality: float, metrics: list) -> str:
+def _key(dataset: str, split: str, seed: int, kind: str, materiality: float, metrics: list,
+         max_records: int | None = None) -> str:
     mh = hashlib.sha256(",".join(metrics).encode()).hexdigest()[:8]
-    return f"{dataset}|{split}|{seed}|{kind}|{materiality:g}|{mh}"
+    tail = "" if max_records is None else f"|max{max_records}"
+    return f"{dataset}|{split}|{seed}|{kind}|{materiality:g}|{mh}{tail}"
 
 
 def plan(datasets: list[str], seeds: int, sizes: tuple[str, ...], kinds: list[str] | None,
-         metrics: list[str], safety: bool) -> list[dict]:
+         metrics: list[str], safety: bool, max_records: int | None = None) -> list[dict]:
     """Every run, nulls first (the 1.5x kinds read their stated limits)."""
     out: list[dict] = []
 
     def add(dataset: str, split: str, seed: int, kind: str, m: float = 0.01) -> None:
         out.append({"dataset": dataset, "split": split, "seed": seed, "kind": kind,
-                    "materiality": m, "metrics": metrics,
-                    "key": _key(dataset, split, seed, kind, m, metrics)})
+                    "materiality": m, "metrics": metrics, "max_records": max_records,
+                    "key": _key(dataset, split, seed, kind, m, metrics, max_records)})
 
     if kinds is None:
         kinds = (["fresh", "mode_seeking"] + [f"{f}@{s}" for f in FAMILY_KINDS for s in sizes]
@@ -265,7 +273,7 @@ def _stated(task: dict, done: dict[str, dict]) -> tuple[float | None, int | None
     """The limit of the task's family its null run states: (share, records)."""
     null = dict(task, kind=null_of(task["kind"]))
     key = _key(null["dataset"], null["split"], null["seed"], null["kind"], null["materiality"],
-               null["metrics"])
+               null["metrics"], null.get("max_records"))
     run = done.get(key)
     if run is None or run.get("verdict") is None:
         return None, None
@@ -435,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
                          f"({', '.join(FAMILY_TESTS)}): the same limits, a fifth of the cost")
     ap.add_argument("--metrics", nargs="+", default=None,
                     help="default: the privacy preset without distinguishability (inform only)")
+    ap.add_argument("--max-records", type=int, default=None, metavar="N",
+                    help="passed to every run: above N training or control records the tests run "
+                         "on a seeded sample of N of each (default: synthguard's)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (only on a quiet machine)")
     ap.add_argument("--json", type=Path, default=None,
                     help="append every run here (one JSON line each) and reuse the runs already there")
@@ -452,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = a.seeds or (2 if a.quick else 6)
     sizes = tuple(a.sizes or (QUICK_SIZES if a.quick else FULL_SIZES))
-    todo = plan(a.datasets, seeds, sizes, a.kinds, metrics, not a.no_safety)
+    todo = plan(a.datasets, seeds, sizes, a.kinds, metrics, not a.no_safety, a.max_records)
     t0 = time.perf_counter()
     load_at_start = os.getloadavg()
     rows = execute(todo, a.jobs, a.json)

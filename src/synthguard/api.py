@@ -51,7 +51,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
              original_context: Any = None, synthetic_context: Any = None,
              control_context: Any = None, client: Any = None, jobs: int | None = None,
              retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-             retest_rows: int | None = None, options: EvaluateOptions | None = None,
+             retest_rows: int | None = None, max_records: int | None = None,
+             options: EvaluateOptions | None = None,
              context: Any = None) -> Report:
     """Evaluate a synthetic release against the real data it was made from.
 
@@ -148,6 +149,14 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         dropped in the next); the report gives each alarming risk's level after and what still
         alarms (:func:`synthguard.run.actions.drop_retest`). ``0`` switches it off (the rows are
         still listed). Default 1 (in one process; a Dask run does not re-test).
+    max_records : int, optional
+        When the original (training) or the control table holds more rows, every test runs on a
+        seeded uniform sample of this many of each (drawn from ``seed``, whatever the input row
+        order), against the whole release, which is never sampled; the report states the sample
+        (header ``sample``, one sentence of the verdict) and its intervals and detection limits are
+        the sample's. Exact copies are still found and listed for every training row (a full-table
+        join). Default 200,000 (``synthguard.run.sample.DEFAULT_MAX_RECORDS``, see
+        ``docs/scaling.md``); ``0``: never sample. In one process, without entity options.
     options : EvaluateOptions, optional
         All of the above in one object, instead of the keyword arguments.
     context : path, mapping or DossierContext, optional
@@ -189,7 +198,8 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
             original_context: Any = None, synthetic_context: Any = None,
             control_context: Any = None, client: Any = None, jobs: int | None = None,
             retest_columns: int | None = None, on_plan: Callable[[Any], Any] | None = None,
-            retest_rows: int | None = None, options: EvaluateOptions | None = None,
+            retest_rows: int | None = None, max_records: int | None = None,
+            options: EvaluateOptions | None = None,
             context: Any = None) -> Comparison:
     """Evaluate several releases of the same original with the same options and rank them.
 
@@ -203,7 +213,8 @@ def compare(original: Any, synthetics: Mapping[str, Any] | Sequence[Any], contro
         The releases; a sequence is named by file name (paths) or ``release_<i>``.
     metrics, config, seed, preset, backend, progress, generator, cache, on_progress, \
 original_stats, risk_rule, materiality, release_type, alpha, entity_key, sequence_key, \
-original_context, control_context, client, jobs, retest_columns, on_plan, retest_rows, options
+original_context, control_context, client, jobs, retest_columns, on_plan, retest_rows, \
+max_records, options
         The options of :func:`synthguard.evaluate`, applied to every release (one
         :class:`~synthguard.run.options.EvaluateOptions`; one disk cache shared by the releases;
         ``on_progress`` and ``on_plan`` are called for every release in turn).

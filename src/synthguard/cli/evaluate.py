@@ -118,6 +118,10 @@ def risk_options(func):
 @click.option("--retest-rows", type=click.IntRange(min=0), default=None,
               help="When a test names release rows to drop, drop them and re-test, in at most this "
                    "many rounds, and report the levels after (default 1; 0: off; not with --scheduler).")
+@click.option("--max-records", default=None, metavar="N", callback=lambda c, p, v: _whole(v),
+              help="Above N training or control rows, test a seeded uniform sample of N of each "
+                   "against the whole release (default 200000; 0: never; exact copies are still "
+                   "listed for every row; see docs/scaling.md).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan and no progress bars on stderr.")
 @click.option("--dry-run", is_flag=True,
@@ -148,7 +152,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             workers: int | None = None, records_path: Path | None = None,
             dossier_path: Path | None = None, retest_columns: int | None = None,
             retest_rows: int | None = None, db: str | None = None,
-            quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
+            max_records: int | None = None, quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
     """Evaluate a synthetic release against its original (and control) data.
 
     Prints the metric table and one verdict; exit code 0, or 3 with --fail-on when the verdict
@@ -203,7 +207,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         config=config, seed=seed, preset=preset, backend=backend, risk_rule=risk_rule,
         materiality=materiality, alpha=alpha, release_type=release_type, jobs=jobs,
         retest_columns=retest_columns, retest_rows=retest_rows, original_stats=original_stats,
-        entity_key=entity_key,
+        max_records=max_records, entity_key=entity_key,
         sequence_key=sequence_key, original_context=original_context,
         synthetic_context=synthetic_context, control_context=control_context,
         on_plan=plan_printer(quiet, dry_run))
@@ -237,6 +241,15 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     write_outputs(report, json_path, html_path)
     write_extras(report, records_path, dossier_path, original, synthetic[0], metadata)
     exit_on_verdict([report.verdict.level], fail_on)
+
+
+def _whole(value: str | None) -> int | str | None:
+    """``--max-records``' text as an integer when it is one, else as given: the options refuse it
+    in one line (``max_records must be an integer``), not click's three."""
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return value
 
 
 def plan_printer(quiet: bool, dry_run: bool):

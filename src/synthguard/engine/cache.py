@@ -87,7 +87,9 @@ class DiskCache:
         """SHA-256 of everything a metric's result depends on (see the module docstring)."""
         from .._version import __version__
 
-        prints = {role: {k: v for k, v in dict(fp).items() if k in ("rows", "columns", "sha256")}
+        # "sample": the rows are a seeded sample of the input (synthguard.run.sample)
+        prints = {role: {k: v for k, v in dict(fp).items()
+                         if k in ("rows", "columns", "sha256", "sample")}
                   for role, fp in dict(getattr(tables, "fingerprints", {})).items()}
         schema = tables.schema.to_dict() if hasattr(tables, "schema") else None
         payload = {"format": _FORMAT, "version": __version__, "inputs": prints, "schema": schema,

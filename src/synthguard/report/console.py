@@ -81,6 +81,9 @@ def render_decision(report: Any, width: int = 100, how: str = "both") -> str:
     f = facts(model, how)
     risks = risk_rows(model)
     lines = wrap(f"DECISION: {str(v.level).upper()}  ({wording.settings(v)})", width, "  ", "")
+    if model.header.get("sample"):
+        lines += wrap(wording.sentence("Sampled: " + wording.sample_line(model.header["sample"])),
+                      width, "    ", "  ")
     for r in risks:
         text = " ".join(t for t in (wording.sentence(r.summary), wording.risk_advice(r, f)) if t)
         lines += wrap(f"{r.title}: {str(r.level).upper()}. {text}", width, "      ", "  ")

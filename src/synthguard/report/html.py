@@ -282,6 +282,9 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
              table(["risk", "level", "exposed beyond chance", "rules out", "reading"], rows,
                    raw=True)]
     parts += [f'<p class="small">{escape(t)}</p>' for t in wording.decision_limits(risks)]
+    if model.header.get("sample"):
+        parts.append(f'<p class="small" id="sample">'
+                     f'{escape(wording.sentence("Sampled: " + wording.sample_line(model.header["sample"])))}</p>')
     if retests:
         parts.append('<ul class="retest small">' + "".join(f"<li>{escape(t)}</li>" for t in retests)
                      + "</ul>")

@@ -32,6 +32,8 @@ CLUSTER_REFUSES: dict[str, str] = {
                       "it unset or 0",
     "retest_rows": "the drop-and-retest re-runs tests on pandas tables of one process: leave it "
                    "unset or 0",
+    "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
+                   "unset",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
             "unset or 1",
 }

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigError
 from ..registry import validate_seed
 
@@ -69,6 +71,7 @@ class EvaluateOptions:
     retest_columns: int | None = None
     on_plan: Callable[[Any], Any] | None = None
     retest_rows: int | None = None
+    max_records: int | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -84,11 +87,13 @@ class EvaluateOptions:
                               f"got {self.on_progress!r}")
         if self.on_plan is not None and not callable(self.on_plan):
             raise ConfigError(f"on_plan must be callable as on_plan(plan), got {self.on_plan!r}")
-        for name in ("jobs", "retest_columns", "retest_rows"):
+        for name in ("jobs", "retest_columns", "retest_rows", "max_records"):
             v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
                 raise ConfigError(f"{name} must be an integer, got {v!r}")
-        for name in ("retest_columns", "retest_rows"):
+            if v is not None:
+                set_(self, name, int(v))
+        for name in ("retest_columns", "retest_rows", "max_records"):
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise ConfigError(f"{name} must be 0 (off) or more, got {v}")

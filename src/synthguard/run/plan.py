@@ -226,9 +226,13 @@ def stage(name: str, enabled: bool, total: int | None = None) -> Iterator[Any]:
         bar.close()
 
 
-def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None = None) -> Plan:
+def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None = None,
+                 sample: Mapping[str, Any] | None = None) -> Plan:
     """The plan of ``run_config`` on validated ``tables`` (in one process or partitioned);
-    ``skipped``: metrics of the run that will be skipped, with the reason (a distributed run)."""
+    ``skipped``: metrics of the run that will be skipped, with the reason (a distributed run);
+    ``sample``: ``tables`` hold a sample of the inputs' records (the report header's ``sample``,
+    :func:`synthguard.run.sample.draw_sample`): the plan's sizes and estimate are the sample's,
+    and it says of how many records."""
     from ..registry import get_metric
 
     skipped = dict(skipped or {})
@@ -236,8 +240,14 @@ def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None
     metric_of = getattr(run_config, "metric_of", lambda n: n)
     ncols = len(tables.schema.names)
     sizes = {role: (len(tables.get(role)), ncols) for role in tables.roles}
+    said = None
+    if sample:
+        said = ("the tests run on a seeded uniform sample of " + " and ".join(
+            f"{sample[r]['rows']:,} of {sample[r]['of']:,} {w} records"
+            for r, w in (("original", "training"), ("control", "control")) if r in sample)
+                + f" (max_records {sample['max_records']:,})")
     return make_plan(sizes, names, {n: get_metric(metric_of(n)) for n in names},
-                     {n: dict(run_config.metrics[n]) for n in names},
+                     {n: dict(run_config.metrics[n]) for n in names}, sample=said,
                      quasi_identifiers=tables.schema.quasi_identifiers,
                      sensitive=tables.schema.sensitive,
                      unavailable={**dict(getattr(run_config, "unavailable", None) or {}), **skipped})

@@ -20,6 +20,7 @@ from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
 from .options import EvaluateOptions
+from .sample import list_copies, sample_tables
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
@@ -74,6 +75,9 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
 
         if wants_entities(original, metadata, options.entity_key, options.sequence_key,
                           options.original_context):
+            if options.max_records:
+                raise ConfigError(f"max_records={options.max_records}: entity-level runs (one row "
+                                  f"per person) test every person; leave max_records unset")
             from ..data.entities import build_entity_run, prepare_entities
             from .config import add_entity_metrics
 
@@ -95,12 +99,17 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     # not the caller's data) are freed before any metric runs: about 0.3 GB at 1 M rows
     tables = tables.in_canonical_order()
     release_free_memory()
-    return run_tables(tables, run_config, options, canonical=True)
+    # above max_records training or control records, a seeded sample of them (the full tables are
+    # freed here, once the full-table copy join is done)
+    tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0))
+    release_free_memory()
+    out = run_tables(tables, run_config, options, canonical=True, sample=sample)
+    return out if copies is None else list_copies(out, copies, run_config.metric_of)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,
                encoded: EncodedView | None = None, entities: Any = None,
-               canonical: bool = False) -> RunOutput:
+               canonical: bool = False, sample: dict[str, Any] | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -114,7 +123,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever
     ``jobs``. ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order`
     (as in :func:`run_evaluation`, which then no longer holds the input-order copies); otherwise
-    they are reordered here.
+    they are reordered here. ``sample``: the tables are a seeded sample of the inputs' training
+    and control records (:func:`synthguard.run.sample.draw_sample`): the report's header states it
+    and the verdict says so.
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -123,7 +134,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     if options.on_plan is not None:
         from .plan import plan_for_run
 
-        options.on_plan(plan_for_run(tables, run_config))
+        options.on_plan(plan_for_run(tables, run_config, sample=sample))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
@@ -158,16 +169,24 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     stats_only = getattr(tables, "original_stats", None) is not None
     header = run_header(
         seed, run_config, engine={"backend": _resolve_backend(options.backend)},
-        inputs={role: dict(tables.fingerprints.get(role, {}), source=tables.labels.get(role))
+        # the inputs as given (a sampled table's fingerprint also names its sample, for the cache;
+        # the header states the sample under "sample")
+        inputs={role: {**{k: v for k, v in dict(tables.fingerprints.get(role, {})).items()
+                          if k != "sample"}, "source": tables.labels.get(role)}
                 for role in tables.roles},
         original_stats=(dict(tables.fingerprints.get("original", {}),
                              source=tables.labels.get("original")) if stats_only else None),
         inferred=tables.inferred_metadata(), warnings=list(tables.warnings),
         schema=tables.schema.to_dict(),
-        extra={"unit": "entity", "entities": entities.summary()} if entities is not None else None)
+        extra={"unit": "entity", "entities": entities.summary()} if entities is not None else
+        {"sample": sample} if sample is not None else None)
     out = build_report(header, done, rule, tables=tables, has_control=tables.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
                        unavailable=run_config.unavailable)
+    if sample is not None:
+        from .verdict import with_sample
+
+        out = dataclasses.replace(out, verdict=with_sample(out.verdict, sample))
     if entities is None and not stats_only:
         out = _advice(out, tables, run_config, options)
     return out

@@ -62,7 +62,7 @@ from ..errors import ConfigError
 from ..stats import holm_adjust, make_rng
 
 __all__ = ["RiskRule", "Verdict", "assess", "level_of", "RULES", "RELEASE_TYPES", "LEVEL_ORDER",
-           "NON_PRIVACY_FAMILIES", "fails", "card_risk", "RISK_TITLES"]
+           "NON_PRIVACY_FAMILIES", "fails", "card_risk", "RISK_TITLES", "with_sample"]
 
 RULES = ("calibrated", "reference")
 RELEASE_TYPES = ("synthetic", "anonymised")
@@ -180,6 +180,14 @@ class Verdict:
                     "tests": list(self.tests), "not_assessed": list(self.not_assessed),
                     "counts": dict(self.counts)})
         return to_jsonable(out)
+
+
+def with_sample(verdict: Verdict, sample: Mapping[str, Any]) -> Verdict:
+    """``verdict`` with its summary saying the tests ran on a sample (``max_records``,
+    :func:`synthguard.run.wording.sample_line`)."""
+    from .wording import sample_line
+
+    return replace(verdict, summary=f"{verdict.summary}; {sample_line(sample)}")
 
 
 def level_of(ev: Evidence, materiality: float, alpha: float) -> str:

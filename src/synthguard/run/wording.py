@@ -44,6 +44,7 @@ from ..data.leaks import FAMILY_NAMES
 __all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
            "card_headline", "card_privacy", "decision_limits", "decision_proposal",
            "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
+           "sample_line",
            "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
            "same_test", "sentence", "settings", "settle", "threshold_justification",
            "utility_paragraph", "verdict_line", "what_to_do"]
@@ -450,6 +451,29 @@ def _join(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1][:1].lower() + items[-1][1:]
+
+
+def sample_line(sample: Mapping[str, Any]) -> str:
+    """The verdict's sentence on a sampled run (``max_records``): the sample, that the bounds are
+    the sample's, and the exact copies the full-table join found.
+
+    Examples
+    --------
+    >>> print(sample_line({"original": {"rows": 300, "of": 800}, "control": {"rows": 300, "of": 600},
+    ...                    "seed": 0, "max_records": 300,
+    ...                    "exact_copies": {"release_rows": 4, "outside_sample": 3}}))
+    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export)
+    """
+    o, c = sample.get("original") or {}, sample.get("control")
+    ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
+    cp = sample.get("exact_copies") or {}
+    return (f"the tests ran on a seeded uniform sample of {o['rows']:,} of {o['of']:,} training"
+            f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
+            f"against every release row: the intervals, bounds and detection limits are the "
+            f"sample's; a join of the release against every training record found "
+            f"{cp.get('release_rows', 0):,} release row(s) that copy one verbatim, "
+            f"{cp.get('outside_sample', 0):,} of them copying only records outside the sample "
+            f"(every one is in the records export)")
 
 
 def verdict_line(level: str) -> str:

@@ -1,0 +1,150 @@
+"""Sampled queries (``max_records``, issue 31 point 2): above N training or control records the tests
+run on a seeded uniform sample of N of each against the whole release; the report states it, the
+input row order cannot change it, and every exact copy of the full training table is still listed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import synthguard
+from synthguard.errors import ConfigError
+from synthguard.run.options import EvaluateOptions
+
+METRICS = ["exact_matches", "near_copies"]
+
+
+def _people(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    return pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.normal(5e4, 1e4, n).round(0),
+                         "city": rng.choice(list("abcdefgh"), n), "job": rng.choice(list("pqrstu"), n)})
+
+
+@pytest.fixture(scope="module")
+def frames():
+    rng = np.random.default_rng(11)
+    original, control, fresh = _people(200, rng), _people(150, rng), _people(100, rng)
+    # 20 verbatim copies of training rows 0, 10, ..., 190 among 100 fresh rows
+    release = pd.concat([fresh, original.iloc[::10]], ignore_index=True)
+    return original, release, control
+
+
+def _json(rep, *, moved_rows: bool = False) -> str:
+    """The JSON report without its timings; with ``moved_rows`` also without the input fingerprints
+    and row numbers (shuffled inputs move rows; lists of records are then sorted)."""
+    def keep(k: str) -> bool:
+        return k != "seconds" and not (moved_rows and (k == "row" or k.endswith(("_row", "_rows"))))
+
+    def clean(obj):
+        if isinstance(obj, list):
+            items = [clean(v) for v in obj]
+            sort = moved_rows and items and all(isinstance(v, dict) for v in items)
+            return sorted(items, key=json.dumps) if sort else items
+        return {k: clean(v) for k, v in obj.items() if keep(k)} if isinstance(obj, dict) else obj
+
+    d = json.loads(rep.to_json())
+    if moved_rows:
+        d.pop("inputs")
+    return json.dumps(clean(d), sort_keys=True)
+
+
+def test_max_records_at_or_above_the_table_sizes_gives_the_same_json_as_no_option(frames):
+    original, release, control = frames
+    plain = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2)
+    assert "sample" not in plain.model.header
+    for n in (200, 10**6, 0):  # 200 = the larger table's size; 0 = never sample
+        same = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2,
+                                   max_records=n)
+        assert _json(same) == _json(plain), n
+
+
+def test_the_tests_run_on_the_sample_and_the_header_and_verdict_state_it(frames):
+    original, release, control = frames
+    plans = []
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60,
+                              on_plan=plans.append)
+    assert "sample of 60 of 200 training records and 60 of 150 control" in plans[0].render()
+    sample = rep.model.header["sample"]
+    assert sample["original"] == {"rows": 60, "of": 200}
+    assert sample["control"] == {"rows": 60, "of": 150}
+    assert sample["seed"] == 2 and sample["max_records"] == 60
+    assert sample["exact_copies"]["release_rows"] == 20
+    test = next(t for t in rep.verdict.tests if t["metric"] == "exact_matches")
+    assert (test["n_member"], test["n_non_member"]) == (60, 60)
+    said = "sample of 60 of 200 training and 60 of 150 control records"
+    assert said in rep.verdict.summary and "the sample's" in rep.verdict.summary
+    for text in (rep.to_console(), rep.to_html(), rep.to_dossier(fmt="markdown")):
+        assert said in " ".join(text.split())  # the console wraps its lines
+    # the release is never sampled
+    assert json.loads(rep.to_json())["inputs"]["synthetic"]["rows"] == 120
+    other = synthguard.evaluate(original, release, control, metrics=METRICS, seed=3, max_records=60)
+    assert _json(other, moved_rows=True) != _json(rep, moved_rows=True)  # another seed, another sample
+
+
+def test_a_sampled_run_is_the_same_whatever_the_input_row_order(frames):
+    original, release, control = frames
+    a = synthguard.evaluate(original, release, control, metrics=METRICS, seed=5, max_records=70)
+    shuffled = [x.sample(frac=1, random_state=i).reset_index(drop=True)
+                for i, x in enumerate((original, release, control))]
+    b = synthguard.evaluate(*shuffled, metrics=METRICS, seed=5, max_records=70)
+    assert _json(a, moved_rows=True) == _json(b, moved_rows=True)
+
+
+def test_every_exact_copy_of_the_full_table_is_listed_even_outside_the_sample(frames):
+    original, release, control = frames
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60)
+    rec = rep.records()
+    copies = rec[(rec["metric"] == "exact_matches") & rec["release_row"].notna()]
+    truth = set(range(100, 120))  # the planted copies (the fresh rows copy no training row)
+    assert truth <= set(copies["release_row"].astype(int))
+    listed = copies.drop_duplicates("release_row").set_index("release_row")
+    # each copy names the training row it copies
+    for r in truth:
+        assert listed.loc[r, "training_row"] == (r - 100) * 10
+    outside = listed["reason"].str.contains("outside the sample")
+    assert int(outside.sum()) == rep.model.header["sample"]["exact_copies"]["outside_sample"]
+    assert 0 < int(outside.sum()) < 20  # some records sampled, some not (60 of 200)
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "300"])
+def test_a_bad_max_records_is_refused_in_one_line(value):
+    with pytest.raises(ConfigError) as err:
+        EvaluateOptions(max_records=value)
+    assert "max_records" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["-3", "1.5", "many"])
+def test_a_bad_max_records_on_the_command_line_exits_2_with_one_line(tmp_path, value):
+    from synthguard.cli import main
+
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}).to_csv(path, index=False)
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(path), "-s", str(path),
+                                    f"--max-records={value}", "--no-progress"])
+    assert res.exit_code == 2
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "max_records" in lines[0], res.output
+
+
+def test_entity_runs_refuse_max_records(frames):
+    original, release, control = frames
+    with pytest.raises(ConfigError, match="max_records"):
+        synthguard.evaluate(original.assign(pid=np.arange(200) // 2), release.assign(pid=0),
+                            metrics=["exact_matches"], entity_key="pid", max_records=10)
+
+
+def test_a_cached_result_of_the_whole_table_is_not_read_for_a_sample(frames, tmp_path):
+    original, release, control = frames
+    whole = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                                max_records=0, cache=tmp_path)
+    part = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                               max_records=60, cache=tmp_path)
+    n = {rep: next(t for t in rep.verdict.tests if t["metric"] == "exact_matches")["n_member"]
+         for rep in (whole, part)}
+    assert (n[whole], n[part]) == (200, 60)
+    again = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                                max_records=60, cache=tmp_path)
+    assert again.to_dict()["metrics"]["exact_matches"].get("cached") is True  # the sample's own
