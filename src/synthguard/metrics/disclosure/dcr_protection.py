@@ -443,7 +443,10 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
     k = int(perm["statistic"])
     ties = int(d_t.size - m)
     note = (f"{ties} of {d_t.size} synthetic rows tie (equally close to both sides) and are excluded; "
-            "a release with a share f of training copies shows an excess of about f/2")
+            "the statistic is a share of release rows, the effect, its interval and the detection "
+            f"limit are per training record: 2 x (rows won by training - half of the {m} rows) / "
+            f"{n} training rows compared (a copy of a compared training row wins it, a chance row "
+            "wins half the time)")
     sizes = {"per_side": int(n), "synthetic_rows": int(d_t.size), "ties_excluded": ties}
     if m == 0 or not np.isfinite(perm["sd"]):
         nan = float("nan")
@@ -451,8 +454,13 @@ def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, quer
                         n_non_member=None, effect=nan, effect_ci=(nan, nan), p_value=nan,
                         test=perm["method"], baseline="1/2", k_member=k,
                         note=note + "; nothing to test"), sizes
-    se = perm["sd"] / m
-    effect = k / m - 0.5
+    # in training records, the materiality's unit: a copy of a compared training row wins it where
+    # a chance row wins half the time, so the excess wins k - m/2 are half the copies, and the
+    # share of the n compared training rows copied is 2 (k - m/2) / n (the release-row share
+    # k/m - 1/2 times 2m/n: a small release bounds few records, a large one many)
+    per_record = 2.0 * m / n
+    se = perm["sd"] / m * per_record
+    effect = (k / m - 0.5) * per_record
     z = z_value(0.95)
     # one-sided alpha 0.05 and 80 % power: Phi^-1(0.95) + Phi^-1(0.8), as two-sided quantiles
     dl = (z_value(0.90) + z_value(0.60)) * se
