@@ -155,8 +155,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         order), against the whole release, which is never sampled; the report states the sample
         (header ``sample``, one sentence of the verdict) and its intervals and detection limits are
         the sample's. Exact copies are still found and listed for every training row (a full-table
-        join). Default 200,000 (``synthguard.run.sample.DEFAULT_MAX_RECORDS``, see
-        ``docs/scaling.md``); ``0``: never sample. In one process, without entity options.
+        join). Default ``0``: never sample (``synthguard.run.sample.DEFAULT_MAX_RECORDS``; 200,000
+        estimates every share up to 5 % to +-0.1 %, see ``docs/scaling.md``). In one process, without entity options.
     options : EvaluateOptions, optional
         All of the above in one object, instead of the keyword arguments.
     context : path, mapping or DossierContext, optional

@@ -120,7 +120,7 @@ def risk_options(func):
                    "many rounds, and report the levels after (default 1; 0: off; not with --scheduler).")
 @click.option("--max-records", default=None, metavar="N", callback=lambda c, p, v: _whole(v),
               help="Above N training or control rows, test a seeded uniform sample of N of each "
-                   "against the whole release (default 200000; 0: never; exact copies are still "
+                   "against the whole release (default 0: never; 200000 suits large tables; exact copies are still "
                    "listed for every row; see docs/scaling.md).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan and no progress bars on stderr.")
