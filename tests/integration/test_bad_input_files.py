@@ -314,8 +314,12 @@ def test_ctrl_c_under_jobs_2_exits_130_at_once(tmp_path):
     click's "Aborted!". Now queued metrics are cancelled, exit 130, one line, no report file.
     (Measured: well under 1 s; the bound here is generous for a loaded machine.)"""
     marker = tmp_path / "started"
+    # the child gets the Ctrl-C handling of a terminal: a shell that starts a job in the background
+    # (``cmd &`` without job control, as CI harnesses and ``nohup ... &`` do) makes it ignore SIGINT,
+    # the child would inherit that, and no Ctrl-C could reach it
     script = textwrap.dedent(f"""
-        import time, pathlib
+        import signal, time, pathlib
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from synthguard.registry import register
         from synthguard.core.results import MetricResult
         for i in range(6):
