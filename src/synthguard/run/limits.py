@@ -122,6 +122,135 @@ def _candidates(tests: Sequence[InjectionTest], family: str) -> np.ndarray | Non
     return common
 
 
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _unique_pairs(rows: np.ndarray, cols: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``(row, col)`` pairs, sorted."""
+    code = np.unique(rows.astype(np.int64) * width + cols)
+    return code // width, code % width
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One relabelling per repetition: the forced training records (sorted, padded with the
+    record count) and, per repetition, the key below which every other record is a training
+    record."""
+
+    forced: np.ndarray  # reps x w, sorted per row, padded with big_n
+    below: np.ndarray  # reps: a record not forced is training when its key is below this
+    keys: np.ndarray  # reps x big_n (shared)
+
+    def _forced_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        rr, cc = np.nonzero(self.forced < self.keys.shape[1])
+        return rr, self.forced[rr, cc]
+
+    def is_member(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Is record ``idx[i]`` a training record in repetition ``rows[i]``?"""
+        member = self.keys[rows, idx] < self.below[rows]
+        fr, fi = self._forced_pairs()
+        if fr.size and rows.size:
+            width = np.int64(self.keys.shape[1])
+            member |= np.isin(rows.astype(np.int64) * width + idx, fr * width + fi)
+        return member
+
+    def members_among(self, sorted_keys: Sequence[np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """Per repetition, how many records of ``mask`` (their keys, sorted, per repetition:
+        ``sorted_keys``) are training records."""
+        reps = len(self.keys)
+        count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
+                         dtype=np.int64)
+        fr, fi = self._forced_pairs()
+        extra = mask[fi] & (self.keys[fr, fi] >= self.below[fr])  # forced, not already below
+        return count + np.bincount(fr, weights=extra, minlength=reps).astype(np.int64)
+
+    def members(self, start: int, stop: int) -> np.ndarray:
+        """(stop - start) x records: the training records of repetitions ``start:stop``."""
+        members = self.keys[start:stop] < self.below[start:stop, None]
+        fr, fi = self._forced_pairs()
+        sel = (fr >= start) & (fr < stop)
+        members[fr[sel] - start, fi[sel]] = True
+        return members
+
+
+class _Relabelling:
+    """The random training/control relabelling of every repetition (step 1 above), from one key
+    per record and repetition: the forced records, then the records of smallest key.
+
+    Equal to taking the ``n_member`` smallest keys with the forced records' keys set to -1 (an
+    ``argpartition`` per repetition and leak size): with ``f`` records forced, the others that are
+    training records are those of key below the ``(n_member - f)``-th smallest key among the
+    records not forced, which lies among the ``n_member`` smallest keys. So those keys are
+    selected and sorted once per repetition, and each leak size only places its forced records'
+    keys among them (a binary search), instead of a selection over every key per leak size.
+    """
+
+    def __init__(self, keys: np.ndarray, n_member: int):
+        self.keys = keys
+        self.n_member = n_member
+        self._sorted_low: np.ndarray | None = None
+
+    def sorted_keys(self, idx: np.ndarray) -> list[np.ndarray]:
+        """Per repetition, the keys of records ``idx``, sorted."""
+        return [np.sort(k[idx]) for k in self.keys]
+
+    def _low(self) -> np.ndarray:
+        """Per repetition, the ``n_member`` smallest keys, sorted (reps x n_member), computed once."""
+        if self._sorted_low is None:
+            n1 = self.n_member
+            low = np.empty((len(self.keys), n1))
+            for r, k in enumerate(self.keys):  # one selection per repetition: bounded memory
+                low[r] = np.sort(np.partition(k, n1 - 1)[:n1])
+            self._sorted_low = low
+        return self._sorted_low
+
+    def draw(self, forced: np.ndarray) -> _Draw | None:
+        """The relabelling with the records ``forced`` (reps x w, -1 = none) kept training;
+        ``None`` when more records are forced than there are training records."""
+        reps, big_n = self.keys.shape
+        f = np.where(forced >= 0, forced, big_n)
+        f.sort(axis=1)
+        if f.shape[1] > 1:
+            dup = np.zeros(f.shape, dtype=bool)
+            dup[:, 1:] = f[:, 1:] == f[:, :-1]
+            f[dup] = big_n
+            f.sort(axis=1)
+        valid = f < big_n
+        n_forced = valid.sum(axis=1)
+        target = self.n_member - n_forced
+        if (target < 0).any() or self.n_member == 0:
+            return None
+        n1, low = self.n_member, self._low()
+        rows = np.arange(reps)[:, None]
+        fk = self.keys[rows, np.where(valid, f, 0)]
+        # the forced records' ranks among the n_member smallest keys (n_member: above them all)
+        rank = np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
+        none = n1 + 1  # padding: after every rank
+        rank = np.where(valid, rank, none)
+        rank.sort(axis=1)
+        # the target-th record not forced, in key order: skip the forced ranks before it
+        skip = ((rank - np.arange(rank.shape[1])[None, :] < target[:, None])
+                & (rank < none)).sum(axis=1)
+        cut = target + skip  # <= n_member
+        last = np.nextafter(low[:, -1], np.inf)  # cut at n_member: every one of the smallest keys
+        below = np.where(cut < n1, low[rows[:, 0], np.minimum(cut, n1 - 1)], last)
+        return _Draw(f, below, self.keys)
+
+    def members(self, draw: _Draw | None, start: int, stop: int, forced: np.ndarray) -> np.ndarray:
+        """(stop - start) x records: the training records of repetitions ``start:stop``."""
+        if draw is not None:
+            return draw.members(start, stop)
+        # more forced than training records: the n_member smallest keys, forced ones at -1
+        key = self.keys[start:stop].copy()
+        f = forced[start:stop]
+        rr, cc = np.nonzero(f >= 0)
+        key[rr, f[rr, cc]] = -1.0
+        members = np.zeros(key.shape, dtype=bool)
+        at = np.arange(stop - start)[:, None]
+        members[at, np.argpartition(key, self.n_member - 1, axis=1)[:, :self.n_member]] = True
+        return members
+
+
 def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[str], *,
                   materiality: float, power: float = 0.8, reps: int = 40,
                   seed: int | None = 0, confidence_level: float = 0.95) -> dict[str, dict]:
@@ -160,55 +289,63 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     if first.partners is not None:
         partner_of[first.sources] = first.partners
     keys = rng.random((reps, big_n))
+    relabel = _Relabelling(keys, n1)
     cache: dict[int, np.ndarray] = {}
 
     chunk = max(1, min(reps, 20_000_000 // max(big_n, 1)))  # bounded memory: reps x records
 
     # a test whose flags are ``score > 0`` on NaN-free scores: max(score, update) > 0 is
-    # ``score > 0 or update > 0``, flags computed on booleans (eight times less to copy)
+    # ``score > 0 or update > 0``, counted without a repetitions x records matrix
     plain = [t.tail is None and not np.isnan(t.scores).any()
              and not np.isnan(t.leaks[family].score).any() for t in seeing]
     positive = [t.scores > 0 if pl else None for t, pl in zip(seeing, plain, strict=True)]
+    positive_keys = [relabel.sorted_keys(np.flatnonzero(pos)) if pos is not None else None
+                      for pos in positive]
 
     def highs(k: int) -> np.ndarray:
         """reps x tests: does each test read high with the first k leaked?"""
         if k in cache:
             return cache[k]
         res = np.zeros((reps, len(seeing)), dtype=bool)
-        for start in range(0, reps, chunk):
-            stop = min(reps, start + chunk)
-            m = stop - start
-            at = np.arange(m)[:, None]
-            src = orders[start:stop, :k]
-            leaked = np.zeros((m, n1), dtype=bool)
-            leaked[at, src] = True
-            key = keys[start:stop].copy()
-            # the leaked records, and the training records their rows are made of, stay training
-            key[at, src] = -1.0
-            partners = partner_of[src]
-            pr, pc = np.nonzero(partners >= 0)
-            key[pr, partners[pr, pc]] = -1.0
-            members = np.zeros((m, big_n), dtype=bool)
-            members[at, np.argpartition(key, n1 - 1, axis=1)[:, :n1]] = True
-            for j, t in enumerate(seeing):
-                resp = t.leaks[family]
-                if resp.src.size:
-                    r_idx, u_idx = np.nonzero(leaked[:, resp.src])
-                if plain[j]:
-                    flags = np.repeat(positive[j][None, :], m, axis=0)
-                    if resp.src.size:
-                        up = resp.score[u_idx] > 0
-                        flags[r_idx[up], resp.target[u_idx[up]]] = True
-                else:
-                    scores = np.repeat(t.scores[None, :], m, axis=0)
-                    if resp.src.size:
-                        np.maximum.at(scores, (r_idx, resp.target[u_idx]), resp.score[u_idx])
-                    flags = _row_flags(scores, t.tail)
-                k1 = (flags & members).sum(axis=1)
-                k2 = flags.sum(axis=1) - k1
-                p = fisher_p(k1, k1 + k2, n1, big_n)
-                hi = newcombe_upper(k1, n1, k2, big_n - n1, confidence_level)
-                res[start:stop, j] = (p <= t.threshold) & (hi >= materiality)
+        src = orders[:, :k]
+        # the leaked records, and the training records their rows are made of, stay training
+        forced = np.concatenate([src, partner_of[src]], axis=1)
+        draw = relabel.draw(forced)
+        leaked = np.zeros((reps, n1), dtype=bool)
+        leaked[np.arange(reps)[:, None], src] = True
+        for j, t in enumerate(seeing):
+            resp = t.leaks[family]
+            r_idx, u_idx = np.nonzero(leaked[:, resp.src]) if resp.src.size else (_NONE, _NONE)
+            up = resp.score[u_idx] > 0
+            if plain[j] and draw is not None:
+                pos = positive[j]
+                # flags: the test's own, or a record an injected row now reaches
+                rr, tg = _unique_pairs(r_idx[up], resp.target[u_idx[up]], big_n)
+                new = ~pos[tg]
+                rr, tg = rr[new], tg[new]
+                k_all = int(pos.sum()) + np.bincount(rr, minlength=reps)
+                k1 = (draw.members_among(positive_keys[j], pos) +
+                      np.bincount(rr, weights=draw.is_member(rr, tg), minlength=reps).astype(np.int64))
+                k2 = k_all - k1
+            else:
+                k1, k2 = np.zeros(reps, dtype=np.int64), np.zeros(reps, dtype=np.int64)
+                for start in range(0, reps, chunk):
+                    stop = min(reps, start + chunk)
+                    members = relabel.members(draw, start, stop, forced)
+                    sel = (r_idx >= start) & (r_idx < stop)
+                    if plain[j]:
+                        flags = np.repeat(positive[j][None, :], stop - start, axis=0)
+                        flags[r_idx[sel & up] - start, resp.target[u_idx[sel & up]]] = True
+                    else:
+                        scores = np.repeat(t.scores[None, :], stop - start, axis=0)
+                        np.maximum.at(scores, (r_idx[sel] - start, resp.target[u_idx[sel]]),
+                                      resp.score[u_idx[sel]])
+                        flags = _row_flags(scores, t.tail)
+                    k1[start:stop] = (flags & members).sum(axis=1)
+                    k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
+            p = fisher_p(k1, k1 + k2, n1, big_n)
+            hi = newcombe_upper(k1, n1, k2, big_n - n1, confidence_level)
+            res[:, j] = (p <= t.threshold) & (hi >= materiality)
         cache[k] = res
         return res
 

@@ -1,0 +1,54 @@
+"""The detection limits' relabelling (:mod:`synthguard.run.limits`): computed from the keys' ranks
+once, it must name the same training records as the definition, the forced records plus the
+smallest keys (an ``argpartition`` per repetition), and count the same flagged training records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from synthguard.run.limits import _Relabelling
+
+
+def _by_definition(keys: np.ndarray, forced: np.ndarray, n_member: int) -> np.ndarray:
+    members = np.zeros(keys.shape, dtype=bool)
+    for r in range(len(keys)):
+        key = keys[r].copy()
+        key[forced[r][forced[r] >= 0]] = -1.0
+        members[r, np.argsort(key, kind="stable")[:n_member]] = True
+    return members
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("size", [300, 6000])
+def test_relabelling_by_ranks_names_the_training_records_of_the_definition(seed, size):
+    # 6000 records: the band of sorted keys (1024 wide) is narrower than the training records
+    rng = np.random.default_rng(seed)
+    reps, big_n = 7, int(rng.integers(size // 15, size))
+    n_member = int(rng.integers(1, big_n))
+    keys = rng.random((reps, big_n))
+    width = int(rng.integers(0, min(n_member, 12 if size < 1000 else 700) + 1))
+    # forced records with repeats and padding (-1), as leaked sources and their partners are
+    forced = rng.integers(-1, n_member, size=(reps, 2 * width))
+    rel = _Relabelling(keys, n_member)
+    draw = rel.draw(forced)
+    want = _by_definition(keys, forced, n_member)
+    got = rel.members(draw, 0, reps, forced)
+    assert (got.sum(axis=1) == n_member).all()
+    np.testing.assert_array_equal(got, want)
+    # a membership query and a count over any set of records agree with the matrix
+    rows, idx = rng.integers(0, reps, 50), rng.integers(0, big_n, 50)
+    np.testing.assert_array_equal(draw.is_member(rows, idx), want[rows, idx])
+    mask = rng.random(big_n) < 0.3
+    counts = draw.members_among(rel.sorted_keys(np.flatnonzero(mask)), mask)
+    np.testing.assert_array_equal(counts, (want & mask[None, :]).sum(axis=1))
+
+
+def test_more_forced_than_training_records_falls_back_to_the_smallest_keys():
+    rng = np.random.default_rng(1)
+    keys = rng.random((3, 40))
+    forced = np.tile(np.arange(12), (3, 1))
+    rel = _Relabelling(keys, 10)
+    assert rel.draw(forced) is None
+    got = rel.members(None, 0, 3, forced)
+    assert (got.sum(axis=1) == 10).all() and not got[:, 12:].any()
