@@ -71,18 +71,20 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int
 def list_copies(out: Any, copies: Mapping[str, np.ndarray], metric_of: Callable[[str], str]) -> Any:
     """The run's output ``out`` (a :class:`~synthguard.run.executor.RunOutput`) with every
     full-table exact copy its own rows do not list added to the header's ``records``
-    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy
-    (``metric_of``: a run name's registered metric)."""
+    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy,
+    by the name the run gives it (``metric_of``: a run name's registered metric; a named run of
+    the copy test lists its copies under its run name only, as its own rows do)."""
     from ..registry import metric_infos
     from .drops import ALARM
 
     copier = str(next((i.name for i in metric_infos()
                        if (i.card.get("records") or {}).get("complete")), None))
+    name = next((n for n in out.results if metric_of(n) == copier), copier)
     own = list(out.header.get("records") or ())
-    res = next((r for n, r in out.results.items() if metric_of(n) == copier), None)
+    res = out.results.get(name)
     listed = {r.get("release_row") for r in own
-              if copier in str(r.get("tests") or r.get("metric")).split(", ")}
-    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, copier)
+              if name in str(r.get("tests") or r.get("metric")).split(", ")}
+    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, name)
     if more:
         out.header["records"] = own + more
     return out
