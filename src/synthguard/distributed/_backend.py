@@ -31,7 +31,7 @@ from ..engine.backend import (
     top_rows,
 )
 from ._knn import kneighbors_distributed
-from ._tables import DistTables, gather_flags, row_hashes, set_hashes
+from ._tables import DistTables, gather_flags, identity_hashes, set_hashes
 
 __all__ = ["DaskBackend", "DaskRelation"]
 
@@ -52,7 +52,7 @@ def _hash_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
                 frame[c] = codes
     out = {}
     for name, cols in groups.items():
-        h = row_hashes(encoder, frame, cols)
+        h = identity_hashes(encoder, frame, cols)
         out[name + "1"], out[name + "2"] = h[:, 0], h[:, 1]
     out["pos"] = np.asarray(positions, dtype=np.int64)
     return pd.DataFrame(out)

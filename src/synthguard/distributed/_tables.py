@@ -36,7 +36,7 @@ from ..data.encoding import (
     text_hash128,
     value_bounds,
 )
-from ..data.hashing import row_hashes as row_hashes_64
+from ..data.hashing import row_hashes
 from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
@@ -211,10 +211,12 @@ def encode_part(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -
     return encoder.encode(frame, list(columns))
 
 
-def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+def identity_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """``(n, 2)`` uint64 identities of the rows of ``frame`` on ``columns`` (see
     :func:`synthguard.data.encoding.row_hash128`): categorical codes from the global vocabularies, numeric
-    values by their bits, text values hashed by content (no vocabulary: they may all be distinct)."""
+    values by their bits, text values hashed by content (no vocabulary: they may all be distinct).
+    128-bit keys of the exact-row joins, not the 64-bit content hash of a whole row
+    (:func:`synthguard.data.hashing.row_hashes`)."""
     schema = encoder.schema
     text = [c for c in columns if schema.sdtype(c) == "text"]
     coded = [c for c in columns if c not in text]
@@ -226,7 +228,7 @@ def row_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) ->
 
 
 def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
-    """:func:`row_hashes` of ``frame`` on each column set of ``sets`` (the same identities), every
+    """:func:`identity_hashes` of ``frame`` on each column set of ``sets`` (the same identities), every
     column encoded once."""
     every = list(dict.fromkeys(c for cols in sets for c in cols))
     text = [c for c in every if encoder.schema.sdtype(c) == "text"]
@@ -567,7 +569,7 @@ def _content_hashes(frame: pd.DataFrame, as_object: tuple[str, ...] = ()
     partitions only: the whole table holds them as objects)."""
     if as_object:
         frame = frame.astype({c: object for c in as_object})
-    return row_hashes_64(frame), tuple((str(c), str(t)) for c, t in frame.dtypes.items())
+    return row_hashes(frame), tuple((str(c), str(t)) for c, t in frame.dtypes.items())
 
 
 def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[str, ...]

@@ -54,6 +54,7 @@ from .spec import (
     RecordsCard,
     finalise,
     register,
+    unregister,
 )
 
 __all__ = ["BACKENDS", "CARD_RISKS", "CONSTRAINTS", "Context", "ENTRY_POINT_GROUP", "Interval",
@@ -62,4 +63,4 @@ __all__ = ["BACKENDS", "CARD_RISKS", "CONSTRAINTS", "Context", "ENTRY_POINT_GROU
            "_ALIASES", "_REGISTRY", "_discover", "_manifest_infos", "all_metrics", "canonical_name", "card_of",
            "default_metrics", "finalise", "get_metric", "info_of", "live_manifest", "load_plugins",
            "manifest_entry", "metric_info", "metric_infos", "missing_inputs", "preset_metrics",
-           "register", "render_manifest", "validate_seed", "write_manifest"]
+           "register", "render_manifest", "unregister", "validate_seed", "write_manifest"]

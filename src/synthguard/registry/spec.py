@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.results import MetricResult
 
 __all__ = ["BACKENDS", "CARD_RISKS", "LEVEL_FROM_THRESHOLDS", "MetricSpec", "NEEDS", "ORIGINAL_ROWS_NEEDED",
-           "PRESET_NAMES", "RecordsCard", "finalise", "register"]
+           "PRESET_NAMES", "RecordsCard", "finalise", "register", "unregister"]
 
 NEEDS = ("original", "synthetic", "control", "generator")
 #: The ``risk_level`` a metric returns for :func:`finalise` to set from its declared thresholds; a
@@ -344,6 +344,29 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
         return checked
 
     return deco
+
+
+def unregister(name: str) -> MetricSpec | None:
+    """Remove the metric ``name`` and its aliases from the registry (a metric registered for a
+    while: a test's stand-in, a plugin unloaded); the removed spec, ``None`` when ``name`` was not
+    registered.
+
+    Examples
+    --------
+    >>> @register("example_gone", family="privacy", direction="lower is safer", aliases=("gone",))
+    ... def example_gone(ctx):
+    ...     return None
+    >>> unregister("example_gone").name, "example_gone" in _REGISTRY, "gone" in _ALIASES
+    ('example_gone', False, False)
+    >>> unregister("example_gone") is None
+    True
+    """
+    spec = _REGISTRY.pop(name, None)
+    if spec is not None:
+        for a in spec.aliases:
+            if _ALIASES.get(a) == name:
+                del _ALIASES[a]
+    return spec
 
 
 def finalise(spec: MetricSpec, ctx: Any, result: Any) -> Any:

@@ -220,7 +220,9 @@ def _test_entries(pairs: Any, member: np.ndarray, weight: float
 def _cells_differing(tables: Any, release: np.ndarray, training: np.ndarray) -> np.ndarray:
     """How many compared cells (every column but id columns) of each release row differ from its
     training row (missing equals missing): one pass per column, vectorised over the rows."""
-    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
+    from ..metrics.privacy.matching import compared_columns
+
+    cols = compared_columns(tables.schema)
     out = np.zeros(release.size, dtype=np.int64)
     if not release.size:
         return out

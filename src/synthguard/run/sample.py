@@ -71,18 +71,20 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int
 def list_copies(out: Any, copies: Mapping[str, np.ndarray], metric_of: Callable[[str], str]) -> Any:
     """The run's output ``out`` (a :class:`~synthguard.run.executor.RunOutput`) with every
     full-table exact copy its own rows do not list added to the header's ``records``
-    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy
-    (``metric_of``: a run name's registered metric)."""
+    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy,
+    by the name the run gives it (``metric_of``: a run name's registered metric; a named run of
+    the copy test lists its copies under its run name only, as its own rows do)."""
     from ..registry import metric_infos
     from .drops import ALARM
 
     copier = str(next((i.name for i in metric_infos()
                        if (i.card.get("records") or {}).get("complete")), None))
+    name = next((n for n in out.results if metric_of(n) == copier), copier)
     own = list(out.header.get("records") or ())
-    res = next((r for n, r in out.results.items() if metric_of(n) == copier), None)
+    res = out.results.get(name)
     listed = {r.get("release_row") for r in own
-              if copier in str(r.get("tests") or r.get("metric")).split(", ")}
-    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, copier)
+              if name in str(r.get("tests") or r.get("metric")).split(", ")}
+    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, name)
     if more:
         out.header["records"] = own + more
     return out
@@ -133,41 +135,27 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
 
 
 def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The full-table join: every release row equal to some training row (every column but ``id``
-    columns, missing equal to missing: the identity of ``exact_matches``), over ALL training rows
-    of ``tables`` (canonical positions).
+    """The full-table join: every release row equal to some training row over ALL training rows
+    of ``tables`` (canonical positions), by the exact-copy test's own join
+    (:func:`synthguard.metrics.privacy.matching.first_copies`: every column but ``id`` columns,
+    missing equal to missing).
 
     Returns ``release`` (input row numbers of the release), ``training`` (the input row of the
     first sampled training row it equals, else of the first training row, in canonical order) and
     ``outside`` (True when it equals no sampled training row); ``sampled``: the canonical positions
     of the sampled training rows (``None``: all of them).
     """
-    from ..data.encoding import EncodedView
+    from ..metrics.privacy.matching import first_copies
 
-    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
-    if not cols:
-        empty = np.zeros(0, dtype=np.int64)
-        return {"release": empty, "training": empty, "outside": np.zeros(0, dtype=bool)}
-    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
-    orig, syn = ids["original"], ids["synthetic"]
-    n = orig.size
-    in_sample = np.zeros(n, dtype=bool)
-    in_sample[np.arange(n) if sampled is None else sampled] = True
-    # per distinct row: its first sampled training position, else its first position (a stable
-    # sort by (identity, not sampled, position))
-    order = np.lexsort((np.arange(n), ~in_sample, orig))
-    uniq, first = np.unique(orig[order], return_index=True)
-    lead = order[first]
-    release = np.flatnonzero(np.isin(syn, uniq))
-    at = np.searchsorted(uniq, syn[release])
-    training = lead[at]
+    in_sample = np.zeros(len(tables.original), dtype=bool)
+    in_sample[slice(None) if sampled is None else sampled] = True
+    release, training = first_copies(tables, in_sample)
     outside = ~in_sample[training]
     for role, pos in (("synthetic", release), ("original", training)):
         nums = tables.row_numbers.get(role)
         if nums is not None:
             pos[:] = np.asarray(nums)[pos]
-    return {"release": release.astype(np.int64), "training": training.astype(np.int64),
-            "outside": outside}
+    return {"release": release, "training": training, "outside": outside}
 
 
 def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,

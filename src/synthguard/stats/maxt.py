@@ -121,10 +121,10 @@ def smallest_keys(keys: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Per row of ``keys`` (relabellings x records), which records are among the ``h[row]`` first
     in ``np.argsort(keys[row])``: the members of a relabelling drawn by sorting random keys.
 
-    A sort of the values (several times faster than an argsort) gives each row's ``h``-th smallest
-    key; the records at or below it are the members. Only a row where that key is tied with
-    another record's (so the set would depend on how the argsort orders the tie) is decided by the
-    argsort itself: the same sets as ``argsort``, row by row.
+    A sort of the values gives each row's ``h``-th smallest key; the records at or below it are the
+    members. Only a row where that key is tied with another record's (so the set would depend on
+    how the argsort orders the tie) is decided by the argsort itself: the same sets as
+    ``argsort``, row by row.
 
     Examples
     --------

@@ -9,18 +9,29 @@ import pytest
 
 import synthguard
 from synthguard.core.results import Baseline, MetricResult, level_from_thresholds
-from synthguard.registry import Param, register
+from synthguard.registry import Param, register, unregister
 
 
-@register("_test_random", family="test", direction="lower is safer", default=False,
-          thresholds={"medium": 0.3, "high": 0.6}, params=[Param("scale", 1.0, kind=float)],
-          description="test-only: a seeded random number")
 def _random_metric(ctx, *, scale):
     v = float(ctx.rng("x").random()) * scale
     return MetricResult("_test_random", "test", v, "lower is safer", baseline=Baseline(0.5, "coin"),
                         ci=(0.0, 1.0), n=len(ctx.tables.original),
                         risk_level=level_from_thresholds(v, ctx.thresholds, "lower is safer"),
                         details={"thresholds_used": dict(ctx.thresholds)})
+
+
+@pytest.fixture(autouse=True)
+def _test_random():
+    """The test-only metric, registered for one test and removed afterwards: registered at import,
+    it joined the registry of every later test module (tests/contract runs every registered
+    metric)."""
+    register("_test_random", family="test", direction="lower is safer", default=False,
+             thresholds={"medium": 0.3, "high": 0.6}, params=[Param("scale", 1.0, kind=float)],
+             description="test-only: a seeded random number")(_random_metric)
+    try:
+        yield
+    finally:
+        unregister("_test_random")
 
 
 FRAMES = (pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}), pd.DataFrame({"a": [1, 2, 4], "b": ["x", "y", "y"]}))

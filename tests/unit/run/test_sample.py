@@ -109,6 +109,23 @@ def test_every_exact_copy_of_the_full_table_is_listed_even_outside_the_sample(fr
     assert 0 < int(outside.sum()) < 20  # some records sampled, some not (60 of 200)
 
 
+@pytest.mark.parametrize("copy_test", ["exact_matches", {"name": "copies", "metric": "exact_matches"}])
+def test_a_sampled_run_names_each_test_once_and_lists_a_copy_once_per_test(frames, copy_test):
+    """The full-table copies join the copy test's rows under the name the run gives that test: a
+    named run of exact_matches is not listed a second time under the registered name."""
+    original, release, control = frames
+    rep = synthguard.evaluate(original, release, control, metrics=[copy_test, "near_copies"],
+                              seed=2, max_records=60)
+    run_names = {t["metric"] for t in rep.verdict.tests}
+    rec = rep.records()
+    names = {n for cell in rec["tests"].fillna(rec["metric"]) for n in str(cell).split(", ")}
+    assert set(rec["metric"]) | names <= run_names, (set(rec["metric"]) | names) - run_names
+    copier = copy_test if isinstance(copy_test, str) else copy_test["name"]
+    rows = rec[(rec["metric"] == copier) & rec["release_row"].notna()]
+    assert set(range(100, 120)) <= set(rows["release_row"].astype(int))  # every planted copy
+    assert not rows["release_row"].duplicated().any()  # ... listed once
+
+
 @pytest.mark.parametrize("value", [-1, 1.5, True, "300"])
 def test_a_bad_max_records_is_refused_in_one_line(value):
     with pytest.raises(ConfigError) as err:

@@ -461,10 +461,8 @@ def backend_identifiable_share(data: Backend, cols: list[str], k: int,
     """:func:`identifiable_share` of the pooled real records of ``roles``, asked of the run's
     backend: on how many ``k``-column sets ``M`` each record is the only real record with its
     values outside ``M`` (:meth:`~synthguard.engine.backend.Backend.unique_sets`, one group-by of
-    every set's keys). The same floats as
-    :func:`identifiable_share` in one process (written as its block join writes them when that join
-    is its path; over the join's budget, one process counts by masks and may differ in the last
-    bit).
+    every set's keys). The same floats as :func:`identifiable_share` in one process, bit for bit
+    (both divide an integer count of column sets once).
 
     Examples
     --------
@@ -484,11 +482,8 @@ def backend_identifiable_share(data: Backend, cols: list[str], k: int,
     if p <= k:
         return np.full(n, 1.0 if n == 1 else 0.0)
     sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in combinations(range(p), k)]
-    count = data.unique_sets(sets, roles)
-    total = comb(p, k)
-    if _masks_cheaper(p, k):
-        return count / total
-    return 1.0 - (total - count) / total  # as the block join writes it
+    count = np.asarray(data.unique_sets(sets, roles), dtype=np.int64)
+    return count / comb(p, k)
 
 
 def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -> np.ndarray:
@@ -500,7 +495,8 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
 
     From the record's real twins within ``k`` cells (:func:`within_pairs`): a twin differing in
     the cells ``D`` takes away every ``M`` that holds ``D``; over the block join's budget, one hash
-    count per column set.
+    count per column set. Either way the column sets are counted as integers and divided once, so
+    the floats are the same bit for bit whichever path ``budget`` picks.
 
     Examples
     --------
@@ -553,9 +549,9 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
         covered = covered + np.bincount(key // (p * p), minlength=n)
     elif k > 2:
         raise ValueError("identifiable_share counts column sets of at most two cells")
-    share = 1.0 - covered / total
-    share[dup] = 0.0
-    return share
+    unique = total - covered  # integer counts of column sets: one division, as the masks path
+    unique[dup] = 0
+    return unique / total
 
 
 #: Most candidate pairs a crowd count (:func:`crowd_counts`) verifies; beyond it the crowd is

@@ -26,14 +26,71 @@ from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import difference_ci, proportion
 
-__all__ = ["copy_counts", "copy_pairs", "copy_evidence_counts", "copy_flags", "copy_record_flags", "exact_matches",
-           "exact_matches_result", "ims", "ims_flags", "ims_result", "matching_columns",
-           "row_identities_for"]
+__all__ = ["compared_columns", "copy_counts", "copy_pairs", "copy_evidence_counts", "copy_flags",
+           "copy_record_flags", "exact_matches", "exact_matches_result", "first_copies", "ims",
+           "ims_flags", "ims_result", "matching_columns", "row_identities_for"]
+
+
+def compared_columns(schema: Any) -> list[str]:
+    """Columns compared by exact matching in ``schema`` (a :class:`~synthguard.data.schema.Schema`):
+    every column but ``id`` columns (an empty list when every column is one)."""
+    return [c for c, s in schema.columns.items() if s.sdtype != "id"]
+
+
+def first_copies(tables: Any, preferred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every release row of ``tables`` equal to some training row on :func:`compared_columns`
+    (exact values, missing equal to missing: the identity of ``exact_matches``), and the first
+    training row it equals: the first among the ``preferred`` training rows (a boolean mask,
+    ``None``: all) when it equals one of them, else the first of all. Positions in the tables as
+    given; one join of the row identities, no loop over rows.
+
+    Parameters
+    ----------
+    tables : Tables
+        Prepared tables holding ``original`` and ``synthetic``.
+    preferred : ndarray of bool, optional
+        Per training row, whether it is named before the others (e.g. the sampled records).
+
+    Returns
+    -------
+    release, training : ndarray of int64
+        Release positions (ascending) and the training position each one copies.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.data.tables import prepare_tables
+    >>> o = pd.DataFrame({"a": [1, 2, 1], "b": ["x", "y", "x"]})
+    >>> s = pd.DataFrame({"a": [1, 9, 2], "b": ["x", "q", "y"]})
+    >>> t = prepare_tables(o, s, None, strict_control=False)
+    >>> [x.tolist() for x in first_copies(t)]
+    [[0, 2], [0, 1]]
+    >>> [x.tolist() for x in first_copies(t, np.array([False, True, True]))]
+    [[0, 2], [2, 1]]
+    """
+    from ...data.encoding import EncodedView
+
+    cols = compared_columns(tables.schema)
+    if not cols:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
+    orig, syn = ids["original"], ids["synthetic"]
+    n = orig.size
+    first = np.ones(n, dtype=bool) if preferred is None else np.asarray(preferred, dtype=bool)
+    # per distinct row: its first preferred training position, else its first position (a stable
+    # sort by (identity, not preferred, position))
+    order = np.lexsort((np.arange(n), ~first, orig))
+    uniq, at_first = np.unique(orig[order], return_index=True)
+    lead = order[at_first]
+    release = np.flatnonzero(np.isin(syn, uniq))
+    training = lead[np.searchsorted(uniq, syn[release])]
+    return release.astype(np.int64), training.astype(np.int64)
 
 
 def matching_columns(ctx: Context) -> list[str]:
-    """Columns compared by exact matching: every column but ``id`` columns."""
-    cols = [c for c, s in ctx.tables.schema.columns.items() if s.sdtype != "id"]
+    """Columns compared by exact matching: every column but ``id`` columns
+    (:func:`compared_columns`); refused when none is left."""
+    cols = compared_columns(ctx.tables.schema)
     if not cols:
         raise MetricError("every column is an id column, so rows cannot be compared; "
                           "mark at least one column as non-id in the metadata")
@@ -74,20 +131,10 @@ def all_exact_copies(original: Any, synthetic: Any, metadata: Any = None) -> lis
     >>> [(r["release_row"], r["training_row"]) for r in all_exact_copies(o, s)]
     [(0, 1)]
     """
-    import pandas as pd
-
-    from ...data.encoding import EncodedView
     from ...data.tables import prepare_tables
 
     tables = prepare_tables(original, synthetic, None, metadata, strict_control=False)
-    cols = [c for c, s in tables.schema.columns.items() if s.sdtype != "id"]
-    if not cols:
-        return []
-    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
-    orig, syn = ids["original"], ids["synthetic"]
-    first = pd.Series(np.arange(orig.size)).groupby(orig).min()
-    hit = np.flatnonzero(np.isin(syn, orig))
-    train = first.reindex(syn[hit]).to_numpy()
+    hit, train = first_copies(tables)
     return [{"metric": "exact_matches", "risk": "presence", "action": "drop",
              "release_row": int(r), "training_row": int(t),
              "reason": f"verbatim copy of training row {int(t)}"}

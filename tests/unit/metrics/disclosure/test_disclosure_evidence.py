@@ -156,6 +156,28 @@ def test_dcr_overfitting_of_a_small_release_bounds_few_training_records(shared_d
     assert 0 < ev.effect_ci[1] < 29 / 800, ev.effect_ci
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "the effect counts release rows won by training (2 x (k - m/2) / n), not distinct training "
+    "records: 600 copies of one record read as about 200 % of the training records; counting each "
+    "training record once changes the test's statistic and its calibration, not a small fix"))
+def test_dcr_overfitting_effect_is_a_share_of_distinct_training_records():
+    """300 training and 300 control records; a release of 100 fresh rows and 600 copies of ONE
+    training record. At most 101 distinct training records win a release row (the fresh rows'
+    nearest ones and the copied one), so the effect, a share of training records, is at most
+    101 / 300 and never above 100 %."""
+    rng = np.random.default_rng(3)
+
+    def pop(n):
+        return pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+
+    original, control, fresh = pop(300), pop(300), pop(100)
+    rel = pd.concat([fresh, original.iloc[[0] * 600]], ignore_index=True)
+    ev = evaluate(original, rel, control, metrics=["dcr_overfitting_protection"],
+                  backend="numpy").result("dcr_overfitting_protection").evidence
+    assert ev.n_member == 700  # no ties: every release row is won by one side
+    assert ev.effect <= 101 / 300, ev.effect
+
+
 def test_dcr_overfitting_size_corrected():
     """A fresh sample against a control 4x smaller than training: the reference share is far above
     1/2 (the size artefact of the issue), the size-corrected evidence is not an alarm."""

@@ -93,6 +93,22 @@ def test_identifiable_share_is_the_share_of_masks_a_record_is_unique_outside(see
             assert np.allclose(identifiable_share(real, k, budget=budget), want)
 
 
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("p", [7, 9, 11])
+def test_identifiable_share_is_the_same_float_whatever_the_block_budget(seed, p):
+    """The shares are integer counts of column sets divided once: the block join (default budget)
+    and the masked hash counts (a budget of one pair) give the same bytes, not merely close ones."""
+    rng = np.random.default_rng(seed)
+    real = rng.integers(0, 3, size=(400, p))
+    for k in (1, 2):
+        assert within_pairs(real, real, k, same=True) is not None  # the block join answers
+        assert within_pairs(real, real, k, same=True, budget=1) is None  # the masks answer
+        joined = identifiable_share(real, k)
+        masked = identifiable_share(real, k, budget=1)
+        assert ((joined > 0) & (joined < 1)).any()  # shares that are not 0 or 1 (rounded ones)
+        assert joined.tobytes() == masked.tobytes(), (k, np.flatnonzero(joined != masked)[:5])
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_near_pairs_agree_with_brute_force_on_wide_tables(seed):
     rng = np.random.default_rng(seed)
