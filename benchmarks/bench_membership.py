@@ -105,7 +105,7 @@ def main() -> None:
     print(f"  max-T ({d['ensemble']['n_perm']} relabellings) {d['ensemble']['seconds']:.2f} s; "
           f"p = {d['ensemble']['p_value']:.4f}")
     print(f"  epsilon lower bound {d['epsilon']['epsilon_lower']:.2f} ({d['epsilon']['attack']}); "
-          f"held-out advantage {d['advantage']['value']:.3f}")
+          f"tail advantage {d['advantage']['value']:.3f} ({d['advantage']['attack']})")
     print(f"  roles: {d['roles']['split']}; classifier: {d['roles']['classifier_fit']}")
     print(f"membership_attacks wall {wall:.1f} s; peak RSS {peak_mb():.0f} MB")
 

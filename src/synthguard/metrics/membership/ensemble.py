@@ -15,9 +15,15 @@ Tests. Each attack's AUC comes with its one-sided Mann-Whitney p-value (tie-corr
 interval, TPR at FPR 0.1 % and 1 %; the ensemble is tested by a label-permutation max-T over the
 attacks (the labels are permuted, every attack's AUC recomputed from its fixed scores, the maximum
 taken), so adding attacks never adds false alarms. The effect, a share of training records, is
-TPR - FPR of the attack and threshold chosen on one random half of the scored records, counted on
-the other half. The DP bound uses the same split (threshold chosen on one half, Clopper-Pearson on
-the other): ``eps >= log(TPR_low / FPR_high)``, a lower bound, never a certificate.
+TPR - FPR of each attack's pooled top tail (the records whose score is among the highest of all
+scored records, members and non-members pooled, label-free; the tail as wide as
+``close_neighbours``' default, :func:`~synthguard.metrics.privacy.near_copies.materiality_tail`),
+counted on every scored record; the evidence is the attack with the largest one-sided upper bound.
+That bound needs no correction for the maximum: the largest true effect belongs to one attack,
+whose own bound covers it with probability >= 95 %, and the largest bound is at least that one.
+The DP bound chooses an attack and threshold on one random half of the scored records and counts on
+the other (Clopper-Pearson): ``eps >= log(TPR_low / FPR_high)``, a lower bound, never a
+certificate.
 """
 
 from __future__ import annotations
@@ -29,29 +35,29 @@ from typing import Any
 import numpy as np
 
 from ...core.format import fmt_number, row_ranges
-from ...core.results import Baseline, Evidence, MetricResult, Section, level_from_thresholds
+from ...core.results import (
+    Baseline,
+    Evidence,
+    MetricResult,
+    Section,
+    level_from_thresholds,
+    tail_flags,
+)
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import (
     auc_max_t,
     auc_test,
     epsilon_lower_bound,
-    roc_curve,
     tpr_at_low_fpr,
 )
 from ..privacy.distance import balanced_keys
+from ..privacy.near_copies import materiality_tail
 from .attacks import ATTACKS, attack_scores, concat_blocks
 
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
 EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
 LIST_ROWS_UP_TO = 10_000  # the reference / non-member row numbers are listed up to this many
-
-
-def _best_advantage(lab: np.ndarray, s: np.ndarray) -> tuple[float, float]:
-    """``(max TPR - FPR, threshold)`` over the ROC of one half (flag = score >= threshold)."""
-    fpr, tpr, thr = roc_curve(lab, s)
-    i = int(np.argmax(tpr - fpr))
-    return float(tpr[i] - fpr[i]), float(thr[i])
 
 
 def _best_epsilon(lab: np.ndarray, s: np.ndarray, cl: float) -> tuple[float, float, float]:
@@ -149,9 +155,12 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     MetricResult
         ``value`` = the best attack's AUC (0.5 = guessing); details ``attacks`` (per attack: AUC,
         DeLong CI, Mann-Whitney p, permutation and max-T adjusted p, TPR at FPR 0.1 %/1 %,
-        seconds), ``ensemble`` (max-T p-value), ``advantage`` (held-out TPR - FPR, a share of
-        training records), ``epsilon`` (the DP-unit lower bound), ``roles``; ``records`` = the
-        most exposed training records of each attack with their scores.
+        seconds), ``ensemble`` (max-T p-value), ``advantage`` (TPR - FPR of the pooled top
+        ``tail`` of each attack's scores over every scored record, a share of training records:
+        the attack of largest one-sided upper bound, its counts, and every attack's counts under
+        ``by_attack``), ``epsilon`` (the DP-unit lower bound), ``roles``; ``records`` = the most
+        exposed training records of each attack with their scores. ``evidence`` = the
+        ``advantage`` attack's counts with the max-T p-value.
 
     Examples
     --------
@@ -258,18 +267,30 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
             rows_in = _input_rows(tables, "original", np.array([r["row"] for r in recs], dtype=int))
             entry["top_records"] = [{**rec, "row": ri} for rec, ri in zip(recs, rows_in, strict=True)]
         per[a] = entry
-    # one random half chooses the attack and threshold, the other counts (effect and epsilon)
+    # the effect: per attack, the records in the pooled top tail of its scores (label-free: members
+    # and non-members ranked together, ties included), counted on every scored record
+    tail = materiality_tail(n_m + n_n, n_m, ctx.materiality)
+    baseline = ("non-member control rows (every control row; the reference is every other real "
+                "record, unlabelled) under the same release" if pooled else
+                "non-member control rows (the control minus the reference sample) under the same "
+                "release and reference")
+    by_attack: dict[str, Evidence] = {}
+    for i, a in enumerate(names):
+        flag = tail_flags(mat[i], tail)
+        by_attack[a] = Evidence.from_counts(
+            f"share of records among the {100 * tail:.4g} % of all scored records (training and "
+            f"control pooled) that the {a} attack scores highest", int(flag[:n_m].sum()), n_m,
+            int(flag[n_m:].sum()), n_n, baseline=baseline, confidence_level=cl)
+    # the evidence: the attack of largest one-sided upper bound (first in attack order on ties);
+    # it bounds the largest true effect without a correction (the note says why)
+    adv_attack = names[int(np.argmax([by_attack[a].upper for a in names]))]
+    # epsilon: one random half chooses the attack and threshold, the other counts
     rng_half = ctx.rng("halves")
     half_a = np.zeros(labels.size, dtype=bool)
     half_a[rng_half.permutation(n_m)[: n_m // 2]] = True
     half_a[n_m + rng_half.permutation(n_n)[: n_n // 2]] = True
     half_b = ~half_a
     la, lb = labels[half_a], labels[half_b]
-    adv_pick = max(((_best_advantage(la, mat[i][half_a]), a) for i, a in enumerate(names)),
-                   key=lambda x: x[0][0])
-    (adv_a, thr_adv), adv_attack = adv_pick
-    sb = mat[names.index(adv_attack)][half_b]
-    k_m, k_n = int(np.sum(sb[lb] >= thr_adv)), int(np.sum(sb[~lb] >= thr_adv))
     eps_pick = max(((_best_epsilon(la, mat[i][half_a], cl), a) for i, a in enumerate(names)),
                    key=lambda x: x[0][:2])
     (_, _, thr_eps), eps_attack = eps_pick
@@ -286,19 +307,15 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     best_i = int(np.argmax([per[a]["auc"] for a in names]))
     best = names[best_i]
     p_ens = float(mt["p_max"])
-    ev = Evidence.from_counts(
-        f"share of records flagged by the attack and threshold chosen on the other half "
-        f"({adv_attack}, score >= {thr_adv:.4g}), counted on the held-out half",
-        k_m, int(lb.sum()), k_n, int((~lb).sum()),
-        baseline=("non-member control rows (every control row; the reference is every other "
-                  "real record, unlabelled) under the same release" if pooled else
-                  "non-member control rows (the control minus the reference sample) under the "
-                  "same release and reference"))
-    ev = replace(ev, p_value=p_ens, risk="presence", sees=(),
-                 test=f"{mt['method']}; effect: TPR - FPR on the held-out half (Newcombe interval)",
+    ev = replace(by_attack[adv_attack], p_value=p_ens, risk="presence", sees=(),
+                 test=f"{mt['method']}; effect: TPR - FPR of each attack's pooled top "
+                      f"{100 * tail:.4g} % on every scored record (Newcombe interval), the attack "
+                      "of largest one-sided upper bound",
                  note=f"p-value of the best of {len(names)} attacks' AUC, adjusted for the maximum "
-                      "by label permutation; the effect (a share of training records) is measured on "
-                      "the half not used to choose the attack and its threshold")
+                      "by label permutation; the effect (a share of training records) is the attack "
+                      "whose one-sided upper bound is largest: the largest true effect belongs to "
+                      "one attack, whose own bound covers it with 95 % confidence, and the largest "
+                      "bound is at least that one, so it needs no correction for the maximum")
     thresholds = dict(ctx.thresholds) or dict(membership_attacks.spec.thresholds)
     warnings = []
     if not p_ens < 0.05:
@@ -334,11 +351,22 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         "best_attack": best,
         "ensemble": {"p_value": p_ens, "method": mt["method"], "n_perm": mt["n_perm"],
                      "seconds": t_perm, "significant": [a for a in names if per[a]["significant"]]},
-        "advantage": {"value": ev.effect, "ci": ev.effect_ci, "attack": adv_attack,
-                      "threshold": thr_adv, "advantage_on_choice_half": adv_a,
-                      "members_flagged": k_m, "non_members_flagged": k_n,
+        "advantage": {"value": ev.effect, "ci": ev.effect_ci, "upper": ev.upper,
+                      "attack": adv_attack, "tail": tail,
+                      "members_flagged": ev.k_member, "members": n_m,
+                      "non_members_flagged": ev.k_non_member, "non_members": n_n,
+                      "by_attack": {a: {"members_flagged": e.k_member,
+                                        "non_members_flagged": e.k_non_member,
+                                        "value": e.effect, "upper": e.upper}
+                                    for a, e in by_attack.items()},
+                      "method": "each attack flags the scored records in the pooled top tail of "
+                                "its scores (training and control ranked together, label-free, "
+                                "ties included; the tail as wide as close_neighbours' default: "
+                                "room for 2.5 material leaks, at least 2 % and 20 records); "
+                                "TPR - FPR on every scored record with its Newcombe interval; "
+                                "the attack of largest one-sided upper bound is reported",
                       "meaning": "share of training records exposed beyond non-members (TPR - FPR) "
-                                 "by the attack and threshold chosen on the other half"},
+                                 "by the attack whose upper bound is largest"},
         "epsilon": epsilon,
         "bandwidth": res.bandwidth,
         "roles": roles,

@@ -51,7 +51,8 @@ from ._copies import (
 from .matching import matching_columns, row_identities_for
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses",
-           "identifying_matches", "near_pairs", "masked_hashes", "ratio_responses", "release_pairs"]
+           "identifying_matches", "materiality_tail", "near_pairs", "masked_hashes", "ratio_responses",
+           "release_pairs"]
 
 #: Most hash joins (masked column sets x pooled rows) spent on the ``max_diff=2`` detail; beyond
 #: it the detail is skipped (stated in the result) so memory and time stay bounded.
@@ -66,6 +67,40 @@ MIN_TAIL_RECORDS = 20
 #: limit from 8 % to 25 % (its narrow tail fills with fresh people equal to unique real records by
 #: chance).
 TAIL_ROOM = 2.5
+
+
+def materiality_tail(n_real: int, n_training: int, materiality: float) -> float:
+    """The default width of a pooled tail test: a share of the ``n_real`` records scored.
+
+    ``max(0.02, MIN_TAIL_RECORDS / n_real, TAIL_ROOM * materiality * n_training / n_real)``, at
+    most 0.5: room for :data:`TAIL_ROOM` material leaks (a tail test's effect is capped by its
+    tail, and a wider tail holds more chance members), and at least :data:`MIN_TAIL_RECORDS`
+    records. Used by ``close_neighbours`` and ``membership_attacks``.
+
+    Parameters
+    ----------
+    n_real : int
+        Records scored, training and control pooled (the tail is a share of them).
+    n_training : int
+        Training records among them (the materiality is a share of these).
+    materiality : float
+        The run's materiality, a share of training records.
+
+    Returns
+    -------
+    float
+        The tail, a share in ``[0.02, 0.5]``.
+
+    Examples
+    --------
+    >>> materiality_tail(1600, 800, 0.05)  # 2.5 x 5 % x 800 = 100 of 1,600 records
+    0.0625
+    >>> materiality_tail(200, 100, 0.01)  # at least 20 records
+    0.1
+    """
+    n_real = max(int(n_real), 1)
+    return min(0.5, max(0.02, MIN_TAIL_RECORDS / n_real,
+                        TAIL_ROOM * float(materiality) * int(n_training) / n_real))
 
 
 def _qi_unique_copies(ctx: Context, cols: list[str], n_o: int) -> dict[str, Any]:
@@ -518,8 +553,7 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
         ratio = np.where(visible, d_rel / np.where(visible, d_real, 1.0), np.inf)
     score = -ratio
     if tail is None:
-        tail = min(0.5, max(0.02, MIN_TAIL_RECORDS / ratio.size,
-                            TAIL_ROOM * float(ctx.materiality) * n_o / ratio.size))
+        tail = materiality_tail(ratio.size, n_o, ctx.materiality)
     flag = tail_flags(score, tail)
     cut = float(ratio[flag].max()) if flag.any() else 0.0
     leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut)

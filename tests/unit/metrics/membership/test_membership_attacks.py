@@ -3,14 +3,19 @@ realistic leaks, a DP-unit bound, the most exposed records, and the tests behind
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from synthguard.calibration import calibration_split, leaky_release
+from synthguard.core.results import Evidence
+from synthguard.demo import make_demo, make_population
 from synthguard.metrics.membership import ATTACKS
 from synthguard.metrics.membership.ensemble import membership_attacks
 from synthguard.metrics.privacy.closest_distance_mia import closest_distance_mia
+from synthguard.metrics.privacy.near_copies import materiality_tail
 from synthguard.registry import Context, get_metric
 from synthguard.stats import auc_max_t, auc_test, epsilon_lower_bound
 
@@ -110,7 +115,7 @@ def test_thirty_percent_exact_copies_give_an_epsilon_bound_well_above_zero(share
         eps = res.details["epsilon"]
         assert eps["epsilon_lower"] > 0.5, (name, eps)
         assert res.details["ensemble"]["p_value"] < 0.01
-        assert res.evidence.effect > 0.1  # held-out TPR - FPR: a share of training records
+        assert res.evidence.effect > 0.1  # TPR - FPR in the pooled tail: a share of training records
 
 
 def test_fresh_sample_gives_an_epsilon_interval_including_zero(shared_data):
@@ -131,6 +136,68 @@ def test_evidence_is_one_presence_test_weighted_two_with_the_ensemble_p_value(sh
                 "top_records"} <= set(entry), a
     d = res.to_dict()  # serialises
     assert d["name"] == "membership_attacks" and d["evidence"]["risk"] == "presence"
+
+
+def _population_run(seed: int, copied: float = 0.0, materiality: float = 0.05, **params):
+    """membership_attacks on 400 training and 400 control people of a made-up population; the
+    release is 400 fresh people of the same population plus verbatim copies of ``copied`` of the
+    training records (0: a fresh release, the null)."""
+    pop = make_population(1200, seed)
+    o, c, fresh = pop.iloc[:400], pop.iloc[400:800], pop.iloc[800:]
+    rel = pd.concat([fresh, o.sample(int(round(copied * len(o))), random_state=seed)],
+                    ignore_index=True)
+    ctx = dataclasses.replace(Context.from_frames(o, rel, c, seed=seed), materiality=materiality)
+    return run(membership_attacks, ctx=ctx, **{"n_perm": 99, **params})
+
+
+def test_effect_counts_every_scored_member_and_non_member_in_a_materiality_tail():
+    # a half split would count 200 and 200 (or 150 and 150 with max_rows=300)
+    for max_rows, n in ((None, 400), (300, 300)):
+        res = _population_run(0, max_rows=max_rows)
+        ev, adv = res.evidence, res.details["advantage"]
+        assert (ev.n_member, ev.n_non_member) == (n, n) == (adv["members"], adv["non_members"])
+        assert res.n == 2 * n
+        # the tail is close_neighbours' default on the scored records: 2.5 x 5 % x n of 2n
+        assert adv["tail"] == materiality_tail(2 * n, n, 0.05) == 0.0625
+        for a, b in adv["by_attack"].items():  # ties at the cut included: at least the tail's share
+            assert b["members_flagged"] + b["non_members_flagged"] >= np.ceil(0.0625 * 2 * n), a
+    # a larger materiality widens the tail (room for 2.5 material leaks)
+    wide = _population_run(0, materiality=0.1).details["advantage"]
+    assert wide["tail"] == 0.125
+    assert all(b["members_flagged"] + b["non_members_flagged"] >= 100
+               for b in wide["by_attack"].values())
+
+
+def test_evidence_is_the_attack_whose_one_sided_upper_bound_is_largest():
+    res = _population_run(1, copied=0.02)
+    ev, adv = res.evidence, res.details["advantage"]
+    uppers = {}
+    for a, b in adv["by_attack"].items():  # every attack's bound from its own counts
+        e = Evidence.from_counts("x", b["members_flagged"], 400, b["non_members_flagged"], 400)
+        assert (e.effect, e.upper) == pytest.approx((b["value"], b["upper"])), a
+        uppers[a] = e.upper
+    assert len(set(uppers.values())) > 1  # the choice matters on this release
+    assert adv["attack"] == max(uppers, key=uppers.get)
+    assert ev.upper == pytest.approx(max(uppers.values())) == pytest.approx(adv["upper"])
+    assert (ev.k_member, ev.k_non_member) == (adv["members_flagged"], adv["non_members_flagged"])
+    assert ev.p_value == res.details["ensemble"]["p_value"]  # the max-T p, not the attack's Fisher p
+    assert "largest one-sided upper bound" in ev.test and "largest true effect" in ev.note
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_leak_of_the_materiality_is_not_ruled_out(seed):
+    # 5 % of the training records copied into a fresh release, materiality 5 %: the effect's upper
+    # bound must reach 5 % (else the presence risk could read low on a material leak)
+    ev = _population_run(seed, copied=0.05).evidence
+    assert ev.upper >= 0.05, (ev.effect, ev.effect_ci, ev.upper)
+
+
+def test_demo_leaky_release_is_bounded_above_the_materiality_from_below():
+    d = make_demo(1200, seed=0)  # 40 % of the release verbatim copies, 30 % near-copies
+    ctx = dataclasses.replace(Context.from_frames(d["original"], d["leaky"], d["control"], seed=0),
+                              materiality=0.05)
+    ev = run(membership_attacks, ctx=ctx, n_perm=99).evidence
+    assert ev.effect_ci[0] > 0.05 and ev.p_value < 0.05
 
 
 def test_roles_partition_the_control_and_records_list_the_most_exposed_training_rows(shared_data):

@@ -14,7 +14,7 @@ from synthguard import evaluate
 from synthguard.calibration import calibration_split, leaky_release
 from synthguard.errors import ConfigError, MetricError
 from synthguard.metrics.privacy._copies import identifiable_share, identifying_matches
-from synthguard.metrics.privacy.near_copies import close_neighbours, near_copies
+from synthguard.metrics.privacy.near_copies import close_neighbours, materiality_tail, near_copies
 from synthguard.run.config import PRESETS
 
 from ....helpers import context
@@ -138,6 +138,21 @@ def test_close_neighbours_sees_smote_like_release_and_not_a_fresh_one():
     # the pooled 2 % tail holds almost only training records: the effect is capped by the tail
     assert ev.member > 3 * ev.non_member and ev.p_value < 1e-4
     assert ev.sees == ("neighbourhood", "near", "exact") and ev.risk == "presence"
+
+
+def test_close_neighbours_default_tail_is_the_shared_materiality_tail():
+    import dataclasses
+
+    df = shared("diabetes_raw.csv")
+    p = calibration_split(df, seed=0)
+    n_o, n_c = len(p["original"]), len(p["control"])
+    # 177 training and 132 control records: 20 records at 1 %, 2.5 material leaks at 20 %
+    for m, expected in ((0.01, 20 / (n_o + n_c)), (0.2, 2.5 * 0.2 * n_o / (n_o + n_c))):
+        ctx = dataclasses.replace(context(p["original"], p["fresh"], p["control"]), materiality=m)
+        tail = run_metric(close_neighbours, ctx=ctx).details["tail"]
+        assert tail == materiality_tail(n_o + n_c, n_o, m) == pytest.approx(expected)
+    assert materiality_tail(100, 50, 0.01) == 0.2  # at least 20 records
+    assert materiality_tail(100, 100, 1.0) == 0.5  # at most half
 
 
 def test_close_neighbours_leaves_out_records_with_a_real_duplicate():
