@@ -13,11 +13,8 @@ import synthguard
 from synthguard.cli import main
 from synthguard.core.results import MetricResult
 from synthguard.errors import ConfigError, InputError
-from synthguard.registry import register
 
 
-@register("_test_noop", family="test", direction="lower is safer", default=False,
-          description="test-only metric: the number of synthetic rows")
 def _noop(ctx):
     return MetricResult("_test_noop", "test", float(len(ctx.tables.synthetic)), "lower is safer")
 

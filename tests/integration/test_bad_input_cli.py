@@ -13,17 +13,26 @@ import synthguard
 from synthguard.cli import main
 from synthguard.core.results import MetricResult
 from synthguard.errors import ConfigError
-from synthguard.registry import register
+from synthguard.registry import register, unregister
 from tests.console_text import flat
 
 CALLS: list[int] = []
 
 
-@register("_test_counting", family="test", direction="lower is safer", default=False,
-          description="test-only metric: counts its calls")
 def _counting(ctx):
     CALLS.append(1)
     return MetricResult("_test_counting", "test", float(len(ctx.tables.synthetic)), "lower is safer")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _counting_metric():
+    """The counting metric, registered for this module's tests and removed afterwards (registered
+    at import, it joined the registry of every later test module: tests/contract runs every
+    registered metric)."""
+    register("_test_counting", family="test", direction="lower is safer", default=False,
+             description="test-only metric: counts its calls")(_counting)
+    yield
+    unregister("_test_counting")
 
 
 @pytest.fixture
