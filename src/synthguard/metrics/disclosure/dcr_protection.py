@@ -36,7 +36,15 @@ from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import median_ci, wilson_rate
 from ._common import has_control
-from ._dcr import dcr_block, dcr_columns, dcr_scale, nearest, random_baseline_frame, subsample
+from ._dcr import (
+    dcr_block,
+    dcr_columns,
+    dcr_metric,
+    dcr_scale,
+    nearest,
+    random_baseline_frame,
+    subsample,
+)
 
 __all__ = ["dcr_baseline_protection", "dcr_overfitting_protection", "median_ci"]
 
@@ -313,6 +321,15 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     Both distance sets use the original's column ranges (one metric for both sides); SDMetrics
     normalises the holdout distances by the holdout's own ranges (``sdmetrics_compat=True``).
     See :func:`dcr_baseline_protection` for the other parameters.
+
+    The score is a share of release rows. The evidence the verdict uses is per real record, in
+    the materiality's unit: a training or control record is *won* when it is the nearest real
+    record (training and control pooled, ranges from both) of at least one release row
+    (:func:`won_records`); the effect is the share of training records won minus the share of
+    control records won (Fisher's exact test, ``details["evidence_won_records"]``). Many copies
+    of one training record win that one record; a copy of a record chance would have won anyway
+    adds nothing, so a share ``f`` of copied training records moves the effect by about
+    ``f x (1 - share of control records won)``.
     """
     cols, scale = _blocks(ctx)
     tables = ctx.tables
@@ -340,7 +357,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         else:
             nb_h = nearest(ctx, q, hold, scale_hold)
         if first_query is None:
-            first_query = (q, nb_t, nb_h)
+            first_query = q
         d_t, d_h = nb_t.distances[:, 0], nb_h.distances[:, 0]
         closer = d_t < d_h
         ps.append(float(closer.mean()))
@@ -381,11 +398,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     }
     evidence = None
     if has_control(ctx) and first_query is not None:
-        q0, nb_t0, nb_h0 = first_query
-        evidence, sizes = _overfitting_evidence(
-            ctx, cols, scale, q0, nb_t0 if num_rows_subsample is None else None,
-            nb_h0 if not sdmetrics_compat else None)
-        details["evidence_reference_rows"] = sizes
+        evidence, details["evidence_won_records"] = _overfitting_evidence(ctx, cols, first_query)
     return MetricResult(name="dcr_overfitting_protection", family="disclosure", value=score,
                         direction="higher is safer",
                         baseline=Baseline(0.5, "share closer to training expected when the generator did "
@@ -394,81 +407,69 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
                         details=details, records=recs, evidence=evidence)
 
 
-OVERFITTING_STATISTIC = ("share of synthetic rows strictly closer to the training rows than to the "
-                         "control rows (equal-size samples of both, ties excluded); 1/2 when the "
-                         "release is no closer to its training rows than to unseen real rows")
+OVERFITTING_STATISTIC = ("share of records that are the nearest real record of at least one release "
+                         "row (nearest among the training and control records pooled)")
 
 
-def _overfitting_evidence(ctx: Context, cols: list[str], scale: np.ndarray, query,
-                          nb_train=None, nb_hold=None) -> tuple[Evidence, dict[str, int]]:
-    """Size-corrected closer-to-training share, tested against 1/2.
+def won_records(ctx: Context, query: Any, cols: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Which training and which control records are the nearest real record of a release row.
 
-    The larger of the training and control tables is subsampled to the smaller one's size
-    (seeded by the run's seed and by row content, so the same rows whatever their order), as
-    ``dcr`` does: a synthetic row is then equally likely to sit closer to either side when the
-    generator did not memorise its training rows. Both distances use the original's ranges.
-    Synthetic rows at exactly the same distance from both sides are excluded (they favour
-    neither).
+    Every ``query`` row (release rows) is searched against the training and control records
+    pooled, with the DCR distance and ranges from both tables together (so the scale does not
+    depend on which records are training records). A real record is *won* when it is at the
+    query row's smallest distance to any real record: a query row at the same distance from
+    several real records wins all of them, and identical real records are won together. Whether
+    a record is won thus depends on the pooled records and the release only, never on which of
+    them are training records.
 
-    The test relabels the reference rows (:func:`synthguard.stats.label_permutation_greater`):
-    under the null the ``2n`` real reference rows are a random split into training and control,
-    so the count of synthetic rows won by training rows is compared with random relabellings.
-    A binomial test on the synthetic rows would treat them as independent, but synthetic rows
-    sharing one nearest reference row (hubs, duplicates) move together: on the shared real
-    tables the null variance is 1.1-1.3 times the binomial one, which made the binomial test
-    raise false alarms. ``nb_train`` / ``nb_hold``: searches against the full tables to reuse when
-    a side is not subsampled.
+    Returns
+    -------
+    won_training, won_control : ndarray of bool
+        Per training record and per control record.
+    tied : int
+        Query rows with more than one nearest real record.
     """
-    from ...stats import label_permutation_greater, z_value
-    from ..privacy.distance import balanced_rows
+    from ...engine.backend import pairs_within, stack_blocks
+    from ...engine.neighbors import kneighbors
+    from ...engine.neighbors.distinct import distinct_rows
 
-    n = min(len(ctx.tables.original), len(ctx.tables.control))
-    dist, idx = {}, {}
-    for role, reuse in (("original", nb_train), ("control", nb_hold)):  # two sides
-        table = ctx.tables.get(role)
-        if n >= len(table) and reuse is not None:
-            nb = reuse
-        else:
-            ref = dcr_block(ctx, role, cols)
-            if n < len(table):
-                ref = ref.take(balanced_rows(table[cols], n, ctx.stream_seed("rows"), role))
-            nb = nearest(ctx, query, ref, scale)
-        dist[role], idx[role] = nb.distances[:, 0], nb.indices[:, 0]
-    d_t, d_c = dist["original"], dist["control"]
-    untied = d_t != d_c
-    winner = np.where(d_t < d_c, idx["original"], n + idx["control"])[untied]
-    weights = np.bincount(winner, minlength=2 * n)
-    m = int(untied.sum())
-    perm = label_permutation_greater(weights, n, seed=ctx.rng("overfitting-permutation"))
-    k = int(perm["statistic"])
-    ties = int(d_t.size - m)
-    note = (f"{ties} of {d_t.size} synthetic rows tie (equally close to both sides) and are excluded; "
-            "the statistic is a share of release rows, the effect, its interval and the detection "
-            f"limit are per training record: 2 x (rows won by training - half of the {m} rows) / "
-            f"{n} training rows compared (a copy of a compared training row wins it, a chance row "
-            "wins half the time)")
-    sizes = {"per_side": int(n), "synthetic_rows": int(d_t.size), "ties_excluded": ties}
-    if m == 0 or not np.isfinite(perm["sd"]):
-        nan = float("nan")
-        return Evidence(statistic=OVERFITTING_STATISTIC, member=nan, n_member=m, non_member=0.5,
-                        n_non_member=None, effect=nan, effect_ci=(nan, nan), p_value=nan,
-                        test=perm["method"], baseline="1/2", k_member=k,
-                        note=note + "; nothing to test"), sizes
-    # in training records, the materiality's unit: a copy of a compared training row wins it where
-    # a chance row wins half the time, so the excess wins k - m/2 are half the copies, and the
-    # share of the n compared training rows copied is 2 (k - m/2) / n (the release-row share
-    # k/m - 1/2 times 2m/n: a small release bounds few records, a large one many)
-    per_record = 2.0 * m / n
-    se = perm["sd"] / m * per_record
-    effect = (k / m - 0.5) * per_record
-    z = z_value(0.95)
-    # one-sided alpha 0.05 and 80 % power: Phi^-1(0.95) + Phi^-1(0.8), as two-sided quantiles
-    dl = (z_value(0.90) + z_value(0.60)) * se
-    return Evidence(statistic=OVERFITTING_STATISTIC, member=k / m, n_member=m, non_member=0.5,
-                    n_non_member=None, effect=effect, effect_ci=(effect - z * se, effect + z * se),
-                    p_value=perm["p_value"], test=perm["method"],
-                    baseline="1/2: the share expected when training and control rows (equal sizes, "
-                             "a random split of real rows) are equally close to the release",
-                    k_member=k, detection_limit=dl,
-                    note=note + "; interval and detection limit from the null standard deviation"), sizes
+    train, hold = dcr_block(ctx, "original", cols), dcr_block(ctx, "control", cols)
+    pooled = stack_blocks([train, hold])
+    first, inverse = distinct_rows(pooled)  # identical records: one search row, won together
+    ref = pooled.take(first)
+    metric = dcr_metric(dcr_scale(ctx, cols, ("original", "control")))
+    nb = kneighbors(query, ref, metric, 1, backend=ctx.backend)
+    q, r, _ = pairs_within(query, ref, metric, nb.distances[:, 0], backend=ctx.backend)
+    won = np.zeros(first.size, dtype=bool)
+    won[nb.indices[:, 0]] = True
+    won[r] = True
+    tied = int(np.count_nonzero(np.bincount(q, minlength=query.n_rows) > 1))
+    won = won[inverse]
+    return won[:train.n_rows], won[train.n_rows:], tied
 
+
+def _overfitting_evidence(ctx: Context, cols: list[str], query) -> tuple[Evidence, dict[str, int]]:
+    """Training records won by the release against control records won (Fisher's exact test).
+
+    A real record is won when it is the nearest real record of at least one release row
+    (:func:`won_records`). When the release does not depend on which real records were trained
+    on, the set of won records does not either, so every real record is equally likely to be won
+    whatever the sizes of the two tables, and the won counts are compared directly: the effect is
+    the share of training records won minus the share of control records won, a share of
+    distinct training records (a release row wins at most its own nearest records, so a hundred
+    copies of one training record win that one record). A copied training record that chance
+    would have won anyway adds nothing: a share ``f`` of copies moves the effect by about
+    ``f x (1 - control share won)``.
+    """
+    won_t, won_c, tied = won_records(ctx, query, cols)
+    k_t, k_c = int(won_t.sum()), int(won_c.sum())
+    note = (f"{query.n_rows} release rows searched; {tied} of them have more than one nearest real "
+            "record and win each of them; identical real records are won together")
+    sizes = {"release_rows": int(query.n_rows), "tied_release_rows": tied,
+             "won_training_records": k_t, "won_control_records": k_c}
+    ev = Evidence.from_counts(
+        OVERFITTING_STATISTIC, k_t, int(won_t.size), k_c, int(won_c.size),
+        baseline="control records against the same release: each real record is equally likely "
+                 "to be won when the release does not depend on which records were trained on",
+        note=note)
+    return ev, sizes
