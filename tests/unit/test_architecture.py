@@ -110,19 +110,8 @@ def test_no_import_circle_between_folders():
         if a != b and not (a == "registry" and b == "metrics") and "<top>" not in (a, b) \
                 and (src, b) not in KNOWN_UPWARD:
             graph.setdefault(a, set()).add(b)
-    seen: dict[str, int] = {}
-
-    def visit(node: str, path: list[str]) -> None:
-        seen[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            assert seen.get(nxt) != 1, f"import circle: {' -> '.join([*path, nxt])}"
-            if nxt not in seen:
-                visit(nxt, [*path, nxt])
-        seen[node] = 2
-
-    for node in sorted(graph):
-        if node not in seen:
-            visit(node, [node])
+    circles = _circles(graph)  # the one circle search, shared with the module-level check
+    assert not circles, f"import circles between folders: {circles}"
 
 
 def _module_graph() -> dict[str, set[str]]:
