@@ -55,10 +55,14 @@ def make_files(n: int, data_dir: Path) -> dict[str, Path]:
     return out
 
 
-def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
+def run(n: int, data_dir: Path, extra: str, keep: Path | None,
+        preset: str | None = "privacy") -> dict:
+    """One fresh ``python -m synthguard evaluate`` process on the ``n``-row files (``preset``: None
+    for the default metrics); wall, the child's CPU seconds and peak RSS, per-metric seconds."""
     files = make_files(n, data_dir)
-    report = (keep or data_dir) / f"report_privacy_{n}.json"
-    cmd = [sys.executable, "-m", "synthguard", "evaluate", "--preset", "privacy",
+    report = (keep or data_dir) / f"report_{preset or 'default'}_{n}.json"
+    cmd = [sys.executable, "-m", "synthguard", "evaluate",
+           *(["--preset", preset] if preset else []),
            "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
            "-m", str(data_dir / "metadata.json"), "--json", str(report), "--no-progress",
            *shlex.split(extra)]
@@ -75,7 +79,7 @@ def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
         raise SystemExit(f"evaluate failed ({proc.returncode}):\n{err_path.read_text()[-3000:]}")
     rep = json.loads(report.read_text())
     per = {name: (e.get("seconds"), e.get("status")) for name, e in rep["metrics"].items()}
-    return {"rows": n, "wall_s": wall, "cpu_s": usage[0], "peak_mib": usage[1] / 1024,
+    return {"rows": n, "report": str(report), "wall_s": wall, "cpu_s": usage[0], "peak_mib": usage[1] / 1024,
             "load_before": load0, "load_after": _load(), "metrics": per, "cmd": " ".join(cmd)}
 
 
