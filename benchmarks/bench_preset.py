@@ -56,9 +56,10 @@ def make_files(n: int, data_dir: Path) -> dict[str, Path]:
 
 
 def run(n: int, data_dir: Path, extra: str, keep: Path | None,
-        preset: str | None = "privacy") -> dict:
+        preset: str | None = "privacy", env: dict[str, str] | None = None) -> dict:
     """One fresh ``python -m synthguard evaluate`` process on the ``n``-row files (``preset``: None
-    for the default metrics); wall, the child's CPU seconds and peak RSS, per-metric seconds."""
+    for the default metrics; ``env``: the child's environment, default this one's); wall, the
+    child's CPU seconds and peak RSS, per-metric seconds."""
     files = make_files(n, data_dir)
     report = (keep or data_dir) / f"report_{preset or 'default'}_{n}.json"
     cmd = [sys.executable, "-m", "synthguard", "evaluate",
@@ -70,7 +71,7 @@ def run(n: int, data_dir: Path, extra: str, keep: Path | None,
     t0 = time.perf_counter()
     err_path = report.with_suffix(".stderr")
     with open(err_path, "w") as err_file:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, env=env)
         _pid, status, ru = os.wait4(proc.pid, 0)  # this child's own CPU and peak RSS
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
