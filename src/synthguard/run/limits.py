@@ -227,7 +227,9 @@ class _Relabelling:
 
     def sorted_keys(self, idx: np.ndarray) -> np.ndarray:
         """Per repetition (row), the keys of records ``idx``, sorted."""
-        return np.sort(self.keys[:, idx], axis=1)
+        out = self.keys[:, idx]  # a copy (fancy indexing), sorted in place
+        out.sort(axis=1)
+        return out
 
     def _low(self) -> np.ndarray:
         """Per repetition, the ``n_member`` smallest keys, sorted (reps x n_member), computed once."""
