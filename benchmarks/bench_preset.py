@@ -55,10 +55,15 @@ def make_files(n: int, data_dir: Path) -> dict[str, Path]:
     return out
 
 
-def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
+def run(n: int, data_dir: Path, extra: str, keep: Path | None,
+        preset: str | None = "privacy", env: dict[str, str] | None = None) -> dict:
+    """One fresh ``python -m synthguard evaluate`` process on the ``n``-row files (``preset``: None
+    for the default metrics; ``env``: the child's environment, default this one's); wall, the
+    child's CPU seconds and peak RSS, per-metric seconds."""
     files = make_files(n, data_dir)
-    report = (keep or data_dir) / f"report_privacy_{n}.json"
-    cmd = [sys.executable, "-m", "synthguard", "evaluate", "--preset", "privacy",
+    report = (keep or data_dir) / f"report_{preset or 'default'}_{n}.json"
+    cmd = [sys.executable, "-m", "synthguard", "evaluate",
+           *(["--preset", preset] if preset else []),
            "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
            "-m", str(data_dir / "metadata.json"), "--json", str(report), "--no-progress",
            *shlex.split(extra)]
@@ -66,7 +71,7 @@ def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
     t0 = time.perf_counter()
     err_path = report.with_suffix(".stderr")
     with open(err_path, "w") as err_file:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, env=env)
         _pid, status, ru = os.wait4(proc.pid, 0)  # this child's own CPU and peak RSS
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
@@ -75,7 +80,7 @@ def run(n: int, data_dir: Path, extra: str, keep: Path | None) -> dict:
         raise SystemExit(f"evaluate failed ({proc.returncode}):\n{err_path.read_text()[-3000:]}")
     rep = json.loads(report.read_text())
     per = {name: (e.get("seconds"), e.get("status")) for name, e in rep["metrics"].items()}
-    return {"rows": n, "wall_s": wall, "cpu_s": usage[0], "peak_mib": usage[1] / 1024,
+    return {"rows": n, "report": str(report), "wall_s": wall, "cpu_s": usage[0], "peak_mib": usage[1] / 1024,
             "load_before": load0, "load_after": _load(), "metrics": per, "cmd": " ".join(cmd)}
 
 

@@ -95,10 +95,33 @@ class Encoder:
     def is_numeric(self, column: str) -> bool:
         return self.schema.columns[column].is_numeric
 
-    def learn(self, frame: pd.DataFrame, columns: Iterable[str] | None = None) -> None:
-        """Add the values of ``frame`` to the vocabularies (in order of first appearance)."""
-        for col in columns if columns is not None else frame.columns:
+    def learn(self, frame: pd.DataFrame, columns: Iterable[str] | None = None, *,
+              once: bool = False) -> None:
+        """Add the values of ``frame`` to the vocabularies (in order of first appearance).
+
+        ``once=True``: skip the columns of this very frame object learnt before with ``once=True``
+        (their values are in the vocabularies already, so learning them again changes nothing); for
+        a run's own tables, which do not change during the run. Copies of the encoder and pickles do
+        not keep this record.
+        """
+        cols = list(columns) if columns is not None else list(frame.columns)
+        if once:
+            done = self.__dict__.setdefault("_learnt", {})
+            seen = done.get(id(frame))
+            if seen is None or seen[0] is not frame:  # the frame is held: its id cannot be reused
+                seen = done[id(frame)] = (frame, set())
+            todo = [c for c in cols if c not in seen[1]]
+        else:
+            todo = cols
+        for col in todo:
             self.codes(frame[col])
+        if once:
+            seen[1].update(todo)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_learnt", None)  # frames learnt once: a copy or a pickle starts a record of its own
+        return state
 
     def labels(self, column: str) -> list[object]:
         """The values of ``column``'s vocabulary, indexed by code (``labels(c)[code]``)."""
@@ -204,7 +227,7 @@ class EncodedView:
         self.encoder = Encoder(tables.schema)
         categorical = [c for c in self.schema.tabular_columns() if not self.encoder.is_numeric(c)]
         for role in tables.roles:
-            self.encoder.learn(tables.get(role), categorical)
+            self.encoder.learn(tables.get(role), categorical, once=True)
         self._blocks: dict[tuple[str, tuple[str, ...], bool, bool], Block] = {}
         self._lock = threading.RLock()  # metrics running in threads share one block per key
         self._origins_set = False

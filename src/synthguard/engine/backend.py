@@ -433,7 +433,7 @@ def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categor
     learn = [c for c in columns if categorical_only or not encoder.is_numeric(c)]
     for role in tables.roles:
         frame = tables.get(role)
-        encoder.learn(frame, [c for c in learn if c in frame.columns])
+        encoder.learn(frame, [c for c in learn if c in frame.columns], once=True)
     out = copy.copy(encoder)
     out._vocab = {k: dict(v) for k, v in encoder._vocab.items()}
     out._frozen = False

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -124,6 +125,26 @@ def _candidates(tests: Sequence[InjectionTest], family: str) -> np.ndarray | Non
 
 _NONE = np.zeros(0, dtype=np.int64)
 
+#: up to this many cells (repetitions x records) the relabelling answers membership questions from
+#: dense tables; above, by binary searches and sorted lookups (the same answers, less memory)
+_DENSE_CELLS = 4_000_000
+
+
+def _p_and_upper(k1: np.ndarray, k2: np.ndarray, n1: int, big_n: int,
+                 confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per repetition, the one-sided Fisher p-value of ``k1`` training and ``k2`` control records
+    flagged, and the upper end of the difference of their rates (:func:`newcombe_upper`), each
+    computed once per distinct ``(k1, k2)``: repetitions share counts, and both functions are
+    elementwise, so every value is the one a call on all repetitions gives."""
+    k1 = np.asarray(k1, dtype=np.int64)
+    k2 = np.asarray(k2, dtype=np.int64)
+    _, first, inv = np.unique(k1 * np.int64(big_n + 1) + k2, return_index=True,
+                              return_inverse=True)
+    inv = inv.ravel()
+    a, b = k1[first], k2[first]
+    return (fisher_p(a, a + b, n1, big_n)[inv],
+            newcombe_upper(a, n1, b, big_n - n1, confidence_level)[inv])
+
 
 def _unique_pairs(rows: np.ndarray, cols: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``(row, col)`` pairs, sorted."""
@@ -141,25 +162,39 @@ class _Draw:
     below: np.ndarray  # reps: a record not forced is training when its key is below this
     keys: np.ndarray  # reps x big_n (shared)
 
-    def _forced_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+    @cached_property
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
         rr, cc = np.nonzero(self.forced < self.keys.shape[1])
         return rr, self.forced[rr, cc]
+
+    def _forced_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(repetition, record) of every forced training record, found once per draw."""
+        return self._pairs
 
     def is_member(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Is record ``idx[i]`` a training record in repetition ``rows[i]``?"""
         member = self.keys[rows, idx] < self.below[rows]
         fr, fi = self._forced_pairs()
         if fr.size and rows.size:
-            width = np.int64(self.keys.shape[1])
-            member |= np.isin(rows.astype(np.int64) * width + idx, fr * width + fi)
+            if self.keys.size <= _DENSE_CELLS:  # a repetitions x records table of the forced
+                forced = np.zeros(self.keys.shape, dtype=bool)
+                forced[fr, fi] = True
+                member |= forced[rows, idx]
+            else:
+                width = np.int64(self.keys.shape[1])
+                member |= np.isin(rows.astype(np.int64) * width + idx, fr * width + fi)
         return member
 
     def members_among(self, sorted_keys: Sequence[np.ndarray], mask: np.ndarray) -> np.ndarray:
         """Per repetition, how many records of ``mask`` (their keys, sorted, per repetition:
         ``sorted_keys``) are training records."""
         reps = len(self.keys)
-        count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
-                         dtype=np.int64)
+        if isinstance(sorted_keys, np.ndarray) and sorted_keys.size <= _DENSE_CELLS:
+            # every key compared at once: the count a binary search per repetition returns
+            count = (sorted_keys < self.below[:, None]).sum(axis=1, dtype=np.int64)
+        else:
+            count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
+                             dtype=np.int64)
         fr, fi = self._forced_pairs()
         extra = mask[fi] & (self.keys[fr, fi] >= self.below[fr])  # forced, not already below
         return count + np.bincount(fr, weights=extra, minlength=reps).astype(np.int64)
@@ -190,9 +225,11 @@ class _Relabelling:
         self.n_member = n_member
         self._sorted_low: np.ndarray | None = None
 
-    def sorted_keys(self, idx: np.ndarray) -> list[np.ndarray]:
-        """Per repetition, the keys of records ``idx``, sorted."""
-        return [np.sort(k[idx]) for k in self.keys]
+    def sorted_keys(self, idx: np.ndarray) -> np.ndarray:
+        """Per repetition (row), the keys of records ``idx``, sorted."""
+        out = self.keys[:, idx]  # a copy (fancy indexing), sorted in place
+        out.sort(axis=1)
+        return out
 
     def _low(self) -> np.ndarray:
         """Per repetition, the ``n_member`` smallest keys, sorted (reps x n_member), computed once."""
@@ -343,8 +380,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
                         flags = _row_flags(scores, t.tail)
                     k1[start:stop] = (flags & members).sum(axis=1)
                     k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
-            p = fisher_p(k1, k1 + k2, n1, big_n)
-            hi = newcombe_upper(k1, n1, k2, big_n - n1, confidence_level)
+            p, hi = _p_and_upper(k1, k2, n1, big_n, confidence_level)
             res[:, j] = (p <= t.threshold) & (hi >= materiality)
         cache[k] = res
         return res

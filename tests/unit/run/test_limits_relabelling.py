@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synthguard.run.limits import _Relabelling
+from synthguard.run import limits
+from synthguard.run.limits import _p_and_upper, _Relabelling, newcombe_upper
+from synthguard.stats.maxt import fisher_p
 
 
 def _by_definition(keys: np.ndarray, forced: np.ndarray, n_member: int) -> np.ndarray:
@@ -19,10 +21,15 @@ def _by_definition(keys: np.ndarray, forced: np.ndarray, n_member: int) -> np.nd
     return members
 
 
+@pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("size", [300, 6000])
-def test_relabelling_by_ranks_names_the_training_records_of_the_definition(seed, size):
-    # 6000 records: the band of sorted keys (1024 wide) is narrower than the training records
+def test_relabelling_by_ranks_names_the_training_records_of_the_definition(seed, size, dense,
+                                                                          monkeypatch):
+    # 6000 records: the band of sorted keys (1024 wide) is narrower than the training records;
+    # dense=False: the membership answers of large tables (binary searches, sorted lookups)
+    if not dense:
+        monkeypatch.setattr(limits, "_DENSE_CELLS", 0)
     rng = np.random.default_rng(seed)
     reps, big_n = 7, int(rng.integers(size // 15, size))
     n_member = int(rng.integers(1, big_n))
@@ -52,3 +59,13 @@ def test_more_forced_than_training_records_falls_back_to_the_smallest_keys():
     assert rel.draw(forced) is None
     got = rel.members(None, 0, 3, forced)
     assert (got.sum(axis=1) == 10).all() and not got[:, 12:].any()
+
+
+def test_p_values_and_bounds_per_distinct_count_equal_those_of_every_repetition():
+    rng = np.random.default_rng(3)
+    n1, big_n = 700, 1300
+    k1 = rng.integers(0, 40, 200)  # repeated counts, as relabellings give
+    k2 = rng.integers(0, 40, 200)
+    p, hi = _p_and_upper(k1, k2, n1, big_n, 0.95)
+    np.testing.assert_array_equal(p, fisher_p(k1, k1 + k2, n1, big_n))
+    np.testing.assert_array_equal(hi, newcombe_upper(k1, n1, k2, big_n - n1, 0.95))

@@ -391,9 +391,10 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_samples
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 
     t = ctx.tables
+    threads = ThreadpoolController()  # its scan of the loaded libraries, once (not per fit)
     frames = {"original": t.original, "synthetic": t.synthetic, "control": t.get("control")}
     sizes_before = {r: len(f) for r, f in frames.items()}
     frames = {r: _cap(f, max_rows, ctx.rng("cap", r)) for r, f in frames.items()}
@@ -415,7 +416,7 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
                 raise MetricError(f"the {role} table has {len(x_train)} rows, too few for k={k}")
             seed = int(ctx.rng("model", name).integers(2**31 - 1))
             # one OpenMP thread: k-means' thread pool collapses on a loaded machine (100x slower)
-            with threadpool_limits(limits=1, user_api="openmp"):
+            with threads.limit(limits=1, user_api="openmp"):
                 km = KMeans(n_clusters=int(k), n_init=10, random_state=seed).fit(x_train)
                 labels = km.predict(x_test)
             if len(np.unique(labels)) < 2:
