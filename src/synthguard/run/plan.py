@@ -187,14 +187,18 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
     tables = {role: {"rows": int(r), "columns": int(c)} for role, (r, c) in sizes.items()}
     cells = float(sum(r * c for r, c in sizes.values()))
     columns = max((c for _, c in sizes.values()), default=0)
-    per_col = {m: p for m in metrics
-               if (p := per_column_parameter(specs.get(m), params.get(m, {}))) is not None}
-    seconds, mb = estimate(cells, columns, len(metrics), len(per_col))
+    # a metric with its per-column parameter unset runs once per declared sensitive column when
+    # there are any (``inference``'s secrets), else once per column (not a quasi-identifier)
+    per_col = {} if sensitive else {
+        m: p for m in metrics if (p := per_column_parameter(specs.get(m), params.get(m, {}))) is not None}
+    tried = max(columns - len(quasi_identifiers), 1) if quasi_identifiers else columns
+    seconds, mb = estimate(cells, tried, len(metrics), len(per_col))  # (columns: only for those runs)
     large: list[str] = []
     if seconds > LARGE_SECONDS:
         why = [f"estimated {_duration(seconds)} for {len(metrics)} tests on {columns:,} columns"]
         if per_col:
-            why.append(", ".join(f"{m!r} runs once per column ({columns:,} times: parameter {p!r} unset)"
+            which = "column that is not a quasi-identifier" if quasi_identifiers else "column"
+            why.append(", ".join(f"{m!r} runs once per {which} ({tried:,} times: parameter {p!r} unset)"
                                  for m, p in per_col.items()))
         if not quasi_identifiers:
             why.append("no quasi-identifiers are declared: the attacks take every column as known "
