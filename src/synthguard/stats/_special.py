@@ -109,9 +109,10 @@ def _hypergeom_sf_summed(k, M, n, N) -> np.ndarray:
     shrinks by a ratio that shrinks too: the tail beyond ``k`` (``k`` at or above the mode) is
     summed upwards from ``k + 1``, else the head up to ``k`` downwards from ``k`` and subtracted
     from 1, each until what is left (at most ``term * r / (1 - r)``) is below ``1e-17`` of the
-    sum. The first term comes from ``betaln`` (relative error below ``1e-11`` at 100,000
-    records), the others from the ratio of neighbouring terms, a block of terms per value and pass
-    (8, then twice as many each pass, up to 256). Vectorised over the values. Not for reported
+    sum. The first term comes from ``betaln``, the others from the ratio of neighbouring terms, a block of terms per value and pass
+    (8, then twice as many each pass, up to 256). Vectorised over the values. Measured against
+    SciPy's values on 20,000 random arguments each: relative differences up to 6e-12 below 2,000
+    records, 3e-10 at 100,000 and 2e-8 at 3,000,000 (tails below 0.5). Not for reported
     p-values (those come from the Boost ufunc, the bits of ``scipy.stats``): for comparisons with a
     level, where a difference in the tenth digit does not change the answer.
 
