@@ -204,8 +204,12 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
             why.append("no quasi-identifiers are declared: the attacks take every column as known "
                        "to the attacker")
         large.append("; ".join(why))
-        todo = ["declare 'quasi_identifiers' (the columns an attacker may know) and 'sensitive' "
-                "columns in the metadata"]
+        missing = [what for what, have in (
+            ("'quasi_identifiers' (the columns an attacker may know)", quasi_identifiers),
+            ("'sensitive' columns", sensitive)) if not have]
+        todo = [f"declare {' and '.join(missing)} in the metadata"] if missing else []
+        if sample is None:
+            todo.append("test a sample of the records (--max-records N)")
         todo += [f"give {m!r} its {p!r} (config: metrics: {{{m}: {{{p}: COLUMN}}}})" for m, p in per_col.items()]
         todo.append("or run fewer tests (--preset quick, --metrics)")
         large.append("to bound it: " + "; ".join(todo))

@@ -100,7 +100,7 @@ def test_stage_bars_stay_off_when_disabled_or_not_a_terminal():
     assert np.isfinite(estimate(0, 0, 0)[0])
 
 
-def test_declared_sensitive_columns_are_inferences_secrets_so_the_plan_does_not_count_every_column():
+def test_declared_columns_are_neither_counted_per_column_nor_asked_for_again():
     # the 1M-row bench's plan said "'inference' runs once per column (15 times)" and advised declaring
     # sensitive columns that were declared: inference attacks the declared sensitive columns only
     names = ["exact_matches", "inference"]
@@ -110,6 +110,12 @@ def test_declared_sensitive_columns_are_inferences_secrets_so_the_plan_does_not_
     declared = make_plan(sizes, names, specs, {}, quasi_identifiers=["age", "sex"], sensitive=["employment"])
     assert none.per_column == {"inference": "secret"} and declared.per_column == {}
     assert "once per column" not in " ".join(declared.large) and declared.seconds <= none.seconds
+    # nor does it ask to declare what is declared; it offers the sample instead
+    assert declared.large and "declare" not in " ".join(declared.large)
+    assert "--max-records" in declared.large[-1] and "--max-records" in none.large[-1]
+    sampled = make_plan(sizes, names, specs, {}, quasi_identifiers=["age", "sex"], sensitive=["employment"],
+                        sample="200,000 of 1,000,000 training records")
+    assert "--max-records" not in " ".join(sampled.large)
     qis_only = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, names, specs, {},
                          quasi_identifiers=["a", "b"])
     assert "'inference' runs once per column that is not a quasi-identifier (2,000 times" in \
