@@ -1,164 +1,107 @@
 """The package's layout is the one docs/architecture.md describes, and imports only point down.
 
-Every import counts, at module level or inside a function: an import inside a function still ties
-the two modules together (that is how the two import circles of the old layout hid).
+The import graph and the contracts are import-linter's (a test dependency, the usual tool for this):
+its contracts live in ``pyproject.toml`` (``[tool.importlinter]``, so ``lint-imports`` checks the same
+thing from a shell), and these tests check that they are the map of docs/architecture.md and that the
+package keeps them. Every import counts, at module level or inside a function: an import inside a
+function still ties the two modules together (that is how the two import circles of the old layout
+hid).
 """
 
 from __future__ import annotations
 
-import ast
 import re
+import sys
+import tomllib
 from pathlib import Path
 
+import importlinter.api  # noqa: F401  (configures import-linter's settings)
+from importlinter.application.use_cases import lint_imports
+
 REPO = Path(__file__).resolve().parents[2]
-PKG = REPO / "src" / "synthguard"
 DOC = REPO / "docs" / "architecture.md"
-
-#: Imports that still point to a higher layer: (importing module, imported room) -> what removes it.
-#: This list only shrinks.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {}
-
-TOP = 10  # the package's own __init__ and __main__: public names, above everything
+PYPROJECT = REPO / "pyproject.toml"
 
 
 def _map() -> dict[str, int]:
+    """docs/architecture.md's map: folder or module -> its layer."""
     text = DOC.read_text(encoding="utf-8")
     block = text.split("<!-- architecture-map: begin -->")[1].split("<!-- architecture-map: end -->")[0]
     rows = re.findall(r"^\| `([^`]+)` \| (\d+) \|", block, flags=re.M)
     return {name.rstrip("/").removesuffix(".py"): int(layer) for name, layer in rows}
 
 
-def _rooms() -> set[str]:
-    folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    modules = {p.stem for p in PKG.glob("*.py") if not p.stem.startswith("__")}
-    return folders | modules
+def _contracts() -> dict[str, dict]:
+    config = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return {c["id"]: c for c in config["contracts"]}
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def _lint(config: Path, capsys) -> tuple[bool, str]:
+    """import-linter's verdict on ``config`` (no cache: the suite depends on none) and its output."""
+    kept = lint_imports(config_filename=str(config), cache_dir=None, no_logo=True)
+    return kept, capsys.readouterr().out
 
 
-def _statements():
-    """Every import of a synthguard module, once: ``(module, imported, names, line)`` where
-    ``imported`` is the module named after ``from`` (relative imports resolved) with ``names`` the
-    names imported from it, or the module of a plain ``import`` with ``names`` empty."""
-    for path in sorted(PKG.rglob("*.py")):
-        mod = _module_name(path)
-        pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                    where = ".".join(base + ([node.module] if node.module else []))
-                elif node.module and node.module.split(".")[0] == "synthguard":
-                    where = node.module
-                else:
-                    continue
-                yield mod, where, [a.name for a in node.names], node.lineno
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name.split(".")[0] == "synthguard":
-                        yield mod, a.name, [], node.lineno
+def test_the_layers_contract_is_the_architecture_map_top_to_bottom():
+    by_layer: dict[int, set[str]] = {}
+    for name, layer in _map().items():
+        by_layer.setdefault(layer, set()).add(name)
+    doc = [by_layer[k] for k in sorted(by_layer, reverse=True)]
+    contract = [{m.strip() for m in layer.split(":")} for layer in _contracts()["layers"]["layers"]]
+    # __main__ (python -m synthguard) sits above everything; the rest is the map, highest first
+    assert contract == [{"__main__"}, *doc]
+    # exhaustive: a folder or public module missing from the contract (and so from the map) breaks it
+    assert _contracts()["layers"]["exhaustive"] is True
 
 
-def _imports() -> list[tuple[str, str, int]]:
-    """(importing module, imported module, line) for every import of a synthguard module."""
-    out = []
-    for mod, where, names, line in _statements():
-        if where == "synthguard" and names:  # from synthguard import x: x is the room
-            out += [(mod, f"synthguard.{n}", line) for n in names]
-        else:
-            out.append((mod, where, line))
-    return out
+def test_the_package_keeps_its_import_contracts(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "src"))
+    kept, out = _lint(PYPROJECT, capsys)
+    assert kept, out
+    assert "2 kept, 0 broken" in out
 
 
-def _room(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and not parts[1].startswith("__") else "<top>"
+def test_the_one_upward_import_is_plugin_discovery():
+    """registry/lookup collects the ``@register`` cards of metrics/: the only import that points up,
+    and the contracts ignore it there and nowhere else (import-linter refuses an ignore that matches
+    no import, so this list cannot go stale)."""
+    for contract in _contracts().values():
+        assert contract.get("ignore_imports", []) == ["synthguard.registry.lookup -> synthguard.metrics"]
 
 
-def _layer(layers: dict[str, int], room: str) -> int:
-    return TOP if room == "<top>" else layers.get(room, TOP)
+def _package(root: Path, name: str, modules: dict[str, str]) -> None:
+    (root / name).mkdir()
+    for mod, source in modules.items():
+        (root / name / f"{mod}.py").write_text(source, encoding="utf-8")
 
 
-def test_the_architecture_map_lists_exactly_the_package_folders_and_public_modules():
-    assert set(_map()) == _rooms()
-
-
-def test_imports_only_point_to_the_same_or_a_lower_layer_but_for_plugin_discovery():
-    layers = _map()
-    upward = set()
-    for src, dst, line in _imports():
-        a, b = _room(src), _room(dst)
-        if a == b:
-            continue
-        if a == "registry" and b == "metrics":  # plugin discovery: collects the @register declarations
-            continue
-        if _layer(layers, b) > _layer(layers, a):
-            upward.add((src, b, line))
-    unexplained = sorted((s, b, n) for s, b, n in upward if (s, b) not in KNOWN_UPWARD)
-    assert not unexplained, f"imports pointing to a higher layer: {unexplained}"
-    stale = sorted(set(KNOWN_UPWARD) - {(s, b) for s, b, _ in upward})
-    assert not stale, f"KNOWN_UPWARD lists imports that are gone (remove them from the list): {stale}"
-
-
-def test_no_import_circle_between_folders():
-    graph: dict[str, set[str]] = {}
-    for src, dst, _ in _imports():
-        a, b = _room(src), _room(dst)
-        if a != b and not (a == "registry" and b == "metrics") and "<top>" not in (a, b) \
-                and (src, b) not in KNOWN_UPWARD:
-            graph.setdefault(a, set()).add(b)
-    circles = _circles(graph)  # the one circle search, shared with the module-level check
-    assert not circles, f"import circles between folders: {circles}"
-
-
-def _module_graph() -> dict[str, set[str]]:
-    """Module -> the synthguard modules it imports (``from pkg import name`` counts as importing
-    the module ``pkg.name`` when there is one, else the package ``pkg``)."""
-    modules = {_module_name(p) for p in PKG.rglob("*.py")}
-    graph: dict[str, set[str]] = {m: set() for m in modules}
-    for mod, where, names, _ in _statements():
-        targets = [f"{where}.{n}" if f"{where}.{n}" in modules else where for n in names] or [where]
-        for t in targets:
-            while t not in modules and "." in t:
-                t = t.rsplit(".", 1)[0]
-            if t != mod:
-                graph[mod].add(t)
-    return graph
-
-
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module, each sorted, in sorted order: the
-    library function ``scipy.sparse.csgraph.connected_components`` is called on the import graph."""
-    import numpy as np
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    nodes = sorted(set(graph) | {w for ws in graph.values() for w in ws})
-    at = {v: i for i, v in enumerate(nodes)}
-    edges = [(at[v], at[w]) for v, ws in graph.items() for w in ws]
-    rows = np.array([e[0] for e in edges], dtype=np.int64)
-    cols = np.array([e[1] for e in edges], dtype=np.int64)
-    adj = coo_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(nodes), len(nodes)))
-    _, label = connected_components(adj, directed=True, connection="strong")
-    groups: dict[int, list[str]] = {}
-    for v, lab in zip(nodes, label.tolist(), strict=True):
-        groups.setdefault(lab, []).append(v)
-    return sorted(g for g in groups.values() if len(g) > 1)
-
-
-def test_no_import_circle_between_modules_of_a_folder():
-    """Inside a folder too, imports form no circle (a module and its package's ``__init__`` count):
-    two modules that need each other are one job, or share a third module."""
-    graph = _module_graph()
-    inside = {m: {t for t in ts if _room(t) == _room(m)} for m, ts in graph.items()}
-    circles = _circles(inside)
-    assert not circles, f"import circles inside a folder: {circles}"
-
-
-def test_the_module_graph_sees_a_circle():
-    """The circle check is not vacuous: two modules importing each other are found."""
-    assert _circles({"a.x": {"a.y"}, "a.y": {"a.x"}, "a.z": {"a.x"}}) == [["a.x", "a.y"]]
-    assert _module_graph()["synthguard.run.runner"] >= {"synthguard.run.executor"}
+def test_the_contracts_see_an_upward_import_and_a_circle(tmp_path, capsys, monkeypatch):
+    """Not vacuous: the same two contracts on a made-up package break on the faults they forbid,
+    including an import inside a function."""
+    name = "sg_layers_probe"
+    _package(tmp_path, name, {
+        "__init__": "",
+        "low": "def f():\n    from . import high\n",  # upward, inside a function
+        "high": "from . import low\n",
+        "left": "from . import right\n",
+        "right": "from . import left\n",  # a circle between siblings of one layer
+    })
+    config = tmp_path / "probe.toml"
+    config.write_text(
+        "[tool.importlinter]\n"
+        f'root_package = "{name}"\n'
+        "[[tool.importlinter.contracts]]\n"
+        'id = "layers"\nname = "layers"\ntype = "layers"\n'
+        f'containers = ["{name}"]\nlayers = ["high", "left : right", "low"]\n'
+        "[[tool.importlinter.contracts]]\n"
+        f'id = "acyclic"\nname = "acyclic"\ntype = "acyclic_siblings"\nancestors = ["{name}"]\n',
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        kept, out = _lint(config, capsys)
+    finally:
+        sys.modules.pop(name, None)
+    assert not kept
+    assert "0 kept, 2 broken" in out
+    assert f"{name}.low -> {name}.high" in out
+    assert ".left -> .right" in out or ".right -> .left" in out
