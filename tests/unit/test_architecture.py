@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import importlinter.api  # noqa: F401  (configures import-linter's settings)
+from importlinter.application import output
 from importlinter.application.use_cases import lint_imports
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,8 +37,10 @@ def _contracts() -> dict[str, dict]:
     return {c["id"]: c for c in config["contracts"]}
 
 
-def _lint(config: Path, capsys) -> tuple[bool, str]:
-    """import-linter's verdict on ``config`` (no cache: the suite depends on none) and its output."""
+def _lint(config: Path, capsys, monkeypatch) -> tuple[bool, str]:
+    """import-linter's verdict on ``config`` (no cache: the suite depends on none) and its output,
+    unwrapped whatever the terminal's width (its console reads ``COLUMNS`` once, at import)."""
+    monkeypatch.setattr(output.console, "width", 10_000)
     kept = lint_imports(config_filename=str(config), cache_dir=None, no_logo=True)
     return kept, capsys.readouterr().out
 
@@ -56,7 +59,7 @@ def test_the_layers_contract_is_the_architecture_map_top_to_bottom():
 
 def test_the_package_keeps_its_import_contracts(capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "src"))
-    kept, out = _lint(PYPROJECT, capsys)
+    kept, out = _lint(PYPROJECT, capsys, monkeypatch)
     assert kept, out
     assert "2 kept, 0 broken" in out
 
@@ -98,7 +101,7 @@ def test_the_contracts_see_an_upward_import_and_a_circle(tmp_path, capsys, monke
         encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        kept, out = _lint(config, capsys)
+        kept, out = _lint(config, capsys, monkeypatch)
     finally:
         sys.modules.pop(name, None)
     assert not kept
