@@ -125,8 +125,8 @@ def _candidates(tests: Sequence[InjectionTest], family: str) -> np.ndarray | Non
 
 _NONE = np.zeros(0, dtype=np.int64)
 
-#: up to this many cells (repetitions x records) the relabelling answers membership questions from
-#: dense tables; above, by binary searches and sorted lookups (the same answers, less memory)
+#: up to this many cells (repetitions x records) the relabelling counts the training records among a
+#: set of records with one comparison of every key; above, by a binary search per repetition
 _DENSE_CELLS = 4_000_000
 
 
@@ -171,18 +171,25 @@ class _Draw:
         """(repetition, record) of every forced training record, found once per draw."""
         return self._pairs
 
+    @cached_property
+    def _forced_codes(self) -> np.ndarray:
+        """``repetition * (records + 1) + record`` of every forced slot, padding included: sorted,
+        as each row of ``forced`` is sorted and its values (padding = records) stay below the next
+        repetition's offset."""
+        width = np.int64(self.keys.shape[1] + 1)
+        return (self.forced.astype(np.int64) + np.arange(len(self.forced), dtype=np.int64)[:, None]
+                * width).ravel()
+
     def is_member(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Is record ``idx[i]`` a training record in repetition ``rows[i]``?"""
         member = self.keys[rows, idx] < self.below[rows]
-        fr, fi = self._forced_pairs()
-        if fr.size and rows.size:
-            if self.keys.size <= _DENSE_CELLS:  # a repetitions x records table of the forced
-                forced = np.zeros(self.keys.shape, dtype=bool)
-                forced[fr, fi] = True
-                member |= forced[rows, idx]
-            else:
-                width = np.int64(self.keys.shape[1])
-                member |= np.isin(rows.astype(np.int64) * width + idx, fr * width + fi)
+        codes = self._forced_codes
+        if codes.size and rows.size:
+            # forced: the pair's code is among the sorted codes (a binary search; never a padding
+            # slot, whose record number is one past the last record)
+            q = rows.astype(np.int64) * np.int64(self.keys.shape[1] + 1) + idx
+            at = np.minimum(np.searchsorted(codes, q), codes.size - 1)
+            member |= codes[at] == q
         return member
 
     def members_among(self, sorted_keys: Sequence[np.ndarray], mask: np.ndarray) -> np.ndarray:

@@ -46,6 +46,9 @@ def test_relabelling_by_ranks_names_the_training_records_of_the_definition(seed,
     # a membership query and a count over any set of records agree with the matrix
     rows, idx = rng.integers(0, reps, 50), rng.integers(0, big_n, 50)
     np.testing.assert_array_equal(draw.is_member(rows, idx), want[rows, idx])
+    # every (repetition, record) pair, the forced ones and the last record included
+    rows, idx = np.repeat(np.arange(reps), big_n), np.tile(np.arange(big_n), reps)
+    np.testing.assert_array_equal(draw.is_member(rows, idx), want.ravel())
     mask = rng.random(big_n) < 0.3
     counts = draw.members_among(rel.sorted_keys(np.flatnonzero(mask)), mask)
     np.testing.assert_array_equal(counts, (want & mask[None, :]).sum(axis=1))
