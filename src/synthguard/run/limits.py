@@ -34,6 +34,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..core.arrays import unique_codes
 from ..core.results import LeakResponse
 from ..stats import make_rng, z_value
 from ..stats.maxt import fisher_p
@@ -113,6 +114,70 @@ def _row_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     return (scores >= cut[:, None]) & np.isfinite(scores)
 
 
+class _TailCounter:
+    """Training and control records flagged by a tail test (:func:`_row_flags` with a ``tail``)
+    after the leak rows raise some scores, per repetition, without a repetitions x records matrix.
+
+    Only the raised records' scores change, and they only rise. With ``U`` the raised records of a
+    repetition and ``A`` the ``k + |U|`` (or more) highest scores, the ``k``-th highest score after
+    the rise (the cut) is the ``k``-th highest of ``A`` without ``U``'s old scores, plus ``U``'s new
+    ones: at least ``k`` of ``A`` stay, and every score outside ``A`` is at most theirs. The flagged
+    records are then those of old score at or above the cut (a prefix of the scores in descending
+    order) but for ``U``, whose new scores are compared instead. For finite scores only (the caller
+    falls back to :func:`_row_flags` otherwise).
+    """
+
+    def __init__(self, scores: np.ndarray, tail: float):
+        self.scores = scores
+        self.n = scores.size
+        self.k = int(np.ceil(float(tail) * self.n))
+        self.order = np.argsort(-scores, kind="stable")  # descending, ties in record order
+        self.ascending = np.sort(scores)
+
+    def counts(self, draw: _Draw, reps: int, rows: np.ndarray, targets: np.ndarray,
+               raised: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(training, control) records flagged per repetition once record ``targets[i]`` of
+        repetition ``rows[i]`` scores ``max(score, raised[i])``."""
+        n, k = self.n, self.k
+        code = rows.astype(np.int64) * n + targets
+        srt = np.argsort(code, kind="stable")
+        code = code[srt]
+        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else _NONE
+        u_code = code[first]
+        u_rep, u_idx = u_code // n, u_code % n
+        old = self.scores[u_idx]
+        new = np.maximum(old, np.maximum.reduceat(raised[srt], first)) if code.size else old
+        per_rep = np.bincount(u_rep, minlength=reps)
+        width = k + int(per_rep.max(initial=0))
+        # candidates of each repetition: the `width` highest old scores (U's set to -inf: dropped,
+        # at least k of them stay) and U's new scores (padding -inf)
+        top = self.order[:width]
+        cand = np.full((reps, width + int(per_rep.max(initial=0))), -np.inf)
+        cand[:, :top.size] = self.scores[top][None, :]
+        rank = np.empty(n, dtype=np.int64)
+        rank[self.order] = np.arange(n)
+        in_top = rank[u_idx] < width
+        cand[u_rep[in_top], rank[u_idx[in_top]]] = -np.inf
+        slot = np.arange(u_code.size) - np.repeat(np.cumsum(per_rep) - per_rep, per_rep)
+        cand[u_rep, width + slot] = new
+        cols = cand.shape[1]
+        cut = np.partition(cand, cols - k, axis=1)[:, cols - k]
+        # old scores at or above the cut: a prefix of the descending order, per repetition
+        length = n - np.searchsorted(self.ascending, cut, "left")
+        rep_of = np.repeat(np.arange(reps), length)
+        pos = np.arange(rep_of.size) - np.repeat(np.cumsum(length) - length, length)
+        member = draw.is_member(rep_of, self.order[pos])
+        k_all = length.astype(np.int64)
+        k1 = np.bincount(rep_of, weights=member, minlength=reps).astype(np.int64)
+        u_member = draw.is_member(u_rep, u_idx)
+        was = old >= cut[u_rep]
+        now = new >= cut[u_rep]
+        change = now.astype(np.int64) - was
+        k_all += np.bincount(u_rep, weights=change, minlength=reps).astype(np.int64)
+        k1 += np.bincount(u_rep, weights=change * u_member, minlength=reps).astype(np.int64)
+        return k1, k_all - k1
+
+
 def _candidates(tests: Sequence[InjectionTest], family: str) -> np.ndarray | None:
     sources = [t.leaks[family].sources for t in tests if family in t.leaks]
     if not sources:
@@ -148,7 +213,7 @@ def _p_and_upper(k1: np.ndarray, k2: np.ndarray, n1: int, big_n: int,
 
 def _unique_pairs(rows: np.ndarray, cols: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``(row, col)`` pairs, sorted."""
-    code = np.unique(rows.astype(np.int64) * width + cols)
+    code = unique_codes(rows.astype(np.int64) * width + cols)
     return code // width, code % width
 
 
@@ -342,6 +407,10 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     # ``score > 0 or update > 0``, counted without a repetitions x records matrix
     plain = [t.tail is None and not np.isnan(t.scores).any()
              and not np.isnan(t.leaks[family].score).any() for t in seeing]
+    # a tail test on finite scores: its flags counted from the raised records (_TailCounter)
+    tails = [_TailCounter(t.scores, t.tail) if t.tail is not None and np.isfinite(t.scores).all()
+             and np.isfinite(t.leaks[family].score).all() and np.ceil(float(t.tail) * big_n) >= 1
+             else None for t in seeing]
     positive = [t.scores > 0 if pl else None for t, pl in zip(seeing, plain, strict=True)]
     positive_keys = [relabel.sorted_keys(np.flatnonzero(pos)) if pos is not None else None
                       for pos in positive]
@@ -371,6 +440,8 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
                 k1 = (draw.members_among(positive_keys[j], pos) +
                       np.bincount(rr, weights=draw.is_member(rr, tg), minlength=reps).astype(np.int64))
                 k2 = k_all - k1
+            elif tails[j] is not None and draw is not None:
+                k1, k2 = tails[j].counts(draw, reps, r_idx, resp.target[u_idx], resp.score[u_idx])
             else:
                 k1, k2 = np.zeros(reps, dtype=np.int64), np.zeros(reps, dtype=np.int64)
                 for start in range(0, reps, chunk):

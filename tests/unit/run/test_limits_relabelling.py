@@ -72,3 +72,31 @@ def test_p_values_and_bounds_per_distinct_count_equal_those_of_every_repetition(
     p, hi = _p_and_upper(k1, k2, n1, big_n, 0.95)
     np.testing.assert_array_equal(p, fisher_p(k1, k1 + k2, n1, big_n))
     np.testing.assert_array_equal(hi, newcombe_upper(k1, n1, k2, big_n - n1, 0.95))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tail_counts_from_the_raised_records_equal_the_recut_flags_of_every_repetition(seed):
+    # the counts of a tail test after leak rows raise some scores (limits._TailCounter) equal those
+    # of the definition: every repetition's scores raised (np.maximum.at), the tail re-cut
+    # (_row_flags), flags counted against the relabelling's training records
+    rng = np.random.default_rng(seed)
+    reps, big_n = 9, int(rng.integers(50, 3000))
+    n_member = int(rng.integers(1, big_n))
+    # ties on purpose: scores drawn from few values on some seeds
+    scores = (rng.integers(0, 6, big_n).astype(float) if seed % 2 else rng.normal(size=big_n))
+    tail = float(rng.choice([1 / big_n, 0.02, 0.1, 0.5, 1.0]))
+    m = int(rng.integers(0, 4 * big_n // 10 + 1))
+    rows, targets = rng.integers(0, reps, m), rng.integers(0, big_n, m)  # repeated targets too
+    raised = scores[targets] + rng.normal(0, 1, m)  # some below the old score: no change there
+    if seed % 2:
+        raised = np.round(raised)
+    rel = _Relabelling(rng.random((reps, big_n)), n_member)
+    forced = rng.integers(-1, n_member, size=(reps, 6))
+    draw = rel.draw(forced)
+    members = rel.members(draw, 0, reps, forced)
+    full = np.repeat(scores[None, :], reps, axis=0)
+    np.maximum.at(full, (rows, targets), raised)
+    flags = limits._row_flags(full, tail)
+    k1, k2 = limits._TailCounter(scores, tail).counts(draw, reps, rows, targets, raised)
+    np.testing.assert_array_equal(k1, (flags & members).sum(axis=1))
+    np.testing.assert_array_equal(k2, (flags & ~members).sum(axis=1))

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.arrays import unique_codes
 from ...core.results import Baseline, Evidence, MetricResult
 from ...errors import ConfigError, MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
@@ -248,11 +249,11 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
                            "continuous_column_names": cont, "l": l}
     distinct_rows = {}
     for role, kid, sid in (("original", ko, so), ("synthetic", ks, ss)):
-        pairs = np.unique(kid * n_sens + sid)
+        pairs = unique_codes(kid * n_sens + sid)
         n_k = int(kid.max()) + 1
         distinct = np.bincount(pairs // n_sens, minlength=n_k)
         row_l = distinct[kid]
-        stat = distinct[np.unique(kid)]
+        stat = distinct[unique_codes(kid)]
         summ = _summary(kid, row_l < l, stat, "l")
         summ["distinct_values_per_class"] = [
             {"distinct_sensitive_values": int(v), "n_classes": int(c)}

@@ -93,7 +93,7 @@ def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, 
             with np.errstate(invalid="ignore"):
                 close = np.abs(r - s) <= allowed(s, j)
             ok &= close | (np.isnan(s) & np.isnan(r))
-        matched[np.unique(owner[ok])] = True
+        matched[owner[ok]] = True
         start = stop
     return matched
 

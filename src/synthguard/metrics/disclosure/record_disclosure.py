@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.arrays import unique_codes
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
@@ -317,7 +318,7 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
 
     def cells(keys: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         size = np.bincount(keys, minlength=n_keys)
-        pairs = np.unique(keys * n_t + target)
+        pairs = unique_codes(keys * n_t + target)
         distinct = np.bincount(pairs // n_t, minlength=n_keys)
         value = np.full(n_keys, -1, dtype=np.int64)
         value[pairs // n_t] = pairs % n_t  # the value of single-valued cells

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ...core.arrays import unique_codes
 from ...registry import Context
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,7 +138,7 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
         keep = ia != ib
         ia, ib = ia[keep], ib[keep]
     if ia.size:
-        key = np.unique(ia.astype(np.int64) * b.shape[0] + ib)
+        key = unique_codes(ia.astype(np.int64) * b.shape[0] + ib)
         ia, ib = key // b.shape[0], key % b.shape[0]
     ok = np.zeros(ia.size, dtype=bool)
     step = max(1, 4_000_000 // max(p, 1))
@@ -377,7 +378,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
 
         q, r = _mask_matches(m, p, max_diff, counts, differ)
     if q.size:
-        key = np.unique(q.astype(np.int64) * max(n, 1) + r)
+        key = unique_codes(q.astype(np.int64) * max(n, 1) + r)
         q, r = key // max(n, 1), key % max(n, 1)
     return q.astype(np.int64), r.astype(np.int64)
 
@@ -545,7 +546,7 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
         s2 = size == 2
         a2, c0, c1 = a[s2], cols[s2, 0], cols[s2, 1]
         fresh = ~single[a2, c0] & ~single[a2, c1]
-        key = np.unique((a2[fresh] * p + c0[fresh]) * p + c1[fresh])
+        key = unique_codes((a2[fresh] * p + c0[fresh]) * p + c1[fresh])
         covered = covered + np.bincount(key // (p * p), minlength=n)
     elif k > 2:
         raise ValueError("identifiable_share counts column sets of at most two cells")
@@ -564,7 +565,7 @@ def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.nd
     pooled real records on the columns ``cols``, one per release row (``0`` for the others);
     ``None`` over :data:`CROWD_BUDGET`."""
     real, rel = _code_matrices(ctx, cols)
-    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    rows = unique_codes(np.asarray(rows, dtype=np.int64))
     got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
     if got is None:
         return None
