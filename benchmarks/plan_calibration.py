@@ -3,13 +3,16 @@
 
 Data: ``bench_preset.make_files`` (15 census-like columns; original n, synthetic n, control n/4).
 Each run is one fresh ``python -m synthguard evaluate`` process; wall time and its peak RSS
-(``os.wait4``) are recorded. Prints each run beside the plan's estimate, then the fitted constants
-(time, non-negative least squares: ``FIXED + metrics x (METRIC + PER_MCELL x million cells)``;
-memory, least squares: ``FIXED_MB + MB_PER_MCELL x million cells``) and the worst ratio of measured to estimated (the plan's ``SPREAD``).
+(``os.wait4``) are recorded. Prints each run, the fitted constants (time: ``metrics x (METRIC +
+PER_MCELL x million cells ** CELL_EXPONENT)``; memory: ``FIXED_MB + MB_PER_MCELL x million cells
+** MB_EXPONENT``; non-negative least squares for each exponent of a grid, the exponent with the
+smallest worst ratio of measured to fitted), each run beside the refit and the plan's current
+estimate. The worst ratio is the plan's ``SPREAD``.
 
 Usage::
 
-    python benchmarks/plan_calibration.py --sizes 2000,10000 --check 5000
+    python benchmarks/plan_calibration.py --sizes 2000,10000 --large 200000 --check 5000 \
+        --measured privacy:1000000:28:1502:4079   # a 1M run measured by bench_preset.py
 
 Not run by CI. The load (``/proc/loadavg``) is printed: on a shared machine the times scale with it.
 """
@@ -48,39 +51,69 @@ def one_run(files: dict, preset: str | None, out: Path) -> tuple[float, float, i
     return wall, usage.ru_maxrss / 1024, len(report["metrics"]), cells
 
 
+def fit_power(x: np.ndarray, y: np.ndarray, weight: np.ndarray, fixed: bool
+               ) -> tuple[float, float, float]:
+    """``y ~ weight * (a + b * x ** e)`` (``fixed``: ``y ~ a + b * x ** e``), a and b non-negative
+    (NNLS) for each exponent ``e`` on a grid, the exponent whose worst ratio of measured to fitted
+    is closest to 1 (the plan states a range of x/÷ its SPREAD): ``(a, b, e)``."""
+    best = None
+    for e in np.round(np.arange(0.30, 1.001, 0.01), 2):
+        w = np.ones_like(weight) if fixed else weight
+        a = np.column_stack([w, w * x ** e])
+        coef, _ = nnls(a, y)
+        fitted = a @ coef
+        if (fitted <= 0).any():
+            continue
+        worst = float(np.abs(np.log(y / fitted)).max())
+        if best is None or worst < best[0]:
+            best = (worst, float(coef[0]), float(coef[1]), float(e))
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
 def main() -> None:
     from bench_preset import make_files
     from synthguard.run import plan
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="2000,10000")
-    ap.add_argument("--check", default="5000")
+    ap.add_argument("--sizes", default="2000,10000", help="fitted, both presets")
+    ap.add_argument("--large", default="", help="fitted, the privacy preset only (e.g. 200000)")
+    ap.add_argument("--check", default="5000", help="not fitted, both presets")
+    ap.add_argument("--measured", default="", help="runs measured before, fitted, as "
+                    "PRESET:ROWS:TESTS:SECONDS:PEAK_MB[,...] (e.g. privacy:1000000:28:1502:4079)")
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp/synthguard-plan-calibration"))
     args = ap.parse_args()
     fit_sizes = [int(s) for s in args.sizes.split(",") if s]
+    large = [int(s) for s in args.large.split(",") if s]
     check_sizes = [int(s) for s in args.check.split(",") if s]
     print(f"load before: {open('/proc/loadavg').read().split()[:3]}")
     rows = []
-    for n in fit_sizes + check_sizes:
+    runs = [(n, p, True) for n in fit_sizes for p in (None, "privacy")]
+    runs += [(n, "privacy", True) for n in large]
+    runs += [(n, p, False) for n in check_sizes for p in (None, "privacy")]
+    for n, preset, fitted in runs:
         files = make_files(n, args.data_dir)
-        for preset in (None, "privacy"):
-            wall, mb, metrics, mcells = one_run(files, preset, args.data_dir / f"r_{preset}_{n}.json")
-            est, est_mb = plan.estimate(mcells * 1e6, 15, metrics)
-            rows.append((n, preset or "default", metrics, mcells, wall, mb, est, est_mb, n in fit_sizes))
-            print(f"n={n:>7,} {preset or 'default':>8}: {metrics} metrics, {mcells:.3f} Mcells: "
-                  f"{wall:6.1f} s (plan {est:6.1f} s, x{wall / est:.2f}), {mb:6.0f} MB "
-                  f"(plan {est_mb:.0f} MB, x{mb / est_mb:.2f})", flush=True)
+        wall, mb, metrics, mcells = one_run(files, preset, args.data_dir / f"r_{preset}_{n}.json")
+        rows.append((n, preset or "default", metrics, mcells, wall, mb, fitted))
+        print(f"n={n:>9,} {preset or 'default':>8}: {metrics} metrics, {mcells:.3f} Mcells: "
+              f"{wall:7.1f} s, {mb:6.0f} MB", flush=True)
+    for item in (x for x in args.measured.split(",") if x):
+        preset, n, metrics, wall, mb = item.split(":")
+        mcells = (2 * int(n) + max(int(n) // 4, 1)) * 15 / 1e6
+        rows.append((int(n), preset, int(metrics), mcells, float(wall), float(mb), True))
     fit = [r for r in rows if r[-1]]
-    a = np.array([[1.0, r[2], r[2] * r[3]] for r in fit])
-    coef, _ = nnls(a, np.array([r[4] for r in fit]))  # no negative cost
-    m = np.array([[1.0, r[3]] for r in fit])
-    mcoef, *_ = np.linalg.lstsq(m, np.array([r[5] for r in fit]), rcond=None)
-    print(f"fit: FIXED_SECONDS={coef[0]:.2f} METRIC_SECONDS={coef[1]:.3f} "
-          f"METRIC_SECONDS_PER_MCELL={coef[2]:.2f} FIXED_MB={mcoef[0]:.0f} MB_PER_MCELL={mcoef[1]:.0f}")
+    x = np.array([r[3] for r in fit])
+    a, b, e = fit_power(x, np.array([r[4] for r in fit]), np.array([float(r[2]) for r in fit]), False)
+    ma, mb_, me = fit_power(x, np.array([r[5] for r in fit]), np.ones(len(fit)), True)
+    print(f"fit: METRIC_SECONDS={a:.3f} METRIC_SECONDS_PER_MCELL={b:.3f} CELL_EXPONENT={e:.2f} "
+          f"FIXED_MB={ma:.0f} MB_PER_MCELL={mb_:.1f} MB_EXPONENT={me:.2f}")
     for r in rows:
-        t = coef[0] + r[2] * (coef[1] + coef[2] * r[3])
-        print(f"  refit n={r[0]:,} {r[1]}: measured {r[4]:.1f} s, refit {t:.1f} s (x{r[4] / t:.2f})"
-              f"{'' if r[-1] else '  <- not in the fit'}")
+        t = r[2] * (a + b * r[3] ** e)
+        m = ma + mb_ * r[3] ** me
+        now, now_mb = plan.estimate(r[3] * 1e6, 15, r[2])
+        print(f"  n={r[0]:>9,} {r[1]:>8}: measured {r[4]:7.1f} s {r[5]:6.0f} MB; refit {t:7.1f} s "
+              f"(x{r[4] / t:.2f}) {m:6.0f} MB (x{r[5] / m:.2f}); plan now {now:7.1f} s (x{r[4] / now:.2f}) "
+              f"{now_mb:6.0f} MB{'' if r[-1] else '  <- not in the fit'}")
     print(f"load after: {open('/proc/loadavg').read().split()[:3]}")
 
 

@@ -133,6 +133,8 @@ class _TailCounter:
         self.k = int(np.ceil(float(tail) * self.n))
         self.order = np.argsort(-scores, kind="stable")  # descending, ties in record order
         self.ascending = np.sort(scores)
+        self.rank = np.empty(self.n, dtype=np.int64)  # each record's place in ``order``
+        self.rank[self.order] = np.arange(self.n)
 
     def counts(self, draw: _Draw, reps: int, rows: np.ndarray, targets: np.ndarray,
                raised: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,8 +156,7 @@ class _TailCounter:
         top = self.order[:width]
         cand = np.full((reps, width + int(per_rep.max(initial=0))), -np.inf)
         cand[:, :top.size] = self.scores[top][None, :]
-        rank = np.empty(n, dtype=np.int64)
-        rank[self.order] = np.arange(n)
+        rank = self.rank
         in_top = rank[u_idx] < width
         cand[u_rep[in_top], rank[u_idx[in_top]]] = -np.inf
         slot = np.arange(u_code.size) - np.repeat(np.cumsum(per_rep) - per_rep, per_rep)
@@ -331,12 +332,14 @@ class _Relabelling:
             return None
         n1, low = self.n_member, self._low()
         rows = np.arange(reps)[:, None]
-        fk = self.keys[rows, np.where(valid, f, 0)]
-        # the forced records' ranks among the n_member smallest keys (n_member: above them all)
+        # the forced records' keys, ascending (padding last), and their ranks among the n_member
+        # smallest keys (n_member: above them all), ascending: a binary search per repetition
+        # over ascending needles (NumPy reuses its bounds)
+        fk = np.where(valid, self.keys[rows, np.where(valid, f, 0)], np.inf)
+        fk.sort(axis=1)
         rank = np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
         none = n1 + 1  # padding: after every rank
-        rank = np.where(valid, rank, none)
-        rank.sort(axis=1)
+        rank[fk == np.inf] = none  # (keys are finite)
         # the target-th record not forced, in key order: skip the forced ranks before it
         skip = ((rank - np.arange(rank.shape[1])[None, :] < target[:, None])
                 & (rank < none)).sum(axis=1)

@@ -22,17 +22,19 @@ from typing import Any
 
 __all__ = ["LARGE_SECONDS", "Plan", "PlanOnly", "estimate", "make_plan", "stage"]
 
-# Fitted by benchmarks/plan_calibration.py (2 cores, load 6-9, 2026-11-27): the default and privacy
-# presets at 2,000 and 10,000 rows (15 columns; control a quarter); docs/scaling.md has the runs.
+# Fitted by benchmarks/plan_calibration.py (PLACEHOLDER)
 #: seconds of a run whatever its size (the fit found none beyond the per-metric cost)
 FIXED_SECONDS = 0.0
 #: seconds per metric whatever the size
 METRIC_SECONDS = 1.0
-#: seconds per metric per million cells (rows x columns, the three tables together)
+#: seconds per metric per million cells (rows x columns, the three tables together) to the power
+#: :data:`CELL_EXPONENT`: a run grows more slowly than its cells (tree searches, sampled attacks)
 METRIC_SECONDS_PER_MCELL = 9.1
-#: peak memory of a run whatever its size, and per million cells (MB)
+CELL_EXPONENT = 1.0
+#: peak memory of a run whatever its size, and per million cells to the power :data:`MB_EXPONENT`
 FIXED_MB = 405.0
 MB_PER_MCELL = 440.0
+MB_EXPONENT = 1.0
 #: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the measured runs, the check
 #: size included, fell within a factor 1.41 of the fitted estimate)
 SPREAD = 1.5
@@ -146,10 +148,10 @@ def estimate(cells: float, columns: int, n_metrics: int, n_per_column: int = 0) 
     (36, 445)
     """
     mcells = cells / 1e6
-    unit = METRIC_SECONDS + METRIC_SECONDS_PER_MCELL * mcells
+    unit = METRIC_SECONDS + METRIC_SECONDS_PER_MCELL * mcells ** CELL_EXPONENT
     wide = max(1.0, columns / CALIBRATION_COLUMNS)
     seconds = FIXED_SECONDS + unit * (n_metrics - n_per_column) + unit * wide * n_per_column
-    return seconds, FIXED_MB + MB_PER_MCELL * mcells
+    return seconds, FIXED_MB + MB_PER_MCELL * mcells ** MB_EXPONENT
 
 
 def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], specs: Mapping[str, Any],

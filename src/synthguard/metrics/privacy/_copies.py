@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ...core.arrays import unique_codes
+from ...core.arrays import bounds_in, unique_codes
 from ...registry import Context
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -124,8 +124,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
             hb = cells_b[:, g].sum(axis=1, dtype=np.uint64)
         order = np.argsort(hb, kind="stable")
         sb = hb[order]
-        lo = np.searchsorted(sb, ha, "left")
-        cnt = np.searchsorted(sb, ha, "right") - lo
+        lo, hi = bounds_in(sb, ha)
+        cnt = hi - lo
         total += int(cnt.sum())
         if total > budget:
             return None
@@ -366,7 +366,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
                 hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
                 order = np.argsort(hr, kind="stable")
                 keys = hr[order]
-                lo, hi = np.searchsorted(keys, hq, "left"), np.searchsorted(keys, hq, "right")
+                lo, hi = bounds_in(keys, hq)
                 yield hi - lo, order[np.minimum(lo, n - 1)]  # n > 0: within_pairs answers otherwise
 
         def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
