@@ -35,6 +35,7 @@ from ...engine.neighbors import DistanceMetric, gower
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import difference_ci, percentile_ci, proportion, tail_counts
+from ._labelfree import release_neighbours
 
 __all__ = ["dcr", "nndr", "distance_setup", "balanced_keys", "balanced_rows", "closer_share_from"]
 
@@ -301,13 +302,8 @@ def _labelfree_neighbours(ctx: Context, query: str) -> tuple[np.ndarray, np.ndar
     """k=2 nearest release rows of every ``query`` (original or control) row under the Gower
     distance with ranges from the original AND the control (label-free: the evidence compares
     training with control records, so the scale must not come from one side only):
-    ``(distances, release rows)``."""
-    cols, _ = distance_setup(ctx)
-    def compute() -> tuple[np.ndarray, np.ndarray]:
-        metric = gower(ctx.data.ranges(cols, ("original", "control")), clip=True, normalise=True)
-        return ctx.data.kneighbors(query, "synthetic", cols, metric, 2)
-
-    return ctx.memo(f"distance.labelfree.knn2.{query}", compute)
+    ``(distances, release rows)``; the search ``close_neighbours`` shares (:mod:`._labelfree`)."""
+    return release_neighbours(ctx, query)
 
 
 def _dcr_ties(d: np.ndarray, cut: float) -> np.ndarray:

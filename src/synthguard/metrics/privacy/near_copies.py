@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
-from ...engine.neighbors import gower
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
@@ -48,6 +47,7 @@ from ._copies import (
     masked_hashes,
     near_pairs,
 )
+from ._labelfree import labelfree_setup, release_neighbours
 from .matching import matching_columns, row_identities_for
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses",
@@ -543,10 +543,12 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     cols = ctx.tables.schema.tabular_columns()
     if not cols:
         raise MetricError("no tabular column to measure distances on (only text/id columns)")
-    metric = gower(data.ranges(cols, _REAL), clip=True, normalise=True)
+    cols, metric = labelfree_setup(ctx)
     # the nearest other real record: the nearer of the nearest training and the nearest control
     d_real = np.minimum(_nearest(data, cols, metric, "original"), _nearest(data, cols, metric, "control"))
-    d_rel = _nearest(data, cols, metric, "synthetic")
+    # the nearest release row: the search dcr's and nndr's evidence use too (two nearest)
+    d_rel = (np.concatenate([release_neighbours(ctx, role)[0][:, 0] for role in _REAL])
+             if data.n_rows("synthetic") >= 2 else _nearest(data, cols, metric, "synthetic"))
     n_o = data.n_rows("original")
     visible = d_real > 0
     with np.errstate(divide="ignore", invalid="ignore"):
