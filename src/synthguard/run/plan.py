@@ -22,26 +22,32 @@ from typing import Any
 
 __all__ = ["LARGE_SECONDS", "Plan", "PlanOnly", "estimate", "make_plan", "stage"]
 
-# Fitted by benchmarks/plan_calibration.py (PLACEHOLDER)
+# Fitted by benchmarks/plan_calibration.py (2 cores, load 1.0-1.5, 2026-12-02, commit 033d1b0): the
+# default and privacy presets at 2,000 and 10,000 rows and the privacy preset at 200,000 and
+# 1,000,000 rows (15 columns; control a quarter); docs/scaling.md has the runs.
 #: seconds of a run whatever its size (the fit found none beyond the per-metric cost)
 FIXED_SECONDS = 0.0
 #: seconds per metric whatever the size
-METRIC_SECONDS = 1.0
+METRIC_SECONDS = 0.352
 #: seconds per metric per million cells (rows x columns, the three tables together) to the power
 #: :data:`CELL_EXPONENT`: a run grows more slowly than its cells (tree searches, sampled attacks)
-METRIC_SECONDS_PER_MCELL = 9.1
-CELL_EXPONENT = 1.0
+METRIC_SECONDS_PER_MCELL = 1.36
+CELL_EXPONENT = 0.91
 #: peak memory of a run whatever its size, and per million cells to the power :data:`MB_EXPONENT`
-FIXED_MB = 405.0
-MB_PER_MCELL = 440.0
-MB_EXPONENT = 1.0
-#: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the measured runs, the check
-#: size included, fell within a factor 1.41 of the fitted estimate)
+FIXED_MB = 469.0
+MB_PER_MCELL = 106.5
+MB_EXPONENT = 0.99
+#: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the fitted runs and the check
+#: size fell within a factor 1.18 of the estimate on a quiet machine; the rest is room for load)
 SPREAD = 1.5
 #: columns of the calibration tables (a once-per-column metric costs columns / this times more)
 CALIBRATION_COLUMNS = 15
 #: a plan estimated above this many seconds is called large and says what to declare
 LARGE_SECONDS = 600.0
+#: a large plan offers a sample of the records (``--max-records``) when the training or the control
+#: table holds more rows than this: a sample of 200,000 estimates every share up to 5 % to +-0.1 %
+#: (docs/scaling.md); a sample of a smaller table saves little
+SAMPLE_ADVICE_ROWS = 200_000
 
 
 class PlanOnly(Exception):  # noqa: N818 - a signal, not an error: the caller asked for the plan only
@@ -145,7 +151,7 @@ def estimate(cells: float, columns: int, n_metrics: int, n_per_column: int = 0) 
     --------
     >>> s, mb = estimate(3 * 2000 * 15, 15, 20)
     >>> round(s), round(mb)
-    (36, 445)
+    (10, 479)
     """
     mcells = cells / 1e6
     unit = METRIC_SECONDS + METRIC_SECONDS_PER_MCELL * mcells ** CELL_EXPONENT
@@ -179,10 +185,10 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
 
     Examples
     --------
-    >>> p = make_plan({"original": (1400, 2002), "synthetic": (1400, 2002)}, [f"m{i}" for i in range(36)],
-    ...               {}, {})
+    >>> p = make_plan({"original": (14000, 2002), "synthetic": (14000, 2002)},
+    ...               [f"m{i}" for i in range(36)], {}, {})
     >>> p.large[0][:48]
-    'estimated 31 min for 36 tests on 2,002 columns; '
+    'estimated 32 min for 36 tests on 2,002 columns; '
     >>> make_plan({"original": (2000, 15), "synthetic": (2000, 15)}, ["m"], {}, {}).large
     ()
     """
@@ -210,8 +216,9 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
             ("'quasi_identifiers' (the columns an attacker may know)", quasi_identifiers),
             ("'sensitive' columns", sensitive)) if not have]
         todo = [f"declare {' and '.join(missing)} in the metadata"] if missing else []
-        if sample is None:
-            todo.append("test a sample of the records (--max-records N)")
+        real = max((int(sizes[r][0]) for r in ("original", "control") if r in sizes), default=0)
+        if sample is None and real > SAMPLE_ADVICE_ROWS:
+            todo.append(f"test a sample of the records (--max-records N, e.g. {SAMPLE_ADVICE_ROWS:,})")
         todo += [f"give {m!r} its {p!r} (config: metrics: {{{m}: {{{p}: COLUMN}}}})" for m, p in per_col.items()]
         todo.append("or run fewer tests (--preset quick, --metrics)")
         large.append("to bound it: " + "; ".join(todo))
