@@ -80,7 +80,8 @@ def main() -> None:
     ap.add_argument("--large", default="", help="fitted, the privacy preset only (e.g. 200000)")
     ap.add_argument("--check", default="5000", help="not fitted, both presets")
     ap.add_argument("--measured", default="", help="runs measured before, fitted, as "
-                    "PRESET:ROWS:TESTS:SECONDS:PEAK_MB[,...] (e.g. privacy:1000000:28:1502:4079)")
+                    "PRESET:ROWS:TESTS:SECONDS:PEAK_MB[,...] (e.g. privacy:1000000:28:1502:4079) on "
+                    "bench_preset.py's tables (control ROWS/4, 15 columns: the cells are counted so)")
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp/synthguard-plan-calibration"))
     args = ap.parse_args()
     fit_sizes = [int(s) for s in args.sizes.split(",") if s]

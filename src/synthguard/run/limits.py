@@ -191,6 +191,9 @@ def _candidates(tests: Sequence[InjectionTest], family: str) -> np.ndarray | Non
 
 _NONE = np.zeros(0, dtype=np.int64)
 
+#: most cells (repetitions x records) the limits hold at once
+_CELLS = 20_000_000
+
 #: up to this many cells (repetitions x records) the relabelling counts the training records among a
 #: set of records with one comparison of every key; above, by a binary search per repetition
 _DENSE_CELLS = 4_000_000
@@ -404,15 +407,17 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     relabel = _Relabelling(keys, n1)
     cache: dict[int, np.ndarray] = {}
 
-    chunk = max(1, min(reps, 20_000_000 // max(big_n, 1)))  # bounded memory: reps x records
+    chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records
 
     # a test whose flags are ``score > 0`` on NaN-free scores: max(score, update) > 0 is
     # ``score > 0 or update > 0``, counted without a repetitions x records matrix
     plain = [t.tail is None and not np.isnan(t.scores).any()
              and not np.isnan(t.leaks[family].score).any() for t in seeing]
     # a tail test on finite scores: its flags counted from the raised records (_TailCounter)
+    # (within the same memory bound: its candidates and flagged prefixes are reps x the tail)
     tails = [_TailCounter(t.scores, t.tail) if t.tail is not None and np.isfinite(t.scores).all()
-             and np.isfinite(t.leaks[family].score).all() and np.ceil(float(t.tail) * big_n) >= 1
+             and np.isfinite(t.leaks[family].score).all()
+             and 1 <= np.ceil(float(t.tail) * big_n) <= _CELLS // (2 * reps)
              else None for t in seeing]
     positive = [t.scores > 0 if pl else None for t, pl in zip(seeing, plain, strict=True)]
     positive_keys = [relabel.sorted_keys(np.flatnonzero(pos)) if pos is not None else None

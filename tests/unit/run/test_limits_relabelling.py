@@ -100,3 +100,20 @@ def test_tail_counts_from_the_raised_records_equal_the_recut_flags_of_every_repe
     k1, k2 = limits._TailCounter(scores, tail).counts(draw, reps, rows, targets, raised)
     np.testing.assert_array_equal(k1, (flags & members).sum(axis=1))
     np.testing.assert_array_equal(k2, (flags & ~members).sum(axis=1))
+
+
+def test_a_tail_tests_detection_limit_is_the_same_by_the_counter_and_by_the_matrix(monkeypatch):
+    # family_limits counts a tail test's flags from the raised records while reps x tail fits the
+    # memory bound, else re-cuts the matrix chunk by chunk: the same limits either way
+    from synthguard.core.results import LeakResponse
+
+    rng = np.random.default_rng(3)
+    n1, n2 = 300, 300
+    scores = rng.normal(size=n1 + n2)
+    src = np.arange(0, n1, 2)
+    resp = LeakResponse(src, src, src, scores[src] + 4.0)
+    test = limits.InjectionTest("close", scores, 0.05, n1, 0.05, ("presence", "any"), {"noise5": resp})
+    counter = limits.family_limits([test], "noise5", ["presence"], materiality=0.01, reps=20)
+    monkeypatch.setattr(limits, "_CELLS", 1)  # the counter would exceed the bound: the matrix path
+    matrix = limits.family_limits([test], "noise5", ["presence"], materiality=0.01, reps=20)
+    assert counter == matrix and counter["presence"]["k"] is not None

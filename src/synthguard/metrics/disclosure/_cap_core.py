@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.arrays import unique_codes
 from ...data.encoding import Block
 from ...engine.neighbors import hamming, pairwise_distances
 from ._common import joint_ids
@@ -131,8 +130,7 @@ def _generalized(rows: np.ndarray, rk: np.ndarray, rs: np.ndarray, real_keys: np
     syn_ids, syn_first = np.unique(sk, return_index=True)  # distinct synthetic keys
     syn_block = Block(np.zeros((syn_ids.size, 0)), np.ascontiguousarray(syn_keys[syn_first]), (),
                       tuple(f"k{j}" for j in range(syn_keys.shape[1])))
-    syn_pairs_sorted = unique_codes(sk * n_sens + ss)
-    _, syn_pair_counts = np.unique(sk * n_sens + ss, return_counts=True)
+    syn_pairs_sorted, syn_pair_counts = np.unique(sk * n_sens + ss, return_counts=True)
     syn_count = key_count[syn_ids].astype(np.float64)
     metric = hamming(0, normalise=False)
 

@@ -16,7 +16,7 @@ import numpy as np
 from ...engine.neighbors import DistanceMetric, gower
 from ...registry import Context
 
-__all__ = ["labelfree_setup", "release_neighbours"]
+__all__ = ["REAL", "labelfree_setup", "release_neighbours"]
 
 #: the real roles, pooled in this order (training records first, then control records)
 REAL = ("original", "control")

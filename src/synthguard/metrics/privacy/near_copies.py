@@ -47,7 +47,7 @@ from ._copies import (
     masked_hashes,
     near_pairs,
 )
-from ._labelfree import labelfree_setup, release_neighbours
+from ._labelfree import REAL, labelfree_setup, release_neighbours
 from .matching import matching_columns, row_identities_for
 
 __all__ = ["near_copies", "near_copies_2", "close_neighbours", "copy_responses",
@@ -372,7 +372,7 @@ def _near_pairs(rel: np.ndarray, matches: tuple[np.ndarray, np.ndarray], k: int,
 
 
 #: The real roles, pooled in this order (training records first, then control records).
-_REAL = ("original", "control")
+_REAL = REAL
 
 
 def _nearest(data: Any, cols: list[str], metric: Any, reference: str) -> np.ndarray:
