@@ -123,7 +123,9 @@ class _Row(Mapping[str, Any]):
 class LeakLimit(_Row):
     """The detection limit of one leak type: the smallest leak the run reads ``high`` with
     ``power`` (``value``: a share of the training records, ``k`` of them; ``None``: not detected,
-    or no test of the run responds to this leak).
+    or no test of the run responds to this leak). ``eligible``: the training records the leak type
+    applies to; ``ceiling``: ``True`` when ``value`` is their share, below the materiality (no
+    leak of this type can reach it), instead of a measured limit.
 
     Examples
     --------
@@ -136,6 +138,8 @@ class LeakLimit(_Row):
     tests: tuple[str, ...]
     power: float
     candidates: int | None = ABSENT
+    eligible: int = ABSENT
+    ceiling: bool = ABSENT
     text: str = ""
 
 

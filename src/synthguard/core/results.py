@@ -264,6 +264,9 @@ class RecordFlags:
         (:class:`LeakResponse`, measured by the test against the rows).
     families : mapping of str to str or None, optional
         Every leak family of the run: ``None`` when it applies to the tables, else why not.
+    eligible : mapping of str to int, optional
+        Applicable leak family -> how many training records it applies to (``rare`` and
+        ``linkage`` concern a kind of record): no leak of that family can exceed that many.
     pairs : RowPairs, optional
         The release rows behind the flags (:class:`RowPairs`): what the records export lists and
         what the run drops and re-tests (:mod:`synthguard.run.actions`).
@@ -286,11 +289,13 @@ class RecordFlags:
     leaks: Mapping[str, LeakResponse] = field(default_factory=dict)
     families: Mapping[str, str | None] = field(default_factory=dict)
     pairs: RowPairs | None = None
+    eligible: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_scores(cls, member: np.ndarray, non_member: np.ndarray, *, tail: float | None = None,
                     leaks: Mapping[str, LeakResponse] | None = None,
-                    families: Mapping[str, str | None] | None = None) -> RecordFlags:
+                    families: Mapping[str, str | None] | None = None,
+                    eligible: Mapping[str, int] | None = None) -> RecordFlags:
         """Flags from per-record scores (higher = more exposed; see :func:`tail_flags`), with the
         leak responses measured for them.
 
@@ -305,7 +310,7 @@ class RecordFlags:
         flags = tail_flags(scores, tail)
         n1 = np.asarray(member).size
         return cls(flags[:n1], flags[n1:], scores=scores, tail=tail, leaks=dict(leaks or {}),
-                   families=dict(families or {}))
+                   families=dict(families or {}), eligible=dict(eligible or {}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "member", np.asarray(self.member, dtype=bool))
@@ -327,7 +332,8 @@ class RecordFlags:
             if sc.shape != (self.member.size + self.non_member.size,):
                 raise ValueError("scores: one per training record, then one per control record")
             object.__setattr__(self, "scores", sc)
-        bad = [k for k in self.leaks if k not in LEAK_FAMILIES]
+        object.__setattr__(self, "eligible", {str(k): int(v) for k, v in self.eligible.items()})
+        bad = [k for k in (*self.leaks, *self.eligible) if k not in LEAK_FAMILIES]
         if bad:
             raise ValueError(f"unknown leak families {bad}; one of {LEAK_FAMILIES}")
         if self.leaks and self.scores is None:

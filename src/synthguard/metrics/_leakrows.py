@@ -26,8 +26,8 @@ from ..data.encoding import Block
 from ..data.leaks import FAMILIES, LeakSpec, build_leak_rows, family_candidates
 from ..registry import Context
 
-__all__ = ["LeakSet", "family_status", "leak_block", "leak_sets", "max_candidates", "response",
-           "row_families"]
+__all__ = ["LeakSet", "family_eligible", "family_status", "leak_block", "leak_sets", "max_candidates",
+           "response", "row_families"]
 
 #: Fewest candidates per family (all training records when there are fewer).
 MIN_CANDIDATES = 1000
@@ -41,13 +41,15 @@ class LeakSet:
     """The leak rows of one family: ``rows`` (one per candidate, the training table's columns),
     ``sources`` (their training records, positions in the canonical order), ``partners`` (for
     interpolations: the other training record of each row); or, when the family does not apply,
-    ``reason`` and no rows."""
+    ``reason`` and no rows. ``eligible``: how many training records the family applies to (the
+    candidates are a seeded sample of them): the largest leak of this family the tables can hold."""
 
     family: str
     sources: np.ndarray
     rows: pd.DataFrame | None
     reason: str | None = None
     partners: np.ndarray | None = None
+    eligible: int = 0
 
     @property
     def available(self) -> bool:
@@ -209,7 +211,7 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
         if family == "person" and entity_run and out.get("exact") is not None:
             # a whole person copied is their entity record copied: the exact family at this level
             ex = out["exact"]
-            out[family] = LeakSet(family, ex.sources, ex.rows, ex.reason, ex.partners)
+            out[family] = LeakSet(family, ex.sources, ex.rows, ex.reason, ex.partners, ex.eligible)
             continue
         mask, reason = family_candidates(family, original, pool, spec)
         if mask is None:
@@ -223,7 +225,7 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
         src = np.sort(rng.choice(eligible, min(cap, eligible.size), replace=False))
         nb = _nearest_training(ctx, src) if family == "interpolation" else None
         rows = build_leak_rows(family, original, src, pool=pool, spec=spec, rng=rng, neighbours=nb)
-        out[family] = LeakSet(family, src, rows, partners=nb)
+        out[family] = LeakSet(family, src, rows, partners=nb, eligible=int(eligible.size))
     return out
 
 
@@ -268,3 +270,9 @@ def row_families(ctx: Context) -> tuple[str, ...]:
 def family_status(ctx: Context) -> dict[str, str | None]:
     """Every leak family of this run: ``None`` when it applies (its rows are built), else why not."""
     return {f: (None if ls.available else ls.reason) for f, ls in leak_sets(ctx).items()}
+
+
+def family_eligible(ctx: Context) -> dict[str, int]:
+    """Every applicable leak family of this run -> how many training records it applies to (all of
+    them but for the families of a kind of record: ``rare``, ``linkage``)."""
+    return {f: ls.eligible for f, ls in leak_sets(ctx).items() if ls.available}

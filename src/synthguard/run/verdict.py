@@ -560,23 +560,55 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
                                  (t["risk"], *t.get("also", ()), "any"), flags.leaks))
     out: dict[str, dict[str, Any]] = {}
     risks = [*RISKS, "any"]
-    n1 = inj[0].n_member if inj else 0
+    n1 = inj[0].n_member if inj else _n_member(results, tests)
+    eligible = _eligible(results, tests)
     for fam, why in families.items():
         if why is not None:
             continue
         got = family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
                             reps=40, seed=seed if seed is not None else 0)
         for risk, lim in got.items():
-            out.setdefault(risk, {})[fam] = _limit_entry(fam, lim, n1, rule)
+            out.setdefault(risk, {})[fam] = _limit_entry(fam, lim, n1, rule, eligible.get(fam))
     return out
 
 
-def _limit_entry(fam: str, lim: Mapping[str, Any], n1: int, rule: RiskRule) -> dict[str, Any]:
-    """One family's detection limit as the JSON states it, with its sentence."""
+def _n_member(results: Mapping[str, MetricResult], tests: list[dict[str, Any]]) -> int:
+    """Training records (or persons) the tests' record flags cover (0 when none states flags)."""
+    return max((int(f.member.size) for t in tests
+                if (f := getattr(results[t["metric"]].evidence, "flags", None)) is not None),
+               default=0)
+
+
+def _eligible(results: Mapping[str, MetricResult], tests: list[dict[str, Any]]) -> dict[str, int]:
+    """Leak family -> how many training records it applies to, as the tests' flags state it."""
+    out: dict[str, int] = {}
+    for t in tests:
+        flags = getattr(results[t["metric"]].evidence, "flags", None)
+        for fam, n in (getattr(flags, "eligible", None) or {}).items():
+            out[fam] = max(out.get(fam, 0), int(n))
+    return out
+
+
+def _limit_entry(fam: str, lim: Mapping[str, Any], n1: int, rule: RiskRule,
+                 eligible: int | None = None) -> dict[str, Any]:
+    """One family's detection limit as the JSON states it, with its sentence.
+
+    A family no test reads high at any size it can take, but that applies to fewer than the
+    materiality's share of the training records (``eligible``: a copy of a record unique on its
+    quasi-identifiers needs such a record), cannot leak the materiality: its entry states that
+    ceiling (``ceiling``: the largest leak of this family the tables hold) as its value."""
     power = round(100 * rule.power)
     name = FAMILY_NAMES[fam]
     entry: dict[str, Any] = {"value": lim["share"], "k": lim["k"], "tests": list(lim["tests"]),
                              "power": rule.power, "candidates": int(lim["candidates"])}
+    if eligible is not None:
+        entry["eligible"] = int(eligible)
+    if lim["k"] is None and eligible is not None and n1 and eligible / n1 < rule.materiality:
+        entry.update(value=eligible / n1, ceiling=True)
+        entry["text"] = (f"{name}: only {eligible:,} of the {n1:,} training records can leak this "
+                         f"way ({_pct(eligible / n1)}), below the materiality "
+                         f"{_pct(rule.materiality)}: no leak of this family can reach it")
+        return entry
     if not lim["tests"]:
         entry["text"] = f"{name}: no test of this run responds to this leak (not assessed)"
     elif lim["k"] is None:
@@ -672,7 +704,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                else f"rules out no bound below {_pct(m)}")
     row["summary"] = f"No excess found; the run {reached}: {reasons[0][1]}{more}" if reasons \
         else f"No excess found; the run {reached}"
-    row["settle"] = _settle(bound, m, tests, unassessed, unknown)
+    row["settle"] = _settle(m, tests, results, unassessed, unknown, undetected, loose)
     return to_jsonable(row)
 
 
@@ -680,20 +712,32 @@ def _family_list(families: list[str]) -> str:
     return ", ".join(FAMILY_NAMES[f] for f in families) if families else "no leak family"
 
 
-def _settle(bound: float | None, m: float, tests: list[dict[str, Any]], unassessed: list[str],
-            unknown: list[str]) -> str:
-    """What would settle an inconclusive risk: a test for the unassessed families, and a control
-    about ``(bound / m)^2`` times as large (bounds shrink with the square root of the records)."""
+def _settle(m: float, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
+            unassessed: list[str], unknown: list[str], undetected: list[str], loose: list[str]
+            ) -> str:
+    """What would settle an inconclusive risk: a test for the unassessed families; for each test
+    whose interval reaches ``m``, a control about ``(upper / m)^2`` times its own (intervals shrink
+    with the square root of the records); for families read high only above ``m``, tests that see
+    more of them (their limits fall with more records only as far as the tests see such leaks)."""
     parts = []
     if unknown or unassessed:
         n = len(set(unknown) | set(unassessed))
         parts.append(f"a test that sees the {n} leak famil{'y' if n == 1 else 'ies'} not assessed "
                      "(the privacy preset's copy and closeness tests)")
-    if bound is not None and bound >= m:
-        n_c = min((int(t["n_non_member"]) for t in tests if t.get("n_non_member")), default=0)
-        if n_c:
-            need = int(math.ceil(n_c * (bound / m) ** 2))
-            parts.append(f"about {need:,} control and as many training records (now {n_c:,})")
+    need, now = 0, 0
+    for t in tests:
+        up = results[t["metric"]].evidence.upper  # type: ignore[union-attr]
+        n_c = int(t.get("n_non_member") or 0)
+        if t["metric"] in loose and not _nan(up) and n_c:
+            got = int(math.ceil(n_c * (float(up) / m) ** 2))
+            if got > need:
+                need, now = got, n_c
+    if need:
+        parts.append(f"about {need:,} control and as many training records (now {now:,})")
+    if undetected:
+        parts.append(f"for {_family_list(undetected)}: tests that see more of these leaks or more "
+                     "records (a family's limit falls with more records only as far as the tests "
+                     "see its rows)")
     return "; ".join(parts) or "more training and control records"
 
 
@@ -709,13 +753,21 @@ def _headline_limit(limits: Mapping[str, Any], families: Mapping[str, str | None
         return {"value": None, "metric": None, "by_type": dict(limits),
                 "text": ("no detection limit for " + _family_list(missing)
                          + ": the run cannot show such a leak")}
-    t_max = max(vals, key=lambda t: vals[t])
+    capped = [t for t in limits if limits[t].get("ceiling")]
+    measured = [t for t in limits if t not in capped] or capped
+    t_max = max(measured, key=lambda t: vals[t])
     lim = limits[t_max]
+    text = (f"the smallest leak the run reads high with {round(100 * float(lim['power']))} % "
+            f"power is at most {_pct(lim['value'])} of the training records for every leak "
+            f"family that applies ({_family_list(measured)})")
+    if capped and measured is not capped:
+        text += (f"; {_family_list(capped)} cannot reach the materiality (at most "
+                 f"{_pct(max(vals[t] for t in capped))} of the training records qualify)")
+    elif capped:
+        text = (f"no leak family that applies ({_family_list(capped)}) can reach the materiality: "
+                f"at most {_pct(lim['value'])} of the training records qualify")
     return {"value": lim["value"], "metric": ", ".join(lim.get("tests") or []), "leak": t_max,
-            "by_type": dict(limits),
-            "text": (f"the smallest leak the run reads high with {round(100 * float(lim['power']))} % "
-                     f"power is at most {_pct(lim['value'])} of the training records for every leak "
-                     f"family that applies ({_family_list(list(limits))})")}
+            "by_type": dict(limits), "text": text}
 
 
 def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any] | None,

@@ -180,7 +180,10 @@ def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
         if not isinstance(lim, Mapping):
             continue
         name = FAMILY_NAMES.get(leak, leak)
-        if lim.get("value") is not None:
+        if lim.get("ceiling") and lim.get("value") is not None:
+            parts.append(f"{name} cannot reach the materiality (only {lim.get('eligible')} training "
+                         f"records, {pct(lim['value'])}, are such records)")
+        elif lim.get("value") is not None:
             k = lim.get("k")
             parts.append(f"{name} {pct(lim['value'])}"
                          + (f" ({k} training records)" if k is not None else ""))

@@ -226,3 +226,71 @@ def test_verdict_states_detection_limits_per_family():
         assert "leak rows built from training records put into the release" in lim["text"]
     assert d["detection_limit"]["value"] == max(x["value"] for x in d["detection_limits"].values())
     assert assess(res, seed=3)[1].to_dict() == d  # seeded: same verdict, same bytes
+
+
+def _rare_run(n_rare, visible, seed=3):
+    """2,000 training and 2,000 control records, no excess; an exact-copy test that sees every
+    copy, and ``n_rare`` records that are rare (unique on their quasi-identifiers), of whose copies
+    the test sees one in ``1 / visible``."""
+    rng = np.random.default_rng(seed)
+    n = 2000
+    src = np.arange(n)
+    rare = np.sort(rng.choice(n, n_rare, replace=False))
+    seen = rare[::visible]
+    leaks = {"exact": LeakResponse(src, src, src, np.ones(n)),
+             "rare": LeakResponse(rare, seen, seen, np.ones(seen.size))}
+    flags = RecordFlags.from_scores(np.zeros(n), np.zeros(n), leaks=leaks,
+                                    families={f: (None if f in ("exact", "rare") else "n/a")
+                                              for f in LEAK_FAMILIES},
+                                    eligible={"exact": n, "rare": n_rare})
+    ev = Evidence.from_flags("exact copy", flags, risk="presence", weight=3)
+    _, v = assess({"exact_matches": _res("exact_matches", ev)})
+    return v, next(r for r in v.risks if r["risk"] == "presence")
+
+
+def test_a_family_that_too_few_records_can_leak_cannot_hold_a_risk_up():
+    """15 rare records of 2,000 (0.75 %) cannot leak 1 %: the family is ruled out by the data
+    however little the tests see of it, and the risk reads low; 40 of them (2 %) could, and a
+    test that sees one copy in ten leaves the family unassessed."""
+    v, presence = _rare_run(15, 10)
+    rare = presence["detection_limits"]["rare"]
+    assert rare["ceiling"] is True and rare["eligible"] == 15 and rare["k"] is None
+    assert rare["value"] == pytest.approx(15 / 2000)
+    assert presence["level"] == "low" and not presence["unassessed"], presence["summary"]
+    assert "only 15 of the 2,000 training records can leak this way" in rare["text"]
+    assert "cannot reach the materiality" in v.detection_limit["text"]
+    v, presence = _rare_run(40, 10)
+    rare = presence["detection_limits"]["rare"]
+    assert "ceiling" not in rare and rare["eligible"] == 40 and rare["value"] is None
+    assert presence["level"] == "inconclusive" and list(presence["unassessed"]) == ["rare"]
+
+
+def test_a_measured_limit_is_kept_when_the_family_is_small():
+    """A family the tests read high below its ceiling states the measured limit, not the ceiling."""
+    _, presence = _rare_run(15, 1)
+    rare = presence["detection_limits"]["rare"]
+    assert "ceiling" not in rare and rare["k"] is not None and rare["k"] <= 15
+    assert presence["level"] == "low"
+
+
+def test_settling_a_family_the_tests_half_see_promises_no_number_of_records():
+    """20,000 records a side, a test that sees every exact copy but one near1 copy in two: near1
+    reads high only from about 2 %, which more records would not bring below 1 %, so the risk
+    names tests that see more of those leaks and promises no control size."""
+    rng = np.random.default_rng(7)
+    n = 20000
+    src = np.arange(n)
+    half = src[rng.random(n) < 0.5]
+    leaks = {"exact": LeakResponse(src, src, src, np.ones(n)),
+             "near1": LeakResponse(src, half, half, np.ones(half.size))}
+    flags = RecordFlags.from_scores(np.zeros(n), np.zeros(n), leaks=leaks,
+                                    families={f: (None if f in ("exact", "near1") else "n/a")
+                                              for f in LEAK_FAMILIES},
+                                    eligible={"exact": n, "near1": n})
+    ev = Evidence.from_flags("near copy", flags, risk="presence", weight=3)
+    _, v = assess({"near_copies": _res("near_copies", ev)})
+    presence = next(r for r in v.risks if r["risk"] == "presence")
+    assert presence["level"] == "inconclusive" and presence["bound_by"] == "copies with one cell changed"
+    assert presence["bound"] > 0.015
+    assert "tests that see more of these leaks" in presence["settle"]
+    assert "control and as many training records" not in presence["settle"]

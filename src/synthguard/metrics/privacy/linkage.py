@@ -24,7 +24,7 @@ from ...engine.backend import Backend, unique_matches
 from ...errors import MetricError
 from ...registry import Context, Param, RecordsCard, register
 from ...stats import difference_ci
-from .._leakrows import family_status, leak_sets, response, row_families
+from .._leakrows import family_eligible, family_status, leak_sets, response, row_families
 
 __all__ = ["qi_linkage"]
 
@@ -146,6 +146,7 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
     flag = unique & hit
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=flag.astype(float),
                         leaks=_leak_responses(ctx, cols, unique), families=family_status(ctx),
+                        eligible=family_eligible(ctx),
                         # a cluster run lists no rows to drop (the drop list is made in one
                         # process), so the linked release rows are not gathered there
                         pairs=_linked_rows(ctx, cols, unique) if ctx.data_backend is None else None)

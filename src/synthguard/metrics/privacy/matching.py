@@ -218,12 +218,12 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
             per_record = _pooled_unique_hit_of(data, cols)
             evidence, flags = copy_counts(*per_record), copy_record_flags(*per_record)
             # leak rows measured against the same identity: the pooled-unique real rows they equal
-            from .._leakrows import family_status
+            from .._leakrows import family_eligible, family_status
             from ._copies import exact_copy_responses
 
             flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
                             .astype(float), leaks=exact_copy_responses(ctx, cols),
-                            families=family_status(ctx),
+                            families=family_status(ctx), eligible=family_eligible(ctx),
                             # a cluster run lists no rows to drop (the drop list is made in one
                             # process), so the copies' release rows are not gathered there
                             pairs=copy_pairs(ctx) if ctx.data_backend is None else None)

@@ -34,7 +34,7 @@ from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPa
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
-from .._leakrows import family_status
+from .._leakrows import family_eligible, family_status
 from ._copies import (
     _code_matrices,
     backend_identifiable_share,
@@ -290,7 +290,7 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
             f = RecordFlags(flag[:n_o], flag[n_o:], {"near": share[:n_o] > 0, "exact": alone,
                                                      "rare": alone},
                             scores=flag.astype(float), leaks=copy_responses(ctx, cols, k),
-                            families=family_status(ctx), pairs=pairs)
+                            families=family_status(ctx), eligible=family_eligible(ctx), pairs=pairs)
         else:
             f = RecordFlags(flag[:n_o], flag[n_o:])
         diff = difference_ci(int(f.member.sum()), n_o, int(f.non_member.sum()), f.non_member.size, cl)
@@ -570,7 +570,7 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
                          tie="closer to it than its closest other real record is, at the "
                              "closeness tail's cut")
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
-                        families=family_status(ctx), pairs=pairs)
+                        families=family_status(ctx), eligible=family_eligible(ctx), pairs=pairs)
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         f"share of records among the {100 * tail:g} % of all real records closest to the release "

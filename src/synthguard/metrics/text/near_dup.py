@@ -276,10 +276,11 @@ def _record_flags(ctx: Context, docs_of: _DocsOf, cols: Sequence[str], *, thresh
     score = np.concatenate([flag["original"], flag["control"]]).astype(float)
     leaks = _text_responses(ctx, docs_of, cols, threshold=threshold, min_words=min_words,
                             n_candidates=n_candidates)
-    from .._leakrows import family_status
+    from .._leakrows import family_eligible, family_status
 
     return RecordFlags(flag["original"], flag["control"], {"text": visible["original"]},
-                       scores=score, leaks=leaks, families=family_status(ctx))
+                       scores=score, leaks=leaks, families=family_status(ctx),
+                       eligible=family_eligible(ctx))
 
 
 def _text_responses(ctx: Context, docs_of: _DocsOf, cols: Sequence[str], *, threshold: float,
