@@ -121,3 +121,31 @@ def test_person_and_text_nulls_raise_no_alarm():
     alarms = [(r["dataset"], r["seed"], r["level"]) for r in runs if r["level"] in S.ALARMS]
     assert len(alarms) <= 1, alarms
     assert all(r["leak_share"] == 0 for r in runs)
+
+
+# --------------------------------------------------------- a family the tables cannot hold at m
+#: acs12's quasi-identifiers without age: 4 of 800 training records are unique on them (seed 0)
+COARSE_ROLES = {"quasi_identifiers": ["race", "edu", "gender", "married"],
+                "sensitive": ["employment", "disability"]}
+
+
+def test_a_family_fewer_records_can_leak_than_the_materiality_is_ruled_out_by_its_ceiling():
+    """On real data where only 4 of 800 training records are unique on the declared
+    quasi-identifiers, copies of rare records and linkage rows can leak at most 0.5 %: both
+    families state that ceiling (the most the family's own builder can put into a release) and no
+    risk holds them unassessed; a release of every such record leaks exactly that much."""
+    from synthguard.calibration import family_release
+
+    p = S.parts("acs12", "standard", 0)
+    n = len(p["original"])
+    everything = family_release("rare", p, 1.0, 0, metadata=COARSE_ROLES, clip=True)
+    assert everything.n_leaked == 4 and everything.share == pytest.approx(4 / n)
+    rep = S.evaluate("acs12/standard/s0/fresh/coarse-roles", p["original"], p["fresh"],
+                     p["control"], metadata=COARSE_ROLES, metrics=list(S.FAMILY_TESTS), seed=0)
+    for r in rep.verdict.to_dict()["risks"]:
+        for fam in ("rare", "linkage"):
+            lim = r["detection_limits"][fam]
+            assert lim["eligible"] == 4 and lim["ceiling"] is True, (r["risk"], lim)
+            assert lim["value"] == pytest.approx(4 / n) and "no leak of this family can reach it" in lim["text"]
+            assert fam not in r["unassessed"], (r["risk"], r["unassessed"])
+    assert S.consistency(rep) == []
