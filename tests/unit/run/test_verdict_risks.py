@@ -228,24 +228,26 @@ def test_verdict_states_detection_limits_per_family():
     assert assess(res, seed=3)[1].to_dict() == d  # seeded: same verdict, same bytes
 
 
-def _rare_run(n_rare, visible, seed=3):
-    """2,000 training and 2,000 control records, no excess; an exact-copy test that sees every
-    copy, and ``n_rare`` records that are rare (unique on their quasi-identifiers), of whose copies
-    the test sees one in ``1 / visible``."""
-    rng = np.random.default_rng(seed)
-    n = 2000
+def _one_family_run(n, family, sources, seen, name="exact_matches", seed=3):
+    """``n`` training and ``n`` control records, no excess; one test that sees every exact copy and
+    the leak rows of ``family`` built from ``sources`` whose own records are in ``seen``."""
     src = np.arange(n)
-    rare = np.sort(rng.choice(n, n_rare, replace=False))
-    seen = rare[::visible]
     leaks = {"exact": LeakResponse(src, src, src, np.ones(n)),
-             "rare": LeakResponse(rare, seen, seen, np.ones(seen.size))}
+             family: LeakResponse(sources, seen, seen, np.ones(seen.size))}
     flags = RecordFlags.from_scores(np.zeros(n), np.zeros(n), leaks=leaks,
-                                    families={f: (None if f in ("exact", "rare") else "n/a")
+                                    families={f: (None if f in ("exact", family) else "n/a")
                                               for f in LEAK_FAMILIES},
-                                    eligible={"exact": n, "rare": n_rare})
-    ev = Evidence.from_flags("exact copy", flags, risk="presence", weight=3)
-    _, v = assess({"exact_matches": _res("exact_matches", ev)})
+                                    eligible={"exact": n, family: int(sources.size)})
+    ev = Evidence.from_flags("copy", flags, risk="presence", weight=3)
+    _, v = assess({name: _res(name, ev)}, seed=seed)
     return v, next(r for r in v.risks if r["risk"] == "presence")
+
+
+def _rare_run(n_rare, visible, seed=3):
+    """2,000 records a side and ``n_rare`` of them rare (unique on their quasi-identifiers), of
+    whose copies the test sees one in ``visible``."""
+    rare = np.sort(np.random.default_rng(seed).choice(2000, n_rare, replace=False))
+    return _one_family_run(2000, "rare", rare, rare[::visible])
 
 
 def test_a_family_that_too_few_records_can_leak_cannot_hold_a_risk_up():
@@ -277,19 +279,10 @@ def test_settling_a_family_the_tests_half_see_promises_no_number_of_records():
     """20,000 records a side, a test that sees every exact copy but one near1 copy in two: near1
     reads high only from about 2 %, which more records would not bring below 1 %, so the risk
     names tests that see more of those leaks and promises no control size."""
-    rng = np.random.default_rng(7)
     n = 20000
     src = np.arange(n)
-    half = src[rng.random(n) < 0.5]
-    leaks = {"exact": LeakResponse(src, src, src, np.ones(n)),
-             "near1": LeakResponse(src, half, half, np.ones(half.size))}
-    flags = RecordFlags.from_scores(np.zeros(n), np.zeros(n), leaks=leaks,
-                                    families={f: (None if f in ("exact", "near1") else "n/a")
-                                              for f in LEAK_FAMILIES},
-                                    eligible={"exact": n, "near1": n})
-    ev = Evidence.from_flags("near copy", flags, risk="presence", weight=3)
-    _, v = assess({"near_copies": _res("near_copies", ev)})
-    presence = next(r for r in v.risks if r["risk"] == "presence")
+    half = src[np.random.default_rng(7).random(n) < 0.5]
+    _, presence = _one_family_run(n, "near1", src, half, name="near_copies")
     assert presence["level"] == "inconclusive" and presence["bound_by"] == "copies with one cell changed"
     assert presence["bound"] > 0.015
     assert "tests that see more of these leaks" in presence["settle"]
