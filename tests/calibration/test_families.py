@@ -149,3 +149,7 @@ def test_a_family_fewer_records_can_leak_than_the_materiality_is_ruled_out_by_it
             assert lim["value"] == pytest.approx(4 / n) and "no leak of this family can reach it" in lim["text"]
             assert fam not in r["unassessed"], (r["risk"], r["unassessed"])
     assert S.consistency(rep) == []
+    said = "copies of rare records cannot reach the materiality (only 4 training records"
+    for where, text in (("console", rep.to_console(width=10_000)), ("html", rep.to_html()),
+                        ("dossier", rep.to_dossier())):
+        assert said in text, where
