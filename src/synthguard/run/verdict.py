@@ -29,7 +29,9 @@ The calibrated rule (default, ``risk_rule="calibrated"``)
        the leak families it answers for (:data:`RISK_FAMILIES`, those that apply to the tables).
        The risk is ``low`` only when the bound is below the materiality and no family it answers
        for is unassessed (no test of the run responds to it); else ``inconclusive``, with the bound
-       reached, what holds it up and what would settle it.
+       reached, what holds it up and what would settle it. A family that fewer training records
+       than the materiality's share can leak (copies of records unique on their
+       quasi-identifiers, when there are that few) is bounded by that share, its ceiling.
     4. **The verdict** is the highest level among the assessed risks; ``low`` only when every
        assessed risk is low.
     5. **Detection limits** are measured per leak family and risk in the data
