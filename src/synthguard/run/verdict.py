@@ -722,10 +722,16 @@ def _settle(m: float, tests: list[dict[str, Any]], results: Mapping[str, MetricR
     with the square root of the records); for families read high only above ``m``, tests that see
     more of them (their limits fall with more records only as far as the tests see such leaks)."""
     parts = []
-    if unknown or unassessed:
-        n = len(set(unknown) | set(unassessed))
-        parts.append(f"a test that sees the {n} leak famil{'y' if n == 1 else 'ies'} not assessed "
-                     "(the privacy preset's copy and closeness tests)")
+    # a family's limit falls with more records only as far as the tests see its rows: what settles
+    # one read high only above m is a test that sees more of them
+    n_out = len(set(unknown) | set(unassessed))
+    sees = [f"the {n_out} leak famil{'y' if n_out == 1 else 'ies'} not assessed"] if n_out else []
+    if undetected:
+        n = len(undetected)
+        sees.append(f"more of the {n} famil{'y' if n == 1 else 'ies'} read high only above {_pct(m)}")
+    if sees:
+        parts.append(f"tests that see {' and '.join(sees)} (the privacy preset's copy and closeness "
+                     "tests)")
     need, now = 0, 0
     for t in tests:
         up = results[t["metric"]].evidence.upper  # type: ignore[union-attr]
@@ -736,10 +742,6 @@ def _settle(m: float, tests: list[dict[str, Any]], results: Mapping[str, MetricR
                 need, now = got, n_c
     if need:
         parts.append(f"about {need:,} control and as many training records (now {now:,})")
-    if undetected:
-        parts.append(f"for {_family_list(undetected)}: tests that see more of these leaks or more "
-                     "records (a family's limit falls with more records only as far as the tests "
-                     "see its rows)")
     return "; ".join(parts) or "more training and control records"
 
 

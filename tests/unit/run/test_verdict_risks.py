@@ -285,5 +285,5 @@ def test_settling_a_family_the_tests_half_see_promises_no_number_of_records():
     _, presence = _one_family_run(n, "near1", src, half, name="near_copies")
     assert presence["level"] == "inconclusive" and presence["bound_by"] == "copies with one cell changed"
     assert presence["bound"] > 0.015
-    assert "tests that see more of these leaks" in presence["settle"]
+    assert "tests that see more of the 1 family read high only above 1.0 %" in presence["settle"]
     assert "control and as many training records" not in presence["settle"]
