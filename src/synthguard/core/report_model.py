@@ -145,8 +145,9 @@ class LeakLimit(_Row):
 
 @dataclass(frozen=True, eq=True)
 class HeadlineLimit(_Row):
-    """The run's stated detection limit (the largest over the leak types it answers for), or, for
-    older verdicts, the best-powered test's."""
+    """The run's stated detection limit (the largest measured limit over the leak types it
+    answers for; a type bounded by its ceiling is named in ``text``, not counted), or, for older
+    verdicts, the best-powered test's."""
 
     value: float | None
     metric: str | None

@@ -757,14 +757,15 @@ def _headline_limit(limits: Mapping[str, Any], families: Mapping[str, str | None
         return {"value": None, "metric": None, "by_type": dict(limits),
                 "text": ("no detection limit for " + _family_list(missing)
                          + ": the run cannot show such a leak")}
+    # a ceiling is the most a family can leak, not a limit the run measured: named apart
     capped = [t for t in limits if limits[t].get("ceiling")]
-    measured = [t for t in limits if t not in capped] or capped
-    t_max = max(measured, key=lambda t: vals[t])
+    measured = [t for t in limits if t not in capped]
+    t_max = max(measured or capped, key=lambda t: vals[t])
     lim = limits[t_max]
     text = (f"the smallest leak the run reads high with {round(100 * float(lim['power']))} % "
             f"power is at most {_pct(lim['value'])} of the training records for every leak "
             f"family that applies ({_family_list(measured)})")
-    if capped and measured is not capped:
+    if capped and measured:
         text += (f"; {_family_list(capped)} cannot reach the materiality (at most "
                  f"{_pct(max(vals[t] for t in capped))} of the training records qualify)")
     elif capped:

@@ -182,7 +182,7 @@ def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
         name = FAMILY_NAMES.get(leak, leak)
         if lim.get("ceiling") and lim.get("value") is not None:
             parts.append(f"{name} cannot reach the materiality (only {lim.get('eligible')} training "
-                         f"records, {pct(lim['value'])}, are such records)")
+                         f"records, {pct(lim['value'])}, qualify)")
         elif lim.get("value") is not None:
             k = lim.get("k")
             parts.append(f"{name} {pct(lim['value'])}"

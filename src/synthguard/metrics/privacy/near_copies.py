@@ -371,14 +371,10 @@ def _near_pairs(rel: np.ndarray, matches: tuple[np.ndarray, np.ndarray], k: int,
                     crowd=copy_crowd(ctx, cols, k + 1, rows), chance_crowd=control_chance(ctx, cols, k))
 
 
-#: The real roles, pooled in this order (training records first, then control records).
-_REAL = REAL
-
-
 def _nearest(data: Any, cols: list[str], metric: Any, reference: str) -> np.ndarray:
     """Per pooled real record, the distance to its nearest ``reference`` row (itself excluded)."""
     out = []
-    for role in _REAL:
+    for role in REAL:
         n_ref = data.n_rows(reference) - (1 if role == reference else 0)
         if n_ref <= 0:
             out.append(np.full(data.n_rows(role), np.inf))
@@ -406,7 +402,7 @@ def release_pairs(data: Any, cols: list[str], metric: Any, radius: np.ndarray
     """
     n_rel = data.n_rows("synthetic")
     out_q, out_r, out_d, start = [], [], [], 0
-    for role in _REAL:
+    for role in REAL:
         n = data.n_rows(role)
         rad = radius[start:start + n]
         pending = np.flatnonzero(rad >= 0)
@@ -448,7 +444,7 @@ def ratio_responses(ctx: Context, cols: list[str], metric: Any, d_real: np.ndarr
     sets = leak_sets(ctx)
     frames = [sets[f].rows for f in families]
     per_role, start = [], 0
-    for role in _REAL:
+    for role in REAL:
         n = data.n_rows(role)
         per_role.append((start, data.within(role, cols, metric, frames, radius[start:start + n])))
         start += n
@@ -547,7 +543,7 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     # the nearest other real record: the nearer of the nearest training and the nearest control
     d_real = np.minimum(_nearest(data, cols, metric, "original"), _nearest(data, cols, metric, "control"))
     # the nearest release row: the search dcr's and nndr's evidence use too (two nearest)
-    d_rel = (np.concatenate([release_neighbours(ctx, role)[0][:, 0] for role in _REAL])
+    d_rel = (np.concatenate([release_neighbours(ctx, role)[0][:, 0] for role in REAL])
              if data.n_rows("synthetic") >= 2 else _nearest(data, cols, metric, "synthetic"))
     n_o = data.n_rows("original")
     visible = d_real > 0
