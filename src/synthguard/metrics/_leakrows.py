@@ -64,6 +64,8 @@ def max_candidates(n_training: int, materiality: float = 0.01) -> int:
     --------
     >>> max_candidates(800), max_candidates(100_000), max_candidates(1_000_000)
     (800, 5000, 50000)
+    >>> max_candidates(100_000, materiality=0.05)
+    25000
     """
     return int(min(n_training, max(MIN_CANDIDATES, math.ceil(COVER * materiality * n_training))))
 
@@ -191,7 +193,8 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
     """Every tabular family's leak rows for this run (memoised: every test sees the same rows).
 
     The candidates of a family are a seeded uniform sample (the run's seed) of the training records
-    the family applies to, at most :func:`max_candidates`; their leak rows come from
+    the family applies to, at most :func:`max_candidates` (at the run's materiality, so that a leak
+    :data:`COVER` times it can be injected); their leak rows come from
     :func:`synthguard.data.leaks.build_leak_rows`.
     """
     return ctx.memo("leak-sets", lambda: _build(ctx))
@@ -204,7 +207,7 @@ def _build(ctx: Context) -> dict[str, LeakSet]:
     n = len(original)
     spec = _spec(ctx)
     pool = _pool(ctx)
-    cap = max_candidates(n)
+    cap = max_candidates(n, ctx.materiality)
     out: dict[str, LeakSet] = {}
     entity_run = ctx.entities is not None  # the tables are one row per person
     for family in FAMILIES:

@@ -178,6 +178,29 @@ def test_release_type_from_metadata_and_config(demo_data, demo_metadata):
                             config={"metrics": ["exact_matches"], "alpha": 0.9})
 
 
+def test_leak_rows_cover_five_times_the_runs_own_materiality():
+    """The detection limits inject up to five times the run's materiality (not a fixed 1 %): at 5 %
+    on 6,000 training records each family gets 1,500 candidates (1,000 at 1 %), so a family the
+    tests read high only between 1,000 records and 25 % is measured, not called unreadable."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+
+    def table(n):
+        return pd.DataFrame({"a": rng.integers(0, 1000, n), "b": rng.normal(size=n).round(3),
+                             "c": rng.choice(list("xyz"), n)})
+
+    o, s, c = table(6000), table(6000), table(2000)
+    for materiality, candidates in ((0.01, 1000), (0.05, 1500)):
+        rep = synthguard.evaluate(o, s, control=c, config={"metrics": ["exact_matches"],
+                                                           "materiality": materiality})
+        presence = next(r for r in rep.verdict.risks if r.risk == "presence")
+        assert {lim.candidates for lim in presence.detection_limits.values()} == {candidates}
+        near1 = presence.detection_limits["near1"]
+        assert f"all {candidates} candidate" in near1.text
+
+
 def test_fail_on_passes_a_fresh_real_sample_and_stops_copies(tmp_path, shared_data):
     """On real data (acs12): a fresh sample of real people exits 0 under --fail-on high, the same
     release with 10 % of the training records copied in exits 3."""
