@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -180,8 +181,10 @@ def _context(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame | None,
         frames = [None if f is None else f.assign(**{_ROW: np.arange(len(f), dtype=float)}) for f in frames]
         meta = {"columns": {_ROW: {"sdtype": "numerical"}}}
     # anonymeter accepts a control identical to the original (its own tests use one): a warning here
-    return Context.from_frames(frames[0], frames[1], frames[2], meta, seed=seed or 0,
-                               strict_control=False)
+    ctx = Context.from_frames(frames[0], frames[1], frames[2], meta, seed=seed or 0,
+                              strict_control=False)
+    # anonymeter's API returns the headline only: no verdict, so no evidence over every record
+    return replace(ctx, evidence=False)
 
 
 def _run(ctx: Any, name: str, **params: Any) -> MetricResult:

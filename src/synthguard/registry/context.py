@@ -60,6 +60,13 @@ class Context:
     executor : callable, optional
         How a composite metric runs its parts (:meth:`submetric`): set by
         :func:`synthguard.run.executor.execute`, the one caller of metric functions.
+    evidence : bool
+        Whether the tests state the verdict's evidence (:class:`~synthguard.core.results.Evidence`,
+        per-record flags over every training and control record) beside their headline. ``True``
+        in every run and direct call; the drop-in facades, which return a reference's headline and
+        no verdict, set ``False`` so that nobody pays for evidence nobody reads (the headline
+        numbers do not depend on it). Set it when the context is built: contexts derived with
+        ``replace`` share one memo.
     """
 
     tables: Tables
@@ -74,6 +81,7 @@ class Context:
     entities: Any = None
     data_backend: Backend | None = None
     executor: Callable[..., MetricResult] | None = None
+    evidence: bool = True
     # the run's one memo, shared by the contexts ``replace`` derives from this one; only through
     # :meth:`memo` (not the on-disk result cache of ``evaluate(cache=...)``)
     _memo: Memo = field(default_factory=lambda: Memo(), repr=False, compare=False)

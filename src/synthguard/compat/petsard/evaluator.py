@@ -445,7 +445,10 @@ class Evaluator:
         tables = prepare_tables(d["ori"], d["syn"], d.get("control"), metadata,
                                 strip_whitespace_values=False)
         spec = get_metric(self.metric)
-        ctx = Context(tables=tables, encoded=EncodedView(tables), seed=self.seed).for_metric(spec)
+        # PETsARD's anonymeter frames hold the headline only (the extras add the whole result)
+        evidence = self.family != "anonymeter" or bool(self.extras)
+        ctx = Context(tables=tables, encoded=EncodedView(tables), seed=self.seed,
+                      evidence=evidence).for_metric(spec)
         missing = missing_inputs(spec, ctx)
         if missing:
             raise InputError(f"evaluation method {self.method!r} {missing_reason(missing)}: add "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -73,5 +74,6 @@ def run(name: str, real: Any, synthetic: Any, control: Any = None, metadata: Any
     ctx = Context.from_frames(_frame(real, "real_data"), _frame(synthetic, "synthetic_data"),
                               None if control is None else _frame(control, "real_validation_data"),
                               metadata, seed=seed, strict_control=False)  # SDMetrics accepts it
+    ctx = replace(ctx, evidence=False)  # SDMetrics' API returns scores: no verdict, no evidence
     spec = get_metric(name)
     return run_metric(spec, ctx.for_metric(spec), spec.resolve_params(params))

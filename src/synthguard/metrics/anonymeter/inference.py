@@ -244,7 +244,8 @@ def inference(ctx: Context, *, secret: str | None = None, aux_cols: list[str] | 
         is_reg = _regression(ctx, s, reg)
         d, recs, _w = attack_secret(ctx, s, aux, n, t_ori, t_ctl, is_reg, tolerance,
                                     confidence_level, ctx.rng("baseline", s))
-        if ctx.tables.has_control:  # the verdict's evidence: every training and every control record
+        if ctx.tables.has_control and ctx.evidence:  # the verdict's evidence: every training and
+            # every control record
             ev = Evidence.from_flags(_statistic(s), secret_flags(ctx, s, aux, is_reg, tolerance),
                                      risk="inference", baseline=EVIDENCE_BASELINE,
                                      confidence_level=confidence_level)

@@ -215,7 +215,8 @@ def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_a
     text = (f"naive attacker: two random sets of {k} synthetic row(s) per target (baseline_rate); "
             "the risk itself is " + d["relative_to"])
     evidence = None
-    if ctx.tables.has_control:  # the verdict's evidence: every training and every control record
+    if ctx.tables.has_control and ctx.evidence:  # the verdict's evidence: every training and every
+        # control record
         evidence = Evidence.from_flags(
             f"share of records whose two halves of columns share one of their {k} nearest release "
             "row(s) (every training and every control record attacked)",

@@ -489,7 +489,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
     evidence = None
-    if data.ctl is not None:
+    if data.ctl is not None and ctx.evidence:
         evidence = _paired_evidence(ctx, data, queries, k_base, confidence_level)
     return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
                         evidence)
