@@ -7,14 +7,21 @@ from dataclasses import replace
 
 import pytest
 
-from synthguard.compat.anonymeter import InferenceEvaluator, LinkabilityEvaluator, SinglingOutEvaluator
+from synthguard.compat.anonymeter import (
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    SinglingOutEvaluator,
+)
+from synthguard.compat.sdmetrics.single_table import DCROverfittingProtection
 from synthguard.metrics.anonymeter import inference, linkability, singling_out
+from synthguard.metrics.disclosure import dcr_protection
 from synthguard.registry import Context, get_metric
 from synthguard.run.executor import run_metric
 
 ATTACKS = {"singling_out_univariate": {"n_attacks": 200},
            "linkability": {"n_attacks": 200, "n_neighbors": 3},
-           "inference": {"n_attacks": 200, "secret": "income"}}
+           "inference": {"n_attacks": 200, "secret": "income"},
+           "dcr_overfitting_protection": {}}
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +31,10 @@ def frames(demo_data):
 
 
 def _without_evidence(d):
-    """A result's dictionary without the evidence (also each inferred secret's own)."""
+    """A result's dictionary without the evidence (also each inferred secret's own, and the
+    records the DCR evidence counts)."""
     def strip(m):
-        out = {k: v for k, v in m.items() if k != "evidence"}
+        out = {k: v for k, v in m.items() if k not in ("evidence", "evidence_won_records")}
         if "per_secret" in out:
             out["per_secret"] = [{k: v for k, v in s.items() if k != "evidence"}
                                  for s in out["per_secret"]]
@@ -67,3 +75,15 @@ def test_the_anonymeter_facade_never_computes_the_evidence(frames, monkeypatch):
     inf = InferenceEvaluator(ori, syn, aux_cols=[c for c in cols if c != "income"], secret="income",
                              n_attacks=200, control=ctl)
     assert 0.0 <= inf.evaluate().risk().value <= 1.0
+
+
+def test_the_sdmetrics_facade_never_computes_the_evidence(frames, monkeypatch):
+    def refuse(*_a, **_k):
+        raise AssertionError("the facade computed the verdict's evidence")
+
+    monkeypatch.setattr(dcr_protection, "_overfitting_evidence", refuse)
+    ori, syn, ctl = frames
+    meta = {"columns": {c: {"sdtype": "numerical" if ori[c].dtype.kind in "fi" else "categorical"}
+                        for c in ori.columns}}
+    score = DCROverfittingProtection.compute(ori, syn, ctl, meta)
+    assert 0.0 <= score <= 1.0

@@ -397,7 +397,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
         "n_holdout": len(tables.control),
     }
     evidence = None
-    if has_control(ctx) and first_query is not None:
+    if has_control(ctx) and first_query is not None and ctx.evidence:
         evidence, details["evidence_won_records"] = _overfitting_evidence(ctx, cols, first_query)
     return MetricResult(name="dcr_overfitting_protection", family="disclosure", value=score,
                         direction="higher is safer",
