@@ -82,6 +82,11 @@ class Plan:
         Factor of the estimate's range.
     large : tuple of str
         Why the plan is large and what to declare; empty for a plan of ordinary size.
+    retests : int
+        At most this many more runs of the verdict's tests, made only when a risk alarms: the
+        advice's drop-and-retest rounds and coarsened columns (0: none can run).
+    retest_seconds : float
+        Estimated wall time of those runs together (not part of ``seconds``).
     """
 
     tables: Mapping[str, Mapping[str, int]]
@@ -93,6 +98,8 @@ class Plan:
     unavailable: Mapping[str, str] = field(default_factory=dict)
     per_column: Mapping[str, str] = field(default_factory=dict)
     large: tuple[str, ...] = ()
+    retests: int = 0
+    retest_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as plain JSON data."""
@@ -117,6 +124,11 @@ class Plan:
         lines += [f"  not run ({why}): {', '.join(ms)}" for why, ms in reasons.items()]
         lines.append(f"  estimated {_duration(self.seconds / self.spread)} to "
                      f"{_duration(self.seconds * self.spread)}, about {_megabytes(self.memory_mb)} peak memory")
+        if self.retests:
+            lines.append(f"  then, only if a risk alarms: up to {self.retests} more run"
+                         f"{'s' if self.retests != 1 else ''} of the verdict's tests to re-test the "
+                         f"advice, up to about {_duration(self.retest_seconds * self.spread)} more "
+                         "(retest_rows and retest_columns 0: none)")
         lines += [f"  large plan: {why}" for why in self.large]
         return "\n".join(lines)
 
@@ -163,7 +175,7 @@ def estimate(cells: float, columns: int, n_metrics: int, n_per_column: int = 0) 
 def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], specs: Mapping[str, Any],
               params: Mapping[str, Mapping[str, Any]], *, quasi_identifiers: Sequence[str] = (),
               sensitive: Sequence[str] = (), unavailable: Mapping[str, str] | None = None,
-              sample: str | None = None) -> Plan:
+              sample: str | None = None, retests: int = 0) -> Plan:
     """The plan of a run.
 
     Parameters
@@ -182,6 +194,9 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
         Metrics of the preset that will not run, with the reason.
     sample : str, optional
         The records the tests run on, when a sample.
+    retests : int
+        At most this many more runs of the verdict's tests (the metrics whose card names a risk)
+        that the advice makes when a risk alarms; their time is estimated apart.
 
     Examples
     --------
@@ -222,8 +237,15 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
         todo += [f"give {m!r} its {p!r} (config: metrics: {{{m}: {{{p}: COLUMN}}}})" for m, p in per_col.items()]
         todo.append("or run fewer tests (--preset quick, --metrics)")
         large.append("to bound it: " + "; ".join(todo))
+    verdict = [m for m in metrics if getattr(specs.get(m), "risk", None)]
+    if not verdict:
+        retests = 0
+    again = 0.0
+    if retests:
+        again = retests * estimate(cells, tried, len(verdict),
+                                   len([m for m in verdict if m in per_col]))[0]
     return Plan(tables, tuple(metrics), seconds, mb, SPREAD, sample, dict(unavailable or {}), per_col,
-                tuple(large))
+                tuple(large), int(retests), again)
 
 
 @contextmanager
@@ -244,12 +266,13 @@ def stage(name: str, enabled: bool, total: int | None = None) -> Iterator[Any]:
 
 
 def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None = None,
-                 sample: Mapping[str, Any] | None = None) -> Plan:
+                 sample: Mapping[str, Any] | None = None, retests: int = 0) -> Plan:
     """The plan of ``run_config`` on validated ``tables`` (in one process or partitioned);
     ``skipped``: metrics of the run that will be skipped, with the reason (a distributed run);
     ``sample``: ``tables`` hold a sample of the inputs' records (the report header's ``sample``,
     :func:`synthguard.run.sample.draw_sample`): the plan's sizes and estimate are the sample's,
-    and it says of how many records."""
+    and it says of how many records; ``retests``: at most this many more runs of the verdict's
+    tests for the advice (:func:`make_plan`)."""
     from ..registry import get_metric
 
     skipped = dict(skipped or {})
@@ -266,5 +289,5 @@ def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None
     return make_plan(sizes, names, {n: get_metric(metric_of(n)) for n in names},
                      {n: dict(run_config.metrics[n]) for n in names}, sample=said,
                      quasi_identifiers=tables.schema.quasi_identifiers,
-                     sensitive=tables.schema.sensitive,
+                     sensitive=tables.schema.sensitive, retests=retests,
                      unavailable={**dict(getattr(run_config, "unavailable", None) or {}), **skipped})

@@ -134,7 +134,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     if options.on_plan is not None:
         from .plan import plan_for_run
 
-        options.on_plan(plan_for_run(tables, run_config, sample=sample))
+        advice = entities is None and getattr(tables, "original_stats", None) is None \
+            and tables.has_control
+        options.on_plan(plan_for_run(tables, run_config, sample=sample,
+                                     retests=sum(_advice_budget(options)) if advice else 0))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
@@ -197,11 +200,10 @@ def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
     """The run's advice, re-tested: the release rows behind the findings listed (the records
     export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
     the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most)."""
-    from .actions import DROP_ROUNDS, coarsen_retest, drop_retest
+    from .actions import coarsen_retest, drop_retest
     from .plan import stage
 
-    columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
-    rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
+    rounds, columns = _advice_budget(options)
     # the re-tests run the verdict's tests again through run_tables: same seed, backend, risk rule
     # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
     again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
@@ -236,6 +238,16 @@ def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
     if actions:
         out.header["actions"] = actions
     return dataclasses.replace(out, verdict=verdict)
+
+
+def _advice_budget(options: EvaluateOptions) -> tuple[int, int]:
+    """``(rounds, columns)``: at most how many drop-and-retest rounds and coarsened columns the
+    advice re-tests (each one more run of the verdict's tests)."""
+    from .actions import DROP_ROUNDS
+
+    columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
+    rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
+    return int(rounds), int(columns)
 
 
 def _resolve_backend(backend: str) -> str:

@@ -121,3 +121,28 @@ def test_declared_columns_are_neither_counted_per_column_nor_asked_for_again():
                          quasi_identifiers=["a", "b"])
     assert "'inference' runs once per column that is not a quasi-identifier (2,000 times" in \
         " ".join(qis_only.large)
+
+
+def test_the_plan_bounds_the_advices_reruns_it_does_not_count_in_its_estimate():
+    """A leaky release makes the advice re-run the verdict's tests (drops, then coarsenings): the
+    plan said so beforehand, with at least as many runs as the run made; switched off, it says
+    nothing of them, and a run without control (no advice) neither."""
+    import synthguard
+    from synthguard.demo import make_demo
+
+    d = make_demo(600, seed=0)
+    metrics = ["exact_matches", "singling_out_univariate", "inference"]
+    plans: list = []
+    rep = synthguard.evaluate(d["original"], d["leaky"], control=d["control"], metrics=metrics,
+                              on_plan=plans.append)
+    actions = rep.header["actions"]
+    made = len(actions["drop_retest"]["rounds"]) + len(actions["coarsen_retest"]["runs"])
+    assert made >= 2 and plans[0].retests >= made and plans[0].retest_seconds > 0
+    assert f"up to {plans[0].retests} more runs of the verdict's tests" in plans[0].render()
+    plans.clear()
+    synthguard.evaluate(d["original"], d["leaky"], control=d["control"], metrics=metrics,
+                        on_plan=plans.append, retest_columns=0, retest_rows=0)
+    assert plans[0].retests == 0 and "re-test" not in plans[0].render()
+    plans.clear()
+    synthguard.evaluate(d["original"], d["leaky"], metrics=metrics, on_plan=plans.append)
+    assert plans[0].retests == 0
