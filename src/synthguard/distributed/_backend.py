@@ -211,6 +211,23 @@ class DaskBackend:
                              **{n: pd.Series([], dtype="int64") for n in names}})
         return DaskRelation(self.dt, rows.map_partitions(_fill_rows, names, meta=meta), role)
 
+    def key_distinct(self, role: str, columns: Sequence[str], values: Sequence[str], *,
+                     bins: Bins | None = None) -> DaskRelation:
+        split = self._split((role,))
+        rows = _frames(self.dt, role, {"k": tuple(columns), "v": tuple(values)}, bins)
+        keys = ["k1", "k2"]
+        size = rows.groupby(keys).pos.count(split_out=split).reset_index()
+        size = size.map_partitions(_named, {"pos": "size"})
+        # the distinct (key, value) pairs, then pairs per key
+        pairs = rows.groupby([*keys, "v1", "v2"]).pos.count(split_out=split).reset_index()
+        distinct = pairs.groupby(keys).pos.count(split_out=split).reset_index()
+        distinct = distinct.map_partitions(_named, {"pos": "distinct"})
+        out = rows[[*keys, "pos"]].merge(size, on=keys, how="left").merge(distinct, on=keys, how="left")
+        names = ("size", "distinct")
+        meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"),
+                             **{n: pd.Series([], dtype="int64") for n in names}})
+        return DaskRelation(self.dt, out.map_partitions(_fill_rows, names, meta=meta), role)
+
     def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
         cols = tuple(columns)
         if cols not in self._row_ids:

@@ -8,7 +8,9 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   ``-1`` when none): copy counts, class sizes, distinct counts;
 - **key lookups** (:meth:`Backend.key_rows`): one row per row of a role (``pos`` = its canonical
   position) with, per lookup, how many rows of some roles share its values on some columns (the
-  join of a row with its group): per-record flags, CAP pools;
+  join of a row with its group): per-record flags, CAP pools; and per row of a role, how many
+  distinct value tuples of other columns the rows sharing its key hold
+  (:meth:`Backend.key_distinct`): l-diversity;
 - **reductions** of those lazy tables (:class:`Relation`): sums, value counts, the top ``n`` rows
   and per-record flags, each written as a function of a pandas frame that the backend applies to
   the whole table (one process) or to every partition (Dask) and combines exactly (integer counts,
@@ -84,6 +86,12 @@ class Backend(Protocol):
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> Relation:
         """Rows of ``role``: ``pos`` and one count column per lookup."""
+
+    def key_distinct(self, role: str, columns: Sequence[str], values: Sequence[str], *,
+                     bins: Bins | None = None) -> Relation:
+        """Rows of ``role``: ``pos``, ``size`` (rows of ``role`` sharing its values on ``columns``)
+        and ``distinct`` (how many distinct value tuples of ``values`` those rows hold; missing is
+        a value of its own): distinct l-diversity per row."""
 
     def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
         """Per role, int64 exact-row ids on ``columns`` in canonical order: equal rows, equal ids,
@@ -320,6 +328,18 @@ class LocalBackend:
                 count += np.bincount(ids[r], minlength=n_ids)
             out[name] = count[ids[role]]
         return LocalRelation(pd.DataFrame(out))
+
+    def key_distinct(self, role: str, columns: Sequence[str], values: Sequence[str], *,
+                     bins: Bins | None = None) -> LocalRelation:
+        key = self._ids(columns, (role,), bins)[role]
+        val = self._ids(values, (role,), bins)[role]
+        n_key = int(key.max(initial=-1)) + 1
+        n_val = max(int(val.max(initial=-1)) + 1, 1)
+        pairs = np.unique(key * n_val + val)  # distinct (key, value) pairs
+        distinct = np.bincount(pairs // n_val, minlength=n_key).astype(np.int64)
+        size = np.bincount(key, minlength=n_key).astype(np.int64)
+        return LocalRelation(pd.DataFrame({"pos": np.arange(key.size, dtype=np.int64), "size": size[key],
+                                           "distinct": distinct[key]}))
 
     # --- values ---------------------------------------------------------------------------------
     def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
