@@ -21,9 +21,7 @@ from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, register
 from ...stats import wilson_interval
 from ._cap_analysis import CLASS_SIZE_BINS
 from ._common import (
-    column_codes,
     continuous_bins,
-    joint_ids,
     resolve_fields,
     thresholds,
 )
@@ -91,14 +89,6 @@ def _size_histogram_counts(sizes: np.ndarray, counts: np.ndarray) -> list[dict[s
             out.append({"class_size": label, "n_classes": int(counts[sel].sum()),
                         "n_records": int((sizes[sel] * counts[sel]).sum())})
     return out
-
-
-def _summary(class_of_row: np.ndarray, below: np.ndarray, stat: np.ndarray, name: str) -> dict[str, Any]:
-    n = class_of_row.size
-    k_below = int(below.sum())
-    return {name: int(stat.min()), "n_records": int(n), "n_classes": int(stat.size),
-            "n_records_below": k_below, "share_records_below": k_below / n,
-            "share_records_below_ci": list(wilson_interval(k_below, n))}
 
 
 @register("k_anonymity", family="disclosure", direction="higher is safer",
@@ -198,6 +188,28 @@ def k_anonymity_result(thresholds: Any, qis: list[str], cont: list[str], k: int,
                         records=records, evidence=evidence)
 
 
+def _diversity_summary(table: Any, l: int) -> dict[str, Any]:  # noqa: E741
+    """The :func:`l_diversity` summary of one table from its ``(class size, distinct sensitive
+    tuples) -> rows`` counts (a class of size ``s`` puts ``s`` rows under its pair: classes = rows /
+    size, exactly)."""
+    size = table.index.get_level_values(0).to_numpy(np.int64)
+    distinct = table.index.get_level_values(1).to_numpy(np.int64)
+    rows = table.to_numpy(np.int64)
+    classes = rows // size
+    n = int(rows.sum())
+    below = int(rows[distinct < l].sum())
+    summ = {"l": int(distinct.min()), "n_records": n, "n_classes": int(classes.sum()),
+            "n_records_below": below, "share_records_below": below / n,
+            "share_records_below_ci": list(wilson_interval(below, n))}
+    capped = np.minimum(distinct, 10)
+    values = unique_codes(capped)
+    per_value = np.bincount(np.searchsorted(values, capped), weights=classes, minlength=values.size)
+    summ["distinct_values_per_class"] = [
+        {"distinct_sensitive_values": int(v), "n_classes": int(c)}
+        for v, c in zip(values, per_value.astype(np.int64), strict=True)]
+    return summ
+
+
 class _ReleaseType:
     """The one attribute :func:`_anonymised_evidence` reads from a context."""
 
@@ -219,6 +231,7 @@ class _ReleaseType:
                      'that share them'),
           presets=('privacy', 'full'),
           order=200,
+          backend='any',
           explainer=('The fewest distinct sensitive values within a group of release rows sharing the '
                      'quasi-identifiers (l).'))
 def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
@@ -239,44 +252,36 @@ def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_colum
     qis, sens = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, "sensitive_columns",
                                sensitive_columns)
     cont = _continuous(ctx, name, continuous_column_names, qis + sens)
-    cols = qis + sens
-    codes = column_codes(ctx, cols, ("original", "synthetic"), continuous=cont, bins=num_discrete_bins)
-    q = len(qis)
-    ko, ks = joint_ids(codes["original"][:, :q], codes["synthetic"][:, :q])
-    so, ss = joint_ids(codes["original"][:, q:], codes["synthetic"][:, q:])
-    n_sens = int(max(so.max(), ss.max())) + 1
+    data = ctx.data
+    if data.n_rows("synthetic") == 0:
+        raise MetricError("the synthetic table has no rows")
+    bins = continuous_bins(data, cont, num_discrete_bins)
     out: dict[str, Any] = {"quasi_identifiers": qis, "sensitive_columns": sens,
                            "continuous_column_names": cont, "l": l}
-    distinct_rows = {}
-    for role, kid, sid in (("original", ko, so), ("synthetic", ks, ss)):
-        pairs = unique_codes(kid * n_sens + sid)
-        n_k = int(kid.max()) + 1
-        distinct = np.bincount(pairs // n_sens, minlength=n_k)
-        row_l = distinct[kid]
-        stat = distinct[unique_codes(kid)]
-        summ = _summary(kid, row_l < l, stat, "l")
-        summ["distinct_values_per_class"] = [
-            {"distinct_sensitive_values": int(v), "n_classes": int(c)}
-            for v, c in zip(*np.unique(np.minimum(stat, 10), return_counts=True), strict=True)]
-        out[role] = summ
-        distinct_rows[role] = row_l
+    rels = {}
+    for role in ("original", "synthetic"):
+        # per row: its class size and the distinct sensitive tuples of its class
+        rels[role] = rel = data.key_distinct(role, qis, sens, bins=bins)
+        table = rel.counts(lambda f: f[["size", "distinct"]])  # rows per (class size, distinct)
+        out[role] = _diversity_summary(table, l)
+    n_syn = out["synthetic"]["n_records"]
     value = out["synthetic"]["l"]
-    row_l = distinct_rows["synthetic"]
-    low = np.flatnonzero(row_l < l)
-    order = low[np.lexsort((low, row_l[low]))][:max_records]
-    recs = [{"synthetic_row": int(i), "distinct_sensitive_values": int(row_l[i])} for i in order]
+    low = rels["synthetic"].top(max_records, ["distinct", "pos"], [True, True],
+                                where=lambda f: f["distinct"] < l)
+    recs = [{"synthetic_row": int(i), "distinct_sensitive_values": int(v)}
+            for i, v in zip(low["pos"], low["distinct"], strict=True)]
     level = LEVEL_FROM_THRESHOLDS
     warning = None
     if out["synthetic"]["n_records_below"]:
         warning = (f"{out['synthetic']['n_records_below']} synthetic records lie in classes with fewer than "
                    f"l={l} distinct sensitive values: their quasi-identifiers reveal the sensitive value")
     evidence = _anonymised_evidence(
-        ctx, out["synthetic"]["n_records_below"], int(ks.size),
+        ctx, out["synthetic"]["n_records_below"], n_syn,
         f"share of release records (real people) in quasi-identifier classes with fewer than l={l} "
         "distinct sensitive values")
     if evidence is None:
         out["verdict_role"] = _SYNTHETIC_NOTE
     return MetricResult(name=name, family="disclosure", value=float(value), direction="higher is safer",
                         baseline=Baseline(float(out["original"]["l"]), "l of the original table"),
-                        ci=None, n=int(ks.size), risk_level=level, warning=warning, details=out,
+                        ci=None, n=n_syn, risk_level=level, warning=warning, details=out,
                         records=recs, evidence=evidence)
