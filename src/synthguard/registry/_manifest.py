@@ -1157,7 +1157,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                  'sees': [],
                  'presets': ['privacy', 'full'],
                  'order': 200,
-                 'backend': 'local',
+                 'backend': 'any',
                  'records': None,
                  'charts': [],
                  'explainer': 'The fewest distinct sensitive values within a group of release rows '
