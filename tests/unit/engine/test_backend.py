@@ -50,6 +50,27 @@ def test_key_rows_flags_and_binned_counts():
     assert sizes.to_dict() == {1: 2, 3: 1}  # bins {1, 1, 2} (3 rows), {3} and {missing}
 
 
+
+def test_key_distinct_counts_distinct_value_tuples_per_class_binned_and_missing():
+    """key_distinct: per row, its class size on the key columns and the distinct value tuples of
+    the other columns in the class (missing a value of its own; binned columns by bin)."""
+    ctx = _ctx()
+    o = ctx.tables.original  # canonical order: the positions of the relation
+    want = {"x": (2, 1), "y": (2, 2), "z": (1, 1)}  # b -> (class size, distinct a)
+    rel = ctx.data.key_distinct("original", ["b"], ["a"])
+    got = rel.top(10, ["pos"], [True])
+    assert got["pos"].tolist() == list(range(5))
+    assert list(zip(got["size"], got["distinct"], strict=True)) == [want[b] for b in o["b"]]
+    # a in bins (edge 2.5): {1, 1, 2} -> b in {x, y}; {3} -> y; missing -> z
+    binned = ctx.data.key_distinct("original", ["a"], ["b"], bins={"a": np.array([2.5])})
+    got = binned.top(10, ["pos"], [True])
+    want_a = [(3, 2) if a <= 2.5 else (1, 1) for a in o["a"].fillna(99)]
+    assert list(zip(got["size"], got["distinct"], strict=True)) == want_a
+    # two value columns, a binned: x's a values (1, 1) share a bin, y's (2, 3) do not
+    two = ctx.data.key_distinct("original", ["b"], ["a", "b"], bins={"a": np.array([2.5])})
+    assert two.counts(lambda f: f[["size", "distinct"]]).to_dict() == {(1, 1): 1, (2, 1): 2, (2, 2): 2}
+
+
 def test_neighbours_and_seeded_sample_through_the_backend():
     from synthguard.engine.neighbors import gower
 
