@@ -5,7 +5,9 @@ Key groups and key lookups are group-bys and joins on 128-bit row identities
 values; two different value tuples collide with probability about 2**-128), never holding a table
 on the client: reductions run per partition and are combined exactly (sums of integers, group
 sizes summed, the top ``n`` of every partition's top ``n``); per-record flags come back as one byte
-per record (:func:`~._tables.gather_flags`). Neighbours: the partitioned engine
+per record (:func:`~._tables.gather_flags`). Quantiles: exact order statistics found by a search over
+the ordered float64 bit patterns, a few counting passes over the partitions, nothing gathered
+(:meth:`DaskBackend.quantiles`). Neighbours: the partitioned engine
 (:func:`~._knn.kneighbors_distributed`, bit for bit the one-process search). Rows by position are
 fetched from the partitions that hold them. Positions are canonical positions, as in one process.
 """
@@ -27,6 +29,8 @@ from ..engine.backend import (
     frame_sum,
     group_sizes,
     only_matches,
+    quantile_ranks,
+    quantiles_of_ranks,
     raw_numeric,
     top_rows,
 )
@@ -191,19 +195,24 @@ class DaskBackend:
         return DaskRelation(self.dt, merged.map_partitions(_fill_groups, roles, meta=meta))
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> DaskRelation:
-        groups = {f"g{j}_": tuple(cols) for j, (cols, _) in enumerate(lookups.values())}
+        groups = {f"g{j}_": tuple(spec[0]) for j, spec in enumerate(lookups.values())}
         rows = _frames(self.dt, role, groups, bins)
-        for j, (name, (_, in_roles)) in enumerate(lookups.items()):
+        for j, (name, (_, in_roles, *distinct)) in enumerate(lookups.items()):
             g = f"g{j}_"
             keys = [g + "1", g + "2"]
-            pool = [_frames(self.dt, r, {g: groups[g]}, bins)[keys + ["pos"]] for r in in_roles]
+            hashed = {g: groups[g], "v": tuple(distinct[0])} if distinct else {g: groups[g]}
+            cols = keys + (["v1", "v2"] if distinct else []) + ["pos"]
+            pool = [_frames(self.dt, r, hashed, bins)[cols] for r in in_roles]
             if len(pool) > 1:
                 import dask.dataframe as dd
 
                 pooled = dd.concat(pool)
             else:
                 pooled = pool[0]
-            cnt = pooled.groupby(keys).pos.count(split_out=self._split(in_roles)).reset_index()
+            split = self._split(in_roles)
+            if distinct:  # one row per distinct (group, value) pair, then pairs per group
+                pooled = pooled.groupby([*keys, "v1", "v2"]).pos.count(split_out=split).reset_index()
+            cnt = pooled.groupby(keys).pos.count(split_out=split).reset_index()
             cnt = cnt.map_partitions(_named, {"pos": name})
             rows = rows.merge(cnt, on=keys, how="left")
         names = tuple(lookups)
@@ -249,6 +258,60 @@ class DaskBackend:
             out[c] = (min((p[j][0] for p in parts), default=np.inf),
                       max((p[j][1] for p in parts), default=-np.inf))
         return out
+
+    def quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+        """Exact quantiles from exact order statistics (:func:`quantiles_of_ranks`): a counting pass
+        (values per column), then a search for the values at the ranks NumPy interpolates: each
+        rank's candidate interval of ordered float64 bit patterns (:func:`_ordered_keys`) is cut at
+        up to :data:`_PIVOTS` pivots, every partition counts its values at or below each pivot
+        (one pass for every column and rank), and the interval shrinks to the pivots around the
+        rank; 64-bit patterns take at most 7 passes. Only counts travel."""
+        cols = tuple(columns)
+        q = np.asarray(q, dtype=np.float64)
+        roles = tuple(roles)
+        parts = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _key_range, cols, with_encoder=False, ordered=False)])
+        out: dict[str, np.ndarray] = {}
+        todo: dict[str, tuple[int, int, int]] = {}
+        for j, c in enumerate(cols):
+            n = sum(p[j][0] for p in parts)
+            if n == 0:
+                out[c] = np.zeros(0)
+            else:
+                todo[c] = (n, min(p[j][1] for p in parts if p[j][0]), max(p[j][2] for p in parts if p[j][0]))
+        if not todo:
+            return out
+        ranks = {c: np.unique(np.concatenate(quantile_ranks(n, q)[:2])) for c, (n, _, _) in todo.items()}
+        found = self._order_stats(roles, {c: (r, todo[c][1], todo[c][2]) for c, r in ranks.items()})
+        for c, (n, _, _) in todo.items():
+            out[c] = quantiles_of_ranks(n, q, lambda rk, c=c: found[c][np.searchsorted(ranks[c], rk)])
+        return out
+
+    def _order_stats(self, roles: tuple[str, ...], asked: dict[str, tuple[np.ndarray, int, int]]
+                     ) -> dict[str, np.ndarray]:
+        """Per column, the values at 0-based ``ranks`` of its sorted values over ``roles``:
+        ``asked[column] = (ranks, lowest key, highest key)`` (:func:`_ordered_keys`)."""
+        lo = {c: np.full(r.size, k_lo, dtype=np.int64) for c, (r, k_lo, _) in asked.items()}
+        hi = {c: np.full(r.size, k_hi, dtype=np.int64) for c, (r, _, k_hi) in asked.items()}
+        while any((lo[c] < hi[c]).any() for c in asked):  # at most 7 passes (64 bits, 10 a pass)
+            pivots = {c: _pivots(lo[c], hi[c]) for c in asked}
+            flat = {c: np.concatenate(p) if p else np.zeros(0, np.int64) for c, p in pivots.items()}
+            (shared,) = self.dt.client.scatter([flat], broadcast=True, hash=False)
+            got = self.dt.compute([t for r in roles for t in self.dt.map(
+                r, _count_at_or_below, shared, with_encoder=False, ordered=False)])
+            for c, (rank, _, _) in asked.items():
+                total = np.sum([g[c] for g in got], axis=0, dtype=np.int64)
+                start = 0
+                for i, p in enumerate(pivots[c]):  # loop over ranks (a handful per column)
+                    cnt = total[start:start + p.size]
+                    start += p.size
+                    below = cnt <= rank[i]  # the value at rank i lies above these pivots
+                    if below.any():
+                        lo[c][i] = p[below].max() + 1
+                    if (~below).any():
+                        hi[c][i] = p[~below].min()
+        return {c: _from_keys(lo[c]) for c in asked}
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                    reference_rows: np.ndarray | None = None,
@@ -377,6 +440,68 @@ def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -
         v = v[~np.isnan(v)]
         out.append((float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf))
     return out
+
+
+#: pivots per unresolved rank and pass of :meth:`DaskBackend.quantiles`
+_PIVOTS = 1024
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _ordered_keys(values: np.ndarray) -> np.ndarray:
+    """int64 keys ordered as the float64 ``values`` (no NaN): the bit pattern, its 63 low bits
+    flipped for negative values; ``-0.0`` counts as ``0.0``.
+
+    Examples
+    --------
+    >>> v = np.array([-2.5, -0.0, 0.0, 1e-300, 3.0])
+    >>> k = _ordered_keys(v)
+    >>> bool((np.diff(k) >= 0).all()), _from_keys(k).tolist()
+    (True, [-2.5, 0.0, 0.0, 1e-300, 3.0])
+    """
+    b = (np.asarray(values, dtype=np.float64) + 0.0).view(np.int64)
+    return np.where(b < 0, b ^ _LOW63, b)
+
+
+def _from_keys(keys: np.ndarray) -> np.ndarray:
+    """The float64 values of :func:`_ordered_keys` ``keys``."""
+    k = np.asarray(keys, dtype=np.int64)
+    return np.where(k < 0, k ^ _LOW63, k).view(np.float64)
+
+
+def _pivots(lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """Per interval ``[lo, hi]`` of int64 keys: up to :data:`_PIVOTS` distinct keys in
+    ``[lo, hi - 1]`` evenly spread, ``lo + floor(d * i / m)`` for ``d = hi - lo`` (all of them when
+    ``d <= _PIVOTS``; none when ``lo == hi``), in uint64 arithmetic (``d`` may exceed 2**63)."""
+    out = []
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):  # loop over ranks (a handful)
+        d = b - a  # Python ints: no overflow
+        m = min(d, _PIVOTS)
+        i = np.arange(m, dtype=np.uint64)
+        step, rest = divmod(d, m) if m else (0, 0)
+        off = np.uint64(step) * i + (np.uint64(rest) * i) // np.uint64(max(m, 1))
+        out.append((np.uint64(a % 2**64) + off).view(np.int64))
+    return out
+
+
+def _finite_keys(frame: pd.DataFrame, column: str) -> np.ndarray:
+    v = raw_numeric(frame[column])
+    return np.sort(_ordered_keys(v[~np.isnan(v)]))
+
+
+def _key_range(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[int, int, int]]:
+    """Per column: values (missing skipped), lowest and highest :func:`_ordered_keys`."""
+    out = []
+    for c in columns:
+        k = _finite_keys(frame, c)
+        out.append((int(k.size), int(k[0]), int(k[-1])) if k.size else (0, 0, 0))
+    return out
+
+
+def _count_at_or_below(frame: pd.DataFrame, positions: Any, pivots: dict[str, np.ndarray]
+                       ) -> dict[str, np.ndarray]:
+    """Per column, how many of this partition's values have a key at or below each pivot."""
+    return {c: np.searchsorted(_finite_keys(frame, c), p, side="right").astype(np.int64)
+            for c, p in pivots.items()}
 
 
 def _balanced_part(frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...], n: int, seed: int,

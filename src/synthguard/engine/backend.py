@@ -8,8 +8,9 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   ``-1`` when none): copy counts, class sizes, distinct counts;
 - **key lookups** (:meth:`Backend.key_rows`): one row per row of a role (``pos`` = its canonical
   position) with, per lookup, how many rows of some roles share its values on some columns (the
-  join of a row with its group): per-record flags, CAP pools; and per row of a role, how many
-  distinct value tuples of other columns the rows sharing its key hold
+  join of a row with its group), or how many distinct values of other columns those rows carry
+  (single-valued cells, across roles): per-record flags, CAP pools, DiSCO; and per row of a role,
+  how many distinct value tuples of other columns the rows of that role sharing its key hold
   (:meth:`Backend.key_distinct`): l-diversity;
 - **reductions** of those lazy tables (:class:`Relation`): sums, value counts, the top ``n`` rows
   and per-record flags, each written as a function of a pandas frame that the backend applies to
@@ -17,7 +18,8 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   sums of integers, ``(value, count)`` tables);
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
   :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
-  typed) and the **seeded content sample** (:meth:`Backend.balanced_rows`).
+  typed), **quantiles** (:meth:`Backend.quantiles`) and the **seeded content sample**
+  (:meth:`Backend.balanced_rows`).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
@@ -40,11 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "extending_encoder",
-           "key_counts_of", "only_matches", "pairs_within", "raw_numeric", "split_pairs", "stack_blocks",
-           "unique_matches"]
+           "key_counts_of", "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric",
+           "split_pairs", "stack_blocks", "unique_matches"]
 
-#: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``
-Lookups = Mapping[str, tuple[Sequence[str], Sequence[str]]]
+#: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
+#: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
+#: ``distinct`` those rows carry (0 when no row shares its values)
+Lookups = Mapping[str, tuple[Sequence[str], ...]]
 #: ``{column: inner bin edges}``: columns cut into bins (``searchsorted(edges, x, "left")``) before
 #: they are compared; missing stays missing
 Bins = Mapping[str, np.ndarray]
@@ -85,7 +89,7 @@ class Backend(Protocol):
         """Distinct value tuples of ``columns`` over ``roles``: ``n_<role>``, ``first_<role>``."""
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> Relation:
-        """Rows of ``role``: ``pos`` and one count column per lookup."""
+        """Rows of ``role``: ``pos`` and one count column per lookup (:data:`Lookups`)."""
 
     def key_distinct(self, role: str, columns: Sequence[str], values: Sequence[str], *,
                      bins: Bins | None = None) -> Relation:
@@ -104,6 +108,12 @@ class Backend(Protocol):
                ) -> dict[str, tuple[float, float]]:
         """``(min, max)`` of the raw numeric values (:func:`raw_numeric`) of each column over
         ``roles``, missing skipped (``(inf, -inf)`` when a column has no value): bin edges."""
+
+    def quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+        """``np.quantile(values, q)`` (linear interpolation) of the raw numeric values
+        (:func:`raw_numeric`) of each column over ``roles`` pooled, missing skipped; an empty array
+        when a column has no value: quantile bin edges."""
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
                    k: int, *, reference_rows: np.ndarray | None = None,
@@ -319,13 +329,19 @@ class LocalBackend:
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> LocalRelation:
         out: dict[str, np.ndarray] = {"pos": np.arange(self.n_rows(role), dtype=np.int64)}
-        for name, (columns, in_roles) in lookups.items():
+        for name, (columns, in_roles, *distinct) in lookups.items():
             roles = tuple(dict.fromkeys((role, *in_roles)))
             ids = self._ids(columns, roles, bins)
             n_ids = max(int(i.max(initial=-1)) for i in ids.values()) + 1
             count = np.zeros(n_ids, dtype=np.int64)
-            for r in in_roles:
-                count += np.bincount(ids[r], minlength=n_ids)
+            if distinct:  # distinct value tuples of the columns ``distinct`` per group
+                vals = self._ids(distinct[0], tuple(in_roles), bins)
+                n_v = max(int(v.max(initial=-1)) for v in vals.values()) + 1
+                pairs = np.unique(np.concatenate([ids[r] * n_v + vals[r] for r in in_roles]))
+                count += np.bincount(pairs // max(n_v, 1), minlength=n_ids)
+            else:
+                for r in in_roles:
+                    count += np.bincount(ids[r], minlength=n_ids)
             out[name] = count[ids[role]]
         return LocalRelation(pd.DataFrame(out))
 
@@ -352,6 +368,15 @@ class LocalBackend:
             v = np.concatenate([raw_numeric(self.tables.get(r)[c]) for r in roles])
             v = v[~np.isnan(v)]
             out[c] = (float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf)
+        return out
+
+    def quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+        out = {}
+        for c in columns:  # loop over columns
+            v = np.concatenate([raw_numeric(self.tables.get(r)[c]) for r in roles])
+            v = v[~np.isnan(v)]
+            out[c] = np.quantile(v, np.asarray(q, dtype=np.float64)) if v.size else np.zeros(0)
         return out
 
     # --- neighbours and rows --------------------------------------------------------------------
@@ -517,6 +542,47 @@ def split_pairs(pairs: tuple[np.ndarray, np.ndarray, np.ndarray], sizes: Sequenc
         out.append((q[sel], r[sel] - start, d[sel]))
         start += n
     return out
+
+
+def quantile_ranks(n: int, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The two 0-based ranks NumPy's linear ``quantile`` of ``n`` values interpolates between for
+    each of ``q`` (virtual index ``(n - 1) * q``; the last value above the end), and the weight.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in quantile_ranks(5, np.array([0.5, 0.6, 1.0]))]
+    [[2, 2, 4], [3, 3, 4], [0.0, 0.3999999999999999, 0.0]]
+    """
+    q = np.asarray(q, dtype=np.float64)
+    virtual = (int(n) - 1) * q
+    prev = np.floor(virtual)
+    gamma = virtual - prev.astype(np.intp)
+    above = virtual >= n - 1
+    return (np.where(above, n - 1, prev).astype(np.int64),
+            np.where(above, n - 1, prev + 1).astype(np.int64), np.where(above, 0.0, gamma))
+
+
+def quantiles_of_ranks(n: int, q: np.ndarray, order_stats: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``np.quantile(values, q)`` of ``n`` values known through ``order_stats(ranks)`` (their values
+    at 0-based ranks of the sorted order): the two order statistics around each virtual index, as
+    NumPy picks them (:func:`quantile_ranks`), interpolated by NumPy's own ``quantile`` of those two
+    values at the weight (``(2 - 1) * g == g`` exactly, so the same ``lerp`` with the same weight):
+    bit for bit the quantiles of the whole array (``-0.0`` and ``0.0`` aside), without holding it.
+
+    Examples
+    --------
+    >>> v = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
+    >>> q = np.array([0.1, 0.5, 0.93])
+    >>> bool((quantiles_of_ranks(v.size, q, lambda r: np.sort(v)[r]) == np.quantile(v, q)).all())
+    True
+    """
+    q = np.asarray(q, dtype=np.float64)
+    if not q.size:
+        return np.zeros(0)
+    prev, nxt, gamma = quantile_ranks(n, q)
+    pair = np.stack([np.asarray(order_stats(prev), dtype=np.float64),
+                     np.asarray(order_stats(nxt), dtype=np.float64)])  # (2, len(q))
+    return np.diagonal(np.quantile(pair, gamma, axis=0)).copy()
 
 
 def unique_matches(pooled: np.ndarray, asked: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -582,7 +582,6 @@ def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
                                   dist.cells_equal(asked[0], pos, cols, roles))
 
 
-
 def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
     """Per row, its class size and the distinct value tuples of its class (the question l_diversity
     asks) from the partitions equal one process's: shuffled duplicates across partitions, missing
@@ -608,3 +607,54 @@ def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
             assert want["pos"].tolist() == list(range(dist.n_rows(role)))
             assert (want["distinct"] <= want["size"]).all()
             assert (int(want["distinct"].max()) > 1) == bool(values)
+
+
+def _dup_shuffled(frames: list[pd.DataFrame], seed: int) -> pd.DataFrame:
+    df = pd.concat(frames, ignore_index=True)
+    return df.iloc[np.random.default_rng(seed).permutation(len(df))].reset_index(drop=True)
+
+
+def test_quantiles_and_distinct_lookups_of_the_dask_backend_equal_one_process(dask_client, monkeypatch):
+    """The two questions repU and DiSCO added to the backend: quantiles of columns over tables
+    pooled (NumPy's linear quantiles bit for bit: ties, -0.0, missing values, negative and huge
+    values, a datetime column; the search forced through many passes
+    with 8 pivots per pass) and distinct values per key cell, from partitions."""
+    from synthguard.distributed import _backend as dask_backend
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.registry import Context
+
+    def frame(n: int, seed: int) -> pd.DataFrame:
+        df = _frame(n, seed)
+        g = np.random.default_rng(seed)
+        df["w"] = np.where(g.random(n) < 0.3, g.integers(-3, 3, n), g.normal(0, 1e6, n) * 10.0 ** g.integers(-8, 9, n))
+        df["t"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(g.integers(0, 10**6, n), unit="s")
+        return df
+
+    orig = _dup_shuffled([frame(230, 81), frame(230, 81).iloc[:50]], 4)
+    syn, ctl = frame(150, 82), frame(170, 83)
+    meta = {"columns": {**META["columns"], "w": {"sdtype": "numerical"}, "t": {"sdtype": "datetime"}}}
+    local = Context.from_frames(orig, syn, ctl, meta).data
+    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    cols = ["c", "w", "t", "a"]
+    cases = [(1024, ("original",), 7), (1024, ("original", "control"), 33),
+             (1024, ("synthetic", "control", "original"), 2), (8, ("original", "control"), 10)]
+    for pivots, roles, bins in cases:  # 8 pivots a pass: about 20 passes
+        monkeypatch.setattr(dask_backend, "_PIVOTS", pivots)
+        q = np.arange(1, bins) / bins
+        want, got = local.quantiles(cols, roles, q), dist.quantiles(cols, roles, q)
+        for c in cols:
+            np.testing.assert_array_equal(want[c], got[c], err_msg=f"{c} {roles} {bins}")
+    edges = {"w": local.quantiles(["w"], ("original",), np.arange(1, 5) / 5)["w"]}
+    lookups = {"n": (["a", "b"], ("synthetic",)), "dist": (["a", "b"], ("synthetic", "control"), ["d"]),
+               "dist2": (["a"], ("original",), ["d", "w"]), "none": (["c"], ("synthetic",), ["e"])}
+    for role in ("original", "control"):
+        for bins in (None, edges):
+            want = local.key_rows(role, lookups, bins=bins).flags(
+                **{f"{k}{v}": (lambda f, k=k, v=v: f[k] == v) for k in lookups for v in range(4)})
+            got = dist.key_rows(role, lookups, bins=bins).flags(
+                **{f"{k}{v}": (lambda f, k=k, v=v: f[k] == v) for k in lookups for v in range(4)})
+            for k in want:
+                np.testing.assert_array_equal(want[k], got[k], err_msg=k)
+    rows = local.key_rows("original", lookups)
+    assert rows.sums(lambda f: f["dist"] > 1)[0] > 0 and rows.sums(lambda f: f["none"] == 0)[0] > 0
