@@ -374,7 +374,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
     meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
     metrics = [
         "exact_matches", "ims", "cap", "k_anonymity", "close_neighbours", "qi_linkage",
-        "near_copies", "near_copies_2", "text_exact_matches", {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
+        "near_copies", "near_copies_2", "text_exact_matches", "replicated_uniques", "disco", {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
         {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
         {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
         {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
@@ -612,6 +612,51 @@ def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
 def _dup_shuffled(frames: list[pd.DataFrame], seed: int) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True)
     return df.iloc[np.random.default_rng(seed).permutation(len(df))].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("with_control", [True, False])
+def test_replicated_uniques_and_disco_on_dask_equal_single_process(dask_client, with_control):
+    """repU and DiSCO ask the backend for key lookups (records per key cell and per key x target
+    cell, distinct targets per synthetic key cell) and for their bin edges (quantile edges from
+    exact distributed order statistics, equal-width edges from bounds): on exact and binned
+    quasi-identifiers (a binned sensitive column too), every option of DiSCO, duplicated rows
+    scattered over the partitions of every table, with and without a control table, every entry
+    (value, interval, baseline, details, records) and the verdict's tests are the JSON of one
+    process."""
+    base = _frame(300, 71)
+    base["f"] = np.random.default_rng(9).normal(50, 20, len(base)).round(0)  # a continuous column
+    base.loc[base.index % 17 == 0, "f"] = np.nan
+    fresh = _frame(300, 72).assign(f=np.random.default_rng(10).normal(50, 20, 300).round(0))
+    orig = _dup_shuffled([base, base.iloc[:40], base.iloc[100:110]], 1)
+    syn = _dup_shuffled([fresh, base.iloc[:30], base.iloc[30:60], base.iloc[200:230]], 2)
+    ctl = _dup_shuffled([_frame(280, 73).assign(f=np.random.default_rng(11).normal(50, 20, 280).round(0)),
+                         base.iloc[250:260]], 3) if with_control else None
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    metrics = [
+        {"name": "repu_exact", "metric": "replicated_uniques", "quasi_identifiers": ["c", "a", "b"],
+         "max_records": 15},
+        {"name": "repu_quantile", "metric": "replicated_uniques", "quasi_identifiers": ["a", "b", "f"],
+         "continuous_column_names": ["f"], "num_discrete_bins": 7},
+        {"name": "repu_width", "metric": "replicated_uniques", "quasi_identifiers": ["f", "d"],
+         "continuous_column_names": ["f"], "num_discrete_bins": 9, "binning": "equal_width"},
+        {"name": "disco_binned", "metric": "disco", "quasi_identifiers": ["a", "f"], "sensitive": ["c", "d"],
+         "continuous_column_names": ["f", "c"], "num_discrete_bins": 4, "exclude_ov_denom_lim": True,
+         "denom_lim": 3, "max_records": 12},
+        {"name": "disco_min_cell", "metric": "disco", "quasi_identifiers": ["c", "b"], "sensitive": ["d"],
+         "min_cell": 2},
+    ]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5, client=dask_client)
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    _assert_same(single, dist, names)
+    assert json.dumps(single.to_dict()["verdict"]["tests"], sort_keys=True, default=str) == \
+        json.dumps(dist.to_dict()["verdict"]["tests"], sort_keys=True, default=str)
+    for name in names:  # the data exercise what is compared
+        res = single[name]["result"]
+        assert res["value"] > 0 and res["records"], name
+        assert (res["evidence"] is not None) == with_control, name
+    for name in ("disco_binned", "disco_min_cell"):  # DiS (one value, right or wrong) above DiSCO
+        assert all(t["dis"] > t["disco"] for t in single[name]["result"]["per_target"].values()), name
 
 
 def test_quantiles_and_distinct_lookups_of_the_dask_backend_equal_one_process(dask_client, monkeypatch):

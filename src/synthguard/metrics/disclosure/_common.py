@@ -13,7 +13,7 @@ from ...engine.backend import raw_numeric
 from ...errors import ConfigError, MetricError
 from ...registry import Context
 
-__all__ = ["has_control", "thresholds", "column_codes", "equal_width_edges",
+__all__ = ["has_control", "thresholds", "column_codes", "backend_bins", "equal_width_edges",
            "quantile_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
            "top_records", "BINNINGS", "evidence_roles", "rare_records"]
 
@@ -131,6 +131,27 @@ def continuous_bins(data: Any, columns: Sequence[str], bins: int,
     bounds = data.bounds(list(columns), tuple(roles))
     return {c: equal_width_edges(np.array([lo, hi]) if lo <= hi else np.zeros(0), bins)
             for c, (lo, hi) in bounds.items()}
+
+
+def backend_bins(data: Any, columns: Sequence[str], bins: int, binning: str,
+                 roles: Sequence[str] = ("original",)) -> dict[str, np.ndarray]:
+    """The inner edges :func:`column_codes` cuts ``columns`` at (``binning`` equal_width or
+    quantile, from the ``roles`` pooled), asked of a backend (its bounds and quantiles), for
+    :meth:`Backend.key_rows <synthguard.engine.backend.Backend.key_rows>`'s ``bins``: the same
+    bins in one process and on a cluster."""
+    if binning != "quantile":
+        return continuous_bins(data, columns, bins, roles)
+    if not columns:
+        return {}
+    if bins <= 1:
+        return {c: np.zeros(0) for c in columns}
+    qs = data.quantiles(list(columns), tuple(roles), np.arange(1, bins) / bins)
+    top = data.bounds(list(columns), tuple(roles))
+    out = {}
+    for c in columns:  # loop over columns: quantile_edges' last steps
+        inner = np.unique(qs[c])
+        out[c] = inner[inner < top[c][1]]
+    return out
 
 
 def evidence_roles(ctx: Context) -> tuple[str, ...]:

@@ -40,11 +40,11 @@ from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, regi
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
+    backend_bins,
     column_codes,
     evidence_roles,
     has_control,
     joint_ids,
-    rare_records,
     resolve_fields,
 )
 
@@ -82,6 +82,22 @@ def _roles(ctx: Context) -> tuple[str, ...]:
 def _codes(ctx: Context, columns: list[str], cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
     return column_codes(ctx, columns, _roles(ctx), continuous=cont, bins=bins, binning=binning,
                         edges_from=evidence_roles(ctx))
+
+
+def _bins(ctx: Context, cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
+    """The edges :func:`_codes` cuts at, from the backend (one process or a cluster)."""
+    return backend_bins(ctx.data, cont, bins, binning, evidence_roles(ctx))
+
+
+def _key_pairs(ctx: Context, qis: list[str], cont: list[str], bins: int, binning: str, tie: str) -> RowPairs | None:
+    """The release rows behind the flags (one process only: a cluster run lists no rows to drop,
+    so they are not gathered there): each release row ties to the real records (training, then
+    control) with its quasi-identifiers."""
+    if ctx.data_backend is not None:
+        return None
+    codes = _codes(ctx, qis, cont, bins, binning)
+    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
+    return RowPairs.groups(np.r_[io, ic], is_, tie=tie, action="review")
 
 
 # ---------------------------------------------------------------- replicated uniques
@@ -157,6 +173,7 @@ REPU_STATISTIC = ("share of real records whose quasi-identifier combination is u
           sees=('exact', 'rare'),
           presets=('privacy', 'full'),
           order=210,
+          backend='any',
           records=RecordsCard(reason=lambda rec: "unique training row replicated in the release", meaning="a training row unique among real people whose combination the release replicates"),
           explainer=("synthpop's repU: records unique on the quasi-identifiers among real people whose "
                      'combination the release replicates, training against held-out people.'))
@@ -184,9 +201,13 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     -----
     The value is synthpop 1.9-2's ``repU`` (at ``exclude_ov_denom_lim = FALSE``, its default):
     replicated uniques over **all** original records. The evidence compares training with control
-    records; uniqueness depends on the table size, so each record of the larger table is judged
-    unique among itself and a random (seeded) sample of its table as large as the smaller table
-    (:func:`own_table_unique`); every training and every control record carries a flag.
+    records: a record is flagged when its combination is unique among the real records pooled
+    (training and control, label-free) and unique in the synthetic data; every training and every
+    control record carries a flag (:func:`own_table_unique`, uniqueness among a random sample of
+    the record's own table, is no longer used by it).
+
+    Every count is a key lookup of the run's backend (``ctx.data``), so the metric runs unchanged
+    on the Dask backend, bins included (:func:`~._common.backend_bins`).
 
     Examples
     --------
@@ -201,10 +222,13 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     qis, _ = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, None, None)
     cont = _to_bin(ctx, name, continuous_column_names, qis)
     roles = _roles(ctx)
-    codes = _codes(ctx, qis, cont, num_discrete_bins, binning)
-    unique, rep_any, rep_u = replicated_unique_flags(codes["original"], codes["synthetic"])
-    n = int(unique.size)
-    k_u, k_any, k_rep = int(unique.sum()), int(rep_any.sum()), int(rep_u.sum())
+    data = ctx.data
+    bins = _bins(ctx, cont, num_discrete_bins, binning)
+    # per original record: original and synthetic records with its quasi-identifiers
+    rows = data.key_rows("original", {"o": (qis, ("original",)), "s": (qis, ("synthetic",))}, bins=bins)
+    k_u, k_any, k_rep = rows.sums(lambda f: f["o"] == 1, lambda f: (f["o"] == 1) & (f["s"] >= 1),
+                                  _replicated)
+    n = data.n_rows("original")
     value = k_rep / n if n else float("nan")
     ci = wilson_interval(k_rep, n) if n else None
     details: dict[str, Any] = {
@@ -220,11 +244,11 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     }
     evidence = None
     if "control" in roles:
-        evidence, sub = _repu_evidence(ctx, codes)
+        evidence, sub = _repu_evidence(ctx, qis, cont, num_discrete_bins, binning, bins)
         details["evidence_rows_per_side"] = sub
     level = LEVEL_FROM_THRESHOLDS
-    rows = np.flatnonzero(rep_u)[:max_records]
-    recs = [{"original_row": int(i)} for i in rows]
+    top = rows.top(max_records, ["pos"], [True], where=_replicated)
+    recs = [{"original_row": int(i)} for i in top["pos"]]
     warning = None
     if k_rep:
         warning = (f"{k_rep} original records are unique on {qis} and their combination is unique in the "
@@ -237,7 +261,13 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
                         evidence=evidence)
 
 
-def _repu_evidence(ctx: Context, codes: dict[str, np.ndarray]) -> tuple[Evidence, int]:
+def _replicated(f: Any) -> Any:
+    """repU per original record of a key lookup: unique in the original, unique in the release."""
+    return (f["o"] == 1) & (f["s"] == 1)
+
+
+def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int, binning: str,
+                   bins: dict[str, np.ndarray]) -> tuple[Evidence, int]:
     """Per-record repU flags of every training and every control record, with the records a copy
     would flag.
 
@@ -245,27 +275,25 @@ def _repu_evidence(ctx: Context, codes: dict[str, np.ndarray]) -> tuple[Evidence
     together) and unique in the synthetic data. Uniqueness is judged without the labels, so the
     flags do not move when training and control labels are exchanged and the test stays exact
     (uniqueness within each record's own table would change with the labels: the flags would be
-    functions of which records are members). The headline value stays synthpop's repU.
+    functions of which records are members). The headline value stays synthpop's repU. The flags
+    are key lookups of the backend (one byte per record back from a cluster).
     """
-    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
-    n_ids = int(max(io.max(initial=-1), ic.max(initial=-1), is_.max(initial=-1))) + 1
-    size_s = np.bincount(is_, minlength=n_ids)
-    size_r = np.bincount(np.r_[io, ic], minlength=n_ids)
-    flags = {role: (size_r[ids] == 1) & (size_s[ids] == 1)
-             for role, ids in (("original", io), ("control", ic))}
+    data = ctx.data
+    lookups = {"r": (qis, ("original", "control")), "s": (qis, ("synthetic",))}
+    flag = lambda f: (f["r"] == 1) & (f["s"] == 1)  # noqa: E731
     # an exact copy of a training record in the release sets its flag when its key is unique in the
-    # pooled real data and absent from the release (one synthetic record afterwards)
-    exact = (size_r[io] == 1) & (size_s[io] == 0)
-    rare = rare_records({"original": codes["original"], "control": codes["control"]})["original"]
+    # pooled real data and absent from the release (one synthetic record afterwards); such a key is
+    # rare (unique among the real records pooled) by construction
+    o = data.key_rows("original", lookups, bins=bins).flags(flag=flag,
+                                                           exact=lambda f: (f["r"] == 1) & (f["s"] == 0))
+    c = data.key_rows("control", lookups, bins=bins).flags(flag=flag)
     # the release row behind a flag: the one release row with its quasi-identifiers
-    pairs = RowPairs.groups(np.r_[io, ic], is_, tie="the only release row with its "
-                            "quasi-identifiers", action="review")
-    rf = RecordFlags(flags["original"], flags["control"], {"exact": exact, "rare": exact & rare},
-                     pairs=pairs)
+    pairs = _key_pairs(ctx, qis, cont, num_bins, binning, "the only release row with its quasi-identifiers")
+    rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"]}, pairs=pairs)
     ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
                              baseline="control records (never trained on) against the same synthetic "
                                       "data, uniqueness judged in the pooled real data")
-    return ev, int(min(io.size, ic.size))
+    return ev, int(min(o["flag"].size, c["flag"].size))
 
 
 # ---------------------------------------------------------------- DiSCO
@@ -345,6 +373,84 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     return out
 
 
+class _DiscoCells:
+    """:func:`disco_flags` as functions of a key lookup's frame (:meth:`Backend.key_rows
+    <synthguard.engine.backend.Backend.key_rows>`), one set of cell counts per record:
+
+    * ``s`` / ``o``: synthetic / original records with its quasi-identifiers (its key cell);
+    * ``st{j}`` / ``ot{j}``: of them, those with its value of sensitive column ``j``;
+    * ``ds{j}``: distinct values of column ``j`` in its synthetic key cell;
+    * ``pt{j}``: original and control records with its key and value (the label-free exclusion);
+    * ``r``: original and control records with its key (rare: one).
+
+    DiSCO: the synthetic key cell (at least ``min_cell`` records, one by default) holds only the
+    record's value, ``st == s``; DiS: it holds one value, ``ds == 1``; DiO: the original key cell
+    holds only its value, ``ot == o``; a copy responds when the cell is absent or holds only its
+    value and would reach ``min_cell``. ``exclude_ov_denom_lim`` keeps records whose key x target
+    cell holds at most ``denom_lim`` records (original: ``ot``; the evidence: ``pt``).
+    """
+
+    def __init__(self, n_sens: int, denom_lim: int, exclude: bool, min_cell: int | None) -> None:
+        self.n_sens, self.denom_lim, self.exclude, self.min_cell = n_sens, denom_lim, exclude, min_cell
+        self.floor = min_cell or 1
+
+    def lookups(self, qis: list[str], sens: list[str], role: str, control: bool) -> dict[str, tuple]:
+        out: dict[str, tuple] = {"s": (qis, ("synthetic",))}
+        if role == "original":
+            out["o"] = (qis, ("original",))
+        for j, t in enumerate(sens):  # loop over sensitive columns
+            out[f"st{j}"] = (qis + [t], ("synthetic",))
+            if role == "original":
+                out[f"ot{j}"] = (qis + [t], ("original",))
+                out[f"ds{j}"] = (qis, ("synthetic",), [t])
+            if control and self.exclude:
+                out[f"pt{j}"] = (qis + [t], ("original", "control"))
+        if role == "original" and control:
+            out["r"] = (qis, ("original", "control"))
+        return out
+
+    def _keep(self, f: Any, j: int, pooled: bool) -> Any:
+        return f[f"{'pt' if pooled else 'ot'}{j}"] <= self.denom_lim if self.exclude else True
+
+    def _disco(self, f: Any, j: int) -> Any:
+        return (f["s"] >= self.floor) & (f[f"st{j}"] == f["s"])
+
+    def tables(self, j: int) -> list[Any]:
+        """DiSCO, DiSDiO, DiS and DiO of column ``j`` (cells over denom_lim counted in the original)."""
+        def keep(f: Any) -> Any:
+            return self._keep(f, j, False)
+
+        def dio(f: Any) -> Any:
+            return f[f"ot{j}"] == f["o"]
+
+        return [lambda f: self._disco(f, j) & keep(f),
+                lambda f: self._disco(f, j) & dio(f) & keep(f),
+                lambda f: (f["s"] >= self.floor) & (f[f"ds{j}"] == 1) & keep(f),
+                lambda f: dio(f) & keep(f)]
+
+    def hit(self, f: Any) -> Any:
+        """DiSCO on any sensitive column (the headline; cells counted in the original)."""
+        out = np.zeros(len(f), dtype=bool)
+        for j in range(self.n_sens):  # loop over sensitive columns, vectorised over records
+            out |= np.asarray(self._disco(f, j) & self._keep(f, j, False), dtype=bool)
+        return out
+
+    def flag(self, f: Any) -> Any:
+        """The evidence's flag: DiSCO on any column, cells over denom_lim counted pooled."""
+        out = np.zeros(len(f), dtype=bool)
+        for j in range(self.n_sens):  # loop over sensitive columns
+            out |= np.asarray(self._disco(f, j) & self._keep(f, j, True), dtype=bool)
+        return out
+
+    def responds(self, f: Any) -> Any:
+        """An exact copy of the record in the release would make it DiSCO on some column."""
+        out = np.zeros(len(f), dtype=bool)
+        for j in range(self.n_sens):  # loop over sensitive columns
+            out |= np.asarray((f[f"st{j}"] == f["s"]) & (f["s"] + 1 >= self.floor) & self._keep(f, j, True),
+                              dtype=bool)
+        return out
+
+
 DISCO_STATISTIC = ("share of real records whose sensitive value is disclosed correctly (DiSCO) on at "
                    "least one sensitive column: every synthetic record sharing their quasi-identifiers "
                    "carries their true value")
@@ -369,6 +475,7 @@ DISCO_STATISTIC = ("share of real records whose sensitive value is disclosed cor
           sees=('exact', 'rare'),
           presets=('privacy', 'full'),
           order=220,
+          backend='any',
           explainer=("synthpop's DiSCO: records whose sensitive value the release discloses with "
                      'certainty from the quasi-identifiers, training against held-out people.'))
 def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
@@ -415,50 +522,27 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
     name = "disco"
     qis, sens = resolve_fields(ctx, name, "quasi_identifiers", quasi_identifiers, "sensitive", sensitive)
     cont = _to_bin(ctx, name, continuous_column_names, qis + sens)
-    roles = _roles(ctx)
-    codes = _codes(ctx, qis + sens, cont, num_discrete_bins, binning)
-    q = len(qis)
-    syn = codes["synthetic"]
-    opts = {"denom_lim": int(denom_lim), "exclude_ov_denom_lim": bool(exclude_ov_denom_lim),
-            "min_cell": None if min_cell is None else int(min_cell)}
-    real_sides = [r for r in roles if r != "synthetic"]  # original, control
-    pooled: dict[str, list[np.ndarray]] = {r: [] for r in real_sides}
-    if exclude_ov_denom_lim and "control" in real_sides:
-        for j in range(len(sens)):  # loop over sensitive columns: key x target cell sizes, pooled
-            cells = [np.concatenate([codes[r][:, :q], codes[r][:, [q + j]]], axis=1) for r in real_sides]
-            ids = joint_ids(*cells)
-            size = sum(np.bincount(i, minlength=int(max(x.max(initial=-1) for x in ids)) + 1) for i in ids)
-            for r, i in zip(real_sides, ids, strict=True):
-                pooled[r].append(size[i])
-    hit: dict[str, np.ndarray] = {}
-    flag: dict[str, np.ndarray] = {}
-    responds = np.zeros(codes["original"].shape[0], dtype=bool)
+    control = "control" in _roles(ctx)
+    data = ctx.data
+    bins = _bins(ctx, cont, num_discrete_bins, binning)
+    cells = _DiscoCells(len(sens), int(denom_lim), bool(exclude_ov_denom_lim),
+                        None if min_cell is None else int(min_cell))
+    rows = data.key_rows("original", cells.lookups(qis, sens, "original", control), bins=bins)
+    # per sensitive column DiSCO, DiSDiO, DiS and DiO of the original records (synthpop's tables,
+    # cells over denom_lim counted in the original), then DiSCO on any column
+    fns = [fn for j in range(len(sens)) for fn in cells.tables(j)]
+    *counts, k = rows.sums(*fns, cells.hit)
+    n = data.n_rows("original")
     per_target: dict[str, dict[str, Any]] = {}
-    for role in real_sides:
-        real = codes[role]
-        hit[role] = np.zeros(real.shape[0], dtype=bool)
-        flag[role] = np.zeros(real.shape[0], dtype=bool)
-        for j, col in enumerate(sens):  # loop over sensitive columns
-            args = (real[:, :q], real[:, q + j], syn[:, :q], syn[:, q + j])
-            f = disco_flags(*args, **opts)
-            hit[role] |= f["disco"]
-            if role == "original":
-                n = max(int(real.shape[0]), 1)
-                per_target[col] = {key: float(f[key].sum()) / n for key in ("disco", "disdio", "dis", "dio")}
-                per_target[col]["n_disco"] = int(f["disco"].sum())
-            if "control" in real_sides:  # evidence: the exclusion counts cells over both real tables
-                g = disco_flags(*args, **opts, cell_count=pooled[role][j]) if pooled[role] else f
-                flag[role] |= g["disco"]
-                if role == "original":
-                    responds |= g["responds"]
-    k_o = hit["original"]
-    n = int(k_o.size)
-    k = int(k_o.sum())
+    for j, col in enumerate(sens):  # loop over sensitive columns
+        got = dict(zip(("disco", "disdio", "dis", "dio"), counts[4 * j:4 * j + 4], strict=True))
+        per_target[col] = {key: float(v) / max(n, 1) for key, v in got.items()}
+        per_target[col]["n_disco"] = int(got["disco"])
     value = k / n if n else float("nan")
     details: dict[str, Any] = {
         "quasi_identifiers": qis, "sensitive": sens, "continuous_column_names": cont,
         "num_discrete_bins": num_discrete_bins, "binning": binning, "denom_lim": int(denom_lim),
-        "exclude_ov_denom_lim": bool(exclude_ov_denom_lim), "min_cell": opts["min_cell"],
+        "exclude_ov_denom_lim": bool(exclude_ov_denom_lim), "min_cell": cells.min_cell,
         "n_original": n, "n_disco_any": k, "per_target": per_target,
         "max_disco": max((t["disco"] for t in per_target.values()), default=None),
         "definition": "DiSCO (synthpop 1.9-2 disclosure()): the synthetic records sharing the record's "
@@ -470,13 +554,14 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
                       "many synthetic records in the key cell",
     }
     evidence = None
-    if "control" in real_sides:
-        rare = rare_records({r: codes[r][:, :q] for r in real_sides})["original"]
+    if control:
+        o = rows.flags(flag=cells.flag, exact=cells.responds, rare=lambda f: f["r"] == 1)
+        c = data.key_rows("control", cells.lookups(qis, sens, "control", control), bins=bins).flags(
+            flag=cells.flag)
         # the release rows behind a flag: every release row with its quasi-identifiers
-        ko, kc, ks = joint_ids(codes["original"][:, :q], codes["control"][:, :q], syn[:, :q])
-        pairs = RowPairs.groups(np.r_[ko, kc], ks, tie="a release row with its quasi-identifiers "
-                                "(every such row carries its sensitive value)", action="review")
-        rf = RecordFlags(flag["original"], flag["control"], {"exact": responds, "rare": responds & rare},
+        pairs = _key_pairs(ctx, qis, cont, num_discrete_bins, binning, "a release row with its "
+                           "quasi-identifiers (every such row carries its sensitive value)")
+        rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"] & o["rare"]},
                          pairs=pairs)
         evidence = Evidence.from_flags(
             DISCO_STATISTIC, rf, sees=("exact", "rare"), risk="inference",
@@ -484,7 +569,8 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
             note=("cells over denom_lim counted over original and control records pooled"
                   if exclude_ov_denom_lim else None))
     level = LEVEL_FROM_THRESHOLDS
-    recs = [{"original_row": int(i)} for i in np.flatnonzero(k_o)[:max_records]]
+    top = rows.top(max_records, ["pos"], [True], where=cells.hit)
+    recs = [{"original_row": int(i)} for i in top["pos"]]
     warning = None
     if k:
         warning = (f"{k} original records have a sensitive value that every synthetic record with their "
