@@ -417,9 +417,11 @@ OVERFITTING_STATISTIC = ("share of records that are the nearest real record of a
 def won_records(ctx: Context, query: np.ndarray | None, cols: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     """Which training and which control records are the nearest real record of a release row.
 
-    Every ``query`` row (release rows at these positions; ``None``: every release row) is searched against the training and control records
-    pooled, with the DCR distance and ranges from both tables together (so the scale does not
-    depend on which records are training records). A real record is *won* when it is at the
+    Every ``query`` row (release rows at these positions; ``None``: every release row) is
+    searched against the training and control records pooled, with the DCR distance and ranges
+    from both tables together (so the scale does not depend on which records are training
+    records), through the backend (:meth:`~synthguard.engine.backend.Backend.nearest_reached`: one
+    process or a cluster). A real record is *won* when it is at the
     query row's smallest distance to any real record: a query row at the same distance from
     several real records wins all of them, and identical real records are won together. Whether
     a record is won thus depends on the pooled records and the release only, never on which of
