@@ -432,6 +432,140 @@ class DaskBackend:
             out[order, j] = (a == b).all(axis=1)
         return out
 
+    # --- distances in exact seconds (the DCR metrics' units) --------------------------------------
+    def _seconds_encoder(self) -> Any:
+        """A future of the tables' encoder with the datetime origins one process uses for exact
+        seconds (:meth:`EncodedView._set_origins <synthguard.data.encoding.EncodedView._set_origins>`:
+        per datetime column, the earliest whole second over every table), computed once."""
+        got = self.__dict__.get("_seconds")
+        if got is None:
+            import copy
+
+            cols = tuple(c for c, s in self.dt.schema.columns.items() if s.sdtype == "datetime")
+            lows = self.dt.compute([t for r in self.dt.roles for t in self.dt.map(
+                r, _second_lows, cols, with_encoder=False, ordered=False)]) if cols else []
+            enc = copy.copy(self.dt.encoder)
+            enc.datetime_origins = {c: min((p[c] for p in lows if c in p), default=0) for c in cols}
+            got = self.__dict__["_seconds"] = self.dt.client.scatter(enc, broadcast=True, hash=False)
+        return got
+
+    def ranges_seconds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        from ..data.encoding import ranges_from_bounds
+
+        enc = self._seconds_encoder()
+        bounds = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _seconds_bounds, enc, tuple(columns), with_encoder=False, ordered=False)])
+        lo = np.minimum.reduce([b[0] for b in bounds])
+        hi = np.maximum.reduce([b[1] for b in bounds])
+        return ranges_from_bounds(lo, hi)
+
+    def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
+                           query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if query == reference:
+            raise ValueError("kneighbors_seconds: two different roles")  # a bug
+        d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                        backend=self.neighbour_backend, encoder=self._seconds_encoder(),
+                                        exact_datetimes=True)
+        if query_rows is None:
+            return d, idx
+        rows = np.asarray(query_rows, dtype=np.int64)  # every row searched, the asked ones kept
+        return d[rows], idx[rows]
+
+    def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str], metric: Any, *,
+                        query_rows: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+        """The smallest distance of every query row over the pooled roles (one exact search per
+        role, the minimum), then, reference partition by reference partition (one wave each),
+        every query partition's rows within that distance of the partition's rows
+        (:func:`~synthguard.engine.backend.pairs_within`); each task returns the reached positions
+        and, per query row, the distinct 128-bit hashes of the encoded bits of the rows it reaches
+        (a few numbers per query row)."""
+        from dask import delayed
+        from distributed import wait
+
+        cols = tuple(columns)
+        enc = self._seconds_encoder()
+        n_q = self.n_rows(query)
+        best = np.full(n_q, np.inf)
+        for role in references:  # the pooled nearest distance: the smallest over the roles
+            best = np.minimum(best, self.kneighbors_seconds(query, role, cols, metric, 1)[0][:, 0])
+        rows = np.arange(n_q) if query_rows is None else np.asarray(query_rows, dtype=np.int64)
+        radius = np.full(n_q, -1.0)  # rows not asked take no part
+        radius[rows] = best[rows]
+        client = self.dt.client
+        shared = client.scatter(radius, broadcast=True, hash=False)
+        encode = delayed(_seconds_encode, pure=True)
+        qt = self.dt.get(query)
+        q_blocks = client.compute([encode(enc, p, pos, cols) for p, pos in
+                                   zip(qt.part_args(False), qt.position_args(False), strict=True)])
+        reached, found = [], []
+        for role in references:
+            table = self.dt.get(role)
+            hit = np.zeros(table.n_rows, dtype=bool)
+            for part, pos in zip(table.part_args(False), table.position_args(False), strict=True):  # a wave each
+                ref = client.compute(encode(enc, part, pos, cols))
+                tasks = [client.submit(_reached_part, qb, ref, shared, metric, self.neighbour_backend, pure=False)
+                         for qb in q_blocks]
+                wait(tasks)
+                for got_pos, got_keys in client.gather(tasks):
+                    hit[got_pos] = True
+                    found.append(got_keys)
+                del ref, tasks
+            reached.append(hit)
+        del q_blocks
+        keys = np.concatenate(found) if found else np.zeros(0, dtype=[("q", np.int64), ("h1", np.uint64),
+                                                                     ("h2", np.uint64)])
+        keys = np.unique(keys)  # distinct (query row, row bits) pairs over every partition
+        many = np.bincount(keys["q"], minlength=n_q) > 1
+        return reached, many[rows]
+
+
+def _second_lows(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> dict[str, int]:
+    """Per datetime column of one partition with a value, its earliest whole second since 1970."""
+    from ..data.encoding import _epoch_ns
+
+    out = {}
+    for c in columns:  # loop over columns
+        if c in frame.columns and pd.api.types.is_datetime64_any_dtype(frame[c].dtype):
+            ns, missing = _epoch_ns(frame[c])
+            if not missing.all():
+                out[c] = int(ns[~missing].min()) // 1_000_000_000
+    return out
+
+
+def _seconds_bounds(frame: pd.DataFrame, positions: Any, encoder: Encoder, columns: tuple[str, ...]):
+    from ..data.encoding import value_bounds
+
+    return value_bounds(encoder.encode(frame, list(columns), exact_datetimes=True))
+
+
+def _seconds_encode(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]
+                    ) -> tuple[Block, np.ndarray]:
+    """One partition in exact seconds, with its rows' canonical positions."""
+    return encoder.encode(frame, list(columns), exact_datetimes=True), np.asarray(positions, dtype=np.int64)
+
+
+def _bits_hash(block: Block) -> np.ndarray:
+    """``(n, 2)`` uint64: a 128-bit hash of each row's encoded bits, rows told apart exactly as
+    :func:`~synthguard.engine.neighbors.distinct.distinct_rows` tells them apart (no folding)."""
+    from ..data.encoding import row_hash128
+
+    bits = np.concatenate([np.ascontiguousarray(block.num).view(np.int64), block.cat.astype(np.int64)], axis=1)
+    return row_hash128(Block(np.zeros((block.n_rows, 0)), bits, (), tuple(map(str, range(bits.shape[1])))))
+
+
+def _reached_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.ndarray], radius: np.ndarray,
+                  metric: Any, backend: str) -> tuple[np.ndarray, np.ndarray]:
+    """One query partition against one reference partition: the reference positions within a
+    query row's radius, and the distinct ``(query position, h1, h2)`` of the rows reached."""
+    from ..engine.backend import pairs_within
+
+    (qb, q_pos), (rb, r_pos) = query, reference
+    q, r, _ = pairs_within(qb, rb, metric, radius[q_pos], backend)
+    h = _bits_hash(rb.take(r))
+    keys = np.empty(q.size, dtype=[("q", np.int64), ("h1", np.uint64), ("h2", np.uint64)])
+    keys["q"], keys["h1"], keys["h2"] = q_pos[q], h[:, 0], h[:, 1]
+    return np.unique(r_pos[r]), np.unique(keys)
+
 
 def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:
     out = []

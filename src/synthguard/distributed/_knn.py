@@ -38,8 +38,8 @@ TREE_BYTES = 256 * 2**20
 
 
 
-def _encode(encoder: Encoder, frame: Any, columns: tuple[str, ...]) -> Block:
-    return encoder.encode(frame, list(columns))
+def _encode(encoder: Encoder, frame: Any, columns: tuple[str, ...], exact_datetimes: bool = False) -> Block:
+    return encoder.encode(frame, list(columns), exact_datetimes=exact_datetimes)
 
 
 def _group(blocks: list[Block], rows: list[np.ndarray | None], ids: np.ndarray, metric: DistanceMetric,
@@ -86,13 +86,16 @@ def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
 def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: Sequence[str],
                            metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
-                           tree_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                           tree_bytes: int | None = None, encoder: Any = None,
+                           exact_datetimes: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
     (positions in ``reference_rows`` when given).
 
     ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
-    ``kneighbors(..., exclude_self=True)`` does.
+    ``kneighbors(..., exclude_self=True)`` does. ``encoder`` (a future of an encoder; default the
+    tables' own) and ``exact_datetimes`` encode the partitions (datetimes in exact seconds, see
+    :meth:`~synthguard.data.encoding.Encoder.encode`).
     """
     from dask import delayed
     from distributed import wait
@@ -122,11 +125,12 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
 
     t0 = time.perf_counter()
     encode = delayed(_encode, pure=True)
-    q_blocks = client.compute([encode(dt.encoder_future, p, cols) for p in qt.parts])
+    enc = dt.encoder_future if encoder is None else encoder
+    q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
     q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
     states: list[Any] = [None] * len(q_blocks)
     for members in groups:
-        blocks = [encode(dt.encoder_future, ref.parts[j], cols) for j in members]
+        blocks = [encode(enc, ref.parts[j], cols, exact_datetimes) for j in members]
         group_ids = client.scatter(np.concatenate([ids[j] for j in members]), hash=False)
         group = client.compute(delayed(_group, pure=True)(blocks, [local_rows[j] for j in members], group_ids,
                                                           metric, backend))

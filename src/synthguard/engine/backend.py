@@ -171,6 +171,27 @@ class Backend(Protocol):
         concatenated in order) on each column; only those pooled rows are read. Values compare
         as :meth:`row_ids` compares them."""
 
+    def ranges_seconds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        """:meth:`ranges` with datetime columns in exact seconds since the evaluation's earliest
+        whole second (``exact_datetimes``: the units of the DCR metrics, SDMetrics' units)."""
+
+    def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str],
+                           metric: DistanceMetric, k: int, *,
+                           query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`kneighbors` of two different roles with datetimes in exact seconds (as
+        :meth:`ranges_seconds`): the exact ``k`` nearest ``reference`` rows of every ``query`` row
+        (or of ``query_rows``, canonical positions, in that order), ties by the lower index."""
+
+    def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str],
+                        metric: DistanceMetric, *, query_rows: np.ndarray | None = None
+                        ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Which real rows are the nearest row of a query row, the ``references`` roles pooled
+        (datetimes in exact seconds, as :meth:`ranges_seconds`): every pooled row at a query row's
+        smallest distance to any pooled row is reached (identical rows together). Returns, per
+        role of ``references``, a bool per row (reached), and per query row (``query_rows``, in
+        that order, or all) whether more than one distinct row (encoded bits) is at its smallest
+        distance."""
+
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
     """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives).
@@ -466,6 +487,46 @@ class LocalBackend:
             real[sel] = enc.encode(rows, cols, categorical_only=True).cat
             start += n
         return enc.encode(frame, cols, categorical_only=True).cat == real
+
+    # --- distances in exact seconds (the DCR metrics' units) --------------------------------------
+    def _seconds_block(self, role: str, columns: Sequence[str], rows: np.ndarray | None = None) -> Block:
+        block = self.encoded.block(role, list(columns), exact_datetimes=True)
+        return block if rows is None else block.take(np.asarray(rows, dtype=np.int64))
+
+    def ranges_seconds(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
+        return self.encoded.ranges(list(columns), tuple(roles), exact_datetimes=True)
+
+    def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str],
+                           metric: DistanceMetric, k: int, *,
+                           query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+
+        if query == reference:
+            raise ValueError("kneighbors_seconds: two different roles")  # a bug
+        nb = kneighbors(self._seconds_block(query, columns, query_rows), self._seconds_block(reference, columns),
+                        metric, k, backend=self.neighbour_backend)
+        return nb.distances, nb.indices
+
+    def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str],
+                        metric: DistanceMetric, *, query_rows: np.ndarray | None = None
+                        ) -> tuple[list[np.ndarray], np.ndarray]:
+        from .neighbors import kneighbors
+        from .neighbors.distinct import distinct_rows
+
+        q = self._seconds_block(query, columns, query_rows)
+        blocks = [self._seconds_block(r, columns) for r in references]
+        pooled = stack_blocks(blocks)
+        first, inverse = distinct_rows(pooled)  # identical rows: one search row, reached together
+        ref = pooled.take(first)
+        nb = kneighbors(q, ref, metric, 1, backend=self.neighbour_backend)
+        at, r, _ = pairs_within(q, ref, metric, nb.distances[:, 0], backend=self.neighbour_backend)
+        won = np.zeros(first.size, dtype=bool)
+        won[nb.indices[:, 0]] = True
+        won[r] = True
+        won = won[inverse]
+        bounds = np.cumsum([0, *(b.n_rows for b in blocks)])
+        return ([won[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
+                np.bincount(at, minlength=q.n_rows) > 1)
 
 
 def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categorical_only: bool) -> Any:

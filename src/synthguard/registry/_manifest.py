@@ -498,7 +498,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                 'sees': [],
                                 'presets': ['privacy', 'full'],
                                 'order': 180,
-                                'backend': 'local',
+                                'backend': 'any',
                                 'records': {'row': 'original',
                                             'verbatim': False,
                                             'meaning': 'a release row closer to a training row '

@@ -386,6 +386,9 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
          "continuous_column_names": ["c"], "num_discrete_bins": 4},
         {"name": "dist_small", "metric": "distinguishability", "max_rows": 200, "n_estimators": 10,
          "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
+        "dcr_overfitting_protection",
+        {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
+         "num_iterations": 2, "max_records": 5},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -703,3 +706,96 @@ def test_quantiles_and_distinct_lookups_of_the_dask_backend_equal_one_process(da
                 np.testing.assert_array_equal(want[k], got[k], err_msg=k)
     rows = local.key_rows("original", lookups)
     assert rows.sums(lambda f: f["dist"] > 1)[0] > 0 and rows.sums(lambda f: f["none"] == 0)[0] > 0
+
+
+def _dated(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """``frame`` with a datetime column ``w`` holding sub-second instants (and missing values), whose
+    distances in exact seconds differ from distances in days."""
+    r = np.random.default_rng(seed)
+    base = pd.Timestamp("2021-03-01 08:00:00")
+    w = base + pd.to_timedelta(r.integers(0, 40, len(frame)) * 3600 + r.integers(0, 4, len(frame)) * 0.25,
+                               unit="s")
+    out = frame.assign(w=w)
+    out.loc[r.random(len(frame)) < 0.05, "w"] = pd.NaT
+    return out
+
+
+def test_dcr_overfitting_protection_on_dask_equals_single_process(dask_client):
+    """dcr_overfitting_protection asks the backend for ranges and nearest rows in exact seconds
+    (``Backend.ranges_seconds``, ``Backend.kneighbors_seconds``) and, for its evidence, which
+    training and control records are the nearest real record of a release row
+    (``Backend.nearest_reached``): with default parameters (sharing dcr's search), subsampled
+    queries over two iterations, SDMetrics' per-reference ranges, a control (so the evidence is
+    computed), verbatim copies, duplicated real rows, -0.0, missing values and a datetime column
+    with sub-second instants, every entry (records included) and the verdict's tests are the JSON
+    of one process."""
+    orig = _dated(_frame(420, 91), 1)
+    twins = orig.iloc[300:310].assign(c=0.0)  # the control holds them with -0.0: tied, distinct
+    orig = pd.concat([orig, orig.iloc[:25], twins], ignore_index=True)  # duplicated training records
+    syn = pd.concat([_dated(_frame(330, 92), 2), orig.iloc[:40], orig.iloc[:5], twins], ignore_index=True)
+    syn = syn.iloc[np.random.default_rng(3).permutation(len(syn))].reset_index(drop=True)
+    ctl = pd.concat([_dated(_frame(400, 93), 4), orig.iloc[200:205], twins.assign(c=-0.0)],
+                    ignore_index=True)  # real twins: identical rows in both tables, won together
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        {"name": "dcr", "metric": "dcr", "n_boot": 30},  # dcr in the run: the synthetic searches shared
+        "dcr_overfitting_protection",
+        {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 150,
+         "num_iterations": 2, "max_records": 12},
+        {"name": "dcrp_compat", "metric": "dcr_overfitting_protection", "sdmetrics_compat": True},
+        {"name": "dcrp_all_rows", "metric": "dcr_overfitting_protection", "num_rows_subsample": 10_000,
+         "max_records": 0},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=9)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=9, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names[1:]:
+        assert res[n]["evidence"] is not None, n  # computed: a control is given
+    assert res["dcr_overfitting_protection"]["records"]
+    assert res["dcr_overfitting_protection"]["evidence_won_records"]["tied_release_rows"] > 0
+    assert res["dcrp_sub"]["num_iterations"] == 2 and len(res["dcrp_sub"]["records"]) == 12
+    assert res["dcrp_sub"]["evidence_won_records"]["release_rows"] == 150
+    assert res["dcrp_compat"]["ranges"] == "per reference (SDMetrics)"
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert set(names[1:]) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
+
+
+def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """Ranges and nearest rows in exact seconds and the nearest real rows reached (the questions
+    of dcr_overfitting_protection) from the partitions equal one process's, bit for bit: sub-second
+    datetimes, shuffled duplicates across partitions, -0.0 next to 0.0 (distinct rows at the same
+    distance), missing values, a subset of query rows."""
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.metrics.disclosure._dcr import dcr_metric
+    from synthguard.registry import Context
+
+    orig = _dated(_frame(260, 101), 5)
+    twins = orig.iloc[40:48].assign(c=0.0)  # held as -0.0 by the control: distinct, at one distance
+    orig = pd.concat([orig, orig.iloc[:40], twins], ignore_index=True).sample(frac=1.0, random_state=2)
+    syn = pd.concat([_dated(_frame(150, 102), 6), orig.iloc[:12], twins], ignore_index=True)
+    ctl = pd.concat([_dated(_frame(200, 103), 7), twins.assign(c=-0.0)], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    local = Context.from_frames(orig, syn, ctl, meta).data
+    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    cols = ["a", "b", "c", "d", "e", "w"]
+    for roles in (("original",), ("control",), ("original", "control")):
+        np.testing.assert_array_equal(local.ranges_seconds(cols, roles), dist.ranges_seconds(cols, roles))
+    assert not np.array_equal(local.ranges_seconds(cols), local.ranges(cols))  # seconds, not days
+    metric = dcr_metric(local.ranges_seconds(cols, ("original", "control")))
+    rows = np.sort(np.random.default_rng(1).choice(170, 60, replace=False))
+    for q_rows in (None, rows):
+        for ref in ("original", "control"):
+            for want, got in zip(local.kneighbors_seconds("synthetic", ref, cols, metric, 2, query_rows=q_rows),
+                                 dist.kneighbors_seconds("synthetic", ref, cols, metric, 2, query_rows=q_rows),
+                                 strict=True):
+                np.testing.assert_array_equal(want, got)
+        want = local.nearest_reached("synthetic", ("original", "control"), cols, metric, query_rows=q_rows)
+        got = dist.nearest_reached("synthetic", ("original", "control"), cols, metric, query_rows=q_rows)
+        for w, g in zip([*want[0], want[1]], [*got[0], got[1]], strict=True):
+            np.testing.assert_array_equal(w, g)
+        if q_rows is None:
+            assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied

@@ -18,8 +18,8 @@ from ...engine.neighbors import Neighbors, gower, kneighbors
 from ...errors import MetricError
 from ...registry import Context
 
-__all__ = ["dcr_block", "dcr_columns", "dcr_metric", "dcr_scale", "nearest", "random_baseline_frame",
-           "subsample"]
+__all__ = ["dcr_block", "dcr_columns", "dcr_metric", "dcr_scale", "nearest", "nearest_rows",
+           "random_baseline_frame", "subsample"]
 
 
 def dcr_columns(ctx: Context) -> list[str]:
@@ -41,8 +41,9 @@ def dcr_block(ctx: Context, role: str, cols: Sequence[str]) -> Block:
 
 
 def dcr_scale(ctx: Context, cols: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:
-    """Ranges of the numeric columns over ``roles``, in the units of :func:`dcr_block`."""
-    return ctx.encoded.ranges(cols, roles, exact_datetimes=True)
+    """Ranges of the numeric columns over ``roles``, in the units of :func:`dcr_block` (asked of
+    the backend: :meth:`~synthguard.engine.backend.Backend.ranges_seconds`)."""
+    return ctx.data.ranges_seconds(cols, roles)
 
 
 def dcr_metric(scale: np.ndarray):
@@ -54,6 +55,15 @@ def dcr_metric(scale: np.ndarray):
 def nearest(ctx: Context, query: Block, reference: Block, scale: np.ndarray) -> Neighbors:
     """Closest reference row of every query row (exact; ties -> lower index)."""
     return kneighbors(query, reference, dcr_metric(scale), 1, backend=ctx.backend)
+
+
+def nearest_rows(ctx: Context, query: str, reference: str, cols: Sequence[str], scale: np.ndarray,
+                 rows: np.ndarray | None = None) -> Neighbors:
+    """Closest ``reference`` row of every ``query`` row (or of ``rows``, positions of the query
+    role), in the units of :func:`dcr_block`, asked of the backend (one process or a cluster:
+    :meth:`~synthguard.engine.backend.Backend.kneighbors_seconds`); exact, ties -> lower index."""
+    d, i = ctx.data.kneighbors_seconds(query, reference, list(cols), dcr_metric(scale), 1, query_rows=rows)
+    return Neighbors(d, i)
 
 
 def subsample(n: int, size: int | None, rng: np.random.Generator) -> np.ndarray:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ...core.format import fmt_number
 from ...core.results import Baseline, Evidence, MetricResult
+from ...engine.backend import LocalBackend
 from ...engine.neighbors import Neighbors
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
@@ -42,6 +43,7 @@ from ._dcr import (
     dcr_metric,
     dcr_scale,
     nearest,
+    nearest_rows,
     random_baseline_frame,
     subsample,
 )
@@ -78,21 +80,25 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
         from ..privacy.distance import distance_setup, shared_neighbours
 
         d_cols, d_metric = distance_setup(ctx)
-        days_scale = ctx.encoded.ranges(cols, ("original",))
+        days_scale = ctx.data.ranges(cols, ("original",))
         if list(d_cols) == list(cols) and np.array_equal(np.asarray(d_metric.scale), days_scale):
             d, i = shared_neighbours(ctx, "synthetic", reference, 1)
             return Neighbors(d, i)
     key = (f"disclosure.dcr.synthetic->{reference}", tuple(cols))
-    return ctx.memo(key, lambda: nearest(ctx, dcr_block(ctx, "synthetic", cols),
-                                         dcr_block(ctx, reference, cols), scale))
+    return ctx.memo(key, lambda: nearest_rows(ctx, "synthetic", reference, cols, scale))
 
 
 def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
-    """Every datetime value among ``cols`` in the tables ``roles`` is midnight (no datetime: True)."""
+    """Every datetime value among ``cols`` in the tables ``roles`` is midnight (no datetime: True).
+
+    Read in one process only: a distributed run does not scan its datetimes for this (False, so
+    it searches on its own: the same distances, one more search)."""
     day = np.int64(86_400 * 10**9)
     for c in cols:  # loop over columns
         if ctx.tables.schema.sdtype(c) != "datetime":
             continue
+        if not isinstance(ctx.data, LocalBackend):
+            return False
         for role in roles:  # two tables
             s = ctx.tables.get(role)[c]
             if not pd.api.types.is_datetime64_any_dtype(s.dtype):
@@ -310,6 +316,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
           presets=('privacy', 'full'),
           order=180,
           records=RecordsCard(reason=_overfitting_reason, meaning="a release row closer to a training row than to any held-out row"),
+          backend="any",
           warmup=True,
           explainer=("SDMetrics' DCROverfittingProtection: the share of release rows closer to "
                      'training than to held-out rows; per record, training against held-out people.'))
@@ -334,30 +341,26 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     cols, scale = _blocks(ctx)
     tables = ctx.tables
     scale_hold = dcr_scale(ctx, cols, ("control",)) if sdmetrics_compat else scale
-    syn_block = dcr_block(ctx, "synthetic", cols)
-    train = dcr_block(ctx, "original", cols)
-    hold = dcr_block(ctx, "control", cols)
-    n_syn = len(tables.synthetic)
+    n_syn = ctx.data.n_rows("synthetic")
     iterations = 1 if num_rows_subsample is None else int(num_iterations)
     rng = ctx.rng("subsample")
     ps, k_tot, n_tot = [], 0, 0
-    first_query = None
+    first_query: tuple[np.ndarray | None] | None = None  # the first iteration's query rows (None: all)
     for _ in range(iterations):  # loop over iterations
         rows = subsample(n_syn, num_rows_subsample, rng)
+        q_rows = None if num_rows_subsample is None else rows
         if num_rows_subsample is None:
             nb_t = _syn_to_original(ctx, cols, scale)
-            q = syn_block
         else:
-            q = syn_block.take(rows)
-            nb_t = nearest(ctx, q, train, scale)
+            nb_t = nearest_rows(ctx, "synthetic", "original", cols, scale, q_rows)
         if num_rows_subsample is None and not sdmetrics_compat:
             # dcr searches synthetic -> whole control too when the control is the smaller table
             share = ("dcr",) if len(tables.control) <= len(tables.original) else ()
             nb_h = _syn_to(ctx, "control", cols, scale, shareable=share)
         else:
-            nb_h = nearest(ctx, q, hold, scale_hold)
+            nb_h = nearest_rows(ctx, "synthetic", "control", cols, scale_hold, q_rows)
         if first_query is None:
-            first_query = q
+            first_query = (q_rows,)
         d_t, d_h = nb_t.distances[:, 0], nb_h.distances[:, 0]
         closer = d_t < d_h
         ps.append(float(closer.mean()))
@@ -398,7 +401,7 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     }
     evidence = None
     if has_control(ctx) and first_query is not None and ctx.evidence:
-        evidence, details["evidence_won_records"] = _overfitting_evidence(ctx, cols, first_query)
+        evidence, details["evidence_won_records"] = _overfitting_evidence(ctx, cols, first_query[0])
     return MetricResult(name="dcr_overfitting_protection", family="disclosure", value=score,
                         direction="higher is safer",
                         baseline=Baseline(0.5, "share closer to training expected when the generator did "
@@ -411,12 +414,14 @@ OVERFITTING_STATISTIC = ("share of records that are the nearest real record of a
                          "row (nearest among the training and control records pooled)")
 
 
-def won_records(ctx: Context, query: Any, cols: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+def won_records(ctx: Context, query: np.ndarray | None, cols: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
     """Which training and which control records are the nearest real record of a release row.
 
-    Every ``query`` row (release rows) is searched against the training and control records
-    pooled, with the DCR distance and ranges from both tables together (so the scale does not
-    depend on which records are training records). A real record is *won* when it is at the
+    Every ``query`` row (release rows at these positions; ``None``: every release row) is
+    searched against the training and control records pooled, with the DCR distance and ranges
+    from both tables together (so the scale does not depend on which records are training
+    records), through the backend (:meth:`~synthguard.engine.backend.Backend.nearest_reached`: one
+    process or a cluster). A real record is *won* when it is at the
     query row's smallest distance to any real record: a query row at the same distance from
     several real records wins all of them, and identical real records are won together. Whether
     a record is won thus depends on the pooled records and the release only, never on which of
@@ -429,26 +434,14 @@ def won_records(ctx: Context, query: Any, cols: list[str]) -> tuple[np.ndarray, 
     tied : int
         Query rows with more than one nearest real record.
     """
-    from ...engine.backend import pairs_within, stack_blocks
-    from ...engine.neighbors import kneighbors
-    from ...engine.neighbors.distinct import distinct_rows
-
-    train, hold = dcr_block(ctx, "original", cols), dcr_block(ctx, "control", cols)
-    pooled = stack_blocks([train, hold])
-    first, inverse = distinct_rows(pooled)  # identical records: one search row, won together
-    ref = pooled.take(first)
     metric = dcr_metric(dcr_scale(ctx, cols, ("original", "control")))
-    nb = kneighbors(query, ref, metric, 1, backend=ctx.backend)
-    q, r, _ = pairs_within(query, ref, metric, nb.distances[:, 0], backend=ctx.backend)
-    won = np.zeros(first.size, dtype=bool)
-    won[nb.indices[:, 0]] = True
-    won[r] = True
-    tied = int(np.count_nonzero(np.bincount(q, minlength=query.n_rows) > 1))
-    won = won[inverse]
-    return won[:train.n_rows], won[train.n_rows:], tied
+    (won_t, won_c), many = ctx.data.nearest_reached("synthetic", ("original", "control"), cols, metric,
+                                                    query_rows=query)
+    return won_t, won_c, int(np.count_nonzero(many))
 
 
-def _overfitting_evidence(ctx: Context, cols: list[str], query) -> tuple[Evidence, dict[str, int]]:
+def _overfitting_evidence(ctx: Context, cols: list[str], query: np.ndarray | None
+                          ) -> tuple[Evidence, dict[str, int]]:
     """Training records won by the release against control records won (Fisher's exact test).
 
     A real record is won when it is the nearest real record of at least one release row
@@ -463,9 +456,10 @@ def _overfitting_evidence(ctx: Context, cols: list[str], query) -> tuple[Evidenc
     """
     won_t, won_c, tied = won_records(ctx, query, cols)
     k_t, k_c = int(won_t.sum()), int(won_c.sum())
-    note = (f"{query.n_rows} release rows searched; {tied} of them have more than one nearest real "
+    n_query = ctx.data.n_rows("synthetic") if query is None else int(len(query))
+    note = (f"{n_query} release rows searched; {tied} of them have more than one nearest real "
             "record and win each of them; identical real records are won together")
-    sizes = {"release_rows": int(query.n_rows), "tied_release_rows": tied,
+    sizes = {"release_rows": n_query, "tied_release_rows": tied,
              "won_training_records": k_t, "won_control_records": k_c}
     ev = Evidence.from_counts(
         OVERFITTING_STATISTIC, k_t, int(won_t.size), k_c, int(won_c.size),
