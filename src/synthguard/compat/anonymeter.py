@@ -361,7 +361,9 @@ class SinglingOutEvaluator:
 
     @property
     def metric_result(self) -> MetricResult | None:
-        """synthguard's full result (n, CI, notes, records), after :meth:`evaluate`."""
+        """synthguard's full result (n, CI, notes, records), after :meth:`evaluate`. Without the
+        verdict's evidence over every training and control record (``evidence`` is ``None``): the
+        drop-in API computes anonymeter's headline only; ``synthguard.evaluate`` states both."""
         return self._result
 
 

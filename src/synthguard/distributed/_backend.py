@@ -171,6 +171,9 @@ class DaskBackend:
     def __init__(self, dt: DistTables, neighbour_backend: str = "auto") -> None:
         self.dt, self.neighbour_backend = dt, neighbour_backend
         self._row_ids: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+        # whole searches in seconds, kept for the run: a subsampled DCR test asks the same search
+        # once per iteration and keeps other rows of it (each a few numbers per query row)
+        self._searched: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def n_rows(self, role: str) -> int:
         return self.dt.get(role).n_rows
@@ -463,9 +466,15 @@ class DaskBackend:
                            query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         if query == reference:
             raise ValueError("kneighbors_seconds: two different roles")  # a bug
-        d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
-                                        backend=self.neighbour_backend, encoder=self._seconds_encoder(),
-                                        exact_datetimes=True)
+        key = _search_key(query, reference, columns, metric, k)
+        found = self._searched.get(key) if key is not None else None
+        if found is None:
+            found = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                           backend=self.neighbour_backend,
+                                           encoder=self._seconds_encoder(), exact_datetimes=True)
+            if key is not None:
+                self._searched[key] = found
+        d, idx = found
         if query_rows is None:
             return d, idx
         rows = np.asarray(query_rows, dtype=np.int64)  # every row searched, the asked ones kept
@@ -574,6 +583,20 @@ def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -
         v = v[~np.isnan(v)]
         out.append((float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf))
     return out
+
+
+def _search_key(query: str, reference: str, columns: Sequence[str], metric: Any, k: int
+                ) -> tuple[Any, ...] | None:
+    """What decides a whole neighbour search's result (``None``: a metric without the fields of a
+    :class:`~synthguard.engine.neighbors.metric.DistanceMetric`, not kept)."""
+    try:
+        fields = (np.asarray(metric.scale, dtype=float).tobytes(), float(metric.p), bool(metric.clip),
+                  bool(metric.normalise), str(metric.nan_rule),
+                  *(None if w is None else np.asarray(w, dtype=float).tobytes()
+                    for w in (metric.num_weights, metric.cat_weights)))
+    except AttributeError:
+        return None
+    return (query, reference, tuple(columns), int(k), fields)
 
 
 #: pivots per unresolved rank and pass of :meth:`DaskBackend.quantiles`

@@ -324,8 +324,14 @@ class LocalBackend:
                 return {r: every[r] for r in roles}
         if not columns:
             return {r: np.zeros(self.n_rows(r), dtype=np.int64) for r in roles}
-        ids = row_identities(*[self._codes(r, columns, bins or {}) for r in roles])
-        return dict(zip(roles, ids, strict=True))
+        cut = tuple(sorted((str(c), np.asarray(e, dtype=float).tobytes()) for c, e in (bins or {}).items()))
+
+        def compute() -> dict[str, np.ndarray]:
+            ids = row_identities(*[self._codes(r, columns, bins or {}) for r in roles])
+            return dict(zip(roles, ids, strict=True))
+
+        # the same columns, roles and bins asked again (DiSCO's lookups per sensitive column)
+        return self._memo(("backend.ids", tuple(columns), roles, cut), compute)
 
     def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
         cols = tuple(columns)

@@ -134,10 +134,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     if options.on_plan is not None:
         from .plan import plan_for_run
 
-        advice = entities is None and getattr(tables, "original_stats", None) is None \
-            and tables.has_control
         options.on_plan(plan_for_run(tables, run_config, sample=sample,
-                                     retests=sum(_advice_budget(options)) if advice else 0))
+                                     retests=_planned_retests(tables, run_config, options, rule,
+                                                              entities)))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
@@ -238,6 +237,23 @@ def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
     if actions:
         out.header["actions"] = actions
     return dataclasses.replace(out, verdict=verdict)
+
+
+def _planned_retests(tables: Tables, run_config: RunConfig, options: EvaluateOptions, rule: Any,
+                     entities: Any) -> int:
+    """At most how many more runs of the verdict's tests the advice can make: none without a
+    control table, in an entity or statistics-only run, or under another rule than the calibrated
+    one; the drop rounds; the coarsened columns only when a test answers for singling out or
+    inference (the risks a coarsening re-tests)."""
+    from .actions import COARSEN_RISKS
+
+    if entities is not None or getattr(tables, "original_stats", None) is not None \
+            or not tables.has_control or rule.rule != "calibrated":
+        return 0
+    rounds, columns = _advice_budget(options)
+    metric_of = getattr(run_config, "metric_of", lambda n: n)
+    risks = {getattr(get_metric(metric_of(n)), "risk", None) for n in run_config.metrics}
+    return rounds + (columns if risks & set(COARSEN_RISKS) else 0)
 
 
 def _advice_budget(options: EvaluateOptions) -> tuple[int, int]:

@@ -146,3 +146,11 @@ def test_the_plan_bounds_the_advices_reruns_it_does_not_count_in_its_estimate():
     plans.clear()
     synthguard.evaluate(d["original"], d["leaky"], metrics=metrics, on_plan=plans.append)
     assert plans[0].retests == 0
+    plans.clear()  # the reference rule re-tests nothing
+    rep = synthguard.evaluate(d["original"], d["leaky"], control=d["control"], metrics=metrics,
+                              on_plan=plans.append, risk_rule="reference")
+    assert plans[0].retests == 0 and not rep.header.get("actions")
+    plans.clear()  # no test of singling out or inference: nothing to coarsen, the drop round only
+    rep = synthguard.evaluate(d["original"], d["leaky"], control=d["control"],
+                              metrics=["exact_matches"], on_plan=plans.append)
+    assert plans[0].retests == 1 and "coarsen_retest" not in rep.header.get("actions", {})

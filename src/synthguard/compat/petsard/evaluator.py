@@ -19,7 +19,8 @@ by exact match (anonymeter's ``regression=False``); ML utility per metric with X
 
 ``Evaluator(..., synthguard_extras=True)`` adds synthguard's columns to ``global`` (the unrounded
 value, its confidence interval, sample size, baseline and risk level) and the full synthguard result
-as ``details["synthguard"]``.
+as ``details["synthguard"]``. Without them an anonymeter method computes its headline only: its
+``Evaluator.result`` carries no verdict evidence over every record (``evidence`` is ``None``).
 
 The legacy (<= 1.0) calls keep working: ``create(data={...})``, ``eval()``, ``get_global()``,
 ``get_columnwise()``, ``get_pairwise()``, ``get_details()``. Data keys ``ori`` / ``syn`` /
