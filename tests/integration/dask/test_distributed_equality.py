@@ -45,6 +45,16 @@ def _entries(report, names) -> dict[str, str]:
     return out
 
 
+def _both_backends(client, orig: pd.DataFrame, syn: pd.DataFrame, ctl: pd.DataFrame, meta: dict):
+    """One process's backend and the Dask backend (3 partitions a table) over the same tables."""
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.registry import Context
+
+    local = Context.from_frames(orig, syn, ctl, meta).data
+    return local, cluster_backend(load_tables(orig, syn, ctl, meta, client=client, npartitions=3), "auto")
+
+
 def _assert_same(single, dist, names) -> None:
     a, b = _entries(single, names), _entries(dist, names)
     for name in names:
@@ -560,16 +570,12 @@ def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
     rows with values the tables never hold, the empty column set."""
     from itertools import combinations
 
-    from synthguard.distributed import cluster_backend
-    from synthguard.distributed._tables import load_tables
-    from synthguard.registry import Context
 
     orig = _with_texts(_frame(240, 61), 7)
     orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=1)
     syn, ctl = _with_texts(_frame(120, 62), 8), _with_texts(_frame(200, 63), 9)
     meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
-    local = Context.from_frames(orig, syn, ctl, meta).data
-    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols, roles = ["a", "b", "c", "d", "e", "t"], ("original", "control")
     sets = [[c for j, c in enumerate(cols) if j not in m] for d in range(3)
             for m in combinations(range(len(cols)), d)] + [[]]
@@ -589,16 +595,12 @@ def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
     """Per row, its class size and the distinct value tuples of its class (the question l_diversity
     asks) from the partitions equal one process's: shuffled duplicates across partitions, missing
     values, -0.0, binned key and value columns, a text value column, the empty value set."""
-    from synthguard.distributed import cluster_backend
-    from synthguard.distributed._tables import load_tables
-    from synthguard.registry import Context
 
     orig = _with_texts(_frame(240, 81), 3)
     orig = pd.concat([orig, orig.iloc[:40]], ignore_index=True).sample(frac=1.0, random_state=4)
     syn, ctl = _with_texts(_frame(150, 82), 5), _with_texts(_frame(100, 83), 6)
     meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
-    local = Context.from_frames(orig, syn, ctl, meta).data
-    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     bins = {"c": np.array([-0.5, 0.0, 0.7]), "a": np.array([1.5])}
     asks = [(["a", "b"], ["d", "e"], None), (["a", "c"], ["d"], bins), (["b"], ["c", "e"], bins),
             (["d"], ["t"], None), (["a", "b"], [], None)]
@@ -668,9 +670,6 @@ def test_quantiles_and_distinct_lookups_of_the_dask_backend_equal_one_process(da
     values, a datetime column; the search forced through many passes
     with 8 pivots per pass) and distinct values per key cell, from partitions."""
     from synthguard.distributed import _backend as dask_backend
-    from synthguard.distributed import cluster_backend
-    from synthguard.distributed._tables import load_tables
-    from synthguard.registry import Context
 
     def frame(n: int, seed: int) -> pd.DataFrame:
         df = _frame(n, seed)
@@ -682,8 +681,7 @@ def test_quantiles_and_distinct_lookups_of_the_dask_backend_equal_one_process(da
     orig = _dup_shuffled([frame(230, 81), frame(230, 81).iloc[:50]], 4)
     syn, ctl = frame(150, 82), frame(170, 83)
     meta = {"columns": {**META["columns"], "w": {"sdtype": "numerical"}, "t": {"sdtype": "datetime"}}}
-    local = Context.from_frames(orig, syn, ctl, meta).data
-    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols = ["c", "w", "t", "a"]
     cases = [(1024, ("original",), 7), (1024, ("original", "control"), 33),
              (1024, ("synthetic", "control", "original"), 2), (8, ("original", "control"), 10)]
@@ -768,10 +766,7 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
     of dcr_overfitting_protection) from the partitions equal one process's, bit for bit: sub-second
     datetimes, shuffled duplicates across partitions, -0.0 next to 0.0 (distinct rows at the same
     distance), missing values, a subset of query rows."""
-    from synthguard.distributed import cluster_backend
-    from synthguard.distributed._tables import load_tables
     from synthguard.metrics.disclosure._dcr import dcr_metric
-    from synthguard.registry import Context
 
     orig = _dated(_frame(260, 101), 5)
     twins = orig.iloc[40:48].assign(c=0.0)  # held as -0.0 by the control: distinct, at one distance
@@ -779,8 +774,7 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
     syn = pd.concat([_dated(_frame(150, 102), 6), orig.iloc[:12], twins], ignore_index=True)
     ctl = pd.concat([_dated(_frame(200, 103), 7), twins.assign(c=-0.0)], ignore_index=True)
     meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
-    local = Context.from_frames(orig, syn, ctl, meta).data
-    dist = cluster_backend(load_tables(orig, syn, ctl, meta, client=dask_client, npartitions=3), "auto")
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols = ["a", "b", "c", "d", "e", "w"]
     for roles in (("original",), ("control",), ("original", "control")):
         np.testing.assert_array_equal(local.ranges_seconds(cols, roles), dist.ranges_seconds(cols, roles))
