@@ -14,7 +14,7 @@ from ...errors import ConfigError, MetricError
 from ...registry import Context
 
 __all__ = ["has_control", "thresholds", "column_codes", "backend_bins", "equal_width_edges",
-           "quantile_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
+           "quantile_edges", "merged_edges", "columns_to_bin", "joint_ids", "nunique_codes", "resolve_fields",
            "top_records", "BINNINGS", "evidence_roles", "rare_records"]
 
 BINNINGS = ("equal_width", "quantile")
@@ -116,9 +116,14 @@ def quantile_edges(values: np.ndarray, bins: int) -> np.ndarray:
     finite = values[~np.isnan(values)]
     if finite.size == 0 or bins <= 1:
         return np.zeros(0)
-    inner = np.quantile(finite, np.arange(1, bins) / bins)
-    inner = np.unique(inner)
-    return inner[inner < finite.max()]
+    return merged_edges(np.quantile(finite, np.arange(1, bins) / bins), float(finite.max()))
+
+
+def merged_edges(quantiles: np.ndarray, top: float) -> np.ndarray:
+    """Quantile edges as :func:`quantile_edges` keeps them: repeated edges merged, and none at or
+    above ``top``, the largest value (a last bin would be empty)."""
+    inner = np.unique(quantiles)
+    return inner[inner < top]
 
 
 def continuous_bins(data: Any, columns: Sequence[str], bins: int,
@@ -148,9 +153,8 @@ def backend_bins(data: Any, columns: Sequence[str], bins: int, binning: str,
     qs = data.quantiles(list(columns), tuple(roles), np.arange(1, bins) / bins)
     top = data.bounds(list(columns), tuple(roles))
     out = {}
-    for c in columns:  # loop over columns: quantile_edges' last steps
-        inner = np.unique(qs[c])
-        out[c] = inner[inner < top[c][1]]
+    for c in columns:  # loop over columns
+        out[c] = merged_edges(qs[c], top[c][1])
     return out
 
 
