@@ -49,7 +49,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -166,25 +165,72 @@ def _seed(seed: Any) -> int | None:
     return validate_seed(seed, "seed")
 
 
+#: the typed tables of the last frames a facade evaluator was given: ``(key, (tables, encoded),
+#: warnings)``, kept while those frames live, so that the evaluators of one script (singling out,
+#: linkability, inference on the same three frames) decide the types once
+_PREPARED: list[Any] = []
+
+
+def _frames_key(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple:
+    """The same frame objects with the same content (a frame changed in place between two evaluators
+    is typed again)."""
+    from ..data.tables import fingerprint_frame
+
+    return (keep_rows, tuple(None if f is None else (id(f), len(f), fingerprint_frame(f)) for f in frames))
+
+
+def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[Any, Any]:
+    """``(tables, encoded)`` of the three frames, typed once per frames and ``keep_rows``; the typing
+    decision's warnings are given again on every call, as a fresh decision would give them."""
+    import weakref
+
+    from ..data.encoding import EncodedView
+    from ..data.tables import prepare_tables
+
+    key = _frames_key(frames, keep_rows)
+    if _PREPARED and _PREPARED[0] == key:
+        for w in _PREPARED[2]:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return _PREPARED[1]
+    typed = list(frames)
+    meta = None
+    if keep_rows:
+        typed = [None if f is None else f.assign(**{_ROW: np.arange(len(f), dtype=float)}) for f in frames]
+        meta = {"columns": {_ROW: {"sdtype": "numerical"}}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # anonymeter accepts a control identical to the original (its own tests use one): a warning
+        tables = prepare_tables(typed[0], typed[1], typed[2], meta, strict_control=False,
+                                canonical_columns=True).in_canonical_order()
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    value = (tables, EncodedView(tables))
+    _PREPARED[:] = [key, value, list(caught)]
+    for f in frames:
+        if f is not None:  # the entry goes with the frames it was typed from
+            weakref.finalize(f, _forget, key)
+    return value
+
+
+def _forget(key: tuple) -> None:
+    if _PREPARED and _PREPARED[0] == key:
+        _PREPARED.clear()
+
+
 def _context(ori: pd.DataFrame, syn: pd.DataFrame, control: pd.DataFrame | None, seed: int | None,
              keep_rows: bool = False) -> Any:
-    """A synthguard context from the three frames (copies; the caller's frames are not touched).
+    """A synthguard context from the three frames (the caller's frames are not touched).
 
     ``keep_rows`` adds a row number to every frame so that duplicate rows stay separate records, as in
-    anonymeter's linkability and inference (synthguard's own metrics count distinct rows).
+    anonymeter's linkability and inference (synthguard's own metrics count distinct rows). The typed
+    tables are shared by evaluators given the same frames (:func:`_prepared`); each gets its own
+    context (seed, memo). anonymeter's API returns the headline only: no verdict, so no evidence
+    over every record.
     """
     from ..registry import Context
 
-    frames = [ori, syn, control]
-    meta = None
-    if keep_rows:
-        frames = [None if f is None else f.assign(**{_ROW: np.arange(len(f), dtype=float)}) for f in frames]
-        meta = {"columns": {_ROW: {"sdtype": "numerical"}}}
-    # anonymeter accepts a control identical to the original (its own tests use one): a warning here
-    ctx = Context.from_frames(frames[0], frames[1], frames[2], meta, seed=seed or 0,
-                              strict_control=False)
-    # anonymeter's API returns the headline only: no verdict, so no evidence over every record
-    return replace(ctx, evidence=False)
+    tables, encoded = _prepared([ori, syn, control], keep_rows)
+    return Context(tables=tables, encoded=encoded, seed=seed or 0, evidence=False)
 
 
 def _run(ctx: Any, name: str, **params: Any) -> MetricResult:
