@@ -20,7 +20,7 @@ from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
 from .options import EvaluateOptions
-from .sample import list_copies, sample_tables
+from .sample import list_copies, runs_near_copies, sample_tables
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
@@ -101,10 +101,11 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     release_free_memory()
     # above max_records training or control records, a seeded sample of them (the full tables are
     # freed here, once the full-table copy join is done)
-    tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0))
+    tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0),
+                                           near=runs_near_copies(run_config))
     release_free_memory()
     out = run_tables(tables, run_config, options, canonical=True, sample=sample)
-    return out if copies is None else list_copies(out, copies, run_config.metric_of)
+    return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)
 
 
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,

@@ -7,8 +7,10 @@ what the report then states (intervals and detection limits are those of the sam
 on the sampled tables, and the limits are measured by injecting leak rows built from the sampled
 training records). The release is never sampled: a copy hidden in an unsampled release row would be
 missed. Exact copies are still found for every training record, by a full-table join of the
-release's row identities against all of them (:func:`exact_copies`), and listed in the records
-export, those of records outside the sample marked so (:func:`copy_records`).
+release's row identities against all of them (:func:`exact_copies`), and so are the copies with one
+cell changed that identify their training record when the run tests for them
+(:func:`near_copies_of`: the near-copy test's own join over every real record); both are listed
+in the records export, those of records outside the sample marked so (:func:`copy_records`).
 
 The sample is drawn in the tables' canonical content order
 (:meth:`~synthguard.data.tables.Tables.in_canonical_order`) from the run's seed, so that the order of
@@ -27,7 +29,7 @@ from ..data.tables import Tables
 from ..stats import make_rng
 
 __all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "exact_copies", "list_copies",
-           "resolve_max_records", "sample_tables"]
+           "near_copies_of", "resolve_max_records", "sample_tables"]
 
 #: The default ``max_records``: ``0``, never sample. A sample of 200,000 estimates every share up to
 #: 5 % to +-0.1 % (``docs/scaling.md``), but a sampled run changes what some values mean (the share
@@ -49,11 +51,12 @@ def resolve_max_records(value: int | None) -> int:
     return DEFAULT_MAX_RECORDS if value is None else int(value)
 
 
-def sample_tables(tables: Tables, max_records: int | None, seed: int
-                  ) -> tuple[Tables, dict[str, Any] | None, dict[str, np.ndarray] | None]:
+def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: bool = False
+                  ) -> tuple[Tables, dict[str, Any] | None, dict[str, dict[str, np.ndarray]] | None]:
     """The tables a run tests (``tables`` in canonical order, or their sample when the training or
     the control table holds more than ``max_records`` rows: :func:`draw_sample`), the report's
-    ``sample`` header entry and the full-table exact copies (:func:`exact_copies`); ``None, None``
+    ``sample`` header entry and the full-table copies: ``{"exact": exact_copies(...)}`` and, with
+    ``near`` (the run tests one-cell copies), ``"near1"``: :func:`near_copies_of`; ``None, None``
     when nothing was sampled."""
     limit = resolve_max_records(max_records)
     sampled, info = draw_sample(tables, limit, seed)
@@ -61,30 +64,58 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int
         return tables, None, None
     at = info["original"].pop("positions", None)
     info.get("control", {}).pop("positions", None)
-    copies = exact_copies(tables, at)
-    info.update(seed=int(seed), max_records=limit,
-                exact_copies={"release_rows": int(copies["release"].size),
-                              "outside_sample": int(copies["outside"].sum())})
+    copies = {"exact": exact_copies(tables, at)}
+    if near:
+        copies["near1"] = near_copies_of(tables, at)
+    info.update(seed=int(seed), max_records=limit)
+    for family, key in (("exact", "exact_copies"), ("near1", "near_copies")):
+        if family in copies:
+            info[key] = {"release_rows": int(copies[family]["release"].size),
+                         "outside_sample": int(copies[family]["outside"].sum())}
     return sampled, info, copies
 
 
-def list_copies(out: Any, copies: Mapping[str, np.ndarray], metric_of: Callable[[str], str]) -> Any:
+#: the test whose card lists copies with one cell changed (its ``max_diff`` 1 run), and the
+#: family of those copies
+NEAR_TEST, NEAR_FAMILY = "near_copies", "near1"
+
+
+def runs_near_copies(run_config: Any) -> bool:
+    """Whether a run configuration tests copies with one cell changed (a run of
+    :data:`NEAR_TEST` at ``max_diff`` 1), so that a sampled run joins them over the full tables."""
+    return any(run_config.metric_of(n) == NEAR_TEST and int((p or {}).get("max_diff", 1)) == 1
+               for n, p in run_config.metrics.items())
+
+
+def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
+                metric_of: Callable[[str], str], params: Mapping[str, Any] | None = None) -> Any:
     """The run's output ``out`` (a :class:`~synthguard.run.executor.RunOutput`) with every
-    full-table exact copy its own rows do not list added to the header's ``records``
-    (:func:`copy_records`), under the copy test: the metric whose card lists every verbatim copy,
-    by the name the run gives it (``metric_of``: a run name's registered metric; a named run of
-    the copy test lists its copies under its run name only, as its own rows do)."""
+    full-table copy its own rows do not list added to the header's ``records``
+    (:func:`copy_records`): the exact copies under the copy test (the metric whose card lists
+    every verbatim copy), the one-cell copies (``copies["near1"]``) under the near-copy test's
+    one-cell run, each by the name the run gives it (``metric_of``: a run name's registered metric;
+    ``params``: each run's parameters; a named run lists its copies under its run name only, as
+    its own rows do)."""
     from ..registry import metric_infos
     from .drops import ALARM
 
     copier = str(next((i.name for i in metric_infos()
                        if (i.card.get("records") or {}).get("complete")), None))
-    name = next((n for n in out.results if metric_of(n) == copier), copier)
     own = list(out.header.get("records") or ())
-    res = out.results.get(name)
-    listed = {r.get("release_row") for r in own
-              if name in str(r.get("tests") or r.get("metric")).split(", ")}
-    more = copy_records(copies, listed, res is not None and str(res.risk_level) in ALARM, name)
+    more: list[dict[str, Any]] = []
+    for family, metric in (("exact", copier), (NEAR_FAMILY, NEAR_TEST)):
+        if family not in copies:
+            continue
+        runs = [n for n in out.results if metric_of(n) == metric
+                and (family == "exact" or int(((params or {}).get(n) or {}).get("max_diff", 1)) == 1)]
+        if not runs and family != "exact":
+            continue
+        name = runs[0] if runs else metric
+        res = out.results.get(name)
+        listed = {r.get("release_row") for r in own
+                  if name in str(r.get("tests") or r.get("metric")).split(", ")}
+        more += copy_records(copies[family], listed, res is not None and str(res.risk_level) in ALARM,
+                             name, family)
     if more:
         out.header["records"] = own + more
     return out
@@ -158,12 +189,69 @@ def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.nda
     return {"release": release, "training": training, "outside": outside}
 
 
+def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The full-table join of the one-cell copies: every release row that differs in exactly one
+    compared cell from a training row which is the only real record (training or control, ALL of
+    them) within one cell of it, by the near-copy test's own join
+    (:func:`synthguard.metrics.privacy._copies.identifying_matches` on the exact-value codes of
+    :func:`~synthguard.metrics.privacy.matching.compared_columns`).
+
+    Returns ``release`` and ``training`` (input row numbers, by release row) and ``outside`` (True
+    when the training row is not among the ``sampled`` canonical positions; ``None``: all are);
+    nothing without a control table (the test needs one).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.data.tables import prepare_tables
+    >>> o = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"], "c": [5, 6, 7]})
+    >>> c = pd.DataFrame({"a": [8, 9], "b": ["u", "v"], "c": [1, 2]})
+    >>> s = pd.DataFrame({"a": [1, 2, 4], "b": ["x", "y", "q"], "c": [0, 6, 0]})
+    >>> t = prepare_tables(o, s, c).in_canonical_order()
+    >>> found = near_copies_of(t, None)  # release row 1 is a verbatim copy, row 2 copies no one
+    >>> found["release"].tolist(), found["training"].tolist(), found["outside"].tolist()
+    ([0], [0], [False])
+    """
+    from ..data.encoding import EncodedView
+    from ..metrics.privacy._copies import identifying_matches
+    from ..metrics.privacy.matching import compared_columns
+
+    none = np.zeros(0, dtype=np.int64)
+    cols = compared_columns(tables.schema)
+    if not cols or tables.control is None:
+        return {"release": none, "training": none, "outside": np.zeros(0, dtype=bool)}
+    enc = EncodedView(tables).encoder
+    codes = {r: enc.encode(tables.get(r), cols, categorical_only=True).cat
+             for r in ("original", "control", "synthetic")}
+    real = np.concatenate([codes["original"], codes["control"]], axis=0)
+    release, record = identifying_matches(real, codes["synthetic"], 1)
+    n_o = len(tables.original)
+    keep = record < n_o
+    release, record = release[keep], record[keep]
+    changed = (real[record] != codes["synthetic"][release]).sum(axis=1) == 1  # not a verbatim copy
+    release, record = release[changed], record[changed]
+    in_sample = np.zeros(n_o, dtype=bool)
+    in_sample[slice(None) if sampled is None else sampled] = True
+    outside = ~in_sample[record]
+    for role, pos in (("synthetic", release), ("original", record)):
+        nums = tables.row_numbers.get(role)
+        if nums is not None:
+            pos[:] = np.asarray(nums)[pos]
+    return {"release": release, "training": record, "outside": outside}
+
+
+#: per family: the reason's words for a full-table copy
+_COPY_WORDS = {"exact": "verbatim copy of a training row",
+               NEAR_FAMILY: "copy with 1 cell changed of a training row, the only real record within "
+                            "1 cell of it"}
+
+
 def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,
-                 metric: str) -> list[dict[str, Any]]:
-    """The records-export rows of the full-table copies not already ``listed`` (release rows the
-    run's own rows name as copies), under the copy test ``metric``: input row numbers, action
-    ``drop`` when that test alarms (``alarm``), else ``review``; a copy of a record outside the
-    sample says so in its reason."""
+                 metric: str, family: str = "exact") -> list[dict[str, Any]]:
+    """The records-export rows of the full-table copies of ``family`` (``"exact"`` or
+    ``"near1"``) not already ``listed`` (release rows the run's own rows name), under the test
+    ``metric``: input row numbers, action ``drop`` when that test alarms (``alarm``), else
+    ``review``; a copy of a record outside the sample says so in its reason."""
     release, training = copies["release"], copies["training"]
     out = []
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
@@ -173,6 +261,6 @@ def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool
                  if outside else "found by the full-table join")
         out.append({"metric": metric, "risk": "presence",
                     "action": "drop" if alarm else "review", "release_row": int(r),
-                    "training_row": int(t), "reason": f"verbatim copy of a training row ({where})",
-                    "rank": None, "family": "exact", "tests": metric, "round": None})
+                    "training_row": int(t), "reason": f"{_COPY_WORDS[family]} ({where})",
+                    "rank": None, "family": family, "tests": metric, "round": None})
     return out

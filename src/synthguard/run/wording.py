@@ -458,7 +458,8 @@ def _join(items: Sequence[str]) -> str:
 
 def sample_line(sample: Mapping[str, Any]) -> str:
     """The verdict's sentence on a sampled run (``max_records``): the sample, that the bounds are
-    the sample's, and the exact copies the full-table join found.
+    the sample's, and the exact (and, when the run tests them, one-cell) copies the full-table
+    joins found.
 
     Examples
     --------
@@ -470,12 +471,17 @@ def sample_line(sample: Mapping[str, Any]) -> str:
     o, c = sample.get("original") or {}, sample.get("control")
     ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
     cp = sample.get("exact_copies") or {}
+    near = sample.get("near_copies")
+    found = (f"{cp.get('release_rows', 0):,} release row(s) that copy one verbatim, "
+             f"{cp.get('outside_sample', 0):,} of them copying only records outside the sample")
+    if near is not None:
+        found = (f"{found}, and {near['release_rows']:,} that copy one with 1 cell changed and "
+                 f"identify it (the only real record within 1 cell), {near['outside_sample']:,} "
+                 f"of them records outside the sample")
     return (f"the tests ran on a seeded uniform sample of {o['rows']:,} of {o['of']:,} training"
             f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
             f"against every release row: the intervals, bounds and detection limits are the "
-            f"sample's; a join of the release against every training record found "
-            f"{cp.get('release_rows', 0):,} release row(s) that copy one verbatim, "
-            f"{cp.get('outside_sample', 0):,} of them copying only records outside the sample "
+            f"sample's; a join of the release against every training record found {found} "
             f"(every one is in the records export)")
 
 

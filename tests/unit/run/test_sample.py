@@ -109,6 +109,49 @@ def test_every_exact_copy_of_the_full_table_is_listed_even_outside_the_sample(fr
     assert 0 < int(outside.sum()) < 20  # some records sampled, some not (60 of 200)
 
 
+def _one_cell_copies(original: pd.DataFrame, control: pd.DataFrame, fresh: pd.DataFrame):
+    """A release of ``fresh`` rows and 20 copies of training rows 5, 15, ..., 195 with their income
+    moved by 1, and every release row that copies a training record with one cell changed and
+    identifies it: that record is the only real record (training or control) within one cell of
+    the row (counted here cell by cell over all pairs, as the definition says; fresh rows may
+    qualify by chance)."""
+    copies = original.iloc[5::10].copy()
+    copies["income"] = copies["income"] + 1
+    release = pd.concat([fresh, copies], ignore_index=True)
+    real = pd.concat([original, control], ignore_index=True).to_numpy(dtype=object)
+    differ = (release.to_numpy(dtype=object)[:, None, :] != real[None, :, :]).sum(axis=2)
+    alone = (differ <= 1).sum(axis=1) == 1
+    record = np.argmin(differ, axis=1)
+    one = alone & (differ[np.arange(len(release)), record] == 1) & (record < len(original))
+    return release, {int(r): int(record[r]) for r in np.flatnonzero(one)}
+
+
+def test_every_identifying_one_cell_copy_of_the_full_table_is_listed_even_outside_the_sample(frames):
+    original, _, control = frames
+    fresh = _people(100, np.random.default_rng(5))
+    release, truth = _one_cell_copies(original, control, fresh)
+    assert sum(r >= 100 for r in truth) >= 10  # most planted copies identify their record
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60)
+    rec = rep.records()
+    near = rec[(rec["metric"] == "near_copies") & (rec["family"] == "near1")]
+    listed = near.drop_duplicates("release_row").set_index("release_row")["training_row"]
+    assert {int(r): int(t) for r, t in listed.items()} == truth  # every one, each with its record
+    said = rep.model.header["sample"]["near_copies"]
+    outside = near.drop_duplicates("release_row")["reason"].str.contains("outside the sample")
+    assert said == {"release_rows": len(truth), "outside_sample": int(outside.sum())}
+    assert 0 < said["outside_sample"] < len(truth)  # 60 of 200 records sampled
+    assert f"and {len(truth)} that copy one with 1 cell changed" in rep.verdict.summary
+
+
+def test_a_sampled_run_without_the_one_cell_test_joins_no_one_cell_copies(frames):
+    original, _, control = frames
+    release, _ = _one_cell_copies(original, control, _people(100, np.random.default_rng(5)))
+    rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
+                              max_records=60)
+    assert "near_copies" not in rep.model.header["sample"]
+    assert not (rep.records()["family"] == "near1").any()
+
+
 @pytest.mark.parametrize("copy_test", ["exact_matches", {"name": "copies", "metric": "exact_matches"}])
 def test_a_sampled_run_names_each_test_once_and_lists_a_copy_once_per_test(frames, copy_test):
     """The full-table copies join the copy test's rows under the name the run gives that test: a
