@@ -178,9 +178,20 @@ def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.nda
     """
     from ..metrics.privacy.matching import first_copies
 
-    in_sample = np.zeros(len(tables.original), dtype=bool)
+    in_sample = _in_sample(len(tables.original), sampled)
+    return _found(tables, *first_copies(tables, in_sample), in_sample)
+
+
+def _in_sample(n: int, sampled: np.ndarray | None) -> np.ndarray:
+    """Per training row (canonical position), whether it is among the ``sampled`` ones."""
+    in_sample = np.zeros(n, dtype=bool)
     in_sample[slice(None) if sampled is None else sampled] = True
-    release, training = first_copies(tables, in_sample)
+    return in_sample
+
+
+def _found(tables: Tables, release: np.ndarray, training: np.ndarray, in_sample: np.ndarray
+           ) -> dict[str, np.ndarray]:
+    """A full-table join's pairs (canonical positions) as input row numbers, with ``outside``."""
     outside = ~in_sample[training]
     for role, pos in (("synthetic", release), ("original", training)):
         nums = tables.row_numbers.get(role)
@@ -229,15 +240,7 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.n
     keep = record < n_o
     release, record = release[keep], record[keep]
     changed = (real[record] != codes["synthetic"][release]).sum(axis=1) == 1  # not a verbatim copy
-    release, record = release[changed], record[changed]
-    in_sample = np.zeros(n_o, dtype=bool)
-    in_sample[slice(None) if sampled is None else sampled] = True
-    outside = ~in_sample[record]
-    for role, pos in (("synthetic", release), ("original", record)):
-        nums = tables.row_numbers.get(role)
-        if nums is not None:
-            pos[:] = np.asarray(nums)[pos]
-    return {"release": release, "training": record, "outside": outside}
+    return _found(tables, release[changed], record[changed], _in_sample(n_o, sampled))
 
 
 #: per family: the reason's words for a full-table copy
