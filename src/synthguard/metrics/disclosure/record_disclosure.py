@@ -32,9 +32,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ...core.arrays import unique_codes
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
+from ...engine.backend import LocalRelation
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import wilson_interval
@@ -105,6 +106,9 @@ def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarr
     """Per real record: unique on the QIs in ``real`` (synthpop's UiO); unique there and present
     in ``syn`` (UiOiS); unique there and unique in ``syn`` (synthpop's replicated unique, repU).
 
+    The rules are :func:`replicated_uniques`' own (:data:`_REPU_TABLES`), applied to the key
+    lookup of ``real`` built from the codes (the metric asks its backend for the same lookup).
+
     Parameters
     ----------
     real, syn : ndarray of int64, shape (n, q) / (m, q)
@@ -119,11 +123,20 @@ def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarr
     [[True, False, False, True], [True, False, False, True], [True, False, False, False]]
     """
     ir, is_ = joint_ids(real, syn)
-    n_ids = int(max(ir.max(initial=-1), is_.max(initial=-1))) + 1
-    size_r = np.bincount(ir, minlength=n_ids)
-    size_s = np.bincount(is_, minlength=n_ids)
-    unique = size_r[ir] == 1
-    return unique, unique & (size_s[ir] >= 1), unique & (size_s[ir] == 1)
+    rows = LocalRelation(pd.DataFrame({"o": _cell_count(ir, ir), "s": _cell_count(ir, is_)}))
+    got = rows.flags(**{str(j): fn for j, fn in enumerate(_REPU_TABLES)})
+    return got["0"], got["1"], got["2"]
+
+
+def _cell_count(ids: np.ndarray, *counted: np.ndarray) -> np.ndarray:
+    """Per row of dense key ids ``ids``: the rows of the tables ``counted`` (ids of the same
+    vocabulary) with its key (a key lookup of :meth:`Backend.key_rows
+    <synthguard.engine.backend.Backend.key_rows>`, from codes)."""
+    n_ids = max(int(i.max(initial=-1)) for i in (ids, *counted)) + 1
+    count = np.zeros(n_ids, dtype=np.int64)
+    for c in counted:  # loop over tables
+        count += np.bincount(c, minlength=n_ids)
+    return count[ids]
 
 
 def own_table_unique(ids: np.ndarray, m: int, rng: np.random.Generator,
@@ -226,8 +239,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     bins = _bins(ctx, cont, num_discrete_bins, binning)
     # per original record: original and synthetic records with its quasi-identifiers
     rows = data.key_rows("original", {"o": (qis, ("original",)), "s": (qis, ("synthetic",))}, bins=bins)
-    k_u, k_any, k_rep = rows.sums(lambda f: f["o"] == 1, lambda f: (f["o"] == 1) & (f["s"] >= 1),
-                                  _replicated)
+    k_u, k_any, k_rep = rows.sums(*_REPU_TABLES)
     n = data.n_rows("original")
     value = k_rep / n if n else float("nan")
     ci = wilson_interval(k_rep, n) if n else None
@@ -261,9 +273,25 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
                         evidence=evidence)
 
 
+def _unique_original(f: Any) -> Any:
+    """synthpop's UiO per original record of a key lookup: unique in the original."""
+    return f["o"] == 1
+
+
+def _replicated_any(f: Any) -> Any:
+    """synthpop's UiOiS: unique in the original, present in the release."""
+    return _unique_original(f) & (f["s"] >= 1)
+
+
 def _replicated(f: Any) -> Any:
     """repU per original record of a key lookup: unique in the original, unique in the release."""
-    return (f["o"] == 1) & (f["s"] == 1)
+    return _unique_original(f) & (f["s"] == 1)
+
+
+#: UiO, UiOiS and repU as functions of a key lookup's frame (``o`` / ``s``: original / synthetic
+#: records with the record's quasi-identifiers): :func:`replicated_uniques` and
+#: :func:`replicated_unique_flags` both count with these
+_REPU_TABLES = (_unique_original, _replicated_any, _replicated)
 
 
 def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int, binning: str,
@@ -316,6 +344,11 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     counts the original's cells). ``min_cell`` (not synthpop's) requires at least that many
     synthetic records in the key cell.
 
+    The rules are :func:`disco`'s own (:class:`_DiscoCells`), applied to the key lookup of
+    ``real`` built from the codes (the metric asks its backend for the same lookup): ``s`` / ``o``
+    records with the record's key, ``st0`` / ``ot0`` with its key and target, ``ds0`` distinct
+    targets in its synthetic key cell, ``pt0`` the exclusion's cell size.
+
     Parameters
     ----------
     real_keys, syn_keys : ndarray of int64, shape (n, q) / (m, q)
@@ -340,41 +373,24 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     [True, False, True]
     """
     kr, ks = joint_ids(real_keys, syn_keys)
-    tr, ts = joint_ids(real_target.reshape(-1, 1), syn_target.reshape(-1, 1))
-    n_keys = int(max(kr.max(initial=-1), ks.max(initial=-1))) + 1
-    n_t = int(max(tr.max(initial=-1), ts.max(initial=-1))) + 1
-
-    def cells(keys: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        size = np.bincount(keys, minlength=n_keys)
-        pairs = unique_codes(keys * n_t + target)
-        distinct = np.bincount(pairs // n_t, minlength=n_keys)
-        value = np.full(n_keys, -1, dtype=np.int64)
-        value[pairs // n_t] = pairs % n_t  # the value of single-valued cells
-        return size, distinct, value
-
-    size_s, dist_s, val_s = cells(ks, ts)
-    _, dist_r, _ = cells(kr, tr)
-    big = (size_s[kr] >= (min_cell or 1))
-    i_s = size_s[kr] >= 1
-    dis = i_s & big & (dist_s[kr] == 1)
-    disco = dis & (val_s[kr] == tr)
-    dio = dist_r[kr] == 1
-    responds = ((size_s[kr] == 0) | ((dist_s[kr] == 1) & (val_s[kr] == tr))) & \
-        (size_s[kr] + 1 >= (min_cell or 1))
-    out = {"iS": i_s, "dis": dis, "disco": disco, "dio": dio, "disdio": disco & dio,
-           "responds": responds}
-    if exclude_ov_denom_lim:
-        if cell_count is None:
-            pair = kr * n_t + tr
-            uniq, inv, cnt = np.unique(pair, return_inverse=True, return_counts=True)
-            cell_count = cnt[inv.ravel()]
-        keep = np.asarray(cell_count) <= int(denom_lim)
-        out = {k: v & keep for k, v in out.items()}
-    return out
+    # key x target cells: pair ids of the keys with the target (shared vocabularies)
+    pr, ps = joint_ids(np.column_stack([real_keys, real_target]), np.column_stack([syn_keys, syn_target]))
+    first = np.unique(ps, return_index=True)[1]  # one synthetic row per key x target cell
+    f = pd.DataFrame({"s": _cell_count(kr, ks), "o": _cell_count(kr, kr),
+                      "st0": _cell_count(pr, ps), "ot0": _cell_count(pr, pr),
+                      "ds0": _cell_count(kr, ks[first])})
+    # the exclusion's cell sizes: ``cell_count``, else counted in ``real`` as synthpop does
+    f["pt0"] = f["ot0"] if cell_count is None else np.asarray(cell_count, dtype=np.int64)
+    cells = _DiscoCells(1, int(denom_lim), bool(exclude_ov_denom_lim), None if min_cell is None else int(min_cell))
+    rows = LocalRelation(f)
+    disco, disdio, dis, dio = cells.tables(0, pooled=True)
+    return rows.flags(iS=lambda f: (f["s"] >= 1) & cells._keep(f, 0, True), dis=dis, disco=disco, dio=dio, disdio=disdio,
+                      responds=cells.responds)
 
 
 class _DiscoCells:
-    """:func:`disco_flags` as functions of a key lookup's frame (:meth:`Backend.key_rows
+    """synthpop's cell rules (DiSCO, DiSDiO, DiS, DiO; :func:`disco` and :func:`disco_flags`) as
+    functions of a key lookup's frame (:meth:`Backend.key_rows
     <synthguard.engine.backend.Backend.key_rows>`), one set of cell counts per record:
 
     * ``s`` / ``o``: synthetic / original records with its quasi-identifiers (its key cell);
@@ -415,10 +431,11 @@ class _DiscoCells:
     def _disco(self, f: Any, j: int) -> Any:
         return (f["s"] >= self.floor) & (f[f"st{j}"] == f["s"])
 
-    def tables(self, j: int) -> list[Any]:
-        """DiSCO, DiSDiO, DiS and DiO of column ``j`` (cells over denom_lim counted in the original)."""
+    def tables(self, j: int, pooled: bool = False) -> list[Any]:
+        """DiSCO, DiSDiO, DiS and DiO of column ``j`` (cells over denom_lim counted in the original,
+        or with ``pooled`` in ``pt``: :func:`disco_flags`' ``cell_count``)."""
         def keep(f: Any) -> Any:
-            return self._keep(f, j, False)
+            return self._keep(f, j, pooled)
 
         def dio(f: Any) -> Any:
             return f[f"ot{j}"] == f["o"]
