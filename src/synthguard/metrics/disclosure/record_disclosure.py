@@ -49,7 +49,7 @@ from ._common import (
     resolve_fields,
 )
 
-__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "own_table_unique"]
+__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags"]
 
 
 def _params() -> list[Param]:
@@ -139,38 +139,6 @@ def _cell_count(ids: np.ndarray, *counted: np.ndarray) -> np.ndarray:
     return count[ids]
 
 
-def own_table_unique(ids: np.ndarray, m: int, rng: np.random.Generator,
-                     order: np.ndarray | None = None) -> np.ndarray:
-    """Per record of a table with key ids ``ids``: is its key unique among itself and ``m - 1``
-    other records of the same table drawn at random (seeded)?
-
-    With ``m == len(ids)`` this is plain uniqueness in the table. Otherwise a random subsample
-    ``T`` of ``m`` records is drawn (positions of ``order``, the table's canonical order, so the
-    draw does not depend on the input row order) and one record ``t*`` of it: a record of ``T`` is
-    unique when no other record of ``T`` shares its key; a record outside ``T`` when no record of
-    ``T`` other than ``t*`` does. Either way its "others" are a uniformly random set of ``m - 1``
-    records of its table, so every record gets a flag (none is dropped) and a table of ``n > m``
-    records is judged at the size ``m`` of the other table: uniqueness rates comparable.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> own_table_unique(np.array([0, 1, 1, 2]), 4, np.random.default_rng(0)).tolist()
-    [True, False, False, True]
-    """
-    n = int(ids.size)
-    n_ids = int(ids.max(initial=-1)) + 1
-    if m >= n:
-        return np.bincount(ids, minlength=n_ids)[ids] == 1
-    pos = np.arange(n) if order is None else np.asarray(order)
-    sub = pos[np.sort(rng.choice(n, m, replace=False))]
-    star = sub[int(rng.integers(m))]
-    count = np.bincount(ids[sub], minlength=n_ids)[ids]
-    inside = np.zeros(n, dtype=bool)
-    inside[sub] = True
-    return np.where(inside, count == 1, count - (ids == ids[star]) == 0)
-
-
 REPU_STATISTIC = ("share of real records whose quasi-identifier combination is unique in the pooled real "
                   "data (training and control together) and unique in the synthetic data too "
                   "(synthpop's replicated uniques, judged without the labels)")
@@ -216,8 +184,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     replicated uniques over **all** original records. The evidence compares training with control
     records: a record is flagged when its combination is unique among the real records pooled
     (training and control, label-free) and unique in the synthetic data; every training and every
-    control record carries a flag (:func:`own_table_unique`, uniqueness among a random sample of
-    the record's own table, is no longer used by it).
+    control record carries a flag.
 
     Every count is a key lookup of the run's backend (``ctx.data``), so the metric runs unchanged
     on the Dask backend, bins included (:func:`~._common.backend_bins`).
