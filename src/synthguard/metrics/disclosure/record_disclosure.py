@@ -42,7 +42,6 @@ from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
     backend_bins,
-    column_codes,
     evidence_roles,
     has_control,
     joint_ids,
@@ -80,25 +79,21 @@ def _roles(ctx: Context) -> tuple[str, ...]:
     return ("original", "synthetic", "control") if has_control(ctx) else ("original", "synthetic")
 
 
-def _codes(ctx: Context, columns: list[str], cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
-    return column_codes(ctx, columns, _roles(ctx), continuous=cont, bins=bins, binning=binning,
-                        edges_from=evidence_roles(ctx))
-
-
 def _bins(ctx: Context, cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
-    """The edges :func:`_codes` cuts at, from the backend (one process or a cluster)."""
+    """The bin edges of ``cont`` (from the real records pooled, :func:`~._common.evidence_roles`),
+    from the backend (one process or a cluster); :func:`~._common.column_codes` cuts at the same."""
     return backend_bins(ctx.data, cont, bins, binning, evidence_roles(ctx))
 
 
-def _key_pairs(ctx: Context, qis: list[str], cont: list[str], bins: int, binning: str, tie: str) -> RowPairs | None:
+def _key_pairs(ctx: Context, qis: list[str], bins: dict[str, np.ndarray], tie: str) -> RowPairs | None:
     """The release rows behind the flags (one process only: a cluster run lists no rows to drop,
     so they are not gathered there): each release row ties to the real records (training, then
-    control) with its quasi-identifiers."""
+    control) with its quasi-identifiers, cut at the ``bins`` the flags were counted with (the
+    backend's own key ids)."""
     if ctx.data_backend is not None:
         return None
-    codes = _codes(ctx, qis, cont, bins, binning)
-    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
-    return RowPairs.groups(np.r_[io, ic], is_, tie=tie, action="review")
+    ids = ctx.data.key_ids(qis, ("original", "control", "synthetic"), bins=bins)
+    return RowPairs.groups(np.r_[ids["original"], ids["control"]], ids["synthetic"], tie=tie, action="review")
 
 
 # ---------------------------------------------------------------- replicated uniques
@@ -223,7 +218,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     }
     evidence = None
     if "control" in roles:
-        evidence, sub = _repu_evidence(ctx, qis, cont, num_discrete_bins, binning, bins)
+        evidence, sub = _repu_evidence(ctx, qis, bins)
         details["evidence_rows_per_side"] = sub
     level = LEVEL_FROM_THRESHOLDS
     top = rows.top(max_records, ["pos"], [True], where=_replicated)
@@ -261,8 +256,7 @@ def _replicated(f: Any) -> Any:
 _REPU_TABLES = (_unique_original, _replicated_any, _replicated)
 
 
-def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int, binning: str,
-                   bins: dict[str, np.ndarray]) -> tuple[Evidence, int]:
+def _repu_evidence(ctx: Context, qis: list[str], bins: dict[str, np.ndarray]) -> tuple[Evidence, int]:
     """Per-record repU flags of every training and every control record, with the records a copy
     would flag.
 
@@ -283,7 +277,7 @@ def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int,
                                                            exact=lambda f: (f["r"] == 1) & (f["s"] == 0))
     c = data.key_rows("control", lookups, bins=bins).flags(flag=flag)
     # the release row behind a flag: the one release row with its quasi-identifiers
-    pairs = _key_pairs(ctx, qis, cont, num_bins, binning, "the only release row with its quasi-identifiers")
+    pairs = _key_pairs(ctx, qis, bins, "the only release row with its quasi-identifiers")
     rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"]}, pairs=pairs)
     ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
                              baseline="control records (never trained on) against the same synthetic "
@@ -543,8 +537,8 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
         c = data.key_rows("control", cells.lookups(qis, sens, "control", control), bins=bins).flags(
             flag=cells.flag)
         # the release rows behind a flag: every release row with its quasi-identifiers
-        pairs = _key_pairs(ctx, qis, cont, num_discrete_bins, binning, "a release row with its "
-                           "quasi-identifiers (every such row carries its sensitive value)")
+        pairs = _key_pairs(ctx, qis, bins, "a release row with its quasi-identifiers (every such row "
+                           "carries its sensitive value)")
         rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"] & o["rare"]},
                          pairs=pairs)
         evidence = Evidence.from_flags(

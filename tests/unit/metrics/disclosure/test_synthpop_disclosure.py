@@ -150,6 +150,45 @@ def test_flags_cover_every_training_and_control_record():
     assert np.flatnonzero(rep.flags.responds["exact"]).tolist() == [6]
 
 
+def test_release_rows_behind_the_flags_known_answer():
+    # every release row with the record's key: a -> rows 0, 1; b -> 2; c -> 3; e -> 4-9; f -> 10, 11;
+    # d and the control's h, i, j -> none (g, row 12, is nobody's)
+    ctx = Context.from_frames(ORIGINAL, SYNTHETIC, CONTROL, metadata=META, seed=1, canonical=False)
+    by_key = {"a": [0, 1], "b": [2], "c": [3], "d": [], "e": list(range(4, 10)), "f": [10, 11],
+              "h": [], "i": [], "j": []}
+    want = [[i, r] for i, k in enumerate(list(ORIGINAL["k"]) + list(CONTROL["k"])) for r in by_key[k]]
+    for metric in (disco, replicated_uniques):
+        pairs = run(metric, ctx=ctx).evidence.flags.pairs
+        assert pairs.action == "review" and pairs.n_rows == len(SYNTHETIC)
+        assert pairs.pairs_of(np.ones(N + len(CONTROL), dtype=bool)).tolist() == want, metric
+
+
+@pytest.mark.parametrize("binning", ["quantile", "equal_width"])
+def test_release_rows_behind_the_flags_are_cut_at_the_flags_bins(binning):
+    """A repU flag names exactly one release row (unique there) and a DiSCO flag release rows that
+    all carry the record's value, with a binned quasi-identifier: ties and flags share the bins."""
+    rng = np.random.default_rng(4)
+
+    def pop(n):  # 8 bins x 20 groups: unique and one-record cells on both sides
+        return pd.DataFrame({"x": rng.normal(0, 1, n).round(2), "g": rng.choice(list("abcdefghijklmnopqrst"), n),
+                             "s": rng.choice(list("pq"), n)})
+
+    real, control, syn = pop(300), pop(200), pop(300)
+    meta = {"quasi_identifiers": ["x", "g"], "sensitive": ["s"]}
+    ctx = Context.from_frames(real, syn, control, metadata=meta, canonical=False)
+    kw = dict(continuous_column_names=["x"], num_discrete_bins=8, binning=binning)
+    pooled_s = np.r_[real["s"].to_numpy(), control["s"].to_numpy()]
+    rep = run(replicated_uniques, ctx=ctx, **kw).evidence.flags
+    flagged = np.r_[rep.member, rep.non_member]
+    ties = rep.pairs.pairs_of(flagged)
+    assert flagged.any() and np.array_equal(np.bincount(ties[:, 0], minlength=flagged.size), flagged.astype(int))
+    dis = run(disco, ctx=ctx, **kw).evidence.flags
+    flagged = np.r_[dis.member, dis.non_member]
+    ties = dis.pairs.pairs_of(flagged)
+    assert flagged.any() and np.array_equal(np.unique(ties[:, 0]), np.flatnonzero(flagged))
+    assert (syn["s"].to_numpy()[ties[:, 1]] == pooled_s[ties[:, 0]]).all()
+
+
 @pytest.fixture(scope="module")
 def acs12(shared_data):
     return pd.read_csv(shared_data / "acs12.csv")
