@@ -119,8 +119,8 @@ def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarr
     """
     ir, is_ = joint_ids(real, syn)
     rows = LocalRelation(pd.DataFrame({"o": _cell_count(ir, ir), "s": _cell_count(ir, is_)}))
-    got = rows.flags(**{str(j): fn for j, fn in enumerate(_REPU_TABLES)})
-    return got["0"], got["1"], got["2"]
+    got = rows.flags(**dict(zip(("uio", "uiois", "repu"), _REPU_TABLES, strict=True)))
+    return got["uio"], got["uiois"], got["repu"]
 
 
 def _cell_count(ids: np.ndarray, *counted: np.ndarray) -> np.ndarray:
