@@ -337,6 +337,14 @@ class LocalBackend:
         cols = tuple(columns)
         return self._memo(("backend.row_ids", cols), lambda: self.encoded.row_ids(list(cols)))
 
+    def key_ids(self, columns: Sequence[str], roles: Sequence[str], *,
+                bins: Bins | None = None) -> dict[str, np.ndarray]:
+        """Per role of ``roles``: the dense ids :meth:`key_rows` and :meth:`key_groups` count with
+        (equal value tuples of ``columns``, cut at ``bins``, equal ids; memoised, do not modify).
+        One process only (not a :class:`Backend` question): for a metric naming the release rows
+        behind its key counts."""
+        return self._ids(columns, roles, bins)
+
     def key_groups(self, columns: Sequence[str], roles: Sequence[str], *,
                    bins: Bins | None = None) -> LocalRelation:
         ids = self._ids(columns, roles, bins)

@@ -51,6 +51,26 @@ def test_key_rows_flags_and_binned_counts():
 
 
 
+def test_key_ids_are_the_ids_key_rows_counts_with():
+    """key_ids (one process): equal value tuples (binned by bin, missing its own value), equal ids
+    across the roles asked, so a metric can name the rows behind key_rows' counts."""
+    ctx = _ctx()
+    roles = ("original", "control", "synthetic")
+    for bins in (None, {"a": np.array([2.5])}):
+        ids = ctx.data.key_ids(["a", "b"], roles, bins=bins)
+        rows = ctx.data.key_rows("original", {"n": (["a", "b"], roles)}, bins=bins).flags(
+            one=lambda f: f["n"] == 1)
+        pooled = np.concatenate([ids[r] for r in roles])
+        assert [ids[r].size for r in roles] == [5, 2, 4]
+        assert np.array_equal(np.bincount(pooled)[ids["original"]] == 1, rows["one"])
+    o, c = ctx.tables.original, ctx.tables.control  # (2, y) in both tables
+    exact = ctx.data.key_ids(["a", "b"], roles)
+    assert exact["original"][(o["a"] == 2).to_numpy()][0] == exact["control"][(c["a"] == 2).to_numpy()][0]
+    binned = ctx.data.key_ids(["a"], roles, bins={"a": np.array([2.5])})
+    assert len(set(binned["original"][o["a"].isin([1, 2]).to_numpy()].tolist())) == 1  # one bin
+    assert binned["original"][o["a"].isna().to_numpy()][0] not in set(binned["synthetic"].tolist())
+
+
 def test_key_distinct_counts_distinct_value_tuples_per_class_binned_and_missing():
     """key_distinct: per row, its class size on the key columns and the distinct value tuples of
     the other columns in the class (missing a value of its own; binned columns by bin)."""

@@ -32,23 +32,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ...core.arrays import unique_codes
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
+from ...engine.backend import LocalRelation
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import wilson_interval
 from ._common import (
     BINNINGS,
     backend_bins,
-    column_codes,
     evidence_roles,
     has_control,
     joint_ids,
     resolve_fields,
 )
 
-__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags", "own_table_unique"]
+__all__ = ["replicated_uniques", "disco", "replicated_unique_flags", "disco_flags"]
 
 
 def _params() -> list[Param]:
@@ -79,31 +79,30 @@ def _roles(ctx: Context) -> tuple[str, ...]:
     return ("original", "synthetic", "control") if has_control(ctx) else ("original", "synthetic")
 
 
-def _codes(ctx: Context, columns: list[str], cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
-    return column_codes(ctx, columns, _roles(ctx), continuous=cont, bins=bins, binning=binning,
-                        edges_from=evidence_roles(ctx))
-
-
 def _bins(ctx: Context, cont: list[str], bins: int, binning: str) -> dict[str, np.ndarray]:
-    """The edges :func:`_codes` cuts at, from the backend (one process or a cluster)."""
+    """The bin edges of ``cont`` (from the real records pooled, :func:`~._common.evidence_roles`),
+    from the backend (one process or a cluster); :func:`~._common.column_codes` cuts at the same."""
     return backend_bins(ctx.data, cont, bins, binning, evidence_roles(ctx))
 
 
-def _key_pairs(ctx: Context, qis: list[str], cont: list[str], bins: int, binning: str, tie: str) -> RowPairs | None:
+def _key_pairs(ctx: Context, qis: list[str], bins: dict[str, np.ndarray], tie: str) -> RowPairs | None:
     """The release rows behind the flags (one process only: a cluster run lists no rows to drop,
     so they are not gathered there): each release row ties to the real records (training, then
-    control) with its quasi-identifiers."""
+    control) with its quasi-identifiers, cut at the ``bins`` the flags were counted with (the
+    backend's own key ids)."""
     if ctx.data_backend is not None:
         return None
-    codes = _codes(ctx, qis, cont, bins, binning)
-    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
-    return RowPairs.groups(np.r_[io, ic], is_, tie=tie, action="review")
+    ids = ctx.data.key_ids(qis, ("original", "control", "synthetic"), bins=bins)
+    return RowPairs.groups(np.r_[ids["original"], ids["control"]], ids["synthetic"], tie=tie, action="review")
 
 
 # ---------------------------------------------------------------- replicated uniques
 def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per real record: unique on the QIs in ``real`` (synthpop's UiO); unique there and present
     in ``syn`` (UiOiS); unique there and unique in ``syn`` (synthpop's replicated unique, repU).
+
+    The rules are :func:`replicated_uniques`' own (:data:`_REPU_TABLES`), applied to the key
+    lookup of ``real`` built from the codes (the metric asks its backend for the same lookup).
 
     Parameters
     ----------
@@ -119,43 +118,20 @@ def replicated_unique_flags(real: np.ndarray, syn: np.ndarray) -> tuple[np.ndarr
     [[True, False, False, True], [True, False, False, True], [True, False, False, False]]
     """
     ir, is_ = joint_ids(real, syn)
-    n_ids = int(max(ir.max(initial=-1), is_.max(initial=-1))) + 1
-    size_r = np.bincount(ir, minlength=n_ids)
-    size_s = np.bincount(is_, minlength=n_ids)
-    unique = size_r[ir] == 1
-    return unique, unique & (size_s[ir] >= 1), unique & (size_s[ir] == 1)
+    rows = LocalRelation(pd.DataFrame({"o": _cell_count(ir, ir), "s": _cell_count(ir, is_)}))
+    got = rows.flags(**dict(zip(("uio", "uiois", "repu"), _REPU_TABLES, strict=True)))
+    return got["uio"], got["uiois"], got["repu"]
 
 
-def own_table_unique(ids: np.ndarray, m: int, rng: np.random.Generator,
-                     order: np.ndarray | None = None) -> np.ndarray:
-    """Per record of a table with key ids ``ids``: is its key unique among itself and ``m - 1``
-    other records of the same table drawn at random (seeded)?
-
-    With ``m == len(ids)`` this is plain uniqueness in the table. Otherwise a random subsample
-    ``T`` of ``m`` records is drawn (positions of ``order``, the table's canonical order, so the
-    draw does not depend on the input row order) and one record ``t*`` of it: a record of ``T`` is
-    unique when no other record of ``T`` shares its key; a record outside ``T`` when no record of
-    ``T`` other than ``t*`` does. Either way its "others" are a uniformly random set of ``m - 1``
-    records of its table, so every record gets a flag (none is dropped) and a table of ``n > m``
-    records is judged at the size ``m`` of the other table: uniqueness rates comparable.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> own_table_unique(np.array([0, 1, 1, 2]), 4, np.random.default_rng(0)).tolist()
-    [True, False, False, True]
-    """
-    n = int(ids.size)
-    n_ids = int(ids.max(initial=-1)) + 1
-    if m >= n:
-        return np.bincount(ids, minlength=n_ids)[ids] == 1
-    pos = np.arange(n) if order is None else np.asarray(order)
-    sub = pos[np.sort(rng.choice(n, m, replace=False))]
-    star = sub[int(rng.integers(m))]
-    count = np.bincount(ids[sub], minlength=n_ids)[ids]
-    inside = np.zeros(n, dtype=bool)
-    inside[sub] = True
-    return np.where(inside, count == 1, count - (ids == ids[star]) == 0)
+def _cell_count(ids: np.ndarray, *counted: np.ndarray) -> np.ndarray:
+    """Per row of dense key ids ``ids``: the rows of the tables ``counted`` (ids of the same
+    vocabulary) with its key (a key lookup of :meth:`Backend.key_rows
+    <synthguard.engine.backend.Backend.key_rows>`, from codes)."""
+    n_ids = max(int(i.max(initial=-1)) for i in (ids, *counted)) + 1
+    count = np.zeros(n_ids, dtype=np.int64)
+    for c in counted:  # loop over tables
+        count += np.bincount(c, minlength=n_ids)
+    return count[ids]
 
 
 REPU_STATISTIC = ("share of real records whose quasi-identifier combination is unique in the pooled real "
@@ -203,8 +179,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     replicated uniques over **all** original records. The evidence compares training with control
     records: a record is flagged when its combination is unique among the real records pooled
     (training and control, label-free) and unique in the synthetic data; every training and every
-    control record carries a flag (:func:`own_table_unique`, uniqueness among a random sample of
-    the record's own table, is no longer used by it).
+    control record carries a flag.
 
     Every count is a key lookup of the run's backend (``ctx.data``), so the metric runs unchanged
     on the Dask backend, bins included (:func:`~._common.backend_bins`).
@@ -226,8 +201,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     bins = _bins(ctx, cont, num_discrete_bins, binning)
     # per original record: original and synthetic records with its quasi-identifiers
     rows = data.key_rows("original", {"o": (qis, ("original",)), "s": (qis, ("synthetic",))}, bins=bins)
-    k_u, k_any, k_rep = rows.sums(lambda f: f["o"] == 1, lambda f: (f["o"] == 1) & (f["s"] >= 1),
-                                  _replicated)
+    k_u, k_any, k_rep = rows.sums(*_REPU_TABLES)
     n = data.n_rows("original")
     value = k_rep / n if n else float("nan")
     ci = wilson_interval(k_rep, n) if n else None
@@ -244,7 +218,7 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
     }
     evidence = None
     if "control" in roles:
-        evidence, sub = _repu_evidence(ctx, qis, cont, num_discrete_bins, binning, bins)
+        evidence, sub = _repu_evidence(ctx, qis, bins)
         details["evidence_rows_per_side"] = sub
     level = LEVEL_FROM_THRESHOLDS
     top = rows.top(max_records, ["pos"], [True], where=_replicated)
@@ -261,13 +235,28 @@ def replicated_uniques(ctx: Context, *, quasi_identifiers: Any = None, continuou
                         evidence=evidence)
 
 
+def _unique_original(f: Any) -> Any:
+    """synthpop's UiO per original record of a key lookup: unique in the original."""
+    return f["o"] == 1
+
+
+def _replicated_any(f: Any) -> Any:
+    """synthpop's UiOiS: unique in the original, present in the release."""
+    return _unique_original(f) & (f["s"] >= 1)
+
+
 def _replicated(f: Any) -> Any:
     """repU per original record of a key lookup: unique in the original, unique in the release."""
-    return (f["o"] == 1) & (f["s"] == 1)
+    return _unique_original(f) & (f["s"] == 1)
 
 
-def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int, binning: str,
-                   bins: dict[str, np.ndarray]) -> tuple[Evidence, int]:
+#: UiO, UiOiS and repU as functions of a key lookup's frame (``o`` / ``s``: original / synthetic
+#: records with the record's quasi-identifiers): :func:`replicated_uniques` and
+#: :func:`replicated_unique_flags` both count with these
+_REPU_TABLES = (_unique_original, _replicated_any, _replicated)
+
+
+def _repu_evidence(ctx: Context, qis: list[str], bins: dict[str, np.ndarray]) -> tuple[Evidence, int]:
     """Per-record repU flags of every training and every control record, with the records a copy
     would flag.
 
@@ -288,7 +277,7 @@ def _repu_evidence(ctx: Context, qis: list[str], cont: list[str], num_bins: int,
                                                            exact=lambda f: (f["r"] == 1) & (f["s"] == 0))
     c = data.key_rows("control", lookups, bins=bins).flags(flag=flag)
     # the release row behind a flag: the one release row with its quasi-identifiers
-    pairs = _key_pairs(ctx, qis, cont, num_bins, binning, "the only release row with its quasi-identifiers")
+    pairs = _key_pairs(ctx, qis, bins, "the only release row with its quasi-identifiers")
     rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"]}, pairs=pairs)
     ev = Evidence.from_flags(REPU_STATISTIC, rf, sees=("exact", "rare"), risk="singling_out",
                              baseline="control records (never trained on) against the same synthetic "
@@ -316,6 +305,11 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     counts the original's cells). ``min_cell`` (not synthpop's) requires at least that many
     synthetic records in the key cell.
 
+    The rules are :func:`disco`'s own (:class:`_DiscoCells`), applied to the key lookup of
+    ``real`` built from the codes (the metric asks its backend for the same lookup): ``s`` / ``o``
+    records with the record's key, ``st0`` / ``ot0`` with its key and target, ``ds0`` distinct
+    targets in its synthetic key cell, ``pt0`` the exclusion's cell size.
+
     Parameters
     ----------
     real_keys, syn_keys : ndarray of int64, shape (n, q) / (m, q)
@@ -340,41 +334,24 @@ def disco_flags(real_keys: np.ndarray, real_target: np.ndarray, syn_keys: np.nda
     [True, False, True]
     """
     kr, ks = joint_ids(real_keys, syn_keys)
-    tr, ts = joint_ids(real_target.reshape(-1, 1), syn_target.reshape(-1, 1))
-    n_keys = int(max(kr.max(initial=-1), ks.max(initial=-1))) + 1
-    n_t = int(max(tr.max(initial=-1), ts.max(initial=-1))) + 1
-
-    def cells(keys: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        size = np.bincount(keys, minlength=n_keys)
-        pairs = unique_codes(keys * n_t + target)
-        distinct = np.bincount(pairs // n_t, minlength=n_keys)
-        value = np.full(n_keys, -1, dtype=np.int64)
-        value[pairs // n_t] = pairs % n_t  # the value of single-valued cells
-        return size, distinct, value
-
-    size_s, dist_s, val_s = cells(ks, ts)
-    _, dist_r, _ = cells(kr, tr)
-    big = (size_s[kr] >= (min_cell or 1))
-    i_s = size_s[kr] >= 1
-    dis = i_s & big & (dist_s[kr] == 1)
-    disco = dis & (val_s[kr] == tr)
-    dio = dist_r[kr] == 1
-    responds = ((size_s[kr] == 0) | ((dist_s[kr] == 1) & (val_s[kr] == tr))) & \
-        (size_s[kr] + 1 >= (min_cell or 1))
-    out = {"iS": i_s, "dis": dis, "disco": disco, "dio": dio, "disdio": disco & dio,
-           "responds": responds}
-    if exclude_ov_denom_lim:
-        if cell_count is None:
-            pair = kr * n_t + tr
-            uniq, inv, cnt = np.unique(pair, return_inverse=True, return_counts=True)
-            cell_count = cnt[inv.ravel()]
-        keep = np.asarray(cell_count) <= int(denom_lim)
-        out = {k: v & keep for k, v in out.items()}
-    return out
+    # key x target cells: pair ids of the keys with the target (shared vocabularies)
+    pr, ps = joint_ids(np.column_stack([real_keys, real_target]), np.column_stack([syn_keys, syn_target]))
+    first = np.unique(ps, return_index=True)[1]  # one synthetic row per key x target cell
+    f = pd.DataFrame({"s": _cell_count(kr, ks), "o": _cell_count(kr, kr),
+                      "st0": _cell_count(pr, ps), "ot0": _cell_count(pr, pr),
+                      "ds0": _cell_count(kr, ks[first])})
+    # the exclusion's cell sizes: ``cell_count``, else counted in ``real`` as synthpop does
+    f["pt0"] = f["ot0"] if cell_count is None else np.asarray(cell_count, dtype=np.int64)
+    cells = _DiscoCells(1, int(denom_lim), bool(exclude_ov_denom_lim), None if min_cell is None else int(min_cell))
+    rows = LocalRelation(f)
+    disco, disdio, dis, dio = cells.tables(0, pooled=True)
+    return rows.flags(iS=lambda f: (f["s"] >= 1) & cells._keep(f, 0, True), dis=dis, disco=disco, dio=dio, disdio=disdio,
+                      responds=cells.responds)
 
 
 class _DiscoCells:
-    """:func:`disco_flags` as functions of a key lookup's frame (:meth:`Backend.key_rows
+    """synthpop's cell rules (DiSCO, DiSDiO, DiS, DiO; :func:`disco` and :func:`disco_flags`) as
+    functions of a key lookup's frame (:meth:`Backend.key_rows
     <synthguard.engine.backend.Backend.key_rows>`), one set of cell counts per record:
 
     * ``s`` / ``o``: synthetic / original records with its quasi-identifiers (its key cell);
@@ -415,10 +392,11 @@ class _DiscoCells:
     def _disco(self, f: Any, j: int) -> Any:
         return (f["s"] >= self.floor) & (f[f"st{j}"] == f["s"])
 
-    def tables(self, j: int) -> list[Any]:
-        """DiSCO, DiSDiO, DiS and DiO of column ``j`` (cells over denom_lim counted in the original)."""
+    def tables(self, j: int, pooled: bool = False) -> list[Any]:
+        """DiSCO, DiSDiO, DiS and DiO of column ``j`` (cells over denom_lim counted in the original,
+        or with ``pooled`` in ``pt``: :func:`disco_flags`' ``cell_count``)."""
         def keep(f: Any) -> Any:
-            return self._keep(f, j, False)
+            return self._keep(f, j, pooled)
 
         def dio(f: Any) -> Any:
             return f[f"ot{j}"] == f["o"]
@@ -559,8 +537,8 @@ def disco(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_name
         c = data.key_rows("control", cells.lookups(qis, sens, "control", control), bins=bins).flags(
             flag=cells.flag)
         # the release rows behind a flag: every release row with its quasi-identifiers
-        pairs = _key_pairs(ctx, qis, cont, num_discrete_bins, binning, "a release row with its "
-                           "quasi-identifiers (every such row carries its sensitive value)")
+        pairs = _key_pairs(ctx, qis, bins, "a release row with its quasi-identifiers (every such row "
+                           "carries its sensitive value)")
         rf = RecordFlags(o["flag"], c["flag"], {"exact": o["exact"], "rare": o["exact"] & o["rare"]},
                          pairs=pairs)
         evidence = Evidence.from_flags(
