@@ -793,3 +793,47 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             np.testing.assert_array_equal(w, g)
         if q_rows is None:
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
+
+
+def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """The seeded content draws (one role, two roles pooled, among some rows), the searches of rows
+    on hand against a whole table and the near-copy counts (the questions of membership_attacks)
+    from the partitions equal one process's, bit for bit: shuffled duplicates across partitions,
+    -0.0 next to 0.0, missing values, datetimes, copies but one cell."""
+    from synthguard.engine.neighbors import gower
+
+    orig = _dated(_frame(260, 121), 8)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=4)
+    syn = pd.concat([_dated(_frame(150, 122), 9), orig.iloc[:12], orig.iloc[20:26].assign(c=-0.0)],
+                    ignore_index=True)
+    ctl = _dated(_frame(200, 123), 10)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "w"]
+    among = np.sort(np.random.default_rng(2).choice(200, 120, replace=False))
+    for roles, n, kw in ((("original",), 100, {}), (("original", "control"), 150, {}),
+                         (("control",), 50, {"among": among}), (("control",), 500, {})):
+        want = local.content_draw(roles, cols, n, np.random.default_rng(7), **kw)
+        got = dist.content_draw(roles, cols, n, np.random.default_rng(7), **kw)
+        np.testing.assert_array_equal(want, got)
+        pool = len(kw["among"]) if kw else sum(local.n_rows(r) for r in roles)
+        assert want.size == min(n, pool) and (np.diff(want) > 0).all()
+    # the draw does not depend on the input order: identical rows are interchangeable
+    local_b, _ = _both_backends(dask_client, orig.iloc[::-1], syn, ctl, meta)
+    np.testing.assert_array_equal(local.content_draw(("original",), cols, 80, np.random.default_rng(1)),
+                                  local_b.content_draw(("original",), cols, 80, np.random.default_rng(1)))
+    rows = np.sort(np.random.default_rng(3).choice(290, 70, replace=False))
+    q_local, q_dist = local.encoded_rows("original", cols, rows), dist.encoded_rows("original", cols, rows)
+    np.testing.assert_array_equal(q_local.num, q_dist.num)
+    np.testing.assert_array_equal(q_local.cat, q_dist.cat)
+    metric = gower(local.ranges(cols, ("original", "synthetic", "control")), clip=True)
+    for ref in ("synthetic", "original", "control"):
+        for want, got in zip(local.kneighbors_block(q_local, ref, cols, metric, 6),
+                             dist.kneighbors_block(q_dist, ref, cols, metric, 6), strict=True):
+            np.testing.assert_array_equal(want, got)
+        for want, got in zip(local.near_counts(ref, cols, q_local), dist.near_counts(ref, cols, q_dist),
+                             strict=True):
+            np.testing.assert_array_equal(want, got)
+    exact, within = local.near_counts("synthetic", cols, q_local)
+    assert (exact > 0).sum() >= 1 and (within > exact).sum() >= 1  # copies, and copies but one cell
+    assert (local.near_counts("original", cols, q_local)[0] >= 1).all()  # each row holds itself
