@@ -36,12 +36,19 @@ META = {"columns": {"a": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"}
         "quasi_identifiers": ["a", "b"], "sensitive": ["d", "e"]}
 
 
+def _without_seconds(obj):
+    """``obj`` without its ``seconds`` entries at any depth (wall times, never numbers of a result)."""
+    if isinstance(obj, dict):
+        return {k: _without_seconds(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [_without_seconds(v) for v in obj]
+    return obj
+
+
 def _entries(report, names) -> dict[str, str]:
     out = {}
     for name in names:
-        entry = dict(report[name])
-        entry.pop("seconds", None)
-        out[name] = json.dumps(entry, sort_keys=True, default=str)
+        out[name] = json.dumps(_without_seconds(dict(report[name])), sort_keys=True, default=str)
     return out
 
 
@@ -399,6 +406,8 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
         "dcr_overfitting_protection",
         {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
          "num_iterations": 2, "max_records": 5},
+        {"name": "mia", "metric": "membership_attacks", "n_perm": 99, "max_rows": 150,
+         "max_reference_rows": 300, "max_fit_rows": 200, "top_records": 3},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -793,6 +802,48 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             np.testing.assert_array_equal(w, g)
         if q_rows is None:
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
+
+
+def test_membership_attacks_on_dask_equal_single_process(dask_client):
+    """membership_attacks asks the backend for the seeded draws of its scored records and reference
+    (``Backend.content_draw``, ``Backend.balanced_rows``), their encoded rows, searches of them
+    against the whole release and real tables (``Backend.kneighbors_block``) and near-copy counts
+    (``Backend.near_counts``): with the pooled reference (whole and capped), the split reference
+    (whole and capped), caps smaller than the tables (every draw matters, the classifier fitted on
+    a subsample), verbatim copies, duplicated real rows, -0.0, missing values and a datetime
+    column, every entry (records included) and the verdict's tests are the JSON of one process."""
+    orig = _dated(_frame(300, 111), 11)
+    orig = pd.concat([orig, orig.iloc[:20]], ignore_index=True)  # duplicated training records
+    syn = pd.concat([_dated(_frame(260, 112), 12), orig.iloc[:30], orig.iloc[40:45].assign(a=9.0)],
+                    ignore_index=True)  # verbatim copies and copies but one cell
+    syn = syn.iloc[np.random.default_rng(3).permutation(len(syn))].reset_index(drop=True)
+    ctl = pd.concat([_dated(_frame(280, 113), 13), orig.iloc[100:104]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    caps = {"max_rows": 120, "max_reference_rows": 250, "max_fit_rows": 150}
+    metrics = [
+        {"name": "membership_attacks", "metric": "membership_attacks", "n_perm": 99},
+        {"name": "mia_capped", "metric": "membership_attacks", "n_perm": 99, **caps},
+        {"name": "mia_split", "metric": "membership_attacks", "n_perm": 99, "reference": "split"},
+        {"name": "mia_split_capped", "metric": "membership_attacks", "n_perm": 99, "reference": "split",
+         "reference_share": 0.4, "max_rows": 90, "max_reference_rows": 60, "max_fit_rows": 100, "k": 3},
+    ]
+    names = [m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    roles = res["mia_capped"]["roles"]
+    assert roles["members"] == 120 < roles["training_rows"] and roles["non_members"] == 120
+    assert roles["reference"] == 250 and "150 release" in roles["classifier_fit"]
+    assert res["mia_split_capped"]["roles"]["reference"] == 60
+    assert len(res["mia_split"]["roles"]["reference_rows"]) == round(0.3 * len(ctl))
+    for n in names:
+        assert single[n]["status"] == "ok" and res[n]["evidence"] is not None, n
+    assert res["membership_attacks"]["attacks"]["near_copy"]["auc"] > 0.5
+    tests = [json.dumps(_without_seconds(r.to_dict()["verdict"]["tests"]), sort_keys=True, default=str)
+             for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert set(names) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
 
 
 def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client):
