@@ -18,8 +18,11 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   sums of integers, ``(value, count)`` tables);
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
   :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
-  typed), **quantiles** (:meth:`Backend.quantiles`) and the **seeded content sample**
-  (:meth:`Backend.balanced_rows`).
+  typed), **quantiles** (:meth:`Backend.quantiles`), the **seeded content sample**
+  (:meth:`Backend.balanced_rows`) and **seeded draw** (:meth:`Backend.content_draw`);
+- for rows the caller holds (encoded): **neighbours** in a whole table
+  (:meth:`Backend.kneighbors_block`) and **near-copy counts** (:meth:`Backend.near_counts`: rows
+  equal on every cell, or on every cell but one).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
