@@ -888,3 +888,24 @@ def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client)
     exact, within = local.near_counts("synthetic", cols, q_local)
     assert (exact > 0).sum() >= 1 and (within > exact).sum() >= 1  # copies, and copies but one cell
     assert (local.near_counts("original", cols, q_local)[0] >= 1).all()  # each row holds itself
+
+
+def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_client):
+    """A boolean column held as objects (missing values) in the training table and as ``bool`` in
+    the control: one process draws over ``pd.concat`` of the two (objects), the Dask backend hashes
+    the column as objects in every partition of both roles, and the draws are the same rows."""
+    from synthguard.distributed._backend import _content_part
+
+    orig, ctl, syn = _frame(90, 1), _frame(60, 2), _frame(50, 3)
+    orig["e"] = orig["e"].astype(object)
+    orig.loc[80:, "e"] = None
+    local, dist = _both_backends(dask_client, orig, syn, ctl, META)
+    cols = ("a", "b", "c", "d", "e")
+    assert local.tables.get("original")["e"].dtype == object and local.tables.get("control")["e"].dtype == bool
+    got = dask_client.gather(dask_client.compute(dist.dt.map("control", _content_part, cols, (),
+                                                             with_encoder=False, ordered=False)))
+    assert {p[2][-1][1] for p in got} == {"bool"}  # differs from the training table's: hashed as objects
+    for roles in (("original",), ("control",), ("original", "control")):
+        for n in (40, 100):
+            np.testing.assert_array_equal(local.content_draw(roles, cols, n, np.random.default_rng(n)),
+                                          dist.content_draw(roles, cols, n, np.random.default_rng(n)))
