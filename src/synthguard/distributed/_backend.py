@@ -26,6 +26,7 @@ from ..engine.backend import (
     FrameFn,
     Lookups,
     balanced_keys,
+    draw_in_content_order,
     frame_sum,
     group_sizes,
     only_matches,
@@ -526,6 +527,79 @@ class DaskBackend:
         keys = np.unique(keys)  # distinct (query row, row bits) pairs over every partition
         many = np.bincount(keys["q"], minlength=n_q) > 1
         return reached, many[rows]
+
+    # --- the membership attacks: seeded draws, searches and near copies of rows on hand -----------
+    def content_draw(self, roles: Sequence[str], columns: Sequence[str], n: int, rng: np.random.Generator, *,
+                     among: np.ndarray | None = None) -> np.ndarray:
+        """One pass gathers the 64-bit content hash of every row of ``roles`` on ``columns`` (8
+        bytes a row, as :meth:`DistTables.row_numbers` holds; on the dtypes of the whole pooled
+        table: a column whose dtype differs between partitions or roles is hashed as objects,
+        as ``pd.concat`` of the whole tables holds it), then the driver draws as one process."""
+        roles, cols = tuple(roles), tuple(columns)
+        sizes = [self.n_rows(r) for r in roles]
+        rows = np.arange(sum(sizes)) if among is None else np.asarray(among, dtype=np.int64)
+        if n >= rows.size:
+            return rows
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+
+        def scan(as_object: tuple[str, ...]) -> list[Any]:
+            tasks, offs = [], []
+            for role, start in zip(roles, starts, strict=True):
+                parts = self.dt.map(role, _content_part, cols, as_object, with_encoder=False, ordered=False)
+                tasks += parts
+                offs += [int(start)] * len(parts)
+            return [(h, pos + off, d) for (h, pos, d), off in zip(self.dt.compute(tasks), offs, strict=True)]
+
+        got = scan(())
+        dtypes = [d for h, _, d in got if len(h)]  # an empty partition's dtypes say nothing
+        if dtypes and any(d != dtypes[0] for d in dtypes):
+            got = scan(tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1))
+        hashes = np.zeros(int(sum(sizes)), dtype=np.uint64)
+        for h, pos, _ in got:
+            hashes[pos] = h
+        return draw_in_content_order(hashes[rows], rows, n, rng)
+
+    def kneighbors_block(self, query: Block, reference: str, columns: Sequence[str], metric: Any, k: int
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """The partitioned search (:func:`~._knn.kneighbors_distributed`) with the caller's rows,
+        scattered in chunks, as the query partitions."""
+        return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
+                                      backend=self.neighbour_backend, query_block=query)
+
+    def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
+        """The query rows travel to every partition once; each partition returns its counts for
+        the query rows it holds a near copy of (sums over rows: they add up)."""
+        (shared,) = self.dt.client.scatter([query], broadcast=True, hash=False)
+        got = self.dt.compute(self.dt.map(role, _near_part, tuple(columns), shared, ordered=False))
+        exact = np.zeros(query.n_rows, dtype=np.int64)
+        within = np.zeros(query.n_rows, dtype=np.int64)
+        for at, e, w in got:
+            np.add.at(exact, at, e)
+            np.add.at(within, at, w)
+        return exact, within
+
+
+def _content_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], as_object: tuple[str, ...]
+                  ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
+    """One partition's content hashes on ``columns`` (:func:`~synthguard.data.hashing.row_hashes`),
+    its rows' canonical positions and the dtypes hashed."""
+    from ..data.hashing import row_hashes
+
+    f = frame[list(columns)]
+    if as_object:
+        f = f.astype({c: object for c in as_object})
+    return row_hashes(f), np.asarray(positions, dtype=np.int64), tuple((str(c), str(t)) for c, t in f.dtypes.items())
+
+
+def _near_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], query: Block
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~synthguard.engine.cells.near_counts` of ``query`` against one partition: the query
+    rows with a count, and their counts."""
+    from ..engine.cells import near_counts
+
+    exact, within = near_counts(query, encoder.encode(frame, list(columns)))
+    at = np.flatnonzero((exact != 0) | (within != 0))
+    return at, exact[at], within[at]
 
 
 def _second_lows(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> dict[str, int]:

@@ -35,6 +35,8 @@ _LOG = logging.getLogger(__name__)
 #: encoded bytes of reference rows per tree (8 bytes per row and column; the tree holds them once
 #: more, reordered, while it is built): about 2M rows of 15 columns
 TREE_BYTES = 256 * 2**20
+#: rows of a caller's query block per task (``kneighbors_distributed(query_block=...)``)
+QUERY_ROWS = 8192
 
 
 
@@ -87,7 +89,8 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
                            metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
                            tree_bytes: int | None = None, encoder: Any = None,
-                           exact_datetimes: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                           exact_datetimes: bool = False, query_block: Block | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
     (positions in ``reference_rows`` when given).
@@ -95,7 +98,9 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
     ``kneighbors(..., exclude_self=True)`` does. ``encoder`` (a future of an encoder; default the
     tables' own) and ``exact_datetimes`` encode the partitions (datetimes in exact seconds, see
-    :meth:`~synthguard.data.encoding.Encoder.encode`).
+    :meth:`~synthguard.data.encoding.Encoder.encode`). ``query_block``: encoded rows of the caller
+    searched instead of the ``query`` role (scattered in chunks of :data:`QUERY_ROWS` rows; no self
+    excluded), their results in their order.
     """
     from dask import delayed
     from distributed import wait
@@ -104,9 +109,13 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     cols = tuple(columns)
     backend = _resolve(backend)
     ref, qt = dt.get(reference), dt.get(query)
-    exclude = query == reference and reference_rows is None
+    exclude = query == reference and reference_rows is None and query_block is None
     ref_pos = dt.positions_array(reference)  # canonical positions of the rows of each sorted partition
-    q_pos = ref_pos if query == reference else dt.positions_array(query)
+    if query_block is not None:  # the caller's rows, in chunks
+        n_q = query_block.n_rows
+        q_pos = [np.arange(a, min(a + QUERY_ROWS, n_q), dtype=np.int64) for a in range(0, n_q, QUERY_ROWS)]
+    else:
+        q_pos = ref_pos if query == reference else dt.positions_array(query)
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
     ids = ref_pos
     if reference_rows is not None:  # global positions -> rows of each partition, ids = rank among them
@@ -126,7 +135,10 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     t0 = time.perf_counter()
     encode = delayed(_encode, pure=True)
     enc = dt.encoder_future if encoder is None else encoder
-    q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
+    if query_block is not None:
+        q_blocks = client.scatter([query_block.take(p) for p in q_pos], hash=False)
+    else:
+        q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
     q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
     states: list[Any] = [None] * len(q_blocks)
     for members in groups:

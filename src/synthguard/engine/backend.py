@@ -18,8 +18,11 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   sums of integers, ``(value, count)`` tables);
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
   :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
-  typed), **quantiles** (:meth:`Backend.quantiles`) and the **seeded content sample**
-  (:meth:`Backend.balanced_rows`).
+  typed), **quantiles** (:meth:`Backend.quantiles`), the **seeded content sample**
+  (:meth:`Backend.balanced_rows`) and **seeded draw** (:meth:`Backend.content_draw`);
+- for rows the caller holds (encoded): **neighbours** in a whole table
+  (:meth:`Backend.kneighbors_block`) and **near-copy counts** (:meth:`Backend.near_counts`: rows
+  equal on every cell, or on every cell but one).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
@@ -41,7 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data.encoding import Block
     from .neighbors import DistanceMetric
 
-__all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "extending_encoder",
+__all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "draw_in_content_order",
+           "extending_encoder",
            "key_counts_of", "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric",
            "split_pairs", "stack_blocks", "unique_matches"]
 
@@ -191,6 +195,25 @@ class Backend(Protocol):
         role of ``references``, a bool per row (reached), and per query row (``query_rows``, in
         that order, or all) whether more than one distinct row (encoded bits) is at its smallest
         distance."""
+
+    def content_draw(self, roles: Sequence[str], columns: Sequence[str], n: int, rng: np.random.Generator, *,
+                     among: np.ndarray | None = None) -> np.ndarray:
+        """Sorted pooled positions (over ``roles`` concatenated in order) of ``n`` rows drawn at
+        random by ``rng`` over the rows' canonical content order on ``columns`` (sorted stably by
+        the 64-bit content hash of :func:`~synthguard.data.tables.canonical_order`), among the
+        pooled positions ``among`` (sorted; default all): the same draw whatever the input order,
+        identical rows drawn independently; all of them (``rng`` unused) when ``n`` covers them."""
+
+    def kneighbors_block(self, query: Block, reference: str, columns: Sequence[str],
+                         metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest rows of ``reference`` (encoded on ``columns``) of every row of
+        ``query`` (encoded rows of the caller, e.g. from :meth:`encoded_rows`), ties by the lower
+        index: ``(distances, indices)``, indices canonical positions of ``reference``."""
+
+    def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``query`` (encoded rows of the caller), how many rows of ``role`` (encoded on
+        ``columns``) equal it on every cell, and on every cell but at most one
+        (:func:`~synthguard.engine.cells.near_counts`): ``(exact, within)``."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -541,6 +564,48 @@ class LocalBackend:
         bounds = np.cumsum([0, *(b.n_rows for b in blocks)])
         return ([won[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
                 np.bincount(at, minlength=q.n_rows) > 1)
+
+    # --- the membership attacks: seeded draws, searches and near copies of rows on hand -----------
+    def content_draw(self, roles: Sequence[str], columns: Sequence[str], n: int, rng: np.random.Generator, *,
+                     among: np.ndarray | None = None) -> np.ndarray:
+        cols = list(columns)
+        frames = [self.tables.get(r)[cols] for r in roles]
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        rows = np.arange(len(frame)) if among is None else np.asarray(among, dtype=np.int64)
+        if n >= rows.size:
+            return rows
+        if among is not None:
+            frame = frame.iloc[rows]
+        from ..data.hashing import row_hashes
+
+        return draw_in_content_order(row_hashes(frame), rows, n, rng)
+
+    def kneighbors_block(self, query: Block, reference: str, columns: Sequence[str],
+                         metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+
+        nb = kneighbors(query, self.encoded.block(reference, list(columns)), metric, k,
+                        backend=self.neighbour_backend)
+        return nb.distances, nb.indices
+
+    def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
+        from .cells import near_counts
+
+        return near_counts(query, self.encoded.block(role, list(columns)))
+
+
+def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """:meth:`Backend.content_draw` from the content hashes of the rows ``rows`` (in that order):
+    ``n`` ranks drawn by ``rng`` over the stable hash order, the sorted rows at those ranks.
+
+    Examples
+    --------
+    >>> draw_in_content_order(np.array([9, 3, 5], np.uint64), np.array([4, 6, 8]), 2,
+    ...                       np.random.default_rng(0)).tolist()
+    [4, 8]
+    """
+    order = np.argsort(np.asarray(hashes, dtype=np.uint64), kind="stable")
+    return np.sort(np.asarray(rows, dtype=np.int64)[order[rng.choice(order.size, n, replace=False)]])
 
 
 def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categorical_only: bool) -> Any:

@@ -1278,7 +1278,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                         'sees': [],
                         'presets': ['privacy', 'full'],
                         'order': 100,
-                        'backend': 'local',
+                        'backend': 'any',
                         'records': None,
                         'charts': [],
                         'explainer': 'Seven membership attacks with a reference of other real '

@@ -36,12 +36,19 @@ META = {"columns": {"a": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"}
         "quasi_identifiers": ["a", "b"], "sensitive": ["d", "e"]}
 
 
+def _without_seconds(obj):
+    """``obj`` without its ``seconds`` entries at any depth (wall times, never numbers of a result)."""
+    if isinstance(obj, dict):
+        return {k: _without_seconds(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [_without_seconds(v) for v in obj]
+    return obj
+
+
 def _entries(report, names) -> dict[str, str]:
     out = {}
     for name in names:
-        entry = dict(report[name])
-        entry.pop("seconds", None)
-        out[name] = json.dumps(entry, sort_keys=True, default=str)
+        out[name] = json.dumps(_without_seconds(dict(report[name])), sort_keys=True, default=str)
     return out
 
 
@@ -399,6 +406,8 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
         "dcr_overfitting_protection",
         {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
          "num_iterations": 2, "max_records": 5},
+        {"name": "mia", "metric": "membership_attacks", "n_perm": 99, "max_rows": 150,
+         "max_reference_rows": 300, "max_fit_rows": 200, "top_records": 3},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -793,3 +802,110 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             np.testing.assert_array_equal(w, g)
         if q_rows is None:
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
+
+
+def test_membership_attacks_on_dask_equal_single_process(dask_client):
+    """membership_attacks asks the backend for the seeded draws of its scored records and reference
+    (``Backend.content_draw``, ``Backend.balanced_rows``), their encoded rows, searches of them
+    against the whole release and real tables (``Backend.kneighbors_block``) and near-copy counts
+    (``Backend.near_counts``): with the pooled reference (whole and capped), the split reference
+    (whole and capped), caps smaller than the tables (every draw matters, the classifier fitted on
+    a subsample), verbatim copies, duplicated real rows, -0.0, missing values and a datetime
+    column, every entry (records included) and the verdict's tests are the JSON of one process."""
+    orig = _dated(_frame(300, 111), 11)
+    orig = pd.concat([orig, orig.iloc[:20]], ignore_index=True)  # duplicated training records
+    syn = pd.concat([_dated(_frame(260, 112), 12), orig.iloc[:30], orig.iloc[40:45].assign(a=9.0)],
+                    ignore_index=True)  # verbatim copies and copies but one cell
+    syn = syn.iloc[np.random.default_rng(3).permutation(len(syn))].reset_index(drop=True)
+    ctl = pd.concat([_dated(_frame(280, 113), 13), orig.iloc[100:104]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    caps = {"max_rows": 120, "max_reference_rows": 250, "max_fit_rows": 150}
+    metrics = [
+        {"name": "membership_attacks", "metric": "membership_attacks", "n_perm": 99},
+        {"name": "mia_capped", "metric": "membership_attacks", "n_perm": 99, **caps},
+        {"name": "mia_split", "metric": "membership_attacks", "n_perm": 99, "reference": "split"},
+        {"name": "mia_split_capped", "metric": "membership_attacks", "n_perm": 99, "reference": "split",
+         "reference_share": 0.4, "max_rows": 90, "max_reference_rows": 60, "max_fit_rows": 100, "k": 3},
+    ]
+    names = [m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    roles = res["mia_capped"]["roles"]
+    assert roles["members"] == 120 < roles["training_rows"] and roles["non_members"] == 120
+    assert roles["reference"] == 250 and "150 release" in roles["classifier_fit"]
+    assert res["mia_split_capped"]["roles"]["reference"] == 60
+    assert len(res["mia_split"]["roles"]["reference_rows"]) == round(0.3 * len(ctl))
+    for n in names:
+        assert single[n]["status"] == "ok" and res[n]["evidence"] is not None, n
+    assert res["membership_attacks"]["attacks"]["near_copy"]["auc"] > 0.5
+    tests = [json.dumps(_without_seconds(r.to_dict()["verdict"]["tests"]), sort_keys=True, default=str)
+             for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert set(names) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
+
+
+def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """The seeded content draws (one role, two roles pooled, among some rows), the searches of rows
+    on hand against a whole table and the near-copy counts (the questions of membership_attacks)
+    from the partitions equal one process's, bit for bit: shuffled duplicates across partitions,
+    -0.0 next to 0.0, missing values, datetimes, copies but one cell."""
+    from synthguard.engine.neighbors import gower
+
+    orig = _dated(_frame(260, 121), 8)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=4)
+    syn = pd.concat([_dated(_frame(150, 122), 9), orig.iloc[:12], orig.iloc[20:26].assign(c=-0.0)],
+                    ignore_index=True)
+    ctl = _dated(_frame(200, 123), 10)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "w"]
+    among = np.sort(np.random.default_rng(2).choice(200, 120, replace=False))
+    for roles, n, kw in ((("original",), 100, {}), (("original", "control"), 150, {}),
+                         (("control",), 50, {"among": among}), (("control",), 500, {})):
+        want = local.content_draw(roles, cols, n, np.random.default_rng(7), **kw)
+        got = dist.content_draw(roles, cols, n, np.random.default_rng(7), **kw)
+        np.testing.assert_array_equal(want, got)
+        pool = len(kw["among"]) if kw else sum(local.n_rows(r) for r in roles)
+        assert want.size == min(n, pool) and (np.diff(want) > 0).all()
+    # the draw does not depend on the input order: identical rows are interchangeable
+    local_b, _ = _both_backends(dask_client, orig.iloc[::-1], syn, ctl, meta)
+    np.testing.assert_array_equal(local.content_draw(("original",), cols, 80, np.random.default_rng(1)),
+                                  local_b.content_draw(("original",), cols, 80, np.random.default_rng(1)))
+    rows = np.sort(np.random.default_rng(3).choice(290, 70, replace=False))
+    q_local, q_dist = local.encoded_rows("original", cols, rows), dist.encoded_rows("original", cols, rows)
+    np.testing.assert_array_equal(q_local.num, q_dist.num)
+    np.testing.assert_array_equal(q_local.cat, q_dist.cat)
+    metric = gower(local.ranges(cols, ("original", "synthetic", "control")), clip=True)
+    for ref in ("synthetic", "original", "control"):
+        for want, got in zip(local.kneighbors_block(q_local, ref, cols, metric, 6),
+                             dist.kneighbors_block(q_dist, ref, cols, metric, 6), strict=True):
+            np.testing.assert_array_equal(want, got)
+        for want, got in zip(local.near_counts(ref, cols, q_local), dist.near_counts(ref, cols, q_dist),
+                             strict=True):
+            np.testing.assert_array_equal(want, got)
+    exact, within = local.near_counts("synthetic", cols, q_local)
+    assert (exact > 0).sum() >= 1 and (within > exact).sum() >= 1  # copies, and copies but one cell
+    assert (local.near_counts("original", cols, q_local)[0] >= 1).all()  # each row holds itself
+
+
+def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_client):
+    """A boolean column held as objects (missing values) in the training table and as ``bool`` in
+    the control: one process draws over ``pd.concat`` of the two (objects), the Dask backend hashes
+    the column as objects in every partition of both roles, and the draws are the same rows."""
+    from synthguard.distributed._backend import _content_part
+
+    orig, ctl, syn = _frame(90, 1), _frame(60, 2), _frame(50, 3)
+    orig["e"] = orig["e"].astype(object)
+    orig.loc[80:, "e"] = None
+    local, dist = _both_backends(dask_client, orig, syn, ctl, META)
+    cols = ("a", "b", "c", "d", "e")
+    assert local.tables.get("original")["e"].dtype == object and local.tables.get("control")["e"].dtype == bool
+    got = dask_client.gather(dask_client.compute(dist.dt.map("control", _content_part, cols, (),
+                                                             with_encoder=False, ordered=False)))
+    assert {p[2][-1][1] for p in got} == {"bool"}  # differs from the training table's: hashed as objects
+    for roles in (("original",), ("control",), ("original", "control")):
+        for n in (40, 100):
+            np.testing.assert_array_equal(local.content_draw(roles, cols, n, np.random.default_rng(n)),
+                                          dist.content_draw(roles, cols, n, np.random.default_rng(n)))

@@ -121,3 +121,38 @@ def test_masked_key_counts_unique_sets_and_cells_of_the_near_copy_tests():
     eq = ctx.data.cells_equal(asked, np.array([1, 5, 4, 6]), ["a", "b"], roles)
     assert eq.tolist() == [[True, True], [True, False], [True, True], [False, True]]
     assert ctx.data.key_matches([asked], ["a", "b"], roles)[0][0].tolist() == [2]  # (missing, z)
+
+
+def test_content_draw_rows_on_hand_searches_and_near_counts_of_the_membership_attacks():
+    """content_draw: the seeded draw over the canonical content order (pooled roles, among some
+    rows; all rows without touching the generator when n covers them); kneighbors_block: a whole
+    table searched for rows on hand; near_counts: rows equal on every cell / every cell but one,
+    brute-force checked (missing equals missing)."""
+    from synthguard.data.hashing import row_hashes
+    from synthguard.engine.neighbors import gower
+
+    ctx = _ctx()
+    data, cols = ctx.data, ["a", "b"]
+    pooled = pd.concat([ctx.tables.original[cols], ctx.tables.control[cols]], ignore_index=True)
+    rng = np.random.default_rng(5)
+    order = np.argsort(row_hashes(pooled), kind="stable")
+    want = np.sort(order[np.random.default_rng(5).choice(7, 3, replace=False)])
+    assert data.content_draw(("original", "control"), cols, 3, rng).tolist() == want.tolist()
+    among = np.array([0, 2, 3, 6])
+    got = data.content_draw(("original", "control"), cols, 2, np.random.default_rng(1), among=among)
+    assert got.size == 2 and set(got) <= set(among) and (np.diff(got) > 0).all()
+    untouched = np.random.default_rng(2)
+    assert data.content_draw(("control",), cols, 5, untouched).tolist() == [0, 1]
+    assert untouched.integers(0, 2**31) == np.random.default_rng(2).integers(0, 2**31)
+    query = data.encoded_rows("synthetic", cols, np.arange(4))
+    metric = gower(data.ranges(cols, ("original", "synthetic", "control")), clip=True)
+    d, i = data.kneighbors_block(query, "original", cols, metric, 2)
+    want_d, want_i = data.kneighbors("synthetic", "original", cols, metric, 2)
+    np.testing.assert_array_equal(d, want_d)
+    np.testing.assert_array_equal(i, want_i)
+    exact, within = data.near_counts("original", cols, query)
+    orig = data.encoded_rows("original", cols, np.arange(5))
+    q, o = np.c_[query.num, query.cat], np.c_[orig.num, orig.cat]
+    eq = ((q[:, None, :] == o[None, :, :]) | (np.isnan(q[:, None, :]) & np.isnan(o[None, :, :]))).sum(axis=2)
+    assert exact.tolist() == (eq == 2).sum(axis=1).tolist() and exact.max() == 2  # (1, x) twice
+    assert within.tolist() == (eq >= 1).sum(axis=1).tolist() and (within > exact).any()

@@ -41,11 +41,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ...data.encoding import Block
+from ...engine.cells import near_counts, one_cell_counts
 from ...engine.neighbors import DistanceMetric, kneighbors
+
+__all__ = ["ATTACKS", "AttackScores", "BlockRows", "RoleRows", "attack_scores", "classifier_features",
+           "classifier_scores", "concat_blocks", "one_cell_counts", "without_self"]
 
 ATTACKS = ("closest_distance", "near_copy", "dcr_diff", "domias", "plagiarism", "gen_lra",
            "classifier")
@@ -106,103 +111,59 @@ def _equal_cells(query: Block, release: Block, idx: np.ndarray) -> np.ndarray:
     return best
 
 
-def _cell_hashes(b: Block) -> np.ndarray:
-    """``(n, p)`` uint64: a 64-bit hash of every cell, keyed by its column (numeric values by their
-    bit pattern, ``-0.0`` = ``0.0``, every NaN equal; categorical codes as they are)."""
-    parts = []
-    if b.num.shape[1]:
-        v = b.num + 0.0
-        bits = np.ascontiguousarray(v).view(np.int64)
-        parts.append(np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min), bits))
-    if b.cat.shape[1]:
-        parts.append(b.cat)
-    codes = np.concatenate(parts, axis=1).view(np.uint64) if parts else \
-        np.zeros((b.n_rows, 0), dtype=np.uint64)
-    col = (np.arange(codes.shape[1], dtype=np.uint64) + np.uint64(1)) * np.uint64(0xD1B54A32D192ED03)
-    with np.errstate(over="ignore"):
-        x = codes * np.uint64(0x9E3779B97F4A7C15) + col
-        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
-            x ^= x >> np.uint64(shift)
-            x *= np.uint64(mult)
-        x ^= x >> np.uint64(31)
-    return x
-
-
-def _column_hash(b: Block, j: int) -> np.ndarray:
-    """The 64-bit cell hashes of column ``j`` (numeric columns first), as :func:`_cell_hashes`
-    computes them, for one column at a time (memory: one column)."""
-    n_num = b.num.shape[1]
-    if j < n_num:
-        v = b.num[:, j] + 0.0
-        code = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min),
-                        np.ascontiguousarray(v).view(np.int64))
-    else:
-        code = np.ascontiguousarray(b.cat[:, j - n_num], dtype=np.int64)
-    with np.errstate(over="ignore"):
-        x = code.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15) \
-            + np.uint64(j + 1) * np.uint64(0xD1B54A32D192ED03)
-        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
-            x ^= x >> np.uint64(shift)
-            x *= np.uint64(mult)
-        x ^= x >> np.uint64(31)
-    return x
-
-
-def one_cell_counts(query: Block, pool: Block) -> np.ndarray:
-    """Per query row, the number of ``pool`` rows equal to it on every cell but at most one
-    (exact copies included, each counted once). Exact up to 64-bit hash collisions: one sorted
-    count per column left out, vectorised over rows, hashing one column at a time (memory: a few
-    arrays of one value per row); a row equal on all cells matches every left-out key, so
-    ``sum_j count_j - (p - 1) * count_exact`` counts each pool row once.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from synthguard.data.encoding import Block
-    >>> mk = lambda a: Block(np.asarray(a, float), np.zeros((len(a), 0), np.int64), ("a", "b"), ())
-    >>> one_cell_counts(mk([[1, 2], [5, 5]]), mk([[1, 2], [1, 3], [4, 4]])).tolist()
-    [2, 0]
-    """
-    p = query.num.shape[1] + query.cat.shape[1]
-    if p <= 1 or pool.n_rows == 0:
-        return np.full(query.n_rows, pool.n_rows if p <= 1 else 0, dtype=np.int64)
-
-    def count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
-        keys_pool = np.sort(keys_pool)
-        return (np.searchsorted(keys_pool, keys, side="right")
-                - np.searchsorted(keys_pool, keys, side="left")).astype(np.int64)
-
-    rq = np.zeros(query.n_rows, dtype=np.uint64)
-    rs = np.zeros(pool.n_rows, dtype=np.uint64)
-    for j in range(p):  # row hashes: XOR of the cells' column-keyed hashes
-        rq ^= _column_hash(query, j)
-        rs ^= _column_hash(pool, j)
-    total = (1 - p) * count(rq, rs)
-    for j in range(p):  # loop over the column left out, vectorised over rows
-        total += count(rq ^ _column_hash(query, j), rs ^ _column_hash(pool, j))
-    return total
-
-
-def _one_cell_matches(query: Block, release: Block) -> np.ndarray:
+def _one_cell_share(exact: np.ndarray, within: np.ndarray, p: int) -> np.ndarray:
     """Per query row: 1 if the release holds an exact copy, ``(p - 1) / p`` if it holds a row equal
-    on every cell but one, else 0. Exact up to 64-bit hash collisions (about ``n m / 2**64``): a
-    row's hash is the XOR of its cells' column-keyed hashes, so leaving column ``j`` out is one XOR;
-    one sorted lookup per column, vectorised over rows."""
-    p = query.num.shape[1] + query.cat.shape[1]
-    out = np.zeros(query.n_rows)
-    if p == 0 or release.n_rows == 0:
-        return out
-    hq, hs = _cell_hashes(query), _cell_hashes(release)
-    rq, rs = np.bitwise_xor.reduce(hq, axis=1), np.bitwise_xor.reduce(hs, axis=1)
-    def found(keys: np.ndarray, pool: np.ndarray) -> np.ndarray:
-        pool = np.sort(pool)
-        pos = np.minimum(np.searchsorted(pool, keys), pool.size - 1)
-        return pool[pos] == keys
+    on every cell but one, else 0, from :func:`~synthguard.engine.cells.near_counts` of the query
+    against the release (exact up to 64-bit hash collisions)."""
+    if p == 0:
+        return np.zeros(exact.size)
+    return np.where(exact > 0, 1.0, np.where(within > 0, (p - 1) / p, 0.0))
 
-    if p > 1:
-        for j in range(p):  # loop over the column left out, vectorised over rows
-            out = np.where(found(rq ^ hq[:, j], rs ^ hs[:, j]), (p - 1) / p, out)
-    return np.where(found(rq, rs), 1.0, out)
+
+class BlockRows:
+    """A table the attacks search and read, held as a :class:`Block` (one process).
+
+    :class:`RoleRows` is the same table asked of a backend (one process or a cluster): the
+    attacks use either through ``n_rows``, :meth:`kneighbors`, :meth:`take` and :meth:`near_counts`.
+    """
+
+    def __init__(self, block: Block, backend: str = "auto") -> None:
+        self.block, self.backend = block, backend
+        self.n_rows = block.n_rows
+
+    def kneighbors(self, query: Block, metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest rows of every ``query`` row, ties by the lower index."""
+        nb = kneighbors(query, self.block, metric, k, backend=self.backend)
+        return nb.distances, nb.indices
+
+    def take(self, rows: np.ndarray | None) -> Block:
+        """The rows at ``rows`` (positions; ``None``: all)."""
+        return self.block if rows is None else self.block.take(rows)
+
+    def near_counts(self, query: Block) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~synthguard.engine.cells.near_counts` of ``query`` against these rows."""
+        return near_counts(query, self.block)
+
+
+class RoleRows:
+    """The rows of ``role`` encoded on ``columns``, asked of a backend (``ctx.data``): neighbour
+    searches against the whole table (:meth:`Backend.kneighbors_block`), rows by position
+    (:meth:`Backend.encoded_rows`) and near-copy counts (:meth:`Backend.near_counts`); nothing
+    more of the table is read."""
+
+    def __init__(self, data: Any, role: str, columns: Sequence[str]) -> None:
+        self.data, self.role, self.columns = data, role, list(columns)
+        self.n_rows = int(data.n_rows(role))
+
+    def kneighbors(self, query: Block, metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.data.kneighbors_block(query, self.role, self.columns, metric, k)
+
+    def take(self, rows: np.ndarray | None) -> Block:
+        rows = np.arange(self.n_rows) if rows is None else np.asarray(rows, dtype=np.int64)
+        return self.data.encoded_rows(self.role, self.columns, rows)
+
+    def near_counts(self, query: Block) -> tuple[np.ndarray, np.ndarray]:
+        return self.data.near_counts(self.role, self.columns, query)
 
 
 def without_self(dist: np.ndarray, idx: np.ndarray, self_pos: np.ndarray | None,
@@ -304,10 +265,10 @@ def classifier_scores(release: Block, reference: Block, query: Block, *, seed: i
         return np.asarray(model.decision_function(xq), dtype=float)
 
 
-def attack_scores(query: Block, release: Block, reference: Block, metric: DistanceMetric, *,
+def attack_scores(query: Block, release: Block | RoleRows, reference: Block, metric: DistanceMetric, *,
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
-                  real: Block | Sequence[Block] | None = None,
+                  real: Block | RoleRows | Sequence[Block | RoleRows] | None = None,
                   query_in_reference: np.ndarray | None = None,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
@@ -317,8 +278,11 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     ----------
     query : Block
         The records to score (members and non-members, in any order; the labels are not used).
-    release, reference : Block
-        The release ``S`` and the reference sample ``R`` (real records disjoint from the queries).
+    release : Block or RoleRows
+        The release ``S``: a block, or a role of a backend (:class:`RoleRows`: searched where it
+        lies, only the rows the attacks read fetched).
+    reference : Block
+        The reference sample ``R`` (real records disjoint from the queries).
     metric : DistanceMetric
         The row distance (Gower with ranges over the pooled tables, from the caller).
     k : int
@@ -330,9 +294,9 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     classifier_fit_rows : tuple of ndarray, optional
         Positions of the release and reference rows the classifier is fitted on (a stated
         subsample on large tables); default all.
-    real : Block or sequence of Block, optional
-        Every real record (training and control, unlabelled; several blocks are counted as one
-        pool without copying them), the queries among them: the
+    real : Block, RoleRows or a sequence of them, optional
+        Every real record (training and control, unlabelled; several blocks or roles are counted
+        as one pool without copying them), the queries among them: the
         near-copy score is lowered where another real record lies within one cell (rarity).
     query_in_reference : ndarray of int, optional
         Each query row's position in ``reference`` (-1 = not there): the reference may then hold
@@ -361,25 +325,29 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
     unknown = [a for a in attacks if a not in ATTACKS]
     if unknown:
         raise ValueError(f"unknown attacks {unknown}; use some of {ATTACKS}")
+    release = release if isinstance(release, RoleRows) else BlockRows(release, backend)
     n_s, n_r = release.n_rows, reference.n_rows
     k = int(max(1, min(k, n_r)))
     k_s = int(max(1, min(n_s, max(k, min(50, round(k * n_s / max(n_r, 1)))))))
     scores: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
     notes: dict[str, str] = {}
-    pools = [] if real is None else ([real] if isinstance(real, Block) else list(real))
+    pools = [] if real is None else ([real] if isinstance(real, (Block, RoleRows)) else list(real))
+    pools = [b if isinstance(b, RoleRows) else BlockRows(b, backend) for b in pools]
     need_knn = any(a in attacks for a in ("closest_distance", "near_copy", "dcr_diff", "domias",
                                           "plagiarism", "gen_lra"))
     h = float("nan")
     if need_knn:
         t0 = clock()
-        ns = kneighbors(query, release, metric, k_s, backend=backend)
+        ds, s_idx = release.kneighbors(query, metric, k_s)
         t1 = clock()
         self_pos = query_in_reference
         k_r = k if self_pos is None else int(min(k + 1, n_r))
         nr = kneighbors(query, reference, metric, k_r, backend=backend)
         t2 = clock()
-        ds = ns.distances
+        if "gen_lra" in attacks or "near_copy" in attacks:  # the release rows they read, fetched once
+            s_uniq = np.unique(s_idx[s_idx >= 0])
+            s_rows = release.take(s_uniq)
         dr, _ = without_self(nr.distances, nr.indices, self_pos, k)
         if self_pos is not None:
             n_r = max(n_r - 1, 1)  # the reference without the record itself
@@ -400,7 +368,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
             # rows than the reference sample
             t = clock()
             dp = np.sort(np.concatenate(
-                [kneighbors(query, b, metric, int(min(k + 1, b.n_rows)), backend=backend).distances
+                [b.kneighbors(query, metric, int(min(k + 1, b.n_rows)))[0]
                  for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
             n_p = max(sum(b.n_rows for b in pools) - 1, 1)
             n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
@@ -426,11 +394,12 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
         if "gen_lra" in attacks:
             t = clock()
             m = min(k, k_s)
-            idx = ns.indices[:, :m]
+            idx = s_idx[:, :m]
             uniq, inv = np.unique(idx[idx >= 0], return_inverse=True)
             lse_r = np.full(idx.shape, 0.0)
             if uniq.size:
-                nrs = kneighbors(release.take(uniq), reference, metric, k_r, backend=backend)
+                nrs = kneighbors(s_rows.take(np.searchsorted(s_uniq, uniq)), reference, metric, k_r,
+                                 backend=backend)
                 if self_pos is None:
                     lse_r[idx >= 0] = _lse_kernel(nrs.distances, h)[inv]
                 else:  # the reference's density without the record itself (leave-one-out)
@@ -446,8 +415,10 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                                 f"{int(uniq.size)} release rows scored against the reference")
         if "near_copy" in attacks:
             t = clock()
-            near = np.maximum(_equal_cells(query, release, ns.indices),
-                              _one_cell_matches(query, release))
+            p = query.num.shape[1] + query.cat.shape[1]
+            at = np.where(s_idx >= 0, np.searchsorted(s_uniq, s_idx), -1)  # rows of s_rows
+            near = np.maximum(_equal_cells(query, s_rows, at),
+                              _one_cell_share(*release.near_counts(query), p))
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
                                   "release rows, or to any release row equal on all cells but "
                                   "one (exact, by hashing) (Hamming similarity)")
@@ -455,7 +426,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
                 # weighted by rarity: a near-copy of a record that has a real near-twin is what
                 # chance gives (common patterns); label-free, the same pool for every record
                 p = max(query.num.shape[1] + query.cat.shape[1], 1)
-                within = sum(one_cell_counts(query, b) for b in pools)  # the record itself: 1
+                within = sum(b.near_counts(query)[1] for b in pools)  # the record itself: 1
                 twins = np.maximum(within - 1, 0) > 0
                 near = near - twins * (p - 1) / p
                 notes["near_copy"] += (f", minus {p - 1}/{p} where another real record (of the "
@@ -465,7 +436,7 @@ def attack_scores(query: Block, release: Block, reference: Block, metric: Distan
             seconds["near_copy"] = clock() - t
     if "classifier" in attacks:
         t = clock()
-        s_fit, r_fit = release, reference
+        s_fit, r_fit = release.take(None), reference
         if classifier_fit_rows is not None:
             s_fit, r_fit = release.take(classifier_fit_rows[0]), reference.take(classifier_fit_rows[1])
         scores["classifier"] = classifier_scores(s_fit, r_fit, query, seed=seed)

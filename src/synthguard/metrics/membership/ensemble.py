@@ -51,9 +51,8 @@ from ...stats import (
     epsilon_lower_bound,
     tpr_at_low_fpr,
 )
-from ..privacy.distance import balanced_keys
 from ..privacy.near_copies import materiality_tail
-from .attacks import ATTACKS, attack_scores, concat_blocks
+from .attacks import ATTACKS, RoleRows, attack_scores, concat_blocks
 
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
 EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
@@ -115,6 +114,7 @@ def _input_rows(tables, role: str, rows: np.ndarray) -> list[int]:
                '(seven attacks)'),
     presets=('privacy', 'full'),
     order=100,
+    backend="any",
     explainer=('Seven membership attacks with a reference of other real records (DOMIAS, '
                'DCR-Diff, Gen-LRA, plagiarism index, classifier, near-copy and distance scores), '
                'tested jointly by permuting the training/control labels; states an epsilon lower '
@@ -173,11 +173,14 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     True
     """
     cl = 0.95
-    tables, enc = ctx.tables, ctx.encoded
+    # every row read is asked of the backend (one process or a cluster): the scored records, the
+    # reference and the classifier's fit rows are drawn by position and held here; the release and
+    # the real tables are searched where they lie
+    tables, data = ctx.tables, ctx.data
     cols = tables.schema.tabular_columns()
     if not cols:
         raise MetricError("no tabular columns to compare: every column is text or id")
-    n_o, n_c, n_syn = len(tables.original), len(tables.control), len(tables.synthetic)
+    n_o, n_c, n_syn = (data.n_rows(r) for r in ("original", "control", "synthetic"))
     pooled = reference == "pooled"
     if reference not in ("pooled", "split"):
         raise MetricError(f"reference must be 'pooled' or 'split', not {reference!r}")
@@ -190,39 +193,41 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         nm_all = np.arange(n_c)
         ref_rows = np.arange(n_o + n_c)
         if max_reference_rows is not None and n_o + n_c > max_reference_rows:
-            import pandas as pd
-
-            both = pd.concat([tables.original[cols], tables.control[cols]], ignore_index=True)
-            ref_rows = _random_draw(both, max_reference_rows, ctx.rng("membership-reference"))
+            ref_rows = data.content_draw(("original", "control"), cols, max_reference_rows,
+                                         ctx.rng("membership-reference"))
     else:
-        keys = balanced_keys(tables.control[cols], ctx.stream_seed("reference-split"), "control")
-        order = np.argsort(keys, kind="stable")
-        ref_all, nm_all = np.sort(order[:n_ref]), np.sort(order[n_ref:])
+        # the n_ref smallest seeded content keys (ties by position), capped at the smallest
+        # max_reference_rows of them
+        split_seed = ctx.stream_seed("reference-split")
+        ref_all = data.balanced_rows("control", cols, n_ref, split_seed)
+        nm_all = np.setdiff1d(np.arange(n_c), ref_all)
         ref_rows = ref_all
         if max_reference_rows is not None and ref_rows.size > max_reference_rows:
-            ref_rows = np.sort(ref_all[np.argsort(keys[ref_all], kind="stable")[:max_reference_rows]])
+            ref_rows = data.balanced_rows("control", cols, max_reference_rows, split_seed)
     # scored records above max_rows: a seeded random draw over the canonical row order (random,
     # not clustered: identical rows are drawn independently; the same draw whatever the input order)
     nm_rows = nm_all
     if max_rows is not None and nm_rows.size > max_rows:
-        nm_rows = np.sort(nm_all[_random_draw(tables.control.iloc[nm_all][cols], max_rows,
-                                              ctx.rng("membership-non-members"))])
-    mem_rows = _random_draw(tables.original[cols], min(n_o, max_rows or n_o),
-                            ctx.rng("membership-members"))
-    ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
+        nm_rows = data.content_draw(("control",), cols, max_rows, ctx.rng("membership-non-members"),
+                                    among=nm_all)
+    mem_rows = data.content_draw(("original",), cols, min(n_o, max_rows or n_o),
+                                 ctx.rng("membership-members"))
+    ranges = data.ranges(cols, roles=("original", "synthetic", "control"))
     from ...engine.neighbors import gower
 
     metric = gower(ranges, clip=True)
-    orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
-    query = concat_blocks(orig.take(mem_rows), ctrl.take(nm_rows))
+    query = concat_blocks(data.encoded_rows("original", cols, mem_rows),
+                          data.encoded_rows("control", cols, nm_rows))
     if pooled:
-        ref_block = concat_blocks(orig, ctrl).take(ref_rows)
+        in_o = ref_rows < n_o
+        ref_block = concat_blocks(data.encoded_rows("original", cols, ref_rows[in_o]),
+                                  data.encoded_rows("control", cols, ref_rows[~in_o] - n_o))
         # each scored record's position in the reference (-1 = not in a capped reference)
         where = np.full(n_o + n_c, -1, dtype=np.int64)
         where[ref_rows] = np.arange(ref_rows.size)
         self_pos = np.r_[where[mem_rows], where[n_o + nm_rows]]
     else:
-        ref_block, self_pos = ctrl.take(ref_rows), None
+        ref_block, self_pos = data.encoded_rows("control", cols, ref_rows), None
     fit_rows = None
     fit_note = "all release and reference rows"
     if max_fit_rows is not None and (n_syn > max_fit_rows or ref_rows.size > max_fit_rows):
@@ -232,9 +237,10 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
         fit_rows = (fs, fr)
         fit_note = f"{fs.size} release and {fr.size} reference rows (seeded random subsample)"
     seed_int = int(ctx.rng("classifier").integers(0, 2**31 - 1))
-    res = attack_scores(query, syn, ref_block, metric, k=k,
+    res = attack_scores(query, RoleRows(data, "synthetic", cols), ref_block, metric, k=k,
                         seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend,
-                        real=(orig, ctrl), query_in_reference=self_pos)
+                        real=(RoleRows(data, "original", cols), RoleRows(data, "control", cols)),
+                        query_in_reference=self_pos)
     names = list(res.scores)
     n_m, n_n = mem_rows.size, nm_rows.size
     labels = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
@@ -417,10 +423,10 @@ __all__ = ["membership_attacks", "ATTACKS"]
 def _random_draw(frame: Any, n: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted positions of ``n`` rows of ``frame`` drawn at random (seeded) over its canonical
     content order, so the draw does not depend on the input row order; all rows when ``n`` covers
-    them."""
-    from ...data.tables import canonical_order
+    them (what :meth:`~synthguard.engine.backend.Backend.content_draw` draws over a table)."""
+    from ...data.hashing import row_hashes
+    from ...engine.backend import draw_in_content_order
 
     if n >= len(frame):
         return np.arange(len(frame))
-    order = canonical_order(frame)
-    return np.sort(order[rng.choice(len(frame), n, replace=False)])
+    return draw_in_content_order(row_hashes(frame), np.arange(len(frame)), n, rng)
