@@ -45,6 +45,7 @@ __all__ = ["new_row_synthesis", "match_rows"]
           sees=('exact', 'rare'),
           presets=('quick', 'privacy', 'full'),
           order=70,
+          backend="any",
           records=RecordsCard(reason=lambda rec: "release row matching a training row (numeric values within the tolerance)", meaning="a release row matching a training row"),
           explainer=("SDMetrics' NewRowSynthesis: the share of release rows that do not match a real "
                      'row; here also per real record, training against held-out people.'))
