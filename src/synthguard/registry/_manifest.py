@@ -590,7 +590,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                            'sees': ['exact', 'rare'],
                            'presets': ['privacy', 'full'],
                            'order': 160,
-                           'backend': 'local',
+                           'backend': 'any',
                            'records': None,
                            'charts': [],
                            'explainer': "SDMetrics' DisclosureProtection: one minus the CAP-style "

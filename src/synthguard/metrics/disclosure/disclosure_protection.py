@@ -69,6 +69,7 @@ def _setup(ctx: Context, name: str, known: Any, sensitive: Any, method: str, con
           sees=('exact', 'rare'),
           presets=('privacy', 'full'),
           order=160,
+          backend="any",
           explainer=("SDMetrics' DisclosureProtection: one minus the CAP-style disclosure risk, "
                      'relative to a random baseline.'))
 def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
