@@ -401,6 +401,9 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
          "num_iterations": 2, "max_records": 5},
         "new_row_synthesis",
         {"name": "nrs_compat", "metric": "new_row_synthesis", "sdmetrics_compat": True, "max_records": 3},
+        "disclosure_protection",
+        {"name": "dp_binned", "metric": "disclosure_protection", "computation_method": "zero_cap",
+         "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -874,3 +877,52 @@ def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
                 np.testing.assert_array_equal(want, got, err_msg=f"{query} {reference} {tol} {rel}")
                 n_true += int(want.sum())
     assert n_true > 0
+
+
+def test_disclosure_protection_on_dask_equals_single_process(dask_client):
+    """disclosure_protection (cap and zero_cap) asks the backend for key lookups with continuous
+    columns cut at equal-width edges from the backend's bounds (the original's range for the
+    score, the real rows pooled for the evidence): with default parameters (the CAP metric's test
+    repeated), zero_cap, a binned known column, binned numeric and datetime sensitive columns, two
+    sensitive columns (per-field breakdown), missing values in known and sensitive columns, ties
+    in the pooled classes, categorical-only columns, every entry (records included) and the
+    verdict's tests are the JSON of one process; generalized_cap is skipped on a cluster with its
+    reason."""
+    orig = _dated(_frame(480, 131), 31)
+    orig.loc[orig.index % 19 == 0, "d"] = None
+    syn = pd.concat([_dated(_frame(380, 132), 32), orig.iloc[:50], orig.iloc[:6]], ignore_index=True)
+    syn.loc[syn.index % 23 == 0, "a"] = np.nan
+    ctl = pd.concat([_dated(_frame(420, 133), 33), orig.iloc[100:110]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        "disclosure_protection",  # META: known a, b; sensitive d, e
+        {"name": "dp_zero", "metric": "disclosure_protection", "computation_method": "zero_cap",
+         "max_records": 7},
+        {"name": "dp_binned_known", "metric": "disclosure_protection", "known_column_names": ["a", "b", "c"],
+         "continuous_column_names": ["c"], "num_discrete_bins": 4},
+        {"name": "dp_binned_sensitive", "metric": "disclosure_protection", "computation_method": "ZERO_CAP",
+         "known_column_names": ["b", "d"], "sensitive_column_names": ["c", "w"],
+         "continuous_column_names": ["c", "w", "a"], "num_discrete_bins": 3, "max_records": 0},
+        {"name": "dp_categorical", "metric": "disclosure_protection", "known_column_names": ["b", "e"],
+         "sensitive_column_names": ["d"]},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=8)
+    dist = evaluate(orig, syn, ctl, meta, metrics=[*metrics, {"name": "dp_gen", "metric": "disclosure_protection",
+                                                              "computation_method": "generalized_cap"}],
+                    seed=8, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names:
+        assert res[n]["evidence"] is not None, n  # computed: a control is given
+    assert res["disclosure_protection"]["per_sensitive_field"]
+    assert res["dp_binned_sensitive"]["continuous_column_names"] == ["c", "w"]
+    assert res["dp_binned_sensitive"]["n_sensitive_categories"] == [4, 4]  # 3 bins and missing
+    assert len(res["dp_zero"]["records"]) == 7 and not res["dp_binned_sensitive"]["records"]
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert dist["dp_gen"]["status"] == "skipped" and "distributed" in dist["dp_gen"]["reason"]
+    # without a control: no evidence, the same numbers
+    single = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8)
+    dist = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8, client=dask_client)
+    _assert_same(single, dist, names[2:4])
