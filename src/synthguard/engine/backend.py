@@ -19,7 +19,9 @@ A metric never reads rows to count them itself: it asks its context's backend (`
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
   :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
   typed), **quantiles** (:meth:`Backend.quantiles`) and the **seeded content sample**
-  (:meth:`Backend.balanced_rows`).
+  (:meth:`Backend.balanced_rows`);
+- **tolerance matches** (:meth:`Backend.rows_matched`): per row of a role, whether a row of another
+  role has its categorical values and its numeric values within a tolerance (new_row_synthesis).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
