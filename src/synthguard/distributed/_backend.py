@@ -29,6 +29,7 @@ from ..engine.backend import (
     draw_in_content_order,
     frame_sum,
     group_sizes,
+    match_rows,
     only_matches,
     quantile_ranks,
     quantiles_of_ranks,
@@ -578,6 +579,46 @@ class DaskBackend:
             np.add.at(within, at, w)
         return exact, within
 
+    # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
+    def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
+                     relative: bool = False, query_rows: np.ndarray | None = None,
+                     reference_rows: np.ndarray | None = None) -> np.ndarray:
+        """Every query partition (encoded once, kept on the cluster) against one reference
+        partition at a time (one wave each): :func:`~synthguard.engine.backend.match_rows` of the
+        pair, whose matched query positions are OR-ed on the driver (a query row's answer depends
+        on the set of reference rows alone, so the pairs give the one-process answer)."""
+        from dask import delayed
+        from distributed import wait
+
+        cols = tuple(columns)
+        client = self.dt.client
+        n_q = self.n_rows(query)
+        tol = np.asarray(tol, dtype=float)
+
+        def keep(role: str, rows: np.ndarray | None) -> Any:
+            if rows is None:
+                return None
+            mask = np.zeros(self.n_rows(role), dtype=bool)
+            mask[np.asarray(rows, dtype=np.int64)] = True
+            return client.scatter(mask, broadcast=True, hash=False)
+
+        q_keep, r_keep = keep(query, query_rows), keep(reference, reference_rows)
+        encode = delayed(_encode_kept, pure=True)
+        enc = self.dt.encoder_future
+        qt, rt = self.dt.get(query), self.dt.get(reference)
+        q_blocks = client.compute([encode(enc, p, pos, cols, q_keep) for p, pos in
+                                   zip(qt.part_args(False), qt.position_args(False), strict=True)])
+        hit = np.zeros(n_q, dtype=bool)
+        for part, pos in zip(rt.part_args(False), rt.position_args(False), strict=True):  # a wave each
+            ref = client.compute(encode(enc, part, pos, cols, r_keep))
+            tasks = [client.submit(_matched_part, qb, ref, tol, relative, pure=False) for qb in q_blocks]
+            wait(tasks)
+            for got in client.gather(tasks):
+                hit[got] = True
+            del ref, tasks
+        del q_blocks
+        return hit if query_rows is None else hit[np.asarray(query_rows, dtype=np.int64)]
+
 
 def _content_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], as_object: tuple[str, ...]
                   ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
@@ -648,6 +689,28 @@ def _reached_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.nd
     keys = np.empty(q.size, dtype=[("q", np.int64), ("h1", np.uint64), ("h2", np.uint64)])
     keys["q"], keys["h1"], keys["h2"] = q_pos[q], h[:, 0], h[:, 1]
     return np.unique(r_pos[r]), np.unique(keys)
+
+
+def _encode_kept(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
+                 keep: np.ndarray | None) -> tuple[Block, np.ndarray]:
+    """One partition encoded as the run encodes it, only the rows ``keep`` (a bool per canonical
+    position; None: all), with their canonical positions."""
+    pos = np.asarray(positions, dtype=np.int64)
+    block = encoder.encode(frame, list(columns))
+    if keep is None:
+        return block, pos
+    at = np.flatnonzero(keep[pos])
+    return block.take(at), pos[at]
+
+
+def _matched_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.ndarray], tol: np.ndarray,
+                  relative: bool) -> np.ndarray:
+    """One query partition against one reference partition: the canonical positions of the query
+    rows that some reference row matches (:func:`~synthguard.engine.backend.match_rows`)."""
+    (qb, q_pos), (rb, _) = query, reference
+    if qb.n_rows == 0 or rb.n_rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    return q_pos[match_rows(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)]
 
 
 def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:

@@ -22,7 +22,9 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   (:meth:`Backend.balanced_rows`) and **seeded draw** (:meth:`Backend.content_draw`);
 - for rows the caller holds (encoded): **neighbours** in a whole table
   (:meth:`Backend.kneighbors_block`) and **near-copy counts** (:meth:`Backend.near_counts`: rows
-  equal on every cell, or on every cell but one).
+  equal on every cell, or on every cell but one);
+- **tolerance matches** (:meth:`Backend.rows_matched`): per row of a role, whether a row of another
+  role has its categorical values and its numeric values within a tolerance (new_row_synthesis).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
@@ -45,9 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "draw_in_content_order",
-           "extending_encoder",
-           "key_counts_of", "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric",
-           "split_pairs", "stack_blocks", "unique_matches"]
+           "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "only_matches", "pairs_within",
+           "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs", "stack_blocks", "unique_matches"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -214,6 +215,15 @@ class Backend(Protocol):
         """Per row of ``query`` (encoded rows of the caller), how many rows of ``role`` (encoded on
         ``columns``) equal it on every cell, and on every cell but at most one
         (:func:`~synthguard.engine.cells.near_counts`): ``(exact, within)``."""
+    def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
+                     relative: bool = False, query_rows: np.ndarray | None = None,
+                     reference_rows: np.ndarray | None = None) -> np.ndarray:
+        """Per ``query`` row (``query_rows``, canonical positions, in that order, or all), whether
+        at least one ``reference`` row (``reference_rows``, canonical positions, or all) matches
+        it on ``columns`` encoded as the run encodes them (datetimes in days): categorical codes
+        equal (missing equal to missing), each numeric value within ``tol[j]`` (one per numeric
+        column, in the encoded order) of the query's, or, ``relative``, within ``|tol[j] * q|``
+        (``q`` the query's value); missing numeric matches missing only (:func:`match_rows`)."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -593,6 +603,18 @@ class LocalBackend:
 
         return near_counts(query, self.encoded.block(role, list(columns)))
 
+    # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
+    def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
+                     relative: bool = False, query_rows: np.ndarray | None = None,
+                     reference_rows: np.ndarray | None = None) -> np.ndarray:
+        q = self.encoded.block(query, list(columns))
+        r = self.encoded.block(reference, list(columns))
+        if query_rows is not None:
+            q = q.take(np.asarray(query_rows, dtype=np.int64))
+        if reference_rows is not None:
+            r = r.take(np.asarray(reference_rows, dtype=np.int64))
+        return match_rows(r.num, r.cat, q.num, q.cat, tol, relative_to_synthetic=relative)
+
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """:meth:`Backend.content_draw` from the content hashes of the rows ``rows`` (in that order):
@@ -681,6 +703,114 @@ def split_pairs(pairs: tuple[np.ndarray, np.ndarray, np.ndarray], sizes: Sequenc
         sel = (r >= start) & (r < start + n)
         out.append((q[sel], r[sel] - start, d[sel]))
         start += n
+    return out
+
+
+_MAX_PAIRS = 4_000_000
+
+
+def _joint_ids(*codes: np.ndarray) -> list[np.ndarray]:
+    """Dense ids of the rows of several code matrices (same columns): equal rows, equal ids."""
+    from ..data.encoding import Block, row_identities
+
+    if codes[0].shape[1] == 0:
+        return [np.zeros(c.shape[0], dtype=np.int64) for c in codes]
+    blocks = [Block(np.zeros((c.shape[0], 0)), np.ascontiguousarray(c, dtype=np.int64), (),
+                    tuple(f"c{j}" for j in range(c.shape[1]))) for c in codes]
+    return row_identities(*blocks)
+
+
+def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, syn_cat: np.ndarray,
+               tol: np.ndarray | float, *, relative_to_synthetic: bool = False) -> np.ndarray:
+    """Whether each synthetic row matches at least one original row.
+
+    Parameters
+    ----------
+    real_num, syn_num : ndarray of float, shape (n, p) / (m, p)
+        Numeric columns (NaN = missing).
+    real_cat, syn_cat : ndarray of int64, shape (n, q) / (m, q)
+        Categorical codes from shared vocabularies.
+    tol : float or ndarray of shape (p,)
+        Absolute tolerance per numeric column, or (``relative_to_synthetic``) the relative factor
+        applied to each synthetic value: ``|o - s| <= |tol * s|``.
+
+    A synthetic row's answer depends on it and on the set of original rows alone (the window on
+    the pivot column is a superset of the matches, each candidate then checked on every column),
+    so original rows may be split in any parts and the answers OR-ed (:meth:`Backend.rows_matched`).
+
+    Examples
+    --------
+    >>> real_num, real_cat = np.array([[1.0], [np.nan]]), np.array([[0], [1]])
+    >>> syn_num, syn_cat = np.array([[1.05], [np.nan], [1.0]]), np.array([[0], [1], [1]])
+    >>> match_rows(real_num, real_cat, syn_num, syn_cat, 0.1).tolist()
+    [True, True, False]
+    """
+    m, p = syn_num.shape
+    # join key: categorical codes + missing pattern of the numeric columns
+    rk = np.concatenate([real_cat, np.isnan(real_num).astype(np.int64)], axis=1)
+    sk = np.concatenate([syn_cat, np.isnan(syn_num).astype(np.int64)], axis=1)
+    rg, sg = _joint_ids(rk, sk)
+    if p == 0:
+        return np.isin(sg, rg)
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (p,))
+
+    def allowed(s: np.ndarray, j: int) -> np.ndarray:
+        return np.abs(tol[j] * s) if relative_to_synthetic else np.full(s.shape, tol[j])
+
+    # pivot: the numeric column with the most distinct original values (narrowest windows)
+    pivot = int(np.argmax([np.unique(real_num[:, j][~np.isnan(real_num[:, j])]).size for j in range(p)]))
+    rv = np.where(np.isnan(real_num[:, pivot]), 0.0, real_num[:, pivot])
+    sv = np.where(np.isnan(syn_num[:, pivot]), 0.0, syn_num[:, pivot])
+    order = np.lexsort((rv, rg))
+    rg_s, rv_s = rg[order], rv[order]
+    width = allowed(sv, pivot) * (1 + 1e-9) + 1e-300
+    width = np.where(np.isnan(syn_num[:, pivot]), 0.0, width)
+    lo = merge_rank(rg_s, rv_s, sg, sv - width, strict=True)
+    hi = merge_rank(rg_s, rv_s, sg, sv + width, strict=False)
+    counts = np.maximum(hi - lo, 0)
+    matched = np.zeros(m, dtype=bool)
+    cand_rows = np.flatnonzero(counts > 0)
+    if cand_rows.size == 0:
+        return matched
+    csum = np.cumsum(counts[cand_rows])
+    start = 0
+    while start < cand_rows.size:  # loop over chunks of bounded candidate pairs
+        base = csum[start - 1] if start else 0
+        stop = int(np.searchsorted(csum, base + _MAX_PAIRS, side="right"))
+        stop = max(stop, start + 1)
+        rows = cand_rows[start:stop]
+        reps = counts[rows]
+        owner = np.repeat(rows, reps)
+        offs = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        cand = order[np.repeat(lo[rows], reps) + offs]
+        ok = np.ones(owner.size, dtype=bool)
+        for j in range(p):  # loop over numeric columns
+            s = syn_num[owner, j]
+            r = real_num[cand, j]
+            with np.errstate(invalid="ignore"):
+                close = np.abs(r - s) <= allowed(s, j)
+            ok &= close | (np.isnan(s) & np.isnan(r))
+        matched[owner[ok]] = True
+        start = stop
+    return matched
+
+
+def merge_rank(groups: np.ndarray, values: np.ndarray, q_groups: np.ndarray, q_values: np.ndarray, *,
+                strict: bool) -> np.ndarray:
+    """Per query, how many (group, value)-sorted rows come before it: rows with a smaller group, or
+    the same group and a value ``< q`` (``strict``) / ``<= q``. One merged sort, no per-group loop."""
+    n, m = groups.size, q_groups.size
+    g = np.concatenate([groups, q_groups])
+    v = np.concatenate([values, q_values])
+    # tie order within equal (group, value): strict -> queries first; else rows first
+    kind = np.concatenate([np.ones(n, np.int8), np.zeros(m, np.int8)]) if strict else \
+        np.concatenate([np.zeros(n, np.int8), np.ones(m, np.int8)])
+    order = np.lexsort((kind, v, g))
+    is_row = order < n
+    rows_before = np.cumsum(is_row) - is_row
+    out = np.empty(m, dtype=np.int64)
+    q_pos = ~is_row
+    out[order[q_pos] - n] = rows_before[q_pos]
     return out
 
 

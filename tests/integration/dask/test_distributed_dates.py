@@ -40,9 +40,10 @@ def test_datetime_columns_equal_single_process_on_real_breaches(dask_client, sha
     first = orig.iloc[:100]["reported"].str.split("/")
     assert (first.str[0].astype(int) <= 12).all() and (first.str[1].astype(int) <= 12).all()
     # dcr_overfitting_protection: datetimes in exact seconds; whole days, so one process shares dcr's
-    # search (days) while the cluster searches in seconds on its own: the same distances
+    # search (days) while the cluster searches in seconds on its own: the same distances;
+    # new_row_synthesis: datetimes in days within the tolerance of their range, blanks missing
     metrics = {"exact_matches": {}, "dcr": {"n_boot": 20}, "k_anonymity": {"k": 3},
-               "dcr_overfitting_protection": {}}
+               "dcr_overfitting_protection": {}, "new_row_synthesis": {}}
     meta = {"quasi_identifiers": ["State", "reported", "Type_of_Breach"]}
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client)
@@ -53,6 +54,7 @@ def test_datetime_columns_equal_single_process_on_real_breaches(dask_client, sha
         assert dist[name]["status"] == "ok", (name, dist[name].get("reason"))
     assert _entries(single, metrics) == _entries(dist, metrics)
     assert single["exact_matches"]["result"]["synthetic_match_rate"]["k"] >= 90
+    assert single["new_row_synthesis"]["result"]["num_matched_rows"] >= 90
 
 
 def test_a_bad_date_in_a_later_partition_is_one_input_error(dask_client, shared_data):

@@ -408,6 +408,11 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
          "num_iterations": 2, "max_records": 5},
         {"name": "mia", "metric": "membership_attacks", "n_perm": 99, "max_rows": 150,
          "max_reference_rows": 300, "max_fit_rows": 200, "top_records": 3},
+        "new_row_synthesis",
+        {"name": "nrs_compat", "metric": "new_row_synthesis", "sdmetrics_compat": True, "max_records": 3},
+        "disclosure_protection",
+        {"name": "dp_binned", "metric": "disclosure_protection", "computation_method": "zero_cap",
+         "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -909,3 +914,129 @@ def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_cli
         for n in (40, 100):
             np.testing.assert_array_equal(local.content_draw(roles, cols, n, np.random.default_rng(n)),
                                           dist.content_draw(roles, cols, n, np.random.default_rng(n)))
+def test_new_row_synthesis_on_dask_equals_single_process(dask_client):
+    """new_row_synthesis asks the backend which release rows match a real row within the tolerance
+    (``Backend.rows_matched``), and for its evidence which training and control records a release
+    row matches: with default parameters, SDMetrics' relative tolerance, a subsampled release, a
+    zero tolerance, missing values (numeric, categorical, datetime), -0.0 next to 0.0, verbatim
+    copies, near copies, duplicated rows, a datetime column, and categorical-only and numeric-only
+    column sets, every entry (records included) and the verdict's tests are the JSON of one
+    process."""
+    orig = _dated(_frame(420, 111), 11)
+    orig = pd.concat([orig, orig.iloc[:20]], ignore_index=True)  # duplicated training records
+    near = orig.iloc[50:80].assign(c=lambda f: f["c"] + 0.01)  # within the tolerance of the range
+    syn = pd.concat([_dated(_frame(330, 112), 12), orig.iloc[:40], near, orig.iloc[:5].assign(c=-0.0)],
+                    ignore_index=True)
+    syn = syn.iloc[np.random.default_rng(4).permutation(len(syn))].reset_index(drop=True)
+    ctl = pd.concat([_dated(_frame(400, 113), 13), orig.iloc[200:210]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        "new_row_synthesis",
+        {"name": "nrs_compat", "metric": "new_row_synthesis", "sdmetrics_compat": True},
+        {"name": "nrs_sub", "metric": "new_row_synthesis", "synthetic_sample_size": 150, "max_records": 7},
+        {"name": "nrs_exact", "metric": "new_row_synthesis", "numerical_match_tolerance": 0.0},
+        {"name": "nrs_wide", "metric": "new_row_synthesis", "numerical_match_tolerance": 0.3, "max_records": 0},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=6)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=6, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names:
+        assert res[n]["evidence"] is not None, n  # computed: a control is given
+    assert 0 < res["new_row_synthesis"]["num_matched_rows"] < res["nrs_wide"]["num_matched_rows"]
+    assert res["nrs_exact"]["num_matched_rows"] < res["new_row_synthesis"]["num_matched_rows"]
+    assert len(res["nrs_sub"]["records"]) == 7 and res["nrs_sub"]["num_new_rows"] + \
+        res["nrs_sub"]["num_matched_rows"] == 150
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert set(names) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
+    # categorical-only and numeric-only rows (the other columns' sdtypes left out: ids ignored)
+    for kept in (["b", "d", "e"], ["a", "c", "w"]):
+        m2 = {**meta, "columns": {c: s if c in kept else {"sdtype": "id"} for c, s in meta["columns"].items()},
+              "quasi_identifiers": kept[:2]}
+        single = evaluate(orig, syn, ctl, m2, metrics=metrics[:2], seed=6)
+        dist = evaluate(orig, syn, ctl, m2, metrics=metrics[:2], seed=6, client=dask_client)
+        _assert_same(single, dist, names[:2])
+        assert single["new_row_synthesis"]["result"]["columns"] == kept
+
+
+def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
+    """The tolerance matches of the partitions (every query partition against every reference
+    partition, OR-ed) equal one process's: absolute and relative tolerances, a zero tolerance,
+    missing values, -0.0, shuffled duplicates across partitions, subsets of query and reference
+    rows in any order."""
+    orig = _dated(_frame(260, 121), 21)
+    orig = pd.concat([orig, orig.iloc[:40]], ignore_index=True).sample(frac=1.0, random_state=3)
+    syn = pd.concat([_dated(_frame(150, 122), 22), orig.iloc[:12], orig.iloc[20:30].assign(c=-0.0)],
+                    ignore_index=True)
+    ctl = _dated(_frame(200, 123), 23)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "w"]
+    scale = local.ranges(cols, ("original",))
+    np.testing.assert_array_equal(scale, dist.ranges(cols, ("original",)))
+    r = np.random.default_rng(2)
+    q_rows = r.permutation(172)[:70]
+    r_rows = np.sort(r.choice(300, 120, replace=False))
+    n_true = 0
+    for query, reference in (("synthetic", "original"), ("original", "synthetic"), ("control", "synthetic")):
+        for tol, rel in ((0.05 * scale, False), (np.asarray(0.0), False), (np.asarray(0.01), True),
+                         (0.3 * scale, False)):
+            for qr, rr in ((None, None), (q_rows if query == "synthetic" else None,
+                                          r_rows if reference == "original" else None)):
+                kw = {"relative": rel, "query_rows": qr, "reference_rows": rr}
+                want = local.rows_matched(query, reference, cols, tol, **kw)
+                got = dist.rows_matched(query, reference, cols, tol, **kw)
+                np.testing.assert_array_equal(want, got, err_msg=f"{query} {reference} {tol} {rel}")
+                n_true += int(want.sum())
+    assert n_true > 0
+
+
+def test_disclosure_protection_on_dask_equals_single_process(dask_client):
+    """disclosure_protection (cap and zero_cap) asks the backend for key lookups with continuous
+    columns cut at equal-width edges from the backend's bounds (the original's range for the
+    score, the real rows pooled for the evidence): with default parameters (the CAP metric's test
+    repeated), zero_cap, a binned known column, binned numeric and datetime sensitive columns, two
+    sensitive columns (per-field breakdown), missing values in known and sensitive columns, ties
+    in the pooled classes, categorical-only columns, every entry (records included) and the
+    verdict's tests are the JSON of one process; generalized_cap is skipped on a cluster with its
+    reason."""
+    orig = _dated(_frame(480, 131), 31)
+    orig.loc[orig.index % 19 == 0, "d"] = None
+    syn = pd.concat([_dated(_frame(380, 132), 32), orig.iloc[:50], orig.iloc[:6]], ignore_index=True)
+    syn.loc[syn.index % 23 == 0, "a"] = np.nan
+    ctl = pd.concat([_dated(_frame(420, 133), 33), orig.iloc[100:110]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        "disclosure_protection",  # META: known a, b; sensitive d, e
+        {"name": "dp_zero", "metric": "disclosure_protection", "computation_method": "zero_cap",
+         "max_records": 7},
+        {"name": "dp_binned_known", "metric": "disclosure_protection", "known_column_names": ["a", "b", "c"],
+         "continuous_column_names": ["c"], "num_discrete_bins": 4},
+        {"name": "dp_binned_sensitive", "metric": "disclosure_protection", "computation_method": "ZERO_CAP",
+         "known_column_names": ["b", "d"], "sensitive_column_names": ["c", "w"],
+         "continuous_column_names": ["c", "w", "a"], "num_discrete_bins": 3, "max_records": 0},
+        {"name": "dp_categorical", "metric": "disclosure_protection", "known_column_names": ["b", "e"],
+         "sensitive_column_names": ["d"]},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=8)
+    dist = evaluate(orig, syn, ctl, meta, metrics=[*metrics, {"name": "dp_gen", "metric": "disclosure_protection",
+                                                              "computation_method": "generalized_cap"}],
+                    seed=8, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names:
+        assert res[n]["evidence"] is not None, n  # computed: a control is given
+    assert res["disclosure_protection"]["per_sensitive_field"]
+    assert res["dp_binned_sensitive"]["continuous_column_names"] == ["c", "w"]
+    assert res["dp_binned_sensitive"]["n_sensitive_categories"] == [4, 4]  # 3 bins and missing
+    assert len(res["dp_zero"]["records"]) == 7 and not res["dp_binned_sensitive"]["records"]
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert dist["dp_gen"]["status"] == "skipped" and "distributed" in dist["dp_gen"]["reason"]
+    # without a control: no evidence, the same numbers
+    single = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8)
+    dist = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8, client=dask_client)
+    _assert_same(single, dist, names[2:4])

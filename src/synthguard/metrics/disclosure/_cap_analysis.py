@@ -302,10 +302,11 @@ def _cap_lookups(keys: Sequence[str], sensitive: Sequence[str]) -> dict[str, Any
 
 
 def _cap_counts(data: Any, keys: Sequence[str], sensitive: Sequence[str], zero: bool,
-                top: int) -> dict[str, Any]:
+                top: int, bins: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Counts, exactly rounded sums, the class-size breakdown and the top records of one CAP run
-    over the original rows, from the backend's key lookups ((bin, p) -> rows tables)."""
-    rows = data.key_rows("original", _cap_lookups(keys, sensitive))
+    over the original rows, from the backend's key lookups ((bin, p) -> rows tables); ``bins``:
+    continuous columns cut at these inner edges first."""
+    rows = data.key_rows("original", _cap_lookups(keys, sensitive), bins=bins or None)
     scored = lambda f: _scored(f, zero)  # noqa: E731
     table = rows.counts(lambda f: scored(f).dropna(subset=["p"])[["bin", "p"]])
     per_bin = rows.counts(lambda f: scored(f)["bin"])
@@ -380,20 +381,22 @@ class CountedCapAnalysis(CapAnalysis):
 
 
 def analyse_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
-                    max_records: int = 100, per_field: bool = True) -> CountedCapAnalysis:
-    """:func:`analyse` of ``cap`` / ``zero_cap`` (exact key matches) through ``ctx.data``."""
+                    max_records: int = 100, per_field: bool = True,
+                    bins: dict[str, np.ndarray] | None = None) -> CountedCapAnalysis:
+    """:func:`analyse` of ``cap`` / ``zero_cap`` (exact key matches) through ``ctx.data``;
+    ``bins``: continuous columns cut at these inner edges (:func:`~._common.backend_bins`) first."""
     if method not in ("cap", "zero_cap"):
         raise ValueError(f"counted CAP runs cap or zero_cap, not {method!r}")
     data = ctx.data
     zero = method == "zero_cap"
-    counts = _cap_counts(data, keys, sensitive, zero, max(max_records, 0))
-    # distinct original values per sensitive column (missing counted once)
-    n_cat = [int(data.key_groups([c], ("original",)).sums(lambda f: f["n_original"] > 0)[0])
+    counts = _cap_counts(data, keys, sensitive, zero, max(max_records, 0), bins)
+    # distinct original values per sensitive column (missing counted once; binned: bins present)
+    n_cat = [int(data.key_groups([c], ("original",), bins=bins or None).sums(lambda f: f["n_original"] > 0)[0])
              for c in sensitive]
     fields: dict[str, dict[str, Any]] = {}
     if per_field and len(sensitive) > 1:
         for j, name in enumerate(sensitive):  # loop over sensitive columns
-            s = _cap_counts(data, keys, [name], zero, 0)
+            s = _cap_counts(data, keys, [name], zero, 0, bins)
             fields[name] = {"cap_protection": float(1 - s["sum_p"] / s["n_counted"]) if s["n_counted"]
                             else None, "baseline_protection": 1.0 - 1.0 / n_cat[j], "n": s["n_counted"]}
     return CountedCapAnalysis(method, list(keys), list(sensitive), None, n_cat, fields,  # type: ignore[arg-type]
@@ -401,13 +404,19 @@ def analyse_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[str],
 
 
 def cap_evidence_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[str], method: str, *,
-                         repeats: str | None = None) -> Evidence:
-    """:func:`cap_evidence` of ``cap`` / ``zero_cap`` (no binned columns) through ``ctx.data``: per
-    training and control record, exposed (:func:`exposed`), and per training record whether a copy
-    would expose it (:func:`~._cap_core.copy_responds_counts`) and whether its key is unique among
-    the real records pooled."""
+                         repeats: str | None = None, continuous: Sequence[str] = (), bins: int = 10,
+                         pairs: bool = False) -> Evidence:
+    """:func:`cap_evidence` of ``cap`` / ``zero_cap`` through ``ctx.data``: per training and
+    control record, exposed (:func:`exposed`), and per training record whether a copy would expose
+    it (:func:`~._cap_core.copy_responds_counts`) and whether its key is unique among the real
+    records pooled. ``continuous`` columns are cut into ``bins`` equal-width bins from the original
+    AND control rows pooled (label-free, as :func:`cap_evidence`). ``pairs``: in one process, the
+    release rows behind a flag as :func:`cap_evidence` ties them (a cluster run lists no rows to
+    drop, so they are not gathered there)."""
     from ._cap_core import copy_responds_counts
+    from ._common import backend_bins
 
+    edges = backend_bins(ctx.data, list(continuous), bins, "equal_width", evidence_roles(ctx)) or None
     lookups = {**_cap_lookups(keys, sensitive), "real": (list(keys), ("original", "control"))}
     zero = method == "zero_cap"
     got = {}
@@ -416,7 +425,16 @@ def cap_evidence_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[
         if role == "original":
             fns["exact"] = lambda f: copy_responds_counts(f["pair"].to_numpy(), f["pool"].to_numpy())
             fns["rare"] = lambda f: f["real"].to_numpy() == 1
-        got[role] = ctx.data.key_rows(role, lookups).flags(**fns)
+        got[role] = ctx.data.key_rows(role, lookups, bins=edges).flags(**fns)
     o = got["original"]
-    return cap_evidence_from_flags(o["exposed"], got["control"]["exposed"], o["exact"], o["rare"],
-                                   repeats=repeats)
+    ev = cap_evidence_from_flags(o["exposed"], got["control"]["exposed"], o["exact"], o["rare"],
+                                 repeats=repeats)
+    if not pairs or ctx.data_backend is not None or ev.flags is None:
+        return ev
+    # the release rows behind a flag: those with its key fields and its sensitive values
+    codes = column_codes(ctx, list(keys) + list(sensitive), ("original", "synthetic", "control"),
+                         continuous=continuous, bins=bins, edges_from=evidence_roles(ctx))
+    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
+    found = RowPairs.groups(np.r_[io, ic], is_, action="review",
+                            tie="a release row with its key fields and its sensitive values")
+    return replace(ev, flags=replace(ev.flags, pairs=found))

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 
 from ...core.results import MetricResult
-from ...errors import ConfigError
+from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
 from ...stats import wilson_interval
-from ._cap_analysis import analyse, analyse_codes, cap_codes
+from ._cap_analysis import analyse, analyse_codes, analyse_counted, cap_codes, cap_evidence_counted
 from ._cap_core import METHODS
-from ._common import nunique_codes, resolve_fields
+from ._common import backend_bins, has_control, nunique_codes, resolve_fields
 from .cap import THRESHOLDS, cap_result, repeated_test
 
 __all__ = ["disclosure_protection", "disclosure_protection_estimate"]
@@ -69,6 +69,7 @@ def _setup(ctx: Context, name: str, known: Any, sensitive: Any, method: str, con
           sees=('exact', 'rare'),
           presets=('privacy', 'full'),
           order=160,
+          backend="any",
           explainer=("SDMetrics' DisclosureProtection: one minus the CAP-style disclosure risk, "
                      'relative to a random baseline.'))
 def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
@@ -95,13 +96,25 @@ def disclosure_protection(ctx: Context, *, known_column_names: Any = None,
     name = "disclosure_protection"
     keys, sens, method, cont = _setup(ctx, name, known_column_names, sensitive_column_names,
                                       computation_method, continuous_column_names, num_discrete_bins)
-    a = analyse(ctx, keys, sens, method, continuous=cont, bins=num_discrete_bins)
     extra = {"known_column_names": keys, "sensitive_column_names": sens,
              "continuous_column_names": cont, "num_discrete_bins": num_discrete_bins}
     # without binned columns the test is the CAP metric's own (same keys, pool rule, records)
+    repeats = None if cont else repeated_test(method)
+    if method == "generalized_cap":  # nearest keys by Hamming distance: one process only
+        if ctx.data_backend is not None:
+            raise MetricError("computation_method 'generalized_cap' is not available in a distributed "
+                              "run: run it in one process, or use 'cap' or 'zero_cap'")
+        a = analyse(ctx, keys, sens, method, continuous=cont, bins=num_discrete_bins)
+        return cap_result(ctx, name, a, max_records=max_records, relative=True, extra=extra,
+                          continuous=cont, bins=num_discrete_bins, repeats=repeats)
+    # cap / zero_cap: exact key matches counted through the backend (one process or a cluster);
+    # continuous columns cut at equal-width edges from the original's range (SDMetrics' rule)
+    edges = backend_bins(ctx.data, cont, num_discrete_bins, "equal_width", ("original",))
+    a = analyse_counted(ctx, keys, sens, method, max_records=max_records, bins=edges)
+    evidence = cap_evidence_counted(ctx, keys, sens, method, repeats=repeats, continuous=cont,
+                                    bins=num_discrete_bins, pairs=True) if has_control(ctx) else None
     return cap_result(ctx, name, a, max_records=max_records, relative=True, extra=extra,
-                      continuous=cont, bins=num_discrete_bins,
-                      repeats=None if cont else repeated_test(method))
+                      evidence=evidence)
 
 
 @register("disclosure_protection_estimate", family="disclosure", direction="higher is safer",
