@@ -192,6 +192,29 @@ class Backend(Protocol):
         that order, or all) whether more than one distinct row (encoded bits) is at its smallest
         distance."""
 
+    def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        """The distinct rows of ``role`` on ``columns``, each as its lowest canonical position,
+        ordered by the 64-bit content hash of their typed values
+        (:func:`~synthguard.data.hashing.row_hashes`; distinct rows whose hashes collide count as
+        one, probability about ``n**2 / 2**64``): the anonymeter trio's canonical rows, an order
+        that depends on neither the input row order nor duplicates."""
+
+    def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
+                     rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per numeric column of the rows encoded on ``columns`` (the encoder's numeric columns, in
+        the order given), ``(min, max)`` over ``roles`` (with ``rows``, a role's rows at those
+        canonical positions only), NaN skipped (``(inf, -inf)`` when a column has no value):
+        :func:`~synthguard.data.encoding.value_bounds`."""
+
+    def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
+                         reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest of the ``reference`` rows at ``reference_rows`` (distinct
+        canonical positions in *any* order; indices into that array, ties by the lower index) of
+        the query rows ``queries``: per ``(role, rows)``, the rows of ``role`` at canonical
+        positions ``rows`` in that order (``None``: every row), stacked in the order given:
+        ``(distances, indices)``. The reference rows need not be distinct on ``columns``."""
+
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
     """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives).
@@ -533,6 +556,38 @@ class LocalBackend:
         bounds = np.cumsum([0, *(b.n_rows for b in blocks)])
         return ([won[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
                 np.bincount(at, minlength=q.n_rows) > 1)
+
+    # --- the anonymeter trio: canonical rows in content-hash order, neighbours among them --------
+    def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        from ..data.hashing import row_hashes
+
+        h = row_hashes(self.tables.get(role)[list(columns)])
+        _, first = np.unique(h, return_index=True)  # sorted by hash; the lowest position of each
+        return first.astype(np.int64)
+
+    def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
+                     rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        from ..data.encoding import value_bounds
+
+        rows = rows or {}
+        blocks = [self.encoded.block(r).select(list(columns)) for r in roles]
+        return value_bounds(*(b if r not in rows else b.take(np.asarray(rows[r], dtype=np.int64))
+                              for r, b in zip(roles, blocks, strict=True)))
+
+    def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
+                         reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors.distinct import distinct_rows, kneighbors_distinct
+
+        cols = list(columns)
+        # slices of the run's encoded block of each role (encoded once, no block kept per column set)
+        q = stack_blocks([self.encoded.block(r).select(cols) if rows is None
+                          else self.encoded.block(r).select(cols).take(np.asarray(rows, dtype=np.int64))
+                          for r, rows in queries])
+        ref = self.encoded.block(reference).select(cols).take(np.asarray(reference_rows, dtype=np.int64))
+        first, inverse = distinct_rows(q)  # equal query rows share their neighbours: searched once
+        nb = kneighbors_distinct(q.take(first), ref, metric, k, backend=self.neighbour_backend)
+        return nb.distances[inverse], nb.indices[inverse]
 
 
 def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categorical_only: bool) -> Any:
