@@ -14,7 +14,7 @@ fetched from the partitions that hold them. Positions are canonical positions, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -619,6 +619,44 @@ class DaskBackend:
         del q_blocks
         return hit if query_rows is None else hit[np.asarray(query_rows, dtype=np.int64)]
 
+    # --- the anonymeter trio: canonical rows in content-hash order, neighbours among them --------
+    def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        """Each partition's distinct ``(content hash, lowest position)`` pairs (16 bytes per
+        distinct row travel), then per hash the lowest position, in hash order."""
+        parts = self.dt.compute(self.dt.map(role, _hash_firsts, tuple(columns), with_encoder=False,
+                                            ordered=False))
+        h = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.uint64)
+        pos = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+        order = np.lexsort((pos, h))
+        h, pos = h[order], pos[order]
+        keep = np.r_[True, h[1:] != h[:-1]] if h.size else np.zeros(0, dtype=bool)
+        return pos[keep].astype(np.int64)
+
+    def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
+                     rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Whole roles by a min/max reduction over their partitions; rows asked by position are
+        fetched (encoded)."""
+        from ..data.encoding import value_bounds
+        from ._tables import _bounds
+
+        rows = rows or {}
+        whole = [r for r in roles if r not in rows]
+        bounds = self.dt.compute([t for r in whole for t in self.dt.map(r, _bounds, tuple(columns),
+                                                                          ordered=False)])
+        bounds += [value_bounds(self.encoded_rows(r, columns, rows[r])) for r in roles if r in rows]
+        return np.minimum.reduce([b[0] for b in bounds]), np.maximum.reduce([b[1] for b in bounds])
+
+    def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
+                         reference_rows: np.ndarray, columns: Sequence[str], metric: Any,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+        """One partitioned search (:func:`~._knn.kneighbors_distributed`) over the reference rows
+        asked, ranked by their index in ``reference_rows``; every row of a role is searched in its
+        partitions, rows asked by position are fetched (encoded) and searched as one block."""
+        sources: list[Any] = [role if rows is None else self.encoded_rows(role, columns, rows)
+                              for role, rows in queries]
+        return kneighbors_distributed(self.dt, sources, reference, columns, metric, k,
+                                      backend=self.neighbour_backend, reference_rows=reference_rows)
+
 
 def _content_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], as_object: tuple[str, ...]
                   ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[str, str], ...]]:
@@ -711,6 +749,17 @@ def _matched_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.nd
     if qb.n_rows == 0 or rb.n_rows == 0:
         return np.zeros(0, dtype=np.int64)
     return q_pos[match_rows(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)]
+def _hash_firsts(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A partition's distinct content hashes (:func:`~synthguard.data.hashing.row_hashes`) with the
+    lowest position of each."""
+    from ..data.hashing import row_hashes
+
+    h = row_hashes(frame[list(columns)])
+    pos = np.asarray(positions, dtype=np.int64)
+    order = np.lexsort((pos, h))
+    h, pos = h[order], pos[order]
+    keep = np.r_[True, h[1:] != h[:-1]] if h.size else np.zeros(0, dtype=bool)
+    return h[keep], pos[keep]
 
 
 def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> list[tuple[float, float]]:

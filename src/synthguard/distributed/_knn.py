@@ -85,22 +85,25 @@ def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
     return groups
 
 
-def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: Sequence[str],
-                           metric: DistanceMetric, k: int, *, backend: str = "auto",
+def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], reference: str,
+                           columns: Sequence[str], metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
                            tree_bytes: int | None = None, encoder: Any = None,
                            exact_datetimes: bool = False, query_block: Block | None = None
                            ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
-    (positions in ``reference_rows`` when given).
+    (positions in ``reference_rows`` when given: distinct canonical positions in any order, ties
+    by the lower index into that array).
 
-    ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
-    ``kneighbors(..., exclude_self=True)`` does. ``encoder`` (a future of an encoder; default the
-    tables' own) and ``exact_datetimes`` encode the partitions (datetimes in exact seconds, see
-    :meth:`~synthguard.data.encoding.Encoder.encode`). ``query_block``: encoded rows of the caller
-    searched instead of the ``query`` role (scattered in chunks of :data:`QUERY_ROWS` rows; no self
-    excluded), their results in their order.
+    ``query`` may also be a sequence of sources, each a role (every row, in canonical order) or a
+    :class:`Block` of the driver (encoded rows, e.g. a sample of queries: one query block on the
+    cluster); their rows are stacked in the order given. ``query == reference`` (a role, and no
+    ``reference_rows``) excludes each row itself, as ``kneighbors(..., exclude_self=True)`` does.
+    ``encoder`` (a future of an encoder; default the tables' own) and ``exact_datetimes`` encode the
+    partitions (datetimes in exact seconds, see :meth:`~synthguard.data.encoding.Encoder.encode`).
+    ``query_block``: encoded rows of the caller searched instead of ``query`` (sources of
+    :data:`QUERY_ROWS` rows each; no self excluded), their results in their order.
     """
     from dask import delayed
     from distributed import wait
@@ -108,25 +111,36 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     client = dt.client
     cols = tuple(columns)
     backend = _resolve(backend)
-    ref, qt = dt.get(reference), dt.get(query)
-    exclude = query == reference and reference_rows is None and query_block is None
-    ref_pos = dt.positions_array(reference)  # canonical positions of the rows of each sorted partition
-    if query_block is not None:  # the caller's rows, in chunks
+    ref = dt.get(reference)
+    if query_block is not None:  # the caller's rows, in chunks: a source each
         n_q = query_block.n_rows
-        q_pos = [np.arange(a, min(a + QUERY_ROWS, n_q), dtype=np.int64) for a in range(0, n_q, QUERY_ROWS)]
+        sources: list[Any] = [query_block.take(np.arange(a, min(a + QUERY_ROWS, n_q), dtype=np.int64))
+                              for a in range(0, n_q, QUERY_ROWS)]
     else:
-        q_pos = ref_pos if query == reference else dt.positions_array(query)
+        sources = [query] if isinstance(query, str) else list(query)
+    exclude = (isinstance(query, str) and query == reference and reference_rows is None
+               and query_block is None)
+    ref_pos = dt.positions_array(reference)  # canonical positions of the rows of each sorted partition
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
     ids = ref_pos
-    if reference_rows is not None:  # global positions -> rows of each partition, ids = rank among them
-        rows = np.unique(np.asarray(reference_rows, dtype=np.int64))
+    if reference_rows is not None:  # global positions -> rows of each partition, ids = index among them
+        asked = np.asarray(reference_rows, dtype=np.int64)
+        if asked.size > 1 and not (asked[1:] > asked[:-1]).all():  # any order: ids = index in it
+            by_pos = np.argsort(asked, kind="stable")
+            rows = asked[by_pos]
+        else:
+            rows = np.unique(asked)
+            by_pos = np.arange(rows.size, dtype=np.int64)
         ids, local_rows = [], []
         for pos in ref_pos:
             at = np.searchsorted(rows, pos)
             hit = at < rows.size
             hit[hit] = rows[at[hit]] == pos[hit]
-            local_rows.append(np.flatnonzero(hit))
-            ids.append(at[hit].astype(np.int64))
+            sel = np.flatnonzero(hit)
+            got = by_pos[at[sel]].astype(np.int64)
+            inc = np.argsort(got, kind="stable")  # a partition's rows by increasing id
+            local_rows.append(sel[inc])
+            ids.append(got[inc])
     n_cols = max(1, len(cols))
     tree_bytes = TREE_BYTES if tree_bytes is None else int(tree_bytes)
     max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1
@@ -135,10 +149,17 @@ def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: 
     t0 = time.perf_counter()
     encode = delayed(_encode, pure=True)
     enc = dt.encoder_future if encoder is None else encoder
-    if query_block is not None:
-        q_blocks = client.scatter([query_block.take(p) for p in q_pos], hash=False)
-    else:
-        q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
+    q_blocks, q_pos, start = [], [], 0  # query blocks on the cluster; global (stacked) row of each row
+    for src in sources:
+        if isinstance(src, str):
+            qt = dt.get(src)
+            q_blocks += client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
+            q_pos += [start + p for p in (ref_pos if src == reference else dt.positions_array(src))]
+            start += qt.n_rows
+        else:
+            q_blocks.append(client.scatter(src, hash=False))  # a few rows of the driver, once
+            q_pos.append(start + np.arange(src.n_rows, dtype=np.int64))
+            start += src.n_rows
     q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
     states: list[Any] = [None] * len(q_blocks)
     for members in groups:

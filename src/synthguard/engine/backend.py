@@ -24,7 +24,11 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   (:meth:`Backend.kneighbors_block`) and **near-copy counts** (:meth:`Backend.near_counts`: rows
   equal on every cell, or on every cell but one);
 - **tolerance matches** (:meth:`Backend.rows_matched`): per row of a role, whether a row of another
-  role has its categorical values and its numeric values within a tolerance (new_row_synthesis).
+  role has its categorical values and its numeric values within a tolerance (new_row_synthesis);
+- for the anonymeter trio: **distinct rows in content-hash order** (:meth:`Backend.distinct_order`),
+  **encoded value bounds** (:meth:`Backend.value_bounds`) and **neighbours among chosen rows**
+  (:meth:`Backend.kneighbors_among`: query rows of several roles against reference rows in any
+  order).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
@@ -215,6 +219,7 @@ class Backend(Protocol):
         """Per row of ``query`` (encoded rows of the caller), how many rows of ``role`` (encoded on
         ``columns``) equal it on every cell, and on every cell but at most one
         (:func:`~synthguard.engine.cells.near_counts`): ``(exact, within)``."""
+
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
                      relative: bool = False, query_rows: np.ndarray | None = None,
                      reference_rows: np.ndarray | None = None) -> np.ndarray:
@@ -224,6 +229,29 @@ class Backend(Protocol):
         equal (missing equal to missing), each numeric value within ``tol[j]`` (one per numeric
         column, in the encoded order) of the query's, or, ``relative``, within ``|tol[j] * q|``
         (``q`` the query's value); missing numeric matches missing only (:func:`match_rows`)."""
+
+    def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        """The distinct rows of ``role`` on ``columns``, each as its lowest canonical position,
+        ordered by the 64-bit content hash of their typed values
+        (:func:`~synthguard.data.hashing.row_hashes`; distinct rows whose hashes collide count as
+        one, probability about ``n**2 / 2**64``): the anonymeter trio's canonical rows, an order
+        that depends on neither the input row order nor duplicates."""
+
+    def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
+                     rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per numeric column of the rows encoded on ``columns`` (the encoder's numeric columns, in
+        the order given), ``(min, max)`` over ``roles`` (with ``rows``, a role's rows at those
+        canonical positions only), NaN skipped (``(inf, -inf)`` when a column has no value):
+        :func:`~synthguard.data.encoding.value_bounds`."""
+
+    def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
+                         reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest of the ``reference`` rows at ``reference_rows`` (distinct
+        canonical positions in *any* order; indices into that array, ties by the lower index) of
+        the query rows ``queries``: per ``(role, rows)``, the rows of ``role`` at canonical
+        positions ``rows`` in that order (``None``: every row), stacked in the order given:
+        ``(distances, indices)``. The reference rows need not be distinct on ``columns``."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -614,6 +642,38 @@ class LocalBackend:
         if reference_rows is not None:
             r = r.take(np.asarray(reference_rows, dtype=np.int64))
         return match_rows(r.num, r.cat, q.num, q.cat, tol, relative_to_synthetic=relative)
+
+    # --- the anonymeter trio: canonical rows in content-hash order, neighbours among them --------
+    def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        from ..data.hashing import row_hashes
+
+        h = row_hashes(self.tables.get(role)[list(columns)])
+        _, first = np.unique(h, return_index=True)  # sorted by hash; the lowest position of each
+        return first.astype(np.int64)
+
+    def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
+                     rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        from ..data.encoding import value_bounds
+
+        rows = rows or {}
+        blocks = [self.encoded.block(r).select(list(columns)) for r in roles]
+        return value_bounds(*(b if r not in rows else b.take(np.asarray(rows[r], dtype=np.int64))
+                              for r, b in zip(roles, blocks, strict=True)))
+
+    def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
+                         reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors.distinct import distinct_rows, kneighbors_distinct
+
+        cols = list(columns)
+        # slices of the run's encoded block of each role (encoded once, no block kept per column set)
+        q = stack_blocks([self.encoded.block(r).select(cols) if rows is None
+                          else self.encoded.block(r).select(cols).take(np.asarray(rows, dtype=np.int64))
+                          for r, rows in queries])
+        ref = self.encoded.block(reference).select(cols).take(np.asarray(reference_rows, dtype=np.int64))
+        first, inverse = distinct_rows(q)  # equal query rows share their neighbours: searched once
+        nb = kneighbors_distinct(q.take(first), ref, metric, k, backend=self.neighbour_backend)
+        return nb.distances[inverse], nb.indices[inverse]
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -413,6 +413,8 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
         "disclosure_protection",
         {"name": "dp_binned", "metric": "disclosure_protection", "computation_method": "zero_cap",
          "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
+        {"name": "link", "metric": "linkability", "n_attacks": 150},
+        {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 150},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -1040,3 +1042,116 @@ def test_disclosure_protection_on_dask_equals_single_process(dask_client):
     single = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8)
     dist = evaluate(orig, syn, None, meta, metrics=metrics[2:4], seed=8, client=dask_client)
     _assert_same(single, dist, names[2:4])
+
+
+def _anonymeter_tables():
+    """Training, release and control tables for the anonymeter trio: missing values, -0.0, a
+    datetime column, verbatim copies, duplicated training rows, shuffled across partitions."""
+    orig = _dated(_frame(380, 111), 8)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=5)
+    syn = pd.concat([_dated(_frame(300, 112), 9), orig.iloc[:45], orig.iloc[:6]], ignore_index=True)
+    syn = syn.iloc[np.random.default_rng(4).permutation(len(syn))].reset_index(drop=True)
+    ctl = pd.concat([_dated(_frame(320, 113), 10), orig.iloc[100:104]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    return orig, syn, ctl, meta
+
+
+def test_linkability_and_inference_on_dask_equal_single_process(dask_client):
+    """linkability and inference ask the backend for the canonical rows (``distinct_order``), the
+    ranges and neighbours of the sampled targets and of every record (``value_bounds``,
+    ``kneighbors_among``) and the secret cells they read: with defaults (declared roles), k > 1,
+    given halves, every distinct row attacked, a numeric secret scored by tolerance, a categorical
+    secret, every column in turn (no roles), categorical-only and numeric-only columns, and without
+    a control, every entry (records included) and the verdict's tests are the JSON of one
+    process."""
+    orig, syn, ctl, meta = _anonymeter_tables()
+    metrics = [
+        "linkability", "inference",
+        {"name": "link_k3", "metric": "linkability", "n_attacks": 120, "n_neighbors": 3,
+         "aux_cols": [["a", "c"], ["b", "d", "w"]], "n_records": 7},
+        {"name": "link_all", "metric": "linkability", "max_n_attacks": True},
+        {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 200, "tolerance": 0.2},
+        {"name": "infer_b", "metric": "inference", "secret": "b", "aux_cols": ["a", "c", "w"]},
+        {"name": "infer_w_reg", "metric": "inference", "secret": "w", "regression": "true", "n_attacks": 150},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names:
+        assert res[n]["evidence"] is not None, n  # computed: a control is given
+    assert res["link_all"]["n_attacks"] == 324  # every distinct control row (the smaller table)
+    assert res["link_k3"]["n_neighbors"] == 3 and len(res["link_k3"]["records"]) == 7
+    assert res["inference"]["secrets_tried"] == ["d", "e"]  # the declared sensitive columns
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert {"linkability", "inference"} <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
+
+    # no roles (every column in turn), categorical-only, numeric-only, no control
+    plain = {"columns": meta["columns"]}
+    cats = ["b", "d", "e"]
+    nums = ["a", "c", "w"]
+    for o, s, c, m in ((orig, syn, ctl, plain),
+                       (orig[cats], syn[cats], ctl[cats], {"columns": {k: META["columns"][k] for k in cats}}),
+                       (orig[nums], syn[nums], ctl[nums], {"columns": {k: meta["columns"][k] for k in nums}}),
+                       (orig, syn, None, meta)):
+        runs = ["linkability", {"name": "inference", "metric": "inference", "n_attacks": 150}]
+        single = evaluate(o, s, c, m, metrics=runs, seed=2)
+        dist = evaluate(o, s, c, m, metrics=runs, seed=2, client=dask_client)
+        _assert_same(single, dist, ["linkability", "inference"])
+        assert json.dumps(single.to_dict()["verdict"]["tests"], sort_keys=True, default=str) == \
+            json.dumps(dist.to_dict()["verdict"]["tests"], sort_keys=True, default=str)
+
+
+def test_anonymeter_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """The canonical rows in content-hash order, encoded bounds (of whole roles and of some rows)
+    and the neighbours among reference rows in any order (ties by their index: categorical columns
+    hold many tied rows) from the partitions equal one process's, bit for bit: whole roles and rows
+    by position as queries, stacked; reference rows not distinct on the columns searched."""
+    from synthguard.data.encoding import ranges_from_bounds
+    from synthguard.engine.neighbors import gower
+
+    orig, syn, ctl, meta = _anonymeter_tables()
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "w"]
+    order = {}
+    for role in ("original", "synthetic", "control"):
+        for c in (cols, ["b", "d"]):
+            want = local.distinct_order(role, c)
+            np.testing.assert_array_equal(want, dist.distinct_order(role, c))
+        order[role] = local.distinct_order(role, cols)
+    assert order["original"].size == 380  # duplicates dropped
+    assert not (np.diff(local.distinct_order("original", ["b", "d"])) > 0).all()  # hash order, not position
+    ref = np.random.default_rng(0).permutation(order["synthetic"])  # reference rows in any order
+    rows = {"original": order["original"][::7], "control": order["control"][5:60]}
+    for roles, asked in ((("synthetic",), None), (("original", "control", "synthetic"), None),
+                         (("original", "control", "synthetic"), rows)):
+        for c in (cols, ["a", "w"], ["b", "d"]):
+            want = local.value_bounds(c, roles, rows=asked)
+            got = dist.value_bounds(c, roles, rows=asked)
+            for w, g in zip(want, got, strict=True):
+                np.testing.assert_array_equal(w, g)
+    for c, k in ((cols, 1), (["b", "d"], 3), (["a", "c", "w"], 2)):
+        metric = gower(ranges_from_bounds(*local.value_bounds(c, ("original", "control", "synthetic"))),
+                       clip=False, normalise=False, nan_rule="anonymeter")
+        for queries in ([("original", rows["original"]), ("control", rows["control"])],
+                        [("original", None), ("control", None)], [("control", rows["control"][::-1])]):
+            want = local.kneighbors_among(queries, "synthetic", ref, c, metric, k)
+            got = dist.kneighbors_among(queries, "synthetic", ref, c, metric, k)
+            for w, g in zip(want, got, strict=True):
+                np.testing.assert_array_equal(w, g)
+    # ties go to the lower index in the reference rows' order (hash order), not to the lower position
+    metric = gower(np.zeros(0), clip=False, normalise=False, nan_rule="anonymeter")
+    want = local.kneighbors_among([("original", None)], "synthetic", ref, ["b"], metric, 1)
+    got = dist.kneighbors_among([("original", None)], "synthetic", ref, ["b"], metric, 1)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(w, g)
+    ref_b = local.take("synthetic", ref, ["b"])["b"].astype(object)
+    first = pd.Series(np.arange(len(ref_b))).groupby(ref_b.to_numpy()).min()  # missing values dropped
+    q_b = local.take("original", np.arange(local.n_rows("original")), ["b"])["b"].astype(object)
+    known = q_b.notna().to_numpy()
+    np.testing.assert_array_equal(want[1][known, 0], first.reindex(q_b[known].to_numpy()).to_numpy())
+    np.testing.assert_array_equal(want[0][known, 0], 0.0)
+    by_position = pd.Series(ref).groupby(ref_b.to_numpy()).idxmin()  # the lowest position's index
+    assert (first != by_position.reindex(first.index)).any()  # ties resolved otherwise by position

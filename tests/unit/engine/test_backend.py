@@ -156,3 +156,40 @@ def test_content_draw_rows_on_hand_searches_and_near_counts_of_the_membership_at
     eq = ((q[:, None, :] == o[None, :, :]) | (np.isnan(q[:, None, :]) & np.isnan(o[None, :, :]))).sum(axis=2)
     assert exact.tolist() == (eq == 2).sum(axis=1).tolist() and exact.max() == 2  # (1, x) twice
     assert within.tolist() == (eq >= 1).sum(axis=1).tolist() and (within > exact).any()
+
+
+def test_anonymeter_questions_distinct_rows_by_hash_bounds_and_neighbours_among_rows_in_any_order():
+    """``distinct_order``: the lowest position of each distinct row, in content-hash order;
+    ``value_bounds``: encoded min/max of whole roles or of rows by position; ``kneighbors_among``:
+    the engine's search of the stacked query rows against the reference rows in the order given
+    (ties by their index there), duplicate query rows sharing their neighbours."""
+    from synthguard.data.encoding import value_bounds
+    from synthguard.data.hashing import row_hashes
+    from synthguard.engine.neighbors import gower, kneighbors
+
+    ctx = _ctx()
+    data = ctx.data
+    o = data.distinct_order("original", ["a", "b"])
+    first = np.flatnonzero(~ctx.tables.original[["a", "b"]].duplicated().to_numpy())
+    assert o.size == 4 and sorted(o.tolist()) == first.tolist()  # (1, x) twice: its lowest position
+    assert (np.diff(row_hashes(ctx.tables.original[["a", "b"]]).take(o).astype(np.float64)) > 0).all()
+    assert data.distinct_order("synthetic", ["b"]).size == 3
+    lo, hi = data.value_bounds(["a", "b"], ("original", "control"))
+    assert (lo.tolist(), hi.tolist()) == ([1.0], [5.0])  # missing skipped
+    lo, hi = data.value_bounds(["a"], ("synthetic", "control"), rows={"synthetic": np.array([0, 1])})
+    want = value_bounds(ctx.encoded.block("synthetic", ["a"]).take(np.array([0, 1])),
+                        ctx.encoded.block("control", ["a"]))
+    assert (lo.tolist(), hi.tolist()) == (want[0].tolist(), want[1].tolist())
+    metric = gower(np.array([8.0]), clip=False, normalise=False, nan_rule="anonymeter")
+    ref = np.array([3, 1, 2, 0])  # any order: ties go to the lower index in it
+    rows = np.array([4, 0, 1, 0])
+    d, i = data.kneighbors_among([("original", rows), ("control", None)], "synthetic", ref, ["a", "b"],
+                                 metric, 2)
+    q = ctx.encoded.block("original", ["a", "b"]).take(rows)
+    c = ctx.encoded.block("control", ["a", "b"])
+    stacked = type(q)(np.concatenate([q.num, c.num]), np.concatenate([q.cat, c.cat]), q.num_columns,
+                      q.cat_columns)
+    nb = kneighbors(stacked, ctx.encoded.block("synthetic", ["a", "b"]).take(ref), metric, 2)
+    np.testing.assert_array_equal(d, nb.distances)
+    np.testing.assert_array_equal(i, nb.indices)
+    assert d.shape == (6, 2) and (i[1] == i[3]).all()

@@ -15,10 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RowPairs
-from ...data.encoding import NAN_CODE, Block, value_ranges
+from ...data.encoding import NAN_CODE, Block, ranges_from_bounds
 from ...data.hashing import row_hashes
 from ...engine.neighbors import gower
-from ...engine.neighbors.distinct import distinct_rows, kneighbors_distinct
 from ...errors import ConfigError, MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param
 from ...stats import Rate, risk_from_rates, wilson_rate
@@ -81,11 +80,8 @@ def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
     """
     key = f"anonymeter:canonical:{role}:{tuple(columns)}"
 
-    def compute() -> Canonical:
-        frame = ctx.tables.get(role)[list(columns)]
-        h = row_hashes(frame)
-        _, first = np.unique(h, return_index=True)  # sorted by hash: independent of the row order
-        return Canonical(first.astype(np.int64), key)
+    def compute() -> Canonical:  # sorted by hash: independent of the row order (asked of the backend)
+        return Canonical(np.asarray(ctx.data.distinct_order(role, list(columns)), dtype=np.int64), key)
 
     return ctx.memo(key, compute, users=TRIO_USERS)
 
@@ -125,6 +121,34 @@ def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, dist
     start = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
     rows = order[start + np.arange(int(cnt.sum()))]
     return RowPairs(np.repeat(records, cnt), rows, int(of_row.size), tie=tie, action="review")
+
+
+def encoded_cells(ctx: Context, role: str, columns: Sequence[str], rows: np.ndarray | None) -> Block:
+    """Encoded rows of ``role`` at canonical positions ``rows`` (``None``: every row) on
+    ``columns``: asked of the backend on a cluster (only those rows travel); in one process sliced
+    from the run's encoded block of ``role`` (no block kept per column set, see :func:`block_of`)."""
+    if ctx.data_backend is not None:
+        at = np.arange(ctx.data.n_rows(role)) if rows is None else np.asarray(rows, dtype=np.int64)
+        return ctx.data.encoded_rows(role, list(columns), at)
+    block = ctx.encoded.block(role).select(list(columns))
+    return block if rows is None else block.take(np.asarray(rows, dtype=np.int64))
+
+
+def neighbours_among(ctx: Context, queries: Sequence[tuple[str, np.ndarray | None]], columns: Sequence[str],
+                     k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest canonical (distinct) synthetic rows on ``columns`` of the query rows
+    (``(role, canonical positions or None = every row)``, stacked), asked of the backend:
+    ``(distances, indices into the canonical synthetic rows)``, ties to the lower canonical row.
+    The distance is anonymeter's (:func:`synthguard.engine.neighbors.gower`) with ranges over the
+    query rows and the synthetic rows."""
+    data = ctx.data
+    canon = canonical(ctx, "synthetic", tabular_columns(ctx))
+    roles = [r for r, _ in queries]
+    lo, hi = data.value_bounds(list(columns), [*roles, "synthetic"],
+                               rows={r: rows for r, rows in queries if rows is not None})
+    metric = gower(ranges_from_bounds(lo, hi), clip=False, normalise=False, nan_rule="anonymeter")
+    return data.kneighbors_among(queries, "synthetic", canon.rows, list(columns), metric,
+                                 min(int(k), canon.n))
 
 
 def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) -> Block:
@@ -187,12 +211,6 @@ def resolve_n_attacks(n_attacks: int, max_n_attacks: bool, available: Mapping[st
 
 
 # ------------------------------------------------------------------------------------------ every record
-def pooled_block(ctx: Context, columns: Sequence[str]) -> Block:
-    """Every training record, then every control record (the run's canonical row order, duplicates
-    kept) on ``columns``: the records the verdict's evidence is stated over."""
-    return concat_blocks(*(ctx.encoded.block(r).select(list(columns)) for r in ("original", "control")))
-
-
 def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarray:
     """The ``k`` nearest (canonical, distinct) synthetic rows of every training and every control
     record on ``columns``: indices, shape ``(n_original + n_control, k)``, -1 where none is finite.
@@ -200,22 +218,17 @@ def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarra
     Label-free, so per-record outcomes built on it can be compared between training and control
     records exactly (the verdict permutes their labels): the distance is anonymeter's (see
     :func:`synthguard.engine.neighbors.gower`) with ranges over the pooled real records and the
-    synthetic rows, and ties go to the lower canonical synthetic row. Each distinct real row is
-    searched once (duplicates share their neighbours) through the shared neighbour engine, which
-    works in chunks: memory is ``O((n_original + n_control) * k)``, never a real x synthetic matrix.
-    Memoised per run.
+    synthetic rows, and ties go to the lower canonical synthetic row. Asked of the backend
+    (:meth:`~synthguard.engine.backend.Backend.kneighbors_among`): in one process each distinct
+    real row is searched once (duplicates share their neighbours) through the shared neighbour
+    engine, which works in chunks; on a cluster the partitioned search. Memory is
+    ``O((n_original + n_control) * k)``, never a real x synthetic matrix. Memoised per run.
     """
     key = f"anonymeter:pooled_nn:{tuple(columns)}:{int(k)}"
 
     def compute() -> np.ndarray:
-        canon = canonical(ctx, "synthetic", tabular_columns(ctx))
-        real = pooled_block(ctx, columns)
-        syn = block_of(ctx, "synthetic", columns, canon)
-        first, inverse = distinct_rows(real)
-        q = real.take(first)
-        metric = gower(value_ranges(q, syn), clip=False, normalise=False, nan_rule="anonymeter")
-        nb = kneighbors_distinct(q, syn, metric, min(int(k), syn.n_rows), backend=ctx.backend)
-        return nb.indices[inverse]
+        roles = ("original", "control") if ctx.tables.has_control else ("original",)
+        return neighbours_among(ctx, [(r, None) for r in roles], columns, k)[1]
 
     return ctx.memo(key, compute, users=TRIO_USERS)
 

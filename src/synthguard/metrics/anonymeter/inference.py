@@ -11,6 +11,11 @@ any roles every tabular column in turn (as SynEval does). The result says which 
 
 The headline numbers keep anonymeter's ``n_attacks`` semantics (sampled targets). The evidence that
 drives the verdict attacks every training and every control record (see :func:`secret_flags`).
+
+Every table question goes to the backend (``ctx.data``): the canonical rows
+(``Backend.distinct_order``), the ranges and the neighbours of the sampled targets and of every
+record (``Backend.value_bounds``, ``Backend.kneighbors_among``) and the encoded cells read
+(``Backend.encoded_rows``), so the attack runs on the Dask backend with the JSON of one process.
 """
 
 from __future__ import annotations
@@ -21,8 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Evidence, MetricResult, RecordFlags, level_from_thresholds
-from ...data.encoding import Block, value_ranges
-from ...engine.neighbors import gower, kneighbors
+from ...data.encoding import Block
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
 from ._common import (
@@ -31,14 +35,13 @@ from ._common import (
     NOT_MEANINGFUL,
     THRESHOLDS,
     Outcome,
-    block_of,
     build_result,
     canonical,
     check_columns,
     common_params,
-    concat_blocks,
+    encoded_cells,
     memoised,
-    pooled_block,
+    neighbours_among,
     pooled_neighbours,
     release_ties,
     resolve_n_attacks,
@@ -80,6 +83,20 @@ def _secret_values(blk: Block, column: str) -> np.ndarray:
     return codes
 
 
+def synthetic_secrets(ctx: Context, secret: str, at: np.ndarray) -> np.ndarray:
+    """The secret values of the canonical synthetic rows ``at`` (NaN where ``at`` is -1, no
+    neighbour): only the distinct rows asked are read (from the backend on a cluster)."""
+    at = np.asarray(at, dtype=np.int64)
+    rows = np.unique(at[at >= 0])
+    out = np.full(at.size, np.nan)
+    if rows.size:
+        canon = canonical(ctx, "synthetic", tabular_columns(ctx))
+        vals = _secret_values(encoded_cells(ctx, "synthetic", [secret], canon.rows[rows]), secret)
+        ok = at >= 0
+        out[ok] = vals[np.searchsorted(rows, at[ok])]
+    return out
+
+
 def _regression(ctx: Context, secret: str, regression: str) -> bool:
     if regression == "auto":
         return ctx.tables.schema.columns[secret].sdtype == "numerical"
@@ -92,22 +109,18 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
     """One secret column: the contract dict, the correctly inferred targets and the warning."""
     tab = tabular_columns(ctx)
     canon = {r: canonical(ctx, r, tab) for r in ctx.tables.roles}
-    parts = [block_of(ctx, "original", aux, canon["original"]).take(t_ori)]
-    sec_parts = [_secret_values(block_of(ctx, "original", [secret], canon["original"]), secret)[t_ori]]
+    queries = [("original", canon["original"].rows[t_ori])]
     if t_ctl is not None:
-        parts.append(block_of(ctx, "control", aux, canon["control"]).take(t_ctl))
-        sec_parts.append(_secret_values(block_of(ctx, "control", [secret], canon["control"]), secret)[t_ctl])
-    q = concat_blocks(*parts)
-    truth = np.concatenate(sec_parts)
-    s = block_of(ctx, "synthetic", aux, canon["synthetic"])
-    syn_secret = _secret_values(block_of(ctx, "synthetic", [secret], canon["synthetic"]), secret)
-    metric = gower(value_ranges(q, s), clip=False, normalise=False, nan_rule="anonymeter")
-    nb = kneighbors(q, s, metric, 1, backend=ctx.backend)
-    nn = nb.indices[:, 0]
-    guess = np.where(nn >= 0, syn_secret[np.maximum(nn, 0)], np.nan)
+        queries.append(("control", canon["control"].rows[t_ctl]))
+    truth = np.concatenate([_secret_values(encoded_cells(ctx, r, [secret], rows), secret) for r, rows in queries])
+    dist, idx = neighbours_among(ctx, queries, aux, 1)
+    nn = idx[:, 0]
+    n_syn = canon["synthetic"].n
+    drawn = rng.choice(n_syn, n, replace=n > n_syn)
+    syn_secret = synthetic_secrets(ctx, secret, np.concatenate([nn, drawn]))
+    guess = syn_secret[:nn.size]
     ok = correct_guesses(guess, truth, regression, tolerance) & (nn >= 0)
-    n_syn = syn_secret.size
-    naive = syn_secret[rng.choice(n_syn, n, replace=n > n_syn)]
+    naive = syn_secret[nn.size:]
     base_ok = correct_guesses(naive, truth[:n], regression, tolerance)
     out = Outcome(n, int(ok[:n].sum()), n, int(base_ok.sum()),
                   n if t_ctl is not None else None, int(ok[n:].sum()) if t_ctl is not None else None)
@@ -118,7 +131,7 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
     d["warning"] = warning
     hits = np.flatnonzero(ok[:n])
     recs = [{"row": int(canon["original"].rows[t_ori[i]]), "secret_column": secret,
-             "distance": float(nb.distances[i, 0])} for i in hits]
+             "distance": float(dist[i, 0])} for i in hits]
     return d, recs, warning
 
 
@@ -174,14 +187,15 @@ def secret_flags(ctx: Context, secret: str, aux: list[str], regression: bool,
                  tolerance: float) -> RecordFlags:
     """Per training and per control record (every one, duplicates kept): does the attack guess its
     ``secret`` right from the nearest synthetic row on ``aux``? Decided without the labels (one
-    neighbour search over the pooled real records, :func:`._common.pooled_neighbours`)."""
+    neighbour search over the pooled real records, :func:`._common.pooled_neighbours`). On a
+    cluster the records' secret values come from the backend (one encoded column, 8 bytes a
+    record, as the neighbour indices) and only the release rows that are someone's neighbour."""
     nn = pooled_neighbours(ctx, aux, 1)[:, 0]
-    canon = canonical(ctx, "synthetic", tabular_columns(ctx))
-    syn_secret = _secret_values(block_of(ctx, "synthetic", [secret], canon), secret)
-    truth = _secret_values(pooled_block(ctx, [secret]), secret)
-    guess = np.where(nn >= 0, syn_secret[np.maximum(nn, 0)], np.nan)
+    guess = synthetic_secrets(ctx, secret, nn)
+    roles = ("original", "control") if ctx.tables.has_control else ("original",)
+    truth = np.concatenate([_secret_values(encoded_cells(ctx, r, [secret], None), secret) for r in roles])
     ok = correct_guesses(guess, truth, regression, tolerance) & (nn >= 0)
-    n_o = ctx.encoded.block("original").n_rows
+    n_o = ctx.data.n_rows("original")
     hit = np.flatnonzero(ok)
     pairs = release_ties(ctx, tabular_columns(ctx), hit, nn[hit],
                          f"the release row nearest to it on the other columns carries its {secret}")
@@ -207,6 +221,7 @@ def secret_flags(ctx: Context, secret: str, aux: list[str], regression: bool,
           knowledge="a person's other columns; guesses the secret column from the closest release row",
           presets=('privacy', 'full'),
           order=140,
+          backend='any',
           warmup=True,
           explainer=("anonymeter's inference attack: guesses a secret column of a person from the "
                      'closest release row on the other columns; successes on training records against '

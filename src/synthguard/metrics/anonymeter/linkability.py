@@ -9,6 +9,11 @@ rows, summed, one-sided missing numeric value = infinitely far.
 
 The headline numbers keep anonymeter's ``n_attacks`` semantics (sampled targets). The evidence that
 drives the verdict attacks every training and every control record (see :func:`link_flags`).
+
+Every table question goes to the backend (``ctx.data``): the canonical rows
+(``Backend.distinct_order``), the ranges and the neighbours of the sampled targets and of every
+record (``Backend.value_bounds``, ``Backend.kneighbors_among``) and the encoded cells read
+(``Backend.encoded_rows``), so the attack runs on the Dask backend with the JSON of one process.
 """
 
 from __future__ import annotations
@@ -19,8 +24,6 @@ import numpy as np
 
 from ...core.format import fmt_number
 from ...core.results import Evidence, MetricResult, RecordFlags
-from ...data.encoding import value_ranges
-from ...engine.neighbors import gower, kneighbors
 from ...errors import ConfigError
 from ...registry import Context, Param, RecordsCard, register
 from ._common import (
@@ -28,13 +31,12 @@ from ._common import (
     FAMILY,
     THRESHOLDS,
     Outcome,
-    block_of,
     build_result,
     canonical,
     check_columns,
     common_params,
-    concat_blocks,
     memoised,
+    neighbours_among,
     pooled_neighbours,
     release_ties,
     resolve_n_attacks,
@@ -117,7 +119,7 @@ def link_flags(ctx: Context, cols_a: list[str], cols_b: list[str], k: int) -> Re
     half over the pooled real records, :func:`._common.pooled_neighbours`)."""
     a, b = pooled_neighbours(ctx, cols_a, k), pooled_neighbours(ctx, cols_b, k)
     linked = _intersects(a, b)
-    n_o = ctx.encoded.block("original").n_rows
+    n_o = ctx.data.n_rows("original")
     rec, row = _shared(a, b, np.flatnonzero(linked))
     pairs = release_ties(ctx, tabular_columns(ctx), rec, row,
                          "among the nearest release rows of both halves of the record")
@@ -162,6 +164,7 @@ def _link_reason(rec: Any) -> str:
                      'the release'),
           presets=('privacy', 'full'),
           order=130,
+          backend='any',
           records=RecordsCard(reason=_link_reason, meaning="a training record linked to its release row"),
           warmup=True,
           explainer=("anonymeter's linkability attack: an attacker who holds two parts of a person's "
@@ -190,17 +193,14 @@ def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_a
     t_ori = np.sort(rng.choice(canon["original"].n, n, replace=False))
     t_ctl = np.sort(rng.choice(canon["control"].n, n, replace=False)) if ctx.tables.has_control else None
 
+    queries = [("original", canon["original"].rows[t_ori])]
+    if t_ctl is not None:
+        queries.append(("control", canon["control"].rows[t_ctl]))
     idx, dist = [], []
     for half in (cols_a, cols_b):  # both target sets (original + control) in one k-NN call per half
-        parts = [block_of(ctx, "original", half, canon["original"]).take(t_ori)]
-        if t_ctl is not None:
-            parts.append(block_of(ctx, "control", half, canon["control"]).take(t_ctl))
-        q = concat_blocks(*parts)
-        s = block_of(ctx, "synthetic", half, canon["synthetic"])
-        metric = gower(value_ranges(q, s), clip=False, normalise=False, nan_rule="anonymeter")
-        nb = kneighbors(q, s, metric, k, backend=ctx.backend)
-        idx.append(nb.indices)
-        dist.append(nb.distances)
+        d, i = neighbours_among(ctx, queries, half, k)
+        idx.append(i)
+        dist.append(d)
     linked = _intersects(idx[0], idx[1])
     n_succ = int(linked[:n].sum())
     n_ctl = int(linked[n:].sum()) if t_ctl is not None else None
