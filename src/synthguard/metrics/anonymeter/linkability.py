@@ -46,7 +46,8 @@ from ._common import (
 
 
 def default_split(ctx: Context) -> tuple[list[str], list[str]]:
-    """The documented default ``aux_cols``, in table order.
+    """The documented default ``aux_cols``, in the tables' canonical column order (by name: a run's
+    and :meth:`Context.from_frames`' order, whatever the input's).
 
     With declared quasi-identifiers: the quasi-identifiers (what a register or another release
     holds about a person) against every other tabular column (the rest of the person's record), so
@@ -59,9 +60,9 @@ def default_split(ctx: Context) -> tuple[list[str], list[str]]:
     >>> import pandas as pd
     >>> df = pd.DataFrame({"age": [30, 40], "sex": ["F", "M"], "job": ["a", "b"], "pay": [1, 2]})
     >>> default_split(Context.from_frames(df, df, None, {"quasi_identifiers": ["pay", "age"]}))
-    (['age', 'pay'], ['sex', 'job'])
+    (['age', 'pay'], ['job', 'sex'])
     >>> default_split(Context.from_frames(df, df))
-    (['age', 'sex'], ['job', 'pay'])
+    (['age', 'job'], ['pay', 'sex'])
     """
     tab = tabular_columns(ctx)
     declared = set(ctx.tables.schema.quasi_identifiers)
