@@ -308,7 +308,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                           'sees': [],
                           'presets': ['privacy', 'full'],
                           'order': 90,
-                          'backend': 'local',
+                          'backend': 'any',
                           'records': None,
                           'charts': [],
                           'explainer': 'A membership attack: calls a record a member when a '

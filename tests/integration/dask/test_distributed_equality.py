@@ -399,6 +399,7 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
         "dcr_overfitting_protection",
         {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
          "num_iterations": 2, "max_records": 5},
+        {"name": "cdmia", "metric": "closest_distance_mia", "max_rows": 200, "n_boot": 20},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -793,3 +794,36 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             np.testing.assert_array_equal(w, g)
         if q_rows is None:
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
+
+
+def test_closest_distance_mia_on_dask_equals_single_process(dask_client):
+    """closest_distance_mia asks the backend for ranges (over the three tables), the seeded content
+    sample of each class (``Backend.balanced_rows``) and each sampled row's nearest release row
+    (``Backend.kneighbors`` with ``query_rows``): with default parameters, sampled classes of
+    different sizes (``max_rows``, ``balance=False``), verbatim and duplicated copies (distance
+    ties at 0), duplicated real rows shuffled over the partitions, -0.0, missing values and a
+    datetime column with sub-second instants, every entry (records, histogram, ROC, the tail
+    evidence) and the verdict's tests are the JSON of one process."""
+    orig = _dated(_frame(380, 111), 11)
+    orig = _dup_shuffled([orig, orig.iloc[:30]], 5)  # duplicated training records over partitions
+    syn = _dup_shuffled([_dated(_frame(300, 112), 12), orig.iloc[:60], orig.iloc[:10]], 6)
+    ctl = _dup_shuffled([_dated(_frame(330, 113), 13), orig.iloc[300:306]], 7)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        {"name": "closest_distance_mia", "metric": "closest_distance_mia", "n_boot": 40},
+        {"name": "cdmia_sampled", "metric": "closest_distance_mia", "max_rows": 150, "balance": False,
+         "n_boot": 30, "top_records": 4, "max_roc_points": 11},
+        {"name": "cdmia_unbalanced", "metric": "closest_distance_mia", "balance": False, "n_boot": 20,
+         "top_records": 0},
+    ]
+    names = [m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=13)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=13, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    assert res["closest_distance_mia"]["n_members"] == res["closest_distance_mia"]["n_non_members"] == 336
+    assert res["cdmia_sampled"]["n_members"] == res["cdmia_sampled"]["n_non_members"] == 150
+    assert res["cdmia_unbalanced"]["n_members"] == 410 and not res["cdmia_unbalanced"].get("records")
+    assert res["closest_distance_mia"]["share_exact_members"] > 0.05  # copies: ties at distance 0
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
