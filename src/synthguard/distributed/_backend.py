@@ -28,11 +28,13 @@ from ..engine.backend import (
     balanced_keys,
     frame_sum,
     group_sizes,
+    merge_value_summaries,
     only_matches,
     quantile_ranks,
     quantiles_of_ranks,
     raw_numeric,
     top_rows,
+    value_summary,
 )
 from ._knn import kneighbors_distributed
 from ._tables import DistTables, gather_flags, identity_hashes, set_hashes
@@ -449,6 +451,7 @@ class DaskBackend:
                 r, _second_lows, cols, with_encoder=False, ordered=False)]) if cols else []
             enc = copy.copy(self.dt.encoder)
             enc.datetime_origins = {c: min((p[c] for p in lows if c in p), default=0) for c in cols}
+            self.__dict__["_seconds_here"] = enc  # the driver's copy (it encodes driver tables)
             got = self.__dict__["_seconds"] = self.dt.client.scatter(enc, broadcast=True, hash=False)
         return got
 
@@ -526,6 +529,30 @@ class DaskBackend:
         keys = np.unique(keys)  # distinct (query row, row bits) pairs over every partition
         many = np.bincount(keys["q"], minlength=n_q) > 1
         return reached, many[rows]
+
+    def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """One summary per partition (:func:`~synthguard.engine.backend.value_summary`: counts,
+        bounds, flags and the distinct values of non-numeric columns), combined on the driver."""
+        cols = tuple(columns)
+        sdtypes = {c: self.dt.schema.columns[c].sdtype for c in cols}
+        parts = self.dt.compute(self.dt.map(role, _summary_part, cols, sdtypes, with_encoder=False,
+                                            ordered=False))
+        return merge_value_summaries(parts)
+
+    def kneighbors_frame_seconds(self, frame: pd.DataFrame, reference: str, columns: Sequence[str],
+                                 metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The driver's rows, encoded by the seconds encoder (the origins of one process), are the
+        queries of the partitioned waves (:func:`~._knn.kneighbors_distributed` with
+        ``query_block``): bit for bit the one-process search."""
+        fut = self._seconds_encoder()
+        block = self.__dict__["_seconds_here"].encode(frame, list(columns), exact_datetimes=True)
+        return kneighbors_distributed(self.dt, None, reference, columns, metric, k, backend=self.neighbour_backend,
+                                      encoder=fut, exact_datetimes=True, query_block=block)
+
+
+def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]
+                  ) -> dict[str, dict[str, Any]]:
+    return value_summary(frame, list(columns), sdtypes)
 
 
 def _second_lows(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> dict[str, int]:

@@ -442,7 +442,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                              'sees': [],
                              'presets': ['privacy', 'full'],
                              'order': 170,
-                             'backend': 'local',
+                             'backend': 'any',
                              'records': {'row': 'original',
                                          'verbatim': 'dcr',
                                          'meaning': 'a release row and its distance to the closest '
