@@ -17,9 +17,11 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   the whole table (one process) or to every partition (Dask) and combines exactly (integer counts,
   sums of integers, ``(value, count)`` tables);
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
-  :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
-  typed), **quantiles** (:meth:`Backend.quantiles`) and the **seeded content sample**
-  (:meth:`Backend.balanced_rows`).
+  :mod:`synthguard.engine.neighbors`; rows of the driver as queries:
+  :meth:`Backend.kneighbors_frame_seconds`), **ranges** and **bounds**, **rows by position**
+  (encoded or typed), **quantiles** (:meth:`Backend.quantiles`), **value summaries** per column
+  (:meth:`Backend.value_summaries`: bounds, whole-number and whole-day flags, distinct values) and
+  the **seeded content sample** (:meth:`Backend.balanced_rows`).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
