@@ -323,6 +323,13 @@ class DaskBackend:
                    query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         if query_rows is not None and query == reference and reference_rows is None:
             raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+        if query_rows is not None and 0 < len(query_rows) and 2 * len(query_rows) < self.n_rows(query):
+            # a sample of the query rows (closest_distance_mia's classes): only those rows are
+            # fetched, encoded as the partitions are, and searched (the same numbers, less work)
+            block = self.encoded_rows(query, columns, np.asarray(query_rows, dtype=np.int64))
+            return kneighbors_distributed(self.dt, None, reference, columns, metric, k,
+                                          backend=self.neighbour_backend, reference_rows=reference_rows,
+                                          query_block=block)
         d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
                                         backend=self.neighbour_backend, reference_rows=reference_rows)
         if query_rows is None:

@@ -932,3 +932,12 @@ def test_value_summaries_and_frame_search_of_the_dask_backend_equal_one_process(
             np.testing.assert_array_equal(w, g)
     d0 = local.kneighbors_frame_seconds(asked, "original", cols, metric, 1)[0][:, 0]
     assert (d0[50:70] == 0).all()  # copies of original rows
+    # a few query rows of a role (fetched and searched alone) and most of them (every row searched)
+    in_days = dcr_metric(local.ranges(cols))  # the default encoding (datetimes in days)
+    for rows in (np.array([5, 3, 3, 250, 0]), np.arange(0, 280, 2)[::-1], np.arange(200)):
+        for ref_rows in (None, np.arange(10, 140)):
+            for w, g in zip(local.kneighbors("original", "synthetic", cols, in_days, 2, query_rows=rows,
+                                             reference_rows=ref_rows),
+                            dist.kneighbors("original", "synthetic", cols, in_days, 2, query_rows=rows,
+                                            reference_rows=ref_rows), strict=True):
+                np.testing.assert_array_equal(w, g)
