@@ -92,11 +92,16 @@ def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
     dates = [c for c in cols if ctx.tables.schema.sdtype(c) == "datetime"]
     if not dates:
         return True
-    for role in roles:  # two tables
-        got = ctx.data.value_summaries(role, dates)
-        if not all(got[c]["whole_days"] for c in dates):
-            return False
-    return True
+
+    def compute() -> bool:
+        for role in roles:  # two tables
+            got = ctx.data.value_summaries(role, dates)
+            if not all(got[c]["whole_days"] for c in dates):
+                return False
+        return True
+
+    # asked by both DCR metrics for each of their searches: once a run (a pass over partitions)
+    return ctx.memo(("disclosure.dcr.whole_days", tuple(dates), tuple(roles)), compute)
 
 
 def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
