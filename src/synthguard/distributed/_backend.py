@@ -327,7 +327,7 @@ class DaskBackend:
             # a sample of the query rows (closest_distance_mia's classes): only those rows are
             # fetched, encoded as the partitions are, and searched (the same numbers, less work)
             block = self.encoded_rows(query, columns, np.asarray(query_rows, dtype=np.int64))
-            return kneighbors_distributed(self.dt, None, reference, columns, metric, k,
+            return kneighbors_distributed(self.dt, query, reference, columns, metric, k,
                                           backend=self.neighbour_backend, reference_rows=reference_rows,
                                           query_block=block)
         d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
@@ -553,8 +553,9 @@ class DaskBackend:
         ``query_block``): bit for bit the one-process search."""
         fut = self._seconds_encoder()
         block = self.__dict__["_seconds_here"].encode(frame, list(columns), exact_datetimes=True)
-        return kneighbors_distributed(self.dt, None, reference, columns, metric, k, backend=self.neighbour_backend,
-                                      encoder=fut, exact_datetimes=True, query_block=block)
+        return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
+                                      backend=self.neighbour_backend, encoder=fut, exact_datetimes=True,
+                                      query_block=block)  # the role only names the reference here
 
 
 def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]

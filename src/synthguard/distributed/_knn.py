@@ -35,8 +35,8 @@ _LOG = logging.getLogger(__name__)
 #: encoded bytes of reference rows per tree (8 bytes per row and column; the tree holds them once
 #: more, reordered, while it is built): about 2M rows of 15 columns
 TREE_BYTES = 256 * 2**20
-#: rows of the driver per query piece (``query_block``)
-QUERY_ROWS = 50_000
+#: rows of a caller's query block per task (``kneighbors_distributed(query_block=...)``)
+QUERY_ROWS = 8192
 
 
 
@@ -85,12 +85,12 @@ def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
     return groups
 
 
-def kneighbors_distributed(dt: DistTables, query: str | None, reference: str, columns: Sequence[str],
+def kneighbors_distributed(dt: DistTables, query: str, reference: str, columns: Sequence[str],
                            metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
                            tree_bytes: int | None = None, encoder: Any = None,
-                           exact_datetimes: bool = False,
-                           query_block: Block | None = None) -> tuple[np.ndarray, np.ndarray]:
+                           exact_datetimes: bool = False, query_block: Block | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
     (positions in ``reference_rows`` when given).
@@ -98,11 +98,9 @@ def kneighbors_distributed(dt: DistTables, query: str | None, reference: str, co
     ``query == reference`` (and no ``reference_rows``) excludes each row itself, as
     ``kneighbors(..., exclude_self=True)`` does. ``encoder`` (a future of an encoder; default the
     tables' own) and ``exact_datetimes`` encode the partitions (datetimes in exact seconds, see
-    :meth:`~synthguard.data.encoding.Encoder.encode`).
-
-    ``query_block`` (rows of the driver, already encoded; ``query`` is then ``None``): those rows are
-    the queries instead of a role's partitions, sent to the cluster in pieces of at most
-    :data:`QUERY_ROWS` rows (each query row's answer depends on that row alone).
+    :meth:`~synthguard.data.encoding.Encoder.encode`). ``query_block``: encoded rows of the caller
+    searched instead of the ``query`` role (scattered in chunks of :data:`QUERY_ROWS` rows; no self
+    excluded), their results in their order.
     """
     from dask import delayed
     from distributed import wait
@@ -110,12 +108,12 @@ def kneighbors_distributed(dt: DistTables, query: str | None, reference: str, co
     client = dt.client
     cols = tuple(columns)
     backend = _resolve(backend)
-    ref = dt.get(reference)
+    ref, qt = dt.get(reference), dt.get(query)
     exclude = query == reference and reference_rows is None and query_block is None
     ref_pos = dt.positions_array(reference)  # canonical positions of the rows of each sorted partition
-    if query_block is not None:
-        q_pos = [np.arange(a, min(a + QUERY_ROWS, query_block.n_rows), dtype=np.int64)
-                 for a in range(0, query_block.n_rows, QUERY_ROWS)]
+    if query_block is not None:  # the caller's rows, in chunks
+        n_q = query_block.n_rows
+        q_pos = [np.arange(a, min(a + QUERY_ROWS, n_q), dtype=np.int64) for a in range(0, n_q, QUERY_ROWS)]
     else:
         q_pos = ref_pos if query == reference else dt.positions_array(query)
     local_rows: list[np.ndarray | None] = [None] * len(ref.parts)
@@ -140,7 +138,7 @@ def kneighbors_distributed(dt: DistTables, query: str | None, reference: str, co
     if query_block is not None:
         q_blocks = client.scatter([query_block.take(p) for p in q_pos], hash=False)
     else:
-        q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in dt.get(query).parts])
+        q_blocks = client.compute([encode(enc, p, cols, exact_datetimes) for p in qt.parts])
     q_ids = client.scatter(q_pos, hash=False) if exclude else [None] * len(q_pos)  # 8 bytes a row, once
     states: list[Any] = [None] * len(q_blocks)
     for members in groups:
