@@ -95,8 +95,8 @@ def random_baseline_frame(summaries: Mapping[str, Mapping[str, Any]], columns: S
         info = summaries[c]
         sd = sdtypes[c]
         if sd in ("datetime", "numerical") and info["lo"] is None:
-            raise MetricError(f"column {c!r} of the original has no value to draw random values within; "
-                              "leave it out of the metadata's compared columns")
+            raise MetricError(f"column {c!r} of the original has no {sd} value to draw random values "
+                              "within; leave it out of the compared columns or declare its sdtype")
         if sd == "datetime":
             lo, hi = info["lo"], info["hi"]
             draw = lo + np.floor(rng.random(n) * (hi - lo + 1)).astype("int64")
