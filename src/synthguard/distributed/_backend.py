@@ -30,11 +30,13 @@ from ..engine.backend import (
     frame_sum,
     group_sizes,
     match_rows,
+    merge_value_summaries,
     only_matches,
     quantile_ranks,
     quantiles_of_ranks,
     raw_numeric,
     top_rows,
+    value_summary,
 )
 from ._knn import kneighbors_distributed
 from ._tables import DistTables, gather_flags, identity_hashes, set_hashes
@@ -323,6 +325,13 @@ class DaskBackend:
                    query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         if query_rows is not None and query == reference and reference_rows is None:
             raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+        if query_rows is not None and 0 < len(query_rows) and 2 * len(query_rows) < self.n_rows(query):
+            # a sample of the query rows (closest_distance_mia's classes): only those rows are
+            # fetched, encoded as the partitions are, and searched (the same numbers, less work)
+            block = self.encoded_rows(query, columns, np.asarray(query_rows, dtype=np.int64))
+            return kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                          backend=self.neighbour_backend, reference_rows=reference_rows,
+                                          query_block=block)
         d, idx = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
                                         backend=self.neighbour_backend, reference_rows=reference_rows)
         if query_rows is None:
@@ -451,6 +460,7 @@ class DaskBackend:
                 r, _second_lows, cols, with_encoder=False, ordered=False)]) if cols else []
             enc = copy.copy(self.dt.encoder)
             enc.datetime_origins = {c: min((p[c] for p in lows if c in p), default=0) for c in cols}
+            self.__dict__["_seconds_here"] = enc  # the driver's copy (it encodes driver tables)
             got = self.__dict__["_seconds"] = self.dt.client.scatter(enc, broadcast=True, hash=False)
         return got
 
@@ -656,6 +666,32 @@ class DaskBackend:
                               for role, rows in queries]
         return kneighbors_distributed(self.dt, sources, reference, columns, metric, k,
                                       backend=self.neighbour_backend, reference_rows=reference_rows)
+
+
+    def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """One summary per partition (:func:`~synthguard.engine.backend.value_summary`: counts,
+        bounds, flags and the distinct values of non-numeric columns), combined on the driver."""
+        cols = tuple(columns)
+        sdtypes = {c: self.dt.schema.columns[c].sdtype for c in cols}
+        parts = self.dt.compute(self.dt.map(role, _summary_part, cols, sdtypes, with_encoder=False,
+                                            ordered=False))
+        return merge_value_summaries(parts)
+
+    def kneighbors_frame_seconds(self, frame: pd.DataFrame, reference: str, columns: Sequence[str],
+                                 metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The driver's rows, encoded by the seconds encoder (the origins of one process), are the
+        queries of the partitioned waves (:func:`~._knn.kneighbors_distributed` with
+        ``query_block``): bit for bit the one-process search."""
+        fut = self._seconds_encoder()
+        block = self.__dict__["_seconds_here"].encode(frame, list(columns), exact_datetimes=True)
+        return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
+                                      backend=self.neighbour_backend, encoder=fut, exact_datetimes=True,
+                                      query_block=block)  # the role only names the reference here
+
+
+def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]
+                  ) -> dict[str, dict[str, Any]]:
+    return value_summary(frame, list(columns), sdtypes)
 
 
 def _content_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], as_object: tuple[str, ...]

@@ -17,9 +17,12 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   the whole table (one process) or to every partition (Dask) and combines exactly (integer counts,
   sums of integers, ``(value, count)`` tables);
 - **neighbours** (:meth:`Backend.kneighbors`, the exact chunked engine of
-  :mod:`synthguard.engine.neighbors`), **ranges** and **bounds**, **rows by position** (encoded or
-  typed), **quantiles** (:meth:`Backend.quantiles`), the **seeded content sample**
-  (:meth:`Backend.balanced_rows`) and **seeded draw** (:meth:`Backend.content_draw`);
+  :mod:`synthguard.engine.neighbors`; rows of the driver as queries:
+  :meth:`Backend.kneighbors_frame_seconds`), **ranges** and **bounds**, **rows by position**
+  (encoded or typed), **quantiles** (:meth:`Backend.quantiles`), **value summaries** per column
+  (:meth:`Backend.value_summaries`: bounds, whole-number and whole-day flags, distinct values), the
+  **seeded content sample** (:meth:`Backend.balanced_rows`) and **seeded draw**
+  (:meth:`Backend.content_draw`);
 - for rows the caller holds (encoded): **neighbours** in a whole table
   (:meth:`Backend.kneighbors_block`) and **near-copy counts** (:meth:`Backend.near_counts`: rows
   equal on every cell, or on every cell but one);
@@ -51,8 +54,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "draw_in_content_order",
-           "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "only_matches", "pairs_within",
-           "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs", "stack_blocks", "unique_matches"]
+           "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "merge_value_summaries",
+           "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
+           "stack_blocks", "unique_matches", "value_summary"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -252,6 +256,21 @@ class Backend(Protocol):
         the query rows ``queries``: per ``(role, rows)``, the rows of ``role`` at canonical
         positions ``rows`` in that order (``None``: every row), stacked in the order given:
         ``(distances, indices)``. The reference rows need not be distinct on ``columns``."""
+
+    def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Per column of ``role``, what a uniform draw within its values and a unit check need
+        (:func:`value_summary`, combined over the whole table by :func:`merge_value_summaries`):
+        rows and missing values; datetimes: earliest and latest instant (int64 nanoseconds) and
+        whether every value is a whole day (midnight); numerical columns: min, max and whether every
+        value is a whole number; other columns: the distinct non-missing values, sorted by (type
+        name, text) so that their order does not depend on the row order."""
+
+    def kneighbors_frame_seconds(self, frame: pd.DataFrame, reference: str, columns: Sequence[str],
+                                 metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest ``reference`` rows of every row of ``frame`` (a table of the
+        driver with the run's columns and values, e.g. random rows drawn within them), datetimes in
+        exact seconds (as :meth:`ranges_seconds`), ties by the lower index:
+        ``(distances, indices)``."""
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -676,6 +695,19 @@ class LocalBackend:
         return nb.distances[inverse], nb.indices[inverse]
 
 
+    def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        sdtypes = {c: self.tables.schema.columns[c].sdtype for c in columns}
+        return merge_value_summaries([value_summary(self.tables.get(role), list(columns), sdtypes)])
+
+    def kneighbors_frame_seconds(self, frame: pd.DataFrame, reference: str, columns: Sequence[str],
+                                 metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+
+        q = self.encoded.encode(frame, list(columns), exact_datetimes=True)
+        nb = kneighbors(q, self._seconds_block(reference, columns), metric, k, backend=self.neighbour_backend)
+        return nb.distances, nb.indices
+
+
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """:meth:`Backend.content_draw` from the content hashes of the rows ``rows`` (in that order):
     ``n`` ranks drawn by ``rng`` over the stable hash order, the sorted rows at those ranks.
@@ -980,3 +1012,70 @@ def balanced_keys(frame: pd.DataFrame, seed: int, label: str) -> np.ndarray:
         mixed = (h ^ salt) * np.uint64(0x9E3779B97F4A7C15)
         mixed ^= mixed >> np.uint64(29)
     return mixed
+
+
+_DAY_NS = np.int64(86_400 * 10**9)
+
+
+def _value_sort_key(value: Any) -> tuple[str, str]:
+    return type(value).__name__, str(value)
+
+
+def value_summary(frame: pd.DataFrame, columns: Sequence[str], sdtypes: Mapping[str, str]
+                  ) -> dict[str, dict[str, Any]]:
+    """:meth:`Backend.value_summaries` of one table or partition (``sdtypes``: the columns'
+    sdtypes); :func:`merge_value_summaries` combines partitions (and finishes one table).
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"x": [1.0, None, 3.0], "k": ["b", "a", "b"]})
+    >>> s = merge_value_summaries([value_summary(f, ["x", "k"], {"x": "numerical", "k": "categorical"})])
+    >>> s["x"]["lo"], s["x"]["hi"], s["x"]["whole"], s["x"]["missing"], s["k"]["values"]
+    (1.0, 3.0, True, 1, ['a', 'b'])
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for c in columns:  # loop over columns, vectorised over rows
+        s = frame[c]
+        vals = s.dropna()
+        info: dict[str, Any] = {"rows": int(len(s)), "missing": int(s.isna().sum())}
+        sd = sdtypes[c]
+        if sd == "datetime":
+            is_dt = pd.api.types.is_datetime64_any_dtype(s.dtype)
+            try:
+                ns = vals.astype("datetime64[ns]").to_numpy().astype("int64")
+            except (TypeError, ValueError):  # not instants (a datetime column the loader kept as is)
+                ns = np.zeros(0, dtype=np.int64)
+            info.update(lo=int(ns.min()) if ns.size else None, hi=int(ns.max()) if ns.size else None,
+                        whole_days=bool(is_dt and not np.any(ns % _DAY_NS)))
+        elif sd == "numerical":
+            v = vals.to_numpy(dtype=float)
+            info.update(lo=float(v.min()) if v.size else None, hi=float(v.max()) if v.size else None,
+                        whole=bool(np.all(np.mod(v, 1) == 0)))
+        else:
+            info["values"] = list(pd.unique(vals))
+        out[c] = info
+    return out
+
+
+def merge_value_summaries(parts: Sequence[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """:func:`value_summary` of partitions combined into that of their union (counts summed, min of
+    the mins, max of the maxes, flags and-ed, the distinct values of every partition made distinct
+    and sorted by (type name, text)); of one summary, that table's."""
+    out: dict[str, dict[str, Any]] = {}
+    if not parts:
+        return out
+    for c in parts[0]:  # loop over columns
+        got = [p[c] for p in parts]
+        info: dict[str, Any] = {"rows": sum(g["rows"] for g in got), "missing": sum(g["missing"] for g in got)}
+        if "lo" in got[0]:
+            lo = [g["lo"] for g in got if g["lo"] is not None]
+            hi = [g["hi"] for g in got if g["hi"] is not None]
+            info.update(lo=min(lo) if lo else None, hi=max(hi) if hi else None)
+            flag = "whole_days" if "whole_days" in got[0] else "whole"
+            info[flag] = all(g[flag] for g in got)
+        else:
+            every = [v for g in got for v in g["values"]]  # a few distinct values a partition
+            uniq = pd.unique(np.asarray(every, dtype=object)) if every else []
+            info["values"] = sorted(uniq, key=_value_sort_key)
+        out[c] = info
+    return out

@@ -415,6 +415,8 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
          "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
         {"name": "link", "metric": "linkability", "n_attacks": 150},
         {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 150},
+        {"name": "cdmia", "metric": "closest_distance_mia", "max_rows": 200, "n_boot": 20},
+        {"name": "dbp", "metric": "dcr_baseline_protection", "num_rows_subsample": 100, "max_records": 3},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -1155,3 +1157,149 @@ def test_anonymeter_questions_of_the_dask_backend_equal_one_process(dask_client)
     np.testing.assert_array_equal(want[0][known, 0], 0.0)
     by_position = pd.Series(ref).groupby(ref_b.to_numpy()).idxmin()  # the lowest position's index
     assert (first != by_position.reindex(first.index)).any()  # ties resolved otherwise by position
+
+
+def test_closest_distance_mia_on_dask_equals_single_process(dask_client):
+    """closest_distance_mia asks the backend for ranges (over the three tables), the seeded content
+    sample of each class (``Backend.balanced_rows``) and each sampled row's nearest release row
+    (``Backend.kneighbors`` with ``query_rows``): with default parameters, sampled classes of
+    different sizes (``max_rows``, ``balance=False``), verbatim and duplicated copies (distance
+    ties at 0), duplicated real rows shuffled over the partitions, -0.0, missing values and a
+    datetime column with sub-second instants, every entry (records, histogram, ROC, the tail
+    evidence) and the verdict's tests are the JSON of one process."""
+    orig = _dated(_frame(380, 111), 11)
+    orig = _dup_shuffled([orig, orig.iloc[:30]], 5)  # duplicated training records over partitions
+    syn = _dup_shuffled([_dated(_frame(300, 112), 12), orig.iloc[:60], orig.iloc[:10]], 6)
+    ctl = _dup_shuffled([_dated(_frame(330, 113), 13), orig.iloc[300:306]], 7)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        {"name": "closest_distance_mia", "metric": "closest_distance_mia", "n_boot": 40},
+        {"name": "cdmia_sampled", "metric": "closest_distance_mia", "max_rows": 150, "balance": False,
+         "n_boot": 30, "top_records": 4, "max_roc_points": 11},
+        {"name": "cdmia_unbalanced", "metric": "closest_distance_mia", "balance": False, "n_boot": 20,
+         "top_records": 0},
+    ]
+    names = [m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=13)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=13, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    assert res["closest_distance_mia"]["n_members"] == res["closest_distance_mia"]["n_non_members"] == 336
+    assert res["cdmia_sampled"]["n_members"] == res["cdmia_sampled"]["n_non_members"] == 150
+    assert res["cdmia_unbalanced"]["n_members"] == 410 and not res["cdmia_unbalanced"].get("records")
+    assert res["closest_distance_mia"]["share_exact_members"] > 0.05  # copies: ties at distance 0
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+
+
+def test_dcr_baseline_protection_on_dask_equals_single_process(dask_client):
+    """dcr_baseline_protection draws its random rows on the driver within the original's values
+    (``Backend.value_summaries``: bounds, whole-number flags, distinct values, missing shares) and
+    searches them against the original (``Backend.kneighbors_frame_seconds``), the release rows
+    with ``Backend.kneighbors_seconds``: with default parameters (one random row per release row),
+    subsampled queries over two iterations, SDMetrics' integer columns, sub-second datetimes,
+    copies, -0.0 and missing values, every entry (records included) and the verdict's tests are
+    the JSON of one process."""
+    orig = _dated(_frame(420, 121), 21)
+    orig = _dup_shuffled([orig, orig.iloc[:25]], 8)
+    syn = _dup_shuffled([_dated(_frame(330, 122), 22), orig.iloc[:40], orig.iloc[:5]], 9)
+    ctl = _dated(_frame(400, 123), 23)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        "dcr_baseline_protection",
+        {"name": "dbp_sub", "metric": "dcr_baseline_protection", "num_rows_subsample": 120,
+         "num_iterations": 2, "max_records": 7},
+        {"name": "dbp_int", "metric": "dcr_baseline_protection", "integer_columns": ["c"],
+         "random_rows": None},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=17)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=17, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    assert res["dcr_baseline_protection"]["n_random"] == len(syn) and res["dcr_baseline_protection"]["records"]
+    assert res["dbp_sub"]["num_iterations"] == 2 and res["dbp_sub"]["n_random"] == 120
+    assert res["dbp_int"]["score"] != res["dcr_baseline_protection"]["score"]  # other random rows
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+
+
+def test_dcr_baseline_sampled_random_rows_and_whole_days_on_dask_equal_single_process(dask_client):
+    """With more release rows than ``random_rows`` the random median is estimated from batches of
+    1 000, 2 000... random rows (each batch one search of the backend); datetimes that are whole
+    days let both DCR metrics reuse dcr's search (the backend says so: ``value_summaries``), on a
+    cluster as in one process: every entry and the verdict's tests equal."""
+    def days(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+        r = np.random.default_rng(seed)
+        w = pd.Timestamp("2020-01-01") + pd.to_timedelta(r.integers(0, 900, len(frame)), unit="D")
+        out = frame.assign(w=w)
+        out.loc[r.random(len(frame)) < 0.05, "w"] = pd.NaT
+        return out
+
+    orig = days(_frame(1300, 131), 31)
+    syn = _dup_shuffled([days(_frame(2300, 132), 32), orig.iloc[:30]], 10)
+    ctl = days(_frame(1250, 133), 33)
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    metrics = [
+        {"name": "dcr", "metric": "dcr", "n_boot": 20},
+        {"name": "dbp_batches", "metric": "dcr_baseline_protection", "random_rows": 2200,
+         "random_precision": 0.001, "max_records": 5},
+        {"name": "dbp_early", "metric": "dcr_baseline_protection", "random_rows": 2200,
+         "random_precision": 0.2, "max_records": 5},
+        {"name": "dcrp", "metric": "dcr_overfitting_protection", "max_records": 5},
+    ]
+    names = [m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=19)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=19, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    assert res["dbp_batches"]["n_random"] == 2200  # 1 000, 2 000, then the last 200
+    assert res["dbp_early"]["n_random"] == 1000  # the first batch was precise enough
+
+
+def test_value_summaries_and_frame_search_of_the_dask_backend_equal_one_process(dask_client):
+    """The random baseline's questions from the partitions equal one process's: per column the
+    rows, missing values, bounds (datetimes in int64 nanoseconds), whole-number and whole-day flags
+    and the distinct values in their order; and the nearest original rows of rows of the driver
+    in exact seconds, bit for bit (ties by the lower index, copies at distance 0, sub-second
+    datetimes, -0.0, missing values)."""
+    from synthguard.metrics.disclosure._dcr import dcr_metric
+
+    orig = _dated(_frame(260, 141), 41)
+    orig["day"] = pd.Timestamp("2022-05-01") + pd.to_timedelta(np.arange(len(orig)) % 9, unit="D")
+    orig.loc[::13, "day"] = pd.NaT
+    orig["few"] = np.where(np.arange(len(orig)) % 50 == 7, 2.5, np.nan)  # a value in a few partitions
+    orig = _dup_shuffled([orig, orig.iloc[:40]], 11)
+    syn, ctl = _dated(_frame(150, 142), 42), _dated(_frame(120, 143), 43)
+    for f in (syn, ctl):
+        f["day"], f["few"] = pd.Timestamp("2022-05-03 10:00"), 1.0
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"},
+                                "day": {"sdtype": "datetime"}, "few": {"sdtype": "numerical"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "w", "day", "few"]
+    for role in ("original", "synthetic", "control"):
+        want, got = local.value_summaries(role, cols), dist.value_summaries(role, cols)
+        assert json.dumps(want, default=repr) == json.dumps(got, default=repr), role
+    want = local.value_summaries("original", cols)
+    assert want["a"]["whole"] and not want["c"]["whole"] and not want["few"]["whole"]
+    assert want["day"]["whole_days"] and not want["w"]["whole_days"]
+    assert want["b"]["values"] == ["x", "y", "z"] and want["e"]["values"] == [False, True]
+    assert not local.value_summaries("synthetic", ["day"])["day"]["whole_days"]
+    metric = dcr_metric(local.ranges_seconds(cols))
+    asked = pd.concat([syn[cols].iloc[:50], orig[cols].iloc[:20], orig[cols].iloc[:20].assign(c=-0.0)],
+                      ignore_index=True)
+    for k in (1, 3):
+        for w, g in zip(local.kneighbors_frame_seconds(asked, "original", cols, metric, k),
+                        dist.kneighbors_frame_seconds(asked, "original", cols, metric, k), strict=True):
+            np.testing.assert_array_equal(w, g)
+    d0 = local.kneighbors_frame_seconds(asked, "original", cols, metric, 1)[0][:, 0]
+    assert (d0[50:70] == 0).all()  # copies of original rows
+    # a few query rows of a role (fetched and searched alone) and most of them (every row searched)
+    in_days = dcr_metric(local.ranges(cols))  # the default encoding (datetimes in days)
+    for rows in (np.array([5, 3, 3, 250, 0]), np.arange(0, 280, 2)[::-1], np.arange(200)):
+        for ref_rows in (None, np.arange(10, 140)):
+            for w, g in zip(local.kneighbors("original", "synthetic", cols, in_days, 2, query_rows=rows,
+                                             reference_rows=ref_rows),
+                            dist.kneighbors("original", "synthetic", cols, in_days, 2, query_rows=rows,
+                                            reference_rows=ref_rows), strict=True):
+                np.testing.assert_array_equal(w, g)

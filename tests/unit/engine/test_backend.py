@@ -193,3 +193,31 @@ def test_anonymeter_questions_distinct_rows_by_hash_bounds_and_neighbours_among_
     np.testing.assert_array_equal(d, nb.distances)
     np.testing.assert_array_equal(i, nb.indices)
     assert d.shape == (6, 2) and (i[1] == i[3]).all()
+
+
+def test_value_summaries_and_driver_rows_searched_in_seconds():
+    """The random baseline's questions in one process: per column rows, missing values, bounds
+    (datetimes in int64 nanoseconds), whole-number / whole-day flags and the distinct values in an
+    order-free order; rows of the driver searched like rows of a role (datetimes in seconds)."""
+    from synthguard.metrics.disclosure._dcr import dcr_metric
+
+    t = pd.to_datetime(["2021-01-02 00:00:00", "2021-01-05 00:00:00.5", None, "2021-01-03 00:00:00",
+                        "2021-01-01 00:00:00"], format="ISO8601")
+    orig = pd.DataFrame({"a": [1.0, 1.0, 2.0, 3.0, None], "b": ["y", "x", None, "y", "z"], "t": t})
+    syn = pd.DataFrame({"a": [1.0, 3.0, 3.0, 9.5], "b": ["x", "y", "y", "q"], "t": t[[0, 3, 4, 0]]})
+    meta = {"columns": {"a": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"},
+                        "t": {"sdtype": "datetime"}}}
+    data = Context.from_frames(orig, syn, None, meta).data
+    got = data.value_summaries("original", ["a", "b", "t"])
+    assert got["a"] == {"rows": 5, "missing": 1, "lo": 1.0, "hi": 3.0, "whole": True}
+    assert got["b"] == {"rows": 5, "missing": 1, "values": ["x", "y", "z"]}
+    assert got["t"]["lo"] == pd.Timestamp("2021-01-01").value and not got["t"]["whole_days"]
+    assert got["t"]["hi"] == pd.Timestamp("2021-01-05 00:00:00.5").value
+    syn_sum = data.value_summaries("synthetic", ["a", "t"])
+    assert syn_sum["t"]["whole_days"] and not syn_sum["a"]["whole"]
+    cols = ["a", "b", "t"]
+    metric = dcr_metric(data.ranges_seconds(cols))
+    want = data.kneighbors_seconds("synthetic", "original", cols, metric, 2)
+    got = data.kneighbors_frame_seconds(data.take("synthetic", np.arange(4), cols), "original", cols, metric, 2)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(w, g)

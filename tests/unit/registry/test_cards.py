@@ -60,8 +60,9 @@ def test_presets_come_from_the_cards_in_report_order():
 def test_manifest_answers_the_card_without_importing_the_metric():
     info = info_of("closest_distance_mia")
     assert info.card["contained_in"] == "membership_attacks"
-    assert info.risk == "presence" and info.backend == "local"
+    assert info.risk == "presence" and info.backend == "any"
     assert info_of("exact_matches").backend == "any"
+    assert info_of("generalized_cap").backend == "local"
 
 
 def test_a_card_rejects_what_it_cannot_mean():

@@ -8,7 +8,8 @@ the last bit; days since 1970 would turn a 1-in-5-seconds difference into 0.1999
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -74,40 +75,42 @@ def subsample(n: int, size: int | None, rng: np.random.Generator) -> np.ndarray:
     return np.sort(rng.choice(n, int(size), replace=False))
 
 
-def random_baseline_frame(original: pd.DataFrame, columns: Sequence[str], sdtypes: dict[str, str],
-                          n: int, rng: np.random.Generator,
+def random_baseline_frame(summaries: Mapping[str, Mapping[str, Any]], columns: Sequence[str],
+                          sdtypes: dict[str, str], n: int, rng: np.random.Generator,
                           integer_columns: Sequence[str] | None = None) -> pd.DataFrame:
     """``n`` rows drawn uniformly within the original's values, column by column.
 
-    Integer numerical columns: uniform integers in [min, max]; other numerical columns: uniform
-    reals in [min, max); datetimes: uniform instants in [min, max]; categorical and boolean:
-    uniform choice among the distinct non-missing values (not frequency-weighted). Then each column
-    is set missing with probability equal to the original column's missing share. The integer
-    columns are ``integer_columns`` when given (SDMetrics decides by the input's dtype, which the
-    typed tables no longer hold), else the numerical columns whose values are all whole.
+    ``summaries``: the original's :meth:`~synthguard.engine.backend.Backend.value_summaries` of
+    ``columns`` (one process or a cluster: the same summaries). Integer numerical columns: uniform
+    integers in [min, max]; other numerical columns: uniform reals in [min, max); datetimes: uniform
+    instants in [min, max]; categorical and boolean: uniform choice among the distinct non-missing
+    values (not frequency-weighted). Then each column is set missing with probability equal to the
+    original column's missing share. The integer columns are ``integer_columns`` when given
+    (SDMetrics decides by the input's dtype, which the typed tables no longer hold), else the
+    numerical columns whose values are all whole.
     """
     whole = None if integer_columns is None else set(integer_columns)
     out: dict[str, object] = {}
     for c in columns:  # loop over columns
-        s = original[c]
-        vals = s.dropna()
+        info = summaries[c]
         sd = sdtypes[c]
+        if sd in ("datetime", "numerical") and info["lo"] is None:
+            raise MetricError(f"column {c!r} of the original has no {sd} value to draw random values "
+                              "within; leave it out of the compared columns or declare its sdtype")
         if sd == "datetime":
-            ns = vals.astype("datetime64[ns]").to_numpy().astype("int64")
-            lo, hi = int(ns.min()), int(ns.max())
+            lo, hi = info["lo"], info["hi"]
             draw = lo + np.floor(rng.random(n) * (hi - lo + 1)).astype("int64")
             col = pd.Series(draw.astype("datetime64[ns]"))
         elif sd == "numerical":
-            v = vals.to_numpy(dtype=float)
-            lo, hi = float(v.min()), float(v.max())
-            if (c in whole) if whole is not None else bool(np.all(np.mod(v, 1) == 0)):
+            lo, hi = info["lo"], info["hi"]
+            if (c in whole) if whole is not None else info["whole"]:
                 col = pd.Series(rng.integers(int(lo), int(hi) + 1, n).astype(float))
             else:
                 col = pd.Series(rng.uniform(lo, hi, n))
         else:
-            uniq = sorted(pd.unique(vals), key=lambda v: (type(v).__name__, str(v)))  # order-free
+            uniq = info["values"]  # sorted by (type name, text): order-free
             col = pd.Series(np.asarray(uniq, dtype=object)[rng.integers(0, len(uniq), n)], dtype=object)
-        share = float(s.isna().mean())
+        share = info["missing"] / info["rows"] if info["rows"] else float("nan")
         if share > 0:
             col = col.mask(rng.random(n) < share)
         out[c] = col

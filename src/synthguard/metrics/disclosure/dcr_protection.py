@@ -31,18 +31,15 @@ import pandas as pd
 
 from ...core.format import fmt_number
 from ...core.results import Baseline, Evidence, MetricResult
-from ...engine.backend import LocalBackend
 from ...engine.neighbors import Neighbors
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
 from ...stats import median_ci, wilson_rate
 from ._common import has_control
 from ._dcr import (
-    dcr_block,
     dcr_columns,
     dcr_metric,
     dcr_scale,
-    nearest,
     nearest_rows,
     random_baseline_frame,
     subsample,
@@ -89,24 +86,22 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
 
 
 def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
-    """Every datetime value among ``cols`` in the tables ``roles`` is midnight (no datetime: True).
+    """Every datetime value among ``cols`` in the tables ``roles`` is midnight (no datetime: True),
+    asked of the backend (:meth:`~synthguard.engine.backend.Backend.value_summaries`: one process
+    or a cluster, the same answer)."""
+    dates = [c for c in cols if ctx.tables.schema.sdtype(c) == "datetime"]
+    if not dates:
+        return True
 
-    Read in one process only: a distributed run does not scan its datetimes for this (False, so
-    it searches on its own: the same distances, one more search)."""
-    day = np.int64(86_400 * 10**9)
-    for c in cols:  # loop over columns
-        if ctx.tables.schema.sdtype(c) != "datetime":
-            continue
-        if not isinstance(ctx.data, LocalBackend):
-            return False
+    def compute() -> bool:
         for role in roles:  # two tables
-            s = ctx.tables.get(role)[c]
-            if not pd.api.types.is_datetime64_any_dtype(s.dtype):
+            got = ctx.data.value_summaries(role, dates)
+            if not all(got[c]["whole_days"] for c in dates):
                 return False
-            ns = s.dropna().astype("datetime64[ns]").to_numpy().astype("int64")
-            if np.any(ns % day):
-                return False
-    return True
+        return True
+
+    # asked by both DCR metrics for each of their searches: once a run (a pass over partitions)
+    return ctx.memo(("disclosure.dcr.whole_days", tuple(dates), tuple(roles)), compute)
 
 
 def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
@@ -118,19 +113,25 @@ RANDOM_PRECISION = 0.02
 _FIRST_BATCH = 1_000
 
 
-def _random_baseline_dcr(ctx: Context, block: Any, ref: Any, scale: np.ndarray, sampled: bool,
+def _random_dcr(ctx: Context, frame: pd.DataFrame, cols: list[str], scale: np.ndarray) -> np.ndarray:
+    """DCR of the rows of ``frame`` (random rows of the driver) to the original, asked of the
+    backend (:meth:`~synthguard.engine.backend.Backend.kneighbors_frame_seconds`)."""
+    return ctx.data.kneighbors_frame_seconds(frame, "original", cols, dcr_metric(scale), 1)[0][:, 0]
+
+
+def _random_baseline_dcr(ctx: Context, frame: pd.DataFrame, cols: list[str], scale: np.ndarray, sampled: bool,
                          precision: float) -> np.ndarray:
     """DCR of the random rows: all of them, or (``sampled``) the first 1 000, 2 000, 4 000... until
     the median's CI is within ``precision`` of the median (each row's DCR does not depend on the
     others, so this equals searching the final prefix at once)."""
-    n = block.n_rows
+    n = len(frame)
     if not sampled or n <= _FIRST_BATCH:
-        return nearest(ctx, block, ref, scale).distances[:, 0]
+        return _random_dcr(ctx, frame, cols, scale)
     parts: list[np.ndarray] = []
     done, size = 0, _FIRST_BATCH
     while done < n:
         stop = min(n, max(size, done))
-        parts.append(nearest(ctx, block.take(np.arange(done, stop)), ref, scale).distances[:, 0])
+        parts.append(_random_dcr(ctx, frame.iloc[done:stop].reset_index(drop=True), cols, scale))
         done, size = stop, 2 * stop
         d = np.concatenate(parts)
         med = float(np.median(d))
@@ -172,6 +173,7 @@ def _overfitting_reason(rec: Any) -> str:
           presets=('privacy', 'full'),
           order=170,
           records=RecordsCard(verbatim="dcr", reason=_baseline_reason, meaning="a release row and its distance to the closest training row (0: a verbatim copy)"),
+          backend="any",
           warmup=True,
           explainer=("SDMetrics' DCRBaselineProtection: the release's median distance to the real data "
                      "against random data's."))
@@ -221,7 +223,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
     cols, scale = _blocks(ctx)
     tables = ctx.tables
     sdtypes = {c: tables.schema.sdtype(c) for c in cols}
-    n_syn = len(tables.synthetic)
+    n_syn = ctx.data.n_rows("synthetic")
     n_rand = n_syn
     if num_rows_subsample is None and random_rows is not None:
         n_rand = min(int(random_rows), n_syn)
@@ -229,11 +231,10 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
     if unknown:
         raise ConfigError(f"metric 'dcr_baseline_protection': integer_columns names {unknown}, which are "
                           f"not among the compared columns {cols}; name numerical columns of the data")
-    random_frame = random_baseline_frame(tables.original, cols, sdtypes, n_rand, ctx.rng("random-baseline"),
-                                         integer_columns)
-    rand_block = ctx.encoded.encode(random_frame, cols, exact_datetimes=True)
-    syn_block = dcr_block(ctx, "synthetic", cols)
-    ref = dcr_block(ctx, "original", cols)
+    # the random rows are drawn on the driver within the original's values (a summary per column,
+    # asked of the backend), then searched against the original like release rows
+    random_frame = random_baseline_frame(ctx.data.value_summaries("original", cols), cols, sdtypes, n_rand,
+                                         ctx.rng("random-baseline"), integer_columns)
     iterations = 1 if num_rows_subsample is None else int(num_iterations)
     rng = ctx.rng("subsample")
     med_s, med_r, scores = [], [], []
@@ -242,15 +243,15 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
         if num_rows_subsample is None:
             nb = _syn_to_original(ctx, cols, scale)
             d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
-            d_rand = _random_baseline_dcr(ctx, rand_block, ref, scale, n_rand < n_syn,
+            d_rand = _random_baseline_dcr(ctx, random_frame, cols, scale, n_rand < n_syn,
                                           float(random_precision))
             rows_syn = np.arange(n_syn)
         else:
             rows_syn = subsample(n_syn, num_rows_subsample, rng)
             rows_rand = subsample(n_rand, num_rows_subsample, rng)
-            nb = nearest(ctx, syn_block.take(rows_syn), ref, scale)
+            nb = nearest_rows(ctx, "synthetic", "original", cols, scale, rows_syn)
             d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
-            d_rand = nearest(ctx, rand_block.take(rows_rand), ref, scale).distances[:, 0]
+            d_rand = _random_dcr(ctx, random_frame.iloc[rows_rand].reset_index(drop=True), cols, scale)
         ms, mr = float(np.median(d_syn)), float(np.median(d_rand))
         med_s.append(ms)
         med_r.append(mr)

@@ -1,7 +1,8 @@
 """``closest_distance_mia``: membership inference from fixed files (no generator needed).
 
 Members are original (training) rows, non-members control rows; the membership score of a row is
-minus its distance to the closest synthetic row (the shared Gower engine). A release that leaks
+minus its distance to the closest synthetic row (the shared Gower engine, asked of the context's
+backend: one process or a cluster, the same numbers). A release that leaks
 its training rows puts members closer to the synthetic data than non-members, so the AUC rises
 above 0.5 (the random-guess baseline).
 """
@@ -13,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...core.results import Baseline, Chart, Evidence, MetricResult
-from ...engine.neighbors import gower, nearest_distances
+from ...engine.neighbors import gower
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import (
@@ -26,7 +27,6 @@ from ...stats import (
     tpr_at_low_fpr,
 )
 from ...stats.epsilon import effective_epsilon
-from .distance import balanced_rows  # the one content-keyed, order-independent subsample
 
 
 @register(
@@ -54,6 +54,7 @@ from .distance import balanced_rows  # the one content-keyed, order-independent 
     order=90,
     contained_in='membership_attacks',
     warmup=True,
+    backend="any",
     explainer=('A membership attack: calls a record a member when a release row is closer to it '
                'than to held-out people; AUC with its interval and true positives at low '
                'false-positive rates.')
@@ -86,23 +87,23 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         ``effective_epsilon``, the class sizes, distance medians and a ``histogram`` of the
         members' and non-members' distances (20 bins up to the 99th percentile, last bin open).
     """
-    enc = ctx.encoded
+    data = ctx.data  # one process or a cluster: the same questions, the same numbers
     cols = ctx.tables.schema.tabular_columns()
     if not cols:
         raise MetricError("no tabular columns to compare: every column is text or id")
-    ranges = enc.ranges(cols, roles=("original", "synthetic", "control"))
+    ranges = data.ranges(cols, ("original", "synthetic", "control"))
     metric = gower(ranges, clip=True)
-    orig, ctrl, syn = (enc.block(r, cols) for r in ("original", "control", "synthetic"))
-    n_o, n_c = orig.n_rows, ctrl.n_rows
+    n_o, n_c = data.n_rows("original"), data.n_rows("control")
     k_o, k_c = n_o, n_c
     if balance:
         k_o = k_c = min(n_o, n_c)
     if max_rows is not None:
         k_o, k_c = min(k_o, max_rows), min(k_c, max_rows)
-    rows_o = balanced_rows(ctx.tables.original[cols], k_o, ctx.stream_seed("rows"), "original")
-    rows_c = balanced_rows(ctx.tables.control[cols], k_c, ctx.stream_seed("rows"), "control")
-    d_o = nearest_distances(orig.take(rows_o), syn, metric, backend=ctx.backend)
-    d_c = nearest_distances(ctrl.take(rows_c), syn, metric, backend=ctx.backend)
+    # the seeded content sample (the same rows whatever the row order or partitioning)
+    rows_o = data.balanced_rows("original", cols, k_o, ctx.stream_seed("rows"))
+    rows_c = data.balanced_rows("control", cols, k_c, ctx.stream_seed("rows"))
+    d_o = data.kneighbors("original", "synthetic", cols, metric, 1, query_rows=rows_o)[0][:, 0]
+    d_c = data.kneighbors("control", "synthetic", cols, metric, 1, query_rows=rows_c)[0][:, 0]
     # sort each class by distance: every number below, bootstrap included, is then independent of
     # the input row order (only the listing order of equally close rows in `records` is not)
     so, sc = np.argsort(d_o, kind="stable"), np.argsort(d_c, kind="stable")

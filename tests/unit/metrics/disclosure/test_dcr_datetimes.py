@@ -52,3 +52,24 @@ def test_dcr_protections_are_the_same_with_or_without_the_shared_search(name, se
     assert with_dcr.records == alone.records
     reused = any(str(k).startswith("distance.knn2") for k in shared_ctx._memo._entries)
     assert reused == (not seconds)
+
+
+def test_random_baseline_rows_come_from_the_value_summaries():
+    """The random rows are drawn from the backend's summaries (bounds in int64 nanoseconds, missing
+    shares, distinct values); a numeric or datetime column without a value is a clear error."""
+    from synthguard.errors import MetricError
+    from synthguard.metrics.disclosure._dcr import random_baseline_frame
+
+    t = pd.Series(pd.to_datetime(["2020-01-01", "2020-01-03", None]))
+    orig = pd.DataFrame({"t": t, "k": ["b", "a", None], "x": [1.0, 4.0, 2.0]})
+    meta = {"columns": {"t": {"sdtype": "datetime"}, "k": {"sdtype": "categorical"},
+                        "x": {"sdtype": "numerical"}}}
+    data = Context.from_frames(orig, orig.copy(), None, meta).data
+    sdtypes = {"t": "datetime", "k": "categorical", "x": "numerical"}
+    summaries = data.value_summaries("original", ["t", "k", "x"])
+    got = random_baseline_frame(summaries, ["t", "k", "x"], sdtypes, 400, np.random.default_rng(0))
+    assert got["t"].min() >= t.min() and got["t"].max() <= t.max() and got["t"].isna().any()
+    assert set(got["k"].dropna()) == {"a", "b"} and set(got["x"]) <= {1.0, 2.0, 3.0, 4.0}
+    empty = {**summaries, "x": {**summaries["x"], "lo": None, "hi": None}}
+    with pytest.raises(MetricError, match="no numerical value"):
+        random_baseline_frame(empty, ["t", "k", "x"], sdtypes, 10, np.random.default_rng(0))
