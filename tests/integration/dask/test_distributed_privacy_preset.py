@@ -1,0 +1,92 @@
+"""``--preset privacy`` on a Dask cluster gives one process's verdict on calibration releases
+(issue #31): the same risk levels, bounds, intervals and detection limits, every metric of the
+preset that runs distributed equal entry by entry, on a small real table of the calibration suite
+with a leaking release. Singling out's two attacks are the preset's only
+tabular metrics still run in one process only (their query generation and match counts over whole
+tables have no backend form yet): a cluster run reports them skipped with that reason, and the
+other tests of the singling-out criterion (the copy tests it cross-lists, k-anonymity, the
+quasi-identifier tests) still assess it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+from synthguard.calibration import PUBLIC_TABLE_METADATA, family_release, sized_split
+from synthguard.registry import get_metric
+from synthguard.run.cluster import distributed_metrics
+from synthguard.run.config import PRESETS
+
+from .test_distributed_equality import _without_seconds
+
+pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
+pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+#: the privacy preset's tabular metrics of synthguard itself (the text metrics need a text column,
+#: these tables have none; a plugin's metric is its author's)
+PRESET = tuple(m for m in PRESETS["privacy"] if not m.startswith("text_")
+               and get_metric(m).func.__module__.startswith("synthguard."))
+#: the preset's metrics that run in one process only (see the module's docstring)
+LOCAL_ONLY = {"singling_out_univariate", "singling_out_multivariate"}
+META = PUBLIC_TABLE_METADATA["acs12"]
+#: small enough for CI: the forest of ``distinguishability`` and the attacks on a few hundred rows
+PARAMS = {"distinguishability": {"n_estimators": 10, "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
+          "membership_attacks": {"n_perm": 99}}
+
+
+def _release(shared_data) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """acs12 (13 columns), 300 training and 300 control records; a release of 300 fresh rows with
+    20 % of the training records copied into it."""
+    parts = sized_split(pd.read_csv(shared_data / "acs12.csv"), 0, 300)
+    parts = {**parts, "fresh": parts["fresh"].iloc[:300]}
+    return parts, family_release("exact", parts, 0.2, 0, metadata=META).release
+
+
+def _dumps(value) -> str:
+    return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+
+
+def test_every_tabular_metric_of_the_privacy_preset_but_singling_out_runs_distributed():
+    assert set(PRESET) - set(distributed_metrics()) == LOCAL_ONLY
+
+
+def test_privacy_preset_on_dask_gives_one_processs_verdict_on_a_calibration_release(dask_client, shared_data):
+    """Every metric of the preset that runs distributed, one process against a cluster: each entry
+    equal, and the whole verdict (levels, bounds, detection limits, the joint test, what is not
+    assessed) but the drop-and-retest, which a cluster run does not make. About two minutes on two cores: a cluster's graphs cost seconds per metric at any
+    size (the null releases of the calibration suite run in benchmarks/calibration.py)."""
+    parts, release = _release(shared_data)
+    metrics = {m: PARAMS.get(m, {}) for m in PRESET if m not in LOCAL_ONLY}
+    single = evaluate(parts["original"], release, parts["control"], META, metrics=metrics, seed=3)
+    dist = evaluate(parts["original"], release, parts["control"], META, metrics=metrics, seed=3,
+                    client=dask_client)
+    one, many = single.to_dict(), dist.to_dict()
+    assert {n: e["status"] for n, e in many["metrics"].items()} == {n: "ok" for n in metrics}
+    for name in metrics:
+        assert _dumps(one["metrics"][name]) == _dumps(many["metrics"][name]), name
+    # the whole verdict: levels, bounds, detection limits, the joint test, what is not assessed;
+    # but the drop-and-retest, made in one process only (a cluster run gathers no release rows
+    # behind a flag, so it lists none to drop: docs/scaling.md)
+    assert not any(r.get("drop_retest") for r in many["verdict"]["risks"])
+    assert any(r.get("drop_retest") for r in one["verdict"]["risks"])
+    for v in (one["verdict"], many["verdict"]):
+        v["risks"] = [{k: x for k, x in r.items() if k != "drop_retest"} for r in v["risks"]]
+    assert _dumps(one["verdict"]) == _dumps(many["verdict"])
+    assert all(r["level"] != "not assessed" for r in many["verdict"]["risks"])  # every criterion
+    assert dist.verdict.level == "high"
+
+
+def test_singling_out_is_reported_skipped_on_a_cluster_and_its_criterion_still_assessed(
+        dask_client, shared_data):
+    parts, release = _release(shared_data)
+    metrics = [*sorted(LOCAL_ONLY), "exact_matches", "k_anonymity"]
+    rep = evaluate(parts["original"], release, parts["control"], META, metrics=metrics, seed=3,
+                   client=dask_client).to_dict()
+    for name in LOCAL_ONLY:
+        assert rep["metrics"][name]["status"] == "skipped"
+        assert "not available in a distributed run" in rep["metrics"][name]["reason"]
+    risk = next(r for r in rep["verdict"]["risks"] if r["risk"] == "singling_out")
+    assert risk["level"] == "high" and "exact_matches" in risk["tests"]
