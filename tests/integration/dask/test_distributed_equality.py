@@ -736,6 +736,19 @@ def _dated(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
     return out
 
 
+def _dated_tables(dates: tuple[int, int, int], *, duplicated: int, shuffle: int, zeroed: int):
+    """Small dated tables and their metadata: training rows with ``duplicated`` repeats shuffled
+    across partitions, a release with 12 verbatim copies and ``zeroed`` copies whose ``c`` is -0.0,
+    a control; ``dates`` seed each table's datetime column."""
+    orig = _dated(_frame(260, 121), dates[0])
+    orig = pd.concat([orig, orig.iloc[:duplicated]], ignore_index=True).sample(frac=1.0, random_state=shuffle)
+    syn = pd.concat([_dated(_frame(150, 122), dates[1]), orig.iloc[:12],
+                     orig.iloc[20:20 + zeroed].assign(c=-0.0)], ignore_index=True)
+    ctl = _dated(_frame(200, 123), dates[2])
+    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    return orig, syn, ctl, meta
+
+
 def test_dcr_overfitting_protection_on_dask_equals_single_process(dask_client):
     """dcr_overfitting_protection asks the backend for ranges and nearest rows in exact seconds
     (``Backend.ranges_seconds``, ``Backend.kneighbors_seconds``) and, for its evidence, which
@@ -862,12 +875,7 @@ def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client)
     -0.0 next to 0.0, missing values, datetimes, copies but one cell."""
     from synthguard.engine.neighbors import gower
 
-    orig = _dated(_frame(260, 121), 8)
-    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True).sample(frac=1.0, random_state=4)
-    syn = pd.concat([_dated(_frame(150, 122), 9), orig.iloc[:12], orig.iloc[20:26].assign(c=-0.0)],
-                    ignore_index=True)
-    ctl = _dated(_frame(200, 123), 10)
-    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    orig, syn, ctl, meta = _dated_tables((8, 9, 10), duplicated=30, shuffle=4, zeroed=6)
     local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols = ["a", "b", "c", "d", "e", "w"]
     among = np.sort(np.random.default_rng(2).choice(200, 120, replace=False))
@@ -970,12 +978,7 @@ def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
     partition, OR-ed) equal one process's: absolute and relative tolerances, a zero tolerance,
     missing values, -0.0, shuffled duplicates across partitions, subsets of query and reference
     rows in any order."""
-    orig = _dated(_frame(260, 121), 21)
-    orig = pd.concat([orig, orig.iloc[:40]], ignore_index=True).sample(frac=1.0, random_state=3)
-    syn = pd.concat([_dated(_frame(150, 122), 22), orig.iloc[:12], orig.iloc[20:30].assign(c=-0.0)],
-                    ignore_index=True)
-    ctl = _dated(_frame(200, 123), 23)
-    meta = {**META, "columns": {**META["columns"], "w": {"sdtype": "datetime"}}}
+    orig, syn, ctl, meta = _dated_tables((21, 22, 23), duplicated=40, shuffle=3, zeroed=10)
     local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols = ["a", "b", "c", "d", "e", "w"]
     scale = local.ranges(cols, ("original",))
