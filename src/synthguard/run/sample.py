@@ -68,7 +68,7 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: b
     if near:
         copies["near1"] = near_copies_of(tables, at)
     info.update(seed=int(seed), max_records=limit)
-    for family, key in (("exact", "exact_copies"), ("near1", "near_copies")):
+    for family, key in (("exact", "exact_copies"), ("near1", "one_cell_copies")):
         if family in copies:
             info[key] = {"release_rows": int(copies[family]["release"].size),
                          "outside_sample": int(copies[family]["outside"].sum())}

@@ -471,7 +471,7 @@ def sample_line(sample: Mapping[str, Any]) -> str:
     o, c = sample.get("original") or {}, sample.get("control")
     ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
     cp = sample.get("exact_copies") or {}
-    near = sample.get("near_copies")
+    near = sample.get("one_cell_copies")
     found = (f"{cp.get('release_rows', 0):,} release row(s) that copy one verbatim, "
              f"{cp.get('outside_sample', 0):,} of them copying only records outside the sample")
     if near is not None:

@@ -136,7 +136,7 @@ def test_every_identifying_one_cell_copy_of_the_full_table_is_listed_even_outsid
     near = rec[(rec["metric"] == "near_copies") & (rec["family"] == "near1")]
     listed = near.drop_duplicates("release_row").set_index("release_row")["training_row"]
     assert {int(r): int(t) for r, t in listed.items()} == truth  # every one, each with its record
-    said = rep.model.header["sample"]["near_copies"]
+    said = rep.model.header["sample"]["one_cell_copies"]
     outside = near.drop_duplicates("release_row")["reason"].str.contains("outside the sample")
     assert said == {"release_rows": len(truth), "outside_sample": int(outside.sum())}
     assert 0 < said["outside_sample"] < len(truth)  # 60 of 200 records sampled
@@ -148,7 +148,7 @@ def test_a_sampled_run_without_the_one_cell_test_joins_no_one_cell_copies(frames
     release, _ = _one_cell_copies(original, control, _people(100, np.random.default_rng(5)))
     rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
                               max_records=60)
-    assert "near_copies" not in rep.model.header["sample"]
+    assert "one_cell_copies" not in rep.model.header["sample"]
     assert not (rep.records()["family"] == "near1").any()
 
 
