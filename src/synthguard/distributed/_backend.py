@@ -115,7 +115,17 @@ class DaskRelation:
     """A :class:`~synthguard.engine.backend.Relation` held as a dask DataFrame (never on the client)."""
 
     def __init__(self, dt: DistTables, frame: Any, role: str | None = None) -> None:
-        self.dt, self.frame, self.role = dt, frame, role
+        self.dt, self._graph, self.role = dt, frame, role
+        self._held: Any = None
+
+    @property
+    def frame(self) -> Any:
+        """The relation, computed once on the cluster at its first use and held there while this
+        object lives (a metric asks several reductions of one relation: the group-bys and joins
+        behind it run once, not once per reduction)."""
+        if self._held is None:
+            self._held = self.dt.client.persist(self._graph)
+        return self._held
 
     def _parts(self) -> list[Any]:
         return list(self.frame.to_delayed())

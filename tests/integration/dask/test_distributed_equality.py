@@ -379,53 +379,49 @@ def _with_texts(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
     return out
 
 
-def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
-    """Named runs (one metric several times, each under its own name) run the same metric code with
-    the Dask backend: every metric the backend supports, some twice with other parameters, equal
-    to one process entry by entry (the run's name, ``metric``, params, result)."""
-    from synthguard.run.cluster import distributed_metrics
+#: named runs (one metric under a name of its own, most with other parameters): with the privacy
+#: preset's metrics of tests/integration/dask/test_distributed_privacy_preset.py, every metric the
+#: Dask backend supports (checked there)
+NAMED_RUNS = [
+    {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
+    {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
+    {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
+    {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
+    {"name": "zero_cap_d", "metric": "zero_cap", "sensitive_fields": ["d"], "max_records": 7},
+    {"name": "k_anon_binned", "metric": "k_anonymity", "k": 3, "continuous_column_names": ["c"],
+     "num_discrete_bins": 4},
+    {"name": "l_div_binned", "metric": "l_diversity", "l": 3, "quasi_identifiers": ["a", "c"],
+     "continuous_column_names": ["c"], "num_discrete_bins": 4},
+    {"name": "dist_small", "metric": "distinguishability", "max_rows": 200, "n_estimators": 10,
+     "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
+    {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
+     "num_iterations": 2, "max_records": 5},
+    {"name": "mia", "metric": "membership_attacks", "n_perm": 99, "max_rows": 150,
+     "max_reference_rows": 300, "max_fit_rows": 200, "top_records": 3},
+    {"name": "nrs_compat", "metric": "new_row_synthesis", "sdmetrics_compat": True, "max_records": 3},
+    {"name": "dp_binned", "metric": "disclosure_protection", "computation_method": "zero_cap",
+     "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
+    {"name": "link", "metric": "linkability", "n_attacks": 150},
+    {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 150},
+    {"name": "cdmia", "metric": "closest_distance_mia", "max_rows": 200, "n_boot": 20},
+    {"name": "dbp", "metric": "dcr_baseline_protection", "num_rows_subsample": 100, "max_records": 3},
+]
 
+
+def test_named_runs_of_backend_metrics_equal_single_process(dask_client):
+    """Named runs (one metric under its own name, most with other parameters than the default) run
+    the same metric code with the Dask backend, on a table with missing values, -0.0, copies and a
+    text column: equal to one process entry by entry (the run's name, ``metric``, params, result).
+    Each metric's default run is compared by its own test in this module and by the privacy
+    preset's test."""
     orig = _with_texts(_frame(400, 41), 4)
     syn = pd.concat([_with_texts(_frame(300, 42), 5), orig.iloc[:30]], ignore_index=True)
     ctl = _with_texts(_frame(350, 43), 6)
     meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
-    metrics = [
-        "exact_matches", "ims", "cap", "k_anonymity", "close_neighbours", "qi_linkage",
-        "near_copies", "near_copies_2", "text_exact_matches", "replicated_uniques", "disco", {"name": "text_exact", "metric": "text_exact_matches", "threshold": 1.0},
-        {"name": "em_top3", "metric": "exact_matches", "top_n": 3},
-        {"name": "dcr_p10", "metric": "dcr", "percentile": 10.0, "n_boot": 30},
-        {"name": "nndr_b", "metric": "nndr", "n_boot": 30},
-        {"name": "zero_cap_d", "metric": "zero_cap", "sensitive_fields": ["d"], "max_records": 7},
-        {"name": "k_anon_binned", "metric": "k_anonymity", "k": 3, "continuous_column_names": ["c"],
-         "num_discrete_bins": 4},
-        "l_diversity",
-        {"name": "l_div_binned", "metric": "l_diversity", "l": 3, "quasi_identifiers": ["a", "c"],
-         "continuous_column_names": ["c"], "num_discrete_bins": 4},
-        {"name": "dist_small", "metric": "distinguishability", "max_rows": 200, "n_estimators": 10,
-         "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
-        "dcr_overfitting_protection",
-        {"name": "dcrp_sub", "metric": "dcr_overfitting_protection", "num_rows_subsample": 120,
-         "num_iterations": 2, "max_records": 5},
-        {"name": "mia", "metric": "membership_attacks", "n_perm": 99, "max_rows": 150,
-         "max_reference_rows": 300, "max_fit_rows": 200, "top_records": 3},
-        "new_row_synthesis",
-        {"name": "nrs_compat", "metric": "new_row_synthesis", "sdmetrics_compat": True, "max_records": 3},
-        "disclosure_protection",
-        {"name": "dp_binned", "metric": "disclosure_protection", "computation_method": "zero_cap",
-         "known_column_names": ["a", "c"], "continuous_column_names": ["c"], "num_discrete_bins": 5},
-        {"name": "link", "metric": "linkability", "n_attacks": 150},
-        {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 150},
-        {"name": "cdmia", "metric": "closest_distance_mia", "max_rows": 200, "n_boot": 20},
-        {"name": "dbp", "metric": "dcr_baseline_protection", "num_rows_subsample": 100, "max_records": 3},
-    ]
-    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
-    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
-    names = [m if isinstance(m, str) else m["name"] for m in metrics]
-    _assert_same(single, dist, names)
-    ran = {m if isinstance(m, str) else m["metric"] for m in metrics}
-    assert ran == set(distributed_metrics())  # every metric the backend supports, named or not
+    single = evaluate(orig, syn, ctl, meta, metrics=NAMED_RUNS, seed=11)
+    dist = evaluate(orig, syn, ctl, meta, metrics=NAMED_RUNS, seed=11, client=dask_client)
+    _assert_same(single, dist, [m["name"] for m in NAMED_RUNS])
     assert dist["dcr_p10"]["metric"] == "dcr" and dist["dcr_p10"]["result"]["percentile"] == 10.0
-
 
 
 def test_l_diversity_and_its_anonymised_evidence_on_dask_equal_single_process(dask_client):

@@ -20,7 +20,7 @@ from synthguard.registry import get_metric
 from synthguard.run.cluster import distributed_metrics
 from synthguard.run.config import PRESETS
 
-from .test_distributed_equality import _without_seconds
+from .test_distributed_equality import NAMED_RUNS, _without_seconds
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -51,6 +51,13 @@ def _dumps(value) -> str:
 
 def test_every_tabular_metric_of_the_privacy_preset_but_singling_out_runs_distributed():
     assert set(PRESET) - set(distributed_metrics()) == LOCAL_ONLY
+
+
+def test_every_metric_the_dask_backend_supports_is_compared_with_one_process():
+    """The preset's test below and the named runs of test_distributed_equality.py between them run
+    every metric with a distributed form (each also has a test of its own there)."""
+    named = {m["metric"] for m in NAMED_RUNS}
+    assert (set(PRESET) - LOCAL_ONLY) | named == set(distributed_metrics())
 
 
 def test_privacy_preset_on_dask_gives_one_processs_verdict_on_a_calibration_release(dask_client, shared_data):
