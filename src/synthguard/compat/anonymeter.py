@@ -165,10 +165,11 @@ def _seed(seed: Any) -> int | None:
     return validate_seed(seed, "seed")
 
 
-#: the typed tables of the last frames a facade evaluator was given: ``(key, (tables, encoded),
-#: warnings)``, kept while those frames live, so that the evaluators of one script (singling out,
-#: linkability, inference on the same three frames) decide the types once
-_PREPARED: list[Any] = []
+#: the typed tables of the last frames a facade evaluator was given, as one entry ``(key, (tables,
+#: encoded), warnings)``, kept while those frames live, so that the evaluators of one script
+#: (singling out, linkability, inference on the same three frames) decide the types once. Read as
+#: a slice and replaced whole (both atomic), so evaluators in threads never see half an entry.
+_PREPARED: list[tuple[Any, Any, list[Any]]] = []
 
 
 def _frames_key(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple:
@@ -188,10 +189,11 @@ def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[A
     from ..data.tables import prepare_tables
 
     key = _frames_key(frames, keep_rows)
-    if _PREPARED and _PREPARED[0] == key:
-        for w in _PREPARED[2]:
+    held = _PREPARED[:1]
+    if held and held[0][0] == key:
+        for w in held[0][2]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return _PREPARED[1]
+        return held[0][1]
     typed = list(frames)
     meta = None
     if keep_rows:
@@ -205,7 +207,7 @@ def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[A
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     value = (tables, EncodedView(tables))
-    _PREPARED[:] = [key, value, list(caught)]
+    _PREPARED[:] = [(key, value, list(caught))]
     for f in frames:
         if f is not None:  # the entry goes with the frames it was typed from
             weakref.finalize(f, _forget, key)
@@ -213,7 +215,8 @@ def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[A
 
 
 def _forget(key: tuple) -> None:
-    if _PREPARED and _PREPARED[0] == key:
+    held = _PREPARED[:1]
+    if held and held[0][0] == key:
         _PREPARED.clear()
 
 

@@ -102,3 +102,18 @@ def test_the_shared_typing_is_dropped_with_its_frames(demo_data):
     del ori
     gc.collect()
     assert not facade._PREPARED
+
+
+def test_evaluators_in_threads_on_the_same_frames_return_what_they_return_one_at_a_time(frames):
+    """The shared typing is read and replaced as one entry: evaluators run in threads (on these
+    frames and on another set that keeps replacing the entry) return the serial results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    other = tuple(f.head(200).copy() for f in frames)
+    serial = [_link(*frames), _infer(*frames), _link(*other), _infer(*other)]
+    facade._PREPARED.clear()
+    with ThreadPoolExecutor(4) as pool:
+        jobs = [pool.submit(fn, *fr) for _ in range(3)
+                for fn, fr in ((_link, frames), (_infer, frames), (_link, other), (_infer, other))]
+        got = [j.result() for j in jobs]
+    assert got == serial * 3
