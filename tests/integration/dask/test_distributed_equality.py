@@ -69,6 +69,7 @@ def _assert_same(single, dist, names) -> None:
         assert a[name] == b[name], name
 
 
+@pytest.mark.metric_on_dask
 def test_every_distributed_metric_equals_single_process(dask_client):
     orig = _frame(500, 1)
     syn = pd.concat([_frame(400, 2), orig.iloc[:40], orig.iloc[:5]], ignore_index=True)  # copies, twice
@@ -116,6 +117,7 @@ def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path
     assert single["dcr"]["result"]["share_closer_to_original"]["reference_rows"] == 200
 
 
+@pytest.mark.metric_on_dask
 def test_real_data_cap_with_two_sensitive_columns(dask_client, shared_data):
     df = pd.read_csv(shared_data / "acs12.csv")
     r = np.random.default_rng(0)
@@ -408,6 +410,7 @@ NAMED_RUNS = [
 ]
 
 
+@pytest.mark.metric_on_dask
 def test_named_runs_of_backend_metrics_equal_single_process(dask_client):
     """Named runs (one metric under its own name, most with other parameters than the default) run
     the same metric code with the Dask backend, on a table with missing values, -0.0, copies and a
@@ -424,6 +427,7 @@ def test_named_runs_of_backend_metrics_equal_single_process(dask_client):
     assert dist["dcr_p10"]["metric"] == "dcr" and dist["dcr_p10"]["result"]["percentile"] == 10.0
 
 
+@pytest.mark.metric_on_dask
 def test_l_diversity_and_its_anonymised_evidence_on_dask_equal_single_process(dask_client):
     """l_diversity asks the backend, per release row, for its class size and the distinct sensitive
     tuples of its class (``Backend.key_distinct``), reduced to a (class size, distinct) table on the
@@ -466,6 +470,7 @@ def test_l_diversity_and_its_anonymised_evidence_on_dask_equal_single_process(da
     assert {t["metric"] for t in single.to_dict()["verdict"]["tests"]} == set(names)
 
 
+@pytest.mark.metric_on_dask
 def test_detection_limits_on_dask_equal_single_process(dask_client):
     """exact_matches and close_neighbours measure their leak responses on the Dask backend too (leak
     rows built on the driver from records fetched through the backend; their keys joined against the
@@ -487,6 +492,7 @@ def test_detection_limits_on_dask_equal_single_process(dask_client):
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
+@pytest.mark.metric_on_dask
 def test_qi_linkage_flags_and_leak_responses_on_dask_equal_single_process(dask_client):
     """qi_linkage asks the backend for its key lookups (records unique on their quasi-identifiers,
     release rows equal on quasi-identifiers and sensitive values) and for the leak rows' matches: on
@@ -509,6 +515,7 @@ def test_qi_linkage_flags_and_leak_responses_on_dask_equal_single_process(dask_c
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
+@pytest.mark.metric_on_dask
 def test_text_copies_and_text_leak_responses_on_dask_equal_single_process(dask_client):
     """text_exact_matches reads its documents through the backend (one text column at a time): with
     verbatim and near-verbatim copies of training documents in the release, its entry, its evidence
@@ -530,6 +537,7 @@ def test_text_copies_and_text_leak_responses_on_dask_equal_single_process(dask_c
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
+@pytest.mark.metric_on_dask
 def test_near_copies_flags_and_leak_responses_on_dask_equal_single_process(dask_client):
     """near_copies and near_copies_2 ask the backend for the real records per masked key (release
     rows and leak rows as the queries) and check the candidates cell by cell: with one-cell and
@@ -564,6 +572,7 @@ def test_near_copies_flags_and_leak_responses_on_dask_equal_single_process(dask_
         json.dumps(dist.to_dict()["verdict"], sort_keys=True, default=str)
 
 
+@pytest.mark.metric_on_dask
 def test_whole_verdict_with_detection_limits_equals_single_process(dask_client):
     orig = _frame(400, 11)
     syn = pd.concat([_frame(360, 12), orig.iloc[:4]], ignore_index=True)
@@ -633,6 +642,7 @@ def _dup_shuffled(frames: list[pd.DataFrame], seed: int) -> pd.DataFrame:
     return df.iloc[np.random.default_rng(seed).permutation(len(df))].reset_index(drop=True)
 
 
+@pytest.mark.metric_on_dask
 @pytest.mark.parametrize("with_control", [True, False])
 def test_replicated_uniques_and_disco_on_dask_equal_single_process(dask_client, with_control):
     """repU and DiSCO ask the backend for key lookups (records per key cell and per key x target
@@ -745,6 +755,7 @@ def _dated_tables(dates: tuple[int, int, int], *, duplicated: int, shuffle: int,
     return orig, syn, ctl, meta
 
 
+@pytest.mark.metric_on_dask
 def test_dcr_overfitting_protection_on_dask_equals_single_process(dask_client):
     """dcr_overfitting_protection asks the backend for ranges and nearest rows in exact seconds
     (``Backend.ranges_seconds``, ``Backend.kneighbors_seconds``) and, for its evidence, which
@@ -822,6 +833,7 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
 
 
+@pytest.mark.metric_on_dask
 def test_membership_attacks_on_dask_equal_single_process(dask_client):
     """membership_attacks asks the backend for the seeded draws of its scored records and reference
     (``Backend.content_draw``, ``Backend.balanced_rows``), their encoded rows, searches of them
@@ -922,6 +934,7 @@ def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_cli
         for n in (40, 100):
             np.testing.assert_array_equal(local.content_draw(roles, cols, n, np.random.default_rng(n)),
                                           dist.content_draw(roles, cols, n, np.random.default_rng(n)))
+@pytest.mark.metric_on_dask
 def test_new_row_synthesis_on_dask_equals_single_process(dask_client):
     """new_row_synthesis asks the backend which release rows match a real row within the tolerance
     (``Backend.rows_matched``), and for its evidence which training and control records a release
@@ -996,6 +1009,7 @@ def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
     assert n_true > 0
 
 
+@pytest.mark.metric_on_dask
 def test_disclosure_protection_on_dask_equals_single_process(dask_client):
     """disclosure_protection (cap and zero_cap) asks the backend for key lookups with continuous
     columns cut at equal-width edges from the backend's bounds (the original's range for the
@@ -1057,6 +1071,7 @@ def _anonymeter_tables():
     return orig, syn, ctl, meta
 
 
+@pytest.mark.metric_on_dask
 def test_linkability_and_inference_on_dask_equal_single_process(dask_client):
     """linkability and inference ask the backend for the canonical rows (``distinct_order``), the
     ranges and neighbours of the sampled targets and of every record (``value_bounds``,
@@ -1158,6 +1173,7 @@ def test_anonymeter_questions_of_the_dask_backend_equal_one_process(dask_client)
     assert (first != by_position.reindex(first.index)).any()  # ties resolved otherwise by position
 
 
+@pytest.mark.metric_on_dask
 def test_closest_distance_mia_on_dask_equals_single_process(dask_client):
     """closest_distance_mia asks the backend for ranges (over the three tables), the seeded content
     sample of each class (``Backend.balanced_rows``) and each sampled row's nearest release row
@@ -1191,6 +1207,7 @@ def test_closest_distance_mia_on_dask_equals_single_process(dask_client):
     assert tests[0] == tests[1]
 
 
+@pytest.mark.metric_on_dask
 def test_dcr_baseline_protection_on_dask_equals_single_process(dask_client):
     """dcr_baseline_protection draws its random rows on the driver within the original's values
     (``Backend.value_summaries``: bounds, whole-number flags, distinct values, missing shares) and
@@ -1223,6 +1240,7 @@ def test_dcr_baseline_protection_on_dask_equals_single_process(dask_client):
     assert tests[0] == tests[1]
 
 
+@pytest.mark.metric_on_dask
 def test_dcr_baseline_sampled_random_rows_and_whole_days_on_dask_equal_single_process(dask_client):
     """With more release rows than ``random_rows`` the random median is estimated from batches of
     1 000, 2 000... random rows (each batch one search of the backend); datetimes that are whole
