@@ -60,6 +60,7 @@ DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA")
 DROP = {"hhs_breaches": ["Summary", "Number", "Name_of_Covered_Entity"]}
 from synthguard.calibration import FAMILY_KINDS  # noqa: E402
 from synthguard.calibration import PUBLIC_TABLE_METADATA as META  # noqa: E402
+from synthguard.data.loading import CSV_FLOAT_KW  # noqa: E402
 
 SPLITS: dict[str, tuple[float, float, float] | int] = {
     "standard": (0.4, 0.3, 0.3), "equal": (0.4, 0.4, 0.2), "n800": 800}
@@ -77,7 +78,7 @@ ALARMS = ("high", "medium")
 
 
 def load(name: str) -> pd.DataFrame:
-    return pd.read_csv(DATA / f"{name}.csv").drop(columns=DROP.get(name, []))
+    return pd.read_csv(DATA / f"{name}.csv", **CSV_FLOAT_KW).drop(columns=DROP.get(name, []))
 
 
 def split_parts(dataset: str, split: str, seed: int) -> dict[str, pd.DataFrame]:

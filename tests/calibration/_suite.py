@@ -34,6 +34,7 @@ from synthguard.calibration import (
 )
 from synthguard.core.format import pct
 from synthguard.data.entities.calibration import entity_calibration_split
+from synthguard.data.loading import CSV_FLOAT_KW
 from synthguard.report.dossier import SECTIONS
 from synthguard.run.config import PRESETS
 from synthguard.run.verdict import RISK_FAMILIES
@@ -66,7 +67,9 @@ REPORTS: list[dict[str, Any]] = []
 @cache
 def load(name: str) -> pd.DataFrame:
     assert SHARED is not None
-    return pd.read_csv(SHARED / f"{name}.csv").drop(columns=DROP.get(name, []))
+    # the correctly rounded floats on pandas 2 and 3 (as the tool reads a file): the same tables,
+    # so the same verdicts, in both venvs
+    return pd.read_csv(SHARED / f"{name}.csv", **CSV_FLOAT_KW).drop(columns=DROP.get(name, []))
 
 
 @cache

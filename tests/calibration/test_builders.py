@@ -32,6 +32,7 @@ from synthguard.calibration import (
     text_near_copies,
 )
 from synthguard.data.entities.calibration import entity_calibration_split
+from synthguard.data.loading import CSV_FLOAT_KW
 from synthguard.errors import ConfigError
 
 QI = ["age", "gender", "race", "edu", "married"]
@@ -39,7 +40,7 @@ QI = ["age", "gender", "race", "edu", "married"]
 
 @pytest.fixture(scope="module")
 def acs12(shared_data):
-    return pd.read_csv(shared_data / "acs12.csv")
+    return pd.read_csv(shared_data / "acs12.csv", **CSV_FLOAT_KW)
 
 
 @pytest.fixture(scope="module")
@@ -318,7 +319,7 @@ def test_mixed_release_leaks_each_record_once(people):
 
 
 def test_dates_stay_written_as_the_input_writes_them(shared_data):
-    df = pd.read_csv(shared_data / "hhs_breaches.csv").drop(
+    df = pd.read_csv(shared_data / "hhs_breaches.csv", **CSV_FLOAT_KW).drop(
         columns=["Summary", "Number", "Name_of_Covered_Entity"])
     p = calibration_split(df, 0)
     for family in ("noise10", "interpolation"):

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from synthguard.calibration import calibration_split, leaky_release, mixed_release
+from synthguard.data.loading import CSV_FLOAT_KW
 
 from . import _suite as S
 
@@ -132,10 +133,10 @@ def test_where_one_percent_cannot_be_ruled_out_the_run_says_what_holds_the_bound
 
 # ------------------------------------------------------------------------------------- shapes
 def test_calibration_split_and_leak_shapes(shared_data: Path):
-    table = pd.read_csv(shared_data / "anes96.csv")
+    table = pd.read_csv(shared_data / "anes96.csv", **CSV_FLOAT_KW)
     parts = calibration_split(table, 3)
     assert sum(len(p) for p in parts.values()) == len(table)
-    assert len(table) == len(pd.read_csv(shared_data / "anes96.csv"))  # the input is not touched
+    assert len(table) == len(pd.read_csv(shared_data / "anes96.csv", **CSV_FLOAT_KW))  # the input is not touched
     rel = leaky_release(parts["fresh"], parts["original"], 0.1, 3)
     assert len(rel) == len(parts["fresh"])
     k = round(0.1 * len(parts["original"]))
