@@ -417,6 +417,8 @@ def test_named_runs_of_every_backend_metric_equal_single_process(dask_client):
         {"name": "infer_c", "metric": "inference", "secret": "c", "n_attacks": 150},
         {"name": "cdmia", "metric": "closest_distance_mia", "max_rows": 200, "n_boot": 20},
         {"name": "dbp", "metric": "dcr_baseline_protection", "num_rows_subsample": 100, "max_records": 3},
+        {"name": "so_uni", "metric": "singling_out_univariate", "n_attacks": 100},
+        {"name": "so_multi", "metric": "singling_out_multivariate", "n_attacks": 100, "n_cols": 2},
     ]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11)
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=11, client=dask_client)
@@ -1370,3 +1372,38 @@ def test_singling_out_questions_of_the_dask_backend_equal_one_process(dask_clien
     both = pd.DataFrame({"e": [True, False]})
     np.testing.assert_array_equal(local.encode_frame(both, ["e"]).cat, dist.encode_frame(both, ["e"]).cat)
 
+
+def test_singling_out_on_dask_equals_single_process(dask_client):
+    """singling_out_univariate and singling_out_multivariate ask the backend for the release's
+    value flags and medians, the release rows their queries come from and every count (the
+    original's, the control's, the control curve's subsamples, the pooled evidence): with
+    defaults and a named variant each, every entry (records included) and the verdict's tests are
+    the JSON of one process."""
+    orig, syn, ctl, meta = _anonymeter_tables()
+    metrics = [
+        "singling_out_univariate", "singling_out_multivariate",
+        {"name": "so_uni_few", "metric": "singling_out_univariate", "n_attacks": 40, "n_records": 5},
+        {"name": "so_multi_all", "metric": "singling_out_multivariate", "max_n_attacks": True, "n_cols": 2,
+         "columns": ["a", "b", "c", "w"]},
+    ]
+    names = [m if isinstance(m, str) else m["name"] for m in metrics]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=5, client=dask_client)
+    _assert_same(single, dist, names)
+    res = {n: single[n]["result"] for n in names}
+    for n in names:
+        assert res[n]["evidence"] is not None and res[n]["records"], n
+    assert res["so_uni_few"]["n_attacks"] == 40 and len(res["so_uni_few"]["records"]) <= 5
+    assert res["so_multi_all"]["n_cols"] == 2
+    tests = [json.dumps(r.to_dict()["verdict"]["tests"], sort_keys=True, default=str) for r in (single, dist)]
+    assert tests[0] == tests[1]
+    assert {"singling_out_univariate", "singling_out_multivariate"} <= {
+        t["metric"] for t in single.to_dict()["verdict"]["tests"]}
+
+    # a control of four training records: the curve of its subsamples cannot be fitted, the
+    # equal-size comparison (the attack counted on as many of the original's rows) instead
+    runs = [{"name": "so_multi_few", "metric": "singling_out_multivariate", "n_attacks": 30, "n_cols": 2}]
+    single = evaluate(orig, syn, orig.iloc[:4], meta, metrics=runs, seed=1)
+    dist = evaluate(orig, syn, orig.iloc[:4], meta, metrics=runs, seed=1, client=dask_client)
+    _assert_same(single, dist, ["so_multi_few"])
+    assert "equal-size" in single["so_multi_few"]["result"]["control_correction"]["method"]
