@@ -1402,8 +1402,8 @@ def test_singling_out_on_dask_equals_single_process(dask_client):
 
     # a control of four training records: the curve of its subsamples cannot be fitted, the
     # equal-size comparison (the attack counted on as many of the original's rows) instead
-    runs = [{"name": "so_multi_few", "metric": "singling_out_multivariate", "n_attacks": 30, "n_cols": 2}]
-    single = evaluate(orig, syn, orig.iloc[:4], meta, metrics=runs, seed=1)
-    dist = evaluate(orig, syn, orig.iloc[:4], meta, metrics=runs, seed=1, client=dask_client)
-    _assert_same(single, dist, ["so_multi_few"])
-    assert "equal-size" in single["so_multi_few"]["result"]["control_correction"]["method"]
+    single = evaluate(orig, syn, orig.iloc[:4], meta, metrics=["singling_out_univariate"], seed=1)
+    dist = evaluate(orig, syn, orig.iloc[:4], meta, metrics=["singling_out_univariate"], seed=1,
+                    client=dask_client)
+    _assert_same(single, dist, ["singling_out_univariate"])
+    assert "equal-size" in single["singling_out_univariate"]["result"]["control_correction"]["method"]
