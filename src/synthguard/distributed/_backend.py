@@ -763,15 +763,16 @@ class DaskBackend:
                              "i": pd.Series([], dtype="int64")})
         cells = dd.from_delayed([part[0] for part in parts], meta=meta, verify_meta=False)
         groups = cells.groupby(["j", "v"]).i.agg(["min", "count"], split_out=self._split((role,)))
-        per_value = [delayed(_flag_groups, pure=True)(g) for g in groups.reset_index().to_delayed()]
+        per_value = [delayed(_flag_groups, pure=True)(g, n) for g in groups.reset_index().to_delayed()]
         got = self.dt.compute([part[1] for part in parts] + per_value)
+        # flags as (p, n) arrays, set through their flat cell index j * n + i
         out = {k: np.zeros((p, n), dtype=bool) for k in ("missing", "first", "once")}
-        for j, i in got[:len(parts)]:
-            out["missing"][j, i] = True
+        for cell in got[:len(parts)]:
+            out["missing"].reshape(-1)[cell] = True
         ends: dict[str, list[np.ndarray]] = {"low": [], "high": []}
-        for j, i, once, low, high in got[len(parts):]:
-            out["first"][j, i] = True
-            out["once"][j[once], i[once]] = True
+        for first, once, low, high in got[len(parts):]:
+            out["first"].reshape(-1)[first] = True
+            out["once"].reshape(-1)[once] = True
             ends["low"].append(low)
             ends["high"].append(high)
         for name, sign in (("low", 1.0), ("high", -1.0)):  # (j, value, count, row) of each part's ends
@@ -829,11 +830,18 @@ def _subset_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns:
     return subset_counts_of(X, member[at], queries, n_subsets, cap)
 
 
+def _flat_cells(j: np.ndarray, i: np.ndarray, n: int) -> np.ndarray:
+    """Flat cell indices ``j * n + i`` of a ``(columns, n)`` array (uint32 when they fit: 4 bytes
+    a cell travel)."""
+    flat = np.asarray(j, dtype=np.int64) * int(n) + np.asarray(i, dtype=np.int64)
+    return flat.astype(np.uint32) if flat.size and int(flat.max()) < 2**32 else flat
+
+
 def _flag_cells(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
-                index: np.ndarray) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+                index: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
     """One partition's cells of the rows asked (``index``: each canonical position's row number
     among them, ``-1``: not asked): the non-missing ones as ``(j, v, i)`` (``v + 0.0``: ``-0.0``
-    is ``0.0``) and the missing ones' ``(j, i)``."""
+    is ``0.0``) and the missing ones' flat cell indices (:func:`_flat_cells`)."""
     idx = index[np.asarray(positions, dtype=np.int64)]
     at = np.flatnonzero(idx >= 0)
     X = query_matrix(encoder.encode(frame.iloc[at], list(columns))) + 0.0
@@ -841,13 +849,13 @@ def _flag_cells(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: 
     r, j = np.nonzero(~nan)
     cells = pd.DataFrame({"j": j.astype(np.int64), "v": X[r, j], "i": idx[at][r]})
     rm, jm = np.nonzero(nan)
-    return cells, (jm.astype(np.int64), idx[at][rm])
+    return cells, _flat_cells(jm, idx[at][rm], int((index >= 0).sum()))
 
 
-def _flag_groups(groups: pd.DataFrame) -> tuple[np.ndarray, ...]:
-    """One output partition of the ``(column, value)`` group-by: each value's column, first row and
-    whether one row holds it, and per column its smallest and largest value as ``(j, value, rows,
-    first row)``."""
+def _flag_groups(groups: pd.DataFrame, n: int) -> tuple[np.ndarray, ...]:
+    """One output partition of the ``(column, value)`` group-by over ``n`` rows: the flat cells
+    (:func:`_flat_cells`) of each value's first row and of the values one row holds, and per
+    column its smallest and largest value as ``(j, value, rows, first row)``."""
     j = groups["j"].to_numpy(np.int64)
     v = groups["v"].to_numpy(np.float64)
     first = groups["min"].to_numpy(np.int64)
@@ -861,7 +869,8 @@ def _flag_groups(groups: pd.DataFrame) -> tuple[np.ndarray, ...]:
         o = order[sel]
         return np.stack([j[o], v[o], count[o], first[o]], axis=1).astype(np.float64)
 
-    return j, first, count == 1, ends(start), ends(stop)
+    once = count == 1
+    return _flat_cells(j, first, n), _flat_cells(j[once], first[once], n), ends(start), ends(stop)
 
 
 def _kept_keys(encoder: Encoder, frame: pd.DataFrame, positions: Any, column: str, keep: np.ndarray | None
