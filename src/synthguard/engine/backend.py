@@ -287,7 +287,7 @@ class Backend(Protocol):
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per conjunctive query of ``queries`` (``(col, op, val)``, shape ``(m, k)``: predicates on
         the :func:`query_matrix` of ``role`` encoded on ``columns``, see
-        :mod:`synthguard.metrics.anonymeter._queries`), how many rows match (at most ``cap``) among
+        :mod:`synthguard.engine.queries`), how many rows match (at most ``cap``) among
         the rows at canonical positions ``rows`` (any order; default every row), and the lowest
         matching canonical position (``-1``: none; exact when the count is below ``cap``):
         :func:`query_counts_of`, whose counts add up over any split of the rows."""
@@ -314,7 +314,7 @@ class Backend(Protocol):
 
 
 #: conjunctive queries ``(col, op, val)``, each of shape ``(m, k)`` (see
-#: :mod:`synthguard.metrics.anonymeter._queries`)
+#: :mod:`synthguard.engine.queries`)
 Queries = tuple[np.ndarray, np.ndarray, np.ndarray]
 #: the row counts of :func:`subset_counts_of` in one piece (larger counts: one index per subset)
 _LIST_LIMIT = 25_000_000
@@ -343,7 +343,7 @@ def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap:
     >>> [a.tolist() for a in query_counts_of(X, np.array([3, 5, 8]), q, None)]
     [[2, 1], [3, 5]]
     """
-    from ..metrics.anonymeter import _queries as Q
+    from . import queries as Q
 
     col, op, val = queries
     if X.shape[0] == 0:
@@ -360,7 +360,7 @@ def subset_counts_of(X: np.ndarray, member: np.ndarray, queries: Queries, n_subs
     ``cap``. Every query's match list is found once (a column index), then each subset's count is
     the difference of one running count over the lists; lists of more than 25 M rows in all are
     not built (each subset's rows counted with their own index)."""
-    from ..metrics.anonymeter import _queries as Q
+    from . import queries as Q
 
     col, op, val = queries
     m = col.shape[0]

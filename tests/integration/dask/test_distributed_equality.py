@@ -1313,7 +1313,7 @@ def test_value_summaries_and_frame_search_of_the_dask_backend_equal_one_process(
 def _so_queries(X: np.ndarray, n: int, k: int, seed: int):
     """``n`` random ``k``-column queries on the values of rows of ``X`` (every operator; a missing
     value asks ``is null`` or ``is not null``)."""
-    from synthguard.metrics.anonymeter import _queries as Q
+    from synthguard.engine import queries as Q
 
     r = np.random.default_rng(seed)
     cols = np.sort(np.argsort(r.random((n, X.shape[1])), axis=1)[:, :k], axis=1)
@@ -1329,8 +1329,8 @@ def test_singling_out_questions_of_the_dask_backend_equal_one_process(dask_clien
     wherever the count is below the cap), counts in 70 subsets (two chunks of 64), the value flags
     of rows in any order (missing values, ``-0.0`` next to ``0.0``, datetimes) and the medians of
     the rows asked; the counts equal a plain scan's."""
+    from synthguard.engine import queries as Q
     from synthguard.engine.backend import query_matrix
-    from synthguard.metrics.anonymeter import _queries as Q
 
     orig, syn, ctl, meta = _anonymeter_tables()
     local, dist = _both_backends(dask_client, orig, syn, ctl, meta)

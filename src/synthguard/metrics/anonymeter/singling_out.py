@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from ...core.results import Evidence, MetricResult, RecordFlags
+from ...engine import queries as Q
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from . import _queries as Q
 from ._common import (
     DIRECTION,
     FAMILY,
@@ -56,7 +56,7 @@ _CSR_LIMIT = 25_000_000
 
 @dataclass(frozen=True)
 class Queries:
-    """A batch of conjunctive queries (see :mod:`._queries`), with the synthetic row each came from."""
+    """A batch of conjunctive queries (see :mod:`synthguard.engine.queries`), with the synthetic row each came from."""
 
     col: np.ndarray
     op: np.ndarray
