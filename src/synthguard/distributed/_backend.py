@@ -25,16 +25,22 @@ from ..engine.backend import (
     Bins,
     FrameFn,
     Lookups,
+    Queries,
     balanced_keys,
     draw_in_content_order,
     frame_sum,
     group_sizes,
     match_rows,
+    median_of_order_stats,
     merge_value_summaries,
     only_matches,
     quantile_ranks,
     quantiles_of_ranks,
+    query_counts_of,
+    query_matrix,
     raw_numeric,
+    subset_bits,
+    subset_counts_of,
     top_rows,
     value_summary,
 )
@@ -305,18 +311,21 @@ class DaskBackend:
             out[c] = quantiles_of_ranks(n, q, lambda rk, c=c: found[c][np.searchsorted(ranks[c], rk)])
         return out
 
-    def _order_stats(self, roles: tuple[str, ...], asked: dict[str, tuple[np.ndarray, int, int]]
-                     ) -> dict[str, np.ndarray]:
+    def _order_stats(self, roles: tuple[str, ...], asked: dict[str, tuple[np.ndarray, int, int]], *,
+                     count: Any = None, args: tuple[Any, ...] = ()) -> dict[str, np.ndarray]:
         """Per column, the values at 0-based ``ranks`` of its sorted values over ``roles``:
-        ``asked[column] = (ranks, lowest key, highest key)`` (:func:`_ordered_keys`)."""
+        ``asked[column] = (ranks, lowest key, highest key)`` (:func:`_ordered_keys`). ``count``:
+        the partitions' count at or below the pivots (default :func:`_count_at_or_below` of the
+        raw values; given, ``count(encoder, frame, positions, pivots, *args)``)."""
         lo = {c: np.full(r.size, k_lo, dtype=np.int64) for c, (r, k_lo, _) in asked.items()}
         hi = {c: np.full(r.size, k_hi, dtype=np.int64) for c, (r, _, k_hi) in asked.items()}
         while any((lo[c] < hi[c]).any() for c in asked):  # at most 7 passes (64 bits, 10 a pass)
             pivots = {c: _pivots(lo[c], hi[c]) for c in asked}
             flat = {c: np.concatenate(p) if p else np.zeros(0, np.int64) for c, p in pivots.items()}
             (shared,) = self.dt.client.scatter([flat], broadcast=True, hash=False)
-            got = self.dt.compute([t for r in roles for t in self.dt.map(
-                r, _count_at_or_below, shared, with_encoder=False, ordered=False)])
+            got = self.dt.compute([t for r in roles for t in (
+                self.dt.map(r, _count_at_or_below, shared, with_encoder=False, ordered=False) if count is None
+                else self.dt.map(r, count, shared, *args, ordered=False))])
             for c, (rank, _, _) in asked.items():
                 total = np.sum([g[c] for g in got], axis=0, dtype=np.int64)
                 start = 0
@@ -697,6 +706,208 @@ class DaskBackend:
         return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
                                       backend=self.neighbour_backend, encoder=fut, exact_datetimes=True,
                                       query_block=block)  # the role only names the reference here
+
+
+    # --- singling out: conjunctive queries counted over chosen rows -------------------------------
+    def encode_frame(self, frame: pd.DataFrame, columns: Sequence[str]) -> Block:
+        return self.dt.encoder.encode(frame, list(columns))
+
+    def _mask(self, role: str, rows: np.ndarray | None) -> Any:
+        """A bool per canonical position of ``role`` (``rows`` set), scattered once; ``None`` = all."""
+        if rows is None:
+            return None
+        mask = np.zeros(self.n_rows(role), dtype=bool)
+        mask[np.asarray(rows, dtype=np.int64)] = True
+        return self.dt.client.scatter(mask, broadcast=True, hash=False)
+
+    def query_counts(self, role: str, columns: Sequence[str], queries: Queries, *, cap: int | None = None,
+                     rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The queries travel to every partition once; each counts its rows (in canonical order,
+        :func:`~synthguard.engine.backend.query_counts_of`); the counts are summed (then capped)
+        and the lowest position kept: where the total is below ``cap`` every partition's count
+        is, so each partition's first match is its lowest."""
+        m = queries[0].shape[0]
+        (shared,) = self.dt.client.scatter([tuple(np.asarray(a) for a in queries)], broadcast=True, hash=False)
+        got = self.dt.compute(self.dt.map(role, _query_part, tuple(columns), shared, self._mask(role, rows), cap))
+        counts = np.zeros(m, dtype=np.int64)
+        first = np.full(m, -1, dtype=np.int64)
+        for c, f in got:
+            counts += c
+            first = np.where(first < 0, f, np.where(f < 0, first, np.minimum(first, f)))
+        return (counts if cap is None else np.minimum(counts, cap)), first
+
+    def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
+                            subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
+        """Each partition counts every subset at once (:func:`~synthguard.engine.backend.subset_counts_of`
+        over its rows in some subset, one bit per subset and row: 8 bytes per row travel for 64
+        subsets); the counts are summed and capped."""
+        m = queries[0].shape[0]
+        (shared,) = self.dt.client.scatter([tuple(np.asarray(a) for a in queries)], broadcast=True, hash=False)
+        out = []
+        for i, bits in enumerate(subset_bits(self.n_rows(role), subsets)):  # chunks of 64 subsets
+            n_sub = min(64, len(subsets) - 64 * i)
+            member = self.dt.client.scatter(bits, broadcast=True, hash=False)
+            got = self.dt.compute(self.dt.map(role, _subset_part, tuple(columns), shared, member, n_sub, cap,
+                                              ordered=False))
+            out.append(np.minimum(np.sum(got, axis=0, dtype=np.int64), cap) if got
+                       else np.zeros((n_sub, m), dtype=np.int64))
+        return np.concatenate(out) if out else np.zeros((0, m), dtype=np.int64)
+
+    def value_flags(self, role: str, columns: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Each partition lists its non-missing cells of the asked rows as ``(column, value, row)``
+        (``-0.0`` made ``0.0``) and its missing ones; a group-by over ``(column, value)`` gives
+        each value's rows (how many, the first), whose flags come back per value (a few numbers a
+        distinct value); the smallest and largest value of each column from every output
+        partition's."""
+        import dask.dataframe as dd
+        from dask import delayed
+
+        cols = tuple(columns)
+        rows = np.asarray(rows, dtype=np.int64)
+        n, p = rows.size, len(cols)
+        index = np.full(self.n_rows(role), -1, dtype=np.int64)
+        index[rows] = np.arange(n, dtype=np.int64)
+        shared = self.dt.client.scatter(index, broadcast=True, hash=False)
+        parts = self.dt.map(role, _flag_cells, cols, shared, ordered=False)
+        meta = pd.DataFrame({"j": pd.Series([], dtype="int64"), "v": pd.Series([], dtype="float64"),
+                             "i": pd.Series([], dtype="int64")})
+        cells = dd.from_delayed([part[0] for part in parts], meta=meta, verify_meta=False)
+        groups = cells.groupby(["j", "v"]).i.agg(["min", "count"], split_out=self._split((role,)))
+        per_value = [delayed(_flag_groups, pure=True)(g, n) for g in groups.reset_index().to_delayed()]
+        got = self.dt.compute([part[1] for part in parts] + per_value)
+        # flags as (p, n) arrays, set through their flat cell index j * n + i
+        out = {k: np.zeros((p, n), dtype=bool) for k in ("missing", "first", "once")}
+        for cell in got[:len(parts)]:
+            out["missing"].reshape(-1)[cell] = True
+        ends: dict[str, list[np.ndarray]] = {"low": [], "high": []}
+        for first, once, low, high in got[len(parts):]:
+            out["first"].reshape(-1)[first] = True
+            out["once"].reshape(-1)[once] = True
+            ends["low"].append(low)
+            ends["high"].append(high)
+        for name, sign in (("low", 1.0), ("high", -1.0)):  # (j, value, count, row) of each part's ends
+            out[name] = np.full(p, -1, dtype=np.int64)
+            e = np.concatenate(ends[name]) if ends[name] else np.zeros((0, 4))
+            for j in range(p):  # loop over columns
+                at = e[e[:, 0] == j]
+                if at.size:
+                    best = at[np.argmin(sign * at[:, 1])]
+                    out[name][j] = int(best[3]) if best[2] == 1 else -1
+        return out
+
+    def medians(self, role: str, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """Exact order statistics of each column's values among the rows (the search of
+        :meth:`quantiles` over the encoded values of the rows asked), then NumPy's median of the
+        middle one or two (:func:`~synthguard.engine.backend.median_of_order_stats`)."""
+        cols = tuple(columns)
+        keep = self._mask(role, rows)
+        parts = self.dt.compute(self.dt.map(role, _kept_key_range, cols, keep, ordered=False))
+        out = np.full(len(cols), np.nan)
+        asked: dict[str, tuple[np.ndarray, int, int]] = {}
+        sizes = {}
+        for j, c in enumerate(cols):
+            n = sum(part[j][0] for part in parts)
+            if n:
+                sizes[c] = n
+                asked[c] = (np.unique(np.array([(n - 1) // 2, n // 2], dtype=np.int64)),
+                            min(part[j][1] for part in parts if part[j][0]),
+                            max(part[j][2] for part in parts if part[j][0]))
+        if not asked:
+            return out
+        found = self._order_stats((role,), asked, count=_kept_count_at_or_below, args=(keep,))
+        for j, c in enumerate(cols):
+            if c in asked:
+                ranks = asked[c][0]
+                out[j] = median_of_order_stats(sizes[c], lambda r, c=c, ranks=ranks: found[c][np.searchsorted(ranks, r)])
+        return out
+
+
+def _query_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], queries: Queries,
+                keep: np.ndarray | None, cap: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~synthguard.engine.backend.query_counts_of` over one partition's rows (canonical
+    order) that ``keep`` holds (``None``: all)."""
+    pos = np.asarray(positions, dtype=np.int64)
+    at = np.arange(pos.size) if keep is None else np.flatnonzero(keep[pos])
+    return query_counts_of(query_matrix(encoder.encode(frame.iloc[at], list(columns))), pos[at], queries, cap)
+
+
+def _subset_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], queries: Queries,
+                 bits: np.ndarray, n_subsets: int, cap: int) -> np.ndarray:
+    """:func:`~synthguard.engine.backend.subset_counts_of` over one partition's rows in a subset."""
+    member = bits[np.asarray(positions, dtype=np.int64)]
+    at = np.flatnonzero(member)
+    X = query_matrix(encoder.encode(frame.iloc[at], list(columns)))
+    return subset_counts_of(X, member[at], queries, n_subsets, cap)
+
+
+def _flat_cells(j: np.ndarray, i: np.ndarray, n: int) -> np.ndarray:
+    """Flat cell indices ``j * n + i`` of a ``(columns, n)`` array (uint32 when they fit: 4 bytes
+    a cell travel)."""
+    flat = np.asarray(j, dtype=np.int64) * int(n) + np.asarray(i, dtype=np.int64)
+    return flat.astype(np.uint32) if flat.size and int(flat.max()) < 2**32 else flat
+
+
+def _flag_cells(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
+                index: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """One partition's cells of the rows asked (``index``: each canonical position's row number
+    among them, ``-1``: not asked): the non-missing ones as ``(j, v, i)`` (``v + 0.0``: ``-0.0``
+    is ``0.0``) and the missing ones' flat cell indices (:func:`_flat_cells`)."""
+    idx = index[np.asarray(positions, dtype=np.int64)]
+    at = np.flatnonzero(idx >= 0)
+    X = query_matrix(encoder.encode(frame.iloc[at], list(columns))) + 0.0
+    nan = np.isnan(X)
+    r, j = np.nonzero(~nan)
+    cells = pd.DataFrame({"j": j.astype(np.int64), "v": X[r, j], "i": idx[at][r]})
+    rm, jm = np.nonzero(nan)
+    return cells, _flat_cells(jm, idx[at][rm], int((index >= 0).sum()))
+
+
+def _flag_groups(groups: pd.DataFrame, n: int) -> tuple[np.ndarray, ...]:
+    """One output partition of the ``(column, value)`` group-by over ``n`` rows: the flat cells
+    (:func:`_flat_cells`) of each value's first row and of the values one row holds, and per
+    column its smallest and largest value as ``(j, value, rows, first row)``."""
+    j = groups["j"].to_numpy(np.int64)
+    v = groups["v"].to_numpy(np.float64)
+    first = groups["min"].to_numpy(np.int64)
+    count = groups["count"].to_numpy(np.int64)
+    order = np.lexsort((v, j))
+    js = j[order]
+    start = np.r_[True, js[1:] != js[:-1]] if js.size else np.zeros(0, dtype=bool)
+    stop = np.r_[js[1:] != js[:-1], True] if js.size else np.zeros(0, dtype=bool)
+
+    def ends(sel: np.ndarray) -> np.ndarray:
+        o = order[sel]
+        return np.stack([j[o], v[o], count[o], first[o]], axis=1).astype(np.float64)
+
+    once = count == 1
+    return _flat_cells(j, first, n), _flat_cells(j[once], first[once], n), ends(start), ends(stop)
+
+
+def _kept_keys(encoder: Encoder, frame: pd.DataFrame, positions: Any, column: str, keep: np.ndarray | None
+               ) -> np.ndarray:
+    """Sorted :func:`_ordered_keys` of one column's values (its query-matrix values) of the rows
+    ``keep`` holds, missing skipped."""
+    pos = np.asarray(positions, dtype=np.int64)
+    at = np.arange(pos.size) if keep is None else np.flatnonzero(keep[pos])
+    v = query_matrix(encoder.encode(frame.iloc[at], [column]))[:, 0]
+    return np.sort(_ordered_keys(v[~np.isnan(v)]))
+
+
+def _kept_key_range(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
+                    keep: np.ndarray | None) -> list[tuple[int, int, int]]:
+    """:func:`_key_range` of the kept rows' query-matrix values."""
+    out = []
+    for c in columns:  # loop over columns
+        k = _kept_keys(encoder, frame, positions, c, keep)
+        out.append((int(k.size), int(k[0]), int(k[-1])) if k.size else (0, 0, 0))
+    return out
+
+
+def _kept_count_at_or_below(encoder: Encoder, frame: pd.DataFrame, positions: Any, pivots: dict[str, np.ndarray],
+                            keep: np.ndarray | None) -> dict[str, np.ndarray]:
+    """:func:`_count_at_or_below` of the kept rows' query-matrix values."""
+    return {c: np.searchsorted(_kept_keys(encoder, frame, positions, c, keep), p, side="right").astype(np.int64)
+            for c, p in pivots.items()}
 
 
 def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]

@@ -31,7 +31,13 @@ A metric never reads rows to count them itself: it asks its context's backend (`
 - for the anonymeter trio: **distinct rows in content-hash order** (:meth:`Backend.distinct_order`),
   **encoded value bounds** (:meth:`Backend.value_bounds`) and **neighbours among chosen rows**
   (:meth:`Backend.kneighbors_among`: query rows of several roles against reference rows in any
-  order).
+  order);
+- for singling out: **query counts** (:meth:`Backend.query_counts`: how many of the rows asked
+  match each conjunctive query, and the lowest match; :meth:`Backend.query_subset_counts`: the
+  same in many subsets of rows at once), **value flags** (:meth:`Backend.value_flags`: per row and
+  column, missing, first holder and only holder of its value) and **medians** of chosen rows
+  (:meth:`Backend.medians`), with rows of the driver encoded as the run encodes
+  (:meth:`Backend.encode_frame`).
 
 :class:`LocalBackend` answers on the context's tables and encoded view (dense exact-row ids, NumPy
 counts, the neighbour engine); the Dask backend (:mod:`synthguard.distributed._backend`) answers on
@@ -56,7 +62,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "draw_in_content_order",
            "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "merge_value_summaries",
            "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
-           "stack_blocks", "unique_matches", "value_summary"]
+           "stack_blocks", "unique_matches", "value_summary", "Queries", "query_matrix", "query_counts_of",
+           "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -271,6 +278,173 @@ class Backend(Protocol):
         driver with the run's columns and values, e.g. random rows drawn within them), datetimes in
         exact seconds (as :meth:`ranges_seconds`), ties by the lower index:
         ``(distances, indices)``."""
+
+    def encode_frame(self, frame: pd.DataFrame, columns: Sequence[str]) -> Block:
+        """Rows of the driver (``frame``, e.g. two boolean values) encoded on ``columns`` as the
+        run encodes its tables (the same codes and values)."""
+
+    def query_counts(self, role: str, columns: Sequence[str], queries: Queries, *, cap: int | None = None,
+                     rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per conjunctive query of ``queries`` (``(col, op, val)``, shape ``(m, k)``: predicates on
+        the :func:`query_matrix` of ``role`` encoded on ``columns``, see
+        :mod:`synthguard.engine.queries`), how many rows match (at most ``cap``) among
+        the rows at canonical positions ``rows`` (any order; default every row), and the lowest
+        matching canonical position (``-1``: none; exact when the count is below ``cap``):
+        :func:`query_counts_of`, whose counts add up over any split of the rows."""
+
+    def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
+                            subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
+        """``(len(subsets), m)`` int64: per subset of rows of ``role`` (canonical positions) and
+        per query of ``queries`` (as :meth:`query_counts`), how many rows of the subset match (at
+        most ``cap``): :func:`subset_counts_of` (match lists of every query, counted per subset),
+        the singling-out curve's subsamples in one pass."""
+
+    def value_flags(self, role: str, columns: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Per column ``j`` of the :func:`query_matrix` of the rows of ``role`` at canonical
+        positions ``rows`` (in that order; row ``i`` is ``rows[i]``), values compared as floats
+        (``-0.0 == 0.0``; missing = NaN, never a value): ``missing[j, i]``; ``first[j, i]``, row
+        ``i`` holds a value no earlier row holds; ``once[j, i]``, no other row holds row ``i``'s
+        value; ``low[j]`` / ``high[j]``, the row holding the column's smallest / largest value
+        when no other row holds it (``-1`` otherwise): :func:`value_flags_of`."""
+
+    def medians(self, role: str, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """Per column of ``columns`` (in the order given; its :func:`query_matrix` values: numeric
+        values or categorical codes), ``np.nanmedian`` over the rows of ``role`` at canonical
+        positions ``rows`` (NaN when none holds a value; ``-0.0`` may come back as ``0.0``)."""
+
+
+#: conjunctive queries ``(col, op, val)``, each of shape ``(m, k)`` (see
+#: :mod:`synthguard.engine.queries`)
+Queries = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: the row counts of :func:`subset_counts_of` in one piece (larger counts: one index per subset)
+_LIST_LIMIT = 25_000_000
+
+
+def query_matrix(block: Block) -> np.ndarray:
+    """One float64 matrix of an encoded block: numeric values, then categorical codes (missing
+    -> NaN), the matrix singling-out queries are written on."""
+    from ..data.encoding import NAN_CODE
+
+    cat = block.cat.astype(np.float64)
+    cat[block.cat == NAN_CODE] = np.nan
+    return np.ascontiguousarray(np.concatenate([block.num, cat], axis=1))
+
+
+def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Backend.query_counts` over the rows of ``X`` (their canonical ``positions``,
+    ascending): counts and the lowest matching position (a column index scans each query's
+    narrowest predicate's slice).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [2.0], [1.0]])
+    >>> q = (np.array([[0], [0]]), np.array([[0], [2]]), np.array([[1.0], [1.0]]))  # == 1, > 1
+    >>> [a.tolist() for a in query_counts_of(X, np.array([3, 5, 8]), q, None)]
+    [[2, 1], [3, 5]]
+    """
+    from . import queries as Q
+
+    col, op, val = queries
+    if X.shape[0] == 0:
+        return np.zeros(col.shape[0], dtype=np.int64), np.full(col.shape[0], -1, dtype=np.int64)
+    counts, first = Q.count_matches(Q.ColumnIndex(X), col, op, val, cap=cap)
+    pos = np.asarray(positions, dtype=np.int64)
+    return counts, np.where(first >= 0, pos[np.maximum(first, 0)], -1)
+
+
+def subset_counts_of(X: np.ndarray, member: np.ndarray, queries: Queries, n_subsets: int, cap: int
+                     ) -> np.ndarray:
+    """:meth:`Backend.query_subset_counts` over the rows of ``X``: ``member[r]`` holds bit ``s``
+    when row ``r`` is in subset ``s`` (at most 64 subsets); ``(n_subsets, m)`` counts, at most
+    ``cap``. Every query's match list is found once (a column index), then each subset's count is
+    the difference of one running count over the lists; lists of more than 25 M rows in all are
+    not built (each subset's rows counted with their own index)."""
+    from . import queries as Q
+
+    col, op, val = queries
+    m = col.shape[0]
+    out = np.zeros((n_subsets, m), dtype=np.int64)
+    if X.shape[0] == 0 or m == 0:
+        return out
+    member = np.asarray(member, dtype=np.uint64)
+    index = Q.ColumnIndex(X)
+    counts, _ = Q.count_matches(index, col, op, val)
+    if counts.sum() > _LIST_LIMIT:
+        for s in range(n_subsets):  # loop over subsets
+            inside = ((member >> np.uint64(s)) & np.uint64(1)).astype(bool)
+            if inside.any():
+                out[s] = Q.count_matches(Q.ColumnIndex(X[inside]), col, op, val, cap=cap)[0]
+        return out
+    offsets, rows = Q.match_lists(index, col, op, val, counts)
+    bits = member[rows]
+    run = np.zeros(rows.size + 1, dtype=np.int64)
+    for s in range(n_subsets):  # loop over subsets, vectorised over every query's list
+        np.cumsum((bits >> np.uint64(s)) & np.uint64(1), out=run[1:])
+        out[s] = np.minimum(run[offsets[1:]] - run[offsets[:-1]], cap)
+    return out
+
+
+def subset_bits(n: int, subsets: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Per 64 subsets of ``range(n)`` (arrays of positions): one uint64 per position with bit ``s``
+    set when the position is in subset ``s`` of those 64.
+
+    Examples
+    --------
+    >>> subset_bits(3, [np.array([0, 2]), np.array([2])])[0].tolist()
+    [1, 0, 3]
+    """
+    out = []
+    for start in range(0, len(subsets), 64):  # loop over chunks of 64 subsets
+        bits = np.zeros(n, dtype=np.uint64)
+        for s, rows in enumerate(subsets[start:start + 64]):
+            bits[np.asarray(rows, dtype=np.int64)] |= np.uint64(1) << np.uint64(s)
+        out.append(bits)
+    return out
+
+
+def value_flags_of(X: np.ndarray) -> dict[str, np.ndarray]:
+    """:meth:`Backend.value_flags` of the rows of ``X`` (row ``i`` is the ``i``-th asked).
+
+    Examples
+    --------
+    >>> f = value_flags_of(np.array([[2.0], [np.nan], [-0.0], [0.0], [5.0]]))
+    >>> f["first"][0].tolist(), f["once"][0].tolist(), f["low"].tolist(), f["high"].tolist()
+    ([True, False, True, False, True], [True, False, False, False, True], [-1], [4])
+    """
+    n, p = X.shape
+    out = {k: np.zeros((p, n), dtype=bool) for k in ("missing", "first", "once")}
+    out["low"] = np.full(p, -1, dtype=np.int64)
+    out["high"] = np.full(p, -1, dtype=np.int64)
+    for j in range(p):  # loop over columns, vectorised over rows
+        x = X[:, j]
+        nan = np.isnan(x)
+        out["missing"][j] = nan
+        pos = np.flatnonzero(~nan)
+        if pos.size == 0:
+            continue
+        _, first, cnt = np.unique(x[pos], return_index=True, return_counts=True)  # stable: first rows
+        out["first"][j, pos[first]] = True
+        out["once"][j, pos[first[cnt == 1]]] = True
+        out["low"][j] = pos[first[0]] if cnt[0] == 1 else -1
+        out["high"][j] = pos[first[-1]] if cnt[-1] == 1 else -1
+    return out
+
+
+def median_of_order_stats(n: int, values_at: Callable[[np.ndarray], np.ndarray]) -> float:
+    """``np.nanmedian`` of ``n`` values known through ``values_at(ranks)`` (their values at 0-based
+    ranks of the sorted order): the middle value, or NumPy's mean of the two middle ones.
+
+    Examples
+    --------
+    >>> v = np.array([4.0, 1.0, 3.0, 2.0])
+    >>> bool(median_of_order_stats(4, lambda r: np.sort(v)[r]) == np.median(v))
+    True
+    """
+    if n == 0:
+        return float("nan")
+    ranks = np.unique(np.array([(n - 1) // 2, n // 2], dtype=np.int64))
+    return float(np.mean(np.asarray(values_at(ranks), dtype=np.float64)))
 
 
 def raw_numeric(series: pd.Series) -> np.ndarray:
@@ -706,6 +880,43 @@ class LocalBackend:
         q = self.encoded.encode(frame, list(columns), exact_datetimes=True)
         nb = kneighbors(q, self._seconds_block(reference, columns), metric, k, backend=self.neighbour_backend)
         return nb.distances, nb.indices
+
+    # --- singling out: conjunctive queries counted over chosen rows -------------------------------
+    def encode_frame(self, frame: pd.DataFrame, columns: Sequence[str]) -> Block:
+        return self.encoded.encode(frame, list(columns))
+
+    def _matrix(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
+        """The :func:`query_matrix` of ``role`` on ``columns`` at canonical positions ``rows``
+        (sliced from the run's encoded block: no block kept per column set)."""
+        block = self.encoded.block(role).select(list(columns))
+        return query_matrix(block if rows is None else block.take(np.asarray(rows, dtype=np.int64)))
+
+    def query_counts(self, role: str, columns: Sequence[str], queries: Queries, *, cap: int | None = None,
+                     rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        at = np.arange(self.n_rows(role), dtype=np.int64) if rows is None else np.sort(
+            np.asarray(rows, dtype=np.int64))
+        return query_counts_of(self._matrix(role, columns, None if rows is None else at), at, queries, cap)
+
+    def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
+                            subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
+        X = self._matrix(role, columns, None)
+        parts = [subset_counts_of(X, bits, queries, min(64, len(subsets) - 64 * i), cap)
+                 for i, bits in enumerate(subset_bits(X.shape[0], subsets))]
+        return np.concatenate(parts) if parts else np.zeros((0, queries[0].shape[0]), dtype=np.int64)
+
+    def value_flags(self, role: str, columns: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
+        return value_flags_of(self._matrix(role, columns, rows))
+
+    def medians(self, role: str, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        block = self.encoded.block(role).select(list(columns)).take(np.asarray(rows, dtype=np.int64))
+        X = query_matrix(block)
+        names = [*block.num_columns, *block.cat_columns]
+        out = np.full(len(columns), np.nan)
+        for j, c in enumerate(columns):  # loop over columns
+            x = X[:, names.index(c)]
+            if not np.isnan(x).all():
+                out[j] = np.nanmedian(x)
+        return out
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

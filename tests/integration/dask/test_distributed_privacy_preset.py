@@ -1,11 +1,8 @@
 """``--preset privacy`` on a Dask cluster gives one process's verdict on calibration releases
-(issue #31): the same risk levels, bounds, intervals and detection limits, every metric of the
-preset that runs distributed equal entry by entry, on a small real table of the calibration suite
-with a leaking release. Singling out's two attacks are the preset's only
-tabular metrics still run in one process only (their query generation and match counts over whole
-tables have no backend form yet): a cluster run reports them skipped with that reason, and the
-other tests of the singling-out criterion (the copy tests it cross-lists, k-anonymity, the
-quasi-identifier tests) still assess it."""
+(issue #31): the same risk levels, bounds, intervals and detection limits, every tabular metric of
+the preset equal entry by entry (singling out's two attacks included: their queries are generated
+and counted through the backend's questions), on a small real table of the calibration suite with
+a leaking release."""
 
 from __future__ import annotations
 
@@ -29,8 +26,8 @@ pytest.importorskip("distributed", reason="distributed is not installed: pip ins
 #: these tables have none; a plugin's metric is its author's)
 PRESET = tuple(m for m in PRESETS["privacy"] if not m.startswith("text_")
                and get_metric(m).func.__module__.startswith("synthguard."))
-#: the preset's metrics that run in one process only (see the module's docstring)
-LOCAL_ONLY = {"singling_out_univariate", "singling_out_multivariate"}
+#: the preset's metrics that run in one process only: none since singling out runs distributed
+LOCAL_ONLY: set[str] = set()
 META = PUBLIC_TABLE_METADATA["acs12"]
 #: small enough for CI: the forest of ``distinguishability`` and the attacks on a few hundred rows
 PARAMS = {"distinguishability": {"n_estimators": 10, "n_permutations": 1, "n_boot": 20, "n_jobs": 1},
@@ -49,8 +46,9 @@ def _dumps(value) -> str:
     return json.dumps(_without_seconds(value), sort_keys=True, default=str)
 
 
-def test_every_tabular_metric_of_the_privacy_preset_but_singling_out_runs_distributed():
+def test_every_tabular_metric_of_the_privacy_preset_runs_distributed():
     assert set(PRESET) - set(distributed_metrics()) == LOCAL_ONLY
+    assert {"singling_out_univariate", "singling_out_multivariate"} <= set(PRESET)
 
 
 def test_every_metric_the_dask_backend_supports_is_compared_with_one_process():
@@ -84,17 +82,6 @@ def test_privacy_preset_on_dask_gives_one_processs_verdict_on_a_calibration_rele
         v["risks"] = [{k: x for k, x in r.items() if k != "drop_retest"} for r in v["risks"]]
     assert _dumps(one["verdict"]) == _dumps(many["verdict"])
     assert all(r["level"] != "not assessed" for r in many["verdict"]["risks"])  # every criterion
+    risk = next(r for r in many["verdict"]["risks"] if r["risk"] == "singling_out")
+    assert {"singling_out_univariate", "singling_out_multivariate"} <= set(risk["tests"])  # its attacks
     assert dist.verdict.level == "high"
-
-
-def test_singling_out_is_reported_skipped_on_a_cluster_and_its_criterion_still_assessed(
-        dask_client, shared_data):
-    parts, release = _release(shared_data)
-    metrics = [*sorted(LOCAL_ONLY), "exact_matches", "k_anonymity"]
-    rep = evaluate(parts["original"], release, parts["control"], META, metrics=metrics, seed=3,
-                   client=dask_client).to_dict()
-    for name in LOCAL_ONLY:
-        assert rep["metrics"][name]["status"] == "skipped"
-        assert "not available in a distributed run" in rep["metrics"][name]["reason"]
-    risk = next(r for r in rep["verdict"]["risks"] if r["risk"] == "singling_out")
-    assert risk["level"] == "high" and "exact_matches" in risk["tests"]

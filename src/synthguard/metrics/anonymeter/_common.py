@@ -311,7 +311,18 @@ def top_records(records: list[dict[str, Any]], n: int) -> list[dict[str, Any]] |
 
 def format_cell(ctx: Context, role: str, row: int, column: str) -> Any:
     """The value of one cell of a validated table, as plain JSON (dates as ISO strings)."""
-    v = ctx.tables.get(role)[column].iloc[int(row)]
+    return plain_cell(ctx.tables.get(role)[column].iloc[int(row)])
+
+
+def plain_cell(v: Any) -> Any:
+    """A cell's value as plain JSON: missing -> ``None``, timestamps as ISO strings, NumPy scalars
+    as Python ones.
+
+    Examples
+    --------
+    >>> plain_cell(np.int64(3)), plain_cell(pd.Timestamp("2020-01-02")), plain_cell(float("nan"))
+    (3, '2020-01-02T00:00:00', None)
+    """
     if v is None or (not isinstance(v, str) and pd.isna(v)):
         return None
     if isinstance(v, pd.Timestamp):

@@ -5,20 +5,30 @@ and succeeds when a query also selects exactly one original row. The naive basel
 queries; the control attack runs the same queries on real held-out rows, rescaled to the original's
 size by the fitted singling-out curve of Cohen & Nissim (2020) (with the success count measured
 correctly, as in anonymeter 1.0.0; 1.1.0's fit is flat and always gives ``(|ctl|+1)/(|ori|+1)``).
+
+In one process the attack runs on canonical float matrices of the three tables (:class:`_Matrices`).
+On a cluster no table is gathered (:class:`_Asked`): the release's value flags and medians, the
+release rows the drawn queries come from and every count of a batch of queries (the original's,
+the control's, the control curve's subsamples, the pooled evidence's) are the backend's answers
+(``Backend.value_flags``, ``medians``, ``encoded_rows``, ``query_counts``,
+``query_subset_counts``), and the queries are drawn by the same generation code
+(:func:`multivariate_search`, :func:`random_search`, :func:`univariate_candidates`): the JSON of
+one process.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...core.results import Evidence, MetricResult, RecordFlags
+from ...engine import queries as Q
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
-from . import _queries as Q
 from ._common import (
     DIRECTION,
     FAMILY,
@@ -31,8 +41,8 @@ from ._common import (
     check_columns,
     common_params,
     float_matrix,
-    format_cell,
     memoised,
+    plain_cell,
     release_ties,
     resolve_n_attacks,
     summarise,
@@ -46,7 +56,7 @@ _CSR_LIMIT = 25_000_000
 
 @dataclass(frozen=True)
 class Queries:
-    """A batch of conjunctive queries (see :mod:`._queries`), with the synthetic row each came from."""
+    """A batch of conjunctive queries (see :mod:`synthguard.engine.queries`), with the synthetic row each came from."""
 
     col: np.ndarray
     op: np.ndarray
@@ -142,18 +152,33 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
     a numeric value ``>= v`` if above the column median else ``<= v``, anything else ``== v``.
     Attempts are drawn and counted in batches; generation stops at ``max_attempts`` or once every
     possible query has almost surely been drawn (``pool * (ln(pool) + 10)`` attempts for a pool of
-    ``rows x column sets``). Returns the queries and the attempts made.
+    ``rows x column sets``). Returns the queries and the attempts made (:func:`multivariate_search`
+    over the rows of ``X``).
     """
-    ns, p = X.shape
-    k = min(n_cols, p)
+    p = X.shape[1]
     with np.errstate(all="ignore"):
         med = np.array([np.nanmedian(X[:, j]) if is_num[j] and not np.isnan(X[:, j]).all() else np.nan
                         for j in range(p)])
+    index = Q.ColumnIndex(X)
+    return multivariate_search(X.shape[0], is_num, med, lambda rows, cols: X[rows[:, None], cols],
+                               lambda c, o, v: Q.count_matches(index, c, o, v, cap=2)[0],
+                               n_cols, n, max_attempts, rng)
+
+
+def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
+                        values: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                        count: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+                        n_cols: int, n: int, max_attempts: int, rng: np.random.Generator) -> tuple[Queries, int]:
+    """:func:`multivariate_queries` over ``ns`` release rows known through ``values(rows, cols)``
+    (their values at ``rows[:, None], cols``) and ``count(col, op, val)`` (how many release rows
+    each query selects, at most 2), with the numeric columns' medians ``med``: the same queries
+    and attempts whoever answers (a matrix in one process, the backend on a cluster)."""
+    p = int(is_num.size)
+    k = min(n_cols, p)
     # every possible query (row x column set) has almost surely been drawn after pool*(ln(pool)+10)
     # attempts (coupon collector): stop there instead of spinning up to max_attempts on small data
     pool = float(ns) * math.comb(p, k)
     max_attempts = int(min(max_attempts, math.ceil(pool * (math.log(pool) + 10.0))))
-    index = Q.ColumnIndex(X)
     seen: set[bytes] = set()
     keep_col, keep_op, keep_val, keep_src = [], [], [], []
     attempts, batch, found = 0, 1000, 0
@@ -161,12 +186,12 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
         b = int(min(batch, max_attempts - attempts))
         rows = rng.integers(0, ns, b)
         cols = _pick_columns(rng, b, p, k)
-        vals = X[rows[:, None], cols]
+        vals = values(rows, cols)
         nan = np.isnan(vals)
         op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
         op = np.where(nan, Q.ISNULL, op).astype(np.int64)
         vals = np.where(nan, 0.0, vals)
-        counts, _ = Q.count_matches(index, cols, op, vals, cap=2)
+        counts = count(cols, op, vals)
         attempts += b
         hits = np.flatnonzero(counts == 1)
         for i in hits:  # loop over successful attempts only (at most n kept)
@@ -201,25 +226,49 @@ def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tupl
                    n_cols: int, rng: np.random.Generator) -> Queries:
     """``n`` naive queries: random columns, values drawn from each column's distinct synthetic values
     (missing included), random operators (``==, !=, >, <, >=, <=`` for numeric columns, ``==, !=``
-    otherwise, true/false for booleans, ``is null`` / ``is not null`` for a missing value)."""
-    ns, p = X.shape
+    otherwise, true/false for booleans, ``is null`` / ``is not null`` for a missing value):
+    :func:`random_search` over the columns of ``X``."""
+    uniq: dict[int, np.ndarray] = {}
+
+    def distinct(j: int) -> np.ndarray:
+        if j not in uniq:
+            x = X[:, j]
+            u, first = np.unique(x[~np.isnan(x)], return_index=True)
+            uniq[j] = u[np.argsort(first, kind="stable")]  # canonical-row order, not code order
+        return uniq[j]
+
+    return random_search(X.shape[1], is_num, bool_codes, n, n_cols, rng, lambda j: distinct(j).size,
+                         lambda j: bool(np.isnan(X[:, j]).any()),
+                         lambda asked: [distinct(j)[r] for j, r in asked])
+
+
+def random_search(p: int, is_num: np.ndarray, bool_codes: dict[int, tuple[float, float]], n: int, n_cols: int,
+                  rng: np.random.Generator, n_values: Callable[[int], int], has_missing: Callable[[int], bool],
+                  values_at: Callable[[list[tuple[int, np.ndarray]]], list[np.ndarray]]) -> Queries:
+    """:func:`random_queries` over release columns known through ``n_values(j)`` (distinct
+    non-missing values of column ``j``), ``has_missing(j)`` and ``values_at([(j, ranks), ...])``
+    (the distinct values of each column at ``ranks`` of their first-row order, asked once for
+    every column after the draws): the same queries whoever answers."""
     k = min(n_cols, p)
     cols = _pick_columns(rng, n, p, k)
     vals = np.zeros((n, k))
     op = np.zeros((n, k), dtype=np.int64)
     u_op = rng.random((n, k))
-    for j in range(p):  # loop over columns
+    drawn = []
+    for j in range(p):  # loop over columns: the draws, in column order
         sel = cols == j
         m = int(sel.sum())
         if m == 0:
             continue
-        x = X[:, j]
-        ok = ~np.isnan(x)
-        uniq, first = np.unique(x[ok], return_index=True)
-        uniq = uniq[np.argsort(first, kind="stable")]  # canonical-row order, not code order
-        if not ok.all():
-            uniq = np.r_[uniq, np.nan]
-        v = uniq[rng.integers(0, uniq.size, m)]
+        nv = n_values(j)
+        r = rng.integers(0, nv + (1 if has_missing(j) else 0), m)  # the last rank: missing
+        drawn.append((j, sel, r, nv))
+    got = values_at([(j, r[r < nv] if j not in bool_codes else r[:0]) for j, _, r, nv in drawn])
+    for (j, sel, r, nv), found in zip(drawn, got, strict=True):  # loop over columns
+        m = r.size
+        v = np.full(m, np.nan)
+        if j not in bool_codes:
+            v[r < nv] = found
         u = u_op[sel]
         if j in bool_codes:
             o = np.full(m, Q.EQ)
@@ -392,69 +441,263 @@ def _univariate_lists(X: np.ndarray | Q.ColumnIndex, q: Queries, counts: np.ndar
     return Q.match_lists(X, q.col, q.op, q.val, counts)
 
 
+def univariate_candidates(flags: dict[str, np.ndarray], is_num: np.ndarray, n: int, rng: np.random.Generator
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`univariate_queries` from the release's value flags (``Backend.value_flags`` of its
+    distinct rows): the same candidates in the same order, ``n`` drawn by ``rng`` as there;
+    returns each drawn query's column, operator and release row (its value is that row's)."""
+    cols, ops, srcs = [], [], []
+    for j in range(is_num.size):  # loop over columns; each step is vectorised
+        miss = flags["missing"][j]
+        if miss.sum() == 1:
+            cols.append([j]), ops.append([Q.ISNULL]), srcs.append(np.flatnonzero(miss)[:1])
+        if miss.all():
+            continue
+        if is_num[j]:
+            for op, end in ((Q.LE, "low"), (Q.GE, "high")):
+                if flags[end][j] >= 0:
+                    cols.append([j]), ops.append([op]), srcs.append([flags[end][j]])
+        once = np.flatnonzero(flags["once"][j])  # by canonical row, as univariate_queries orders them
+        cols.append(np.full(once.size, j)), ops.append(np.full(once.size, Q.EQ)), srcs.append(once)
+    col = np.concatenate([np.asarray(c, dtype=np.int64) for c in cols]) if cols else np.zeros(0, np.int64)
+    op = np.concatenate([np.asarray(o, dtype=np.int64) for o in ops]) if ops else np.zeros(0, np.int64)
+    src = np.concatenate([np.asarray(s, dtype=np.int64) for s in srcs]) if srcs else np.zeros(0, np.int64)
+    pick = rng.permutation(col.size)[:n]
+    return col[pick], op[pick], src[pick]
+
+
+# ------------------------------------------------------------------------------------------ the tables
+class _Matrices:
+    """The tables of one process as canonical float matrices (:func:`prepare`): queries generated
+    and counted on them, with column indexes for conjunctions (built once, freed when done)."""
+
+    def __init__(self, ctx: Context, columns: list[str]) -> None:
+        self.ctx = ctx
+        self.data = data = prepare(ctx, columns)
+        self.columns, self.is_num, self.bool_codes = data.columns, data.is_num, data.bool_codes
+        self.n = {"original": data.ori.shape[0], "synthetic": data.syn.shape[0]}
+        if data.ctl is not None:
+            self.n["control"] = data.ctl.shape[0]
+        self._index: dict[str, Q.ColumnIndex] = {}
+
+    def univariate(self, n: int, rng: np.random.Generator) -> Queries:
+        return univariate_queries(self.data.syn, self.is_num, n, rng)
+
+    def multivariate(self, n_cols: int, n: int, max_attempts: int, rng: np.random.Generator
+                     ) -> tuple[Queries, int]:
+        return multivariate_queries(self.data.syn, self.is_num, n_cols, n, max_attempts, rng)
+
+    def random(self, n: int, k: int, rng: np.random.Generator) -> Queries:
+        return random_queries(self.data.syn, self.is_num, self.bool_codes, n, k, rng)
+
+    def _x(self, role: str, q: Queries) -> np.ndarray | Q.ColumnIndex:
+        X = self.data.ori if role == "original" else self.data.ctl
+        if q.col.shape[1] == 1:
+            return X
+        if role not in self._index:  # conjunctions: scan only the narrowest predicate's slice
+            self._index[role] = Q.ColumnIndex(X)
+        return self._index[role]
+
+    def counts(self, role: str, q: Queries) -> np.ndarray:
+        """Distinct rows of ``role`` each query selects (at most 2)."""
+        return count_queries(self._x(role, q), q, cap=2)
+
+    def done(self, role: str) -> None:
+        """``role``'s column index is not read again: freed."""
+        self._index.pop(role, None)
+
+    def curve(self, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        return measure_control_curve(self.data.ctl, q, rng, index=self._x("control", q))
+
+    def counts_among(self, role: str, q: Queries, pick: np.ndarray) -> np.ndarray:
+        sub = self.data.ori[pick]
+        return count_queries(Q.ColumnIndex(sub) if q.col.shape[1] > 1 else sub, q, cap=2)
+
+    def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
+        order = list(self.columns)
+        mats = [float_matrix(self.ctx.encoded.block(r).select(order)) for r in ("original", "control")]
+        # a column index for one-column queries too: a query's scan is its own slice; ``first`` is
+        # read only where the count is 1 (the lowest, and only, matching record)
+        return Q.count_matches(Q.ColumnIndex(np.concatenate(mats, axis=0)), q.col, q.op, q.val, cap=2)
+
+    def original_rows(self, q: Queries) -> np.ndarray:
+        _, first = Q.count_matches(self.data.ori, q.col, q.op, q.val, cap=1)
+        return self.data.canon["original"].rows[first]
+
+    def release_rows(self, src: np.ndarray) -> np.ndarray:
+        return self.data.canon["synthetic"].rows[src]
+
+
+class _Asked:
+    """The tables as the run's backend (``ctx.data``) answers for them: no table is held; the
+    release's value flags and medians, the rows queries are built from, and every count of a
+    batch of queries are asked (``Backend.value_flags``, ``medians``, ``encoded_rows``,
+    ``query_counts``, ``query_subset_counts``); the same numbers as :class:`_Matrices`."""
+
+    def __init__(self, ctx: Context, columns: list[str]) -> None:
+        import pandas as pd
+
+        self.ctx, self.data = ctx, ctx.data
+        schema = ctx.tables.schema
+        num_cols = [c for c in columns if schema.columns[c].is_numeric]
+        self.columns = num_cols + [c for c in columns if c not in num_cols]
+        self.is_num = np.array([c in num_cols for c in self.columns])
+        self.canon = {r: canonical(ctx, r, self.columns) for r in ctx.tables.roles}
+        self.n = {r: c.n for r, c in self.canon.items()}
+        self.bool_codes: dict[int, tuple[float, float]] = {}
+        for j, c in enumerate(self.columns):
+            if schema.columns[c].sdtype == "boolean":
+                codes = self.data.encode_frame(pd.DataFrame({c: [True, False]}), [c]).cat[:, 0]
+                self.bool_codes[j] = (float(codes[0]), float(codes[1]))
+        self._flags: dict[str, np.ndarray] | None = None
+
+    def _rows(self, role: str, at: np.ndarray) -> np.ndarray:
+        """The query-matrix rows of the distinct rows ``at`` of ``role`` (only those travel)."""
+        from ...engine.backend import query_matrix
+
+        return query_matrix(self.data.encoded_rows(role, self.columns, self.canon[role].rows[at]))
+
+    def _release_values(self, src: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """The values of the distinct release rows ``src`` at columns ``col`` (same shape)."""
+        uniq, inv = np.unique(src, return_inverse=True)
+        X = self._rows("synthetic", uniq) if uniq.size else np.zeros((0, len(self.columns)))
+        return X[inv.reshape(src.shape), col]
+
+    def flags(self) -> dict[str, np.ndarray]:
+        if self._flags is None:
+            self._flags = self.data.value_flags("synthetic", self.columns, self.canon["synthetic"].rows)
+        return self._flags
+
+    def univariate(self, n: int, rng: np.random.Generator) -> Queries:
+        col, op, src = univariate_candidates(self.flags(), self.is_num, n, rng)
+        val = np.where(op == Q.ISNULL, 0.0, self._release_values(src, col))
+        return Queries(col[:, None], op[:, None], val[:, None], src)
+
+    def multivariate(self, n_cols: int, n: int, max_attempts: int, rng: np.random.Generator
+                     ) -> tuple[Queries, int]:
+        med = np.full(len(self.columns), np.nan)
+        num = np.flatnonzero(self.is_num)
+        if num.size:
+            med[num] = self.data.medians("synthetic", [self.columns[j] for j in num], self.canon["synthetic"].rows)
+        rows = self.canon["synthetic"].rows
+        return multivariate_search(
+            self.n["synthetic"], self.is_num, med, lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c),
+            lambda c, o, v: self.data.query_counts("synthetic", self.columns, (c, o, v), cap=2, rows=rows)[0],
+            n_cols, n, max_attempts, rng)
+
+    def random(self, n: int, k: int, rng: np.random.Generator) -> Queries:
+        f = self.flags()
+        firsts: dict[int, np.ndarray] = {}
+
+        def first_rows(j: int) -> np.ndarray:
+            if j not in firsts:
+                firsts[j] = np.flatnonzero(f["first"][j])
+            return firsts[j]
+
+        def values_at(asked: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+            src = np.concatenate([first_rows(j)[r] for j, r in asked]) if asked else np.zeros(0, np.int64)
+            col = np.concatenate([np.full(r.size, j) for j, r in asked]) if asked else np.zeros(0, np.int64)
+            got = self._release_values(src.astype(np.int64), col.astype(np.int64))
+            return np.split(got, np.cumsum([r.size for _, r in asked])[:-1])
+
+        return random_search(len(self.columns), self.is_num, self.bool_codes, n, k, rng,
+                             lambda j: int(first_rows(j).size), lambda j: bool(f["missing"][j].any()), values_at)
+
+    def counts(self, role: str, q: Queries) -> np.ndarray:
+        return self.data.query_counts(role, self.columns, (q.col, q.op, q.val), cap=2,
+                                      rows=self.canon[role].rows)[0]
+
+    def done(self, role: str) -> None:
+        """Nothing is held."""
+
+    def curve(self, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        n = self.n["control"]
+        sizes = curve_sizes(n)
+        subsets = [self.canon["control"].rows[rng.choice(n, size=int(size), replace=False)]
+                   for size in sizes for _ in range(N_REPEATS)]  # the draws of measure_control_curve
+        c = self.data.query_subset_counts("control", self.columns, (q.col, q.op, q.val), subsets, cap=2)
+        return np.repeat(sizes, N_REPEATS), (c == 1).sum(axis=1)
+
+    def counts_among(self, role: str, q: Queries, pick: np.ndarray) -> np.ndarray:
+        return self.data.query_counts(role, self.columns, (q.col, q.op, q.val), cap=2,
+                                      rows=self.canon[role].rows[pick])[0]
+
+    def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
+        c_o, f_o = self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)
+        c_c, f_c = self.data.query_counts("control", self.columns, (q.col, q.op, q.val), cap=2)
+        n_o = self.data.n_rows("original")
+        return np.minimum(c_o + c_c, 2), np.where(c_o > 0, f_o, np.where(f_c >= 0, f_c + n_o, -1))
+
+    def original_rows(self, q: Queries) -> np.ndarray:
+        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2,
+                                      rows=self.canon["original"].rows)[1]
+
+    def release_rows(self, src: np.ndarray) -> np.ndarray:
+        return self.canon["synthetic"].rows[src]
+
+
+_Tables = _Matrices | _Asked
+
+
 # ------------------------------------------------------------------------------------------ the metric
 def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int = 3,
                  max_attempts: int = 10_000_000, max_n_attacks: bool = False, confidence_level: float = 0.95,
                  columns: list[str] | None = None, n_records: int = 20) -> MetricResult:
-    """Run the singling-out attack (``mode`` ``"univariate"`` or ``"multivariate"``)."""
+    """Run the singling-out attack (``mode`` ``"univariate"`` or ``"multivariate"``): on the
+    canonical matrices in one process, by the backend's questions on a cluster (the same JSON)."""
     if mode not in ("univariate", "multivariate"):
         raise ConfigError(f"singling out mode must be 'univariate' or 'multivariate', got {mode!r}")
     cols = check_columns(ctx, columns, "columns") if columns else tabular_columns(ctx)
     if mode == "multivariate" and n_cols > len(cols):
         raise ConfigError(f"parameter 'n_cols'={n_cols} exceeds the {len(cols)} usable columns: "
                           f"lower n_cols to at most {len(cols)}")
-    data = prepare(ctx, cols)
+    data: _Tables = _Matrices(ctx, cols) if ctx.data_backend is None else _Asked(ctx, cols)
     # queries are built from synthetic rows and tried on every table: unlike linkability and
     # inference targets, their number is not bounded by the original's or the control's size
     # (anonymeter does not bound it either), only by the synthetic rows they come from
-    avail = {"synthetic": data.syn.shape[0]}
+    avail = {"synthetic": data.n["synthetic"]}
     n, note = resolve_n_attacks(n_attacks, max_n_attacks, avail, ctx.metric)
     notes: list[str] = []
     info = [note] if note else []
     rng_q, rng_b, rng_c = ctx.rng("queries"), ctx.rng("baseline"), ctx.rng("correction")
 
     if mode == "univariate":
-        queries = univariate_queries(data.syn, data.is_num, n, rng_q)
+        queries = data.univariate(n, rng_q)
         attempts = None
         k_base = 1
     else:
-        queries, attempts = multivariate_queries(data.syn, data.is_num, n_cols, n, max_attempts, rng_q)
+        queries, attempts = data.multivariate(n_cols, n, max_attempts, rng_q)
         k_base = n_cols
     n_q = queries.size
     if n_q < n:
         notes.append(f"only {n_q} of the {n} requested singling-out queries could be generated from the "
                      "synthetic data" + (f" in {attempts} attempts (max_attempts)" if attempts else "")
                      + "; rates use the number generated")
-    base_q = random_queries(data.syn, data.is_num, data.bool_codes, n, k_base, rng_b)
-    ori_x: np.ndarray | Q.ColumnIndex = data.ori
-    ctl_x: np.ndarray | Q.ColumnIndex | None = data.ctl
-    if k_base > 1:  # conjunctions: scan only the narrowest predicate's slice of each table
-        ori_x = Q.ColumnIndex(data.ori)
-        ctl_x = Q.ColumnIndex(data.ctl) if data.ctl is not None else None
-    n_base = int((count_queries(ori_x, base_q, cap=2) == 1).sum())
+    base_q = data.random(n, k_base, rng_b)
+    n_base = int((data.counts("original", base_q) == 1).sum())
 
     if n_q == 0:
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
-    ori_counts = count_queries(ori_x, queries, cap=2)
-    ori_x = data.ori  # the original's column index is not read below: free it before the control curve
+    ori_counts = data.counts("original", queries)
+    data.done("original")  # the original's column index is not read below: freed before the control curve
     success = ori_counts == 1
     n_succ = int(success.sum())
 
     n_ctl_attacks = n_ctl = None
     corr: dict[str, Any] = {"applied": False}
-    if data.ctl is not None:
+    if "control" in data.n:
         n_ctl_attacks = n_q
-        n_ctl_raw = int((count_queries(ctl_x, queries, cap=2) == 1).sum())
+        n_ctl_raw = int((data.counts("control", queries) == 1).sum())
         n_ctl = float(n_ctl_raw)
-        n_o, n_c = data.ori.shape[0], data.ctl.shape[0]
+        n_o, n_c = data.n["original"], data.n["control"]
         corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0}
         if n_o != n_c and n_ctl_raw > 0:
             reason = None
             if curve_sizes(n_c).size < MIN_CURVE_SIZES:
                 reason = f"the control has only {n_c} rows, too few subsample sizes to fit the curve"
             else:
-                sizes, ys = measure_control_curve(data.ctl, queries, rng_c, index=ctl_x)
+                sizes, ys = data.curve(queries, rng_c)
                 try:
                     f = correction_factor(sizes, ys, n_o, n_c)
                     corr = {"applied": True, "n_control_raw": n_ctl_raw, "factor": f,
@@ -467,9 +710,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                 # equal-size comparison: the attack is counted on a random subsample of the original
                 # with as many rows as the control, and the control count is used as measured
                 pick = np.sort(ctx.rng("equal_size").choice(n_o, size=n_c, replace=False))
-                sub = data.ori[pick]
-                sub_x: np.ndarray | Q.ColumnIndex = Q.ColumnIndex(sub) if k_base > 1 else sub
-                success_sub = count_queries(sub_x, queries, cap=2) == 1
+                success_sub = data.counts_among("original", queries, pick) == 1
                 n_succ = int(success_sub.sum())
                 corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0,
                         "method": f"equal-size comparison: attack counted on {n_c} of the {n_o} original "
@@ -478,6 +719,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                 notes.append(f"control-size correction could not be fitted ({reason}): fell back to an "
                              f"equal-size comparison (attack counted on a random {n_c}-row subsample of "
                              "the original)")
+    data.done("control")
 
     out = Outcome(n_q, n_succ, n, n_base, n_ctl_attacks, n_ctl)
     d, _att, base, _ctl, warning = summarise(out, confidence_level)
@@ -489,14 +731,13 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
     evidence = None
-    if data.ctl is not None and ctx.evidence:
-        evidence = _paired_evidence(ctx, data, queries, k_base, confidence_level)
+    if "control" in data.n and ctx.evidence:
+        evidence = _paired_evidence(ctx, data, queries, confidence_level)
     return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
                         evidence)
 
 
-def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
-                     confidence_level: float) -> Evidence:
+def _paired_evidence(ctx: Context, data: _Tables, queries: Queries, confidence_level: float) -> Evidence:
     """Per-record evidence: which real records the release's queries isolate.
 
     Every query built from the release is run on the *pooled* real records (every training and
@@ -508,17 +749,12 @@ def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
     separate tables instead (a paired, per-query test) treats correlated queries as independent
     coin flips and raised false alarms on real splits.
     """
-    order = list(data.columns)
-    mats = [float_matrix(ctx.encoded.block(r).select(order)) for r in ("original", "control")]
-    n_o = mats[0].shape[0]
-    pooled = np.concatenate(mats, axis=0)
-    # a column index for one-column queries too: a query's scan is its own slice; ``first`` is read
-    # only where the count is 1 (the lowest, and only, matching record, with or without the index)
-    counts, first = Q.count_matches(Q.ColumnIndex(pooled), queries.col, queries.op, queries.val, cap=2)
-    flagged = np.zeros(pooled.shape[0], dtype=bool)
+    n_o = ctx.data.n_rows("original")
+    counts, first = data.pooled(queries)
+    flagged = np.zeros(n_o + ctx.data.n_rows("control"), dtype=bool)
     flagged[first[counts == 1]] = True
     single = np.flatnonzero((counts == 1) & (queries.src >= 0))
-    pairs = release_ties(ctx, order, first[single], queries.src[single],
+    pairs = release_ties(ctx, list(data.columns), first[single], queries.src[single],
                          "the release row whose values make the query that singles it out")
     flags = RecordFlags(flagged[:n_o], flagged[n_o:], pairs=pairs)
     return Evidence.from_flags(
@@ -529,13 +765,15 @@ def _paired_evidence(ctx: Context, data: SOData, queries: Queries, k_base: int,
         note=f"{int((counts == 1).sum())} of {counts.size} queries isolate one real record")
 
 
-def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_records: int
+def _records(ctx: Context, data: _Tables, q: Queries, success: np.ndarray, n_records: int
              ) -> list[dict[str, Any]]:
     idx = np.flatnonzero(success)[:n_records]
     if idx.size == 0:
         return []
     sub = q.take(idx)
-    _, first = Q.count_matches(data.ori, sub.col, sub.op, sub.val, cap=1)
+    rows = data.original_rows(sub)
+    # the release cells the queries' values come from (a few rows, typed as the tables hold them)
+    cells = ctx.data.take("synthetic", data.release_rows(sub.src), list(data.columns))
     out = []
     for i in range(idx.size):  # at most n_records
         parts, preds = [], []
@@ -546,11 +784,10 @@ def _records(ctx: Context, data: SOData, q: Queries, success: np.ndarray, n_reco
                 parts.append(f"{c} {Q.OP_TEXT[op]}")
                 preds.append([c, Q.OP_TEXT[op], None])
             else:
-                v = format_cell(ctx, "synthetic", int(data.canon["synthetic"].rows[sub.src[i]]), c)
+                v = plain_cell(cells[c].iloc[i])
                 parts.append(f"{c} {Q.OP_TEXT[op]} {v!r}")
                 preds.append([c, Q.OP_TEXT[op], v])
-        out.append({"row": int(data.canon["original"].rows[first[i]]), "query": " and ".join(parts),
-                    "predicates": preds})
+        out.append({"row": int(rows[i]), "query": " and ".join(parts), "predicates": preds})
     out.sort(key=lambda r: r["row"])
     return out
 
@@ -572,6 +809,7 @@ _SO_PARAMS = [
           presets=('privacy', 'full'),
           order=110,
           warmup=True,
+          backend='any',
           explainer=("anonymeter's singling-out attack with one-column conditions built from the "
                      'release: the share of conditions that isolate exactly one training person, '
                      'against the same conditions on held-out people.'))
@@ -596,6 +834,7 @@ def singling_out_univariate(ctx: Context, *, n_attacks: int = 2000, max_n_attack
           presets=('privacy', 'full'),
           order=120,
           warmup=True,
+          backend='any',
           explainer=("anonymeter's singling-out attack with conditions over several columns built from "
                      'the release rows.'))
 @memoised('singling_out_multivariate')

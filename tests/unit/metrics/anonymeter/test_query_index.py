@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synthguard.metrics.anonymeter import _queries as Q
+from synthguard.engine import queries as Q
 
 
 def _problem(rng: np.random.Generator, k: int, n: int = 400, m: int = 300, levels: int = 6):

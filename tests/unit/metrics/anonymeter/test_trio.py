@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synthguard.engine import queries as Q
 from synthguard.errors import ConfigError, MetricError
-from synthguard.metrics.anonymeter import _queries as Q
 from synthguard.metrics.anonymeter import singling_out as so
 from synthguard.metrics.anonymeter._common import Outcome, build_result, summarise
 from synthguard.metrics.anonymeter.inference import correct_guesses

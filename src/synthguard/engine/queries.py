@@ -13,7 +13,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from ...engine.parallel import PARALLEL_KERNELS
+from .parallel import PARALLEL_KERNELS
 
 EQ, NE, GT, LT, GE, LE, ISNULL, NOTNULL = range(8)
 OP_TEXT = {EQ: "==", NE: "!=", GT: ">", LT: "<", GE: ">=", LE: "<=", ISNULL: "is null",
@@ -24,7 +24,7 @@ _MAX_CELLS = 4_000_000
 if _HAS_NUMBA:
     import numba as nb
 
-    from ...engine._jit import njit
+    from ._jit import njit
 
     @njit(cache=True, nogil=True)
     def _holds(x, op, v):  # pragma: no cover - compiled
