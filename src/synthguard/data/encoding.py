@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .hashing import CHAINS, float_codes, splitmix
 from .schema import Schema, numeric_view
 from .tables import Tables
 
@@ -344,7 +345,9 @@ def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
     finaliser (a bijection of 64-bit words), vectorised over rows. Equal rows get equal hashes in
     every table encoded with the same vocabularies; two different rows collide in both chains with
     probability about ``2**-128`` (among 10**8 rows: about 10**-23), so exact-row joins over
-    partitions (:mod:`synthguard.distributed`) can use the pair as the row's identity.
+    partitions (:mod:`synthguard.distributed`) can use the pair as the row's identity. Rows hashed on
+    many column sets (masked rows) use the cell hashes of :mod:`synthguard.data.hashing` instead,
+    from the same chains: each cell hashed once, a row's hash on a set the sum of its cells'.
     """
     parts = [block.cat, _num_codes(block)]
     if extra is not None:
@@ -352,27 +355,13 @@ def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
     codes = np.ascontiguousarray(np.concatenate(parts, axis=1)).view(np.uint64)
     out = np.empty((block.n_rows, 2), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for k, (seed, mult) in enumerate(_HASH_CHAINS):
+        for k, (seed, mult) in enumerate(CHAINS):
             h = np.full(block.n_rows, seed, dtype=np.uint64)
             for j in range(codes.shape[1]):  # loop over columns, vectorised over rows
                 h ^= codes[:, j] * mult + np.uint64(j + 1)
-                h = _splitmix(h)
+                h = splitmix(h)
             out[:, k] = h
     return out
-
-
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    x = x ^ (x >> np.uint64(30))
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
-
-
-# (seed, odd multiplier) of the two chains: digits of pi and golden-ratio / plastic-number constants
-_HASH_CHAINS = ((np.uint64(0x243F6A8885A308D3), np.uint64(0x9E3779B97F4A7C15)),
-                (np.uint64(0x13198A2E03707344), np.uint64(0xD1B54A32D192ED03)))
 
 
 def text_hash128(values: pd.Series) -> np.ndarray:
@@ -409,11 +398,10 @@ def row_identities(*blocks: Block) -> list[np.ndarray]:
 
 
 def _num_codes(block: Block) -> np.ndarray:
+    """int64 codes of the numeric cells by their bits (:func:`~synthguard.data.hashing.float_codes`)."""
     if block.num.shape[1] == 0:
         return np.zeros((block.n_rows, 0), dtype=np.int64)
     out = np.empty(block.num.shape, dtype=np.int64)
-    for j in range(block.num.shape[1]):
-        v = block.num[:, j] + 0.0  # folds -0.0 into 0.0
-        bits = np.ascontiguousarray(v).view(np.int64)
-        out[:, j] = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min), bits)
+    for j in range(block.num.shape[1]):  # loop over columns
+        out[:, j] = float_codes(block.num[:, j])
     return out

@@ -36,7 +36,7 @@ from ..data.encoding import (
     text_hash128,
     value_bounds,
 )
-from ..data.hashing import row_hashes
+from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
@@ -228,23 +228,35 @@ def identity_hashes(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str
 
 
 def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
-    """:func:`identity_hashes` of ``frame`` on each column set of ``sets`` (the same identities), every
-    column encoded once."""
+    """``(n, 2)`` uint64 keys of the rows of ``frame`` on each column set of ``sets``, from one hash
+    of every cell (:mod:`synthguard.data.hashing`: two chains of cell hashes keyed by the column's
+    name, a row's key on a set the wrapping sum of its cells there, the leave-few-out sets as the
+    whole row minus the left-out cells): every column encoded and every cell hashed once, whatever
+    the number of sets. Cells compare as :func:`identity_hashes` compares them (categorical codes
+    from the global vocabularies, numeric values by their bits, ``-0.0`` = ``0.0``, missing =
+    missing; text values by two keyed hashes of their content, one per chain); two rows different
+    on a set share its key with probability about ``2**-128``. The same key for the same values on
+    the same set in every frame and partition (the keys of the Dask backend's joins and group-bys
+    over many column sets)."""
     every = list(dict.fromkeys(c for cols in sets for c in cols))
     text = [c for c in every if encoder.schema.sdtype(c) == "text"]
     block = encoder.encode(frame, [c for c in every if c not in text])
-    texts = {c: text_hash128(frame[c]) for c in text}
     num_at = {c: j for j, c in enumerate(block.num_columns)}
     cat_at = {c: j for j, c in enumerate(block.cat_columns)}
-    out = []
-    for cols in sets:  # loop over column sets: the columns of each, in its order
-        num = [c for c in cols if c in num_at]
-        cat = [c for c in cols if c in cat_at]
-        sub = Block(block.num[:, [num_at[c] for c in num]], block.cat[:, [cat_at[c] for c in cat]],
-                    tuple(num), tuple(cat))
-        extra = [texts[c] for c in cols if c in texts]
-        out.append(row_hash128(sub, np.concatenate(extra, axis=1) if extra else None))
-    return out
+    codes = np.empty((len(frame), len(every), 2), dtype=np.int64)  # per column, its code per chain
+    for j, c in enumerate(every):  # loop over columns, vectorised over rows
+        if c in num_at:
+            codes[:, j, :] = float_codes(block.num[:, num_at[c]])[:, None]
+        elif c in cat_at:
+            codes[:, j, :] = block.cat[:, cat_at[c]][:, None]
+        else:
+            codes[:, j, :] = text_hash128(frame[c])
+    ids = column_ids(every)
+    cells = np.empty(codes.shape, dtype=np.uint64)
+    for k in range(2):  # the two chains
+        cells[:, :, k] = cell_hashes(codes[:, :, k], ids, k)
+    at = {c: j for j, c in enumerate(every)}
+    return set_sums(cells, [[at[c] for c in cols] for cols in sets])
 
 
 #: bit of a gathered flag byte marking the row as delivered (flags use the lower bits)

@@ -1,9 +1,11 @@
 """Rows equal on every cell but at most one, found by hashing (no distances): the near-copy
 counts of the membership attacks, on one block or on each partition of a table (the counts add up).
 
-A cell's hash is a 64-bit hash keyed by its column (numeric values by their bit pattern, ``-0.0`` =
-``0.0``, every NaN equal; categorical codes as they are); a row's hash is the XOR of its cells', so
-leaving column ``j`` out is one XOR. Exact up to 64-bit hash collisions (about ``n m / 2**64``).
+The cells are hashed as every masked row is (:mod:`synthguard.data.hashing`): a cell's hash is the
+64-bit cell hash (chain 0) of its code (numeric values by their bits, ``-0.0`` = ``0.0``, every NaN
+equal; categorical codes as they are) keyed by its column's position; a row's hash is the wrapping
+sum of its cells', so leaving column ``j`` out is one subtraction. Exact up to 64-bit hash
+collisions (about ``n m / 2**64``).
 """
 
 from __future__ import annotations
@@ -11,28 +13,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.encoding import Block
+from ..data.hashing import cell_hashes, float_codes
 
 __all__ = ["column_hash", "near_counts", "one_cell_counts"]
 
 
 def column_hash(b: Block, j: int) -> np.ndarray:
     """The 64-bit cell hashes of column ``j`` of ``b`` (numeric columns first), one column at a
-    time (memory: one column)."""
+    time (memory: one column): :func:`~synthguard.data.hashing.cell_hashes` of its codes, keyed
+    by ``j``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = Block(np.array([[0.0], [-0.0], [np.nan]]), np.array([[3], [3], [4]]), ("x",), ("c",))
+    >>> h = column_hash(b, 0)
+    >>> bool(h[0] == h[1]), bool(h[0] == h[2]), bool(column_hash(b, 1)[0] == h[0])
+    (True, False, False)
+    """
     n_num = b.num.shape[1]
-    if j < n_num:
-        v = b.num[:, j] + 0.0
-        code = np.where(np.isnan(v), np.int64(np.iinfo(np.int64).min),
-                        np.ascontiguousarray(v).view(np.int64))
-    else:
-        code = np.ascontiguousarray(b.cat[:, j - n_num], dtype=np.int64)
-    with np.errstate(over="ignore"):
-        x = code.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15) \
-            + np.uint64(j + 1) * np.uint64(0xD1B54A32D192ED03)
-        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):  # splitmix64
-            x ^= x >> np.uint64(shift)
-            x *= np.uint64(mult)
-        x ^= x >> np.uint64(31)
-    return x
+    code = float_codes(b.num[:, j]) if j < n_num else b.cat[:, j - n_num]
+    return cell_hashes(code, np.uint64(j))
 
 
 def _count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
@@ -61,15 +62,15 @@ def near_counts(query: Block, pool: Block) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(query.n_rows, dtype=np.int64), np.zeros(query.n_rows, dtype=np.int64)
     rq = np.zeros(query.n_rows, dtype=np.uint64)
     rs = np.zeros(pool.n_rows, dtype=np.uint64)
-    for j in range(p):  # row hashes: XOR of the cells' column-keyed hashes
-        rq ^= column_hash(query, j)
-        rs ^= column_hash(pool, j)
+    for j in range(p):  # row hashes: wrapping sums of the cells' column-keyed hashes
+        rq += column_hash(query, j)
+        rs += column_hash(pool, j)
     exact = _count(rq, rs)
     if p <= 1:
         return exact, np.full(query.n_rows, pool.n_rows, dtype=np.int64)
     total = (1 - p) * exact
     for j in range(p):  # loop over the column left out, vectorised over rows
-        total += _count(rq ^ column_hash(query, j), rs ^ column_hash(pool, j))
+        total += _count(rq - column_hash(query, j), rs - column_hash(pool, j))
     return exact, total
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.arrays import bounds_in, unique_codes
+from ...data.hashing import cell_hashes, masked, set_sums
 from ...registry import Context
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,18 +31,9 @@ __all__ = ["CROWD_BUDGET", "backend_identifiable_share", "backend_matches", "cha
            "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finaliser: a fixed pseudo-random 64-bit value per input (wrapping arithmetic)."""
-    z = x.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cell hashes and row hashes of an int64 code matrix (equal codes, equal hashes).
+    """Per-cell hashes and row hashes of an int64 code matrix (equal codes, equal hashes): the
+    64-bit cell hashes of :mod:`synthguard.data.hashing` (chain 0, keyed by column position).
 
     The row hash is the wrapping sum of the cell hashes, so the hash of a row with the columns
     ``S`` masked is ``row - cells[:, S].sum(axis=1)``: one subtraction per masked set.
@@ -55,11 +47,8 @@ def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     True
     """
     codes = np.asarray(codes, dtype=np.int64)
-    col = np.arange(codes.shape[1], dtype=np.uint64)[None, :]
-    with np.errstate(over="ignore"):
-        cells = _mix(codes.astype(np.uint64) * np.uint64(0x100000001B3) + _mix(col))
-        rows = cells.sum(axis=1, dtype=np.uint64)
-    return cells, rows
+    cells = cell_hashes(codes, np.arange(codes.shape[1], dtype=np.uint64))
+    return cells, cells.sum(axis=1, dtype=np.uint64)
 
 
 def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -118,10 +107,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     cells_a, _ = masked_hashes(a)
     cells_b, _ = masked_hashes(b)
     cand_a, cand_b, total = [], [], 0
-    for g in _groups(np.concatenate([a, b]), k):
-        with np.errstate(over="ignore"):
-            ha = cells_a[:, g].sum(axis=1, dtype=np.uint64)
-            hb = cells_b[:, g].sum(axis=1, dtype=np.uint64)
+    groups = _groups(np.concatenate([a, b]), k)
+    for ha, hb in zip(set_sums(cells_a, groups), set_sums(cells_b, groups), strict=True):
         order = np.argsort(hb, kind="stable")
         sb = hb[order]
         lo, hi = bounds_in(sb, ha)
@@ -152,15 +139,6 @@ def _masks_cheaper(p: int, k: int) -> bool:
     from math import comb
 
     return k == 0 or comb(p, k) <= 3 * (k + 1)
-
-
-def _masked(rows: np.ndarray, cells: np.ndarray, mask: tuple[int, ...]) -> np.ndarray:
-    """Row hashes with the columns ``mask`` masked (a copy; wrapping arithmetic)."""
-    h = rows.copy()
-    with np.errstate(over="ignore"):
-        for j in mask:
-            h -= cells[:, j]
-    return h
 
 
 def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_diff: int
@@ -194,7 +172,7 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     cells_q, rows_q = masked_hashes(queries)
     qs, rs = [], []
     for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
-        hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
+        hr, hq = masked(rows_r, cells_r, mask), masked(rows_q, cells_q, mask)
         order = np.argsort(hr, kind="stable")
         pos = np.searchsorted(hr[order], hq)
         ok = (pos < hr.size) & (hr[order][np.minimum(pos, hr.size - 1)] == hq)
@@ -312,12 +290,8 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
     keep = np.zeros(q.size, dtype=bool)
     for key in np.unique(mask_key):  # loop over distinct masks; vectorised over rows
         at = np.flatnonzero(mask_key == key)
-        masked = [int(c) for c in cols[at[0]] if c < p]
-        hr, hq = rows_r.copy(), rows_q[q[at]].copy()
-        with np.errstate(over="ignore"):
-            for j in masked:
-                hr -= cells_r[:, j]
-                hq -= cells_q[q[at], j]
+        left = [int(c) for c in cols[at[0]] if c < p]
+        hr, hq = masked(rows_r, cells_r, left), masked(rows_q[q[at]], cells_q[q[at]], left)
         hr.sort()
         count = np.searchsorted(hr, hq, "right") - np.searchsorted(hr, hq, "left")
         if own is not None:  # a query's own record shares all its values
@@ -363,7 +337,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
 
         def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for mask in masks:  # loop over column sets; vectorised over rows
-                hr, hq = _masked(rows_r, cells_r, mask), _masked(rows_q, cells_q, mask)
+                hr, hq = masked(rows_r, cells_r, mask), masked(rows_q, cells_q, mask)
                 order = np.argsort(hr, kind="stable")
                 keys = hr[order]
                 lo, hi = bounds_in(keys, hq)
@@ -520,10 +494,7 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
         cells = np.asfortranarray(cells)
         count = np.zeros(n, dtype=np.int64)
         for mask in combinations(range(p), k):  # loop over column sets; vectorised over rows
-            h = rows.copy()
-            with np.errstate(over="ignore"):
-                for j in mask:
-                    h -= cells[:, j]
+            h = masked(rows, cells, mask)
             count += ~pd.Series(h, copy=False).duplicated(keep=False).to_numpy()
         return count / total
     a, b = twins
