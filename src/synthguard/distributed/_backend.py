@@ -373,6 +373,20 @@ class DaskBackend:
         pos = np.concatenate([p[1] for p in parts])
         return np.sort(pos[np.lexsort((pos, keys))[:n]])
 
+    def key_ids(self, columns: Sequence[str], roles: Sequence[str], *,
+                bins: Bins | None = None) -> dict[str, np.ndarray]:
+        """Per role of ``roles``: ids of the value tuples of ``columns`` cut at ``bins`` (equal
+        tuples, equal ids: the first pooled position of the tuple over ``roles``), grouping the
+        rows as :meth:`LocalBackend.key_ids <synthguard.engine.backend.LocalBackend.key_ids>`
+        does (the values differ). One number per row comes to the driver: for a metric naming
+        the release rows behind its key counts."""
+        key = (tuple(columns), tuple(roles), tuple(sorted(
+            (str(c), np.asarray(e, dtype=float).tobytes()) for c, e in (bins or {}).items())))
+        got = self.__dict__.setdefault("_key_ids", {})
+        if key not in got:
+            got[key] = first_positions(self.dt, columns, roles, bins)
+        return got[key]
+
     def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
         return self.dt.encoder.encode(fetch_rows(self.dt, role, rows, columns), list(columns))
 
@@ -998,25 +1012,28 @@ def _first_of(frame: pd.DataFrame, role_offset: int) -> pd.DataFrame:
     return pd.DataFrame({"h1": frame["h1"], "h2": frame["h2"], "g": frame["pos"] + role_offset})
 
 
-def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per role and row, the first position (over original, synthetic, control concatenated) of a
-    row with the same content: ids in the same order as the single process's dense exact-row ids
+def first_positions(dt: DistTables, columns: Sequence[str], roles: Sequence[str] | None = None,
+                    bins: Bins | None = None) -> dict[str, np.ndarray]:
+    """Per role and row, the first position (over ``roles``, default original, synthetic,
+    control, concatenated) of a row with the same content on ``columns`` (cut at ``bins``): ids in
+    the same order as the single process's dense exact-row ids
     (:func:`synthguard.data.encoding.row_identities`), so group-wise splits come out the same."""
     import dask.dataframe as dd
 
+    roles = tuple(dt.roles if roles is None else roles)
     start, frames = 0, {}
-    for role in dt.roles:
-        hashed = _frames(dt, role, {"h": tuple(columns)}, None)
+    for role in roles:
+        hashed = _frames(dt, role, {"h": tuple(columns)}, bins)
         frames[role] = hashed.map_partitions(_first_of, start)
         start += dt.get(role).n_rows
-    everything = dd.concat(list(frames.values()))
+    everything = dd.concat(list(frames.values())) if len(frames) > 1 else frames[roles[0]]
     n_all = start
-    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in dt.roles))
+    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in roles))
     first = everything.groupby(_KEYS).g.min(split_out=split).reset_index()
     first = first.map_partitions(_named, {"g": "first"})
-    tasks = [frames[r].merge(first, on=_KEYS, how="left")[["g", "first"]] for r in dt.roles]
+    tasks = [frames[r].merge(first, on=_KEYS, how="left")[["g", "first"]] for r in roles]
     out, start = {}, 0
-    for role, got in zip(dt.roles, dt.compute(tasks), strict=True):
+    for role, got in zip(roles, dt.compute(tasks), strict=True):
         ids = np.empty(dt.get(role).n_rows, dtype=np.int64)
         ids[got["g"].to_numpy() - start] = got["first"].to_numpy()
         out[role] = ids

@@ -1302,3 +1302,42 @@ def test_value_summaries_and_frame_search_of_the_dask_backend_equal_one_process(
                             dist.kneighbors("original", "synthetic", cols, in_days, 2, query_rows=rows,
                                             reference_rows=ref_rows), strict=True):
                 np.testing.assert_array_equal(w, g)
+
+
+def _leaky_tables(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Training, release and control rows of ``_frame`` with a column ``f`` of many values (a row
+    is nearly always unique): the release holds 30 verbatim copies of training rows, 15 copies
+    with one cell changed and, shuffled among them, fresh rows and a control row."""
+    def sparse(n: int, s: int) -> pd.DataFrame:
+        return _frame(n, s).assign(f=np.random.default_rng(s).integers(0, 100_000, n).astype(float))
+
+    orig, ctl = sparse(200, seed), sparse(200, seed + 2)
+    one_cell = orig.iloc[30:45].assign(d="s")
+    syn = pd.concat([sparse(120, seed + 1), orig.iloc[:30], one_cell, ctl.iloc[:1]],
+                    ignore_index=True).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return orig, syn, ctl
+
+
+def test_drop_and_retest_on_dask_equals_single_process(dask_client):
+    """A cluster run lists the release rows behind the copy tests' flags (the exact and one-cell
+    copies, with their crowds and chance baselines asked of the backend, only the rows behind the
+    pairs fetched) and re-tests the release without those to drop, filtered on the cluster: every
+    risk's drop_retest, the records export and the drop-and-retest's rounds equal one process's."""
+    orig, syn, ctl = _leaky_tables(5)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    metrics = ["exact_matches", "near_copies"]
+    kw = dict(metrics=metrics, seed=2, retest_rows=2, retest_columns=0)
+    single = evaluate(orig, syn, ctl, meta, **kw)
+    dist = evaluate(orig, syn, ctl, meta, client=dask_client, **kw)
+    one, many = single.to_dict(), dist.to_dict()
+
+    def dumps(value) -> str:
+        return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+
+    assert dumps(one["verdict"]) == dumps(many["verdict"])
+    entries = [r["drop_retest"] for r in one["verdict"]["risks"] if r.get("drop_retest")]
+    assert entries and all(e["level_before"] == "high" and e["level_after"] != "high" for e in entries)
+    assert dumps(one["records"]) == dumps(many["records"])
+    assert {r["action"] for r in one["records"]} >= {"drop"}
+    assert dumps(one["actions"]["drop_retest"]) == dumps(many["actions"]["drop_retest"])
+    pd.testing.assert_frame_equal(single.records(), dist.records())
