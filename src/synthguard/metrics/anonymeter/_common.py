@@ -92,7 +92,8 @@ def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, dist
     synthetic row on columns)`` pairs, each expanded to every release row with that content on
     ``columns`` (duplicates included), as :class:`~synthguard.core.results.RowPairs` to *review*
     (an attack's row is evidence, not a copy: removing it need not clear the finding). ``None`` on
-    a cluster (a cluster run lists no rows). Vectorised over the pairs.
+    a cluster (not gathered there yet: each distinct release row's duplicates are found by a
+    content hash of every release row). Vectorised over the pairs.
 
     Examples
     --------
