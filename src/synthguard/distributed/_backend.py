@@ -666,6 +666,19 @@ class DaskBackend:
         keep = np.r_[True, h[1:] != h[:-1]] if h.size else np.zeros(0, dtype=bool)
         return pos[keep].astype(np.int64)
 
+    def distinct_index(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        """Per row of ``role`` (canonical positions), the index of its distinct row on ``columns``
+        in the order of :meth:`distinct_order` (content-hash order): each partition's content
+        hashes with their positions come to the driver (16 bytes per row, a per-record array),
+        ranked there as one process ranks ``row_hashes`` of the whole table. For a metric naming
+        every release row with the content of a distinct row (an attack's rows to review)."""
+        parts = self.dt.compute(self.dt.map(role, _row_hash_at, tuple(columns), with_encoder=False,
+                                            ordered=False))
+        h = np.zeros(self.n_rows(role), dtype=np.uint64)
+        for pos, got in parts:
+            h[pos] = got
+        return np.unique(h, return_inverse=True)[1].ravel().astype(np.int64)
+
     def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
                      rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Whole roles by a min/max reduction over their partitions; rows asked by position are
@@ -809,6 +822,15 @@ def _matched_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.nd
     if qb.n_rows == 0 or rb.n_rows == 0:
         return np.zeros(0, dtype=np.int64)
     return q_pos[match_rows(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)]
+def _row_hash_at(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """A partition's rows' canonical positions and content hashes
+    (:func:`~synthguard.data.hashing.row_hashes`) on ``columns``."""
+    from ..data.hashing import row_hashes
+
+    return np.asarray(positions, dtype=np.int64), row_hashes(frame[list(columns)])
+
+
 def _hash_firsts(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """A partition's distinct content hashes (:func:`~synthguard.data.hashing.row_hashes`) with the
     lowest position of each."""

@@ -1341,3 +1341,55 @@ def test_drop_and_retest_on_dask_equals_single_process(dask_client):
     assert {r["action"] for r in one["records"]} >= {"drop"}
     assert dumps(one["actions"]["drop_retest"]) == dumps(many["actions"]["drop_retest"])
     pd.testing.assert_frame_equal(single.records(), dist.records())
+
+
+def test_drop_list_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """What the drop list asks of a cluster equals one process's answers: crowds of fetched rows,
+    the copy tests' chance baselines, key ids (the same groups), each row's distinct row, and the
+    release without some rows (the same rows in the same canonical order, each with its position
+    in the full release)."""
+    from synthguard.data.hashing import row_hashes
+    from synthguard.distributed._tables import without_rows
+    from synthguard.metrics.privacy._copies import (
+        _code_matrices,
+        backend_chance_crowds,
+        backend_crowds,
+        chance_crowds,
+    )
+    from synthguard.registry import Context
+    from synthguard.run.actions import _without_rows
+
+    orig, syn, ctl = _leaky_tables(5)
+    # control records equal to a training record, and within one cell of one (chance baselines)
+    ctl = pd.concat([ctl, orig.iloc[50:55], orig.iloc[60:63].assign(d="t")], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    ctx = Context.from_frames(orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "f"]
+    real, _ = _code_matrices(ctx, cols)
+    for k in (0, 1):
+        want = chance_crowds(real, len(orig), k)
+        assert (want >= 0).any()
+        np.testing.assert_array_equal(backend_chance_crowds(dist, cols, k), want)
+    rows = np.array([7, 3, 3, 150, 0])
+    for k in (1, 2):
+        np.testing.assert_array_equal(backend_crowds(dist, dist.take("synthetic", rows, cols), cols, k),
+                                      backend_crowds(local, local.take("synthetic", rows, cols), cols, k))
+    roles = ("original", "control", "synthetic")
+    want, got = local.key_ids(["a", "b"], roles), dist.key_ids(["a", "b"], roles)
+    np.testing.assert_array_equal(pd.factorize(np.concatenate([want[r] for r in roles]))[0],
+                                  pd.factorize(np.concatenate([got[r] for r in roles]))[0])
+    h = row_hashes(ctx.tables.synthetic[cols])
+    np.testing.assert_array_equal(dist.distinct_index("synthetic", cols),
+                                  np.unique(h, return_inverse=True)[1].ravel())
+    dropped = np.zeros(len(syn), dtype=bool)
+    dropped[[0, 5, 6, 40, len(syn) - 1]] = True
+    new, pos, _ = _without_rows(ctx.tables, dropped)
+    dnew, dpos = without_rows(dist.dt, dropped)
+    np.testing.assert_array_equal(dpos, pos)
+    from synthguard.distributed import cluster_backend
+
+    every = np.arange(len(new.synthetic))
+    pd.testing.assert_frame_equal(cluster_backend(dnew).take("synthetic", every, cols),
+                                  new.synthetic[cols].reset_index(drop=True), check_dtype=False)
+    assert dnew.encoder._vocab == Context.from_frames(orig, new.synthetic, ctl, meta).encoded.encoder._vocab
