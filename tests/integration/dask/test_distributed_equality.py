@@ -550,9 +550,9 @@ def test_near_copies_flags_and_leak_responses_on_dask_equal_single_process(dask_
     syn = pd.concat([wide(350, 52), one, two], ignore_index=True)
     ctl = wide(400, 53)
     metrics = {"near_copies": {"top_n": 5}, "near_copies_2": {"top_n": 5}}
-    # the drop-and-retest re-runs tests on pandas tables of one process (a cluster run refuses it)
+    # no drop-and-retest (test_drop_and_retest_on_dask_equals_single_process compares it)
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, retest_columns=0, retest_rows=0)
-    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client, retest_rows=0)
     _assert_same(single, dist, list(metrics))
     for name in metrics:
         res = single[name]["result"]
