@@ -131,13 +131,13 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         others are reported ``skipped``. Every other argument is honoured the same way (``cache``,
         ``progress``, ``on_progress``, named runs) or refused with one line (``ConfigError`` naming
         it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1,
-        ``retest_columns`` or ``retest_rows`` other than 0). See ``docs/scaling.md``.
+        ``retest_columns`` other than 0). See ``docs/scaling.md``.
     retest_columns : int, optional
         When singling out or attribute inference alarms, at most this many of the columns driving
         it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
         of the verdict's tests each; the report gives each risk's level after
         (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2 (in one process; a Dask
-        run does not re-test).
+        run does not coarsen and re-test: it says so under the report's ``actions``).
     on_plan : callable, optional
         Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
         and memory, why a plan is large) once the inputs are read, before any metric runs;
@@ -148,7 +148,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         the release without them, in at most this many rounds (rows still named after a round are
         dropped in the next); the report gives each alarming risk's level after and what still
         alarms (:func:`synthguard.run.actions.drop_retest`). ``0`` switches it off (the rows are
-        still listed). Default 1 (in one process; a Dask run does not re-test).
+        still listed). Default 1 (in one process and on a Dask cluster alike, with the same
+        result).
     max_records : int, optional
         When the original (training) or the control table holds more rows, every test runs on a
         seeded uniform sample of this many of each (drawn from ``seed``, whatever the input row

@@ -218,8 +218,6 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
         if retest_columns:
             raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
-        if retest_rows:
-            raise click.UsageError("--retest-rows runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
         report = plan_or_run(lambda: run_distributed(

@@ -384,6 +384,20 @@ class DaskBackend:
         pos = np.concatenate([p[1] for p in parts])
         return np.sort(pos[np.lexsort((pos, keys))[:n]])
 
+    def key_ids(self, columns: Sequence[str], roles: Sequence[str], *,
+                bins: Bins | None = None) -> dict[str, np.ndarray]:
+        """Per role of ``roles``: ids of the value tuples of ``columns`` cut at ``bins`` (equal
+        tuples, equal ids: the first pooled position of the tuple over ``roles``), grouping the
+        rows as :meth:`LocalBackend.key_ids <synthguard.engine.backend.LocalBackend.key_ids>`
+        does (the values differ). One number per row comes to the driver: for a metric naming
+        the release rows behind its key counts."""
+        key = (tuple(columns), tuple(roles), tuple(sorted(
+            (str(c), np.asarray(e, dtype=float).tobytes()) for c, e in (bins or {}).items())))
+        got = self.__dict__.setdefault("_key_ids", {})
+        if key not in got:
+            got[key] = first_positions(self.dt, columns, roles, bins)
+        return got[key]
+
     def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
         return self.dt.encoder.encode(fetch_rows(self.dt, role, rows, columns), list(columns))
 
@@ -665,6 +679,19 @@ class DaskBackend:
         h, pos = h[order], pos[order]
         keep = np.r_[True, h[1:] != h[:-1]] if h.size else np.zeros(0, dtype=bool)
         return pos[keep].astype(np.int64)
+
+    def distinct_index(self, role: str, columns: Sequence[str]) -> np.ndarray:
+        """Per row of ``role`` (canonical positions), the index of its distinct row on ``columns``
+        in the order of :meth:`distinct_order` (content-hash order): each partition's content
+        hashes with their positions come to the driver (16 bytes per row, a per-record array),
+        ranked there as one process ranks ``row_hashes`` of the whole table. For a metric naming
+        every release row with the content of a distinct row (an attack's rows to review)."""
+        parts = self.dt.compute(self.dt.map(role, _row_hash_at, tuple(columns), with_encoder=False,
+                                            ordered=False))
+        h = np.zeros(self.n_rows(role), dtype=np.uint64)
+        for pos, got in parts:
+            h[pos] = got
+        return np.unique(h, return_inverse=True)[1].ravel().astype(np.int64)
 
     def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
                      rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -1011,6 +1038,15 @@ def _matched_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.nd
     if qb.n_rows == 0 or rb.n_rows == 0:
         return np.zeros(0, dtype=np.int64)
     return q_pos[match_rows(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)]
+def _row_hash_at(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """A partition's rows' canonical positions and content hashes
+    (:func:`~synthguard.data.hashing.row_hashes`) on ``columns``."""
+    from ..data.hashing import row_hashes
+
+    return np.asarray(positions, dtype=np.int64), row_hashes(frame[list(columns)])
+
+
 def _hash_firsts(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """A partition's distinct content hashes (:func:`~synthguard.data.hashing.row_hashes`) with the
     lowest position of each."""
@@ -1243,25 +1279,28 @@ def _first_of(frame: pd.DataFrame, role_offset: int) -> pd.DataFrame:
     return pd.DataFrame({"h1": frame["h1"], "h2": frame["h2"], "g": frame["pos"] + role_offset})
 
 
-def first_positions(dt: DistTables, columns: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per role and row, the first position (over original, synthetic, control concatenated) of a
-    row with the same content: ids in the same order as the single process's dense exact-row ids
+def first_positions(dt: DistTables, columns: Sequence[str], roles: Sequence[str] | None = None,
+                    bins: Bins | None = None) -> dict[str, np.ndarray]:
+    """Per role and row, the first position (over ``roles``, default original, synthetic,
+    control, concatenated) of a row with the same content on ``columns`` (cut at ``bins``): ids in
+    the same order as the single process's dense exact-row ids
     (:func:`synthguard.data.encoding.row_identities`), so group-wise splits come out the same."""
     import dask.dataframe as dd
 
+    roles = tuple(dt.roles if roles is None else roles)
     start, frames = 0, {}
-    for role in dt.roles:
-        hashed = _frames(dt, role, {"h": tuple(columns)}, None)
+    for role in roles:
+        hashed = _frames(dt, role, {"h": tuple(columns)}, bins)
         frames[role] = hashed.map_partitions(_first_of, start)
         start += dt.get(role).n_rows
-    everything = dd.concat(list(frames.values()))
+    everything = dd.concat(list(frames.values())) if len(frames) > 1 else frames[roles[0]]
     n_all = start
-    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in dt.roles))
+    split = 1 if n_all < 1_000_000 else max(1, sum(len(dt.get(r).parts) for r in roles))
     first = everything.groupby(_KEYS).g.min(split_out=split).reset_index()
     first = first.map_partitions(_named, {"g": "first"})
-    tasks = [frames[r].merge(first, on=_KEYS, how="left")[["g", "first"]] for r in dt.roles]
+    tasks = [frames[r].merge(first, on=_KEYS, how="left")[["g", "first"]] for r in roles]
     out, start = {}, 0
-    for role, got in zip(dt.roles, dt.compute(tasks), strict=True):
+    for role, got in zip(roles, dt.compute(tasks), strict=True):
         ids = np.empty(dt.get(role).n_rows, dtype=np.int64)
         ids[got["g"].to_numpy() - start] = got["first"].to_numpy()
         out[role] = ids

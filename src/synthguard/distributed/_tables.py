@@ -117,6 +117,9 @@ class DistTables:
     #: role -> the input row number (0-based) of each row in canonical order, as
     #: :attr:`Tables.row_numbers <synthguard.data.tables.Tables.row_numbers>` after ``in_canonical_order``
     row_numbers: dict[str, np.ndarray] = field(default_factory=dict)
+    #: role -> per categorical column, its distinct values in order of first canonical appearance
+    #: (:attr:`Canonical.first_values`): the vocabularies are learnt from them, role by role
+    first_values: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -771,22 +774,85 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
-    encoder = Encoder(schema)
     row_numbers: dict[str, np.ndarray] = {}
     canons = canonicalise_all(tables, client, categorical)
     for role in ROLES:  # original, synthetic, control: the order one process learns vocabularies in
         if role not in tables:
             continue
-        canon = canons[role]
-        row_numbers[role] = canon.row_numbers
-        for c, values in canon.first_values.items():
-            if values:
-                encoder.codes(pd.Series(values, name=c, dtype=object))
+        row_numbers[role] = canons[role].row_numbers
         if tables[role].n_rows == 0:
             raise InputError(f"{labels[role]} has no rows: give a non-empty table")
-    encoder.freeze()
-    future = delayed(encoder, pure=True, traverse=False)  # one key per graph, shipped with the tasks
+    firsts = {role: canons[role].first_values for role in ROLES if role in tables}
+    encoder, future = _learnt_encoder(schema, firsts)
     prints = {r: {"rows": t.n_rows, "columns": len(base), "partitions": len(t.parts), "sha256": None}
               for r, t in tables.items()}
-    return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers)
+    return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers,
+                      first_values=firsts)
+
+
+def _learnt_encoder(schema: Schema, firsts: Mapping[str, Mapping[str, list[Any]]]
+                    ) -> tuple[Encoder, Any]:
+    """The frozen encoder of tables whose categorical values first appear in ``firsts`` (per role,
+    original, synthetic, control: the order one process learns vocabularies in), and its
+    ``Delayed`` (one key per graph, shipped with the tasks)."""
+    from dask import delayed
+
+    encoder = Encoder(schema)
+    for role in ROLES:
+        for c, values in (firsts.get(role) or {}).items():
+            if values:
+                encoder.codes(pd.Series(values, name=c, dtype=object))
+    encoder.freeze()
+    return encoder, delayed(encoder, pure=True, traverse=False)
+
+
+def _kept_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """The rows of one input partition marked in ``keep``, in input order."""
+    return frame.iloc[np.flatnonzero(keep)].reset_index(drop=True)
+
+
+def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
+                 ) -> tuple[DistTables, np.ndarray]:
+    """``dt`` with the rows of ``role`` marked in ``dropped`` (canonical positions) removed, as a
+    new evaluation of the remaining rows would read them, without gathering any table: each input
+    partition filtered on the cluster (its kept rows, in input order), the filtered table put in
+    canonical order (:func:`canonicalise`, ties by input row as one process breaks them) and the
+    vocabularies learnt again in one process's order (original, the filtered table, control). The
+    other tables are shared. Returns the new tables and, for each of their rows of ``role``, its
+    canonical position in ``dt`` (as :func:`synthguard.run.actions._without_rows` in one process).
+
+    Only per-row positions and flags travel (8 bytes and one byte per row); the driver never holds
+    a partition.
+    """
+    from dask import delayed
+
+    table = dt.get(role)
+    if table.input_parts is None:
+        raise RuntimeError("without_rows: the table has no input partitions (not canonicalised)")
+    n = table.n_rows
+    nums = dt.row_numbers.get(role)
+    rank = np.arange(n, dtype=np.int64)  # canonical position of every input row
+    if nums is not None:
+        rank[np.asarray(nums, dtype=np.int64)] = np.arange(n, dtype=np.int64)
+    keep = ~np.asarray(dropped, dtype=bool)[rank]  # per input row
+    bounds = np.concatenate([table.offsets, [n]])
+    kept = delayed(_kept_rows, pure=True)
+    part_of = np.repeat(np.arange(table.lengths.size), table.lengths)  # per input row
+    sizes = np.bincount(part_of[keep], minlength=table.lengths.size).astype(np.int64)
+    # the partitions left with rows (at least one partition, as every table has)
+    left = [j for j in range(sizes.size) if sizes[j]] or [0]
+    parts = [kept(table.input_parts[j], keep[bounds[j]:bounds[j + 1]]) for j in left]
+    lengths = sizes[left].astype(np.int64)
+    new = DistTable(role, table.label, parts, lengths)
+    categorical = tuple(c for c in dt.schema.tabular_columns() if not dt.schema.columns[c].is_numeric)
+    canon = canonicalise_all({role: new}, dt.client, categorical)[role]
+    firsts = {**dt.first_values, role: canon.first_values}
+    encoder, future = _learnt_encoder(dt.schema, firsts)
+    prints = {**dt.fingerprints, role: {**dt.fingerprints.get(role, {}), "rows": new.n_rows,
+                                        "partitions": len(parts)}}
+    out = DistTables({**dt.tables, role: new}, dt.schema, dt.client, encoder, future, prints,
+                     release_type=dt.release_type,
+                     row_numbers={**dt.row_numbers, role: canon.row_numbers}, first_values=firsts)
+    kept_inputs = np.flatnonzero(keep)  # the new table's input rows, as input rows of ``dt``
+    return out, rank[kept_inputs[np.asarray(canon.row_numbers, dtype=np.int64)]]
 

@@ -45,6 +45,7 @@ out or inference alarms; ``retest_columns=0`` in :func:`synthguard.evaluate` swi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -385,10 +386,11 @@ def _sub_config(run_config: Any, names: list[str]) -> Any:
         unavailable={}, runs={n: m for n, m in dict(run_config.runs).items() if n in names})
 
 
-def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray]:
+def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray | None]:
     """``tables`` with the release rows marked in ``dropped`` (canonical positions) removed, in
-    canonical order as a new evaluation of that release would have them, and for each of their
-    release rows its canonical position in ``tables``."""
+    canonical order as a new evaluation of that release would have them; for each of their
+    release rows its canonical position in ``tables``, and for each of their training rows its
+    canonical position in ``tables`` (``None``: the same positions)."""
     from ..data.tables import prepare_tables
 
     kept = np.flatnonzero(~dropped)
@@ -396,18 +398,24 @@ def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray]:
     new = prepare_tables(tables.original, syn, tables.control, tables.schema,
                          canonical_columns=True).in_canonical_order()
     nums = new.row_numbers.get("synthetic")
-    return new, (kept if nums is None else kept[np.asarray(nums)])
+    return new, (kept if nums is None else kept[np.asarray(nums)]), new.row_numbers.get("original")
 
 
-def _back(rows: pd.DataFrame, new: Any, release_pos: np.ndarray) -> pd.DataFrame:
-    """Rows of :func:`synthguard.run.drops.rows_behind` on reduced tables ``new``, with their
-    release and training positions those of the full run's tables."""
+def _back(rows: pd.DataFrame, release_pos: np.ndarray, training_pos: np.ndarray | None
+          ) -> pd.DataFrame:
+    """Rows of :func:`synthguard.run.drops.rows_behind` on reduced tables, with their release and
+    training positions those of the full run's tables."""
     out = rows.copy()
     out["release"] = release_pos[out["release"].to_numpy(dtype=np.int64)]
-    nums = new.row_numbers.get("original")
-    if nums is not None:  # the training rows keep their order (already canonical)
-        out["training"] = np.asarray(nums)[out["training"].to_numpy(dtype=np.int64)]
+    if training_pos is not None:  # the training rows keep their order (already canonical)
+        out["training"] = np.asarray(training_pos)[out["training"].to_numpy(dtype=np.int64)]
     return out
+
+
+def _taker(take: Any, tables: Any) -> Any:
+    """``take(role, positions, columns)`` of ``tables`` from ``take(tables, role, positions,
+    columns)`` (``None`` stays ``None``)."""
+    return None if take is None else functools.partial(take, tables)
 
 
 def _to_drop(rows: pd.DataFrame, copies_first: bool = True) -> np.ndarray:
@@ -432,7 +440,7 @@ def _naming(rows: pd.DataFrame, drop: np.ndarray) -> set[str]:
 
 
 def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
-                rerun: Any, max_rounds: int = DROP_ROUNDS
+                rerun: Any, max_rounds: int = DROP_ROUNDS, without: Any = None, take: Any = None
                 ) -> tuple[Any, list[dict[str, Any]], dict[str, Any] | None, Any]:
     """List the release rows behind the findings, drop those to drop and re-test, in rounds.
 
@@ -451,6 +459,15 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         backend, risk rule and jobs, and no re-test of its own.
     max_rounds : int
         Rounds of dropping and re-testing at most (``0``: list the rows, re-test nothing).
+    without : callable, optional
+        ``without(tables, dropped) -> (tables, release positions, training positions or None)``:
+        the tables without the release rows marked in ``dropped``, as a new evaluation of that
+        release reads them (default: :func:`_without_rows`, pandas tables of one process; a
+        cluster run filters its partitions).
+    take : callable, optional
+        ``take(tables, role, positions, columns)``: rows of ``tables`` fetched by canonical
+        position, for :func:`synthguard.run.drops.rows_behind` (a cluster run fetches only the rows
+        behind the pairs); default: read from the tables' frames.
 
     Returns
     -------
@@ -474,7 +491,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     """
     from .drops import ALARM, export_rows, rows_behind
 
-    rows = rows_behind(verdict, results, tables)
+    without = _without_rows if without is None else without
+    rows = rows_behind(verdict, results, tables, _taker(take, tables))
     alarm = {r["risk"]: r for r in verdict.risks if r.get("level") in ALARM}
     drop = _to_drop(rows)
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
@@ -496,7 +514,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         t1 = time.perf_counter()
         dropped[drop] = True
         when[drop] = r
-        new, release_pos = _without_rows(tables, dropped)
+        new, release_pos, training_pos = without(tables, dropped)
         rep = rerun(new, sub)
         high = sorted(t["metric"] for t in rep.verdict.tests if t.get("level") == "high")
         rounds.append({"round": r, "rows_dropped": int(drop.size),
@@ -504,7 +522,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
                        "still_high": high, "seconds": round(time.perf_counter() - t1, 4)})
         if r == max_rounds or not (set(high) & (named | _naming(rows, _to_drop(rows, False)))):
             break  # no test that names rows to drop still reads high
-        more = _back(rows_behind(rep.verdict, rep.results, new), new, release_pos)
+        more = _back(rows_behind(rep.verdict, rep.results, new, _taker(take, new)),
+                     release_pos, training_pos)
         more = more[~dropped[more["release"].to_numpy(dtype=np.int64)]]
         drop = _to_drop(more)
         if not drop.size or int((~dropped).sum()) - np.unique(drop).size < 1:

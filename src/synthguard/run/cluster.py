@@ -17,10 +17,14 @@ from .loop import check_run_config, run_all, run_header
 from .options import ENTITY_OPTIONS, EvaluateOptions
 from .verdict import risk_rule_of
 
-__all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
-           "run_on_cluster"]
+__all__ = ["CLUSTER_REFUSES", "NO_COARSENING", "distributed_metrics", "not_distributed", "refuse_on_cluster",
+           "run_on_cluster", "run_tables_on_cluster"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
+#: Why a run on a cluster makes no coarsen-and-retest (stated under the report's ``actions`` when a
+#: risk it re-tests alarms); the drop-and-retest is made (:func:`run_on_cluster`).
+NO_COARSENING = ("the coarsen-and-retest re-runs tests on tables with a column coarsened, built as "
+                 "pandas tables of one process (no partitioned form yet)")
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
 CLUSTER_REFUSES: dict[str, str] = {
     "original_stats": "the original's statistics stand in for rows of one process",
@@ -28,10 +32,7 @@ CLUSTER_REFUSES: dict[str, str] = {
     "generator": "generator-in-the-loop metrics run in one process",
     "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
              "not compute",
-    "retest_columns": "the coarsen-and-retest re-runs tests on pandas tables of one process: leave "
-                      "it unset or 0",
-    "retest_rows": "the drop-and-retest re-runs tests on pandas tables of one process: leave it "
-                   "unset or 0",
+    "retest_columns": NO_COARSENING + ": leave it unset or 0",
     "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
                    "unset",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
@@ -78,13 +79,12 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     DataFrames (pandas ones are split into ``npartitions``). ``options`` are checked first
     (:func:`refuse_on_cluster`); ``options.seed`` must be resolved (:meth:`EvaluateOptions.with_config`).
     """
-    from ..distributed import cluster_backend
     from ..distributed._tables import load_tables
     from .plan import plan_for_run, stage
 
     refuse_on_cluster(options)
     run_config = check_run_config(run_config)
-    client, seed = options.client, int(options.seed or 0)
+    client = options.client
     with stage("reading inputs", options.progress):
         dt = load_tables(original, synthetic, control, metadata, client=client,
                          npartitions=npartitions)
@@ -94,6 +94,46 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
             n: "not available in a distributed run" for n in run_config.metrics
             if get_metric(run_config.metric_of(n)).backend != "any"}))
     dt.release_type = rule.release_type
+    out = run_tables_on_cluster(dt, run_config, options)
+    # the advice on the driver over the per-record flags and pairs: the release rows behind the
+    # findings listed (only they are fetched), dropped on the cluster and the tests run again
+    from ..distributed._backend import fetch_rows
+    from ..distributed._tables import without_rows
+    from .runner import _advice
+
+    def without(tables: Any, dropped: Any) -> tuple[Any, Any, None]:
+        new, release_pos = without_rows(tables, dropped)
+        return new, release_pos, None  # the training table is the same
+
+    return _advice(out, dt, run_config, options, rerun=run_tables_on_cluster, without=without,
+                   take=fetch_rows, no_coarsening=NO_COARSENING)
+
+
+def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:
+    """Run a validated configuration on partitioned tables ``dt``
+    (:class:`~synthguard.distributed._tables.DistTables`) on their cluster: the metrics whose card
+    says ``backend="any"`` through the Dask backend, the others skipped with the reason; the
+    report without the advice (:func:`run_on_cluster` adds it, re-running the tests through this
+    function on the release without the rows to drop).
+
+    Parameters
+    ----------
+    dt : DistTables
+        The loaded, canonicalised tables.
+    run_config : RunConfig
+        A validated configuration.
+    options : EvaluateOptions
+        The run's options (``options.seed`` resolved).
+
+    Returns
+    -------
+    RunOutput
+        Header, entries, results and verdict.
+    """
+    from ..distributed import cluster_backend
+
+    client, seed = dt.client, int(options.seed or 0)
+    rule = risk_rule_of(run_config, dt, options.risk_overrides())
     # one context for the run, whose backend is the cluster: the metrics run their own code
     names = list(run_config.metrics)
     ctx = Context(tables=dt, encoded=None, seed=seed, backend=options.backend,  # type: ignore[arg-type]

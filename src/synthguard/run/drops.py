@@ -217,26 +217,34 @@ def _test_entries(pairs: Any, member: np.ndarray, weight: float
             np.concatenate(contrib).astype(float))
 
 
-def _cells_differing(tables: Any, release: np.ndarray, training: np.ndarray) -> np.ndarray:
+def _cells_differing(tables: Any, release: np.ndarray, training: np.ndarray,
+                     take: Any = None) -> np.ndarray:
     """How many compared cells (every column but id columns) of each release row differ from its
-    training row (missing equals missing): one pass per column, vectorised over the rows."""
+    training row (missing equals missing): one pass per column, vectorised over the rows.
+    ``take(role, positions, columns)`` fetches rows by canonical position (a backend's
+    :meth:`~synthguard.engine.backend.Backend.take`: on a cluster, only these rows travel);
+    default: read from ``tables``' frames."""
     from ..metrics.privacy.matching import compared_columns
 
     cols = compared_columns(tables.schema)
     out = np.zeros(release.size, dtype=np.int64)
     if not release.size:
         return out
-    syn, orig = tables.synthetic, tables.original
+    if take is None:
+        syn = tables.synthetic.iloc[release].reset_index(drop=True)
+        orig = tables.original.iloc[training].reset_index(drop=True)
+    else:
+        syn, orig = take("synthetic", release, cols), take("original", training, cols)
     for c in cols:  # loop over columns
-        a = syn[c].iloc[release].reset_index(drop=True)
-        b = orig[c].iloc[training].reset_index(drop=True)
+        a, b = syn[c], orig[c]
         both_na = (a.isna() & b.isna()).to_numpy()
         same = a.astype(object).eq(b.astype(object)).fillna(False).to_numpy(dtype=bool)
         out += ~(same | both_na)
     return out
 
 
-def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.DataFrame:
+def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any = None
+                ) -> pd.DataFrame:
     """Every release row an alarming test ties to one of its flagged training records, ranked.
 
     Parameters
@@ -247,6 +255,9 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
         The run's results (their evidence's flags and pairs).
     tables : Tables
         The run's tables, canonical order (cells are compared to name the leak family).
+    take : callable, optional
+        ``take(role, positions, columns)``: the rows behind the pairs fetched by canonical
+        position (a cluster run's backend; only those rows travel); default: read from ``tables``.
 
     Returns
     -------
@@ -326,7 +337,8 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any) -> pd.Dat
     out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
     out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
                           kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
-    out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy())
+    out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy(),
+                                    take)
     return out[list(_COLUMNS)]
 
 

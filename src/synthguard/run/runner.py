@@ -9,6 +9,7 @@ was built."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from ..data.encoding import EncodedView
@@ -195,12 +196,19 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     return out
 
 
-def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
-            options: EvaluateOptions) -> RunOutput:
+def _advice(out: RunOutput, tables: Any, run_config: RunConfig, options: EvaluateOptions, *,
+            rerun: Callable[[Any, RunConfig, EvaluateOptions], RunOutput] | None = None,
+            without: Any = None, take: Any = None, no_coarsening: str | None = None) -> RunOutput:
     """The run's advice, re-tested: the release rows behind the findings listed (the records
     export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
-    the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most)."""
-    from .actions import coarsen_retest, drop_retest
+    the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
+
+    ``rerun(tables, run_config, options)`` runs the verdict's tests again (default:
+    :func:`run_tables` in one process); ``without`` and ``take`` are handed to
+    :func:`~synthguard.run.actions.drop_retest` (a cluster run's partitioned tables);
+    ``no_coarsening``: why the coarsen-and-retest is not made here (stated under ``actions`` when
+    a risk it re-tests alarms)."""
+    from .actions import COARSEN_RISKS, coarsen_retest, drop_retest
     from .plan import stage
 
     rounds, columns = _advice_budget(options)
@@ -208,25 +216,33 @@ def _advice(out: RunOutput, tables: Tables, run_config: RunConfig,
     # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
     again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
                             generator=None, retest_columns=0, retest_rows=0)
-
-    def rerun(new: Tables, sub: RunConfig) -> RunOutput:
+    def rerun_one(new: Any, sub: RunConfig) -> RunOutput:
+        if rerun is not None:
+            return rerun(new, sub, again)
         return run_tables(new, sub, again, canonical=True)
 
     actions: dict[str, Any] = {}
     with stage("re-testing without the rows to drop", options.progress and bool(rounds)):
         verdict, records, cost, after = drop_retest(tables, run_config, out.verdict, out.results,
-                                                    rerun=rerun, max_rounds=int(rounds))
+                                                    rerun=rerun_one, max_rounds=int(rounds),
+                                                    without=without, take=take)
     if records:
         out.header["records"] = records
     if cost is not None:
         actions["drop_retest"] = cost
+    if columns and no_coarsening is not None:
+        alarms = (after[1].verdict if after is not None else verdict).risks
+        if any(r.get("level") in ("high", "medium") and r["risk"] in COARSEN_RISKS
+               for r in alarms):
+            actions["coarsen_retest"] = {"skipped": no_coarsening}
+        columns = 0
     if columns:
         # what still alarms once the rows are dropped is what a coarsening must settle
         base_tables, base = after if after is not None else (tables, None)
         with stage("re-testing coarsened columns", options.progress):
             coarse, ccost = coarsen_retest(
                 base_tables, run_config, base.verdict if base is not None else verdict,
-                base.results if base is not None else out.results, rerun=rerun,
+                base.results if base is not None else out.results, rerun=rerun_one,
                 max_columns=int(columns),
                 rows_dropped_first=int(cost.get("rows_dropped", 0)) if cost is not None else 0)
         if ccost is not None:

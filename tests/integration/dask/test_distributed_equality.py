@@ -560,9 +560,9 @@ def test_near_copies_flags_and_leak_responses_on_dask_equal_single_process(dask_
     syn = pd.concat([wide(350, 52), one, two], ignore_index=True)
     ctl = wide(400, 53)
     metrics = {"near_copies": {"top_n": 5}, "near_copies_2": {"top_n": 5}}
-    # the drop-and-retest re-runs tests on pandas tables of one process (a cluster run refuses it)
+    # no drop-and-retest (test_drop_and_retest_on_dask_equals_single_process compares it)
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, retest_columns=0, retest_rows=0)
-    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=4, client=dask_client, retest_rows=0)
     _assert_same(single, dist, list(metrics))
     for name in metrics:
         res = single[name]["result"]
@@ -1422,3 +1422,95 @@ def test_singling_out_on_dask_equals_single_process(dask_client):
                     client=dask_client)
     _assert_same(single, dist, ["singling_out_univariate"])
     assert "equal-size" in single["singling_out_univariate"]["result"]["control_correction"]["method"]
+
+
+def _leaky_tables(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Training, release and control rows of ``_frame`` with a column ``f`` of many values (a row
+    is nearly always unique): the release holds 30 verbatim copies of training rows, 15 copies
+    with one cell changed and, shuffled among them, fresh rows and a control row."""
+    def sparse(n: int, s: int) -> pd.DataFrame:
+        return _frame(n, s).assign(f=np.random.default_rng(s).integers(0, 100_000, n).astype(float))
+
+    orig, ctl = sparse(200, seed), sparse(200, seed + 2)
+    one_cell = orig.iloc[30:45].assign(d="s")
+    syn = pd.concat([sparse(120, seed + 1), orig.iloc[:30], one_cell, ctl.iloc[:1]],
+                    ignore_index=True).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    return orig, syn, ctl
+
+
+@pytest.mark.metric_on_dask
+def test_drop_and_retest_on_dask_equals_single_process(dask_client):
+    """A cluster run lists the release rows behind the copy tests' flags (the exact and one-cell
+    copies, with their crowds and chance baselines asked of the backend, only the rows behind the
+    pairs fetched) and re-tests the release without those to drop, filtered on the cluster: every
+    risk's drop_retest, the records export and the drop-and-retest's rounds equal one process's."""
+    orig, syn, ctl = _leaky_tables(5)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    metrics = ["exact_matches", "near_copies"]
+    kw = dict(metrics=metrics, seed=2, retest_rows=2, retest_columns=0)
+    single = evaluate(orig, syn, ctl, meta, **kw)
+    dist = evaluate(orig, syn, ctl, meta, client=dask_client, **kw)
+    one, many = single.to_dict(), dist.to_dict()
+
+    def dumps(value) -> str:
+        return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+
+    assert dumps(one["verdict"]) == dumps(many["verdict"])
+    entries = [r["drop_retest"] for r in one["verdict"]["risks"] if r.get("drop_retest")]
+    assert entries and all(e["level_before"] == "high" and e["level_after"] != "high" for e in entries)
+    assert dumps(one["records"]) == dumps(many["records"])
+    assert {r["action"] for r in one["records"]} >= {"drop"}
+    assert dumps(one["actions"]["drop_retest"]) == dumps(many["actions"]["drop_retest"])
+    pd.testing.assert_frame_equal(single.records(), dist.records())
+
+
+def test_drop_list_questions_of_the_dask_backend_equal_one_process(dask_client):
+    """What the drop list asks of a cluster equals one process's answers: crowds of fetched rows,
+    the copy tests' chance baselines, key ids (the same groups), each row's distinct row, and the
+    release without some rows (the same rows in the same canonical order, each with its position
+    in the full release)."""
+    from synthguard.data.hashing import row_hashes
+    from synthguard.distributed._tables import without_rows
+    from synthguard.metrics.privacy._copies import (
+        _code_matrices,
+        backend_chance_crowds,
+        backend_crowds,
+        chance_crowds,
+    )
+    from synthguard.registry import Context
+    from synthguard.run.actions import _without_rows
+
+    orig, syn, ctl = _leaky_tables(5)
+    # control records equal to a training record, and within one cell of one (chance baselines)
+    ctl = pd.concat([ctl, orig.iloc[50:55], orig.iloc[60:63].assign(d="t")], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
+    ctx = Context.from_frames(orig, syn, ctl, meta)
+    cols = ["a", "b", "c", "d", "e", "f"]
+    real, _ = _code_matrices(ctx, cols)
+    for k in (0, 1):
+        want = chance_crowds(real, len(orig), k)
+        assert (want >= 0).any()
+        np.testing.assert_array_equal(backend_chance_crowds(dist, cols, k), want)
+    rows = np.array([7, 3, 3, 150, 0])
+    for k in (1, 2):
+        np.testing.assert_array_equal(backend_crowds(dist, dist.take("synthetic", rows, cols), cols, k),
+                                      backend_crowds(local, local.take("synthetic", rows, cols), cols, k))
+    roles = ("original", "control", "synthetic")
+    want, got = local.key_ids(["a", "b"], roles), dist.key_ids(["a", "b"], roles)
+    np.testing.assert_array_equal(pd.factorize(np.concatenate([want[r] for r in roles]))[0],
+                                  pd.factorize(np.concatenate([got[r] for r in roles]))[0])
+    h = row_hashes(ctx.tables.synthetic[cols])
+    np.testing.assert_array_equal(dist.distinct_index("synthetic", cols),
+                                  np.unique(h, return_inverse=True)[1].ravel())
+    dropped = np.zeros(len(syn), dtype=bool)
+    dropped[[0, 5, 6, 40, len(syn) - 1]] = True
+    new, pos, _ = _without_rows(ctx.tables, dropped)
+    dnew, dpos = without_rows(dist.dt, dropped)
+    np.testing.assert_array_equal(dpos, pos)
+    from synthguard.distributed import cluster_backend
+
+    every = np.arange(len(new.synthetic))
+    pd.testing.assert_frame_equal(cluster_backend(dnew).take("synthetic", every, cols),
+                                  new.synthetic[cols].reset_index(drop=True), check_dtype=False)
+    assert dnew.encoder._vocab == Context.from_frames(orig, new.synthetic, ctl, meta).encoded.encoder._vocab

@@ -91,8 +91,9 @@ def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, dist
     """The release rows behind an attack's findings: ``(pooled real record, canonical distinct
     synthetic row on columns)`` pairs, each expanded to every release row with that content on
     ``columns`` (duplicates included), as :class:`~synthguard.core.results.RowPairs` to *review*
-    (an attack's row is evidence, not a copy: removing it need not clear the finding). ``None`` on
-    a cluster (a cluster run lists no rows). Vectorised over the pairs.
+    (an attack's row is evidence, not a copy: removing it need not clear the finding). On a
+    cluster each release row's distinct row is asked of the backend (its content hash, a
+    per-record array). Vectorised over the pairs.
 
     Examples
     --------
@@ -104,13 +105,13 @@ def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, dist
     >>> release_ties(ctx, ["a"], np.array([0]), np.array([d]), "nearest row").pairs_of(np.array([True, False, False, False])).tolist()
     [[0, 0], [0, 2]]
     """
-    if ctx.data_backend is not None:
-        return None
     records = np.asarray(records, dtype=np.int64)
     distinct = np.asarray(distinct, dtype=np.int64)
     key = f"anonymeter:canonical_of_rows:synthetic:{tuple(columns)}"
 
     def compute() -> np.ndarray:
+        if ctx.data_backend is not None:
+            return ctx.data.distinct_index("synthetic", list(columns))
         h = row_hashes(ctx.tables.get("synthetic")[list(columns)])
         return np.unique(h, return_inverse=True)[1].ravel().astype(np.int64)  # canonical order
 

@@ -410,9 +410,9 @@ def cap_evidence_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[
     control record, exposed (:func:`exposed`), and per training record whether a copy would expose
     it (:func:`~._cap_core.copy_responds_counts`) and whether its key is unique among the real
     records pooled. ``continuous`` columns are cut into ``bins`` equal-width bins from the original
-    AND control rows pooled (label-free, as :func:`cap_evidence`). ``pairs``: in one process, the
-    release rows behind a flag as :func:`cap_evidence` ties them (a cluster run lists no rows to
-    drop, so they are not gathered there)."""
+    AND control rows pooled (label-free, as :func:`cap_evidence`). ``pairs``: the release rows
+    behind a flag as :func:`cap_evidence` ties them (on a cluster from the backend's key ids cut at
+    the same edges, one number per row)."""
     from ._cap_core import copy_responds_counts
     from ._common import backend_bins
 
@@ -429,12 +429,17 @@ def cap_evidence_counted(ctx: Context, keys: Sequence[str], sensitive: Sequence[
     o = got["original"]
     ev = cap_evidence_from_flags(o["exposed"], got["control"]["exposed"], o["exact"], o["rare"],
                                  repeats=repeats)
-    if not pairs or ctx.data_backend is not None or ev.flags is None:
+    if not pairs or ev.flags is None:
         return ev
     # the release rows behind a flag: those with its key fields and its sensitive values
-    codes = column_codes(ctx, list(keys) + list(sensitive), ("original", "synthetic", "control"),
-                         continuous=continuous, bins=bins, edges_from=evidence_roles(ctx))
-    io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
+    if ctx.data_backend is not None:
+        ids = ctx.data.key_ids(list(keys) + list(sensitive), ("original", "control", "synthetic"),
+                               bins=edges)
+        io, ic, is_ = ids["original"], ids["control"], ids["synthetic"]
+    else:
+        codes = column_codes(ctx, list(keys) + list(sensitive), ("original", "synthetic", "control"),
+                             continuous=continuous, bins=bins, edges_from=evidence_roles(ctx))
+        io, ic, is_ = joint_ids(codes["original"], codes["control"], codes["synthetic"])
     found = RowPairs.groups(np.r_[io, ic], is_, action="review",
                             tie="a release row with its key fields and its sensitive values")
     return replace(ev, flags=replace(ev.flags, pairs=found))

@@ -86,12 +86,9 @@ def _bins(ctx: Context, cont: list[str], bins: int, binning: str) -> dict[str, n
 
 
 def _key_pairs(ctx: Context, qis: list[str], bins: dict[str, np.ndarray], tie: str) -> RowPairs | None:
-    """The release rows behind the flags (one process only: a cluster run lists no rows to drop,
-    so they are not gathered there): each release row ties to the real records (training, then
-    control) with its quasi-identifiers, cut at the ``bins`` the flags were counted with (the
-    backend's own key ids)."""
-    if ctx.data_backend is not None:
-        return None
+    """The release rows behind the flags: each release row ties to the real records (training,
+    then control) with its quasi-identifiers, cut at the ``bins`` the flags were counted with (the
+    backend's own key ids, one number per row; on a cluster too)."""
     ids = ctx.data.key_ids(qis, ("original", "control", "synthetic"), bins=bins)
     return RowPairs.groups(np.r_[ids["original"], ids["control"]], ids["synthetic"], tie=tie, action="review")
 

@@ -26,7 +26,7 @@ from ...registry import Context
 if TYPE_CHECKING:  # pragma: no cover
     from ...engine.backend import Backend
 
-__all__ = ["CROWD_BUDGET", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+__all__ = ["CROWD_BUDGET", "backend_chance_crowds", "backend_crowds", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
            "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
            "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
@@ -534,9 +534,16 @@ CROWD_BUDGET = 5_000_000
 def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray | None:
     """The crowds of the release rows ``rows`` (those a copy test ties) at ``k`` cells over the
     pooled real records on the columns ``cols``, one per release row (``0`` for the others);
-    ``None`` over :data:`CROWD_BUDGET`."""
-    real, rel = _code_matrices(ctx, cols)
+    ``None`` over :data:`CROWD_BUDGET`. On a cluster (``ctx.data_backend``) only the rows
+    ``rows`` are fetched, their crowds asked of the backend (:func:`backend_crowds`, no budget)."""
     rows = unique_codes(np.asarray(rows, dtype=np.int64))
+    if ctx.data_backend is not None:
+        data = ctx.data
+        out = np.zeros(data.n_rows("synthetic"), dtype=np.int64)
+        if rows.size:
+            out[rows] = backend_crowds(data, data.take("synthetic", rows, cols), cols, k)
+        return out
+    real, rel = _code_matrices(ctx, cols)
     got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
     if got is None:
         return None
@@ -553,6 +560,8 @@ def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray | None:
     (:attr:`~synthguard.core.results.RowPairs.chance_crowd`); ``None`` over the joins' budget.
     Memoised with ``ctx.memo``."""
     def compute() -> np.ndarray | None:
+        if ctx.data_backend is not None:
+            return backend_chance_crowds(ctx.data, cols, k)
         real, _ = _code_matrices(ctx, cols)
         return chance_crowds(real, len(ctx.tables.original), k)
 
@@ -610,3 +619,87 @@ def crowd_counts(real: np.ndarray, release: np.ndarray, k: int, *,
     if got is None:
         return None
     return np.bincount(got[0], minlength=release.shape[0]).astype(np.int64)
+
+
+def backend_crowds(data: Backend, frame: pd.DataFrame, cols: list[str], k: int,
+                   roles: Sequence[str] = ("original", "control")) -> np.ndarray:
+    """:func:`crowd_counts` of the rows of ``frame`` (a small table of the driver: the release rows a
+    copy test ties) against the pooled real records of ``roles``, asked of the run's backend: one
+    :meth:`~synthguard.engine.backend.Backend.key_counts` pass for every masked column set of at
+    most ``k`` columns, and by inclusion-exclusion over the mask sizes the real records within
+    ``k`` cells of each row (as :func:`_mask_matches` counts them).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 0, 5], "b": [0, 0, 5], "c": [0, 1, 5]})
+    >>> ctx = Context.from_frames(real.iloc[:2], real, real.iloc[2:], canonical=False)
+    >>> rows = pd.DataFrame({"a": [0, 5, 7], "b": [0, 5, 7], "c": [2, 5, 7]})
+    >>> backend_crowds(ctx.data, rows, ["a", "b", "c"], 1).tolist()
+    [2, 1, 0]
+    """
+    from math import comb
+
+    m, p = len(frame), len(cols)
+    if p <= k:  # every real record is within k cells of every row
+        return np.full(m, sum(data.n_rows(r) for r in roles), dtype=np.int64)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    masks = [mask for d in range(k + 1) for mask in combinations(range(p), d)]
+    sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
+    at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
+    for mask, per in zip(masks, data.key_counts([frame], sets, roles), strict=True):
+        at[len(mask)] += np.asarray(per[0][0], dtype=np.int64)
+    exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
+    for d in range(k + 1):
+        exact[d] = at[d] - sum(exact[e] * comb(p - e, d - e) for e in range(d))
+    return exact.sum(axis=0).astype(np.int64)
+
+
+def backend_chance_crowds(data: Backend, cols: list[str], k: int) -> np.ndarray:
+    """:func:`chance_crowds` asked of the run's backend (``k`` 0 or 1): which control records a
+    copy test would tie to a training record as it ties release rows, from per-record key lookups
+    (:meth:`~synthguard.engine.backend.Backend.key_rows`; ``k = 0``: equal to a training record;
+    ``k = 1``: exactly one other real record within one cell of it, and it a training record, which
+    then is the record it identifies, see :func:`identifying_pairs`), then the crowds of only those
+    control records (fetched, :func:`backend_crowds`, itself left out). The same numbers as in one
+    process, in one process or on a cluster.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 5, 0, 5, 7], "b": [0, 5, 0, 5, 7], "c": [0, 5, 0, 9, 7]})
+    >>> ctx = Context.from_frames(real.iloc[:2], real.iloc[:2], real.iloc[2:], canonical=False)
+    >>> backend_chance_crowds(ctx.data, ["a", "b", "c"], 0).tolist()
+    [1, -1, -1]
+    >>> backend_chance_crowds(ctx.data, ["a", "b", "c"], 1).tolist()
+    [1, 1, -1]
+    """
+    if k not in (0, 1):
+        raise ValueError("backend_chance_crowds: the copy tests tie at 0 or 1 cell")
+    p = len(cols)
+    if k == 0:
+        lookups = {"t0": (list(cols), ("original",))}
+        tied = np.flatnonzero(data.key_rows("control", lookups).flags(
+            tied=lambda f: f["t0"] > 0)["tied"])
+    else:
+        sets = [list(cols)] + [[c for j, c in enumerate(cols) if j != i] for i in range(p)]
+        lookups = {f"r{i}": (s, ("original", "control")) for i, s in enumerate(sets)}
+
+        def alone(f: pd.DataFrame) -> Any:
+            """One other real record within one cell (itself is one of them): exactly equal, plus
+            at one cell, by inclusion-exclusion."""
+            at1 = sum(f[f"r{i + 1}"] for i in range(p))
+            return f["r0"] + (at1 - p * f["r0"]) == 2
+
+        alone_at = np.flatnonzero(data.key_rows("control", lookups).flags(tied=alone)["tied"])
+        # of those, the ones whose other record is a training record (fetched: only these rows)
+        near_training = backend_crowds(data, data.take("control", alone_at, cols), cols, 1,
+                                       ("original",)) >= 1 if alone_at.size else np.zeros(0, bool)
+        tied = alone_at[near_training]
+    out = np.full(data.n_rows("control"), -1, dtype=np.int64)
+    if tied.size:
+        out[tied] = backend_crowds(data, data.take("control", tied, cols), cols, k + 1) - 1
+    return out

@@ -58,9 +58,9 @@ def _leak_responses(ctx: Context, cols: list[str], unique: np.ndarray) -> dict[s
 
 
 def _linked_rows(ctx: Context, cols: list[str], unique: np.ndarray) -> RowPairs:
-    """The release rows behind the flags (one process): each release row equal on ``cols`` to a
-    real record unique on its quasi-identifiers, with that record (from the exact-row ids the key
-    lookups used)."""
+    """The release rows behind the flags: each release row equal on ``cols`` to a real record
+    unique on its quasi-identifiers, with that record (from the exact-row ids the key lookups used;
+    on a cluster the backend's ids, one number per row, grouping the rows as one process does)."""
     ids = ctx.data.row_ids(cols)
     pooled = np.concatenate([ids["original"], ids["control"]])
     ((rows, target),) = unique_matches(pooled, [ids["synthetic"]])
@@ -146,10 +146,7 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
     flag = unique & hit
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=flag.astype(float),
                         leaks=_leak_responses(ctx, cols, unique), families=family_status(ctx),
-                        eligible=family_eligible(ctx),
-                        # a cluster run lists no rows to drop (the drop list is made in one
-                        # process), so the linked release rows are not gathered there
-                        pairs=_linked_rows(ctx, cols, unique) if ctx.data_backend is None else None)
+                        eligible=family_eligible(ctx), pairs=_linked_rows(ctx, cols, unique))
     cl = float(confidence_level)
     evidence = Evidence.from_flags(
         "share of records unique on their quasi-identifiers among the real records whose "

@@ -224,9 +224,7 @@ def exact_matches(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.
             flags = replace(flags, scores=np.concatenate([flags.member, flags.non_member])
                             .astype(float), leaks=exact_copy_responses(ctx, cols),
                             families=family_status(ctx), eligible=family_eligible(ctx),
-                            # a cluster run lists no rows to drop (the drop list is made in one
-                            # process), so the copies' release rows are not gathered there
-                            pairs=copy_pairs(ctx) if ctx.data_backend is None else None)
+                            pairs=copy_pairs(ctx))
     return exact_matches_result(
         ctx.thresholds, cols, k=int(counts[0]), n_synthetic=n_syn, n_duplicated=int(counts[1]),
         n_original=n_orig, control=control, records=records, evidence_counts=evidence,
@@ -238,7 +236,9 @@ def copy_pairs(ctx: Context) -> RowPairs:
     equal to it on every compared cell (key groups of the row identities, so rows shared by many
     records stay ``n + m`` numbers); every such row is a verbatim copy. Each release row's crowd
     is the number of real records within one cell of it (its chance stratum); the control records
-    equal to a training record, with their crowds, are the chance baseline. One process only."""
+    equal to a training record, with their crowds, are the chance baseline. On a cluster the row
+    identities, crowds and chance baseline are asked of the backend (per-record arrays; only the
+    tied release rows and the control records equal to a training record are fetched)."""
     from ._copies import control_chance, copy_crowd
 
     ids = row_identities_for(ctx)

@@ -257,8 +257,8 @@ def _identifiable(ctx: Context, cols: list[str], k: int) -> np.ndarray:
 def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                  confidence_level: float) -> MetricResult:
     """``near_copies`` (and ``near_copies_2``): the result of the near-copy test at ``max_diff``,
-    every count asked of the run's backend on a cluster (the release rows behind the flags, for
-    the drop list, in one process only)."""
+    every count asked of the run's backend on a cluster, the release rows behind the flags (for the
+    drop list) included."""
     data = ctx.data
     if not ctx.tables.has_control or data.n_rows("control") == 0:
         raise MetricError(f"{name} needs control rows (real records the generator never saw)")
@@ -267,7 +267,6 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
     cols = matching_columns(ctx)
     n_o = data.n_rows("original")
     n_real = n_o + data.n_rows("control")
-    local = ctx.data_backend is None
     cl = float(confidence_level)
     by_k: dict[str, Any] = {}
     flags = None
@@ -283,10 +282,9 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
         if k == max_diff:
             share = _identifiable(ctx, cols, k)
             alone = share[:n_o] == 1.0  # no other real record within k cells: a copy is alone
-            # the release rows behind the flags: a cluster run lists no rows to drop (the drop
-            # list is made in one process)
-            pairs = _near_pairs(_code_matrices(ctx, cols)[1], (rows, recs), k, ctx, cols) \
-                if local else None
+            # the release rows behind the flags (on a cluster, the pairs found on the driver and
+            # the crowds asked of the backend for the tied rows only)
+            pairs = _near_pairs(data.n_rows("synthetic"), (rows, recs), k, ctx, cols)
             f = RecordFlags(flag[:n_o], flag[n_o:], {"near": share[:n_o] > 0, "exact": alone,
                                                      "rare": alone},
                             scores=flag.astype(float), leaks=copy_responses(ctx, cols, k),
@@ -355,7 +353,7 @@ def _own_share(leak: Any) -> float | None:
     return float(np.isin(leak.sources, leak.src[leak.src == leak.target]).mean())
 
 
-def _near_pairs(rel: np.ndarray, matches: tuple[np.ndarray, np.ndarray], k: int, ctx: Context,
+def _near_pairs(n_rel: int, matches: tuple[np.ndarray, np.ndarray], k: int, ctx: Context,
                 cols: list[str]) -> RowPairs:
     """The release rows behind the near-copy flags (``matches``: each row with the one real record
     within ``k`` cells of it). One changed cell: listed as copies, with each row's crowd (its
@@ -366,8 +364,8 @@ def _near_pairs(rel: np.ndarray, matches: tuple[np.ndarray, np.ndarray], k: int,
     tie = f"a copy with at most {k} cell(s) changed, identifying the record"
     rows, recs = matches
     if k != 1:
-        return RowPairs(recs, rows, rel.shape[0], tie=tie)
-    return RowPairs(recs, rows, rel.shape[0], tie=tie, copies=True,
+        return RowPairs(recs, rows, n_rel, tie=tie)
+    return RowPairs(recs, rows, n_rel, tie=tie, copies=True,
                     crowd=copy_crowd(ctx, cols, k + 1, rows), chance_crowd=control_chance(ctx, cols, k))
 
 
@@ -556,15 +554,12 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     cut = float(ratio[flag].max()) if flag.any() else 0.0
     leaks = ratio_responses(ctx, cols, metric, d_real, d_rel, cut)
     # the release rows behind a flag: every row within the record's radius at the tail's cut
-    # (not on a cluster: a cluster run lists no rows to drop, and the widening search would bring
-    # every record's k nearest release rows to the driver)
-    pairs = None
-    if ctx.data_backend is None:
-        recs, rows = release_pairs(data, cols, metric,
-                                   np.where(flag, cut * d_real * (1 + 1e-9), -1.0))
-        pairs = RowPairs(recs, rows, data.n_rows("synthetic"),
-                         tie="closer to it than its closest other real record is, at the "
-                             "closeness tail's cut")
+    # (the flagged records' searches only, asked of the backend: on a cluster their k nearest
+    # release rows come to the driver, a few numbers per flagged record)
+    recs, rows = release_pairs(data, cols, metric, np.where(flag, cut * d_real * (1 + 1e-9), -1.0))
+    pairs = RowPairs(recs, rows, data.n_rows("synthetic"),
+                     tie="closer to it than its closest other real record is, at the closeness "
+                         "tail's cut")
     flags = RecordFlags(flag[:n_o], flag[n_o:], scores=score, tail=tail, leaks=leaks,
                         families=family_status(ctx), eligible=family_eligible(ctx), pairs=pairs)
     cl = float(confidence_level)
