@@ -480,6 +480,10 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
 
     Examples
     --------
+    A release of 60 training rows and 40 fresh ones: once the 60 copies are dropped, presence no
+    longer reads high; the 40 rows left are too few to rule out a leak of the materiality, so it
+    reads inconclusive, not low.
+
     >>> import numpy as np, pandas as pd, synthguard
     >>> rng = np.random.default_rng(0)
     >>> o, c, f = (pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(list("abc"), 300)})
@@ -487,7 +491,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     >>> rep = synthguard.evaluate(o, pd.concat([o.head(60), f.head(40)]), control=c,
     ...                           metrics=["exact_matches", "near_copies"])
     >>> [(r["risk"], r["level"], r["drop_retest"]["level_after"]) for r in rep.risks()[:1]]
-    [('presence', 'high', 'low')]
+    [('presence', 'high', 'inconclusive')]
     """
     from .drops import ALARM, export_rows, rows_behind
 
