@@ -80,7 +80,7 @@ METRICS = {'accuracy': {'name': 'accuracy',
                 'sees': [],
                 'presets': [],
                 'order': 1000,
-                'backend': 'local',
+                'backend': 'any',
                 'records': None,
                 'charts': [],
                 'explainer': "anonymeter's overall risk, the largest of its three attacks' risks "

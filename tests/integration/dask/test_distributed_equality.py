@@ -409,6 +409,7 @@ NAMED_RUNS = [
     {"name": "dbp", "metric": "dcr_baseline_protection", "num_rows_subsample": 100, "max_records": 3},
     {"name": "so_uni", "metric": "singling_out_univariate", "n_attacks": 100},
     {"name": "so_multi", "metric": "singling_out_multivariate", "n_attacks": 100, "n_cols": 2},
+    {"name": "anon", "metric": "anonymeter", "n_attacks": 60, "n_cols": 2},
 ]
 
 

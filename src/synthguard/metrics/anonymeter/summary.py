@@ -31,6 +31,7 @@ def _run_part(ctx: Context, name: str, params: dict[str, Any]) -> MetricResult:
            description="overall GDPR risk (SynEval): the largest of the singling-out (univariate, "
                        "multivariate), linkability and inference risks",
            risk='informative',
+           backend='any',
            knowledge="the release and a person's record; runs the three anonymeter attacks (singling out, linkability, inference)",
            explainer=("anonymeter's overall risk, the largest of its three attacks' risks (informative: "
                       'each attack is tested on its own).'))
