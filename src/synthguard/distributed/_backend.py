@@ -151,7 +151,7 @@ class DaskRelation:
         got = self.dt.compute([delayed(_apply_sizes, pure=True)(p, fn) for p in self._parts()])
         got = [g for g in got if len(g)]
         if not got:
-            return group_sizes(fn(self.frame._meta))
+            return group_sizes(fn(self._graph._meta))
         total = pd.concat(got)
         return total.groupby(level=list(range(total.index.nlevels)), sort=True).sum()
 
@@ -160,7 +160,7 @@ class DaskRelation:
         from dask import delayed
 
         if n <= 0:
-            meta = self.frame._meta
+            meta = self._graph._meta
             return (derive(meta) if derive is not None else meta).iloc[:0]
         parts = self.dt.compute([delayed(top_rows, pure=True)(p, n, tuple(by), tuple(ascending), where,
                                                               derive) for p in self._parts()])
@@ -797,10 +797,12 @@ class DaskBackend:
         cols = tuple(columns)
         rows = np.asarray(rows, dtype=np.int64)
         n, p = rows.size, len(cols)
+        if np.unique(rows).size != n:  # a row asked twice would misplace every flat cell index
+            raise ValueError("value_flags: the rows asked must be distinct")  # a bug, not bad input
         index = np.full(self.n_rows(role), -1, dtype=np.int64)
         index[rows] = np.arange(n, dtype=np.int64)
         shared = self.dt.client.scatter(index, broadcast=True, hash=False)
-        parts = self.dt.map(role, _flag_cells, cols, shared, ordered=False)
+        parts = self.dt.map(role, _flag_cells, cols, shared, n, ordered=False)
         meta = pd.DataFrame({"j": pd.Series([], dtype="int64"), "v": pd.Series([], dtype="float64"),
                              "i": pd.Series([], dtype="int64")})
         cells = dd.from_delayed([part[0] for part in parts], meta=meta, verify_meta=False)
@@ -880,10 +882,11 @@ def _flat_cells(j: np.ndarray, i: np.ndarray, n: int) -> np.ndarray:
 
 
 def _flag_cells(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
-                index: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+                index: np.ndarray, n: int) -> tuple[pd.DataFrame, np.ndarray]:
     """One partition's cells of the rows asked (``index``: each canonical position's row number
     among them, ``-1``: not asked): the non-missing ones as ``(j, v, i)`` (``v + 0.0``: ``-0.0``
-    is ``0.0``) and the missing ones' flat cell indices (:func:`_flat_cells`)."""
+    is ``0.0``) and the missing ones' flat cell indices (:func:`_flat_cells`; ``n``: the rows
+    asked)."""
     idx = index[np.asarray(positions, dtype=np.int64)]
     at = np.flatnonzero(idx >= 0)
     X = query_matrix(encoder.encode(frame.iloc[at], list(columns))) + 0.0
@@ -891,7 +894,7 @@ def _flag_cells(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: 
     r, j = np.nonzero(~nan)
     cells = pd.DataFrame({"j": j.astype(np.int64), "v": X[r, j], "i": idx[at][r]})
     rm, jm = np.nonzero(nan)
-    return cells, _flat_cells(jm, idx[at][rm], int((index >= 0).sum()))
+    return cells, _flat_cells(jm, idx[at][rm], n)
 
 
 def _flag_groups(groups: pd.DataFrame, n: int) -> tuple[np.ndarray, ...]:
