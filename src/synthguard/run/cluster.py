@@ -99,14 +99,14 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     # findings listed (only they are fetched), dropped on the cluster and the tests run again
     from ..distributed._backend import fetch_rows
     from ..distributed._tables import without_rows
-    from .runner import _advice
+    from .advice import advise
 
     def without(tables: Any, dropped: Any) -> tuple[Any, Any, None]:
         new, release_pos = without_rows(tables, dropped)
         return new, release_pos, None  # the training table is the same
 
-    return _advice(out, dt, run_config, options, rerun=run_tables_on_cluster, without=without,
-                   take=fetch_rows, no_coarsening=NO_COARSENING)
+    return advise(out, dt, run_config, options, rerun=run_tables_on_cluster, without=without,
+                  take=fetch_rows, no_coarsening=NO_COARSENING)
 
 
 def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:

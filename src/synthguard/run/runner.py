@@ -9,7 +9,6 @@ was built."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 from ..data.encoding import EncodedView
@@ -17,6 +16,7 @@ from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
 from ..errors import ConfigError, InputError
 from ..registry import Context, get_metric
+from .advice import RETEST_COLUMNS, advice_budget, advise
 from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
@@ -25,7 +25,6 @@ from .sample import list_copies, runs_near_copies, sample_tables
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
-RETEST_COLUMNS = 2
 
 __all__ = ["RETEST_COLUMNS", "SERIAL_FAMILIES", "run_evaluation", "run_tables", "risk_rule_of"]
 
@@ -192,68 +191,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
         out = dataclasses.replace(out, verdict=with_sample(out.verdict, sample))
     if entities is None and not stats_only:
-        out = _advice(out, tables, run_config, options)
+        out = advise(out, tables, run_config, options,
+                     rerun=lambda new, sub, again: run_tables(new, sub, again, canonical=True))
     return out
-
-
-def _advice(out: RunOutput, tables: Any, run_config: RunConfig, options: EvaluateOptions, *,
-            rerun: Callable[[Any, RunConfig, EvaluateOptions], RunOutput] | None = None,
-            without: Any = None, take: Any = None, no_coarsening: str | None = None) -> RunOutput:
-    """The run's advice, re-tested: the release rows behind the findings listed (the records
-    export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
-    the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
-
-    ``rerun(tables, run_config, options)`` runs the verdict's tests again (default:
-    :func:`run_tables` in one process); ``without`` and ``take`` are handed to
-    :func:`~synthguard.run.actions.drop_retest` (a cluster run's partitioned tables);
-    ``no_coarsening``: why the coarsen-and-retest is not made here (stated under ``actions`` when
-    a risk it re-tests alarms)."""
-    from .actions import COARSEN_RISKS, coarsen_retest, drop_retest
-    from .plan import stage
-
-    rounds, columns = _advice_budget(options)
-    # the re-tests run the verdict's tests again through run_tables: same seed, backend, risk rule
-    # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
-    again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
-                            generator=None, retest_columns=0, retest_rows=0)
-    def rerun_one(new: Any, sub: RunConfig) -> RunOutput:
-        if rerun is not None:
-            return rerun(new, sub, again)
-        return run_tables(new, sub, again, canonical=True)
-
-    actions: dict[str, Any] = {}
-    with stage("re-testing without the rows to drop", options.progress and bool(rounds)):
-        verdict, records, cost, after = drop_retest(tables, run_config, out.verdict, out.results,
-                                                    rerun=rerun_one, max_rounds=int(rounds),
-                                                    without=without, take=take)
-    if records:
-        out.header["records"] = records
-    if cost is not None:
-        actions["drop_retest"] = cost
-    if columns and no_coarsening is not None:
-        alarms = (after[1].verdict if after is not None else verdict).risks
-        if any(r.get("level") in ("high", "medium") and r["risk"] in COARSEN_RISKS
-               for r in alarms):
-            actions["coarsen_retest"] = {"skipped": no_coarsening}
-        columns = 0
-    if columns:
-        # what still alarms once the rows are dropped is what a coarsening must settle
-        base_tables, base = after if after is not None else (tables, None)
-        with stage("re-testing coarsened columns", options.progress):
-            coarse, ccost = coarsen_retest(
-                base_tables, run_config, base.verdict if base is not None else verdict,
-                base.results if base is not None else out.results, rerun=rerun_one,
-                max_columns=int(columns),
-                rows_dropped_first=int(cost.get("rows_dropped", 0)) if cost is not None else 0)
-        if ccost is not None:
-            actions["coarsen_retest"] = ccost
-            found = {r["risk"]: r.get("coarsening") for r in coarse.risks}
-            verdict = dataclasses.replace(verdict, risks=tuple(
-                r.replace(coarsening=found[r["risk"]]) if found.get(r["risk"]) else r
-                for r in verdict.risks))
-    if actions:
-        out.header["actions"] = actions
-    return dataclasses.replace(out, verdict=verdict)
 
 
 def _planned_retests(tables: Tables, run_config: RunConfig, options: EvaluateOptions, rule: Any,
@@ -267,20 +207,10 @@ def _planned_retests(tables: Tables, run_config: RunConfig, options: EvaluateOpt
     if entities is not None or getattr(tables, "original_stats", None) is not None \
             or not tables.has_control or rule.rule != "calibrated":
         return 0
-    rounds, columns = _advice_budget(options)
+    rounds, columns = advice_budget(options)
     metric_of = getattr(run_config, "metric_of", lambda n: n)
     risks = {getattr(get_metric(metric_of(n)), "risk", None) for n in run_config.metrics}
     return rounds + (columns if risks & set(COARSEN_RISKS) else 0)
-
-
-def _advice_budget(options: EvaluateOptions) -> tuple[int, int]:
-    """``(rounds, columns)``: at most how many drop-and-retest rounds and coarsened columns the
-    advice re-tests (each one more run of the verdict's tests)."""
-    from .actions import DROP_ROUNDS
-
-    columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
-    rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
-    return int(rounds), int(columns)
 
 
 def _resolve_backend(backend: str) -> str:

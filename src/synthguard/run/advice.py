@@ -1,0 +1,88 @@
+"""The run's advice, re-tested (the step after the verdict, in one process and on a cluster): the
+release rows behind the findings dropped and the verdict's tests run again
+(:func:`~synthguard.run.actions.drop_retest`), then the columns driving what still alarms coarsened
+and re-tested (:func:`~synthguard.run.actions.coarsen_retest`). The runner of the run (one process
+or a cluster) is handed in, so this module imports neither."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from .config import RunConfig
+from .executor import RunOutput
+from .options import EvaluateOptions
+
+__all__ = ["RETEST_COLUMNS", "advice_budget", "advise"]
+
+#: Columns the advice coarsens and re-tests at most (``retest_columns`` in :func:`synthguard.evaluate`).
+RETEST_COLUMNS = 2
+
+
+def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: EvaluateOptions, *,
+           rerun: Callable[[Any, RunConfig, EvaluateOptions], RunOutput],
+           without: Any = None, take: Any = None, no_coarsening: str | None = None) -> RunOutput:
+    """The run's advice, re-tested: the release rows behind the findings listed (the records
+    export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
+    the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
+
+    ``rerun(tables, run_config, options)`` runs the verdict's tests again (one process:
+    :func:`~synthguard.run.runner.run_tables`; a cluster: its own runner); ``without`` and ``take`` are handed to
+    :func:`~synthguard.run.actions.drop_retest` (a cluster run's partitioned tables);
+    ``no_coarsening``: why the coarsen-and-retest is not made here (stated under ``actions`` when
+    a risk it re-tests alarms)."""
+    from .actions import COARSEN_RISKS, coarsen_retest, drop_retest
+    from .plan import stage
+
+    rounds, columns = advice_budget(options)
+    # the re-tests run the verdict's tests again through the run's runner: same seed, backend, risk rule
+    # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
+    again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
+                            generator=None, retest_columns=0, retest_rows=0)
+    def rerun_one(new: Any, sub: RunConfig) -> RunOutput:
+        return rerun(new, sub, again)
+
+    actions: dict[str, Any] = {}
+    with stage("re-testing without the rows to drop", options.progress and bool(rounds)):
+        verdict, records, cost, after = drop_retest(tables, run_config, out.verdict, out.results,
+                                                    rerun=rerun_one, max_rounds=int(rounds),
+                                                    without=without, take=take)
+    if records:
+        out.header["records"] = records
+    if cost is not None:
+        actions["drop_retest"] = cost
+    if columns and no_coarsening is not None:
+        alarms = (after[1].verdict if after is not None else verdict).risks
+        if any(r.get("level") in ("high", "medium") and r["risk"] in COARSEN_RISKS
+               for r in alarms):
+            actions["coarsen_retest"] = {"skipped": no_coarsening}
+        columns = 0
+    if columns:
+        # what still alarms once the rows are dropped is what a coarsening must settle
+        base_tables, base = after if after is not None else (tables, None)
+        with stage("re-testing coarsened columns", options.progress):
+            coarse, ccost = coarsen_retest(
+                base_tables, run_config, base.verdict if base is not None else verdict,
+                base.results if base is not None else out.results, rerun=rerun_one,
+                max_columns=int(columns),
+                rows_dropped_first=int(cost.get("rows_dropped", 0)) if cost is not None else 0)
+        if ccost is not None:
+            actions["coarsen_retest"] = ccost
+            found = {r["risk"]: r.get("coarsening") for r in coarse.risks}
+            verdict = dataclasses.replace(verdict, risks=tuple(
+                r.replace(coarsening=found[r["risk"]]) if found.get(r["risk"]) else r
+                for r in verdict.risks))
+    if actions:
+        out.header["actions"] = actions
+    return dataclasses.replace(out, verdict=verdict)
+
+
+def advice_budget(options: EvaluateOptions) -> tuple[int, int]:
+    """``(rounds, columns)``: at most how many drop-and-retest rounds and coarsened columns the
+    advice re-tests (each one more run of the verdict's tests)."""
+    from .actions import DROP_ROUNDS
+
+    columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
+    rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
+    return int(rounds), int(columns)
