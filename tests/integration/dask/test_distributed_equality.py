@@ -1504,14 +1504,22 @@ def test_drop_list_questions_of_the_dask_backend_equal_one_process(dask_client):
     h = row_hashes(ctx.tables.synthetic[cols])
     np.testing.assert_array_equal(dist.distinct_index("synthetic", cols),
                                   np.unique(h, return_inverse=True)[1].ravel())
-    dropped = np.zeros(len(syn), dtype=bool)
-    dropped[[0, 5, 6, 40, len(syn) - 1]] = True
-    new, pos, _ = _without_rows(ctx.tables, dropped)
-    dnew, dpos = without_rows(dist.dt, dropped)
-    np.testing.assert_array_equal(dpos, pos)
     from synthguard.distributed import cluster_backend
 
-    every = np.arange(len(new.synthetic))
-    pd.testing.assert_frame_equal(cluster_backend(dnew).take("synthetic", every, cols),
-                                  new.synthetic[cols].reset_index(drop=True), check_dtype=False)
-    assert dnew.encoder._vocab == Context.from_frames(orig, new.synthetic, ctl, meta).encoded.encoder._vocab
+    some = np.zeros(len(syn), dtype=bool)
+    some[[0, 5, 6, 40, len(syn) - 1]] = True
+    # every row of the first input partition, and one more: the filter empties a partition
+    nums = dist.dt.row_numbers.get("synthetic")
+    inputs = np.arange(len(syn)) if nums is None else np.asarray(nums)
+    whole = inputs < int(dist.dt.get("synthetic").lengths[0])
+    whole[np.flatnonzero(~whole)[:1]] = True
+    for dropped in (some, whole):
+        new, pos, _ = _without_rows(ctx.tables, dropped)
+        dnew, dpos = without_rows(dist.dt, dropped)
+        np.testing.assert_array_equal(dpos, pos)
+        every = np.arange(len(new.synthetic))
+        pd.testing.assert_frame_equal(cluster_backend(dnew).take("synthetic", every, cols),
+                                      new.synthetic[cols].reset_index(drop=True), check_dtype=False)
+        assert dnew.encoder._vocab == \
+            Context.from_frames(orig, new.synthetic, ctl, meta).encoded.encoder._vocab
+    assert len(dnew.get("synthetic").parts) < len(dist.dt.get("synthetic").parts)  # one emptied
