@@ -149,7 +149,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         dropped in the next); the report gives each alarming risk's level after and what still
         alarms (:func:`synthguard.run.actions.drop_retest`). ``0`` switches it off (the rows are
         still listed). Default 1 (in one process and on a Dask cluster alike, with the same
-        result).
+        result but on tables where a copy's crowd exceeds the one-process budget: see
+        ``docs/scaling.md``).
     max_records : int, optional
         When the original (training) or the control table holds more rows, every test runs on a
         seeded uniform sample of this many of each (drawn from ``seed``, whatever the input row

@@ -58,7 +58,6 @@ def test_every_metric_the_dask_backend_supports_is_compared_with_one_process():
     assert (set(PRESET) - LOCAL_ONLY) | named == set(distributed_metrics())
 
 
-@pytest.mark.metric_on_dask
 def test_privacy_preset_on_dask_gives_one_processs_verdict_on_a_calibration_release(dask_client, shared_data):
     """Every metric of the preset that runs distributed, one process against a cluster: each entry
     equal, and the whole verdict (levels, bounds, detection limits, the joint test, what is not
