@@ -187,3 +187,32 @@ def test_a_fresh_row_equal_to_a_training_record_in_a_crowd_is_reviewed_and_a_lon
     assert [action.get(r) for r in range(n_fresh, len(release))] == ["drop"] * len(lone)
     fresh_named = [action[r] for r in range(n_fresh) if r in action]
     assert len(fresh_named) > 50 and set(fresh_named) == {"review"}
+
+
+@pytest.mark.parametrize("table", ["anes96", "acs12"])
+def test_the_drop_list_is_the_same_when_the_crowds_exceed_the_join_budget(table, shared_data,
+                                                                           monkeypatch):
+    """Over the block join's budget one process counts the copies' crowds and chance baselines by
+    the backend's hash counts, as a cluster does: the same crowds, so the same rows dropped and
+    reviewed, in the same order (acs12: crowded, where the strata decide the split)."""
+    from synthguard.metrics.privacy import _copies
+
+    data = _leaky_release(table, shared_data)
+
+    def records() -> pd.DataFrame:
+        rep = synthguard.evaluate(data["original"], data["release"], control=data["control"],
+                                  metrics=["exact_matches", "near_copies"], seed=0,
+                                  retest_columns=0, retest_rows=0)
+        return rep.records()
+
+    joined = records()
+    asked = []
+    real_backend_crowds = _copies.backend_crowds
+    monkeypatch.setattr(_copies, "CROWD_BUDGET", 0)
+    monkeypatch.setattr(_copies, "PAIR_BUDGET", 0)
+    monkeypatch.setattr(_copies, "backend_crowds",
+                        lambda *a, **k: asked.append(1) or real_backend_crowds(*a, **k))
+    counted = records()
+    assert asked  # the hash counts ran
+    assert (joined["action"] == "drop").sum() >= 10
+    pd.testing.assert_frame_equal(counted, joined)

@@ -26,7 +26,7 @@ from ...registry import Context
 if TYPE_CHECKING:  # pragma: no cover
     from ...engine.backend import Backend
 
-__all__ = ["CROWD_BUDGET", "backend_chance_crowds", "backend_crowds", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+__all__ = ["CROWD_BUDGET", "CROWD_CHUNK", "backend_chance_crowds", "backend_crowds", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
            "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
            "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
 
@@ -526,44 +526,68 @@ def identifiable_share(real: np.ndarray, k: int, *, budget: int = PAIR_BUDGET) -
     return unique / total
 
 
-#: Most candidate pairs a crowd count (:func:`crowd_counts`) verifies; beyond it the crowd is
-#: unknown and the drop list compares the test's ties with chance in one stratum.
+#: Most candidate pairs a crowd count's block join (:func:`crowd_counts`) verifies in one process;
+#: beyond it the crowds are hash counts asked of the backend (:func:`backend_crowds`), as on a
+#: cluster: the same numbers either way.
 CROWD_BUDGET = 5_000_000
 
+#: Most tied release rows whose crowds are counted at once from the backend (rows fetched per pass)
+CROWD_CHUNK = 100_000
 
-def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray | None:
+
+def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray:
     """The crowds of the release rows ``rows`` (those a copy test ties) at ``k`` cells over the
-    pooled real records on the columns ``cols``, one per release row (``0`` for the others);
-    ``None`` over :data:`CROWD_BUDGET`. On a cluster (``ctx.data_backend``) only the rows
-    ``rows`` are fetched, their crowds asked of the backend (:func:`backend_crowds`, no budget)."""
+    pooled real records on the columns ``cols``, one per release row (``0`` for the others).
+
+    In one process a block join of the code matrices (:func:`crowd_counts`) while its candidate
+    pairs stay within :data:`CROWD_BUDGET`; beyond it, and always on a cluster
+    (``ctx.data_backend``), hash counts asked of the run's backend (:func:`backend_crowds`, no
+    budget), :data:`CROWD_CHUNK` tied rows fetched at a time. Both count the same records, so the
+    crowds, and the drop list ranked by them, are the same in one process and on a cluster.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 0, 5], "b": [0, 0, 5], "c": [0, 1, 5]})
+    >>> rel = pd.DataFrame({"a": [0, 5, 7], "b": [0, 5, 7], "c": [2, 5, 7]})
+    >>> ctx = Context.from_frames(real.iloc[:2], rel, real.iloc[2:], canonical=False)
+    >>> copy_crowd(ctx, ["a", "b", "c"], 1, np.array([0, 1])).tolist()
+    [2, 1, 0]
+    """
     rows = unique_codes(np.asarray(rows, dtype=np.int64))
-    if ctx.data_backend is not None:
-        data = ctx.data
-        out = np.zeros(data.n_rows("synthetic"), dtype=np.int64)
-        if rows.size:
-            out[rows] = backend_crowds(data, data.take("synthetic", rows, cols), cols, k)
+    data = ctx.data
+    out = np.zeros(data.n_rows("synthetic"), dtype=np.int64)
+    if not rows.size:
         return out
-    real, rel = _code_matrices(ctx, cols)
-    got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
-    if got is None:
-        return None
-    out = np.zeros(rel.shape[0], dtype=np.int64)
-    out[rows] = got
+    if ctx.data_backend is None:
+        real, rel = _code_matrices(ctx, cols)
+        got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
+        if got is not None:
+            out[rows] = got
+            return out
+    for s in range(0, rows.size, CROWD_CHUNK):  # loop over chunks of tied rows, not rows
+        part = rows[s:s + CROWD_CHUNK]
+        out[part] = backend_crowds(data, data.take("synthetic", part, cols), cols, k)
     return out
 
 
-def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray | None:
-    """The chance baseline of a copy test at ``k`` cells from the control records taken as fresh
-    rows: per control record, its crowd (other real records within ``k + 1`` cells) when the test
-    would tie it to a training record as it ties release rows (``k = 0``: equal to one; ``k >= 1``:
-    identifying one, :func:`identifying_pairs` against the other real records), else ``-1``
-    (:attr:`~synthguard.core.results.RowPairs.chance_crowd`); ``None`` over the joins' budget.
+def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray:
+    """The chance baseline of a copy test at ``k`` cells (0 or 1) from the control records taken
+    as fresh rows: per control record, its crowd (other real records within ``k + 1`` cells) when
+    the test would tie it to a training record as it ties release rows (``k = 0``: equal to one;
+    ``k = 1``: identifying one, :func:`identifying_pairs` against the other real records), else
+    ``-1`` (:attr:`~synthguard.core.results.RowPairs.chance_crowd`). In one process from the code
+    matrices' joins while they stay within their budget (:data:`PAIR_BUDGET`), else, and on a
+    cluster, from the backend's key lookups (:func:`backend_chance_crowds`): the same numbers.
     Memoised with ``ctx.memo``."""
-    def compute() -> np.ndarray | None:
-        if ctx.data_backend is not None:
-            return backend_chance_crowds(ctx.data, cols, k)
-        real, _ = _code_matrices(ctx, cols)
-        return chance_crowds(real, len(ctx.tables.original), k)
+    def compute() -> np.ndarray:
+        if ctx.data_backend is None:
+            real, _ = _code_matrices(ctx, cols)
+            got = chance_crowds(real, len(ctx.tables.original), k, budget=PAIR_BUDGET)
+            if got is not None:
+                return got
+        return backend_chance_crowds(ctx.data, cols, k)
 
     return ctx.memo(("copy-chance", tuple(cols), k), compute)
 
