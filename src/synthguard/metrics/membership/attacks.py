@@ -269,7 +269,7 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
                   k: int = 10, attacks: Sequence[str] = ATTACKS, seed: int = 0,
                   classifier_fit_rows: tuple[np.ndarray, np.ndarray] | None = None,
                   real: Block | RoleRows | Sequence[Block | RoleRows] | None = None,
-                  query_in_reference: np.ndarray | None = None,
+                  query_in_reference: np.ndarray | None = None, reference_is_real: bool = False,
                   backend: str = "auto", clock: Callable[[], float] = time.perf_counter
                   ) -> AttackScores:
     """Every attack's score on the ``query`` records.
@@ -302,6 +302,11 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         Each query row's position in ``reference`` (-1 = not there): the reference may then hold
         the queries themselves (every real record, unlabelled), and each record is scored against
         the reference without itself (leave-one-out), so the score stays label-free.
+    reference_is_real : bool
+        ``reference`` holds every record of ``real`` (in any order), so the population density's
+        nearest real records are read from the reference search instead of one more search of
+        each of ``real``'s blocks: the same distances (the smallest of the pooled distances are
+        the smallest of each block's smallest), one search fewer per block.
     backend : str
         Neighbour engine backend.
 
@@ -367,9 +372,12 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             # unlabelled, the record itself left out): the same pool for every record, many more
             # rows than the reference sample
             t = clock()
-            dp = np.sort(np.concatenate(
-                [b.kneighbors(query, metric, int(min(k + 1, b.n_rows)))[0]
-                 for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
+            if reference_is_real and nr.distances.shape[1] >= k + 1:
+                dp = nr.distances[:, 1:k + 1]  # ascending, as the sorted union below
+            else:
+                dp = np.sort(np.concatenate(
+                    [b.kneighbors(query, metric, int(min(k + 1, b.n_rows)))[0]
+                     for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
             n_p = max(sum(b.n_rows for b in pools) - 1, 1)
             n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
             h_p = float(max(np.median(dp[:, min(5, dp.shape[1]) - 1]), 0.5 / n_cols))

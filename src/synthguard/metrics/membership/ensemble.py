@@ -240,7 +240,8 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     res = attack_scores(query, RoleRows(data, "synthetic", cols), ref_block, metric, k=k,
                         seed=seed_int, classifier_fit_rows=fit_rows, backend=ctx.backend,
                         real=(RoleRows(data, "original", cols), RoleRows(data, "control", cols)),
-                        query_in_reference=self_pos)
+                        query_in_reference=self_pos,
+                        reference_is_real=pooled and ref_rows.size == n_o + n_c)
     names = list(res.scores)
     n_m, n_n = mem_rows.size, nm_rows.size
     labels = np.r_[np.ones(n_m, dtype=bool), np.zeros(n_n, dtype=bool)]
