@@ -169,8 +169,17 @@ class _Positions:
         self.rows = rows
 
     def __getitem__(self, positions: Any) -> pd.DataFrame:
+        """The rows at ``positions``: from the fetched columns when every column is there (a small
+        table travels once, at its first read, instead of once per family's builder), else asked
+        of the backend."""
         view = self.rows
-        return view.data.take(view.roles[0], np.asarray(positions, dtype=np.int64), list(view.columns))
+        cols = list(view.columns)
+        pos = np.asarray(positions, dtype=np.int64)
+        if not view._cache and len(view) * len(cols) * 8 <= view.CACHE_BYTES:
+            view._fetch(cols)
+        if all(c in view._cache for c in cols):
+            return pd.concat([view._cache[c].take(pos).reset_index(drop=True) for c in cols], axis=1)
+        return view.data.take(view.roles[0], pos, cols)
 
 
 def _nearest_training(ctx: Context, sources: np.ndarray) -> np.ndarray:

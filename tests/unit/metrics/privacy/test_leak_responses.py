@@ -107,3 +107,31 @@ def test_leak_responses_do_not_depend_on_which_test_ran_before_in_the_run(parts)
         spec = get_metric(name)
         got = responses(run_metric(spec, shared, spec.resolve_params(None)))
         assert got == alone[name], name
+
+
+def test_real_rows_by_position_are_the_same_from_the_fetched_columns_as_asked_of_the_backend(
+        monkeypatch):
+    """A small table's rows by position come from its columns fetched once (no round trip per
+    leak family on a cluster); a large one's are asked of the backend: the same frame."""
+    from synthguard.engine.backend import LocalBackend
+    from synthguard.metrics._leakrows import RealRows
+    from synthguard.registry import Context
+
+    rng = np.random.default_rng(0)
+    o = pd.DataFrame({"a": rng.normal(size=50), "b": rng.choice(["x", "y", None], 50),
+                      "d": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 9, 50), "D")})
+    ctx = Context.from_frames(o, o.head(5), o.tail(5))
+    backend = LocalBackend(ctx.tables, ctx.encoded)
+    asked = []
+    real_take = backend.take
+    monkeypatch.setattr(backend, "take", lambda *a: asked.append(a) or real_take(*a))
+    pos = np.array([7, 3, 3, 49, 0])
+    small = RealRows(backend, ("original",), ["a", "b", "d"])
+    got = [small.iloc[pos], small.iloc[pos[::-1]]]
+    assert len(asked) == 1  # the whole table, once
+    big = RealRows(backend, ("original",), ["a", "b", "d"])
+    monkeypatch.setattr(RealRows, "CACHE_BYTES", 0)
+    want = [big.iloc[pos], big.iloc[pos[::-1]]]
+    assert len(asked) == 3  # one per read
+    for g, w in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(g, w)
