@@ -47,6 +47,7 @@ numbers. Row positions are canonical positions in both (see ``docs/scaling.md``)
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -330,11 +331,12 @@ def query_matrix(block: Block) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([block.num, cat], axis=1))
 
 
-def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None, *,
+                    index: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """:meth:`Backend.query_counts` over the rows of ``X`` (their canonical ``positions``,
     ascending): counts and the lowest matching position (a column index scans each query's
-    narrowest predicate's slice).
+    narrowest predicate's slice; ``index``: a :class:`~synthguard.engine.queries.ColumnIndex` of
+    ``X`` already built).
 
     Examples
     --------
@@ -348,7 +350,7 @@ def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap:
     col, op, val = queries
     if X.shape[0] == 0:
         return np.zeros(col.shape[0], dtype=np.int64), np.full(col.shape[0], -1, dtype=np.int64)
-    counts, first = Q.count_matches(Q.ColumnIndex(X), col, op, val, cap=cap)
+    counts, first = Q.count_matches(Q.ColumnIndex(X) if index is None else index, col, op, val, cap=cap)
     pos = np.asarray(positions, dtype=np.int64)
     return counts, np.where(first >= 0, pos[np.maximum(first, 0)], -1)
 
@@ -543,6 +545,10 @@ class LocalBackend:
                  memo: Callable[..., Any] | None = None) -> None:
         self.tables, self.encoded, self.neighbour_backend = tables, encoded, neighbour_backend
         self._memo = memo if memo is not None else (lambda key, compute, users=(): compute())
+        # the query table singling out asked of last (its matrix and column index): a batch of
+        # queries after another on the same rows reuses it; one entry, so at most one is held
+        self._query_table: tuple[tuple[Any, ...], _QueryTable] | None = None
+        self._query_lock = threading.Lock()
 
     # --- identities -----------------------------------------------------------------------------
     def n_rows(self, role: str) -> int:
@@ -704,7 +710,8 @@ class LocalBackend:
         return np.sort(np.argsort(keys, kind="stable")[:n])
 
     def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
-        return self.encoded.block(role, list(columns)).take(np.asarray(rows))
+        # the rows of the run's block, then their columns: no block encoded and kept per column set
+        return self.encoded.block(role).take(np.asarray(rows, dtype=np.int64)).select(list(columns))
 
     def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
         return self.tables.get(role)[list(columns)].iloc[np.asarray(rows)].reset_index(drop=True)
@@ -888,18 +895,33 @@ class LocalBackend:
     def _matrix(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
         """The :func:`query_matrix` of ``role`` on ``columns`` at canonical positions ``rows``
         (sliced from the run's encoded block: no block kept per column set)."""
-        block = self.encoded.block(role).select(list(columns))
-        return query_matrix(block if rows is None else block.take(np.asarray(rows, dtype=np.int64)))
+        block = self.encoded.block(role)
+        if rows is not None:  # the rows first: a slice of the columns of those rows only
+            block = block.take(np.asarray(rows, dtype=np.int64))
+        return query_matrix(block.select(list(columns)))
+
+    def _queried(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> _QueryTable:
+        """The query table of ``role`` on ``columns`` at ``rows`` (``None``: every row), reused
+        while batches of queries ask of the same rows (one entry)."""
+        key = (role, tuple(columns), None if rows is None else _fingerprint(rows))
+        with self._query_lock:
+            if self._query_table is not None and self._query_table[0] == key:
+                return self._query_table[1]
+        table = _QueryTable(self._matrix(role, columns, rows))
+        with self._query_lock:
+            self._query_table = (key, table)
+        return table
 
     def query_counts(self, role: str, columns: Sequence[str], queries: Queries, *, cap: int | None = None,
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         at = np.arange(self.n_rows(role), dtype=np.int64) if rows is None else np.sort(
             np.asarray(rows, dtype=np.int64))
-        return query_counts_of(self._matrix(role, columns, None if rows is None else at), at, queries, cap)
+        table = self._queried(role, columns, None if rows is None else at)
+        return query_counts_of(table.X, at, queries, cap, index=table.index())
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
-        X = self._matrix(role, columns, None)
+        X = self._queried(role, columns, None).X
         parts = [subset_counts_of(X, bits, queries, min(64, len(subsets) - 64 * i), cap)
                  for i, bits in enumerate(subset_bits(X.shape[0], subsets))]
         return np.concatenate(parts) if parts else np.zeros((0, queries[0].shape[0]), dtype=np.int64)
@@ -917,6 +939,31 @@ class LocalBackend:
             if not np.isnan(x).all():
                 out[j] = np.nanmedian(x)
         return out
+
+
+class _QueryTable:
+    """A :func:`query_matrix` and, built at its first use, its column index (thread-safe)."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self._index: Any = None
+        self._lock = threading.Lock()
+
+    def index(self) -> Any:
+        from . import queries as Q
+
+        with self._lock:
+            if self._index is None:
+                self._index = Q.ColumnIndex(self.X)
+            return self._index
+
+
+def _fingerprint(rows: np.ndarray) -> tuple[int, str]:
+    """Rows asked, told apart by their number and a digest of their positions."""
+    import hashlib
+
+    a = np.ascontiguousarray(rows, dtype=np.int64)
+    return a.size, hashlib.blake2b(a.tobytes(), digest_size=16).hexdigest()
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -6,14 +6,15 @@ queries; the control attack runs the same queries on real held-out rows, rescale
 size by the fitted singling-out curve of Cohen & Nissim (2020) (with the success count measured
 correctly, as in anonymeter 1.0.0; 1.1.0's fit is flat and always gives ``(|ctl|+1)/(|ori|+1)``).
 
-In one process the attack runs on canonical float matrices of the three tables (:class:`_Matrices`).
-On a cluster no table is gathered (:class:`_Asked`): the release's value flags and medians, the
-release rows the drawn queries come from and every count of a batch of queries (the original's,
-the control's, the control curve's subsamples, the pooled evidence's) are the backend's answers
-(``Backend.value_flags``, ``medians``, ``encoded_rows``, ``query_counts``,
-``query_subset_counts``), and the queries are drawn by the same generation code
-(:func:`multivariate_search`, :func:`random_search`, :func:`univariate_candidates`): the JSON of
-one process.
+The attack asks the run's backend (``ctx.data``) for everything it reads (:class:`_Asked`), in one
+process as on a cluster: the release's value flags and medians, the release rows the drawn queries
+come from and every count of a batch of queries (the original's, the control's, the control
+curve's subsamples, the pooled evidence's) (``Backend.value_flags``, ``medians``, ``encoded_rows``,
+``query_counts``, ``query_subset_counts``); the queries are drawn by the same generation code
+(:func:`multivariate_search`, :func:`random_search`, :func:`univariate_candidates`), so both give
+the same JSON. The matrix kernels (:func:`prepare`, :func:`univariate_queries`,
+:func:`multivariate_queries`, :func:`measure_control_curve`) are the same attack written on whole
+matrices, kept as the reference the conformance tests hold against anonymeter.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ from ._common import (
 N_SIZES = 10
 N_REPEATS = 5
 _CSR_LIMIT = 25_000_000
+#: the multivariate search reads the values of its drawn rows from the whole release's query matrix,
+#: fetched once, when that matrix is at most this large (else each batch asks for its rows)
+RELEASE_MATRIX_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -222,30 +226,13 @@ def _pick_columns(rng: np.random.Generator, b: int, p: int, k: int) -> np.ndarra
     return np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
 
 
-def random_queries(X: np.ndarray, is_num: np.ndarray, bool_codes: dict[int, tuple[float, float]], n: int,
-                   n_cols: int, rng: np.random.Generator) -> Queries:
-    """``n`` naive queries: random columns, values drawn from each column's distinct synthetic values
-    (missing included), random operators (``==, !=, >, <, >=, <=`` for numeric columns, ``==, !=``
-    otherwise, true/false for booleans, ``is null`` / ``is not null`` for a missing value):
-    :func:`random_search` over the columns of ``X``."""
-    uniq: dict[int, np.ndarray] = {}
-
-    def distinct(j: int) -> np.ndarray:
-        if j not in uniq:
-            x = X[:, j]
-            u, first = np.unique(x[~np.isnan(x)], return_index=True)
-            uniq[j] = u[np.argsort(first, kind="stable")]  # canonical-row order, not code order
-        return uniq[j]
-
-    return random_search(X.shape[1], is_num, bool_codes, n, n_cols, rng, lambda j: distinct(j).size,
-                         lambda j: bool(np.isnan(X[:, j]).any()),
-                         lambda asked: [distinct(j)[r] for j, r in asked])
-
-
 def random_search(p: int, is_num: np.ndarray, bool_codes: dict[int, tuple[float, float]], n: int, n_cols: int,
                   rng: np.random.Generator, n_values: Callable[[int], int], has_missing: Callable[[int], bool],
                   values_at: Callable[[list[tuple[int, np.ndarray]]], list[np.ndarray]]) -> Queries:
-    """:func:`random_queries` over release columns known through ``n_values(j)`` (distinct
+    """``n`` naive queries of ``n_cols`` columns each: random columns, values drawn from each
+    column's distinct release values (missing included), random operators (``==, !=, >, <, >=, <=``
+    for numeric columns, ``==, !=`` otherwise, true/false for booleans, ``is null`` / ``is not
+    null`` for a missing value), over release columns known through ``n_values(j)`` (distinct
     non-missing values of column ``j``), ``has_missing(j)`` and ``values_at([(j, ranks), ...])``
     (the distinct values of each column at ``ranks`` of their first-row order, asked once for
     every column after the draws): the same queries whoever answers."""
@@ -467,72 +454,11 @@ def univariate_candidates(flags: dict[str, np.ndarray], is_num: np.ndarray, n: i
 
 
 # ------------------------------------------------------------------------------------------ the tables
-class _Matrices:
-    """The tables of one process as canonical float matrices (:func:`prepare`): queries generated
-    and counted on them, with column indexes for conjunctions (built once, freed when done)."""
-
-    def __init__(self, ctx: Context, columns: list[str]) -> None:
-        self.ctx = ctx
-        self.data = data = prepare(ctx, columns)
-        self.columns, self.is_num, self.bool_codes = data.columns, data.is_num, data.bool_codes
-        self.n = {"original": data.ori.shape[0], "synthetic": data.syn.shape[0]}
-        if data.ctl is not None:
-            self.n["control"] = data.ctl.shape[0]
-        self._index: dict[str, Q.ColumnIndex] = {}
-
-    def univariate(self, n: int, rng: np.random.Generator) -> Queries:
-        return univariate_queries(self.data.syn, self.is_num, n, rng)
-
-    def multivariate(self, n_cols: int, n: int, max_attempts: int, rng: np.random.Generator
-                     ) -> tuple[Queries, int]:
-        return multivariate_queries(self.data.syn, self.is_num, n_cols, n, max_attempts, rng)
-
-    def random(self, n: int, k: int, rng: np.random.Generator) -> Queries:
-        return random_queries(self.data.syn, self.is_num, self.bool_codes, n, k, rng)
-
-    def _x(self, role: str, q: Queries) -> np.ndarray | Q.ColumnIndex:
-        X = self.data.ori if role == "original" else self.data.ctl
-        if q.col.shape[1] == 1:
-            return X
-        if role not in self._index:  # conjunctions: scan only the narrowest predicate's slice
-            self._index[role] = Q.ColumnIndex(X)
-        return self._index[role]
-
-    def counts(self, role: str, q: Queries) -> np.ndarray:
-        """Distinct rows of ``role`` each query selects (at most 2)."""
-        return count_queries(self._x(role, q), q, cap=2)
-
-    def done(self, role: str) -> None:
-        """``role``'s column index is not read again: freed."""
-        self._index.pop(role, None)
-
-    def curve(self, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        return measure_control_curve(self.data.ctl, q, rng, index=self._x("control", q))
-
-    def counts_among(self, role: str, q: Queries, pick: np.ndarray) -> np.ndarray:
-        sub = self.data.ori[pick]
-        return count_queries(Q.ColumnIndex(sub) if q.col.shape[1] > 1 else sub, q, cap=2)
-
-    def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
-        order = list(self.columns)
-        mats = [float_matrix(self.ctx.encoded.block(r).select(order)) for r in ("original", "control")]
-        # a column index for one-column queries too: a query's scan is its own slice; ``first`` is
-        # read only where the count is 1 (the lowest, and only, matching record)
-        return Q.count_matches(Q.ColumnIndex(np.concatenate(mats, axis=0)), q.col, q.op, q.val, cap=2)
-
-    def original_rows(self, q: Queries) -> np.ndarray:
-        _, first = Q.count_matches(self.data.ori, q.col, q.op, q.val, cap=1)
-        return self.data.canon["original"].rows[first]
-
-    def release_rows(self, src: np.ndarray) -> np.ndarray:
-        return self.data.canon["synthetic"].rows[src]
-
-
 class _Asked:
     """The tables as the run's backend (``ctx.data``) answers for them: no table is held; the
     release's value flags and medians, the rows queries are built from, and every count of a
     batch of queries are asked (``Backend.value_flags``, ``medians``, ``encoded_rows``,
-    ``query_counts``, ``query_subset_counts``); the same numbers as :class:`_Matrices`."""
+    ``query_counts``, ``query_subset_counts``), in one process as on a cluster."""
 
     def __init__(self, ctx: Context, columns: list[str]) -> None:
         import pandas as pd
@@ -550,6 +476,7 @@ class _Asked:
                 codes = self.data.encode_frame(pd.DataFrame({c: [True, False]}), [c]).cat[:, 0]
                 self.bool_codes[j] = (float(codes[0]), float(codes[1]))
         self._flags: dict[str, np.ndarray] | None = None
+        self._release: np.ndarray | None = None
 
     def _rows(self, role: str, at: np.ndarray) -> np.ndarray:
         """The query-matrix rows of the distinct rows ``at`` of ``role`` (only those travel)."""
@@ -557,8 +484,15 @@ class _Asked:
 
         return query_matrix(self.data.encoded_rows(role, self.columns, self.canon[role].rows[at]))
 
-    def _release_values(self, src: np.ndarray, col: np.ndarray) -> np.ndarray:
-        """The values of the distinct release rows ``src`` at columns ``col`` (same shape)."""
+    def _release_values(self, src: np.ndarray, col: np.ndarray, *, many: bool = False) -> np.ndarray:
+        """The values of the distinct release rows ``src`` at columns ``col`` (same shape).
+        ``many``: one of many batches; the whole release is then fetched once and kept when its
+        matrix is at most :data:`RELEASE_MATRIX_BYTES`."""
+        n = self.n["synthetic"]
+        if many and self._release is None and n * len(self.columns) * 8 <= RELEASE_MATRIX_BYTES:
+            self._release = self._rows("synthetic", np.arange(n, dtype=np.int64))
+        if self._release is not None:
+            return self._release[src, col]
         uniq, inv = np.unique(src, return_inverse=True)
         X = self._rows("synthetic", uniq) if uniq.size else np.zeros((0, len(self.columns)))
         return X[inv.reshape(src.shape), col]
@@ -581,7 +515,7 @@ class _Asked:
             med[num] = self.data.medians("synthetic", [self.columns[j] for j in num], self.canon["synthetic"].rows)
         rows = self.canon["synthetic"].rows
         return multivariate_search(
-            self.n["synthetic"], self.is_num, med, lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c),
+            self.n["synthetic"], self.is_num, med, lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
             lambda c, o, v: self.data.query_counts("synthetic", self.columns, (c, o, v), cap=2, rows=rows)[0],
             n_cols, n, max_attempts, rng)
 
@@ -608,7 +542,7 @@ class _Asked:
                                       rows=self.canon[role].rows)[0]
 
     def done(self, role: str) -> None:
-        """Nothing is held."""
+        """Nothing to free: a backend keeps at most the one table the last count asked of."""
 
     def curve(self, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         n = self.n["control"]
@@ -623,20 +557,19 @@ class _Asked:
                                       rows=self.canon[role].rows[pick])[0]
 
     def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
-        c_o, f_o = self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)
+        # the control first: its every-row table is the one the control curve asked of last
         c_c, f_c = self.data.query_counts("control", self.columns, (q.col, q.op, q.val), cap=2)
+        c_o, f_o = self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)
         n_o = self.data.n_rows("original")
         return np.minimum(c_o + c_c, 2), np.where(c_o > 0, f_o, np.where(f_c >= 0, f_c + n_o, -1))
 
     def original_rows(self, q: Queries) -> np.ndarray:
-        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2,
-                                      rows=self.canon["original"].rows)[1]
+        # over every row: the lowest matching position is that of a distinct row's first occurrence
+        # (the canonical rows), so the answer is theirs, from the table the pooled count asked last
+        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)[1]
 
     def release_rows(self, src: np.ndarray) -> np.ndarray:
         return self.canon["synthetic"].rows[src]
-
-
-_Tables = _Matrices | _Asked
 
 
 # ------------------------------------------------------------------------------------------ the metric
@@ -644,14 +577,14 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                  max_attempts: int = 10_000_000, max_n_attacks: bool = False, confidence_level: float = 0.95,
                  columns: list[str] | None = None, n_records: int = 20) -> MetricResult:
     """Run the singling-out attack (``mode`` ``"univariate"`` or ``"multivariate"``): on the
-    canonical matrices in one process, by the backend's questions on a cluster (the same JSON)."""
+    backend's answers (:class:`_Asked`), in one process as on a cluster (the same JSON)."""
     if mode not in ("univariate", "multivariate"):
         raise ConfigError(f"singling out mode must be 'univariate' or 'multivariate', got {mode!r}")
     cols = check_columns(ctx, columns, "columns") if columns else tabular_columns(ctx)
     if mode == "multivariate" and n_cols > len(cols):
         raise ConfigError(f"parameter 'n_cols'={n_cols} exceeds the {len(cols)} usable columns: "
                           f"lower n_cols to at most {len(cols)}")
-    data: _Tables = _Matrices(ctx, cols) if ctx.data_backend is None else _Asked(ctx, cols)
+    data = _Asked(ctx, cols)
     # queries are built from synthetic rows and tried on every table: unlike linkability and
     # inference targets, their number is not bounded by the original's or the control's size
     # (anonymeter does not bound it either), only by the synthetic rows they come from
@@ -727,17 +660,17 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
              control_correction=corr, columns=list(data.columns))
     if attempts is not None:
         d["n_query_attempts"] = attempts
+    evidence = None
+    if "control" in data.n and ctx.evidence:  # before the records: they ask of the table it asked last
+        evidence = _paired_evidence(ctx, data, queries, confidence_level)
     records = _records(ctx, data, queries, success, n_records) if n_records else None
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
-    evidence = None
-    if "control" in data.n and ctx.evidence:
-        evidence = _paired_evidence(ctx, data, queries, confidence_level)
     return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
                         evidence)
 
 
-def _paired_evidence(ctx: Context, data: _Tables, queries: Queries, confidence_level: float) -> Evidence:
+def _paired_evidence(ctx: Context, data: _Asked, queries: Queries, confidence_level: float) -> Evidence:
     """Per-record evidence: which real records the release's queries isolate.
 
     Every query built from the release is run on the *pooled* real records (every training and
@@ -765,7 +698,7 @@ def _paired_evidence(ctx: Context, data: _Tables, queries: Queries, confidence_l
         note=f"{int((counts == 1).sum())} of {counts.size} queries isolate one real record")
 
 
-def _records(ctx: Context, data: _Tables, q: Queries, success: np.ndarray, n_records: int
+def _records(ctx: Context, data: _Asked, q: Queries, success: np.ndarray, n_records: int
              ) -> list[dict[str, Any]]:
     idx = np.flatnonzero(success)[:n_records]
     if idx.size == 0:

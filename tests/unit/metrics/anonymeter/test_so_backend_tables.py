@@ -1,0 +1,79 @@
+"""Singling out has one path: it asks the run's backend in one process as on a cluster. What the
+one-process backend keeps between questions (the last query table, the whole release's values for
+the multivariate search) changes no answer."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard.core.results import to_jsonable
+from synthguard.engine.backend import query_counts_of, query_matrix
+from synthguard.metrics.anonymeter import singling_out as so
+
+from ....helpers import context, run
+from .test_inference_evidence import leaky
+
+
+@pytest.fixture(scope="module")
+def tables():
+    ori, syn, ctl = leaky(400, 3, 0.3)
+    # repeated rows in every table: distinct rows and every-row counts differ
+    return (pd.concat([ori, ori.iloc[:25]], ignore_index=True),
+            pd.concat([syn, syn.iloc[:25]], ignore_index=True),
+            pd.concat([ctl, ctl.iloc[:10]], ignore_index=True))
+
+
+def _result(tables, name):
+    res = run(name, ctx=context(*tables, metric=name), n_attacks=300)
+    return json.dumps(to_jsonable(res.to_dict()), sort_keys=True)
+
+
+@pytest.mark.parametrize("name", ["singling_out_univariate", "singling_out_multivariate"])
+def test_the_result_is_the_same_when_each_batch_asks_for_its_release_rows(tables, name, monkeypatch):
+    kept = _result(tables, name)
+    monkeypatch.setattr(so, "RELEASE_MATRIX_BYTES", 0)  # no whole release kept: rows asked per batch
+    assert _result(tables, name) == kept
+
+
+def _queries(ctx, columns, n, seed):
+    X = query_matrix(ctx.encoded.block("original").select(columns))
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, X.shape[0], n)
+    col = np.tile(np.arange(len(columns)), (n, 1))
+    op = np.zeros((n, len(columns)), dtype=np.int64)  # == every column's value of a drawn row
+    return col, op, X[rows[:, None], col]
+
+
+def test_query_counts_are_the_same_from_the_kept_table_as_from_a_fresh_one(tables):
+    ctx = context(*tables)
+    columns = ["age", "edu", "region", "sex"]
+    backend = ctx.data
+    n = backend.n_rows("original")
+    some = np.sort(np.random.default_rng(0).choice(n, n // 2, replace=False))
+    for rows in (None, some, None, some, some):  # the one kept table is replaced and reused
+        q = _queries(ctx, columns, 200, 0 if rows is None else 1)
+        at = np.arange(n) if rows is None else some
+        X = query_matrix(ctx.encoded.block("original").take(at).select(columns))
+        want = query_counts_of(X, at, q, 2)
+        got = backend.query_counts("original", columns, q, cap=2, rows=rows)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_the_lowest_match_over_every_row_is_the_lowest_over_the_distinct_rows(tables):
+    # the records name a query's original row from the every-row table: the first occurrence of
+    # the distinct row it matches, as over the canonical distinct rows
+    from synthguard.metrics.anonymeter._common import canonical
+
+    ctx = context(*tables)
+    columns = ["age", "edu", "region", "sex"]
+    q = _queries(ctx, columns, 300, 2)
+    every = ctx.data.query_counts("original", columns, q, cap=2)[1]
+    distinct = ctx.data.query_counts("original", columns, q, cap=2,
+                                     rows=canonical(ctx, "original", columns).rows)[1]
+    assert (every >= 0).all()
+    np.testing.assert_array_equal(every, distinct)
