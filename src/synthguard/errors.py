@@ -17,3 +17,9 @@ class ConfigError(SynthguardError, ValueError):
 
 class MetricError(SynthguardError, RuntimeError):
     """A metric cannot run on these inputs (reported as ``skipped`` with this message as its reason)."""
+
+
+class MetricUnavailable(MetricError):
+    """The run cannot run a metric here, whatever the data (an optional package missing, a
+    one-process metric in a run on a cluster): reported ``skipped`` with this message, and named
+    under each risk it answers for as a test that did not run."""

@@ -250,7 +250,8 @@ class RiskRow(_Row):
     limits (``bound_by`` names which); ``None`` when a family it answers for is not assessed
     (``unassessed``). ``not_applicable`` names the families that do not apply to the tables, with
     why. The risk reads ``low`` only when ``bound`` is below the materiality and nothing is
-    unassessed."""
+    unassessed. ``not_run`` names the tests of this risk that were skipped or failed, with why
+    (absent when every one ran)."""
 
     risk: str
     title: str
@@ -272,6 +273,7 @@ class RiskRow(_Row):
     not_applicable: Mapping[str, str] = ABSENT
     coarsening: tuple[Coarsening, ...] = ABSENT
     drop_retest: DropRetest = ABSENT
+    not_run: tuple[str, ...] = ABSENT
 
     _nested: ClassVar[Mapping[str, tuple[str, type]]] = {
         "detection_limits": ("map", LeakLimit), "coarsening": ("list", Coarsening),

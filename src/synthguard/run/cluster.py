@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.results import MetricResult
-from ..errors import MetricError
+from ..errors import MetricUnavailable
 from ..registry import Context, get_metric
 from .config import RunConfig
 from .executor import Entry, RunOutput, build_report, execute
@@ -65,7 +65,7 @@ def distributed_metrics() -> list[str]:
 def not_distributed(ctx: Any, **params: Any) -> MetricResult:
     """Stands in for the function of a metric whose card says ``backend="local"`` in a distributed
     run: the run's executor reports it ``skipped`` with this reason."""
-    raise MetricError("not available in a distributed run: it runs in one process only (synthguard "
+    raise MetricUnavailable("not available in a distributed run: it runs in one process only (synthguard "
                       "evaluate without --scheduler/--workers); distributed metrics: "
                       f"{', '.join(distributed_metrics())}")
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.results import MetricResult
-from ..errors import ConfigError, MetricError
+from ..errors import ConfigError, MetricError, MetricUnavailable
 from ..registry import ORIGINAL_ROWS_NEEDED, Context, MetricSpec, finalise, missing_inputs
 
 #: What a metric lacks, in the one wording every path uses ("needs " + these, joined by "and").
@@ -266,7 +266,12 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
     for name, reason in dict(unavailable or {}).items():
         out_entries.setdefault(name, {"params": {}, "status": "skipped", "reason": reason,
                                       "seconds": 0.0})
-    results, verdict = assess(results, rule, has_control=has_control, seed=seed, metrics=metrics)
+    # tests the run could not run (a failure, or unavailable here whatever the data), not those the
+    # data leave nothing to test with (no text column, no control): named under their risks
+    not_run = {name: str(e.reason or e.status) for name, e in entries.items()
+               if e.status == "error" or isinstance(e.error, MetricUnavailable)}
+    results, verdict = assess(results, rule, has_control=has_control, seed=seed, metrics=metrics,
+                              not_run=not_run)
     return RunOutput(dict(header), out_entries, results, verdict)
 
 

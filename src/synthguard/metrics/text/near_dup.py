@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags
-from ...errors import MetricError
+from ...errors import MetricError, MetricUnavailable
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
 from ...stats import wilson_interval
 from ._common import (
@@ -374,7 +374,7 @@ def text_exact_matches(ctx: Context, *, columns: str | Sequence[str] | None = No
     try:
         import rapidfuzz  # noqa: F401
     except ImportError:
-        raise MetricError("text_exact_matches needs rapidfuzz: pip install 'synthguard[text]'") from None
+        raise MetricUnavailable("text_exact_matches needs rapidfuzz: pip install 'synthguard[text]'") from None
     roles = ctx.tables.roles
     docs_of = _DocsOf(ctx)
     totals = {key: [0, 0] for key in ("exact", "near", "syn_n", "orig_dup", "orig_n", "ctl_copy", "ctl_n")}

@@ -179,9 +179,9 @@ def _scores(orig: list[str], syn: list[str], settings: dict[str, Any]) -> dict[s
     try:
         from gensim.models import Word2Vec
     except ImportError:
-        from ...errors import MetricError
+        from ...errors import MetricUnavailable
 
-        raise MetricError("text_style_outliers needs gensim: pip install 'synthguard[text]'") from None
+        raise MetricUnavailable("text_style_outliers needs gensim: pip install 'synthguard[text]'") from None
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     stop = ENGLISH_STOP_WORDS
