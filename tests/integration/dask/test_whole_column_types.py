@@ -9,9 +9,6 @@ tables, so it must not be one on a cluster either.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,8 +17,6 @@ from synthguard.data.tables import prepare_tables
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
-
-pytestmark = pytest.mark.metric_on_dask
 
 
 def _tables(n: int = 120, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -105,18 +100,11 @@ def test_text_identifier_repeated_over_partitions(dask_client):
     assert _specs(_on_cluster(dask_client, original, synthetic, control)) == _specs(one)
 
 
-def _nhefs() -> Path | None:
-    root = os.environ.get("SYNTHGUARD_SHARED_DATA")
-    path = Path(root) / "nhefs.csv" if root else None
-    return path if path is not None and path.is_file() else None
-
-
-@pytest.mark.skipif(_nhefs() is None, reason="SYNTHGUARD_SHARED_DATA does not hold nhefs.csv")
-def test_nhefs_copies_keep_seqn(dask_client):
+def test_nhefs_copies_keep_seqn(dask_client, shared_data):
     """nhefs: a release of fresh rows and 1% copies of the original's last rows (shuffled): seqn is
     unique in every first partition and shares no value between them, but the copies carry their
     originals' numbers: not an identifier, as in one process."""
-    data = pd.read_csv(_nhefs())
+    data = pd.read_csv(shared_data / "nhefs.csv")
     order = np.random.default_rng(0).permutation(len(data))
     original, control, fresh = (data.iloc[order[a:b]].reset_index(drop=True)
                                 for a, b in ((0, 600), (600, 1000), (1000, 1594)))

@@ -18,8 +18,6 @@ from synthguard import evaluate
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
 
-pytestmark = pytest.mark.metric_on_dask
-
 _WORDS = np.array("the a cat dog sat on mat ran far home blue red".split())
 
 
@@ -69,6 +67,7 @@ def _without_seconds(obj):
     return obj
 
 
+@pytest.mark.metric_on_dask
 def test_text_only_release_equals_one_process(dask_client):
     """Row-level metrics of a text-only release (exact copies of the original's texts inside): the
     same entries and verdict on a cluster as in one process."""
