@@ -919,7 +919,8 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     A column unique in the first partition but repeated over the partitions (a person number that
     copied rows carry, the copies in other partitions than their originals) is then no identifier
     on a cluster either. Only the columns whose decision may change are checked
-    (:func:`_may_be_identifier`): per partition, counts and the distinct hashes of their values,
+    (:func:`_may_be_identifier`), and the inferred categorical columns, whose reason states their
+    count of distinct values: per partition, counts and the distinct hashes of their values,
     merged in one task on the cluster.
 
     Parameters
@@ -962,7 +963,9 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
 
     roles = list(ddfs)
     first = {r: h.reset_index(drop=True).rename(columns=str) for r, h in zip(roles, heads, strict=True)}
-    columns = [c for c, spec in schema.columns.items() if _may_be_identifier(c, spec, first)]
+    # and the categorical columns whose reason states their count of distinct values
+    columns = [c for c, spec in schema.columns.items() if _may_be_identifier(c, spec, first)
+               or (spec.inferred and spec.sdtype == "categorical" and spec.reason.startswith("text values ("))]
     if not columns:
         return schema
     facts_of = delayed(_column_facts, pure=True)

@@ -24,14 +24,15 @@ def _tables(n: int = 120, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, pd
     copies original rows from the other end of the table, so the first partitions share none);
     ``user_id`` is unique in the first partition of the original but repeats over its partitions;
     ``row_key`` is a genuine surrogate key (unique everywhere, nothing shared); ``rowno`` holds the
-    row numbers of each table, shuffled (the first partition alone is not ``0..k-1``)."""
+    row numbers of each table, shuffled (the first partition alone is not ``0..k-1``); ``city`` has
+    fewer distinct values in the first partition than in the table (its reason counts them)."""
     r = np.random.default_rng(seed)
 
     def frame(seqn: np.ndarray, keys: np.ndarray) -> pd.DataFrame:
         return pd.DataFrame({
             "seqn": seqn, "age": r.integers(20, 80, n), "sex": r.choice(["f", "m"], n),
             "score": r.normal(size=n).round(2), "user_id": np.tile(np.arange(n // 3), 3)[:n] + 7,
-            "row_key": keys, "rowno": r.permutation(n)})
+            "row_key": keys, "rowno": r.permutation(n), "city": np.repeat(["a", "b", "c", "d"], n // 4)})
 
     original = frame(np.arange(1000, 1000 + n), np.arange(n) * 2)
     synthetic = frame(np.arange(5000, 5000 + n), np.arange(n) * 2 + 1)
