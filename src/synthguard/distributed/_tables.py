@@ -796,14 +796,24 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
 
 #: one column's facts over one partition (:func:`_column_facts`): rows, missing values, integer
 #: dtype, numeric dtype, integer values only, smallest and largest number, and the distinct
-#: 64-bit hashes of its present values written as text (as one process compares them)
-_Facts = tuple[int, int, bool, bool, bool, float, float, np.ndarray]
+#: 64-bit hashes of its present values written as text (as one process compares them), once
+#: with surrounding whitespace stripped (as the identifier detections see them) and once as given
+#: (as the sdtype inference sees them; the same array when no value is padded)
+_Facts = tuple[int, int, bool, bool, bool, float, float, np.ndarray, np.ndarray]
+
+
+def _distinct_hashes(present: pd.Series) -> np.ndarray:
+    """The distinct 64-bit hashes of ``present`` (no missing value) written as text."""
+    if not len(present):
+        return np.zeros(0, dtype=np.uint64)
+    return np.unique(pd.util.hash_pandas_object(present.astype(str), index=False).to_numpy())
 
 
 def _column_facts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, _Facts]:
     """The whole-column facts of ``columns`` over one raw input partition, values as
-    :func:`prepare_tables` sees them when it decides identifiers (surrounding whitespace of text
-    values stripped)."""
+    :func:`prepare_tables` sees them when it decides identifiers (text NFC-normalised; surrounding
+    whitespace stripped, and as given for the sdtype inference, which runs before the stripping)."""
+    from ..data.coltypes import nfc_series
     from ..data.quirks import _integer_valued
 
     frame = frame.reset_index(drop=True)
@@ -814,18 +824,20 @@ def _column_facts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, _Fac
         if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
             s = s.astype(object).where(s.notna(), np.nan)
         numeric = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-        if not numeric and has_padding(s):
-            s = _strip(s)[0]
+        given = None
+        if not numeric:
+            s = nfc_series(s)
+            if has_padding(s):
+                given, s = s, _strip(s)[0]
         missing = s.isna().to_numpy()
         lo = hi = np.nan
         if numeric and not missing.all():
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             lo, hi = float(np.nanmin(v)), float(np.nanmax(v))
-        present = s[~missing]
-        hashes = np.unique(pd.util.hash_pandas_object(present.astype(str), index=False).to_numpy()) \
-            if len(present) else np.zeros(0, dtype=np.uint64)
+        hashes = _distinct_hashes(s[~missing])
         out[c] = (len(s), int(missing.sum()), bool(pd.api.types.is_integer_dtype(s.dtype)), numeric,
-                  _integer_valued(s), lo, hi, hashes)
+                  _integer_valued(s), lo, hi, hashes,
+                  hashes if given is None else _distinct_hashes(given[~missing]))
     return out
 
 
@@ -841,6 +853,8 @@ class WholeColumn:
     low: float
     high: float
     distinct: int
+    #: distinct values before surrounding whitespace is stripped (what the sdtype inference counts)
+    distinct_given: int
 
     @property
     def present(self) -> int:
@@ -876,6 +890,7 @@ def _whole_facts(roles: Sequence[str], columns: Sequence[str], of_role: Sequence
         for role in roles:
             got = [f[c] for r, f in zip(of_role, parts, strict=True) if r == role]
             hashes = np.unique(np.concatenate([g[7] for g in got])) if got else np.zeros(0, np.uint64)
+            given = hashes if all(g[8] is g[7] for g in got) else np.unique(np.concatenate([g[8] for g in got]))
             sets[role] = hashes
             lows = [g[5] for g in got if not np.isnan(g[5])]
             highs = [g[6] for g in got if not np.isnan(g[6])]
@@ -883,7 +898,7 @@ def _whole_facts(roles: Sequence[str], columns: Sequence[str], of_role: Sequence
                 rows=sum(g[0] for g in got), missing=sum(g[1] for g in got),
                 integer_dtype=all(g[2] for g in got), numeric=all(g[3] for g in got),
                 integral=all(g[4] for g in got), low=min(lows) if lows else np.nan,
-                high=max(highs) if highs else np.nan, distinct=int(hashes.size))
+                high=max(highs) if highs else np.nan, distinct=int(hashes.size), distinct_given=int(given.size))
         shared[c] = any(bool(np.isin(sets["original"], sets[r]).any()) for r in roles if r != "original")
     return facts, shared
 
@@ -969,7 +984,9 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     if not columns:
         return schema
     facts_of = delayed(_column_facts, pure=True)
-    parts = {r: [facts_of(p, columns) for p in ddfs[r][columns].to_delayed()] for r in roles}
+    labels = {r: {str(c): c for c in ddfs[r].columns} for r in roles}  # str names -> the frames' own
+    parts = {r: [facts_of(p, columns) for p in ddfs[r][[labels[r][c] for c in columns]].to_delayed()]
+             for r in roles}
     of_role = [r for r in roles for _ in parts[r]]
     facts, shared = client.compute(delayed(_whole_facts, pure=True)(
         roles, columns, of_role, *[f for r in roles for f in parts[r]])).result()
@@ -983,7 +1000,7 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
         else:
             sd, reason = infer_sdtype(first["original"][c])
             orig = whole["original"]
-            unique = orig.distinct == orig.present
+            unique = orig.distinct_given == orig.present
             if reason == ID_INTEGERS_REASON or reason.startswith("numeric dtype"):
                 dtype = first["original"][c].dtype
                 dtype = np.dtype(np.float64) if dtype in (np.float32, np.float16) else dtype
@@ -991,7 +1008,7 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
                               and unique and named_like_id(c) else ("numerical", f"numeric dtype ({dtype})"))
             elif reason == ID_VALUES_REASON or reason.startswith("text values ("):
                 sd, reason = (("id", ID_VALUES_REASON) if unique and orig.present > ID_MIN_TEXT_VALUES
-                              and named_like_id(c) else ("categorical", text_values_reason(orig.distinct)))
+                              and named_like_id(c) else ("categorical", text_values_reason(orig.distinct_given)))
             spec = replace(spec, sdtype=sd, reason=reason, inferred=True)
         if spec.inferred and spec.sdtype in ("numerical", "categorical"):
             # 2. row numbers (detect_row_numbers), then 3. surrogate identifiers (detect_surrogate_ids)

@@ -116,3 +116,19 @@ def test_nhefs_copies_keep_seqn(dask_client, shared_data):
     on_dask = _on_cluster(dask_client, original, synthetic, control, npartitions=4)
     assert {c: s.sdtype for c, s in on_dask.columns.items()} == {c: s.sdtype for c, s in one.columns.items()}
     assert on_dask.columns["seqn"] == one.columns["seqn"]
+
+
+def test_padded_identifier_and_integer_column_names(dask_client):
+    """The sdtype inference counts values as given (before surrounding whitespace is stripped), the
+    detections after it; columns labelled by integers are found by their names as text."""
+    original, synthetic, control = _tables()
+    for t, p in ((original, "u"), (synthetic, "s"), (control, "c")):
+        t["user_id"] = p + pd.Series(np.arange(len(t))).astype(str)
+    original.loc[100, "user_id"] = "u5 "  # "u5" once more, padded, in the last partition
+    one = _one_process(original, synthetic, control)
+    assert one.sdtype("user_id") == "id"
+    assert _specs(_on_cluster(dask_client, original, synthetic, control)) == _specs(one)
+    frames = [t.set_axis(range(t.shape[1]), axis=1) for t in (original, synthetic, control)]
+    one = _one_process(*frames)
+    assert one.sdtype("0") == "numerical"  # seqn: copied across partitions
+    assert _specs(_on_cluster(dask_client, *frames)) == _specs(one)
