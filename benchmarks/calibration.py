@@ -43,7 +43,8 @@ bounds, the detection limits and every test's level and status, ``same`` or ``di
 fields that differ; it exits 1 on any difference. A test that runs in one process only (skipped on
 a cluster by design) is listed as such, not counted as a difference: the release is then run once
 more in one process without it, the cluster must equal that run in every field, and what the test
-changes in one process (Holm's correction and the joint test count it) is listed by design::
+changes in one process (Holm's correction and the joint test count it) is listed by design; so is
+a run a cluster refuses (``person``: entity runs run in one process)::
 
     python benchmarks/calibration.py --workers 2 --datasets nhefs --seeds 1 --family-tests
 """
@@ -375,6 +376,8 @@ def compare_runs(local: dict, cluster: dict, local_as_cluster: dict | None = Non
     process's run of the same release WITHOUT those tests: the cluster must equal it in every field
     (``differs``), and the fields where it differs from ``local`` are listed ``by_design``.
     """
+    if cluster.get("refused"):
+        return [], [f"the run is refused on a cluster: {cluster['refused']}"]
     skipped = set(cluster.get("local_only") or ())
     if not skipped or local_as_cluster is None:
         return _differences(local, cluster, skipped), [f"{m} (one process only)" for m in sorted(skipped)]
@@ -419,6 +422,20 @@ def comparison_table(pairs: list[tuple[dict, dict, dict | None]]) -> tuple[str, 
     return "\n".join(out), n_diff
 
 
+def _cluster_run(task: dict, client) -> dict:
+    """:func:`one_run` on the cluster of ``client``; a run a cluster refuses by design (an entity
+    run, one row per person, runs in one process) gives a row without a verdict saying why."""
+    from synthguard.errors import ConfigError
+
+    try:
+        return one_run(task, client)
+    except ConfigError as exc:
+        if "evaluate(client=...) cannot take" not in str(exc):
+            raise
+        return {k: task.get(k) for k in ("dataset", "split", "seed", "kind", "materiality", "key")} | {
+            "verdict": None, "refused": str(exc)}
+
+
 def execute_compare(todo: list[dict], workers: int, out: Path | None, *, processes: bool = True
                     ) -> list[tuple[dict, dict, dict | None]]:
     """Every release of ``todo`` run in one process and on a local Dask cluster of ``workers``
@@ -456,7 +473,7 @@ def execute_compare(todo: list[dict], workers: int, out: Path | None, *, process
                     t["stated"], t["stated_k"] = _stated(t, done)
                 key, ckey = t["key"], f"{t['key']}|dask{workers}"
                 local = done.get(key) or keep(one_run(t), key)
-                dist = done.get(ckey) or keep(one_run(t, client), ckey)
+                dist = done.get(ckey) or keep(_cluster_run(t, client), ckey)
                 same = None
                 if dist.get("local_only"):
                     skip = set(dist["local_only"])
@@ -627,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     load_at_start = os.getloadavg()
     if a.workers:
+        if a.max_records is not None:
+            ap.error("--max-records with --workers: a cluster run tests every record; leave it out")
         text, n_diff = comparison_table(execute_compare(todo, a.workers, a.json))
         print(text)
         print(f"\n{len(todo)} releases, each in one process and on {a.workers} workers, in "

@@ -47,6 +47,8 @@ def test_differences_and_differences_by_design(bench):
                          "limits exact: 0.02 vs 0.012 (without the one-process tests)"]
     differs, _ = bench.compare_runs(local, cluster, _run(verdict="low"))  # the cluster must equal it
     assert differs == ["verdict low vs high"]
+    refused = {"verdict": None, "refused": "evaluate(client=...) cannot take entity_key='p': ..."}
+    assert bench.compare_runs(_run(), refused)[0] == []  # by design, not a difference
     text, n_diff = bench.comparison_table([(_run(), _run(), None), (local, cluster, _run()),
                                            (_run(), _run(limit=0.5), None)])
     assert n_diff == 1 and "2 of 3 releases agree (1 of them only after the differences by design" in text
@@ -54,12 +56,15 @@ def test_differences_and_differences_by_design(bench):
 
 @pytest.mark.metric_on_dask
 def test_two_releases_agree_on_a_cluster(bench):
-    """diabetes: the null and 1 % exact copies, each in one process and on two workers."""
-    tasks = bench.plan(["diabetes_raw"], 1, ("0.01",), ["fresh", "exact@0.01"],
+    """diabetes: the null and 1 % exact copies, each in one process and on two workers; a person
+    panel's run, which a cluster refuses (entity runs run in one process)."""
+    tasks = bench.plan(["diabetes_raw"], 1, ("0.01",), ["fresh", "exact@0.01", "person"],
                        ["exact_matches", "near_copies", "rare_qi_echo"], False)
     pairs = bench.execute_compare(tasks, 2, None, processes=False)
     text, n_diff = bench.comparison_table(pairs)
     assert n_diff == 0, text
-    assert [p[0]["kind"] for p in pairs] == ["fresh", "exact@0.01"]
+    assert [p[0]["kind"] for p in pairs] == ["fresh", "person", "exact@0.01"]  # the nulls first
+    person = pairs.pop(1)
+    assert person[1]["verdict"] is None and "entity" in person[1]["refused"]  # refused by design
     assert all(p[1]["local_only"] == ["rare_qi_echo"] for p in pairs)  # by design, not a difference
     assert [p[2]["limits"] for p in pairs] == [p[1]["limits"] for p in pairs]  # without rare_qi_echo
