@@ -36,6 +36,17 @@ fresh runs reading low and the median bound reached (the largest ``verdict.risks
 ``--json`` appends every run as one line as it ends and reuses the lines already there (same table,
 split, seed, kind, materiality and metrics), so an interrupted run resumes and ``--table-only``
 prints the table of a file without running anything.
+
+``--workers N`` runs every release twice, in one process and on a local Dask cluster of ``N``
+workers (``evaluate(client=...)``), and prints them side by side: the verdict, the risk levels and
+bounds, the detection limits and every test's level and status, ``same`` or ``differs`` with the
+fields that differ; it exits 1 on any difference. A test that runs in one process only (skipped on
+a cluster by design) is listed as such, not counted as a difference: the release is then run once
+more in one process without it, the cluster must equal that run in every field, and what the test
+changes in one process (Holm's correction and the joint test count it) is listed by design; so is
+a run a cluster refuses (``person``: entity runs run in one process)::
+
+    python benchmarks/calibration.py --workers 2 --datasets nhefs --seeds 1 --family-tests
 """
 
 from __future__ import annotations
@@ -193,7 +204,12 @@ def null_of(kind: str) -> str:
     return base if base in ("person", "text") else "fresh"
 
 
-def one_run(task: dict) -> dict:
+#: the reason a run on a cluster gives a test that runs in one process only
+LOCAL_ONLY = "not available in a distributed run"
+
+
+def one_run(task: dict, client=None) -> dict:
+    """One release evaluated (on the Dask cluster of ``client`` when given): the row of the table."""
     import synthguard
 
     dataset, seed, kind, split = task["dataset"], task["seed"], task["kind"], task["split"]
@@ -216,11 +232,16 @@ def one_run(task: dict) -> dict:
                               materiality=task["materiality"],
                               # entity runs (person) test every person: max_records is refused there
                               max_records=None if base == "person" else task.get("max_records"),
-                              **kw)
+                              client=client, **kw)
     v = rep.verdict.to_dict()
     risks = {r["risk"]: {"level": r["level"], "bound": r.get("bound"), "bound_by": r.get("bound_by"),
-                         "unassessed": list(r.get("unassessed") or ())} for r in v.get("risks", [])}
+                         "unassessed": list(r.get("unassessed") or ()), "tests": list(r.get("tests") or ())}
+             for r in v.get("risks", [])}
+    entries = rep.to_dict()["metrics"]
     return row | {
+        "statuses": {m: e.get("status") for m, e in entries.items()},
+        "local_only": sorted(m for m, e in entries.items()
+                             if e.get("status") == "skipped" and LOCAL_ONLY in str(e.get("reason") or "")),
         "verdict": v["level"], "risks": risks, "leak_share": leak.share, "n_leaked": leak.n_leaked,
         "limits": {t: d.get("value") for t, d in (v.get("detection_limits") or {}).items()},
         "limit_k": {t: d.get("k") for t, d in (v.get("detection_limits") or {}).items()},
@@ -313,6 +334,158 @@ def execute(todo: list[dict], jobs: int, out: Path | None) -> list[dict]:
                 for r in pool.map(one_run, batch):
                     record(r)
     return [done[t["key"]] for t in todo]
+
+
+# ------------------------------------------------------------------ one process vs a cluster
+def _same_value(a, b) -> bool:
+    """Equal, NaN equal to NaN (numbers compared exactly: a cluster must give the same bits)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def _differences(a: dict, b: dict, skipped: set[str] = frozenset()) -> list[str]:
+    """The fields of run ``b`` that differ from run ``a``: verdict, each risk's level, bound (and
+    what sets it) and unassessed families, the detection limits, every test's level and status
+    (the tests in ``skipped`` left out)."""
+    if a.get("verdict") is None or b.get("verdict") is None:  # nothing built
+        return [] if a.get("verdict") == b.get("verdict") else [f"verdict {a.get('verdict')} vs {b.get('verdict')}"]
+    out = [] if a["verdict"] == b["verdict"] else [f"verdict {a['verdict']} vs {b['verdict']}"]
+    for risk in sorted(set(a["risks"]) | set(b["risks"])):
+        x, y = a["risks"].get(risk, {}), b["risks"].get(risk, {})
+        out += [f"risk {risk}: {f} {x.get(f)!r} vs {y.get(f)!r}" for f in ("level", "bound", "bound_by", "unassessed")
+                if not _same_value(x.get(f), y.get(f))]
+    for what in ("limits", "limit_k"):
+        x, y = a.get(what) or {}, b.get(what) or {}
+        out += [f"{what} {f}: {x.get(f)!r} vs {y.get(f)!r}" for f in sorted(set(x) | set(y))
+                if not _same_value(x.get(f), y.get(f))]
+    for what in ("levels", "statuses"):
+        x, y = a.get(what) or {}, b.get(what) or {}
+        out += [f"{what[:-1]} {m}: {x.get(m)!r} vs {y.get(m)!r}" for m in sorted(set(x) | set(y))
+                if m not in skipped and not _same_value(x.get(m), y.get(m))]
+    return out
+
+
+def compare_runs(local: dict, cluster: dict, local_as_cluster: dict | None = None
+                 ) -> tuple[list[str], list[str]]:
+    """How a cluster's run of a release differs from one process's: ``(differs, by_design)``.
+
+    The tests a cluster skips as one-process-only (``cluster["local_only"]``) differ by design, and
+    so does whatever they change in one process (the verdict, risk bounds and detection limits
+    count every test: Holm's correction, the joint test). ``local_as_cluster`` is then one
+    process's run of the same release WITHOUT those tests: the cluster must equal it in every field
+    (``differs``), and the fields where it differs from ``local`` are listed ``by_design``.
+    """
+    if cluster.get("refused"):
+        return [], [f"the run is refused on a cluster: {cluster['refused']}"]
+    skipped = set(cluster.get("local_only") or ())
+    if not skipped or local_as_cluster is None:
+        return _differences(local, cluster, skipped), [f"{m} (one process only)" for m in sorted(skipped)]
+    by_design = [f"{m} (one process only)" for m in sorted(skipped)]
+    by_design += [f"{d} (without the one-process tests)" for d in _differences(local, local_as_cluster, skipped)]
+    return _differences(local_as_cluster, cluster, skipped), by_design
+
+
+def _risk_cell(r: dict) -> str:
+    if r.get("verdict") is None:
+        return "-"
+    risks = " ".join(f"{k[:4]}={x['level'][:4]}" + (f"<{x['bound']:.3g}" if x.get("bound") is not None else "")
+                     for k, x in sorted(r["risks"].items()))
+    limits = " ".join(f"{f}={v:.3g}" for f, v in sorted((r.get("limits") or {}).items()) if v is not None)
+    return f"{r['verdict']}; {risks}; limits {limits or '-'}"
+
+
+def comparison_table(pairs: list[tuple[dict, dict, dict | None]]) -> tuple[str, int]:
+    """The side-by-side table of ``(one process, cluster, one process without the tests a cluster
+    skips)`` runs (see :func:`compare_runs`) and the number of releases that differ (differences by
+    design not counted)."""
+    out = ["| release | one process: verdict; risks (level<bound); limits | cluster | "
+           "same? | fields that differ |", "| --- | --- | --- | --- | --- |"]
+    n_diff = n_design = 0
+    for local, cluster, local_as_cluster in pairs:
+        differs, by_design = compare_runs(local, cluster, local_as_cluster)
+        name = (f"{local['dataset']} {local['split']} s{local['seed']} {local['kind']} "
+                f"m={local['materiality']:g}")
+        same_cluster = "(same)" if _risk_cell(local) == _risk_cell(cluster) else _risk_cell(cluster)
+        if differs:
+            n_diff += 1
+            state, shown = "**differs**", "; ".join(differs + [f"by design: {d}" for d in by_design])
+        elif by_design:
+            n_design += 1
+            state, shown = "same but by design", "; ".join(by_design)
+        else:
+            state, shown = "same", ""
+        out.append(f"| {name} | {_risk_cell(local)} | {same_cluster} | {state} | {shown} |")
+    n = len(pairs)
+    out += ["", f"{n - n_diff} of {n} releases agree ({n_design} of them only after the differences by "
+                f"design: tests that run in one process only); {n_diff} differ"]
+    return "\n".join(out), n_diff
+
+
+def _cluster_run(task: dict, client) -> dict:
+    """:func:`one_run` on the cluster of ``client``; a run a cluster refuses by design (an entity
+    run, one row per person, runs in one process) gives a row without a verdict saying why."""
+    from synthguard.errors import ConfigError
+
+    try:
+        return one_run(task, client)
+    except ConfigError as exc:
+        if "evaluate(client=...) cannot take" not in str(exc):
+            raise
+        return {k: task.get(k) for k in ("dataset", "split", "seed", "kind", "materiality", "key")} | {
+            "verdict": None, "refused": str(exc)}
+
+
+def execute_compare(todo: list[dict], workers: int, out: Path | None, *, processes: bool = True
+                    ) -> list[tuple[dict, dict, dict | None]]:
+    """Every release of ``todo`` run in one process and on a local Dask cluster of ``workers``
+    workers (one thread each), and, when the cluster skips tests that run in one process only,
+    once more in one process without them (see :func:`compare_runs`). The ``@1.5x`` releases are
+    built from the one-process null runs' stated limits, so every side evaluates the same rows.
+    With ``out``, rows are appended and reused as :func:`execute` does (the cluster's under the
+    key suffixed ``|dask<workers>``, the third run's ``|as-dask``)."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    done: dict[str, dict] = {}
+    if out is not None and out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                done[r["key"]] = r
+
+    def keep(r: dict, key: str) -> dict:
+        r = dict(r, key=key)
+        done[key] = r
+        if out is not None:
+            with out.open("a") as fh:
+                fh.write(json.dumps(r, default=float) + "\n")
+        return r
+
+    pairs: list[tuple[dict, dict, dict | None]] = []
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        for phase in (True, False):  # nulls, then leaks (which read their stated limits)
+            for t in [t for t in todo if is_null(t["kind"]) == phase]:
+                if t["kind"].endswith("x"):
+                    t["stated"], t["stated_k"] = _stated(t, done)
+                key, ckey = t["key"], f"{t['key']}|dask{workers}"
+                local = done.get(key) or keep(one_run(t), key)
+                dist = done.get(ckey) or keep(_cluster_run(t, client), ckey)
+                same = None
+                if dist.get("local_only"):
+                    skip = set(dist["local_only"])
+                    same = done.get(f"{key}|as-dask") or keep(
+                        one_run(dict(t, metrics=[m for m in t["metrics"] if m not in skip])), f"{key}|as-dask")
+                differs, _ = compare_runs(local, dist, same)
+                print(f"  {t['dataset']} {t['split']} s{t['seed']} {t['kind']}: {local.get('verdict')} / "
+                      f"{dist.get('verdict')} ({'differs' if differs else 'same'}; "
+                      f"{local.get('seconds', 0):.0f} s / {dist.get('seconds', 0):.0f} s)",
+                      file=sys.stderr, flush=True)
+                pairs.append((local, dist, same))
+    return pairs
 
 
 # ------------------------------------------------------------------------------------- tables
@@ -448,6 +621,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="passed to every run: above N training or control records the tests run "
                          "on a seeded sample of N of each (default: synthguard's)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (only on a quiet machine)")
+    ap.add_argument("--workers", type=int, default=None, metavar="N",
+                    help="run every release in one process AND on a local Dask cluster of N workers, "
+                         "print them side by side and exit 1 on any difference")
     ap.add_argument("--json", type=Path, default=None,
                     help="append every run here (one JSON line each) and reuse the runs already there")
     ap.add_argument("--table-only", action="store_true", help="print the table of --json's runs")
@@ -467,6 +643,15 @@ def main(argv: list[str] | None = None) -> int:
     todo = plan(a.datasets, seeds, sizes, a.kinds, metrics, not a.no_safety, a.max_records)
     t0 = time.perf_counter()
     load_at_start = os.getloadavg()
+    if a.workers:
+        if a.max_records is not None:
+            ap.error("--max-records with --workers: a cluster run tests every record; leave it out")
+        text, n_diff = comparison_table(execute_compare(todo, a.workers, a.json))
+        print(text)
+        print(f"\n{len(todo)} releases, each in one process and on {a.workers} workers, in "
+              f"{time.perf_counter() - t0:.0f} s wall; load average at start {load_at_start[0]:.1f}, at end "
+              f"{os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+        return 1 if n_diff else 0
     rows = execute(todo, a.jobs, a.json)
     print(table(rows))
     print(f"\n{len(todo)} runs in {time.perf_counter() - t0:.0f} s wall, --jobs {a.jobs}; load average "

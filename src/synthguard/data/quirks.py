@@ -131,9 +131,7 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
         base = pd.Index(original[col].astype(str))
         if any(base.isin(df[col].astype(str)).any() for r, df in frames.items() if r != "original"):
             continue
-        changed[col] = replace(spec, sdtype="id", reason=(
-            "unique per row in every table and no value shared between tables: a surrogate "
-            f"identifier (read as {spec.sdtype} before), left out of matching and distances"))
+        changed[col] = replace(spec, sdtype="id", reason=surrogate_reason(spec.sdtype))
         warns.append(f"column {col!r} has a different value on every row of every table and no value in "
                      "common between the original and the other tables: read as a surrogate identifier "
                      "and left out of matching and distances (declare its sdtype in the metadata to "
@@ -142,6 +140,13 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
         return schema, warns
     cols = {c: changed.get(c, s) for c, s in schema.columns.items()}
     return replace(schema, columns=cols), warns
+
+
+def surrogate_reason(sdtype: str) -> str:
+    """The reason of a column :func:`detect_surrogate_ids` reads as an identifier (``sdtype``: what
+    it was read as before)."""
+    return ("unique per row in every table and no value shared between tables: a surrogate "
+            f"identifier (read as {sdtype} before), left out of matching and distances")
 
 
 #: pandas' name for a column whose header is blank: the index ``to_csv`` writes by default
@@ -196,23 +201,38 @@ def detect_row_numbers(frames: Mapping[str, pd.DataFrame], schema: Schema,
         if any(len(s) < MIN_ID_ROWS for s in cols.values()):
             continue
         starts = {r: _row_numbers(s) for r, s in cols.items()}
-        if all(v is not None for v in starts.values()):
-            spelled = " or ".join(sorted({"0..n-1" if v == 0 else "1..n" for v in starts.values()}))
-            saved = "; an index saved with the data, as pandas' to_csv writes it without index=False" \
-                if _UNNAMED.match(col) else ""
-            what = f"numbers the rows of every table ({spelled}, n the row count of each file{saved})"
-        elif _UNNAMED.match(col) and all(_integer_valued(s) and _unique_no_missing(s) for s in cols.values()):
-            what = ("has no header and a different integer on every row of every table (an index saved "
-                    "with the data, as pandas' to_csv writes it without index=False)")
-        else:
+        unnamed = _UNNAMED.match(col) is not None and all(_integer_valued(s) and _unique_no_missing(s)
+                                                          for s in cols.values())
+        what = row_numbers_what(col, list(starts.values()), unnamed)
+        if what is None:
             continue
-        changed[col] = replace(spec, sdtype="id", reason=f"row numbers, not data: it {what}")
+        changed[col] = replace(spec, sdtype="id", reason=row_numbers_reason(what))
         warns.append(f"column {col!r} {what}, so it is left out of every row comparison (compared, no "
                      "copied row could match its original): drop it from the files, or declare its sdtype "
                      "in the metadata to compare it")
     if not changed:
         return schema, warns
     return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()}), warns
+
+
+def row_numbers_what(col: str, starts: list[int | None], unnamed: bool) -> str | None:
+    """What :func:`detect_row_numbers` says of column ``col``: it numbers the rows of every table
+    (``starts``: 0 or 1 per table, ``None`` where it does not), or it has no header and a different
+    integer on every row of every table (``unnamed``); ``None`` when neither holds."""
+    if all(v is not None for v in starts):
+        spelled = " or ".join(sorted({"0..n-1" if v == 0 else "1..n" for v in starts}))
+        saved = "; an index saved with the data, as pandas' to_csv writes it without index=False" \
+            if _UNNAMED.match(col) else ""
+        return f"numbers the rows of every table ({spelled}, n the row count of each file{saved})"
+    if unnamed:
+        return ("has no header and a different integer on every row of every table (an index saved "
+                "with the data, as pandas' to_csv writes it without index=False)")
+    return None
+
+
+def row_numbers_reason(what: str) -> str:
+    """The reason of a column :func:`detect_row_numbers` reads as row numbers."""
+    return f"row numbers, not data: it {what}"
 
 
 #: a column declared ``id`` with fewer distinct values than this share of its rows is not an

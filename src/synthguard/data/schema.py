@@ -29,6 +29,16 @@ BOOLEAN_PAIRS = (("true", "false"), ("yes", "no"), ("y", "n"), ("t", "f"))
 BOOLEAN_VALUES = {"true": True, "false": False, "yes": True, "no": False, "y": True, "n": False,
                   "t": True, "f": False, "1": True, "0": False, "1.0": True, "0.0": False}
 _ID_NAME = re.compile(r"(^|_|\b)(id|uuid|key|identifier)($|_|\b)", re.IGNORECASE)
+#: the reasons :func:`infer_sdtype` gives for an identifier found by its name and unique values
+ID_INTEGERS_REASON = "unique integers in a column named like an identifier"
+ID_VALUES_REASON = "unique values in a column named like an identifier"
+#: a text column of this many values or fewer is never inferred an identifier by its name
+ID_MIN_TEXT_VALUES = 20
+
+
+def named_like_id(name: object) -> bool:
+    """Whether a column's name reads as an identifier (``id``, ``user_id``, ``uuid``, ``key``...)."""
+    return bool(_ID_NAME.search(str(name) or ""))
 
 
 @dataclass(frozen=True)
@@ -109,8 +119,8 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
         return "datetime", "datetime dtype"
     if pd.api.types.is_numeric_dtype(dtype):
         if (pd.api.types.is_integer_dtype(dtype) and len(s) > 1 and s.is_unique
-                and _ID_NAME.search(str(series.name) or "")):
-            return "id", "unique integers in a column named like an identifier"
+                and named_like_id(series.name)):
+            return "id", ID_INTEGERS_REASON
         return "numerical", f"numeric dtype ({dtype})"
     if isinstance(dtype, pd.CategoricalDtype):
         return "categorical", "pandas category dtype"
@@ -132,9 +142,14 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
 
         if looks_like_dates(sample):
             return "datetime", "every value parses as a date/time (one format for the column)"
-    if s.is_unique and len(s) > 20 and _ID_NAME.search(str(series.name) or ""):
-        return "id", "unique values in a column named like an identifier"
-    return "categorical", f"text values ({s.nunique()} distinct)"
+    if s.is_unique and len(s) > ID_MIN_TEXT_VALUES and named_like_id(series.name):
+        return "id", ID_VALUES_REASON
+    return "categorical", text_values_reason(s.nunique())
+
+
+def text_values_reason(n_distinct: int) -> str:
+    """The reason :func:`infer_sdtype` gives for a categorical column of ``n_distinct`` values."""
+    return f"text values ({n_distinct} distinct)"
 
 
 # SDV's semantic sdtypes (personal data recognised by SDV / Faker): compared by equality like

@@ -85,6 +85,31 @@ def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
     return groups
 
 
+def _no_columns(n_query: int, n_reference: int, metric: DistanceMetric, k: int, exclude_self: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest of ``n_reference`` rows to each of ``n_query`` rows over no column, as
+    :func:`~synthguard.engine.neighbors.engine.kneighbors` finds them in one process: every distance
+    is the distance of two empty rows, ties go to the lower index (row ``i`` itself skipped with
+    ``exclude_self``), missing slots hold ``inf`` and ``-1``. Computed on the driver: nothing to read
+    from the partitions.
+    """
+    from ..engine.neighbors.engine import kneighbors
+
+    empty = Block(np.zeros((1, 0)), np.zeros((1, 0), dtype=np.int64), (), ())
+    dist = float(kneighbors(empty, empty, metric, 1).distances[0, 0])  # the same metric's finish
+    d = np.full((n_query, k), np.inf)
+    idx = np.full((n_query, k), -1, dtype=np.int64)
+    kk = min(k, n_reference - (1 if exclude_self else 0))
+    if kk > 0 and n_query:
+        j = np.arange(kk, dtype=np.int64)
+        d[:, :kk] = dist
+        if exclude_self:  # row i of the query is row i of the reference
+            idx[:, :kk] = j[None, :] + (j[None, :] >= np.arange(n_query, dtype=np.int64)[:, None])
+        else:
+            idx[:, :kk] = j
+    return d, idx
+
+
 def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], reference: str,
                            columns: Sequence[str], metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
@@ -141,6 +166,10 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
             inc = np.argsort(got, kind="stable")  # a partition's rows by increasing id
             local_rows.append(sel[inc])
             ids.append(got[inc])
+    if not cols:  # no columns: every distance is the same, ties by the lower index (on the driver)
+        n_query = (query_block.n_rows if query_block is not None else
+                   sum(dt.get(src).n_rows if isinstance(src, str) else src.n_rows for src in sources))
+        return _no_columns(n_query, sum(len(i) for i in ids), metric, k, exclude)
     n_cols = max(1, len(cols))
     tree_bytes = TREE_BYTES if tree_bytes is None else int(tree_bytes)
     max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1

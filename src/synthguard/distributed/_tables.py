@@ -728,7 +728,9 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         into ``npartitions`` partitions.
     metadata : mapping, Schema or path, optional
         As for :func:`synthguard.evaluate`. sdtypes left out are inferred from the FIRST partition of
-        the original (declare them for large data: a partition is a sample).
+        the original (declare them for large data: a partition is a sample), except the decisions
+        that rest on whole-column facts (identifiers: unique values, values shared between the
+        tables, row numbers), taken from every partition (:func:`whole_column_types`).
     client : distributed.Client
         Where the work runs.
     """
@@ -757,7 +759,9 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     sample = prepare_tables(*(h.reset_index(drop=True) for h in heads[:2]),
                             heads[2].reset_index(drop=True) if len(heads) > 2 else None, metadata,
                             labels=labels, canonical_columns=True)
-    schema = sample.schema
+    # decisions resting on whole-column facts (identifiers: unique values, no value shared between
+    # tables, row numbers) taken again from every partition, as one process takes them
+    schema = whole_column_types(client, ddfs, heads, sample.schema, metadata)
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
@@ -788,6 +792,242 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
               for r, t in tables.items()}
     return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers,
                       first_values=firsts)
+
+
+#: one column's facts over one partition (:func:`_column_facts`): rows, missing values, integer
+#: dtype, numeric dtype, integer values only, smallest and largest number, and the distinct
+#: 64-bit hashes of its present values written as text (as one process compares them), once
+#: with surrounding whitespace stripped (as the identifier detections see them) and once as given
+#: (as the sdtype inference sees them; the same array when no value is padded)
+_Facts = tuple[int, int, bool, bool, bool, float, float, np.ndarray, np.ndarray]
+
+
+def _distinct_hashes(present: pd.Series) -> np.ndarray:
+    """The distinct 64-bit hashes of ``present`` (no missing value) written as text."""
+    if not len(present):
+        return np.zeros(0, dtype=np.uint64)
+    return np.unique(pd.util.hash_pandas_object(present.astype(str), index=False).to_numpy())
+
+
+def _column_facts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, _Facts]:
+    """The whole-column facts of ``columns`` over one raw input partition, values as
+    :func:`prepare_tables` sees them when it decides identifiers (text NFC-normalised; surrounding
+    whitespace stripped, and as given for the sdtype inference, which runs before the stripping)."""
+    from ..data.coltypes import nfc_series
+    from ..data.quirks import _integer_valued
+
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    out: dict[str, _Facts] = {}
+    for c in columns:
+        s = frame[c]
+        if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+            s = s.astype(object).where(s.notna(), np.nan)
+        numeric = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+        given = None
+        if not numeric:
+            s = nfc_series(s)
+            if has_padding(s):
+                given, s = s, _strip(s)[0]
+        missing = s.isna().to_numpy()
+        lo = hi = np.nan
+        if numeric and not missing.all():
+            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            lo, hi = float(np.nanmin(v)), float(np.nanmax(v))
+        hashes = _distinct_hashes(s[~missing])
+        out[c] = (len(s), int(missing.sum()), bool(pd.api.types.is_integer_dtype(s.dtype)), numeric,
+                  _integer_valued(s), lo, hi, hashes,
+                  hashes if given is None else _distinct_hashes(given[~missing]))
+    return out
+
+
+@dataclass(frozen=True)
+class WholeColumn:
+    """One column's facts over every partition of one table (see :func:`_column_facts`)."""
+
+    rows: int
+    missing: int
+    integer_dtype: bool
+    numeric: bool
+    integral: bool
+    low: float
+    high: float
+    distinct: int
+    #: distinct values before surrounding whitespace is stripped (what the sdtype inference counts)
+    distinct_given: int
+
+    @property
+    def present(self) -> int:
+        return self.rows - self.missing
+
+    @property
+    def unique_no_missing(self) -> bool:
+        """As :func:`synthguard.data.quirks._unique_no_missing` on the whole column."""
+        from ..data.quirks import MIN_ID_ROWS
+
+        return self.rows >= MIN_ID_ROWS and self.missing == 0 and self.distinct == self.rows
+
+    @property
+    def row_numbers(self) -> int | None:
+        """As :func:`synthguard.data.quirks._row_numbers` on the whole column: 0 or 1 when it holds
+        ``0..n-1`` (or ``1..n``) of its ``n`` rows, else ``None``."""
+        if not self.numeric or self.rows == 0 or self.missing or not self.integral:
+            return None
+        if self.low not in (0.0, 1.0) or self.high != self.low + self.rows - 1 or self.distinct != self.rows:
+            return None
+        return int(self.low)
+
+
+def _whole_facts(roles: Sequence[str], columns: Sequence[str], of_role: Sequence[str],
+                 *parts: dict[str, _Facts]) -> tuple[dict[str, dict[str, WholeColumn]], dict[str, bool]]:
+    """The partitions' facts merged per table (one task on the cluster: only these small facts
+    travel to the driver): column -> role -> :class:`WholeColumn`, and column -> whether a value of
+    the original occurs in another table."""
+    facts: dict[str, dict[str, WholeColumn]] = {c: {} for c in columns}
+    shared: dict[str, bool] = {}
+    for c in columns:
+        sets: dict[str, np.ndarray] = {}
+        for role in roles:
+            got = [f[c] for r, f in zip(of_role, parts, strict=True) if r == role]
+            hashes = np.unique(np.concatenate([g[7] for g in got])) if got else np.zeros(0, np.uint64)
+            given = hashes if all(g[8] is g[7] for g in got) else np.unique(np.concatenate([g[8] for g in got]))
+            sets[role] = hashes
+            lows = [g[5] for g in got if not np.isnan(g[5])]
+            highs = [g[6] for g in got if not np.isnan(g[6])]
+            facts[c][role] = WholeColumn(
+                rows=sum(g[0] for g in got), missing=sum(g[1] for g in got),
+                integer_dtype=all(g[2] for g in got), numeric=all(g[3] for g in got),
+                integral=all(g[4] for g in got), low=min(lows) if lows else np.nan,
+                high=max(highs) if highs else np.nan, distinct=int(hashes.size), distinct_given=int(given.size))
+        shared[c] = any(bool(np.isin(sets["original"], sets[r]).any()) for r in roles if r != "original")
+    return facts, shared
+
+
+def _may_be_identifier(col: str, spec: Any, heads: Mapping[str, pd.DataFrame]) -> bool:
+    """Whether the identifier decisions on column ``col`` may come out otherwise on the whole tables
+    than on their first partitions ``heads``: an inferred identifier, or an inferred categorical or
+    numerical column unique in the first partition of every table (or named like an identifier
+    and unique in the original's). A value repeated (or missing) in a first partition is repeated
+    (missing) in the whole table, so no other column can become an identifier."""
+    from ..data.schema import named_like_id
+
+    if not spec.inferred or spec.sdtype not in ("id", "categorical", "numerical"):
+        return False
+    if spec.sdtype == "id":
+        return True
+    firsts = [h[col] for h in heads.values()]
+    if all(not s.isna().any() and s.is_unique for s in firsts):
+        return True
+    return named_like_id(col) and heads["original"][col].dropna().is_unique
+
+
+def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame],
+                       schema: Schema, metadata: Any = None) -> Schema:
+    """``schema`` (inferred from the first partition of each table) with the decisions that rest on
+    whole-column facts taken again from every partition, as :func:`prepare_tables` takes them in
+    one process on the whole tables: a column named like an identifier is one when its values are
+    unique (:func:`~synthguard.data.schema.infer_sdtype`), a column holding each table's row numbers
+    is one (:func:`~synthguard.data.quirks.detect_row_numbers`), and so is a column unique per row
+    in every table sharing no value between the original and the other tables
+    (:func:`~synthguard.data.quirks.detect_surrogate_ids`). Declared sdtypes stay as declared.
+
+    A column unique in the first partition but repeated over the partitions (a person number that
+    copied rows carry, the copies in other partitions than their originals) is then no identifier
+    on a cluster either. Only the columns whose decision may change are checked
+    (:func:`_may_be_identifier`), and the inferred categorical columns, whose reason states their
+    count of distinct values: per partition, counts and the distinct hashes of their values,
+    merged in one task on the cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        Where the partitions are.
+    ddfs : mapping
+        Role -> dask DataFrame (original, synthetic, control order).
+    heads : sequence of DataFrame
+        The first partition of each table, in the order of ``ddfs``.
+    schema : Schema
+        The schema :func:`prepare_tables` gave the first partitions.
+    metadata : optional
+        The evaluation's metadata: a :class:`Schema` gives the sdtypes the detections start from.
+
+    Returns
+    -------
+    Schema
+        ``schema`` with the changed columns replaced.
+    """
+    from dataclasses import replace
+
+    from dask import delayed
+
+    from ..data.quirks import (
+        _UNNAMED,
+        MIN_ID_ROWS,
+        row_numbers_reason,
+        row_numbers_what,
+        surrogate_reason,
+    )
+    from ..data.schema import (
+        ID_INTEGERS_REASON,
+        ID_MIN_TEXT_VALUES,
+        ID_VALUES_REASON,
+        infer_sdtype,
+        named_like_id,
+        text_values_reason,
+    )
+
+    roles = list(ddfs)
+    first = {r: h.reset_index(drop=True).rename(columns=str) for r, h in zip(roles, heads, strict=True)}
+    # and the categorical columns whose reason states their count of distinct values
+    columns = [c for c, spec in schema.columns.items() if _may_be_identifier(c, spec, first)
+               or (spec.inferred and spec.sdtype == "categorical" and spec.reason.startswith("text values ("))]
+    if not columns:
+        return schema
+    facts_of = delayed(_column_facts, pure=True)
+    labels = {r: {str(c): c for c in ddfs[r].columns} for r in roles}  # str names -> the frames' own
+    parts = {r: [facts_of(p, columns) for p in ddfs[r][[labels[r][c] for c in columns]].to_delayed()]
+             for r in roles}
+    of_role = [r for r in roles for _ in parts[r]]
+    facts, shared = client.compute(delayed(_whole_facts, pure=True)(
+        roles, columns, of_role, *[f for r in roles for f in parts[r]])).result()
+    given = metadata.columns if isinstance(metadata, Schema) else None
+    changed: dict[str, Any] = {}
+    for c in columns:
+        spec, whole = schema.columns[c], facts[c]
+        # 1. the sdtype inferred from the whole original (the detections start from it)
+        if given is not None:
+            spec = given[c]
+        else:
+            sd, reason = infer_sdtype(first["original"][c])
+            orig = whole["original"]
+            unique = orig.distinct_given == orig.present
+            if reason == ID_INTEGERS_REASON or reason.startswith("numeric dtype"):
+                dtype = first["original"][c].dtype
+                dtype = np.dtype(np.float64) if dtype in (np.float32, np.float16) else dtype
+                sd, reason = (("id", ID_INTEGERS_REASON) if orig.integer_dtype and orig.present > 1
+                              and unique and named_like_id(c) else ("numerical", f"numeric dtype ({dtype})"))
+            elif reason == ID_VALUES_REASON or reason.startswith("text values ("):
+                sd, reason = (("id", ID_VALUES_REASON) if unique and orig.present > ID_MIN_TEXT_VALUES
+                              and named_like_id(c) else ("categorical", text_values_reason(orig.distinct_given)))
+            spec = replace(spec, sdtype=sd, reason=reason, inferred=True)
+        if spec.inferred and spec.sdtype in ("numerical", "categorical"):
+            # 2. row numbers (detect_row_numbers), then 3. surrogate identifiers (detect_surrogate_ids)
+            tables = list(whole.values())
+            what = None
+            if all(t.rows >= MIN_ID_ROWS for t in tables):
+                unnamed = _UNNAMED.match(c) is not None and all(t.integral and t.unique_no_missing
+                                                                for t in tables)
+                what = row_numbers_what(c, [t.row_numbers for t in tables], unnamed)
+            if what is not None:
+                spec = replace(spec, sdtype="id", reason=row_numbers_reason(what))
+            elif (all(t.unique_no_missing for t in tables) and not shared[c]
+                  and (spec.sdtype == "categorical" or all(t.integral for t in tables))):
+                spec = replace(spec, sdtype="id", reason=surrogate_reason(spec.sdtype))
+        if spec != schema.columns[c]:
+            changed[c] = spec
+    if not changed:
+        return schema
+    return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()})
 
 
 def _learnt_encoder(schema: Schema, firsts: Mapping[str, Mapping[str, list[Any]]]
