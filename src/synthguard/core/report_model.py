@@ -250,8 +250,8 @@ class RiskRow(_Row):
     limits (``bound_by`` names which); ``None`` when a family it answers for is not assessed
     (``unassessed``). ``not_applicable`` names the families that do not apply to the tables, with
     why. The risk reads ``low`` only when ``bound`` is below the materiality and nothing is
-    unassessed. ``not_run`` names the tests of this risk that were skipped or failed, with why
-    (absent when every one ran)."""
+    unassessed. ``not_run`` names the tests of this risk that failed or could not run here (on a
+    cluster, without an optional package), with why (absent when none)."""
 
     risk: str
     title: str

@@ -710,8 +710,8 @@ class LocalBackend:
         return np.sort(np.argsort(keys, kind="stable")[:n])
 
     def encoded_rows(self, role: str, columns: Sequence[str], rows: np.ndarray) -> Block:
-        # the rows of the run's block, then their columns: no block encoded and kept per column set
-        return self.encoded.block(role).take(np.asarray(rows, dtype=np.int64)).select(list(columns))
+        # a slice of the run's block: no block encoded and kept per column set
+        return _rows_of(self.encoded.block(role), columns, rows)
 
     def take(self, role: str, rows: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
         return self.tables.get(role)[list(columns)].iloc[np.asarray(rows)].reset_index(drop=True)
@@ -895,10 +895,7 @@ class LocalBackend:
     def _matrix(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
         """The :func:`query_matrix` of ``role`` on ``columns`` at canonical positions ``rows``
         (sliced from the run's encoded block: no block kept per column set)."""
-        block = self.encoded.block(role)
-        if rows is not None:  # the rows first: a slice of the columns of those rows only
-            block = block.take(np.asarray(rows, dtype=np.int64))
-        return query_matrix(block.select(list(columns)))
+        return query_matrix(_rows_of(self.encoded.block(role), columns, rows))
 
     def _queried(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> _QueryTable:
         """The query table of ``role`` on ``columns`` at ``rows`` (``None``: every row), reused
@@ -939,6 +936,22 @@ class LocalBackend:
             if not np.isnan(x).all():
                 out[j] = np.nanmedian(x)
         return out
+
+
+def _rows_of(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> Block:
+    """``block`` at ``rows`` (``None``: every row) and ``columns``: the rows first when they are
+    the smaller cut (fewer cells copied), else the columns; a column the block lacks is refused."""
+    cols = list(columns)
+    missing = [c for c in cols if c not in block.num_columns and c not in block.cat_columns]
+    if missing:
+        raise ValueError(f"columns {missing} are not encoded (id or text columns?)")  # a bug
+    if rows is None:
+        return block.select(cols)
+    at = np.asarray(rows, dtype=np.int64)
+    width = len(block.num_columns) + len(block.cat_columns)
+    if at.size * width <= block.n_rows * len(cols):
+        return block.take(at).select(cols)
+    return block.select(cols).take(at)
 
 
 class _QueryTable:

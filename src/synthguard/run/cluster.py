@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.results import MetricResult
-from ..errors import MetricUnavailable
+from ..errors import MetricError, MetricUnavailable
 from ..registry import Context, get_metric
 from .config import RunConfig
 from .executor import Entry, RunOutput, build_report, execute
@@ -62,12 +62,30 @@ def distributed_metrics() -> list[str]:
     return [i.name for i in metric_infos() if i.backend == "any"]
 
 
+#: the parameters of a one-process test that name its key (quasi-identifier) columns
+_KEY_PARAMS = ("key_fields", "known_column_names", "quasi_identifiers")
+
+
 def not_distributed(ctx: Any, **params: Any) -> MetricResult:
     """Stands in for the function of a metric whose card says ``backend="local"`` in a distributed
-    run: the run's executor reports it ``skipped`` with this reason."""
+    run: the run's executor reports it ``skipped`` with this reason.
+
+    A test the data leave nothing to test with (a text test without a text column, a key test
+    without key columns) says so first, as it would in one process (:class:`MetricError`: not
+    named under its risk); any other is unavailable here (:class:`MetricUnavailable`: named under
+    its risk as a test that did not run)."""
+    from ..metrics.text._common import text_columns
+
+    spec = get_metric(ctx.metric) if ctx.metric else None
+    if spec is not None and spec.family == "text":
+        text_columns(ctx, params.get("columns"), spec.name)  # MetricError: no text column
+    keyed = [k for k in _KEY_PARAMS if k in params]
+    if keyed and all(params[k] is None for k in keyed) and not ctx.tables.schema.quasi_identifiers:
+        raise MetricError(f"no key columns: set the parameter {keyed[0]!r} or declare "
+                          "'quasi_identifiers' in the metadata")
     raise MetricUnavailable("not available in a distributed run: it runs in one process only (synthguard "
-                      "evaluate without --scheduler/--workers); distributed metrics: "
-                      f"{', '.join(distributed_metrics())}")
+                            "evaluate without --scheduler/--workers); distributed metrics: "
+                            f"{', '.join(distributed_metrics())}")
 
 
 def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,

@@ -268,11 +268,20 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
                                       "seconds": 0.0})
     # tests the run could not run (a failure, or unavailable here whatever the data), not those the
     # data leave nothing to test with (no text column, no control): named under their risks
-    not_run = {name: str(e.reason or e.status) for name, e in entries.items()
+    not_run = {name: _not_run_reason(e) for name, e in entries.items()
                if e.status == "error" or isinstance(e.error, MetricUnavailable)}
     results, verdict = assess(results, rule, has_control=has_control, seed=seed, metrics=metrics,
                               not_run=not_run)
     return RunOutput(dict(header), out_entries, results, verdict)
+
+
+def _not_run_reason(entry: Entry) -> str:
+    """Why a test did not run, in a few words: ``failed: <error>`` (at most 80 characters), or
+    the first clause of why it is unavailable here."""
+    reason = str(entry.reason or entry.status)
+    if entry.status == "error":
+        return "failed: " + (reason if len(reason) <= 80 else reason[:79] + "\u2026")
+    return reason.split(":", 1)[0].strip()
 
 
 def _since(t0: float) -> float:

@@ -298,8 +298,8 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     n_perm : int
         Label permutations of the joint test.
     not_run : mapping, optional
-        Metrics of the run that were skipped or failed (run name -> reason): each risk names those
-        of its tests (by their card) that did not run, and why (``not_run``).
+        Metrics of the run that could not run here or failed (run name -> why, in a few words):
+        each risk names those of its tests (by their card) that did not run (``not_run``).
 
     Returns
     -------
@@ -716,12 +716,12 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
 
 def _not_run_of(risk: str, not_run: Mapping[str, str], metrics: Mapping[str, str]) -> list[str]:
     """The tests of ``risk`` (by their card: its risk, or a risk it also answers for) that did not
-    run, each with the first clause of its reason."""
+    run, each with why in a few words."""
     out = []
     for name in sorted(not_run):
         card = metrics.get(name, name)
         if card_risk(card) == risk or risk in card_also(card):
-            out.append(f"{name} ({not_run[name].split(':', 1)[0].strip()})")
+            out.append(f"{name} ({not_run[name]})")
     return out
 
 

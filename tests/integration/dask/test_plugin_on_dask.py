@@ -23,3 +23,18 @@ def test_a_local_plugin_is_reported_skipped_with_its_reason_on_a_cluster(plugin_
     risk = {r["risk"]: r for r in whole["verdict"]["risks"]}["singling_out"]
     assert risk["not_run"] == [f"{PLUGIN} (not available in a distributed run)"]
     assert risk["summary"].endswith(f"did not run: {PLUGIN} (not available in a distributed run)")
+
+
+def test_a_local_test_the_data_leave_nothing_to_test_with_is_not_named_on_a_cluster(dask_client):
+    # no text column, no key columns: in one process these tests are skipped for that and named
+    # under no risk; a cluster says the same instead of "not available in a distributed run"
+    import synthguard
+
+    original, control, other = _people(200, 1), _people(200, 2), _people(200, 3)
+    names = ["exact_matches", "text_entities", "text_nominals", "generalized_cap"]
+    for client in (None, dask_client):
+        rep = synthguard.evaluate(original, other, control, metrics=names, seed=0, client=client).to_dict()
+        assert all("not_run" not in r for r in rep["verdict"]["risks"]), client
+        reasons = {n: rep["metrics"][n]["reason"] for n in names[1:]}
+        assert reasons["text_entities"].startswith("no text column"), reasons
+        assert reasons["generalized_cap"].startswith("no key columns"), reasons

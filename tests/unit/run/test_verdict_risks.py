@@ -299,11 +299,11 @@ def test_a_risk_names_its_tests_that_could_not_run_and_only_those():
     res = {"exact_matches": _res("exact_matches", Evidence.from_flags(
         "has a copy", _flags(1000, 1000, 0, 0, rng), sees=("exact",), risk="presence"))}
     _, verdict = assess(res, seed=0, not_run={
-        "rare_qi_echo": "not available in a distributed run: it runs in one process only",
-        "near_copies": "boom"})
+        "rare_qi_echo": "not available in a distributed run",
+        "near_copies": "failed: ValueError: boom"})
     rows = {r["risk"]: r for r in verdict.to_dict()["risks"]}
-    assert rows["presence"]["not_run"] == ["near_copies (boom)"]
-    assert rows["presence"]["summary"].endswith("; did not run: near_copies (boom)")
+    assert rows["presence"]["not_run"] == ["near_copies (failed: ValueError: boom)"]
+    assert rows["presence"]["summary"].endswith("; did not run: near_copies (failed: ValueError: boom)")
     # the example plugin's test answers for singling out only (when installed: a card to read)
     echo = [r for r, row in rows.items() if "rare_qi_echo" in str(row.get("not_run"))]
     assert echo == (["singling_out"] if plugin else [])

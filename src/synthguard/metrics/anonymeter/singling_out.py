@@ -455,7 +455,8 @@ def univariate_candidates(flags: dict[str, np.ndarray], is_num: np.ndarray, n: i
 
 # ------------------------------------------------------------------------------------------ the tables
 class _Asked:
-    """The tables as the run's backend (``ctx.data``) answers for them: no table is held; the
+    """The tables as the run's backend (``ctx.data``) answers for them: no table is held (but the
+    whole release's values during a long multivariate search, when small enough); the
     release's value flags and medians, the rows queries are built from, and every count of a
     batch of queries are asked (``Backend.value_flags``, ``medians``, ``encoded_rows``,
     ``query_counts``, ``query_subset_counts``), in one process as on a cluster."""
@@ -476,7 +477,8 @@ class _Asked:
                 codes = self.data.encode_frame(pd.DataFrame({c: [True, False]}), [c]).cat[:, 0]
                 self.bool_codes[j] = (float(codes[0]), float(codes[1]))
         self._flags: dict[str, np.ndarray] | None = None
-        self._release: np.ndarray | None = None
+        self._release: np.ndarray | None = None  # the whole release, during a long search only
+        self._batches = 0
 
     def _rows(self, role: str, at: np.ndarray) -> np.ndarray:
         """The query-matrix rows of the distinct rows ``at`` of ``role`` (only those travel)."""
@@ -486,10 +488,12 @@ class _Asked:
 
     def _release_values(self, src: np.ndarray, col: np.ndarray, *, many: bool = False) -> np.ndarray:
         """The values of the distinct release rows ``src`` at columns ``col`` (same shape).
-        ``many``: one of many batches; the whole release is then fetched once and kept when its
-        matrix is at most :data:`RELEASE_MATRIX_BYTES`."""
+        ``many``: one of a search's batches; from the second on, the whole release is fetched once
+        and kept for the search when its matrix is at most :data:`RELEASE_MATRIX_BYTES`."""
         n = self.n["synthetic"]
-        if many and self._release is None and n * len(self.columns) * 8 <= RELEASE_MATRIX_BYTES:
+        self._batches += many
+        if (self._batches >= 2 and self._release is None
+                and n * len(self.columns) * 8 <= RELEASE_MATRIX_BYTES):  # a long search: all at once
             self._release = self._rows("synthetic", np.arange(n, dtype=np.int64))
         if self._release is not None:
             return self._release[src, col]
@@ -514,10 +518,14 @@ class _Asked:
         if num.size:
             med[num] = self.data.medians("synthetic", [self.columns[j] for j in num], self.canon["synthetic"].rows)
         rows = self.canon["synthetic"].rows
-        return multivariate_search(
-            self.n["synthetic"], self.is_num, med, lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
-            lambda c, o, v: self.data.query_counts("synthetic", self.columns, (c, o, v), cap=2, rows=rows)[0],
-            n_cols, n, max_attempts, rng)
+        try:
+            return multivariate_search(
+                self.n["synthetic"], self.is_num, med,
+                lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
+                lambda c, o, v: self.data.query_counts("synthetic", self.columns, (c, o, v), cap=2, rows=rows)[0],
+                n_cols, n, max_attempts, rng)
+        finally:  # the release's values are not read again: freed
+            self._release, self._batches = None, 0
 
     def random(self, n: int, k: int, rng: np.random.Generator) -> Queries:
         f = self.flags()
@@ -542,7 +550,8 @@ class _Asked:
                                       rows=self.canon[role].rows)[0]
 
     def done(self, role: str) -> None:
-        """Nothing to free: a backend keeps at most the one table the last count asked of."""
+        """Nothing to free here: the backend keeps at most the one table the last count asked of
+        (one process), replaced by the next."""
 
     def curve(self, q: Queries, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         n = self.n["control"]
@@ -557,16 +566,14 @@ class _Asked:
                                       rows=self.canon[role].rows[pick])[0]
 
     def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
-        # the control first: its every-row table is the one the control curve asked of last
-        c_c, f_c = self.data.query_counts("control", self.columns, (q.col, q.op, q.val), cap=2)
         c_o, f_o = self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)
+        c_c, f_c = self.data.query_counts("control", self.columns, (q.col, q.op, q.val), cap=2)
         n_o = self.data.n_rows("original")
         return np.minimum(c_o + c_c, 2), np.where(c_o > 0, f_o, np.where(f_c >= 0, f_c + n_o, -1))
 
     def original_rows(self, q: Queries) -> np.ndarray:
-        # over every row: the lowest matching position is that of a distinct row's first occurrence
-        # (the canonical rows), so the answer is theirs, from the table the pooled count asked last
-        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)[1]
+        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2,
+                                      rows=self.canon["original"].rows)[1]
 
     def release_rows(self, src: np.ndarray) -> np.ndarray:
         return self.canon["synthetic"].rows[src]
@@ -613,7 +620,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
     ori_counts = data.counts("original", queries)
-    data.done("original")  # the original's column index is not read below: freed before the control curve
+    data.done("original")  # the original's counts are not asked below
     success = ori_counts == 1
     n_succ = int(success.sum())
 
@@ -660,10 +667,10 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
              control_correction=corr, columns=list(data.columns))
     if attempts is not None:
         d["n_query_attempts"] = attempts
-    evidence = None
-    if "control" in data.n and ctx.evidence:  # before the records: they ask of the table it asked last
-        evidence = _paired_evidence(ctx, data, queries, confidence_level)
     records = _records(ctx, data, queries, success, n_records) if n_records else None
+    evidence = None
+    if "control" in data.n and ctx.evidence:
+        evidence = _paired_evidence(ctx, data, queries, confidence_level)
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
     return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
