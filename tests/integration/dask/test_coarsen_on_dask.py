@@ -108,7 +108,34 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
         for c in schema.tabular_columns():
             if not schema.columns[c].is_numeric:
                 assert coarse_dist.encoder.labels(c) == enc.labels(c), (col, c)
-    assert plan_coarsening(local, "cat", "categorical").other == "(other)"
+    assert plan_coarsening(local, "cat", "categorical").other == "(other)"  # a label is "other"
+
+
+def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client):
+    """Encoded quantiles (bit for bit), distinct counts up to a cap and counts per category text of
+    the Dask backend equal one process's backend, on uneven partitions with an empty one."""
+    from synthguard.distributed._backend import DaskBackend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.registry import Context
+
+    orig, ctl = _people(300, 4), _people(120, 5)
+    syn = _people(50, 6)
+    local = Context.from_frames(orig, syn, ctl, META).data
+    dist = DaskBackend(load_tables(_uneven(orig, [3, 250]), _uneven(syn, [10]), _uneven(ctl, [60]),
+                                   META, client=dask_client))
+    q = np.linspace(0.0, 1.0, 11)
+    for roles in (("original", "control"), ("synthetic",)):
+        want, got = local.encoded_quantiles(["n", "w", "t"], roles, q), \
+            dist.encoded_quantiles(["n", "w", "t"], roles, q)
+        for c in ("n", "w", "t"):
+            assert want[c].tobytes() == got[c].tobytes(), (roles, c)
+        for cap in (3, 5, 11, 10_000):
+            assert dist.distinct_numbers(["n", "w", "t"], roles, cap) == \
+                local.distinct_numbers(["n", "w", "t"], roles, cap), (roles, cap)
+        for c in ("cat", "g"):
+            pd.testing.assert_series_equal(dist.text_counts(c, roles), local.text_counts(c, roles),
+                                           check_names=False, check_index_type=False)
+    assert local.distinct_numbers(["w"], ("original",), 10) == {"w": 4}
 
 
 def _leaky(folder, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -131,20 +158,42 @@ def test_coarsen_and_retest_on_dask_equals_single_process(dask_client, shared_da
     single = evaluate(orig, syn, ctl, **kw).to_dict()
     dist = evaluate(orig, syn, ctl, client=dask_client, **kw).to_dict()
 
-    def dumps(value) -> str:
-        return json.dumps(value, sort_keys=True, default=str)
-
-    def strip(value):
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "seconds"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
     entries = [e for r in single["verdict"]["risks"] for e in r.get("coarsening") or ()]
     assert entries and entries[0]["column"] == "income"
     assert entries[0]["level_before"] in ("high", "medium")
     assert "skipped" not in single["actions"]["coarsen_retest"]
-    assert dumps(strip(single["verdict"]["risks"])) == dumps(strip(dist["verdict"]["risks"]))
-    assert dumps(strip(single["actions"]["coarsen_retest"])) == \
-        dumps(strip(dist["actions"]["coarsen_retest"]))
+    assert _dumps(single["verdict"]["risks"]) == _dumps(dist["verdict"]["risks"])
+    assert _dumps(single["actions"]["coarsen_retest"]) == _dumps(dist["actions"]["coarsen_retest"])
+
+
+@pytest.mark.metric_on_dask
+def test_coarsen_after_drop_on_dask_equals_single_process(dask_client):
+    """A cluster run drops the release's verbatim copies (the drop-and-retest) and, singling out
+    still alarming on the release without them, coarsens its driving column on those reduced
+    partitioned tables: the coarsening entries (rows dropped first, levels after) equal one
+    process's."""
+    from .test_distributed_equality import META as META6
+    from .test_distributed_equality import _leaky_tables
+
+    orig, syn, ctl = _leaky_tables(5)
+    meta = {**META6, "columns": {**META6["columns"], "f": {"sdtype": "numerical"}}}
+    kw = dict(metrics=["exact_matches", "singling_out_univariate"], seed=2, retest_rows=1)
+    single = evaluate(orig, syn, ctl, meta, **kw).to_dict()
+    dist = evaluate(orig, syn, ctl, meta, client=dask_client, **kw).to_dict()
+    so = next(r for r in single["verdict"]["risks"] if r["risk"] == "singling_out")
+    assert so["coarsening"] and all(e["rows_dropped_first"] == 30 for e in so["coarsening"])
+    assert so["coarsening"][0]["column"] == "f"
+    assert _dumps(single["verdict"]["risks"]) == _dumps(dist["verdict"]["risks"])
+    assert _dumps(single["actions"]) == _dumps(dist["actions"])
+
+
+def _without_seconds(value):
+    if isinstance(value, dict):
+        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_seconds(v) for v in value]
+    return value
+
+
+def _dumps(value) -> str:
+    return json.dumps(_without_seconds(value), sort_keys=True, default=str)
