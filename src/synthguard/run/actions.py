@@ -40,6 +40,13 @@ singling out or inference still alarms after, the columns are coarsened on the r
 those rows (``rows_dropped_first``): the advice is to drop, then coarsen. Cost: one more run of
 the verdict's tests per re-tested column (at most ``max_columns``, default 2), only when singling
 out or inference alarms; ``retest_columns=0`` in :func:`synthguard.evaluate` switches it off.
+
+One code path for one process and a Dask cluster: what decides a coarsening (the pooled real
+values' quantiles and category counts), the ranking of the driving columns and the coarsened tables
+come from a :class:`ColumnValues` provider: :class:`FrameValues` on the pandas tables of one
+process, :class:`synthguard.distributed._coarsen.ClusterValues` on partitioned tables (the
+backend's questions, the tables coarsened partition by partition, no table gathered); the same
+:class:`ColumnCoarsening` maps a whole column or one partition's.
 """
 
 from __future__ import annotations
