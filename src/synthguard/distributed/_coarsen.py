@@ -18,8 +18,9 @@ from ._tables import DistTables, with_columns
 __all__ = ["ClusterValues", "cluster_values"]
 
 
-def _missing(frame: pd.DataFrame, positions: Any, column: str) -> int:
-    return int(frame[column].isna().sum())
+def _missing(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> np.ndarray:
+    """Missing values of each of ``columns`` in one partition."""
+    return frame[list(columns)].isna().sum().to_numpy(dtype=np.int64)
 
 
 class ClusterValues:
@@ -35,6 +36,7 @@ class ClusterValues:
         self.dt = dt
         self.backend = DaskBackend(dt)
         self.real = tuple(r for r in REAL_ROLES if r in dt.tables)
+        self._missed: dict[str, dict[str, int]] | None = None
 
     def distinct_numbers(self, column: str, cap: int) -> int:
         return self.backend.distinct_numbers([column], self.real, cap)[column]
@@ -46,9 +48,17 @@ class ClusterValues:
         return self.backend.text_counts(column, self.real)
 
     def _missing(self, column: str, roles: tuple[str, ...]) -> dict[str, int]:
-        tasks = {r: self.dt.map(r, _missing, column, with_encoder=False, ordered=False) for r in roles}
-        got = iter(self.dt.compute([t for r in roles for t in tasks[r]]))
-        return {r: sum(next(got) for _ in tasks[r]) for r in roles}
+        """Missing values of ``column`` per role (every column's counted in one pass, once)."""
+        if self._missed is None:
+            cols = tuple(self.dt.schema.names)
+            tasks = {r: self.dt.map(r, _missing, cols, with_encoder=False, ordered=False)
+                     for r in self.dt.roles}
+            got = iter(self.dt.compute([t for r in self.dt.roles for t in tasks[r]]))
+            self._missed = {}
+            for r in self.dt.roles:
+                total = np.sum([next(got) for _ in tasks[r]], axis=0, dtype=np.int64)
+                self._missed[r] = dict(zip(cols, total.tolist(), strict=True))
+        return {r: self._missed[r][column] for r in roles}
 
     def unique_value_excess(self, column: str) -> float:
         """From the value groups of the three tables (:meth:`DaskBackend.key_groups`): a training

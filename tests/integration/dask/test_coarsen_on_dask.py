@@ -155,8 +155,11 @@ def test_coarsen_and_retest_on_dask_equals_single_process(dask_client, shared_da
     after, text) and actions.coarsen_retest equal one process's."""
     orig, syn, ctl = _leaky(shared_data, 0)
     kw = dict(metrics=["singling_out_univariate"], seed=3, retest_rows=0)
-    single = evaluate(orig, syn, ctl, **kw).to_dict()
-    dist = evaluate(orig, syn, ctl, client=dask_client, **kw).to_dict()
+    plans: list = []
+    single = evaluate(orig, syn, ctl, on_plan=plans.append, **kw).to_dict()
+    dist = evaluate(orig, syn, ctl, client=dask_client, on_plan=plans.append, **kw).to_dict()
+    # the plan of the cluster run counts the coarsened columns' re-tests as one process's does
+    assert [p.retests for p in plans] == [2, 2]
 
     entries = [e for r in single["verdict"]["risks"] for e in r.get("coarsening") or ()]
     assert entries and entries[0]["column"] == "income"
