@@ -54,7 +54,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -151,8 +151,8 @@ class ColumnValues(Protocol):
         """Real rows pooled per text (``str``) of their non-missing value of ``column``, indexed
         by the text in sorted order."""
 
-    def unique_value_excess(self, column: str) -> float:
-        """:func:`unique_value_excess` of ``column``."""
+    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
+        """:func:`unique_value_excess` of each of ``columns``."""
 
     def distinct_real(self, column: str) -> int:
         """Distinct non-missing values of ``column`` over the real rows pooled."""
@@ -195,8 +195,8 @@ class FrameValues:
         counts = pooled.value_counts()
         return counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
 
-    def unique_value_excess(self, column: str) -> float:
-        return unique_value_excess(self.frames, column)
+    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
+        return {c: unique_value_excess(self.frames, c) for c in columns}
 
     def distinct_real(self, column: str) -> int:
         return int(pd.concat(self._real(column)).nunique())
@@ -345,7 +345,7 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                 for col in {str(p[0]) for p in rec.get("predicates") or () if p}:
                     counts[col] = counts.get(col, 0) + 1
         cols = [c for c in counts if c in usable]
-        excess = {c: values.unique_value_excess(c) for c in cols}
+        excess = values.unique_value_excesses(cols)
         for col in sorted(cols, key=lambda c: (-excess[c], -counts[c], c)):
             add(col, "singling_out")
     if "inference" in alarms:
