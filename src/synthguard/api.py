@@ -130,14 +130,16 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         whose card says ``backend="any"`` run over partitions with the same numbers as here, the
         others are reported ``skipped``. Every other argument is honoured the same way (``cache``,
         ``progress``, ``on_progress``, named runs) or refused with one line (``ConfigError`` naming
-        it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1,
-        ``retest_columns`` other than 0). See ``docs/scaling.md``.
+        it: ``original_stats``, entity options, ``generator``, ``jobs`` other than 1). The
+        drop-and-retest and the coarsen-and-retest run on the cluster too (rows dropped and columns
+        coarsened partition by partition, the edges and categories asked of the cluster), with the
+        same report entries as here. See ``docs/scaling.md``.
     retest_columns : int, optional
         When singling out or attribute inference alarms, at most this many of the columns driving
         it are re-tested coarsened (quantile bins, or the most frequent categories): one more run
         of the verdict's tests each; the report gives each risk's level after
-        (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2 (in one process; a Dask
-        run does not coarsen and re-test: it says so under the report's ``actions``).
+        (:mod:`synthguard.run.actions`). ``0`` switches it off. Default 2 (on a Dask cluster too:
+        the coarsened tables are built on the cluster, the same entries as in one process).
     on_plan : callable, optional
         Called with the run's :class:`~synthguard.run.plan.Plan` (tables, tests, estimated time
         and memory, why a plan is large) once the inputs are read, before any metric runs;

@@ -114,10 +114,12 @@ def risk_options(func):
 @jobs_option
 @click.option("--retest-columns", type=click.IntRange(min=0), default=None,
               help="When singling out or inference alarms, re-test at most this many driving columns "
-                   "coarsened and report the level after (default 2; 0: off; not with --scheduler).")
+                   "coarsened and report the level after (default 2; 0: off; with --scheduler / --workers "
+                   "the columns are coarsened on the cluster).")
 @click.option("--retest-rows", type=click.IntRange(min=0), default=None,
               help="When a test names release rows to drop, drop them and re-test, in at most this "
-                   "many rounds, and report the levels after (default 1; 0: off; not with --scheduler).")
+                   "many rounds, and report the levels after (default 1; 0: off; with --scheduler / --workers "
+                   "the rows are dropped on the cluster).")
 @click.option("--max-records", default=None, metavar="N", callback=lambda c, p, v: _whole(v),
               help="Above N training or control rows, test a seeded uniform sample of N of each "
                    "against the whole release (default 0: never; 200000 suits large tables; exact copies are still "
@@ -216,8 +218,6 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
     if scheduler or workers:
         if options.entity_options() or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
-        if retest_columns:
-            raise click.UsageError("--retest-columns runs in one process: drop it with --scheduler / --workers")
         from .distributed import run_distributed
 
         report = plan_or_run(lambda: run_distributed(

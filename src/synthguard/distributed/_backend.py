@@ -43,6 +43,7 @@ from ..engine.backend import (
     raw_numeric,
     subset_bits,
     subset_counts_of,
+    text_counts_of,
     top_rows,
     value_summary,
 )
@@ -340,6 +341,56 @@ class DaskBackend:
                     if (~below).any():
                         hi[c][i] = p[~below].min()
         return {c: _from_keys(lo[c]) for c in asked}
+
+    def encoded_quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                          ) -> dict[str, np.ndarray]:
+        """The search of :meth:`quantiles` over the encoded values (the partitions encoded by the
+        run's encoder, :func:`_kept_key_range` and :func:`_kept_count_at_or_below` of every row):
+        exact order statistics, NumPy's interpolation, only counts travel."""
+        cols = tuple(columns)
+        q = np.asarray(q, dtype=np.float64)
+        roles = tuple(roles)
+        parts = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _kept_key_range, cols, None, ordered=False)])
+        out: dict[str, np.ndarray] = {}
+        todo: dict[str, tuple[int, int, int]] = {}
+        for j, c in enumerate(cols):
+            n = sum(p[j][0] for p in parts)
+            if n == 0:
+                out[c] = np.zeros(0)
+            else:
+                todo[c] = (n, min(p[j][1] for p in parts if p[j][0]), max(p[j][2] for p in parts if p[j][0]))
+        if not todo:
+            return out
+        ranks = {c: np.unique(np.concatenate(quantile_ranks(n, q)[:2])) for c, (n, _, _) in todo.items()}
+        found = self._order_stats(roles, {c: (r, todo[c][1], todo[c][2]) for c, r in ranks.items()},
+                                  count=_kept_count_at_or_below, args=(None,))
+        for c, (n, _, _) in todo.items():
+            out[c] = quantiles_of_ranks(n, q, lambda rk, c=c: found[c][np.searchsorted(ranks[c], rk)])
+        return out
+
+    def distinct_numbers(self, columns: Sequence[str], roles: Sequence[str], cap: int
+                         ) -> dict[str, int]:
+        """Every partition sends its ``cap`` smallest distinct encoded values of each column
+        (:func:`_smallest_distinct`): their union holds at least ``cap`` distinct values exactly
+        when the table does, and all of them when it holds fewer."""
+        cols = tuple(columns)
+        got = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _smallest_distinct, cols, int(cap), ordered=False)])
+        return {c: int(min(np.unique(np.concatenate([g[j] for g in got] or [np.zeros(0, np.int64)])).size,
+                           cap)) for j, c in enumerate(cols)}
+
+    def text_counts(self, column: str, roles: Sequence[str]) -> pd.Series:
+        """Every partition's :func:`~synthguard.engine.backend.text_counts_of`, summed per text
+        (one count per distinct text travels, no row)."""
+        got = self.dt.compute([t for r in roles for t in self.dt.map(
+            r, _text_counts, column, with_encoder=False, ordered=False)])
+        if not got:
+            return pd.Series([], dtype=np.int64)
+        pooled = pd.concat(got)
+        if not len(pooled):
+            return pooled.astype(np.int64)
+        return pooled.groupby(level=0).sum().astype(np.int64)
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                    reference_rows: np.ndarray | None = None,
@@ -943,6 +994,18 @@ def _kept_count_at_or_below(encoder: Encoder, frame: pd.DataFrame, positions: An
     """:func:`_count_at_or_below` of the kept rows' query-matrix values."""
     return {c: np.searchsorted(_kept_keys(encoder, frame, positions, c, keep), p, side="right").astype(np.int64)
             for c, p in pivots.items()}
+
+
+def _smallest_distinct(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
+                       cap: int) -> list[np.ndarray]:
+    """Per column, the ``cap`` smallest distinct :func:`_ordered_keys` of this partition's encoded
+    values (missing skipped; ``-0.0`` is ``0.0``)."""
+    return [np.unique(_kept_keys(encoder, frame, positions, c, None))[:cap] for c in columns]
+
+
+def _text_counts(frame: pd.DataFrame, positions: Any, column: str) -> pd.Series:
+    """:func:`~synthguard.engine.backend.text_counts_of` of one partition's ``column``."""
+    return text_counts_of([frame[column]])
 
 
 def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]

@@ -1096,3 +1096,70 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
     kept_inputs = np.flatnonzero(keep)  # the new table's input rows, as input rows of ``dt``
     return out, rank[kept_inputs[np.asarray(canon.row_numbers, dtype=np.int64)]]
 
+
+
+def _with_replaced(frame: pd.DataFrame, functions: Mapping[str, Callable[[pd.Series], pd.Series]],
+                   schema: Schema, label: str) -> Any:
+    """One typed input partition with each column of ``functions`` replaced by ``function(column)``
+    and typed as :func:`prepare_tables` types it under ``schema`` (the other columns as they are)."""
+    if isinstance(frame, BadPartition):
+        return frame
+    out = frame.copy(deep=False)
+    for c, function in functions.items():  # loop over the replaced columns
+        new = function(frame[c])
+        # as a Series of its own dtype: an object column stays objects (None stays None; pandas 3
+        # would read an array of strings as its string dtype)
+        out[c] = pd.Series(new.to_numpy(), index=out.index, dtype=new.dtype, name=c)
+    cols = list(functions)
+    try:
+        typed = _coerce(out[cols], schema.restrict(cols), label)
+    except InputError as exc:
+        return BadPartition(str(exc))
+    for c in cols:
+        out[c] = typed[c]
+    return out
+
+
+def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], pd.Series]],
+                 schema: Schema) -> DistTables:
+    """``dt`` with each column of ``functions`` replaced, in every table, by
+    ``function(values)`` (a function of one column's values whose value for a row depends on that
+    row alone, such as :meth:`~synthguard.run.actions.ColumnCoarsening.apply`), typed by ``schema``
+    (the new sdtypes), as a new evaluation of the changed tables would read them, without gathering
+    any table: each input partition changed on the cluster, every table put in canonical order
+    again (:func:`canonicalise_all`: the rows' content changed) and the vocabularies learnt again in
+    one process's order (original, synthetic, control). The row numbers stay those of ``dt``'s
+    input rows; the partitions keep their rows.
+
+    Parameters
+    ----------
+    dt : DistTables
+        Canonicalised partitioned tables (:func:`load_tables`, :func:`without_rows`).
+    functions : mapping
+        Column -> the function giving its new values (it must pickle: it runs on the workers).
+    schema : Schema
+        The tables' schema with the replaced columns' new specs.
+
+    Returns
+    -------
+    DistTables
+        The changed tables on the same client.
+    """
+    from dask import delayed
+
+    replace_part = delayed(_with_replaced, pure=True)
+    funcs = dict(functions)
+    tables: dict[str, DistTable] = {}
+    for role, table in dt.tables.items():
+        if table.input_parts is None:
+            raise RuntimeError("with_columns: the table has no input partitions (not canonicalised)")
+        parts = [replace_part(p, funcs, schema, table.label) for p in table.input_parts]
+        tables[role] = DistTable(role, table.label, parts, table.lengths.copy())
+    categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
+    canons = canonicalise_all(tables, dt.client, categorical)
+    firsts = {role: canons[role].first_values for role in ROLES if role in tables}
+    encoder, future = _learnt_encoder(schema, firsts)
+    # the changed partitions are ``dt``'s input partitions: their input rows are ``dt``'s
+    row_numbers = {role: np.asarray(canons[role].row_numbers, dtype=np.int64) for role in tables}
+    return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
+                      release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts)

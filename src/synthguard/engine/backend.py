@@ -64,7 +64,7 @@ __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "B
            "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "merge_value_summaries",
            "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
            "stack_blocks", "unique_matches", "value_summary", "Queries", "query_matrix", "query_counts_of",
-           "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats"]
+           "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats", "text_counts_of"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -135,6 +135,24 @@ class Backend(Protocol):
         """``np.quantile(values, q)`` (linear interpolation) of the raw numeric values
         (:func:`raw_numeric`) of each column over ``roles`` pooled, missing skipped; an empty array
         when a column has no value: quantile bin edges."""
+
+    def encoded_quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                          ) -> dict[str, np.ndarray]:
+        """``np.quantile(values, q)`` (linear interpolation) of the encoded values
+        (:func:`~synthguard.data.schema.numeric_view`: datetimes as days) of each numerical or
+        datetime column over ``roles`` pooled, missing skipped; an empty array when a column has
+        no value: the coarsen-and-retest's bin edges."""
+
+    def distinct_numbers(self, columns: Sequence[str], roles: Sequence[str], cap: int
+                         ) -> dict[str, int]:
+        """Distinct non-missing encoded values (as :meth:`encoded_quantiles` reads them; ``-0.0``
+        is ``0.0``) of each column over ``roles`` pooled, or ``cap`` when there are at least
+        ``cap``."""
+
+    def text_counts(self, column: str, roles: Sequence[str]) -> pd.Series:
+        """Rows of ``roles`` pooled per text (``str``) of their non-missing value of ``column``
+        (each distinct value counted, then the counts of values of the same text summed), indexed
+        by the text in sorted order: the coarsen-and-retest's most frequent categories."""
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
                    k: int, *, reference_rows: np.ndarray | None = None,
@@ -449,6 +467,21 @@ def median_of_order_stats(n: int, values_at: Callable[[np.ndarray], np.ndarray])
     return float(np.mean(np.asarray(values_at(ranks), dtype=np.float64)))
 
 
+def text_counts_of(columns: Sequence[pd.Series]) -> pd.Series:
+    """:meth:`Backend.text_counts` of the values of ``columns`` pooled (a whole table's, or one
+    partition's: the partitions' counts add up, ``pd.concat(...).groupby(level=0).sum()``).
+
+    Examples
+    --------
+    >>> text_counts_of([pd.Series(["b", 1, None]), pd.Series(["1", "b"], dtype=object)]).to_dict()
+    {'1': 2, 'b': 2}
+    """
+    pooled = pd.concat([s.astype(object) for s in columns], ignore_index=True).dropna()
+    counts = pooled.value_counts()  # per distinct value, then by its text (str once per value)
+    out = counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
+    return out.astype(np.int64)
+
+
 def raw_numeric(series: pd.Series) -> np.ndarray:
     """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives).
 
@@ -673,6 +706,27 @@ class LocalBackend:
             v = v[~np.isnan(v)]
             out[c] = np.quantile(v, np.asarray(q, dtype=np.float64)) if v.size else np.zeros(0)
         return out
+
+    def _numbers(self, column: str, roles: Sequence[str]) -> np.ndarray:
+        from ..data.schema import numeric_view
+
+        v = np.concatenate([numeric_view(self.tables.get(r)[column]) for r in roles])
+        return v[~np.isnan(v)]
+
+    def encoded_quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
+                          ) -> dict[str, np.ndarray]:
+        out = {}
+        for c in columns:  # loop over columns
+            v = self._numbers(c, roles)
+            out[c] = np.quantile(v, np.asarray(q, dtype=np.float64)) if v.size else np.zeros(0)
+        return out
+
+    def distinct_numbers(self, columns: Sequence[str], roles: Sequence[str], cap: int
+                         ) -> dict[str, int]:
+        return {c: int(min(np.unique(self._numbers(c, roles) + 0.0).size, cap)) for c in columns}
+
+    def text_counts(self, column: str, roles: Sequence[str]) -> pd.Series:
+        return text_counts_of([self.tables.get(r)[column] for r in roles])
 
     # --- neighbours and rows --------------------------------------------------------------------
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,

@@ -40,6 +40,13 @@ singling out or inference still alarms after, the columns are coarsened on the r
 those rows (``rows_dropped_first``): the advice is to drop, then coarsen. Cost: one more run of
 the verdict's tests per re-tested column (at most ``max_columns``, default 2), only when singling
 out or inference alarms; ``retest_columns=0`` in :func:`synthguard.evaluate` switches it off.
+
+One code path for one process and a Dask cluster: what decides a coarsening (the pooled real
+values' quantiles and category counts), the ranking of the driving columns and the coarsened tables
+come from a :class:`ColumnValues` provider: :class:`FrameValues` on the pandas tables of one
+process, :class:`synthguard.distributed._coarsen.ClusterValues` on partitioned tables (the
+backend's questions, the tables coarsened partition by partition, no table gathered); the same
+:class:`ColumnCoarsening` maps a whole column or one partition's.
 """
 
 from __future__ import annotations
@@ -47,8 +54,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -72,15 +80,195 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+#: The real roles whose rows, pooled, decide a coarsening (label-free).
+REAL_ROLES = ("original", "control")
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnCoarsening:
+    """How one column is coarsened: the same mapping for every table and every partition.
+
+    ``kind`` is ``"bins"`` (numerical and datetime columns: ``searchsorted(inner, value, "right")``
+    picks the label, missing stays missing) or ``"top"`` (categorical columns: a value whose text is
+    in ``keep`` keeps its text, the others become ``other``, missing stays missing). ``how`` says
+    it in words (the report's ``coarsening``). :meth:`apply` maps a column's values (a whole
+    table's or one partition's: the mapping of a row depends on that row alone).
+    """
+
+    column: str
+    kind: str
+    how: str
+    inner: np.ndarray | None = None
+    labels: tuple[str, ...] = ()
+    keep: frozenset[str] = frozenset()
+    other: str = "other"
+
+    def apply(self, series: pd.Series) -> pd.Series:
+        """``series`` coarsened: object labels, missing values missing, the same index and name
+        (:attr:`column`).
+
+        Examples
+        --------
+        >>> c = ColumnCoarsening("x", "bins", "", np.array([2.0]), ("under 2", "2 and over"))
+        >>> c.apply(pd.Series([1.0, None, 3.0])).tolist()
+        ['under 2', None, '2 and over']
+        """
+        from ..data.schema import numeric_view
+
+        if self.kind == "bins":
+            assert self.inner is not None
+            lab = np.asarray(self.labels, dtype=object)
+            x = numeric_view(series)
+            idx = np.searchsorted(self.inner, x, side="right")
+            vals = lab[np.minimum(idx, lab.size - 1)].astype(object)
+            vals[np.isnan(x)] = None
+            return pd.Series(vals, index=series.index, name=self.column, dtype=object)
+        codes, uniq = pd.factorize(series.astype(object), use_na_sentinel=True)
+        # each distinct value's label once: kept as its text, or merged into ``other``
+        lab = np.array([str(v) if str(v) in self.keep else self.other for v in uniq] + [np.nan],
+                       dtype=object)
+        vals = lab[codes]  # code -1 (missing) picks the trailing NaN
+        return pd.Series(vals, index=series.index, name=self.column, dtype=object)
+
+
+@runtime_checkable
+class ColumnValues(Protocol):
+    """What the coarsen-and-retest asks of a run's tables: the values of the real rows pooled (to
+    decide a coarsening label-free), how a column's values single records out, and the tables with
+    a column coarsened. :class:`FrameValues` answers on the pandas tables of one process; a cluster
+    run answers on its partitions (:class:`synthguard.distributed._coarsen.ClusterValues`), without
+    gathering a table: the same answers, so one code path (:func:`coarsen_retest`)."""
+
+    def distinct_numbers(self, column: str, cap: int) -> int:
+        """Distinct non-missing values (:func:`~synthguard.data.schema.numeric_view`) of a
+        numerical or datetime ``column`` over the real rows pooled, or ``cap`` when there are at
+        least ``cap``."""
+
+    def quantiles(self, column: str, q: np.ndarray) -> np.ndarray:
+        """``np.quantile`` of those values (missing skipped; empty when none)."""
+
+    def category_counts(self, column: str) -> pd.Series:
+        """Real rows pooled per text (``str``) of their non-missing value of ``column``, indexed
+        by the text in sorted order."""
+
+    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
+        """:func:`unique_value_excess` of each of ``columns``."""
+
+    def distinct_real(self, column: str) -> int:
+        """Distinct non-missing values of ``column`` over the real rows pooled."""
+
+    def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
+        """The tables with ``coarsening`` applied to its column in every table, typed by
+        ``schema`` and in canonical order, as a new evaluation of them reads them."""
+
+
+class FrameValues:
+    """:class:`ColumnValues` of pandas frames (``{role: frame}``; one process's tables)."""
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame | None]) -> None:
+        self.frames = frames
+
+    @classmethod
+    def of_tables(cls, tables: Any) -> FrameValues:
+        """The values of one process's :class:`~synthguard.data.tables.Tables`."""
+        return cls({r: tables.get(r) for r in tables.roles})
+
+    def _real(self, column: str) -> list[pd.Series]:
+        return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
+
+    def _numbers(self, column: str) -> np.ndarray:
+        from ..data.schema import numeric_view
+
+        pooled = np.concatenate([numeric_view(s) for s in self._real(column)])
+        return pooled[~np.isnan(pooled)]
+
+    def distinct_numbers(self, column: str, cap: int) -> int:
+        return int(min(np.unique(self._numbers(column)).size, cap))
+
+    def quantiles(self, column: str, q: np.ndarray) -> np.ndarray:
+        pooled = self._numbers(column)
+        return np.quantile(pooled, q) if pooled.size else np.zeros(0)
+
+    def category_counts(self, column: str) -> pd.Series:
+        pooled = pd.concat([s.astype(object) for s in self._real(column)], ignore_index=True).dropna()
+        # counted per distinct value, then by its text (str runs once per distinct value)
+        counts = pooled.value_counts()
+        return counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
+
+    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
+        return {c: unique_value_excess(self.frames, c) for c in columns}
+
+    def distinct_real(self, column: str) -> int:
+        return int(pd.concat(self._real(column)).nunique())
+
+    def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
+        from ..data.tables import prepare_tables
+
+        col = coarsening.column
+        new = {r: f.assign(**{col: coarsening.apply(f[col])}) for r, f in self.frames.items()
+               if f is not None}
+        return prepare_tables(new["original"], new["synthetic"], new.get("control"), schema,
+                              canonical_columns=True).in_canonical_order()
+
+
+def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int = BINS,
+                    top: int = TOP) -> ColumnCoarsening | None:
+    """How to coarsen ``column`` label-free, from the real rows pooled (``values``).
+
+    Numerical and datetime columns: ``bins`` quantile bins, their edges the quantiles of the
+    training and control values pooled; categorical ones: the ``top`` most frequent categories of
+    the pooled real rows kept (ties by label), the rest ``"other"``. ``None`` when the coarsening
+    would not change the column (fewer values than bins or categories).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = {"original": pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}),
+    ...      "control": pd.DataFrame({"x": [5.0, 6.0, 7.0, 8.0]})}
+    >>> plan_coarsening(FrameValues(f), "x", "numerical", bins=2).inner.tolist()
+    [4.5]
+    """
+    if sdtype in ("numerical", "datetime"):
+        if values.distinct_numbers(column, bins + 1) <= bins:
+            return None
+        edges = np.unique(values.quantiles(column, np.linspace(0.0, 1.0, bins + 1)))
+        inner = edges[1:-1]
+        if inner.size == 0:
+            return None
+        if sdtype == "datetime":
+            def text(v: float) -> str:
+                return str(pd.Timestamp(v * 86_400e9).date())
+        else:
+            text = _fmt
+        labels = ([f"under {text(inner[0])}"]
+                  + [f"{text(a)} to under {text(b)}" for a, b in zip(inner[:-1], inner[1:],
+                                                                     strict=True)]
+                  + [f"{text(inner[-1])} and over"])
+        return ColumnCoarsening(column, "bins", f"{len(labels)} quantile bins (edges from the "
+                                "training and control rows pooled)", inner, tuple(labels))
+    counts = values.category_counts(column)
+    if counts.size <= top:
+        return None
+    # the most frequent categories first; ties by label, so the choice never depends on row order
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    keep = frozenset(k for k, _ in ranked[:top])
+    other = "other"
+    while other in counts.index:
+        other = f"({other})"
+    return ColumnCoarsening(column, "top", f"the {top} most frequent categories of the training "
+                            f"and control rows kept, the other {counts.size - top} merged into "
+                            f"{other!r}", keep=keep, other=other)
+
+
 def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str, *,
                    bins: int = BINS, top: int = TOP) -> tuple[dict[str, pd.Series], str] | None:
     """``column`` of every frame coarsened label-free, and the coarsening in words.
 
     Bins (``bins`` quantile bins for numerical and datetime columns) and vocabularies (the ``top``
     most frequent categories, the rest ``"other"``) come from the ``original`` and ``control``
-    frames pooled; the same mapping is applied to every frame. Missing values stay missing.
-    ``None`` when the coarsening would not change the column (fewer values than bins or
-    categories).
+    frames pooled (:func:`plan_coarsening`); the same mapping is applied to every frame. Missing
+    values stay missing. ``None`` when the coarsening would not change the column (fewer values
+    than bins or categories).
 
     Examples
     --------
@@ -94,63 +282,10 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
     >>> how
     '2 quantile bins (edges from the training and control rows pooled)'
     """
-    from ..data.schema import numeric_view
-
-    real = [frames[r][column] for r in ("original", "control") if frames.get(r) is not None]
-    if sdtype in ("numerical", "datetime"):
-        pooled = np.concatenate([numeric_view(s) for s in real])
-        pooled = pooled[~np.isnan(pooled)]
-        if pooled.size == 0 or np.unique(pooled).size <= bins:
-            return None
-        edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, bins + 1)))
-        inner = edges[1:-1]
-        if inner.size == 0:
-            return None
-        if sdtype == "datetime":
-            def text(v: float) -> str:
-                return str(pd.Timestamp(v * 86_400e9).date())
-        else:
-            text = _fmt
-        labels = ([f"under {text(inner[0])}"]
-                  + [f"{text(a)} to under {text(b)}" for a, b in zip(inner[:-1], inner[1:],
-                                                                     strict=True)]
-                  + [f"{text(inner[-1])} and over"])
-        lab = np.asarray(labels, dtype=object)
-        out = {}
-        for role, frame in frames.items():
-            if frame is None:
-                continue
-            x = numeric_view(frame[column])
-            idx = np.searchsorted(inner, x, side="right")
-            vals = lab[np.minimum(idx, lab.size - 1)].astype(object)
-            vals[np.isnan(x)] = None
-            out[role] = pd.Series(vals, index=frame.index, name=column, dtype=object)
-        return out, (f"{len(labels)} quantile bins (edges from the training and control rows "
-                     "pooled)")
-    pooled_s = pd.concat([s.astype(object) for s in real], ignore_index=True).dropna()
-    # counted per distinct value, then by its text (str runs once per distinct value, not per row)
-    counts = pooled_s.value_counts()
-    counts = counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
-    if counts.size <= top:
+    plan = plan_coarsening(FrameValues(frames), column, sdtype, bins=bins, top=top)
+    if plan is None:
         return None
-    # the most frequent categories first; ties by label, so the choice never depends on row order
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    keep = {k for k, _ in ranked[:top]}
-    other = "other"
-    while other in counts.index:
-        other = f"({other})"
-    out = {}
-    for role, frame in frames.items():
-        if frame is None:
-            continue
-        s = frame[column]
-        codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
-        # each distinct value's label once: kept as its text, or merged into ``other``
-        lab = np.array([str(v) if str(v) in keep else other for v in uniq] + [np.nan], dtype=object)
-        vals = lab[codes]  # code -1 (missing) picks the trailing NaN, as before
-        out[role] = pd.Series(vals, index=frame.index, name=column, dtype=object)
-    return out, (f"the {top} most frequent categories of the training and control rows kept, "
-                 f"the other {counts.size - top} merged into {other!r}")
+    return {r: plan.apply(f[column]) for r, f in frames.items() if f is not None}, plan.how
 
 
 def unique_value_excess(frames: Mapping[str, pd.DataFrame], column: str) -> float:
@@ -179,7 +314,7 @@ def unique_value_excess(frames: Mapping[str, pd.DataFrame], column: str) -> floa
 
 
 def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
-                    frames: Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
+                    values: ColumnValues | Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
     """Columns behind the alarming singling-out and inference tests, most important first, each
     with the risks it drives: ``[(column, [risk, ...]), ...]``.
 
@@ -187,8 +322,10 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
     records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference:
     the secret with the largest excess over control; for CAP-style tests, the key column with the
     most distinct values in the pooled real rows. Each risk's first column comes before any
-    risk's second.
+    risk's second. ``values``: the run's :class:`ColumnValues` (or its frames, ``{role: frame}``).
     """
+    if not isinstance(values, ColumnValues):
+        values = FrameValues(values)
     usable = {c for c, s in schema.columns.items() if s.sdtype not in ("text", "id")}
     alarms = {r["risk"] for r in verdict.risks if r.get("level") in ALARM}
     tests = [t for t in verdict.tests if t.get("level") in ALARM and t.get("risk") in alarms]
@@ -208,7 +345,7 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                 for col in {str(p[0]) for p in rec.get("predicates") or () if p}:
                     counts[col] = counts.get(col, 0) + 1
         cols = [c for c in counts if c in usable]
-        excess = {c: unique_value_excess(frames, c) for c in cols}
+        excess = values.unique_value_excesses(cols)
         for col in sorted(cols, key=lambda c: (-excess[c], -counts[c], c)):
             add(col, "singling_out")
     if "inference" in alarms:
@@ -222,8 +359,7 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                 add(str(top["secret_column"]), "inference")
             keys = [k for k in det.get("key_fields") or () if k in usable]
             if keys:
-                pooled = {k: pd.concat([frames[r][k] for r in ("original", "control")
-                                        if frames.get(r) is not None]).nunique() for k in keys}
+                pooled = {k: values.distinct_real(k) for k in keys}
                 add(max(keys, key=lambda k: (pooled[k], k)), "inference")
     # each alarming risk's first driver before any risk's second: a budget of two columns
     # re-tests the top driver of singling out and of inference
@@ -240,7 +376,8 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
 
 def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
                    rerun: Callable[[Any, Any], Any], max_columns: int = MAX_COLUMNS,
-                   bins: int = BINS, top: int = TOP, rows_dropped_first: int = 0
+                   bins: int = BINS, top: int = TOP, rows_dropped_first: int = 0,
+                   values: Callable[[Any], ColumnValues] | None = None
                    ) -> tuple[Any, dict[str, Any] | None]:
     """Re-test the alarming singling-out and inference risks with their driving column coarsened.
 
@@ -265,6 +402,10 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
     rows_dropped_first : int
         Release rows already dropped from ``tables`` (the drop-and-retest's): stated on every
         entry, whose levels are then those of the release without them.
+    values : callable, optional
+        ``values(tables) -> ColumnValues``: the pooled real values that decide a coarsening, the
+        driving columns' ranking and the coarsened tables (default :meth:`FrameValues.of_tables`,
+        the pandas tables of one process; a cluster run answers on its partitions).
 
     Returns
     -------
@@ -289,8 +430,8 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         return verdict, None
     if not any(r.get("level") in ALARM and r["risk"] in COARSEN_RISKS for r in verdict.risks):
         return verdict, None
-    frames = {r: tables.get(r) for r in tables.roles}
-    candidates = driving_columns(verdict, results, tables.schema, frames)
+    provider = (FrameValues.of_tables if values is None else values)(tables)
+    candidates = driving_columns(verdict, results, tables.schema, provider)
     names = [t["metric"] for t in verdict.tests]
     sub = dataclasses.replace(
         run_config, metrics={n: run_config.metrics[n] for n in names if n in run_config.metrics},
@@ -303,21 +444,18 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         if len(runs) >= max_columns:
             break
         sdtype = tables.schema.sdtype(col)
-        coarse = coarsen_column(frames, col, sdtype, bins=bins, top=top)
-        if coarse is None:
+        plan = plan_coarsening(provider, col, sdtype, bins=bins, top=top)
+        if plan is None:
             continue
-        values, how = coarse
+        how = plan.how
         t1 = time.perf_counter()
-        new = {r: f.assign(**{col: values[r]}) for r, f in frames.items()}
         spec = dataclasses.replace(tables.schema.columns[col], sdtype="categorical", inferred=False,
                                    reason="coarsened", datetime_format=None, unit=None)
         schema = dataclasses.replace(tables.schema, columns={**tables.schema.columns, col: spec})
-        from ..data.tables import prepare_tables
         from ..errors import SynthguardError
 
         try:
-            coarse_tables = prepare_tables(new["original"], new["synthetic"], new.get("control"),
-                                           schema, canonical_columns=True).in_canonical_order()
+            coarse_tables = provider.coarsened(plan, schema)
             rep = rerun(coarse_tables, sub)
         except SynthguardError as exc:  # said in the report, never silent; the run stands
             runs.append({"column": col, "coarsening": how, "error": str(exc),

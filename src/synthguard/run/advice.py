@@ -22,17 +22,17 @@ RETEST_COLUMNS = 2
 
 def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: EvaluateOptions, *,
            rerun: Callable[[Any, RunConfig, EvaluateOptions], RunOutput],
-           without: Any = None, take: Any = None, no_coarsening: str | None = None) -> RunOutput:
+           without: Any = None, take: Any = None, values: Any = None) -> RunOutput:
     """The run's advice, re-tested: the release rows behind the findings listed (the records
     export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
     the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
 
     ``rerun(tables, run_config, options)`` runs the verdict's tests again (one process:
     :func:`~synthguard.run.runner.run_tables`; a cluster: its own runner); ``without`` and ``take`` are handed to
-    :func:`~synthguard.run.actions.drop_retest` (a cluster run's partitioned tables);
-    ``no_coarsening``: why the coarsen-and-retest is not made here (stated under ``actions`` when
-    a risk it re-tests alarms)."""
-    from .actions import COARSEN_RISKS, coarsen_retest, drop_retest
+    :func:`~synthguard.run.actions.drop_retest` and ``values`` to
+    :func:`~synthguard.run.actions.coarsen_retest` (a cluster run's partitioned tables: rows
+    dropped and columns coarsened on the cluster; default: the pandas tables of one process)."""
+    from .actions import coarsen_retest, drop_retest
     from .plan import stage
 
     rounds, columns = advice_budget(options)
@@ -52,12 +52,6 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
         out.header["records"] = records
     if cost is not None:
         actions["drop_retest"] = cost
-    if columns and no_coarsening is not None:
-        alarms = (after[1].verdict if after is not None else verdict).risks
-        if any(r.get("level") in ("high", "medium") and r["risk"] in COARSEN_RISKS
-               for r in alarms):
-            actions["coarsen_retest"] = {"skipped": no_coarsening}
-        columns = 0
     if columns:
         # what still alarms once the rows are dropped is what a coarsening must settle
         base_tables, base = after if after is not None else (tables, None)
@@ -65,7 +59,7 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
             coarse, ccost = coarsen_retest(
                 base_tables, run_config, base.verdict if base is not None else verdict,
                 base.results if base is not None else out.results, rerun=rerun_one,
-                max_columns=int(columns),
+                max_columns=int(columns), values=values,
                 rows_dropped_first=int(cost.get("rows_dropped", 0)) if cost is not None else 0)
         if ccost is not None:
             actions["coarsen_retest"] = ccost

@@ -17,14 +17,10 @@ from .loop import check_run_config, run_all, run_header
 from .options import ENTITY_OPTIONS, EvaluateOptions
 from .verdict import risk_rule_of
 
-__all__ = ["CLUSTER_REFUSES", "NO_COARSENING", "distributed_metrics", "not_distributed", "refuse_on_cluster",
+__all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
            "run_on_cluster", "run_tables_on_cluster"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
-#: Why a run on a cluster makes no coarsen-and-retest (stated under the report's ``actions`` when a
-#: risk it re-tests alarms); the drop-and-retest is made (:func:`run_on_cluster`).
-NO_COARSENING = ("the coarsen-and-retest re-runs tests on tables with a column coarsened, built as "
-                 "pandas tables of one process (no partitioned form yet)")
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
 CLUSTER_REFUSES: dict[str, str] = {
     "original_stats": "the original's statistics stand in for rows of one process",
@@ -32,7 +28,6 @@ CLUSTER_REFUSES: dict[str, str] = {
     "generator": "generator-in-the-loop metrics run in one process",
     "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
              "not compute",
-    "retest_columns": NO_COARSENING + ": leave it unset or 0",
     "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
                    "unset",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
@@ -43,12 +38,10 @@ CLUSTER_REFUSES: dict[str, str] = {
 def refuse_on_cluster(options: EvaluateOptions) -> None:
     """Before any work: one line naming the extra to install when Dask is missing, or the first
     option a run on a cluster cannot honour (:data:`CLUSTER_REFUSES`), with why; nothing when every
-    option can be honoured (``retest_columns=0``, ``retest_rows=0`` and ``jobs=1`` can)."""
+    option can be honoured (``retest_rows=0`` and ``jobs=1`` can)."""
     from ..distributed import require_dask
 
     require_dask("evaluate(client=...)")
-    if options.retest_columns == 0:
-        options = options.replace(retest_columns=None)
     if options.retest_rows == 0:
         options = options.replace(retest_rows=None)
     options.refuse("evaluate(client=...)",
@@ -108,14 +101,21 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
                          npartitions=npartitions)
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:
+        from .runner import _planned_retests
+
+        # the advice's re-tests (drop rounds, coarsened columns) run on the cluster too
         options.on_plan(plan_for_run(dt, run_config, skipped={
             n: "not available in a distributed run" for n in run_config.metrics
-            if get_metric(run_config.metric_of(n)).backend != "any"}))
+            if get_metric(run_config.metric_of(n)).backend != "any"},
+            retests=_planned_retests(dt, run_config, options, rule, None)))
     dt.release_type = rule.release_type
     out = run_tables_on_cluster(dt, run_config, options)
     # the advice on the driver over the per-record flags and pairs: the release rows behind the
-    # findings listed (only they are fetched), dropped on the cluster and the tests run again
+    # findings listed (only they are fetched), dropped on the cluster and the tests run again; then
+    # the driving columns coarsened on the cluster (edges and categories asked of the backend) and
+    # the tests run again
     from ..distributed._backend import fetch_rows
+    from ..distributed._coarsen import cluster_values
     from ..distributed._tables import without_rows
     from .advice import advise
 
@@ -124,7 +124,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         return new, release_pos, None  # the training table is the same
 
     return advise(out, dt, run_config, options, rerun=run_tables_on_cluster, without=without,
-                  take=fetch_rows, no_coarsening=NO_COARSENING)
+                  take=fetch_rows, values=cluster_values)
 
 
 def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:
@@ -132,7 +132,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     (:class:`~synthguard.distributed._tables.DistTables`) on their cluster: the metrics whose card
     says ``backend="any"`` through the Dask backend, the others skipped with the reason; the
     report without the advice (:func:`run_on_cluster` adds it, re-running the tests through this
-    function on the release without the rows to drop).
+    function on the release without the rows to drop and on tables with a column coarsened).
 
     Parameters
     ----------

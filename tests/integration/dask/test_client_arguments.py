@@ -42,7 +42,7 @@ def test_named_runs_on_a_client_equal_one_process(dask_client):
 
 @pytest.mark.parametrize("arg, value", [("original_stats", {"rows": 1}), ("entity_key", "a"),
                                         ("sequence_key", "c"), ("generator", object()), ("jobs", 2),
-                                        ("retest_columns", 2), ("cache", True),
+                                        ("cache", True),
                                         ("max_records", 100)])
 def test_an_argument_a_cluster_cannot_honour_is_refused_by_name(dask_client, arg, value):
     with pytest.raises(ConfigError, match=rf"cannot take {arg}="):
