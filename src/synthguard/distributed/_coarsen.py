@@ -2,7 +2,7 @@
 backend (exact quantiles of the encoded values, counts per category, group counts), and the
 coarsened tables built on the cluster (:func:`~._tables.with_columns`), never gathering a table:
 the same coarsenings, levels and report entries as one process
-(:class:`~synthguard.run.actions.FrameValues`)."""
+(:class:`~synthguard.data.coarsening.FrameValues`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.coarsening import REAL_ROLES, ColumnCoarsening
 from ..data.encoding import Encoder
-from ..run.actions import REAL_ROLES, ColumnCoarsening
 from ._backend import DaskBackend
 from ._tables import DistTables, set_hashes, with_columns
 
@@ -50,7 +50,7 @@ def _hits(groups: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ClusterValues:
-    """:class:`~synthguard.run.actions.ColumnValues` of partitioned tables.
+    """:class:`~synthguard.data.coarsening.ColumnValues` of partitioned tables.
 
     Parameters
     ----------

@@ -1124,7 +1124,7 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
                  schema: Schema) -> DistTables:
     """``dt`` with each column of ``functions`` replaced, in every table, by
     ``function(values)`` (a function of one column's values whose value for a row depends on that
-    row alone, such as :meth:`~synthguard.run.actions.ColumnCoarsening.apply`), typed by ``schema``
+    row alone, such as :meth:`~synthguard.data.coarsening.ColumnCoarsening.apply`), typed by ``schema``
     (the new sdtypes), as a new evaluation of the changed tables would read them, without gathering
     any table: each input partition changed on the cluster, every table put in canonical order
     again (:func:`canonicalise_all`: the rows' content changed) and the vocabularies learnt again in

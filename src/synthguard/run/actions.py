@@ -43,10 +43,11 @@ out or inference alarms; ``retest_columns=0`` in :func:`synthguard.evaluate` swi
 
 One code path for one process and a Dask cluster: what decides a coarsening (the pooled real
 values' quantiles and category counts), the ranking of the driving columns and the coarsened tables
-come from a :class:`ColumnValues` provider: :class:`FrameValues` on the pandas tables of one
+come from a :class:`~synthguard.data.coarsening.ColumnValues` provider:
+:class:`~synthguard.data.coarsening.FrameValues` on the pandas tables of one
 process, :class:`synthguard.distributed._coarsen.ClusterValues` on partitioned tables (the
 backend's questions, the tables coarsened partition by partition, no table gathered); the same
-:class:`ColumnCoarsening` maps a whole column or one partition's.
+:class:`~synthguard.data.coarsening.ColumnCoarsening` maps a whole column or one partition's.
 """
 
 from __future__ import annotations
@@ -54,14 +55,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..core.report_model import Coarsening, DropRetest
+from ..data.coarsening import (
+    BINS,
+    TOP,
+    ColumnValues,
+    FrameValues,
+    plan_coarsening,
+)
 
 #: Risks whose alarms name driving columns (presence is answered by the rows to drop).
 COARSEN_RISKS = ("singling_out", "inference")
@@ -71,246 +78,7 @@ MAX_COLUMNS = 2
 #: benchmarks/bench_drop_retest.py); ``retest_rows`` in :func:`synthguard.evaluate` asks for more.
 DROP_ROUNDS = 1
 LEVEL_RANK = {"high": 4, "medium": 3, "inconclusive": 2, "low": 1}
-BINS = 10
-TOP = 10
 ALARM = ("high", "medium")
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
-#: The real roles whose rows, pooled, decide a coarsening (label-free).
-REAL_ROLES = ("original", "control")
-
-
-@dataclass(frozen=True, eq=False)
-class ColumnCoarsening:
-    """How one column is coarsened: the same mapping for every table and every partition.
-
-    ``kind`` is ``"bins"`` (numerical and datetime columns: ``searchsorted(inner, value, "right")``
-    picks the label, missing stays missing) or ``"top"`` (categorical columns: a value whose text is
-    in ``keep`` keeps its text, the others become ``other``, missing stays missing). ``how`` says
-    it in words (the report's ``coarsening``). :meth:`apply` maps a column's values (a whole
-    table's or one partition's: the mapping of a row depends on that row alone).
-    """
-
-    column: str
-    kind: str
-    how: str
-    inner: np.ndarray | None = None
-    labels: tuple[str, ...] = ()
-    keep: frozenset[str] = frozenset()
-    other: str = "other"
-
-    def apply(self, series: pd.Series) -> pd.Series:
-        """``series`` coarsened: object labels, missing values missing, the same index and name
-        (:attr:`column`).
-
-        Examples
-        --------
-        >>> c = ColumnCoarsening("x", "bins", "", np.array([2.0]), ("under 2", "2 and over"))
-        >>> c.apply(pd.Series([1.0, None, 3.0])).tolist()
-        ['under 2', None, '2 and over']
-        """
-        from ..data.schema import numeric_view
-
-        if self.kind == "bins":
-            assert self.inner is not None
-            lab = np.asarray(self.labels, dtype=object)
-            x = numeric_view(series)
-            idx = np.searchsorted(self.inner, x, side="right")
-            vals = lab[np.minimum(idx, lab.size - 1)].astype(object)
-            vals[np.isnan(x)] = None
-            return pd.Series(vals, index=series.index, name=self.column, dtype=object)
-        codes, uniq = pd.factorize(series.astype(object), use_na_sentinel=True)
-        # each distinct value's label once: kept as its text, or merged into ``other``
-        lab = np.array([str(v) if str(v) in self.keep else self.other for v in uniq] + [np.nan],
-                       dtype=object)
-        vals = lab[codes]  # code -1 (missing) picks the trailing NaN
-        return pd.Series(vals, index=series.index, name=self.column, dtype=object)
-
-
-@runtime_checkable
-class ColumnValues(Protocol):
-    """What the coarsen-and-retest asks of a run's tables: the values of the real rows pooled (to
-    decide a coarsening label-free), how a column's values single records out, and the tables with
-    a column coarsened. :class:`FrameValues` answers on the pandas tables of one process; a cluster
-    run answers on its partitions (:class:`synthguard.distributed._coarsen.ClusterValues`), without
-    gathering a table: the same answers, so one code path (:func:`coarsen_retest`)."""
-
-    def distinct_numbers(self, column: str, cap: int) -> int:
-        """Distinct non-missing values (:func:`~synthguard.data.schema.numeric_view`) of a
-        numerical or datetime ``column`` over the real rows pooled, or ``cap`` when there are at
-        least ``cap``."""
-
-    def quantiles(self, column: str, q: np.ndarray) -> np.ndarray:
-        """``np.quantile`` of those values (missing skipped; empty when none)."""
-
-    def category_counts(self, column: str) -> pd.Series:
-        """Real rows pooled per text (``str``) of their non-missing value of ``column``, indexed
-        by the text in sorted order."""
-
-    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
-        """:func:`unique_value_excess` of each of ``columns``."""
-
-    def distinct_real(self, column: str) -> int:
-        """Distinct non-missing values of ``column`` over the real rows pooled."""
-
-    def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
-        """The tables with ``coarsening`` applied to its column in every table, typed by
-        ``schema`` and in canonical order, as a new evaluation of them reads them."""
-
-
-class FrameValues:
-    """:class:`ColumnValues` of pandas frames (``{role: frame}``; one process's tables)."""
-
-    def __init__(self, frames: Mapping[str, pd.DataFrame | None]) -> None:
-        self.frames = frames
-
-    @classmethod
-    def of_tables(cls, tables: Any) -> FrameValues:
-        """The values of one process's :class:`~synthguard.data.tables.Tables`."""
-        return cls({r: tables.get(r) for r in tables.roles})
-
-    def _real(self, column: str) -> list[pd.Series]:
-        return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
-
-    def _numbers(self, column: str) -> np.ndarray:
-        from ..data.schema import numeric_view
-
-        pooled = np.concatenate([numeric_view(s) for s in self._real(column)])
-        return pooled[~np.isnan(pooled)]
-
-    def distinct_numbers(self, column: str, cap: int) -> int:
-        return int(min(np.unique(self._numbers(column)).size, cap))
-
-    def quantiles(self, column: str, q: np.ndarray) -> np.ndarray:
-        pooled = self._numbers(column)
-        return np.quantile(pooled, q) if pooled.size else np.zeros(0)
-
-    def category_counts(self, column: str) -> pd.Series:
-        pooled = pd.concat([s.astype(object) for s in self._real(column)], ignore_index=True).dropna()
-        # counted per distinct value, then by its text (str runs once per distinct value)
-        counts = pooled.value_counts()
-        return counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
-
-    def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
-        return {c: unique_value_excess(self.frames, c) for c in columns}
-
-    def distinct_real(self, column: str) -> int:
-        return int(pd.concat(self._real(column)).nunique())
-
-    def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
-        from ..data.tables import prepare_tables
-
-        col = coarsening.column
-        new = {r: f.assign(**{col: coarsening.apply(f[col])}) for r, f in self.frames.items()
-               if f is not None}
-        return prepare_tables(new["original"], new["synthetic"], new.get("control"), schema,
-                              canonical_columns=True).in_canonical_order()
-
-
-def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int = BINS,
-                    top: int = TOP) -> ColumnCoarsening | None:
-    """How to coarsen ``column`` label-free, from the real rows pooled (``values``).
-
-    Numerical and datetime columns: ``bins`` quantile bins, their edges the quantiles of the
-    training and control values pooled; categorical ones: the ``top`` most frequent categories of
-    the pooled real rows kept (ties by label), the rest ``"other"``. ``None`` when the coarsening
-    would not change the column (fewer values than bins or categories).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = {"original": pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}),
-    ...      "control": pd.DataFrame({"x": [5.0, 6.0, 7.0, 8.0]})}
-    >>> plan_coarsening(FrameValues(f), "x", "numerical", bins=2).inner.tolist()
-    [4.5]
-    """
-    if sdtype in ("numerical", "datetime"):
-        if values.distinct_numbers(column, bins + 1) <= bins:
-            return None
-        edges = np.unique(values.quantiles(column, np.linspace(0.0, 1.0, bins + 1)))
-        inner = edges[1:-1]
-        if inner.size == 0:
-            return None
-        if sdtype == "datetime":
-            def text(v: float) -> str:
-                return str(pd.Timestamp(v * 86_400e9).date())
-        else:
-            text = _fmt
-        labels = ([f"under {text(inner[0])}"]
-                  + [f"{text(a)} to under {text(b)}" for a, b in zip(inner[:-1], inner[1:],
-                                                                     strict=True)]
-                  + [f"{text(inner[-1])} and over"])
-        return ColumnCoarsening(column, "bins", f"{len(labels)} quantile bins (edges from the "
-                                "training and control rows pooled)", inner, tuple(labels))
-    counts = values.category_counts(column)
-    if counts.size <= top:
-        return None
-    # the most frequent categories first; ties by label, so the choice never depends on row order
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    keep = frozenset(k for k, _ in ranked[:top])
-    other = "other"
-    while other in counts.index:
-        other = f"({other})"
-    return ColumnCoarsening(column, "top", f"the {top} most frequent categories of the training "
-                            f"and control rows kept, the other {counts.size - top} merged into "
-                            f"{other!r}", keep=keep, other=other)
-
-
-def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str, *,
-                   bins: int = BINS, top: int = TOP) -> tuple[dict[str, pd.Series], str] | None:
-    """``column`` of every frame coarsened label-free, and the coarsening in words.
-
-    Bins (``bins`` quantile bins for numerical and datetime columns) and vocabularies (the ``top``
-    most frequent categories, the rest ``"other"``) come from the ``original`` and ``control``
-    frames pooled (:func:`plan_coarsening`); the same mapping is applied to every frame. Missing
-    values stay missing. ``None`` when the coarsening would not change the column (fewer values
-    than bins or categories).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = {"original": pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}),
-    ...      "control": pd.DataFrame({"x": [5.0, 6.0, 7.0, 8.0]}),
-    ...      "synthetic": pd.DataFrame({"x": [2.5, 9.0]})}
-    >>> out, how = coarsen_column(f, "x", "numerical", bins=2)
-    >>> list(out["synthetic"])
-    ['under 4.5', '4.5 and over']
-    >>> how
-    '2 quantile bins (edges from the training and control rows pooled)'
-    """
-    plan = plan_coarsening(FrameValues(frames), column, sdtype, bins=bins, top=top)
-    if plan is None:
-        return None
-    return {r: plan.apply(f[column]) for r, f in frames.items() if f is not None}, plan.how
-
-
-def unique_value_excess(frames: Mapping[str, pd.DataFrame], column: str) -> float:
-    """How much more often a training record than a control record holds a value of ``column``
-    that no other real record holds (in the training and control rows pooled) and that the release
-    contains: the excess a one-column query ``column == value`` built from the release exposes.
-    Ranks the columns to re-test (the re-test itself decides the level).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> f = {"original": pd.DataFrame({"x": [1, 2, 3]}), "control": pd.DataFrame({"x": [4, 5, 6]}),
-    ...      "synthetic": pd.DataFrame({"x": [1, 2, 9]})}
-    >>> round(unique_value_excess(f, "x"), 3)
-    0.667
-    """
-    if frames.get("control") is None:
-        return 0.0
-    o, c = frames["original"][column], frames["control"][column]
-    pooled = pd.concat([o, c], ignore_index=True)
-    counts = pooled.value_counts(dropna=True)
-    unique = pooled.map(counts).eq(1).to_numpy()
-    in_release = pooled.isin(set(frames["synthetic"][column].dropna())).to_numpy()
-    hit = unique & in_release
-    return float(hit[: o.size].mean() - hit[o.size:].mean())
 
 
 def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
@@ -322,7 +90,7 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
     records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference:
     the secret with the largest excess over control; for CAP-style tests, the key column with the
     most distinct values in the pooled real rows. Each risk's first column comes before any
-    risk's second. ``values``: the run's :class:`ColumnValues` (or its frames, ``{role: frame}``).
+    risk's second. ``values``: the run's :class:`~synthguard.data.coarsening.ColumnValues` (or its frames, ``{role: frame}``).
     """
     if not isinstance(values, ColumnValues):
         values = FrameValues(values)

@@ -80,3 +80,21 @@ def advice_budget(options: EvaluateOptions) -> tuple[int, int]:
     columns = RETEST_COLUMNS if options.retest_columns is None else options.retest_columns
     rounds = DROP_ROUNDS if options.retest_rows is None else options.retest_rows
     return int(rounds), int(columns)
+
+
+def planned_retests(tables: Any, run_config: RunConfig, options: EvaluateOptions, rule: Any,
+                     entities: Any) -> int:
+    """At most how many more runs of the verdict's tests the advice can make: none without a
+    control table, in an entity or statistics-only run, or under another rule than the calibrated
+    one; the drop rounds; the coarsened columns only when a test answers for singling out or
+    inference (the risks a coarsening re-tests)."""
+    from ..registry import get_metric
+    from .actions import COARSEN_RISKS
+
+    if entities is not None or getattr(tables, "original_stats", None) is not None \
+            or not tables.has_control or rule.rule != "calibrated":
+        return 0
+    rounds, columns = advice_budget(options)
+    metric_of = getattr(run_config, "metric_of", lambda n: n)
+    risks = {getattr(get_metric(metric_of(n)), "risk", None) for n in run_config.metrics}
+    return rounds + (columns if risks & set(COARSEN_RISKS) else 0)

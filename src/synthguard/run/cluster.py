@@ -101,13 +101,13 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
                          npartitions=npartitions)
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:
-        from .runner import _planned_retests
+        from .advice import planned_retests
 
         # the advice's re-tests (drop rounds, coarsened columns) run on the cluster too
         options.on_plan(plan_for_run(dt, run_config, skipped={
             n: "not available in a distributed run" for n in run_config.metrics
             if get_metric(run_config.metric_of(n)).backend != "any"},
-            retests=_planned_retests(dt, run_config, options, rule, None)))
+            retests=planned_retests(dt, run_config, options, rule, None)))
     dt.release_type = rule.release_type
     out = run_tables_on_cluster(dt, run_config, options)
     # the advice on the driver over the per-record flags and pairs: the release rows behind the

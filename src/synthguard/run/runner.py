@@ -16,7 +16,7 @@ from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
 from ..errors import ConfigError, InputError
 from ..registry import Context, get_metric
-from .advice import RETEST_COLUMNS, advice_budget, advise
+from .advice import RETEST_COLUMNS, advise, planned_retests
 from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
@@ -136,7 +136,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         from .plan import plan_for_run
 
         options.on_plan(plan_for_run(tables, run_config, sample=sample,
-                                     retests=_planned_retests(tables, run_config, options, rule,
+                                     retests=planned_retests(tables, run_config, options, rule,
                                                               entities)))
     if encoded is None and not canonical:
         # canonical content order: no metric can depend on the order of the input rows
@@ -194,23 +194,6 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         out = advise(out, tables, run_config, options,
                      rerun=lambda new, sub, again: run_tables(new, sub, again, canonical=True))
     return out
-
-
-def _planned_retests(tables: Tables, run_config: RunConfig, options: EvaluateOptions, rule: Any,
-                     entities: Any) -> int:
-    """At most how many more runs of the verdict's tests the advice can make: none without a
-    control table, in an entity or statistics-only run, or under another rule than the calibrated
-    one; the drop rounds; the coarsened columns only when a test answers for singling out or
-    inference (the risks a coarsening re-tests)."""
-    from .actions import COARSEN_RISKS
-
-    if entities is not None or getattr(tables, "original_stats", None) is not None \
-            or not tables.has_control or rule.rule != "calibrated":
-        return 0
-    rounds, columns = advice_budget(options)
-    metric_of = getattr(run_config, "metric_of", lambda n: n)
-    risks = {getattr(get_metric(metric_of(n)), "risk", None) for n in run_config.metrics}
-    return rounds + (columns if risks & set(COARSEN_RISKS) else 0)
 
 
 def _resolve_backend(backend: str) -> str:

@@ -63,10 +63,10 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     encoded values), kept categories, unique-value excess and distinct counts as the pandas one, and
     builds the same coarsened tables (values, canonical row order, vocabularies), with a numerical,
     a datetime and a categorical column, on uneven partitions with an empty one."""
+    from synthguard.data.coarsening import FrameValues, plan_coarsening
     from synthguard.data.tables import prepare_tables
     from synthguard.distributed._coarsen import ClusterValues
     from synthguard.distributed._tables import load_tables
-    from synthguard.run.actions import FrameValues, plan_coarsening
 
     orig, ctl = _people(300, 1), _people(260, 2)
     syn = pd.concat([_people(200, 3), orig.iloc[:40]], ignore_index=True)

@@ -271,7 +271,7 @@ def test_coarsen_retest_is_off_with_zero_columns_and_leaves_every_metric_number_
 
 
 def test_coarsening_bins_are_label_free():
-    from synthguard.run.actions import coarsen_column
+    from synthguard.data.coarsening import coarsen_column
 
     rng = np.random.default_rng(3)
     a, b = (pd.DataFrame({"x": rng.normal(size=300), "g": rng.choice(list("abcdefghijklmn"), 300)})

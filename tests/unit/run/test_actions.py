@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from synthguard.run.actions import coarsen_column
+from synthguard.data.coarsening import coarsen_column
 
 
 def test_categories_keep_the_most_frequent_real_labels_and_merge_the_rest():
