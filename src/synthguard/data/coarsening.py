@@ -15,8 +15,21 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-__all__ = ["BINS", "TOP", "REAL_ROLES", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
+__all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
            "plan_coarsening", "unique_value_excess"]
+
+def category_text(value: object) -> str:
+    """A category's label: its text, 1 and 1.0 one category (as the encoder counts them).
+
+    Examples
+    --------
+    >>> [category_text(v) for v in (1, 1.0, np.float64(2.0), "1.0", 2.5)]
+    ['1', '1', '2', '1.0', '2.5']
+    """
+    from .encoding import _key
+
+    return str(_key(value))
+
 
 #: Bins of a numeric or datetime column, and categories kept of a categorical one, by default.
 BINS = 10
@@ -72,8 +85,8 @@ class ColumnCoarsening:
             return pd.Series(vals, index=series.index, name=self.column, dtype=object)
         codes, uniq = pd.factorize(series.astype(object), use_na_sentinel=True)
         # each distinct value's label once: kept as its text, or merged into ``other``
-        lab = np.array([str(v) if str(v) in self.keep else self.other for v in uniq] + [np.nan],
-                       dtype=object)
+        texts = [category_text(v) for v in uniq]
+        lab = np.array([t if t in self.keep else self.other for t in texts] + [np.nan], dtype=object)
         vals = lab[codes]  # code -1 (missing) picks the trailing NaN
         return pd.Series(vals, index=series.index, name=self.column, dtype=object)
 
@@ -140,7 +153,7 @@ class FrameValues:
         pooled = pd.concat([s.astype(object) for s in self._real(column)], ignore_index=True).dropna()
         # counted per distinct value, then by its text (str runs once per distinct value)
         counts = pooled.value_counts()
-        return counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
+        return counts.groupby(np.array([category_text(v) for v in counts.index], dtype=object)).sum()
 
     def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
         return {c: unique_value_excess(self.frames, c) for c in columns}
@@ -179,7 +192,7 @@ def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int
         if values.distinct_numbers(column, bins + 1) <= bins:
             return None
         edges = np.unique(values.quantiles(column, np.linspace(0.0, 1.0, bins + 1)))
-        inner = edges[1:-1]
+        inner = edges[1:-1] + 0.0  # -0.0 an edge as 0.0: one label whoever computed the quantile
         if inner.size == 0:
             return None
         if sdtype == "datetime":

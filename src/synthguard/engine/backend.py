@@ -478,7 +478,9 @@ def text_counts_of(columns: Sequence[pd.Series]) -> pd.Series:
     """
     pooled = pd.concat([s.astype(object) for s in columns], ignore_index=True).dropna()
     counts = pooled.value_counts()  # per distinct value, then by its text (str once per value)
-    out = counts.groupby(np.array([str(v) for v in counts.index], dtype=object)).sum()
+    from ..data.coarsening import category_text
+
+    out = counts.groupby(np.array([category_text(v) for v in counts.index], dtype=object)).sum()
     return out.astype(np.int64)
 
 
