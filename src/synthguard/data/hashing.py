@@ -16,12 +16,16 @@ on a column set collide in one chain with probability about ``2**-64``, in both 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CHAINS", "cell_hashes", "column_ids", "float_codes", "masked", "row_hashes", "set_sums"]
+__all__ = ["CHAINS", "cell_hashes", "column_ids", "float_codes", "masked", "row_hashes", "set_sums",
+           "value_hashes"]
 
 
 def row_hashes(frame: pd.DataFrame) -> np.ndarray:
@@ -161,3 +165,116 @@ def set_sums(cells: np.ndarray, sets: Sequence[Sequence[int]]) -> list[np.ndarra
                 total = cells.sum(axis=1, dtype=np.uint64)
             out.append(masked(total, cells, np.flatnonzero(hits == 0)))
     return out
+
+
+#: marks the hash of a float64 that is not a whole number (whole numbers hash as the integer)
+_FRACTION_TAG = np.uint64(0x452821E638D01377)
+_TEXT_KEY = "sg-value-text!!!"  # SipHash keys (16 bytes): strings, and other objects' labels
+_OTHER_KEY = "sg-value-other!!"
+_INT64 = 2.0 ** 63
+
+
+def _number_hashes(values: np.ndarray) -> np.ndarray:
+    """Hashes of float64 ``values`` (no NaN): a whole number as the int64 it equals (``-0.0`` as
+    ``0``), any other value by its bits, tagged."""
+    v = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(v) & (v == np.trunc(v)) & (np.abs(v) < _INT64)
+    out = np.empty(len(v), dtype=np.uint64)
+    out[whole] = _integer_hashes(v[whole].astype(np.int64))
+    out[~whole] = splitmix(np.ascontiguousarray(v[~whole]).view(np.uint64)) ^ _FRACTION_TAG
+    return out
+
+
+def _integer_hashes(values: np.ndarray) -> np.ndarray:
+    return splitmix(np.asarray(values).astype(np.int64).view(np.uint64))
+
+
+def _object_key(v: Any) -> tuple[int, Any]:
+    """``v``'s class and canonical form, equal exactly when Python compares the values equal: 0 a
+    string, 1 an int64 (``True``, ``1``, ``1.0``, ``Decimal(1)``), 2 a float64 (``Decimal("0.5")``
+    as ``0.5``), 3 a label (larger integers, other numbers, other objects)."""
+    if isinstance(v, str):
+        return 0, v
+    if isinstance(v, (bool, np.bool_, numbers.Integral)):
+        i = int(v)
+        return (1, i) if -_INT64 <= i < _INT64 else (3, f"int:{i}")
+    if isinstance(v, (numbers.Real, Decimal)):
+        try:
+            f = float(v)
+        except (OverflowError, ValueError):
+            f = None
+        if f is not None and f == v:  # exactly a float64 (whole ones hash as their integer)
+            return 2, f
+        if v == int(v):
+            return 3, f"int:{int(v)}"
+        return 3, f"real:{v.normalize() if isinstance(v, Decimal) else v}"
+    return 3, f"{type(v).__name__}:{v}"
+
+
+def _object_hashes(values: np.ndarray) -> np.ndarray:
+    """Hashes of an object array's values (no missing value), equal exactly when Python compares
+    them equal. Strings only (the usual case), floats only or integers only: one vectorised pass;
+    a mix: one canonical key per value (:func:`_object_key`)."""
+    kind = pd.api.types.infer_dtype(values, skipna=False)
+    if kind == "string":
+        return pd.util.hash_array(values, hash_key=_TEXT_KEY, categorize=False).astype(np.uint64, copy=False)
+    if kind == "floating":
+        return _number_hashes(values.astype(np.float64))
+    if kind in ("integer", "boolean"):
+        try:
+            return _integer_hashes(values.astype(np.int64))
+        except OverflowError:  # beyond int64: the keys below
+            pass
+    keys = [_object_key(v) for v in values]
+    cls = np.fromiter((k[0] for k in keys), dtype=np.int8, count=len(keys))
+    out = np.empty(len(keys), dtype=np.uint64)
+    for c, hashes in ((0, lambda a: pd.util.hash_array(a, hash_key=_TEXT_KEY, categorize=False)),
+                      (1, _integer_hashes), (2, _number_hashes),
+                      (3, lambda a: pd.util.hash_array(a, hash_key=_OTHER_KEY, categorize=False))):
+        at = np.flatnonzero(cls == c)
+        if at.size:
+            form = np.array([keys[i][1] for i in at], dtype=object if c in (0, 3) else
+                            (np.int64 if c == 1 else np.float64))
+            out[at] = np.asarray(hashes(form)).astype(np.uint64, copy=False)
+    return out
+
+
+def value_hashes(present: pd.Series) -> np.ndarray:
+    """The distinct 64-bit hashes of ``present`` (a column without missing values), equal exactly
+    when pandas compares the values equal, as ``Series.is_unique`` and ``Series.nunique`` do:
+    ``-0.0`` and ``0.0`` are one value, and so are ``1``, ``1.0`` and ``True`` in an object column,
+    while ``1`` and ``"1"`` are two (their text is one). Distinct values collide with probability
+    about ``n**2 / 2**64``; the hashes of equal values agree over partitions, tables, dtypes and
+    pandas versions.
+
+    Parameters
+    ----------
+    present : Series
+        The values (none missing).
+
+    Returns
+    -------
+    ndarray of uint64
+        The sorted distinct hashes (their count is the column's count of distinct values).
+
+    Examples
+    --------
+    >>> value_hashes(pd.Series([0.0, -0.0, 1.0])).size, value_hashes(pd.Series([1, 1.0, "1"], dtype=object)).size
+    (2, 2)
+    """
+    if not len(present):
+        return np.zeros(0, dtype=np.uint64)
+    dtype = present.dtype
+    if isinstance(dtype, pd.CategoricalDtype):  # by the categories' values
+        present = pd.Series(np.asarray(present))
+        dtype = present.dtype
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_integer_dtype(dtype):
+        hashes = _integer_hashes(present.to_numpy(dtype=np.int64))
+    elif pd.api.types.is_float_dtype(dtype):
+        hashes = _number_hashes(present.to_numpy(dtype=np.float64))
+    elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        hashes = _object_hashes(pd.unique(present.to_numpy(dtype=object)))
+    else:  # dates, durations, periods: by pandas' own hashes
+        hashes = pd.util.hash_pandas_object(present, index=False).to_numpy()
+    return np.unique(hashes.astype(np.uint64, copy=False))

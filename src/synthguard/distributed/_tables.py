@@ -314,6 +314,23 @@ def gather_flags(dt: DistTables, role: str, frame: Any, columns: Sequence[str]) 
     return {c: (bits & np.uint8(1 << j)) > 0 for j, c in enumerate(columns)}
 
 
+def _from_pandas(frame: pd.DataFrame, npartitions: int) -> Any:
+    """``frame`` split into at most ``npartitions`` partitions. Dask writes object columns as
+    Arrow strings by default; a frame with an object column holding other values than strings
+    (``decimal.Decimal`` values from a SQL DECIMAL column, ``1`` beside ``"1"``) keeps its objects
+    as one process sees them (the text would read a DECIMAL column as text, and ``1`` as ``"1"``)."""
+    import dask
+    import dask.dataframe as dd
+
+    n = max(1, min(npartitions, len(frame)))
+    mixed = any(pd.api.types.infer_dtype(frame[c], skipna=True) not in ("string", "empty")
+                for c in frame.columns if pd.api.types.is_object_dtype(frame[c].dtype))
+    if not mixed:
+        return dd.from_pandas(frame, npartitions=n, sort=False)
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_pandas(frame, npartitions=n, sort=False)
+
+
 def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str | None]:
     """A dask DataFrame for ``source``, its label and the file path it came from (if any)."""
     import dask.dataframe as dd
@@ -322,14 +339,12 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         return source, f"{role} dask DataFrame", None
     if isinstance(source, pd.DataFrame):
         frame = source.reset_index(drop=True)
-        return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
-            f"{role} DataFrame", None
+        return _from_pandas(frame, npartitions), f"{role} DataFrame", None
     from ..data.sources import ParquetSource, SqlSource
 
     if isinstance(source, SqlSource):  # read once on the client, then partitioned
         frame, label = read_source(source, role)
-        return dd.from_pandas(frame, npartitions=max(1, min(npartitions, len(frame))), sort=False), \
-            label, None
+        return _from_pandas(frame, npartitions), label, None
     if isinstance(source, ParquetSource) or (isinstance(source, str) and _URL.match(source)):
         where = str(source)
         opts = dict(source.storage_options) if isinstance(source, ParquetSource) else {}
@@ -795,50 +810,94 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
 
 
 #: one column's facts over one partition (:func:`_column_facts`): rows, missing values, integer
-#: dtype, numeric dtype, integer values only, smallest and largest number, and the distinct
-#: 64-bit hashes of its present values written as text (as one process compares them), once
-#: with surrounding whitespace stripped (as the identifier detections see them) and once as given
-#: (as the sdtype inference sees them; the same array when no value is padded)
-_Facts = tuple[int, int, bool, bool, bool, float, float, np.ndarray, np.ndarray]
+#: dtype, numeric dtype, integer values only, smallest and largest number, the distinct 64-bit
+#: hashes of its present values as pandas compares them (:func:`~synthguard.data.hashing.value_hashes`),
+#: once with surrounding whitespace stripped (as the identifier detections see them) and once as
+#: given (as the sdtype inference sees them; the same array when no value is padded), and the
+#: distinct hashes of the stripped values written as text (the detection of surrogate identifiers
+#: compares the tables so), or ``None`` when the partition repeats a value or misses one (no table
+#: holding it can then be an identifier, and the text is not needed)
+_Facts = tuple[int, int, bool, bool, bool, float, float, np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
-def _distinct_hashes(present: pd.Series) -> np.ndarray:
+def _text_hashes(present: pd.Series) -> np.ndarray:
     """The distinct 64-bit hashes of ``present`` (no missing value) written as text."""
     if not len(present):
         return np.zeros(0, dtype=np.uint64)
     return np.unique(pd.util.hash_pandas_object(present.astype(str), index=False).to_numpy())
 
 
-def _column_facts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, _Facts]:
-    """The whole-column facts of ``columns`` over one raw input partition, values as
-    :func:`prepare_tables` sees them when it decides identifiers (text NFC-normalised; surrounding
-    whitespace stripped, and as given for the sdtype inference, which runs before the stripping)."""
-    from ..data.coltypes import nfc_series
+def _as_decided(s: pd.Series, float32: bool = False) -> pd.Series:
+    """One raw column of a typed partition with its values as
+    :func:`~synthguard.data.coltypes.decide_types` casts a typed table's: ``decimal.Decimal``
+    values as float64, float32 (float16) values as the float64 of their shortest repr, and so the
+    floats of every table when some table holds the column as float32 (``float32``), text as
+    NFC-normalised objects. Surrounding whitespace is kept (the sdtype inference sees it).
+
+    Parameters
+    ----------
+    s : Series
+        The column of one partition.
+    float32 : bool
+        Whether some table holds the column as float32 (or float16).
+
+    Returns
+    -------
+    Series
+        The cast column (``s`` itself when nothing changes).
+    """
+    from ..data.coltypes import nfc_series, shortest_float64
+
+    if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        s = s.astype(object).where(s.notna(), np.nan)  # Arrow strings -> plain objects
+    if pd.api.types.is_object_dtype(s.dtype) and pd.api.types.infer_dtype(s, skipna=True) == "decimal":
+        s = s.astype("float64")
+    if s.dtype in (np.float32, np.float16):
+        s = pd.Series(shortest_float64(s.to_numpy()), index=s.index, name=s.name)
+    elif float32 and pd.api.types.is_float_dtype(s.dtype):
+        s = pd.Series(shortest_float64(s.to_numpy(dtype=np.float64)), index=s.index, name=s.name)
+    return nfc_series(s)
+
+
+def _decided_frame(frame: pd.DataFrame, float32: Sequence[str]) -> pd.DataFrame:
+    """``frame`` (a raw partition, columns named as text) with every column cast by
+    :func:`_as_decided`; ``float32``: the columns some table holds as float32."""
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    return pd.DataFrame({c: _as_decided(frame[c], c in float32) for c in frame.columns}, index=frame.index)
+
+
+def _column_facts(frame: pd.DataFrame, columns: Sequence[str], float32: Sequence[str] = ()
+                  ) -> tuple[_Facts, ...]:
+    """The whole-column facts of ``columns`` over one raw input partition (one per column, in
+    order), values as :func:`prepare_tables` sees them when it decides identifiers: cast as
+    :func:`_as_decided` casts them (``float32``: the columns some table holds as float32), and
+    surrounding whitespace stripped (and as given, for the sdtype inference, which runs before the
+    stripping)."""
+    from ..data.hashing import value_hashes
     from ..data.quirks import _integer_valued
 
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    out: dict[str, _Facts] = {}
+    out: list[_Facts] = []
     for c in columns:
-        s = frame[c]
-        if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-            s = s.astype(object).where(s.notna(), np.nan)
+        s = _as_decided(frame[c], c in float32)
         numeric = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
         given = None
-        if not numeric:
-            s = nfc_series(s)
-            if has_padding(s):
-                given, s = s, _strip(s)[0]
+        if not numeric and has_padding(s):
+            given, s = s, _strip(s)[0]
         missing = s.isna().to_numpy()
         lo = hi = np.nan
         if numeric and not missing.all():
             v = s.to_numpy(dtype=np.float64, na_value=np.nan)
             lo, hi = float(np.nanmin(v)), float(np.nanmax(v))
-        hashes = _distinct_hashes(s[~missing])
-        out[c] = (len(s), int(missing.sum()), bool(pd.api.types.is_integer_dtype(s.dtype)), numeric,
-                  _integer_valued(s), lo, hi, hashes,
-                  hashes if given is None else _distinct_hashes(given[~missing]))
-    return out
+        present = s[~missing]
+        hashes = value_hashes(present)
+        text = _text_hashes(present) if not missing.any() and hashes.size == len(s) else None
+        out.append((len(s), int(missing.sum()), bool(pd.api.types.is_integer_dtype(s.dtype)), numeric,
+                    _integer_valued(s), lo, hi, hashes,
+                    hashes if given is None else value_hashes(given[~missing]), text))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -878,37 +937,43 @@ class WholeColumn:
         return int(self.low)
 
 
-def _whole_facts(roles: Sequence[str], columns: Sequence[str], of_role: Sequence[str],
-                 *parts: dict[str, _Facts]) -> tuple[dict[str, dict[str, WholeColumn]], dict[str, bool]]:
-    """The partitions' facts merged per table (one task on the cluster: only these small facts
-    travel to the driver): column -> role -> :class:`WholeColumn`, and column -> whether a value of
-    the original occurs in another table."""
-    facts: dict[str, dict[str, WholeColumn]] = {c: {} for c in columns}
-    shared: dict[str, bool] = {}
-    for c in columns:
-        sets: dict[str, np.ndarray] = {}
-        for role in roles:
-            got = [f[c] for r, f in zip(of_role, parts, strict=True) if r == role]
-            hashes = np.unique(np.concatenate([g[7] for g in got])) if got else np.zeros(0, np.uint64)
-            given = hashes if all(g[8] is g[7] for g in got) else np.unique(np.concatenate([g[8] for g in got]))
-            sets[role] = hashes
-            lows = [g[5] for g in got if not np.isnan(g[5])]
-            highs = [g[6] for g in got if not np.isnan(g[6])]
-            facts[c][role] = WholeColumn(
-                rows=sum(g[0] for g in got), missing=sum(g[1] for g in got),
-                integer_dtype=all(g[2] for g in got), numeric=all(g[3] for g in got),
-                integral=all(g[4] for g in got), low=min(lows) if lows else np.nan,
-                high=max(highs) if highs else np.nan, distinct=int(hashes.size), distinct_given=int(given.size))
-        shared[c] = any(bool(np.isin(sets["original"], sets[r]).any()) for r in roles if r != "original")
-    return facts, shared
+def _merge_column(roles: Sequence[str], of_role: Sequence[str], *parts: _Facts
+                  ) -> tuple[dict[str, WholeColumn], bool]:
+    """One column's partition facts (:func:`_column_facts`) merged per table, in one task on the
+    cluster that holds this column's hashes only: role -> :class:`WholeColumn`, and whether a
+    value of the original occurs, written as text, in another table (``False`` unless every table
+    is unique per row without missing values: only then does the detection ask)."""
+    whole: dict[str, WholeColumn] = {}
+    texts: dict[str, list[np.ndarray | None]] = {}
+    for role in roles:
+        got = [f for r, f in zip(of_role, parts, strict=True) if r == role]
+        hashes = np.unique(np.concatenate([g[7] for g in got])) if got else np.zeros(0, np.uint64)
+        given = hashes if all(g[8] is g[7] for g in got) else np.unique(np.concatenate([g[8] for g in got]))
+        lows = [g[5] for g in got if not np.isnan(g[5])]
+        highs = [g[6] for g in got if not np.isnan(g[6])]
+        whole[role] = WholeColumn(
+            rows=sum(g[0] for g in got), missing=sum(g[1] for g in got),
+            integer_dtype=all(g[2] for g in got), numeric=all(g[3] for g in got),
+            integral=all(g[4] for g in got), low=min(lows) if lows else np.nan,
+            high=max(highs) if highs else np.nan, distinct=int(hashes.size), distinct_given=int(given.size))
+        texts[role] = [g[9] for g in got]
+    if not all(w.unique_no_missing for w in whole.values()):
+        return whole, False
+    sets = {r: np.unique(np.concatenate(t)) if t else np.zeros(0, np.uint64) for r, t in texts.items()}
+    return whole, any(bool(np.isin(sets["original"], sets[r]).any()) for r in roles if r != "original")
 
 
 def _may_be_identifier(col: str, spec: Any, heads: Mapping[str, pd.DataFrame]) -> bool:
     """Whether the identifier decisions on column ``col`` may come out otherwise on the whole tables
-    than on their first partitions ``heads``: an inferred identifier, or an inferred categorical or
-    numerical column unique in the first partition of every table (or named like an identifier
-    and unique in the original's). A value repeated (or missing) in a first partition is repeated
-    (missing) in the whole table, so no other column can become an identifier."""
+    than on their first partitions ``heads`` (values as :func:`_as_decided` casts them): an
+    inferred identifier, or an inferred categorical or numerical column unique in the first
+    partition of every table (or named like an identifier and unique in the original's). A value
+    repeated (or missing) in a first partition is repeated (missing) in the whole table, so no
+    other column can become an identifier. Nor can a numerical column with a value other than a
+    whole number (a fraction, an infinity, a missing value) in some first partition, unless the
+    original holds integers: every rule asks for integers (the inference of ids named so an
+    integer dtype, the row numbers and surrogate identifiers whole numbers in every table)."""
+    from ..data.quirks import _integer_valued
     from ..data.schema import named_like_id
 
     if not spec.inferred or spec.sdtype not in ("id", "categorical", "numerical"):
@@ -916,9 +981,33 @@ def _may_be_identifier(col: str, spec: Any, heads: Mapping[str, pd.DataFrame]) -
     if spec.sdtype == "id":
         return True
     firsts = [h[col] for h in heads.values()]
+    if spec.sdtype == "numerical" and not pd.api.types.is_integer_dtype(heads["original"][col].dtype) \
+            and not all(_integer_valued(s) for s in firsts):
+        return False
     if all(not s.isna().any() and s.is_unique for s in firsts):
         return True
     return named_like_id(col) and heads["original"][col].dropna().is_unique
+
+
+def fact_columns(schema: Schema, heads: Mapping[str, pd.DataFrame]) -> list[str]:
+    """The columns whose facts :func:`whole_column_types` gathers from every partition: those whose
+    identifier decisions may change (:func:`_may_be_identifier`), and the inferred categorical
+    columns whose reason states their count of distinct values.
+
+    Parameters
+    ----------
+    schema : Schema
+        The schema of the first partitions.
+    heads : mapping
+        Role -> the first partition of the table, values as :func:`_as_decided` casts them.
+
+    Returns
+    -------
+    list of str
+        The columns, in the schema's order.
+    """
+    return [c for c, spec in schema.columns.items() if _may_be_identifier(c, spec, heads)
+            or (spec.inferred and spec.sdtype == "categorical" and spec.reason.startswith("text values ("))]
 
 
 def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame],
@@ -933,10 +1022,12 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
 
     A column unique in the first partition but repeated over the partitions (a person number that
     copied rows carry, the copies in other partitions than their originals) is then no identifier
-    on a cluster either. Only the columns whose decision may change are checked
-    (:func:`_may_be_identifier`), and the inferred categorical columns, whose reason states their
-    count of distinct values: per partition, counts and the distinct hashes of their values,
-    merged in one task on the cluster.
+    on a cluster either. Values are taken as :func:`~synthguard.data.coltypes.decide_types` casts
+    them (:func:`_as_decided`: ``decimal.Decimal`` values are numbers), and compared as pandas
+    compares them (``-0.0`` is ``0.0``; ``1`` is not ``"1"``), except where the detection compares
+    the tables' values as text. Only the columns whose decision may change are checked
+    (:func:`fact_columns`): per partition, counts and the distinct hashes of their values, merged
+    per column on the cluster (no task holds more than one column's hashes).
 
     Parameters
     ----------
@@ -977,19 +1068,25 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     )
 
     roles = list(ddfs)
-    first = {r: h.reset_index(drop=True).rename(columns=str) for r, h in zip(roles, heads, strict=True)}
-    # and the categorical columns whose reason states their count of distinct values
-    columns = [c for c, spec in schema.columns.items() if _may_be_identifier(c, spec, first)
-               or (spec.inferred and spec.sdtype == "categorical" and spec.reason.startswith("text values ("))]
+    # the columns some table holds as float32: decide_types rounds every table's floats to float32
+    float32 = tuple(sorted({str(c) for r in roles for c, d in ddfs[r].dtypes.items()
+                            if d in (np.float32, np.float16)}))
+    first = {r: _decided_frame(h, float32) for r, h in zip(roles, heads, strict=True)}
+    columns = fact_columns(schema, first)
     if not columns:
         return schema
+    # per partition one task for its facts, per column one task merging them (holding that
+    # column's hashes only)
     facts_of = delayed(_column_facts, pure=True)
+    merge = delayed(_merge_column, pure=True)
     labels = {r: {str(c): c for c in ddfs[r].columns} for r in roles}  # str names -> the frames' own
-    parts = {r: [facts_of(p, columns) for p in ddfs[r][[labels[r][c] for c in columns]].to_delayed()]
-             for r in roles}
-    of_role = [r for r in roles for _ in parts[r]]
-    facts, shared = client.compute(delayed(_whole_facts, pure=True)(
-        roles, columns, of_role, *[f for r in roles for f in parts[r]])).result()
+    parts = [(r, facts_of(p, columns, float32)) for r in roles
+             for p in ddfs[r][[labels[r][c] for c in columns]].to_delayed()]
+    of_role = [r for r, _ in parts]
+    merged = client.gather(client.compute([merge(roles, of_role, *[f[i] for _, f in parts])
+                                           for i in range(len(columns))]))
+    facts = {c: m[0] for c, m in zip(columns, merged, strict=True)}
+    shared = {c: m[1] for c, m in zip(columns, merged, strict=True)}
     given = metadata.columns if isinstance(metadata, Schema) else None
     changed: dict[str, Any] = {}
     for c in columns:
@@ -1003,7 +1100,6 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
             unique = orig.distinct_given == orig.present
             if reason == ID_INTEGERS_REASON or reason.startswith("numeric dtype"):
                 dtype = first["original"][c].dtype
-                dtype = np.dtype(np.float64) if dtype in (np.float32, np.float16) else dtype
                 sd, reason = (("id", ID_INTEGERS_REASON) if orig.integer_dtype and orig.present > 1
                               and unique and named_like_id(c) else ("numerical", f"numeric dtype ({dtype})"))
             elif reason == ID_VALUES_REASON or reason.startswith("text values ("):

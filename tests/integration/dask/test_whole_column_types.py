@@ -132,3 +132,65 @@ def test_padded_identifier_and_integer_column_names(dask_client):
     one = _one_process(*frames)
     assert one.sdtype("0") == "numerical"  # seqn: copied across partitions
     assert _specs(_on_cluster(dask_client, *frames)) == _specs(one)
+
+
+def test_decimal_and_float32_columns_as_decided(dask_client):
+    """Values as :func:`~synthguard.data.coltypes.decide_types` casts them: ``decimal.Decimal``
+    values (as ``read_sql`` returns a DECIMAL column), unique in every first partition, are numbers,
+    not text nor a surrogate identifier; a float64 column the release holds as float32 is rounded to
+    float32 in every table (whole numbers above 2**24 then repeat): no surrogate identifier."""
+    from decimal import Decimal
+
+    original, synthetic, control = _tables()
+    n = len(original)
+    for t, off in ((original, 1000), (synthetic, 5000), (control, 9000)):
+        t["price"] = [Decimal(f"{off + 1.37 * k:.2f}") for k in range(n)]
+    original["amount"] = 2.0 ** 24 + np.arange(n)  # float32: 2**24 + 1 -> 2**24, ...
+    synthetic["amount"] = (1e6 + np.arange(n)).astype(np.float32)
+    control["amount"] = 3e6 + np.arange(n)
+    one = _one_process(original, synthetic, control)
+    assert one.sdtype("price") == "numerical" and one.sdtype("amount") == "numerical"
+    assert _specs(_on_cluster(dask_client, original, synthetic, control)) == _specs(one)
+
+
+def test_continuous_floats_not_gathered(dask_client, monkeypatch):
+    """A numerical column holding a fractional value in a first partition cannot become an
+    identifier under any rule (each needs an integer dtype or whole numbers): its facts are not
+    gathered from the partitions; the schema is one process's."""
+    from synthguard.distributed import _tables as mod
+
+    seen: set[str] = set()
+    chosen = mod.fact_columns
+
+    def spy(schema, heads):
+        columns = chosen(schema, heads)
+        seen.update(columns)
+        return columns
+
+    monkeypatch.setattr(mod, "fact_columns", spy)
+    original, synthetic, control = _tables()
+    r = np.random.default_rng(5)
+    for t in (original, synthetic, control):
+        t["weight"] = r.normal(70, 10, len(t))  # unique in every first partition
+        t["whole"] = r.permutation(len(t)) * 1.0 + 0.5 * (t is original)
+    one = _one_process(original, synthetic, control)
+    assert _specs(_on_cluster(dask_client, original, synthetic, control)) == _specs(one)
+    assert seen and "weight" not in seen and "score" not in seen and "seqn" in seen
+    assert "whole" not in seen  # fractional in the original's first partition
+
+
+def test_distinct_values_as_pandas_compares_them(dask_client):
+    """Unique and distinct counts as pandas counts them in one process: ``-0.0`` equals ``0.0`` (a
+    whole-number float column is then no surrogate identifier), an object column's ``1`` and ``"1"``
+    are two values (a surrogate identifier: no value shared between the tables as text)."""
+    original, synthetic, control = _tables()
+    n = len(original)
+    for t, off in ((original, 0), (synthetic, 1000), (control, 2000)):
+        t["code"] = np.arange(n, dtype=np.float64) + off
+        t["ref"] = pd.Series([f"{'osc'[off // 1000]}{k}" for k in range(n)], dtype=object)
+    original.loc[n - 1, "code"] = -0.0  # 0.0 is in the first partition
+    original["ref"] = original["ref"].astype(object)
+    original.loc[5, "ref"], original.loc[n - 1, "ref"] = 1, "1"
+    one = _one_process(original, synthetic, control)
+    assert one.sdtype("code") == "numerical" and one.sdtype("ref") == "id"
+    assert _specs(_on_cluster(dask_client, original, synthetic, control)) == _specs(one)
