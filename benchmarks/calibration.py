@@ -303,13 +303,19 @@ def _stated(task: dict, done: dict[str, dict]) -> tuple[float | None, int | None
     return (run.get("limits") or {}).get(family), (run.get("limit_k") or {}).get(family)
 
 
-def execute(todo: list[dict], jobs: int, out: Path | None) -> list[dict]:
+def _done_runs(out: Path | None) -> dict[str, dict]:
+    """The runs already written to the JSON-lines file ``out`` (by their key): a run resumes."""
     done: dict[str, dict] = {}
     if out is not None and out.exists():
         for line in out.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 done[r["key"]] = r
+    return done
+
+
+def execute(todo: list[dict], jobs: int, out: Path | None) -> list[dict]:
+    done = _done_runs(out)
     pending = [t for t in todo if t["key"] not in done]
     print(f"{len(todo) - len(pending)} runs reused, {len(pending)} to run", file=sys.stderr)
 
@@ -449,12 +455,7 @@ def execute_compare(todo: list[dict], workers: int, out: Path | None, *, process
     from distributed import Client, LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    done: dict[str, dict] = {}
-    if out is not None and out.exists():
-        for line in out.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                done[r["key"]] = r
+    done = _done_runs(out)
 
     def keep(r: dict, key: str) -> dict:
         r = dict(r, key=key)

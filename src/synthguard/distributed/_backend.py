@@ -293,11 +293,18 @@ class DaskBackend:
         up to :data:`_PIVOTS` pivots, every partition counts its values at or below each pivot
         (one pass for every column and rank), and the interval shrinks to the pivots around the
         rank; 64-bit patterns take at most 7 passes. Only counts travel."""
-        cols = tuple(columns)
+        return self._quantile_search(tuple(columns), tuple(roles), q, encoded=False)
+
+    def _quantile_search(self, cols: tuple[str, ...], roles: tuple[str, ...], q: np.ndarray, *,
+                         encoded: bool) -> dict[str, np.ndarray]:
+        """:meth:`quantiles` (raw values) or :meth:`encoded_quantiles` (``encoded``): each
+        column's key range and count, then the order statistics at the ranks NumPy's interpolation
+        reads (:meth:`_order_stats`)."""
         q = np.asarray(q, dtype=np.float64)
-        roles = tuple(roles)
-        parts = self.dt.compute([t for r in roles for t in self.dt.map(
-            r, _key_range, cols, with_encoder=False, ordered=False)])
+        tasks = [t for r in roles for t in (
+            self.dt.map(r, _kept_key_range, cols, None, ordered=False) if encoded
+            else self.dt.map(r, _key_range, cols, with_encoder=False, ordered=False))]
+        parts = self.dt.compute(tasks)
         out: dict[str, np.ndarray] = {}
         todo: dict[str, tuple[int, int, int]] = {}
         for j, c in enumerate(cols):
@@ -309,7 +316,9 @@ class DaskBackend:
         if not todo:
             return out
         ranks = {c: np.unique(np.concatenate(quantile_ranks(n, q)[:2])) for c, (n, _, _) in todo.items()}
-        found = self._order_stats(roles, {c: (r, todo[c][1], todo[c][2]) for c, r in ranks.items()})
+        asked = {c: (r, todo[c][1], todo[c][2]) for c, r in ranks.items()}
+        found = (self._order_stats(roles, asked, count=_kept_count_at_or_below, args=(None,)) if encoded
+                 else self._order_stats(roles, asked))
         for c, (n, _, _) in todo.items():
             out[c] = quantiles_of_ranks(n, q, lambda rk, c=c: found[c][np.searchsorted(ranks[c], rk)])
         return out
@@ -347,27 +356,7 @@ class DaskBackend:
         """The search of :meth:`quantiles` over the encoded values (the partitions encoded by the
         run's encoder, :func:`_kept_key_range` and :func:`_kept_count_at_or_below` of every row):
         exact order statistics, NumPy's interpolation, only counts travel."""
-        cols = tuple(columns)
-        q = np.asarray(q, dtype=np.float64)
-        roles = tuple(roles)
-        parts = self.dt.compute([t for r in roles for t in self.dt.map(
-            r, _kept_key_range, cols, None, ordered=False)])
-        out: dict[str, np.ndarray] = {}
-        todo: dict[str, tuple[int, int, int]] = {}
-        for j, c in enumerate(cols):
-            n = sum(p[j][0] for p in parts)
-            if n == 0:
-                out[c] = np.zeros(0)
-            else:
-                todo[c] = (n, min(p[j][1] for p in parts if p[j][0]), max(p[j][2] for p in parts if p[j][0]))
-        if not todo:
-            return out
-        ranks = {c: np.unique(np.concatenate(quantile_ranks(n, q)[:2])) for c, (n, _, _) in todo.items()}
-        found = self._order_stats(roles, {c: (r, todo[c][1], todo[c][2]) for c, r in ranks.items()},
-                                  count=_kept_count_at_or_below, args=(None,))
-        for c, (n, _, _) in todo.items():
-            out[c] = quantiles_of_ranks(n, q, lambda rk, c=c: found[c][np.searchsorted(ranks[c], rk)])
-        return out
+        return self._quantile_search(tuple(columns), tuple(roles), q, encoded=True)
 
     def distinct_numbers(self, columns: Sequence[str], roles: Sequence[str], cap: int
                          ) -> dict[str, int]:
