@@ -88,3 +88,13 @@ def _spec(metric: Any) -> MetricSpec:
     if not isinstance(spec, MetricSpec):
         raise TypeError(f"not a registered metric: {metric!r}")
     return spec
+
+
+def without_seconds(obj: Any) -> Any:
+    """``obj`` without its ``seconds`` entries at any depth (wall times, never numbers of a result):
+    two reports of the same run compared."""
+    if isinstance(obj, dict):
+        return {k: without_seconds(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [without_seconds(v) for v in obj]
+    return obj

@@ -12,6 +12,8 @@ import pytest
 
 from synthguard import evaluate
 
+from ...helpers import without_seconds
+
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
 
@@ -198,13 +200,5 @@ def test_coarsen_after_drop_on_dask_equals_single_process(dask_client):
     assert _dumps(single["actions"]) == _dumps(dist["actions"])
 
 
-def _without_seconds(value):
-    if isinstance(value, dict):
-        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
-    if isinstance(value, list):
-        return [_without_seconds(v) for v in value]
-    return value
-
-
 def _dumps(value) -> str:
-    return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+    return json.dumps(without_seconds(value), sort_keys=True, default=str)

@@ -15,6 +15,8 @@ import pytest
 
 from synthguard import evaluate
 
+from ...helpers import without_seconds
+
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
 
@@ -36,19 +38,10 @@ META = {"columns": {"a": {"sdtype": "numerical"}, "b": {"sdtype": "categorical"}
         "quasi_identifiers": ["a", "b"], "sensitive": ["d", "e"]}
 
 
-def _without_seconds(obj):
-    """``obj`` without its ``seconds`` entries at any depth (wall times, never numbers of a result)."""
-    if isinstance(obj, dict):
-        return {k: _without_seconds(v) for k, v in obj.items() if k != "seconds"}
-    if isinstance(obj, list):
-        return [_without_seconds(v) for v in obj]
-    return obj
-
-
 def _entries(report, names) -> dict[str, str]:
     out = {}
     for name in names:
-        out[name] = json.dumps(_without_seconds(dict(report[name])), sort_keys=True, default=str)
+        out[name] = json.dumps(without_seconds(dict(report[name])), sort_keys=True, default=str)
     return out
 
 
@@ -875,7 +868,7 @@ def test_membership_attacks_on_dask_equal_single_process(dask_client):
     for n in names:
         assert single[n]["status"] == "ok" and res[n]["evidence"] is not None, n
     assert res["membership_attacks"]["attacks"]["near_copy"]["auc"] > 0.5
-    tests = [json.dumps(_without_seconds(r.to_dict()["verdict"]["tests"]), sort_keys=True, default=str)
+    tests = [json.dumps(without_seconds(r.to_dict()["verdict"]["tests"]), sort_keys=True, default=str)
              for r in (single, dist)]
     assert tests[0] == tests[1]
     assert set(names) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
@@ -1456,7 +1449,7 @@ def test_drop_and_retest_on_dask_equals_single_process(dask_client):
     one, many = single.to_dict(), dist.to_dict()
 
     def dumps(value) -> str:
-        return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+        return json.dumps(without_seconds(value), sort_keys=True, default=str)
 
     assert dumps(one["verdict"]) == dumps(many["verdict"])
     entries = [r["drop_retest"] for r in one["verdict"]["risks"] if r.get("drop_retest")]

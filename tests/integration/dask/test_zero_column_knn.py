@@ -15,6 +15,8 @@ import pytest
 
 from synthguard import evaluate
 
+from ...helpers import without_seconds
+
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
 
@@ -59,14 +61,6 @@ def test_partitioned_search_over_no_column_equals_engine(dask_client):
         np.testing.assert_array_equal(i, want.indices)
 
 
-def _without_seconds(obj):
-    if isinstance(obj, dict):
-        return {k: _without_seconds(v) for k, v in obj.items() if k != "seconds"}
-    if isinstance(obj, list):
-        return [_without_seconds(v) for v in obj]
-    return obj
-
-
 @pytest.mark.metric_on_dask
 def test_text_only_release_equals_one_process(dask_client):
     """Row-level metrics of a text-only release (exact copies of the original's texts inside): the
@@ -80,6 +74,6 @@ def test_text_only_release_equals_one_process(dask_client):
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=1, client=dask_client)
     for name in metrics:
         assert dist[name]["status"] == "ok", (name, dist[name].get("reason"), dist[name].get("error"))
-        assert json.dumps(_without_seconds(dict(single[name])), sort_keys=True, default=str) == \
-            json.dumps(_without_seconds(dict(dist[name])), sort_keys=True, default=str), name
+        assert json.dumps(without_seconds(dict(single[name])), sort_keys=True, default=str) == \
+            json.dumps(without_seconds(dict(dist[name])), sort_keys=True, default=str), name
     assert single.to_dict()["verdict"]["level"] == dist.to_dict()["verdict"]["level"]
