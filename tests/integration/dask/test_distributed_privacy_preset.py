@@ -17,7 +17,8 @@ from synthguard.registry import get_metric
 from synthguard.run.cluster import distributed_metrics
 from synthguard.run.config import PRESETS
 
-from .test_distributed_equality import NAMED_RUNS, _without_seconds
+from ...helpers import without_seconds
+from .test_distributed_equality import NAMED_RUNS
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -43,7 +44,7 @@ def _release(shared_data) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
 
 
 def _dumps(value) -> str:
-    return json.dumps(_without_seconds(value), sort_keys=True, default=str)
+    return json.dumps(without_seconds(value), sort_keys=True, default=str)
 
 
 def test_every_tabular_metric_of_the_privacy_preset_runs_distributed():
