@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-__all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
+__all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "pooled_numbers", "text_counts_of", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
            "plan_coarsening", "unique_value_excess"]
 
 def category_text(value: object) -> str:
@@ -29,6 +29,36 @@ def category_text(value: object) -> str:
     from .encoding import _key
 
     return str(_key(value))
+
+
+def pooled_numbers(columns: Sequence[pd.Series]) -> np.ndarray:
+    """The non-missing values of ``columns`` pooled, as the encoder reads them
+    (:func:`~synthguard.data.schema.numeric_view`: datetimes as days): what bin edges are cut from.
+
+    Examples
+    --------
+    >>> pooled_numbers([pd.Series([1.0, None]), pd.Series([3.0])]).tolist()
+    [1.0, 3.0]
+    """
+    from .schema import numeric_view
+
+    pooled = np.concatenate([numeric_view(s) for s in columns])
+    return pooled[~np.isnan(pooled)]
+
+
+def text_counts_of(columns: Sequence[pd.Series]) -> pd.Series:
+    """:meth:`Backend.text_counts` of the values of ``columns`` pooled (a whole table's, or one
+    partition's: the partitions' counts add up, ``pd.concat(...).groupby(level=0).sum()``).
+
+    Examples
+    --------
+    >>> text_counts_of([pd.Series(["b", 1, None]), pd.Series(["1", "b"], dtype=object)]).to_dict()
+    {'1': 2, 'b': 2}
+    """
+    pooled = pd.concat([s.astype(object) for s in columns], ignore_index=True).dropna()
+    counts = pooled.value_counts()  # per distinct value, then by its text (str once per value)
+    out = counts.groupby(np.array([category_text(v) for v in counts.index], dtype=object)).sum()
+    return out.astype(np.int64)
 
 
 #: Bins of a numeric or datetime column, and categories kept of a categorical one, by default.
@@ -137,10 +167,7 @@ class FrameValues:
         return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
 
     def _numbers(self, column: str) -> np.ndarray:
-        from ..data.schema import numeric_view
-
-        pooled = np.concatenate([numeric_view(s) for s in self._real(column)])
-        return pooled[~np.isnan(pooled)]
+        return pooled_numbers(self._real(column))
 
     def distinct_numbers(self, column: str, cap: int) -> int:
         return int(min(np.unique(self._numbers(column)).size, cap))
@@ -150,10 +177,7 @@ class FrameValues:
         return np.quantile(pooled, q) if pooled.size else np.zeros(0)
 
     def category_counts(self, column: str) -> pd.Series:
-        pooled = pd.concat([s.astype(object) for s in self._real(column)], ignore_index=True).dropna()
-        # counted per distinct value, then by its text (str runs once per distinct value)
-        counts = pooled.value_counts()
-        return counts.groupby(np.array([category_text(v) for v in counts.index], dtype=object)).sum()
+        return text_counts_of(self._real(column))
 
     def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
         return {c: unique_value_excess(self.frames, c) for c in columns}

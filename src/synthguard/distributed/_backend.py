@@ -370,7 +370,7 @@ class DaskBackend:
                            cap)) for j, c in enumerate(cols)}
 
     def text_counts(self, column: str, roles: Sequence[str]) -> pd.Series:
-        """Every partition's :func:`~synthguard.engine.backend.text_counts_of`, summed per text
+        """Every partition's :func:`~synthguard.data.coarsening.text_counts_of`, summed per text
         (one count per distinct text travels, no row)."""
         got = self.dt.compute([t for r in roles for t in self.dt.map(
             r, _text_counts, column, with_encoder=False, ordered=False)])
@@ -993,7 +993,7 @@ def _smallest_distinct(encoder: Encoder, frame: pd.DataFrame, positions: Any, co
 
 
 def _text_counts(frame: pd.DataFrame, positions: Any, column: str) -> pd.Series:
-    """:func:`~synthguard.engine.backend.text_counts_of` of one partition's ``column``."""
+    """:func:`~synthguard.data.coarsening.text_counts_of` of one partition's ``column``."""
     return text_counts_of([frame[column]])
 
 

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from ..data.coarsening import pooled_numbers, text_counts_of
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -467,23 +468,6 @@ def median_of_order_stats(n: int, values_at: Callable[[np.ndarray], np.ndarray])
     return float(np.mean(np.asarray(values_at(ranks), dtype=np.float64)))
 
 
-def text_counts_of(columns: Sequence[pd.Series]) -> pd.Series:
-    """:meth:`Backend.text_counts` of the values of ``columns`` pooled (a whole table's, or one
-    partition's: the partitions' counts add up, ``pd.concat(...).groupby(level=0).sum()``).
-
-    Examples
-    --------
-    >>> text_counts_of([pd.Series(["b", 1, None]), pd.Series(["1", "b"], dtype=object)]).to_dict()
-    {'1': 2, 'b': 2}
-    """
-    pooled = pd.concat([s.astype(object) for s in columns], ignore_index=True).dropna()
-    counts = pooled.value_counts()  # per distinct value, then by its text (str once per value)
-    from ..data.coarsening import category_text
-
-    out = counts.groupby(np.array([category_text(v) for v in counts.index], dtype=object)).sum()
-    return out.astype(np.int64)
-
-
 def raw_numeric(series: pd.Series) -> np.ndarray:
     """float64 values for binning (datetimes as int64 nanoseconds, as ``pd.to_numeric`` gives).
 
@@ -710,10 +694,7 @@ class LocalBackend:
         return out
 
     def _numbers(self, column: str, roles: Sequence[str]) -> np.ndarray:
-        from ..data.schema import numeric_view
-
-        v = np.concatenate([numeric_view(self.tables.get(r)[column]) for r in roles])
-        return v[~np.isnan(v)]
+        return pooled_numbers([self.tables.get(r)[column] for r in roles])
 
     def encoded_quantiles(self, columns: Sequence[str], roles: Sequence[str], q: np.ndarray
                           ) -> dict[str, np.ndarray]:
