@@ -35,6 +35,10 @@ from synthguard.run.executor import run_metric
 pytestmark = [pytest.mark.conformance, pytest.mark.oracle("anonymeter")]
 
 SEEDS = (0, 1, 2, 3)
+# the rejection check compares over more seeds: univariate singling out leaks only ~0.16 here, about
+# 2.6 combined sd per seed, so 4 seeds reject a leak-free implementation only ~99 runs in 100
+# (anonymeter's polars group-by order is not seeded); 8 seeds put the threshold >4 sd away
+WRONG_SEEDS = tuple(range(8))
 N_ROWS = 1500
 N_ATTACKS = 300
 SPLIT = [["age", "income", "edu"], ["score", "region", "sex", "owner"]]
@@ -133,15 +137,16 @@ def agree(z: np.ndarray) -> bool:
 def runs():
     out: dict[str, list[tuple[dict, dict]]] = {k: [] for k in CASES}
     wrong: dict[str, list[tuple[dict, dict]]] = {k: [] for k in CASES}
-    for seed in SEEDS:
+    for seed in WRONG_SEEDS:
         ori, syn, ctl = make(seed)
         indep = population(N_ROWS, np.random.default_rng(100 + seed))  # a release that leaks nothing
         for key, (name, params) in CASES.items():
             a = theirs(name, ori, syn, ctl, seed, **params)
-            s = ours(name, ori, syn, ctl, seed, n_attacks=N_ATTACKS, n_records=0, **params)
             w = ours(name, ori, indep, ctl, seed, n_attacks=N_ATTACKS, n_records=0, **params)
-            out[key].append((s, a))
             wrong[key].append((w, a))
+            if seed in SEEDS:
+                s = ours(name, ori, syn, ctl, seed, n_attacks=N_ATTACKS, n_records=0, **params)
+                out[key].append((s, a))
     return out, wrong
 
 
