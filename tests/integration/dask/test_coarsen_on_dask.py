@@ -65,10 +65,11 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     encoded values), kept categories, unique-value excess and distinct counts as the pandas one, and
     builds the same coarsened tables (values, canonical row order, vocabularies), with a numerical,
     a datetime and a categorical column, on uneven partitions with an empty one."""
-    from synthguard.data.coarsening import FrameValues, plan_coarsening
+    from synthguard.data.coarsening import plan_coarsening
     from synthguard.data.tables import prepare_tables
     from synthguard.distributed._coarsen import ClusterValues
     from synthguard.distributed._tables import load_tables
+    from synthguard.run.actions import local_values
 
     orig, ctl = _people(300, 1), _people(260, 2)
     syn = pd.concat([_people(200, 3), orig.iloc[:40]], ignore_index=True)
@@ -81,7 +82,7 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     dt = load_tables(_uneven(orig, [7, 200]), _uneven(syn, [150]), _uneven(ctl, [1, 2, 100]), META,
                      client=dask_client)
     assert 0 in dt.get("original").lengths.tolist()
-    local, dist = FrameValues.of_tables(one), ClusterValues(dt)
+    local, dist = local_values(one), ClusterValues(dt)
     cols = ["n", "w", "t", "cat", "g", "m"]
     excess = local.unique_value_excesses(cols)
     assert dist.unique_value_excesses(cols) == excess
