@@ -98,3 +98,28 @@ def without_seconds(obj: Any) -> Any:
     if isinstance(obj, list):
         return [without_seconds(v) for v in obj]
     return obj
+
+
+def unique_value_excess_by_definition(frames: Mapping[str, Any], column: str, *,
+                                      missing_is_value: bool = False) -> float:
+    """The unique-value excess of ``column`` written out on pandas frames (``{role: frame}``), as a
+    test's reference: the share of training records whose value no other real (training or
+    control) record holds and the release holds, minus that share of control records; missing is
+    no value (``missing_is_value=True``: the wrong count that takes the missing values for one,
+    for a test to show it would tell them apart). Values compare as the encoder's categories do
+    (1 and 1.0 one value, ``"1"`` another)."""
+    import pandas as pd
+
+    from synthguard.data.coarsening import category_text
+
+    def keys(s: pd.Series) -> pd.Series:
+        # the text of a category (1 and 1.0 one text) tagged by its kind ("1" stays apart from 1)
+        text = s.map(lambda v: None if pd.isna(v) else
+                     ("s:" if isinstance(v, str) else "v:") + category_text(v))
+        return text.fillna("<missing>") if missing_is_value else text
+
+    o, c, s = (keys(frames[r][column].astype(object)) for r in ("original", "control", "synthetic"))
+    pooled = pd.concat([o, c], ignore_index=True)
+    counts = pooled.value_counts(dropna=True)
+    hit = (pooled.map(counts).eq(1) & pooled.isin(set(s.dropna()))).to_numpy()
+    return float(hit[:len(o)].mean() - hit[len(o):].mean())
