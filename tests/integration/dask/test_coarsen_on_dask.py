@@ -12,7 +12,13 @@ import pytest
 
 from synthguard import evaluate
 
-from ...helpers import without_seconds
+from ...helpers import (
+    EXCESS_META,
+    excess_people,
+    one_real_missing,
+    unique_value_excess_by_definition,
+    without_seconds,
+)
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -120,6 +126,38 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
             if not schema.columns[c].is_numeric:
                 assert coarse_dist.encoder.labels(c) == enc.labels(c), (col, c)
     assert plan_coarsening(local, "cat", "categorical").other == "(other)"  # a label is "other"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_unique_value_excess_on_dask_equals_one_process(dask_client, seed):
+    """The unique-value excess is one count asked of either backend: the Dask backend's equals
+    one process's bit for bit and the definition, on uneven partitions with an empty one, for a
+    numerical column (missing values, -0.0), categories written as numbers (1 and 1.0 one
+    category) and as text; seeds 1 and 3: exactly one real record (training, then control)
+    misses each column and the release misses it too, a group the key groups count that is no
+    value (counted as one, every excess would differ)."""
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._coarsen import ClusterValues
+    from synthguard.distributed._tables import load_tables
+    from synthguard.run.actions import local_values
+
+    r = np.random.default_rng(seed)
+    orig, ctl, syn = excess_people(r, 30), excess_people(r, 25), excess_people(r, 40)
+    if seed:
+        one_real_missing(orig, ctl, syn, ("original" if seed == 1 else "control", 3))
+    one = prepare_tables(orig, syn, ctl, EXCESS_META, canonical_columns=True).in_canonical_order()
+    dt = load_tables(_uneven(orig, [7, 20]), _uneven(syn, [15]), _uneven(ctl, [1, 12]), EXCESS_META,
+                     client=dask_client)
+    assert all(0 in dt.get(role).lengths.tolist() for role in ("original", "synthetic", "control"))
+    cols = ["x", "c", "k"]
+    local = local_values(one).unique_value_excesses(cols)
+    dist = ClusterValues(dt).unique_value_excesses(cols)
+    assert dist == local
+    frames = {role: one.get(role) for role in one.roles}
+    assert local == {c: unique_value_excess_by_definition(frames, c) for c in cols}
+    if seed:
+        for c in cols:
+            assert dist[c] != unique_value_excess_by_definition(frames, c, missing_is_value=True), c
 
 
 def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client):

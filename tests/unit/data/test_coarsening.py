@@ -18,7 +18,12 @@ from synthguard.data.coarsening import (
 from synthguard.data.tables import prepare_tables
 from synthguard.run.actions import local_values
 
-from ...helpers import unique_value_excess_by_definition
+from ...helpers import (
+    EXCESS_META,
+    excess_people,
+    one_real_missing,
+    unique_value_excess_by_definition,
+)
 
 
 def test_a_negative_zero_edge_is_labelled_zero():
@@ -46,8 +51,7 @@ def test_one_and_one_point_zero_are_one_category_in_every_table():
     assert (out["control"].iloc[:12] == "0").all()  # 0.0 keeps its category's label
 
 
-META = {"columns": {"x": {"sdtype": "numerical"}, "c": {"sdtype": "categorical"},
-                    "k": {"sdtype": "categorical"}}}
+META = EXCESS_META
 
 
 def _tables(original: pd.DataFrame, synthetic: pd.DataFrame, control: pd.DataFrame | None):
@@ -81,40 +85,14 @@ def test_the_excess_leaves_out_the_lone_missing_value_the_release_holds():
     assert unique_value_excess_by_definition(frames, "c", missing_is_value=True) == 1 / 4 - 1 / 3
 
 
-def people(r: np.random.Generator, n: int) -> pd.DataFrame:
-    """Rows with repeated and missing values: a numerical column, categories written as numbers
-    (1 and 1.0 one category) and categories written as text ("1" among them)."""
-    x = r.integers(0, 3 * n, n).astype(float)
-    x[r.random(n) < 0.1] = np.nan
-    x[r.random(n) < 0.05] = -0.0
-    c = r.choice(np.array([1, 1.0, 2, 2.0, 3.5] + list(range(10, 10 + n)), dtype=object), n)
-    c[r.random(n) < 0.1] = None
-    k = r.choice(np.array(["1", "1.0", "b"] + [f"k{i}" for i in range(n)], dtype=object), n)
-    k[r.random(n) < 0.1] = None
-    return pd.DataFrame({"x": x, "c": pd.Series(c, dtype=object), "k": pd.Series(k, dtype=object)})
-
-
-def one_missing(original: pd.DataFrame, control: pd.DataFrame, synthetic: pd.DataFrame,
-                at: tuple[str, int]) -> None:
-    """Every real record holds each value but one (role and row ``at``), missing them all; the
-    release's first row misses them too."""
-    fill = {"x": -1.0, "c": 99, "k": "filled"}
-    for f in (original, control):
-        for col, v in fill.items():
-            f[col] = f[col].where(f[col].notna(), v)
-    frame = original if at[0] == "original" else control
-    frame.loc[at[1], list(fill)] = [np.nan, None, None]
-    synthetic.loc[0, list(fill)] = [np.nan, None, None]
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_the_excess_of_the_backend_is_the_definition(seed):
     # few values (repeats), missing values, and in odd seeds exactly one real record (training or
     # control) missing each column with the release missing too
     r = np.random.default_rng(seed)
-    original, control, synthetic = people(r, 30), people(r, 25), people(r, 40)
+    original, control, synthetic = excess_people(r, 30), excess_people(r, 25), excess_people(r, 40)
     if seed % 2:
-        one_missing(original, control, synthetic, ("original" if seed % 4 == 1 else "control", 3))
+        one_real_missing(original, control, synthetic, ("original" if seed % 4 == 1 else "control", 3))
     tables = _tables(original, synthetic, control)
     got = local_values(tables).unique_value_excesses(["x", "c", "k", "x"])
     frames = _frames(tables)
