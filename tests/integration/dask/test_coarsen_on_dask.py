@@ -161,8 +161,9 @@ def test_unique_value_excess_on_dask_equals_one_process(dask_client, seed):
 
 
 def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client):
-    """Encoded quantiles (bit for bit), distinct counts up to a cap and counts per category text of
-    the Dask backend equal one process's backend, on uneven partitions with an empty one."""
+    """Encoded quantiles (bit for bit), distinct counts up to a cap, counts per category text and
+    missing values of the Dask backend equal one process's backend, on uneven partitions with an
+    empty one."""
     from synthguard.distributed._backend import DaskBackend
     from synthguard.distributed._tables import load_tables
     from synthguard.registry import Context
@@ -185,6 +186,10 @@ def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_c
             pd.testing.assert_series_equal(dist.text_counts(c, roles), local.text_counts(c, roles),
                                            check_names=False, check_index_type=False)
     assert local.distinct_numbers(["w"], ("original",), 10) == {"w": 4}
+    roles = ("original", "control", "synthetic")
+    missing = local.missing_counts(["n", "cat", "g"], roles)
+    assert dist.missing_counts(["n", "cat", "g"], roles) == missing
+    assert missing["n"]["original"] > 0 and missing["g"] == dict.fromkeys(roles, 0)
 
 
 def _leaky(folder, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
