@@ -98,3 +98,64 @@ def without_seconds(obj: Any) -> Any:
     if isinstance(obj, list):
         return [without_seconds(v) for v in obj]
     return obj
+
+
+def unique_value_excess_by_definition(frames: Mapping[str, Any], column: str, *,
+                                      missing_is_value: bool = False) -> float:
+    """The unique-value excess of ``column`` written out on pandas frames (``{role: frame}``), as a
+    test's reference: the share of training records whose value no other real (training or
+    control) record holds and the release holds, minus that share of control records; missing is
+    no value (``missing_is_value=True``: the wrong count that takes the missing values for one,
+    for a test to show it would tell them apart). Values compare as the encoder's categories do
+    (1 and 1.0 one value, ``"1"`` another)."""
+    import pandas as pd
+
+    from synthguard.data.coarsening import category_text
+
+    def keys(s: pd.Series) -> pd.Series:
+        # the text of a category (1 and 1.0 one text) tagged by its kind ("1" stays apart from 1)
+        text = s.map(lambda v: None if pd.isna(v) else
+                     ("s:" if isinstance(v, str) else "v:") + category_text(v))
+        return text.fillna("<missing>") if missing_is_value else text
+
+    o, c, s = (keys(frames[r][column].astype(object)) for r in ("original", "control", "synthetic"))
+    pooled = pd.concat([o, c], ignore_index=True)
+    counts = pooled.value_counts(dropna=True)
+    hit = (pooled.map(counts).eq(1) & pooled.isin(set(s.dropna()))).to_numpy()
+    return float(hit[:len(o)].mean() - hit[len(o):].mean())
+
+
+#: The columns of :func:`excess_people`.
+EXCESS_META = {"columns": {"x": {"sdtype": "numerical"}, "c": {"sdtype": "categorical"},
+                           "k": {"sdtype": "categorical"}}}
+
+
+def excess_people(r: Any, n: int) -> Any:
+    """Rows with repeated and missing values: a numerical column, categories written as numbers
+    (1 and 1.0 one category) and categories written as text ("1" among them); ``r`` a NumPy
+    generator. The unique-value excess tests' tables (:data:`EXCESS_META`)."""
+    import numpy as np
+    import pandas as pd
+
+    x = r.integers(0, 3 * n, n).astype(float)
+    x[r.random(n) < 0.1] = np.nan
+    x[r.random(n) < 0.05] = -0.0
+    c = r.choice(np.array([1, 1.0, 2, 2.0, 3.5] + list(range(10, 10 + n)), dtype=object), n)
+    c[r.random(n) < 0.1] = None
+    k = r.choice(np.array(["1", "1.0", "b"] + [f"k{i}" for i in range(n)], dtype=object), n)
+    k[r.random(n) < 0.1] = None
+    return pd.DataFrame({"x": x, "c": pd.Series(c, dtype=object), "k": pd.Series(k, dtype=object)})
+
+
+def one_real_missing(original: Any, control: Any, synthetic: Any, at: tuple[str, int]) -> None:
+    """Every real record holds each value but one (role and row ``at``), missing them all; the
+    release's first row misses them too."""
+    import numpy as np
+
+    fill = {"x": -1.0, "c": 99, "k": "filled"}
+    for f in (original, control):
+        for col, v in fill.items():
+            f[col] = f[col].where(f[col].notna(), v)
+    frame = original if at[0] == "original" else control
+    frame.loc[at[1], list(fill)] = [np.nan, None, None]
+    synthetic.loc[0, list(fill)] = [np.nan, None, None]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "pooled_numbers", "text_counts_of", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
-           "plan_coarsening", "unique_value_excess"]
+           "plan_coarsening", "EXCESS_ROLES", "KeyGroupCounts", "unique_value_excesses"]
 
 def category_text(value: object) -> str:
     """A category's label: its text, 1 and 1.0 one category (as the encoder counts them).
@@ -142,7 +142,8 @@ class ColumnValues(Protocol):
         by the text in sorted order."""
 
     def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
-        """:func:`unique_value_excess` of each of ``columns``."""
+        """:func:`unique_value_excesses` of ``columns``: the one count, asked of the run's
+        backend."""
 
     def distinct_real(self, column: str) -> int:
         """Distinct non-missing values of ``column`` over the real rows pooled."""
@@ -153,15 +154,28 @@ class ColumnValues(Protocol):
 
 
 class FrameValues:
-    """:class:`ColumnValues` of pandas frames (``{role: frame}``; one process's tables)."""
+    """:class:`ColumnValues` of pandas frames (``{role: frame}``; one process's tables).
 
-    def __init__(self, frames: Mapping[str, pd.DataFrame | None]) -> None:
+    Parameters
+    ----------
+    frames : mapping
+        ``{role: frame}`` (``None`` for a missing role).
+    backend : KeyGroupCounts, optional
+        The one-process :class:`~synthguard.engine.backend.Backend` over the same tables
+        (:class:`~synthguard.engine.backend.LocalBackend`): what
+        :meth:`unique_value_excesses` asks; needed for it when there is a control table.
+    """
+
+    def __init__(self, frames: Mapping[str, pd.DataFrame | None],
+                 backend: KeyGroupCounts | None = None) -> None:
         self.frames = frames
+        self.backend = backend
 
     @classmethod
-    def of_tables(cls, tables: Any) -> FrameValues:
-        """The values of one process's :class:`~synthguard.data.tables.Tables`."""
-        return cls({r: tables.get(r) for r in tables.roles})
+    def of_tables(cls, tables: Any, backend: KeyGroupCounts | None = None) -> FrameValues:
+        """The values of one process's :class:`~synthguard.data.tables.Tables` (``backend``: a
+        :class:`~synthguard.engine.backend.LocalBackend` over them)."""
+        return cls({r: tables.get(r) for r in tables.roles}, backend)
 
     def _real(self, column: str) -> list[pd.Series]:
         return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
@@ -180,7 +194,11 @@ class FrameValues:
         return text_counts_of(self._real(column))
 
     def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
-        return {c: unique_value_excess(self.frames, c) for c in columns}
+        has_control = self.frames.get("control") is not None
+        if has_control and self.backend is None:
+            raise TypeError("FrameValues.unique_value_excesses asks a backend: build the values "
+                            "with FrameValues.of_tables(tables, LocalBackend(...))")
+        return unique_value_excesses(self.backend, columns, has_control=has_control)
 
     def distinct_real(self, column: str) -> int:
         return int(pd.concat(self._real(column)).nunique())
@@ -272,26 +290,90 @@ def coarsen_column(frames: Mapping[str, pd.DataFrame], column: str, sdtype: str,
     return {r: plan.apply(f[column]) for r, f in frames.items() if f is not None}, plan.how
 
 
-def unique_value_excess(frames: Mapping[str, pd.DataFrame], column: str) -> float:
-    """How much more often a training record than a control record holds a value of ``column``
-    that no other real record holds (in the training and control rows pooled) and that the release
-    contains: the excess a one-column query ``column == value`` built from the release exposes.
-    Ranks the columns to re-test (the re-test itself decides the level).
+#: The roles whose key groups the unique-value excess counts: the real rows, then the release.
+EXCESS_ROLES = ("original", "control", "synthetic")
+
+
+class KeyGroupCounts(Protocol):
+    """What :func:`unique_value_excesses` asks of a :class:`~synthguard.engine.backend.Backend`
+    (one process's or a cluster's; named here, the backend module sits a layer up)."""
+
+    def n_rows(self, role: str) -> int:
+        """Rows of ``role``."""
+
+    def key_groups(self, columns: Sequence[str], roles: Sequence[str]) -> Any:
+        """Distinct value tuples of ``columns`` over ``roles``: ``n_<role>``, ``first_<role>``."""
+
+    def missing_counts(self, columns: Sequence[str], roles: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Missing values of each of ``columns`` per role of ``roles``."""
+
+
+def _lone_in_release(groups: pd.DataFrame) -> pd.Series:
+    """Per key group: one real (training or control) record holds its value, the release holds it."""
+    return (groups["n_original"] + groups["n_control"] == 1) & (groups["n_synthetic"] > 0)
+
+
+def _training_hits(groups: pd.DataFrame) -> pd.Series:
+    return groups["n_original"] * _lone_in_release(groups)
+
+
+def _control_hits(groups: pd.DataFrame) -> pd.Series:
+    return groups["n_control"] * _lone_in_release(groups)
+
+
+def unique_value_excesses(backend: KeyGroupCounts, columns: Sequence[str], *,
+                          has_control: bool) -> dict[str, float]:
+    """How much more often a training record than a control record holds a value of each of
+    ``columns`` that no other real record holds (in the training and control rows pooled) and
+    that the release contains: the excess a one-column query ``column == value`` built from the
+    release exposes. Ranks the columns to re-test (the re-test itself decides the level).
+
+    One count for one process and a cluster: per column, the backend's key groups of the three
+    tables (:meth:`~synthguard.engine.backend.Backend.key_groups`, one row per distinct value with
+    the rows of each role holding it) summed; the group of missing values, which the key groups
+    count as one value, is not a value: when it is the one real record's and the release holds a
+    missing value, it is taken out (:meth:`~synthguard.engine.backend.Backend.missing_counts`).
+
+    Parameters
+    ----------
+    backend : KeyGroupCounts
+        The run's :class:`~synthguard.engine.backend.Backend` (one process or a Dask cluster).
+    columns : sequence of str
+        The columns (each counted once).
+    has_control : bool
+        Whether the run has a control table; without one every excess is ``0.0`` (the backend is
+        not asked).
+
+    Returns
+    -------
+    dict
+        ``{column: share of training records hit - share of control records hit}`` (floats;
+        NaN when a real table has no row).
 
     Examples
     --------
     >>> import pandas as pd
-    >>> f = {"original": pd.DataFrame({"x": [1, 2, 3]}), "control": pd.DataFrame({"x": [4, 5, 6]}),
-    ...      "synthetic": pd.DataFrame({"x": [1, 2, 9]})}
-    >>> round(unique_value_excess(f, "x"), 3)
+    >>> from synthguard.registry import Context
+    >>> ctx = Context.from_frames(pd.DataFrame({"x": [1, 2, 3]}), pd.DataFrame({"x": [1, 2, 9]}),
+    ...                           pd.DataFrame({"x": [4, 5, 6]}))
+    >>> round(unique_value_excesses(ctx.data, ["x"], has_control=True)["x"], 3)
     0.667
     """
-    if frames.get("control") is None:
-        return 0.0
-    o, c = frames["original"][column], frames["control"][column]
-    pooled = pd.concat([o, c], ignore_index=True)
-    counts = pooled.value_counts(dropna=True)
-    unique = pooled.map(counts).eq(1).to_numpy()
-    in_release = pooled.isin(set(frames["synthetic"][column].dropna())).to_numpy()
-    hit = unique & in_release
-    return float(hit[: o.size].mean() - hit[o.size:].mean())
+    cols = tuple(dict.fromkeys(columns))
+    if not has_control or not cols:
+        return dict.fromkeys(cols, 0.0)
+    missing = backend.missing_counts(cols, EXCESS_ROLES)
+    n_train = np.float64(backend.n_rows("original"))
+    n_control = np.float64(backend.n_rows("control"))
+    out: dict[str, float] = {}
+    for column in cols:  # loop over columns; the counts are the backend's group sums
+        groups = backend.key_groups([column], EXCESS_ROLES)
+        train, control = (int(v) for v in groups.sums(_training_hits, _control_hits))
+        miss = missing[column]
+        if miss["original"] + miss["control"] == 1 and miss["synthetic"] > 0:
+            # the lone real record missing its value: its group counted as a hit, not a value
+            train -= miss["original"]
+            control -= miss["control"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[column] = float(np.float64(train) / n_train - np.float64(control) / n_control)
+    return out

@@ -381,6 +381,16 @@ class DaskBackend:
             return pooled.astype(np.int64)
         return pooled.groupby(level=0).sum().astype(np.int64)
 
+    def missing_counts(self, columns: Sequence[str], roles: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Every partition's missing values per column (:func:`_missing_part`), summed per role
+        (one pass over the partitions of every role; a few numbers travel)."""
+        cols, roles = tuple(columns), tuple(roles)
+        tasks = {r: self.dt.map(r, _missing_part, cols, with_encoder=False, ordered=False) for r in roles}
+        got = iter(self.dt.compute([t for r in roles for t in tasks[r]]))
+        per_role = {r: np.sum([next(got) for _ in tasks[r]], axis=0, dtype=np.int64).reshape(-1)
+                    if tasks[r] else np.zeros(len(cols), dtype=np.int64) for r in roles}
+        return {c: {r: int(per_role[r][j]) for r in roles} for j, c in enumerate(cols)}
+
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                    reference_rows: np.ndarray | None = None,
                    query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -995,6 +1005,11 @@ def _smallest_distinct(encoder: Encoder, frame: pd.DataFrame, positions: Any, co
 def _text_counts(frame: pd.DataFrame, positions: Any, column: str) -> pd.Series:
     """:func:`~synthguard.data.coarsening.text_counts_of` of one partition's ``column``."""
     return text_counts_of([frame[column]])
+
+
+def _missing_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -> np.ndarray:
+    """Missing values of each of ``columns`` in one partition."""
+    return frame[list(columns)].isna().sum().to_numpy(dtype=np.int64)
 
 
 def _summary_part(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], sdtypes: dict[str, str]

@@ -20,7 +20,8 @@ A metric never reads rows to count them itself: it asks its context's backend (`
   :mod:`synthguard.engine.neighbors`; rows of the driver as queries:
   :meth:`Backend.kneighbors_frame_seconds`), **ranges** and **bounds**, **rows by position**
   (encoded or typed), **quantiles** (:meth:`Backend.quantiles`), **value summaries** per column
-  (:meth:`Backend.value_summaries`: bounds, whole-number and whole-day flags, distinct values), the
+  (:meth:`Backend.value_summaries`: bounds, whole-number and whole-day flags, distinct values),
+  **missing values** per column and role (:meth:`Backend.missing_counts`), the
   **seeded content sample** (:meth:`Backend.balanced_rows`) and **seeded draw**
   (:meth:`Backend.content_draw`);
 - for rows the caller holds (encoded): **neighbours** in a whole table
@@ -154,6 +155,11 @@ class Backend(Protocol):
         """Rows of ``roles`` pooled per text (``str``) of their non-missing value of ``column``
         (each distinct value counted, then the counts of values of the same text summed), indexed
         by the text in sorted order: the coarsen-and-retest's most frequent categories."""
+
+    def missing_counts(self, columns: Sequence[str], roles: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Missing values of each of ``columns`` in each role of ``roles``:
+        ``{column: {role: count}}`` (the rows of the one key group of missing values that
+        :meth:`key_groups` forms on that column)."""
 
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,
                    k: int, *, reference_rows: np.ndarray | None = None,
@@ -710,6 +716,11 @@ class LocalBackend:
 
     def text_counts(self, column: str, roles: Sequence[str]) -> pd.Series:
         return text_counts_of([self.tables.get(r)[column] for r in roles])
+
+    def missing_counts(self, columns: Sequence[str], roles: Sequence[str]) -> dict[str, dict[str, int]]:
+        cols = list(columns)
+        per_role = {r: self.tables.get(r)[cols].isna().sum().to_numpy(dtype=np.int64) for r in roles}
+        return {c: {r: int(per_role[r][j]) for r in roles} for j, c in enumerate(cols)}
 
     # --- neighbours and rows --------------------------------------------------------------------
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: DistanceMetric,

@@ -81,19 +81,31 @@ LEVEL_RANK = {"high": 4, "medium": 3, "inconclusive": 2, "low": 1}
 ALARM = ("high", "medium")
 
 
+def local_values(tables: Any) -> FrameValues:
+    """The :class:`~synthguard.data.coarsening.ColumnValues` of one process's tables: their pandas
+    frames, and a :class:`~synthguard.engine.backend.LocalBackend` over them (with an encoded view
+    of its own: ``tables`` may be the release without the rows a drop-and-retest dropped) for the
+    questions every backend answers alike (the unique-value excess)."""
+    from ..data.encoding import EncodedView
+    from ..engine.backend import LocalBackend
+
+    return FrameValues.of_tables(tables, LocalBackend(tables, EncodedView(tables)))
+
+
 def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
-                    values: ColumnValues | Mapping[str, pd.DataFrame]) -> list[tuple[str, list[str]]]:
+                    values: ColumnValues) -> list[tuple[str, list[str]]]:
     """Columns behind the alarming singling-out and inference tests, most important first, each
     with the risks it drives: ``[(column, [risk, ...]), ...]``.
 
     Singling out: the columns of the queries that isolate training records (the metric's listed
-    records), ranked by :func:`unique_value_excess`, then by how often they appear. Inference:
+    records), ranked by their unique-value excess
+    (:func:`~synthguard.data.coarsening.unique_value_excesses`, asked of the backend), then by how
+    often they appear. Inference:
     the secret with the largest excess over control; for CAP-style tests, the key column with the
     most distinct values in the pooled real rows. Each risk's first column comes before any
-    risk's second. ``values``: the run's :class:`~synthguard.data.coarsening.ColumnValues` (or its frames, ``{role: frame}``).
+    risk's second. ``values``: the run's :class:`~synthguard.data.coarsening.ColumnValues`
+    (:func:`local_values` in one process).
     """
-    if not isinstance(values, ColumnValues):
-        values = FrameValues(values)
     usable = {c for c, s in schema.columns.items() if s.sdtype not in ("text", "id")}
     alarms = {r["risk"] for r in verdict.risks if r.get("level") in ALARM}
     tests = [t for t in verdict.tests if t.get("level") in ALARM and t.get("risk") in alarms]
@@ -172,8 +184,9 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         entry, whose levels are then those of the release without them.
     values : callable, optional
         ``values(tables) -> ColumnValues``: the pooled real values that decide a coarsening, the
-        driving columns' ranking and the coarsened tables (default :meth:`FrameValues.of_tables`,
-        the pandas tables of one process; a cluster run answers on its partitions).
+        driving columns' ranking and the coarsened tables (default :func:`local_values`, the
+        pandas tables of one process and their one-process backend; a cluster run answers on its
+        partitions).
 
     Returns
     -------
@@ -198,7 +211,7 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         return verdict, None
     if not any(r.get("level") in ALARM and r["risk"] in COARSEN_RISKS for r in verdict.risks):
         return verdict, None
-    provider = (FrameValues.of_tables if values is None else values)(tables)
+    provider = (local_values if values is None else values)(tables)
     candidates = driving_columns(verdict, results, tables.schema, provider)
     names = [t["metric"] for t in verdict.tests]
     sub = dataclasses.replace(

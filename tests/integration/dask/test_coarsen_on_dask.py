@@ -12,7 +12,13 @@ import pytest
 
 from synthguard import evaluate
 
-from ...helpers import without_seconds
+from ...helpers import (
+    EXCESS_META,
+    excess_people,
+    one_real_missing,
+    unique_value_excess_by_definition,
+    without_seconds,
+)
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -65,10 +71,11 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     encoded values), kept categories, unique-value excess and distinct counts as the pandas one, and
     builds the same coarsened tables (values, canonical row order, vocabularies), with a numerical,
     a datetime and a categorical column, on uneven partitions with an empty one."""
-    from synthguard.data.coarsening import FrameValues, plan_coarsening
+    from synthguard.data.coarsening import plan_coarsening
     from synthguard.data.tables import prepare_tables
     from synthguard.distributed._coarsen import ClusterValues
     from synthguard.distributed._tables import load_tables
+    from synthguard.run.actions import local_values
 
     orig, ctl = _people(300, 1), _people(260, 2)
     syn = pd.concat([_people(200, 3), orig.iloc[:40]], ignore_index=True)
@@ -81,7 +88,7 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     dt = load_tables(_uneven(orig, [7, 200]), _uneven(syn, [150]), _uneven(ctl, [1, 2, 100]), META,
                      client=dask_client)
     assert 0 in dt.get("original").lengths.tolist()
-    local, dist = FrameValues.of_tables(one), ClusterValues(dt)
+    local, dist = local_values(one), ClusterValues(dt)
     cols = ["n", "w", "t", "cat", "g", "m"]
     excess = local.unique_value_excesses(cols)
     assert dist.unique_value_excesses(cols) == excess
@@ -121,9 +128,42 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     assert plan_coarsening(local, "cat", "categorical").other == "(other)"  # a label is "other"
 
 
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_unique_value_excess_on_dask_equals_one_process(dask_client, seed):
+    """The unique-value excess is one count asked of either backend: the Dask backend's equals
+    one process's bit for bit and the definition, on uneven partitions with an empty one, for a
+    numerical column (missing values, -0.0), categories written as numbers (1 and 1.0 one
+    category) and as text; seeds 1 and 3: exactly one real record (training, then control)
+    misses each column and the release misses it too, a group the key groups count that is no
+    value (counted as one, every excess would differ)."""
+    from synthguard.data.tables import prepare_tables
+    from synthguard.distributed._coarsen import ClusterValues
+    from synthguard.distributed._tables import load_tables
+    from synthguard.run.actions import local_values
+
+    r = np.random.default_rng(seed)
+    orig, ctl, syn = excess_people(r, 30), excess_people(r, 25), excess_people(r, 40)
+    if seed:
+        one_real_missing(orig, ctl, syn, ("original" if seed == 1 else "control", 3))
+    one = prepare_tables(orig, syn, ctl, EXCESS_META, canonical_columns=True).in_canonical_order()
+    dt = load_tables(_uneven(orig, [7, 20]), _uneven(syn, [15]), _uneven(ctl, [1, 12]), EXCESS_META,
+                     client=dask_client)
+    assert all(0 in dt.get(role).lengths.tolist() for role in ("original", "synthetic", "control"))
+    cols = ["x", "c", "k"]
+    local = local_values(one).unique_value_excesses(cols)
+    dist = ClusterValues(dt).unique_value_excesses(cols)
+    assert dist == local
+    frames = {role: one.get(role) for role in one.roles}
+    assert local == {c: unique_value_excess_by_definition(frames, c) for c in cols}
+    if seed:
+        for c in cols:
+            assert dist[c] != unique_value_excess_by_definition(frames, c, missing_is_value=True), c
+
+
 def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client):
-    """Encoded quantiles (bit for bit), distinct counts up to a cap and counts per category text of
-    the Dask backend equal one process's backend, on uneven partitions with an empty one."""
+    """Encoded quantiles (bit for bit), distinct counts up to a cap, counts per category text and
+    missing values of the Dask backend equal one process's backend, on uneven partitions with an
+    empty one."""
     from synthguard.distributed._backend import DaskBackend
     from synthguard.distributed._tables import load_tables
     from synthguard.registry import Context
@@ -146,6 +186,10 @@ def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_c
             pd.testing.assert_series_equal(dist.text_counts(c, roles), local.text_counts(c, roles),
                                            check_names=False, check_index_type=False)
     assert local.distinct_numbers(["w"], ("original",), 10) == {"w": 4}
+    roles = ("original", "control", "synthetic")
+    missing = local.missing_counts(["n", "cat", "g"], roles)
+    assert dist.missing_counts(["n", "cat", "g"], roles) == missing
+    assert missing["n"]["original"] > 0 and missing["g"] == dict.fromkeys(roles, 0)
 
 
 def _leaky(folder, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
