@@ -76,23 +76,54 @@ def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarra
 PAIR_BUDGET = 20_000_000
 
 
-def _groups(codes: np.ndarray, k: int) -> list[np.ndarray]:
-    """``k + 1`` disjoint column groups, balanced by the columns' number of distinct codes (the
-    highest first, dealt round-robin), so every group's values are as varied as the table allows."""
-    card = np.array([np.unique(codes[:, j]).size for j in range(codes.shape[1])])
+def _cardinalities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per column, the number of distinct codes in the rows of ``a`` and ``b`` together: one
+    counting pass over the column's code range when it is narrow (the encoders' dense codes), else
+    a sort of the column."""
+    out = np.zeros(a.shape[1], dtype=np.int64)
+    for j in range(a.shape[1]):  # loop over columns, vectorised over rows
+        col_a, col_b = a[:, j], b[:, j]
+        lo = min(int(col_a.min()), int(col_b.min()))
+        span = max(int(col_a.max()), int(col_b.max())) - lo + 1
+        if span <= 4 * (col_a.size + col_b.size) + 1024:
+            seen = np.zeros(span, dtype=bool)
+            seen[col_a - lo] = True
+            seen[col_b - lo] = True
+            out[j] = np.count_nonzero(seen)
+        else:
+            out[j] = unique_codes(np.concatenate([col_a, col_b])).size
+    return out
+
+
+def _join_sets(card: np.ndarray, k: int, g: int) -> list[np.ndarray]:
+    """The column sets of a block join at ``k`` cells with ``g`` groups: the columns dealt
+    round-robin into ``g`` disjoint groups by their numbers of distinct codes ``card`` (the highest
+    first), so every group's values are as varied as the table allows; one set per choice of
+    ``g - k`` groups (their columns together). Two rows within ``k`` cells differ in at most ``k``
+    groups, so they agree on every column of at least one set (pigeonhole)."""
     order = np.argsort(-card, kind="stable")
-    return [np.sort(order[g::k + 1]) for g in range(k + 1)]
+    groups = [order[i::g] for i in range(g)]
+    return [np.sort(np.concatenate([groups[i] for i in keep]))
+            for keep in combinations(range(g), g - k)]
+
+
+#: Most hash joins one block join (:func:`within_pairs`) runs over its attempts with more and more
+#: column groups before it gives up (then the masked-hash joins answer)
+MAX_BLOCK_JOINS = 40
 
 
 def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
                  budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, or ``None`` when
-    the candidates exceed ``budget``.
+    """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, sorted by row
+    of ``a`` then row of ``b``; ``None`` when the candidates exceed ``budget``.
 
-    Pigeonhole: split the columns into ``k + 1`` groups; two rows within ``k`` cells agree on every
-    column of at least one group. One hash join per group gives the candidates, each verified cell
-    by cell (``k + 1`` joins instead of one per ``k``-subset of columns). ``same``: ``a`` is ``b``
-    (pairs of a row with itself left out).
+    Pigeonhole: deal the columns into ``g > k`` groups; two rows within ``k`` cells agree on every
+    column of at least ``g - k`` groups. One hash join per choice of ``g - k`` groups gives the
+    candidates, each verified cell by cell. First ``g = k + 1`` (``k + 1`` joins); while the
+    candidates exceed ``budget`` (groups of few distinct values), one group more, so that each join
+    keys on more columns, until :data:`MAX_BLOCK_JOINS` joins have been run. Whichever ``g``
+    answers, the pairs are the same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
+    out).
 
     Examples
     --------
@@ -105,17 +136,21 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     if n == 0 or b.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cells_a, _ = masked_hashes(a)
-    cells_b, _ = masked_hashes(b)
-    cand_a, cand_b, total = [], [], 0
-    groups = _groups(np.concatenate([a, b]), k)
-    for ha, hb in zip(set_sums(cells_a, groups), set_sums(cells_b, groups), strict=True):
-        order = np.argsort(hb, kind="stable")
-        sb = hb[order]
-        lo, hi = bounds_in(sb, ha)
-        cnt = hi - lo
-        total += int(cnt.sum())
-        if total > budget:
-            return None
+    cells_b = cells_a if same else masked_hashes(b)[0]
+    card = _cardinalities(a, b)
+    joins, run = None, 0
+    for g in range(k + 1, max(p, k + 1) + 1):  # more groups: fewer candidates, more joins
+        sets = _join_sets(card, k, g)
+        if g > k + 1 and run + len(sets) > MAX_BLOCK_JOINS:
+            break
+        run += len(sets)
+        joins = _block_join(cells_a, cells_b, sets, budget)
+        if joins is not None:
+            break
+    if joins is None:
+        return None
+    cand_a, cand_b = [], []
+    for order, lo, cnt in joins:
         ia = np.repeat(np.arange(n), cnt)
         starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
         cand_a.append(ia)
@@ -132,6 +167,24 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     for s in range(0, ia.size, step):  # verify in chunks: pairs x columns booleans
         ok[s:s + step] = (a[ia[s:s + step]] != b[ib[s:s + step]]).sum(axis=1) <= k
     return ia[ok], ib[ok]
+
+
+def _block_join(cells_a: np.ndarray, cells_b: np.ndarray, sets: list[np.ndarray], budget: int
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """Per column set, the hash join of the rows of ``a`` to those of ``b`` (their cell hashes
+    ``cells_a``, ``cells_b``): the order sorting ``b``'s hashes on the set, and per row of ``a``
+    where its run of equal hashes starts in that order and how long it is; ``None`` as soon as the
+    candidate pairs exceed ``budget``."""
+    out, total = [], 0
+    for ha, hb in zip(set_sums(cells_a, sets), set_sums(cells_b, sets), strict=True):
+        order = np.argsort(hb, kind="stable")
+        lo, hi = bounds_in(hb[order], ha)
+        cnt = hi - lo
+        total += int(cnt.sum())
+        if total > budget:
+            return None
+        out.append((order, lo, cnt))
+    return out
 
 
 def _masks_cheaper(p: int, k: int) -> bool:
