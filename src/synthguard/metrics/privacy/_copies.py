@@ -78,20 +78,25 @@ PAIR_BUDGET = 20_000_000
 
 def _cardinalities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per column, the number of distinct codes in the rows of ``a`` and ``b`` together: one
-    counting pass over the column's code range when it is narrow (the encoders' dense codes), else
-    a sort of the column."""
-    out = np.zeros(a.shape[1], dtype=np.int64)
-    for j in range(a.shape[1]):  # loop over columns, vectorised over rows
-        col_a, col_b = a[:, j], b[:, j]
-        lo = min(int(col_a.min()), int(col_b.min()))
-        span = max(int(col_a.max()), int(col_b.max())) - lo + 1
-        if span <= 4 * (col_a.size + col_b.size) + 1024:
-            seen = np.zeros(span, dtype=bool)
-            seen[col_a - lo] = True
-            seen[col_b - lo] = True
-            out[j] = np.count_nonzero(seen)
-        else:
-            out[j] = unique_codes(np.concatenate([col_a, col_b])).size
+    counting pass over the columns' code ranges when they are narrow (the encoders' dense codes),
+    row blocks at a time (contiguous reads); a sort for a column of wide range."""
+    p = a.shape[1]
+    lo = np.minimum(a.min(axis=0), b.min(axis=0))
+    span = np.maximum(a.max(axis=0), b.max(axis=0)) - lo + 1
+    narrow = span <= 4 * (a.shape[0] + b.shape[0]) + 1024
+    out = np.zeros(p, dtype=np.int64)
+    cols = np.flatnonzero(narrow)
+    if cols.size:
+        start = np.r_[0, np.cumsum(span[cols])]  # each narrow column's slots in one table
+        seen = np.zeros(int(start[-1]), dtype=bool)
+        shift = start[:-1] - lo[cols]
+        step = max(1, 2_000_000 // cols.size)
+        for m in (a, b):
+            for s in range(0, m.shape[0], step):  # loop over row blocks, vectorised over cells
+                seen[(m[s:s + step, cols] + shift).ravel()] = True
+        out[cols] = np.add.reduceat(seen, start[:-1]) if seen.size else 0
+    for j in np.flatnonzero(~narrow):  # loop over wide columns
+        out[j] = unique_codes(np.concatenate([a[:, j], b[:, j]])).size
     return out
 
 
@@ -135,8 +140,9 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     n, p = a.shape
     if n == 0 or b.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    cells_a, _ = masked_hashes(a)
-    cells_b = cells_a if same else masked_hashes(b)[0]
+    ids = np.arange(p, dtype=np.uint64)  # the keys of masked_hashes
+    cells_a = cell_hashes(a, ids)
+    cells_b = cells_a if same else cell_hashes(b, ids)
     card = _cardinalities(a, b)
     joins, run = None, 0
     for g in range(k + 1, max(p, k + 1) + 1):  # more groups: fewer candidates, more joins
