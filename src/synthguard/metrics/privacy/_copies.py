@@ -82,8 +82,9 @@ def _cardinalities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     row blocks at a time (contiguous reads); a sort for a column of wide range."""
     p = a.shape[1]
     lo = np.minimum(a.min(axis=0), b.min(axis=0))
-    span = np.maximum(a.max(axis=0), b.max(axis=0)) - lo + 1
-    narrow = span <= 4 * (a.shape[0] + b.shape[0]) + 1024
+    hi = np.maximum(a.max(axis=0), b.max(axis=0))
+    narrow = hi.astype(np.float64) - lo.astype(np.float64) < 4 * (a.shape[0] + b.shape[0]) + 1024
+    span = np.where(narrow, hi - np.where(narrow, lo, hi) + 1, 0)  # no int64 overflow
     out = np.zeros(p, dtype=np.int64)
     cols = np.flatnonzero(narrow)
     if cols.size:
@@ -125,9 +126,10 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     Pigeonhole: deal the columns into ``g > k`` groups; two rows within ``k`` cells agree on every
     column of at least ``g - k`` groups. One hash join per choice of ``g - k`` groups gives the
     candidates, each verified cell by cell. First ``g = k + 1`` (``k + 1`` joins); while the
-    candidates exceed ``budget`` (groups of few distinct values), one group more, so that each join
-    keys on more columns, until :data:`MAX_BLOCK_JOINS` joins have been run. Whichever ``g``
-    answers, the pairs are the same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
+    candidates exceed ``budget`` (groups of few distinct values), or verifying them would cost more
+    than the joins of one group more, one group more (each join keys on more columns, fewer
+    candidates), within :data:`MAX_BLOCK_JOINS` joins. Whichever ``g`` answers, the pairs are the
+    same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
     out).
 
     Examples
@@ -137,6 +139,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     >>> within_pairs(a, np.array([[0, 0, 5, 6], [1, 2, 1, 1]]), 2)
     (array([0, 1]), array([0, 1]))
     """
+    from math import comb
+
     n, p = a.shape
     if n == 0 or b.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -144,24 +148,25 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     cells_a = cell_hashes(a, ids)
     cells_b = cells_a if same else cell_hashes(b, ids)
     card = _cardinalities(a, b)
-    joins, run = None, 0
+    joins, run, total = None, 0, budget
     for g in range(k + 1, max(p, k + 1) + 1):  # more groups: fewer candidates, more joins
         sets = _join_sets(card, k, g)
         if g > k + 1 and run + len(sets) > MAX_BLOCK_JOINS:
             break
         run += len(sets)
-        joins = _block_join(cells_a, cells_b, sets, budget)
-        if joins is not None:
+        got = _block_join(cells_a, cells_b, sets, total)
+        if got is None:
+            if joins is not None:  # more groups than the best so far find more: keep the best
+                break
+            continue
+        joins, total = got, got[0].size
+        # one group more when verifying the candidates costs more than the joins it would add
+        # (a candidate pair about twice a row's share of one join)
+        if 2 * total <= comb(g + 1, k) * (n + b.shape[0]):
             break
     if joins is None:
         return None
-    cand_a, cand_b = [], []
-    for order, lo, cnt in joins:
-        ia = np.repeat(np.arange(n), cnt)
-        starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
-        cand_a.append(ia)
-        cand_b.append(order[starts + np.arange(ia.size)])
-    ia, ib = np.concatenate(cand_a), np.concatenate(cand_b)
+    ia, ib = joins
     if same:
         keep = ia != ib
         ia, ib = ia[keep], ib[keep]
@@ -176,21 +181,52 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
 
 
 def _block_join(cells_a: np.ndarray, cells_b: np.ndarray, sets: list[np.ndarray], budget: int
-                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-    """Per column set, the hash join of the rows of ``a`` to those of ``b`` (their cell hashes
-    ``cells_a``, ``cells_b``): the order sorting ``b``'s hashes on the set, and per row of ``a``
-    where its run of equal hashes starts in that order and how long it is; ``None`` as soon as the
-    candidate pairs exceed ``budget``."""
-    out, total = [], 0
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The candidate pairs (row of ``a``, row of ``b``) of one hash join per column set (the rows'
+    cell hashes ``cells_a``, ``cells_b``; ``cells_a is cells_b``: ``a`` is ``b``), a pair once per
+    set that finds it; ``None`` as soon as they exceed ``budget``.
+
+    Each side is sorted once per set as one word per row, the hash's high bits above the row's
+    number (:func:`_packed_sort`): rows equal on the set stay equal on the high bits (rows that
+    differ rarely collide there, and every candidate is verified cell by cell)."""
+    n_a, n_b = cells_a.shape[0], cells_b.shape[0]
+    bits = np.uint64(max(n_a, n_b, 2).bit_length())
+    cand_a, cand_b, total = [], [], 0
+    same = cells_a is cells_b
     for ha, hb in zip(set_sums(cells_a, sets), set_sums(cells_b, sets), strict=True):
-        order = np.argsort(hb, kind="stable")
-        lo, hi = bounds_in(hb[order], ha)
-        cnt = hi - lo
+        key_b, row_b = _packed_sort(hb, bits)
+        if same:  # each row's run of equal keys, from the one sorted order
+            new = np.empty(n_b, dtype=bool)
+            new[0] = True
+            np.not_equal(key_b[1:], key_b[:-1], out=new[1:])
+            run = np.cumsum(new) - 1
+            first = np.flatnonzero(new)
+            lo = first[run]
+            cnt = np.diff(np.r_[first, n_b])[run]
+            row_a = row_b
+        else:
+            key_a, row_a = _packed_sort(ha, bits)
+            lo = np.searchsorted(key_b, key_a, "left")
+            cnt = np.searchsorted(key_b, key_a, "right") - lo
         total += int(cnt.sum())
         if total > budget:
             return None
-        out.append((order, lo, cnt))
-    return out
+        ia = np.repeat(row_a, cnt)
+        starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
+        cand_a.append(ia)
+        cand_b.append(row_b[starts + np.arange(ia.size)])
+    if not cand_a:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(cand_a), np.concatenate(cand_b)
+
+
+def _packed_sort(h: np.ndarray, bits: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """The 64-bit hashes ``h`` with their low ``bits`` bits replaced by the row number, sorted: the
+    high bits (ascending) and the row numbers in that order (one sort of words, no argsort)."""
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    packed = (h & ~low) | np.arange(h.size, dtype=np.uint64)
+    packed.sort()
+    return packed >> bits, (packed & low).astype(np.int64)
 
 
 def _masks_cheaper(p: int, k: int) -> bool:
