@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ...core.arrays import bounds_in, unique_codes
+from ...core.arrays import unique_codes
 from ...data.hashing import cell_hashes, masked, set_sums
 from ...registry import Context
 
@@ -113,11 +113,6 @@ def _join_sets(card: np.ndarray, k: int, g: int) -> list[np.ndarray]:
             for keep in combinations(range(g), g - k)]
 
 
-#: Most hash joins one block join (:func:`within_pairs`) runs over its attempts with more and more
-#: column groups before it gives up (then the masked-hash joins answer)
-MAX_BLOCK_JOINS = 40
-
-
 def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
                  budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray] | None:
     """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, sorted by row
@@ -128,8 +123,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     candidates, each verified cell by cell. First ``g = k + 1`` (``k + 1`` joins); while the
     candidates exceed ``budget`` (groups of few distinct values), or verifying them would cost more
     than the joins of one group more, one group more (each join keys on more columns, fewer
-    candidates), within :data:`MAX_BLOCK_JOINS` joins. Whichever ``g`` answers, the pairs are the
-    same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
+    candidates), within half as many joins as the masked-hash counts (one per column set of at
+    most ``k`` columns) that answer over budget. Whichever ``g`` answers, the pairs are the same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
     out).
 
     Examples
@@ -148,10 +143,12 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     cells_a = cell_hashes(a, ids)
     cells_b = cells_a if same else cell_hashes(b, ids)
     card = _cardinalities(a, b)
+    # at most half as many joins as the masked-hash counts that answer when this gives up
+    most = sum(comb(p, d) for d in range(k + 1)) // 2
     joins, run, total = None, 0, budget
     for g in range(k + 1, max(p, k + 1) + 1):  # more groups: fewer candidates, more joins
         sets = _join_sets(card, k, g)
-        if g > k + 1 and run + len(sets) > MAX_BLOCK_JOINS:
+        if g > k + 1 and run + len(sets) > most:
             break
         run += len(sets)
         got = _block_join(cells_a, cells_b, sets, total)
@@ -433,10 +430,13 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for mask in masks:  # loop over column sets; vectorised over rows
                 hr, hq = masked(rows_r, cells_r, mask), masked(rows_q, cells_q, mask)
-                order = np.argsort(hr, kind="stable")
-                keys = hr[order]
-                lo, hi = bounds_in(keys, hq)
-                yield hi - lo, order[np.minimum(lo, n - 1)]  # n > 0: within_pairs answers otherwise
+                # one hash table of both sides' hashes (no sort): per distinct hash, how many real
+                # records have it and one of them (the one, when it is alone)
+                codes, uniques = pd.factorize(np.concatenate([hr, hq]))
+                count = np.bincount(codes[:n], minlength=len(uniques))
+                some = np.zeros(len(uniques), dtype=np.int64)
+                some[codes[:n]] = np.arange(n)
+                yield count[codes[n:]], some[codes[n:]]
 
         def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
             out = np.zeros(q.size, dtype=np.int64)
