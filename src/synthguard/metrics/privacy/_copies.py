@@ -124,8 +124,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     candidates exceed ``budget`` (groups of few distinct values), or verifying them would cost more
     than the joins of one group more, one group more (each join keys on more columns, fewer
     candidates), within half as many joins as the masked-hash counts (one per column set of at
-    most ``k`` columns) that answer over budget. Whichever ``g`` answers, the pairs are the same. ``same``: ``a`` is ``b`` (pairs of a row with itself left
-    out).
+    most ``k`` columns) that answer over budget. Whichever ``g`` answers, the pairs are the same.
+    ``same``: ``a`` is ``b`` (pairs of a row with itself left out).
 
     Examples
     --------
