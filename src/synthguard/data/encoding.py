@@ -399,11 +399,12 @@ def row_identities(*blocks: Block) -> list[np.ndarray]:
     n = codes.shape[0]
     ids = np.zeros(n, dtype=np.int64)
     if n and codes.shape[1]:
+        lows, highs = codes.min(axis=0), codes.max(axis=0)  # row by row: contiguous reads
         width = 1  # the key takes values in [0, width)
         for j in range(codes.shape[1]):  # loop over columns; each step is vectorised over rows
             col = codes[:, j]
-            lo = int(col.min())
-            span = int(col.max()) - lo + 1
+            lo = int(lows[j])
+            span = int(highs[j]) - lo + 1
             if span <= n:
                 col = col - lo
             else:  # a wide range (e.g. numeric bits): the column's dense codes
