@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ...core.arrays import bounds_in, unique_codes
+from ...core.arrays import unique_codes
 from ...data.hashing import cell_hashes, masked, set_sums
 from ...registry import Context
 
@@ -76,23 +76,56 @@ def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarra
 PAIR_BUDGET = 20_000_000
 
 
-def _groups(codes: np.ndarray, k: int) -> list[np.ndarray]:
-    """``k + 1`` disjoint column groups, balanced by the columns' number of distinct codes (the
-    highest first, dealt round-robin), so every group's values are as varied as the table allows."""
-    card = np.array([np.unique(codes[:, j]).size for j in range(codes.shape[1])])
+def _cardinalities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per column, the number of distinct codes in the rows of ``a`` and ``b`` together: one
+    counting pass over the columns' code ranges when they are narrow (the encoders' dense codes),
+    row blocks at a time (contiguous reads); a sort for a column of wide range."""
+    p = a.shape[1]
+    lo = np.minimum(a.min(axis=0), b.min(axis=0))
+    hi = np.maximum(a.max(axis=0), b.max(axis=0))
+    narrow = hi.astype(np.float64) - lo.astype(np.float64) < 4 * (a.shape[0] + b.shape[0]) + 1024
+    span = np.where(narrow, hi - np.where(narrow, lo, hi) + 1, 0)  # no int64 overflow
+    out = np.zeros(p, dtype=np.int64)
+    cols = np.flatnonzero(narrow)
+    if cols.size:
+        start = np.r_[0, np.cumsum(span[cols])]  # each narrow column's slots in one table
+        seen = np.zeros(int(start[-1]), dtype=bool)
+        shift = start[:-1] - lo[cols]
+        step = max(1, 2_000_000 // cols.size)
+        for m in (a, b):
+            for s in range(0, m.shape[0], step):  # loop over row blocks, vectorised over cells
+                seen[(m[s:s + step, cols] + shift).ravel()] = True
+        out[cols] = np.add.reduceat(seen, start[:-1]) if seen.size else 0
+    for j in np.flatnonzero(~narrow):  # loop over wide columns
+        out[j] = unique_codes(np.concatenate([a[:, j], b[:, j]])).size
+    return out
+
+
+def _join_sets(card: np.ndarray, k: int, g: int) -> list[np.ndarray]:
+    """The column sets of a block join at ``k`` cells with ``g`` groups: the columns dealt
+    round-robin into ``g`` disjoint groups by their numbers of distinct codes ``card`` (the highest
+    first), so every group's values are as varied as the table allows; one set per choice of
+    ``g - k`` groups (their columns together). Two rows within ``k`` cells differ in at most ``k``
+    groups, so they agree on every column of at least one set (pigeonhole)."""
     order = np.argsort(-card, kind="stable")
-    return [np.sort(order[g::k + 1]) for g in range(k + 1)]
+    groups = [order[i::g] for i in range(g)]
+    return [np.sort(np.concatenate([groups[i] for i in keep]))
+            for keep in combinations(range(g), g - k)]
 
 
 def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
                  budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, or ``None`` when
-    the candidates exceed ``budget``.
+    """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, sorted by row
+    of ``a`` then row of ``b``; ``None`` when the candidates exceed ``budget``.
 
-    Pigeonhole: split the columns into ``k + 1`` groups; two rows within ``k`` cells agree on every
-    column of at least one group. One hash join per group gives the candidates, each verified cell
-    by cell (``k + 1`` joins instead of one per ``k``-subset of columns). ``same``: ``a`` is ``b``
-    (pairs of a row with itself left out).
+    Pigeonhole: deal the columns into ``g > k`` groups; two rows within ``k`` cells agree on every
+    column of at least ``g - k`` groups. One hash join per choice of ``g - k`` groups gives the
+    candidates, each verified cell by cell. First ``g = k + 1`` (``k + 1`` joins); while the
+    candidates exceed ``budget`` (groups of few distinct values), or verifying them would cost more
+    than the joins of one group more, one group more (each join keys on more columns, fewer
+    candidates), within half as many joins as the masked-hash counts (one per column set of at
+    most ``k`` columns) that answer over budget. Whichever ``g`` answers, the pairs are the same.
+    ``same``: ``a`` is ``b`` (pairs of a row with itself left out).
 
     Examples
     --------
@@ -101,26 +134,36 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     >>> within_pairs(a, np.array([[0, 0, 5, 6], [1, 2, 1, 1]]), 2)
     (array([0, 1]), array([0, 1]))
     """
+    from math import comb
+
     n, p = a.shape
     if n == 0 or b.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    cells_a, _ = masked_hashes(a)
-    cells_b, _ = masked_hashes(b)
-    cand_a, cand_b, total = [], [], 0
-    groups = _groups(np.concatenate([a, b]), k)
-    for ha, hb in zip(set_sums(cells_a, groups), set_sums(cells_b, groups), strict=True):
-        order = np.argsort(hb, kind="stable")
-        sb = hb[order]
-        lo, hi = bounds_in(sb, ha)
-        cnt = hi - lo
-        total += int(cnt.sum())
-        if total > budget:
-            return None
-        ia = np.repeat(np.arange(n), cnt)
-        starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
-        cand_a.append(ia)
-        cand_b.append(order[starts + np.arange(ia.size)])
-    ia, ib = np.concatenate(cand_a), np.concatenate(cand_b)
+    ids = np.arange(p, dtype=np.uint64)  # the keys of masked_hashes
+    cells_a = cell_hashes(a, ids)
+    cells_b = cells_a if same else cell_hashes(b, ids)
+    card = _cardinalities(a, b)
+    # at most half as many joins as the masked-hash counts that answer when this gives up
+    most = sum(comb(p, d) for d in range(k + 1)) // 2
+    joins, run, total = None, 0, budget
+    for g in range(k + 1, max(p, k + 1) + 1):  # more groups: fewer candidates, more joins
+        sets = _join_sets(card, k, g)
+        if g > k + 1 and run + len(sets) > most:
+            break
+        run += len(sets)
+        got = _block_join(cells_a, cells_b, sets, total)
+        if got is None:
+            if joins is not None:  # more groups than the best so far find more: keep the best
+                break
+            continue
+        joins, total = got, got[0].size
+        # one group more when verifying the candidates costs more than the joins it would add
+        # (a candidate pair about twice a row's share of one join)
+        if 2 * total <= comb(g + 1, k) * (n + b.shape[0]):
+            break
+    if joins is None:
+        return None
+    ia, ib = joins
     if same:
         keep = ia != ib
         ia, ib = ia[keep], ib[keep]
@@ -132,6 +175,55 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     for s in range(0, ia.size, step):  # verify in chunks: pairs x columns booleans
         ok[s:s + step] = (a[ia[s:s + step]] != b[ib[s:s + step]]).sum(axis=1) <= k
     return ia[ok], ib[ok]
+
+
+def _block_join(cells_a: np.ndarray, cells_b: np.ndarray, sets: list[np.ndarray], budget: int
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The candidate pairs (row of ``a``, row of ``b``) of one hash join per column set (the rows'
+    cell hashes ``cells_a``, ``cells_b``; ``cells_a is cells_b``: ``a`` is ``b``), a pair once per
+    set that finds it; ``None`` as soon as they exceed ``budget``.
+
+    Each side is sorted once per set as one word per row, the hash's high bits above the row's
+    number (:func:`_packed_sort`): rows equal on the set stay equal on the high bits (rows that
+    differ rarely collide there, and every candidate is verified cell by cell)."""
+    n_a, n_b = cells_a.shape[0], cells_b.shape[0]
+    bits = np.uint64(max(n_a, n_b, 2).bit_length())
+    cand_a, cand_b, total = [], [], 0
+    same = cells_a is cells_b
+    for ha, hb in zip(set_sums(cells_a, sets), set_sums(cells_b, sets), strict=True):
+        key_b, row_b = _packed_sort(hb, bits)
+        if same:  # each row's run of equal keys, from the one sorted order
+            new = np.empty(n_b, dtype=bool)
+            new[0] = True
+            np.not_equal(key_b[1:], key_b[:-1], out=new[1:])
+            run = np.cumsum(new) - 1
+            first = np.flatnonzero(new)
+            lo = first[run]
+            cnt = np.diff(np.r_[first, n_b])[run]
+            row_a = row_b
+        else:
+            key_a, row_a = _packed_sort(ha, bits)
+            lo = np.searchsorted(key_b, key_a, "left")
+            cnt = np.searchsorted(key_b, key_a, "right") - lo
+        total += int(cnt.sum())
+        if total > budget:
+            return None
+        ia = np.repeat(row_a, cnt)
+        starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
+        cand_a.append(ia)
+        cand_b.append(row_b[starts + np.arange(ia.size)])
+    if not cand_a:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(cand_a), np.concatenate(cand_b)
+
+
+def _packed_sort(h: np.ndarray, bits: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """The 64-bit hashes ``h`` with their low ``bits`` bits replaced by the row number, sorted: the
+    high bits (ascending) and the row numbers in that order (one sort of words, no argsort)."""
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    packed = (h & ~low) | np.arange(h.size, dtype=np.uint64)
+    packed.sort()
+    return packed >> bits, (packed & low).astype(np.int64)
 
 
 def _masks_cheaper(p: int, k: int) -> bool:
@@ -338,10 +430,13 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for mask in masks:  # loop over column sets; vectorised over rows
                 hr, hq = masked(rows_r, cells_r, mask), masked(rows_q, cells_q, mask)
-                order = np.argsort(hr, kind="stable")
-                keys = hr[order]
-                lo, hi = bounds_in(keys, hq)
-                yield hi - lo, order[np.minimum(lo, n - 1)]  # n > 0: within_pairs answers otherwise
+                # one hash table of both sides' hashes (no sort): per distinct hash, how many real
+                # records have it and one of them (the one, when it is alone)
+                codes, uniques = pd.factorize(np.concatenate([hr, hq]))
+                count = np.bincount(codes[:n], minlength=len(uniques))
+                some = np.zeros(len(uniques), dtype=np.int64)
+                some[codes[:n]] = np.arange(n)
+                yield count[codes[n:]], some[codes[n:]]
 
         def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
             out = np.zeros(q.size, dtype=np.int64)
