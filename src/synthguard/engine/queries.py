@@ -255,7 +255,7 @@ class ColumnIndex:
     X : ndarray of float64, shape (n, p)
         The matrix.
     order, sorted : ndarray, shape (p, n)
-        Each column's stable sort order (int64) and its sorted values.
+        Each column's stable sort order (int32 below 2**31 rows, else int64) and its sorted values.
     n_valid : ndarray of int64, shape (p,)
         Non-missing values per column.
     shift : int
@@ -269,7 +269,7 @@ class ColumnIndex:
     def __init__(self, X: np.ndarray) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
-        self.order = np.empty((p, n), dtype=np.int64)
+        self.order = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.int64)
         self.sorted = np.empty((p, n), dtype=np.float64)
         self.n_valid = np.empty(p, dtype=np.int64)
         for j in range(p):  # loop over columns
