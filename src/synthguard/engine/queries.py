@@ -20,6 +20,9 @@ OP_TEXT = {EQ: "==", NE: "!=", GT: ">", LT: "<", GE: ">=", LE: "<=", ISNULL: "is
            NOTNULL: "is not null"}
 _HAS_NUMBA = find_spec("numba") is not None
 _MAX_CELLS = 4_000_000
+#: a column index keeps bucket codes (``n * p * p`` bytes) up to this size; above it (wide tables)
+#: its kernels test every predicate on the rows' values
+CODES_BYTES = 256 * 2**20
 
 if _HAS_NUMBA:
     import numba as nb
@@ -167,6 +170,7 @@ if _HAS_NUMBA:
         k = qcol.shape[1]
         n = X.shape[0]
         lim = np.empty((nq, k, 4), dtype=np.int64)
+        coded = shift < 63
         for i in nb.prange(nq):
             best_t, lo, hi = _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim[i])
             c0 = qcol[i, best_t]
@@ -174,7 +178,8 @@ if _HAS_NUMBA:
             first = -1
             for t0 in range(lo, hi):
                 r = order[c0, t0]
-                if _passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]):
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                        else _row_holds(X, r, qcol, qop, qval, i, k)):
                     if cnt == 0 or r < first:
                         first = r
                     cnt += 1
@@ -190,6 +195,7 @@ if _HAS_NUMBA:
         k = qcol.shape[1]
         n = X.shape[0]
         lim = np.empty((nq, k, 4), dtype=np.int64)
+        coded = shift < 63
         for i in nb.prange(nq):
             pos = offsets[i]
             end = offsets[i + 1]
@@ -201,7 +207,8 @@ if _HAS_NUMBA:
                 if pos >= end:
                     break
                 r = order[c0, t0]
-                if _passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]):
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                        else _row_holds(X, r, qcol, qop, qval, i, k)):
                     out_rows[pos] = r
                     pos += 1
             out_rows[offsets[i]:end].sort()  # ascending rows, as the plain scan lists them
@@ -263,7 +270,9 @@ class ColumnIndex:
         most 256 buckets).
     codes : ndarray of uint8, shape (p, n, p)
         ``codes[j, t]``: the bucket codes, in every column, of the row at position ``t`` of column
-        ``j``'s order (numba backend only; ``n * p * p`` bytes).
+        ``j``'s order (``n * p * p`` bytes). Above :data:`CODES_BYTES` (and without numba) none
+        are kept (a zero-stride view) and ``shift`` is 63: the kernels test every predicate on its
+        value, as the plain scan does.
     """
 
     def __init__(self, X: np.ndarray) -> None:
@@ -277,11 +286,15 @@ class ColumnIndex:
             self.order[j] = o
             self.sorted[j] = self.X[o, j]
             self.n_valid[j] = int((~np.isnan(self.X[:, j])).sum())
-        self.shift = max(0, (n - 1).bit_length() - 8)
-        self.codes = np.empty((p, n, p) if _HAS_NUMBA else (0, 0, 0), dtype=np.uint8)
-        if _HAS_NUMBA and n > 0:
-            with PARALLEL_KERNELS:
-                _codes_kernel(self.order, self.shift, self.codes)
+        if _HAS_NUMBA and n * p * p <= CODES_BYTES:
+            self.shift = max(0, (n - 1).bit_length() - 8)
+            self.codes = np.empty((p, n, p), dtype=np.uint8)
+            if n > 0:
+                with PARALLEL_KERNELS:
+                    _codes_kernel(self.order, self.shift, self.codes)
+        else:  # no memory for codes: one bucket, whose code every row reads (a zero-stride view)
+            self.shift = 63
+            self.codes = np.broadcast_to(np.zeros(1, dtype=np.uint8), (p, n, p))
 
 
 def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,

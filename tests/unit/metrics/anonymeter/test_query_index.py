@@ -66,3 +66,20 @@ def test_counts_through_the_bucket_codes_equal_the_plain_scan_on_a_larger_table(
     want = Q.match_lists(X, qcol, qop, qval, counts)
     got = Q.match_lists(index, qcol, qop, qval, counts)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_an_index_without_bucket_codes_counts_the_same(monkeypatch):
+    # a wide table's index keeps no codes (CODES_BYTES): every predicate is tested on its value
+    X, qcol, qop, qval = _problem(np.random.default_rng(3), 3, n=2000, levels=40)
+    with_codes = Q.ColumnIndex(X)
+    monkeypatch.setattr(Q, "CODES_BYTES", 0)
+    without = Q.ColumnIndex(X)
+    assert with_codes.codes.strides[1] > 0 and without.codes.strides == (0, 0, 0)
+    for cap in (None, 2):
+        want = Q.count_matches(with_codes, qcol, qop, qval, cap=cap)
+        got = Q.count_matches(without, qcol, qop, qval, cap=cap)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    counts = Q.count_matches(X, qcol, qop, qval)[0]
+    want = Q.match_lists(with_codes, qcol, qop, qval, counts)
+    got = Q.match_lists(without, qcol, qop, qval, counts)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
