@@ -380,13 +380,14 @@ def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap:
     return counts, np.where(first >= 0, pos[np.maximum(first, 0)], -1)
 
 
-def subset_counts_of(X: np.ndarray, member: np.ndarray, queries: Queries, n_subsets: int, cap: int
-                     ) -> np.ndarray:
+def subset_counts_of(X: np.ndarray, member: np.ndarray, queries: Queries, n_subsets: int, cap: int, *,
+                     index: Any = None) -> np.ndarray:
     """:meth:`Backend.query_subset_counts` over the rows of ``X``: ``member[r]`` holds bit ``s``
     when row ``r`` is in subset ``s`` (at most 64 subsets); ``(n_subsets, m)`` counts, at most
     ``cap``. Every query's match list is found once (a column index), then each subset's count is
     the difference of one running count over the lists; lists of more than 25 M rows in all are
-    not built (each subset's rows counted with their own index)."""
+    not built (each subset's rows counted with their own index). ``index``: a
+    :class:`~synthguard.engine.queries.ColumnIndex` of ``X`` already built."""
     from . import queries as Q
 
     col, op, val = queries
@@ -395,7 +396,7 @@ def subset_counts_of(X: np.ndarray, member: np.ndarray, queries: Queries, n_subs
     if X.shape[0] == 0 or m == 0:
         return out
     member = np.asarray(member, dtype=np.uint64)
-    index = Q.ColumnIndex(X)
+    index = Q.ColumnIndex(X) if index is None else index
     counts, _ = Q.count_matches(index, col, op, val)
     if counts.sum() > _LIST_LIMIT:
         for s in range(n_subsets):  # loop over subsets
@@ -572,7 +573,7 @@ class LocalBackend:
         self._memo = memo if memo is not None else (lambda key, compute, users=(): compute())
         # the query table singling out asked of last (its matrix and column index): a batch of
         # queries after another on the same rows reuses it; one entry, so at most one is held
-        self._query_table: tuple[tuple[Any, ...], _QueryTable] | None = None
+        self._query_table: _QueryTable | None = None
         self._query_lock = threading.Lock()
 
     # --- identities -----------------------------------------------------------------------------
@@ -947,28 +948,38 @@ class LocalBackend:
 
     def _queried(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> _QueryTable:
         """The query table of ``role`` on ``columns`` at ``rows`` (``None``: every row), reused
-        while batches of queries ask of the same rows (one entry)."""
-        key = (role, tuple(columns), None if rows is None else _fingerprint(rows))
+        while questions ask of the same rows (one entry). The rows asked are compared as given
+        (no sort or digest per batch of a search); rows that are every row in some order (a table
+        without duplicates) share the every-row table."""
+        cols = tuple(columns)
+        asked = None if rows is None else np.asarray(rows, dtype=np.int64)
         with self._query_lock:
-            if self._query_table is not None and self._query_table[0] == key:
-                return self._query_table[1]
-        table = _QueryTable(self._matrix(role, columns, rows))
+            kept = self._query_table
+        if kept is not None and kept.answers(role, cols, asked):
+            return kept
+        n = self.n_rows(role)
+        at = np.arange(n, dtype=np.int64) if asked is None else np.sort(asked)
+        every = asked is None or (at.size == n and bool((at == np.arange(n)).all()))
+        if every and kept is not None and kept.every and kept.answers(role, cols, None):
+            kept.remember(asked)  # the same every-row table, asked for by these rows too
+            return kept
+        table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every)
+        table.remember(asked)
         with self._query_lock:
-            self._query_table = (key, table)
+            self._query_table = table
         return table
 
     def query_counts(self, role: str, columns: Sequence[str], queries: Queries, *, cap: int | None = None,
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        at = np.arange(self.n_rows(role), dtype=np.int64) if rows is None else np.sort(
-            np.asarray(rows, dtype=np.int64))
-        table = self._queried(role, columns, None if rows is None else at)
-        return query_counts_of(table.X, at, queries, cap, index=table.index())
+        table = self._queried(role, columns, rows)
+        return query_counts_of(table.X, table.at, queries, cap, index=table.index())
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
-        X = self._queried(role, columns, None).X
-        parts = [subset_counts_of(X, bits, queries, min(64, len(subsets) - 64 * i), cap)
-                 for i, bits in enumerate(subset_bits(X.shape[0], subsets))]
+        table = self._queried(role, columns, None)
+        parts = [subset_counts_of(table.X, bits, queries, min(64, len(subsets) - 64 * i), cap,
+                                  index=table.index())
+                 for i, bits in enumerate(subset_bits(table.X.shape[0], subsets))]
         return np.concatenate(parts) if parts else np.zeros((0, queries[0].shape[0]), dtype=np.int64)
 
     def value_flags(self, role: str, columns: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -1003,12 +1014,31 @@ def _rows_of(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> B
 
 
 class _QueryTable:
-    """A :func:`query_matrix` and, built at its first use, its column index (thread-safe)."""
+    """The :func:`query_matrix` of ``role`` on ``columns`` at the canonical positions ``at``
+    (ascending; ``every``: all of the role's rows), the rows it was last asked for (as given, or
+    ``None`` for every row) and, built at its first use, its column index (thread-safe)."""
 
-    def __init__(self, X: np.ndarray) -> None:
-        self.X = X
+    def __init__(self, role: str, columns: tuple[str, ...], X: np.ndarray, at: np.ndarray,
+                 every: bool) -> None:
+        self.role, self.columns, self.X, self.at, self.every = role, columns, X, at, every
+        self._asked: np.ndarray | None = None
         self._index: Any = None
         self._lock = threading.Lock()
+
+    def remember(self, asked: np.ndarray | None) -> None:
+        """Keep a copy of the rows this table was asked for (``None``: every row)."""
+        with self._lock:
+            self._asked = None if asked is None else asked.copy()
+
+    def answers(self, role: str, columns: tuple[str, ...], asked: np.ndarray | None) -> bool:
+        """Whether this table holds ``role`` on ``columns`` at the rows ``asked`` (``None``: every
+        row), compared as last asked for (same positions in the same order) or as every row."""
+        if role != self.role or columns != self.columns:
+            return False
+        if asked is None:
+            return self.every
+        with self._lock:
+            return self._asked is not None and np.array_equal(self._asked, asked)
 
     def index(self) -> Any:
         from . import queries as Q
@@ -1017,14 +1047,6 @@ class _QueryTable:
             if self._index is None:
                 self._index = Q.ColumnIndex(self.X)
             return self._index
-
-
-def _fingerprint(rows: np.ndarray) -> tuple[int, str]:
-    """Rows asked, told apart by their number and a digest of their positions."""
-    import hashlib
-
-    a = np.ascontiguousarray(rows, dtype=np.int64)
-    return a.size, hashlib.blake2b(a.tobytes(), digest_size=16).hexdigest()
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

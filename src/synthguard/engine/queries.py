@@ -20,6 +20,9 @@ OP_TEXT = {EQ: "==", NE: "!=", GT: ">", LT: "<", GE: ">=", LE: "<=", ISNULL: "is
            NOTNULL: "is not null"}
 _HAS_NUMBA = find_spec("numba") is not None
 _MAX_CELLS = 4_000_000
+#: a column index keeps bucket codes (``n * p * p`` bytes) up to this size; above it (wide tables)
+#: its kernels test every predicate on the rows' values
+CODES_BYTES = 256 * 2**20
 
 if _HAS_NUMBA:
     import numba as nb
@@ -88,50 +91,95 @@ if _HAS_NUMBA:
                     pos += 1
 
     @njit(cache=True, nogil=True)
-    def _slice(srt, nv, n, op, v):  # pragma: no cover - compiled
+    def _exact_slice(srt, nv, n, op, v):  # pragma: no cover - compiled
+        """The rows satisfying ``(op, v)``: positions ``[lo, hi)`` of the column's order, less
+        ``[xlo, xhi)`` (``NE``: the value's run; else empty). Exact: a missing value satisfies
+        only ``ISNULL``, and a missing ``v`` no comparison but ``!=``."""
         if op == ISNULL:
-            return nv, n
-        if op == NOTNULL or op == NE:
-            return 0, nv
+            return nv, n, 0, 0
+        if op == NOTNULL:
+            return 0, nv, 0, 0
+        if v != v:
+            return (0, nv, 0, 0) if op == NE else (0, 0, 0, 0)
         a = srt[:nv]
         if op == EQ:
-            return np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right")
+            return np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right"), 0, 0
+        if op == NE:
+            return 0, nv, np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right")
         if op == GT:
-            return np.searchsorted(a, v, side="right"), nv
+            return np.searchsorted(a, v, side="right"), nv, 0, 0
         if op == GE:
-            return np.searchsorted(a, v, side="left"), nv
+            return np.searchsorted(a, v, side="left"), nv, 0, 0
         if op == LT:
-            return 0, np.searchsorted(a, v, side="left")
-        return 0, np.searchsorted(a, v, side="right")
+            return 0, np.searchsorted(a, v, side="left"), 0, 0
+        return 0, np.searchsorted(a, v, side="right"), 0, 0
 
     @njit(cache=True, nogil=True)
-    def _narrowest(srt, n_valid, n, qcol, qop, qval, i, k):  # pragma: no cover - compiled
-        """Query ``i``'s narrowest predicate: its column and slice ``[lo, hi)`` of the column's order."""
-        best_c = qcol[i, 0]
+    def _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
+        """Query ``i``'s scan: its narrowest predicate ``best_t`` and that predicate's slice
+        ``[lo, hi)`` of its column's order (``NE``: the non-missing slice, a superset); ``lim[t]``:
+        predicate ``t``'s bucket bounds ``(blo, bhi, xlo, xhi)`` (a row whose bucket is outside
+        ``[blo, bhi]`` fails it; one strictly inside and outside ``[xlo, xhi]`` satisfies it; the
+        others are tested on their value). ``lo == hi`` when some predicate selects no row."""
+        best_t = 0
         best_lo = 0
         best_hi = n + 1
+        empty = False
         for t in range(k):
             c = qcol[i, t]
-            lo, hi = _slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+            lo, hi, xlo, xhi = _exact_slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+            if hi <= lo:
+                empty = True
+            elif qop[i, t] == NE:
+                lo, hi = 0, n_valid[c]
             if hi - lo < best_hi - best_lo:
-                best_c = c
-                best_lo = lo
-                best_hi = hi
-        return best_c, best_lo, best_hi
+                best_t, best_lo, best_hi = t, lo, hi
+            lim[t, 0] = lo >> shift
+            lim[t, 1] = (hi - 1) >> shift
+            if xhi > xlo:
+                lim[t, 2] = xlo >> shift
+                lim[t, 3] = (xhi - 1) >> shift
+            else:
+                lim[t, 2] = 1
+                lim[t, 3] = 0
+        if empty:
+            return best_t, 0, 0
+        if qop[i, best_t] != NE:  # the scanned slice is exactly the rows satisfying it: no test
+            lim[best_t, 0] = -1
+            lim[best_t, 1] = 256
+        return best_t, best_lo, best_hi
+
+    @njit(cache=True, nogil=True)
+    def _passes(X, row_codes, r, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
+        """Whether row ``r`` (bucket codes ``row_codes``) satisfies every predicate of query ``i``:
+        decided on the codes, but on the values for a code at a bound (see :func:`_plan`)."""
+        for t in range(k):
+            c = qcol[i, t]
+            b = row_codes[c]
+            if b < lim[t, 0] or b > lim[t, 1]:
+                return False
+            if b == lim[t, 0] or b == lim[t, 1] or (b >= lim[t, 2] and b <= lim[t, 3]):
+                if not _holds(X[r, c], qop[i, t], qval[i, t]):
+                    return False
+        return True
 
     @njit(parallel=True, cache=True)
-    def _count_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, cap, out_count,
+    def _count_indexed_kernel(X, order, srt, n_valid, codes, shift, qcol, qop, qval, cap, out_count,
                               out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
         n = X.shape[0]
+        lim = np.empty((nq, k, 4), dtype=np.int64)
+        coded = shift < 63
         for i in nb.prange(nq):
-            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
+            best_t, lo, hi = _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim[i])
+            c0 = qcol[i, best_t]
             cnt = 0
             first = -1
-            for t0 in range(best_lo, best_hi):
-                r = order[best_c, t0]
-                if _row_holds(X, r, qcol, qop, qval, i, k):
+            for t0 in range(lo, hi):
+                r = order[c0, t0]
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                        else _row_holds(X, r, qcol, qop, qval, i, k)):
                     if cnt == 0 or r < first:
                         first = r
                     cnt += 1
@@ -141,25 +189,42 @@ if _HAS_NUMBA:
             out_first[i] = first
 
     @njit(parallel=True, cache=True)
-    def _fill_indexed_kernel(X, order, srt, n_valid, qcol, qop, qval, offsets,
+    def _fill_indexed_kernel(X, order, srt, n_valid, codes, shift, qcol, qop, qval, offsets,
                              out_rows):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
         n = X.shape[0]
+        lim = np.empty((nq, k, 4), dtype=np.int64)
+        coded = shift < 63
         for i in nb.prange(nq):
             pos = offsets[i]
             end = offsets[i + 1]
             if pos >= end:
                 continue
-            best_c, best_lo, best_hi = _narrowest(srt, n_valid, n, qcol, qop, qval, i, k)
-            for t0 in range(best_lo, best_hi):
+            best_t, lo, hi = _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim[i])
+            c0 = qcol[i, best_t]
+            for t0 in range(lo, hi):
                 if pos >= end:
                     break
-                r = order[best_c, t0]
-                if _row_holds(X, r, qcol, qop, qval, i, k):
+                r = order[c0, t0]
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                        else _row_holds(X, r, qcol, qop, qval, i, k)):
                     out_rows[pos] = r
                     pos += 1
             out_rows[offsets[i]:end].sort()  # ascending rows, as the plain scan lists them
+
+    @njit(parallel=True, cache=True)
+    def _codes_kernel(order, shift, out):  # pragma: no cover - compiled
+        """``out[j, t]``: the bucket codes (position in each column's order >> ``shift``) of the
+        row at position ``t`` of column ``j``'s order."""
+        p, n = order.shape
+        code = np.empty((n, p), dtype=np.uint8)
+        for j in nb.prange(p):
+            for t in range(n):
+                code[order[j, t], j] = t >> shift
+        for j in nb.prange(p):
+            for t in range(n):
+                out[j, t, :] = code[order[j, t], :]
 
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
@@ -188,13 +253,32 @@ def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarr
 
 class ColumnIndex:
     """Per-column sort orders of a float matrix (missing values last), so that every predicate's
-    matching rows form one contiguous slice of its column's order (``NE``/``NOTNULL``: the non-missing
-    slice, a superset). Counting then scans only the narrowest predicate's slice."""
+    matching rows form one contiguous slice of its column's order (``NE``: the non-missing slice
+    less the value's run). Counting scans only the narrowest predicate's slice, and tests the other
+    predicates on bucket codes stored in that column's order (sequential reads, not the rows).
+
+    Attributes
+    ----------
+    X : ndarray of float64, shape (n, p)
+        The matrix.
+    order, sorted : ndarray, shape (p, n)
+        Each column's stable sort order (int32 below 2**31 rows, else int64) and its sorted values.
+    n_valid : ndarray of int64, shape (p,)
+        Non-missing values per column.
+    shift : int
+        A row's bucket code in a column is its position in the column's order ``>> shift`` (at
+        most 256 buckets).
+    codes : ndarray of uint8, shape (p, n, p)
+        ``codes[j, t]``: the bucket codes, in every column, of the row at position ``t`` of column
+        ``j``'s order (``n * p * p`` bytes). Above :data:`CODES_BYTES` (and without numba) none
+        are kept (a zero-stride view) and ``shift`` is 63: the kernels test every predicate on its
+        value, as the plain scan does.
+    """
 
     def __init__(self, X: np.ndarray) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
-        self.order = np.empty((p, n), dtype=np.int64)
+        self.order = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.int64)
         self.sorted = np.empty((p, n), dtype=np.float64)
         self.n_valid = np.empty(p, dtype=np.int64)
         for j in range(p):  # loop over columns
@@ -202,6 +286,15 @@ class ColumnIndex:
             self.order[j] = o
             self.sorted[j] = self.X[o, j]
             self.n_valid[j] = int((~np.isnan(self.X[:, j])).sum())
+        if _HAS_NUMBA and n * p * p <= CODES_BYTES:
+            self.shift = max(0, (n - 1).bit_length() - 8)
+            self.codes = np.empty((p, n, p), dtype=np.uint8)
+            if n > 0:
+                with PARALLEL_KERNELS:
+                    _codes_kernel(self.order, self.shift, self.codes)
+        else:  # no memory for codes: one bucket, whose code every row reads (a zero-stride view)
+            self.shift = 63
+            self.codes = np.broadcast_to(np.zeros(1, dtype=np.uint8), (p, n, p))
 
 
 def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
@@ -240,8 +333,8 @@ def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray
     if _HAS_NUMBA:
         with PARALLEL_KERNELS:
             if index is not None:
-                _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval, cap_,
-                                      counts, first)
+                _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, index.codes, index.shift,
+                                      qcol, qop, qval, cap_, counts, first)
             else:
                 _count_kernel(X, qcol, qop, qval, cap_, counts, first)
         return counts, first
@@ -273,8 +366,8 @@ def match_lists(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, 
         qval = np.ascontiguousarray(qval, dtype=np.float64)
         with PARALLEL_KERNELS:
             if index is not None:
-                _fill_indexed_kernel(X, index.order, index.sorted, index.n_valid, qcol, qop, qval,
-                                     offsets, rows)
+                _fill_indexed_kernel(X, index.order, index.sorted, index.n_valid, index.codes, index.shift,
+                                     qcol, qop, qval, offsets, rows)
             else:
                 _fill_kernel(X, qcol, qop, qval, offsets, rows)
         return offsets, rows

@@ -545,9 +545,11 @@ class _Asked:
         return random_search(len(self.columns), self.is_num, self.bool_codes, n, k, rng,
                              lambda j: int(first_rows(j).size), lambda j: bool(f["missing"][j].any()), values_at)
 
-    def counts(self, role: str, q: Queries) -> np.ndarray:
+    def counts(self, role: str, q: Queries) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, how many distinct rows of ``role`` it selects (at most 2) and the position of
+        the lowest one (the one row, when it singles one out; -1: none)."""
         return self.data.query_counts(role, self.columns, (q.col, q.op, q.val), cap=2,
-                                      rows=self.canon[role].rows)[0]
+                                      rows=self.canon[role].rows)
 
     def done(self, role: str) -> None:
         """Nothing to free here: the backend keeps at most the one table the last count asked of
@@ -565,15 +567,19 @@ class _Asked:
         return self.data.query_counts(role, self.columns, (q.col, q.op, q.val), cap=2,
                                       rows=self.canon[role].rows[pick])[0]
 
-    def pooled(self, q: Queries) -> tuple[np.ndarray, np.ndarray]:
-        c_o, f_o = self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2)
-        c_c, f_c = self.data.query_counts("control", self.columns, (q.col, q.op, q.val), cap=2)
+    def every_row(self, role: str, q: Queries) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, how many rows of ``role`` it selects, duplicates kept (at most 2), and the
+        lowest one's position (-1: none)."""
+        return self.data.query_counts(role, self.columns, (q.col, q.op, q.val), cap=2)
+
+    def pooled(self, q: Queries, original: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Per query, how many of every training and control row it selects (at most 2), and the
+        lowest one's pooled position (control rows after the training rows), from ``original``
+        (:meth:`every_row` of the original, asked while its table was kept)."""
+        c_o, f_o = original
+        c_c, f_c = self.every_row("control", q)
         n_o = self.data.n_rows("original")
         return np.minimum(c_o + c_c, 2), np.where(c_o > 0, f_o, np.where(f_c >= 0, f_c + n_o, -1))
-
-    def original_rows(self, q: Queries) -> np.ndarray:
-        return self.data.query_counts("original", self.columns, (q.col, q.op, q.val), cap=2,
-                                      rows=self.canon["original"].rows)[1]
 
     def release_rows(self, src: np.ndarray) -> np.ndarray:
         return self.canon["synthetic"].rows[src]
@@ -614,13 +620,16 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                      "synthetic data" + (f" in {attempts} attempts (max_attempts)" if attempts else "")
                      + "; rates use the number generated")
     base_q = data.random(n, k_base, rng_b)
-    n_base = int((data.counts("original", base_q) == 1).sum())
+    n_base = int((data.counts("original", base_q)[0] == 1).sum())
 
     if n_q == 0:
         raise MetricError("no query singles out a synthetic row (every value combination repeats): "
                           "the singling-out attack cannot be run on this synthetic data")
-    ori_counts = data.counts("original", queries)
-    data.done("original")  # the original's counts are not asked below
+    ori_counts, ori_first = data.counts("original", queries)
+    # the pooled evidence's count over every original row, asked while the original's table is kept
+    wants_evidence = "control" in data.n and ctx.evidence
+    every_original = data.every_row("original", queries) if wants_evidence else None
+    data.done("original")  # the original's counts are not asked below (but the equal-size fallback's)
     success = ori_counts == 1
     n_succ = int(success.sum())
 
@@ -628,7 +637,7 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
     corr: dict[str, Any] = {"applied": False}
     if "control" in data.n:
         n_ctl_attacks = n_q
-        n_ctl_raw = int((data.counts("control", queries) == 1).sum())
+        n_ctl_raw = int((data.counts("control", queries)[0] == 1).sum())
         n_ctl = float(n_ctl_raw)
         n_o, n_c = data.n["original"], data.n["control"]
         corr = {"applied": False, "n_control_raw": n_ctl_raw, "factor": 1.0}
@@ -659,6 +668,9 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
                 notes.append(f"control-size correction could not be fitted ({reason}): fell back to an "
                              f"equal-size comparison (attack counted on a random {n_c}-row subsample of "
                              "the original)")
+    evidence = None
+    if every_original is not None:  # the control's table is kept from the counts above
+        evidence = _paired_evidence(ctx, data, queries, every_original, confidence_level)
     data.done("control")
 
     out = Outcome(n_q, n_succ, n, n_base, n_ctl_attacks, n_ctl)
@@ -667,17 +679,15 @@ def singling_out(ctx: Context, *, mode: str, n_attacks: int = 2000, n_cols: int 
              control_correction=corr, columns=list(data.columns))
     if attempts is not None:
         d["n_query_attempts"] = attempts
-    records = _records(ctx, data, queries, success, n_records) if n_records else None
-    evidence = None
-    if "control" in data.n and ctx.evidence:
-        evidence = _paired_evidence(ctx, data, queries, confidence_level)
+    records = _records(ctx, data, queries, success, ori_first, n_records) if n_records else None
     text = (f"naive attacker: {n} random {k_base}-column queries on synthetic values "
             "(baseline_rate); the risk itself is " + d["relative_to"])
     return build_result(ctx, ctx.metric or f"singling_out_{mode}", d, base, warning, notes, records, text,
                         evidence)
 
 
-def _paired_evidence(ctx: Context, data: _Asked, queries: Queries, confidence_level: float) -> Evidence:
+def _paired_evidence(ctx: Context, data: _Asked, queries: Queries, every_original: tuple[np.ndarray, np.ndarray],
+                     confidence_level: float) -> Evidence:
     """Per-record evidence: which real records the release's queries isolate.
 
     Every query built from the release is run on the *pooled* real records (every training and
@@ -690,7 +700,7 @@ def _paired_evidence(ctx: Context, data: _Asked, queries: Queries, confidence_le
     coin flips and raised false alarms on real splits.
     """
     n_o = ctx.data.n_rows("original")
-    counts, first = data.pooled(queries)
+    counts, first = data.pooled(queries, every_original)
     flagged = np.zeros(n_o + ctx.data.n_rows("control"), dtype=bool)
     flagged[first[counts == 1]] = True
     single = np.flatnonzero((counts == 1) & (queries.src >= 0))
@@ -705,13 +715,15 @@ def _paired_evidence(ctx: Context, data: _Asked, queries: Queries, confidence_le
         note=f"{int((counts == 1).sum())} of {counts.size} queries isolate one real record")
 
 
-def _records(ctx: Context, data: _Asked, q: Queries, success: np.ndarray, n_records: int
+def _records(ctx: Context, data: _Asked, q: Queries, success: np.ndarray, first: np.ndarray, n_records: int
              ) -> list[dict[str, Any]]:
+    """The first ``n_records`` successful queries and the original row each singles out (``first``:
+    the lowest matching original position of every query, the one row of a success)."""
     idx = np.flatnonzero(success)[:n_records]
     if idx.size == 0:
         return []
     sub = q.take(idx)
-    rows = data.original_rows(sub)
+    rows = first[idx]
     # the release cells the queries' values come from (a few rows, typed as the tables hold them)
     cells = ctx.data.take("synthetic", data.release_rows(sub.src), list(data.columns))
     out = []

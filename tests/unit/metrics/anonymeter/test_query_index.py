@@ -37,3 +37,49 @@ def test_counts_and_single_matches_through_a_column_index_equal_the_plain_scan(k
     one = c0 == 1
     assert one.sum() > 5
     assert np.array_equal(f0[one], f1[one])
+
+
+def test_counts_through_the_bucket_codes_equal_the_plain_scan_on_a_larger_table():
+    # thousands of rows: many rows per bucket code, so predicates are decided on codes and, at a
+    # bucket's edge, on values; ties, -0.0 and 0.0, missing values and missing query values
+    rng = np.random.default_rng(7)
+    n = 5000
+    X = np.column_stack([rng.integers(0, 4, n), rng.integers(0, 60, n), rng.normal(size=n).round(2),
+                         rng.integers(-3, 4, n) * 0.0 + rng.integers(0, 2, n)]).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(n) < 0.1, 3] = -0.0
+    m, k = 2000, 3
+    qcol = np.stack([rng.choice(4, k, replace=False) for _ in range(m)]).astype(np.int64)
+    qop = rng.integers(0, 8, (m, k)).astype(np.int64)
+    qval = X[rng.integers(0, n, (m, k)), qcol]
+    qval[rng.random((m, k)) < 0.02] = np.nan
+    index = Q.ColumnIndex(X)
+    assert index.shift > 0
+    for cap in (None, 2):
+        c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
+        c1, f1 = Q.count_matches(index, qcol, qop, qval, cap=cap)
+        assert np.array_equal(c0, c1)
+        below = c0 < (cap or np.iinfo(np.int64).max)
+        assert np.array_equal(f0[below], f1[below])
+    counts, _ = Q.count_matches(X, qcol, qop, qval)
+    assert counts.max() > 100 and (counts == 1).any() and (counts == 0).any()
+    want = Q.match_lists(X, qcol, qop, qval, counts)
+    got = Q.match_lists(index, qcol, qop, qval, counts)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_an_index_without_bucket_codes_counts_the_same(monkeypatch):
+    # a wide table's index keeps no codes (CODES_BYTES): every predicate is tested on its value
+    X, qcol, qop, qval = _problem(np.random.default_rng(3), 3, n=2000, levels=40)
+    with_codes = Q.ColumnIndex(X)
+    monkeypatch.setattr(Q, "CODES_BYTES", 0)
+    without = Q.ColumnIndex(X)
+    assert with_codes.codes.strides[1] > 0 and without.codes.strides == (0, 0, 0)
+    for cap in (None, 2):
+        want = Q.count_matches(with_codes, qcol, qop, qval, cap=cap)
+        got = Q.count_matches(without, qcol, qop, qval, cap=cap)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    counts = Q.count_matches(X, qcol, qop, qval)[0]
+    want = Q.match_lists(with_codes, qcol, qop, qval, counts)
+    got = Q.match_lists(without, qcol, qop, qval, counts)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -77,3 +77,24 @@ def test_the_lowest_match_over_every_row_is_the_lowest_over_the_distinct_rows(ta
                                      rows=canonical(ctx, "original", columns).rows)[1]
     assert (every >= 0).all()
     np.testing.assert_array_equal(every, distinct)
+
+
+def test_every_row_asked_in_another_order_shares_the_every_row_table(tables):
+    ctx = context(*tables)
+    columns = ["age", "edu", "region", "sex"]
+    backend = ctx.data
+    n = backend.n_rows("original")
+    q = _queries(ctx, columns, 200, 3)
+    shuffled = np.random.default_rng(1).permutation(n)
+    want = backend.query_counts("original", columns, q, cap=2)
+    kept = backend._query_table
+    for rows in (shuffled, shuffled.copy(), None):  # asked as given, then every row again
+        got = backend.query_counts("original", columns, q, cap=2, rows=rows)
+        assert backend._query_table is kept
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    some = np.sort(shuffled[: n - 1])
+    got = backend.query_counts("original", columns, q, cap=2, rows=some)
+    assert backend._query_table is not kept
+    X = query_matrix(ctx.encoded.block("original").take(some).select(columns))
+    np.testing.assert_array_equal(got[1], query_counts_of(X, some, q, 2)[1])
