@@ -1177,14 +1177,18 @@ def _presence(frame: pd.DataFrame) -> tuple[int, dict[str, int]]:
     return len(frame), {str(c): int(v) for c, v in missing.items()}
 
 
-def _part_sample(values: pd.Series, picks: np.ndarray | None) -> pd.Series:
+def _present(values: pd.Series) -> pd.Series:
+    """The non-missing values of one partition's column, as :func:`_as_decided` casts them."""
+    s = _as_decided(values)
+    return s[s.notna().to_numpy()]
+
+
+def _part_sample(present: pd.Series, picks: np.ndarray | None) -> pd.Series:
     """One partition's part of a text column's sample (:func:`~synthguard.data.schema.text_sample_positions`):
-    its non-missing values (as :func:`_as_decided` casts them) at the local positions ``picks``
-    (``None``: all), as :func:`~synthguard.data.schema.sample_strings` gives them."""
+    its non-missing values (:func:`_present`) at the local positions ``picks`` (``None``: all), as
+    :func:`~synthguard.data.schema.sample_strings` gives them."""
     from ..data.schema import sample_strings
 
-    s = _as_decided(values)
-    present = s[s.notna().to_numpy()]
     return sample_strings(present if picks is None else present.iloc[picks])
 
 
@@ -1199,11 +1203,11 @@ def _text_part_facts(frame: pd.DataFrame, columns: Sequence[str], picks: Mapping
     frame.columns = [str(c) for c in frame.columns]
     out: dict[str, tuple[Any, str | None]] = {}
     for c in columns:  # loop over columns, vectorised over the sampled values
-        sample = _part_sample(frame[c], picks[c])
+        present = _present(frame[c])
+        sample = _part_sample(present, picks[c])
         lead = None
         if c in first_at:
-            s = _as_decided(frame[c])
-            lead = str(sample_strings(s[s.notna().to_numpy()].iloc[[first_at[c]]]).iloc[0])
+            lead = str(sample_strings(present.iloc[[first_at[c]]]).iloc[0])
         out[c] = (text_facts(sample), lead)
     return out
 
@@ -1216,7 +1220,7 @@ def _text_part_parses(frame: pd.DataFrame, columns: Sequence[str], picks: Mappin
 
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    return {c: parse_like_first(_part_sample(frame[c], picks[c]), firsts[c]) for c in columns}
+    return {c: parse_like_first(_part_sample(_present(frame[c]), picks[c]), firsts[c]) for c in columns}
 
 
 def whole_text_sdtypes(client: Any, ddf: Any, columns: Sequence[str],
