@@ -122,3 +122,16 @@ def test_sampled_text_of_a_large_original(dask_client, column, whole):
     one = _one_process(original, synthetic, control)
     assert one.sdtype(column) == whole
     assert _specs(_on_cluster(dask_client, original, synthetic, control, npartitions=4)) == _specs(one)
+
+
+def test_reviews_mean_words_of_the_whole_column(dask_client, shared_data):
+    """fine_foods_reviews split in three: the review column's reason states the mean words per
+    value of the whole original (one process's), not of its first partition."""
+    data = pd.read_csv(shared_data / "fine_foods_reviews_test.csv")
+    order = np.random.default_rng(0).permutation(len(data))
+    k = len(data) // 3
+    original, synthetic, control = (data.iloc[order[a:b]].reset_index(drop=True)
+                                    for a, b in ((0, k), (k, 2 * k), (2 * k, len(data))))
+    one = _one_process(original, synthetic, control)
+    assert one.sdtype("review") == "text"
+    assert _specs(_on_cluster(dask_client, original, synthetic, control, npartitions=6)) == _specs(one)
