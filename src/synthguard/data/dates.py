@@ -68,10 +68,29 @@ def looks_like_dates(sample: pd.Series) -> bool:
     values = _strings(sample)
     if len(values) == 0:
         return False
-    kind = _kind(values)
-    if kind in ("iso", "dmy"):
+    iso, dmy = date_kinds(values)
+    return iso or dmy or parse_like_first(values, values.iloc[0])
+
+
+def date_kinds(values: pd.Series) -> tuple[bool, bool]:
+    """Whether every value of ``values`` (strings, missing dropped) is ISO 8601, and whether every
+    one is ``a/b/yyyy`` (both ``True`` when there is none: a part of a sample that counts for
+    nothing)."""
+    values = _strings(values)
+    if not len(values):
+        return True, True
+    return bool(matches(values, _ISO).all()), bool(matches(values, _DMY).all())
+
+
+def parse_like_first(values: pd.Series, first: str) -> bool:
+    """Whether every value of ``values`` (strings) parses as a date with the format pandas guesses
+    from ``first``, the first value of the whole sample (read just before them): a sample read
+    part by part gives the answer of the whole sample."""
+    values = _strings(values)
+    if not len(values):
         return True
-    return bool(_parse_guessed(values).notna().all())
+    lead = _strings(pd.Series([first], dtype=object))
+    return bool(_parse_guessed(pd.concat([lead, values], ignore_index=True)).notna().all())
 
 
 def _parse_guessed(values: pd.Series) -> pd.Series:

@@ -126,25 +126,140 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
         return "categorical", "pandas category dtype"
     if len(s) == 0:
         return "categorical", "no values"
-    sample = s.astype(str)
-    if len(sample) > 2000:
-        sample = sample.sample(2000, random_state=0)
-    sample = sample.str.strip()
-    lowered = set(sample.str.lower().unique())
-    for pair in BOOLEAN_PAIRS:
-        if lowered <= set(pair) and len(lowered) > 0:
-            return "boolean", f"only the values {'/'.join(pair)} (read as booleans)"
-    tokens = sample.str.split().str.len()
-    if tokens.mean() >= 5 and sample.nunique() > 0.5 * len(sample):
-        return "text", f"free text (mean {tokens.mean():.1f} words per value)"
-    if sample.str.contains(r"\d").all() and sample.str.contains(r"[-/:.]").all():
-        from .dates import looks_like_dates
+    pos = text_sample_positions(len(s))
+    sample = sample_strings(s if pos is None else s.iloc[pos])
+    facts = text_facts(sample)
+    if facts.dates_undecided:
+        from .dates import parse_like_first
 
-        if looks_like_dates(sample):
+        facts = replace(facts, parsed=parse_like_first(sample, sample.iloc[0]))
+    n_distinct = int(s.nunique())
+    return sample_sdtype(facts) or values_sdtype(series.name, len(s), n_distinct)
+
+
+#: how many non-missing values of a text column :func:`infer_sdtype` reads: a seeded sample
+TEXT_SAMPLE = 2000
+
+
+def reads_as_text(dtype: Any) -> bool:
+    """Whether :func:`infer_sdtype` types a column of ``dtype`` by its values as text (not by its
+    dtype: booleans, dates, numbers, pandas categories)."""
+    return not (pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype)
+                or pd.api.types.is_numeric_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype))
+
+
+def text_sample_positions(n: int) -> np.ndarray | None:
+    """The positions, among the ``n`` non-missing values of a text column (in table order), of the
+    values :func:`infer_sdtype` reads, in the order it reads them (``Series.sample(2000,
+    random_state=0)``'s); ``None``: every value, in table order (``n`` is at most
+    :data:`TEXT_SAMPLE`). A function of ``n`` alone, so a cluster picks the same values from its
+    partitions.
+
+    Examples
+    --------
+    >>> text_sample_positions(5) is None, text_sample_positions(2500).shape
+    (True, (2000,))
+    """
+    if n <= TEXT_SAMPLE:
+        return None
+    return np.random.RandomState(0).choice(n, TEXT_SAMPLE, replace=False).astype(np.int64)
+
+
+def sample_strings(values: pd.Series) -> pd.Series:
+    """Non-missing values of a text column as the text :func:`text_facts` reads (surrounding
+    whitespace stripped)."""
+    return values.astype(str).str.strip()
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """What :func:`infer_sdtype` reads from the sampled values of a text column
+    (:func:`text_facts`), mergeable over parts of the sample (:func:`merge_text_facts`): the same
+    facts whether the sample is read at once or partition by partition."""
+
+    #: sampled values
+    values: int
+    #: their distinct lower-case spellings when at most two, else ``None`` (no boolean pair)
+    lowered: frozenset[str] | None
+    #: words (whitespace-separated) over the values
+    words: int
+    #: the sorted distinct 64-bit hashes of the values (:func:`~synthguard.data.hashing.value_hashes`)
+    distinct: np.ndarray
+    #: every value holds a digit and one of ``- / : .``
+    dated: bool
+    #: every value is ISO 8601 / ``a/b/yyyy`` (:func:`~synthguard.data.dates.date_kinds`)
+    iso: bool
+    dmy: bool
+    #: every value parses as a date with the format pandas guesses from the sample's first value
+    #: (:func:`~synthguard.data.dates.parse_like_first`); ``None`` until asked
+    parsed: bool | None = None
+
+    @property
+    def dates_undecided(self) -> bool:
+        """Whether the datetime rule needs :attr:`parsed` (dated values of no fixed kind)."""
+        return self.dated and not (self.iso or self.dmy) and self.parsed is None
+
+
+def text_facts(sample: pd.Series) -> TextFacts:
+    """The :class:`TextFacts` of (a part of) the sampled values of a text column, as
+    :func:`sample_strings` gives them (:attr:`TextFacts.parsed` left unasked)."""
+    from .hashing import value_hashes
+
+    if not len(sample):
+        return TextFacts(0, frozenset(), 0, np.zeros(0, dtype=np.uint64), True, True, True)
+    low = set(sample.str.lower().unique())
+    dated = bool(sample.str.contains(r"\d").all() and sample.str.contains(r"[-/:.]").all())
+    iso = dmy = False
+    if dated:
+        from .dates import date_kinds
+
+        iso, dmy = date_kinds(sample)
+    return TextFacts(len(sample), frozenset(low) if len(low) <= 2 else None,
+                     int(sample.str.split().str.len().sum()),
+                     value_hashes(pd.Series(sample.to_numpy(dtype=object), dtype=object)), dated, iso, dmy)
+
+
+def merge_text_facts(parts: Iterable[TextFacts]) -> TextFacts:
+    """The facts of a sample from the facts of its parts (empty parts count for nothing)."""
+    parts = [p for p in parts if p.values]
+    if not parts:
+        return text_facts(pd.Series([], dtype=object))
+    lowered = None
+    if all(p.lowered is not None for p in parts):
+        low = frozenset().union(*(p.lowered for p in parts))  # type: ignore[arg-type]
+        lowered = low if len(low) <= 2 else None
+    parsed = None if any(p.parsed is None for p in parts) else all(p.parsed for p in parts)
+    return TextFacts(sum(p.values for p in parts), lowered, sum(p.words for p in parts),
+                     np.unique(np.concatenate([p.distinct for p in parts])),
+                     all(p.dated for p in parts), all(p.iso for p in parts), all(p.dmy for p in parts),
+                     parsed)
+
+
+def sample_sdtype(facts: TextFacts) -> tuple[str, str] | None:
+    """The sdtype :func:`infer_sdtype` reads from a text column's sampled values (boolean, free
+    text, dates), with its reason; ``None`` when none fits (then :func:`values_sdtype`)."""
+    if facts.lowered:
+        for pair in BOOLEAN_PAIRS:
+            if facts.lowered <= set(pair):
+                return "boolean", f"only the values {'/'.join(pair)} (read as booleans)"
+    mean = facts.words / facts.values
+    if mean >= 5 and facts.distinct.size > 0.5 * facts.values:
+        return "text", f"free text (mean {mean:.1f} words per value)"
+    if facts.dated:
+        if facts.dates_undecided:
+            raise ValueError("sample_sdtype: the parse of the sampled dates was not asked for")
+        if facts.iso or facts.dmy or facts.parsed:
             return "datetime", "every value parses as a date/time (one format for the column)"
-    if s.is_unique and len(s) > ID_MIN_TEXT_VALUES and named_like_id(series.name):
+    return None
+
+
+def values_sdtype(name: object, n_values: int, n_distinct: int) -> tuple[str, str]:
+    """The sdtype of a text column whose sampled values are not booleans, free text nor dates: an
+    identifier when named like one with ``n_values`` (more than :data:`ID_MIN_TEXT_VALUES`) unique
+    values, else categorical."""
+    if n_distinct == n_values and n_values > ID_MIN_TEXT_VALUES and named_like_id(name):
         return "id", ID_VALUES_REASON
-    return "categorical", text_values_reason(s.nunique())
+    return "categorical", text_values_reason(n_distinct)
 
 
 def text_values_reason(n_distinct: int) -> str:

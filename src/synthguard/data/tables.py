@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -263,7 +263,8 @@ def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> No
 def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike | None = None,
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
                    labels: Mapping[str, str] | None = None, strict_control: bool = True,
-                   strip_whitespace_values: bool = True, canonical_columns: bool = False) -> Tables:
+                   strip_whitespace_values: bool = True, canonical_columns: bool = False,
+                   present_elsewhere: Collection[str] = ()) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -286,6 +287,10 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         Put the columns in their canonical order (sorted by name) right away, so that warnings and
         the schema come out the same whatever the input column order (:func:`synthguard.evaluate`);
         otherwise the original's order is kept (drop-in APIs that report per column).
+    present_elsewhere : collection of str
+        Columns known to hold values elsewhere in the tables these are parts of (the first
+        partitions of a cluster's tables, checked on every partition): not refused when they hold
+        no value here.
 
     Raises
     ------
@@ -343,10 +348,9 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         frames[role] = frames[role][base_cols]
 
     for role, frame in frames.items():
-        all_nan = [c for c in frame.columns if frame[c].isna().all()]
+        all_nan = [c for c in frame.columns if c not in present_elsewhere and frame[c].isna().all()]
         if all_nan:
-            raise InputError(f"{names[role]}: column {all_nan[0]!r} is empty (all values missing): "
-                             "drop it from every table, or fill it")
+            raise InputError(empty_column_message(names[role], all_nan[0]))
 
     warns: list[str] = []
     meta: dict[str, Any] | None = None
@@ -407,6 +411,11 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     return Tables(original=typed["original"], synthetic=typed["synthetic"], control=typed.get("control"),
                   schema=schema, labels=names, fingerprints=prints, warnings=tuple(warns),
                   notes={c: tuple(v) for c, v in notes.items()})
+
+
+def empty_column_message(label: str, column: str) -> str:
+    """The error of a table whose ``column`` holds no value."""
+    return f"{label}: column {column!r} is empty (all values missing): drop it from every table, or fill it"
 
 
 def _canonical_columns(columns: list[str]) -> list[str]:

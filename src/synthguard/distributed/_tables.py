@@ -41,7 +41,7 @@ from ..data.loading import CSV_FLOAT_KW
 from ..data.quirks import _strip, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.sources import read_source
-from ..data.tables import LABEL_SAMPLE, _coerce, label_kind, prepare_tables
+from ..data.tables import LABEL_SAMPLE, _coerce, empty_column_message, label_kind, prepare_tables
 from ..errors import InputError
 
 ROLES = ("original", "synthetic", "control")
@@ -742,10 +742,11 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         A Parquet file, a folder of Parquet files, a glob, or a CSV file/glob; pandas frames are split
         into ``npartitions`` partitions.
     metadata : mapping, Schema or path, optional
-        As for :func:`synthguard.evaluate`. sdtypes left out are inferred from the FIRST partition of
-        the original (declare them for large data: a partition is a sample), except the decisions
-        that rest on whole-column facts (identifiers: unique values, values shared between the
-        tables, row numbers), taken from every partition (:func:`whole_column_types`).
+        As for :func:`synthguard.evaluate`. sdtypes left out are inferred as one process infers
+        them from the whole tables: from the first partition of the original where its dtype
+        decides, and from every partition where the values decide (:func:`whole_column_types`:
+        identifiers, booleans, free text and dates read from text, columns holding no value in
+        the first partition).
     client : distributed.Client
         Where the work runs.
     """
@@ -769,14 +770,32 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
             if missing or extra:
                 raise InputError(f"{labels[role]} does not hold the columns of {labels['original']}: "
                                  f"missing {missing}, extra {extra}; give every table the same columns")
-    # the schema from the first partition of each table (a sample) unless the metadata declares it
-    heads = client.gather(client.compute([ddfs[r].get_partition(0) for r in ddfs]))
+    # the schema from the first partition of each table (a sample) unless the metadata declares it,
+    # and every partition's count of rows and missing values per column
+    roles = list(ddfs)
+    presence_of = delayed(_presence, pure=True)
+    delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
+    got = client.gather(client.compute([delayed_parts[r][0] for r in roles]
+                                       + [[presence_of(p) for p in delayed_parts[r]] for r in roles]))
+    heads, presence = got[:len(roles)], dict(zip(roles, got[len(roles):], strict=True))
+    # a column with no value in a whole table is refused as one process refuses it; one with no
+    # value in a first partition only is typed from the other partitions (whole_column_types)
+    elsewhere: set[str] = set()
+    for role in roles:
+        rows = sum(n for n, _ in presence[role])
+        for c in base:
+            missing = sum(m.get(c, 0) for _, m in presence[role])
+            if rows and missing == rows:
+                raise InputError(empty_column_message(labels[role], c))
+            if presence[role][0][0] and presence[role][0][1].get(c, 0) == presence[role][0][0]:
+                elsewhere.add(c)
     sample = prepare_tables(*(h.reset_index(drop=True) for h in heads[:2]),
                             heads[2].reset_index(drop=True) if len(heads) > 2 else None, metadata,
-                            labels=labels, canonical_columns=True)
+                            labels=labels, canonical_columns=True, present_elsewhere=elsewhere)
     # decisions resting on whole-column facts (identifiers: unique values, no value shared between
-    # tables, row numbers) taken again from every partition, as one process takes them
-    schema = whole_column_types(client, ddfs, heads, sample.schema, metadata)
+    # tables, row numbers; booleans, free text and dates read from the values of text columns)
+    # taken again from every partition, as one process takes them
+    schema = whole_column_types(client, ddfs, heads, sample.schema, metadata, presence)
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
@@ -1011,7 +1030,8 @@ def fact_columns(schema: Schema, heads: Mapping[str, pd.DataFrame]) -> list[str]
 
 
 def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame],
-                       schema: Schema, metadata: Any = None) -> Schema:
+                       schema: Schema, metadata: Any = None,
+                       presence: Mapping[str, Sequence[tuple[int, dict[str, int]]]] | None = None) -> Schema:
     """``schema`` (inferred from the first partition of each table) with the decisions that rest on
     whole-column facts taken again from every partition, as :func:`prepare_tables` takes them in
     one process on the whole tables: a column named like an identifier is one when its values are
@@ -1019,6 +1039,13 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     is one (:func:`~synthguard.data.quirks.detect_row_numbers`), and so is a column unique per row
     in every table sharing no value between the original and the other tables
     (:func:`~synthguard.data.quirks.detect_surrogate_ids`). Declared sdtypes stay as declared.
+
+    An inferred column the original holds as text is typed from its values as
+    :func:`~synthguard.data.schema.infer_sdtype` types the whole column: booleans, free text and
+    dates from the same seeded sample of its values (:func:`whole_text_sdtypes`: each partition
+    sends the facts of its part of the sample, merged on the driver), the rest (an identifier or
+    categorical) from the whole column's counts below. A first partition without a value is no
+    sample then.
 
     A column unique in the first partition but repeated over the partitions (a person number that
     copied rows carry, the copies in other partitions than their originals) is then no identifier
@@ -1041,6 +1068,9 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
         The schema :func:`prepare_tables` gave the first partitions.
     metadata : optional
         The evaluation's metadata: a :class:`Schema` gives the sdtypes the detections start from.
+    presence : mapping, optional
+        Role -> per partition, its rows and ``{column: missing values}`` (:func:`_presence`);
+        computed when not given.
 
     Returns
     -------
@@ -1060,11 +1090,10 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     )
     from ..data.schema import (
         ID_INTEGERS_REASON,
-        ID_MIN_TEXT_VALUES,
-        ID_VALUES_REASON,
         infer_sdtype,
         named_like_id,
-        text_values_reason,
+        reads_as_text,
+        values_sdtype,
     )
 
     roles = list(ddfs)
@@ -1072,7 +1101,24 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     float32 = tuple(sorted({str(c) for r in roles for c, d in ddfs[r].dtypes.items()
                             if d in (np.float32, np.float16)}))
     first = {r: _decided_frame(h, float32) for r, h in zip(roles, heads, strict=True)}
-    columns = fact_columns(schema, first)
+    given = metadata.columns if isinstance(metadata, Schema) else None
+    # inferred text columns: booleans, free text, dates from the sample of the whole column
+    texts = [] if given is not None else [c for c, s in schema.columns.items()
+                                          if s.inferred and reads_as_text(first["original"][c].dtype)]
+    read: dict[str, tuple[str, str] | None] = {}
+    if texts:
+        if presence is None:
+            presence_of = delayed(_presence, pure=True)
+            presence = {"original": client.gather(client.compute(
+                [presence_of(p) for p in ddfs["original"].to_delayed()]))}
+        read = whole_text_sdtypes(client, ddfs["original"], texts, presence["original"])
+    sampled = {c: replace(schema.columns[c], sdtype=got[0], reason=got[1])
+               for c, got in read.items() if got is not None}
+    start = schema
+    if sampled:
+        schema = replace(schema, columns={c: sampled.get(c, s) for c, s in schema.columns.items()})
+    chosen = set(fact_columns(start, first)) | {c for c, got in read.items() if got is None}
+    columns = [c for c in schema.columns if c in chosen and c not in sampled]
     if not columns:
         return schema
     # per partition one task for its facts, per column one task merging them (holding that
@@ -1087,24 +1133,23 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
                                            for i in range(len(columns))]))
     facts = {c: m[0] for c, m in zip(columns, merged, strict=True)}
     shared = {c: m[1] for c, m in zip(columns, merged, strict=True)}
-    given = metadata.columns if isinstance(metadata, Schema) else None
     changed: dict[str, Any] = {}
     for c in columns:
         spec, whole = schema.columns[c], facts[c]
         # 1. the sdtype inferred from the whole original (the detections start from it)
+        orig = whole["original"]
         if given is not None:
             spec = given[c]
+        elif c in read:  # text that is no boolean, free text nor dates: by the whole column's counts
+            sd, reason = values_sdtype(c, orig.present, orig.distinct_given)
+            spec = replace(spec, sdtype=sd, reason=reason, inferred=True)
         else:
             sd, reason = infer_sdtype(first["original"][c])
-            orig = whole["original"]
-            unique = orig.distinct_given == orig.present
             if reason == ID_INTEGERS_REASON or reason.startswith("numeric dtype"):
                 dtype = first["original"][c].dtype
                 sd, reason = (("id", ID_INTEGERS_REASON) if orig.integer_dtype and orig.present > 1
-                              and unique and named_like_id(c) else ("numerical", f"numeric dtype ({dtype})"))
-            elif reason == ID_VALUES_REASON or reason.startswith("text values ("):
-                sd, reason = (("id", ID_VALUES_REASON) if unique and orig.present > ID_MIN_TEXT_VALUES
-                              and named_like_id(c) else ("categorical", text_values_reason(orig.distinct_given)))
+                              and orig.distinct_given == orig.present and named_like_id(c)
+                              else ("numerical", f"numeric dtype ({dtype})"))
             spec = replace(spec, sdtype=sd, reason=reason, inferred=True)
         if spec.inferred and spec.sdtype in ("numerical", "categorical"):
             # 2. row numbers (detect_row_numbers), then 3. surrogate identifiers (detect_surrogate_ids)
@@ -1124,6 +1169,140 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     if not changed:
         return schema
     return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()})
+
+
+def _presence(frame: pd.DataFrame) -> tuple[int, dict[str, int]]:
+    """One raw input partition's rows and, per column (named as text), its missing values."""
+    missing = frame.isna().sum()
+    return len(frame), {str(c): int(v) for c, v in missing.items()}
+
+
+def _present(values: pd.Series) -> pd.Series:
+    """The non-missing values of one partition's column, as :func:`_as_decided` casts them."""
+    s = _as_decided(values)
+    return s[s.notna().to_numpy()]
+
+
+def _part_sample(present: pd.Series, picks: np.ndarray | None) -> pd.Series:
+    """One partition's part of a text column's sample (:func:`~synthguard.data.schema.text_sample_positions`):
+    its non-missing values (:func:`_present`) at the local positions ``picks`` (``None``: all), as
+    :func:`~synthguard.data.schema.sample_strings` gives them."""
+    from ..data.schema import sample_strings
+
+    return sample_strings(present if picks is None else present.iloc[picks])
+
+
+def _text_part_facts(frame: pd.DataFrame, columns: Sequence[str], picks: Mapping[str, np.ndarray | None],
+                     first_at: Mapping[str, int]) -> dict[str, tuple[Any, str | None]]:
+    """Per text column, the :class:`~synthguard.data.schema.TextFacts` of one raw partition's part
+    of its sample, and the sample's first value when this partition holds it (``first_at``: its
+    position among the partition's non-missing values)."""
+    from ..data.schema import sample_strings, text_facts
+
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    out: dict[str, tuple[Any, str | None]] = {}
+    for c in columns:  # loop over columns, vectorised over the sampled values
+        present = _present(frame[c])
+        sample = _part_sample(present, picks[c])
+        lead = None
+        if c in first_at:
+            lead = str(sample_strings(present.iloc[[first_at[c]]]).iloc[0])
+        out[c] = (text_facts(sample), lead)
+    return out
+
+
+def _text_part_parses(frame: pd.DataFrame, columns: Sequence[str], picks: Mapping[str, np.ndarray | None],
+                      firsts: Mapping[str, str]) -> dict[str, bool]:
+    """Per text column, whether one raw partition's part of its sample parses as dates with the
+    format pandas guesses from the sample's first value (:func:`~synthguard.data.dates.parse_like_first`)."""
+    from ..data.dates import parse_like_first
+
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    return {c: parse_like_first(_part_sample(_present(frame[c]), picks[c]), firsts[c]) for c in columns}
+
+
+def whole_text_sdtypes(client: Any, ddf: Any, columns: Sequence[str],
+                       presence: Sequence[tuple[int, dict[str, int]]]) -> dict[str, tuple[str, str] | None]:
+    """The sdtype :func:`~synthguard.data.schema.infer_sdtype` reads from the values of each text
+    column of the whole original (booleans, free text, dates), or ``None`` when it reads none of
+    them (an identifier or categorical: decided by the whole column's counts).
+
+    One process reads a seeded sample of the column's non-missing values
+    (:func:`~synthguard.data.schema.text_sample_positions`: every value up to 2,000, else 2,000 of
+    them, a function of their count alone). Here the count comes from ``presence``, the sample's
+    positions are drawn in one task on the cluster, each partition computes the
+    :class:`~synthguard.data.schema.TextFacts` of its part of the sample
+    (:func:`~synthguard.data.schema.text_facts`, the function one process runs on its sample) and
+    the driver merges them (:func:`~synthguard.data.schema.merge_text_facts`) and decides as one
+    process decides (:func:`~synthguard.data.schema.sample_sdtype`). Dates of no fixed kind
+    (neither ISO nor ``a/b/yyyy``), parsed with the format pandas guesses from the sample's first
+    value, take one more pass in which every partition parses its part behind that value. Only
+    facts of at most 2,000 values per column travel; no column is gathered.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    ddf : dask DataFrame
+        The original, raw.
+    columns : sequence of str
+        The text columns (names as text).
+    presence : sequence
+        Per partition of ``ddf``, its rows and ``{column: missing values}`` (:func:`_presence`).
+
+    Returns
+    -------
+    dict
+        Column -> ``(sdtype, reason)`` or ``None``.
+    """
+    from dataclasses import replace
+
+    from dask import delayed
+
+    from ..data.schema import TEXT_SAMPLE, merge_text_facts, sample_sdtype, text_sample_positions
+
+    labels = {str(c): c for c in ddf.columns}
+    counts = {c: np.asarray([n - m.get(c, 0) for n, m in presence], dtype=np.int64) for c in columns}
+    sizes = sorted({int(v.sum()) for v in counts.values() if v.sum() > TEXT_SAMPLE})
+    draw = delayed(text_sample_positions, pure=True)
+    drawn = dict(zip(sizes, client.gather(client.compute([draw(n) for n in sizes])), strict=True))
+    empty = {c for c in columns if not counts[c].sum()}  # refused by load_tables
+    columns = [c for c in columns if c not in empty]
+    parts = ddf[[labels[c] for c in columns]].to_delayed() if columns else []
+    picks: list[dict[str, np.ndarray | None]] = [{} for _ in parts]
+    first_at: list[dict[str, int]] = [{} for _ in parts]
+    holder: dict[str, int] = {}
+    for c in columns:
+        cnt = counts[c]
+        ends = np.cumsum(cnt)
+        starts = ends - cnt
+        pos = drawn.get(int(ends[-1])) if len(ends) else None
+        lead = 0 if pos is None else int(pos[0])
+        if pos is not None:
+            ordered = np.sort(pos)
+            lo, hi = np.searchsorted(ordered, starts), np.searchsorted(ordered, ends)
+        for j in range(len(parts)):  # loop over partitions
+            picks[j][c] = None if pos is None else ordered[lo[j]:hi[j]] - starts[j]
+        j = int(np.searchsorted(ends, lead, side="right"))
+        first_at[j][c] = lead - int(starts[j])
+        holder[c] = j
+    facts_of = delayed(_text_part_facts, pure=True)
+    got = client.gather(client.compute([facts_of(p, list(columns), picks[j], first_at[j])
+                                        for j, p in enumerate(parts)]))
+    merged = {c: merge_text_facts(g[c][0] for g in got) for c in columns}
+    firsts = {c: got[holder[c]][c][1] for c in columns}
+    undecided = [c for c in columns if merged[c].dates_undecided]
+    if undecided:
+        parses_of = delayed(_text_part_parses, pure=True)
+        sub = ddf[[labels[c] for c in undecided]].to_delayed()
+        parsed = client.gather(client.compute([parses_of(p, undecided, {c: picks[j][c] for c in undecided},
+                                                         {c: firsts[c] for c in undecided})
+                                               for j, p in enumerate(sub)]))
+        for c in undecided:
+            merged[c] = replace(merged[c], parsed=all(g[c] for g in parsed))
+    out: dict[str, tuple[str, str] | None] = {c: ("categorical", "no values") for c in empty}
+    return {**out, **{c: sample_sdtype(merged[c]) for c in columns}}
 
 
 def _learnt_encoder(schema: Schema, firsts: Mapping[str, Mapping[str, list[Any]]]
