@@ -17,14 +17,14 @@ on a column set collide in one chain with probability about ``2**-64``, in both 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CHAINS", "cell_hashes", "column_ids", "float_codes", "masked", "row_hashes", "set_sums",
+__all__ = ["CHAINS", "cell_hashes", "column_ids", "float_codes", "masked", "row_hashes", "set_sums", "iter_set_sums",
            "value_hashes"]
 
 
@@ -172,20 +172,33 @@ def set_sums(cells: np.ndarray, sets: Sequence[Sequence[int]]) -> list[np.ndarra
     >>> bool(kept[0] == cells[0, [0, 1, 3]].sum())
     True
     """
+    return list(iter_set_sums(cells, sets))
+
+
+def iter_set_sums(cells: np.ndarray, sets: Sequence[Sequence[int]]) -> Iterator[np.ndarray]:
+    """:func:`set_sums` one set at a time (the same words): a caller that uses each set's hashes
+    and drops them holds one set's at once, not every set's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cells = cell_hashes(np.array([[1, 2, 3, 4], [1, 2, 9, 4]]), np.arange(4, dtype=np.uint64))
+    >>> [bool(h[0] == h[1]) for h in iter_set_sums(cells, [[0, 1, 3], [2]])]
+    [True, False]
+    """
     p = cells.shape[1]
     total = None
-    out = []
-    with np.errstate(over="ignore"):
-        for s in sets:  # loop over column sets, vectorised over rows
-            at = np.asarray(s, dtype=np.int64).reshape(-1)
-            hits = np.bincount(at, minlength=p)
+    for s in sets:  # loop over column sets, vectorised over rows
+        at = np.asarray(s, dtype=np.int64).reshape(-1)
+        hits = np.bincount(at, minlength=p)
+        with np.errstate(over="ignore"):
             if 2 * at.size <= p or hits.max(initial=0) > 1:  # few columns kept, or one twice
-                out.append(cells[:, at].sum(axis=1, dtype=np.uint64))
+                yield cells[:, at].sum(axis=1, dtype=np.uint64)
                 continue
             if total is None:
                 total = cells.sum(axis=1, dtype=np.uint64)
-            out.append(masked(total, cells, np.flatnonzero(hits == 0)))
-    return out
+            got = masked(total, cells, np.flatnonzero(hits == 0))
+        yield got
 
 
 #: marks the hash of a float64 that is not a whole number (whole numbers hash as the integer)

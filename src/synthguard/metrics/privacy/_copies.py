@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.arrays import unique_codes
-from ...data.hashing import cell_hashes, masked, set_sums
+from ...data.hashing import cell_hashes, iter_set_sums, masked
 from ...registry import Context
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -190,7 +190,10 @@ def _block_join(cells_a: np.ndarray, cells_b: np.ndarray, sets: list[np.ndarray]
     bits = np.uint64(max(n_a, n_b, 2).bit_length())
     cand_a, cand_b, total = [], [], 0
     same = cells_a is cells_b
-    for ha, hb in zip(set_sums(cells_a, sets), set_sums(cells_b, sets), strict=True):
+    # one set's hashes at a time (every set's at once: sets x rows x 8 bytes per side)
+    pairs = (((None, hb) for hb in iter_set_sums(cells_b, sets)) if same else
+             zip(iter_set_sums(cells_a, sets), iter_set_sums(cells_b, sets), strict=True))
+    for ha, hb in pairs:
         key_b, row_b = _packed_sort(hb, bits)
         if same:  # each row's run of equal keys, from the one sorted order
             new = np.empty(n_b, dtype=bool)
