@@ -11,7 +11,7 @@ Metadata shape (SynEval style)::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -133,8 +133,8 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
         from .dates import parse_like_first
 
         facts = replace(facts, parsed=parse_like_first(sample, sample.iloc[0]))
-    n_distinct = int(s.nunique())
-    return sample_sdtype(facts) or values_sdtype(series.name, len(s), n_distinct)
+    # the distinct count only when the sample decides nothing (as before the split)
+    return sample_sdtype(facts) or values_sdtype(series.name, len(s), int(s.nunique()))
 
 
 #: how many non-missing values of a text column :func:`infer_sdtype` reads: a seeded sample
@@ -348,7 +348,7 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
                              "that the data does not have: fix the names"
                              + case_hint(missing, list(frame.columns)))
         roles[key] = list(dict.fromkeys(names))  # a name listed twice counts once (warned)
-    texts = tuple(dict.fromkeys(roles["text_columns"] + [c for c, s in specs.items() if s.sdtype == "text"]))
+    texts = text_columns_of(roles["text_columns"], specs)
     for key in ("target", "primary_key"):
         val = metadata.get(key)
         if val is not None and val not in frame.columns:
@@ -361,6 +361,29 @@ def infer_schema(frame: pd.DataFrame, metadata: Mapping[str, Any] | None = None,
 
 
 EPOCH_UNITS = ("s", "ms", "us", "ns")
+
+
+def text_columns_of(declared: Sequence[str], specs: Mapping[str, ColumnSpec]) -> tuple[str, ...]:
+    """A schema's ``text_columns``: the declared ones in their order, then every other column
+    typed ``text`` in column order (one rule for one process and a cluster, which types columns
+    again after its first partitions).
+
+    Examples
+    --------
+    >>> specs = {"a": ColumnSpec("a", "text"), "b": ColumnSpec("b", "categorical"),
+    ...          "c": ColumnSpec("c", "text")}
+    >>> text_columns_of(["b"], specs)
+    ('b', 'a', 'c')
+    """
+    return tuple(dict.fromkeys([*declared, *(c for c, s in specs.items() if s.sdtype == "text")]))
+
+
+def declared_text_columns(metadata: Any) -> list[str]:
+    """The ``text_columns`` a metadata mapping declares (a name once; none for no metadata or a
+    :class:`Schema`, whose ``text_columns`` are its own)."""
+    if not isinstance(metadata, Mapping):
+        return []
+    return list(dict.fromkeys(_as_list(metadata.get("text_columns"), "text_columns", "metadata")))
 
 
 def case_hint(names: list[str], columns: list[str]) -> str:

@@ -1120,7 +1120,7 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     chosen = set(fact_columns(start, first)) | {c for c, got in read.items() if got is None}
     columns = [c for c in schema.columns if c in chosen and c not in sampled]
     if not columns:
-        return schema
+        return _with_text_columns(schema, given, metadata)
     # per partition one task for its facts, per column one task merging them (holding that
     # column's hashes only)
     facts_of = delayed(_column_facts, pure=True)
@@ -1166,9 +1166,23 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
                 spec = replace(spec, sdtype="id", reason=surrogate_reason(spec.sdtype))
         if spec != schema.columns[c]:
             changed[c] = spec
-    if not changed:
+    if changed:
+        schema = replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()})
+    return _with_text_columns(schema, given, metadata)
+
+
+def _with_text_columns(schema: Schema, given: Any, metadata: Any) -> Schema:
+    """``schema`` with its ``text_columns`` as one process's: the declared ones, then the columns
+    typed text on the whole tables (the first partitions' were the start); metadata given as a
+    :class:`Schema` keeps its own."""
+    from dataclasses import replace
+
+    from ..data.schema import declared_text_columns, text_columns_of
+
+    if given is not None:
         return schema
-    return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()})
+    texts = text_columns_of(declared_text_columns(metadata), schema.columns)
+    return schema if texts == schema.text_columns else replace(schema, text_columns=texts)
 
 
 def _presence(frame: pd.DataFrame) -> tuple[int, dict[str, int]]:

@@ -33,7 +33,10 @@ def _on_cluster(client, original, synthetic, control, metadata=None, npartitions
 
 
 def _specs(schema):
-    return {c: (s.sdtype, s.reason, s.inferred) for c, s in schema.columns.items()}
+    """Every column's sdtype, reason and whether inferred, and the schema's roles (its text
+    columns follow the sdtypes: the text metrics read them)."""
+    return ({c: (s.sdtype, s.reason, s.inferred) for c, s in schema.columns.items()},
+            {k: v for k, v in schema.to_dict().items() if k != "columns"})
 
 
 def _frame(n: int, seed: int, head: int) -> pd.DataFrame:
@@ -135,3 +138,16 @@ def test_reviews_mean_words_of_the_whole_column(dask_client, shared_data):
     one = _one_process(original, synthetic, control)
     assert one.sdtype("review") == "text"
     assert _specs(_on_cluster(dask_client, original, synthetic, control, npartitions=6)) == _specs(one)
+
+
+@pytest.mark.parametrize("metadata", [None, {"text_columns": ["age"]}, {"text_columns": ["label", "age"]}],
+                         ids=["undeclared", "declared-other", "declared-retyped"])
+def test_text_columns_follow_the_whole_table_types(dask_client, metadata):
+    """A column typed free text in the first partition only, and one typed free text on the whole
+    table only: the cluster's ``text_columns`` (the declared ones first, then the columns typed
+    text) are one process's, so the text metrics read the same columns."""
+    tables = [_frame(90, seed, 30)[["note", "label", "age"]] for seed in (1, 2, 3)]
+    one = _one_process(*tables, metadata)
+    assert "note" in one.text_columns
+    assert ("label" in one.text_columns) == bool(metadata and "label" in metadata["text_columns"])
+    assert _specs(_on_cluster(dask_client, *tables, metadata)) == _specs(one)
