@@ -135,6 +135,16 @@ class _TailCounter:
         self.ascending = np.sort(scores)
         self.rank = np.empty(self.n, dtype=np.int64)  # each record's place in ``order``
         self.rank[self.order] = np.arange(self.n)
+        # records at or above the old cut: the raised cut keeps the flagged old scores among them
+        self.prefix = self.n - int(np.searchsorted(self.ascending, self.ascending[self.n - self.k],
+                                                   "left")) if 0 < self.k <= self.n else self.n
+        self._top: tuple[np.ndarray, np.ndarray] | None = None  # (keys, their prefix in order)
+
+    def _top_keys(self, keys: np.ndarray, width: int) -> np.ndarray:
+        """``keys[:, order[:width]]`` (repetitions x records), gathered once per set of keys."""
+        if self._top is None or self._top[0] is not keys or self._top[1].shape[1] < width:
+            self._top = (keys, keys[:, self.order[:max(width, self.prefix)]])
+        return self._top[1]
 
     def counts(self, draw: _Draw, reps: int, rows: np.ndarray, targets: np.ndarray,
                raised: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,11 +175,9 @@ class _TailCounter:
         cut = np.partition(cand, cols - k, axis=1)[:, cols - k]
         # old scores at or above the cut: a prefix of the descending order, per repetition
         length = n - np.searchsorted(self.ascending, cut, "left")
-        rep_of = np.repeat(np.arange(reps), length)
-        pos = np.arange(rep_of.size) - np.repeat(np.cumsum(length) - length, length)
-        member = draw.is_member(rep_of, self.order[pos])
         k_all = length.astype(np.int64)
-        k1 = np.bincount(rep_of, weights=member, minlength=reps).astype(np.int64)
+        k1 = draw.members_in_prefix(self._top_keys(draw.keys, int(length.max(initial=0))),
+                                    self.rank, length)
         u_member = draw.is_member(u_rep, u_idx)
         was = old >= cut[u_rep]
         now = new >= cut[u_rep]
@@ -271,9 +279,31 @@ class _Draw:
         else:
             count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
                              dtype=np.int64)
+        fi = self._forced_pairs()[1]
+        return count + self._forced_above(mask[fi])
+
+    def members_in_prefix(self, top_keys: np.ndarray, place: np.ndarray,
+                          length: np.ndarray) -> np.ndarray:
+        """Per repetition ``r``, how many of the records placed first to ``length[r]``-th in an
+        order are training records; ``top_keys`` holds their keys (repetitions x at least
+        ``length.max()`` records, in that order), ``place`` each record's place in it."""
+        inside = np.arange(top_keys.shape[1])[None, :] < length[:, None]
+        count = ((top_keys < self.below[:, None]) & inside).sum(axis=1, dtype=np.int64)
         fr, fi = self._forced_pairs()
-        extra = mask[fi] & (self.keys[fr, fi] >= self.below[fr])  # forced, not already below
-        return count + np.bincount(fr, weights=extra, minlength=reps).astype(np.int64)
+        return count + self._forced_above(place[fi] < length[fr])
+
+    @cached_property
+    def _above(self) -> np.ndarray:
+        """Per forced pair, is its key not below the cut (a training record the key comparison
+        misses)? Found once per draw."""
+        fr, fi = self._forced_pairs()
+        return self.keys[fr, fi] >= self.below[fr]
+
+    def _forced_above(self, among: np.ndarray) -> np.ndarray:
+        """Per repetition, the forced records marked in ``among`` (one flag per forced pair) whose
+        key is not below the cut."""
+        return np.bincount(self._forced_pairs()[0], weights=among & self._above,
+                           minlength=len(self.keys)).astype(np.int64)
 
     def members(self, start: int, stop: int) -> np.ndarray:
         """(stop - start) x records: the training records of repetitions ``start:stop``."""
