@@ -321,15 +321,20 @@ class _Relabelling:
     Equal to taking the ``n_member`` smallest keys with the forced records' keys set to -1 (an
     ``argpartition`` per repetition and leak size): with ``f`` records forced, the others that are
     training records are those of key below the ``(n_member - f)``-th smallest key among the
-    records not forced, which lies among the ``n_member`` smallest keys. So those keys are
-    selected and sorted once per repetition, and each leak size only places its forced records'
-    keys among them (a binary search), instead of a selection over every key per leak size.
+    records not forced, which lies among the ``n_member`` smallest keys; with at most ``w``
+    records forced, among the ``w + 1`` largest of them (ranks ``n_member - w - 1`` to
+    ``n_member - 1``, the band). So the band is selected and sorted once per repetition, and each
+    leak size only places its forced records' keys in it (a binary search; a key at or below the
+    band's first counts as that rank, which decides the same as its own, lower rank), instead of a
+    selection over every key per leak size. ``width``: the most records a draw forces (a wider draw
+    selects a wider band first).
     """
 
-    def __init__(self, keys: np.ndarray, n_member: int):
+    def __init__(self, keys: np.ndarray, n_member: int, width: int = 0):
         self.keys = keys
         self.n_member = n_member
-        self._sorted_low: np.ndarray | None = None
+        self.width = width
+        self._band: tuple[int, np.ndarray] | None = None  # (first rank, reps x sorted keys)
 
     def sorted_keys(self, idx: np.ndarray) -> np.ndarray:
         """Per repetition (row), the keys of records ``idx``, sorted."""
@@ -337,15 +342,18 @@ class _Relabelling:
         out.sort(axis=1)
         return out
 
-    def _low(self) -> np.ndarray:
-        """Per repetition, the ``n_member`` smallest keys, sorted (reps x n_member), computed once."""
-        if self._sorted_low is None:
+    def _low(self, width: int) -> tuple[int, np.ndarray]:
+        """The band of at least ``width + 1`` keys: its first rank ``b`` and, per repetition, the
+        keys of ranks ``b`` to ``n_member - 1``, sorted (computed once per width)."""
+        if self._band is None or self._band[0] > max(0, self.n_member - width - 1):
+            self.width = max(self.width, width)
             n1 = self.n_member
-            low = np.empty((len(self.keys), n1))
+            b = max(0, n1 - self.width - 1)
+            low = np.empty((len(self.keys), n1 - b))
             for r, k in enumerate(self.keys):  # one selection per repetition: bounded memory
-                low[r] = np.sort(np.partition(k, n1 - 1)[:n1])
-            self._sorted_low = low
-        return self._sorted_low
+                low[r] = np.sort(np.partition(k, [b, n1 - 1] if 0 < b < n1 - 1 else n1 - 1)[b:n1])
+            self._band = (b, low)
+        return self._band
 
     def draw(self, forced: np.ndarray) -> _Draw | None:
         """The relabelling with the records ``forced`` (reps x w, -1 = none) kept training;
@@ -363,14 +371,15 @@ class _Relabelling:
         target = self.n_member - n_forced
         if (target < 0).any() or self.n_member == 0:
             return None
-        n1, low = self.n_member, self._low()
+        n1 = self.n_member
+        b, low = self._low(f.shape[1])
         rows = np.arange(reps)[:, None]
         # the forced records' keys, ascending (padding last), and their ranks among the n_member
         # smallest keys (n_member: above them all), ascending: a binary search per repetition
         # over ascending needles (NumPy reuses its bounds)
         fk = np.where(valid, self.keys[rows, np.where(valid, f, 0)], np.inf)
         fk.sort(axis=1)
-        rank = np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
+        rank = b + np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
         none = n1 + 1  # padding: after every rank
         rank[fk == np.inf] = none  # (keys are finite)
         # the target-th record not forced, in key order: skip the forced ranks before it
@@ -378,7 +387,7 @@ class _Relabelling:
                 & (rank < none)).sum(axis=1)
         cut = target + skip  # <= n_member
         last = np.nextafter(low[:, -1], np.inf)  # cut at n_member: every one of the smallest keys
-        below = np.where(cut < n1, low[rows[:, 0], np.minimum(cut, n1 - 1)], last)
+        below = np.where(cut < n1, low[rows[:, 0], np.minimum(cut, n1 - 1) - b], last)
         return _Draw(f, below, self.keys)
 
     def members(self, draw: _Draw | None, start: int, stop: int, forced: np.ndarray) -> np.ndarray:
@@ -434,7 +443,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     if first.partners is not None:
         partner_of[first.sources] = first.partners
     keys = rng.random((reps, big_n))
-    relabel = _Relabelling(keys, n1)
+    relabel = _Relabelling(keys, n1, 2 * int(cands.size))  # a draw forces k leaked and k partners
     cache: dict[int, np.ndarray] = {}
 
     chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records

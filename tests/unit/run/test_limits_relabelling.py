@@ -117,3 +117,17 @@ def test_a_tail_tests_detection_limit_is_the_same_by_the_counter_and_by_the_matr
     monkeypatch.setattr(limits, "_CELLS", 1)  # the counter would exceed the bound: the matrix path
     matrix = limits.family_limits([test], "noise5", ["presence"], materiality=0.01, reps=20)
     assert counter == matrix and counter["presence"]["k"] is not None
+
+
+@pytest.mark.parametrize("width", [0, 5, 10_000])
+def test_draws_wider_than_the_band_and_narrower_ones_name_the_training_records_of_the_definition(
+        width):
+    # the band of sorted keys is selected for `width` forced records and again, wider, when a draw
+    # forces more; narrower draws after it use the wider band
+    rng = np.random.default_rng(width)
+    reps, big_n, n_member = 5, 3000, 1700
+    rel = _Relabelling(rng.random((reps, big_n)), n_member, width)
+    for w in (3, 40, 900, 2, 1600):
+        forced = rng.integers(-1, n_member, size=(reps, w))
+        got = rel.members(rel.draw(forced), 0, reps, forced)
+        np.testing.assert_array_equal(got, _by_definition(rel.keys, forced, n_member))
