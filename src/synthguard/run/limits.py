@@ -101,6 +101,11 @@ class InjectionTest:
     risks: tuple[str, ...]
     leaks: Mapping[str, LeakResponse] = field(default_factory=dict)
 
+    @cached_property
+    def _counter(self) -> _TailCounter:
+        """The tail counter of the scores (their order, once for every leak family)."""
+        return _TailCounter(self.scores, float(self.tail))  # type: ignore[arg-type]
+
 
 def _row_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     """:func:`~synthguard.core.results.tail_flags` of every row of ``scores`` (repetitions x records)."""
@@ -454,7 +459,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
              and not np.isnan(t.leaks[family].score).any() for t in seeing]
     # a tail test on finite scores: its flags counted from the raised records (_TailCounter)
     # (within the same memory bound: its candidates and flagged prefixes are reps x the tail)
-    tails = [_TailCounter(t.scores, t.tail) if t.tail is not None and np.isfinite(t.scores).all()
+    tails = [t._counter if t.tail is not None and np.isfinite(t.scores).all()
              and np.isfinite(t.leaks[family].score).all()
              and 1 <= np.ceil(float(t.tail) * big_n) <= _CELLS // (2 * reps)
              else None for t in seeing]
