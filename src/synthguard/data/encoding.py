@@ -107,17 +107,58 @@ class Encoder:
         """
         cols = list(columns) if columns is not None else list(frame.columns)
         if once:
-            done = self.__dict__.setdefault("_learnt", {})
-            seen = done.get(id(frame))
-            if seen is None or seen[0] is not frame:  # the frame is held: its id cannot be reused
-                seen = done[id(frame)] = (frame, set())
+            seen = self._held(frame)
+            if seen is None:  # the frame is held: its id cannot be reused
+                seen = self.__dict__.setdefault("_learnt", {})[id(frame)] = (frame, set(), {})
             todo = [c for c in cols if c not in seen[1]]
         else:
             todo = cols
         for col in todo:
-            self.codes(frame[col])
+            self._frame_codes(frame, col)
         if once:
             seen[1].update(todo)
+
+    def _held(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, set[str], dict] | None:
+        """The record of a frame learnt with ``once=True`` (the frame, its columns learnt, its
+        columns' codes as factorised: :meth:`_frame_codes`), ``None`` for any other frame."""
+        seen = self.__dict__.get("_learnt", {}).get(id(frame))
+        return seen if seen is not None and seen[0] is frame else None
+
+    def _frame_codes(self, frame: pd.DataFrame, column: str) -> np.ndarray:
+        """:meth:`codes` of ``frame[column]``; for a frame learnt with ``once=True`` (a run's own
+        table, unchanged during the run) its factorisation and codes are kept (the factor of each row
+        in the narrowest integer type), so a column is factorised once however many blocks and row
+        identities encode it: a code, once given, never changes."""
+        held = self._held(frame)
+        if held is None:
+            return self.codes(frame[column])
+        got = held[2].get(column)
+        if got is None:
+            values, lookup = self._factorize(frame[column])
+            narrow = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                          if lookup.size <= np.iinfo(t).max)
+            got = held[2][column] = (values.astype(narrow), lookup)
+        return got[1][got[0]]
+
+    def _factorize(self, series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """``(factor, lookup)``: the factor of each value (``-1`` missing) and the code of each
+        factor (new values appended to the vocabulary), ``NAN_CODE`` last: the codes are
+        ``lookup[factor]``."""
+        vocab = self._vocab.setdefault(str(series.name), {})
+        values, uniques = pd.factorize(series, use_na_sentinel=True)
+        lookup = np.empty(len(uniques) + 1, dtype=np.int64)
+        lookup[-1] = NAN_CODE
+        for i, u in enumerate(uniques.tolist()):  # loop over distinct values, not rows
+            key = _key(u)
+            code = vocab.get(key)
+            if code is None:
+                if self._frozen:
+                    raise ValueError(f"column {series.name!r}: value {u!r} is not in the vocabulary "
+                                     "learnt from every partition (was a table changed during the run?)")
+                code = len(vocab)
+                vocab[key] = code
+            lookup[i] = code
+        return values, lookup
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -134,23 +175,8 @@ class Encoder:
 
     def codes(self, series: pd.Series) -> np.ndarray:
         """int64 codes of a column under its shared vocabulary (new values are appended)."""
-        vocab = self._vocab.setdefault(str(series.name), {})
-        values, uniques = pd.factorize(series, use_na_sentinel=True)
-        mapping = np.empty(len(uniques), dtype=np.int64)
-        for i, u in enumerate(uniques.tolist()):  # loop over distinct values, not rows
-            key = _key(u)
-            code = vocab.get(key)
-            if code is None:
-                if self._frozen:
-                    raise ValueError(f"column {series.name!r}: value {u!r} is not in the vocabulary "
-                                     "learnt from every partition (was a table changed during the run?)")
-                code = len(vocab)
-                vocab[key] = code
-            mapping[i] = code
-        out = np.full(len(values), NAN_CODE, dtype=np.int64)
-        ok = values >= 0
-        out[ok] = mapping[values[ok]]
-        return out
+        values, lookup = self._factorize(series)
+        return lookup[values]
 
     def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
                categorical_only: bool = False, exact_datetimes: bool = False) -> Block:
@@ -172,7 +198,7 @@ class Encoder:
                 num[:, j] = numeric_view(frame[c])
         cat = np.empty((n, len(cat_cols)), dtype=np.int64)
         for j, c in enumerate(cat_cols):
-            cat[:, j] = self.codes(frame[c])
+            cat[:, j] = self._frame_codes(frame, c)
         return Block(num, cat, tuple(num_cols), tuple(cat_cols))
 
 

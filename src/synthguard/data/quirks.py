@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..core.arrays import isin_codes
 from ..errors import InputError
 from ..stats import binomial_greater
 from .arrowtext import arrow_strings, matches
@@ -410,12 +411,12 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
         same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))
         # judged on the control rows that are not training rows: a training row may sit in the
         # release and in a (wrongly overlapping) control alike, which the warning below reports
-        fresh = ~np.isin(h_c, uniq)
-        in_release = float(np.isin(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
+        fresh = ~isin_codes(h_c, uniq)
+        in_release = float(isin_codes(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
         if same or (in_release > RELEASE_SHARE and in_release >= chance + 0.25):
             s_lab = labels.get("synthetic", "synthetic")
             held = ("holds the same rows as" if same else
-                    f"shares {float(np.isin(h_c, h_s).mean()):.0%} of its rows (against {chance:.0%} "
+                    f"shares {float(isin_codes(h_c, h_s).mean()):.0%} of its rows (against {chance:.0%} "
                     "expected by chance) with")
             refuse(f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
                    "training, never the release (every copy would look like chance); give the holdout "
@@ -423,7 +424,7 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
                    f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
                    "training; every residual risk and baseline is meaningless with this control")
             return warns
-    inside = np.isin(h_c, uniq)
+    inside = isin_codes(h_c, uniq)
     share = float(inside.mean())
     if share >= chance + 0.02 and binomial_greater(int(inside.sum()), len(h_c), chance) < 1e-3:
         warns.append(f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in "

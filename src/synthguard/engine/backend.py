@@ -775,7 +775,9 @@ class LocalBackend:
 
         every = list(dict.fromkeys(c for s in column_sets for c in s))
         enc = extending_encoder(self.encoded.encoder, self.tables, every, categorical_only=True)
-        pooled = [enc.encode(self.tables.get(r), every, categorical_only=True).cat for r in roles]
+        # the tables' rows by the run's encoder (the copy's codes for them; their factors kept)
+        pooled = [self.encoded.encoder.encode(self.tables.get(r), every, categorical_only=True).cat
+                  for r in roles]
         asked = [enc.encode(f, every, categorical_only=True).cat for f in frames]
         out = []
         for cols in column_sets:  # loop over column sets, vectorised over rows

@@ -101,6 +101,11 @@ class InjectionTest:
     risks: tuple[str, ...]
     leaks: Mapping[str, LeakResponse] = field(default_factory=dict)
 
+    @cached_property
+    def _counter(self) -> _TailCounter:
+        """The tail counter of the scores (their order, once for every leak family)."""
+        return _TailCounter(self.scores, float(self.tail))  # type: ignore[arg-type]
+
 
 def _row_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     """:func:`~synthguard.core.results.tail_flags` of every row of ``scores`` (repetitions x records)."""
@@ -135,6 +140,16 @@ class _TailCounter:
         self.ascending = np.sort(scores)
         self.rank = np.empty(self.n, dtype=np.int64)  # each record's place in ``order``
         self.rank[self.order] = np.arange(self.n)
+        # records at or above the old cut: the raised cut keeps the flagged old scores among them
+        self.prefix = self.n - int(np.searchsorted(self.ascending, self.ascending[self.n - self.k],
+                                                   "left")) if 0 < self.k <= self.n else self.n
+        self._top: tuple[np.ndarray, np.ndarray] | None = None  # (keys, their prefix in order)
+
+    def _top_keys(self, keys: np.ndarray, width: int) -> np.ndarray:
+        """``keys[:, order[:width]]`` (repetitions x records), gathered once per set of keys."""
+        if self._top is None or self._top[0] is not keys or self._top[1].shape[1] < width:
+            self._top = (keys, keys[:, self.order[:max(width, self.prefix)]])
+        return self._top[1]
 
     def counts(self, draw: _Draw, reps: int, rows: np.ndarray, targets: np.ndarray,
                raised: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,11 +180,9 @@ class _TailCounter:
         cut = np.partition(cand, cols - k, axis=1)[:, cols - k]
         # old scores at or above the cut: a prefix of the descending order, per repetition
         length = n - np.searchsorted(self.ascending, cut, "left")
-        rep_of = np.repeat(np.arange(reps), length)
-        pos = np.arange(rep_of.size) - np.repeat(np.cumsum(length) - length, length)
-        member = draw.is_member(rep_of, self.order[pos])
         k_all = length.astype(np.int64)
-        k1 = np.bincount(rep_of, weights=member, minlength=reps).astype(np.int64)
+        k1 = draw.members_in_prefix(self._top_keys(draw.keys, int(length.max(initial=0))),
+                                    self.rank, length)
         u_member = draw.is_member(u_rep, u_idx)
         was = old >= cut[u_rep]
         now = new >= cut[u_rep]
@@ -271,9 +284,31 @@ class _Draw:
         else:
             count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
                              dtype=np.int64)
+        fi = self._forced_pairs()[1]
+        return count + self._forced_above(mask[fi])
+
+    def members_in_prefix(self, top_keys: np.ndarray, place: np.ndarray,
+                          length: np.ndarray) -> np.ndarray:
+        """Per repetition ``r``, how many of the records placed first to ``length[r]``-th in an
+        order are training records; ``top_keys`` holds their keys (repetitions x at least
+        ``length.max()`` records, in that order), ``place`` each record's place in it."""
+        inside = np.arange(top_keys.shape[1])[None, :] < length[:, None]
+        count = ((top_keys < self.below[:, None]) & inside).sum(axis=1, dtype=np.int64)
         fr, fi = self._forced_pairs()
-        extra = mask[fi] & (self.keys[fr, fi] >= self.below[fr])  # forced, not already below
-        return count + np.bincount(fr, weights=extra, minlength=reps).astype(np.int64)
+        return count + self._forced_above(place[fi] < length[fr])
+
+    @cached_property
+    def _above(self) -> np.ndarray:
+        """Per forced pair, is its key not below the cut (a training record the key comparison
+        misses)? Found once per draw."""
+        fr, fi = self._forced_pairs()
+        return self.keys[fr, fi] >= self.below[fr]
+
+    def _forced_above(self, among: np.ndarray) -> np.ndarray:
+        """Per repetition, the forced records marked in ``among`` (one flag per forced pair) whose
+        key is not below the cut."""
+        return np.bincount(self._forced_pairs()[0], weights=among & self._above,
+                           minlength=len(self.keys)).astype(np.int64)
 
     def members(self, start: int, stop: int) -> np.ndarray:
         """(stop - start) x records: the training records of repetitions ``start:stop``."""
@@ -284,6 +319,38 @@ class _Draw:
         return members
 
 
+#: keys sampled per repetition to bracket the band (:func:`_ranks_sorted`)
+_SAMPLE = 8192
+
+
+def _ranks_sorted(keys: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The values of ranks ``start`` to ``stop - 1`` of ``keys`` (1-D), ascending: those of
+    ``np.sort(keys)[start:stop]``.
+
+    Two bounds from a sorted sample of the keys (every ``len / _SAMPLE``-th, each bound a few
+    standard deviations of a sample quantile beyond the band) bracket the band: with ``c`` keys
+    below the lower bound, the sorted keys between the bounds are ranks ``c`` onwards, and hold the
+    band when ``c <= start`` and they reach rank ``stop - 1`` (checked; else a selection over every
+    key). Sorting the bracket costs a fraction of a selection over every key.
+    """
+    n = keys.size
+    step = max(1, n // _SAMPLE)
+    sample = np.sort(keys[::step])
+    m = sample.size
+    margin = 4.0 * np.sqrt(m / 4.0) + 2.0  # sample ranks: 4 x the largest quantile's deviation
+    i_lo, i_hi = int(np.floor(start / n * m - margin)), int(np.ceil(stop / n * m + margin))
+    lo = sample[i_lo] if i_lo >= 0 else -np.inf
+    hi = sample[i_hi] if i_hi < m else np.inf
+    below = int(np.count_nonzero(keys < lo))
+    if below <= start:
+        bracket = keys[(keys >= lo) & (keys <= hi)]
+        if below + bracket.size >= stop:
+            bracket.sort()
+            return bracket[start - below:stop - below]
+    return np.sort(np.partition(keys, [start, stop - 1] if 0 < start < stop - 1 else stop - 1)
+                   [start:stop])
+
+
 class _Relabelling:
     """The random training/control relabelling of every repetition (step 1 above), from one key
     per record and repetition: the forced records, then the records of smallest key.
@@ -291,15 +358,20 @@ class _Relabelling:
     Equal to taking the ``n_member`` smallest keys with the forced records' keys set to -1 (an
     ``argpartition`` per repetition and leak size): with ``f`` records forced, the others that are
     training records are those of key below the ``(n_member - f)``-th smallest key among the
-    records not forced, which lies among the ``n_member`` smallest keys. So those keys are
-    selected and sorted once per repetition, and each leak size only places its forced records'
-    keys among them (a binary search), instead of a selection over every key per leak size.
+    records not forced, which lies among the ``n_member`` smallest keys; with at most ``w``
+    records forced, among the ``w + 1`` largest of them (ranks ``n_member - w - 1`` to
+    ``n_member - 1``, the band). So the band is selected and sorted once per repetition, and each
+    leak size only places its forced records' keys in it (a binary search; a key at or below the
+    band's first counts as that rank, which decides the same as its own, lower rank), instead of a
+    selection over every key per leak size. ``width``: the most records a draw forces (a wider draw
+    selects a wider band first).
     """
 
-    def __init__(self, keys: np.ndarray, n_member: int):
+    def __init__(self, keys: np.ndarray, n_member: int, width: int = 0):
         self.keys = keys
         self.n_member = n_member
-        self._sorted_low: np.ndarray | None = None
+        self.width = width
+        self._band: tuple[int, np.ndarray] | None = None  # (first rank, reps x sorted keys)
 
     def sorted_keys(self, idx: np.ndarray) -> np.ndarray:
         """Per repetition (row), the keys of records ``idx``, sorted."""
@@ -307,15 +379,18 @@ class _Relabelling:
         out.sort(axis=1)
         return out
 
-    def _low(self) -> np.ndarray:
-        """Per repetition, the ``n_member`` smallest keys, sorted (reps x n_member), computed once."""
-        if self._sorted_low is None:
+    def _low(self, width: int) -> tuple[int, np.ndarray]:
+        """The band of at least ``width + 1`` keys: its first rank ``b`` and, per repetition, the
+        keys of ranks ``b`` to ``n_member - 1``, sorted (computed once per width)."""
+        if self._band is None or self._band[0] > max(0, self.n_member - width - 1):
+            self.width = max(self.width, width)
             n1 = self.n_member
-            low = np.empty((len(self.keys), n1))
+            b = max(0, n1 - self.width - 1)
+            low = np.empty((len(self.keys), n1 - b))
             for r, k in enumerate(self.keys):  # one selection per repetition: bounded memory
-                low[r] = np.sort(np.partition(k, n1 - 1)[:n1])
-            self._sorted_low = low
-        return self._sorted_low
+                low[r] = _ranks_sorted(k, b, n1)
+            self._band = (b, low)
+        return self._band
 
     def draw(self, forced: np.ndarray) -> _Draw | None:
         """The relabelling with the records ``forced`` (reps x w, -1 = none) kept training;
@@ -333,14 +408,15 @@ class _Relabelling:
         target = self.n_member - n_forced
         if (target < 0).any() or self.n_member == 0:
             return None
-        n1, low = self.n_member, self._low()
+        n1 = self.n_member
+        b, low = self._low(f.shape[1])
         rows = np.arange(reps)[:, None]
         # the forced records' keys, ascending (padding last), and their ranks among the n_member
         # smallest keys (n_member: above them all), ascending: a binary search per repetition
         # over ascending needles (NumPy reuses its bounds)
         fk = np.where(valid, self.keys[rows, np.where(valid, f, 0)], np.inf)
         fk.sort(axis=1)
-        rank = np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
+        rank = b + np.stack([np.searchsorted(low[r], fk[r]) for r in range(reps)])
         none = n1 + 1  # padding: after every rank
         rank[fk == np.inf] = none  # (keys are finite)
         # the target-th record not forced, in key order: skip the forced ranks before it
@@ -348,7 +424,7 @@ class _Relabelling:
                 & (rank < none)).sum(axis=1)
         cut = target + skip  # <= n_member
         last = np.nextafter(low[:, -1], np.inf)  # cut at n_member: every one of the smallest keys
-        below = np.where(cut < n1, low[rows[:, 0], np.minimum(cut, n1 - 1)], last)
+        below = np.where(cut < n1, low[rows[:, 0], np.minimum(cut, n1 - 1) - b], last)
         return _Draw(f, below, self.keys)
 
     def members(self, draw: _Draw | None, start: int, stop: int, forced: np.ndarray) -> np.ndarray:
@@ -404,7 +480,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     if first.partners is not None:
         partner_of[first.sources] = first.partners
     keys = rng.random((reps, big_n))
-    relabel = _Relabelling(keys, n1)
+    relabel = _Relabelling(keys, n1, 2 * int(cands.size))  # a draw forces k leaked and k partners
     cache: dict[int, np.ndarray] = {}
 
     chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records
@@ -415,7 +491,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
              and not np.isnan(t.leaks[family].score).any() for t in seeing]
     # a tail test on finite scores: its flags counted from the raised records (_TailCounter)
     # (within the same memory bound: its candidates and flagged prefixes are reps x the tail)
-    tails = [_TailCounter(t.scores, t.tail) if t.tail is not None and np.isfinite(t.scores).all()
+    tails = [t._counter if t.tail is not None and np.isfinite(t.scores).all()
              and np.isfinite(t.leaks[family].score).all()
              and 1 <= np.ceil(float(t.tail) * big_n) <= _CELLS // (2 * reps)
              else None for t in seeing]

@@ -65,6 +65,32 @@ def test_extra_frame_reuses_codes_and_never_collides():
     assert view.encode(extra).cat[1, j] == e.cat[1, j]
 
 
+def test_a_run_tables_columns_are_factorised_once_with_the_codes_of_a_fresh_encoding(monkeypatch):
+    # the run's own tables (learnt once) keep each column's factorisation: blocks of other column
+    # sets, categorical-only blocks and row identities code a column without factorising it again,
+    # with the codes an encoder without that record gives (extra frames in between included)
+    tables = _tables()
+    view = EncodedView(tables)
+    calls = []
+    factorize = pd.factorize
+    monkeypatch.setattr(pd, "factorize", lambda *a, **k: calls.append(1) or factorize(*a, **k))
+    first = {r: view.encoder.encode(tables.get(r), categorical_only=True) for r in tables.roles}
+    view.encode(pd.DataFrame({"x": [7.5], "c": ["new"], "d": pd.to_datetime([None]), "f": [False]}),
+                categorical_only=True)
+    n = len(calls)
+    again = {r: view.encoder.encode(tables.get(r), categorical_only=True) for r in tables.roles}
+    assert len(calls) == n  # nothing factorised again
+    fresh = Encoder(view.schema)
+    for r in tables.roles:
+        np.testing.assert_array_equal(again[r].cat, first[r].cat)
+    for r in tables.roles:  # a fresh encoder learning in the same order gives the same codes
+        fresh.learn(tables.get(r), [c for c in view.schema.tabular_columns()
+                                    if not fresh.is_numeric(c)])
+    for r in tables.roles:
+        np.testing.assert_array_equal(fresh.encode(tables.get(r), categorical_only=True).cat,
+                                      first[r].cat)
+
+
 def test_one_and_one_point_zero_share_a_category():
     frame = pd.DataFrame({"k": pd.Series([1, 1.0, 2, None, -0.0, 0], dtype=object)})
     enc = Encoder(infer_schema(frame, {"columns": {"k": {"sdtype": "categorical"}}}))

@@ -117,3 +117,33 @@ def test_a_tail_tests_detection_limit_is_the_same_by_the_counter_and_by_the_matr
     monkeypatch.setattr(limits, "_CELLS", 1)  # the counter would exceed the bound: the matrix path
     matrix = limits.family_limits([test], "noise5", ["presence"], materiality=0.01, reps=20)
     assert counter == matrix and counter["presence"]["k"] is not None
+
+
+@pytest.mark.parametrize("width", [0, 5, 10_000])
+def test_draws_wider_than_the_band_and_narrower_ones_name_the_training_records_of_the_definition(
+        width):
+    # the band of sorted keys is selected for `width` forced records and again, wider, when a draw
+    # forces more; narrower draws after it use the wider band
+    rng = np.random.default_rng(width)
+    reps, big_n, n_member = 5, 3000, 1700
+    rel = _Relabelling(rng.random((reps, big_n)), n_member, width)
+    for w in (3, 40, 900, 2, 1600):
+        forced = rng.integers(-1, n_member, size=(reps, w))
+        got = rel.members(rel.draw(forced), 0, reps, forced)
+        np.testing.assert_array_equal(got, _by_definition(rel.keys, forced, n_member))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ranks_of_the_band_by_their_bracket_or_by_a_selection_are_those_of_a_sort(seed):
+    # the band's keys from a bracket found on a sample of the keys; a sample that misleads (every
+    # sampled key 0) falls back to a selection over every key: the values of a full sort either way
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20_000, 60_000))
+    for keys in (rng.random(n), rng.integers(0, 7, n).astype(float)):
+        misleading = keys.copy()
+        misleading[::max(1, n // limits._SAMPLE)] = 0.0
+        for k in (keys, misleading):
+            stop = int(rng.integers(1, n + 1))
+            for start in (0, max(0, stop - 900), stop - 1):
+                np.testing.assert_array_equal(limits._ranks_sorted(k, start, stop),
+                                              np.sort(k)[start:stop])
