@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "pooled_numbers", "text_counts_of", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
-           "plan_coarsening", "EXCESS_ROLES", "KeyGroupCounts", "unique_value_excesses"]
+           "plan_coarsening", "EXCESS_ROLES", "KeyGroupCounts", "distinct_values", "unique_value_excesses"]
 
 def category_text(value: object) -> str:
     """A category's label: its text, 1 and 1.0 one category (as the encoder counts them).
@@ -201,7 +201,11 @@ class FrameValues:
         return unique_value_excesses(self.backend, columns, has_control=has_control)
 
     def distinct_real(self, column: str) -> int:
-        return int(pd.concat(self._real(column)).nunique())
+        if self.backend is None:
+            raise TypeError("FrameValues.distinct_real asks a backend: build the values "
+                            "with FrameValues.of_tables(tables, LocalBackend(...))")
+        return distinct_values(self.backend, column,
+                               [r for r in REAL_ROLES if self.frames.get(r) is not None])
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
         from ..data.tables import prepare_tables
@@ -319,6 +323,30 @@ def _training_hits(groups: pd.DataFrame) -> pd.Series:
 
 def _control_hits(groups: pd.DataFrame) -> pd.Series:
     return groups["n_control"] * _lone_in_release(groups)
+
+
+def _ones(groups: pd.DataFrame) -> pd.Series:
+    return pd.Series(np.ones(len(groups), dtype=np.int64))
+
+
+def distinct_values(backend: KeyGroupCounts, column: str, roles: Sequence[str]) -> int:
+    """Distinct non-missing values of ``column`` over ``roles`` pooled, asked of the run's backend
+    (one process or a cluster: one count): its key groups, the group of missing values (a value
+    of its own in the key groups) taken out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> ctx = Context.from_frames(pd.DataFrame({"x": [1, 2, None]}), pd.DataFrame({"x": [1, 9, 9]}),
+    ...                           pd.DataFrame({"x": [2, 3, 3]}))
+    >>> distinct_values(ctx.data, "x", ["original", "control"])
+    3
+    """
+    roles = list(roles)
+    (n,) = backend.key_groups([column], roles).sums(_ones)
+    missing = backend.missing_counts([column], roles)[column]
+    return int(n) - int(sum(missing.values()) > 0)
 
 
 def unique_value_excesses(backend: KeyGroupCounts, columns: Sequence[str], *,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.coarsening import REAL_ROLES, ColumnCoarsening, unique_value_excesses
+from ..data.coarsening import REAL_ROLES, ColumnCoarsening, distinct_values, unique_value_excesses
 from ._backend import DaskBackend
 from ._tables import DistTables, with_columns
 
@@ -47,10 +47,7 @@ class ClusterValues:
         return unique_value_excesses(self.backend, columns, has_control=self.dt.has_control)
 
     def distinct_real(self, column: str) -> int:
-        groups = self.backend.key_groups([column], self.real)
-        (n,) = groups.sums(lambda f: pd.Series(np.ones(len(f), dtype=np.int64)))
-        miss = self.backend.missing_counts([column], self.real)[column]
-        return int(n) - int(sum(miss.values()) > 0)
+        return distinct_values(self.backend, column, self.real)
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> DistTables:
         return with_columns(self.dt, {coarsening.column: coarsening.apply}, schema)

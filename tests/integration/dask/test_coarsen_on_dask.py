@@ -95,6 +95,8 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     assert dist.unique_value_excesses(["t"]) == {"t": excess["t"]}
     for col in cols:
         assert dist.distinct_real(col) == local.distinct_real(col), col
+        # the backends' count is the definition: distinct non-missing values of the real rows pooled
+        assert local.distinct_real(col) == pd.concat([one.original[col], one.control[col]]).nunique(), col
     assert excess["n"] > 0  # the 40 copies single their records out
     assert plan_coarsening(dist, "w", "numerical") is None  # 4 values: nothing to bin
     assert plan_coarsening(dist, "g", "categorical") is None  # 2 categories: nothing to merge
