@@ -728,19 +728,26 @@ class LocalBackend:
                    k: int, *, reference_rows: np.ndarray | None = None,
                    query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         from .neighbors import kneighbors
+        from .reuse import search
 
         cols = list(columns)
-        q = self.encoded.block(query, cols)
-        r = self.encoded.block(reference, cols)
         self_search = query == reference and reference_rows is None
-        if query_rows is not None:
-            if self_search:
-                raise ValueError("query_rows: only for a query role other than the reference")  # a bug
-            q = q.take(np.asarray(query_rows, dtype=np.int64))
-        if reference_rows is not None:
-            r = r.take(np.asarray(reference_rows))
-        nb = kneighbors(q, r, metric, k, exclude_self=self_search, backend=self.neighbour_backend)
-        return nb.distances, nb.indices
+        if query_rows is not None and self_search:
+            raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+
+        def run(q_rows: np.ndarray | None, r_rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+            q = self.encoded.block(query, cols)
+            r = self.encoded.block(reference, cols)
+            if q_rows is not None:
+                q = q.take(np.asarray(q_rows, dtype=np.int64))
+            if r_rows is not None:
+                r = r.take(np.asarray(r_rows))
+            nb = kneighbors(q, r, metric, k, exclude_self=self_search, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # a drop-and-retest answers what it can from the run's own searches (engine.reuse)
+        return search(self.encoded, "days", query, reference, cols, metric, k, run,
+                      query_rows=query_rows, reference_rows=reference_rows)
 
     def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
                frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
@@ -826,12 +833,18 @@ class LocalBackend:
                            metric: DistanceMetric, k: int, *,
                            query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         from .neighbors import kneighbors
+        from .reuse import search
 
         if query == reference:
             raise ValueError("kneighbors_seconds: two different roles")  # a bug
-        nb = kneighbors(self._seconds_block(query, columns, query_rows), self._seconds_block(reference, columns),
-                        metric, k, backend=self.neighbour_backend)
-        return nb.distances, nb.indices
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            nb = kneighbors(self._seconds_block(query, columns, q_rows), self._seconds_block(reference, columns),
+                            metric, k, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        return search(self.encoded, "seconds", query, reference, columns, metric, k, run,
+                      query_rows=query_rows, exact_datetimes=True)
 
     def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str],
                         metric: DistanceMetric, *, query_rows: np.ndarray | None = None
@@ -872,10 +885,15 @@ class LocalBackend:
     def kneighbors_block(self, query: Block, reference: str, columns: Sequence[str],
                          metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
         from .neighbors import kneighbors
+        from .reuse import block_name, search
 
-        nb = kneighbors(query, self.encoded.block(reference, list(columns)), metric, k,
-                        backend=self.neighbour_backend)
-        return nb.distances, nb.indices
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            q = query if q_rows is None else query.take(np.asarray(q_rows, dtype=np.int64))
+            nb = kneighbors(q, self.encoded.block(reference, list(columns)), metric, k,
+                            backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        return search(self.encoded, "days", block_name(query), reference, columns, metric, k, run)
 
     def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
         from .cells import near_counts

@@ -374,8 +374,10 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     results : mapping
         The run's results (their evidence names the rows behind each flag).
     rerun : callable
-        ``rerun(tables, run_config) -> RunOutput``: the run's own runner with the run's seed,
-        backend, risk rule and jobs, and no re-test of its own.
+        ``rerun(tables, run_config, kept=None) -> RunOutput``: the run's own runner with the run's
+        seed, backend, risk rule and jobs, and no re-test of its own; ``kept``: for each release
+        row of ``tables``, its position in the run's release (one process answers searches from
+        the run's own: :mod:`synthguard.engine.reuse`).
     max_rounds : int
         Rounds of dropping and re-testing at most (``0``: list the rows, re-test nothing).
     without : callable, optional
@@ -438,7 +440,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         dropped[drop] = True
         when[drop] = r
         new, release_pos, training_pos = without(tables, dropped)
-        rep = rerun(new, sub)
+        rep = rerun(new, sub, kept=release_pos)
         high = sorted(t["metric"] for t in rep.verdict.tests if t.get("level") == "high")
         rounds.append({"round": r, "rows_dropped": int(drop.size),
                        "levels_after": {x["risk"]: x.get("level") for x in rep.verdict.risks},

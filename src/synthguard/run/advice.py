@@ -27,7 +27,9 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
     export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
     the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
 
-    ``rerun(tables, run_config, options)`` runs the verdict's tests again (one process:
+    ``rerun(tables, run_config, options, kept=None)`` runs the verdict's tests again (``kept``: on
+    the run's tables without some release rows, each kept release row's position in the run's
+    release; ``None`` otherwise; one process:
     :func:`~synthguard.run.runner.run_tables`; a cluster: its own runner); ``without`` and ``take`` are handed to
     :func:`~synthguard.run.actions.drop_retest` and ``values`` to
     :func:`~synthguard.run.actions.coarsen_retest` (a cluster run's partitioned tables: rows
@@ -40,8 +42,8 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
     # and jobs; no bar, callback, plan, cache or generator, and no re-test of their own
     again = options.replace(progress=False, on_progress=None, on_plan=None, cache=None,
                             generator=None, retest_columns=0, retest_rows=0)
-    def rerun_one(new: Any, sub: RunConfig) -> RunOutput:
-        return rerun(new, sub, again)
+    def rerun_one(new: Any, sub: RunConfig, kept: Any = None) -> RunOutput:
+        return rerun(new, sub, again, kept=kept)
 
     actions: dict[str, Any] = {}
     with stage("re-testing without the rows to drop", options.progress and bool(rounds)):

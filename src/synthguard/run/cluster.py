@@ -123,8 +123,15 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         new, release_pos = without_rows(tables, dropped)
         return new, release_pos, None  # the training table is the same
 
-    return advise(out, dt, run_config, options, rerun=run_tables_on_cluster, without=without,
+    return advise(out, dt, run_config, options, rerun=_rerun_on_cluster, without=without,
                   take=fetch_rows, values=cluster_values)
+
+
+def _rerun_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions, *,
+                      kept: Any = None) -> RunOutput:
+    """The advice's re-run on a cluster: every search again (``kept``, the kept release rows'
+    positions, is for one process's reuse of its searches: :mod:`synthguard.engine.reuse`)."""
+    return run_tables_on_cluster(dt, run_config, options)
 
 
 def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:

@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
+from ..engine.reuse import derive_searches, keep_searches
 from ..errors import ConfigError, InputError
 from ..registry import Context, get_metric
-from .advice import RETEST_COLUMNS, advise, planned_retests
+from .advice import RETEST_COLUMNS, advice_budget, advise, planned_retests
 from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
@@ -110,7 +113,8 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
 
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,
                encoded: EncodedView | None = None, entities: Any = None,
-               canonical: bool = False, sample: dict[str, Any] | None = None) -> RunOutput:
+               canonical: bool = False, sample: dict[str, Any] | None = None,
+               derived: tuple[EncodedView, np.ndarray] | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -126,7 +130,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     (as in :func:`run_evaluation`, which then no longer holds the input-order copies); otherwise
     they are reordered here. ``sample``: the tables are a seeded sample of the inputs' training
     and control records (:func:`synthguard.run.sample.draw_sample`): the report's header states it
-    and the verdict says so.
+    and the verdict says so. ``derived``: ``(view, kept)`` when ``tables`` are the run on ``view``'s
+    tables without some release rows (the drop-and-retest; ``kept``: each release row's position in
+    that run): searches that run already made answer this one where they can
+    (:mod:`synthguard.engine.reuse`: the same numbers).
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -142,7 +149,13 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         # canonical content order: no metric can depend on the order of the input rows
         tables = tables.in_canonical_order()
     names = list(run_config.metrics)
-    ctx = Context(tables=tables, encoded=encoded or EncodedView(tables), seed=seed,
+    view = encoded or EncodedView(tables)
+    stats_only = getattr(tables, "original_stats", None) is not None
+    if derived is not None:  # a drop-and-retest: searches answered from the run's (engine.reuse)
+        derive_searches(view, *derived)
+    elif entities is None and not stats_only and advice_budget(options)[0]:
+        keep_searches(view)  # for the drop-and-retest of the advice
+    ctx = Context(tables=tables, encoded=view, seed=seed,
                   backend=options.backend, generator=options.generator,
                   release_type=rule.release_type, materiality=rule.materiality,
                   entities=entities).for_run(names)
@@ -169,7 +182,6 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
     done = run_all(names, one, run_config, ctx, jobs=options.jobs, progress=options.progress,
                    on_progress=options.on_progress)
-    stats_only = getattr(tables, "original_stats", None) is not None
     header = run_header(
         seed, run_config, engine={"backend": _resolve_backend(options.backend)},
         # the inputs as given (a sampled table's fingerprint also names its sample, for the cache;
@@ -192,7 +204,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         out = dataclasses.replace(out, verdict=with_sample(out.verdict, sample))
     if entities is None and not stats_only:
         out = advise(out, tables, run_config, options,
-                     rerun=lambda new, sub, again: run_tables(new, sub, again, canonical=True))
+                     rerun=lambda new, sub, again, kept=None: run_tables(
+                         new, sub, again, canonical=True,
+                         derived=None if kept is None else (view, kept)))
     return out
 
 

@@ -1,0 +1,262 @@
+"""Neighbour searches a drop-and-retest answers from the run it re-tests.
+
+The drop-and-retest (:func:`synthguard.run.actions.drop_retest`) runs every verdict test again on
+the same tables without some release rows. Much of that second run's searching is already done:
+
+- a search on tables that did not change (training against control, ...) has the same answer;
+- a search with the release rows as queries has, for every kept release row, the answer it had;
+- a search with the release as reference has the same answer for every query none of whose ``k``
+  nearest release rows was dropped: removing rows that are not among a query's ``k`` nearest
+  cannot change them, and ties still go to the lower row because the kept release rows keep
+  their order (checked: otherwise nothing of such a search is reused). Only the queries that lost
+  a neighbour are searched again.
+
+So the re-test gives the same numbers, byte for byte, as a re-test that searches everything again
+(``tests/unit/engine/test_reuse.py`` compares the two reports). Nothing is taken on trust: a block
+of the re-test is reused only when its bytes equal the run's block at the kept rows. An encoding
+that moved (a category or the earliest datetime went with the dropped rows) makes the search run
+again in full.
+
+One process only (:class:`~synthguard.engine.backend.LocalBackend`); a cluster re-runs its
+searches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RELEASE", "block_name", "derive_searches", "keep_searches", "search"]
+
+#: The role whose rows a drop-and-retest removes.
+RELEASE = "synthetic"
+
+#: Rows compared at a time when a re-test's release block is checked against the run's.
+_CHECK_ROWS = 1 << 18
+
+Result = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class _Ledger:
+    """The searches of one run: key -> (distances, indices), both read-only."""
+
+    done: dict[tuple, Result] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class _Derivation:
+    """A re-test's link to the run it re-tests: the run's encoded view and searches, and for every
+    release row of the re-test its position in the run."""
+
+    parent: Any
+    ledger: _Ledger
+    rows: np.ndarray
+    monotone: bool
+    same: dict[tuple, bool] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_LEDGERS: weakref.WeakKeyDictionary[Any, _Ledger] = weakref.WeakKeyDictionary()
+_DERIVED: weakref.WeakKeyDictionary[Any, _Derivation] = weakref.WeakKeyDictionary()
+
+
+def keep_searches(view: Any) -> None:
+    """Keep the searches of the run on ``view`` (an :class:`~synthguard.data.encoding.EncodedView`)
+    for its re-tests.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.data.tables import prepare_tables
+    >>> from synthguard.data.encoding import EncodedView
+    >>> t = prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [1.0, 3.0]}))
+    >>> keep_searches(EncodedView(t))
+    """
+    _LEDGERS[view] = _Ledger()
+
+
+def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
+    """Let the re-test on ``view`` answer from the searches kept on ``parent``
+    (:func:`keep_searches`); ``release_rows``: for each release row of ``view``, its position in
+    ``parent``'s release. ``False`` when ``parent`` kept none (nothing to reuse).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> derive_searches(View(), View(), np.arange(3))  # the parent kept no search
+    False
+    """
+    ledger = _LEDGERS.get(parent)
+    if ledger is None:
+        return False
+    rows = np.asarray(release_rows, dtype=np.int64)
+    _DERIVED[view] = _Derivation(parent, ledger, rows, bool(rows.size < 2 or np.all(np.diff(rows) > 0)))
+    return True
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for p in parts:  # loop over the key's parts (a handful)
+        if isinstance(p, np.ndarray):
+            a = np.ascontiguousarray(p)
+            h.update(f"{a.dtype.str}{a.shape}".encode())
+            h.update(a.tobytes())
+        else:
+            h.update(repr(p).encode())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def _metric_key(metric: Any) -> str:
+    """The distance's parameters as a key (arrays by their bytes)."""
+    fields = getattr(metric, "__dataclass_fields__", None)
+    if fields is None:
+        return _digest(repr(metric))
+    return _digest(type(metric).__name__, *(getattr(metric, f) for f in fields))
+
+
+def _rows_key(rows: np.ndarray | None) -> str | None:
+    return None if rows is None else _digest(np.asarray(rows, dtype=np.int64))
+
+
+def _block(view: Any, role: str, columns: tuple[str, ...], exact: bool) -> Any:
+    return view.block(role, list(columns), exact_datetimes=exact)
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and \
+        np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
+
+
+def block_name(block: Any) -> str:
+    """The name :func:`search` knows rows the caller holds by (an encoded
+    :class:`~synthguard.data.encoding.Block`, not a role of the tables): their bytes' digest."""
+    return "rows " + _digest(block.num, block.cat, tuple(block.num_columns), tuple(block.cat_columns))
+
+
+def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], exact: bool) -> bool:
+    """Is ``role``'s block on ``columns`` in ``view`` byte for byte the parent's (the release's at
+    the kept rows)? Memoised per block. Rows the caller holds (:func:`block_name`) are named by
+    their bytes: unchanged by definition."""
+    if role.startswith("rows "):
+        return True
+    key = (role, columns, exact)
+    with d.lock:
+        if key in d.same:
+            return d.same[key]
+    mine = _block(view, role, columns, exact)
+    theirs = _block(d.parent, role, columns, exact)
+    if role != RELEASE:
+        same = _same_bytes(mine.num, theirs.num) and _same_bytes(mine.cat, theirs.cat)
+    else:
+        same = mine.num.dtype == theirs.num.dtype and mine.cat.dtype == theirs.cat.dtype and \
+            mine.n_rows == d.rows.size and mine.num.shape[1] == theirs.num.shape[1] and \
+            mine.cat.shape[1] == theirs.cat.shape[1]
+        for a in range(0, d.rows.size, _CHECK_ROWS):  # row blocks: bounded memory
+            if not same:
+                break
+            at = d.rows[a:a + _CHECK_ROWS]
+            same = _same_bytes(mine.num[a:a + at.size], theirs.num[at]) and \
+                _same_bytes(mine.cat[a:a + at.size], theirs.cat[at])
+    with d.lock:
+        d.same[key] = same
+    return same
+
+
+def _frozen(result: Result) -> Result:
+    for a in result:  # the two arrays
+        a.setflags(write=False)
+    return result
+
+
+def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[str], metric: Any,
+           k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result], *,
+           query_rows: np.ndarray | None = None, reference_rows: np.ndarray | None = None,
+           exact_datetimes: bool = False) -> Result:
+    """The k nearest ``reference`` rows of the ``query`` rows, from the searches of the run this
+    re-test derives from where they answer it (see the module docstring), else from
+    ``run(query_rows, reference_rows)``; kept for the re-tests when ``view`` keeps its searches.
+
+    ``query`` and ``reference`` are roles, or for rows the caller holds their :func:`block_name`
+    (the query only). ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
+    (see :meth:`~synthguard.data.encoding.EncodedView.block`). Returns ``(distances, indices)``,
+    read-only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> calls = []
+    >>> def run(q, r):
+    ...     calls.append(1)
+    ...     return np.zeros((2, 1)), np.zeros((2, 1), dtype=np.int64)
+    >>> d, i = search(View(), "demo", "original", "control", ["x"], None, 1, run)
+    >>> len(calls), d.flags.writeable
+    (1, False)
+    """
+    cols = tuple(columns)
+    mk = _metric_key(metric)
+    d = _DERIVED.get(view)
+    if d is not None:
+        got = _reuse(d, view, kind, query, reference, cols, mk, k, run, query_rows, reference_rows,
+                     exact_datetimes)
+        if got is not None:
+            return _frozen(got)
+    out = _frozen(run(query_rows, reference_rows))
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows), _rows_key(reference_rows))
+        with ledger.lock:
+            ledger.done[key] = out
+    return out
+
+
+def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, cols: tuple[str, ...],
+           mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+           query_rows: np.ndarray | None, reference_rows: np.ndarray | None, exact: bool) -> Result | None:
+    """The re-test's answer from the run's searches, or ``None`` (search in full)."""
+    if query == RELEASE and reference == RELEASE:
+        return None
+    rk = _rows_key(reference_rows)
+    if query == RELEASE:  # the kept release rows: the run's answers at their positions
+        kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), None, rk))
+        if kept is None or not (_unchanged(d, view, query, cols, exact)
+                                and _unchanged(d, view, reference, cols, exact)):
+            return None
+        at = d.rows if query_rows is None else d.rows[np.asarray(query_rows, dtype=np.int64)]
+        return kept[0][at], kept[1][at]
+    kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
+                              None if reference == RELEASE else rk))
+    if kept is None or not _unchanged(d, view, query, cols, exact):
+        return None
+    if reference != RELEASE:  # nothing changed
+        if not _unchanged(d, view, reference, cols, exact):
+            return None
+        return kept[0].copy(), kept[1].copy()
+    if reference_rows is not None or not d.monotone or not _unchanged(d, view, reference, cols, exact):
+        return None
+    # the release as reference: the run's neighbours renumbered; queries that lost one searched again
+    new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
+    new_of[d.rows] = np.arange(d.rows.size)
+    idx = kept[1]
+    mapped = np.where(idx >= 0, new_of[np.maximum(idx, 0)], -1)
+    lost = ((idx >= 0) & (mapped < 0)).any(axis=1)
+    dist = kept[0].copy()
+    if lost.any():
+        at = np.flatnonzero(lost)
+        again = at if query_rows is None else np.asarray(query_rows, dtype=np.int64)[at]
+        nd, ni = run(again, None)
+        dist[at] = nd
+        mapped[at] = ni
+    return dist, mapped

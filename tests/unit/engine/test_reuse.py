@@ -1,0 +1,227 @@
+"""The drop-and-retest answers searches from the run it re-tests (synthguard.engine.reuse), with
+the numbers a re-test that searches everything again gives, byte for byte."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthguard
+import synthguard.engine.reuse as reuse
+import synthguard.run.runner as runner
+from synthguard.data.encoding import EncodedView
+from synthguard.data.tables import prepare_tables
+from synthguard.engine.backend import LocalBackend
+from synthguard.engine.neighbors import gower
+from synthguard.run.actions import _without_rows
+
+
+def _frame(n: int, seed: int, cats: str = "abcd") -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"x": rng.integers(0, 12, n).astype(float),  # coarse: many ties
+                         "y": np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n).round(1)),
+                         "g": rng.choice(list(cats), n)})
+
+
+def _tables(release: pd.DataFrame, seed: int = 0):
+    o, c = _frame(300, seed + 1), _frame(200, seed + 2)
+    return prepare_tables(o, release, c).in_canonical_order()
+
+
+def _metric(tables) -> object:
+    view = EncodedView(tables)
+    return gower(view.ranges(["g", "x", "y"], ("original",)), clip=True, normalise=True)
+
+
+def _counted(monkeypatch) -> list:
+    """Every re-test answer ``_reuse`` gives: (query, reference, reused?)."""
+    seen: list = []
+    real = reuse._reuse
+
+    def spy(*args, **kwargs):
+        got = real(*args, **kwargs)
+        seen.append((args[3], args[4], got is not None))
+        return got
+
+    monkeypatch.setattr(reuse, "_reuse", spy)
+    return seen
+
+
+def _run_and_retest(release: pd.DataFrame, dropped: np.ndarray, ask):
+    """``ask(backend)`` on the run's tables (searches kept), then on the tables without the
+    ``dropped`` release rows twice: answered from the run's searches, and searched afresh."""
+    tables = _tables(release)
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    ask(LocalBackend(tables, parent))
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[dropped] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    assert reuse.derive_searches(child, parent, kept)
+    return ask(LocalBackend(new, child)), ask(LocalBackend(new, EncodedView(new)))
+
+
+def _release_with_twins(n: int = 400) -> pd.DataFrame:
+    base = _frame(n, 9)
+    return pd.concat([base, base.iloc[:60]], ignore_index=True)  # 60 rows twice: tied neighbours
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_the_release_as_reference_reads_what_a_fresh_search_reads(monkeypatch, k):
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+
+    def ask(b):
+        metric = _metric(b.tables)
+        return [b.kneighbors(q, "synthetic", ["g", "x", "y"], metric, k) for q in ("original", "control")]
+
+    dropped = np.random.default_rng(3).choice(len(release), 45, replace=False)
+    got, fresh = _run_and_retest(release, dropped, ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert [s[2] for s in seen] == [True, True], seen  # answered from the run, not searched in full
+
+
+def test_the_release_as_reference_searches_again_only_the_queries_that_lost_a_neighbour():
+    release = _release_with_twins()
+    tables = _tables(release)
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    metric = _metric(tables)
+    before = LocalBackend(tables, parent).kneighbors("original", "synthetic", ["g", "x", "y"], metric, 2)
+    dropped = np.array([0, 7, 100])
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[dropped] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    reuse.derive_searches(child, parent, kept)
+    asked: list[np.ndarray | None] = []
+
+    def run(q_rows, r_rows):
+        asked.append(q_rows)
+        return LocalBackend(new, EncodedView(new)).kneighbors("original", "synthetic", ["g", "x", "y"],
+                                                              metric, 2, query_rows=q_rows)
+
+    reuse.search(child, "days", "original", "synthetic", ["g", "x", "y"], metric, 2, run)
+    lost = np.flatnonzero(np.isin(before[1], dropped).any(axis=1))
+    assert len(asked) == 1 and lost.size and np.array_equal(asked[0], lost)
+
+
+def test_the_release_as_queries_reads_the_run_at_the_kept_rows(monkeypatch):
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+
+    def ask(b):
+        metric = _metric(b.tables)
+        return [b.kneighbors("synthetic", r, ["g", "x", "y"], metric, 2) for r in ("original", "control")] + \
+            [b.kneighbors_seconds("synthetic", "original", ["g", "x", "y"], metric, 1)]
+
+    got, fresh = _run_and_retest(release, np.arange(0, 400, 9), ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert all(s[2] for s in seen) and len(seen) == 3
+
+
+def test_a_search_answered_from_the_run_cannot_be_changed_in_place():
+    release = _release_with_twins()
+    got, _ = _run_and_retest(release, np.array([1, 2]), lambda b: b.kneighbors(
+        "control", "original", ["g", "x", "y"], _metric(b.tables), 1))
+    with pytest.raises(ValueError):
+        got[0][0, 0] = 99.0
+
+
+def test_an_encoding_that_moved_is_searched_in_full(monkeypatch):
+    """The only release row holding category "z" is dropped: the control's own category "q" (learnt
+    after the release's) takes another code, so nothing involving the control is reused; the
+    answers still equal a fresh search."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    release.loc[5, "g"] = "z"
+    tables = _tables(release)
+    z = int(np.flatnonzero(tables.synthetic["g"].astype(str).to_numpy() == "z")[0])
+    orig_control = _frame(200, 2)
+    orig_control.loc[3, "g"] = "q"
+
+    def build(rel):
+        return prepare_tables(_frame(300, 1), rel, orig_control).in_canonical_order()
+
+    tables = build(release)
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    metric = _metric(tables)
+    roles = [("control", "synthetic"), ("original", "synthetic"), ("control", "original")]
+    for q, r in roles:
+        LocalBackend(tables, parent).kneighbors(q, r, ["g", "x", "y"], metric, 2)
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[z] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    reuse.derive_searches(child, parent, kept)
+    for q, r in roles:
+        a = LocalBackend(new, child).kneighbors(q, r, ["g", "x", "y"], metric, 2)
+        b = LocalBackend(new, EncodedView(new)).kneighbors(q, r, ["g", "x", "y"], metric, 2)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    assert {(s[0], s[1]): s[2] for s in seen} == {
+        ("control", "synthetic"): False, ("original", "synthetic"): True, ("control", "original"): False}
+
+
+def test_kept_rows_out_of_order_reuse_nothing_of_the_release_as_reference():
+    release = _release_with_twins()
+    tables = _tables(release)
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    metric = _metric(tables)
+    LocalBackend(tables, parent).kneighbors("original", "synthetic", ["g", "x", "y"], metric, 1)
+    child = EncodedView(tables)
+    reuse.derive_searches(child, parent, np.arange(len(tables.synthetic))[::-1])
+    ran: list[int] = []
+
+    def run(q_rows, r_rows):
+        ran.append(1)
+        return np.zeros((1, 1)), np.zeros((1, 1), dtype=np.int64)
+
+    reuse.search(child, "days", "original", "synthetic", ["g", "x", "y"], metric, 1, run)
+    assert ran == [1]
+
+
+def _normalised(report) -> str:
+    def norm(x):
+        if isinstance(x, dict):
+            return {k: norm(v) for k, v in x.items()
+                    if not (k == "seconds" or k.endswith("_seconds") or k.startswith("elapsed"))}
+        if isinstance(x, list):
+            return [norm(v) for v in x]
+        return x
+    return json.dumps(norm(report.to_dict()), sort_keys=True, default=str)
+
+
+def test_a_retest_from_the_runs_searches_writes_the_report_of_a_full_retest(monkeypatch):
+    """A release of 8 % verbatim training rows: presence reads high, the copies are dropped and
+    every test runs again; answered from the run's searches, the report is byte for byte the one
+    a re-test searching everything again writes, and the re-test did reuse searches."""
+    def frame(n: int, seed: int) -> pd.DataFrame:
+        r = np.random.default_rng(seed)
+        return pd.DataFrame({"x": r.integers(0, 50, n).astype(float), "y": r.normal(size=n).round(3),
+                             "g": r.choice(list("abcdefgh"), n), "h": r.choice(list("uvw"), n)})
+
+    rng = np.random.default_rng(4)
+    o, c, fresh = frame(600, 11), frame(400, 12), frame(600, 13)
+    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
+    metrics = ["exact_matches", "near_copies", "dcr", "nndr", "close_neighbours",
+               "dcr_overfitting_protection", "membership_attacks"]
+    seen = _counted(monkeypatch)
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    assert sum(s[2] for s in seen) >= 5, seen
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    seen.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert not any(s[2] for s in seen)
+    assert _normalised(with_reuse) == _normalised(without)
