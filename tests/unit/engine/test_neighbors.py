@@ -20,6 +20,7 @@ from synthguard.engine.neighbors import (
     kneighbors,
     kneighbors_within,
     nearest_distances,
+    nearest_ties,
     pairwise_distances,
 )
 from synthguard.errors import ConfigError
@@ -481,3 +482,31 @@ def test_kneighbors_within_is_the_plain_search_cut_at_each_radius(case, pick):
         np.testing.assert_array_equal(got.indices, np.where(keep, plain.indices, -1), err_msg=b)
         np.testing.assert_array_equal(got.distances, np.where(keep, plain.distances, np.inf),
                                       err_msg=b)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.one_of(cases(), cases(large=True)))
+def test_nearest_ties_counts_every_reference_row_at_the_nearest_distance(case):
+    """Ties on purpose (few values, copies of reference rows, missing values, signed zeros): the
+    nearest row is kneighbors' (lower index first) and the count is the number of reference rows
+    whose brute-force distance equals the nearest one, exactly, for both backends."""
+    q, r, metric, _, _ = case
+    d = brute_distances(q, r, metric, scalar=False)
+    want_d, want_i = brute_knn(d, 1, False)
+    want_n = (d == want_d).sum(axis=1)
+    for b in BACKENDS:
+        nb, ties = nearest_ties(q, r, metric, backend=b)
+        np.testing.assert_array_equal(nb.indices, want_i, err_msg=b)
+        assert nb.distances.tobytes() == want_d.tobytes(), b
+        np.testing.assert_array_equal(ties, want_n, err_msg=b)
+
+
+def test_nearest_ties_without_reference_rows_counts_none():
+    """An empty reference: no nearest row (``-1``, ``inf``) and a count of 0, on both backends."""
+    rng = np.random.default_rng(5)
+    q, r = random_blocks(rng, 4, 6, 2, 1, 0.0, False, 0.0)
+    empty = r.take(np.zeros(0, dtype=np.int64))
+    for b in BACKENDS:
+        nb, ties = nearest_ties(q, empty, gower(value_ranges(q, r)), backend=b)
+        assert nb.indices[:, 0].tolist() == [-1] * 4 and np.isinf(nb.distances).all(), b
+        assert ties.tolist() == [0] * 4, b

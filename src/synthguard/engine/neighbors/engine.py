@@ -261,13 +261,48 @@ def kneighbors_within(query: Block, reference: Block, metric: DistanceMetric, k:
     return Neighbors(np.where(empty, np.inf, d), np.where(empty, -1, idx))
 
 
+def nearest_ties(query: Block, reference: Block, metric: DistanceMetric, *, backend: str = "auto"
+                 ) -> tuple[Neighbors, np.ndarray]:
+    """The nearest reference row of every query row (``kneighbors(..., 1)``: ties to the lower
+    index) and how many reference rows are at that same finished distance (``0`` without
+    reference rows): a query with more than one is tied, and only those need
+    :func:`kneighbors_within` to list them.
+
+    The compiled search counts them as it goes (every row at the nearest distance is visited, none
+    is pruned), so the count costs no second search; the NumPy backend counts in a second pass.
+
+    Examples
+    --------
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import lp
+    >>> ref = Block(np.array([[0.0], [2.0], [2.0], [5.0]]), np.zeros((4, 0), np.int64), ["x"], [])
+    >>> q = Block(np.array([[1.0], [4.0]]), np.zeros((2, 0), np.int64), ["x"], [])
+    >>> nb, ties = nearest_ties(q, ref, lp(np.ones(1), p=1))
+    >>> nb.indices[:, 0].tolist(), ties.tolist()
+    ([0, 3], [3, 1])
+    """
+    _check(query, reference, 1)
+    backend = _resolve(backend)
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    if backend == "numpy" or query.num.shape[1] + query.cat.shape[1] == 0:
+        nb = kneighbors(query, reference, metric, 1, backend="numpy")
+        counts = _numpy.count_within_distances(query, reference, metric, nb.distances[:, 0])
+        return nb, np.where(nb.indices[:, 0] >= 0, counts, 0)
+    counts = np.zeros(query.n_rows, dtype=np.int64)
+    d, _, idx = _knn_numba(query, reference, metric, 1, wn, wc, total, counts=counts)
+    return Neighbors(d, idx), counts
+
+
 def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, wn: np.ndarray,
                wc: np.ndarray, total: float, *, index: _Tree | None = None, exclude_self: bool = False,
                progress: Callable[[int], None] | None = None, query_ids: np.ndarray | None = None,
                reference_ids: np.ndarray | None = None,
-               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``."""
+               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+               counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``.
+    ``counts`` (int64, ``(n_query,)``): filled with the number of reference rows at each query's
+    nearest distance (rows of ``start`` not counted)."""
     from . import _numba
 
     nq = query.n_rows
@@ -283,6 +318,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
         np.ascontiguousarray(reference_ids, dtype=np.int64)
     q_ids = np.arange(nq, dtype=np.int64) if query_ids is None else np.asarray(query_ids, dtype=np.int64)
     no_seed = np.zeros((0, k))
+    no_count = np.zeros(0, dtype=np.int64)
     with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.engine.parallel)
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
@@ -292,6 +328,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
             od = np.empty((rows.size, k))
             os_ = np.empty((rows.size, k))
             oi = np.empty((rows.size, k), dtype=np.int64)
+            oc = no_count if counts is None else np.empty(rows.size, dtype=np.int64)
             if start is not None:
                 seed = (np.ascontiguousarray(d[rows]), np.ascontiguousarray(sums[rows]),
                         np.ascontiguousarray(idx[rows]))
@@ -299,10 +336,12 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
                 seed = (no_seed, no_seed, no_seed.astype(np.int64))
             _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
                             bool(metric.normalise), int(k), bool(exclude_self),
-                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi)
+                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi, oc)
             d[rows] = od
             sums[rows] = os_
             idx[rows] = oi
+            if counts is not None:
+                counts[rows] = oc
             if progress is not None:
                 progress(rows.size)
     return d, sums, idx
