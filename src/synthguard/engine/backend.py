@@ -849,7 +849,7 @@ class LocalBackend:
         radius = np.where(ties > 1, nb.distances[:, 0], -1.0)
         at, r, _ = pairs_within(q, ref, metric, radius, backend=self.neighbour_backend)
         won = np.zeros(first.size, dtype=bool)
-        won[nb.indices[:, 0]] = True
+        won[nb.indices[ties > 0, 0]] = True  # ties 0: no reference row at a distance, nothing won
         won[r] = True
         won = won[inverse]
         bounds = np.cumsum([0, *(b.n_rows for b in blocks)])

@@ -360,8 +360,8 @@ def merge_neighbours(k: int, *results: tuple[np.ndarray, ...]) -> tuple[np.ndarr
 def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetric, k: int, *,
                     query_ids: np.ndarray, reference_ids: np.ndarray, exclude_self: bool = False,
                     start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                    index: _Tree | None = None, backend: str = "auto"
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    index: _Tree | None = None, backend: str = "auto", ties: bool = False
+                    ) -> tuple[np.ndarray, ...]:
     """One step of an exact k-NN search over reference rows held in several blocks.
 
     Searching the blocks one after another, each step started from the previous step's result,
@@ -389,12 +389,17 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
     index : optional
         The tree of ``reference`` from :func:`reference_index`.
     backend : {"auto", "numba", "numpy"}
+    ties : bool
+        Also count, per query, the reference rows of every step so far at its nearest distance
+        (as :func:`nearest_ties`): ``start`` and the result then carry these counts (int64,
+        ``(n_query,)``) as a fourth array. Not with ``exclude_self``.
 
     Returns
     -------
     tuple of numpy.ndarray
-        ``(distances, sums, ids)``, each ``(n_query, k)``; pass it as ``start`` of the next step.
-        ``sums`` (the weighted sums behind the distances) are only meaningful to the next step.
+        ``(distances, sums, ids)``, each ``(n_query, k)`` (and the counts, with ``ties``); pass it
+        as ``start`` of the next step. ``sums`` (the weighted sums behind the distances) are only
+        meaningful to the next step.
     """
     backend = _resolve(backend)
     if reference is None:
@@ -406,11 +411,21 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
     query_ids = np.asarray(query_ids, dtype=np.int64)
     if reference_ids.shape[0] != reference.n_rows or query_ids.shape[0] != query.n_rows:
         raise ConfigError("kneighbors_step: one id per query row and per reference row is needed")
+    if ties and exclude_self:
+        raise ConfigError("kneighbors_step: ties are not counted with exclude_self")
     wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
     total = float(wn.sum() + wc.sum())
+    before = None if start is None or not ties else (start[0][:, 0], start[3])  # the counts so far
     if backend == "numba" and query.num.shape[1] + query.cat.shape[1] > 0:
-        return _knn_numba(query, reference, metric, k, wn, wc, total, index=index, exclude_self=exclude_self,
-                          query_ids=query_ids, reference_ids=reference_ids, start=start)
+        # the kernel counts this block's rows at the final nearest distance (equal to the start's
+        # when the block holds nothing nearer, then the start's rows there add up)
+        counts = np.zeros(query.n_rows, dtype=np.int64) if ties else None
+        d, sums, ids = _knn_numba(query, reference, metric, k, wn, wc, total, index=index,
+                                  exclude_self=exclude_self, query_ids=query_ids, reference_ids=reference_ids,
+                                  start=None if start is None else start[:3], counts=counts)
+        if counts is None:
+            return d, sums, ids
+        return d, sums, ids, counts + (0 if before is None else np.where(d[:, 0] == before[0], before[1], 0))
     if reference_ids.size > 1 and np.any(np.diff(reference_ids) <= 0):
         raise ConfigError("kneighbors_step: the NumPy backend needs increasing reference ids")
     extra = 1 if exclude_self else 0
@@ -420,9 +435,18 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
         self_hit = ids == query_ids[:, None]
         d = np.where(self_hit, np.inf, d)
         ids = np.where(self_hit, -1, ids)
+    here = None
+    if ties:  # this block's rows at its own nearest distance
+        here = (d[:, 0], np.where(ids[:, 0] >= 0,
+                                  _numpy.count_within_distances(query, reference, metric, d[:, 0]), 0))
     parts = [(d, ids)] if start is None else [(start[0], start[2]), (d, ids)]
     d, ids = merge_neighbours(k, *parts)
-    return d, np.zeros_like(d), ids
+    if here is None:
+        return d, np.zeros_like(d), ids
+    counts = np.where(here[0] == d[:, 0], here[1], 0)
+    if before is not None:
+        counts = counts + np.where(before[0] == d[:, 0], before[1], 0)
+    return d, np.zeros_like(d), ids, counts
 
 
 def nearest_distances(query: Block, reference: Block, metric: DistanceMetric, *,
