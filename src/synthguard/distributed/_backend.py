@@ -196,7 +196,7 @@ class DaskBackend:
         self._row_ids: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
         # whole searches in seconds, kept for the run: a subsampled DCR test asks the same search
         # once per iteration and keeps other rows of it (each a few numbers per query row)
-        self._searched: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._searched: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def n_rows(self, role: str) -> int:
         return self.dt.get(role).n_rows
@@ -564,27 +564,36 @@ class DaskBackend:
 
     def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                            query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        d, idx, _ = self._seconds_search(query, reference, columns, metric, k)
+        if query_rows is None:
+            return d, idx
+        rows = np.asarray(query_rows, dtype=np.int64)  # every row searched, the asked ones kept
+        return d[rows], idx[rows]
+
+    def _seconds_search(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The search of :meth:`kneighbors_seconds` over every query row, with per row the number
+        of reference rows at its nearest distance (counted by the search itself, for
+        :meth:`nearest_reached`), kept for the run."""
         if query == reference:
             raise ValueError("kneighbors_seconds: two different roles")  # a bug
         key = _search_key(query, reference, columns, metric, k)
         found = self._searched.get(key) if key is not None else None
         if found is None:
             found = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
-                                           backend=self.neighbour_backend,
-                                           encoder=self._seconds_encoder(), exact_datetimes=True)
+                                           backend=self.neighbour_backend, encoder=self._seconds_encoder(),
+                                           exact_datetimes=True, ties=True)
             if key is not None:
                 self._searched[key] = found
-        d, idx = found
-        if query_rows is None:
-            return d, idx
-        rows = np.asarray(query_rows, dtype=np.int64)  # every row searched, the asked ones kept
-        return d[rows], idx[rows]
+        return found
 
     def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str], metric: Any, *,
                         query_rows: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
-        """The smallest distance of every query row over the pooled roles (one exact search per
-        role, the minimum), then, reference partition by reference partition (one wave each),
-        every query partition's rows within that distance of the partition's rows
+        """The smallest distance of every query row over the pooled roles and how many rows are at
+        it (one exact search per role, which counts them; the minimum). A row alone at it is the
+        query row's only nearest row. Only the query rows with more than one (tied, or copies of
+        one row) go on: reference partition by reference partition (one wave each), every query
+        partition's such rows within that distance of the partition's rows
         (:func:`~synthguard.engine.backend.pairs_within`); each task returns the reached positions
         and, per query row, the distinct 128-bit hashes of the encoded bits of the rows it reaches
         (a few numbers per query row)."""
@@ -594,22 +603,35 @@ class DaskBackend:
         cols = tuple(columns)
         enc = self._seconds_encoder()
         n_q = self.n_rows(query)
-        best = np.full(n_q, np.inf)
-        for role in references:  # the pooled nearest distance: the smallest over the roles
-            best = np.minimum(best, self.kneighbors_seconds(query, role, cols, metric, 1)[0][:, 0])
         rows = np.arange(n_q) if query_rows is None else np.asarray(query_rows, dtype=np.int64)
-        radius = np.full(n_q, -1.0)  # rows not asked take no part
-        radius[rows] = best[rows]
+        best = np.full(n_q, np.inf)
+        at_best = np.zeros(n_q, dtype=np.int64)
+        searches = [self._seconds_search(query, role, cols, metric, 1) for role in references]
+        for d, _, n in searches:  # the pooled nearest distance (the smallest over the roles), its rows
+            d = d[:, 0]
+            at_best = np.where(d < best, n, at_best + np.where(d == best, n, 0))
+            best = np.minimum(best, d)
+        alone = np.zeros(n_q, dtype=bool)
+        alone[rows] = at_best[rows] == 1
+        reached = []
+        for role, (d, idx, n) in zip(references, searches, strict=True):
+            hit = np.zeros(self.n_rows(role), dtype=bool)
+            hit[idx[alone & (d[:, 0] == best) & (n == 1), 0]] = True  # the role holding the one row
+            reached.append(hit)
+        radius = np.full(n_q, -1.0)  # rows not asked, or alone at their distance, take no part
+        radius[rows] = np.where(at_best[rows] > 1, best[rows], -1.0)
+        many = np.zeros(n_q, dtype=bool)
+        if not (radius >= 0).any():
+            return reached, many[rows]
         client = self.dt.client
         shared = client.scatter(radius, broadcast=True, hash=False)
         encode = delayed(_seconds_encode, pure=True)
         qt = self.dt.get(query)
         q_blocks = client.compute([encode(enc, p, pos, cols) for p, pos in
                                    zip(qt.part_args(False), qt.position_args(False), strict=True)])
-        reached, found = [], []
-        for role in references:
+        found = []
+        for role, hit in zip(references, reached, strict=True):
             table = self.dt.get(role)
-            hit = np.zeros(table.n_rows, dtype=bool)
             for part, pos in zip(table.part_args(False), table.position_args(False), strict=True):  # a wave each
                 ref = client.compute(encode(enc, part, pos, cols))
                 tasks = [client.submit(_reached_part, qb, ref, shared, metric, self.neighbour_backend, pure=False)
@@ -619,7 +641,6 @@ class DaskBackend:
                     hit[got_pos] = True
                     found.append(got_keys)
                 del ref, tasks
-            reached.append(hit)
         del q_blocks
         keys = np.concatenate(found) if found else np.zeros(0, dtype=[("q", np.int64), ("h1", np.uint64),
                                                                      ("h2", np.uint64)])

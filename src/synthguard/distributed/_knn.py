@@ -57,18 +57,19 @@ def _group(blocks: list[Block], rows: list[np.ndarray | None], ids: np.ndarray, 
 
 
 def _step(query: Block, query_ids: np.ndarray | None, group: tuple[Block | None, Any, np.ndarray],
-          state: tuple[np.ndarray, np.ndarray, np.ndarray] | None, metric: DistanceMetric, k: int,
-          exclude_self: bool, backend: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          state: tuple[np.ndarray, ...] | None, metric: DistanceMetric, k: int,
+          exclude_self: bool, backend: str, ties: bool = False) -> tuple[np.ndarray, ...]:
     block, tree, ids = group
     if query_ids is None:  # no self to exclude: any ids
         query_ids = np.zeros(query.n_rows, dtype=np.int64)
     if ids.size == 0:
         if state is not None:
             return state
-        return (np.full((query.n_rows, k), np.inf), np.full((query.n_rows, k), np.inf),
-                np.full((query.n_rows, k), -1, dtype=np.int64))
+        empty = (np.full((query.n_rows, k), np.inf), np.full((query.n_rows, k), np.inf),
+                 np.full((query.n_rows, k), -1, dtype=np.int64))
+        return (*empty, np.zeros(query.n_rows, dtype=np.int64)) if ties else empty
     return kneighbors_step(query, block, metric, k, query_ids=query_ids, reference_ids=ids,
-                           exclude_self=exclude_self, start=state, index=tree, backend=backend)
+                           exclude_self=exclude_self, start=state, index=tree, backend=backend, ties=ties)
 
 
 def _groups(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
@@ -114,8 +115,8 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
                            columns: Sequence[str], metric: DistanceMetric, k: int, *, backend: str = "auto",
                            reference_rows: np.ndarray | None = None,
                            tree_bytes: int | None = None, encoder: Any = None,
-                           exact_datetimes: bool = False, query_block: Block | None = None
-                           ) -> tuple[np.ndarray, np.ndarray]:
+                           exact_datetimes: bool = False, query_block: Block | None = None,
+                           ties: bool = False) -> tuple[np.ndarray, ...]:
     """Exact ``k`` nearest ``reference`` rows of every ``query`` row, ``(distances, indices)`` of shape
     ``(n_query, k)`` in the query's global (canonical) order, with global reference indices
     (positions in ``reference_rows`` when given: distinct canonical positions in any order, ties
@@ -129,6 +130,8 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
     partitions (datetimes in exact seconds, see :meth:`~synthguard.data.encoding.Encoder.encode`).
     ``query_block``: encoded rows of the caller searched instead of ``query`` (sources of
     :data:`QUERY_ROWS` rows each; no self excluded), their results in their order.
+    ``ties``: a third array, per query row the number of reference rows at its nearest distance
+    (as :func:`~synthguard.engine.neighbors.nearest_ties` counts them; not when excluding self).
     """
     from dask import delayed
     from distributed import wait
@@ -169,7 +172,10 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
     if not cols:  # no columns: every distance is the same, ties by the lower index (on the driver)
         n_query = (query_block.n_rows if query_block is not None else
                    sum(dt.get(src).n_rows if isinstance(src, str) else src.n_rows for src in sources))
-        return _no_columns(n_query, sum(len(i) for i in ids), metric, k, exclude)
+        n_ref = sum(len(i) for i in ids)
+        got = _no_columns(n_query, n_ref, metric, k, exclude)
+        # every row at the one distance (not with exclude: kneighbors_step refuses that too)
+        return (*got, np.full(n_query, 0 if exclude else n_ref, dtype=np.int64)) if ties else got
     n_cols = max(1, len(cols))
     tree_bytes = TREE_BYTES if tree_bytes is None else int(tree_bytes)
     max_rows = max(1, tree_bytes // (8 * n_cols)) if backend == "numba" else 1
@@ -197,7 +203,7 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
         group = client.compute(delayed(_group, pure=True)(blocks, [local_rows[j] for j in members], group_ids,
                                                           metric, backend))
         states = [client.submit(_step, q_blocks[i], q_ids[i], group, states[i], metric, k, exclude, backend,
-                                pure=False) for i in range(len(q_blocks))]
+                                ties, pure=False) for i in range(len(q_blocks))]
         wait(states)
         del group  # the tree is released once the wave is done
         _LOG.info("%s -> %s: tree %d/%d (%d rows) searched by %d query partitions, %.1f s since start",
@@ -206,10 +212,15 @@ def kneighbors_distributed(dt: DistTables, query: str | Sequence[str | Block], r
     del q_blocks
     out = client.gather(states) if states else []
     if not out:
-        return np.zeros((0, k)), np.zeros((0, k), dtype=np.int64)
+        none = (np.zeros((0, k)), np.zeros((0, k), dtype=np.int64))
+        return (*none, np.zeros(0, dtype=np.int64)) if ties else none
     where = np.concatenate(q_pos)  # partition rows -> global positions
     d = np.empty((where.size, k))
     idx = np.empty((where.size, k), dtype=np.int64)
     d[where] = np.concatenate([o[0] for o in out], axis=0)
     idx[where] = np.concatenate([o[2] for o in out], axis=0)
-    return d, idx
+    if not ties:
+        return d, idx
+    counts = np.empty(where.size, dtype=np.int64)
+    counts[where] = np.concatenate([o[3] for o in out])
+    return d, idx, counts

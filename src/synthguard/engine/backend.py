@@ -849,7 +849,7 @@ class LocalBackend:
     def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str],
                         metric: DistanceMetric, *, query_rows: np.ndarray | None = None
                         ) -> tuple[list[np.ndarray], np.ndarray]:
-        from .neighbors import kneighbors
+        from .neighbors import nearest_ties
         from .neighbors.distinct import distinct_rows
 
         q = self._seconds_block(query, columns, query_rows)
@@ -857,10 +857,12 @@ class LocalBackend:
         pooled = stack_blocks(blocks)
         first, inverse = distinct_rows(pooled)  # identical rows: one search row, reached together
         ref = pooled.take(first)
-        nb = kneighbors(q, ref, metric, 1, backend=self.neighbour_backend)
-        at, r, _ = pairs_within(q, ref, metric, nb.distances[:, 0], backend=self.neighbour_backend)
+        nb, ties = nearest_ties(q, ref, metric, backend=self.neighbour_backend)
+        # only a query with several rows at its nearest distance has rows to list beyond its nearest
+        radius = np.where(ties > 1, nb.distances[:, 0], -1.0)
+        at, r, _ = pairs_within(q, ref, metric, radius, backend=self.neighbour_backend)
         won = np.zeros(first.size, dtype=bool)
-        won[nb.indices[:, 0]] = True
+        won[nb.indices[ties > 0, 0]] = True  # ties 0: no reference row at a distance, nothing won
         won[r] = True
         won = won[inverse]
         bounds = np.cumsum([0, *(b.n_rows for b in blocks)])

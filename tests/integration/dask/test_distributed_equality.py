@@ -831,6 +831,46 @@ def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
             assert want[0][0].sum() >= 20 and want[0][1].sum() >= 8 and want[1].sum() >= 8  # twins tied
 
 
+def test_nearest_reached_of_the_dask_backend_enumerates_only_tied_rows_as_one_process(dask_client):
+    """Backend.nearest_reached on partitions, where the searches count the rows at each release
+    row's nearest distance and only the release rows with more than one go through the tie pass,
+    equals one process's answer for both neighbour backends, all rows and a subset: release rows
+    midway between two training rows, one between two rows sharing its missing value (one in the
+    control), at 0.0 between 0.0 and -0.0, and copies of one real row held several times across
+    partitions and tables (one distinct nearest row: not tied, every copy reached); the rest are
+    fresh rows with a unique nearest row in either table."""
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+    from synthguard.metrics.disclosure._dcr import dcr_metric
+    from synthguard.registry import Context
+
+    orig = _frame(300, 141)
+    ctl = _frame(300, 142)
+    hand = pd.DataFrame({"a": [10.0, 12.0, np.nan, np.nan, 10.0, 12.0], "b": ["x", "x", "y", "y", "z", "z"],
+                         "c": [50.0, 50.0, 60.0, 60.0, 0.0, 70.0], "d": ["p", "p", "q", "r", "p", "q"],
+                         "e": [True, True, True, True, True, False]})  # far from the random rows
+    orig = pd.concat([orig.iloc[:150], hand.iloc[[0, 1, 2, 4, 5]], orig.iloc[150:], orig.iloc[:30],
+                      hand.iloc[[5]]], ignore_index=True)
+    ctl = pd.concat([ctl, hand.iloc[[3]], hand.iloc[[4]].assign(c=-0.0), hand.iloc[[5]]], ignore_index=True)
+    asked = pd.DataFrame({"a": [11.0, np.nan, 10.0, 12.0], "b": ["x", "y", "z", "z"], "c": [50.0, 60.0, 0.0, 70.5],
+                          "d": ["p", "p", "p", "q"], "e": [True, True, True, False]})
+    syn = pd.concat([_frame(200, 143), asked, orig.iloc[:8]], ignore_index=True)
+    cols = ["a", "b", "c", "d", "e"]
+    rows = np.sort(np.random.default_rng(4).choice(len(syn), 70, replace=False))
+    for backend in ("auto", "numpy"):
+        local = Context.from_frames(orig, syn, ctl, META, backend=backend).data
+        dist = cluster_backend(load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3), backend)
+        metric = dcr_metric(local.ranges_seconds(cols, ("original", "control")))
+        for q_rows in (None, rows):
+            want = local.nearest_reached("synthetic", ("original", "control"), cols, metric, query_rows=q_rows)
+            got = dist.nearest_reached("synthetic", ("original", "control"), cols, metric, query_rows=q_rows)
+            for w, g in zip([*want[0], want[1]], [*got[0], got[1]], strict=True):
+                np.testing.assert_array_equal(w, g, err_msg=backend)
+            if q_rows is None:
+                assert 3 <= want[1].sum() < want[1].size, backend  # tied and untied rows
+                assert want[0][0].sum() > 50 and want[0][1].sum() > 50, backend
+
+
 @pytest.mark.metric_on_dask
 def test_membership_attacks_on_dask_equal_single_process(dask_client):
     """membership_attacks asks the backend for the seeded draws of its scored records and reference

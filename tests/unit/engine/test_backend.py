@@ -221,3 +221,65 @@ def test_value_summaries_and_driver_rows_searched_in_seconds():
     got = data.kneighbors_frame_seconds(data.take("synthetic", np.arange(4), cols), "original", cols, metric, 2)
     for w, g in zip(want, got, strict=True):
         np.testing.assert_array_equal(w, g)
+
+
+def _tie_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Real and release rows whose nearest real rows are known: release row 0 midway between two
+    training rows (tied), 1 nearest to one training row held three times, twice in the training
+    table and once in the control (identical rows: one nearest, not a tie), 2 a copy of a row
+    with a missing value (unique), 3 one mismatch from two rows sharing its missing value (tied,
+    one of them a control row), 4 at 0.0 between a training 0.0 and a control -0.0 (distinct rows
+    at one distance: tied); then 300 filler rows a table (the tree prunes), far from them."""
+    rng = np.random.default_rng(7)
+
+    def filler(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"x": rng.normal(100, 10, n).round(2), "y": rng.normal(50, 5, n).round(1),
+                             "g": rng.choice(["p", "q", "r"], n)})
+
+    orig = pd.concat([pd.DataFrame({"x": [0.0, 2.0, 7.0, 7.0, np.nan, np.nan, 0.0],
+                                    "y": [0.0, 0.0, 3.0, 3.0, 9.0, 9.0, 20.0],
+                                    "g": ["a", "a", "b", "b", "c", "d", "e"]}), filler(300)],
+                     ignore_index=True)
+    ctl = pd.concat([pd.DataFrame({"x": [7.0, np.nan, -0.0], "y": [3.0, 9.0, 20.0], "g": ["b", "f", "e"]}),
+                     filler(300)], ignore_index=True)
+    syn = pd.concat([pd.DataFrame({"x": [1.0, 7.25, np.nan, np.nan, 0.0], "y": [0.0, 3.0, 9.0, 9.0, 20.0],
+                                   "g": ["a", "b", "c", "z", "e"]}), filler(200)], ignore_index=True)
+    return orig, syn, ctl
+
+
+def test_nearest_reached_lists_every_tied_nearest_real_row_and_only_those():
+    """Backend.nearest_reached against its definition, computed here from every pairwise distance
+    (the engine's float distance): a real row is reached when it is at a release row's smallest
+    distance to the pooled real rows, and a release row is tied when more than one distinct row
+    (encoded bits) is at that distance; for both neighbour backends, all release rows and a
+    subset. The hand-made rows check the definition's cases: a tie between two training rows, a
+    unique nearest row held three times (not a tie), missing values, -0.0 next to 0.0."""
+    from synthguard.engine.backend import stack_blocks
+    from synthguard.engine.neighbors import pairwise_distances
+    from synthguard.engine.neighbors.distinct import distinct_rows
+    from synthguard.metrics.disclosure._dcr import dcr_metric
+
+    orig, syn, ctl = _tie_tables()
+    meta = {"columns": {"x": {"sdtype": "numerical"}, "y": {"sdtype": "numerical"},
+                        "g": {"sdtype": "categorical"}}}
+    cols = ["x", "y", "g"]
+    for backend in ("numba", "numpy"):
+        ctx = Context.from_frames(orig, syn, ctl, meta, backend=backend, canonical=False)
+        data = ctx.data
+        metric = dcr_metric(data.ranges_seconds(cols, ("original", "control")))
+        blocks = [ctx.encoded.block(r, cols, exact_datetimes=True) for r in ("original", "control")]
+        pooled = stack_blocks(blocks)
+        _, distinct = distinct_rows(pooled)
+        for rows in (None, np.array([0, 1, 2, 3, 4, 9, 40, 41])):
+            q = ctx.encoded.block("synthetic", cols, exact_datetimes=True)
+            q = q if rows is None else q.take(rows)
+            d = pairwise_distances(q, pooled, metric)
+            at = d == d.min(axis=1)[:, None]
+            # per release row, the distinct rows at its smallest distance (loop over a few hundred rows)
+            want_tied = np.array([np.unique(distinct[row]).size > 1 for row in at])
+            (won_t, won_c), tied = data.nearest_reached("synthetic", ("original", "control"), cols, metric,
+                                                        query_rows=rows)
+            np.testing.assert_array_equal(np.concatenate([won_t, won_c]), at.any(axis=0), err_msg=backend)
+            np.testing.assert_array_equal(tied, want_tied, err_msg=backend)
+            assert tied[:5].tolist() == [True, False, False, True, True], backend
+            assert won_t[:7].all() and won_c[:3].all(), backend

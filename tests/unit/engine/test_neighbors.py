@@ -20,6 +20,7 @@ from synthguard.engine.neighbors import (
     kneighbors,
     kneighbors_within,
     nearest_distances,
+    nearest_ties,
     pairwise_distances,
 )
 from synthguard.errors import ConfigError
@@ -446,6 +447,40 @@ def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
         np.testing.assert_array_equal(state[2], want.indices)
 
 
+@pytest.mark.parametrize(("backend", "shuffled_ids"), STEP_CASES)
+def test_kneighbors_step_carries_the_count_of_rows_at_the_nearest_distance(backend, shuffled_ids):
+    """With ``ties``, the count carried block after block is the one search's over the union
+    (:func:`nearest_ties`): coarse columns and copies put many rows at one distance, some of them
+    in several blocks, and a nearer row in a later block resets the count."""
+    from synthguard.engine.neighbors.engine import kneighbors_step, reference_index
+
+    rng = np.random.default_rng(11)
+    ref = _mixed_block(rng, 700)
+    ref = Block(np.vstack([ref.num, ref.num[:150]]), np.vstack([ref.cat, ref.cat[:150]]),  # exact copies
+                ref.num_columns, ref.cat_columns)
+    n = ref.n_rows
+    m = gower(value_ranges(ref), clip=True, normalise=True)
+    ids = rng.permutation(n).astype(np.int64) if shuffled_ids else np.arange(n, dtype=np.int64)
+    blocks = np.array_split(np.arange(n), 4)
+    if shuffled_ids:
+        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
+    union = ref.take(np.argsort(ids))
+    q = _mixed_block(rng, 300)
+    want, want_n = nearest_ties(q, union, m, backend=backend)
+    assert (want_n > 1).sum() > 30 and (want_n == 1).sum() > 30  # tied and untied query rows
+    state = None
+    for b in blocks:
+        tree = reference_index(ref.take(b), m, backend, consume=shuffled_ids)
+        state = kneighbors_step(q, None if tree is not None else ref.take(b), m, 1, query_ids=np.arange(300),
+                                reference_ids=ids[b], start=state, index=tree, backend=backend, ties=True)
+    assert state[0].tobytes() == want.distances.tobytes()
+    np.testing.assert_array_equal(state[2], want.indices)
+    np.testing.assert_array_equal(state[3], want_n)
+    with pytest.raises(ConfigError, match="exclude_self"):
+        kneighbors_step(union, union, m, 1, query_ids=np.arange(n), reference_ids=np.arange(n),
+                        exclude_self=True, backend=backend, ties=True)
+
+
 def test_kneighbors_step_refuses_what_it_cannot_do_exactly():
     """The NumPy backend breaks ties by row order, so it refuses ids that do not increase; ids must
     match the rows; a step without a reference block needs its tree."""
@@ -481,3 +516,31 @@ def test_kneighbors_within_is_the_plain_search_cut_at_each_radius(case, pick):
         np.testing.assert_array_equal(got.indices, np.where(keep, plain.indices, -1), err_msg=b)
         np.testing.assert_array_equal(got.distances, np.where(keep, plain.distances, np.inf),
                                       err_msg=b)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.one_of(cases(), cases(large=True)))
+def test_nearest_ties_counts_every_reference_row_at_the_nearest_distance(case):
+    """Ties on purpose (few values, copies of reference rows, missing values, signed zeros): the
+    nearest row is kneighbors' (lower index first) and the count is the number of reference rows
+    whose brute-force distance equals the nearest one, exactly, for both backends."""
+    q, r, metric, _, _ = case
+    d = brute_distances(q, r, metric, scalar=False)
+    want_d, want_i = brute_knn(d, 1, False)
+    want_n = (d == want_d).sum(axis=1)
+    for b in BACKENDS:
+        nb, ties = nearest_ties(q, r, metric, backend=b)
+        np.testing.assert_array_equal(nb.indices, want_i, err_msg=b)
+        assert nb.distances.tobytes() == want_d.tobytes(), b
+        np.testing.assert_array_equal(ties, want_n, err_msg=b)
+
+
+def test_nearest_ties_without_reference_rows_counts_none():
+    """An empty reference: no nearest row (``-1``, ``inf``) and a count of 0, on both backends."""
+    rng = np.random.default_rng(5)
+    q, r = random_blocks(rng, 4, 6, 2, 1, 0.0, False, 0.0)
+    empty = r.take(np.zeros(0, dtype=np.int64))
+    for b in BACKENDS:
+        nb, ties = nearest_ties(q, empty, gower(value_ranges(q, r)), backend=b)
+        assert nb.indices[:, 0].tolist() == [-1] * 4 and np.isinf(nb.distances).all(), b
+        assert ties.tolist() == [0] * 4, b

@@ -7,9 +7,11 @@ from .engine import (
                      kneighbors,
                      kneighbors_within,
                      nearest_distances,
+                     nearest_ties,
                      pairwise_distances,
 )
 from .metric import DistanceMetric, gower, hamming, lp
 
 __all__ = ["DistanceMetric", "Neighbors", "available_backends", "count_within", "gower", "hamming",
-           "kneighbors", "kneighbors_within", "lp", "nearest_distances", "pairwise_distances"]
+           "kneighbors", "kneighbors_within", "lp", "nearest_distances",
+           "nearest_ties", "pairwise_distances"]

@@ -401,7 +401,7 @@ def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc
 @njit(parallel=True, cache=True)
 def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
              max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
-             r_ids, seed_d, seed_s, seed_i, out_d, out_s, out_i):
+             r_ids, seed_d, seed_s, seed_i, out_d, out_s, out_i, out_c):
     """k nearest reference rows of the queries ``q_rows`` (ids; ``qn[t]`` is query q_rows[t]).
 
     ``r_ids``: the id of every reference row (in the caller's row order, not the tree's); empty means
@@ -410,14 +410,21 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
     or empty): a k-best list already found elsewhere (distances, weighted sums, ids; ``-1`` = none),
     merged as if its rows were part of this reference, so a search over several reference blocks
     can run one block after another with the bound of the blocks before (exactly the result of one
-    search over their union). ``out_s`` receives the weighted sums, to seed the next block."""
+    search over their union). ``out_s`` receives the weighted sums, to seed the next block.
+
+    ``out_c`` (shape ``(nq,)``, or empty: not counted) receives the number of reference rows of
+    this search at the nearest finished distance (``out_d[t, 0]``; the seed's rows are not
+    counted). Every such row is visited: a node or pair is given up only when its sum exceeds the
+    threshold of the current k-th distance, which is never below the nearest one."""
     nq = qn.shape[0]
     gow = _is_gower(scale, p, nan_rule)
     cat_lb = _cat_floor(wc) if gow else np.zeros(0)
     has_ids = r_ids.shape[0] > 0
     seeded = seed_d.shape[0] > 0
+    counted = out_c.shape[0] > 0
     for t in nb.prange(nq):
         gi = q_rows[t]
+        at_best = 0  # rows seen at the distance bd[0]
         bd = np.full(k, np.inf)
         bs = np.full(k, np.inf)
         bi = np.full(k, _IMAX, dtype=np.int64)
@@ -455,6 +462,11 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                     if not acc <= thr:
                         continue
                     d = _finish(acc, total, normalise, p)
+                    if counted:
+                        if d < bd[0]:
+                            at_best = 1
+                        elif d == bd[0]:
+                            at_best += 1
                     if d < bd[k - 1] or (d == bd[k - 1] and j < bi[k - 1]):
                         m = k - 1
                         while m > 0 and (bd[m - 1] > d or (bd[m - 1] == d and bi[m - 1] > j)):
@@ -487,6 +499,8 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
             out_d[t, m] = bd[m]
             out_s[t, m] = bs[m]
             out_i[t, m] = bi[m] if bi[m] != _IMAX else -1
+        if counted:
+            out_c[t] = at_best
 
 
 @njit(parallel=True, cache=True)

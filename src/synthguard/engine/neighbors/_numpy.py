@@ -74,17 +74,20 @@ def kneighbors_distances(q: Block, r: Block, metric: DistanceMetric, k: int, *, 
     return out_d, out_i
 
 
-def count_within_distances(q: Block, r: Block, metric: DistanceMetric, radius: float, *,
+def count_within_distances(q: Block, r: Block, metric: DistanceMetric, radius: float | np.ndarray, *,
                            exclude_self: bool = False, max_cells: int = 4_000_000) -> np.ndarray:
-    """Number of reference rows at finished distance ``<= radius`` from each query."""
+    """Number of reference rows at finished distance ``<= radius`` from each query (one radius,
+    or one per query)."""
     nq, nr = q.n_rows, r.n_rows
+    radii = np.broadcast_to(np.asarray(radius, dtype=float), (nq,))
     wn, wc = metric.weights(q.num.shape[1], q.cat.shape[1])
     total = float(wn.sum() + wc.sum())
     out = np.zeros(nq, dtype=np.int64)
     chunk = max(1, min(nq, max_cells // max(nr, 1)))
     for start in range(0, nq, chunk):
         stop = min(nq, start + chunk)
-        hit = metric.finish(weighted_sums(q.take(np.arange(start, stop)), r, metric), total) <= radius
+        hit = metric.finish(weighted_sums(q.take(np.arange(start, stop)), r, metric), total) \
+            <= radii[start:stop, None]
         if exclude_self:
             rows = np.arange(start, stop)
             ok = rows < nr

@@ -261,13 +261,48 @@ def kneighbors_within(query: Block, reference: Block, metric: DistanceMetric, k:
     return Neighbors(np.where(empty, np.inf, d), np.where(empty, -1, idx))
 
 
+def nearest_ties(query: Block, reference: Block, metric: DistanceMetric, *, backend: str = "auto"
+                 ) -> tuple[Neighbors, np.ndarray]:
+    """The nearest reference row of every query row (``kneighbors(..., 1)``: ties to the lower
+    index) and how many reference rows are at that same finished distance (``0`` without
+    reference rows): a query with more than one is tied, and only those need
+    :func:`kneighbors_within` to list them.
+
+    The compiled search counts them as it goes (every row at the nearest distance is visited, none
+    is pruned), so the count costs no second search; the NumPy backend counts in a second pass.
+
+    Examples
+    --------
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import lp
+    >>> ref = Block(np.array([[0.0], [2.0], [2.0], [5.0]]), np.zeros((4, 0), np.int64), ["x"], [])
+    >>> q = Block(np.array([[1.0], [4.0]]), np.zeros((2, 0), np.int64), ["x"], [])
+    >>> nb, ties = nearest_ties(q, ref, lp(np.ones(1), p=1))
+    >>> nb.indices[:, 0].tolist(), ties.tolist()
+    ([0, 3], [3, 1])
+    """
+    _check(query, reference, 1)
+    backend = _resolve(backend)
+    wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
+    total = float(wn.sum() + wc.sum())
+    if backend == "numpy" or query.num.shape[1] + query.cat.shape[1] == 0:
+        nb = kneighbors(query, reference, metric, 1, backend="numpy")
+        counts = _numpy.count_within_distances(query, reference, metric, nb.distances[:, 0])
+        return nb, np.where(nb.indices[:, 0] >= 0, counts, 0)
+    counts = np.zeros(query.n_rows, dtype=np.int64)
+    d, _, idx = _knn_numba(query, reference, metric, 1, wn, wc, total, counts=counts)
+    return Neighbors(d, idx), counts
+
+
 def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, wn: np.ndarray,
                wc: np.ndarray, total: float, *, index: _Tree | None = None, exclude_self: bool = False,
                progress: Callable[[int], None] | None = None, query_ids: np.ndarray | None = None,
                reference_ids: np.ndarray | None = None,
-               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``."""
+               start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+               counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled tree search: ``(distances, weighted sums, ids)``, each ``(n_query, k)``.
+    ``counts`` (int64, ``(n_query,)``): filled with the number of reference rows at each query's
+    nearest distance (rows of ``start`` not counted)."""
     from . import _numba
 
     nq = query.n_rows
@@ -283,6 +318,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
         np.ascontiguousarray(reference_ids, dtype=np.int64)
     q_ids = np.arange(nq, dtype=np.int64) if query_ids is None else np.asarray(query_ids, dtype=np.int64)
     no_seed = np.zeros((0, k))
+    no_count = np.zeros(0, dtype=np.int64)
     with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.engine.parallel)
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
@@ -292,6 +328,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
             od = np.empty((rows.size, k))
             os_ = np.empty((rows.size, k))
             oi = np.empty((rows.size, k), dtype=np.int64)
+            oc = no_count if counts is None else np.empty(rows.size, dtype=np.int64)
             if start is not None:
                 seed = (np.ascontiguousarray(d[rows]), np.ascontiguousarray(sums[rows]),
                         np.ascontiguousarray(idx[rows]))
@@ -299,10 +336,12 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
                 seed = (no_seed, no_seed, no_seed.astype(np.int64))
             _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
                             bool(metric.normalise), int(k), bool(exclude_self),
-                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi)
+                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi, oc)
             d[rows] = od
             sums[rows] = os_
             idx[rows] = oi
+            if counts is not None:
+                counts[rows] = oc
             if progress is not None:
                 progress(rows.size)
     return d, sums, idx
@@ -321,8 +360,8 @@ def merge_neighbours(k: int, *results: tuple[np.ndarray, ...]) -> tuple[np.ndarr
 def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetric, k: int, *,
                     query_ids: np.ndarray, reference_ids: np.ndarray, exclude_self: bool = False,
                     start: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                    index: _Tree | None = None, backend: str = "auto"
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    index: _Tree | None = None, backend: str = "auto", ties: bool = False
+                    ) -> tuple[np.ndarray, ...]:
     """One step of an exact k-NN search over reference rows held in several blocks.
 
     Searching the blocks one after another, each step started from the previous step's result,
@@ -350,12 +389,17 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
     index : optional
         The tree of ``reference`` from :func:`reference_index`.
     backend : {"auto", "numba", "numpy"}
+    ties : bool
+        Also count, per query, the reference rows of every step so far at its nearest distance
+        (as :func:`nearest_ties`): ``start`` and the result then carry these counts (int64,
+        ``(n_query,)``) as a fourth array. Not with ``exclude_self``.
 
     Returns
     -------
     tuple of numpy.ndarray
-        ``(distances, sums, ids)``, each ``(n_query, k)``; pass it as ``start`` of the next step.
-        ``sums`` (the weighted sums behind the distances) are only meaningful to the next step.
+        ``(distances, sums, ids)``, each ``(n_query, k)`` (and the counts, with ``ties``); pass it
+        as ``start`` of the next step. ``sums`` (the weighted sums behind the distances) are only
+        meaningful to the next step.
     """
     backend = _resolve(backend)
     if reference is None:
@@ -367,11 +411,21 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
     query_ids = np.asarray(query_ids, dtype=np.int64)
     if reference_ids.shape[0] != reference.n_rows or query_ids.shape[0] != query.n_rows:
         raise ConfigError("kneighbors_step: one id per query row and per reference row is needed")
+    if ties and exclude_self:
+        raise ConfigError("kneighbors_step: ties are not counted with exclude_self")
     wn, wc = metric.weights(query.num.shape[1], query.cat.shape[1])
     total = float(wn.sum() + wc.sum())
+    before = None if start is None or not ties else (start[0][:, 0], start[3])  # the counts so far
     if backend == "numba" and query.num.shape[1] + query.cat.shape[1] > 0:
-        return _knn_numba(query, reference, metric, k, wn, wc, total, index=index, exclude_self=exclude_self,
-                          query_ids=query_ids, reference_ids=reference_ids, start=start)
+        # the kernel counts this block's rows at the final nearest distance (equal to the start's
+        # when the block holds nothing nearer, then the start's rows there add up)
+        counts = np.zeros(query.n_rows, dtype=np.int64) if ties else None
+        d, sums, ids = _knn_numba(query, reference, metric, k, wn, wc, total, index=index,
+                                  exclude_self=exclude_self, query_ids=query_ids, reference_ids=reference_ids,
+                                  start=None if start is None else start[:3], counts=counts)
+        if counts is None:
+            return d, sums, ids
+        return d, sums, ids, counts + (0 if before is None else np.where(d[:, 0] == before[0], before[1], 0))
     if reference_ids.size > 1 and np.any(np.diff(reference_ids) <= 0):
         raise ConfigError("kneighbors_step: the NumPy backend needs increasing reference ids")
     extra = 1 if exclude_self else 0
@@ -381,9 +435,18 @@ def kneighbors_step(query: Block, reference: Block | None, metric: DistanceMetri
         self_hit = ids == query_ids[:, None]
         d = np.where(self_hit, np.inf, d)
         ids = np.where(self_hit, -1, ids)
+    here = None
+    if ties:  # this block's rows at its own nearest distance
+        here = (d[:, 0], np.where(ids[:, 0] >= 0,
+                                  _numpy.count_within_distances(query, reference, metric, d[:, 0]), 0))
     parts = [(d, ids)] if start is None else [(start[0], start[2]), (d, ids)]
     d, ids = merge_neighbours(k, *parts)
-    return d, np.zeros_like(d), ids
+    if here is None:
+        return d, np.zeros_like(d), ids
+    counts = np.where(here[0] == d[:, 0], here[1], 0)
+    if before is not None:
+        counts = counts + np.where(before[0] == d[:, 0], before[1], 0)
+    return d, np.zeros_like(d), ids, counts
 
 
 def nearest_distances(query: Block, reference: Block, metric: DistanceMetric, *,
