@@ -150,6 +150,8 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     their bytes: unchanged by definition."""
     if role.startswith("rows "):
         return True
+    if "+" in role:  # roles pooled (in this order)
+        return all(_unchanged(d, view, r, columns, exact) for r in role.split("+"))
     key = (role, columns, exact)
     with d.lock:
         if key in d.same:
@@ -188,7 +190,7 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     ``run(query_rows, reference_rows)``; kept for the re-tests when ``view`` keeps its searches.
 
     ``query`` and ``reference`` are roles, or for rows the caller holds their :func:`block_name`
-    (the query only). ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
+    (the query only); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
     (see :meth:`~synthguard.data.encoding.EncodedView.block`). Returns ``(distances, indices)``,
     read-only.
 
@@ -226,7 +228,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
            mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
            query_rows: np.ndarray | None, reference_rows: np.ndarray | None, exact: bool) -> Result | None:
     """The re-test's answer from the run's searches, or ``None`` (search in full)."""
-    if query == RELEASE and reference == RELEASE:
+    if query == RELEASE and reference == RELEASE or ("+" in reference and RELEASE in reference.split("+")):
         return None
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions

@@ -128,6 +128,24 @@ def test_the_release_as_queries_reads_the_run_at_the_kept_rows(monkeypatch):
     assert all(s[2] for s in seen) and len(seen) == 3
 
 
+def test_the_real_rows_the_kept_release_rows_reach_are_those_a_fresh_search_finds(monkeypatch):
+    """nearest_reached (dcr_overfitting's evidence): the kept release rows' nearest real rows and
+    their ties from the run, the won rows and tied flags as a fresh search gives them; the release
+    holds copies of real rows, so some of its rows have several real rows at their nearest."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    o, c = _frame(300, 1), _frame(200, 2)
+    release = pd.concat([release, o.iloc[:30], c.iloc[:20], o.iloc[:5]], ignore_index=True)
+
+    def ask(b):
+        return b.nearest_reached("synthetic", ("original", "control"), ["g", "x", "y"], _metric(b.tables))
+
+    got, fresh = _run_and_retest(release, np.arange(0, len(release), 7), ask)
+    for a, b in zip([*got[0], got[1]], [*fresh[0], fresh[1]], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert got[1].any() and seen == [("synthetic", "original+control", True)]
+
+
 def test_a_search_answered_from_the_run_cannot_be_changed_in_place():
     release = _release_with_twins()
     got, _ = _run_and_retest(release, np.array([1, 2]), lambda b: b.kneighbors(
