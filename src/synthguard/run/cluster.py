@@ -163,7 +163,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     names = list(run_config.metrics)
     ctx = Context(tables=dt, encoded=None, seed=seed, backend=options.backend,  # type: ignore[arg-type]
                   release_type=rule.release_type, materiality=rule.materiality,
-                  data_backend=cluster_backend(dt, options.backend)).for_run(names)
+                  data_backend=cluster_backend(dt, options.backend)).for_run(run_config.metric_ids(names))
 
     def one(name: str) -> Entry:
         metric = run_config.metric_of(name)

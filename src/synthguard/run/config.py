@@ -119,6 +119,11 @@ class RunConfig:
         """The registered metric a run name runs (itself unless it is a named run)."""
         return self.runs.get(name, name)
 
+    def metric_ids(self, names: Sequence[str]) -> list[str]:
+        """The registered metrics the run names ``names`` run, each once, in order (what a
+        :class:`~synthguard.registry.Context` of the run calls its metrics)."""
+        return list(dict.fromkeys(self.metric_of(n) for n in names))
+
     def to_dict(self) -> dict[str, Any]:
         """The exact configuration used: preset, metrics with every resolved parameter,
         thresholds overriding the defaults, preset metrics not available here, and the file."""

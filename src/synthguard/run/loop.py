@@ -58,7 +58,8 @@ def run_all(names: list[str], one: Callable[[str], Entry], run_config: RunConfig
     """Every metric of the run through ``one``, ``jobs`` at once (threads), with the progress bar
     and ``on_progress`` after each; the entries in the configured order, whatever order the metrics
     finished in. Memos no pending metric needs are dropped as metrics finish (``ctx`` comes from
-    :meth:`Context.for_run` with ``names``)."""
+    :meth:`Context.for_run` with the metrics of ``names``; a memo's users are metrics, and a named
+    run may run one metric under several names)."""
     n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
     bar = None
     if progress and names:
@@ -90,7 +91,7 @@ def run_all(names: list[str], one: Callable[[str], Entry], run_config: RunConfig
             for fut in as_completed(futures):
                 done[futures[fut]] = fut.result()
                 pending.discard(futures[fut])
-                ctx.release_memos(pending)
+                ctx.release_memos({run_config.metric_of(n) for n in pending})
                 release_free_memory()
                 finished(futures[fut])
         except BaseException:
@@ -105,7 +106,7 @@ def run_all(names: list[str], one: Callable[[str], Entry], run_config: RunConfig
         if name in done:
             continue
         done[name] = one(name)
-        ctx.release_memos(set(names) - set(done))
+        ctx.release_memos({run_config.metric_of(n) for n in names if n not in done})
         release_free_memory()  # what the metric freed goes back to the OS (lower peak; same numbers)
         finished(name)
     if bar is not None:

@@ -158,12 +158,12 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     ctx = Context(tables=tables, encoded=view, seed=seed,
                   backend=options.backend, generator=options.generator,
                   release_type=rule.release_type, materiality=rule.materiality,
-                  entities=entities).for_run(names)
+                  entities=entities).for_run(run_config.metric_ids(names))
     entity_ctx = None
     if entities is not None:
         # a memo of its own: memos of the row tables must not leak into the entity tables
         entity_ctx = dataclasses.replace(ctx, tables=entities.entities,
-                                         encoded=EncodedView(entities.entities)).for_run(names)
+                                         encoded=EncodedView(entities.entities)).for_run(run_config.metric_ids(names))
 
     def one(name: str) -> Entry:
         """``name`` is the run's name of the metric (a named run may run one metric several

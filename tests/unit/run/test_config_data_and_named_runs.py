@@ -80,3 +80,24 @@ def test_data_block_errors(files):
         build_config(None, {"data": {"orig": "x.csv"}})
     with pytest.raises(Exception, match="no synthetic"):
         evaluate(config={"data": {"original": str(files / "ori.csv")}, "metrics": ["exact_matches"]})
+
+
+def test_named_runs_share_the_searches_their_metrics_share(demo_data, monkeypatch):
+    """dcr and nndr share one k=2 search of the release against the original whatever the names
+    they run under: a run's context knows its metrics, not its entry names."""
+    from synthguard.engine.backend import LocalBackend
+
+    asked: list[tuple[str, str, int]] = []
+    real = LocalBackend.kneighbors
+
+    def spy(self, query, reference, columns, metric, k, **kw):
+        asked.append((query, reference, k))
+        return real(self, query, reference, columns, metric, k, **kw)
+
+    monkeypatch.setattr(LocalBackend, "kneighbors", spy)
+    cfg = {"metrics": [{"name": "dcr_p1", "metric": "dcr", "percentile": 1},
+                       {"name": "ratio", "metric": "nndr"}]}
+    evaluate(demo_data["original"].head(300), demo_data["leaky"].head(300),
+             control=demo_data["control"].head(300), config=cfg, retest_rows=0, retest_columns=0)
+    assert asked.count(("synthetic", "original", 2)) == 1
+    assert ("synthetic", "original", 1) not in asked
