@@ -166,18 +166,23 @@ class FrameValues:
         The one-process :class:`~synthguard.engine.backend.Backend` over the same tables
         (:class:`~synthguard.engine.backend.LocalBackend`): what
         :meth:`unique_value_excesses` asks; needed for it when there is a control table.
+    labels : mapping, optional
+        ``{role: label}`` of the tables (their files) for the messages of :meth:`coarsened`
+        (default ``"<role> DataFrame"``).
     """
 
     def __init__(self, frames: Mapping[str, pd.DataFrame | None],
-                 backend: KeyGroupCounts | None = None) -> None:
+                 backend: KeyGroupCounts | None = None,
+                 labels: Mapping[str, str] | None = None) -> None:
         self.frames = frames
         self.backend = backend
+        self.labels = labels
 
     @classmethod
     def of_tables(cls, tables: Any, backend: KeyGroupCounts | None = None) -> FrameValues:
         """The values of one process's :class:`~synthguard.data.tables.Tables` (``backend``: a
-        :class:`~synthguard.engine.backend.LocalBackend` over them)."""
-        return cls({r: tables.get(r) for r in tables.roles}, backend)
+        :class:`~synthguard.engine.backend.LocalBackend` over them), labelled as they are."""
+        return cls({r: tables.get(r) for r in tables.roles}, backend, dict(tables.labels or {}))
 
     def _real(self, column: str) -> list[pd.Series]:
         return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
@@ -210,13 +215,16 @@ class FrameValues:
                                   [r for r in REAL_ROLES if self.frames.get(r) is not None])
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
+        """The tables prepared again with the column coarsened (:func:`prepare_tables`, in the
+        order the frames hold their rows: its checks too; a control holding the original's or
+        the release's rows once coarsened is its :class:`~synthguard.errors.InputError`)."""
         from ..data.tables import prepare_tables
 
         col = coarsening.column
         new = {r: f.assign(**{col: coarsening.apply(f[col])}) for r, f in self.frames.items()
                if f is not None}
         return prepare_tables(new["original"], new["synthetic"], new.get("control"), schema,
-                              canonical_columns=True).in_canonical_order()
+                              labels=self.labels, canonical_columns=True).in_canonical_order()
 
 
 def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int = BINS,
