@@ -704,7 +704,7 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
     on them (``control_hashes``); with ``label_order`` (per role, per partition, its rows'
     positions in the order one process reads the table), every partition's
     :func:`~._recheck.first_labels` of the ``labels`` columns (``first_labels``): in the same
-    pass (:func:`~._recheck`)."""
+    pass (:mod:`._recheck`)."""
     from dask import delayed
 
     cats = tuple(categorical)
