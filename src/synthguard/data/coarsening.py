@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["BINS", "TOP", "REAL_ROLES", "category_text", "pooled_numbers", "text_counts_of", "ColumnCoarsening", "ColumnValues", "FrameValues", "coarsen_column",
-           "plan_coarsening", "EXCESS_ROLES", "KeyGroupCounts", "distinct_values", "unique_value_excesses"]
+           "plan_coarsening", "EXCESS_ROLES", "KeyGroupCounts", "distinct_values", "distinct_values_of",
+           "unique_value_excesses"]
 
 def category_text(value: object) -> str:
     """A category's label: its text, 1 and 1.0 one category (as the encoder counts them).
@@ -145,8 +146,9 @@ class ColumnValues(Protocol):
         """:func:`unique_value_excesses` of ``columns``: the one count, asked of the run's
         backend."""
 
-    def distinct_real(self, column: str) -> int:
-        """Distinct non-missing values of ``column`` over the real rows pooled."""
+    def distinct_real(self, columns: Sequence[str]) -> dict[str, int]:
+        """Distinct non-missing values of each of ``columns`` over the real rows pooled
+        (:func:`distinct_values_of`, asked of the run's backend in one round)."""
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
         """The tables with ``coarsening`` applied to its column in every table, typed by
@@ -164,18 +166,23 @@ class FrameValues:
         The one-process :class:`~synthguard.engine.backend.Backend` over the same tables
         (:class:`~synthguard.engine.backend.LocalBackend`): what
         :meth:`unique_value_excesses` asks; needed for it when there is a control table.
+    labels : mapping, optional
+        ``{role: label}`` of the tables (their files) for the messages of :meth:`coarsened`
+        (default ``"<role> DataFrame"``).
     """
 
     def __init__(self, frames: Mapping[str, pd.DataFrame | None],
-                 backend: KeyGroupCounts | None = None) -> None:
+                 backend: KeyGroupCounts | None = None,
+                 labels: Mapping[str, str] | None = None) -> None:
         self.frames = frames
         self.backend = backend
+        self.labels = labels
 
     @classmethod
     def of_tables(cls, tables: Any, backend: KeyGroupCounts | None = None) -> FrameValues:
         """The values of one process's :class:`~synthguard.data.tables.Tables` (``backend``: a
-        :class:`~synthguard.engine.backend.LocalBackend` over them)."""
-        return cls({r: tables.get(r) for r in tables.roles}, backend)
+        :class:`~synthguard.engine.backend.LocalBackend` over them), labelled as they are."""
+        return cls({r: tables.get(r) for r in tables.roles}, backend, dict(tables.labels or {}))
 
     def _real(self, column: str) -> list[pd.Series]:
         return [self.frames[r][column] for r in REAL_ROLES if self.frames.get(r) is not None]
@@ -200,21 +207,24 @@ class FrameValues:
                             "with FrameValues.of_tables(tables, LocalBackend(...))")
         return unique_value_excesses(self.backend, columns, has_control=has_control)
 
-    def distinct_real(self, column: str) -> int:
+    def distinct_real(self, columns: Sequence[str]) -> dict[str, int]:
         if self.backend is None:
             raise TypeError("FrameValues.distinct_real asks a backend: build the values "
                             "with FrameValues.of_tables(tables, LocalBackend(...))")
-        return distinct_values(self.backend, column,
-                               [r for r in REAL_ROLES if self.frames.get(r) is not None])
+        return distinct_values_of(self.backend, columns,
+                                  [r for r in REAL_ROLES if self.frames.get(r) is not None])
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
+        """The tables prepared again with the column coarsened (:func:`prepare_tables`, in the
+        order the frames hold their rows: its checks too; a control holding the original's or
+        the release's rows once coarsened is its :class:`~synthguard.errors.InputError`)."""
         from ..data.tables import prepare_tables
 
         col = coarsening.column
         new = {r: f.assign(**{col: coarsening.apply(f[col])}) for r, f in self.frames.items()
                if f is not None}
         return prepare_tables(new["original"], new["synthetic"], new.get("control"), schema,
-                              canonical_columns=True).in_canonical_order()
+                              labels=self.labels, canonical_columns=True).in_canonical_order()
 
 
 def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int = BINS,
@@ -308,6 +318,10 @@ class KeyGroupCounts(Protocol):
     def key_groups(self, columns: Sequence[str], roles: Sequence[str]) -> Any:
         """Distinct value tuples of ``columns`` over ``roles``: ``n_<role>``, ``first_<role>``."""
 
+    def key_groups_many(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> Any:
+        """:meth:`key_groups` of each of ``column_sets`` stacked, with a column ``set`` (the
+        index of the column set): one round for them all."""
+
     def missing_counts(self, columns: Sequence[str], roles: Sequence[str]) -> dict[str, dict[str, int]]:
         """Missing values of each of ``columns`` per role of ``roles``."""
 
@@ -317,22 +331,31 @@ def _lone_in_release(groups: pd.DataFrame) -> pd.Series:
     return (groups["n_original"] + groups["n_control"] == 1) & (groups["n_synthetic"] > 0)
 
 
-def _training_hits(groups: pd.DataFrame) -> pd.Series:
-    return groups["n_original"] * _lone_in_release(groups)
+def _lone_hits(groups: pd.DataFrame) -> pd.DataFrame:
+    """The key groups of one real record that the release holds: their column set and the
+    training and control records holding them (the hits, counted per set)."""
+    return groups.loc[_lone_in_release(groups).to_numpy(), ["set", "n_original", "n_control"]]
 
 
-def _control_hits(groups: pd.DataFrame) -> pd.Series:
-    return groups["n_control"] * _lone_in_release(groups)
+def _set_of(groups: pd.DataFrame) -> pd.Series:
+    return groups["set"]
 
 
-def _ones(groups: pd.DataFrame) -> pd.Series:
-    return pd.Series(np.ones(len(groups), dtype=np.int64))
+def _per_set(counts: pd.Series, n_sets: int) -> np.ndarray:
+    """``(n_sets, k)`` int64 sums from rows per ``(set, v_1, ..., v_k)`` (a relation's
+    :meth:`~synthguard.engine.backend.Relation.counts`): per set, each ``v_i`` times its rows."""
+    keys = counts.index.to_frame(index=False).to_numpy(dtype=np.int64).reshape(
+        len(counts), counts.index.nlevels)
+    size = counts.to_numpy(dtype=np.int64)
+    out = np.zeros((n_sets, keys.shape[1] - 1), dtype=np.int64)
+    np.add.at(out, keys[:, 0], keys[:, 1:] * size[:, None])
+    return out
 
 
 def distinct_values(backend: KeyGroupCounts, column: str, roles: Sequence[str]) -> int:
     """Distinct non-missing values of ``column`` over ``roles`` pooled, asked of the run's backend
     (one process or a cluster: one count): its key groups, the group of missing values (a value
-    of its own in the key groups) taken out.
+    of its own in the key groups) taken out (:func:`distinct_values_of`, one column).
 
     Examples
     --------
@@ -343,10 +366,32 @@ def distinct_values(backend: KeyGroupCounts, column: str, roles: Sequence[str]) 
     >>> distinct_values(ctx.data, "x", ["original", "control"])
     3
     """
-    roles = list(roles)
-    (n,) = backend.key_groups([column], roles).sums(_ones)
-    missing = backend.missing_counts([column], roles)[column]
-    return int(n) - int(sum(missing.values()) > 0)
+    return distinct_values_of(backend, [column], roles)[column]
+
+
+def distinct_values_of(backend: KeyGroupCounts, columns: Sequence[str], roles: Sequence[str]
+                       ) -> dict[str, int]:
+    """:func:`distinct_values` of each of ``columns`` (each counted once): every column's key
+    groups asked in one round (:meth:`~synthguard.engine.backend.Backend.key_groups_many`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.registry import Context
+    >>> ctx = Context.from_frames(pd.DataFrame({"x": [1, 2, None], "y": [5, 5, 5]}),
+    ...                           pd.DataFrame({"x": [1, 9, 9], "y": [1, 2, 3]}),
+    ...                           pd.DataFrame({"x": [2, 3, 3], "y": [5, 6, 6]}))
+    >>> distinct_values_of(ctx.data, ["x", "y"], ["original", "control"])
+    {'x': 3, 'y': 2}
+    """
+    cols, roles = tuple(dict.fromkeys(columns)), list(roles)
+    if not cols:
+        return {}
+    groups = backend.key_groups_many([[c] for c in cols], roles).counts(_set_of)
+    n = np.zeros(len(cols), dtype=np.int64)
+    n[groups.index.to_numpy(dtype=np.int64)] = groups.to_numpy(dtype=np.int64)
+    missing = backend.missing_counts(cols, roles)
+    return {c: int(n[j]) - int(sum(missing[c].values()) > 0) for j, c in enumerate(cols)}
 
 
 def unique_value_excesses(backend: KeyGroupCounts, columns: Sequence[str], *,
@@ -357,8 +402,8 @@ def unique_value_excesses(backend: KeyGroupCounts, columns: Sequence[str], *,
     release exposes. Ranks the columns to re-test (the re-test itself decides the level).
 
     One count for one process and a cluster: per column, the backend's key groups of the three
-    tables (:meth:`~synthguard.engine.backend.Backend.key_groups`, one row per distinct value with
-    the rows of each role holding it) summed; the group of missing values, which the key groups
+    tables (:meth:`~synthguard.engine.backend.Backend.key_groups_many`: one row per distinct value
+    and column with the rows of each role holding it, every column in one round) summed; the group of missing values, which the key groups
     count as one value, is not a value: when it is the one real record's and the release holds a
     missing value, it is taken out (:meth:`~synthguard.engine.backend.Backend.missing_counts`).
 
@@ -393,10 +438,14 @@ def unique_value_excesses(backend: KeyGroupCounts, columns: Sequence[str], *,
     missing = backend.missing_counts(cols, EXCESS_ROLES)
     n_train = np.float64(backend.n_rows("original"))
     n_control = np.float64(backend.n_rows("control"))
+    # per column, the training and control records holding a value of no other real record that
+    # the release holds: the lone groups of every column counted per (column, n_original,
+    # n_control), one round
+    hits = _per_set(backend.key_groups_many([[c] for c in cols], EXCESS_ROLES).counts(_lone_hits),
+                    len(cols))
     out: dict[str, float] = {}
-    for column in cols:  # loop over columns; the counts are the backend's group sums
-        groups = backend.key_groups([column], EXCESS_ROLES)
-        train, control = (int(v) for v in groups.sums(_training_hits, _control_hits))
+    for j, column in enumerate(cols):  # loop over columns (a few numbers each)
+        train, control = int(hits[j, 0]), int(hits[j, 1])
         miss = missing[column]
         if miss["original"] + miss["control"] == 1 and miss["synthetic"] > 0:
             # the lone real record missing its value: its group counted as a hit, not a value

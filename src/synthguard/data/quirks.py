@@ -21,7 +21,7 @@ for the report: ``notes`` per column (under ``inferred_metadata``) and ``warning
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -387,8 +387,36 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     control = frames.get("control")
     if control is None:
         return []
-    cols = [c for c in schema.columns if schema.sdtype(c) != "id"] or list(schema.columns)
-    h_o, h_c = row_hashes(frames["original"][cols]), row_hashes(control[cols])
+    cols = control_columns(schema.columns, schema)
+    synthetic = frames.get("synthetic")
+    return check_control_hashes(row_hashes(frames["original"][cols]), row_hashes(control[cols]),
+                                None if synthetic is None else row_hashes(synthetic[cols]),
+                                labels, strict=strict)
+
+
+def control_columns(columns: Sequence[str], schema: Schema) -> list[str]:
+    """The columns of ``columns`` (in that order) whose row hashes :func:`check_control` compares:
+    every column but the identifiers (all of them when every column is one)."""
+    return [c for c in columns if schema.sdtype(c) != "id"] or list(columns)
+
+
+def check_control_hashes(h_o: np.ndarray, h_c: np.ndarray, h_s: np.ndarray | None,
+                         labels: Mapping[str, str], strict: bool = True) -> list[str]:
+    """:func:`check_control` from the row hashes (:func:`~.hashing.row_hashes` on
+    :func:`control_columns`) of the original, the control and the release (``None``: no
+    release), in any row order: every answer is a function of the three multisets of hashes, so
+    a cluster that gathers each row's 8-byte hash (never a row) gets one process's warnings and
+    errors.
+
+    Examples
+    --------
+    >>> h = np.arange(30, dtype=np.uint64)
+    >>> check_control_hashes(h, h[::-1] + np.uint64(100), h, {})
+    []
+    >>> check_control_hashes(h, h[::-1].copy(), None, {}, strict=False)[0][:38]
+    'control holds the same rows as origina'
+    """
+    h_o, h_c = np.asarray(h_o, dtype=np.uint64), np.asarray(h_c, dtype=np.uint64)
     o_lab, c_lab = labels.get("original", "original"), labels.get("control", "control")
     warns: list[str] = []
 
@@ -405,9 +433,8 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
         return warns
     uniq, counts = np.unique(h_o, return_counts=True)
     chance = float((counts[np.searchsorted(uniq, h_o)] > 1).mean())
-    synthetic = frames.get("synthetic")
-    if synthetic is not None:
-        h_s = row_hashes(synthetic[cols])
+    if h_s is not None:
+        h_s = np.asarray(h_s, dtype=np.uint64)
         same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))
         # judged on the control rows that are not training rows: a training row may sit in the
         # release and in a (wrongly overlapping) control alike, which the warning below reports

@@ -249,6 +249,21 @@ def label_kinds(values: pd.Series, limit: int = LABEL_SAMPLE) -> set[str]:
     return set(kinds) if kinds is not None else {label_kind(v) for v in head}
 
 
+def label_kind_of_each(values: pd.Series) -> np.ndarray:
+    """:func:`label_kind` of every value of ``values`` (non-missing; a sample): one C pass when
+    they are all of one kind, else one call per value.
+
+    Examples
+    --------
+    >>> label_kind_of_each(pd.Series([1, "a", 2.5], dtype=object)).tolist()
+    ['num', 'other', 'num']
+    """
+    kinds = _KINDS.get(pd.api.types.infer_dtype(values, skipna=True))
+    if kinds is not None and len(kinds) == 1:
+        return np.full(len(values), next(iter(kinds)), dtype=object)
+    return np.array([label_kind(v) for v in values], dtype=object)  # a mixed sample only
+
+
 def _normalise_categories(frames: dict[str, pd.DataFrame], schema: Schema) -> None:
     """Make categorical values comparable across tables (``1`` in one file, ``"1"`` in another)."""
     for col in schema.of_type("categorical", "id", "boolean"):

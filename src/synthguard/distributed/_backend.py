@@ -86,12 +86,26 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
                            verify_meta=False)
 
 
+def _hash_sets_long(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                    sets: tuple[tuple[str, ...], ...], bins: dict[str, np.ndarray]) -> pd.DataFrame:
+    """One partition's identities on each of ``sets`` stacked (:meth:`DaskBackend.key_groups_many`):
+    ``set`` (the index of the column set), ``h1``, ``h2`` and ``pos``, one row per row and set."""
+    wide = _hash_frame(encoder, frame, positions, {f"s{j}_": cols for j, cols in enumerate(sets)}, bins)
+    n = len(wide)
+    return pd.DataFrame({
+        "set": np.repeat(np.arange(len(sets), dtype=np.int64), n),
+        "h1": np.concatenate([wide[f"s{j}_1"].to_numpy(np.uint64) for j in range(len(sets))]),
+        "h2": np.concatenate([wide[f"s{j}_2"].to_numpy(np.uint64) for j in range(len(sets))]),
+        "pos": np.tile(wide["pos"].to_numpy(np.int64), len(sets))})
+
+
 def _named(f: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     return f.rename(columns=names)
 
 
-def _fill_groups(f: pd.DataFrame, roles: tuple[str, ...]) -> pd.DataFrame:
-    out = {"h1": f["h1"].to_numpy(np.uint64), "h2": f["h2"].to_numpy(np.uint64)}
+def _fill_groups(f: pd.DataFrame, roles: tuple[str, ...], keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    out = {k: f[k].to_numpy(np.int64) for k in keys}
+    out.update({"h1": f["h1"].to_numpy(np.uint64), "h2": f["h2"].to_numpy(np.uint64)})
     for r in roles:
         out[f"n_{r}"] = f[f"n_{r}"].fillna(0).to_numpy(np.int64)
         out[f"first_{r}"] = f[f"first_{r}"].fillna(-1).to_numpy(np.int64)
@@ -219,6 +233,35 @@ class DaskBackend:
                              **{f"{p}_{r}": pd.Series([], dtype="int64") for r in roles
                                 for p in ("n", "first")}})
         return DaskRelation(self.dt, merged.map_partitions(_fill_groups, roles, meta=meta))
+
+    def key_groups_many(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str], *,
+                        bins: Bins | None = None) -> DaskRelation:
+        """:meth:`key_groups` of every column set in one graph: each partition hashes every set
+        in one task (rows stacked per set, :func:`_hash_sets_long`), one group-by on
+        ``(set, h1, h2)`` per role, the roles merged on the same keys; its reductions are one
+        round on the cluster, whatever the number of sets."""
+        import dask.dataframe as dd
+
+        roles, sets = tuple(roles), tuple(tuple(c) for c in column_sets)
+        keys = ["set", *_KEYS]
+        meta = pd.DataFrame({"set": pd.Series([], dtype="int64"), "h1": pd.Series([], dtype="uint64"),
+                             "h2": pd.Series([], dtype="uint64"),
+                             **{f"{p}_{r}": pd.Series([], dtype="int64") for r in roles
+                                for p in ("n", "first")}})
+        if not sets or not roles:
+            return DaskRelation(self.dt, dd.from_pandas(meta, npartitions=1))
+        used = {c: np.asarray(e) for c, e in (bins or {}).items() if any(c in cols for cols in sets)}
+        long_meta = pd.DataFrame({"set": pd.Series([], dtype="int64"), "h1": pd.Series([], dtype="uint64"),
+                                  "h2": pd.Series([], dtype="uint64"), "pos": pd.Series([], dtype="int64")})
+        split = self._split(roles)
+        merged = None
+        for role in roles:
+            rows = dd.from_delayed(self.dt.map(role, _hash_sets_long, sets, used, ordered=False),
+                                   meta=long_meta, verify_meta=False)
+            g = rows.groupby(keys).pos.agg(["min", "count"], split_out=split).reset_index()
+            g = g.map_partitions(_named, {"min": f"first_{role}", "count": f"n_{role}"})
+            merged = g if merged is None else merged.merge(g, on=keys, how="outer")
+        return DaskRelation(self.dt, merged.map_partitions(_fill_groups, roles, ("set",), meta=meta))
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> DaskRelation:
         groups = {f"g{j}_": tuple(spec[0]) for j, spec in enumerate(lookups.values())}

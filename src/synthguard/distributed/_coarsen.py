@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.coarsening import REAL_ROLES, ColumnCoarsening, distinct_values, unique_value_excesses
+from ..data.coarsening import (
+    REAL_ROLES,
+    ColumnCoarsening,
+    distinct_values_of,
+    unique_value_excesses,
+)
 from ._backend import DaskBackend
 from ._tables import DistTables, with_columns
 
@@ -46,8 +51,8 @@ class ClusterValues:
     def unique_value_excesses(self, columns: Sequence[str]) -> dict[str, float]:
         return unique_value_excesses(self.backend, columns, has_control=self.dt.has_control)
 
-    def distinct_real(self, column: str) -> int:
-        return distinct_values(self.backend, column, self.real)
+    def distinct_real(self, columns: Sequence[str]) -> dict[str, int]:
+        return distinct_values_of(self.backend, columns, self.real)
 
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> DistTables:
         return with_columns(self.dt, {coarsening.column: coarsening.apply}, schema)

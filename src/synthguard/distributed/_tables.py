@@ -38,11 +38,12 @@ from ..data.encoding import (
 )
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.loading import CSV_FLOAT_KW
-from ..data.quirks import _strip, has_padding, infinities_to_missing
+from ..data.quirks import _strip, control_columns, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.sources import read_source
 from ..data.tables import LABEL_SAMPLE, _coerce, empty_column_message, label_kind, prepare_tables
 from ..errors import InputError
+from ._recheck import FirstLabels, check_control_of, first_labels, kinds_in_order
 
 ROLES = ("original", "synthetic", "control")
 #: a URL (an fsspec file system: s3://, file://, memory://...)
@@ -602,14 +603,26 @@ def _content_hashes(frame: pd.DataFrame, as_object: tuple[str, ...] = ()
     return row_hashes(frame), tuple((str(c), str(t)) for c, t in frame.dtypes.items())
 
 
-def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[str, ...]
-          ) -> tuple[np.ndarray, tuple[tuple[str, str], ...], dict[str, tuple[list[Any], np.ndarray]]]:
+def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[str, ...],
+          control: tuple[str, ...] | None = None, ranks: np.ndarray | None = None,
+          labels: tuple[str, ...] = ()) -> Any:
     """One input partition's content hashes, dtypes and, per categorical column, its distinct values
     (missing dropped) with the local input row of each one's first appearance in the partition's
-    canonical order (rows stably sorted by hash)."""
+    canonical order (rows stably sorted by hash); with ``control``, its rows' hashes on those
+    columns (the control check's, on the same dtypes), else ``None``; with ``ranks`` (the rows'
+    positions in the order one process reads them), the :func:`~._recheck.first_labels` of the
+    ``labels`` columns, else ``None``."""
     if isinstance(frame, BadPartition):
         return frame
     h, dtypes = _content_hashes(frame, as_object)
+    if control is None:
+        h_control = None
+    elif list(control) == list(frame.columns):
+        h_control = h
+    else:
+        h_control = row_hashes(frame.astype({c: object for c in as_object})[list(control)])
+    firsts_of_labels = (None if ranks is None
+                        else first_labels(frame, ranks, labels, LABEL_SAMPLE))
     n = len(h)
     row = np.argsort(h, kind="stable")  # local canonical order -> input row
     local_rank = np.empty(n, dtype=np.int64)
@@ -621,7 +634,7 @@ def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[st
         first = np.full(len(uniq), n, dtype=np.int64)  # each value's smallest local rank
         np.minimum.at(first, codes[ok], local_rank[ok])
         firsts[c] = (list(uniq), row[first].astype(np.int64))
-    return h, dtypes, firsts
+    return h, dtypes, firsts, h_control, firsts_of_labels
 
 
 def _local_canonical(frame: pd.DataFrame, ranks: np.ndarray) -> pd.DataFrame:
@@ -647,6 +660,10 @@ class Canonical:
 
     row_numbers: np.ndarray
     first_values: dict[str, list[Any]]
+    #: the rows' hashes on the control check's columns (input order), when asked
+    control_hashes: np.ndarray | None = None
+    #: every partition's :func:`~._recheck.first_labels`, when asked
+    first_labels: list[FirstLabels] | None = None
 
 
 def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ()) -> Canonical:
@@ -677,15 +694,32 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
     return canonicalise_all({table.role: table}, client, categorical)[table.role]
 
 
-def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Sequence[str] = ()
-                     ) -> dict[str, Canonical]:
-    """:func:`canonicalise` for several tables, their passes over the partitions in one computation."""
+def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Sequence[str] = (), *,
+                     control: Sequence[str] | None = None,
+                     label_order: Mapping[str, Sequence[Any]] | None = None,
+                     labels: Sequence[str] = ()) -> dict[str, Canonical]:
+    """:func:`canonicalise` for several tables, their passes over the partitions in one computation.
+
+    With ``control`` (the control check's columns), each :class:`Canonical` holds its rows' hashes
+    on them (``control_hashes``); with ``label_order`` (per role, per partition, its rows'
+    positions in the order one process reads the table), every partition's
+    :func:`~._recheck.first_labels` of the ``labels`` columns (``first_labels``): in the same
+    pass (:mod:`._recheck`)."""
     from dask import delayed
 
     cats = tuple(categorical)
+    ctl = None if control is None else tuple(control)
     scan = delayed(_scan, pure=True)
     roles = list(tables)
-    results = client.gather(client.compute([scan(p, (), cats) for r in roles for p in tables[r].parts]))
+
+    def scans(role: str, as_object: tuple[str, ...]) -> list[Any]:
+        order = (label_order or {}).get(role)
+        if order is None:
+            return [scan(p, as_object, cats, ctl) for p in tables[role].parts]
+        return [scan(p, as_object, cats, ctl, r, tuple(labels))
+                for p, r in zip(tables[role].parts, order, strict=True)]
+
+    results = client.gather(client.compute([t for r in roles for t in scans(r, ())]))
     _raise_bad(results)
     got = iter(results)
     infos = {r: [next(got) for _ in tables[r].parts] for r in roles}
@@ -696,8 +730,12 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
         as_object: tuple[str, ...] = ()
         if dtypes and any(d != dtypes[0] for d in dtypes):  # same dtypes as the whole table has
             as_object = tuple(c for j, (c, _) in enumerate(dtypes[0]) if len({d[j] for d in dtypes}) > 1)
-            info = list(client.gather(client.compute([scan(p, as_object, cats) for p in table.parts])))
+            info = list(client.gather(client.compute(scans(role, as_object))))
+        control_hashes = (None if ctl is None else np.concatenate(
+            [i[3] for i in info] or [np.zeros(0, dtype=np.uint64)]))
+        firsts_of_labels = None if info and info[0][4] is None else [i[4] for i in info]
         out[role] = _finish(table, client, info, cats)
+        out[role].control_hashes, out[role].first_labels = control_hashes, firsts_of_labels
     return out
 
 
@@ -1388,9 +1426,11 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
 
 
 def _with_replaced(frame: pd.DataFrame, functions: Mapping[str, Callable[[pd.Series], pd.Series]],
-                   schema: Schema, label: str) -> Any:
+                   schema: Schema, label: str, relabel: tuple[str, ...] = ()) -> Any:
     """One typed input partition with each column of ``functions`` replaced by ``function(column)``
-    and typed as :func:`prepare_tables` types it under ``schema`` (the other columns as they are)."""
+    and typed as :func:`prepare_tables` types it under ``schema`` (the other columns as they are),
+    then the labels of the ``relabel`` columns written as strings (mixing numbers and strings in
+    the first labels of the changed tables)."""
     if isinstance(frame, BadPartition):
         return frame
     out = frame.copy(deep=False)
@@ -1406,6 +1446,8 @@ def _with_replaced(frame: pd.DataFrame, functions: Mapping[str, Callable[[pd.Ser
         return BadPartition(str(exc))
     for c in cols:
         out[c] = typed[c]
+    for c in relabel:
+        out[c] = canonical_labels(out[c])
     return out
 
 
@@ -1420,6 +1462,21 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
     one process's order (original, synthetic, control). The row numbers stay those of ``dt``'s
     input rows; the partitions keep their rows.
 
+    One process prepares the changed tables again (:func:`prepare_tables` on them, in ``dt``'s
+    canonical order); two of its checks can decide otherwise than they did on ``dt``, and are run
+    again in the same pass over the partitions as the canonical order (:mod:`._recheck`): the
+    labels mixing numbers and strings among each table's first 1,000 (``dt``'s canonical order
+    is not its input order; those columns are then written as strings in every table, and the
+    tables canonicalised once more), and the control check (a coarsened column can make rows
+    equal: a control holding the original's or the release's rows stops the tables with one
+    process's :class:`~synthguard.errors.InputError`; its warnings are not kept, as one process's
+    re-test does not keep them). The others cannot change anything: the replaced values are
+    typed as ``schema`` says (:func:`_with_replaced`, as one process types them) and the other
+    columns are ``dt``'s, already prepared: their whitespace stripped, dates parsed, ``inf``
+    read as missing, and the identifiers and row numbers decided on their values in any order
+    (not a function of the rows' order, nor of the replaced column); a replaced column holds a
+    value in a table when the column did (the mapping keeps missing values missing).
+
     Parameters
     ----------
     dt : DistTables
@@ -1433,19 +1490,38 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
     -------
     DistTables
         The changed tables on the same client.
+
+    Raises
+    ------
+    InputError
+        A control holding the original's or the release's rows once the columns are replaced.
     """
     from dask import delayed
 
     replace_part = delayed(_with_replaced, pure=True)
     funcs = dict(functions)
-    tables: dict[str, DistTable] = {}
-    for role, table in dt.tables.items():
-        if table.input_parts is None:
-            raise RuntimeError("with_columns: the table has no input partitions (not canonicalised)")
-        parts = [replace_part(p, funcs, schema, table.label) for p in table.input_parts]
-        tables[role] = DistTable(role, table.label, parts, table.lengths.copy())
+
+    def changed(relabel: tuple[str, ...]) -> dict[str, DistTable]:
+        out: dict[str, DistTable] = {}
+        for role, table in dt.tables.items():
+            if table.input_parts is None:
+                raise RuntimeError("with_columns: the table has no input partitions (not canonicalised)")
+            parts = [replace_part(p, funcs, schema, table.label, relabel) for p in table.input_parts]
+            out[role] = DistTable(role, table.label, parts, table.lengths.copy())
+        return out
+
+    tables = changed(())
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
-    canons = canonicalise_all(tables, dt.client, categorical)
+    control = control_columns(sorted(schema.columns), schema) if dt.has_control else None
+    labelled = tuple(schema.of_type("categorical", "id", "boolean"))
+    canons = canonicalise_all(tables, dt.client, categorical, control=control,
+                              label_order={r: t.ranks for r, t in dt.tables.items()}, labels=labelled)
+    kinds = {r: kinds_in_order(canons[r].first_labels or [], labelled, LABEL_SAMPLE) for r in tables}
+    relabel = tuple(c for c in labelled if len(set().union(*(k[c] for k in kinds.values()))) > 1)
+    if relabel:  # 1 in one place, "1" in another among the first labels: as strings, then again
+        tables = changed(relabel)
+        canons = canonicalise_all(tables, dt.client, categorical, control=control)
+    check_control_of({r: c.control_hashes for r, c in canons.items()}, dt.labels, strict=True)
     firsts = {role: canons[role].first_values for role in ROLES if role in tables}
     encoder, future = _learnt_encoder(schema, firsts)
     # the changed partitions are ``dt``'s input partitions: their input rows are ``dt``'s

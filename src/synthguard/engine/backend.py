@@ -111,6 +111,13 @@ class Backend(Protocol):
                    bins: Bins | None = None) -> Relation:
         """Distinct value tuples of ``columns`` over ``roles``: ``n_<role>``, ``first_<role>``."""
 
+    def key_groups_many(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str], *,
+                        bins: Bins | None = None) -> Relation:
+        """:meth:`key_groups` of each of ``column_sets`` over ``roles``, stacked in one relation
+        with a column ``set`` (the index of the column set in ``column_sets``) before
+        ``n_<role>`` and ``first_<role>``: many key sets asked in one round (on a cluster, one
+        graph instead of one per set)."""
+
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> Relation:
         """Rows of ``role``: ``pos`` and one count column per lookup (:data:`Lookups`)."""
 
@@ -647,6 +654,18 @@ class LocalBackend:
             out[f"first_{role}"] = first
         frame = pd.DataFrame(out)
         return LocalRelation(frame[present].reset_index(drop=True))
+
+    def key_groups_many(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str], *,
+                        bins: Bins | None = None) -> LocalRelation:
+        roles = tuple(roles)
+        frames = []
+        for j, cols in enumerate(column_sets):  # loop over the column sets; each one vectorised
+            frame = self.key_groups(cols, roles, bins=bins).frame
+            frames.append(frame.assign(set=np.full(len(frame), j, dtype=np.int64)))
+        cols_out = ["set", *(f"{p}_{r}" for r in roles for p in ("n", "first"))]
+        if not frames:
+            return LocalRelation(pd.DataFrame({c: np.zeros(0, dtype=np.int64) for c in cols_out}))
+        return LocalRelation(pd.concat(frames, ignore_index=True)[cols_out])
 
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> LocalRelation:
         out: dict[str, np.ndarray] = {"pos": np.arange(self.n_rows(role), dtype=np.int64)}

@@ -139,7 +139,7 @@ def driving_columns(verdict: Any, results: Mapping[str, Any], schema: Any,
                 add(str(top["secret_column"]), "inference")
             keys = [k for k in det.get("key_fields") or () if k in usable]
             if keys:
-                pooled = {k: values.distinct_real(k) for k in keys}
+                pooled = values.distinct_real(keys)
                 add(max(keys, key=lambda k: (pooled[k], k)), "inference")
     # each alarming risk's first driver before any risk's second: a budget of two columns
     # re-tests the top driver of singling out and of inference

@@ -93,10 +93,12 @@ def test_cluster_column_values_give_the_coarsening_and_coarsened_tables_of_one_p
     excess = local.unique_value_excesses(cols)
     assert dist.unique_value_excesses(cols) == excess
     assert dist.unique_value_excesses(["t"]) == {"t": excess["t"]}
+    distinct = local.distinct_real(cols)
+    assert dist.distinct_real(cols) == distinct
+    assert dist.distinct_real(["t", "g"]) == {"t": distinct["t"], "g": distinct["g"]}
     for col in cols:
-        assert dist.distinct_real(col) == local.distinct_real(col), col
         # the backends' count is the definition: distinct non-missing values of the real rows pooled
-        assert local.distinct_real(col) == pd.concat([one.original[col], one.control[col]]).nunique(), col
+        assert distinct[col] == pd.concat([one.original[col], one.control[col]]).nunique(), col
     assert excess["n"] > 0  # the 40 copies single their records out
     assert plan_coarsening(dist, "w", "numerical") is None  # 4 values: nothing to bin
     assert plan_coarsening(dist, "g", "categorical") is None  # 2 categories: nothing to merge
@@ -188,6 +190,17 @@ def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_c
             pd.testing.assert_series_equal(dist.text_counts(c, roles), local.text_counts(c, roles),
                                            check_names=False, check_index_type=False)
     assert local.distinct_numbers(["w"], ("original",), 10) == {"w": 4}
+    # many one-column key sets (and a two-column and a binned one) in one relation: each set's
+    # groups, their counts and first positions, as one process's
+    sets = [["n"], ["cat"], ["t"], ["g", "w"], ["n"]]
+    by = ["set", "first_original", "first_control", "first_synthetic"]
+    for bins in (None, {"n": np.array([100.0, 2_500.0])}):
+        want = local.key_groups_many(sets, ("original", "control", "synthetic"), bins=bins)
+        got = dist.key_groups_many(sets, ("original", "control", "synthetic"), bins=bins)
+        want_rows = want.top(10**6, by, [True] * 4)
+        assert len(want_rows) > 300 and sorted(set(want_rows["set"])) == [0, 1, 2, 3, 4]
+        pd.testing.assert_frame_equal(got.top(10**6, by, [True] * 4)[list(want_rows.columns)],
+                                      want_rows)
     roles = ("original", "control", "synthetic")
     missing = local.missing_counts(["n", "cat", "g"], roles)
     assert dist.missing_counts(["n", "cat", "g"], roles) == missing

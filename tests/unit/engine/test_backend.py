@@ -51,6 +51,26 @@ def test_key_rows_flags_and_binned_counts():
 
 
 
+def test_key_groups_many_stacks_each_column_sets_key_groups_with_its_index():
+    """One relation for many key sets: each set's rows are its own key groups (binned columns cut
+    first), tagged with the set's index; no set, no row."""
+    ctx = _ctx()
+    roles = ("original", "control", "synthetic")
+    sets = [["a"], ["b"], ["a", "b"], ["a"]]
+    bins = {"a": np.array([2.5])}
+    for cut in (None, bins):
+        many = ctx.data.key_groups_many(sets, roles, bins=cut).frame
+        assert many["set"].tolist() == sorted(many["set"].tolist())
+        for j, cols in enumerate(sets):
+            one = ctx.data.key_groups(cols, roles, bins=cut).frame
+            got = many[many["set"] == j].drop(columns="set").reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, one)
+    # 6 distinct a (missing one of them), 4 b: the groups per set
+    assert ctx.data.key_groups_many(sets[:2], roles).counts(lambda f: f["set"]).to_dict() == {0: 6, 1: 4}
+    assert ctx.data.key_groups_many([["a"]], roles, bins=bins).sums(lambda f: f["n_original"]) == [5]
+    assert len(ctx.data.key_groups_many([], roles).frame) == 0
+
+
 def test_key_ids_are_the_ids_key_rows_counts_with():
     """key_ids (one process): equal value tuples (binned by bin, missing its own value), equal ids
     across the roles asked, so a metric can name the rows behind key_rows' counts."""
