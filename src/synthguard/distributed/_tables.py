@@ -743,10 +743,10 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         into ``npartitions`` partitions.
     metadata : mapping, Schema or path, optional
         As for :func:`synthguard.evaluate`. sdtypes left out are inferred as one process infers
-        them from the whole tables: from the first partition of the original where its dtype
-        decides, and from every partition where the values decide (:func:`whole_column_types`:
-        identifiers, booleans, free text and dates read from text, columns holding no value in
-        the first partition).
+        them from the whole tables: from the first partition of the original holding rows
+        (:func:`head_partition`) where its dtype decides, and from every partition where the
+        values decide (:func:`whole_column_types`: identifiers, booleans, free text and dates read
+        from text, columns holding no value in that partition).
     client : distributed.Client
         Where the work runs.
     """
@@ -770,24 +770,31 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
             if missing or extra:
                 raise InputError(f"{labels[role]} does not hold the columns of {labels['original']}: "
                                  f"missing {missing}, extra {extra}; give every table the same columns")
-    # the schema from the first partition of each table (a sample) unless the metadata declares it,
-    # and every partition's count of rows and missing values per column
+    # the schema from the first partition holding rows of each table (a sample) unless the
+    # metadata declares it, and every partition's count of rows and missing values per column
     roles = list(ddfs)
     presence_of = delayed(_presence, pure=True)
     delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
     got = client.gather(client.compute([delayed_parts[r][0] for r in roles]
                                        + [[presence_of(p) for p in delayed_parts[r]] for r in roles]))
     heads, presence = got[:len(roles)], dict(zip(roles, got[len(roles):], strict=True))
+    lead = {r: head_partition(presence[r]) for r in roles}
+    later = [r for r in roles if lead[r]]  # a first partition without rows (an empty first file)
+    if later:
+        fetched = dict(zip(later, client.gather(client.compute([delayed_parts[r][lead[r]] for r in later])),
+                           strict=True))
+        heads = [fetched.get(r, h) for r, h in zip(roles, heads, strict=True)]
     # a column with no value in a whole table is refused as one process refuses it; one with no
     # value in a first partition only is typed from the other partitions (whole_column_types)
     elsewhere: set[str] = set()
     for role in roles:
         rows = sum(n for n, _ in presence[role])
+        first_rows, first_missing = presence[role][lead[role]]
         for c in base:
             missing = sum(m.get(c, 0) for _, m in presence[role])
             if rows and missing == rows:
                 raise InputError(empty_column_message(labels[role], c))
-            if presence[role][0][0] and presence[role][0][1].get(c, 0) == presence[role][0][0]:
+            if first_rows and first_missing.get(c, 0) == first_rows:
                 elsewhere.add(c)
     sample = prepare_tables(*(h.reset_index(drop=True) for h in heads[:2]),
                             heads[2].reset_index(drop=True) if len(heads) > 2 else None, metadata,
@@ -1063,7 +1070,8 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     ddfs : mapping
         Role -> dask DataFrame (original, synthetic, control order).
     heads : sequence of DataFrame
-        The first partition of each table, in the order of ``ddfs``.
+        The first partition holding rows of each table (:func:`head_partition`), in the order of
+        ``ddfs``.
     schema : Schema
         The schema :func:`prepare_tables` gave the first partitions.
     metadata : optional
@@ -1183,6 +1191,21 @@ def _with_text_columns(schema: Schema, given: Any, metadata: Any) -> Schema:
         return schema
     texts = text_columns_of(declared_text_columns(metadata), schema.columns)
     return schema if texts == schema.text_columns else replace(schema, text_columns=texts)
+
+
+def head_partition(presence: Sequence[tuple[int, dict[str, int]]]) -> int:
+    """The partition a table's schema sample is read from: its first partition holding rows (0
+    when none does: the table is then refused as empty).
+
+    Examples
+    --------
+    >>> head_partition([(0, {}), (0, {}), (5, {"a": 1}), (3, {})])
+    2
+    >>> head_partition([(0, {}), (0, {})])
+    0
+    """
+    rows = np.asarray([n for n, _ in presence], dtype=np.int64)
+    return int(np.argmax(rows > 0)) if (rows > 0).any() else 0
 
 
 def _presence(frame: pd.DataFrame) -> tuple[int, dict[str, int]]:
