@@ -69,28 +69,35 @@ def looks_like_dates(sample: pd.Series) -> bool:
     if len(values) == 0:
         return False
     iso, dmy = date_kinds(values)
-    return iso or dmy or parse_like_first(values, values.iloc[0])
+    return iso or dmy or parse_like_first(values)
 
 
 def date_kinds(values: pd.Series) -> tuple[bool, bool]:
     """Whether every value of ``values`` (strings, missing dropped) is ISO 8601, and whether every
-    one is ``a/b/yyyy`` (both ``True`` when there is none: a part of a sample that counts for
-    nothing)."""
+    one is ``a/b/yyyy`` (both ``True`` when there is none)."""
     values = _strings(values)
     if not len(values):
         return True, True
     return bool(matches(values, _ISO).all()), bool(matches(values, _DMY).all())
 
 
-def parse_like_first(values: pd.Series, first: str) -> bool:
+def parse_like_first(values: pd.Series) -> bool:
     """Whether every value of ``values`` (strings) parses as a date with the format pandas guesses
-    from ``first``, the first value of the whole sample (read just before them): a sample read
-    part by part gives the answer of the whole sample."""
+    from the first one. The values are parsed in one call: pandas 3 infers one resolution from all
+    of them (a nanosecond value beside a year-3000 one leaves the latter unparsed), so parts of
+    the values parsed apart may answer otherwise than the whole.
+
+    Examples
+    --------
+    >>> parse_like_first(pd.Series(["2020/01/31 10:00", "2021/02/01 11:30"]))
+    True
+    >>> parse_like_first(pd.Series(["2020/01/31 10:00", "soon"]))
+    False
+    """
     values = _strings(values)
     if not len(values):
         return True
-    lead = _strings(pd.Series([first], dtype=object))
-    return bool(_parse_guessed(pd.concat([lead, values], ignore_index=True)).notna().all())
+    return bool(_parse_guessed(values).notna().all())
 
 
 def _parse_guessed(values: pd.Series) -> pd.Series:

@@ -377,7 +377,9 @@ def row_hash128(block: Block, extra: np.ndarray | None = None) -> np.ndarray:
     """
     parts = [block.cat, _num_codes(block)]
     if extra is not None:
-        parts.append(np.asarray(extra, dtype=np.int64).reshape(block.n_rows, -1))
+        extra = np.asarray(extra, dtype=np.int64)
+        # already (n, k): kept as is (reshape(0, -1) cannot tell k for a partition without rows)
+        parts.append(extra if extra.ndim == 2 else extra.reshape(block.n_rows, -1))
     codes = np.ascontiguousarray(np.concatenate(parts, axis=1)).view(np.uint64)
     out = np.empty((block.n_rows, 2), dtype=np.uint64)
     with np.errstate(over="ignore"):

@@ -126,15 +126,8 @@ def infer_sdtype(series: pd.Series) -> tuple[str, str]:
         return "categorical", "pandas category dtype"
     if len(s) == 0:
         return "categorical", "no values"
-    pos = text_sample_positions(len(s))
-    sample = sample_strings(s if pos is None else s.iloc[pos])
-    facts = text_facts(sample)
-    if facts.dates_undecided:
-        from .dates import parse_like_first
-
-        facts = replace(facts, parsed=parse_like_first(sample, sample.iloc[0]))
-    # the distinct count only when the sample decides nothing (as before the split)
-    return sample_sdtype(facts) or values_sdtype(series.name, len(s), int(s.nunique()))
+    # the distinct count only when the sample decides nothing
+    return text_sample_sdtype(text_sample(s)) or values_sdtype(series.name, len(s), int(s.nunique()))
 
 
 #: how many non-missing values of a text column :func:`infer_sdtype` reads: a seeded sample
@@ -171,11 +164,47 @@ def sample_strings(values: pd.Series) -> pd.Series:
     return values.astype(str).str.strip()
 
 
+def text_sample(present: pd.Series) -> pd.Series:
+    """The sample :func:`infer_sdtype` reads from a text column: its non-missing values
+    ``present`` (in table order) at :func:`text_sample_positions`, in that order, as
+    :func:`sample_strings` gives them, indexed ``0..n-1``. A cluster gathers the same strings
+    from its partitions (:func:`synthguard.distributed._tables.whole_text_samples`) and decides
+    with :func:`text_sample_sdtype` on them.
+
+    Examples
+    --------
+    >>> text_sample(pd.Series([" a", "b "], index=[5, 7])).tolist()
+    ['a', 'b']
+    """
+    pos = text_sample_positions(len(present))
+    return sample_strings(present if pos is None else present.iloc[pos]).reset_index(drop=True)
+
+
+def text_sample_sdtype(sample: pd.Series) -> tuple[str, str] | None:
+    """The sdtype (and reason) :func:`infer_sdtype` reads from a text column's whole sample
+    (:func:`text_sample`): booleans, free text or dates (:func:`sample_sdtype` on its
+    :func:`text_facts`; dates of no fixed kind parsed in one call over the whole sample, since
+    pandas 3 infers one resolution from all the values parsed together); ``None`` when none fits.
+
+    Examples
+    --------
+    >>> text_sample_sdtype(pd.Series(["yes", "No"]))
+    ('boolean', 'only the values yes/no (read as booleans)')
+    >>> text_sample_sdtype(pd.Series(["a", "b", "c"])) is None
+    True
+    """
+    facts = text_facts(sample)
+    if facts.dates_undecided:
+        from .dates import parse_like_first
+
+        facts = replace(facts, parsed=parse_like_first(sample))
+    return sample_sdtype(facts)
+
+
 @dataclass(frozen=True)
 class TextFacts:
     """What :func:`infer_sdtype` reads from the sampled values of a text column
-    (:func:`text_facts`), mergeable over parts of the sample (:func:`merge_text_facts`): the same
-    facts whether the sample is read at once or partition by partition."""
+    (:func:`text_facts`)."""
 
     #: sampled values
     values: int
@@ -190,8 +219,9 @@ class TextFacts:
     #: every value is ISO 8601 / ``a/b/yyyy`` (:func:`~synthguard.data.dates.date_kinds`)
     iso: bool
     dmy: bool
-    #: every value parses as a date with the format pandas guesses from the sample's first value
-    #: (:func:`~synthguard.data.dates.parse_like_first`); ``None`` until asked
+    #: every value parses as a date with the format pandas guesses from the sample's first value,
+    #: the whole sample parsed at once (:func:`~synthguard.data.dates.parse_like_first`); ``None``
+    #: until asked
     parsed: bool | None = None
 
     @property
@@ -201,8 +231,8 @@ class TextFacts:
 
 
 def text_facts(sample: pd.Series) -> TextFacts:
-    """The :class:`TextFacts` of (a part of) the sampled values of a text column, as
-    :func:`sample_strings` gives them (:attr:`TextFacts.parsed` left unasked)."""
+    """The :class:`TextFacts` of the sampled values of a text column, as :func:`sample_strings`
+    gives them (:attr:`TextFacts.parsed` left unasked)."""
     from .hashing import value_hashes
 
     if not len(sample):
@@ -217,22 +247,6 @@ def text_facts(sample: pd.Series) -> TextFacts:
     return TextFacts(len(sample), frozenset(low) if len(low) <= 2 else None,
                      int(sample.str.split().str.len().sum()),
                      value_hashes(pd.Series(sample.to_numpy(dtype=object), dtype=object)), dated, iso, dmy)
-
-
-def merge_text_facts(parts: Iterable[TextFacts]) -> TextFacts:
-    """The facts of a sample from the facts of its parts (empty parts count for nothing)."""
-    parts = [p for p in parts if p.values]
-    if not parts:
-        return text_facts(pd.Series([], dtype=object))
-    lowered = None
-    if all(p.lowered is not None for p in parts):
-        low = frozenset().union(*(p.lowered for p in parts))  # type: ignore[arg-type]
-        lowered = low if len(low) <= 2 else None
-    parsed = None if any(p.parsed is None for p in parts) else all(p.parsed for p in parts)
-    return TextFacts(sum(p.values for p in parts), lowered, sum(p.words for p in parts),
-                     np.unique(np.concatenate([p.distinct for p in parts])),
-                     all(p.dated for p in parts), all(p.iso for p in parts), all(p.dmy for p in parts),
-                     parsed)
 
 
 def sample_sdtype(facts: TextFacts) -> tuple[str, str] | None:

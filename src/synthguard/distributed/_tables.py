@@ -781,10 +781,10 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
         into ``npartitions`` partitions.
     metadata : mapping, Schema or path, optional
         As for :func:`synthguard.evaluate`. sdtypes left out are inferred as one process infers
-        them from the whole tables: from the first partition of the original where its dtype
-        decides, and from every partition where the values decide (:func:`whole_column_types`:
-        identifiers, booleans, free text and dates read from text, columns holding no value in
-        the first partition).
+        them from the whole tables: from the first partition of the original holding rows
+        (:func:`head_partition`) where its dtype decides, and from every partition where the
+        values decide (:func:`whole_column_types`: identifiers, booleans, free text and dates read
+        from text, columns holding no value in that partition).
     client : distributed.Client
         Where the work runs.
     """
@@ -808,24 +808,31 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
             if missing or extra:
                 raise InputError(f"{labels[role]} does not hold the columns of {labels['original']}: "
                                  f"missing {missing}, extra {extra}; give every table the same columns")
-    # the schema from the first partition of each table (a sample) unless the metadata declares it,
-    # and every partition's count of rows and missing values per column
+    # the schema from the first partition holding rows of each table (a sample) unless the
+    # metadata declares it, and every partition's count of rows and missing values per column
     roles = list(ddfs)
     presence_of = delayed(_presence, pure=True)
     delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
     got = client.gather(client.compute([delayed_parts[r][0] for r in roles]
                                        + [[presence_of(p) for p in delayed_parts[r]] for r in roles]))
     heads, presence = got[:len(roles)], dict(zip(roles, got[len(roles):], strict=True))
+    lead = {r: head_partition(presence[r]) for r in roles}
+    later = [r for r in roles if lead[r]]  # a first partition without rows (an empty first file)
+    if later:
+        fetched = dict(zip(later, client.gather(client.compute([delayed_parts[r][lead[r]] for r in later])),
+                           strict=True))
+        heads = [fetched.get(r, h) for r, h in zip(roles, heads, strict=True)]
     # a column with no value in a whole table is refused as one process refuses it; one with no
     # value in a first partition only is typed from the other partitions (whole_column_types)
     elsewhere: set[str] = set()
     for role in roles:
         rows = sum(n for n, _ in presence[role])
+        first_rows, first_missing = presence[role][lead[role]]
         for c in base:
             missing = sum(m.get(c, 0) for _, m in presence[role])
             if rows and missing == rows:
                 raise InputError(empty_column_message(labels[role], c))
-            if presence[role][0][0] and presence[role][0][1].get(c, 0) == presence[role][0][0]:
+            if first_rows and first_missing.get(c, 0) == first_rows:
                 elsewhere.add(c)
     sample = prepare_tables(*(h.reset_index(drop=True) for h in heads[:2]),
                             heads[2].reset_index(drop=True) if len(heads) > 2 else None, metadata,
@@ -1081,9 +1088,9 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     An inferred column the original holds as text is typed from its values as
     :func:`~synthguard.data.schema.infer_sdtype` types the whole column: booleans, free text and
     dates from the same seeded sample of its values (:func:`whole_text_sdtypes`: each partition
-    sends the facts of its part of the sample, merged on the driver), the rest (an identifier or
-    categorical) from the whole column's counts below. A first partition without a value is no
-    sample then.
+    sends its part of the sample, decided on the driver as one process decides), the rest (an
+    identifier or categorical) from the whole column's counts below. A first partition without a
+    value is no sample then.
 
     A column unique in the first partition but repeated over the partitions (a person number that
     copied rows carry, the copies in other partitions than their originals) is then no identifier
@@ -1101,7 +1108,8 @@ def whole_column_types(client: Any, ddfs: Mapping[str, Any], heads: Sequence[pd.
     ddfs : mapping
         Role -> dask DataFrame (original, synthetic, control order).
     heads : sequence of DataFrame
-        The first partition of each table, in the order of ``ddfs``.
+        The first partition holding rows of each table (:func:`head_partition`), in the order of
+        ``ddfs``.
     schema : Schema
         The schema :func:`prepare_tables` gave the first partitions.
     metadata : optional
@@ -1223,6 +1231,21 @@ def _with_text_columns(schema: Schema, given: Any, metadata: Any) -> Schema:
     return schema if texts == schema.text_columns else replace(schema, text_columns=texts)
 
 
+def head_partition(presence: Sequence[tuple[int, dict[str, int]]]) -> int:
+    """The partition a table's schema sample is read from: its first partition holding rows (0
+    when none does: the table is then refused as empty).
+
+    Examples
+    --------
+    >>> head_partition([(0, {}), (0, {}), (5, {"a": 1}), (3, {})])
+    2
+    >>> head_partition([(0, {}), (0, {})])
+    0
+    """
+    rows = np.asarray([n for n, _ in presence], dtype=np.int64)
+    return int(np.argmax(rows > 0)) if (rows > 0).any() else 0
+
+
 def _presence(frame: pd.DataFrame) -> tuple[int, dict[str, int]]:
     """One raw input partition's rows and, per column (named as text), its missing values."""
     missing = frame.isna().sum()
@@ -1244,54 +1267,84 @@ def _part_sample(present: pd.Series, picks: np.ndarray | None) -> pd.Series:
     return sample_strings(present if picks is None else present.iloc[picks])
 
 
-def _text_part_facts(frame: pd.DataFrame, columns: Sequence[str], picks: Mapping[str, np.ndarray | None],
-                     first_at: Mapping[str, int]) -> dict[str, tuple[Any, str | None]]:
-    """Per text column, the :class:`~synthguard.data.schema.TextFacts` of one raw partition's part
-    of its sample, and the sample's first value when this partition holds it (``first_at``: its
-    position among the partition's non-missing values)."""
-    from ..data.schema import sample_strings, text_facts
-
+def _text_part_samples(frame: pd.DataFrame, columns: Sequence[str],
+                       picks: Mapping[str, np.ndarray | None]) -> dict[str, pd.Series]:
+    """Per text column, one raw partition's part of its sample (:func:`_part_sample`: the strings
+    at the local positions ``picks[column]``, in table order)."""
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    out: dict[str, tuple[Any, str | None]] = {}
-    for c in columns:  # loop over columns, vectorised over the sampled values
-        present = _present(frame[c])
-        sample = _part_sample(present, picks[c])
-        lead = None
-        if c in first_at:
-            lead = str(sample_strings(present.iloc[[first_at[c]]]).iloc[0])
-        out[c] = (text_facts(sample), lead)
+    return {c: _part_sample(_present(frame[c]), picks[c]) for c in columns}
+
+
+def whole_text_samples(client: Any, ddf: Any, columns: Sequence[str],
+                       presence: Sequence[tuple[int, dict[str, int]]]) -> dict[str, pd.Series]:
+    """The sample :func:`~synthguard.data.schema.infer_sdtype` reads from each text column of the
+    whole original (:func:`~synthguard.data.schema.text_sample`): the same strings in the same
+    order, gathered from the partitions.
+
+    One process reads every non-missing value up to 2,000, else 2,000 of them at positions drawn
+    from their count alone (:func:`~synthguard.data.schema.text_sample_positions`). Here the count
+    comes from ``presence``, the positions are drawn in one task on the cluster, each partition
+    sends its sampled strings in table order (one task per partition for every column) and the
+    driver puts them in the order of the draw. At most 2,000 strings per column travel; no column
+    is gathered.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    ddf : dask DataFrame
+        The original, raw.
+    columns : sequence of str
+        The text columns (names as text).
+    presence : sequence
+        Per partition of ``ddf``, its rows and ``{column: missing values}`` (:func:`_presence`).
+
+    Returns
+    -------
+    dict
+        Column -> its sample (indexed ``0..n-1``), for the columns holding a value.
+    """
+    from dask import delayed
+
+    from ..data.schema import TEXT_SAMPLE, text_sample_positions
+
+    labels = {str(c): c for c in ddf.columns}
+    counts = {c: np.asarray([n - m.get(c, 0) for n, m in presence], dtype=np.int64) for c in columns}
+    columns = [c for c in columns if counts[c].sum()]
+    sizes = sorted({int(counts[c].sum()) for c in columns if counts[c].sum() > TEXT_SAMPLE})
+    draw = delayed(text_sample_positions, pure=True)
+    drawn = dict(zip(sizes, client.gather(client.compute([draw(n) for n in sizes])), strict=True))
+    parts = ddf[[labels[c] for c in columns]].to_delayed() if columns else []
+    picks: list[dict[str, np.ndarray | None]] = [{} for _ in parts]
+    for c in columns:
+        ends = np.cumsum(counts[c])
+        starts = ends - counts[c]
+        pos = drawn.get(int(ends[-1]))
+        ordered = None if pos is None else np.sort(pos)
+        for j in range(len(parts)):  # loop over partitions
+            picks[j][c] = None if ordered is None else ordered[np.searchsorted(ordered, starts[j]):
+                                                               np.searchsorted(ordered, ends[j])] - starts[j]
+    samples_of = delayed(_text_part_samples, pure=True)
+    got = client.gather(client.compute([samples_of(p, columns, picks[j]) for j, p in enumerate(parts)]))
+    out: dict[str, pd.Series] = {}
+    for c in columns:
+        pieces = [g[c] for g in got if len(g[c])]
+        sample = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0].reset_index(drop=True)
+        pos = drawn.get(int(counts[c].sum()))
+        if pos is not None:  # table order -> the order of the draw
+            sample = sample.iloc[np.searchsorted(np.sort(pos), pos)].reset_index(drop=True)
+        out[c] = sample
     return out
-
-
-def _text_part_parses(frame: pd.DataFrame, columns: Sequence[str], picks: Mapping[str, np.ndarray | None],
-                      firsts: Mapping[str, str]) -> dict[str, bool]:
-    """Per text column, whether one raw partition's part of its sample parses as dates with the
-    format pandas guesses from the sample's first value (:func:`~synthguard.data.dates.parse_like_first`)."""
-    from ..data.dates import parse_like_first
-
-    frame = frame.reset_index(drop=True)
-    frame.columns = [str(c) for c in frame.columns]
-    return {c: parse_like_first(_part_sample(_present(frame[c]), picks[c]), firsts[c]) for c in columns}
 
 
 def whole_text_sdtypes(client: Any, ddf: Any, columns: Sequence[str],
                        presence: Sequence[tuple[int, dict[str, int]]]) -> dict[str, tuple[str, str] | None]:
     """The sdtype :func:`~synthguard.data.schema.infer_sdtype` reads from the values of each text
     column of the whole original (booleans, free text, dates), or ``None`` when it reads none of
-    them (an identifier or categorical: decided by the whole column's counts).
-
-    One process reads a seeded sample of the column's non-missing values
-    (:func:`~synthguard.data.schema.text_sample_positions`: every value up to 2,000, else 2,000 of
-    them, a function of their count alone). Here the count comes from ``presence``, the sample's
-    positions are drawn in one task on the cluster, each partition computes the
-    :class:`~synthguard.data.schema.TextFacts` of its part of the sample
-    (:func:`~synthguard.data.schema.text_facts`, the function one process runs on its sample) and
-    the driver merges them (:func:`~synthguard.data.schema.merge_text_facts`) and decides as one
-    process decides (:func:`~synthguard.data.schema.sample_sdtype`). Dates of no fixed kind
-    (neither ISO nor ``a/b/yyyy``), parsed with the format pandas guesses from the sample's first
-    value, take one more pass in which every partition parses its part behind that value. Only
-    facts of at most 2,000 values per column travel; no column is gathered.
+    them (an identifier or categorical: decided by the whole column's counts): the sample one
+    process reads, gathered (:func:`whole_text_samples`), decided on the driver by the function
+    one process runs on it (:func:`~synthguard.data.schema.text_sample_sdtype`: dates parsed in
+    one call over the whole sample, as pandas 3 infers one resolution from all of them).
 
     Parameters
     ----------
@@ -1308,53 +1361,11 @@ def whole_text_sdtypes(client: Any, ddf: Any, columns: Sequence[str],
     dict
         Column -> ``(sdtype, reason)`` or ``None``.
     """
-    from dataclasses import replace
+    from ..data.schema import text_sample_sdtype
 
-    from dask import delayed
-
-    from ..data.schema import TEXT_SAMPLE, merge_text_facts, sample_sdtype, text_sample_positions
-
-    labels = {str(c): c for c in ddf.columns}
-    counts = {c: np.asarray([n - m.get(c, 0) for n, m in presence], dtype=np.int64) for c in columns}
-    sizes = sorted({int(v.sum()) for v in counts.values() if v.sum() > TEXT_SAMPLE})
-    draw = delayed(text_sample_positions, pure=True)
-    drawn = dict(zip(sizes, client.gather(client.compute([draw(n) for n in sizes])), strict=True))
-    empty = {c for c in columns if not counts[c].sum()}  # refused by load_tables
-    columns = [c for c in columns if c not in empty]
-    parts = ddf[[labels[c] for c in columns]].to_delayed() if columns else []
-    picks: list[dict[str, np.ndarray | None]] = [{} for _ in parts]
-    first_at: list[dict[str, int]] = [{} for _ in parts]
-    holder: dict[str, int] = {}
-    for c in columns:
-        cnt = counts[c]
-        ends = np.cumsum(cnt)
-        starts = ends - cnt
-        pos = drawn.get(int(ends[-1])) if len(ends) else None
-        lead = 0 if pos is None else int(pos[0])
-        if pos is not None:
-            ordered = np.sort(pos)
-            lo, hi = np.searchsorted(ordered, starts), np.searchsorted(ordered, ends)
-        for j in range(len(parts)):  # loop over partitions
-            picks[j][c] = None if pos is None else ordered[lo[j]:hi[j]] - starts[j]
-        j = int(np.searchsorted(ends, lead, side="right"))
-        first_at[j][c] = lead - int(starts[j])
-        holder[c] = j
-    facts_of = delayed(_text_part_facts, pure=True)
-    got = client.gather(client.compute([facts_of(p, list(columns), picks[j], first_at[j])
-                                        for j, p in enumerate(parts)]))
-    merged = {c: merge_text_facts(g[c][0] for g in got) for c in columns}
-    firsts = {c: got[holder[c]][c][1] for c in columns}
-    undecided = [c for c in columns if merged[c].dates_undecided]
-    if undecided:
-        parses_of = delayed(_text_part_parses, pure=True)
-        sub = ddf[[labels[c] for c in undecided]].to_delayed()
-        parsed = client.gather(client.compute([parses_of(p, undecided, {c: picks[j][c] for c in undecided},
-                                                         {c: firsts[c] for c in undecided})
-                                               for j, p in enumerate(sub)]))
-        for c in undecided:
-            merged[c] = replace(merged[c], parsed=all(g[c] for g in parsed))
-    out: dict[str, tuple[str, str] | None] = {c: ("categorical", "no values") for c in empty}
-    return {**out, **{c: sample_sdtype(merged[c]) for c in columns}}
+    samples = whole_text_samples(client, ddf, columns, presence)
+    # a column without a value is refused by load_tables
+    return {c: text_sample_sdtype(samples[c]) if c in samples else ("categorical", "no values") for c in columns}
 
 
 def _learnt_encoder(schema: Schema, firsts: Mapping[str, Mapping[str, list[Any]]]

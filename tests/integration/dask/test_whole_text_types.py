@@ -13,8 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synthguard import evaluate
 from synthguard.data.tables import prepare_tables
 from synthguard.errors import InputError
+
+from .test_distributed_equality import _entries
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -151,3 +154,88 @@ def test_text_columns_follow_the_whole_table_types(dask_client, metadata):
     assert "note" in one.text_columns
     assert ("label" in one.text_columns) == bool(metadata and "label" in metadata["text_columns"])
     assert _specs(_on_cluster(dask_client, *tables, metadata)) == _specs(one)
+
+
+def _stamps(case: str, seed: int) -> list[str]:
+    """90 date-times written ``yyyy/mm/dd HH:MM:SS.f`` (no fixed kind: parsed with the format
+    pandas guesses from the first value), 30 per partition: tenths of a second, then ``fine``
+    (``ns``: nine digits, ``us``: six), then ``last`` (``far``: tenths in the year 2999, which fits
+    microseconds but not nanoseconds; ``ms``: hundredths in 2021). pandas 3 infers one resolution
+    from the digits of all the values it parses together; pandas 2 parses all at nanoseconds."""
+    fine, last = case.split("-")
+    r = np.random.default_rng(seed)
+    day, hour = r.integers(1, 28, 90), r.integers(0, 24, 90)
+    digits = {"ns": 9, "us": 6}[fine]
+    head = [f"2020/03/{d:02d} {h:02d}:15:00.5" for d, h in zip(day[:30], hour[:30], strict=True)]
+    middle = [f"2020/04/{d:02d} {h:02d}:00:00.{f:0{digits}d}"
+              for d, h, f in zip(day[30:60], hour[30:60], r.integers(1, 10**digits, 30), strict=True)]
+    tail = [f"{2999 if last == 'far' else 2021}/05/{d:02d} {h:02d}:30:00.{5 if last == 'far' else 25}"
+            for d, h in zip(day[60:], hour[60:], strict=True)]
+    return head + middle + tail
+
+
+def _outcome(load):
+    """The schema ``load()`` gives (sdtypes, reasons, roles), or the message of its InputError."""
+    try:
+        return _specs(load())
+    except InputError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("case", ["ns-far", "us-far", "ns-ms", "us-ms"])
+def test_dates_of_another_precision_in_each_partition(dask_client, case):
+    """Date-times of a different precision in each partition: the sample is parsed in one call, as
+    one process parses it, not partition by partition (pandas 3 would read nanoseconds beside the
+    year 2999 in one partition each, where one process leaves the year 2999 unparsed: categorical).
+    The type, the refusal of dates beyond 2262 (microseconds beside 2999 under pandas 3) and the
+    results of metrics reading the encoded dates are one process's, under pandas 2 and 3."""
+    import dask.dataframe as dd
+
+    tables = [pd.DataFrame({"stamp": _stamps(case, seed), "age": np.random.default_rng(seed).integers(18, 90, 90)})
+              for seed in (1, 2, 3)]
+    ddfs = [dd.from_pandas(t, npartitions=3, sort=False) for t in tables]  # as load_tables splits them
+    assert [len(p) for p in dask_client.compute(ddfs[0].to_delayed(), sync=True)] == [30, 30, 30]
+    one = _outcome(lambda: _one_process(*tables))
+    assert _outcome(lambda: _on_cluster(dask_client, *tables, npartitions=3)) == one
+    if case == "ns-far":  # no resolution holds both: the year 2999 does not parse
+        assert one[0]["stamp"][0] == "categorical"
+    if case.endswith("-ms"):
+        assert one[0]["stamp"][0] == "datetime"
+    if isinstance(one, str):
+        return
+    metrics = {"exact_matches": {}, "dcr": {"n_boot": 20}}
+    single = evaluate(*tables, metrics=metrics, seed=4)
+    dist = evaluate(*ddfs, metrics=metrics, seed=4, client=dask_client)
+    assert single.to_dict()["schema"] == dist.to_dict()["schema"]
+    assert _entries(single, metrics) == _entries(dist, metrics)
+
+
+def test_gathered_sample_is_one_process_sample(dask_client):
+    """The strings a cluster gathers as a text column's sample are one process's
+    (:func:`~synthguard.data.schema.text_sample` of the whole column): the same values in the
+    same order. Every value is unique and missing values are spread unevenly over five partitions
+    (``few`` has none in the second), so a sample position shifted by one in any partition, or the
+    draw order lost, changes the sample; ``code`` holds more than 2,000 values (the seeded sample),
+    ``few`` fewer (every value, in table order)."""
+    import dask.dataframe as dd
+
+    from synthguard.data.schema import text_sample
+    from synthguard.distributed._tables import _presence, whole_text_samples
+
+    n = 3600
+    r = np.random.default_rng(11)
+    rows = np.arange(n)
+    code = pd.Series([f" v{i:05d}" for i in rows], dtype=object)  # padded: stripped as one process strips
+    code[r.random(n) < 0.4 * rows / n] = None  # more missing values further down
+    few = pd.Series([f"w{i}" for i in rows], dtype=object)
+    few[(r.random(n) < 0.6) | ((rows >= 720) & (rows < 1440))] = None
+    frame = pd.DataFrame({"code": code, "few": few})
+    ddf = dd.from_pandas(frame, npartitions=5, sort=False)
+    parts = dask_client.compute(ddf.to_delayed(), sync=True)
+    assert [len(p) for p in parts] == [720] * 5 and parts[1]["few"].isna().all()
+    got = whole_text_samples(dask_client, ddf, ["code", "few"], [_presence(p) for p in parts])
+    assert frame["code"].notna().sum() > 2000 > frame["few"].notna().sum()
+    for column in ("code", "few"):
+        want = text_sample(frame[column].dropna())
+        assert len(want) == min(2000, frame[column].notna().sum())
+        pd.testing.assert_series_equal(got[column], want, check_names=False)

@@ -199,3 +199,16 @@ def test_row_hash_identity_rules():
     assert (h[0] == h[1]).all() and (h[2] == h[3]).all()  # -0.0 == 0.0, missing == missing
     assert not (h[0] == h[4]).all() and not (h[0] == h[2]).all()
     assert (h[:, 0] != h[:, 1]).all()  # two independent keys
+
+
+def test_row_hash_of_no_rows_with_text_hashes():
+    """A partition without rows hashes to no identities, text columns included (the reshape of
+    ``(0, 2)`` text hashes to ``(0, -1)`` failed)."""
+    from synthguard.data.encoding import text_hash128
+
+    block = Block(np.zeros((0, 1)), np.zeros((0, 1), dtype=np.int64), ("n",), ("c",))
+    h = row_hash128(block, text_hash128(pd.Series([], dtype=object)))
+    assert h.shape == (0, 2) and h.dtype == np.uint64
+    one = Block(np.ones((1, 1)), np.ones((1, 1), dtype=np.int64), ("n",), ("c",))
+    text = text_hash128(pd.Series(["a note"], dtype=object))
+    assert (row_hash128(one, text) == row_hash128(one, text.ravel())).all()  # flat columns as before
