@@ -87,12 +87,16 @@ def test_the_release_as_reference_reads_what_a_fresh_search_reads(monkeypatch, k
     assert [s[2] for s in seen] == [True, True], seen  # answered from the run, not searched in full
 
 
-def test_the_release_as_reference_searches_again_only_the_queries_that_lost_a_neighbour():
-    release = _release_with_twins()
-    tables = _tables(release)
+def _kept_run(tables) -> tuple[EncodedView, object]:
+    """A run's encoded view keeping its searches, and the run's distance."""
     parent = EncodedView(tables)
     reuse.keep_searches(parent)
-    metric = _metric(tables)
+    return parent, _metric(tables)
+
+
+def test_the_release_as_reference_searches_again_only_the_queries_that_lost_a_neighbour():
+    tables = _tables(_release_with_twins())
+    parent, metric = _kept_run(tables)
     before = LocalBackend(tables, parent).kneighbors("original", "synthetic", ["g", "x", "y"], metric, 2)
     dropped = np.array([0, 7, 100])
     mask = np.zeros(len(tables.synthetic), dtype=bool)
@@ -161,8 +165,6 @@ def test_an_encoding_that_moved_is_searched_in_full(monkeypatch):
     seen = _counted(monkeypatch)
     release = _release_with_twins()
     release.loc[5, "g"] = "z"
-    tables = _tables(release)
-    z = int(np.flatnonzero(tables.synthetic["g"].astype(str).to_numpy() == "z")[0])
     orig_control = _frame(200, 2)
     orig_control.loc[3, "g"] = "q"
 
@@ -170,9 +172,8 @@ def test_an_encoding_that_moved_is_searched_in_full(monkeypatch):
         return prepare_tables(_frame(300, 1), rel, orig_control).in_canonical_order()
 
     tables = build(release)
-    parent = EncodedView(tables)
-    reuse.keep_searches(parent)
-    metric = _metric(tables)
+    z = int(np.flatnonzero(tables.synthetic["g"].astype(str).to_numpy() == "z")[0])
+    parent, metric = _kept_run(tables)
     roles = [("control", "synthetic"), ("original", "synthetic"), ("control", "original")]
     for q, r in roles:
         LocalBackend(tables, parent).kneighbors(q, r, ["g", "x", "y"], metric, 2)
@@ -191,11 +192,8 @@ def test_an_encoding_that_moved_is_searched_in_full(monkeypatch):
 
 
 def test_kept_rows_out_of_order_reuse_nothing_of_the_release_as_reference():
-    release = _release_with_twins()
-    tables = _tables(release)
-    parent = EncodedView(tables)
-    reuse.keep_searches(parent)
-    metric = _metric(tables)
+    tables = _tables(_release_with_twins())
+    parent, metric = _kept_run(tables)
     LocalBackend(tables, parent).kneighbors("original", "synthetic", ["g", "x", "y"], metric, 1)
     child = EncodedView(tables)
     reuse.derive_searches(child, parent, np.arange(len(tables.synthetic))[::-1])
