@@ -243,3 +243,21 @@ def test_a_retest_from_the_runs_searches_writes_the_report_of_a_full_retest(monk
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert not any(s[2] for s in seen)
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_real_rows_reaching_the_release_as_their_nearest_are_searched_again_not_renumbered(monkeypatch):
+    """nearest_reached with the release as the only reference (a real query): its answer holds
+    positions among the release's distinct rows and a tie count, not release positions, so a
+    re-test must not renumber it; the won release rows and tied flags are a fresh search's."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    o = _frame(300, 1)
+    release = pd.concat([release, o.iloc[:30], o.iloc[:30]], ignore_index=True)  # copies: ties
+
+    def ask(b):
+        return b.nearest_reached("original", ("synthetic",), ["g", "x", "y"], _metric(b.tables))
+
+    got, fresh = _run_and_retest(release, np.arange(0, len(release), 7), ask)
+    for a, b in zip([*got[0], got[1]], [*fresh[0], fresh[1]], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert seen == [("original", "synthetic", False)]
