@@ -261,3 +261,15 @@ def test_real_rows_reaching_the_release_as_their_nearest_are_searched_again_not_
     for a, b in zip([*got[0], got[1]], [*fresh[0], fresh[1]], strict=True):
         np.testing.assert_array_equal(a, b)
     assert seen == [("original", "synthetic", False)]
+
+
+def test_a_run_that_cannot_drop_and_retest_keeps_no_searches(monkeypatch):
+    """Without a control table there is no drop-and-retest: the run's search answers are not
+    kept for one (they would live as long as the run, for nothing)."""
+    kept: list = []
+    monkeypatch.setattr(runner, "keep_searches", lambda view: kept.append(view))
+    o, s = _frame(200, 1), _frame(200, 2)
+    synthguard.evaluate(o, s, metrics=["dcr", "nndr"], seed=0, retest_columns=0)
+    assert kept == []
+    synthguard.evaluate(o, s, control=_frame(150, 3), metrics=["dcr", "nndr"], seed=0, retest_columns=0)
+    assert len(kept) == 1  # with a control the run keeps them (what the test above measures)
