@@ -884,8 +884,10 @@ class LocalBackend:
             return np.column_stack([nb.distances[:, 0], ties]), nb.indices  # (distance, ties), nearest
 
         # a drop-and-retest reads the kept release rows' answers from the run's (engine.reuse)
+        # (indices among the distinct pooled rows and a tie count: not renumbered when the release
+        # is the reference)
         got, nearest = search(self.encoded, "nearest-ties", query, "+".join(references), columns, metric,
-                              1, run, query_rows=query_rows, exact_datetimes=True)
+                              1, run, query_rows=query_rows, exact_datetimes=True, renumber=False)
         dist, ties = got[:, 0], got[:, 1]
         # only a query with several rows at its nearest distance has rows to list beyond its nearest
         radius = np.where(ties > 1, dist, -1.0)

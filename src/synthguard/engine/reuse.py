@@ -184,15 +184,17 @@ def _frozen(result: Result) -> Result:
 def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[str], metric: Any,
            k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result], *,
            query_rows: np.ndarray | None = None, reference_rows: np.ndarray | None = None,
-           exact_datetimes: bool = False) -> Result:
+           exact_datetimes: bool = False, renumber: bool = True) -> Result:
     """The k nearest ``reference`` rows of the ``query`` rows, from the searches of the run this
     re-test derives from where they answer it (see the module docstring), else from
     ``run(query_rows, reference_rows)``; kept for the re-tests when ``view`` keeps its searches.
 
     ``query`` and ``reference`` are roles, or for rows the caller holds their :func:`block_name`
     (the query only); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
-    (see :meth:`~synthguard.data.encoding.EncodedView.block`). Returns ``(distances, indices)``,
-    read-only.
+    (see :meth:`~synthguard.data.encoding.EncodedView.block`). ``renumber=False``: the answer is
+    not the k nearest rows by their positions in ``reference`` (say, positions among its distinct
+    rows, or counts beside the distances), so a re-test with the release as (part of) the
+    reference searches again in full. Returns ``(distances, indices)``, read-only.
 
     Examples
     --------
@@ -212,7 +214,7 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     d = _DERIVED.get(view)
     if d is not None:
         got = _reuse(d, view, kind, query, reference, cols, mk, k, run, query_rows, reference_rows,
-                     exact_datetimes)
+                     exact_datetimes, renumber)
         if got is not None:
             return _frozen(got)
     out = _frozen(run(query_rows, reference_rows))
@@ -226,9 +228,12 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
 
 def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, cols: tuple[str, ...],
            mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
-           query_rows: np.ndarray | None, reference_rows: np.ndarray | None, exact: bool) -> Result | None:
+           query_rows: np.ndarray | None, reference_rows: np.ndarray | None, exact: bool,
+           renumber: bool = True) -> Result | None:
     """The re-test's answer from the run's searches, or ``None`` (search in full)."""
     if query == RELEASE and reference == RELEASE or ("+" in reference and RELEASE in reference.split("+")):
+        return None
+    if reference == RELEASE and not renumber:  # indices that are not release positions
         return None
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions

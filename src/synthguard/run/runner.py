@@ -153,8 +153,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     stats_only = getattr(tables, "original_stats", None) is not None
     if derived is not None:  # a drop-and-retest: searches answered from the run's (engine.reuse)
         derive_searches(view, *derived)
-    elif entities is None and not stats_only and advice_budget(options)[0]:
-        keep_searches(view)  # for the drop-and-retest of the advice
+    elif advice_budget(options)[0] and planned_retests(tables, run_config, options, rule, entities):
+        # for the drop-and-retest of the advice; none without a control table, in an entity or
+        # statistics-only run or under another rule (no re-test: nothing kept for the run's length)
+        keep_searches(view)
     ctx = Context(tables=tables, encoded=view, seed=seed,
                   backend=options.backend, generator=options.generator,
                   release_type=rule.release_type, materiality=rule.materiality,

@@ -241,3 +241,33 @@ def test_a_retest_from_the_runs_searches_writes_the_report_of_a_full_retest(monk
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert not any(s[2] for s in seen)
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_real_rows_reaching_the_release_as_their_nearest_are_searched_again_not_renumbered(monkeypatch):
+    """nearest_reached with the release as the only reference (a real query): its answer holds
+    positions among the release's distinct rows and a tie count, not release positions, so a
+    re-test must not renumber it; the won release rows and tied flags are a fresh search's."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    o = _frame(300, 1)
+    release = pd.concat([release, o.iloc[:30], o.iloc[:30]], ignore_index=True)  # copies: ties
+
+    def ask(b):
+        return b.nearest_reached("original", ("synthetic",), ["g", "x", "y"], _metric(b.tables))
+
+    got, fresh = _run_and_retest(release, np.arange(0, len(release), 7), ask)
+    for a, b in zip([*got[0], got[1]], [*fresh[0], fresh[1]], strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert seen == [("original", "synthetic", False)]
+
+
+def test_a_run_that_cannot_drop_and_retest_keeps_no_searches(monkeypatch):
+    """Without a control table there is no drop-and-retest: the run's search answers are not
+    kept for one (they would live as long as the run, for nothing)."""
+    kept: list = []
+    monkeypatch.setattr(runner, "keep_searches", lambda view: kept.append(view))
+    o, s = _frame(200, 1), _frame(200, 2)
+    synthguard.evaluate(o, s, metrics=["dcr", "nndr"], seed=0, retest_columns=0)
+    assert kept == []
+    synthguard.evaluate(o, s, control=_frame(150, 3), metrics=["dcr", "nndr"], seed=0, retest_columns=0)
+    assert len(kept) == 1  # with a control the run keeps them (what the test above measures)
