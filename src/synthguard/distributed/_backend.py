@@ -86,14 +86,21 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
                            verify_meta=False)
 
 
+#: Column sets one task of :meth:`DaskBackend.key_groups_many` hashes at most: a task's long table is
+#: ``rows x sets x 32`` bytes (1M rows x 8 sets: 256 MB), however many sets are asked.
+SETS_PER_TASK = 8
+
+
 def _hash_sets_long(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
-                    sets: tuple[tuple[str, ...], ...], bins: dict[str, np.ndarray]) -> pd.DataFrame:
+                    sets: tuple[tuple[str, ...], ...], bins: dict[str, np.ndarray], first: int = 0
+                    ) -> pd.DataFrame:
     """One partition's identities on each of ``sets`` stacked (:meth:`DaskBackend.key_groups_many`):
-    ``set`` (the index of the column set), ``h1``, ``h2`` and ``pos``, one row per row and set."""
+    ``set`` (the index of the column set, counted from ``first``), ``h1``, ``h2`` and ``pos``, one
+    row per row and set."""
     wide = _hash_frame(encoder, frame, positions, {f"s{j}_": cols for j, cols in enumerate(sets)}, bins)
     n = len(wide)
     return pd.DataFrame({
-        "set": np.repeat(np.arange(len(sets), dtype=np.int64), n),
+        "set": np.repeat(np.arange(first, first + len(sets), dtype=np.int64), n),
         "h1": np.concatenate([wide[f"s{j}_1"].to_numpy(np.uint64) for j in range(len(sets))]),
         "h2": np.concatenate([wide[f"s{j}_2"].to_numpy(np.uint64) for j in range(len(sets))]),
         "pos": np.tile(wide["pos"].to_numpy(np.int64), len(sets))})
@@ -236,10 +243,11 @@ class DaskBackend:
 
     def key_groups_many(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str], *,
                         bins: Bins | None = None) -> DaskRelation:
-        """:meth:`key_groups` of every column set in one graph: each partition hashes every set
-        in one task (rows stacked per set, :func:`_hash_sets_long`), one group-by on
-        ``(set, h1, h2)`` per role, the roles merged on the same keys; its reductions are one
-        round on the cluster, whatever the number of sets."""
+        """:meth:`key_groups` of every column set in one graph: each partition hashes the sets
+        ``SETS_PER_TASK`` at a time (rows stacked per set, :func:`_hash_sets_long`: a task's memory
+        does not grow with the number of sets), one group-by on ``(set, h1, h2)`` per role, the
+        roles merged on the same keys; its reductions are one round on the cluster, whatever the
+        number of sets."""
         import dask.dataframe as dd
 
         roles, sets = tuple(roles), tuple(tuple(c) for c in column_sets)
@@ -256,8 +264,10 @@ class DaskBackend:
         split = self._split(roles)
         merged = None
         for role in roles:
-            rows = dd.from_delayed(self.dt.map(role, _hash_sets_long, sets, used, ordered=False),
-                                   meta=long_meta, verify_meta=False)
+            rows = dd.concat([dd.from_delayed(self.dt.map(role, _hash_sets_long, sets[a:a + SETS_PER_TASK],
+                                                          used, a, ordered=False),
+                                              meta=long_meta, verify_meta=False)
+                              for a in range(0, len(sets), SETS_PER_TASK)])
             g = rows.groupby(keys).pos.agg(["min", "count"], split_out=split).reset_index()
             g = g.map_partitions(_named, {"min": f"first_{role}", "count": f"n_{role}"})
             merged = g if merged is None else merged.merge(g, on=keys, how="outer")

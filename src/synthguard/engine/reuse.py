@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RELEASE", "block_name", "derive_searches", "keep_searches", "search"]
+__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "search"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -81,6 +81,20 @@ def keep_searches(view: Any) -> None:
     >>> keep_searches(EncodedView(t))
     """
     _LEDGERS[view] = _Ledger()
+
+
+def forget_searches(view: Any) -> None:
+    """Stop keeping the searches of the run on ``view`` (its drop-and-retest rounds are over:
+    the memory goes back).
+
+    Examples
+    --------
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> v = View()
+    >>> keep_searches(v); forget_searches(v); forget_searches(v)  # twice is harmless
+    """
+    _LEDGERS.pop(view, None)
 
 
 def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
-from ..engine.reuse import derive_searches, keep_searches
+from ..engine.reuse import derive_searches, forget_searches, keep_searches
 from ..errors import ConfigError, InputError
 from ..registry import Context, get_metric
 from .advice import RETEST_COLUMNS, advice_budget, advise, planned_retests
@@ -205,10 +205,15 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
         out = dataclasses.replace(out, verdict=with_sample(out.verdict, sample))
     if entities is None and not stats_only:
-        out = advise(out, tables, run_config, options,
-                     rerun=lambda new, sub, again, kept=None: run_tables(
-                         new, sub, again, canonical=True,
-                         derived=None if kept is None else (view, kept)))
+        def rerun(new: Tables, sub: RunConfig, again: EvaluateOptions, kept: np.ndarray | None = None
+                  ) -> RunOutput:
+            if kept is None:  # the coarsen-and-retest comes after every drop round: nothing more to answer
+                forget_searches(view)
+            return run_tables(new, sub, again, canonical=True,
+                              derived=None if kept is None else (view, kept))
+
+        out = advise(out, tables, run_config, options, rerun=rerun)
+        forget_searches(view)
     return out
 
 

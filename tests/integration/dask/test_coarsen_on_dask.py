@@ -164,7 +164,7 @@ def test_unique_value_excess_on_dask_equals_one_process(dask_client, seed):
             assert dist[c] != unique_value_excess_by_definition(frames, c, missing_is_value=True), c
 
 
-def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client):
+def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_client, monkeypatch):
     """Encoded quantiles (bit for bit), distinct counts up to a cap, counts per category text and
     missing values of the Dask backend equal one process's backend, on uneven partitions with an
     empty one."""
@@ -194,6 +194,10 @@ def test_coarsening_questions_of_the_dask_backend_equal_the_local_backend(dask_c
     # groups, their counts and first positions, as one process's
     sets = [["n"], ["cat"], ["t"], ["g", "w"], ["n"]]
     by = ["set", "first_original", "first_control", "first_synthetic"]
+    # hashed two sets per task here (three tasks per partition), eight by default
+    from synthguard.distributed import _backend as dask_backend
+
+    monkeypatch.setattr(dask_backend, "SETS_PER_TASK", 2)
     for bins in (None, {"n": np.array([100.0, 2_500.0])}):
         want = local.key_groups_many(sets, ("original", "control", "synthetic"), bins=bins)
         got = dist.key_groups_many(sets, ("original", "control", "synthetic"), bins=bins)

@@ -207,6 +207,13 @@ def test_kept_rows_out_of_order_reuse_nothing_of_the_release_as_reference():
     assert ran == [1]
 
 
+def _rich_frame(n: int, seed: int) -> pd.DataFrame:
+    """Rows rarely equal by chance (a copy of a training row stands out)."""
+    r = np.random.default_rng(seed)
+    return pd.DataFrame({"x": r.integers(0, 50, n).astype(float), "y": r.normal(size=n).round(3),
+                         "g": r.choice(list("abcdefgh"), n), "h": r.choice(list("uvw"), n)})
+
+
 def _normalised(report) -> str:
     def norm(x):
         if isinstance(x, dict):
@@ -222,13 +229,8 @@ def test_a_retest_from_the_runs_searches_writes_the_report_of_a_full_retest(monk
     """A release of 8 % verbatim training rows: presence reads high, the copies are dropped and
     every test runs again; answered from the run's searches, the report is byte for byte the one
     a re-test searching everything again writes, and the re-test did reuse searches."""
-    def frame(n: int, seed: int) -> pd.DataFrame:
-        r = np.random.default_rng(seed)
-        return pd.DataFrame({"x": r.integers(0, 50, n).astype(float), "y": r.normal(size=n).round(3),
-                             "g": r.choice(list("abcdefgh"), n), "h": r.choice(list("uvw"), n)})
-
     rng = np.random.default_rng(4)
-    o, c, fresh = frame(600, 11), frame(400, 12), frame(600, 13)
+    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
     release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
     metrics = ["exact_matches", "near_copies", "dcr", "nndr", "close_neighbours",
                "dcr_overfitting_protection", "membership_attacks"]
@@ -271,3 +273,22 @@ def test_a_run_that_cannot_drop_and_retest_keeps_no_searches(monkeypatch):
     assert kept == []
     synthguard.evaluate(o, s, control=_frame(150, 3), metrics=["dcr", "nndr"], seed=0, retest_columns=0)
     assert len(kept) == 1  # with a control the run keeps them (what the test above measures)
+
+
+def test_the_run_stops_keeping_its_searches_once_its_drop_rounds_are_over(monkeypatch):
+    """The coarsen-and-retest and the caller get the memory back: after the drop rounds no search
+    of the run is kept (the views are held here, so only forgetting them empties the ledger)."""
+    views: list = []
+    real = reuse.keep_searches
+
+    def keep(view):
+        views.append(view)
+        real(view)
+
+    monkeypatch.setattr(runner, "keep_searches", keep)
+    o, c = _rich_frame(400, 1), _rich_frame(300, 3)
+    release = pd.concat([o.iloc[:40], _rich_frame(360, 2)], ignore_index=True)
+    rep = synthguard.evaluate(o, release, control=c, metrics=["exact_matches", "dcr", "nndr"], seed=0,
+                              retest_columns=0)
+    assert rep.to_dict()["actions"]["drop_retest"]["rounds"] and len(views) == 1
+    assert views[0] not in reuse._LEDGERS
