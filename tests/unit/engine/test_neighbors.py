@@ -412,6 +412,21 @@ def _mixed_block(rng: np.random.Generator, n: int) -> Block:
 STEP_CASES = [(b, shuffled) for b in BACKENDS for shuffled in (False, True) if not (b == "numpy" and shuffled)]
 
 
+def _step_blocks(rng: np.random.Generator, n: int, copies: int, shuffled_ids: bool):
+    """Reference rows with ``copies`` exact copies, their Gower distance, an id per row (shuffled
+    or not), four blocks of rows (with shuffled ids, a block's ids interleave with the others') and
+    the union ordered by id (row ``g`` has id ``g``)."""
+    ref = _mixed_block(rng, n)
+    ref = Block(np.vstack([ref.num, ref.num[:copies]]), np.vstack([ref.cat, ref.cat[:copies]]),
+                ref.num_columns, ref.cat_columns)
+    m = gower(value_ranges(ref), clip=True, normalise=True)
+    ids = rng.permutation(ref.n_rows).astype(np.int64) if shuffled_ids else np.arange(ref.n_rows, dtype=np.int64)
+    blocks = np.array_split(np.arange(ref.n_rows), 4)
+    if shuffled_ids:
+        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
+    return ref, m, ids, blocks, ref.take(np.argsort(ids))
+
+
 @pytest.mark.parametrize(("backend", "shuffled_ids"), STEP_CASES)
 def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
     """A search run block after block (each step seeded with the previous k best) returns exactly the
@@ -420,17 +435,8 @@ def test_kneighbors_step_over_blocks_equals_one_search(backend, shuffled_ids):
     from synthguard.engine.neighbors.engine import kneighbors_step, reference_index
 
     rng = np.random.default_rng(7)
-    ref = _mixed_block(rng, 900)
-    ref = Block(np.vstack([ref.num, ref.num[:100]]), np.vstack([ref.cat, ref.cat[:100]]),  # exact copies
-                ref.num_columns, ref.cat_columns)
+    ref, m, ids, blocks, union = _step_blocks(rng, 900, 100, shuffled_ids)
     n = ref.n_rows
-    m = gower(value_ranges(ref), clip=True, normalise=True)
-    ids = rng.permutation(n).astype(np.int64) if shuffled_ids else np.arange(n, dtype=np.int64)
-    blocks = np.array_split(np.arange(n), 4)
-    if shuffled_ids:  # a block holds rows whose ids interleave with the other blocks'
-        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
-    by_id = np.argsort(ids)  # the union ordered by id: row by_id[g] has id g
-    union = ref.take(by_id)
     query = _mixed_block(rng, 300)
     for k, q, q_ids, excl in [(1, query, np.arange(300), False), (3, query, np.arange(300), False),
                               (2, union, np.arange(n), True)]:
@@ -455,16 +461,8 @@ def test_kneighbors_step_carries_the_count_of_rows_at_the_nearest_distance(backe
     from synthguard.engine.neighbors.engine import kneighbors_step, reference_index
 
     rng = np.random.default_rng(11)
-    ref = _mixed_block(rng, 700)
-    ref = Block(np.vstack([ref.num, ref.num[:150]]), np.vstack([ref.cat, ref.cat[:150]]),  # exact copies
-                ref.num_columns, ref.cat_columns)
+    ref, m, ids, blocks, union = _step_blocks(rng, 700, 150, shuffled_ids)
     n = ref.n_rows
-    m = gower(value_ranges(ref), clip=True, normalise=True)
-    ids = rng.permutation(n).astype(np.int64) if shuffled_ids else np.arange(n, dtype=np.int64)
-    blocks = np.array_split(np.arange(n), 4)
-    if shuffled_ids:
-        blocks = [b[np.argsort(ids[b])][::-1].copy() for b in blocks]
-    union = ref.take(np.argsort(ids))
     q = _mixed_block(rng, 300)
     want, want_n = nearest_ties(q, union, m, backend=backend)
     assert (want_n > 1).sum() > 30 and (want_n == 1).sum() > 30  # tied and untied query rows
