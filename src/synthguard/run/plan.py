@@ -235,7 +235,7 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
         if sample is None and real > SAMPLE_ADVICE_ROWS:
             todo.append(f"test a sample of the records (--max-records N, e.g. {SAMPLE_ADVICE_ROWS:,})")
         todo += [f"give {m!r} its {p!r} (config: metrics: {{{m}: {{{p}: COLUMN}}}})" for m, p in per_col.items()]
-        todo.append("or run fewer tests (--preset quick, --metrics)")
+        todo.append(("or run" if todo else "run") + " fewer tests (--preset quick, --metrics)")
         large.append("to bound it: " + "; ".join(todo))
     verdict = [m for m in metrics if getattr(specs.get(m), "risk", None)]
     if not verdict:

@@ -63,6 +63,18 @@ def test_a_wide_plan_without_metadata_is_large_and_says_what_to_declare():
     assert named.seconds < plan.seconds
 
 
+def test_a_large_plan_with_one_remedy_left_says_it_as_a_sentence():
+    """A sampled run on declared roles (the 10M privacy run) has only fewer tests left to offer:
+    "to bound it: run fewer tests", not "to bound it: or run fewer tests"."""
+    names = ["exact_matches", "dcr", "nndr", "close_neighbours", "membership_attacks",
+             "singling_out_multivariate", "linkability", "inference"]
+    plan = make_plan({"original": (200_000, 15), "synthetic": (10_000_000, 15), "control": (200_000, 15)},
+                     names, {n: get_metric(n) for n in names}, {}, sample="a seeded sample",
+                     quasi_identifiers=["age", "sex"], sensitive=["income"])
+    assert plan.seconds > LARGE_SECONDS
+    assert plan.large[-1] == "to bound it: run fewer tests (--preset quick, --metrics)"
+
+
 def test_dry_run_prints_the_plan_runs_nothing_and_exits_0(shared_data, tmp_path):
     wide = _wide(shared_data, rows=1400, columns=201)  # (2,002 columns: the same, minutes of typing)
     for role, part in (("original", wide.iloc[:700]), ("synthetic", wide.iloc[700:])):
