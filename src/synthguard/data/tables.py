@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import unicodedata
 from collections.abc import Collection, Mapping
@@ -228,9 +229,17 @@ LABEL_SAMPLE = 1000
 
 
 def label_kind(value: Any) -> str:
-    """``"num"`` for a number (not a boolean), else ``"other"``."""
-    return "num" if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
-        else "other"
+    """``"num"`` for a number (not a boolean; a ``Decimal`` too, as a sample of decimals alone is
+    read in :data:`_KINDS`), else ``"other"``.
+
+    Examples
+    --------
+    >>> from decimal import Decimal
+    >>> [label_kind(v) for v in (1, 2.5, Decimal("3"), True, "4")]
+    ['num', 'num', 'num', 'other', 'other']
+    """
+    return "num" if isinstance(value, (int, float, np.integer, np.floating, decimal.Decimal)) \
+        and not isinstance(value, bool) else "other"
 
 
 #: ``pandas.api.types.infer_dtype`` answers that settle the kinds of a sample at once

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -119,3 +120,20 @@ def test_boolean_strings_become_booleans():
     assert t.schema.sdtype("f") == "boolean"
     assert t.original["f"].tolist() == [True, False, True]
     assert t.synthetic["f"].tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("parts", [
+    [[Decimal("1"), Decimal("2.5")], ["a", "b"]],
+    [[Decimal("1")], [3, 4.5]],
+    [["x"], [True, False]],
+])
+def test_a_label_sample_reads_the_kinds_its_parts_read(parts):
+    """Whether labels mix numbers and strings does not depend on how the sample is cut: read
+    whole (one process) or part by part (a cluster's partitions), the same kinds; a Decimal is
+    a number either way."""
+    from synthguard.data.tables import label_kind_of_each, label_kinds
+
+    whole = pd.Series([v for p in parts for v in p], dtype=object)
+    apart = set().union(*(label_kinds(pd.Series(p, dtype=object)) for p in parts))
+    assert label_kinds(whole) == apart
+    assert set(label_kind_of_each(whole)) == apart
