@@ -1344,22 +1344,8 @@ def whole_text_sdtypes(client: Any, ddf: Any, columns: Sequence[str],
     them (an identifier or categorical: decided by the whole column's counts): the sample one
     process reads, gathered (:func:`whole_text_samples`), decided on the driver by the function
     one process runs on it (:func:`~synthguard.data.schema.text_sample_sdtype`: dates parsed in
-    one call over the whole sample, as pandas 3 infers one resolution from all of them).
-
-    Parameters
-    ----------
-    client : distributed.Client
-    ddf : dask DataFrame
-        The original, raw.
-    columns : sequence of str
-        The text columns (names as text).
-    presence : sequence
-        Per partition of ``ddf``, its rows and ``{column: missing values}`` (:func:`_presence`).
-
-    Returns
-    -------
-    dict
-        Column -> ``(sdtype, reason)`` or ``None``.
+    one call over the whole sample, as pandas 3 infers one resolution from all of them). The
+    parameters are :func:`whole_text_samples`'; returns column -> ``(sdtype, reason)`` or ``None``.
     """
     from ..data.schema import text_sample_sdtype
 

@@ -264,7 +264,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     if reference != RELEASE:  # nothing changed
         if not _unchanged(d, view, reference, cols, exact):
             return None
-        return kept[0].copy(), kept[1].copy()
+        return kept  # read-only: shared, not copied
     if reference_rows is not None or not d.monotone or not _unchanged(d, view, reference, cols, exact):
         return None
     # the release as reference: the run's neighbours renumbered; queries that lost one searched again
