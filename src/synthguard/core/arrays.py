@@ -7,13 +7,22 @@ range) it is 40 to 70 times slower than sorting: measured with NumPy 2.4.6 on 24
 sorts, took 0.02 s on the first). :func:`unique_codes` sorts whatever the version; so does
 :func:`isin_codes` (``np.isin`` calls ``np.unique`` on its second argument: 0.84 s for 250,000
 row hashes in 1 million, against 0.06 s).
+
+A binary search of keys in random order into a sorted array larger than the CPU's caches waits
+on memory at every step: ``np.searchsorted`` of 10 million row hashes into 10 million took 14.8 s
+(NumPy 2.4.6 and 1.24.4 alike, 2-core machine), 2.6 s when the keys are searched in ascending
+order (each search starts where the last one ended) and the answers put back in place.
+:func:`search_sorted` does that above 2**20 sorted values.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["isin_codes", "unique_codes"]
+__all__ = ["equal_range", "isin_codes", "search_sorted", "unique_codes"]
+
+#: sorted arrays at least this long are searched with their keys in ascending order
+LARGE_SORTED = 1 << 20
 
 
 def unique_codes(codes: np.ndarray) -> np.ndarray:
@@ -71,5 +80,75 @@ def isin_codes(values: np.ndarray, among: np.ndarray) -> np.ndarray:
         raise TypeError(f"isin_codes takes integers, not {v.dtype}")
     if sorted_among.size == 0:
         return np.zeros(v.shape, dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_among, v), sorted_among.size - 1)
+    at = np.minimum(search_sorted(sorted_among, v), sorted_among.size - 1)
     return sorted_among[at] == v
+
+
+def search_sorted(a: np.ndarray, v: np.ndarray, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(a, v, side)``, the same positions, faster for many keys into a long
+    ``a``: from :data:`LARGE_SORTED` values of ``a`` and 32,768 keys on, the keys are searched in
+    ascending order (a stable argsort) and the positions put back in the keys' order.
+
+    Parameters
+    ----------
+    a : ndarray
+        A 1-D ascending array.
+    v : ndarray
+        The keys (any shape).
+    side : {"left", "right"}
+        As for :func:`numpy.searchsorted`.
+
+    Returns
+    -------
+    ndarray
+        Positions (``intp``) of ``v``'s shape, equal to ``np.searchsorted(a, v, side)``.
+
+    Examples
+    --------
+    >>> search_sorted(np.array([1, 3, 3, 7]), np.array([3, 0, 8]), "right").tolist()
+    [3, 0, 4]
+    """
+    return _searches(a, v, (side,))[0]
+
+
+def equal_range(a: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(search_sorted(a, v, "left"), search_sorted(a, v, "right"))`` with one sort of the keys:
+    where each key's run of equal values starts and ends in ``a``.
+
+    Parameters
+    ----------
+    a : ndarray
+        A 1-D ascending array.
+    v : ndarray
+        The keys (any shape).
+
+    Returns
+    -------
+    tuple of ndarray
+        The left and right positions; ``right - left`` counts each key in ``a``.
+
+    Examples
+    --------
+    >>> lo, hi = equal_range(np.array([1, 3, 3, 7]), np.array([3, 5]))
+    >>> lo.tolist(), (hi - lo).tolist()
+    ([1, 3], [2, 0])
+    """
+    left, right = _searches(a, v, ("left", "right"))
+    return left, right
+
+
+def _searches(a: np.ndarray, v: np.ndarray, sides: tuple[str, ...]) -> list[np.ndarray]:
+    """``np.searchsorted(a, v, side)`` for each of ``sides``, keys in ascending order when ``a``
+    is long (:func:`search_sorted`)."""
+    a, v = np.asarray(a), np.asarray(v)
+    if a.size < LARGE_SORTED or v.size < 32_768:
+        return [np.searchsorted(a, v, side=side) for side in sides]
+    flat = v.ravel()
+    order = np.argsort(flat, kind="stable")
+    keys = flat[order]
+    outs = []
+    for side in sides:  # one or two sides
+        out = np.empty(flat.size, dtype=np.intp)
+        out[order] = np.searchsorted(a, keys, side=side)
+        outs.append(out.reshape(v.shape))
+    return outs

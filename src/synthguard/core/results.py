@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .arrays import equal_range
+
 Direction = Literal["lower is safer", "higher is safer", "higher is better", "lower is better"]
 RiskLevel = Literal["low", "medium", "high", "inconclusive", "not assessed", "not meaningful",
                     "unknown"]
@@ -197,8 +199,8 @@ class RowPairs:
             rows = np.flatnonzero(self.row_key >= 0)
             order = rows[np.argsort(self.row_key[rows], kind="stable")]
             sorted_keys = self.row_key[order]
-            lo = np.searchsorted(sorted_keys, keys, "left")
-            cnt = np.searchsorted(sorted_keys, keys, "right") - lo
+            lo, hi = equal_range(sorted_keys, keys)
+            cnt = hi - lo
             if int(cnt.sum()) > budget:
                 raise MemoryError(f"RowPairs: {int(cnt.sum())} tied pairs exceed the budget {budget}")
             starts = np.repeat(lo - np.r_[0, np.cumsum(cnt)[:-1]], cnt)

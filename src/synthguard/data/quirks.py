@@ -400,6 +400,19 @@ def control_columns(columns: Sequence[str], schema: Schema) -> list[str]:
     return [c for c in columns if schema.sdtype(c) != "id"] or list(columns)
 
 
+def _repeated_share(h: np.ndarray) -> tuple[np.ndarray, float]:
+    """The distinct values of ``h`` (ascending) and the share of its entries that occur more than
+    once, from one sort (no search of every entry: 15 s at 10 million hashes)."""
+    s = np.sort(h)
+    if s.size == 0:
+        return s, float("nan")
+    same = s[1:] == s[:-1]  # equal to the next
+    repeated = np.zeros(s.size, dtype=bool)
+    repeated[1:] = same
+    repeated[:-1] |= same
+    return s[np.concatenate([[True], ~same])], float(repeated.mean())
+
+
 def check_control_hashes(h_o: np.ndarray, h_c: np.ndarray, h_s: np.ndarray | None,
                          labels: Mapping[str, str], strict: bool = True) -> list[str]:
     """:func:`check_control` from the row hashes (:func:`~.hashing.row_hashes` on
@@ -431,8 +444,7 @@ def check_control_hashes(h_o: np.ndarray, h_c: np.ndarray, h_s: np.ndarray | Non
                f"{c_lab} holds the same rows as {o_lab}: the control must be real rows held out from "
                "training; every residual risk and baseline is meaningless with this control")
         return warns
-    uniq, counts = np.unique(h_o, return_counts=True)
-    chance = float((counts[np.searchsorted(uniq, h_o)] > 1).mean())
+    uniq, chance = _repeated_share(h_o)
     if h_s is not None:
         h_s = np.asarray(h_s, dtype=np.uint64)
         same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.arrays import equal_range
 from ..data.encoding import Block
 from ..data.hashing import cell_hashes, float_codes
 
@@ -38,8 +39,8 @@ def column_hash(b: Block, j: int) -> np.ndarray:
 
 def _count(keys: np.ndarray, keys_pool: np.ndarray) -> np.ndarray:
     keys_pool = np.sort(keys_pool)
-    return (np.searchsorted(keys_pool, keys, side="right")
-            - np.searchsorted(keys_pool, keys, side="left")).astype(np.int64)
+    lo, hi = equal_range(keys_pool, keys)
+    return (hi - lo).astype(np.int64)
 
 
 def near_counts(query: Block, pool: Block) -> tuple[np.ndarray, np.ndarray]:

@@ -28,3 +28,40 @@ def test_unique_codes_leaves_its_input_as_it_was_and_refuses_floats():
     np.testing.assert_array_equal(a, [3, 1, 3, 2])
     with pytest.raises(TypeError, match="integers"):
         unique_codes(np.array([0.5, np.nan]))
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64])
+def test_search_sorted_and_equal_range_equal_numpys_searchsorted_on_both_routes(monkeypatch, large, dtype):
+    import synthguard.core.arrays as arrays
+
+    if large:  # the keys-in-order route from 1,000 sorted values (the route long arrays take)
+        monkeypatch.setattr(arrays, "LARGE_SORTED", 1000)
+    rng = np.random.default_rng(3)
+    a = np.sort(rng.integers(0, 5000, 20_000).astype(dtype))  # many repeated values
+    v = rng.integers(-10, 5010, (250, 200)).astype(dtype)  # 2-D keys, some outside ``a``
+    if dtype is np.float64:
+        a[-3:], v[0, :5] = np.nan, np.nan  # NaN sorts last, as NumPy orders it
+    for side in ("left", "right"):
+        got = arrays.search_sorted(a, v, side)
+        assert got.shape == v.shape
+        np.testing.assert_array_equal(got, np.searchsorted(a, v, side=side))
+    lo, hi = arrays.equal_range(a, v)
+    np.testing.assert_array_equal(lo, np.searchsorted(a, v, "left"))
+    np.testing.assert_array_equal(hi, np.searchsorted(a, v, "right"))
+    if dtype is not np.float64:
+        np.testing.assert_array_equal(arrays.isin_codes(v, a[:100]), np.isin(v, a[:100]))
+
+
+def test_search_sorted_takes_the_keys_in_order_only_for_long_sorted_arrays(monkeypatch):
+    import synthguard.core.arrays as arrays
+
+    calls = []
+    real = np.argsort
+    monkeypatch.setattr(arrays.np, "argsort", lambda *a, **k: calls.append(1) or real(*a, **k))
+    keys = np.arange(40_000)[::-1].copy()
+    arrays.search_sorted(np.arange(1000), keys)
+    assert calls == []
+    monkeypatch.setattr(arrays, "LARGE_SORTED", 1000)
+    arrays.search_sorted(np.arange(1000), keys)
+    assert calls == [1]

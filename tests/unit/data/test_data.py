@@ -137,3 +137,20 @@ def test_a_label_sample_reads_the_kinds_its_parts_read(parts):
     apart = set().union(*(label_kinds(pd.Series(p, dtype=object)) for p in parts))
     assert label_kinds(whole) == apart
     assert set(label_kind_of_each(whole)) == apart
+
+
+def test_control_overlap_chance_is_the_share_of_training_rows_repeated_in_the_training_data():
+    from synthguard.data.quirks import check_control_hashes
+
+    # 100 training rows: 0-39 once, 40-69 twice each (60 rows repeated: chance 0.6)
+    h_o = np.concatenate([np.arange(40), np.repeat(np.arange(40, 70), 2)]).astype(np.uint64)
+    rng = np.random.default_rng(0)
+    h_o = rng.permutation(h_o)
+    fresh = np.arange(1000, 1100, dtype=np.uint64)
+    # 280 of 380 control rows (73.7 %) in the training data: far above chance
+    h_c = np.concatenate([np.tile(np.arange(70, dtype=np.uint64), 4), fresh[:120]])
+    (warn,) = check_control_hashes(h_o, h_c, None, {})
+    assert "against 60.0% expected by chance" in warn and "(280 of 380)" in warn
+    # 62 % shared: within 2 points of chance, no warning
+    h_c = np.concatenate([np.tile(np.arange(62, dtype=np.uint64), 4), fresh[:100], fresh[:52]])
+    assert check_control_hashes(h_o, h_c, None, {}) == []

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ...core.arrays import unique_codes
+from ...core.arrays import equal_range, search_sorted, unique_codes
 from ...data.hashing import cell_hashes, iter_set_sums, masked
 from ...registry import Context
 
@@ -206,8 +206,8 @@ def _block_join(cells_a: np.ndarray, cells_b: np.ndarray, sets: list[np.ndarray]
             row_a = row_b
         else:
             key_a, row_a = _packed_sort(ha, bits)
-            lo = np.searchsorted(key_b, key_a, "left")
-            cnt = np.searchsorted(key_b, key_a, "right") - lo
+            lo, hi = equal_range(key_b, key_a)
+            cnt = hi - lo
         total += int(cnt.sum())
         if total > budget:
             return None
@@ -269,7 +269,7 @@ def near_pairs(real: np.ndarray, eligible: np.ndarray, queries: np.ndarray, max_
     for mask in combinations(range(p), max_diff):  # loop over column sets; vectorised over rows
         hr, hq = masked(rows_r, cells_r, mask), masked(rows_q, cells_q, mask)
         order = np.argsort(hr, kind="stable")
-        pos = np.searchsorted(hr[order], hq)
+        pos = search_sorted(hr[order], hq)
         ok = (pos < hr.size) & (hr[order][np.minimum(pos, hr.size - 1)] == hq)
         qs.append(np.flatnonzero(ok))
         rs.append(idx[order[pos[ok]]])
@@ -388,7 +388,8 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
         left = [int(c) for c in cols[at[0]] if c < p]
         hr, hq = masked(rows_r, cells_r, left), masked(rows_q[q[at]], cells_q[q[at]], left)
         hr.sort()
-        count = np.searchsorted(hr, hq, "right") - np.searchsorted(hr, hq, "left")
+        lo, hi = equal_range(hr, hq)
+        count = hi - lo
         if own is not None:  # a query's own record shares all its values
             count = count - (own[q[at]] >= 0)
         keep[at] = count == 1

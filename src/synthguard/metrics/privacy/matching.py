@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.arrays import isin_codes, search_sorted
 from ...core.format import pct
 from ...core.results import (
     Baseline,
@@ -82,8 +83,8 @@ def first_copies(tables: Any, preferred: np.ndarray | None = None) -> tuple[np.n
     order = np.lexsort((np.arange(n), ~first, orig))
     uniq, at_first = np.unique(orig[order], return_index=True)
     lead = order[at_first]
-    release = np.flatnonzero(np.isin(syn, uniq))
-    training = lead[np.searchsorted(uniq, syn[release])]
+    release = np.flatnonzero(isin_codes(syn, uniq))
+    training = lead[search_sorted(uniq, syn[release])]
     return release.astype(np.int64), training.astype(np.int64)
 
 
