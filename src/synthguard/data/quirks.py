@@ -445,12 +445,13 @@ def check_control_hashes(h_o: np.ndarray, h_c: np.ndarray, h_s: np.ndarray | Non
                "training; every residual risk and baseline is meaningless with this control")
         return warns
     uniq, chance = _repeated_share(h_o)
+    inside = isin_codes(h_c, uniq)  # control rows that are training rows
     if h_s is not None:
         h_s = np.asarray(h_s, dtype=np.uint64)
         same = len(h_s) == len(h_c) and np.array_equal(np.sort(h_s), np.sort(h_c))
         # judged on the control rows that are not training rows: a training row may sit in the
         # release and in a (wrongly overlapping) control alike, which the warning below reports
-        fresh = ~isin_codes(h_c, uniq)
+        fresh = ~inside
         in_release = float(isin_codes(h_c[fresh], h_s).mean()) if fresh.sum() >= MIN_ID_ROWS else 0.0
         if same or (in_release > RELEASE_SHARE and in_release >= chance + 0.25):
             s_lab = labels.get("synthetic", "synthetic")
@@ -463,7 +464,6 @@ def check_control_hashes(h_o: np.ndarray, h_c: np.ndarray, h_s: np.ndarray | Non
                    f"{c_lab} {held} the release {s_lab}: the control must be real rows held out from "
                    "training; every residual risk and baseline is meaningless with this control")
             return warns
-    inside = isin_codes(h_c, uniq)
     share = float(inside.mean())
     if share >= chance + 0.02 and binomial_greater(int(inside.sum()), len(h_c), chance) < 1e-3:
         warns.append(f"{share:.1%} of the control rows ({int(inside.sum())} of {len(h_c)}) also occur in "

@@ -65,3 +65,32 @@ def test_search_sorted_takes_the_keys_in_order_only_for_long_sorted_arrays(monke
     monkeypatch.setattr(arrays, "LARGE_SORTED", 1000)
     arrays.search_sorted(np.arange(1000), keys)
     assert calls == [1]
+
+
+@pytest.mark.parametrize("case", ["dense int64", "negative int32", "uint64 above 2**63", "wide hashes",
+                                  "mixed dtypes"])
+def test_isin_codes_equals_numpys_isin_by_table_and_by_search(monkeypatch, case):
+    import synthguard.core.arrays as arrays
+
+    rng = np.random.default_rng(5)
+    if case == "dense int64":  # row identities: the table route
+        among, values = rng.integers(0, 60_000, 40_000), rng.integers(-5, 70_000, 50_000)
+    elif case == "negative int32":
+        among = rng.integers(-30_000, 30_000, 40_000).astype(np.int32)
+        values = rng.integers(-40_000, 40_000, 50_000).astype(np.int32)
+    elif case == "uint64 above 2**63":  # a narrow range of huge codes: no overflow on the way
+        base = np.uint64(2**63 + 12345)
+        among = base + rng.integers(0, 60_000, 40_000).astype(np.uint64)
+        values = np.concatenate([base + rng.integers(0, 70_000, 40_000).astype(np.uint64),
+                                 rng.integers(0, 2**62, 10_000).astype(np.uint64)])
+    elif case == "wide hashes":  # the search route
+        among = rng.integers(0, 2**62, 40_000).astype(np.uint64)
+        values = np.concatenate([among[:20_000], rng.integers(0, 2**62, 30_000).astype(np.uint64)])
+    else:
+        among, values = rng.integers(0, 60_000, 40_000), rng.integers(0, 70_000, 50_000).astype(np.int32)
+    table = arrays._range_table(np.asarray(values), np.asarray(among))
+    assert (table is not None) == (case in ("dense int64", "negative int32", "uint64 above 2**63"))
+    want = np.isin(values, among)
+    assert 0 < want.sum() < want.size
+    np.testing.assert_array_equal(arrays.isin_codes(values, among), want)
+    np.testing.assert_array_equal(arrays.isin_codes(values.reshape(50, -1), among), want.reshape(50, -1))
