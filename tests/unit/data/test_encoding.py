@@ -191,6 +191,19 @@ def test_row_identities_dense_ids(n):
     assert ids.min() == 0 and ids.max() == len(df.drop_duplicates()) - 1
 
 
+def test_row_identities_of_numeric_blocks_number_rows_by_first_appearance_across_blocks():
+    num_a = np.array([[0.0, 1.5], [-0.0, 1.5], [np.nan, 2.0], [7.0, np.inf]])
+    num_b = np.array([[7.0, np.inf], [np.nan, 2.0], [0.0, 1.5], [0.0, 2.0]])
+    cat_a, cat_b = np.array([[1], [1], [2], [3]]), np.array([[3], [2], [1], [1]])
+    a = Block(num_a, cat_a, ("n", "m"), ("c",))
+    b = Block(num_b, cat_b, ("n", "m"), ("c",))
+    ids_a, ids_b = row_identities(a, b)
+    # -0.0 equals 0.0, missing equals missing; new rows numbered as they first appear
+    assert ids_a.tolist() == [0, 0, 1, 2] and ids_b.tolist() == [2, 1, 0, 3]
+    with pytest.raises(ValueError, match="different widths"):
+        row_identities(a, Block(num_b[:, :1], cat_b, ("n",), ("c",)))
+
+
 def test_row_hash_identity_rules():
     num = np.array([[0.0], [-0.0], [np.nan], [np.nan], [1.0]])
     cat = np.array([[1], [1], [-1], [-1], [1]], dtype=np.int64)
