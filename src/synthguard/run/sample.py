@@ -64,9 +64,11 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: b
         return tables, None, None
     at = info["original"].pop("positions", None)
     info.get("control", {}).pop("positions", None)
-    copies = {"exact": exact_copies(tables, at)}
+    codes = _compared_codes(tables, near)
+    copies = {"exact": exact_copies(tables, at, codes)}
     if near:
-        copies["near1"] = near_copies_of(tables, at)
+        copies["near1"] = near_copies_of(tables, at, codes)
+    del codes
     info.update(seed=int(seed), max_records=limit)
     for family, key in (("exact", "exact_copies"), ("near1", "one_cell_copies")):
         if family in copies:
@@ -165,7 +167,26 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
     return replace(tables, row_numbers=rows, fingerprints=prints, **frames), info
 
 
-def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.ndarray]:
+def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
+    """The exact-value codes (``categorical_only``) of the compared columns of the training and
+    release tables, and of the control when ``near`` (the one-cell join reads it), encoded once
+    for both full-table joins; ``None`` when no column is compared."""
+    from ..data.encoding import EncodedView
+    from ..metrics.privacy.matching import compared_columns
+
+    cols = compared_columns(tables.schema)
+    if not cols:
+        return None
+    enc = EncodedView(tables).encoder
+    # the one-cell join's order of old (original, control, release): the codes of values first
+    # seen in a later table follow the earlier tables'
+    roles = ("original", "control", "synthetic") if near and tables.control is not None \
+        else ("original", "synthetic")
+    return {r: enc.encode(tables.get(r), cols, categorical_only=True).cat for r in roles}
+
+
+def exact_copies(tables: Tables, sampled: np.ndarray | None,
+                 codes: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The full-table join: every release row equal to some training row over ALL training rows
     of ``tables`` (canonical positions), by the exact-copy test's own join
     (:func:`synthguard.metrics.privacy.matching.first_copies`: every column but ``id`` columns,
@@ -174,12 +195,20 @@ def exact_copies(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.nda
     Returns ``release`` (input row numbers of the release), ``training`` (the input row of the
     first sampled training row it equals, else of the first training row, in canonical order) and
     ``outside`` (True when it equals no sampled training row); ``sampled``: the canonical positions
-    of the sampled training rows (``None``: all of them).
+    of the sampled training rows (``None``: all of them); ``codes``: :func:`_compared_codes`
+    (``None``: encoded here).
     """
+    from ..data.encoding import Block, row_identities
     from ..metrics.privacy.matching import first_copies
 
     in_sample = _in_sample(len(tables.original), sampled)
-    return _found(tables, *first_copies(tables, in_sample), in_sample)
+    ids = None
+    if codes is not None:
+        blank = np.zeros((0, 0))
+        ids = dict(zip(("original", "synthetic"), row_identities(
+            *(Block(blank.reshape(len(codes[r]), 0), codes[r], (), ()) for r in ("original", "synthetic"))),
+            strict=True))
+    return _found(tables, *first_copies(tables, in_sample, ids=ids), in_sample)
 
 
 def _in_sample(n: int, sampled: np.ndarray | None) -> np.ndarray:
@@ -200,7 +229,8 @@ def _found(tables: Tables, release: np.ndarray, training: np.ndarray, in_sample:
     return {"release": release, "training": training, "outside": outside}
 
 
-def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.ndarray]:
+def near_copies_of(tables: Tables, sampled: np.ndarray | None,
+                   codes: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The full-table join of the one-cell copies: every release row that differs in exactly one
     compared cell from a training row which is the only real record (training or control, ALL of
     them) within one cell of it, by the near-copy test's own join
@@ -209,7 +239,8 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.n
 
     Returns ``release`` and ``training`` (input row numbers, by release row) and ``outside`` (True
     when the training row is not among the ``sampled`` canonical positions; ``None``: all are);
-    nothing without a control table (the test needs one).
+    nothing without a control table (the test needs one). ``codes``: :func:`_compared_codes`
+    with the control (``None``: encoded here).
 
     Examples
     --------
@@ -231,9 +262,10 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.n
     cols = compared_columns(tables.schema)
     if not cols or tables.control is None:
         return {"release": none, "training": none, "outside": np.zeros(0, dtype=bool)}
-    enc = EncodedView(tables).encoder
-    codes = {r: enc.encode(tables.get(r), cols, categorical_only=True).cat
-             for r in ("original", "control", "synthetic")}
+    if codes is None:
+        enc = EncodedView(tables).encoder
+        codes = {r: enc.encode(tables.get(r), cols, categorical_only=True).cat
+                 for r in ("original", "control", "synthetic")}
     real = np.concatenate([codes["original"], codes["control"]], axis=0)
     release, record = identifying_matches(real, codes["synthetic"], 1)
     n_o = len(tables.original)

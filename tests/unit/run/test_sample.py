@@ -208,3 +208,24 @@ def test_a_cached_result_of_the_whole_table_is_not_read_for_a_sample(frames, tmp
     again = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=2,
                                 max_records=60, cache=tmp_path)
     assert again.to_dict()["metrics"]["exact_matches"].get("cached") is True  # the sample's own
+
+
+def test_the_full_table_joins_find_the_same_copies_from_codes_encoded_once(frames):
+    from synthguard.data.tables import prepare_tables
+    from synthguard.run.sample import _compared_codes, exact_copies, near_copies_of
+
+    original, release, control = frames
+    fresh = _people(100, np.random.default_rng(5))
+    one_cell, truth = _one_cell_copies(original, control, fresh)
+    both = pd.concat([release, one_cell], ignore_index=True)  # verbatim and one-cell copies
+    t = prepare_tables(original, both, control).in_canonical_order()
+    at = np.arange(0, len(original), 3)
+    codes = _compared_codes(t, True)
+    assert set(codes) == {"original", "control", "synthetic"}
+    assert set(_compared_codes(t, False)) == {"original", "synthetic"}
+    for join in (exact_copies, near_copies_of):
+        alone, shared = join(t, at), join(t, at, codes)
+        assert alone["release"].size > 0
+        for key in ("release", "training", "outside"):
+            np.testing.assert_array_equal(shared[key], alone[key])
+    assert len(truth) and near_copies_of(t, at, codes)["release"].size >= len(truth)

@@ -38,7 +38,8 @@ def compared_columns(schema: Any) -> list[str]:
     return [c for c, s in schema.columns.items() if s.sdtype != "id"]
 
 
-def first_copies(tables: Any, preferred: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def first_copies(tables: Any, preferred: np.ndarray | None = None, *,
+                 ids: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every release row of ``tables`` equal to some training row on :func:`compared_columns`
     (exact values, missing equal to missing: the identity of ``exact_matches``), and the first
     training row it equals: the first among the ``preferred`` training rows (a boolean mask,
@@ -51,6 +52,9 @@ def first_copies(tables: Any, preferred: np.ndarray | None = None) -> tuple[np.n
         Prepared tables holding ``original`` and ``synthetic``.
     preferred : ndarray of bool, optional
         Per training row, whether it is named before the others (e.g. the sampled records).
+    ids : dict, optional
+        The ``original`` and ``synthetic`` row identities on :func:`compared_columns`, when the
+        caller holds them (:func:`synthguard.data.encoding.row_identities`); else computed here.
 
     Returns
     -------
@@ -74,7 +78,8 @@ def first_copies(tables: Any, preferred: np.ndarray | None = None) -> tuple[np.n
     cols = compared_columns(tables.schema)
     if not cols:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
+    if ids is None:
+        ids = EncodedView(tables).row_ids(cols, roles=("original", "synthetic"))
     orig, syn = ids["original"], ids["synthetic"]
     n = orig.size
     first = np.ones(n, dtype=bool) if preferred is None else np.asarray(preferred, dtype=bool)
