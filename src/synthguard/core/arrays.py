@@ -141,10 +141,8 @@ def equal_range(a: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    a : ndarray
-        A 1-D ascending array.
-    v : ndarray
-        The keys (any shape).
+    a, v : ndarray
+        The ascending array and the keys, as for :func:`search_sorted`.
 
     Returns
     -------
