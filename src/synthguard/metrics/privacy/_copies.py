@@ -63,7 +63,7 @@ def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarra
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
         real = np.concatenate([codes("original"), codes("control")], axis=0)
-        rel = np.array(codes("synthetic"), copy=True)
+        rel = codes("synthetic")  # a new array of this call: nothing else holds it
         for a in (real, rel):
             a.setflags(write=False)  # shared by every caller of the run
         return real, rel
