@@ -440,7 +440,7 @@ def row_identities(*blocks: Block) -> list[np.ndarray]:
     [[0, 1, 0], [0, 1, 0]]
     """
     sizes = [b.n_rows for b in blocks]
-    codes = np.concatenate([np.concatenate([b.cat, _num_codes(b)], axis=1) for b in blocks], axis=0)
+    codes = _stacked_codes(blocks)
     n = codes.shape[0]
     ids = np.zeros(n, dtype=np.int64)
     if n and codes.shape[1]:
@@ -470,6 +470,23 @@ def row_identities(*blocks: Block) -> list[np.ndarray]:
 
 #: Bound on the packed row keys of :func:`row_identities` (int64 without overflow)
 _KEY_LIMIT = 2 ** 62
+
+
+def _stacked_codes(blocks: Sequence[Block]) -> np.ndarray:
+    """The blocks' rows one after the other as one int64 matrix: each block's categorical codes,
+    then its numeric cells' codes (:func:`_num_codes`), filled column by column into the one
+    matrix (no per-block copies)."""
+    q = blocks[0].cat.shape[1] if blocks else 0
+    p = blocks[0].num.shape[1] if blocks else 0
+    out = np.empty((sum(b.n_rows for b in blocks), q + p), dtype=np.int64)
+    start = 0
+    for b in blocks:  # loop over blocks (the roles), then over columns, vectorised over rows
+        part = out[start:start + b.n_rows]
+        part[:, :q] = b.cat
+        for j in range(p):
+            part[:, q + j] = float_codes(b.num[:, j])
+        start += b.n_rows
+    return out
 
 
 def _num_codes(block: Block) -> np.ndarray:

@@ -232,14 +232,17 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None) -> dict[str, np.n
     if not cols or tables.control is None:
         return {"release": none, "training": none, "outside": np.zeros(0, dtype=bool)}
     enc = EncodedView(tables).encoder
-    codes = {r: enc.encode(tables.get(r), cols, categorical_only=True).cat
-             for r in ("original", "control", "synthetic")}
-    real = np.concatenate([codes["original"], codes["control"]], axis=0)
-    release, record = identifying_matches(real, codes["synthetic"], 1)
     n_o = len(tables.original)
+    # the pooled real codes filled table by table (original, control, then the release: the order
+    # the values enter the vocabularies), so that no table's codes are held twice
+    real = np.empty((n_o + len(tables.control), len(cols)), dtype=np.int64)
+    real[:n_o] = enc.encode(tables.original, cols, categorical_only=True).cat
+    real[n_o:] = enc.encode(tables.control, cols, categorical_only=True).cat
+    rel = enc.encode(tables.synthetic, cols, categorical_only=True).cat
+    release, record = identifying_matches(real, rel, 1)
     keep = record < n_o
     release, record = release[keep], record[keep]
-    changed = (real[record] != codes["synthetic"][release]).sum(axis=1) == 1  # not a verbatim copy
+    changed = (real[record] != rel[release]).sum(axis=1) == 1  # not a verbatim copy
     return _found(tables, release[changed], record[changed], _in_sample(n_o, sampled))
 
 
