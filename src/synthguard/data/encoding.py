@@ -285,6 +285,23 @@ class EncodedView:
                                                         exact_datetimes=exact_datetimes)
             return self._blocks[key]
 
+    def forget_blocks(self) -> None:
+        """Empty the block cache (its run is over): a block asked for later is encoded again, the
+        same bytes (the vocabularies, the datetime origins and the factorised columns are kept).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.tables import prepare_tables
+        >>> view = EncodedView(prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [3.0]})))
+        >>> before = view.block("original").num.copy()
+        >>> view.forget_blocks()
+        >>> bool((view.block("original").num == before).all())
+        True
+        """
+        with self._lock:
+            self._blocks.clear()
+
     def encode(self, frame: pd.DataFrame, columns: Sequence[str] | None = None, *,
                categorical_only: bool = False, exact_datetimes: bool = False) -> Block:
         """Encode an extra frame (a random baseline, a shadow dataset) with the same vocabularies

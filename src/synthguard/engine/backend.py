@@ -358,9 +358,13 @@ def query_matrix(block: Block) -> np.ndarray:
     -> NaN), the matrix singling-out queries are written on."""
     from ..data.encoding import NAN_CODE
 
-    cat = block.cat.astype(np.float64)
+    p = block.num.shape[1]
+    out = np.empty((block.n_rows, p + block.cat.shape[1]), dtype=np.float64)  # one matrix, no parts
+    out[:, :p] = block.num
+    cat = out[:, p:]
+    cat[...] = block.cat
     cat[block.cat == NAN_CODE] = np.nan
-    return np.ascontiguousarray(np.concatenate([block.num, cat], axis=1))
+    return out
 
 
 def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None, *,
@@ -997,7 +1001,7 @@ class LocalBackend:
     def _matrix(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
         """The :func:`query_matrix` of ``role`` on ``columns`` at canonical positions ``rows``
         (sliced from the run's encoded block: no block kept per column set)."""
-        return query_matrix(_rows_of(self.encoded.block(role), columns, rows))
+        return _query_matrix_at(self.encoded.block(role), columns, rows)
 
     def _queried(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> _QueryTable:
         """The query table of ``role`` on ``columns`` at ``rows`` (``None``: every row), reused
@@ -1016,6 +1020,10 @@ class LocalBackend:
         if every and kept is not None and kept.every and kept.answers(role, cols, None):
             kept.remember(asked)  # the same every-row table, asked for by these rows too
             return kept
+        with self._query_lock:  # the one table kept is replaced: not held while the next is built
+            if self._query_table is kept:
+                self._query_table = None
+        kept = None
         table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every)
         table.remember(asked)
         with self._query_lock:
@@ -1039,7 +1047,7 @@ class LocalBackend:
         return value_flags_of(self._matrix(role, columns, rows))
 
     def medians(self, role: str, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
-        block = self.encoded.block(role).select(list(columns)).take(np.asarray(rows, dtype=np.int64))
+        block = _rows_of(self.encoded.block(role), columns, np.asarray(rows, dtype=np.int64))
         X = query_matrix(block)
         names = [*block.num_columns, *block.cat_columns]
         out = np.full(len(columns), np.nan)
@@ -1050,20 +1058,47 @@ class LocalBackend:
         return out
 
 
-def _rows_of(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> Block:
-    """``block`` at ``rows`` (``None``: every row) and ``columns``: the rows first when they are
-    the smaller cut (fewer cells copied), else the columns; a column the block lacks is refused."""
+def _positions(block: Block, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``columns`` among ``block``'s numeric and categorical columns (in the
+    order given, by kind, as :meth:`Block.select`); a column the block lacks is refused."""
     cols = list(columns)
     missing = [c for c in cols if c not in block.num_columns and c not in block.cat_columns]
     if missing:
         raise ValueError(f"columns {missing} are not encoded (id or text columns?)")  # a bug
+    return (np.array([block.num_columns.index(c) for c in cols if c in block.num_columns], dtype=np.intp),
+            np.array([block.cat_columns.index(c) for c in cols if c in block.cat_columns], dtype=np.intp))
+
+
+def _rows_of(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> Block:
+    """``block`` at ``rows`` (``None``: every row) and ``columns``, each cell copied once."""
+    from ..data.encoding import Block
+
+    num, cat = _positions(block, columns)
     if rows is None:
-        return block.select(cols)
+        return block.select(columns)
     at = np.asarray(rows, dtype=np.int64)
-    width = len(block.num_columns) + len(block.cat_columns)
-    if at.size * width <= block.n_rows * len(cols):
-        return block.take(at).select(cols)
-    return block.select(cols).take(at)
+    return Block(np.ascontiguousarray(block.num[np.ix_(at, num)]),
+                 np.ascontiguousarray(block.cat[np.ix_(at, cat)]),
+                 tuple(block.num_columns[i] for i in num), tuple(block.cat_columns[i] for i in cat))
+
+
+def _query_matrix_at(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
+    """:func:`query_matrix` of ``block`` at ``rows`` (``None``: every row) and ``columns``, filled
+    column by column: no copy of the block's cells is made on the way."""
+    from ..data.encoding import NAN_CODE
+
+    num, cat = _positions(block, columns)
+    at: Any = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
+    n = block.n_rows if rows is None else at.size
+    out = np.empty((n, num.size + cat.size), dtype=np.float64)
+    for j, i in enumerate(num):  # loop over columns, vectorised over rows
+        out[:, j] = block.num[at, i]
+    for j, i in enumerate(cat):
+        codes = block.cat[at, i]
+        col = out[:, num.size + j]
+        col[:] = codes
+        col[codes == NAN_CODE] = np.nan
+    return out
 
 
 class _QueryTable:

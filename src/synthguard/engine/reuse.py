@@ -147,6 +147,16 @@ def _block(view: Any, role: str, columns: tuple[str, ...], exact: bool) -> Any:
     return view.block(role, list(columns), exact_datetimes=exact)
 
 
+def _parent_rows(d: _Derivation, role: str, columns: tuple[str, ...], exact: bool,
+                 at: np.ndarray) -> Any:
+    """The parent run's encoded rows of ``role`` at positions ``at``, encoded for this check only:
+    the parent's block cache is emptied once its run is over (:meth:`EncodedView.forget_blocks`),
+    and a block of the whole release kept for a comparison would double the release's blocks
+    while the re-test runs. The codes come from the parent's vocabularies and the numbers are
+    converted cell by cell, so the rows are the ones its block holds at ``at``."""
+    return d.parent.encode(d.parent.tables.get(role).iloc[at], list(columns), exact_datetimes=exact)
+
+
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and \
         np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
@@ -171,19 +181,16 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
         if key in d.same:
             return d.same[key]
     mine = _block(view, role, columns, exact)
-    theirs = _block(d.parent, role, columns, exact)
-    if role != RELEASE:
-        same = _same_bytes(mine.num, theirs.num) and _same_bytes(mine.cat, theirs.cat)
-    else:
-        same = mine.num.dtype == theirs.num.dtype and mine.cat.dtype == theirs.cat.dtype and \
-            mine.n_rows == d.rows.size and mine.num.shape[1] == theirs.num.shape[1] and \
-            mine.cat.shape[1] == theirs.cat.shape[1]
-        for a in range(0, d.rows.size, _CHECK_ROWS):  # row blocks: bounded memory
-            if not same:
-                break
-            at = d.rows[a:a + _CHECK_ROWS]
-            same = _same_bytes(mine.num[a:a + at.size], theirs.num[at]) and \
-                _same_bytes(mine.cat[a:a + at.size], theirs.cat[at])
+    # the parent's rows behind each of mine: the kept release rows, the same rows of another role
+    rows = d.rows if role == RELEASE else np.arange(len(d.parent.tables.get(role)), dtype=np.int64)
+    same = mine.n_rows == rows.size
+    for a in range(0, rows.size, _CHECK_ROWS):  # row blocks: bounded memory
+        if not same:
+            break
+        at = rows[a:a + _CHECK_ROWS]
+        theirs = _parent_rows(d, role, columns, exact, at)
+        same = _same_bytes(mine.num[a:a + at.size], theirs.num) and \
+            _same_bytes(mine.cat[a:a + at.size], theirs.cat)
     with d.lock:
         d.same[key] = same
     return same
@@ -233,11 +240,25 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
             return _frozen(got)
     out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
-    if ledger is not None:
+    # kept only when a re-test can read it: a search of some release rows as queries is read from
+    # the search of every release row, and some rows of the release as reference never
+    if ledger is not None and _reusable(query, reference, renumber) and \
+            not (query == RELEASE and query_rows is not None) and \
+            not (reference == RELEASE and reference_rows is not None):
         key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows), _rows_key(reference_rows))
         with ledger.lock:
             ledger.done[key] = out
     return out
+
+
+def _reusable(query: str, reference: str, renumber: bool) -> bool:
+    """Whether a re-test can answer from a search of ``query`` against ``reference`` (else it
+    searches again in full, and the run does not keep the search): not with the release on both
+    sides, nor pooled into the reference, nor as a reference whose answer is not release
+    positions (``renumber=False``)."""
+    if query == RELEASE and reference == RELEASE or ("+" in reference and RELEASE in reference.split("+")):
+        return False
+    return reference != RELEASE or renumber
 
 
 def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, cols: tuple[str, ...],
@@ -245,9 +266,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
            query_rows: np.ndarray | None, reference_rows: np.ndarray | None, exact: bool,
            renumber: bool = True) -> Result | None:
     """The re-test's answer from the run's searches, or ``None`` (search in full)."""
-    if query == RELEASE and reference == RELEASE or ("+" in reference and RELEASE in reference.split("+")):
-        return None
-    if reference == RELEASE and not renumber:  # indices that are not release positions
+    if not _reusable(query, reference, renumber):
         return None
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions

@@ -108,6 +108,11 @@ class Context:
         ``pending`` in this run (called by the runner as metrics finish)."""
         self._memo.release(pending)
 
+    def forget_memos(self) -> None:
+        """Drop every memoised entry of this run (its metrics are done: what they shared is not
+        read again, and a re-test runs with a memo of its own)."""
+        self._memo.clear()
+
     @property
     def data(self) -> Backend:
         """The :class:`~synthguard.engine.backend.Backend` metrics count and search through: the
@@ -223,6 +228,13 @@ class Memo:
             if key not in entries:
                 entries[key] = compute()
         return entries[key]
+
+    def clear(self) -> None:
+        """Drop every entry (a computation under way keeps its own result for its callers)."""
+        with self._guard:
+            self._entries.clear()
+            self._users.clear()
+            self._locks.clear()
 
     def release(self, pending: set[str]) -> None:
         """Drop the entries none of whose declared users is ``pending``."""

@@ -184,6 +184,16 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
     done = run_all(names, one, run_config, ctx, jobs=options.jobs, progress=options.progress,
                    on_progress=options.on_progress)
+    # the metrics are done: what they shared (memos) and the encoded blocks are not read again (a
+    # re-test has a memo and a view of its own, and checks the blocks it reuses searches of by
+    # encoding this run's rows again: engine.reuse). Freed before the report and the advice, so
+    # that a re-test does not run beside this run's intermediates (same numbers)
+    for c in (ctx, entity_ctx):
+        if c is not None:
+            c.forget_memos()
+    if encoded is None:
+        view.forget_blocks()
+    release_free_memory()
     header = run_header(
         seed, run_config, engine={"backend": _resolve_backend(options.backend)},
         # the inputs as given (a sampled table's fingerprint also names its sample, for the cache;

@@ -169,8 +169,11 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
 
 def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
     """The exact-value codes (``categorical_only``) of the compared columns of the training and
-    release tables, and of the control when ``near`` (the one-cell join reads it), encoded once
-    for both full-table joins; ``None`` when no column is compared."""
+    release tables, encoded once for both full-table joins; with ``near`` (the one-cell join, which
+    pools the real records) and a control also ``"real"``: the training then the control codes
+    in one matrix, ``"original"`` and ``"control"`` its two parts (no table's codes held twice).
+    Encoded in the order of old (training, control, release): the codes of values first seen in a
+    later table follow the earlier tables'. ``None`` when no column is compared."""
     from ..data.encoding import EncodedView
     from ..metrics.privacy.matching import compared_columns
 
@@ -178,11 +181,17 @@ def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
     if not cols:
         return None
     enc = EncodedView(tables).encoder
-    # the one-cell join's order of old (original, control, release): the codes of values first
-    # seen in a later table follow the earlier tables'
-    roles = ("original", "control", "synthetic") if near and tables.control is not None \
-        else ("original", "synthetic")
-    return {r: enc.encode(tables.get(r), cols, categorical_only=True).cat for r in roles}
+    codes = {}
+    if near and tables.control is not None:
+        n_o = len(tables.original)
+        real = np.empty((n_o + len(tables.control), len(cols)), dtype=np.int64)
+        real[:n_o] = enc.encode(tables.original, cols, categorical_only=True).cat
+        real[n_o:] = enc.encode(tables.control, cols, categorical_only=True).cat
+        codes.update(real=real, original=real[:n_o], control=real[n_o:])
+    else:
+        codes["original"] = enc.encode(tables.original, cols, categorical_only=True).cat
+    codes["synthetic"] = enc.encode(tables.synthetic, cols, categorical_only=True).cat
+    return codes
 
 
 def exact_copies(tables: Tables, sampled: np.ndarray | None,
@@ -254,7 +263,6 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None,
     >>> found["release"].tolist(), found["training"].tolist(), found["outside"].tolist()
     ([0], [0], [False])
     """
-    from ..data.encoding import EncodedView
     from ..metrics.privacy._copies import identifying_matches
     from ..metrics.privacy.matching import compared_columns
 
@@ -262,16 +270,14 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None,
     cols = compared_columns(tables.schema)
     if not cols or tables.control is None:
         return {"release": none, "training": none, "outside": np.zeros(0, dtype=bool)}
-    if codes is None:
-        enc = EncodedView(tables).encoder
-        codes = {r: enc.encode(tables.get(r), cols, categorical_only=True).cat
-                 for r in ("original", "control", "synthetic")}
-    real = np.concatenate([codes["original"], codes["control"]], axis=0)
-    release, record = identifying_matches(real, codes["synthetic"], 1)
+    if codes is None or "real" not in codes:
+        codes = _compared_codes(tables, True)
+    real, rel = codes["real"], codes["synthetic"]
     n_o = len(tables.original)
+    release, record = identifying_matches(real, rel, 1)
     keep = record < n_o
     release, record = release[keep], record[keep]
-    changed = (real[record] != codes["synthetic"][release]).sum(axis=1) == 1  # not a verbatim copy
+    changed = (real[record] != rel[release]).sum(axis=1) == 1  # not a verbatim copy
     return _found(tables, release[changed], record[changed], _in_sample(n_o, sampled))
 
 

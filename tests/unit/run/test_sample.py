@@ -221,7 +221,7 @@ def test_the_full_table_joins_find_the_same_copies_from_codes_encoded_once(frame
     t = prepare_tables(original, both, control).in_canonical_order()
     at = np.arange(0, len(original), 3)
     codes = _compared_codes(t, True)
-    assert set(codes) == {"original", "control", "synthetic"}
+    assert set(codes) == {"real", "original", "control", "synthetic"}
     assert set(_compared_codes(t, False)) == {"original", "synthetic"}
     for join in (exact_copies, near_copies_of):
         alone, shared = join(t, at), join(t, at, codes)

@@ -117,13 +117,23 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     for num_ref, cat_ref, k, tree in _TREES:
         if num_ref() is r.num and cat_ref() is r.cat and k == key:
             return tree
+    _forget_dead_trees()  # before the new tree is built: a stale tree is not held beside it
     tree = _build_tree(r, metric, wn, wc)
     try:
-        _TREES.insert(0, (weakref.ref(r.num), weakref.ref(r.cat), key, tree))
+        # a tree whose block is gone can never be asked for again: dropped with its block
+        _TREES.insert(0, (weakref.ref(r.num, _forget_dead_trees), weakref.ref(r.cat, _forget_dead_trees),
+                          key, tree))
     except TypeError:  # arrays that do not support weak references: no caching
         return tree
     del _TREES[2:]
     return tree
+
+
+def _forget_dead_trees(_: object = None) -> None:
+    """Drop the kept trees whose reference block was freed (no search can match them again)."""
+    trees = globals().get("_TREES")  # None while the interpreter shuts down
+    if trees:
+        trees[:] = [e for e in trees if e[0]() is not None and e[1]() is not None]
 
 
 def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray, *,

@@ -63,7 +63,7 @@ def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarra
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
         real = np.concatenate([codes("original"), codes("control")], axis=0)
-        rel = np.array(codes("synthetic"), copy=True)
+        rel = codes("synthetic")  # a new array of this call: nothing else holds it
         for a in (real, rel):
             a.setflags(write=False)  # shared by every caller of the run
         return real, rel
@@ -428,8 +428,9 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
         q, r = q[alone], r[alone]
     else:
         cells_r, rows_r = masked_hashes(real)
+        cells_r = np.asfortranarray(cells_r)  # column-major, the row-major hashes freed before the next
         cells_q, rows_q = masked_hashes(queries)
-        cells_r, cells_q = np.asfortranarray(cells_r), np.asfortranarray(cells_q)
+        cells_q = np.asfortranarray(cells_q)
 
         def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
             for mask in masks:  # loop over column sets; vectorised over rows
