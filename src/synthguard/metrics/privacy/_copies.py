@@ -68,7 +68,13 @@ def _code_matrices(ctx: Context, cols: list[str]) -> tuple[np.ndarray, np.ndarra
             a.setflags(write=False)  # shared by every caller of the run
         return real, rel
 
-    return ctx.memo(("copy-code-matrices", tuple(cols)), compute)
+    # dropped once the copy tests are done (the release's codes: 8 bytes a cell); a later caller
+    # encodes them again, the same codes
+    return ctx.memo(("copy-code-matrices", tuple(cols)), compute, users=CODE_MATRIX_USERS)
+
+
+#: the tests that read :func:`_code_matrices` (their memo is dropped once these have finished)
+CODE_MATRIX_USERS = ("exact_matches", "near_copies", "near_copies_2")
 
 
 #: Most candidate pairs the block join (:func:`within_pairs`) verifies before the masked-hash joins
