@@ -542,3 +542,26 @@ def test_nearest_ties_without_reference_rows_counts_none():
         nb, ties = nearest_ties(q, empty, gower(value_ranges(q, r)), backend=b)
         assert nb.indices[:, 0].tolist() == [-1] * 4 and np.isinf(nb.distances).all(), b
         assert ties.tolist() == [0] * 4, b
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+def test_a_kept_tree_is_dropped_with_its_reference_block_and_reused_while_it_lives():
+    import gc
+
+    from synthguard.engine.neighbors import engine
+
+    rng = np.random.default_rng(4)
+
+    def block(n: int) -> Block:
+        return Block(rng.random((n, 2)), rng.integers(0, 3, (n, 1)), ("a", "b"), ("c",))
+
+    q, m = block(50), gower(np.array([1.0, 1.0]))
+    r = block(300)
+    first = kneighbors(q, r, m, 2, backend="numba")
+    kept = [e for e in engine._TREES if e[0]() is r.num]
+    assert len(kept) == 1
+    np.testing.assert_array_equal(kneighbors(q, r, m, 2, backend="numba").indices, first.indices)
+    assert [e for e in engine._TREES if e[0]() is r.num][0][3] is kept[0][3]  # the same tree, reused
+    del r, kept
+    gc.collect()
+    assert all(e[0]() is not None and e[1]() is not None for e in engine._TREES)
