@@ -356,14 +356,25 @@ _LIST_LIMIT = 25_000_000
 def query_matrix(block: Block) -> np.ndarray:
     """One float64 matrix of an encoded block: numeric values, then categorical codes (missing
     -> NaN), the matrix singling-out queries are written on."""
+    return _query_matrix_of(block, np.arange(block.num.shape[1]), np.arange(block.cat.shape[1]), None)
+
+
+def _query_matrix_of(block: Block, num: np.ndarray, cat: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """:func:`query_matrix` of ``block``'s numeric columns ``num`` and categorical columns ``cat``
+    (positions) at ``rows`` (``None``: every row), filled column by column: no copy of the
+    block's cells on the way."""
     from ..data.encoding import NAN_CODE
 
-    p = block.num.shape[1]
-    out = np.empty((block.n_rows, p + block.cat.shape[1]), dtype=np.float64)  # one matrix, no parts
-    out[:, :p] = block.num
-    cat = out[:, p:]
-    cat[...] = block.cat
-    cat[block.cat == NAN_CODE] = np.nan
+    at: Any = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
+    n = block.n_rows if rows is None else at.size
+    out = np.empty((n, num.size + cat.size), dtype=np.float64)
+    for j, i in enumerate(num):  # loop over columns, vectorised over rows
+        out[:, j] = block.num[at, i]
+    for j, i in enumerate(cat):
+        codes = block.cat[at, i]
+        col = out[:, num.size + j]
+        col[:] = codes
+        col[codes == NAN_CODE] = np.nan
     return out
 
 
@@ -1083,22 +1094,8 @@ def _rows_of(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> B
 
 
 def _query_matrix_at(block: Block, columns: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
-    """:func:`query_matrix` of ``block`` at ``rows`` (``None``: every row) and ``columns``, filled
-    column by column: no copy of the block's cells is made on the way."""
-    from ..data.encoding import NAN_CODE
-
-    num, cat = _positions(block, columns)
-    at: Any = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
-    n = block.n_rows if rows is None else at.size
-    out = np.empty((n, num.size + cat.size), dtype=np.float64)
-    for j, i in enumerate(num):  # loop over columns, vectorised over rows
-        out[:, j] = block.num[at, i]
-    for j, i in enumerate(cat):
-        codes = block.cat[at, i]
-        col = out[:, num.size + j]
-        col[:] = codes
-        col[codes == NAN_CODE] = np.nan
-    return out
+    """:func:`query_matrix` of ``block`` at ``rows`` (``None``: every row) and ``columns``."""
+    return _query_matrix_of(block, *_positions(block, columns), rows)
 
 
 class _QueryTable:

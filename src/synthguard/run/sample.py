@@ -172,8 +172,9 @@ def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
     release tables, encoded once for both full-table joins; with ``near`` (the one-cell join, which
     pools the real records) and a control also ``"real"``: the training then the control codes
     in one matrix, ``"original"`` and ``"control"`` its two parts (no table's codes held twice).
-    Encoded in the order of old (training, control, release): the codes of values first seen in a
-    later table follow the earlier tables'. ``None`` when no column is compared."""
+    Encoded training, control, release, the order each join encoded them in alone (the codes of
+    values first seen in a later table follow the earlier tables'). ``None`` when no column is
+    compared."""
     from ..data.encoding import EncodedView
     from ..metrics.privacy.matching import compared_columns
 
@@ -213,10 +214,9 @@ def exact_copies(tables: Tables, sampled: np.ndarray | None,
     in_sample = _in_sample(len(tables.original), sampled)
     ids = None
     if codes is not None:
-        blank = np.zeros((0, 0))
-        ids = dict(zip(("original", "synthetic"), row_identities(
-            *(Block(blank.reshape(len(codes[r]), 0), codes[r], (), ()) for r in ("original", "synthetic"))),
-            strict=True))
+        roles = ("original", "synthetic")
+        ids = dict(zip(roles, row_identities(
+            *(Block(np.zeros((len(codes[r]), 0)), codes[r], (), ()) for r in roles)), strict=True))
     return _found(tables, *first_copies(tables, in_sample, ids=ids), in_sample)
 
 
