@@ -123,7 +123,8 @@ def risk_options(func):
 @click.option("--max-records", default=None, metavar="N", callback=lambda c, p, v: _whole(v),
               help="Above N training or control rows, test a seeded uniform sample of N of each "
                    "against the whole release (default 0: never; 200000 suits large tables; exact copies are still "
-                   "listed for every row; see docs/scaling.md).")
+                   "listed for every row; the shares of release rows of the DCR tests and new_row_synthesis "
+                   "use N release rows; see docs/scaling.md).")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 @click.option("--quiet", "-q", is_flag=True, help="No plan and no progress bars on stderr.")
 @click.option("--dry-run", is_flag=True,

@@ -67,6 +67,12 @@ class Context:
         no verdict, set ``False`` so that nobody pays for evidence nobody reads (the headline
         numbers do not depend on it). Set it when the context is built: contexts derived with
         ``replace`` share one memo.
+    release_queries : int
+        A sampled run's ``max_records`` (``0``: not sampled). With more release rows than this, the
+        tests whose *queries* are release rows (a share of release rows: ``dcr``, ``nndr``,
+        ``dcr_overfitting_protection``, ``dcr_baseline_protection``, ``new_row_synthesis``) ask of
+        a seeded content sample of that many release rows (:meth:`release_query_rows`); the
+        release stays whole as the reference of every test whose queries are real records.
     """
 
     tables: Tables
@@ -82,6 +88,7 @@ class Context:
     data_backend: Backend | None = None
     executor: Callable[..., MetricResult] | None = None
     evidence: bool = True
+    release_queries: int = 0
     # the run's one memo, shared by the contexts ``replace`` derives from this one; only through
     # :meth:`memo` (not the on-disk result cache of ``evaluate(cache=...)``)
     _memo: Memo = field(default_factory=lambda: Memo(), repr=False, compare=False)
@@ -122,6 +129,38 @@ class Context:
         from ..engine.backend import LocalBackend
 
         return LocalBackend(self.tables, self.encoded, self.backend, self.memo)
+
+    def release_query_rows(self) -> np.ndarray | None:
+        """Sorted canonical positions of the release rows the tests with release rows as queries
+        ask of (``None``: every row): in a sampled run (:attr:`release_queries`) with more release
+        rows than that, that many rows chosen by a hash of their content seeded by the run's seed
+        alone (:meth:`~synthguard.engine.backend.Backend.balanced_rows` on every tabular column), so
+        every such test asks of the same rows, whatever the input row order; a re-test without
+        some release rows asks of the same rule over the rows it keeps.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> ctx = Context.from_frames(pd.DataFrame({"a": range(10)}), pd.DataFrame({"a": range(10)}))
+        >>> ctx.release_query_rows() is None
+        True
+        >>> replace(ctx, release_queries=4).release_query_rows().tolist()  # doctest: +SKIP
+        [0, 3, 5, 8]
+        """
+        n = int(self.release_queries)
+        if n <= 0 or self.data.n_rows("synthetic") <= n:
+            return None
+
+        def draw() -> np.ndarray:
+            import numpy as np
+
+            from ..stats import make_rng
+
+            seed = int(make_rng(self.seed, "max_records", "release").integers(0, 2**62))
+            cols = list(self.tables.schema.tabular_columns())
+            return np.asarray(self.data.balanced_rows("synthetic", cols, n, seed), dtype=np.int64)
+
+        return self.memo(("release.query_rows", n), draw)
 
     def rng(self, *labels: int | str) -> np.random.Generator:
         """A generator seeded by the run's seed, this metric's name and ``labels``: the metric's

@@ -24,7 +24,7 @@ from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
 from .options import EvaluateOptions
-from .sample import list_copies, runs_near_copies, sample_tables
+from .sample import list_copies, runs_near_copies, sample_tables, with_release_queries
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
@@ -114,7 +114,8 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
 def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions | None = None, *,
                encoded: EncodedView | None = None, entities: Any = None,
                canonical: bool = False, sample: dict[str, Any] | None = None,
-               derived: tuple[EncodedView, np.ndarray] | None = None) -> RunOutput:
+               derived: tuple[EncodedView, np.ndarray] | None = None,
+               release_queries: int | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -133,7 +134,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     and the verdict says so. ``derived``: ``(view, kept)`` when ``tables`` are the run on ``view``'s
     tables without some release rows (the drop-and-retest; ``kept``: each release row's position in
     that run): searches that run already made answer this one where they can
-    (:mod:`synthguard.engine.reuse`: the same numbers).
+    (:mod:`synthguard.engine.reuse`: the same numbers). ``release_queries``: above how many release
+    rows the tests whose queries are release rows ask of a seeded sample of them
+    (:attr:`~synthguard.registry.Context.release_queries`; ``None``: the sample's ``max_records``
+    in a sampled run, else never); a re-test passes its run's.
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -157,10 +161,12 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         # for the drop-and-retest of the advice; none without a control table, in an entity or
         # statistics-only run or under another rule (no re-test: nothing kept for the run's length)
         keep_searches(view)
+    if release_queries is None:
+        release_queries = int(sample["max_records"]) if sample is not None else 0
     ctx = Context(tables=tables, encoded=view, seed=seed,
                   backend=options.backend, generator=options.generator,
                   release_type=rule.release_type, materiality=rule.materiality,
-                  entities=entities).for_run(run_config.metric_ids(names))
+                  entities=entities, release_queries=release_queries).for_run(run_config.metric_ids(names))
     entity_ctx = None
     if entities is not None:
         # a memo of its own: memos of the row tables must not leak into the entity tables
@@ -194,6 +200,9 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     if encoded is None:
         view.forget_blocks()
     release_free_memory()
+    if sample is not None:
+        sample = with_release_queries(sample, release_queries, tables,
+                                      [run_config.metric_of(n) for n in names])
     header = run_header(
         seed, run_config, engine={"backend": _resolve_backend(options.backend)},
         # the inputs as given (a sampled table's fingerprint also names its sample, for the cache;
@@ -220,7 +229,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
             if kept is None:  # the coarsen-and-retest comes after every drop round: nothing more to answer
                 forget_searches(view)
             return run_tables(new, sub, again, canonical=True,
-                              derived=None if kept is None else (view, kept))
+                              derived=None if kept is None else (view, kept),
+                              release_queries=release_queries)
 
         out = advise(out, tables, run_config, options, rerun=rerun)
         forget_searches(view)

@@ -5,8 +5,12 @@ Every verdict test compares the share of training records it flags with the shar
 records; such a share is estimated from a uniform sample to within its binomial interval, which is
 what the report then states (intervals and detection limits are those of the sample: the tests run
 on the sampled tables, and the limits are measured by injecting leak rows built from the sampled
-training records). The release is never sampled: a copy hidden in an unsampled release row would be
-missed. Exact copies are still found for every training record, by a full-table join of the
+training records). The release is never sampled as the reference of a test whose queries are real
+records: a copy hidden in an unsampled release row would be missed. The few tests whose queries
+are release rows (:data:`RELEASE_QUERY_TESTS`: shares of release rows, the DCR family's and
+``new_row_synthesis``'s headlines) ask, above ``max_records`` release rows, of a seeded content
+sample of that many (:meth:`~synthguard.registry.Context.release_query_rows`), stated in the
+header (``sample["release_queries"]``) and the verdict's sentence. Exact copies are still found for every training record, by a full-table join of the
 release's row identities against all of them (:func:`exact_copies`), and so are the copies with one
 cell changed that identify their training record when the run tests for them
 (:func:`near_copies_of`: the near-copy test's own join over every real record); both are listed
@@ -28,8 +32,8 @@ import numpy as np
 from ..data.tables import Tables
 from ..stats import make_rng
 
-__all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "exact_copies", "list_copies",
-           "near_copies_of", "resolve_max_records", "sample_tables"]
+__all__ = ["DEFAULT_MAX_RECORDS", "RELEASE_QUERY_TESTS", "copy_records", "draw_sample", "exact_copies",
+           "list_copies", "near_copies_of", "resolve_max_records", "sample_tables", "with_release_queries"]
 
 #: The default ``max_records``: ``0``, never sample. A sample of 200,000 estimates every share up to
 #: 5 % to +-0.1 % (``docs/scaling.md``), but a sampled run changes what some values mean (the share
@@ -75,6 +79,39 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: b
             info[key] = {"release_rows": int(copies[family]["release"].size),
                          "outside_sample": int(copies[family]["outside"].sum())}
     return sampled, info, copies
+
+
+#: The tests whose queries are release rows: each states a share (or a distribution) over release
+#: rows, which a seeded sample of them estimates within its interval. Above ``max_records`` release
+#: rows a sampled run asks them of that many release rows
+#: (:meth:`~synthguard.registry.Context.release_query_rows`); every other test's queries are real
+#: records, against the whole release. Their one per-record statistic, the real records a release row
+#: is nearest to (``dcr_overfitting_protection``'s evidence), saturates when the release outnumbers the
+#: sampled real records (ten release rows per real record win nearly every real record by chance),
+#: so the sample costs it no power it had.
+RELEASE_QUERY_TESTS = ("dcr", "nndr", "dcr_overfitting_protection", "dcr_baseline_protection",
+                       "new_row_synthesis")
+
+
+def with_release_queries(sample: dict[str, Any], release_queries: int, tables: Tables,
+                         metrics: list[str]) -> dict[str, Any]:
+    """The header's ``sample`` entry with ``release_queries`` (``{"rows", "of", "tests"}``) when the
+    run's tests with release rows as queries (:data:`RELEASE_QUERY_TESTS` among ``metrics``) asked
+    of a sample of the release (more release rows than ``release_queries``); else ``sample``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from synthguard.data.tables import prepare_tables
+    >>> t = prepare_tables(pd.DataFrame({"a": range(9)}), pd.DataFrame({"a": range(20)}))
+    >>> with_release_queries({"max_records": 5}, 5, t, ["dcr", "exact_matches"])["release_queries"]
+    {'rows': 5, 'of': 20, 'tests': ['dcr']}
+    """
+    n = len(tables.synthetic)
+    tests = sorted({m for m in metrics if m in RELEASE_QUERY_TESTS})
+    if not release_queries or n <= release_queries or not tests:
+        return sample
+    return {**sample, "release_queries": {"rows": int(release_queries), "of": int(n), "tests": tests}}
 
 
 #: the test whose card lists copies with one cell changed (its ``max_diff`` 1 run), and the

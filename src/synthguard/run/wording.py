@@ -478,10 +478,14 @@ def sample_line(sample: Mapping[str, Any]) -> str:
         found = (f"{found}, and {near['release_rows']:,} that copy one with 1 cell changed and "
                  f"identify it (the only real record within 1 cell), {near['outside_sample']:,} "
                  f"of them records outside the sample")
+    rq = sample.get("release_queries")
+    shares = (f"; the tests whose queries are release rows ({', '.join(rq['tests'])}) asked of a "
+              f"seeded sample of {rq['rows']:,} of the {rq['of']:,} release rows, so their shares "
+              f"of release rows are the sample's" if rq else "")
     return (f"the tests ran on a seeded uniform sample of {o['rows']:,} of {o['of']:,} training"
             f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
             f"against every release row: the intervals, bounds and detection limits are the "
-            f"sample's; a join of the release against every training record found {found} "
+            f"sample's{shares}; a join of the release against every training record found {found} "
             f"(every one is in the records export)")
 
 

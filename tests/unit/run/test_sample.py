@@ -229,3 +229,56 @@ def test_the_full_table_joins_find_the_same_copies_from_codes_encoded_once(frame
         for key in ("release", "training", "outside"):
             np.testing.assert_array_equal(shared[key], alone[key])
     assert len(truth) and near_copies_of(t, at, codes)["release"].size >= len(truth)
+
+
+#: the tests whose queries are release rows (shares of release rows), and a copy test beside them
+RELEASE_QUERIES = ["dcr", "nndr", "dcr_overfitting_protection", "dcr_baseline_protection",
+                   "new_row_synthesis", "exact_matches"]
+
+
+def test_tests_with_release_rows_as_queries_ask_of_a_seeded_sample_of_the_release_and_say_so(frames):
+    original, release, control = frames  # 120 release rows, 20 of them verbatim copies
+    rep = synthguard.evaluate(original, release, control, metrics=RELEASE_QUERIES, seed=2,
+                              max_records=60)
+    said = rep.model.header["sample"]["release_queries"]
+    assert said == {"rows": 60, "of": 120, "tests": sorted(RELEASE_QUERIES[:-1])}
+    res = {m: e["result"] for m, e in rep.to_dict()["metrics"].items()}
+    assert res["dcr"]["synthetic_original"]["n"] == 60
+    assert res["nndr"]["synthetic_original"]["n"] == 60
+    assert res["dcr_overfitting_protection"]["n"] == 60
+    assert res["dcr_baseline_protection"]["n_synthetic"] == 60
+    assert res["new_row_synthesis"]["n"] == 60
+    assert res["dcr_overfitting_protection"]["evidence_won_records"]["release_rows"] == 60
+    # every listed release row is one of the sampled ones, and they are the same for every test
+    rows = {m: {r["synthetic_row"] for r in res[m]["records"]}
+            for m in ("dcr_overfitting_protection", "dcr_baseline_protection", "new_row_synthesis")}
+    assert all(rows.values()) and len(set().union(*rows.values())) <= 60
+    text = " ".join(rep.verdict.summary.split())
+    assert "asked of a seeded sample of 60 of the 120 release rows" in text
+    assert "new_row_synthesis" in text and "exact_matches" not in text.split("asked of")[0][-200:]
+
+
+def test_real_records_are_still_matched_against_the_whole_release_when_release_queries_are_sampled(
+        frames):
+    """new_row_synthesis's evidence asks each sampled training record against every release row:
+    each sampled record with a verbatim copy in the release is flagged, as exact_matches flags it
+    (with the 60-row release sample as reference about half of them would be missed)."""
+    original, release, control = frames
+    rep = synthguard.evaluate(original, release, control, metrics=RELEASE_QUERIES, seed=2,
+                              max_records=60)
+    tests = {t["metric"]: t for t in rep.verdict.tests}
+    flagged = {m: round(t["member"] * t["n_member"]) for m, t in tests.items()}
+    assert flagged["exact_matches"] >= 3  # some of the 20 copied records are among the 60 sampled
+    assert flagged["new_row_synthesis"] >= flagged["exact_matches"]
+    assert tests["new_row_synthesis"]["n_member"] == 60
+
+
+def test_the_release_queries_do_not_depend_on_the_input_row_order(frames):
+    original, release, control = frames
+    a = synthguard.evaluate(original, release, control, metrics=RELEASE_QUERIES, seed=5,
+                            max_records=70)
+    shuffled = [x.sample(frac=1, random_state=i).reset_index(drop=True)
+                for i, x in enumerate((original, release, control))]
+    b = synthguard.evaluate(*shuffled, metrics=RELEASE_QUERIES, seed=5, max_records=70)
+    assert a.model.header["sample"]["release_queries"]["rows"] == 70
+    assert _json(a, moved_rows=True) == _json(b, moved_rows=True)

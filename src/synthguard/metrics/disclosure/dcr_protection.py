@@ -66,7 +66,8 @@ def _blocks(ctx: Context):
 
 def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
             shareable: tuple[str, ...] = ("dcr", "nndr")) -> Neighbors:
-    """Nearest ``reference`` row of every synthetic row (memoised: shared by both DCR metrics).
+    """Nearest ``reference`` row of every synthetic row (memoised: shared by both DCR metrics),
+    or of a sampled run's release rows as queries (:func:`_release_rows`).
 
     When a metric in ``shareable`` runs too and searches the same pair with the same distance
     (``dcr``/``nndr``: k=2, whose first column is the k=1 answer, ties to the lower index), that
@@ -82,7 +83,8 @@ def _syn_to(ctx: Context, reference: str, cols: list[str], scale: np.ndarray,
             d, i = shared_neighbours(ctx, "synthetic", reference, 1)
             return Neighbors(d, i)
     key = (f"disclosure.dcr.synthetic->{reference}", tuple(cols))
-    return ctx.memo(key, lambda: nearest_rows(ctx, "synthetic", reference, cols, scale))
+    return ctx.memo(key, lambda: nearest_rows(ctx, "synthetic", reference, cols, scale,
+                                              ctx.release_query_rows()))
 
 
 def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
@@ -102,6 +104,14 @@ def _whole_days(ctx: Context, cols: list[str], roles: tuple[str, ...]) -> bool:
 
     # asked by both DCR metrics for each of their searches: once a run (a pass over partitions)
     return ctx.memo(("disclosure.dcr.whole_days", tuple(dates), tuple(roles)), compute)
+
+
+def _release_rows(ctx: Context) -> np.ndarray:
+    """The release rows the DCR metrics ask of without ``num_rows_subsample``: every row, or a
+    sampled run's release rows as queries
+    (:meth:`~synthguard.registry.Context.release_query_rows`), sorted canonical positions."""
+    rows = ctx.release_query_rows()
+    return np.arange(ctx.data.n_rows("synthetic")) if rows is None else rows
 
 
 def _syn_to_original(ctx: Context, cols: list[str], scale: np.ndarray) -> Neighbors:
@@ -223,7 +233,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
     cols, scale = _blocks(ctx)
     tables = ctx.tables
     sdtypes = {c: tables.schema.sdtype(c) for c in cols}
-    n_syn = ctx.data.n_rows("synthetic")
+    n_syn = ctx.data.n_rows("synthetic") if num_rows_subsample is not None else _release_rows(ctx).size
     n_rand = n_syn
     if num_rows_subsample is None and random_rows is not None:
         n_rand = min(int(random_rows), n_syn)
@@ -245,7 +255,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
             d_syn, idx_syn = nb.distances[:, 0], nb.indices[:, 0]
             d_rand = _random_baseline_dcr(ctx, random_frame, cols, scale, n_rand < n_syn,
                                           float(random_precision))
-            rows_syn = np.arange(n_syn)
+            rows_syn = _release_rows(ctx)
         else:
             rows_syn = subsample(n_syn, num_rows_subsample, rng)
             rows_rand = subsample(n_rand, num_rows_subsample, rng)
@@ -348,8 +358,11 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     ps, k_tot, n_tot = [], 0, 0
     first_query: tuple[np.ndarray | None] | None = None  # the first iteration's query rows (None: all)
     for _ in range(iterations):  # loop over iterations
-        rows = subsample(n_syn, num_rows_subsample, rng)
-        q_rows = None if num_rows_subsample is None else rows
+        if num_rows_subsample is None:  # every release row, or a sampled run's release queries
+            q_rows = ctx.release_query_rows()
+            rows = _release_rows(ctx)
+        else:
+            rows = q_rows = subsample(n_syn, num_rows_subsample, rng)
         if num_rows_subsample is None:
             nb_t = _syn_to_original(ctx, cols, scale)
         else:

@@ -62,7 +62,9 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
         Tolerance share (of the original column's range; of the synthetic value with
         ``sdmetrics_compat``).
     synthetic_sample_size : int, optional
-        Synthetic rows drawn with ``ctx.rng`` before matching (default: all).
+        Synthetic rows drawn with ``ctx.rng`` before matching (default: all, or a sampled run's
+        release rows as queries, :meth:`~synthguard.registry.Context.release_query_rows`, for
+        the headline only: the evidence's real records are matched against the whole release).
     sdmetrics_compat : bool
         SDMetrics' tolerance rule.
     max_records : int
@@ -73,6 +75,11 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     n_all = data.n_rows("synthetic")
     rows = subsample(n_all, synthetic_sample_size, ctx.rng("synthetic-sample"))
     sample = rows if rows.size != n_all else None
+    # the evidence asks every real record against the release the headline asks of: a user's
+    # subsample, else the whole release (a sampled run's release queries are the headline's only)
+    release = sample
+    if sample is None and ctx.release_query_rows() is not None:
+        rows = sample = ctx.release_query_rows()
     tol = float(numerical_match_tolerance)
     if sdmetrics_compat:
         matched = data.rows_matched("synthetic", "original", cols, np.asarray(tol), relative=True,
@@ -80,7 +87,7 @@ def new_row_synthesis(ctx: Context, *, numerical_match_tolerance: float = 0.01,
     else:
         scale = data.ranges(cols, ("original",))
         matched = data.rows_matched("synthetic", "original", cols, tol * scale, query_rows=sample)
-    evidence = _evidence(ctx, cols, tol, sdmetrics_compat, sample) if has_control(ctx) else None
+    evidence = _evidence(ctx, cols, tol, sdmetrics_compat, release) if has_control(ctx) else None
     n = int(matched.size)
     n_match = int(matched.sum())
     score = (n - n_match) / n

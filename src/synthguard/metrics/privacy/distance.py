@@ -71,13 +71,17 @@ def _neighbours(ctx: Context, query: str, reference: str, k: int) -> tuple[np.nd
     whenever ``nndr`` is in the run, so ``dcr`` and ``nndr`` share one search (the first column of
     a k=2 search is the k=1 search: ties go to the lower index); any other pair is searched with
     the k asked (a k=2 search prunes less: ~1.6x the CPU of k=1 on 15 mixed columns), which gives
-    the same numbers whichever metric asks first.
+    the same numbers whichever metric asks first. Release rows as queries: those of
+    :meth:`~synthguard.registry.Context.release_query_rows` (every row unless a sampled run says
+    otherwise), in that order.
     """
     cols, metric = distance_setup(ctx)
     width = 2 if k > 1 or (reference == "original" and "nndr" in ctx.run_metrics) else 1
+    rows = ctx.release_query_rows() if query == "synthetic" else None
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
-        return ctx.data.kneighbors(query, reference, cols, metric, width)  # itself excluded when q == r
+        # itself excluded when q == r
+        return ctx.data.kneighbors(query, reference, cols, metric, width, query_rows=rows)
 
     d, i = ctx.memo(f"distance.knn{width}.{query}.{reference}", compute)
     return d[:, :k], i[:, :k]
@@ -209,7 +213,8 @@ def _compute_closer_share(ctx: Context, cl: float) -> dict[str, Any]:
             dist[role] = _neighbours(ctx, "synthetic", role, 1)[0][:, 0]
             continue
         rows = ctx.data.balanced_rows(role, cols, n, ctx.stream_seed("closer-rows"))
-        dist[role] = ctx.data.kneighbors("synthetic", role, cols, metric, 1, reference_rows=rows)[0][:, 0]
+        dist[role] = ctx.data.kneighbors("synthetic", role, cols, metric, 1, reference_rows=rows,
+                                         query_rows=ctx.release_query_rows())[0][:, 0]
     out = closer_share_from(dist["original"], dist["control"], n, cl)
     return out
 
