@@ -165,14 +165,14 @@ def _seed(seed: Any) -> int | None:
     return validate_seed(seed, "seed")
 
 
-#: the typed tables of the last frames a facade evaluator was given, as one entry ``(key, typed,
-#: warnings)``, kept while those frames live, so that the evaluators of one script (singling out,
-#: linkability, inference on the same three frames) decide the types once. ``typed`` maps
-#: ``keep_rows`` to ``(tables, encoded)``; the row-numbered tables are derived from the plain ones
-#: when first asked for. Read as a slice and replaced whole (both atomic), and ``typed`` only ever
-#: gains an entry (one atomic assignment of a deterministic value), so evaluators in threads never
-#: see half an entry.
-_PREPARED: list[tuple[Any, dict[bool, Any], list[Any]]] = []
+#: the typed tables of the last frames a facade evaluator was given, as one entry ``(key, plain,
+#: warnings, last)``, kept while those frames live, so that the evaluators of one script (singling
+#: out, linkability, inference on the same three frames) decide the types once. ``plain`` is the
+#: typing decision's tables; ``last`` is ``(keep_rows, (tables, encoded))`` of the variant last asked
+#: for (the row-numbered tables derived from ``plain``), so one encoded view is held, as when each
+#: variant was typed on its own. Read as a slice and replaced whole (both atomic), so evaluators in
+#: threads never see half an entry.
+_PREPARED: list[tuple[Any, Any, list[Any], tuple[bool, Any]]] = []
 
 
 def _frames_key(frames: Sequence[pd.DataFrame | None]) -> tuple:
@@ -200,26 +200,26 @@ def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[A
     key = _frames_key(frames)
     held = _PREPARED[:1]
     if held and held[0][0] == key:
-        _, typed, caught = held[0]
+        _, plain, caught, last = held[0]
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if last[0] == keep_rows:
+            return last[1]
     else:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             # anonymeter accepts a control identical to the original (its own tests use one): a warning
-            tables = prepare_tables(frames[0], frames[1], frames[2], None, strict_control=False,
-                                    canonical_columns=True).in_canonical_order()
+            plain = prepare_tables(frames[0], frames[1], frames[2], None, strict_control=False,
+                                   canonical_columns=True).in_canonical_order()
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        typed = {False: (tables, EncodedView(tables))}
-        _PREPARED[:] = [(key, typed, list(caught))]
         for f in frames:
             if f is not None:  # the entry goes with the frames it was typed from
                 weakref.finalize(f, _forget, key)
-    if keep_rows not in typed:
-        rows = typed[False][0].with_row_numbers(_ROW).in_canonical_order()
-        typed[keep_rows] = (rows, EncodedView(rows))
-    return typed[keep_rows]
+    tables = plain.with_row_numbers(_ROW).in_canonical_order() if keep_rows else plain
+    value = (tables, EncodedView(tables))
+    _PREPARED[:] = [(key, plain, list(caught), (keep_rows, value))]
+    return value
 
 
 def _forget(key: tuple) -> None:
