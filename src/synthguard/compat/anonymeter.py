@@ -165,52 +165,60 @@ def _seed(seed: Any) -> int | None:
     return validate_seed(seed, "seed")
 
 
-#: the typed tables of the last frames a facade evaluator was given, as one entry ``(key, (tables,
-#: encoded), warnings)``, kept while those frames live, so that the evaluators of one script
-#: (singling out, linkability, inference on the same three frames) decide the types once. Read as
-#: a slice and replaced whole (both atomic), so evaluators in threads never see half an entry.
-_PREPARED: list[tuple[Any, Any, list[Any]]] = []
+#: the typed tables of the last frames a facade evaluator was given, as one entry ``(key, plain,
+#: warnings, last)``, kept while those frames live, so that the evaluators of one script (singling
+#: out, linkability, inference on the same three frames) decide the types once. ``plain`` is the
+#: typing decision's tables; ``last`` is ``(keep_rows, (tables, encoded))`` of the variant last asked
+#: for (the row-numbered tables derived from ``plain``), so one encoded view is held, as when each
+#: variant was typed on its own. Read as a slice and replaced whole (both atomic), so evaluators in
+#: threads never see half an entry.
+_PREPARED: list[tuple[Any, Any, list[Any], tuple[bool, Any]]] = []
 
 
-def _frames_key(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple:
+def _frames_key(frames: Sequence[pd.DataFrame | None]) -> tuple:
     """The same frame objects with the same content (a frame changed in place between two evaluators
     is typed again)."""
     from ..data.tables import fingerprint_frame
 
-    return (keep_rows, tuple(None if f is None else (id(f), len(f), fingerprint_frame(f)) for f in frames))
+    return tuple(None if f is None else (id(f), len(f), fingerprint_frame(f)) for f in frames)
 
 
 def _prepared(frames: Sequence[pd.DataFrame | None], keep_rows: bool) -> tuple[Any, Any]:
-    """``(tables, encoded)`` of the three frames, typed once per frames and ``keep_rows``; the typing
-    decision's warnings are given again on every call, as a fresh decision would give them."""
+    """``(tables, encoded)`` of the three frames, typed once per frames; the typing decision's
+    warnings are given again on every call, as a fresh decision would give them.
+
+    ``keep_rows`` adds the row number of each row as a numerical column (:data:`_ROW`), to the typed
+    tables (:meth:`~synthguard.data.tables.Tables.with_row_numbers`): the same tables as typing the
+    frames with that column declared numerical, from the one typing decision of the caller's
+    columns.
+    """
     import weakref
 
     from ..data.encoding import EncodedView
     from ..data.tables import prepare_tables
 
-    key = _frames_key(frames, keep_rows)
+    key = _frames_key(frames)
     held = _PREPARED[:1]
     if held and held[0][0] == key:
-        for w in held[0][2]:
+        _, plain, caught, last = held[0]
+        for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return held[0][1]
-    typed = list(frames)
-    meta = None
-    if keep_rows:
-        typed = [None if f is None else f.assign(**{_ROW: np.arange(len(f), dtype=float)}) for f in frames]
-        meta = {"columns": {_ROW: {"sdtype": "numerical"}}}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        # anonymeter accepts a control identical to the original (its own tests use one): a warning
-        tables = prepare_tables(typed[0], typed[1], typed[2], meta, strict_control=False,
-                                canonical_columns=True).in_canonical_order()
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if last[0] == keep_rows:
+            return last[1]
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # anonymeter accepts a control identical to the original (its own tests use one): a warning
+            plain = prepare_tables(frames[0], frames[1], frames[2], None, strict_control=False,
+                                   canonical_columns=True).in_canonical_order()
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for f in frames:
+            if f is not None:  # the entry goes with the frames it was typed from
+                weakref.finalize(f, _forget, key)
+    tables = plain.with_row_numbers(_ROW).in_canonical_order() if keep_rows else plain
     value = (tables, EncodedView(tables))
-    _PREPARED[:] = [(key, value, list(caught))]
-    for f in frames:
-        if f is not None:  # the entry goes with the frames it was typed from
-            weakref.finalize(f, _forget, key)
+    _PREPARED[:] = [(key, plain, list(caught), (keep_rows, value))]
     return value
 
 

@@ -28,7 +28,14 @@ from .quirks import (
     strip_whitespace,
     type_notices,
 )
-from .schema import BOOLEAN_VALUES, Schema, infer_schema, metadata_warnings, nfc_metadata
+from .schema import (
+    BOOLEAN_VALUES,
+    ColumnSpec,
+    Schema,
+    infer_schema,
+    metadata_warnings,
+    nfc_metadata,
+)
 from .spellings import spelling_warnings
 
 ROLES = ("original", "synthetic", "control")
@@ -125,6 +132,38 @@ class Tables:
             rows[role] = order if prev is None else np.asarray(prev)[order]
         return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],
                        control=frames.get("control"), row_numbers=rows, schema=schema)
+
+    def with_row_numbers(self, column: str) -> Tables:
+        """The same tables with one more numerical column, ``column``, holding each row's input row
+        number (0-based, as floats), so that identical rows stay separate records.
+
+        The values and the schema are those the typing decision gives to the frames with that
+        column added and declared numerical; the typing's checks (copies, identifiers, categories)
+        are not run again: they concern the caller's columns, which are unchanged. The rows keep
+        their order; :meth:`in_canonical_order` then sorts them by content, row number included
+        (the same order whatever the order of these tables' rows).
+
+        Parameters
+        ----------
+        column : str
+            The new column's name (not one of the tables' columns).
+
+        Raises
+        ------
+        ValueError
+            When the tables already have ``column``.
+        """
+        if column in self.schema.columns:
+            raise ValueError(f"the tables already have a column {column!r}")
+        frames = {}
+        for role in self.roles:
+            frame = self.get(role)
+            nums = self.row_numbers.get(role)
+            values = np.arange(len(frame), dtype=float) if nums is None else np.asarray(nums, dtype=float)
+            frames[role] = frame.assign(**{column: values})
+        schema = replace(self.schema, columns={**self.schema.columns, column: ColumnSpec(column, "numerical")})
+        return replace(self, original=frames.get("original"), synthetic=frames["synthetic"],
+                       control=frames.get("control"), schema=schema)
 
 
 def fingerprint_frame(frame: pd.DataFrame) -> str:

@@ -12,7 +12,11 @@ import pytest
 
 import synthguard.data.tables as tables_module
 from synthguard.compat import anonymeter as facade
-from synthguard.compat.anonymeter import InferenceEvaluator, LinkabilityEvaluator
+from synthguard.compat.anonymeter import (
+    InferenceEvaluator,
+    LinkabilityEvaluator,
+    SinglingOutEvaluator,
+)
 
 
 @pytest.fixture()
@@ -57,6 +61,24 @@ def test_evaluators_on_the_same_frames_type_them_once_and_return_what_a_fresh_ty
     facade._PREPARED.clear()
     infer_alone = _infer(*frames)
     assert shared == (link_alone, infer_alone)
+
+
+def _single(ori, syn, ctl, seed=0):
+    e = SinglingOutEvaluator(ori, syn, n_attacks=50, control=ctl, seed=seed).evaluate(mode="univariate")
+    return e.risk(), e.queries()
+
+
+def test_the_trio_on_the_same_frames_types_them_once_and_returns_what_each_returns_alone(frames, typings):
+    """Singling out counts distinct rows, linkability and inference add each row's number: one
+    typing decision serves all three (the row-numbered tables derived from it), in any order."""
+    shared = (_single(*frames), _link(*frames), _infer(*frames), _single(*frames), _link(*frames))
+    assert len(typings) == 1
+    alone = []
+    for fn in (_single, _link, _infer):
+        facade._PREPARED.clear()
+        alone.append(fn(*frames))
+    assert len(typings) == 4
+    assert shared == (*alone, alone[0], alone[1])
 
 
 def test_a_frame_changed_in_place_between_evaluators_is_typed_again(frames, typings):
