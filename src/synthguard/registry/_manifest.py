@@ -748,9 +748,12 @@ METRICS = {'accuracy': {'name': 'accuracy',
                                                  'doc': 'held-out share of the balanced rows'},
                                    'n_estimators': {'default': 100,
                                                     'doc': 'trees in the random forest'},
-                                   'n_permutations': {'default': 3,
-                                                      'doc': 'label-shuffled refits for the '
-                                                             'permutation baseline (0 = none)'},
+                                   'n_permutations': {'default': 0,
+                                                      'doc': 'label-shuffled refits for a '
+                                                             'permutation baseline (0 = none: the '
+                                                             'baseline is chance with the held-out '
+                                                             "AUC's exact null interval, no "
+                                                             'refit)'},
                                    'precision_k': {'default': [10, 50, 100],
                                                    'doc': 'k values of precision_at_k'},
                                    'max_text_features': {'default': 1000,

@@ -228,6 +228,37 @@ def _p_and_upper(k1: np.ndarray, k2: np.ndarray, n1: int, big_n: int,
             newcombe_upper(a, n1, b, big_n - n1, confidence_level)[inv])
 
 
+class _Tested:
+    """:func:`_p_and_upper` of one family's repetitions, each distinct ``(k1, k2)`` computed once.
+
+    The doubling and bisection re-test every test at every leak size, and the counts recur (the
+    same relabellings, leak sizes close together): both functions are elementwise, so a value kept
+    from an earlier call is the one this call would compute.
+    """
+
+    def __init__(self, n1: int, big_n: int, confidence_level: float):
+        self.n1, self.big_n, self.confidence_level = n1, big_n, confidence_level
+        self.codes = np.zeros(0, dtype=np.int64)  # k1 * (big_n + 1) + k2, ascending
+        self.p = np.zeros(0)
+        self.upper = np.zeros(0)
+
+    def __call__(self, k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        width = np.int64(self.big_n + 1)
+        code = np.asarray(k1, dtype=np.int64) * width + np.asarray(k2, dtype=np.int64)
+        at = np.searchsorted(self.codes, code)
+        known = at < self.codes.size
+        known[known] = self.codes[at[known]] == code[known]
+        if not known.all():
+            new = np.unique(code[~known])
+            p, upper = _p_and_upper(new // width, new % width, self.n1, self.big_n,
+                                    self.confidence_level)
+            order = np.argsort(np.r_[self.codes, new], kind="stable")
+            self.codes = np.r_[self.codes, new][order]
+            self.p, self.upper = np.r_[self.p, p][order], np.r_[self.upper, upper][order]
+            at = np.searchsorted(self.codes, code)
+        return self.p[at], self.upper[at]
+
+
 def _unique_pairs(rows: np.ndarray, cols: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``(row, col)`` pairs, sorted."""
     code = unique_codes(rows.astype(np.int64) * width + cols)
@@ -482,6 +513,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     keys = rng.random((reps, big_n))
     relabel = _Relabelling(keys, n1, 2 * int(cands.size))  # a draw forces k leaked and k partners
     cache: dict[int, np.ndarray] = {}
+    tested = _Tested(n1, big_n, confidence_level)
 
     chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records
 
@@ -542,7 +574,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
                         flags = _row_flags(scores, t.tail)
                     k1[start:stop] = (flags & members).sum(axis=1)
                     k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
-            p, hi = _p_and_upper(k1, k2, n1, big_n, confidence_level)
+            p, hi = tested(k1, k2)
             res[:, j] = (p <= t.threshold) & (hi >= materiality)
         cache[k] = res
         return res

@@ -37,6 +37,7 @@ from .roc import (
                     AUC_DELONG_MIN_ROWS,
                     auc_ci,
                     auc_ci_delong,
+                    auc_null,
                     auc_score,
                     auc_test,
                     roc_curve,
@@ -51,6 +52,6 @@ __all__ = [
     "auc_ci", "proportion",
     "make_rng", "difference_ci", "median_ci", "chi_square", "chi_square_table", "cramers_v_table",
     "fisher_greater", "binomial_greater", "holm_adjust", "detection_limit", "tail_counts",
-    "label_permutation_greater", "auc_test", "auc_max_t", "pooled_tail", "epsilon_lower_bound",
+    "label_permutation_greater", "auc_test", "auc_null", "auc_max_t", "pooled_tail", "epsilon_lower_bound",
     "AUC_DELONG_MIN_ROWS", "auc_ci_delong", "thin_roc",
 ]

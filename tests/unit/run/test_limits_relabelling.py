@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from synthguard.run import limits
-from synthguard.run.limits import _p_and_upper, _Relabelling, newcombe_upper
+from synthguard.run.limits import _p_and_upper, _Relabelling, _Tested, newcombe_upper
 from synthguard.stats.maxt import fisher_p
 
 
@@ -147,3 +147,17 @@ def test_ranks_of_the_band_by_their_bracket_or_by_a_selection_are_those_of_a_sor
             for start in (0, max(0, stop - 900), stop - 1):
                 np.testing.assert_array_equal(limits._ranks_sorted(k, start, stop),
                                               np.sort(k)[start:stop])
+
+
+def test_kept_p_values_are_the_ones_each_call_computes_bit_for_bit():
+    # a family's re-tests: counts that recur across calls, new ones among them, in any order
+    rng = np.random.default_rng(4)
+    n1, big_n = 800, 1300
+    tested = _Tested(n1, big_n, 0.95)
+    for size in (40, 40, 7, 40, 1, 40):
+        k1 = rng.integers(0, 30, size)
+        k2 = rng.integers(0, 12, size)
+        p, hi = tested(k1, k2)
+        want_p, want_hi = _p_and_upper(k1, k2, n1, big_n, 0.95)
+        assert p.tobytes() == want_p.tobytes() and hi.tobytes() == want_hi.tobytes()
+    assert 0 < tested.codes.size < 6 * 40 and (np.diff(tested.codes) > 0).all()

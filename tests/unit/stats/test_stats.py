@@ -13,6 +13,7 @@ from synthguard.errors import ConfigError
 from synthguard.stats import (
     Rate,
     auc_ci,
+    auc_null,
     auc_score,
     bootstrap_ci,
     clopper_pearson,
@@ -199,6 +200,70 @@ def test_roc_known_values_and_degenerate():
     pts = thin_roc(np.linspace(0, 1, 1000), np.linspace(0, 1, 1000), max_points=11)
     assert len(pts) <= 13 and pts[0] == [0.0, 0.0] and pts[-1] == [1.0, 1.0]
     assert thin_roc(fpr, tpr)[-1] == [1.0, 1.0]
+
+
+def _permuted_aucs(labels, scores, draws, seed):
+    """AUCs of ``draws`` random relabellings of fixed scores (the same class sizes), vectorised."""
+    ranks = st.rankdata(scores)
+    m, n = int(labels.sum()), int(labels.size - labels.sum())
+    pos = np.random.default_rng(seed).random((draws, labels.size)).argsort(axis=1)[:, :m]
+    return (ranks[pos].sum(axis=1) - m * (m + 1) / 2.0) / (m * n)
+
+
+@pytest.mark.parametrize("m, n, levels", [(5, 9, 0), (5, 9, 3), (6, 6, 2), (3, 11, 4)])
+def test_auc_null_sd_is_the_exact_sd_of_every_relabelling(m, n, levels):
+    # every one of the C(m + n, m) labellings enumerated: the formula's variance must be the exact
+    # variance of the AUC over them, to rounding (a wrong N + 1, a missing or wrong tie term fails)
+    import itertools
+
+    rng = np.random.default_rng(m * 100 + n + levels)
+    scores = rng.normal(size=m + n) if levels == 0 else rng.integers(0, levels, m + n).astype(float)
+    labels = np.r_[np.ones(m, bool), np.zeros(n, bool)]
+    ranks = st.rankdata(scores)
+    pos = np.array(list(itertools.combinations(range(m + n), m)))
+    aucs = (ranks[pos].sum(axis=1) - m * (m + 1) / 2.0) / (m * n)
+    out = auc_null(labels, scores)
+    assert aucs.mean() == pytest.approx(0.5, abs=1e-12) and out["mean"] == 0.5
+    assert out["sd"] == pytest.approx(aucs.std(), rel=1e-10)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_auc_null_interval_and_p_value_match_shuffled_held_out_scores(ties):
+    # 20,000 label permutations of fixed scores (400 held-out, 150 positives): the null interval
+    # holds ~95 % of the permuted AUCs, its sd theirs, and the p-value the share at least as high
+    rng = np.random.default_rng(7)
+    labels = np.r_[np.ones(150, bool), np.zeros(250, bool)]
+    scores = rng.normal(size=400) + 0.3 * labels
+    if ties:
+        scores = np.floor(scores * 2)  # ~10 distinct values: the tie term matters
+    aucs = _permuted_aucs(labels, scores, 20_000, seed=1)
+    out = auc_null(labels, scores, confidence_level=0.95)
+    lo, hi = out["ci"]
+    assert out["sd"] == pytest.approx(aucs.std(), rel=0.02)
+    assert lo < 0.5 < hi and hi - 0.5 == pytest.approx(0.5 - lo)
+    assert np.mean((aucs < lo) | (aucs > hi)) == pytest.approx(0.05, abs=0.008)
+    observed = auc_score(labels, scores)
+    assert out["p_value"] == pytest.approx(np.mean(aucs >= observed), abs=0.005)
+    assert out["p_below"] == pytest.approx(np.mean(aucs <= observed), abs=0.005)
+    assert (observed > hi) == (out["p_value"] < 0.025)
+
+
+def test_auc_null_sd_is_not_the_untied_formula_on_heavily_tied_scores():
+    # 90 % of the scores tied: the untied variance m n (N + 1) / 12 overstates the sd ~2-fold
+    labels = np.r_[np.ones(60, bool), np.zeros(140, bool)]
+    scores = np.r_[np.zeros(180), np.ones(20)]
+    aucs = _permuted_aucs(labels, scores, 20_000, seed=2)
+    untied = math.sqrt(60 * 140 * 201 / 12.0) / (60 * 140)
+    assert auc_null(labels, scores)["sd"] == pytest.approx(aucs.std(), rel=0.02)
+    assert untied > 1.5 * aucs.std()
+
+
+def test_auc_null_degenerate_cases():
+    labels = np.r_[np.ones(5, bool), np.zeros(5, bool)]
+    tied = auc_null(labels, np.ones(10))
+    assert tied["sd"] == 0.0 and tied["ci"] == (0.5, 0.5) and tied["p_value"] == 1.0
+    one_class = auc_null(np.ones(4, bool), np.arange(4.0))
+    assert math.isnan(one_class["sd"]) and math.isnan(one_class["p_value"])
 
 
 # ----------------------------------------------------------------------------- streams

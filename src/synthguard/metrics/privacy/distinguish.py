@@ -11,6 +11,12 @@ split stratified and seeded, featurise (numeric and datetime columns as numbers 
 indicator and the training median filled in; categorical/boolean columns as shared ordinal codes,
 missing = -1; text columns as TF-IDF, at most 1000 features per column, fit on the training part),
 train a seeded 100-tree random forest, score the held-out part.
+
+Baseline: chance, 0.5. When synthetic and original rows are exchangeable (the null), the forest never
+saw the held-out labels, so the held-out AUC is the Mann-Whitney statistic of a random labelling of
+fixed scores: its null interval and p-value follow from the scores alone (``stats.auc_null``), with
+no refit. ``n_permutations`` > 0 refits the forest on shuffled training labels instead (the
+permutation baseline of earlier versions: a coarse estimate of the same null, one forest per refit).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import pandas as pd
 from ...core.results import Baseline, Chart, MetricResult, Section
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
-from ...stats import auc_ci, auc_score, roc_curve, thin_roc
+from ...stats import auc_ci, auc_null, auc_score, roc_curve, thin_roc
 from .matching import row_identities_for
 
 __all__ = ["distinguishability"]
@@ -179,7 +185,8 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
               interval=Interval(20)),
         Param("test_size", 0.3, "held-out share of the balanced rows", float, interval=Interval(0.05, 0.8)),
         Param("n_estimators", 100, "trees in the random forest", "positive int"),
-        Param("n_permutations", 3, "label-shuffled refits for the permutation baseline (0 = none)", int,
+        Param("n_permutations", 0, "label-shuffled refits for a permutation baseline (0 = none: the "
+              "baseline is chance with the held-out AUC's exact null interval, no refit)", int,
               interval=Interval(0, 100)),
         Param("precision_k", [10, 50, 100], "k values of precision_at_k", (list, tuple), check=_ks),
         Param("max_text_features", 1000, "TF-IDF vocabulary size per text column", "positive int"),
@@ -204,7 +211,7 @@ def _precision_at(labels: np.ndarray, scores: np.ndarray, ks: list[int]) -> dict
                'signal of privacy, informative unless tested against the control.')
 )
 def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float = 0.3,
-                       n_estimators: int = 100, n_permutations: int = 3,
+                       n_estimators: int = 100, n_permutations: int = 0,
                        precision_k: list[int] | tuple[int, ...] = (10, 50, 100),
                        max_text_features: int = 1000, n_boot: int = 500,
                        confidence_level: float = 0.95, n_jobs: int | None = -1,
@@ -222,7 +229,12 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
     n_estimators : int
         Trees of the random forest (seeded).
     n_permutations : int
-        Refits on shuffled training labels; their held-out AUCs form the baseline and its spread.
+        Refits on shuffled training labels. 0 (default): no refit; the baseline is chance (0.5)
+        with the held-out AUC's null interval at ``confidence_level`` (Mann-Whitney, tie-corrected
+        variance) and the AUC is distinguishable when it lies above that interval (one-sided
+        ``p_value`` < (1 - ``confidence_level``) / 2). Above 0: the permutation baseline (mean of
+        the refits' held-out AUCs, ``ci`` = their min..max) and the rule of earlier versions (the
+        AUC's interval above the largest permuted AUC and 0.5).
     precision_k : list of int
         ``precision_at_k``: share of synthetic rows among the k held-out rows scored most synthetic.
     max_text_features : int
@@ -230,22 +242,25 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
     n_boot : int
         Stratified bootstrap resamples of the AUC interval.
     confidence_level : float
-        Level of the AUC interval.
+        Level of the AUC interval and of the null interval.
     n_jobs : int, optional
         Parallel jobs of the forest (results do not depend on it).
     reference : bool
         With a control table, run the same pipeline (same sizes cap, split share, forest and seeds)
         on control (label 1) vs original rows: ``reference_auc``, the AUC a release of fresh real
-        rows would get. The headline and its permutation baseline are unchanged.
+        rows would get. The headline and its baseline are unchanged.
 
     Returns
     -------
     MetricResult
-        ``value`` = held-out AUC with a stratified bootstrap CI; ``baseline`` = mean permutation AUC
-        (``ci`` = min..max of the permuted AUCs); details ``precision_at_k``, ``roc_curve``,
-        ``mean_confidence_synthetic``, ``mean_confidence_original``, ``n_train``, ``n_test``,
-        ``rows_used``, ``text_columns_used``, ``permutation_aucs``, ``exact_copy_share``,
-        ``reference_auc`` (``{value, ci, n_test, rows_used, description}`` or ``None``).
+        ``value`` = held-out AUC with a stratified bootstrap CI; ``baseline`` = 0.5 with the null
+        interval (with refits: the mean permutation AUC, ``ci`` = min..max of the permuted AUCs);
+        details ``null`` (``stats.auc_null``: ``mean``, ``sd``, ``ci``, ``p_value``, ``p_below``,
+        ...), ``distinguishable``, ``below_baseline``, ``permutation`` (``None`` without refits),
+        ``precision_at_k``, ``roc_curve``, ``mean_confidence_synthetic``,
+        ``mean_confidence_original``, ``n_train``, ``n_test``, ``rows_used``, ``text_columns_used``,
+        ``exact_copy_share``, ``reference_auc`` (``{value, ci, n_test, rows_used, description}`` or
+        ``None``).
     """
     n_o, n_s = len(ctx.tables.original), len(ctx.tables.synthetic)
     per_class = min(n_o, n_s, max_rows // 2)
@@ -264,6 +279,7 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
     scores = _fit_score(x_train, y_train, x_test, forest_seed, n_estimators, n_jobs)
     auc = auc_score(y_test, scores)
     ci = auc_ci(y_test, scores, n_boot=n_boot, confidence_level=confidence_level, seed=ctx.rng("auc"))
+    null = auc_null(y_test, scores, confidence_level=confidence_level)
     perm_rng = ctx.rng("permutation")
     perm_aucs = [auc_score(y_test, _fit_score(x_train, perm_rng.permutation(y_train), x_test,
                                               forest_seed, n_estimators, n_jobs))
@@ -275,22 +291,27 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
                             (float(pa.min()), float(pa.max())))
         perm = {"mean": float(pa.mean()), "std": float(pa.std(ddof=1)) if pa.size > 1 else 0.0,
                 "min": float(pa.min()), "max": float(pa.max()), "values": pa}
-        floor = max(float(pa.max()), 0.5)
+        distinguishable = bool(ci[0] > max(float(pa.max()), 0.5))
+        below = bool(ci[1] < float(pa.min()))
     else:
-        baseline = Baseline(0.5, "chance level (no permutation refits requested)")
-        perm, floor = None, 0.5
+        baseline = Baseline(0.5, f"chance: the held-out AUC when synthetic and original rows are "
+                            f"exchangeable (ci = its {100 * confidence_level:g} % null interval: "
+                            f"Mann-Whitney, tie-corrected, no refit); one-sided p = "
+                            f"{null['p_value']:.3g}", null["ci"])
+        perm = None
+        distinguishable = bool(auc > null["ci"][1])  # one-sided p < (1 - confidence_level) / 2
+        below = bool(auc < null["ci"][0])
     fpr, tpr, _ = roc_curve(y_test, scores)
-    distinguishable = bool(ci[0] > floor)
     level = LEVEL_FROM_THRESHOLDS if distinguishable else "low"  # the AUC counts only when significant
     copies = float(np.isin(ids["synthetic"], ids["original"]).mean())
     notes = []
     if copies >= 0.01:
         notes.append(f"{100 * copies:.1f} % of synthetic rows are exact copies of original rows; a "
                      "distinguishability AUC cannot see copies (they look real): see exact_matches and dcr")
-    below = bool(perm_aucs and ci[1] < min(perm_aucs))
     if below:
-        notes.append("the AUC lies significantly below the permutation baseline: synthetic training rows "
-                     "resemble specific held-out original rows (near-copies); see dcr and nndr")
+        notes.append(f"the AUC lies significantly below the {'permutation' if perm else 'chance'} "
+                     "baseline: synthetic training rows resemble specific held-out original rows "
+                     "(near-copies); see dcr and nndr")
     warning = "; ".join(notes) or None
     ref = None
     if reference and ctx.tables.control is not None:
@@ -301,6 +322,7 @@ def distinguishability(ctx: Context, *, max_rows: int = 6000, test_size: float =
         "reference_auc": ref,
         "distinguishable": distinguishable,
         "below_baseline": below,
+        "null": null,
         "permutation": perm,
         "precision_at_k": _precision_at(y_test, scores, [int(k) for k in precision_k]),
         "roc_curve": thin_roc(fpr, tpr),

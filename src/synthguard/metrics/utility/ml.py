@@ -389,9 +389,13 @@ def _check_clusters(value: Any) -> str | None:
 def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), max_rows: int | None = 10000,
                        silhouette_rows: int | None = 5000) -> MetricResult:
     """Clustering utility: k-means on original and on synthetic, silhouette on control."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_samples
     from threadpoolctl import ThreadpoolController
+
+    from ...engine.parallel import default_jobs
 
     t = ctx.tables
     threads = ThreadpoolController()  # its scan of the loaded libraries, once (not per fit)
@@ -406,27 +410,40 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
         test = _cap(test, silhouette_rows, ctx.rng("silhouette"))
     scores: dict[str, dict[str, float]] = {f"kmeans_k{k}": {} for k in n_clusters}
     per_row: dict[str, list[np.ndarray]] = {"original": [], "synthetic": []}
+    fits = []  # (role, k, seed, training matrix, test matrix), in report order
     for role in ("original", "synthetic"):
         prep = make_preprocessor(num, cat)
         x_train = prep.fit_transform(_feature_frame(frames[role], num, cat))
         x_test = prep.transform(_feature_frame(test, num, cat))
         for k in n_clusters:
-            name = f"kmeans_k{k}"
             if len(x_train) <= k:
                 raise MetricError(f"the {role} table has {len(x_train)} rows, too few for k={k}")
-            seed = int(ctx.rng("model", name).integers(2**31 - 1))
-            # one OpenMP thread: k-means' thread pool collapses on a loaded machine (100x slower)
-            with threads.limit(limits=1, user_api="openmp"):
-                km = KMeans(n_clusters=int(k), n_init=10, random_state=seed).fit(x_train)
-                labels = km.predict(x_test)
-            if len(np.unique(labels)) < 2:
-                s = -1.0
-                per_row[role].append(np.full(len(labels), np.nan))
-            else:
-                values = silhouette_samples(x_test, labels)
-                s = max(float(values.mean()), -1.0)
-                per_row[role].append(values)
-            scores[name][role] = s
+            fits.append((role, k, int(ctx.rng("model", f"kmeans_k{k}").integers(2**31 - 1)),
+                         x_train, x_test))
+
+    def fit_predict(job: tuple[str, int, int, np.ndarray, np.ndarray]) -> np.ndarray:
+        _role, k, seed, x_train, x_test = job
+        # one OpenMP thread (this thread's own setting): k-means' thread pool collapses on a loaded
+        # machine (100x slower), and one thread sums the centres in one order
+        with threads.limit(limits=1, user_api="openmp"):
+            return KMeans(n_clusters=int(k), n_init=10, random_state=seed).fit(x_train).predict(x_test)
+
+    # the fits side by side, one per core (Lloyd's iterations release the GIL); every fit is
+    # seeded and single-threaded, so its labels are those of a serial run. BLAS (one process-wide
+    # setting, which scikit-learn lowers to 1 around each Lloyd run and then restores) is held at 1
+    # meanwhile, so the fits' restores cannot leave it at another fit's value.
+    with threads.limit(limits=1, user_api="blas"), \
+            ThreadPoolExecutor(max_workers=min(default_jobs(), len(fits))) as pool:
+        predicted = list(pool.map(fit_predict, fits))
+    for (role, k, _seed, _x, x_test), labels in zip(fits, predicted, strict=True):
+        if len(np.unique(labels)) < 2:
+            s = -1.0
+            per_row[role].append(np.full(len(labels), np.nan))
+        else:
+            values = silhouette_samples(x_test, labels)
+            s = max(float(values.mean()), -1.0)
+            per_row[role].append(values)
+        scores[f"kmeans_k{k}"][role] = s
     details = _summary(scores, "silhouette_floored_at_-1")
     details["diff_ci"] = bootstrap_ci(_silhouette_diff, [np.column_stack(per_row["original"]),
                                                          np.column_stack(per_row["synthetic"])],

@@ -15,7 +15,7 @@ from synthguard.registry import Context
 
 from ....helpers import run as run_metric
 
-FAST = {"n_estimators": 30, "n_permutations": 2, "n_boot": 200, "max_rows": 800}
+FAST = {"n_estimators": 30, "n_boot": 200, "max_rows": 800}
 
 
 def draw(n, seed, shift=0.0, nan_rate=0.0):
@@ -39,9 +39,31 @@ def test_separable_release_is_high():
     assert d["roc_curve"][0] == [0.0, 0.0] and d["roc_curve"][-1] == [1.0, 1.0]
     assert d["mean_confidence_synthetic"] > 0.8 > 0.2 > d["mean_confidence_original"]
     assert d["n_train"] + d["n_test"] == 600 and r.n == d["n_test"]
-    assert abs(r.baseline.value - 0.5) < 0.15 and "permutation" in r.baseline.description
-    assert len(d["permutation"]["values"]) == 2
+    assert r.baseline.value == 0.5 and r.baseline.ci == tuple(d["null"]["ci"])
+    assert d["null"]["ci"][1] < r.value and d["null"]["p_value"] < 1e-6 and d["permutation"] is None
     json.dumps(d)
+
+
+def test_baseline_is_chance_with_the_null_interval_of_the_held_out_auc():
+    # no refit by default: 0.5 with the Mann-Whitney null interval of the n_test held-out scores
+    r = run(draw(400, 1), draw(400, 2, shift=0.3))
+    d = r.to_dict()
+    null = d["null"]
+    m, n = null["n_positive"], null["n_negative"]
+    assert m + n == r.n and r.baseline.value == 0.5 and "null interval" in r.baseline.description
+    # without ties the null sd is sqrt((m + n + 1) / (12 m n)); the forest's 30-tree votes tie a little
+    assert null["sd"] == pytest.approx(((m + n + 1) / (12 * m * n)) ** 0.5, rel=0.05)
+    assert null["ci"][0] < 0.5 < null["ci"][1] and d["distinguishable"] is (r.value > null["ci"][1])
+    assert d["distinguishable"] is (null["p_value"] < 0.025)
+
+
+def test_refits_on_request_give_the_permutation_baseline():
+    r = run(draw(300, 1), draw(300, 2, shift=8.0), n_permutations=2)
+    d = r.to_dict()
+    assert "permutation" in r.baseline.description and len(d["permutation"]["values"]) == 2
+    assert r.baseline.value == pytest.approx(np.mean(d["permutation"]["values"]))
+    assert r.baseline.ci == (min(d["permutation"]["values"]), max(d["permutation"]["values"]))
+    assert d["null"]["p_value"] < 1e-6 and d["distinguishable"]
 
 
 def test_independent_sample_sits_at_baseline():
@@ -49,6 +71,18 @@ def test_independent_sample_sits_at_baseline():
     lo, hi = r.ci
     assert lo <= 0.5 <= hi
     assert r.risk_level == "low" and r.to_dict()["distinguishable"] is False
+    assert r.baseline.ci[0] <= r.value <= r.baseline.ci[1] and not r.to_dict()["below_baseline"]
+
+
+def test_near_copies_score_below_the_chance_baseline_and_say_so():
+    # synthetic rows a hair from original rows (no exact copy): a near-copy in training, labelled
+    # synthetic, makes its held-out original twin look synthetic, so the AUC falls below chance
+    o = draw(300, 1)
+    s = o.assign(x=o["x"] + 1e-6)
+    r = run(o, s)
+    d = r.to_dict()
+    assert r.value < d["null"]["ci"][0] and d["below_baseline"] and d["null"]["p_below"] < 0.025
+    assert "below the chance baseline" in r.warning and r.risk_level == "low"
 
 
 def test_copy_is_indistinguishable_and_warns():

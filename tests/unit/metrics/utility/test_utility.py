@@ -122,6 +122,35 @@ def test_cluster_and_determinism(frames) -> None:
     assert -1 <= a.details["ori_mean"] <= 1
 
 
+def test_cluster_fits_side_by_side_each_on_one_openmp_thread_give_one_result(frames, monkeypatch) -> None:
+    # the k-means fits run in a thread pool as wide as the cores. OpenMP's thread count is a
+    # per-thread setting and k-means' sums depend on it, so each fit must set one thread in its
+    # own worker (as the serial fits of before did); then one worker or six give the same bits
+    import sklearn.cluster
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    import synthguard.engine.parallel as parallel
+
+    seen = []
+
+    class Spy(sklearn.cluster.KMeans):
+        def fit(self, *args, **kwargs):
+            seen.append(_openmp_effective_n_threads())
+            return super().fit(*args, **kwargs)
+
+    monkeypatch.setattr(sklearn.cluster, "KMeans", Spy)
+    ori, ctl = frames
+    syn = _table(len(ori), 9)
+    got = []
+    for cores in (1, 6):
+        monkeypatch.setattr(parallel, "default_jobs", lambda cores=cores: cores)
+        ctx = Context.from_frames(ori, syn, ctl, META, seed=5)
+        got.append(run(ml_utility_cluster, ctx=ctx, n_clusters=[2, 3, 4]).to_dict())
+    assert seen == [1] * 12
+    assert got[0] == got[1]
+    assert all(m["ori"] != m["syn"] for m in got[0]["models"])  # two tables, six distinct fits
+
+
 def test_max_rows_subsamples_with_seed(frames) -> None:
     ori, ctl = frames
     ctx = Context.from_frames(ori, ori.copy(), ctl, META)
