@@ -286,6 +286,13 @@ def plan_for_run(tables: Any, run_config: Any, skipped: Mapping[str, str] | None
             f"{sample[r]['rows']:,} of {sample[r]['of']:,} {w} records"
             for r, w in (("original", "training"), ("control", "control")) if r in sample)
                 + f" (max_records {sample['max_records']:,})")
+        from .sample import with_release_queries
+
+        rq = with_release_queries(dict(sample), int(sample["max_records"]), tables,
+                                  [metric_of(n) for n in names]).get("release_queries")
+        if rq:
+            said += (f"; {', '.join(rq['tests'])} on {rq['rows']:,} of the {rq['of']:,} release rows "
+                     "as queries")
     return make_plan(sizes, names, {n: get_metric(metric_of(n)) for n in names},
                      {n: dict(run_config.metrics[n]) for n in names}, sample=said,
                      quasi_identifiers=tables.schema.quasi_identifiers,

@@ -238,8 +238,10 @@ RELEASE_QUERIES = ["dcr", "nndr", "dcr_overfitting_protection", "dcr_baseline_pr
 
 def test_tests_with_release_rows_as_queries_ask_of_a_seeded_sample_of_the_release_and_say_so(frames):
     original, release, control = frames  # 120 release rows, 20 of them verbatim copies
+    plans = []
     rep = synthguard.evaluate(original, release, control, metrics=RELEASE_QUERIES, seed=2,
-                              max_records=60)
+                              max_records=60, on_plan=plans.append)
+    assert "on 60 of the 120 release rows as queries" in " ".join(plans[0].render().split())
     said = rep.model.header["sample"]["release_queries"]
     assert said == {"rows": 60, "of": 120, "tests": sorted(RELEASE_QUERIES[:-1])}
     res = {m: e["result"] for m, e in rep.to_dict()["metrics"].items()}
