@@ -358,8 +358,26 @@ def _naming(rows: pd.DataFrame, drop: np.ndarray) -> set[str]:
     return {n.strip() for ts in rows.loc[at, "tests"] for n in str(ts).split(",")}
 
 
+#: the leak family of a full-table join's copies, by the cells they differ in
+_FAMILY_OF_CELLS = {0: "exact", 1: "near1"}
+
+
+def _also_dropped(rows: pd.DataFrame, also: Mapping[int, np.ndarray] | None) -> np.ndarray:
+    """The release rows of ``also`` (``{cells changed: canonical release positions}``, copies a
+    full-table join found beyond the run's own rows) a first round drops: those of as many
+    changed cells as a copy the run itself drops (its chance cut let such copies through)."""
+    if not also or not len(rows):
+        return np.zeros(0, np.int64)
+    own = rows["action"].to_numpy() == "drop"
+    own &= rows["copy"].to_numpy(dtype=bool)
+    cells = set(rows["cells"].to_numpy(dtype=np.int64)[own].tolist())
+    parts = [np.asarray(pos, dtype=np.int64) for k, pos in also.items() if k in cells]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+
 def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str, Any], *,
-                rerun: Any, max_rounds: int = DROP_ROUNDS, without: Any = None, take: Any = None
+                rerun: Any, max_rounds: int = DROP_ROUNDS, without: Any = None, take: Any = None,
+                also: Mapping[int, np.ndarray] | None = None
                 ) -> tuple[Any, list[dict[str, Any]], dict[str, Any] | None, Any]:
     """List the release rows behind the findings, drop those to drop and re-test, in rounds.
 
@@ -389,6 +407,13 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         ``take(tables, role, positions, columns)``: rows of ``tables`` fetched by canonical
         position, for :func:`synthguard.run.drops.rows_behind` (a cluster run fetches only the rows
         behind the pairs); default: read from the tables' frames.
+    also : mapping, optional
+        ``{cells changed: canonical release positions}``: copies a full-table join found beyond
+        what the run's tests see (a sampled run: copies of training records outside the sample,
+        :mod:`synthguard.run.sample`). The first round drops those of as many changed cells as a
+        copy the run itself drops (its chance cut let such copies through), so the level after is
+        that of the release without every row listed to drop; the cost's ``full_table_copies``
+        (``{family: rows dropped}``) says how many, and the records export marks those ``drop``.
 
     Returns
     -------
@@ -420,6 +445,12 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     rows = rows_behind(verdict, results, tables, _taker(take, tables))
     alarm = {r["risk"]: r for r in verdict.risks if r.get("level") in ALARM}
     drop = _to_drop(rows)
+    extra = np.setdiff1d(_also_dropped(rows, also), drop) if drop.size else np.zeros(0, np.int64)
+    # how many of each family's full-table copies the first round drops beyond the run's own rows
+    # (list_copies marks a family's copies to drop when it dropped some)
+    joined = {_FAMILY_OF_CELLS[k]: int(np.isin(np.asarray(v, dtype=np.int64), extra).sum())
+              for k, v in (also or {}).items()}
+    drop = np.union1d(drop, extra) if extra.size else drop
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
             or verdict.rule.rule != "calibrated":
         return verdict, export_rows(rows, tables), None, None
@@ -477,6 +508,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         risks.append(row.replace(drop_retest=_drop_entry(row, after.get(row["risk"], {}), rep,
                                                          n_dropped, len(rounds), named)))
     cost = {"rows_dropped": n_dropped, "max_rounds": int(max_rounds), "rounds": rounds,
+            **({"full_table_copies": joined} if also is not None else {}),
             "metrics_rerun": names, "seconds": round(time.perf_counter() - t0, 4),
             "cost": (f"one more run of the verdict's {len(names)} test(s) per round ({len(rounds)} "
                      f"round(s); at most {max_rounds}, only when a test names release rows to "

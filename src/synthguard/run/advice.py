@@ -22,7 +22,8 @@ RETEST_COLUMNS = 2
 
 def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: EvaluateOptions, *,
            rerun: Callable[[Any, RunConfig, EvaluateOptions], RunOutput],
-           without: Any = None, take: Any = None, values: Any = None) -> RunOutput:
+           without: Any = None, take: Any = None, values: Any = None,
+           also: Any = None) -> RunOutput:
     """The run's advice, re-tested: the release rows behind the findings listed (the records
     export), those to drop dropped and every test run again (``retest_rows`` rounds at most), then
     the columns driving what still alarms coarsened and re-tested (``retest_columns`` at most).
@@ -33,7 +34,9 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
     :func:`~synthguard.run.runner.run_tables`; a cluster: its own runner); ``without`` and ``take`` are handed to
     :func:`~synthguard.run.actions.drop_retest` and ``values`` to
     :func:`~synthguard.run.actions.coarsen_retest` (a cluster run's partitioned tables: rows
-    dropped and columns coarsened on the cluster; default: the pandas tables of one process)."""
+    dropped and columns coarsened on the cluster; default: the pandas tables of one process);
+    ``also``: a sampled run's full-table copies, handed to
+    :func:`~synthguard.run.actions.drop_retest`."""
     from .actions import coarsen_retest, drop_retest
     from .plan import stage
 
@@ -49,7 +52,7 @@ def advise(out: RunOutput, tables: Any, run_config: RunConfig, options: Evaluate
     with stage("re-testing without the rows to drop", options.progress and bool(rounds)):
         verdict, records, cost, after = drop_retest(tables, run_config, out.verdict, out.results,
                                                     rerun=rerun_one, max_rounds=int(rounds),
-                                                    without=without, take=take)
+                                                    without=without, take=take, also=also)
     if records:
         out.header["records"] = records
     if cost is not None:

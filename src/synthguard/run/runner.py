@@ -9,6 +9,7 @@ was built."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,13 @@ from .config import RunConfig, build_config
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import SERIAL_FAMILIES, check_run_config, run_all, run_header
 from .options import EvaluateOptions
-from .sample import list_copies, runs_near_copies, sample_tables, with_release_queries
+from .sample import (
+    dropped_with_copies,
+    list_copies,
+    runs_near_copies,
+    sample_tables,
+    with_release_queries,
+)
 from .verdict import risk_rule_of
 
 #: columns the coarsen-and-retest re-tests by default (in one process; see :mod:`.actions`)
@@ -107,7 +114,7 @@ def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = N
     tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0),
                                            near=runs_near_copies(run_config))
     release_free_memory()
-    out = run_tables(tables, run_config, options, canonical=True, sample=sample)
+    out = run_tables(tables, run_config, options, canonical=True, sample=sample, copies=copies)
     return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)
 
 
@@ -115,7 +122,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
                encoded: EncodedView | None = None, entities: Any = None,
                canonical: bool = False, sample: dict[str, Any] | None = None,
                derived: tuple[EncodedView, np.ndarray] | None = None,
-               release_queries: int | None = None) -> RunOutput:
+               release_queries: int | None = None,
+               copies: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -137,7 +145,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     (:mod:`synthguard.engine.reuse`: the same numbers). ``release_queries``: above how many release
     rows the tests whose queries are release rows ask of a seeded sample of them
     (:attr:`~synthguard.registry.Context.release_queries`; ``None``: the sample's ``max_records``
-    in a sampled run, else never); a re-test passes its run's.
+    in a sampled run, else never); a re-test passes its run's. ``copies``: a sampled run's
+    full-table copies (:func:`synthguard.run.sample.sample_tables`): the drop-and-retest drops
+    those the records export marks ``drop`` with the run's own rows
+    (:func:`~synthguard.run.sample.dropped_with_copies`).
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -232,7 +243,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
                               derived=None if kept is None else (view, kept),
                               release_queries=release_queries)
 
-        out = advise(out, tables, run_config, options, rerun=rerun)
+        out = advise(out, tables, run_config, options, rerun=rerun, also=dropped_with_copies(copies))
         forget_searches(view)
     return out
 

@@ -32,8 +32,8 @@ import numpy as np
 from ..data.tables import Tables
 from ..stats import make_rng
 
-__all__ = ["DEFAULT_MAX_RECORDS", "RELEASE_QUERY_TESTS", "copy_records", "draw_sample", "exact_copies",
-           "list_copies", "near_copies_of", "resolve_max_records", "sample_tables", "with_release_queries"]
+__all__ = ["DEFAULT_MAX_RECORDS", "RELEASE_QUERY_TESTS", "copy_records", "draw_sample",
+           "dropped_with_copies", "exact_copies", "list_copies", "near_copies_of", "resolve_max_records", "sample_tables", "with_release_queries"]
 
 #: The default ``max_records``: ``0``, never sample. A sample of 200,000 estimates every share up to
 #: 5 % to +-0.1 % (``docs/scaling.md``), but a sampled run changes what some values mean (the share
@@ -114,6 +114,25 @@ def with_release_queries(sample: dict[str, Any], release_queries: int, tables: T
     return {**sample, "release_queries": {"rows": int(release_queries), "of": int(n), "tests": tests}}
 
 
+def dropped_with_copies(copies: Mapping[str, Mapping[str, np.ndarray]] | None
+                        ) -> dict[int, np.ndarray] | None:
+    """The full-table copies as the drop-and-retest takes them
+    (:func:`synthguard.run.actions.drop_retest`'s ``also``): ``{cells changed: canonical release
+    positions}`` (``None``: no join ran). A first round drops them with the run's own copies of as
+    many cells when it drops any; :func:`list_copies` marks those it dropped ``drop``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dropped_with_copies({"exact": {"release_at": np.array([4, 1])}})
+    {0: array([4, 1])}
+    """
+    if not copies:
+        return None
+    cells = {"exact": 0, NEAR_FAMILY: 1}  # the cells each family's copies differ in
+    return {cells[f]: np.asarray(c["release_at"], dtype=np.int64) for f, c in copies.items()}
+
+
 #: the test whose card lists copies with one cell changed (its ``max_diff`` 1 run), and the
 #: family of those copies
 NEAR_TEST, NEAR_FAMILY = "near_copies", "near1"
@@ -153,8 +172,15 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
         res = out.results.get(name)
         listed = {r.get("release_row") for r in own
                   if name in str(r.get("tests") or r.get("metric")).split(", ")}
-        more += copy_records(copies[family], listed, res is not None and str(res.risk_level) in ALARM,
-                             name, family)
+        alarm = res is not None and str(res.risk_level) in ALARM
+        # after an in-run drop-and-retest: to drop exactly the copies it dropped (those of a
+        # family whose own copies the run drops: :func:`dropped_with_copies`), in its first round
+        joined = (((out.header.get("actions") or {}).get("drop_retest") or {})
+                  .get("full_table_copies"))
+        if joined is not None:
+            alarm = alarm and joined.get(family, 0) > 0
+        more += copy_records(copies[family], listed, alarm, name, family,
+                             1 if joined is not None and alarm else None)
     if more:
         out.header["records"] = own + more
     return out
@@ -266,13 +292,15 @@ def _in_sample(n: int, sampled: np.ndarray | None) -> np.ndarray:
 
 def _found(tables: Tables, release: np.ndarray, training: np.ndarray, in_sample: np.ndarray
            ) -> dict[str, np.ndarray]:
-    """A full-table join's pairs (canonical positions) as input row numbers, with ``outside``."""
+    """A full-table join's pairs (canonical positions) as input row numbers, with ``outside``
+    and ``release_at`` (the release rows' canonical positions, for the drop-and-retest)."""
     outside = ~in_sample[training]
+    at = release.copy()
     for role, pos in (("synthetic", release), ("original", training)):
         nums = tables.row_numbers.get(role)
         if nums is not None:
             pos[:] = np.asarray(nums)[pos]
-    return {"release": release, "training": training, "outside": outside}
+    return {"release": release, "training": training, "outside": outside, "release_at": at}
 
 
 def near_copies_of(tables: Tables, sampled: np.ndarray | None,
@@ -325,11 +353,12 @@ _COPY_WORDS = {"exact": "verbatim copy of a training row",
 
 
 def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,
-                 metric: str, family: str = "exact") -> list[dict[str, Any]]:
+                 metric: str, family: str = "exact", round_: int | None = None) -> list[dict[str, Any]]:
     """The records-export rows of the full-table copies of ``family`` (``"exact"`` or
     ``"near1"``) not already ``listed`` (release rows the run's own rows name), under the test
-    ``metric``: input row numbers, action ``drop`` when that test alarms (``alarm``), else
-    ``review``; a copy of a record outside the sample says so in its reason."""
+    ``metric``: input row numbers, action ``drop`` when that test alarms (``alarm``; after an
+    in-run drop-and-retest, when it dropped them, in round ``round_``), else ``review``; a copy
+    of a record outside the sample says so in its reason."""
     release, training = copies["release"], copies["training"]
     out = []
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
@@ -340,5 +369,6 @@ def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool
         out.append({"metric": metric, "risk": "presence",
                     "action": "drop" if alarm else "review", "release_row": int(r),
                     "training_row": int(t), "reason": f"{_COPY_WORDS[family]} ({where})",
-                    "rank": None, "family": family, "tests": metric, "round": None})
+                    "rank": None, "family": family, "tests": metric,
+                    "round": round_ if alarm else None})
     return out

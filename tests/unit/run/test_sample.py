@@ -284,3 +284,46 @@ def test_the_release_queries_do_not_depend_on_the_input_row_order(frames):
     b = synthguard.evaluate(*shuffled, metrics=RELEASE_QUERIES, seed=5, max_records=70)
     assert a.model.header["sample"]["release_queries"]["rows"] == 70
     assert _json(a, moved_rows=True) == _json(b, moved_rows=True)
+
+
+def _drop_consistency(rep) -> tuple[set[int], int]:
+    """The export's rows to drop and the rows the in-run drop-and-retest dropped; each test's
+    full-table copies (records outside the sample) are to drop exactly when the test drops its own
+    copies of that family."""
+    rec = rep.records()
+    drop = set(rec.loc[rec["action"] == "drop", "release_row"].dropna().astype(int))
+    joined = rec[rec["reason"].fillna("").str.contains("found by the full-table join")]
+    cost = json.loads(rep.to_json())["actions"]["drop_retest"]
+    for family, part in joined.groupby("family"):  # to drop when the re-test dropped them
+        want = "drop" if cost["full_table_copies"][family] else "review"
+        assert set(part["action"]) == {want}, family
+        assert set(part["round"].dropna()) == ({1} if want == "drop" else set())
+    return drop, int(cost["rows_dropped"])
+
+
+def test_a_sampled_run_re_tests_without_every_row_its_export_marks_to_drop(frames):
+    """The full-table copies of records outside the sample are marked to drop as the run's own
+    copies are, and the in-run drop-and-retest drops them too: the level after is that of the
+    release without every row listed to drop (not only the sampled records' copies)."""
+    original, release, control = frames
+    # 100 fresh rows and verbatim copies of every other training row: the sample alarms
+    release = pd.concat([release.head(100), original.iloc[::2]], ignore_index=True)
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60)
+    assert rep.model.header["sample"]["exact_copies"]["outside_sample"] > 30
+    drop, dropped = _drop_consistency(rep)
+    assert set(range(100, 200)) <= drop  # every planted verbatim copy, in the sample or not
+    assert dropped == len(drop)
+    presence = {r["risk"]: r for r in rep.risks()}["presence"]
+    assert presence["drop_retest"]["rows_dropped"] == len(drop)
+    assert f"without the {len(drop)} release rows" in presence["drop_retest"]["text"]
+
+
+def test_one_cell_copies_outside_the_sample_take_the_action_of_the_runs_own(frames):
+    original, _, control = frames
+    copies = original.iloc[1::2].copy()
+    copies["income"] = copies["income"] + 1  # one-cell copies of every other training row
+    release = pd.concat([_people(100, np.random.default_rng(5)), copies], ignore_index=True)
+    rep = synthguard.evaluate(original, release, control, metrics=METRICS, seed=2, max_records=60)
+    assert rep.model.header["sample"]["one_cell_copies"]["outside_sample"] > 30
+    drop, dropped = _drop_consistency(rep)
+    assert dropped == len(drop) > 0
