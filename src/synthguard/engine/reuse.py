@@ -4,7 +4,9 @@ The drop-and-retest (:func:`synthguard.run.actions.drop_retest`) runs every verd
 the same tables without some release rows. Much of that second run's searching is already done:
 
 - a search on tables that did not change (training against control, ...) has the same answer;
-- a search with the release rows as queries has, for every kept release row, the answer it had;
+- a search with the release rows as queries has, for every kept release row, the answer it had
+  (a sampled run asks some release rows: the re-test reads the rows its sample shares with the
+  run's and searches the others);
 - a search with the release as reference has the same answer for every query none of whose ``k``
   nearest release rows was dropped: removing rows that are not among a query's ``k`` nearest
   cannot change them, and ties still go to the lower row because the kept release rows keep
@@ -45,9 +47,11 @@ Result = tuple[np.ndarray, np.ndarray]
 
 @dataclass
 class _Ledger:
-    """The searches of one run: key -> (distances, indices), both read-only."""
+    """The searches of one run: key -> (distances, indices), both read-only; ``some``: the
+    searches of some release rows as queries, key -> (those rows, their answers)."""
 
     done: dict[tuple, Result] = field(default_factory=dict)
+    some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -240,11 +244,16 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
             return _frozen(got)
     out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
-    # kept only when a re-test can read it: a search of some release rows as queries is read from
-    # the search of every release row, and some rows of the release as reference never
+    # kept only when a re-test can read it (some rows of the release as reference never)
     if ledger is not None and _reusable(query, reference, renumber) and \
-            not (query == RELEASE and query_rows is not None) and \
             not (reference == RELEASE and reference_rows is not None):
+        if query == RELEASE and query_rows is not None:
+            # some release rows as queries (a sampled run's): kept with their positions, a
+            # re-test reads the rows its own sample shares with them
+            key = (kind, query, reference, cols, mk, int(k), _rows_key(reference_rows))
+            with ledger.lock:
+                ledger.some.setdefault(key, (np.array(query_rows, dtype=np.int64), out))
+            return out
         key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows), _rows_key(reference_rows))
         with ledger.lock:
             ledger.done[key] = out
@@ -271,8 +280,10 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions
         kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), None, rk))
-        if kept is None or not (_unchanged(d, view, query, cols, exact)
-                                and _unchanged(d, view, reference, cols, exact)):
+        if kept is None:
+            return _some_release_rows(d, view, kind, reference, cols, mk, k, run, query_rows,
+                                      reference_rows, exact)
+        if not (_unchanged(d, view, query, cols, exact) and _unchanged(d, view, reference, cols, exact)):
             return None
         at = d.rows if query_rows is None else d.rows[np.asarray(query_rows, dtype=np.int64)]
         return kept[0][at], kept[1][at]
@@ -300,3 +311,35 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
         dist[at] = nd
         mapped[at] = ni
     return dist, mapped
+
+
+def _some_release_rows(d: _Derivation, view: Any, kind: str, reference: str, cols: tuple[str, ...],
+                       mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                       query_rows: np.ndarray | None, reference_rows: np.ndarray | None,
+                       exact: bool) -> Result | None:
+    """Some release rows as queries when the run searched some release rows (a sampled run asks
+    a seeded content sample of the release, and the re-test the same rule over the rows it
+    keeps): the run's answers for the rows both samples hold (an answer is the query row's
+    alone), a search for the others; ``None`` when the run kept no such search or a block
+    moved."""
+    if query_rows is None:
+        return None
+    got = d.ledger.some.get((kind, RELEASE, reference, cols, mk, int(k), _rows_key(reference_rows)))
+    if got is None or not (_unchanged(d, view, RELEASE, cols, exact)
+                           and _unchanged(d, view, reference, cols, exact)):
+        return None
+    theirs, (dist, idx) = got
+    mine = np.asarray(query_rows, dtype=np.int64)
+    order = np.argsort(theirs, kind="stable")
+    asked = d.rows[mine]  # my query rows as positions in the run's release
+    pos = np.minimum(np.searchsorted(theirs[order], asked), max(theirs.size - 1, 0))
+    hit = theirs[order][pos] == asked if theirs.size else np.zeros(mine.size, dtype=bool)
+    out_d = np.empty((mine.size, *dist.shape[1:]), dtype=dist.dtype)
+    out_i = np.empty((mine.size, *idx.shape[1:]), dtype=idx.dtype)
+    out_d[hit] = dist[order[pos[hit]]]
+    out_i[hit] = idx[order[pos[hit]]]
+    if not hit.all():
+        nd, ni = run(mine[~hit], reference_rows)
+        out_d[~hit] = nd
+        out_i[~hit] = ni
+    return out_d, out_i
