@@ -48,10 +48,12 @@ Result = tuple[np.ndarray, np.ndarray]
 @dataclass
 class _Ledger:
     """The searches of one run: key -> (distances, indices), both read-only; ``some``: the
-    searches of some release rows as queries, key -> (those rows, their answers)."""
+    searches of some release rows as queries, key -> (those rows, their answers); ``among``: the
+    searches among some release rows, key -> (those rows, the answers)."""
 
     done: dict[tuple, Result] = field(default_factory=dict)
     some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
+    among: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -244,9 +246,14 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
             return _frozen(got)
     out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
-    # kept only when a re-test can read it (some rows of the release as reference never)
-    if ledger is not None and _reusable(query, reference, renumber) and \
-            not (reference == RELEASE and reference_rows is not None):
+    # kept only when a re-test can read it
+    if ledger is not None and _reusable(query, reference, renumber):
+        if reference == RELEASE and reference_rows is not None:
+            # some release rows as reference (the trio's distinct rows): kept with those rows
+            key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows))
+            with ledger.lock:
+                ledger.among.setdefault(key, (np.array(reference_rows, dtype=np.int64), out))
+            return out
         if query == RELEASE and query_rows is not None:
             # some release rows as queries (a sampled run's): kept with their positions, a
             # re-test reads the rows its own sample shares with them
@@ -287,6 +294,9 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
             return None
         at = d.rows if query_rows is None else d.rows[np.asarray(query_rows, dtype=np.int64)]
         return kept[0][at], kept[1][at]
+    if reference == RELEASE and reference_rows is not None:
+        return _among_release_rows(d, view, kind, query, cols, mk, k, run, query_rows,
+                                   reference_rows, exact)
     kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
                               None if reference == RELEASE else rk))
     if kept is None or not _unchanged(d, view, query, cols, exact):
@@ -300,6 +310,13 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     # the release as reference: the run's neighbours renumbered; queries that lost one searched again
     new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
     new_of[d.rows] = np.arange(d.rows.size)
+    return _renumbered(kept, new_of, run, query_rows, None)
+
+
+def _renumbered(kept: Result, new_of: np.ndarray, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                query_rows: np.ndarray | None, reference_rows: np.ndarray | None) -> Result:
+    """The run's answers with the release as reference, its reference positions renumbered by
+    ``new_of`` (-1: dropped); the queries that lost one of their neighbours searched again."""
     idx = kept[1]
     mapped = np.where(idx >= 0, new_of[np.maximum(idx, 0)], -1)
     lost = ((idx >= 0) & (mapped < 0)).any(axis=1)
@@ -307,7 +324,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     if lost.any():
         at = np.flatnonzero(lost)
         again = at if query_rows is None else np.asarray(query_rows, dtype=np.int64)[at]
-        nd, ni = run(again, None)
+        nd, ni = run(again, reference_rows)
         dist[at] = nd
         mapped[at] = ni
     return dist, mapped
@@ -343,3 +360,30 @@ def _some_release_rows(d: _Derivation, view: Any, kind: str, reference: str, col
         out_d[~hit] = nd
         out_i[~hit] = ni
     return out_d, out_i
+
+
+def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: tuple[str, ...],
+                        mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                        query_rows: np.ndarray | None, reference_rows: np.ndarray, exact: bool
+                        ) -> Result | None:
+    """Some release rows as reference (the trio's distinct release rows, in content-hash order)
+    when the run searched among some release rows: the re-test's reference rows, as positions in
+    the run's release, must be some of the run's reference rows in the same order (a distinct row
+    whose first row went with the dropped rows is at another position: searched in full). Then
+    the run's neighbours renumbered, and the queries that lost one searched again."""
+    got = d.ledger.among.get((kind, query, RELEASE, cols, mk, int(k), _rows_key(query_rows)))
+    if got is None or not (_unchanged(d, view, query, cols, exact)
+                           and _unchanged(d, view, RELEASE, cols, exact)):
+        return None
+    theirs, kept = got
+    mine = d.rows[np.asarray(reference_rows, dtype=np.int64)]  # positions in the run's release
+    if not theirs.size or not mine.size:
+        return None
+    order = np.argsort(theirs, kind="stable")
+    pos = np.minimum(np.searchsorted(theirs[order], mine), theirs.size - 1)
+    at = order[pos]  # each of my reference rows: its place among the run's
+    if not (np.array_equal(theirs[at], mine) and bool(np.all(np.diff(at) > 0))):
+        return None
+    new_of = np.full(theirs.size, -1, dtype=np.int64)
+    new_of[at] = np.arange(at.size)
+    return _renumbered(kept, new_of, run, query_rows, reference_rows)
