@@ -981,16 +981,27 @@ class LocalBackend:
                          reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
                          k: int) -> tuple[np.ndarray, np.ndarray]:
         from .neighbors.distinct import distinct_rows, kneighbors_distinct
+        from .reuse import search
 
         cols = list(columns)
-        # slices of the run's encoded block of each role (encoded once, no block kept per column set)
-        q = stack_blocks([self.encoded.block(r).select(cols) if rows is None
-                          else self.encoded.block(r).select(cols).take(np.asarray(rows, dtype=np.int64))
-                          for r, rows in queries])
-        ref = self.encoded.block(reference).select(cols).take(np.asarray(reference_rows, dtype=np.int64))
-        first, inverse = distinct_rows(q)  # equal query rows share their neighbours: searched once
-        nb = kneighbors_distinct(q.take(first), ref, metric, k, backend=self.neighbour_backend)
-        return nb.distances[inverse], nb.indices[inverse]
+
+        def run(q_rows: np.ndarray | None, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            # slices of the run's encoded block of each role (encoded once, no block kept per column set)
+            q = stack_blocks([self.encoded.block(r).select(cols) if rows is None
+                              else self.encoded.block(r).select(cols).take(np.asarray(rows, dtype=np.int64))
+                              for r, rows in queries])
+            if q_rows is not None:
+                q = q.take(np.asarray(q_rows, dtype=np.int64))
+            ref = self.encoded.block(reference).select(cols).take(np.asarray(r_rows, dtype=np.int64))
+            first, inverse = distinct_rows(q)  # equal query rows share their neighbours: searched once
+            nb = kneighbors_distinct(q.take(first), ref, metric, k, backend=self.neighbour_backend)
+            return nb.distances[inverse], nb.indices[inverse]
+
+        if any(rows is not None for _, rows in queries):  # some rows (the attacks'): not kept
+            return run(None, reference_rows)
+        # every row of the roles pooled: a drop-and-retest renumbers the run's answers (engine.reuse)
+        return search(self.encoded, "among", "+".join(r for r, _ in queries), reference, cols, metric, k,
+                      run, reference_rows=np.asarray(reference_rows, dtype=np.int64))
 
 
     def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -4,7 +4,9 @@ The drop-and-retest (:func:`synthguard.run.actions.drop_retest`) runs every verd
 the same tables without some release rows. Much of that second run's searching is already done:
 
 - a search on tables that did not change (training against control, ...) has the same answer;
-- a search with the release rows as queries has, for every kept release row, the answer it had;
+- a search with the release rows as queries has, for every kept release row, the answer it had
+  (a sampled run asks some release rows: the re-test reads the rows its sample shares with the
+  run's and searches the others);
 - a search with the release as reference has the same answer for every query none of whose ``k``
   nearest release rows was dropped: removing rows that are not among a query's ``k`` nearest
   cannot change them, and ties still go to the lower row because the kept release rows keep
@@ -45,9 +47,13 @@ Result = tuple[np.ndarray, np.ndarray]
 
 @dataclass
 class _Ledger:
-    """The searches of one run: key -> (distances, indices), both read-only."""
+    """The searches of one run: key -> (distances, indices), both read-only; ``some``: the
+    searches of some release rows as queries, key -> (those rows, their answers); ``among``: the
+    searches among some release rows, key -> (those rows, the answers)."""
 
     done: dict[tuple, Result] = field(default_factory=dict)
+    some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
+    among: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -240,11 +246,21 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
             return _frozen(got)
     out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
-    # kept only when a re-test can read it: a search of some release rows as queries is read from
-    # the search of every release row, and some rows of the release as reference never
-    if ledger is not None and _reusable(query, reference, renumber) and \
-            not (query == RELEASE and query_rows is not None) and \
-            not (reference == RELEASE and reference_rows is not None):
+    # kept only when a re-test can read it
+    if ledger is not None and _reusable(query, reference, renumber):
+        if reference == RELEASE and reference_rows is not None:
+            # some release rows as reference (the trio's distinct rows): kept with those rows
+            key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows))
+            with ledger.lock:
+                ledger.among.setdefault(key, (np.array(reference_rows, dtype=np.int64), out))
+            return out
+        if query == RELEASE and query_rows is not None:
+            # some release rows as queries (a sampled run's): kept with their positions, a
+            # re-test reads the rows its own sample shares with them
+            key = (kind, query, reference, cols, mk, int(k), _rows_key(reference_rows))
+            with ledger.lock:
+                ledger.some.setdefault(key, (np.array(query_rows, dtype=np.int64), out))
+            return out
         key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows), _rows_key(reference_rows))
         with ledger.lock:
             ledger.done[key] = out
@@ -271,11 +287,16 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions
         kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), None, rk))
-        if kept is None or not (_unchanged(d, view, query, cols, exact)
-                                and _unchanged(d, view, reference, cols, exact)):
+        if kept is None:
+            return _some_release_rows(d, view, kind, reference, cols, mk, k, run, query_rows,
+                                      reference_rows, exact)
+        if not (_unchanged(d, view, query, cols, exact) and _unchanged(d, view, reference, cols, exact)):
             return None
         at = d.rows if query_rows is None else d.rows[np.asarray(query_rows, dtype=np.int64)]
         return kept[0][at], kept[1][at]
+    if reference == RELEASE and reference_rows is not None:
+        return _among_release_rows(d, view, kind, query, cols, mk, k, run, query_rows,
+                                   reference_rows, exact)
     kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
                               None if reference == RELEASE else rk))
     if kept is None or not _unchanged(d, view, query, cols, exact):
@@ -289,6 +310,13 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     # the release as reference: the run's neighbours renumbered; queries that lost one searched again
     new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
     new_of[d.rows] = np.arange(d.rows.size)
+    return _renumbered(kept, new_of, run, query_rows, None)
+
+
+def _renumbered(kept: Result, new_of: np.ndarray, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                query_rows: np.ndarray | None, reference_rows: np.ndarray | None) -> Result:
+    """The run's answers with the release as reference, its reference positions renumbered by
+    ``new_of`` (-1: dropped); the queries that lost one of their neighbours searched again."""
     idx = kept[1]
     mapped = np.where(idx >= 0, new_of[np.maximum(idx, 0)], -1)
     lost = ((idx >= 0) & (mapped < 0)).any(axis=1)
@@ -296,7 +324,66 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     if lost.any():
         at = np.flatnonzero(lost)
         again = at if query_rows is None else np.asarray(query_rows, dtype=np.int64)[at]
-        nd, ni = run(again, None)
+        nd, ni = run(again, reference_rows)
         dist[at] = nd
         mapped[at] = ni
     return dist, mapped
+
+
+def _some_release_rows(d: _Derivation, view: Any, kind: str, reference: str, cols: tuple[str, ...],
+                       mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                       query_rows: np.ndarray | None, reference_rows: np.ndarray | None,
+                       exact: bool) -> Result | None:
+    """Some release rows as queries when the run searched some release rows (a sampled run asks
+    a seeded content sample of the release, and the re-test the same rule over the rows it
+    keeps): the run's answers for the rows both samples hold (an answer is the query row's
+    alone), a search for the others; ``None`` when the run kept no such search or a block
+    moved."""
+    if query_rows is None:
+        return None
+    got = d.ledger.some.get((kind, RELEASE, reference, cols, mk, int(k), _rows_key(reference_rows)))
+    if got is None or not (_unchanged(d, view, RELEASE, cols, exact)
+                           and _unchanged(d, view, reference, cols, exact)):
+        return None
+    theirs, (dist, idx) = got
+    mine = np.asarray(query_rows, dtype=np.int64)
+    order = np.argsort(theirs, kind="stable")
+    asked = d.rows[mine]  # my query rows as positions in the run's release
+    pos = np.minimum(np.searchsorted(theirs[order], asked), max(theirs.size - 1, 0))
+    hit = theirs[order][pos] == asked if theirs.size else np.zeros(mine.size, dtype=bool)
+    out_d = np.empty((mine.size, *dist.shape[1:]), dtype=dist.dtype)
+    out_i = np.empty((mine.size, *idx.shape[1:]), dtype=idx.dtype)
+    out_d[hit] = dist[order[pos[hit]]]
+    out_i[hit] = idx[order[pos[hit]]]
+    if not hit.all():
+        nd, ni = run(mine[~hit], reference_rows)
+        out_d[~hit] = nd
+        out_i[~hit] = ni
+    return out_d, out_i
+
+
+def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: tuple[str, ...],
+                        mk: str, k: int, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
+                        query_rows: np.ndarray | None, reference_rows: np.ndarray, exact: bool
+                        ) -> Result | None:
+    """Some release rows as reference (the trio's distinct release rows, in content-hash order)
+    when the run searched among some release rows: the re-test's reference rows, as positions in
+    the run's release, must be some of the run's reference rows in the same order (a distinct row
+    whose first row went with the dropped rows is at another position: searched in full). Then
+    the run's neighbours renumbered, and the queries that lost one searched again."""
+    got = d.ledger.among.get((kind, query, RELEASE, cols, mk, int(k), _rows_key(query_rows)))
+    if got is None or not (_unchanged(d, view, query, cols, exact)
+                           and _unchanged(d, view, RELEASE, cols, exact)):
+        return None
+    theirs, kept = got
+    mine = d.rows[np.asarray(reference_rows, dtype=np.int64)]  # positions in the run's release
+    if not theirs.size or not mine.size:
+        return None
+    order = np.argsort(theirs, kind="stable")
+    pos = np.minimum(np.searchsorted(theirs[order], mine), theirs.size - 1)
+    at = order[pos]  # each of my reference rows: its place among the run's
+    if not (np.array_equal(theirs[at], mine) and bool(np.all(np.diff(at) > 0))):
+        return None
+    new_of = np.full(theirs.size, -1, dtype=np.int64)
+    new_of[at] = np.arange(at.size)
+    return _renumbered(kept, new_of, run, query_rows, reference_rows)

@@ -292,3 +292,119 @@ def test_the_run_stops_keeping_its_searches_once_its_drop_rounds_are_over(monkey
                               retest_columns=0)
     assert rep.to_dict()["actions"]["drop_retest"]["rounds"] and len(views) == 1
     assert views[0] not in reuse._LEDGERS
+
+
+def test_a_sample_of_the_release_as_queries_reads_the_rows_it_shares_with_the_runs_sample(monkeypatch):
+    """A sampled run asks a seeded content sample of the release rows (``balanced_rows``); the
+    re-test the same rule over the rows it keeps. The rows both samples hold are read from the
+    run's search, only the others are searched, and every answer is a fresh search's."""
+    import synthguard.engine.neighbors as neighbors
+
+    seen = _counted(monkeypatch)
+    searched: list[int] = []
+    real = neighbors.kneighbors
+
+    def counting(q, *args, **kwargs):
+        searched.append(q.n_rows)
+        return real(q, *args, **kwargs)
+
+    monkeypatch.setattr(neighbors, "kneighbors", counting)
+    release = _release_with_twins()
+
+    def ask(b):
+        rows = b.balanced_rows("synthetic", ["g", "x", "y"], 150, 7)
+        searched.clear()
+        metric = _metric(b.tables)
+        got = [b.kneighbors("synthetic", "original", ["g", "x", "y"], metric, 2, query_rows=rows),
+               b.kneighbors_seconds("synthetic", "control", ["g", "x", "y"], metric, 1, query_rows=rows)]
+        return got, list(searched)
+
+    (got, searched_retest), (fresh, searched_fresh) = _run_and_retest(release, np.arange(0, 400, 9), ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        assert d1.dtype == d2.dtype and i1.dtype == i2.dtype
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert seen == [("synthetic", "original", True), ("synthetic", "control", True)]
+    assert searched_fresh == [150, 150]
+    # the dropped rows left the sample: the rows that came in instead are all that is searched
+    assert len(searched_retest) == 2 and 0 < searched_retest[0] == searched_retest[1] < 20
+
+
+def test_a_sampled_retest_from_the_runs_searches_writes_the_report_of_a_full_retest(monkeypatch):
+    """As above with ``max_records`` below the release's size: the tests whose queries are
+    release rows ask a sample of them, the re-test reads them from the run's searches, and the
+    report is byte for byte the one a re-test searching everything again writes."""
+    rng = np.random.default_rng(4)
+    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
+    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
+    metrics = ["exact_matches", "near_copies", "dcr", "nndr", "dcr_overfitting_protection", "linkability",
+               "inference"]
+    seen = _counted(monkeypatch)
+    kw = dict(control=c, metrics=metrics, seed=0, retest_columns=0, max_records=300)
+    with_reuse = synthguard.evaluate(o, release, **kw)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    assert with_reuse.to_dict()["sample"]["release_queries"]["rows"] == 300
+    assert any(s[0] == "synthetic" and s[2] for s in seen), seen
+    assert ("original+control", "synthetic", True) in seen, seen
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    seen.clear()
+    without = synthguard.evaluate(o, release, **kw)
+    assert not any(s[2] for s in seen)
+    assert _normalised(with_reuse) == _normalised(without)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_pooled_real_rows_among_the_distinct_release_rows_renumber_the_runs_answers(monkeypatch, k):
+    """The trio's pooled search (every training and control row among the release's distinct
+    rows, :meth:`LocalBackend.kneighbors_among`): a re-test renumbers the run's neighbours and
+    searches again only the real rows that lost one; every answer is a fresh search's."""
+    import synthguard.engine.neighbors.distinct as distinct
+
+    seen = _counted(monkeypatch)
+    searched: list[int] = []
+    real = distinct.kneighbors_distinct
+
+    def counting(q, *args, **kwargs):
+        searched.append(q.n_rows)
+        return real(q, *args, **kwargs)
+
+    monkeypatch.setattr(distinct, "kneighbors_distinct", counting)
+    o = _frame(300, 1)
+    release = pd.concat([_release_with_twins(), o.iloc[:40]], ignore_index=True)  # copies: lost nearest
+
+    def ask(b):
+        searched.clear()
+        canon = b.distinct_order("synthetic", ["g", "x", "y"])
+        got = b.kneighbors_among([("original", None), ("control", None)], "synthetic", canon,
+                                 ["g", "x", "y"], _metric(b.tables), k)
+        return got, list(searched)
+
+    # rows of content no other release row has (a distinct row whose first row is dropped while
+    # another stays moves: searched in full, as a test above shows for the release as reference)
+    syn = _tables(release).synthetic[["g", "x", "y"]]
+    alone = np.flatnonzero(~syn.duplicated(keep=False).to_numpy())
+    (got, again), (fresh, full) = _run_and_retest(release, alone[::15], ask)
+    np.testing.assert_array_equal(got[0], fresh[0])
+    np.testing.assert_array_equal(got[1], fresh[1])
+    assert seen == [("original+control", "synthetic", True)]
+    assert len(again) == 1 and 0 < again[0] < full[0]  # only the rows that lost a neighbour
+
+
+def test_a_distinct_release_row_whose_first_row_is_dropped_is_searched_in_full(monkeypatch):
+    """Dropping the first of two equal release rows moves that distinct row to the second one's
+    position: the trio's pooled search is not renumbered but searched again in full, with a fresh
+    search's answers."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+
+    def ask(b):
+        canon = b.distinct_order("synthetic", ["g", "x", "y"])
+        return b.kneighbors_among([("original", None), ("control", None)], "synthetic", canon,
+                                  ["g", "x", "y"], _metric(b.tables), 2)
+
+    syn = _tables(release).synthetic[["g", "x", "y"]]
+    firsts = np.flatnonzero(syn.duplicated(keep=False).to_numpy() & ~syn.duplicated().to_numpy())
+    got, fresh = _run_and_retest(release, firsts[:5], ask)
+    np.testing.assert_array_equal(got[0], fresh[0])
+    np.testing.assert_array_equal(got[1], fresh[1])
+    assert seen == [("original+control", "synthetic", False)]
