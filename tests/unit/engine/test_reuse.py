@@ -294,6 +294,20 @@ def test_the_run_stops_keeping_its_searches_once_its_drop_rounds_are_over(monkey
     assert views[0] not in reuse._LEDGERS
 
 
+def _query_rows_of(monkeypatch, module, name: str) -> list[int]:
+    """The query rows of every call of ``module.name`` (a search taking the query block first),
+    appended to the list returned as the calls happen."""
+    searched: list[int] = []
+    real = getattr(module, name)
+
+    def counting(q, *args, **kwargs):
+        searched.append(q.n_rows)
+        return real(q, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, counting)
+    return searched
+
+
 def test_a_sample_of_the_release_as_queries_reads_the_rows_it_shares_with_the_runs_sample(monkeypatch):
     """A sampled run asks a seeded content sample of the release rows (``balanced_rows``); the
     re-test the same rule over the rows it keeps. The rows both samples hold are read from the
@@ -301,14 +315,7 @@ def test_a_sample_of_the_release_as_queries_reads_the_rows_it_shares_with_the_ru
     import synthguard.engine.neighbors as neighbors
 
     seen = _counted(monkeypatch)
-    searched: list[int] = []
-    real = neighbors.kneighbors
-
-    def counting(q, *args, **kwargs):
-        searched.append(q.n_rows)
-        return real(q, *args, **kwargs)
-
-    monkeypatch.setattr(neighbors, "kneighbors", counting)
+    searched = _query_rows_of(monkeypatch, neighbors, "kneighbors")
     release = _release_with_twins()
 
     def ask(b):
@@ -361,14 +368,7 @@ def test_the_pooled_real_rows_among_the_distinct_release_rows_renumber_the_runs_
     import synthguard.engine.neighbors.distinct as distinct
 
     seen = _counted(monkeypatch)
-    searched: list[int] = []
-    real = distinct.kneighbors_distinct
-
-    def counting(q, *args, **kwargs):
-        searched.append(q.n_rows)
-        return real(q, *args, **kwargs)
-
-    monkeypatch.setattr(distinct, "kneighbors_distinct", counting)
+    searched = _query_rows_of(monkeypatch, distinct, "kneighbors_distinct")
     o = _frame(300, 1)
     release = pd.concat([_release_with_twins(), o.iloc[:40]], ignore_index=True)  # copies: lost nearest
 
