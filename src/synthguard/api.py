@@ -157,7 +157,7 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
         When the original (training) or the control table holds more rows, every test runs on a
         seeded uniform sample of this many of each (drawn from ``seed``, whatever the input row
         order), against the whole release, which is never sampled as a test's reference (the
-        tests whose queries are release rows, ``synthguard.run.sample.RELEASE_QUERY_TESTS``, ask
+        tests whose queries are release rows, their cards' ``queries="release"``, ask
         of a seeded sample of this many release rows); the report states the samples (header
         ``sample``, one sentence of the verdict) and its intervals and detection limits are the
         sample's. Exact copies are still found and listed for every training row (a full-table

@@ -43,7 +43,7 @@ import pandas as pd
 from ..core.results import LEAK_FAMILIES
 from ..errors import ConfigError
 
-__all__ = ["FAMILIES", "FAMILY_NAMES", "NOISE_SCALES", "TABULAR_FAMILIES", "LeakSpec", "build_leak_rows",
+__all__ = ["CELLS_CHANGED", "FAMILIES", "FAMILY_NAMES", "FAMILY_OF_CELLS", "NOISE_SCALES", "TABULAR_FAMILIES", "LeakSpec", "build_leak_rows",
            "change_cells", "family_candidates", "noise_rows", "interpolated_rows", "linkage_rows"]
 
 #: Every leak family, in the order reports list them.
@@ -52,6 +52,10 @@ FAMILIES = LEAK_FAMILIES
 TABULAR_FAMILIES = FAMILIES[:9]
 #: Noise families: the noise's standard deviation as a share of the column's.
 NOISE_SCALES = {"noise2": 0.02, "noise5": 0.05, "noise10": 0.10}
+#: The copy families by the cells their rows differ in from their training record (the copy
+#: joins' and the records export's one mapping), and its inverse.
+CELLS_CHANGED = {"exact": 0, "near1": 1, "near2": 2}
+FAMILY_OF_CELLS = {cells: family for family, cells in CELLS_CHANGED.items()}
 #: The families in plain words (reports).
 FAMILY_NAMES = {
     "exact": "exact copies", "rare": "copies of rare records", "near1": "copies with one cell changed",

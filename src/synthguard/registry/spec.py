@@ -121,6 +121,7 @@ class MetricSpec:
     entity_only: bool = False
     also: tuple[str, ...] = ()
     per_column: str | None = None
+    queries: str = "records"
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -162,7 +163,7 @@ class MetricSpec:
                 "charts": list(self.charts), "explainer": self.explainer,
                 "contained_in": self.contained_in, "warmup": self.warmup,
                 "entity_only": self.entity_only, "also": list(self.also),
-                "per_column": self.per_column}
+                "per_column": self.per_column, "queries": self.queries}
 
     def to_dict(self) -> dict[str, Any]:
         from ..core.results import to_jsonable
@@ -204,7 +205,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
              backend: str = "local", records: RecordsCard | None = None,
              charts: Sequence[str] = (), explainer: str = "", contained_in: str | None = None,
              warmup: bool = False, entity_only: bool = False, also: Sequence[str] = (),
-             per_column: str | None = None,
+             per_column: str | None = None, queries: str = "records",
              ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``, with its card.
 
@@ -273,6 +274,11 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     per_column : str, optional
         The parameter which, left unset, makes the metric run once per column (``inference``'s
         ``secret`` without declared sensitive columns): the run plan counts its cost per column.
+    queries : {"records", "release"}
+        Whose rows the test asks of: ``"records"`` (default), real records against the whole
+        release; ``"release"``, release rows (a share or a distribution over them, which a seeded
+        sample of them estimates), so that a sampled run asks a sample of the release of it
+        (:meth:`~synthguard.registry.Context.release_query_rows`).
 
     Returns
     -------
@@ -305,6 +311,8 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
     _check_card(name, risk, sees, presets, backend, contained_in)
     if per_column is not None and per_column not in {p.name for p in params}:
         raise ValueError(f"metric {name!r}: per_column names no parameter ({per_column!r})")
+    if queries not in ("records", "release"):
+        raise ValueError(f"metric {name!r}: queries must be 'records' or 'release', got {queries!r}")
     bad_also = [r for r in also if r not in CARD_RISKS[:4] or r == risk]
     if bad_also:
         raise ValueError(f"metric {name!r}: also must name other risks among {list(CARD_RISKS[:4])}, "
@@ -318,7 +326,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
                           tuple(optional_needs), from_stats, float(weight), risk, knowledge,
                           tuple(sees), tuple(presets), int(order), backend, records, tuple(charts),
                           explainer or description, contained_in, bool(warmup), bool(entity_only),
-                          tuple(also), per_column)
+                          tuple(also), per_column, queries)
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name

@@ -69,6 +69,7 @@ from ..data.coarsening import (
     FrameValues,
     plan_coarsening,
 )
+from ..data.leaks import FAMILY_OF_CELLS
 
 #: Risks whose alarms name driving columns (presence is answered by the rows to drop).
 COARSEN_RISKS = ("singling_out", "inference")
@@ -358,10 +359,6 @@ def _naming(rows: pd.DataFrame, drop: np.ndarray) -> set[str]:
     return {n.strip() for ts in rows.loc[at, "tests"] for n in str(ts).split(",")}
 
 
-#: the leak family of a full-table join's copies, by the cells they differ in
-_FAMILY_OF_CELLS = {0: "exact", 1: "near1"}
-
-
 def _also_dropped(rows: pd.DataFrame, also: Mapping[int, np.ndarray] | None) -> np.ndarray:
     """The release rows of ``also`` (``{cells changed: canonical release positions}``, copies a
     full-table join found beyond the run's own rows) a first round drops: those of as many
@@ -448,7 +445,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     extra = np.setdiff1d(_also_dropped(rows, also), drop) if drop.size else np.zeros(0, np.int64)
     # how many of each family's full-table copies the first round drops beyond the run's own rows
     # (list_copies marks a family's copies to drop when it dropped some)
-    joined = {_FAMILY_OF_CELLS[k]: int(np.isin(np.asarray(v, dtype=np.int64), extra).sum())
+    joined = {FAMILY_OF_CELLS[k]: int(np.isin(np.asarray(v, dtype=np.int64), extra).sum())
               for k, v in (also or {}).items()}
     drop = np.union1d(drop, extra) if extra.size else drop
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \

@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.leaks import FAMILY_OF_CELLS
+
 __all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
            "excess_share", "export_rows", "plain_records", "rows_behind"]
 
@@ -376,9 +378,8 @@ def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.nda
     fam = np.where(action == "drop", "neighbourhood", "key").astype(object)
     linking = [m for m in pd.unique(metric) if card_risk(str(m)) == "linkability"]  # per test
     fam[np.isin(metric, linking)] = "linkage"
-    fam[cells == 2] = "near2"
-    fam[cells == 1] = "near1"
-    fam[cells == 0] = "exact"
+    for n, family in FAMILY_OF_CELLS.items():
+        fam[cells == n] = family
     return fam
 
 

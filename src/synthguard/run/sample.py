@@ -7,7 +7,7 @@ what the report then states (intervals and detection limits are those of the sam
 on the sampled tables, and the limits are measured by injecting leak rows built from the sampled
 training records). The release is never sampled as the reference of a test whose queries are real
 records: a copy hidden in an unsampled release row would be missed. The few tests whose queries
-are release rows (:data:`RELEASE_QUERY_TESTS`: shares of release rows, the DCR family's and
+are release rows (their card's ``queries="release"``, :func:`release_query_tests`: shares of release rows, the DCR family's and
 ``new_row_synthesis``'s headlines) ask, above ``max_records`` release rows, of a seeded content
 sample of that many (:meth:`~synthguard.registry.Context.release_query_rows`), stated in the
 header (``sample["release_queries"]``) and the verdict's sentence. Exact copies are still found for every training record, by a full-table join of the
@@ -23,17 +23,19 @@ the input rows cannot change it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ..data.leaks import CELLS_CHANGED
 from ..data.tables import Tables
 from ..stats import make_rng
 
-__all__ = ["DEFAULT_MAX_RECORDS", "RELEASE_QUERY_TESTS", "copy_records", "draw_sample",
-           "dropped_with_copies", "exact_copies", "list_copies", "near_copies_of", "resolve_max_records", "sample_tables", "with_release_queries"]
+__all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "dropped_with_copies", "exact_copies",
+           "list_copies", "near_copies_of", "release_query_tests", "resolve_max_records",
+           "sample_tables", "with_release_queries"]
 
 #: The default ``max_records``: ``0``, never sample. A sample of 200,000 estimates every share up to
 #: 5 % to +-0.1 % (``docs/scaling.md``), but a sampled run changes what some values mean (the share
@@ -81,22 +83,32 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: b
     return sampled, info, copies
 
 
-#: The tests whose queries are release rows: each states a share (or a distribution) over release
-#: rows, which a seeded sample of them estimates within its interval. Above ``max_records`` release
-#: rows a sampled run asks them of that many release rows
-#: (:meth:`~synthguard.registry.Context.release_query_rows`); every other test's queries are real
-#: records, against the whole release. Their one per-record statistic, the real records a release row
-#: is nearest to (``dcr_overfitting_protection``'s evidence), saturates when the release outnumbers the
-#: sampled real records (ten release rows per real record win nearly every real record by chance),
-#: so the sample costs it no power it had.
-RELEASE_QUERY_TESTS = ("dcr", "nndr", "dcr_overfitting_protection", "dcr_baseline_protection",
-                       "new_row_synthesis")
+def release_query_tests(metrics: Iterable[str]) -> list[str]:
+    """The tests among ``metrics`` whose queries are release rows (their card's ``queries`` is
+    ``"release"``), sorted: each states a share (or a distribution) over release rows, which a
+    seeded sample of them estimates within its interval. Above ``max_records`` release rows a
+    sampled run asks them of that many release rows
+    (:meth:`~synthguard.registry.Context.release_query_rows`); every other test's queries are real
+    records, against the whole release. Their one per-record statistic, the real records a release
+    row is nearest to (``dcr_overfitting_protection``'s evidence), saturates when the release
+    outnumbers the sampled real records (ten release rows per real record win nearly every real
+    record by chance), so the sample costs it no power it had.
+
+    Examples
+    --------
+    >>> release_query_tests(["exact_matches", "nndr", "dcr"])
+    ['dcr', 'nndr']
+    """
+    from ..registry.lookup import info_of
+
+    return sorted({m for m in metrics
+                   if (i := info_of(m)) is not None and i.card.get("queries") == "release"})
 
 
 def with_release_queries(sample: dict[str, Any], release_queries: int, tables: Tables,
                          metrics: list[str]) -> dict[str, Any]:
     """The header's ``sample`` entry with ``release_queries`` (``{"rows", "of", "tests"}``) when the
-    run's tests with release rows as queries (:data:`RELEASE_QUERY_TESTS` among ``metrics``) asked
+    run's tests with release rows as queries (:func:`release_query_tests` among ``metrics``) asked
     of a sample of the release (more release rows than ``release_queries``); else ``sample``.
 
     Examples
@@ -108,7 +120,7 @@ def with_release_queries(sample: dict[str, Any], release_queries: int, tables: T
     {'rows': 5, 'of': 20, 'tests': ['dcr']}
     """
     n = len(tables.synthetic)
-    tests = sorted({m for m in metrics if m in RELEASE_QUERY_TESTS})
+    tests = release_query_tests(metrics)
     if not release_queries or n <= release_queries or not tests:
         return sample
     return {**sample, "release_queries": {"rows": int(release_queries), "of": int(n), "tests": tests}}
@@ -129,8 +141,7 @@ def dropped_with_copies(copies: Mapping[str, Mapping[str, np.ndarray]] | None
     """
     if not copies:
         return None
-    cells = {"exact": 0, NEAR_FAMILY: 1}  # the cells each family's copies differ in
-    return {cells[f]: np.asarray(c["release_at"], dtype=np.int64) for f, c in copies.items()}
+    return {CELLS_CHANGED[f]: np.asarray(c["release_at"], dtype=np.int64) for f, c in copies.items()}
 
 
 #: the test whose card lists copies with one cell changed (its ``max_diff`` 1 run), and the

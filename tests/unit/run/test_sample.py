@@ -327,3 +327,24 @@ def test_one_cell_copies_outside_the_sample_take_the_action_of_the_runs_own(fram
     assert rep.model.header["sample"]["one_cell_copies"]["outside_sample"] > 30
     drop, dropped = _drop_consistency(rep)
     assert dropped == len(drop) > 0
+
+
+def test_which_tests_ask_of_release_rows_is_read_from_each_card():
+    from synthguard.core.results import MetricResult
+    from synthguard.registry import register
+    from synthguard.registry.spec import _REGISTRY
+    from synthguard.run.sample import release_query_tests
+
+    assert release_query_tests(RELEASE_QUERIES + ["exact_matches"]) == sorted(RELEASE_QUERIES[:-1])
+
+    @register("share_of_release_rows", family="privacy", direction="lower is safer",
+              risk="presence", queries="release")
+    def share_of_release_rows(ctx):  # pragma: no cover - never run
+        return MetricResult("share_of_release_rows", "privacy", 0.0, "lower is safer")
+
+    try:
+        assert release_query_tests(["share_of_release_rows", "exact_matches"]) == ["share_of_release_rows"]
+    finally:
+        _REGISTRY.pop("share_of_release_rows")
+    with pytest.raises(ValueError, match="queries must be 'records' or 'release'"):
+        register("bad_queries", family="privacy", direction="lower is safer", queries="rows")

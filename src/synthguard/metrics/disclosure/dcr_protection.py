@@ -163,6 +163,7 @@ def _overfitting_reason(rec: Any) -> str:
 
 
 @register("dcr_baseline_protection", family="disclosure", direction="higher is safer",
+          queries="release",
           params=[*_subsample_params(),
                   Param("random_rows", RANDOM_ROWS, "uniformly random rows whose DCR estimates the baseline "
                         "median (seeded; its CI is reported); None = one per synthetic row (SDMetrics' "
@@ -315,6 +316,7 @@ def dcr_baseline_protection(ctx: Context, *, num_rows_subsample: int | None = No
 
 
 @register("dcr_overfitting_protection", family="disclosure", direction="higher is safer",
+          queries="release",
           needs=("original", "synthetic", "control"),
           params=[*_subsample_params(),
                   Param("sdmetrics_compat", False, "normalise distances to the control by the control's "

@@ -28,6 +28,7 @@ from ._dcr import dcr_columns, subsample
 __all__ = ["new_row_synthesis", "match_rows"]
 
 @register("new_row_synthesis", family="disclosure", direction="higher is safer",
+          queries="release",
           params=[
               Param("numerical_match_tolerance", 0.01, "numeric values within this share of the original "
                     "column's range match (SDMetrics: of the synthetic value)", "non-negative float"),

@@ -231,6 +231,7 @@ def closer_share_from(d_o: np.ndarray, d_c: np.ndarray, n: int, cl: float) -> di
 
 @register(
     "dcr", family="privacy", direction="higher is safer", optional_needs=("control",),
+    queries="release",
     params=_COMMON, thresholds={"medium": 0.01, "high": 0.05},
     description="distance to closest record: a low percentile of synthetic->original Gower distances, "
                 "against control->original (or original->original) distances",
@@ -372,6 +373,7 @@ def _ratios(d: np.ndarray) -> np.ndarray:
 
 @register(
     "nndr", family="privacy", direction="higher is safer", optional_needs=("control",),
+    queries="release",
     params=_COMMON, thresholds={"medium": 0.01, "high": 0.05},
     description="nearest-neighbour distance ratio d1/d2 of synthetic rows to the original: a low "
                 "percentile against control->original (or original->original) ratios",
