@@ -1,6 +1,6 @@
 """``python -m synthguard ...`` is the ``synthguard`` command."""
 
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":
-    main()
+    run()
