@@ -1,6 +1,6 @@
 """``python -m synthguard ...`` is the ``synthguard`` command."""
 
-from .cli import run
+from .cli import program
 
 if __name__ == "__main__":
-    run()
+    program()

@@ -2,7 +2,7 @@
 ``profile``, ``run`` (a PETsARD YAML), ``warmup``.
 
 Every :class:`~synthguard.errors.SynthguardError` becomes one line on stderr and exit code 2.
-``python -m synthguard`` and the installed ``synthguard`` script start at :func:`run` (the command,
+``python -m synthguard`` and the installed ``synthguard`` script start at :func:`program` (the command,
 then a quick exit); :func:`main` is the click group itself (what tests invoke in-process).
 Subcommands are imported only when they run (``synthguard --help`` and ``synthguard metrics`` import
 neither pandas nor numpy); their one-line help is listed in ``_COMMANDS`` (a test checks it matches).
@@ -106,7 +106,7 @@ def main() -> None:
     """synthguard: how much a synthetic or anonymised dataset leaks, and how useful it still is."""
 
 
-def run() -> None:
+def program() -> None:
     """The ``synthguard`` program: :func:`main`, then an exit that skips the garbage collector.
 
     Once the command is done (its outputs written and closed), every object left is frozen
@@ -119,7 +119,7 @@ def run() -> None:
     Examples
     --------
     >>> import subprocess, sys
-    >>> code = "import sys; sys.argv = ['synthguard', '--version']; from synthguard.cli import run; run()"
+    >>> code = "import sys; sys.argv = ['synthguard', '--version']; from synthguard.cli import program; program()"
     >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.startswith("synthguard")
     True
     """

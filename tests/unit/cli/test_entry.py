@@ -43,7 +43,7 @@ def test_a_failing_command_still_exits_with_its_code_and_a_frozen_collector():
 
 def test_the_installed_script_starts_at_the_same_entry_as_python_dash_m():
     pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["synthguard"] == "synthguard.cli:run"
+    assert pyproject["project"]["scripts"]["synthguard"] == "synthguard.cli:program"
 
 
 def test_the_click_group_invoked_in_process_leaves_the_callers_collector_alone():
