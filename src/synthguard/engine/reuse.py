@@ -217,7 +217,8 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     ``run(query_rows, reference_rows)``; kept for the re-tests when ``view`` keeps its searches.
 
     ``query`` and ``reference`` are roles, or for rows the caller holds their :func:`block_name`
-    (the query only); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
+    (a query, or a reference of rows the caller holds: searched against those same bytes, the
+    answer is the run's); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
     (see :meth:`~synthguard.data.encoding.EncodedView.block`). ``renumber=False``: the answer is
     not the k nearest rows by their positions in ``reference`` (say, positions among its distinct
     rows, or counts beside the distances), so a re-test with the release as (part of) the
