@@ -468,3 +468,37 @@ def test_release_rows_a_retest_asks_beyond_the_runs_are_searched_against_the_hel
     np.testing.assert_array_equal(d1, d2)
     np.testing.assert_array_equal(i1, i2)
     assert searched_retest == [50]
+
+
+@pytest.mark.parametrize("k_run,k_retest", [(4, 2), (3, 1)])
+def test_a_retest_asking_fewer_neighbours_reads_the_first_columns_of_the_runs_search(monkeypatch, k_run,
+                                                                                      k_retest):
+    """membership_attacks asks the release for k x release rows / reference rows neighbours, so
+    a re-test of a smaller release asks fewer than the run did: the first k columns of the
+    run's wider search are the k nearest (ties to the lower row either way). The release as
+    reference (renumbered), as queries, and rows the caller holds: every answer a fresh search's,
+    and each read from the run's."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    cols = ["g", "x", "y"]
+    state = {"k": k_run}
+
+    def ask(b):
+        metric = _metric(b.tables)
+        k = state["k"]
+        held = b.encoded_rows("original", cols, np.arange(0, 300, 3))
+        reference = b.encoded_rows("control", cols, np.arange(150))
+        got = [b.kneighbors("original", "synthetic", cols, metric, k),
+               b.kneighbors("synthetic", "control", cols, metric, k),
+               b.kneighbors_block(held, "synthetic", cols, metric, k),
+               b.kneighbors_held(held, reference, metric, k)]
+        state["k"] = k_retest
+        return got
+
+    got, fresh = _run_and_retest(release, np.arange(0, 400, 11), ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        assert d1.shape == d2.shape == (d2.shape[0], k_retest)
+        assert d1.dtype == d2.dtype and i1.dtype == i2.dtype
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert [s[2] for s in seen] == [True] * 4, seen
