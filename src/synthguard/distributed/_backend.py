@@ -739,6 +739,19 @@ class DaskBackend:
         return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
                                       backend=self.neighbour_backend, query_block=query)
 
+    def kneighbors_held(self, query: Block, reference: Block, metric: Any, k: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """Both blocks are the caller's: searched on the driver."""
+        from ..engine.neighbors import kneighbors
+
+        nb = kneighbors(query, reference, metric, k, backend=self.neighbour_backend)
+        return nb.distances, nb.indices
+
+    def kneighbors_rows_held(self, role: str, columns: Sequence[str], rows: np.ndarray, reference: Block,
+                             metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows fetched (:meth:`encoded_rows`), then searched on the driver."""
+        return self.kneighbors_held(self.encoded_rows(role, columns, rows), reference, metric, k)
+
     def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
         """The query rows travel to every partition once; each partition returns its counts for
         the query rows it holds a near copy of (sums over rows: they add up)."""

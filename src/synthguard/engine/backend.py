@@ -259,6 +259,18 @@ class Backend(Protocol):
         ``query`` (encoded rows of the caller, e.g. from :meth:`encoded_rows`), ties by the lower
         index: ``(distances, indices)``, indices canonical positions of ``reference``."""
 
+    def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest rows of ``reference`` of every row of ``query`` (both encoded
+        rows of the caller), ties by the lower index: ``(distances, indices)``, positions in
+        ``reference``."""
+
+    def kneighbors_rows_held(self, role: str, columns: Sequence[str], rows: np.ndarray, reference: Block,
+                             metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest rows of ``reference`` (encoded rows of the caller) of the rows of
+        ``role`` at canonical positions ``rows`` (encoded on ``columns``, as :meth:`encoded_rows`
+        gives them), ties by the lower index: ``(distances, indices)``."""
+
     def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
         """Per row of ``query`` (encoded rows of the caller), how many rows of ``role`` (encoded on
         ``columns``) equal it on every cell, and on every cell but at most one
@@ -942,6 +954,36 @@ class LocalBackend:
             return nb.distances, nb.indices
 
         return search(self.encoded, "days", block_name(query), reference, columns, metric, k, run)
+
+    def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+        from .reuse import block_name, search
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            q = query if q_rows is None else query.take(np.asarray(q_rows, dtype=np.int64))
+            nb = kneighbors(q, reference, metric, k, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # both sides named by their bytes: a re-test holding the same rows reads the run's answer
+        cols = (*reference.num_columns, *reference.cat_columns)
+        return search(self.encoded, "held", block_name(query), block_name(reference), cols, metric, k, run)
+
+    def kneighbors_rows_held(self, role: str, columns: Sequence[str], rows: np.ndarray, reference: Block,
+                             metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+        from .reuse import block_name, search
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            at = np.arange(self.n_rows(role)) if q_rows is None else np.asarray(q_rows, dtype=np.int64)
+            nb = kneighbors(self.encoded_rows(role, columns, at), reference, metric, k,
+                            backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # an answer is its query row's alone: a re-test asking release rows reads those it shares
+        # with the run's (engine.reuse), the reference named by its bytes
+        return search(self.encoded, "held", role, block_name(reference), list(columns), metric, k, run,
+                      query_rows=np.asarray(rows, dtype=np.int64))
 
     def near_counts(self, role: str, columns: Sequence[str], query: Block) -> tuple[np.ndarray, np.ndarray]:
         from .cells import near_counts

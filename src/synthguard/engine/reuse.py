@@ -217,7 +217,8 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     ``run(query_rows, reference_rows)``; kept for the re-tests when ``view`` keeps its searches.
 
     ``query`` and ``reference`` are roles, or for rows the caller holds their :func:`block_name`
-    (the query only); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
+    (a query, or a reference of rows the caller holds: searched against those same bytes, the
+    answer is the run's); a reference of several roles pooled in order is named ``"a+b"``. ``kind`` names the search family (its key); ``exact_datetimes``: the blocks the search reads
     (see :meth:`~synthguard.data.encoding.EncodedView.block`). ``renumber=False``: the answer is
     not the k nearest rows by their positions in ``reference`` (say, positions among its distinct
     rows, or counts beside the distances), so a re-test with the release as (part of) the
@@ -267,6 +268,43 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     return out
 
 
+#: Search kinds whose answer is the ``k`` nearest rows in columns, ascending by (distance, row):
+#: the first ``k`` columns of a wider search of theirs are the ``k``-nearest search.
+_NEAREST_COLUMNS = frozenset({"days", "seconds", "held", "among"})
+
+#: Where ``k`` sits in a ledger key.
+_K_AT = 5
+
+
+def _first_columns(result: Result, k: int) -> Result:
+    return np.ascontiguousarray(result[0][:, :k]), np.ascontiguousarray(result[1][:, :k])
+
+
+def _kept(ledger: _Ledger, table: dict[tuple, Any], kind: str, key: tuple, k: int,
+          with_rows: bool = False) -> Any:
+    """``table[key]``, or when the run searched the same with more neighbours (a ``kind`` of
+    :data:`_NEAREST_COLUMNS`), the narrowest such answer cut to its first ``k`` columns: the
+    ``k`` nearest rows are the first ``k`` of the ``k' > k`` nearest (ties go to the lower row
+    either way). A re-test asks fewer when its ``k`` follows the release's size (the membership
+    attacks' release search: ``k`` times the release rows over the reference rows). ``with_rows``:
+    the entries are ``(rows, answer)``."""
+    got = table.get(key)
+    if got is not None or kind not in _NEAREST_COLUMNS:
+        return got
+    with ledger.lock:
+        entries = list(table.items())
+    best: tuple[int, Any] | None = None
+    for other, value in entries:  # loop over the run's kept searches (a few dozen)
+        if len(other) == len(key) and other[_K_AT] > k and other[:_K_AT] == key[:_K_AT] \
+                and other[_K_AT + 1:] == key[_K_AT + 1:] and (best is None or other[_K_AT] < best[0]):
+            best = (other[_K_AT], value)
+    if best is None:
+        return None
+    if with_rows:
+        return best[1][0], _first_columns(best[1][1], k)
+    return _first_columns(best[1], k)
+
+
 def _reusable(query: str, reference: str, renumber: bool) -> bool:
     """Whether a re-test can answer from a search of ``query`` against ``reference`` (else it
     searches again in full, and the run does not keep the search): not with the release on both
@@ -286,7 +324,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
         return None
     rk = _rows_key(reference_rows)
     if query == RELEASE:  # the kept release rows: the run's answers at their positions
-        kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), None, rk))
+        kept = _kept(d.ledger, d.ledger.done, kind, (kind, query, reference, cols, mk, int(k), None, rk), k)
         if kept is None:
             return _some_release_rows(d, view, kind, reference, cols, mk, k, run, query_rows,
                                       reference_rows, exact)
@@ -297,8 +335,8 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     if reference == RELEASE and reference_rows is not None:
         return _among_release_rows(d, view, kind, query, cols, mk, k, run, query_rows,
                                    reference_rows, exact)
-    kept = d.ledger.done.get((kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
-                              None if reference == RELEASE else rk))
+    kept = _kept(d.ledger, d.ledger.done, kind, (kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
+                                                 None if reference == RELEASE else rk), k)
     if kept is None or not _unchanged(d, view, query, cols, exact):
         return None
     if reference != RELEASE:  # nothing changed
@@ -341,7 +379,8 @@ def _some_release_rows(d: _Derivation, view: Any, kind: str, reference: str, col
     moved."""
     if query_rows is None:
         return None
-    got = d.ledger.some.get((kind, RELEASE, reference, cols, mk, int(k), _rows_key(reference_rows)))
+    got = _kept(d.ledger, d.ledger.some, kind, (kind, RELEASE, reference, cols, mk, int(k),
+                                                _rows_key(reference_rows)), k, with_rows=True)
     if got is None or not (_unchanged(d, view, RELEASE, cols, exact)
                            and _unchanged(d, view, reference, cols, exact)):
         return None
@@ -371,7 +410,8 @@ def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: 
     the run's release, must be some of the run's reference rows in the same order (a distinct row
     whose first row went with the dropped rows is at another position: searched in full). Then
     the run's neighbours renumbered, and the queries that lost one searched again."""
-    got = d.ledger.among.get((kind, query, RELEASE, cols, mk, int(k), _rows_key(query_rows)))
+    got = _kept(d.ledger, d.ledger.among, kind, (kind, query, RELEASE, cols, mk, int(k), _rows_key(query_rows)),
+                k, with_rows=True)
     if got is None or not (_unchanged(d, view, query, cols, exact)
                            and _unchanged(d, view, RELEASE, cols, exact)):
         return None

@@ -21,14 +21,34 @@ def urn_counts(seed: int, reps: int, indptr: np.ndarray, tests: np.ndarray, n1: 
     """
     np.random.seed(seed)  # noqa: NPY002 - numba's own generator, seeded per call
     u = indptr.size - 1
+    # per test, the records it flags (ascending): a test's count is a sum over its records
+    start = np.zeros(n_tests + 1, dtype=np.int64)
+    for p in range(tests.size):
+        start[tests[p] + 1] += 1
+    start = np.cumsum(start)
+    fill = start[:-1].copy()
+    recs = np.empty(tests.size, dtype=np.int64)
+    for i in range(u):
+        for p in range(indptr[i], indptr[i + 1]):
+            recs[fill[tests[p]]] = i
+            fill[tests[p]] += 1
     out = np.zeros((reps, n_tests), dtype=np.int64)
+    lab = np.empty(u, dtype=np.int64)
     for b in range(reps):
+        # one draw per record, in record order: np.random.random(u) is the stream that u calls of
+        # np.random.random() read (the same labels as drawing them one at a time), and the labels
+        # are set without a branch (a coin-flip branch mispredicts half the time)
+        r = np.random.random(u)  # noqa: NPY002
         ones = n1
         left = big_n
         for i in range(u):
-            if np.random.random() * left < ones:  # noqa: NPY002
-                ones -= 1
-                for p in range(indptr[i], indptr[i + 1]):
-                    out[b, tests[p]] += 1
+            m = r[i] * left < ones
+            lab[i] = m
+            ones -= m
             left -= 1
+        for j in range(n_tests):  # sums into a register, not one memory cell added to again and again
+            s = 0
+            for q in range(start[j], start[j + 1]):
+                s += lab[recs[q]]
+            out[b, j] = s
     return out

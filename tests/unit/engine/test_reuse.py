@@ -408,3 +408,97 @@ def test_a_distinct_release_row_whose_first_row_is_dropped_is_searched_in_full(m
     np.testing.assert_array_equal(got[0], fresh[0])
     np.testing.assert_array_equal(got[1], fresh[1])
     assert seen == [("original+control", "synthetic", False)]
+
+
+def test_searches_of_blocks_the_caller_holds_read_the_runs_answers(monkeypatch):
+    """membership_attacks' searches of rows it holds: its scored records against its reference
+    sample (both held: the run's answer read whole) and release rows against that reference (the
+    rows the re-test shares with the run's are read, only the others searched). Every answer is a
+    fresh search's, ties included."""
+    import synthguard.engine.neighbors as neighbors
+
+    seen = _counted(monkeypatch)
+    searched = _query_rows_of(monkeypatch, neighbors, "kneighbors")
+    release = _release_with_twins()
+    cols = ["g", "x", "y"]
+
+    def ask(b):
+        metric = _metric(b.tables)
+        query = b.encoded_rows("original", cols, np.arange(0, 300, 2))
+        reference = b.encoded_rows("control", cols, np.arange(200))
+        n_rel = b.n_rows("synthetic")
+        # the same 120 release rows of the run whichever rows were dropped before them
+        rows = np.arange(n_rel - 120, n_rel)
+        searched.clear()
+        got = [b.kneighbors_held(query, reference, metric, 3),
+               b.kneighbors_rows_held("synthetic", cols, rows, reference, metric, 3)]
+        return got, list(searched)
+
+    dropped = np.arange(0, 300, 7)
+    (got, searched_retest), (fresh, searched_fresh) = _run_and_retest(release, dropped, ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        assert d1.dtype == d2.dtype and i1.dtype == i2.dtype
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert [s[2] for s in seen] == [True, True]
+    assert searched_fresh == [150, 120]
+    assert searched_retest == []  # every row the re-test asked was the run's
+
+
+def test_release_rows_a_retest_asks_beyond_the_runs_are_searched_against_the_held_reference(monkeypatch):
+    """Release rows the run did not ask (here: the re-test asks more rows) are searched, the
+    others read; the answers are a fresh search's."""
+    import synthguard.engine.neighbors as neighbors
+
+    searched = _query_rows_of(monkeypatch, neighbors, "kneighbors")
+    release = _release_with_twins()
+    cols = ["g", "x", "y"]
+    state = {"n": 80}
+
+    def ask(b):
+        metric = _metric(b.tables)
+        reference = b.encoded_rows("control", cols, np.arange(0, 200, 3))
+        n_rel = b.n_rows("synthetic")
+        rows = np.arange(n_rel - state["n"], n_rel)
+        state["n"] = 130  # the re-tests ask 50 rows more (the run's last 80 among them)
+        searched.clear()
+        return b.kneighbors_rows_held("synthetic", cols, rows, reference, metric, 2), list(searched)
+
+    ((d1, i1), searched_retest), ((d2, i2), _) = _run_and_retest(release, np.arange(0, 300, 5), ask)
+    np.testing.assert_array_equal(d1, d2)
+    np.testing.assert_array_equal(i1, i2)
+    assert searched_retest == [50]
+
+
+@pytest.mark.parametrize("k_run,k_retest", [(4, 2), (3, 1)])
+def test_a_retest_asking_fewer_neighbours_reads_the_first_columns_of_the_runs_search(monkeypatch, k_run,
+                                                                                      k_retest):
+    """membership_attacks asks the release for k x release rows / reference rows neighbours, so
+    a re-test of a smaller release asks fewer than the run did: the first k columns of the
+    run's wider search are the k nearest (ties to the lower row either way). The release as
+    reference (renumbered), as queries, and rows the caller holds: every answer a fresh search's,
+    and each read from the run's."""
+    seen = _counted(monkeypatch)
+    release = _release_with_twins()
+    cols = ["g", "x", "y"]
+    state = {"k": k_run}
+
+    def ask(b):
+        metric = _metric(b.tables)
+        k = state["k"]
+        held = b.encoded_rows("original", cols, np.arange(0, 300, 3))
+        reference = b.encoded_rows("control", cols, np.arange(150))
+        got = [b.kneighbors("original", "synthetic", cols, metric, k),
+               b.kneighbors("synthetic", "control", cols, metric, k),
+               b.kneighbors_block(held, "synthetic", cols, metric, k),
+               b.kneighbors_held(held, reference, metric, k)]
+        state["k"] = k_retest
+        return got
+
+    got, fresh = _run_and_retest(release, np.arange(0, 400, 11), ask)
+    for (d1, i1), (d2, i2) in zip(got, fresh, strict=True):
+        assert d1.shape == d2.shape == (d2.shape[0], k_retest)
+        assert d1.dtype == d2.dtype and i1.dtype == i2.dtype
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(i1, i2)
+    assert [s[2] for s in seen] == [True] * 4, seen

@@ -44,3 +44,36 @@ def test_relabelled_counts_equal_the_argsort_relabellings():
         want = _counts_by_argsort(flags_u, n1, n2, reps, np.random.default_rng(11),
                                   chunk=max(1, min(reps, cells // flags_u.shape[0])))
         assert np.array_equal(got, want)
+
+
+def _urn_by_single_draws(seed: int, reps: int, flags_u: np.ndarray, n1: int, big_n: int) -> np.ndarray:
+    """The urn one draw at a time, as the compiled kernel describes it: NumPy's legacy Mersenne
+    Twister (numba's generator, seeded the same way), record ``i`` a member when
+    ``random() * records left < members left``."""
+    draw = np.random.RandomState(seed)
+    u, n_tests = flags_u.shape
+    out = np.zeros((reps, n_tests), dtype=np.int64)
+    for b in range(reps):  # loop over relabellings (a few)
+        ones, left = n1, big_n
+        for i in range(u):  # loop over records (a few hundred): the reference, one draw each
+            if draw.random_sample() * left < ones:
+                ones -= 1
+                out[b] += flags_u[i]
+            left -= 1
+    return out
+
+
+def test_the_compiled_urn_draws_the_labels_of_one_draw_per_record():
+    """urn_counts draws a relabelling's labels in bulk and counts them per test: the counts are
+    those of drawing each record's label in turn from the seeded stream (several tests flagging
+    a record, a record flagged by none, every member placed before the last record)."""
+    pytest = __import__("pytest")
+    numba_kernel = pytest.importorskip("synthguard.stats._maxt_numba")
+    rng = np.random.default_rng(11)
+    for u, n1, big_n, n_tests in ((300, 120, 500, 4), (250, 250, 260, 3), (40, 5, 45, 1)):
+        flags_u = rng.random((u, n_tests)) < 0.4
+        flags_u[::17] = False
+        rows, cols = np.nonzero(flags_u)
+        indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=u))].astype(np.int64)
+        got = numba_kernel.urn_counts(1234 + u, 7, indptr, cols.astype(np.int64), n1, big_n, n_tests)
+        assert np.array_equal(got, _urn_by_single_draws(1234 + u, 7, flags_u, n1, big_n))

@@ -144,6 +144,19 @@ class BlockRows:
         """:func:`~synthguard.engine.cells.near_counts` of ``query`` against these rows."""
         return near_counts(query, self.block)
 
+    def rows_kneighbors(self, rows: np.ndarray, reference: Block, metric: DistanceMetric,
+                        k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest ``reference`` rows of these rows at ``rows`` (positions)."""
+        nb = kneighbors(self.block.take(rows), reference, metric, k, backend=self.backend)
+        return nb.distances, nb.indices
+
+    def held_kneighbors(self, query: Block, reference: Block, metric: DistanceMetric,
+                        k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact ``k`` nearest ``reference`` rows of every ``query`` row (two blocks the
+        caller holds), with this table's neighbour engine."""
+        nb = kneighbors(query, reference, metric, k, backend=self.backend)
+        return nb.distances, nb.indices
+
 
 class RoleRows:
     """The rows of ``role`` encoded on ``columns``, asked of a backend (``ctx.data``): neighbour
@@ -164,6 +177,19 @@ class RoleRows:
 
     def near_counts(self, query: Block) -> tuple[np.ndarray, np.ndarray]:
         return self.data.near_counts(self.role, self.columns, query)
+
+    def rows_kneighbors(self, rows: np.ndarray, reference: Block, metric: DistanceMetric,
+                        k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the role at ``rows`` as queries of a ``reference`` the caller holds
+        (:meth:`Backend.kneighbors_rows_held`: a re-test reads the rows it shares with the run)."""
+        return self.data.kneighbors_rows_held(self.role, self.columns, np.asarray(rows, dtype=np.int64),
+                                              reference, metric, k)
+
+    def held_kneighbors(self, query: Block, reference: Block, metric: DistanceMetric,
+                        k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Two blocks the caller holds, searched through the backend
+        (:meth:`Backend.kneighbors_held`: a re-test on the same blocks reads the run's answer)."""
+        return self.data.kneighbors_held(query, reference, metric, k)
 
 
 def without_self(dist: np.ndarray, idx: np.ndarray, self_pos: np.ndarray | None,
@@ -348,12 +374,12 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         t1 = clock()
         self_pos = query_in_reference
         k_r = k if self_pos is None else int(min(k + 1, n_r))
-        nr = kneighbors(query, reference, metric, k_r, backend=backend)
+        nr_d, nr_i = release.held_kneighbors(query, reference, metric, k_r)
         t2 = clock()
         if "gen_lra" in attacks or "near_copy" in attacks:  # the release rows they read, fetched once
             s_uniq = np.unique(s_idx[s_idx >= 0])
             s_rows = release.take(s_uniq)
-        dr, _ = without_self(nr.distances, nr.indices, self_pos, k)
+        dr, _ = without_self(nr_d, nr_i, self_pos, k)
         if self_pos is not None:
             n_r = max(n_r - 1, 1)  # the reference without the record itself
             k = int(max(1, min(k, dr.shape[1])))
@@ -372,8 +398,8 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             # unlabelled, the record itself left out): the same pool for every record, many more
             # rows than the reference sample
             t = clock()
-            if reference_is_real and nr.distances.shape[1] >= k + 1:
-                dp = nr.distances[:, 1:k + 1]  # ascending, as the sorted union below
+            if reference_is_real and nr_d.shape[1] >= k + 1:
+                dp = nr_d[:, 1:k + 1]  # ascending, as the sorted union below
             else:
                 dp = np.sort(np.concatenate(
                     [b.kneighbors(query, metric, int(min(k + 1, b.n_rows)))[0]
@@ -406,13 +432,14 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             uniq, inv = np.unique(idx[idx >= 0], return_inverse=True)
             lse_r = np.full(idx.shape, 0.0)
             if uniq.size:
-                nrs = kneighbors(s_rows.take(np.searchsorted(s_uniq, uniq)), reference, metric, k_r,
-                                 backend=backend)
+                # the release rows at uniq (s_rows' rows), searched as release rows: a re-test
+                # reads the answers of the rows it shares with the run
+                nrs_d, nrs_i = release.rows_kneighbors(uniq, reference, metric, k_r)
                 if self_pos is None:
-                    lse_r[idx >= 0] = _lse_kernel(nrs.distances, h)[inv]
+                    lse_r[idx >= 0] = _lse_kernel(nrs_d, h)[inv]
                 else:  # the reference's density without the record itself (leave-one-out)
                     own = np.broadcast_to(self_pos[:, None], idx.shape)[idx >= 0]
-                    d_q, _ = without_self(nrs.distances[inv], nrs.indices[inv], own, k)
+                    d_q, _ = without_self(nrs_d[inv], nrs_i[inv], own, k)
                     lse_r[idx >= 0] = _lse_kernel(d_q, h)
             a = -0.5 * (ds[:, :m] / h) ** 2 - lse_r
             a = np.where(idx >= 0, a, -np.inf)
