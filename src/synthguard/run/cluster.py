@@ -18,7 +18,7 @@ from .options import ENTITY_OPTIONS, EvaluateOptions
 from .verdict import risk_rule_of
 
 __all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
-           "refuse_sample", "run_on_cluster", "run_tables_on_cluster"]
+           "refuse_sample", "run_on_cluster", "run_tables_on_cluster", "stop_on_lost_worker"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
@@ -72,6 +72,31 @@ def refuse_sample(options: EvaluateOptions, rows: dict[str, int]) -> None:
     if over:
         raise ConfigError(f"evaluate(client=...) cannot take max_records={limit}: the {over[0]} table "
                           f"holds {rows[over[0]]:,} rows; {CLUSTER_REFUSES['max_records']}")
+
+
+def stop_on_lost_worker(entry: Entry) -> None:
+    """Stop the run when a test failed because the cluster lost a worker (a worker past 95 % of
+    its memory limit is restarted by its nanny; a task that kills its workers again is given up):
+    the tables' ranks and partitions it held are gone, so every later test would fail too and the
+    verdict would stand on the tests before it. One line naming the test and what to do
+    (:class:`~synthguard.errors.SynthguardError`); nothing for any other outcome.
+
+    Examples
+    --------
+    >>> from synthguard.run.executor import Entry
+    >>> stop_on_lost_worker(Entry(name="ims", metric="ims", params={}, status="ok"))
+    """
+    from ..errors import SynthguardError
+
+    err = entry.error
+    lost = type(err).__name__ == "KilledWorker" or (
+        type(err).__name__ == "FutureCancelledError" and "lost dependencies" in str(err))
+    if entry.status == "error" and lost:
+        raise SynthguardError(
+            f"{entry.name}: the cluster lost a worker during this test (a worker past its memory "
+            "limit is restarted, and the tables' partitions it held are gone): rerun with more "
+            "memory per worker (dask worker --memory-limit, --worker-memory with --workers) or "
+            "more workers; see docs/scaling.md") from err
 
 
 def distributed_metrics() -> list[str]:
@@ -197,8 +222,10 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         spec = get_metric(metric)
         if spec.backend != "any":  # skipped with the reason (after any missing input)
             spec = replace(spec, func=not_distributed)
-        return execute(spec, ctx, run_config.metrics[name], name=name,
-                       thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+        entry = execute(spec, ctx, run_config.metrics[name], name=name,
+                        thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+        stop_on_lost_worker(entry)
+        return entry
 
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
                    on_progress=options.on_progress)

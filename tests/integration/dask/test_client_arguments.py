@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pandas as pd
@@ -110,3 +111,26 @@ def test_worker_memory_caps_the_local_clusters_workers(monkeypatch, tmp_path):
     assert res.exit_code == 2 and "--worker-memory caps the workers of a local cluster" in res.output
     res = CliRunner().invoke(main, [*args, "--workers", "1", "--worker-memory", "lots"])
     assert res.exit_code != 0 and "memory limit 'lots'" in res.output
+
+
+def test_a_test_that_loses_a_worker_stops_the_run_naming_it(dask_client, monkeypatch):
+    """A worker restarted past its memory limit takes the tables' partitions with it: the run
+    stops at that test with what to do, instead of reporting every later test failed."""
+    from distributed.client import FutureCancelledError
+
+    import synthguard.run.cluster as cluster
+    from synthguard.errors import SynthguardError
+
+    real = cluster.execute
+
+    def losing(spec, ctx, params, *, name=None, **kw):
+        entry = real(spec, ctx, params, name=name, **kw)
+        if name == "ims":  # as a lost partition fails the test
+            err = FutureCancelledError("_bounds-0", "lost dependencies")
+            return dataclasses.replace(entry, status="error", reason=str(err), result=None, error=err)
+        return entry
+
+    monkeypatch.setattr(cluster, "execute", losing)
+    with pytest.raises(SynthguardError, match=r"^ims: the cluster lost a worker during this test"):
+        evaluate(_frame(40, 0), _frame(40, 1), None, META, metrics=["exact_matches", "ims"],
+                 client=dask_client)
