@@ -11,10 +11,12 @@ from ..errors import ConfigError
 
 def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path | None, metadata: Path | None,
                     options: Any, scheduler: str | None, workers: int | None, json_path: Path | None,
-                    html_path: Path | None, write_outputs: Callable[..., None]) -> Any:
+                    html_path: Path | None, write_outputs: Callable[..., None], *,
+                    worker_memory: str | None = None) -> Any:
     """Evaluate one release on a Dask cluster with the command's ``options`` (an
     :class:`~synthguard.run.options.EvaluateOptions`; the run refuses, by name, any it cannot honour)
-    and print / write the report."""
+    and print / write the report (``worker_memory``: each local worker's memory limit, e.g.
+    ``"4GB"``, with ``workers``)."""
     from ..api import evaluate
     from ..distributed import make_client, require_dask
 
@@ -24,7 +26,7 @@ def run_distributed(original: Path, synthetic: tuple[Path, ...], control: Path |
                           "not both")
     if len(synthetic) > 1:
         raise ConfigError("a distributed run evaluates one release: give one --synthetic")
-    client = make_client(scheduler, workers)
+    client = make_client(scheduler, workers, memory_limit=worker_memory)
     try:
         as_arg = (lambda t: str(t) if isinstance(t, Path) else t)  # noqa: E731 - sources stay objects
         report: Any = evaluate(as_arg(original), as_arg(synthetic[0]), as_arg(control), metadata,

@@ -133,6 +133,10 @@ def risk_options(func):
               help="Run on this Dask cluster (tcp://host:8786); needs synthguard[dask]. See docs/scaling.md.")
 @click.option("--workers", default=None, type=click.IntRange(min=1),
               help="Run on a local Dask cluster of this many worker processes; needs synthguard[dask].")
+@click.option("--worker-memory", default=None, metavar="SIZE",
+              help="With --workers: each local worker's memory limit (e.g. 4GB; Dask's default: the "
+                   "machine's memory shared among the workers). A worker spills to disk above 60 %% of it "
+                   "and is restarted above 95 %%. See docs/scaling.md.")
 @click.option("--entity-key", default=None,
               help="Column naming the person each row belongs to (many rows per person): privacy is "
                    "then measured per entity (docs/entity-level.md).")
@@ -152,7 +156,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,
             control_context: Path | None = None, scheduler: str | None = None,
-            workers: int | None = None, records_path: Path | None = None,
+            workers: int | None = None, worker_memory: str | None = None, records_path: Path | None = None,
             dossier_path: Path | None = None, retest_columns: int | None = None,
             retest_rows: int | None = None, db: str | None = None,
             max_records: int | None = None, quiet: bool = False, dry_run: bool = False, context_path: Path | None = None) -> None:
@@ -216,6 +220,9 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
         on_plan=plan_printer(quiet, dry_run))
     if synthetic_context is not None and len(synthetic) > 1:
         raise click.UsageError("--synthetic-context describes one release: give one -s")
+    if worker_memory is not None and not workers:
+        raise click.UsageError("--worker-memory caps the workers of a local cluster: give --workers N "
+                               "(an existing cluster's workers set their own --memory-limit)")
     if scheduler or workers:
         if options.entity_options() or original is None:
             raise click.UsageError("--scheduler / --workers need --original rows and no entity options")
@@ -223,7 +230,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
 
         report = plan_or_run(lambda: run_distributed(
             original, synthetic, control, metadata, options, scheduler, workers, json_path,
-            html_path, write_outputs))
+            html_path, write_outputs, worker_memory=worker_memory))
         write_extras(report, records_path, dossier_path)  # metric records only: rows stay partitioned
         exit_on_verdict([report.verdict.level], fail_on)
         return

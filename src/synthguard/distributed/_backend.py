@@ -86,6 +86,11 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
                            verify_meta=False)
 
 
+#: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` groups at
+#: most per input partition and per output partition of its group-by (112 MB of keys; the group-by
+#: holds a few times that): the leave-two-out sets of 15 columns (105) at once on 125,000 rows
+#: (13M keys in one partition) outgrew a worker capped at 4 GB.
+SET_KEY_ROWS = 4_000_000
 #: Column sets one task of :meth:`DaskBackend.key_groups_many` hashes at most: a task's long table is
 #: ``rows x sets x 32`` bytes (1M rows x 8 sets: 256 MB), however many sets are asked.
 SETS_PER_TASK = 8
@@ -548,20 +553,33 @@ class DaskBackend:
         import dask.dataframe as dd
         from dask import delayed
 
-        sets = tuple(tuple(c) for c in column_sets)
+        every = tuple(tuple(c) for c in column_sets)
         meta = pd.DataFrame({"s": pd.Series([], dtype="int32"), "h1": pd.Series([], dtype="uint64"),
                              "h2": pd.Series([], dtype="uint64"), "g": pd.Series([], dtype="int64")})
-        (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
-        frames, start = [], 0
-        for role in roles:  # every set's keys of every row, one long table (pooled positions)
-            frames.append(dd.from_delayed(self.dt.map(role, _set_keys, shared, start, ordered=False),
-                                          meta=meta, verify_meta=False))
-            start += self.dt.get(role).n_rows
-        keys = dd.concat(frames) if len(frames) > 1 else frames[0]
-        g = keys.groupby(["s", *_KEYS]).g.agg(["min", "count"], split_out=self._split(roles))
-        parts = g.reset_index().to_delayed()
-        got = self.dt.compute([delayed(_unique_counts, pure=True)(p, start) for p in parts])
-        return np.sum(got, axis=0, dtype=np.int64) if got else np.zeros(start, dtype=np.int64)
+        n = sum(self.dt.get(r).n_rows for r in roles)
+        count = np.zeros(n, dtype=np.int64)
+        # the sets a few at a time: a partition's keys are rows x sets (28 bytes each), and the
+        # group-by of thousands of leave-two-out sets' keys at once outgrew a 4 GB worker at 125,000
+        # rows; a batch's keys stay within SET_KEY_ROWS per partition (each batch hashes the cells
+        # again), and a row's count is a sum over sets, so over batches
+        # (per input partition, and per output partition of the group-by: n / split_out rows)
+        split = self._split(roles)
+        part_rows = max([int(self.dt.get(r).lengths.max(initial=1)) for r in roles] + [-(-n // split), 1])
+        step = max(1, SET_KEY_ROWS // part_rows)
+        for b in range(0, len(every), step):
+            sets = every[b:b + step]
+            (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
+            frames, start = [], 0
+            for role in roles:  # every set's keys of every row, one long table (pooled positions)
+                frames.append(dd.from_delayed(self.dt.map(role, _set_keys, shared, start, ordered=False),
+                                              meta=meta, verify_meta=False))
+                start += self.dt.get(role).n_rows
+            keys = dd.concat(frames) if len(frames) > 1 else frames[0]
+            g = keys.groupby(["s", *_KEYS]).g.agg(["min", "count"], split_out=split)
+            parts = g.reset_index().to_delayed()
+            for got in self.dt.compute([delayed(_unique_counts, pure=True)(p, n) for p in parts]):
+                count += got
+        return count
 
     def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
                     roles: Sequence[str]) -> np.ndarray:

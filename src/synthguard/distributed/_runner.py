@@ -11,9 +11,11 @@ from ._deps import require_dask
 
 
 def make_client(scheduler: str | None = None, workers: int | None = None, *,
-                threads_per_worker: int = 1, memory_limit: str | None = None, processes: bool = True) -> Any:
+                threads_per_worker: int = 1, memory_limit: str | int | None = None, processes: bool = True) -> Any:
     """A ``distributed.Client``: connected to ``scheduler`` (``tcp://host:8786``), else on a new
-    ``LocalCluster`` of ``workers`` workers."""
+    ``LocalCluster`` of ``workers`` workers, each capped at ``memory_limit`` (``"4GB"``, or bytes;
+    ``None``: Dask's default, the machine's memory shared among the workers); a size Dask cannot
+    read is a :class:`~synthguard.errors.ConfigError`."""
     require_dask("--scheduler / --workers")
     from distributed import Client, LocalCluster
 
@@ -26,7 +28,12 @@ def make_client(scheduler: str | None = None, workers: int | None = None, *,
     kwargs: dict[str, Any] = {"n_workers": int(workers or 2), "threads_per_worker": threads_per_worker,
                               "processes": processes, "dashboard_address": None}
     if memory_limit is not None:
-        kwargs["memory_limit"] = memory_limit
+        from dask.utils import parse_bytes
+
+        try:
+            kwargs["memory_limit"] = int(parse_bytes(memory_limit))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"memory limit {memory_limit!r}: give a size such as 4GB or 500MiB") from exc
     return Client(LocalCluster(**kwargs))
 
 

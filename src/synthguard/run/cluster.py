@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..core.results import MetricResult
-from ..errors import MetricError, MetricUnavailable
+from ..errors import ConfigError, MetricError, MetricUnavailable
 from ..registry import Context, get_metric
 from .config import RunConfig
 from .executor import Entry, RunOutput, build_report, execute
@@ -18,7 +18,7 @@ from .options import ENTITY_OPTIONS, EvaluateOptions
 from .verdict import risk_rule_of
 
 __all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
-           "run_on_cluster", "run_tables_on_cluster"]
+           "refuse_sample", "run_on_cluster", "run_tables_on_cluster", "stop_on_lost_worker"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
@@ -29,7 +29,7 @@ CLUSTER_REFUSES: dict[str, str] = {
     "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
              "not compute",
     "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
-                   "unset",
+                   "unset, or at least the training and control rows",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
             "unset or 1",
 }
@@ -38,14 +38,65 @@ CLUSTER_REFUSES: dict[str, str] = {
 def refuse_on_cluster(options: EvaluateOptions) -> None:
     """Before any work: one line naming the extra to install when Dask is missing, or the first
     option a run on a cluster cannot honour (:data:`CLUSTER_REFUSES`), with why; nothing when every
-    option can be honoured (``retest_rows=0`` and ``jobs=1`` can)."""
+    option can be honoured (``retest_rows=0`` and ``jobs=1`` can; ``max_records`` is checked on
+    the loaded tables' rows, :func:`refuse_sample`)."""
     from ..distributed import require_dask
 
     require_dask("evaluate(client=...)")
     if options.retest_rows == 0:
         options = options.replace(retest_rows=None)
+    if options.max_records is not None:  # checked on the tables' rows: refuse_sample
+        options = options.replace(max_records=None)
     options.refuse("evaluate(client=...)",
                    {k: f"{why}; run without client= for it" for k, why in CLUSTER_REFUSES.items()})
+
+
+def refuse_sample(options: EvaluateOptions, rows: dict[str, int]) -> None:
+    """Once the tables are loaded (``rows``: role -> rows): a ``max_records`` that would sample
+    (more training or control rows than it, :func:`synthguard.run.sample.draw_sample`) is refused
+    in one line naming the table; one that would not (``0``, or at least the rows of both) leaves a
+    one-process run unchanged, and so the cluster's.
+
+    Examples
+    --------
+    >>> refuse_sample(EvaluateOptions(max_records=200_000), {"original": 100_000, "control": 25_000})
+    >>> refuse_sample(EvaluateOptions(max_records=200_000), {"original": 300_000, "synthetic": 10})
+    Traceback (most recent call last):
+    ...
+    synthguard.errors.ConfigError: evaluate(client=...) cannot take max_records=200000: the original table holds 300,000 rows; a cluster run tests every record (sampled queries run in one process): leave it unset, or at least the training and control rows
+    """
+    from .sample import resolve_max_records
+
+    limit = resolve_max_records(options.max_records)
+    over = [r for r in ("original", "control") if limit and rows.get(r, 0) > limit]
+    if over:
+        raise ConfigError(f"evaluate(client=...) cannot take max_records={limit}: the {over[0]} table "
+                          f"holds {rows[over[0]]:,} rows; {CLUSTER_REFUSES['max_records']}")
+
+
+def stop_on_lost_worker(entry: Entry) -> None:
+    """Stop the run when a test failed because the cluster lost a worker (a worker past 95 % of
+    its memory limit is restarted by its nanny; a task that kills its workers again is given up):
+    the tables' ranks and partitions it held are gone, so every later test would fail too and the
+    verdict would stand on the tests before it. One line naming the test and what to do
+    (:class:`~synthguard.errors.SynthguardError`); nothing for any other outcome.
+
+    Examples
+    --------
+    >>> from synthguard.run.executor import Entry
+    >>> stop_on_lost_worker(Entry(name="ims", metric="ims", params={}, status="ok"))
+    """
+    from ..errors import SynthguardError
+
+    err = entry.error
+    lost = type(err).__name__ == "KilledWorker" or (
+        type(err).__name__ == "FutureCancelledError" and "lost dependencies" in str(err))
+    if entry.status == "error" and lost:
+        raise SynthguardError(
+            f"{entry.name}: the cluster lost a worker during this test (a worker past its memory "
+            "limit is restarted, and the tables' partitions it held are gone): rerun with more "
+            "memory per worker (dask worker --memory-limit, --worker-memory with --workers) or "
+            "more workers; see docs/scaling.md") from err
 
 
 def distributed_metrics() -> list[str]:
@@ -99,6 +150,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     with stage("reading inputs", options.progress):
         dt = load_tables(original, synthetic, control, metadata, client=client,
                          npartitions=npartitions)
+    refuse_sample(options, {r: dt.get(r).n_rows for r in dt.roles})
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:
         from .advice import planned_retests
@@ -170,8 +222,10 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         spec = get_metric(metric)
         if spec.backend != "any":  # skipped with the reason (after any missing input)
             spec = replace(spec, func=not_distributed)
-        return execute(spec, ctx, run_config.metrics[name], name=name,
-                       thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+        entry = execute(spec, ctx, run_config.metrics[name], name=name,
+                        thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
+        stop_on_lost_worker(entry)
+        return entry
 
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
                    on_progress=options.on_progress)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
+import pandas as pd
 import pytest
 
 from synthguard import evaluate
 from synthguard.errors import ConfigError
 
+from ...helpers import without_seconds
 from .test_distributed_equality import META, _frame
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
@@ -42,9 +45,92 @@ def test_named_runs_on_a_client_equal_one_process(dask_client):
 
 @pytest.mark.parametrize("arg, value", [("original_stats", {"rows": 1}), ("entity_key", "a"),
                                         ("sequence_key", "c"), ("generator", object()), ("jobs", 2),
-                                        ("cache", True),
-                                        ("max_records", 100)])
+                                        ("cache", True)])
 def test_an_argument_a_cluster_cannot_honour_is_refused_by_name(dask_client, arg, value):
     with pytest.raises(ConfigError, match=rf"cannot take {arg}="):
         evaluate(_frame(20, 0), _frame(20, 1), None, META, metrics=["ims"], client=dask_client,
                  **{arg: value})
+
+
+def test_max_records_that_would_sample_is_refused_naming_the_table(dask_client):
+    with pytest.raises(ConfigError, match=r"cannot take max_records=50: the original table holds 60 rows"):
+        evaluate(_frame(60, 0), _frame(20, 1), None, META, metrics=["ims"], client=dask_client,
+                 max_records=50)
+    with pytest.raises(ConfigError, match=r"cannot take max_records=50: the control table holds 70 rows"):
+        evaluate(_frame(40, 0), _frame(20, 1), _frame(70, 2), META, metrics=["ims"], client=dask_client,
+                 max_records=50)
+
+
+def test_max_records_that_samples_nothing_gives_one_processs_report_on_a_client(dask_client):
+    """At least the training and control rows (the release may hold more), or 0: one process
+    samples nothing and its report is that of a run without max_records; so is the cluster's."""
+    orig, syn, ctrl = _frame(60, 3), pd.concat([_frame(80, 4), _frame(60, 3).iloc[:10]]), _frame(30, 5)
+    metrics = ["exact_matches", "dcr"]
+    single = evaluate(orig, syn, ctrl, META, metrics=metrics, seed=4, max_records=60).to_dict()
+    for limit in (60, 0):
+        dist = evaluate(orig, syn, ctrl, META, metrics=metrics, seed=4, max_records=limit,
+                        client=dask_client).to_dict()
+        assert single.get("sample") is None and dist.get("sample") is None
+        for name in metrics:
+            assert dist["metrics"][name]["status"] == "ok", dist["metrics"][name]["reason"]
+            assert _dumps(dist["metrics"][name]) == _dumps(single["metrics"][name]), (limit, name)
+        assert _dumps(dist["verdict"]) == _dumps(single["verdict"]), limit
+        assert _dumps(dist.get("records")) == _dumps(single.get("records")), limit
+
+
+def _dumps(value) -> str:
+    return json.dumps(without_seconds(value), sort_keys=True, default=str)
+
+
+def test_worker_memory_caps_the_local_clusters_workers(monkeypatch, tmp_path):
+    """``--worker-memory`` reaches every worker of the ``--workers`` cluster as its memory limit;
+    without ``--workers`` it is refused (an existing cluster's workers set their own)."""
+    from click.testing import CliRunner
+
+    import synthguard.distributed as dist
+    from synthguard.cli import main
+
+    limits: list[dict] = []
+    real = dist.make_client
+
+    def in_process(scheduler=None, workers=None, **kw):  # threads, not processes: quick in CI
+        client = real(scheduler, workers, **kw, processes=False)
+        limits.append({w["memory_limit"] for w in client.scheduler_info()["workers"].values()})
+        return client
+
+    monkeypatch.setattr(dist, "make_client", in_process)
+    _frame(40, 0).to_parquet(tmp_path / "o.parquet")
+    _frame(40, 1).to_parquet(tmp_path / "s.parquet")
+    (tmp_path / "meta.json").write_text(json.dumps(META))
+    args = ["evaluate", "-o", str(tmp_path / "o.parquet"), "-s", str(tmp_path / "s.parquet"),
+            "-m", str(tmp_path / "meta.json"), "--metrics", "exact_matches", "--no-progress"]
+    res = CliRunner().invoke(main, [*args, "--workers", "2", "--worker-memory", "2GB"])
+    assert res.exit_code == 0, res.output
+    assert limits == [{2_000_000_000}]
+    res = CliRunner().invoke(main, [*args, "--worker-memory", "2GB"])
+    assert res.exit_code == 2 and "--worker-memory caps the workers of a local cluster" in res.output
+    res = CliRunner().invoke(main, [*args, "--workers", "1", "--worker-memory", "lots"])
+    assert res.exit_code != 0 and "memory limit 'lots'" in res.output
+
+
+def test_a_test_that_loses_a_worker_stops_the_run_naming_it(dask_client, monkeypatch):
+    """A worker restarted past its memory limit takes the tables' partitions with it: the run
+    stops at that test with what to do, instead of reporting every later test failed."""
+    from distributed.client import FutureCancelledError
+
+    import synthguard.run.cluster as cluster
+    from synthguard.errors import SynthguardError
+
+    real = cluster.execute
+
+    def losing(spec, ctx, params, *, name=None, **kw):
+        entry = real(spec, ctx, params, name=name, **kw)
+        if name == "ims":  # as a lost partition fails the test
+            err = FutureCancelledError("_bounds-0", "lost dependencies")
+            return dataclasses.replace(entry, status="error", reason=str(err), result=None, error=err)
+        return entry
+
+    monkeypatch.setattr(cluster, "execute", losing)
+    with pytest.raises(SynthguardError, match=r"^ims: the cluster lost a worker during this test"):
+        evaluate(_frame(40, 0), _frame(40, 1), None, META, metrics=["exact_matches", "ims"],
+                 client=dask_client)

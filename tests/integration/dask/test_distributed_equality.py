@@ -612,6 +612,37 @@ def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
                                   dist.cells_equal(asked[0], pos, cols, roles))
 
 
+def test_unique_sets_groups_a_bounded_number_of_keys_per_partition_and_equals_one_process(
+        dask_client, monkeypatch):
+    """The rows alone on each column set (the near-copy tests' identifiable share), asked of many
+    sets: each partition hashes at most ``SET_KEY_ROWS`` keys (rows x sets) at once, in batches of
+    sets, with the one-process counts (all 105 leave-two-out sets of 15 columns at once outgrew a
+    4 GB worker at 125,000 rows)."""
+    from itertools import combinations
+
+    import synthguard.distributed._backend as backend
+
+    orig, ctl = _frame(240, 71), _frame(200, 72)
+    orig = pd.concat([orig, orig.iloc[:30]], ignore_index=True)
+    local, dist = _both_backends(dask_client, orig, _frame(50, 73), ctl, META)
+    cols, roles = ["a", "b", "c", "d", "e"], ("original", "control")
+    two = [[c for j, c in enumerate(cols) if j not in m] for m in combinations(range(len(cols)), 2)]
+    keys: list[int] = []  # the workers are threads of this process: they find it on the module
+    monkeypatch.setattr(backend, "_spied_keys", keys, raising=False)
+    monkeypatch.setattr(backend, "_real_set_keys", backend._set_keys, raising=False)
+
+    def spy(encoder, frame, positions, sets, start):  # shipped by value: reads the module
+        import synthguard.distributed._backend as at
+
+        at._spied_keys.append(len(frame) * len(sets))
+        return at._real_set_keys(encoder, frame, positions, sets, start)
+
+    monkeypatch.setattr(backend, "_set_keys", spy)
+    monkeypatch.setattr(backend, "SET_KEY_ROWS", 500)
+    np.testing.assert_array_equal(local.unique_sets(two, roles), dist.unique_sets(two, roles))
+    assert keys and max(keys) <= 500 and sum(keys) == len(two) * (len(orig) + len(ctl))
+
+
 def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
     """Per row, its class size and the distinct value tuples of its class (the question l_diversity
     asks) from the partitions equal one process's: shuffled duplicates across partitions, missing

@@ -1,0 +1,180 @@
+"""The ``--preset privacy`` evaluation of the planted tables on a cluster of worker processes with a
+memory cap, against one process: wall, per-worker and driver peak RSS, same verdict and report.
+
+Data: :func:`bench_preset.make_files` (``--plant``: 1 % exact and 1 % one-cell copies planted in
+the release; training = release rows, control a quarter). ``--mode cluster`` starts a ``dask
+scheduler`` and ``--workers`` ``dask worker --nworkers 1 --nthreads 1 --memory-limit CAP`` processes
+(each a nanny and its worker), runs ``python -m synthguard evaluate --scheduler ...`` and samples
+every process's RSS with psutil every 0.2 s (``ru_maxrss`` survives fork + exec and so would show a
+parent's peak); ``--mode local`` runs the same command in one process. ``--compare A.json B.json``
+prints whether two reports have the same verdict (risk levels and bounds) and the same JSON apart
+from the seconds and the run's backend lines.
+
+Usage::
+
+    python benchmarks/bench_cluster_preset.py --sizes 100000 --mode local --data-dir /tmp/sgc
+    python benchmarks/bench_cluster_preset.py --sizes 100000 --mode cluster --data-dir /tmp/sgc
+    python benchmarks/bench_cluster_preset.py --compare /tmp/sgc/local_100000.json /tmp/sgc/cluster_100000.json
+
+Not run by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
+
+
+class Sampler(threading.Thread):
+    """Peak RSS (MiB) of each process of the trees rooted at ``pids``, sampled every ``every`` s."""
+
+    def __init__(self, pids: dict[str, int], every: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        import psutil
+
+        self.roots = {k: psutil.Process(p) for k, p in pids.items()}
+        self.every, self.peak, self.stop = every, {}, threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        while not self.stop.is_set():
+            for name, root in self.roots.items():
+                try:
+                    procs = [root, *root.children(recursive=True)]
+                except psutil.Error:
+                    continue
+                for p in procs:
+                    try:
+                        rss = p.memory_info().rss / 2**20
+                    except psutil.Error:
+                        continue
+                    key = f"{name}:{p.pid}"
+                    self.peak[key] = max(self.peak.get(key, 0.0), rss)
+            time.sleep(self.every)
+
+
+def start_cluster(workers: int, cap: str, tmp: Path) -> tuple[str, list[subprocess.Popen]]:
+    """A ``dask scheduler`` and ``workers`` capped workers; ``(address, processes)``."""
+    dask = str(Path(sys.executable).parent / "dask")
+    sfile = tmp / "scheduler.json"
+    procs = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(sfile), "--port", "0",
+                               "--no-dashboard"], stdout=subprocess.DEVNULL,
+                              stderr=open(tmp / "scheduler.log", "w"))]
+    while not sfile.exists():
+        time.sleep(0.2)
+    time.sleep(0.5)
+    for i in range(workers):
+        procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(sfile), "--nworkers", "1",
+                                       "--nthreads", "1", "--memory-limit", cap, "--no-dashboard",
+                                       "--local-directory", str(tmp / f"w{i}")],
+                                      stdout=subprocess.DEVNULL, stderr=open(tmp / f"worker{i}.log", "w")))
+    addr = json.loads(sfile.read_text())["address"]
+    from distributed import Client
+
+    with Client(addr) as c:
+        c.wait_for_workers(workers, timeout=60)
+    return addr, procs
+
+
+def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, tag: str) -> dict:
+    from bench_preset import make_files
+
+    files = make_files(n, data_dir, plant=True)
+    report = data_dir / f"{mode}{tag}_{n}.json"
+    cmd = [sys.executable, "-m", "synthguard", "evaluate", "--preset", "privacy",
+           "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
+           "-m", str(data_dir / "metadata.json"), "--json", str(report), "--no-progress", *shlex.split(extra)]
+    procs: list[subprocess.Popen] = []
+    tmp = Path(tempfile.mkdtemp(prefix="sgcl_", dir=data_dir))
+    if mode == "cluster":
+        addr, procs = start_cluster(workers, cap, tmp)
+        cmd += ["--scheduler", addr]
+    load0 = _load()
+    t0 = time.perf_counter()
+    with open(report.with_suffix(".stderr"), "w") as err:
+        child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        sampler = Sampler({"driver": child.pid, **{f"worker{i}": p.pid for i, p in enumerate(procs[1:])}})
+        sampler.start()
+        rc = child.wait()
+    wall = time.perf_counter() - t0
+    sampler.stop.set()
+    sampler.join()
+    for p in reversed(procs):
+        p.terminate()
+        p.wait(30)
+    peaks = sampler.peak
+    worker_logs = "".join((tmp / f"worker{i}.log").read_text() for i in range(len(procs) - 1))
+    out = {"rows": n, "mode": mode, "extra": extra, "rc": rc, "wall_s": round(wall, 1),
+           "driver_peak_mib": round(max(v for k, v in peaks.items() if k.startswith("driver")), 0),
+           "worker_peaks_mib": {k: round(v) for k, v in peaks.items() if k.startswith("worker")},
+           "load_before": load0, "load_after": _load(), "report": str(report), "cmd": " ".join(cmd),
+           "worker_restarts": worker_logs.count("Restarting worker"),
+           "worker_memory_warnings": worker_logs.count("Memory use is high") + worker_logs.count("exceeded")}
+    if rc != 0:
+        out["error"] = report.with_suffix(".stderr").read_text()[-1500:]
+    return out
+
+
+def _strip(x):
+    """A report without the seconds and the lines that name the run's backend or duration."""
+    if isinstance(x, dict):
+        return {k: _strip(v) for k, v in x.items()
+                if k not in ("seconds", "elapsed_seconds", "started", "finished", "timings", "run_seconds")}
+    if isinstance(x, list):
+        return [_strip(v) for v in x]
+    return x
+
+
+def compare(a: Path, b: Path) -> dict:
+    ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
+    verdict = [(r["risk"], r["level"], r.get("bound"), r.get("upper_bound")) for r in ra["verdict"]["risks"]]
+    verdict_b = [(r["risk"], r["level"], r.get("bound"), r.get("upper_bound")) for r in rb["verdict"]["risks"]]
+    sa, sb = _strip(ra), _strip(rb)
+    diff = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
+    metrics = sorted(m for m in set(sa.get("metrics", {})) | set(sb.get("metrics", {}))
+                     if sa["metrics"].get(m) != sb["metrics"].get(m))
+    return {"verdict_levels_equal": [v[:2] for v in verdict] == [v[:2] for v in verdict_b],
+            "verdict_equal": sa["verdict"] == sb["verdict"], "json_equal": sa == sb,
+            "differing_top_keys": diff, "differing_metrics": metrics,
+            "levels_a": {v[0]: v[1] for v in verdict}, "levels_b": {v[0]: v[1] for v in verdict_b}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100000")
+    ap.add_argument("--data-dir", type=Path, default=Path("/tmp/synthguard_bench_cluster"))
+    ap.add_argument("--mode", choices=("local", "cluster"), default="cluster")
+    ap.add_argument("--extra", default="", help="extra 'synthguard evaluate' options")
+    ap.add_argument("--tag", default="", help="appended to the report's name")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory-limit", default="4GB")
+    ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
+    ap.add_argument("--compare", nargs=2, type=Path)
+    args = ap.parse_args(argv)
+    if args.compare:
+        print(json.dumps(compare(*args.compare), indent=1))
+        return
+    for n in (int(s) for s in args.sizes.split(",")):
+        r = run(n, args.data_dir, args.mode, args.extra, args.workers, args.memory_limit, args.tag)
+        print(json.dumps(r, indent=1), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()
