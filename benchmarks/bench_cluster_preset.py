@@ -34,10 +34,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _load() -> str:
-    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
-
-
 class Sampler(threading.Thread):
     """Peak RSS (MiB) of each process of the trees rooted at ``pids``, sampled every ``every`` s."""
 
@@ -91,7 +87,7 @@ def start_cluster(workers: int, cap: str, tmp: Path) -> tuple[str, list[subproce
 
 
 def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, tag: str) -> dict:
-    from bench_preset import make_files
+    from bench_preset import _load, make_files
 
     files = make_files(n, data_dir, plant=True)
     report = data_dir / f"{mode}{tag}_{n}.json"

@@ -135,8 +135,8 @@ def risk_options(func):
               help="Run on a local Dask cluster of this many worker processes; needs synthguard[dask].")
 @click.option("--worker-memory", default=None, metavar="SIZE",
               help="With --workers: each local worker's memory limit (e.g. 4GB; Dask's default: the "
-                   "machine's memory shared among the workers). A worker spills to disk above 60 %% of it "
-                   "and is restarted above 95 %%. See docs/scaling.md.")
+                   "machine's memory shared among the workers). A worker spills to disk above 60 % of it "
+                   "and is restarted above 95 %. See docs/scaling.md.")
 @click.option("--entity-key", default=None,
               help="Column naming the person each row belongs to (many rows per person): privacy is "
                    "then measured per entity (docs/entity-level.md).")

@@ -29,7 +29,7 @@ CLUSTER_REFUSES: dict[str, str] = {
     "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
              "not compute",
     "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
-                   "unset, or at least the training and control rows",
+                   "unset, or set it to at least the training and control rows",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
             "unset or 1",
 }
@@ -63,7 +63,7 @@ def refuse_sample(options: EvaluateOptions, rows: dict[str, int]) -> None:
     >>> refuse_sample(EvaluateOptions(max_records=200_000), {"original": 300_000, "synthetic": 10})
     Traceback (most recent call last):
     ...
-    synthguard.errors.ConfigError: evaluate(client=...) cannot take max_records=200000: the original table holds 300,000 rows; a cluster run tests every record (sampled queries run in one process): leave it unset, or at least the training and control rows
+    synthguard.errors.ConfigError: evaluate(client=...) cannot take max_records=200000: the original table holds 300,000 rows; a cluster run tests every record (sampled queries run in one process): leave it unset, or set it to at least the training and control rows
     """
     from .sample import resolve_max_records
 
