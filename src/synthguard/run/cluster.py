@@ -5,6 +5,7 @@ others reported ``skipped`` with the reason; the same executor, loop and header 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -17,8 +18,9 @@ from .loop import check_run_config, run_all, run_header
 from .options import ENTITY_OPTIONS, EvaluateOptions
 from .verdict import risk_rule_of
 
-__all__ = ["CLUSTER_REFUSES", "distributed_metrics", "not_distributed", "refuse_on_cluster",
-           "refuse_sample", "run_on_cluster", "run_tables_on_cluster", "stop_on_lost_worker"]
+__all__ = ["CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "not_distributed", "refuse_on_cluster",
+           "refuse_sample", "run_on_cluster", "run_tables_on_cluster", "stop_on_lost_worker",
+           "worker_ids"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
@@ -74,12 +76,38 @@ def refuse_sample(options: EvaluateOptions, rows: dict[str, int]) -> None:
                           f"holds {rows[over[0]]:,} rows; {CLUSTER_REFUSES['max_records']}")
 
 
-def stop_on_lost_worker(entry: Entry) -> None:
-    """Stop the run when a test failed because the cluster lost a worker (a worker past 95 % of
-    its memory limit is restarted by its nanny; a task that kills its workers again is given up):
-    the tables' ranks and partitions it held are gone, so every later test would fail too and the
-    verdict would stand on the tests before it. One line naming the test and what to do
-    (:class:`~synthguard.errors.SynthguardError`); nothing for any other outcome.
+def cancelled_on_cluster(entry: Entry) -> bool:
+    """Whether a test failed because the cluster gave up its tasks: a worker killed by them
+    (``KilledWorker``), or tasks cancelled because the data they read was gone when they were
+    submitted (``FutureCancelledError``, "lost dependencies": the partitions of a lost worker, or a
+    key the scheduler had just forgotten as a client released it).
+
+    Examples
+    --------
+    >>> from synthguard.run.executor import Entry
+    >>> cancelled_on_cluster(Entry(name="ims", metric="ims", params={}, status="ok"))
+    False
+    """
+    err = entry.error
+    return entry.status == "error" and (type(err).__name__ == "KilledWorker" or (
+        type(err).__name__ == "FutureCancelledError" and "lost dependencies" in str(err)))
+
+
+def worker_ids(client: Any) -> frozenset[str]:
+    """The addresses of the cluster's workers now (a worker restarted by its nanny comes back under
+    another address)."""
+    return frozenset(client.scheduler_info().get("workers", {}))
+
+
+def stop_on_lost_worker(entry: Entry, lost: bool = True) -> None:
+    """Stop the run when a test failed because the cluster gave up its tasks
+    (:func:`cancelled_on_cluster`). ``lost``: a worker of the run's start has left (a worker past
+    95 % of its memory limit is restarted by its nanny; a task that kills its workers again is
+    given up): the tables' partitions it held are gone, so every later test would fail too and the
+    verdict would stand on the tests before it. Otherwise the tasks were cancelled with every
+    worker in place, twice (:func:`run_tables_on_cluster` runs such a test a second time first).
+    One line naming the test and what to do (:class:`~synthguard.errors.SynthguardError`); nothing
+    for any other outcome.
 
     Examples
     --------
@@ -88,15 +116,18 @@ def stop_on_lost_worker(entry: Entry) -> None:
     """
     from ..errors import SynthguardError
 
-    err = entry.error
-    lost = type(err).__name__ == "KilledWorker" or (
-        type(err).__name__ == "FutureCancelledError" and "lost dependencies" in str(err))
-    if entry.status == "error" and lost:
+    if not cancelled_on_cluster(entry):
+        return
+    if lost:
         raise SynthguardError(
             f"{entry.name}: the cluster lost a worker during this test (a worker past its memory "
             "limit is restarted, and the tables' partitions it held are gone): rerun with more "
             "memory per worker (dask worker --memory-limit, --worker-memory with --workers) or "
-            "more workers; see docs/scaling.md") from err
+            "more workers; see docs/scaling.md") from entry.error
+    raise SynthguardError(
+        f"{entry.name}: the cluster cancelled this test's tasks twice with every worker in place "
+        f"({entry.error}): the scheduler no longer held data they read; rerun, and if it recurs "
+        "report it with the dask and distributed versions") from entry.error
 
 
 def distributed_metrics() -> list[str]:
@@ -210,6 +241,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     from ..distributed import cluster_backend
 
     client, seed = dt.client, int(options.seed or 0)
+    workers = worker_ids(client)  # a test that loses one of them stops the run
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     # one context for the run, whose backend is the cluster: the metrics run their own code
     names = list(run_config.metrics)
@@ -222,9 +254,16 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         spec = get_metric(metric)
         if spec.backend != "any":  # skipped with the reason (after any missing input)
             spec = replace(spec, func=not_distributed)
-        entry = execute(spec, ctx, run_config.metrics[name], name=name,
-                        thresholds=run_config.thresholds.get(name, run_config.thresholds.get(metric)))
-        stop_on_lost_worker(entry)
+        thresholds = run_config.thresholds.get(name, run_config.thresholds.get(metric))
+        entry = execute(spec, ctx, run_config.metrics[name], name=name, thresholds=thresholds)
+        if cancelled_on_cluster(entry) and not workers - worker_ids(client):
+            # every worker is in place: the scheduler forgot a key a task read as a client released
+            # it (a race of dask's); the test runs once more on the same tables, said aloud
+            warnings.warn(f"{name}: the cluster cancelled this test's tasks ({entry.error}) with "
+                          "every worker in place; running it a second time", RuntimeWarning,
+                          stacklevel=2)
+            entry = execute(spec, ctx, run_config.metrics[name], name=name, thresholds=thresholds)
+        stop_on_lost_worker(entry, lost=bool(workers - worker_ids(client)))
         return entry
 
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
