@@ -257,6 +257,41 @@ if _HAS_NUMBA:
                 out[j, t, :] = code[order[j, t], :]
 
 
+    @njit(cache=True, nogil=True)
+    def _smallest_kernel(u, k, out, tie):  # pragma: no cover - compiled
+        """Per row of ``u``: the columns of its ``k`` smallest values, ascending (``out``), and
+        whether another column holds the ``k``-th smallest value too (``tie``)."""
+        b, p = u.shape
+        bv = np.empty(k)
+        bi = np.empty(k, dtype=np.int64)
+        for i in range(b):
+            m = 0
+            for j in range(p):  # insertion into the k smallest so far, by (value, column)
+                x = u[i, j]
+                if m == k and not x < bv[k - 1]:
+                    continue
+                at = m if m < k else k - 1
+                while at > 0 and x < bv[at - 1]:
+                    if at < k:
+                        bv[at] = bv[at - 1]
+                        bi[at] = bi[at - 1]
+                    at -= 1
+                bv[at] = x
+                bi[at] = j
+                if m < k:
+                    m += 1
+            kth = bv[k - 1]
+            n_all = 0
+            for j in range(p):
+                n_all += u[i, j] == kth
+            n_in = 0
+            for t in range(k):
+                n_in += bv[t] == kth
+            tie[i] = n_all > n_in
+            for t in range(k):
+                out[i, t] = bi[t]
+            out[i].sort()
+
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
     n = X.shape[0]
@@ -448,3 +483,25 @@ def match_lists(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, 
         qq, rr = np.nonzero(mk.T)
         rows[offsets[s]:offsets[e]] = rr  # np.nonzero is row-major: grouped by query, rows ascending
     return offsets, rows
+
+
+def smallest_columns(u: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``u`` (shape ``(b, p)``, ``1 <= k <= p``), the columns of its ``k`` smallest
+    values, ascending: ``np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)``, which it
+    equals (a row where another column ties with its ``k``-th smallest value is handed to that
+    very expression, as numpy breaks such ties its own way).
+
+    Examples
+    --------
+    >>> smallest_columns(np.array([[0.5, 0.1, 0.9, 0.3], [0.2, 0.8, 0.1, 0.7]]), 2).tolist()
+    [[1, 3], [0, 2]]
+    """
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    if not _HAS_NUMBA or u.shape[0] == 0:
+        return np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
+    out = np.empty((u.shape[0], k), dtype=np.int64)
+    tie = np.zeros(u.shape[0], dtype=np.bool_)
+    _smallest_kernel(u, int(k), out, tie)
+    if tie.any():
+        out[tie] = np.sort(np.argpartition(u[tie], k - 1, axis=1)[:, :k], axis=1)
+    return out

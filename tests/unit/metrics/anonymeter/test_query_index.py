@@ -120,3 +120,13 @@ def test_ranked_codes_and_distinct_value_searches_count_as_the_plain_scan_at_eve
             assert np.array_equal(c0, c1)
             below = c0 < (cap or np.iinfo(np.int64).max)
             assert np.array_equal(f0[below], f1[below])
+
+
+@pytest.mark.parametrize("k", [1, 3, 14])
+def test_smallest_columns_equal_numpys_argpartition_ties_included(k):
+    # the multivariate search's column draws: the same columns as numpy's argpartition, also for
+    # rows where values tie at the k-th smallest (rounded values: many ties)
+    rng = np.random.default_rng(k)
+    for u in (rng.random((5000, 15)), rng.random((5000, 15)).round(1)):
+        want = np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
+        assert np.array_equal(Q.smallest_columns(u, k), want)
