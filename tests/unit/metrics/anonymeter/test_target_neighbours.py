@@ -30,20 +30,24 @@ def _targets(ctx: Context, seed: int) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def test_targets_read_from_every_records_search_equal_their_own_search():
+def test_targets_read_from_every_records_search_equal_their_own_search(monkeypatch):
     ori, syn, ctl = _tables()
     ctx = Context.from_frames(ori, syn, ctl, seed=0)
     targets = _targets(ctx, 1)
+    real = C.neighbours_among
+    calls: list[list[str]] = []
+
+    def counted(c, queries, *args, **kwargs):
+        calls.append([r for r, _ in queries])
+        return real(c, queries, *args, **kwargs)
+
     for cols, k in ((["age", "edu"], 1), (["score", "region", "edu"], 3)):
-        want = C.neighbours_among(ctx, targets, cols, k)
-        calls = []
-        real = C.neighbours_among
-        try:  # the pooled search is the only one made
-            C.neighbours_among = lambda *a, **kw: calls.append(a[1]) or real(*a, **kw)
+        want = real(ctx, targets, cols, k)
+        calls.clear()
+        with monkeypatch.context() as m:
+            m.setattr(C, "neighbours_among", counted)
             got = C.target_neighbours(ctx, targets, cols, k, pooled=True)
-        finally:
-            C.neighbours_among = real
-        assert [[r for r, _ in q] for q in calls] == [["original", "control"]]
+        assert calls == [["original", "control"]]  # the pooled search is the only one made
         assert np.array_equal(got[1], want[1]) and np.array_equal(got[0], want[0])
 
 
