@@ -110,18 +110,59 @@ if _HAS_NUMBA:
         return base + (1 if (x < v or (right and x == v)) else 0)
 
     @njit(cache=True, nogil=True)
-    def _below(srt, nv, dv, ds, dof, c, v, right):  # pragma: no cover - compiled
+    def _slot(bits, mask):  # pragma: no cover - compiled
+        """A value's first slot in a hash table of ``mask + 1`` slots (its bits, Fibonacci hashing)."""
+        return np.int64((np.uint64(bits) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+
+    @njit(cache=True, nogil=True)
+    def _find(hk, hv, hof, c, v):  # pragma: no cover - compiled
+        """The position in the distinct values of column ``c``'s distinct value equal to ``v``
+        (not missing), from its hash table (open addressing: keys ``hk``, the values' bits,
+        ``-0.0`` as ``0.0``; positions ``hv``, -1 for an empty slot); -1 when absent."""
+        h0 = hof[c]
+        mask = hof[c + 1] - h0 - 1
+        bits = np.float64(v + 0.0).view(np.int64)
+        j = _slot(bits, mask)
+        while True:
+            at = hv[h0 + j]
+            if at < 0:
+                return -1
+            if hk[h0 + j] == bits:
+                return at
+            j = (j + 1) & mask
+
+    @njit(cache=True, nogil=True)
+    def _hash_kernel(dv, dof, hof, hk, hv):  # pragma: no cover - compiled
+        """Fill each column's hash table of its distinct values (see :func:`_find`)."""
+        for c in range(dof.size - 1):
+            mask = hof[c + 1] - hof[c] - 1
+            for i in range(dof[c], dof[c + 1]):
+                bits = np.float64(dv[i] + 0.0).view(np.int64)
+                j = _slot(bits, mask)
+                while hv[hof[c] + j] >= 0:
+                    j = (j + 1) & mask
+                hk[hof[c] + j] = bits
+                hv[hof[c] + j] = i
+
+    @njit(cache=True, nogil=True)
+    def _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, right):  # pragma: no cover - compiled
         """How many of column ``c``'s ``nv`` non-missing sorted values (row ``c`` of ``srt``) are
-        ``< v`` (``right``: ``<= v``; ``v`` not missing): a binary search of its distinct values
-        (``dv``, each one's first position ``ds``) when it keeps them, else of its sorted values."""
+        ``< v`` (``right``: ``<= v``; ``v`` not missing): from the first position of ``v``'s
+        run when ``v`` is one of the distinct values the column keeps (its hash table), else a
+        binary search of those distinct values (``dv``, each one's first position ``ds``), else
+        of its sorted values."""
         a, b = dof[c], dof[c + 1]
         if b > a:
-            i = _search(dv, a, b, v, right)
+            f = _find(hk, hv, hof, c, v)
+            if f >= 0:
+                i = f + 1 if right else f
+            else:
+                i = _search(dv, a, b, v, right)
             return ds[i] if i < b else nv
         return _search(srt[c], 0, nv, v, right)
 
     @njit(cache=True, nogil=True)
-    def _exact_slice(srt, nv, n, op, v, dv, ds, dof, c):  # pragma: no cover - compiled
+    def _exact_slice(srt, nv, n, op, v, dv, ds, dof, hk, hv, hof, c):  # pragma: no cover - compiled
         """The rows satisfying ``(op, v)``: positions ``[lo, hi)`` of the column's order, less
         ``[xlo, xhi)`` (``NE``: the value's run; else empty). Exact: a missing value satisfies
         only ``ISNULL``, and a missing ``v`` no comparison but ``!=``."""
@@ -132,19 +173,19 @@ if _HAS_NUMBA:
         if v != v:
             return (0, nv, 0, 0) if op == NE else (0, 0, 0, 0)
         if op == EQ:
-            return _below(srt, nv, dv, ds, dof, c, v, False), _below(srt, nv, dv, ds, dof, c, v, True), 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), 0, 0
         if op == NE:
-            return 0, nv, _below(srt, nv, dv, ds, dof, c, v, False), _below(srt, nv, dv, ds, dof, c, v, True)
+            return 0, nv, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True)
         if op == GT:
-            return _below(srt, nv, dv, ds, dof, c, v, True), nv, 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), nv, 0, 0
         if op == GE:
-            return _below(srt, nv, dv, ds, dof, c, v, False), nv, 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), nv, 0, 0
         if op == LT:
-            return 0, _below(srt, nv, dv, ds, dof, c, v, False), 0, 0
-        return 0, _below(srt, nv, dv, ds, dof, c, v, True), 0, 0
+            return 0, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), 0, 0
+        return 0, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), 0, 0
 
     @njit(cache=True, nogil=True)
-    def _plan(srt, n_valid, n, pcode, dv, ds, dof, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
+    def _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
         """Query ``i``'s scan: its narrowest predicate ``best_t`` and that predicate's slice
         ``[lo, hi)`` of its column's order (``NE``: the non-missing slice, a superset); ``lim[t]``:
         predicate ``t``'s code bounds ``(blo, bhi, xlo, xhi)`` (``pcode``: the code of each
@@ -157,7 +198,7 @@ if _HAS_NUMBA:
         best_hi = n + 1
         for t in range(k):
             c = qcol[i, t]
-            lo, hi, xlo, xhi = _exact_slice(srt, n_valid[c], n, qop[i, t], qval[i, t], dv, ds, dof, c)
+            lo, hi, xlo, xhi = _exact_slice(srt, n_valid[c], n, qop[i, t], qval[i, t], dv, ds, dof, hk, hv, hof, c)
             if hi <= lo:
                 return t, 0, 0
             if qop[i, t] == NE:
@@ -196,14 +237,14 @@ if _HAS_NUMBA:
         return True
 
     @njit(parallel=True, cache=True)
-    def _count_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, qcol, qop,
+    def _count_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, hk, hv, hof, qcol, qop,
                               qval, cap, out_count, out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
         n = X.shape[0]
         lim = np.empty((nq, k, 4), dtype=np.int64)
         for i in nb.prange(nq):
-            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, qcol, qop, qval, i, k, lim[i])
+            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim[i])
             c0 = qcol[i, best_t]
             cnt = 0
             first = -1
@@ -220,7 +261,7 @@ if _HAS_NUMBA:
             out_first[i] = first
 
     @njit(parallel=True, cache=True)
-    def _fill_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, qcol, qop,
+    def _fill_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, hk, hv, hof, qcol, qop,
                              qval, offsets, out_rows):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
@@ -231,7 +272,7 @@ if _HAS_NUMBA:
             end = offsets[i + 1]
             if pos >= end:
                 continue
-            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, qcol, qop, qval, i, k, lim[i])
+            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim[i])
             c0 = qcol[i, best_t]
             for t0 in range(lo, hi):
                 if pos >= end:
@@ -349,6 +390,11 @@ class ColumnIndex:
         position of each in its column's order (int64), and each column's share
         ``distinct[distinct_at[c]:distinct_at[c + 1]]`` (empty: not kept, the sorted values are
         searched).
+    hash_keys, hash_rows, hash_at : ndarray of int64
+        Per column keeping its distinct values, a hash table of them (open addressing, 2 to 4
+        slots a value: each slot's value bits, ``-0.0`` as ``0.0``, and its position in
+        ``distinct``, -1 when empty), column ``c``'s at ``hash_at[c]:hash_at[c + 1]``: a query
+        value found there needs no binary search.
     codes : ndarray of uint8, shape (p, n, p)
         ``codes[j, t]``: the codes, in every column, of the row at position ``t`` of column
         ``j``'s order (``n * p * p`` bytes). Above :data:`CODES_BYTES` (and without numba) none
@@ -390,6 +436,14 @@ class ColumnIndex:
         self.distinct = np.concatenate(distinct) if distinct else np.zeros(0)
         self.starts = np.concatenate(starts).astype(np.int64) if starts else np.zeros(0, np.int64)
         self.distinct_at = np.asarray(at, dtype=np.int64)
+        m = np.diff(self.distinct_at)  # hash tables of the kept distinct values: 2 to 4 slots each
+        size = np.where(m > 0, np.left_shift(1, np.array([int(2 * x - 1).bit_length() for x in m.tolist()],
+                                                         dtype=np.int64)), 0)
+        self.hash_at = np.r_[0, np.cumsum(size)].astype(np.int64)
+        self.hash_keys = np.zeros(int(self.hash_at[-1]), dtype=np.int64)
+        self.hash_rows = np.full(int(self.hash_at[-1]), -1, dtype=np.int64)
+        if _HAS_NUMBA and self.hash_keys.size:
+            _hash_kernel(self.distinct, self.distinct_at, self.hash_at, self.hash_keys, self.hash_rows)
         if coded:
             self.codes = np.empty((p, n, p), dtype=np.uint8)
             if n > 0:
@@ -401,7 +455,8 @@ class ColumnIndex:
     def _kernel_args(self) -> tuple:
         """The index's arrays as the indexed kernels read them."""
         return (self.order, self.sorted, self.n_valid, self.codes, self.shift < 63, self.position_codes,
-                self.ranked, self.distinct, self.starts, self.distinct_at)
+                self.ranked, self.distinct, self.starts, self.distinct_at, self.hash_keys, self.hash_rows,
+                self.hash_at)
 
 
 def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
