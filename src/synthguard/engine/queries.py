@@ -23,6 +23,8 @@ _MAX_CELLS = 4_000_000
 #: a column index keeps bucket codes (``n * p * p`` bytes) up to this size; above it (wide tables)
 #: its kernels test every predicate on the rows' values
 CODES_BYTES = 256 * 2**20
+#: a column index keeps a column's distinct values for its binary searches up to this many
+DISTINCT_KEPT = 1 << 16
 
 if _HAS_NUMBA:
     import numba as nb
@@ -91,7 +93,76 @@ if _HAS_NUMBA:
                     pos += 1
 
     @njit(cache=True, nogil=True)
-    def _exact_slice(srt, nv, n, op, v):  # pragma: no cover - compiled
+    def _search(a, lo, hi, v, right):  # pragma: no cover - compiled
+        """``lo`` plus how many of the ascending ``a[lo:hi]`` are ``< v`` (``right``: ``<= v``;
+        ``v`` not missing): ``np.searchsorted`` of that slice, with a fixed number of halvings
+        and no data-dependent branch (compiled to conditional moves)."""
+        n = hi - lo
+        if n <= 0:
+            return lo
+        base = lo
+        while n > 1:
+            half = n >> 1
+            x = a[base + half - 1]
+            base = base + half if (x < v or (right and x == v)) else base
+            n -= half
+        x = a[base]
+        return base + (1 if (x < v or (right and x == v)) else 0)
+
+    @njit(cache=True, nogil=True)
+    def _slot(bits, mask):  # pragma: no cover - compiled
+        """A value's first slot in a hash table of ``mask + 1`` slots (its bits, Fibonacci hashing)."""
+        return np.int64((np.uint64(bits) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+
+    @njit(cache=True, nogil=True)
+    def _find(hk, hv, hof, c, v):  # pragma: no cover - compiled
+        """The position in the distinct values of column ``c``'s distinct value equal to ``v``
+        (not missing), from its hash table (open addressing: keys ``hk``, the values' bits,
+        ``-0.0`` as ``0.0``; positions ``hv``, -1 for an empty slot); -1 when absent."""
+        h0 = hof[c]
+        mask = hof[c + 1] - h0 - 1
+        bits = np.float64(v + 0.0).view(np.int64)
+        j = _slot(bits, mask)
+        while True:
+            at = hv[h0 + j]
+            if at < 0:
+                return -1
+            if hk[h0 + j] == bits:
+                return at
+            j = (j + 1) & mask
+
+    @njit(cache=True, nogil=True)
+    def _hash_kernel(dv, dof, hof, hk, hv):  # pragma: no cover - compiled
+        """Fill each column's hash table of its distinct values (see :func:`_find`)."""
+        for c in range(dof.size - 1):
+            mask = hof[c + 1] - hof[c] - 1
+            for i in range(dof[c], dof[c + 1]):
+                bits = np.float64(dv[i] + 0.0).view(np.int64)
+                j = _slot(bits, mask)
+                while hv[hof[c] + j] >= 0:
+                    j = (j + 1) & mask
+                hk[hof[c] + j] = bits
+                hv[hof[c] + j] = i
+
+    @njit(cache=True, nogil=True)
+    def _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, right):  # pragma: no cover - compiled
+        """How many of column ``c``'s ``nv`` non-missing sorted values (row ``c`` of ``srt``) are
+        ``< v`` (``right``: ``<= v``; ``v`` not missing): from the first position of ``v``'s
+        run when ``v`` is one of the distinct values the column keeps (its hash table), else a
+        binary search of those distinct values (``dv``, each one's first position ``ds``), else
+        of its sorted values."""
+        a, b = dof[c], dof[c + 1]
+        if b > a:
+            f = _find(hk, hv, hof, c, v)
+            if f >= 0:
+                i = f + 1 if right else f
+            else:
+                i = _search(dv, a, b, v, right)
+            return ds[i] if i < b else nv
+        return _search(srt[c], 0, nv, v, right)
+
+    @njit(cache=True, nogil=True)
+    def _exact_slice(srt, nv, n, op, v, dv, ds, dof, hk, hv, hof, c):  # pragma: no cover - compiled
         """The rows satisfying ``(op, v)``: positions ``[lo, hi)`` of the column's order, less
         ``[xlo, xhi)`` (``NE``: the value's run; else empty). Exact: a missing value satisfies
         only ``ISNULL``, and a missing ``v`` no comparison but ``!=``."""
@@ -101,84 +172,85 @@ if _HAS_NUMBA:
             return 0, nv, 0, 0
         if v != v:
             return (0, nv, 0, 0) if op == NE else (0, 0, 0, 0)
-        a = srt[:nv]
         if op == EQ:
-            return np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right"), 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), 0, 0
         if op == NE:
-            return 0, nv, np.searchsorted(a, v, side="left"), np.searchsorted(a, v, side="right")
+            return 0, nv, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True)
         if op == GT:
-            return np.searchsorted(a, v, side="right"), nv, 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), nv, 0, 0
         if op == GE:
-            return np.searchsorted(a, v, side="left"), nv, 0, 0
+            return _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), nv, 0, 0
         if op == LT:
-            return 0, np.searchsorted(a, v, side="left"), 0, 0
-        return 0, np.searchsorted(a, v, side="right"), 0, 0
+            return 0, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, False), 0, 0
+        return 0, _below(srt, nv, dv, ds, dof, hk, hv, hof, c, v, True), 0, 0
 
     @njit(cache=True, nogil=True)
-    def _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
+    def _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
         """Query ``i``'s scan: its narrowest predicate ``best_t`` and that predicate's slice
         ``[lo, hi)`` of its column's order (``NE``: the non-missing slice, a superset); ``lim[t]``:
-        predicate ``t``'s bucket bounds ``(blo, bhi, xlo, xhi)`` (a row whose bucket is outside
-        ``[blo, bhi]`` fails it; one strictly inside and outside ``[xlo, xhi]`` satisfies it; the
-        others are tested on their value). ``lo == hi`` when some predicate selects no row."""
+        predicate ``t``'s code bounds ``(blo, bhi, xlo, xhi)`` (``pcode``: the code of each
+        position of a column's order; a row whose code is outside ``[blo, bhi]`` fails it; one
+        strictly inside and outside ``[xlo, xhi]`` satisfies it; the others are tested on their
+        value, but in a column whose codes are its values' ranks, where a code inside ``[xlo,
+        xhi]`` fails and any other passes). ``lo == hi`` when some predicate selects no row."""
         best_t = 0
         best_lo = 0
         best_hi = n + 1
-        empty = False
         for t in range(k):
             c = qcol[i, t]
-            lo, hi, xlo, xhi = _exact_slice(srt[c], n_valid[c], n, qop[i, t], qval[i, t])
+            lo, hi, xlo, xhi = _exact_slice(srt, n_valid[c], n, qop[i, t], qval[i, t], dv, ds, dof, hk, hv, hof, c)
             if hi <= lo:
-                empty = True
-            elif qop[i, t] == NE:
+                return t, 0, 0
+            if qop[i, t] == NE:
                 lo, hi = 0, n_valid[c]
             if hi - lo < best_hi - best_lo:
                 best_t, best_lo, best_hi = t, lo, hi
-            lim[t, 0] = lo >> shift
-            lim[t, 1] = (hi - 1) >> shift
+            lim[t, 0] = pcode[c, lo]
+            lim[t, 1] = pcode[c, hi - 1]
             if xhi > xlo:
-                lim[t, 2] = xlo >> shift
-                lim[t, 3] = (xhi - 1) >> shift
+                lim[t, 2] = pcode[c, xlo]
+                lim[t, 3] = pcode[c, xhi - 1]
             else:
                 lim[t, 2] = 1
                 lim[t, 3] = 0
-        if empty:
-            return best_t, 0, 0
         if qop[i, best_t] != NE:  # the scanned slice is exactly the rows satisfying it: no test
             lim[best_t, 0] = -1
             lim[best_t, 1] = 256
         return best_t, best_lo, best_hi
 
     @njit(cache=True, nogil=True)
-    def _passes(X, row_codes, r, qcol, qop, qval, i, k, lim):  # pragma: no cover - compiled
-        """Whether row ``r`` (bucket codes ``row_codes``) satisfies every predicate of query ``i``:
-        decided on the codes, but on the values for a code at a bound (see :func:`_plan`)."""
+    def _passes(X, row_codes, r, qcol, qop, qval, i, k, lim, ranked):  # pragma: no cover - compiled
+        """Whether row ``r`` (codes ``row_codes``) satisfies every predicate of query ``i``:
+        decided on the codes, but on the values for a bucket code at a bound (see :func:`_plan`;
+        ``ranked[c]``: column ``c``'s codes are its values' ranks, never at a bound)."""
         for t in range(k):
             c = qcol[i, t]
             b = row_codes[c]
             if b < lim[t, 0] or b > lim[t, 1]:
                 return False
-            if b == lim[t, 0] or b == lim[t, 1] or (b >= lim[t, 2] and b <= lim[t, 3]):
+            if ranked[c]:
+                if b >= lim[t, 2] and b <= lim[t, 3]:
+                    return False
+            elif b == lim[t, 0] or b == lim[t, 1] or (b >= lim[t, 2] and b <= lim[t, 3]):
                 if not _holds(X[r, c], qop[i, t], qval[i, t]):
                     return False
         return True
 
     @njit(parallel=True, cache=True)
-    def _count_indexed_kernel(X, order, srt, n_valid, codes, shift, qcol, qop, qval, cap, out_count,
-                              out_first):  # pragma: no cover - compiled
+    def _count_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, hk, hv, hof, qcol, qop,
+                              qval, cap, out_count, out_first):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
         n = X.shape[0]
         lim = np.empty((nq, k, 4), dtype=np.int64)
-        coded = shift < 63
         for i in nb.prange(nq):
-            best_t, lo, hi = _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim[i])
+            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim[i])
             c0 = qcol[i, best_t]
             cnt = 0
             first = -1
             for t0 in range(lo, hi):
                 r = order[c0, t0]
-                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i], ranked) if coded
                         else _row_holds(X, r, qcol, qop, qval, i, k)):
                     if cnt == 0 or r < first:
                         first = r
@@ -189,43 +261,77 @@ if _HAS_NUMBA:
             out_first[i] = first
 
     @njit(parallel=True, cache=True)
-    def _fill_indexed_kernel(X, order, srt, n_valid, codes, shift, qcol, qop, qval, offsets,
-                             out_rows):  # pragma: no cover - compiled
+    def _fill_indexed_kernel(X, order, srt, n_valid, codes, coded, pcode, ranked, dv, ds, dof, hk, hv, hof, qcol, qop,
+                             qval, offsets, out_rows):  # pragma: no cover - compiled
         nq = qcol.shape[0]
         k = qcol.shape[1]
         n = X.shape[0]
         lim = np.empty((nq, k, 4), dtype=np.int64)
-        coded = shift < 63
         for i in nb.prange(nq):
             pos = offsets[i]
             end = offsets[i + 1]
             if pos >= end:
                 continue
-            best_t, lo, hi = _plan(srt, n_valid, n, shift, qcol, qop, qval, i, k, lim[i])
+            best_t, lo, hi = _plan(srt, n_valid, n, pcode, dv, ds, dof, hk, hv, hof, qcol, qop, qval, i, k, lim[i])
             c0 = qcol[i, best_t]
             for t0 in range(lo, hi):
                 if pos >= end:
                     break
                 r = order[c0, t0]
-                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i]) if coded
+                if (_passes(X, codes[c0, t0], r, qcol, qop, qval, i, k, lim[i], ranked) if coded
                         else _row_holds(X, r, qcol, qop, qval, i, k)):
                     out_rows[pos] = r
                     pos += 1
             out_rows[offsets[i]:end].sort()  # ascending rows, as the plain scan lists them
 
     @njit(parallel=True, cache=True)
-    def _codes_kernel(order, shift, out):  # pragma: no cover - compiled
-        """``out[j, t]``: the bucket codes (position in each column's order >> ``shift``) of the
-        row at position ``t`` of column ``j``'s order."""
+    def _codes_kernel(order, pcode, out):  # pragma: no cover - compiled
+        """``out[j, t]``: the codes, in every column, of the row at position ``t`` of column
+        ``j``'s order (``pcode[c, t]``: the code of position ``t`` of column ``c``'s order)."""
         p, n = order.shape
         code = np.empty((n, p), dtype=np.uint8)
         for j in nb.prange(p):
             for t in range(n):
-                code[order[j, t], j] = t >> shift
+                code[order[j, t], j] = pcode[j, t]
         for j in nb.prange(p):
             for t in range(n):
                 out[j, t, :] = code[order[j, t], :]
 
+
+    @njit(cache=True, nogil=True)
+    def _smallest_kernel(u, k, out, tie):  # pragma: no cover - compiled
+        """Per row of ``u``: the columns of its ``k`` smallest values, ascending (``out``), and
+        whether another column holds the ``k``-th smallest value too (``tie``)."""
+        b, p = u.shape
+        bv = np.empty(k)
+        bi = np.empty(k, dtype=np.int64)
+        for i in range(b):
+            m = 0
+            for j in range(p):  # insertion into the k smallest so far, by (value, column)
+                x = u[i, j]
+                if m == k and not x < bv[k - 1]:
+                    continue
+                at = m if m < k else k - 1
+                while at > 0 and x < bv[at - 1]:
+                    if at < k:
+                        bv[at] = bv[at - 1]
+                        bi[at] = bi[at - 1]
+                    at -= 1
+                bv[at] = x
+                bi[at] = j
+                if m < k:
+                    m += 1
+            kth = bv[k - 1]
+            n_all = 0
+            for j in range(p):
+                n_all += u[i, j] == kth
+            n_in = 0
+            for t in range(k):
+                n_in += bv[t] == kth
+            tie[i] = n_all > n_in
+            for t in range(k):
+                out[i, t] = bi[t]
+            out[i].sort()
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
@@ -255,7 +361,14 @@ class ColumnIndex:
     """Per-column sort orders of a float matrix (missing values last), so that every predicate's
     matching rows form one contiguous slice of its column's order (``NE``: the non-missing slice
     less the value's run). Counting scans only the narrowest predicate's slice, and tests the other
-    predicates on bucket codes stored in that column's order (sequential reads, not the rows).
+    predicates on codes stored in that column's order (sequential reads, not the rows).
+
+    A column of at most 256 distinct values (missing counted as one) is coded by its values'
+    ranks: every predicate on it is decided on its codes alone. Another is coded by buckets of
+    its order (a predicate is tested on the value for a row in a bucket at the predicate's
+    bounds). A predicate's slice is found by a binary search of the column's distinct values (at
+    most :data:`DISTINCT_KEPT` kept per column, a few kB that stay in cache) instead of its
+    ``n`` sorted values.
 
     Attributes
     ----------
@@ -266,10 +379,24 @@ class ColumnIndex:
     n_valid : ndarray of int64, shape (p,)
         Non-missing values per column.
     shift : int
-        A row's bucket code in a column is its position in the column's order ``>> shift`` (at
-        most 256 buckets).
+        A bucket code is a position in the column's order ``>> shift`` (at most 256 buckets).
+    position_codes : ndarray of uint8, shape (p, n)
+        The code of each position of each column's order (its value's rank in a ranked column,
+        missing values last; else its bucket).
+    ranked : ndarray of bool, shape (p,)
+        Columns coded by their values' ranks (none when no codes are kept).
+    distinct, starts, distinct_at : ndarray
+        The columns' distinct non-missing values, ascending, concatenated (float64), the first
+        position of each in its column's order (int64), and each column's share
+        ``distinct[distinct_at[c]:distinct_at[c + 1]]`` (empty: not kept, the sorted values are
+        searched).
+    hash_keys, hash_rows, hash_at : ndarray of int64
+        Per column keeping its distinct values, a hash table of them (open addressing, 2 to 4
+        slots a value: each slot's value bits, ``-0.0`` as ``0.0``, and its position in
+        ``distinct``, -1 when empty), column ``c``'s at ``hash_at[c]:hash_at[c + 1]``: a query
+        value found there needs no binary search.
     codes : ndarray of uint8, shape (p, n, p)
-        ``codes[j, t]``: the bucket codes, in every column, of the row at position ``t`` of column
+        ``codes[j, t]``: the codes, in every column, of the row at position ``t`` of column
         ``j``'s order (``n * p * p`` bytes). Above :data:`CODES_BYTES` (and without numba) none
         are kept (a zero-stride view) and ``shift`` is 63: the kernels test every predicate on its
         value, as the plain scan does.
@@ -281,20 +408,55 @@ class ColumnIndex:
         self.order = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.int64)
         self.sorted = np.empty((p, n), dtype=np.float64)
         self.n_valid = np.empty(p, dtype=np.int64)
+        coded = _HAS_NUMBA and n * p * p <= CODES_BYTES
+        self.shift = max(0, (n - 1).bit_length() - 8) if coded else 63
+        self.position_codes = np.empty((p, n), dtype=np.uint8)
+        self.ranked = np.zeros(p, dtype=np.bool_)
+        distinct, starts, at = [], [], [0]
+        bucket = (np.arange(n, dtype=np.int64) >> min(self.shift, 62)).astype(np.uint8) if coded else None
         for j in range(p):  # loop over columns
             o = np.argsort(self.X[:, j], kind="stable")  # NaN sorts last
             self.order[j] = o
-            self.sorted[j] = self.X[o, j]
-            self.n_valid[j] = int((~np.isnan(self.X[:, j])).sum())
-        if _HAS_NUMBA and n * p * p <= CODES_BYTES:
-            self.shift = max(0, (n - 1).bit_length() - 8)
+            srt = self.X[o, j]
+            self.sorted[j] = srt
+            nv = int((~np.isnan(srt)).sum())
+            self.n_valid[j] = nv
+            first = np.flatnonzero(np.r_[True, srt[1:nv] != srt[:nv - 1]]) if nv else np.zeros(0, np.int64)
+            m = int(first.size)
+            if m <= DISTINCT_KEPT:
+                distinct.append(srt[first]), starts.append(first)
+            at.append(at[-1] + (m if m <= DISTINCT_KEPT else 0))
+            if coded and m + (nv < n) <= 256:  # ranks: the position's run (missing: the last code)
+                self.ranked[j] = True
+                rank = np.full(n, m, dtype=np.uint8)
+                rank[:nv] = np.repeat(np.arange(m, dtype=np.uint8), np.diff(np.r_[first, nv]))
+                self.position_codes[j] = rank
+            else:
+                self.position_codes[j] = bucket if bucket is not None else 0
+        self.distinct = np.concatenate(distinct) if distinct else np.zeros(0)
+        self.starts = np.concatenate(starts).astype(np.int64) if starts else np.zeros(0, np.int64)
+        self.distinct_at = np.asarray(at, dtype=np.int64)
+        m = np.diff(self.distinct_at)  # hash tables of the kept distinct values: 2 to 4 slots each
+        size = np.where(m > 0, np.left_shift(1, np.array([int(2 * x - 1).bit_length() for x in m.tolist()],
+                                                         dtype=np.int64)), 0)
+        self.hash_at = np.r_[0, np.cumsum(size)].astype(np.int64)
+        self.hash_keys = np.zeros(int(self.hash_at[-1]), dtype=np.int64)
+        self.hash_rows = np.full(int(self.hash_at[-1]), -1, dtype=np.int64)
+        if _HAS_NUMBA and self.hash_keys.size:
+            _hash_kernel(self.distinct, self.distinct_at, self.hash_at, self.hash_keys, self.hash_rows)
+        if coded:
             self.codes = np.empty((p, n, p), dtype=np.uint8)
             if n > 0:
                 with PARALLEL_KERNELS:
-                    _codes_kernel(self.order, self.shift, self.codes)
+                    _codes_kernel(self.order, self.position_codes, self.codes)
         else:  # no memory for codes: one bucket, whose code every row reads (a zero-stride view)
-            self.shift = 63
             self.codes = np.broadcast_to(np.zeros(1, dtype=np.uint8), (p, n, p))
+
+    def _kernel_args(self) -> tuple:
+        """The index's arrays as the indexed kernels read them."""
+        return (self.order, self.sorted, self.n_valid, self.codes, self.shift < 63, self.position_codes,
+                self.ranked, self.distinct, self.starts, self.distinct_at, self.hash_keys, self.hash_rows,
+                self.hash_at)
 
 
 def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,
@@ -333,8 +495,7 @@ def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray
     if _HAS_NUMBA:
         with PARALLEL_KERNELS:
             if index is not None:
-                _count_indexed_kernel(X, index.order, index.sorted, index.n_valid, index.codes, index.shift,
-                                      qcol, qop, qval, cap_, counts, first)
+                _count_indexed_kernel(X, *index._kernel_args(), qcol, qop, qval, cap_, counts, first)
             else:
                 _count_kernel(X, qcol, qop, qval, cap_, counts, first)
         return counts, first
@@ -366,8 +527,7 @@ def match_lists(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, 
         qval = np.ascontiguousarray(qval, dtype=np.float64)
         with PARALLEL_KERNELS:
             if index is not None:
-                _fill_indexed_kernel(X, index.order, index.sorted, index.n_valid, index.codes, index.shift,
-                                     qcol, qop, qval, offsets, rows)
+                _fill_indexed_kernel(X, *index._kernel_args(), qcol, qop, qval, offsets, rows)
             else:
                 _fill_kernel(X, qcol, qop, qval, offsets, rows)
         return offsets, rows
@@ -378,3 +538,25 @@ def match_lists(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, 
         qq, rr = np.nonzero(mk.T)
         rows[offsets[s]:offsets[e]] = rr  # np.nonzero is row-major: grouped by query, rows ascending
     return offsets, rows
+
+
+def smallest_columns(u: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``u`` (shape ``(b, p)``, ``1 <= k <= p``), the columns of its ``k`` smallest
+    values, ascending: ``np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)``, which it
+    equals (a row where another column ties with its ``k``-th smallest value is handed to that
+    very expression, as numpy breaks such ties its own way).
+
+    Examples
+    --------
+    >>> smallest_columns(np.array([[0.5, 0.1, 0.9, 0.3], [0.2, 0.8, 0.1, 0.7]]), 2).tolist()
+    [[1, 3], [0, 2]]
+    """
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    if not _HAS_NUMBA or u.shape[0] == 0:
+        return np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
+    out = np.empty((u.shape[0], k), dtype=np.int64)
+    tie = np.zeros(u.shape[0], dtype=np.bool_)
+    _smallest_kernel(u, int(k), out, tie)
+    if tie.any():
+        out[tie] = np.sort(np.argpartition(u[tie], k - 1, axis=1)[:, :k], axis=1)
+    return out

@@ -223,15 +223,45 @@ def pooled_neighbours(ctx: Context, columns: Sequence[str], k: int) -> np.ndarra
     (:meth:`~synthguard.engine.backend.Backend.kneighbors_among`): in one process each distinct
     real row is searched once (duplicates share their neighbours) through the shared neighbour
     engine, which works in chunks; on a cluster the partitioned search. Memory is
-    ``O((n_original + n_control) * k)``, never a real x synthetic matrix. Memoised per run.
+    ``O((n_original + n_control) * k)``, never a real x synthetic matrix. Memoised per run
+    (:func:`pooled_search`).
     """
+    return pooled_search(ctx, columns, k)[1]
+
+
+def _pooled_roles(ctx: Context) -> tuple[str, ...]:
+    return ("original", "control") if ctx.tables.has_control else ("original",)
+
+
+def pooled_search(ctx: Context, columns: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pooled_neighbours` with the distances: ``(distances, indices)``, memoised per run."""
     key = f"anonymeter:pooled_nn:{tuple(columns)}:{int(k)}"
 
-    def compute() -> np.ndarray:
-        roles = ("original", "control") if ctx.tables.has_control else ("original",)
-        return neighbours_among(ctx, [(r, None) for r in roles], columns, k)[1]
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        return neighbours_among(ctx, [(r, None) for r in _pooled_roles(ctx)], columns, k)
 
     return ctx.memo(key, compute, users=TRIO_USERS)
+
+
+def target_neighbours(ctx: Context, queries: Sequence[tuple[str, np.ndarray]], columns: Sequence[str],
+                      k: int, *, pooled: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`neighbours_among` of an attack's targets (``(role, canonical positions)``), read
+    from the run's search of every real record (:func:`pooled_search`) when the attack runs it
+    anyway (``pooled``) and the distance is the same: the value ranges over the targets and the
+    release equal those over every real record and the release (a row's nearest release rows
+    depend on its values, the release and the distance only). Else searched."""
+    roles = _pooled_roles(ctx)
+    if pooled and all(r in roles for r, _ in queries):
+        data = ctx.data
+        mine = data.value_bounds(list(columns), [*(r for r, _ in queries), "synthetic"],
+                                 rows={r: rows for r, rows in queries})
+        every = data.value_bounds(list(columns), [*roles, "synthetic"])
+        if all(np.array_equal(a, b, equal_nan=True) for a, b in zip(mine, every, strict=True)):
+            dist, idx = pooled_search(ctx, columns, k)
+            start = dict(zip(roles, np.cumsum([0, *(data.n_rows(r) for r in roles[:-1])]), strict=True))
+            at = np.concatenate([int(start[r]) + np.asarray(rows, dtype=np.int64) for r, rows in queries])
+            return dist[at], idx[at]
+    return neighbours_among(ctx, queries, columns, k)
 
 
 # ------------------------------------------------------------------------------------------ results

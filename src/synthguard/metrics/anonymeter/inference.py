@@ -41,12 +41,12 @@ from ._common import (
     common_params,
     encoded_cells,
     memoised,
-    neighbours_among,
     pooled_neighbours,
     release_ties,
     resolve_n_attacks,
     summarise,
     tabular_columns,
+    target_neighbours,
 )
 
 REGRESSION = ("auto", "true", "false")
@@ -113,7 +113,8 @@ def attack_secret(ctx: Context, secret: str, aux: list[str], n: int, t_ori: np.n
     if t_ctl is not None:
         queries.append(("control", canon["control"].rows[t_ctl]))
     truth = np.concatenate([_secret_values(encoded_cells(ctx, r, [secret], rows), secret) for r, rows in queries])
-    dist, idx = neighbours_among(ctx, queries, aux, 1)
+    # the targets' answers from every record's search when the verdict's evidence runs it anyway
+    dist, idx = target_neighbours(ctx, queries, aux, 1, pooled=ctx.tables.has_control and ctx.evidence)
     nn = idx[:, 0]
     n_syn = canon["synthetic"].n
     drawn = rng.choice(n_syn, n, replace=n > n_syn)

@@ -36,12 +36,12 @@ from ._common import (
     check_columns,
     common_params,
     memoised,
-    neighbours_among,
     pooled_neighbours,
     release_ties,
     resolve_n_attacks,
     summarise,
     tabular_columns,
+    target_neighbours,
 )
 
 
@@ -198,8 +198,9 @@ def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_a
     if t_ctl is not None:
         queries.append(("control", canon["control"].rows[t_ctl]))
     idx, dist = [], []
+    evidenced = ctx.tables.has_control and ctx.evidence  # every record's search: the targets' answers
     for half in (cols_a, cols_b):  # both target sets (original + control) in one k-NN call per half
-        d, i = neighbours_among(ctx, queries, half, k)
+        d, i = target_neighbours(ctx, queries, half, k, pooled=evidenced)
         idx.append(i)
         dist.append(d)
     linked = _intersects(idx[0], idx[1])
@@ -216,7 +217,7 @@ def linkability(ctx: Context, *, aux_cols: Any = None, n_neighbors: int = 1, n_a
     text = (f"naive attacker: two random sets of {k} synthetic row(s) per target (baseline_rate); "
             "the risk itself is " + d["relative_to"])
     evidence = None
-    if ctx.tables.has_control and ctx.evidence:  # the verdict's evidence: every training and every
+    if evidenced:  # the verdict's evidence: every training and every
         # control record
         evidence = Evidence.from_flags(
             f"share of records whose two halves of columns share one of their {k} nearest release "

@@ -54,7 +54,9 @@ def test_counts_through_the_bucket_codes_equal_the_plain_scan_on_a_larger_table(
     qval = X[rng.integers(0, n, (m, k)), qcol]
     qval[rng.random((m, k)) < 0.02] = np.nan
     index = Q.ColumnIndex(X)
-    assert index.shift > 0
+    # few-valued columns coded by their values' ranks (decided on codes alone), the rounded
+    # normal one by buckets of its order (values tested at a bucket's edge)
+    assert index.shift > 0 and index.ranked.tolist() == [True, True, False, True]
     for cap in (None, 2):
         c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
         c1, f1 = Q.count_matches(index, qcol, qop, qval, cap=cap)
@@ -83,3 +85,48 @@ def test_an_index_without_bucket_codes_counts_the_same(monkeypatch):
     want = Q.match_lists(with_codes, qcol, qop, qval, counts)
     got = Q.match_lists(without, qcol, qop, qval, counts)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_ranked_codes_and_distinct_value_searches_count_as_the_plain_scan_at_every_operator():
+    # every operator on a ranked column (missing values, -0.0 beside 0.0, a value absent from the
+    # column, a missing query value), a column of more than 256 values whose distinct values are
+    # searched, and one whose distinct values are not kept (its sorted values are searched)
+    rng = np.random.default_rng(11)
+    n = 3000
+    X = np.column_stack([rng.integers(-2, 3, n) * 1.0, rng.integers(0, 400, n) * 0.5,
+                         rng.normal(size=n)]).astype(float)
+    X[rng.random(X.shape) < 0.04] = np.nan
+    X[rng.random(n) < 0.2, 0] = -0.0
+    index = Q.ColumnIndex(X)
+    assert index.ranked.tolist() == [True, False, False]
+    m = 4000
+    qcol = np.stack([rng.permutation(3) for _ in range(m)]).astype(np.int64)
+    qop = rng.integers(0, 8, (m, 3)).astype(np.int64)
+    qval = X[rng.integers(0, n, (m, 3)), qcol]
+    qval[rng.random((m, 3)) < 0.05] = 0.25  # in no column
+    for at in np.flatnonzero(rng.random(m) < 0.3):
+        qcol[at, 1:] = qcol[at, 0]  # one column only (its predicates decided on its codes)
+    for kept in (Q.DISTINCT_KEPT, 1):
+        Q_kept = Q.DISTINCT_KEPT
+        try:
+            Q.DISTINCT_KEPT = kept
+            idx = Q.ColumnIndex(X)
+        finally:
+            Q.DISTINCT_KEPT = Q_kept
+        assert (np.diff(idx.distinct_at) > 0).sum() == (3 if kept > 1 else 0)
+        for cap in (None, 2):
+            c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
+            c1, f1 = Q.count_matches(idx, qcol, qop, qval, cap=cap)
+            assert np.array_equal(c0, c1)
+            below = c0 < (cap or np.iinfo(np.int64).max)
+            assert np.array_equal(f0[below], f1[below])
+
+
+@pytest.mark.parametrize("k", [1, 3, 14])
+def test_smallest_columns_equal_numpys_argpartition_ties_included(k):
+    # the multivariate search's column draws: the same columns as numpy's argpartition, also for
+    # rows where values tie at the k-th smallest (rounded values: many ties)
+    rng = np.random.default_rng(k)
+    for u in (rng.random((5000, 15)), rng.random((5000, 15)).round(1)):
+        want = np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
+        assert np.array_equal(Q.smallest_columns(u, k), want)
