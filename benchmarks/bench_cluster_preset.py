@@ -43,11 +43,13 @@ class Sampler(threading.Thread):
 
         self.roots = {k: psutil.Process(p) for k, p in pids.items()}
         self.every, self.peak, self.stop = every, {}, threading.Event()
+        self.series: list[tuple[float, dict[str, float]]] = []  # (time, RSS MiB by process) per sample
 
     def run(self) -> None:
         import psutil
 
         while not self.stop.is_set():
+            now: dict[str, float] = {}
             for name, root in self.roots.items():
                 try:
                     procs = [root, *root.children(recursive=True)]
@@ -60,6 +62,8 @@ class Sampler(threading.Thread):
                         continue
                     key = f"{name}:{p.pid}"
                     self.peak[key] = max(self.peak.get(key, 0.0), rss)
+                    now[key] = round(rss)
+            self.series.append((round(time.time(), 1), now))
             time.sleep(self.every)
 
 
@@ -86,12 +90,37 @@ def start_cluster(workers: int, cap: str, tmp: Path) -> tuple[str, list[subproce
     return addr, procs
 
 
-def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, tag: str) -> dict:
+def partitioned(files: dict[str, Path], rows: int) -> dict[str, Path]:
+    """Each table also as a folder of Parquet files of ``rows`` rows each (written once): one
+    partition a file, as a table written in parts would be read."""
+    import pandas as pd
+
+    out = {}
+    for role, path in files.items():
+        folder = path.with_name(f"{path.stem}_parts{rows}")
+        if not folder.exists():
+            frame = pd.read_parquet(path)
+            tmp = folder.with_name(folder.name + ".tmp")
+            tmp.mkdir(parents=True, exist_ok=True)
+            for j, a in enumerate(range(0, max(len(frame), 1), rows)):
+                frame.iloc[a:a + rows].to_parquet(tmp / f"part.{j:04d}.parquet")
+            tmp.rename(folder)
+        out[role] = folder
+    return out
+
+
+def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, tag: str,
+        partition_rows: int = 0, driver_profile: bool = False) -> dict:
     from bench_preset import _load, make_files
 
     files = make_files(n, data_dir, plant=True)
+    if partition_rows:
+        files = partitioned(files, partition_rows)
     report = data_dir / f"{mode}{tag}_{n}.json"
-    cmd = [sys.executable, "-m", "synthguard", "evaluate", "--preset", "privacy",
+    profile = report.with_suffix(".profile.jsonl")
+    driver = ([sys.executable, str(Path(__file__).with_name("_driver_profile.py")), str(profile)]
+              if driver_profile else [sys.executable, "-m", "synthguard"])
+    cmd = [*driver, "evaluate", "--preset", "privacy",
            "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
            "-m", str(data_dir / "metadata.json"), "--json", str(report), "--no-progress", *shlex.split(extra)]
     procs: list[subprocess.Popen] = []
@@ -113,6 +142,9 @@ def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, t
         p.terminate()
         p.wait(30)
     peaks = sampler.peak
+    with open(report.with_suffix(".rss.jsonl"), "w") as f:  # the RSS over time, for per-test peaks
+        for t, now in sampler.series:
+            f.write(json.dumps([t, now]) + "\n")
     worker_logs = "".join((tmp / f"worker{i}.log").read_text() for i in range(len(procs) - 1))
     out = {"rows": n, "mode": mode, "extra": extra, "rc": rc, "wall_s": round(wall, 1),
            "driver_peak_mib": round(max(v for k, v in peaks.items() if k.startswith("driver")), 0),
@@ -158,6 +190,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tag", default="", help="appended to the report's name")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="4GB")
+    ap.add_argument("--partition-rows", type=int, default=0,
+                    help="read each table as a folder of Parquet files of this many rows (0: one file)")
+    ap.add_argument("--driver-profile", action="store_true",
+                    help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl)")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
     ap.add_argument("--compare", nargs=2, type=Path)
     args = ap.parse_args(argv)
@@ -165,7 +201,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(compare(*args.compare), indent=1))
         return
     for n in (int(s) for s in args.sizes.split(",")):
-        r = run(n, args.data_dir, args.mode, args.extra, args.workers, args.memory_limit, args.tag)
+        r = run(n, args.data_dir, args.mode, args.extra, args.workers, args.memory_limit, args.tag,
+                args.partition_rows, args.driver_profile)
         print(json.dumps(r, indent=1), flush=True)
         if args.json:
             with open(args.json, "a") as f:

@@ -91,6 +91,9 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
 #: holds a few times that): the leave-two-out sets of 15 columns (105) at once on 125,000 rows
 #: (13M keys in one partition) outgrew a worker capped at 4 GB.
 SET_KEY_ROWS = 4_000_000
+#: Rows of a partition one step of a task searches at once (:func:`_within_part`): its arrays grow
+#: with the rows times the pairs a row has, not with the partition
+BLOCK_ROWS = 65_536
 #: Column sets one task of :meth:`DaskBackend.key_groups_many` hashes at most: a task's long table is
 #: ``rows x sets x 32`` bytes (1M rows x 8 sets: 256 MB), however many sets are asked.
 SETS_PER_TASK = 8
@@ -527,6 +530,7 @@ class DaskBackend:
             uniq, inv = _distinct_pairs(every)
             keys.append(uniq)
             rows_key.append(inv)
+        del by_frame  # the rows' keys: their distinct keys and each row's index kept
         # the column sets and the frames' keys travel to every worker once, as one object (not in
         # every task: thousands of leave-two-out sets would be walked and sent per partition);
         # each partition returns, per set and key it holds, how many rows hold it and the lowest
@@ -1335,12 +1339,23 @@ def _rows_at(frame: pd.DataFrame, local: np.ndarray, columns: list[str] | None) 
 def _within_part(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],
                  reference: Block, radius: np.ndarray, metric: Any, backend: str
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`~synthguard.engine.backend.pairs_within` for one partition's rows (canonical positions)."""
+    """:func:`~synthguard.engine.backend.pairs_within` for one partition's rows (canonical
+    positions), :data:`BLOCK_ROWS` rows at a time (a row's pairs depend on that row alone: the
+    search's arrays, ``rows x k`` widened while rows have k pairs, stay within a block's rows)."""
     from ..engine.backend import pairs_within
 
     pos = np.asarray(positions, dtype=np.int64)
-    q, r, d = pairs_within(encoder.encode(frame, list(columns)), reference, metric, radius[pos], backend)
-    return pos[q], r, d
+    got = []
+    for a in range(0, len(frame), BLOCK_ROWS):
+        b = min(a + BLOCK_ROWS, len(frame))
+        rad = radius[pos[a:b]]
+        if not (rad >= 0).any():  # no row of the block takes part
+            continue
+        q, r, d = pairs_within(encoder.encode(frame.iloc[a:b], list(columns)), reference, metric, rad, backend)
+        got.append((pos[a:b][q], r, d))
+    if not got:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return tuple(np.concatenate([g[i] for g in got]) for i in range(3))  # type: ignore[return-value]
 
 
 def _pairs(h: np.ndarray) -> np.ndarray:

@@ -1308,13 +1308,15 @@ def whole_text_samples(client: Any, ddf: Any, columns: Sequence[str],
 
     from ..data.schema import TEXT_SAMPLE, text_sample_positions
 
-    labels = {str(c): c for c in ddf.columns}
     counts = {c: np.asarray([n - m.get(c, 0) for n, m in presence], dtype=np.int64) for c in columns}
     columns = [c for c in columns if counts[c].sum()]
     sizes = sorted({int(counts[c].sum()) for c in columns if counts[c].sum() > TEXT_SAMPLE})
     draw = delayed(text_sample_positions, pure=True)
     drawn = dict(zip(sizes, client.gather(client.compute([draw(n) for n in sizes])), strict=True))
-    parts = ddf[[labels[c] for c in columns]].to_delayed() if columns else []
+    # whole partitions, the columns taken in the task: a projection of Parquet partitions may be
+    # fused by dask into fewer partitions than ``presence`` counted (2 files of 250,000 and 50,000
+    # rows read as one), and the picks are per partition of ``presence``
+    parts = ddf.to_delayed() if columns else []
     picks: list[dict[str, np.ndarray | None]] = [{} for _ in parts]
     for c in columns:
         ends = np.cumsum(counts[c])

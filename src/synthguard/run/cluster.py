@@ -239,6 +239,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         Header, entries, results and verdict.
     """
     from ..distributed import cluster_backend
+    from ..distributed._memory import release_freed
 
     client, seed = dt.client, int(options.seed or 0)
     workers = worker_ids(client)  # a test that loses one of them stops the run
@@ -264,6 +265,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
                           stacklevel=2)
             entry = execute(spec, ctx, run_config.metrics[name], name=name, thresholds=thresholds)
         stop_on_lost_worker(entry, lost=bool(workers - worker_ids(client)))
+        release_freed()  # the test's gathered arrays are garbage now: their pages back to the system
         return entry
 
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,

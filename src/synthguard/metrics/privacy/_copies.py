@@ -26,9 +26,9 @@ from ...registry import Context
 if TYPE_CHECKING:  # pragma: no cover
     from ...engine.backend import Backend
 
-__all__ = ["CROWD_BUDGET", "CROWD_CHUNK", "backend_chance_crowds", "backend_crowds", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
+__all__ = ["CROWD_BUDGET", "CROWD_CHUNK", "KEY_COUNT_KEYS", "backend_chance_crowds", "backend_crowds", "backend_identifiable_share", "backend_matches", "chance_crowds", "control_chance", "copy_crowd", "copy_responses",
            "crowd_counts", "exact_copy_responses", "identifiable_share", "identifying_matches",
-           "identifying_pairs", "masked_hashes", "near_pairs", "within_pairs"]
+           "identifying_pairs", "key_counts_in_batches", "masked_hashes", "near_pairs", "within_pairs"]
 
 
 def masked_hashes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +80,31 @@ CODE_MATRIX_USERS = ("exact_matches", "near_copies", "near_copies_2")
 #: Most candidate pairs the block join (:func:`within_pairs`) verifies before the masked-hash joins
 #: take over.
 PAIR_BUDGET = 20_000_000
+#: Most keys (query rows x column sets) one :meth:`~synthguard.engine.backend.Backend.key_counts`
+#: call of the masked-set joins asks (:func:`key_counts_in_batches`): the driver holds per set the
+#: rows' keys, their distinct keys and two numbers a row (about 48 bytes a key), a batch at a time
+#: (the 121 sets within two cells of 300,000 release rows at once took 3.3 GB on a cluster's driver)
+KEY_COUNT_KEYS = 4_000_000
+
+
+def key_counts_in_batches(data: Backend, frames: Sequence[pd.DataFrame], sets: Sequence[Sequence[str]],
+                          roles: Sequence[str]) -> Iterator[list[tuple[np.ndarray, np.ndarray]]]:
+    """``data.key_counts(frames, sets, roles)`` one set after another, asked in batches of at most
+    :data:`KEY_COUNT_KEYS` keys (each set's counts depend on that set alone: the same numbers,
+    a batch in memory at a time).
+
+    Examples
+    --------
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": [0, 0, 5], "b": [0, 1, 5]})
+    >>> ctx = Context.from_frames(real, real, real.iloc[:1], canonical=False)
+    >>> [per[0][0].tolist() for per in key_counts_in_batches(ctx.data, [real], [["a"], ["b"]], ["original"])]
+    [[2, 2, 1], [1, 1, 1]]
+    """
+    rows = max(1, sum(len(f) for f in frames))
+    step = max(1, KEY_COUNT_KEYS // rows)
+    for a in range(0, len(sets), step):
+        yield from data.key_counts(frames, sets[a:a + step], roles)
 
 
 def _cardinalities(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -517,11 +542,10 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     sizes = [len(f) for f in frames]
     start = np.cumsum([0, *sizes])
 
-    def counts(masks: list[tuple[int, ...]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
-        got = data.key_counts(frames, sets, roles)
-        return [(np.concatenate([g[0] for g in per]), np.concatenate([g[1] for g in per]))
-                for per in got]
+        return ((np.concatenate([g[0] for g in per]), np.concatenate([g[1] for g in per]))
+                for per in key_counts_in_batches(data, frames, sets, roles))  # read set by set
 
     def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
         out = np.zeros(q.size, dtype=np.int64)
@@ -779,7 +803,7 @@ def backend_crowds(data: Backend, frame: pd.DataFrame, cols: list[str], k: int,
     masks = [mask for d in range(k + 1) for mask in combinations(range(p), d)]
     sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
     at = np.zeros((k + 1, m), dtype=np.int64)  # per size d: real records over the d-sets
-    for mask, per in zip(masks, data.key_counts([frame], sets, roles), strict=True):
+    for mask, per in zip(masks, key_counts_in_batches(data, [frame], sets, roles), strict=True):
         at[len(mask)] += np.asarray(per[0][0], dtype=np.int64)
     exact = np.zeros_like(at)  # real records at exactly d cells, by inclusion-exclusion
     for d in range(k + 1):

@@ -170,3 +170,36 @@ def test_backend_answers_equal_the_code_matrix_engine(seed, p):
         share = backend_identifiable_share(ctx.data, cols, k)
         assert share.tobytes() == identifiable_share(real, k).tobytes()
     assert found  # some rows identify a record
+
+
+def test_masked_set_joins_ask_the_backend_in_bounded_batches_with_the_same_pairs(monkeypatch):
+    """The copy tests' masked-set joins ask ``key_counts`` a few column sets at a time (a batch
+    of at most KEY_COUNT_KEYS query rows x sets: the driver of a cluster holds one batch of keys),
+    and find the pairs one call over every set finds."""
+    from synthguard.metrics.privacy import _copies
+    from synthguard.registry import Context
+
+    rng = np.random.default_rng(3)
+    p = 6
+    o, c, s = _table(rng, 90, p), _table(rng, 60, p), _table(rng, 50, p)
+    s[:5] = o[10:15]
+    s[:3, 1] = o[0, 1]
+    ctx = Context.from_frames(_frame_of(o), _frame_of(s), _frame_of(c), canonical=False)
+    cols = [f"x{j}" for j in range(p)]
+    frames = [ctx.tables.synthetic]
+    whole = backend_matches(ctx.data, frames, cols, 2)
+    asked = []
+    key_counts = type(ctx.data).key_counts
+
+    def spy(self, frames, sets, roles):
+        asked.append(len(sets))
+        return key_counts(self, frames, sets, roles)
+
+    monkeypatch.setattr(type(ctx.data), "key_counts", spy)
+    monkeypatch.setattr(_copies, "KEY_COUNT_KEYS", 3 * 50)  # 3 sets of 50 release rows a batch
+    got = backend_matches(ctx.data, frames, cols, 2)
+    assert max(asked) == 3 and sum(asked) == 1 + 6 + 15  # every mask within two cells, in batches
+    for (gq, gr), (wq, wr) in zip(got, whole, strict=True):
+        np.testing.assert_array_equal(gq, wq)
+        np.testing.assert_array_equal(gr, wr)
+    assert whole[0][0].size
