@@ -633,6 +633,18 @@ class DaskBackend:
         hi = np.maximum.reduce([b[1] for b in bounds])
         return ranges_from_bounds(lo, hi)
 
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: Any) -> np.ndarray:
+        """The smallest over the roles of each role's search against each (its rows themselves
+        excluded): the partitioned search keeps one role per side."""
+        out = []
+        for role in roles:  # loop over the roles (two), vectorised over rows
+            best = np.full(self.n_rows(role), np.inf)
+            for ref in roles:
+                if self.n_rows(ref) - (1 if ref == role else 0) > 0:
+                    best = np.minimum(best, self.kneighbors(role, ref, columns, metric, 1)[0][:, 0])
+            out.append(best)
+        return np.concatenate(out) if out else np.zeros(0)
+
     def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                            query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         d, idx, _ = self._seconds_search(query, reference, columns, metric, k)

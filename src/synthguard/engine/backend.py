@@ -177,6 +177,13 @@ class Backend(Protocol):
         into them; with ``query_rows`` (canonical positions; ``query != reference``), only those
         query rows, in that order."""
 
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: DistanceMetric
+                      ) -> np.ndarray:
+        """Per pooled row (``roles`` concatenated in order), the distance to its nearest other
+        pooled row (``inf`` when there is none): the smallest over the roles of
+        :meth:`kneighbors`' nearest distance, each row itself excluded, bit for bit (a pair's
+        distance does not depend on the search that computes it)."""
+
     def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
                frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         """For each of ``frames`` (small tables of the driver, e.g. leak rows): every ``(position,
@@ -794,6 +801,27 @@ class LocalBackend:
         # a drop-and-retest answers what it can from the run's own searches (engine.reuse)
         return search(self.encoded, "days", query, reference, cols, metric, k, run,
                       query_rows=query_rows, reference_rows=reference_rows)
+
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: DistanceMetric
+                      ) -> np.ndarray:
+        from .neighbors import kneighbors
+        from .reuse import search
+
+        cols, roles = list(columns), list(roles)
+        if sum(self.n_rows(r) for r in roles) < 2:
+            return np.full(sum(self.n_rows(r) for r in roles), np.inf)
+
+        def run(_q_rows: None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            # one search of the pooled rows among themselves (each row itself excluded) in place
+            # of one per pair of roles: the nearest distance is the smallest over the roles, and
+            # the pooled search's small distances prune far more than a search of a smaller role
+            pooled = stack_blocks([self.encoded.block(r, cols) for r in roles])
+            nb = kneighbors(pooled, pooled, metric, 1, exclude_self=True, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # the roles pooled name both sides: a drop-and-retest of unchanged roles reads the run's
+        name = "+".join(roles)
+        return search(self.encoded, "days", name, name, cols, metric, 1, run)[0][:, 0]
 
     def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
                frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
