@@ -769,6 +769,21 @@ class DaskBackend:
         return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
                                       backend=self.neighbour_backend, query_block=query)
 
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each role's partitioned search (:meth:`kneighbors_block`), its positions offset into
+        the pool, merged: the pool's ``k`` nearest, ties by the lower pooled position."""
+        from ..engine.neighbors.engine import merge_neighbours
+
+        parts, start = [], 0
+        for role in references:  # loop over the roles (a few), vectorised over rows
+            n = self.n_rows(role)
+            if n:
+                d, idx = self.kneighbors_block(query, role, columns, metric, int(min(k, n)))
+                parts.append((d, np.where(idx >= 0, idx + start, -1)))
+            start += n
+        return merge_neighbours(k, *parts)
+
     def kneighbors_held(self, query: Block, reference: Block, metric: Any, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:
         """Both blocks are the caller's: searched on the driver."""

@@ -266,6 +266,13 @@ class Backend(Protocol):
         ``query`` (encoded rows of the caller, e.g. from :meth:`encoded_rows`), ties by the lower
         index: ``(distances, indices)``, indices canonical positions of ``reference``."""
 
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`kneighbors_block` against the rows of ``references`` pooled (concatenated in
+        order; ``k`` at most their rows): indices are pooled positions, ties by the lower one. The
+        ``k`` nearest of the pool are, bit for bit, the ``k`` nearest of the per-role searches
+        merged (a pair's distance does not depend on the search that computes it)."""
+
     def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:
         """The exact ``k`` nearest rows of ``reference`` of every row of ``query`` (both encoded
@@ -982,6 +989,24 @@ class LocalBackend:
             return nb.distances, nb.indices
 
         return search(self.encoded, "days", block_name(query), reference, columns, metric, k, run)
+
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+        from .reuse import block_name, search
+
+        cols, roles = list(columns), list(references)
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            # one search of the pool: a query's k nearest over the pool prune far more than a
+            # search of each role for its own k nearest
+            q = query if q_rows is None else query.take(np.asarray(q_rows, dtype=np.int64))
+            pooled = stack_blocks([self.encoded.block(r, cols) for r in roles])
+            nb = kneighbors(q, pooled, metric, k, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # the roles pooled name the reference: a drop-and-retest of unchanged roles reads the run's
+        return search(self.encoded, "days", block_name(query), "+".join(roles), cols, metric, k, run)
 
     def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:
