@@ -637,6 +637,18 @@ class DaskBackend:
         hi = np.maximum.reduce([b[1] for b in bounds])
         return ranges_from_bounds(lo, hi)
 
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: Any) -> np.ndarray:
+        """The smallest over the roles of each role's search against each (its rows themselves
+        excluded): the partitioned search keeps one role per side."""
+        out = []
+        for role in roles:  # loop over the roles (two), vectorised over rows
+            best = np.full(self.n_rows(role), np.inf)
+            for ref in roles:
+                if self.n_rows(ref) - (1 if ref == role else 0) > 0:
+                    best = np.minimum(best, self.kneighbors(role, ref, columns, metric, 1)[0][:, 0])
+            out.append(best)
+        return np.concatenate(out) if out else np.zeros(0)
+
     def kneighbors_seconds(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                            query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         d, idx, _ = self._seconds_search(query, reference, columns, metric, k)
@@ -760,6 +772,21 @@ class DaskBackend:
         scattered in chunks, as the query partitions."""
         return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
                                       backend=self.neighbour_backend, query_block=query)
+
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each role's partitioned search (:meth:`kneighbors_block`), its positions offset into
+        the pool, merged: the pool's ``k`` nearest, ties by the lower pooled position."""
+        from ..engine.neighbors.engine import merge_neighbours
+
+        parts, start = [], 0
+        for role in references:  # loop over the roles (a few), vectorised over rows
+            n = self.n_rows(role)
+            if n:
+                d, idx = self.kneighbors_block(query, role, columns, metric, int(min(k, n)))
+                parts.append((d, np.where(idx >= 0, idx + start, -1)))
+            start += n
+        return merge_neighbours(k, *parts)
 
     def kneighbors_held(self, query: Block, reference: Block, metric: Any, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:

@@ -177,6 +177,13 @@ class Backend(Protocol):
         into them; with ``query_rows`` (canonical positions; ``query != reference``), only those
         query rows, in that order."""
 
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: DistanceMetric
+                      ) -> np.ndarray:
+        """Per pooled row (``roles`` concatenated in order), the distance to its nearest other
+        pooled row (``inf`` when there is none): the smallest over the roles of
+        :meth:`kneighbors`' nearest distance, each row itself excluded, bit for bit (a pair's
+        distance does not depend on the search that computes it)."""
+
     def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
                frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         """For each of ``frames`` (small tables of the driver, e.g. leak rows): every ``(position,
@@ -258,6 +265,13 @@ class Backend(Protocol):
         """The exact ``k`` nearest rows of ``reference`` (encoded on ``columns``) of every row of
         ``query`` (encoded rows of the caller, e.g. from :meth:`encoded_rows`), ties by the lower
         index: ``(distances, indices)``, indices canonical positions of ``reference``."""
+
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`kneighbors_block` against the rows of ``references`` pooled (concatenated in
+        order; ``k`` at most their rows): indices are pooled positions, ties by the lower one. The
+        ``k`` nearest of the pool are, bit for bit, the ``k`` nearest of the per-role searches
+        merged (a pair's distance does not depend on the search that computes it)."""
 
     def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:
@@ -795,6 +809,27 @@ class LocalBackend:
         return search(self.encoded, "days", query, reference, cols, metric, k, run,
                       query_rows=query_rows, reference_rows=reference_rows)
 
+    def nearest_other(self, roles: Sequence[str], columns: Sequence[str], metric: DistanceMetric
+                      ) -> np.ndarray:
+        from .neighbors import kneighbors
+        from .reuse import search
+
+        cols, roles = list(columns), list(roles)
+        if sum(self.n_rows(r) for r in roles) < 2:
+            return np.full(sum(self.n_rows(r) for r in roles), np.inf)
+
+        def run(_q_rows: None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            # one search of the pooled rows among themselves (each row itself excluded) in place
+            # of one per pair of roles: the nearest distance is the smallest over the roles, and
+            # the pooled search's small distances prune far more than a search of a smaller role
+            pooled = stack_blocks([self.encoded.block(r, cols) for r in roles])
+            nb = kneighbors(pooled, pooled, metric, 1, exclude_self=True, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # the roles pooled name both sides: a drop-and-retest of unchanged roles reads the run's
+        name = "+".join(roles)
+        return search(self.encoded, "days", name, name, cols, metric, 1, run)[0][:, 0]
+
     def within(self, role: str, columns: Sequence[str], metric: DistanceMetric,
                frames: Sequence[pd.DataFrame], radius: np.ndarray) -> list[tuple[np.ndarray, ...]]:
         cols = list(columns)
@@ -954,6 +989,24 @@ class LocalBackend:
             return nb.distances, nb.indices
 
         return search(self.encoded, "days", block_name(query), reference, columns, metric, k, run)
+
+    def kneighbors_block_pooled(self, query: Block, references: Sequence[str], columns: Sequence[str],
+                                metric: DistanceMetric, k: int) -> tuple[np.ndarray, np.ndarray]:
+        from .neighbors import kneighbors
+        from .reuse import block_name, search
+
+        cols, roles = list(columns), list(references)
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            # one search of the pool: a query's k nearest over the pool prune far more than a
+            # search of each role for its own k nearest
+            q = query if q_rows is None else query.take(np.asarray(q_rows, dtype=np.int64))
+            pooled = stack_blocks([self.encoded.block(r, cols) for r in roles])
+            nb = kneighbors(q, pooled, metric, k, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        # the roles pooled name the reference: a drop-and-retest of unchanged roles reads the run's
+        return search(self.encoded, "days", block_name(query), "+".join(roles), cols, metric, k, run)
 
     def kneighbors_held(self, query: Block, reference: Block, metric: DistanceMetric, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:

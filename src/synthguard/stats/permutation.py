@@ -196,19 +196,27 @@ def auc_max_t(labels: np.ndarray, scores: np.ndarray, *, n_perm: int = 999,
     zmax = float(z_obs.max())
     tol = 1e-4
     done = 0
-    while done < n_perm:  # chunks of relabellings, each vectorised over records
-        b = min(chunk, n_perm - done)
-        pick = np.argpartition(rng.random((b, big)), m - 1, axis=1)[:, :m]
-        ind = np.zeros((b, big), dtype=np.float32)
-        ind[np.arange(b)[:, None], pick] = 1.0
-        z = (wc @ ind.T) / sd32[:, None]  # (A * V, b)
-        zm = z.max(axis=0)
-        hit_max += int(np.sum(zm >= zmax - tol))
-        hit_each += np.sum(z >= z_obs[:, None] - tol, axis=1)
-        hit_adj += np.sum(zm[None, :] >= z_att[:, None] - tol, axis=1)
-        done += b
-        if stop_hits and hit_max >= stop_hits and done < n_perm:
-            break  # Besag-Clifford: the p-value is clearly large; h / L is valid
+    # one BLAS thread for the relabellings' products: (A * V) x N by N x chunk is a few ms on one
+    # core, and a second BLAS thread on a busy machine (the neighbour kernels, other processes)
+    # makes each product wait for a descheduled thread: 1.5 s against 0.03 s per chunk measured
+    # at load 10 on 2 cores. (A sum's float32 rounding may move z in its last bits, far inside
+    # the 1e-4 tolerance of the exceedance counts.)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        while done < n_perm:  # chunks of relabellings, each vectorised over records
+            b = min(chunk, n_perm - done)
+            pick = np.argpartition(rng.random((b, big)), m - 1, axis=1)[:, :m]
+            ind = np.zeros((b, big), dtype=np.float32)
+            ind[np.arange(b)[:, None], pick] = 1.0
+            z = (wc @ ind.T) / sd32[:, None]  # (A * V, b)
+            zm = z.max(axis=0)
+            hit_max += int(np.sum(zm >= zmax - tol))
+            hit_each += np.sum(z >= z_obs[:, None] - tol, axis=1)
+            hit_adj += np.sum(zm[None, :] >= z_att[:, None] - tol, axis=1)
+            done += b
+            if stop_hits and hit_max >= stop_hits and done < n_perm:
+                break  # Besag-Clifford: the p-value is clearly large; h / L is valid
     if done < n_perm:
         denom, extra = done, 0
     else:

@@ -502,3 +502,30 @@ def test_a_retest_asking_fewer_neighbours_reads_the_first_columns_of_the_runs_se
         np.testing.assert_array_equal(d1, d2)
         np.testing.assert_array_equal(i1, i2)
     assert [s[2] for s in seen] == [True] * 4, seen
+
+
+def test_the_pooled_real_rows_nearest_other_row_reads_the_runs_search(monkeypatch):
+    """close_neighbours' nearest other real record (one search of training and control pooled):
+    a re-test that dropped release rows only reads the run's answer, the one a fresh search gives."""
+    seen = _counted(monkeypatch)
+    got, fresh = _run_and_retest(_release_with_twins(), np.arange(0, 400, 5),
+                                 lambda b: b.nearest_other(("original", "control"), ["g", "x", "y"],
+                                                           _metric(b.tables)))
+    np.testing.assert_array_equal(got, fresh)
+    assert seen == [("original+control", "original+control", True)]
+
+
+def test_a_held_block_against_the_pooled_real_rows_reads_the_runs_search(monkeypatch):
+    """The membership attacks' density of the other real records (their scored records against
+    training and control pooled): a re-test reads the run's answer, the one a fresh search gives."""
+    seen = _counted(monkeypatch)
+    cols = ["g", "x", "y"]
+
+    def ask(b):
+        held = b.encoded_rows("original", cols, np.arange(0, 300, 4))
+        return b.kneighbors_block_pooled(held, ("original", "control"), cols, _metric(b.tables), 6)
+
+    got, fresh = _run_and_retest(_release_with_twins(), np.arange(0, 400, 5), ask)
+    for a, b in zip(got, fresh, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert [s[1:] for s in seen] == [("original+control", True)]

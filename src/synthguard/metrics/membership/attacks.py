@@ -50,7 +50,7 @@ from ...engine.cells import near_counts, one_cell_counts
 from ...engine.neighbors import DistanceMetric, kneighbors
 
 __all__ = ["ATTACKS", "AttackScores", "BlockRows", "RoleRows", "attack_scores", "classifier_features",
-           "classifier_scores", "concat_blocks", "one_cell_counts", "without_self"]
+           "classifier_scores", "concat_blocks", "one_cell_counts", "pooled_distances", "without_self"]
 
 ATTACKS = ("closest_distance", "near_copy", "dcr_diff", "domias", "plagiarism", "gen_lra",
            "classifier")
@@ -190,6 +190,33 @@ class RoleRows:
         """Two blocks the caller holds, searched through the backend
         (:meth:`Backend.kneighbors_held`: a re-test on the same blocks reads the run's answer)."""
         return self.data.kneighbors_held(query, reference, metric, k)
+
+
+def pooled_distances(pools: Sequence[BlockRows | RoleRows], query: Block, metric: DistanceMetric,
+                     k: int) -> np.ndarray:
+    """The ``k`` nearest distances (ascending; fewer when the pools hold fewer rows) of every
+    ``query`` row over the rows of ``pools`` together: one search of the pool when the pools are
+    roles of one backend (:meth:`Backend.kneighbors_block_pooled`), else each pool's ``k``
+    nearest, sorted together (the same numbers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from synthguard.data.encoding import Block
+    >>> from synthguard.engine.neighbors import gower
+    >>> def mk(x):
+    ...     return Block(np.array(x, float)[:, None], np.zeros((len(x), 0), np.int64), ["x"], [])
+    >>> pooled_distances([BlockRows(mk([0, 5])), BlockRows(mk([1]))], mk([0.5]), gower(np.ones(1)), 2)
+    array([[0.5, 0.5]])
+    """
+    live = [b for b in pools if b.n_rows]
+    first = live[0] if live else None
+    if len(live) > 1 and all(isinstance(b, RoleRows) and b.data is first.data and b.columns == first.columns
+                             for b in live):
+        k = int(min(k, sum(b.n_rows for b in live)))
+        return first.data.kneighbors_block_pooled(query, [b.role for b in live], first.columns, metric, k)[0]
+    return np.sort(np.concatenate([b.kneighbors(query, metric, int(min(k, b.n_rows)))[0] for b in live],
+                                  axis=1), axis=1)[:, :k]
 
 
 def without_self(dist: np.ndarray, idx: np.ndarray, self_pos: np.ndarray | None,
@@ -401,9 +428,7 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             if reference_is_real and nr_d.shape[1] >= k + 1:
                 dp = nr_d[:, 1:k + 1]  # ascending, as the sorted union below
             else:
-                dp = np.sort(np.concatenate(
-                    [b.kneighbors(query, metric, int(min(k + 1, b.n_rows)))[0]
-                     for b in pools if b.n_rows], axis=1), axis=1)[:, 1:k + 1]
+                dp = pooled_distances(pools, query, metric, k + 1)[:, 1:k + 1]
             n_p = max(sum(b.n_rows for b in pools) - 1, 1)
             n_cols = max(query.num.shape[1] + query.cat.shape[1], 1)
             h_p = float(max(np.median(dp[:, min(5, dp.shape[1]) - 1]), 0.5 / n_cols))

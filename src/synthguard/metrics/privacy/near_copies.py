@@ -539,8 +539,8 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
     if not cols:
         raise MetricError("no tabular column to measure distances on (only text/id columns)")
     cols, metric = labelfree_setup(ctx)
-    # the nearest other real record: the nearer of the nearest training and the nearest control
-    d_real = np.minimum(_nearest(data, cols, metric, "original"), _nearest(data, cols, metric, "control"))
+    # the nearest other real record, training and control pooled (one search of the pooled rows)
+    d_real = data.nearest_other(REAL, cols, metric)
     # the nearest release row: the search dcr's and nndr's evidence use too (two nearest)
     d_rel = (np.concatenate([release_neighbours(ctx, role)[0][:, 0] for role in REAL])
              if data.n_rows("synthetic") >= 2 else _nearest(data, cols, metric, "synthetic"))
