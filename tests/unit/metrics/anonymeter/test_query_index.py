@@ -17,6 +17,17 @@ def _problem(rng: np.random.Generator, k: int, n: int = 400, m: int = 300, level
     return X, qcol, qop, qval
 
 
+def _assert_index_counts_equal_the_scan(X, index, qcol, qop, qval):
+    """The index's counts equal the plain scan's, uncapped and capped at 2, and so do the first
+    matching rows where the count stays below the cap."""
+    for cap in (None, 2):
+        c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
+        c1, f1 = Q.count_matches(index, qcol, qop, qval, cap=cap)
+        assert np.array_equal(c0, c1)
+        below = c0 < (cap or np.iinfo(np.int64).max)
+        assert np.array_equal(f0[below], f1[below])
+
+
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_match_lists_through_a_column_index_equal_the_plain_scan(k):
     X, qcol, qop, qval = _problem(np.random.default_rng(k), k)
@@ -57,12 +68,7 @@ def test_counts_through_the_bucket_codes_equal_the_plain_scan_on_a_larger_table(
     # few-valued columns coded by their values' ranks (decided on codes alone), the rounded
     # normal one by buckets of its order (values tested at a bucket's edge)
     assert index.shift > 0 and index.ranked.tolist() == [True, True, False, True]
-    for cap in (None, 2):
-        c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
-        c1, f1 = Q.count_matches(index, qcol, qop, qval, cap=cap)
-        assert np.array_equal(c0, c1)
-        below = c0 < (cap or np.iinfo(np.int64).max)
-        assert np.array_equal(f0[below], f1[below])
+    _assert_index_counts_equal_the_scan(X, index, qcol, qop, qval)
     counts, _ = Q.count_matches(X, qcol, qop, qval)
     assert counts.max() > 100 and (counts == 1).any() and (counts == 0).any()
     want = Q.match_lists(X, qcol, qop, qval, counts)
@@ -114,12 +120,7 @@ def test_ranked_codes_and_distinct_value_searches_count_as_the_plain_scan_at_eve
         finally:
             Q.DISTINCT_KEPT = Q_kept
         assert (np.diff(idx.distinct_at) > 0).sum() == (3 if kept > 1 else 0)
-        for cap in (None, 2):
-            c0, f0 = Q.count_matches(X, qcol, qop, qval, cap=cap)
-            c1, f1 = Q.count_matches(idx, qcol, qop, qval, cap=cap)
-            assert np.array_equal(c0, c1)
-            below = c0 < (cap or np.iinfo(np.int64).max)
-            assert np.array_equal(f0[below], f1[below])
+        _assert_index_counts_equal_the_scan(X, idx, qcol, qop, qval)
 
 
 @pytest.mark.parametrize("k", [1, 3, 14])
