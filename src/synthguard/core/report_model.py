@@ -185,6 +185,7 @@ class TestRow(_Row):
     risk: str = ABSENT
     same_as: str | None = ABSENT
     also: tuple[str, ...] = ABSENT
+    contained_in: str | None = ABSENT
 
 
 @dataclass(frozen=True, eq=True)

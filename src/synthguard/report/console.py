@@ -84,8 +84,7 @@ def render_decision(report: Any, width: int = 100, how: str = "both") -> str:
     if model.header.get("sample"):
         lines += wrap(wording.sentence("Sampled: " + wording.sample_line(model.header["sample"])),
                       width, "    ", "  ")
-    for r in risks:
-        text = " ".join(t for t in (wording.sentence(r.summary), wording.risk_advice(r, f)) if t)
+    for r, text in zip(risks, wording.risk_readings(risks, f), strict=True):
         lines += wrap(f"{r.title}: {str(r.level).upper()}. {text}", width, "      ", "  ")
         for extra in (wording.settle(r), wording.dropped(r),
                       *(wording.retest(r.title, c) for c in r.get("coarsening") or ())):

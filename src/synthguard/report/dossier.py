@@ -165,8 +165,9 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
         out.append(f"| {_md(r.title)} | **{r.level}** | {_md(wording.dossier_reading(r, rule.materiality))} | "
                    + (", ".join(md_code(n) for n in r.tests) or "none") + " |")
     out.append("")
-    readings = [f"- {_md(r.title)}: {_md(wording.sentence(r.summary))}" for r in
-                (by[k] for k in CRITERIA_ORDER if k in by) if r.level != "not assessed"]
+    assessed = [r for r in (by[k] for k in CRITERIA_ORDER if k in by) if r.level != "not assessed"]
+    readings = [f"- {_md(r.title)}: {_md(text)}"
+                for r, text in zip(assessed, wording.risk_readings(assessed), strict=True)]
     out += readings
     limits = wording.decision_limits(risks)
     out += [f"- {_md(t)}" for t in limits]
@@ -177,7 +178,9 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
         out += ["| test | training | control | excess (interval) | adjusted p | level |",
                 "|---|---|---|---|---|---|"]
         for t in tests:
-            same = f" (= {md_code(t.get('same_as'))})" if t.get("same_as") else ""
+            same = (f" (= {md_code(t.get('same_as'))})" if t.get("same_as") else
+                    f" (one of {md_code(t.get('contained_in'))}'s attacks)" if t.get("contained_in")
+                    else "")
             out.append(f"| {md_code(t.metric)}{same} | {pct(t.member)} | {pct(t.non_member)} | "
                        f"{pct(t.effect)} ({wording.interval(t.effect_ci)}) | "
                        f"{fmt_number(t.p_adjusted)} | {t.level} |")
@@ -187,7 +190,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
     out += [f"## {SECTIONS[6]}", ""]
     todo = wording.what_to_do(risks, v.level, f)
     out += [f"- Action: {_md(t)}" for t in todo] or ["- Action: none proposed by this run."]
-    retests = [t for r in risks for t in (wording.dropped(r),) if t]
+    retests = wording.dropped_all(risks)
     retests += [wording.retest(r.title, c) for r in risks for c in r.get("coarsening") or ()]
     out += [f"- {_md(t)}" for t in retests] or ["- No mitigation was re-tested in this run."]
     cost = ((header.get("actions") or {}).get("coarsen_retest") or {}).get("cost")

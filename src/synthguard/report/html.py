@@ -260,21 +260,19 @@ def decision_html(report: Any, standalone: bool = False, how: str = "both") -> s
     level = str(v.level)
     cls = level if level in ("high", "medium", "low") else ""
     nb = chr(160) + "%"
-    rows, retests = [], []
-    for r in risks:
+    rows, retests = [], wording.dropped_all(risks)
+    for r, reading in zip(risks, wording.risk_readings(risks, f), strict=True):
         exposed = "-"
         if r.effect is not None:
             exposed = (f'<span class="num">{escape(pct(r.effect).replace(" %", nb))}</span><br>'
                        f'<span class="small">{escape(wording.interval(r.effect_ci).replace(" %", nb))}'
                        "</span>")
-        reading = " ".join(t for t in (wording.sentence(r.summary), wording.risk_advice(r, f)) if t)
         more = wording.settle(r)
         rows.append([f"<b>{escape(r.title)}</b><br><span class=\"small\">{escape(r.criterion)}</span>",
                      badge(r.level), exposed,
                      escape(wording.bound_cell(r).replace(" %", nb)),
                      escape(reading) + (f'<br><span class="small">{escape(more)}</span>'
                                         if more else "")])
-        retests += [t for t in (wording.dropped(r),) if t]
         retests += [wording.retest(r.title, c) for c in r.get("coarsening") or ()]
     parts = [f'<section id="decision" class="verdict {cls}"><div>Verdict: '
              f'<span class="big">{escape(level.upper())}</span> <span class="small">('
@@ -349,6 +347,8 @@ def _privacy_rows(report: Any) -> list[list[str]]:
         t = tests[host]
         same = [n for n in names[host] if n != host]
         note = escape(t.statistic) + (f"<br>{escape(wording.same_test(same))}" if same else "")
+        if t.get("contained_in"):
+            note += f"<br>{escape(wording.contained_test(t.get('contained_in')))}"
         rows.append([f"<b>{escape(host)}</b><br><span class=\"small\">{note}</span>",
                      escape(RISK_TITLES.get(t.get("risk") or "", (t.get("risk") or "-",))[0]),
                      badge(t.level), escape(pct(t.member)), escape(pct(t.non_member)),
@@ -375,7 +375,7 @@ NAV = (("decision", "Decision"), ("privacy", "Privacy tests"), ("fidelity", "Fid
 def render_html(report: Any, title: str = "synthguard report") -> str:
     """The full page of ``report``: summary cards and the decision first, then the privacy tests
     (each test once), fidelity, utility, records, inputs; charts and configuration folded away."""
-    from .records import normalise_records
+    from .records import report_records
 
     model = report.model
     header = model.header
@@ -431,14 +431,16 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
     parts += [sections_html(n, r.sections) for n, r in util.items() if r.sections]
 
     parts.append('<h2 id="records">Records behind the findings</h2>')
-    recs = normalise_records(model)
+    recs = report_records(model)  # the one export (--records-out, report.records()), its order
     if recs:
-        recs.sort(key=lambda r: (r["action"] != "drop", r["risk"], r["metric"]))
-        shown = recs[:15]
+        drop = [r for r in recs if r["action"] == "drop"]
+        shown = drop[:10] + [r for r in recs if r["action"] != "drop"][:10]
         rrows = [[r["metric"], r["risk"], r["action"], _opt(r["release_row"]),
                   _opt(r["training_row"]), r["reason"]] for r in shown]
-        parts.append(f'<details><summary>{len(recs)} record(s) listed by the metrics; the first '
-                     f"{len(shown)} here, all of them (and every verbatim copy) with --records-out "
+        n_drop = len(drop)
+        parts.append(f'<details><summary>{len(recs)} record(s) in the records export '
+                     f"({n_drop} to drop, {len(recs) - n_drop} to review); the first ten of each "
+                     "here, all of them (and every verbatim copy) with --records-out "
                      "or report.records()</summary>"
                      + table(["metric", "risk", "action", "release row", "training row", "reason"],
                              rrows) + "</details>")

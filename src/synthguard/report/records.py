@@ -228,25 +228,45 @@ def query_columns(report: Any, top: int = 5) -> list[tuple[str, int]]:
 
 def facts(report: Any, how: str = "both") -> Facts:
     """The facts the report's sentences need beside the verdict (:class:`~synthguard.run.wording.
-    Facts`): copies, further rows to drop, rows for review, and for a run without a control the
-    copy metric's reading and the rows a decision needs."""
+    Facts`): copies, rows to drop, rows for review, and for a run without a control the copy
+    metric's reading and the rows a decision needs. With the run's own rows (a run with a
+    control), every count is of the one records export, :func:`report_records`: the rows to
+    drop are those the in-run drop-and-retest removed, and a row listed to drop is not also
+    counted for review."""
     model = getattr(report, "model", report)
     has_control = "control" in model.inputs
     copies = verbatim_release_rows(model)
-    counted = {e.name for e in model.metrics
-               if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
-    recs = normalise_records(model)
-    drops = {r["release_row"] for r in recs if r["action"] == "drop" and r["metric"] not in counted}
-    near = {r["release_row"] for r in recs if r["action"] == "review" and r["risk"] == "presence"
-            and r["release_row"] is not None}
-    listed = {e.name for e in model.metrics  # the export lists these metrics' rows in full, as drops
-              if getattr(getattr(card_of(e.metric or e.name), "records", None), "complete", None)}
-    review = sum(1 for r in recs if r["action"] == "review" and r["metric"] not in listed)
     reading = None
     if not has_control:
         e = copy_metric(model)
         if e is not None and e.result.headline is not None:
             reading = e.result.headline.reading
+    own = model.header.get("records") or ()
+    if own:
+        export = report_records(model)
+        dropped: dict[int, str] = {}
+        for r in export:
+            if r["action"] == "drop" and r["release_row"] is not None:
+                dropped.setdefault(int(r["release_row"]), str(r.get("family") or ""))
+        by_family: dict[str, int] = {}
+        for family in dropped.values():
+            by_family[family] = by_family.get(family, 0) + 1
+        near = {int(r["release_row"]) for r in export
+                if r["action"] == "review" and r["risk"] == "presence"
+                and r["release_row"] is not None} - set(dropped)
+        return Facts(copies=copies, review_presence=len(near),
+                     review_all=sum(r["action"] == "review" for r in export),
+                     has_control=has_control, copy_reading=reading, how=how,
+                     drops=tuple(by_family.items()))
+    counted = {e.name for e in model.metrics
+               if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
+    recs = normalise_records(model)
+    drops = {r["release_row"] for r in recs if r["action"] == "drop" and r["metric"] not in counted}
+    near = {r["release_row"] for r in recs if r["action"] == "review" and r["risk"] == "presence"
+            and r["release_row"] is not None} - drops
+    listed = {e.name for e in model.metrics  # the export lists these metrics' rows in full, as drops
+              if getattr(getattr(card_of(e.metric or e.name), "records", None), "complete", None)}
+    review = sum(1 for r in recs if r["action"] == "review" and r["metric"] not in listed)
     return Facts(copies=copies, more_drops=len(drops), review_presence=len(near),
                  review_all=review, has_control=has_control, copy_reading=reading,
                  rows_needed=None if has_control else control_size_needed(model), how=how)

@@ -516,7 +516,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
 def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n_dropped: int,
                 rounds: int, named: set[str]) -> DropRetest:
     """What one alarming risk reads after the rows were dropped, and why what remains remains."""
-    from .verdict import RISK_TITLES, _pct
+    from .verdict import RISK_TITLES
+    from .wording import drop_retest_text
 
     risk = before["risk"]
     la = str(after.get("level", "not assessed"))
@@ -537,15 +538,8 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
                                 "(the rounds ran out)")
         else:
             why[t["metric"]] = "it names rows only once the others are gone"
-    title = RISK_TITLES[risk][0].lower()
-    text = (f"{title}: {str(before['level']).upper()}; without the {n_dropped} release rows "
-            f"listed to drop ({rounds} round(s) of dropping and re-testing) it reads {la.upper()}")
-    if after.get("effect") is not None:
-        ci = after.get("effect_ci")
-        text += (f" ({_pct(after['effect'])} of the training records exposed beyond chance"
-                 + (f", {_pct(ci[0])} to {_pct(ci[1])}" if ci and ci[0] is not None else "") + ")")
-    if why:
-        text += "; still alarming: " + "; ".join(f"{n} ({w})" for n, w in why.items())
+    text = drop_retest_text(RISK_TITLES[risk][0], str(before["level"]), la, n_dropped, rounds,
+                            after.get("effect"), after.get("effect_ci"), why)
     return DropRetest(rows_dropped=n_dropped, rounds=rounds, level_before=str(before["level"]),
                       level_after=la, effect_before=before.get("effect"),
                       effect_after=after.get("effect"), effect_ci_after=after.get("effect_ci"),

@@ -74,7 +74,7 @@ def alarming_tests(verdict: Any, results: Mapping[str, Any]) -> list[tuple[Any, 
     they vote once, through it)."""
     out = []
     for t in getattr(verdict, "tests", ()) or ():
-        if t.get("level") not in ALARM or t.get("same_as"):
+        if t.get("level") not in ALARM or t.get("same_as") or t.get("contained_in"):
             continue
         res = results.get(t["metric"])
         ev = getattr(res, "evidence", None)

@@ -384,7 +384,12 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         risk_names[name] = risk_of(name, res)
         out[name] = replace(res, evidence=ev, risk_level=ev.level)
         also = tuple(r for r in card_also(metrics.get(name, name)) if r != risk_names[name])
-        row = dict(_test_row(name, res, ev), risk=risk_names[name], same_as=joint.same_as.get(name))
+        # ``same_as``: the same statistic on the same records; ``contained_in``: an attack another
+        # test runs and tests jointly (its numbers are its own, its level and p are the host's)
+        row = dict(_test_row(name, res, ev), risk=risk_names[name],
+                   same_as=None if name in contained else joint.same_as.get(name))
+        if name in contained:
+            row["contained_in"] = contained[name]
         if also:
             row["also"] = list(also)
         tests.append(row)
@@ -426,7 +431,7 @@ def _contained_tests(results: Mapping[str, MetricResult], driving: list[str],
                      metrics: Mapping[str, str]) -> dict[str, str]:
     """Driving tests contained in another driving test of the run (the card's ``contained_in``: a
     test whose attack another metric runs and tests jointly): name -> the container's name. They
-    vote once, through the container (``same_as``)."""
+    vote once, through the container (the test row's ``contained_in``)."""
     from ..registry import info_of
 
     by_metric: dict[str, str] = {}

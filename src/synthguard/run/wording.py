@@ -37,6 +37,44 @@ from ..data.leaks import FAMILY_NAMES
 # =================================================================================================
 
 
+def _drop_prefix(rows_dropped: int, rounds: int) -> str:
+    return (f"without the {rows_dropped} release rows listed to drop ({rounds} "
+            f"round{'s' if rounds != 1 else ''} of dropping and re-testing)")
+
+
+def _drop_clause(title: str, level_before: str, level_after: str, effect: float | None,
+                 effect_ci: Any) -> str:
+    text = (f"{title.lower()} reads {str(level_after).upper()} "
+            f"(was {str(level_before).upper()})")
+    if effect is not None:
+        text += f", {pct(effect)} of the training records exposed beyond chance"
+        if effect_ci is not None and effect_ci[0] is not None:
+            text += f" ({interval(effect_ci)})"
+    return text
+
+
+def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropped: int,
+                     rounds: int, effect: float | None = None, effect_ci: Any = None,
+                     why: Mapping[str, str] | None = None) -> str:
+    """An alarming risk re-tested without the release rows listed to drop (the drop-and-retest's
+    ``text``, :func:`synthguard.run.actions.drop_retest`): what it reads after, and why what
+    still alarms does.
+
+    Examples
+    --------
+    >>> drop_retest_text("Presence of training records", "high", "inconclusive", 292, 1, 0.031,
+    ...                  (-0.0096, 0.069))
+    'without the 292 release rows listed to drop (1 round of dropping and re-testing), presence of training records reads INCONCLUSIVE (was HIGH), 3.1 % of the training records exposed beyond chance (-0.96 % to 6.9 %)'
+    """
+    text = (_drop_prefix(rows_dropped, rounds) + ", "
+            + _drop_clause(title, level_before, level_after, effect, effect_ci))
+    if why:
+        text += "; still alarming: " + "; ".join(f"{n} ({w})" for n, w in why.items())
+    return text
+
+
+
+
 # =================================================================================================
 # The report's sentences: the decision block, the actions, the dossier's readings.
 # =================================================================================================
@@ -75,11 +113,17 @@ class Facts:
     copies : tuple of int, optional
         ``(release rows that are verbatim training rows, release rows)``.
     more_drops : int
-        Further release rows listed to drop (at distance 0 from a training row) by other metrics.
+        Further release rows listed to drop (at distance 0 from a training row) by other metrics
+        (a report without the run's own rows: no control, or an older report).
     review_presence : int
-        Release rows listed for review as near matches of training rows.
+        Release rows listed for review as near matches of training rows, none of them listed to
+        drop.
     review_all : int
         Every record the records export marks ``review``.
+    drops : tuple of (str, int), optional
+        The run's own rows to drop (the records export's action ``drop``), per leak family the
+        row's cells show (``"exact"``, ``"near1"``, ...; ``""``: none), in the export's order:
+        what the in-run drop-and-retest removed. Empty for a report without the run's rows.
     has_control : bool
         Whether a control table was given.
     copy_reading : str, optional
@@ -103,6 +147,7 @@ class Facts:
     copy_reading: str | None = None
     rows_needed: int | None = None
     how: str = "both"
+    drops: tuple[tuple[str, int], ...] = ()
 
 
 def interval(ci: Any) -> str:
@@ -133,6 +178,18 @@ def settings(verdict: Any) -> str:
             f"false-alarm rate {fmt_number(100 * float(rule.alpha))} %")
 
 
+def _drop_parts(facts: Facts) -> str:
+    """The run's rows to drop by leak family, in words: ``"147 verbatim training rows and 145
+    copies with one cell changed"``."""
+    parts = []
+    for family, n in facts.drops:
+        name = {"exact": "verbatim training rows",
+                "neighbourhood": "rows close to a training row"}.get(
+                    family, FAMILY_NAMES.get(family, "further rows a test names"))
+        parts.append(f"{n} {name}")
+    return _join(parts)
+
+
 def risk_advice(row: Any, facts: Facts) -> str | None:
     """What a risk that alarms asks for, in one or two sentences (``None`` for any other level).
 
@@ -140,17 +197,53 @@ def risk_advice(row: Any, facts: Facts) -> str | None:
     --------
     >>> risk_advice({"risk": "presence", "level": "high"}, Facts(copies=(3, 10), how="api"))
     'Do not publish as is. 3 of the 10 release rows (30.0 %) are verbatim training rows: drop them (the records export lists every one).'
+    >>> risk_advice({"risk": "presence", "level": "high"},
+    ...             Facts(copies=(3, 10), drops=(("exact", 3), ("near1", 2))))
+    'Do not publish as is. 5 of the 10 release rows (50.0 %) are listed to drop, 3 verbatim training rows and 2 copies with one cell changed: drop them (the records export lists every one).'
     """
     level = row["level"]
     if level not in ("high", "medium"):
         return None
     text = ("Do not publish as is." if level == "high" else
             "Act before publishing: the excess is significant, though below the materiality.")
-    if row["risk"] == "presence" and facts.copies and facts.copies[0]:
+    if row["risk"] != "presence":
+        return text
+    if facts.drops and facts.copies:
+        k, n = sum(c for _, c in facts.drops), facts.copies[1]
+        text += (f" {k} of the {n} release rows ({pct(k / n)}) are listed to drop, "
+                 f"{_drop_parts(facts)}: drop them (the records export lists every one).")
+    elif facts.copies and facts.copies[0]:
         k, n = facts.copies
         text += (f" {k} of the {n} release rows ({pct(k / n)}) are verbatim training rows: drop "
                  "them (the records export lists every one).")
     return text
+
+
+def risk_readings(risks: Sequence[Any], facts: Facts | None = None) -> list[str]:
+    """Each risk's reading, in order: its verdict summary, then (with ``facts``) what it asks for
+    (:func:`risk_advice`). A finding an earlier risk already stated (one test driving several
+    criteria, as a verbatim copy does) is not repeated: the later alarming risk points back to it.
+
+    Examples
+    --------
+    >>> rows = [{"risk": "presence", "title": "Presence of training records", "level": "high",
+    ...          "summary": "near_copies exposes 40 %"},
+    ...         {"risk": "singling_out", "title": "Singling out", "level": "high",
+    ...          "summary": "near_copies exposes 40 %"}]
+    >>> risk_readings(rows)
+    ['near_copies exposes 40 %.', 'The same finding as for presence of training records (above).']
+    """
+    out: list[str] = []
+    first: dict[str, str] = {}
+    for r in risks:
+        text = sentence(r.get("summary"))
+        if text and text in first and r.get("level") in ("high", "medium"):
+            text = f"The same finding as for {first[text]} (above)."
+        elif text:
+            first[text] = str(r.get("title") or r.get("risk")).lower()
+        advice = risk_advice(r, facts) if facts is not None else None
+        out.append(" ".join(t for t in (text, advice) if t))
+    return out
 
 
 def settle(row: Any) -> str | None:
@@ -260,14 +353,44 @@ def dropped(r: Any) -> str | None:
 
     Examples
     --------
-    >>> dropped({"drop_retest": {"text": "presence of training records: HIGH; without the 3 release "
-    ...          "rows listed to drop (1 round(s) of dropping and re-testing) it reads LOW"}})
-    'Re-tested without the rows listed to drop: presence of training records: HIGH; without the 3 release rows listed to drop (1 round(s) of dropping and re-testing) it reads LOW.'
+    >>> dropped({"drop_retest": {"text": "without the 3 release rows listed to drop (1 round of "
+    ...          "dropping and re-testing), presence of training records reads LOW (was HIGH)"}})
+    'Re-tested without the 3 release rows listed to drop (1 round of dropping and re-testing), presence of training records reads LOW (was HIGH).'
     """
     d = r.get("drop_retest") if hasattr(r, "get") else None
     if not d or not d.get("text"):
         return None
-    return f"Re-tested without the rows listed to drop: {d['text']}."
+    return sentence(f"Re-tested {d['text']}")
+
+
+def dropped_all(risks: Sequence[Any]) -> list[str]:
+    """Every alarming risk re-tested without the release rows listed to drop, the risks of one
+    drop (the same rows, the same rounds) in one sentence; a risk that still alarms for a reason
+    gets a sentence of its own (:func:`dropped`).
+
+    Examples
+    --------
+    >>> d = {"rows_dropped": 3, "rounds": 1, "level_before": "high", "level_after": "low",
+    ...      "effect_after": 0.001, "effect_ci_after": None, "why": {}, "text": "x"}
+    >>> dropped_all([{"title": "Singling out", "drop_retest": d},
+    ...              {"title": "Linkability", "drop_retest": dict(d, level_after="inconclusive")}])
+    ['Re-tested without the 3 release rows listed to drop (1 round of dropping and re-testing): singling out reads LOW (was HIGH), 0.1 % of the training records exposed beyond chance; linkability reads INCONCLUSIVE (was HIGH), 0.1 % of the training records exposed beyond chance.']
+    """
+    groups: dict[tuple[Any, Any], list[str]] = {}
+    alone: list[str] = []
+    for r in risks:
+        d = r.get("drop_retest") if hasattr(r, "get") else None
+        if not d or not d.get("text"):
+            continue
+        if d.get("why") or d.get("rows_dropped") is None:
+            alone.append(dropped(r) or "")
+            continue
+        groups.setdefault((d["rows_dropped"], d.get("rounds")), []).append(
+            _drop_clause(str(r.get("title")), d["level_before"], d["level_after"],
+                         d.get("effect_after"), d.get("effect_ci_after")))
+    out = [sentence(f"Re-tested {_drop_prefix(n, rounds)}: " + "; ".join(clauses))
+           for (n, rounds), clauses in groups.items()]
+    return out + alone
 
 
 def _helps(c: Any) -> bool:
@@ -285,10 +408,18 @@ def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[s
     --------
     >>> what_to_do([{"risk": "presence", "level": "high"}], "high", Facts(copies=(3, 10), how="cli"))
     ["Drop the 3 release rows that are verbatim training rows: '--records-out rows.csv' lists every one with the training row it copies."]
+    >>> what_to_do([{"risk": "presence", "level": "high"}], "high",
+    ...            Facts(copies=(3, 10), drops=(("exact", 3), ("near1", 2)), how="cli"))[0]
+    "Drop the 5 release rows the records export marks 'drop' (3 verbatim training rows and 2 copies with one cell changed): '--records-out rows.csv' lists every one with the training row it copies."
     """
     out = []
     alarm = {r["risk"] for r in risks if r["level"] in ("high", "medium")}
-    if "presence" in alarm and facts.copies and facts.copies[0]:
+    if alarm and facts.drops:  # rows only an alarming test lists
+        n = sum(c for _, c in facts.drops)
+        out.append(f"Drop the {n} release rows the records export marks 'drop' "
+                   f"({_drop_parts(facts)}): {RECORDS_HOW[facts.how]} lists every one with the "
+                   "training row it copies.")
+    elif "presence" in alarm and facts.copies and facts.copies[0]:
         out.append(f"Drop the {facts.copies[0]} release rows that are verbatim training rows: "
                    f"{RECORDS_HOW[facts.how]} lists every one with the training row it copies.")
     if "presence" in alarm and facts.more_drops:
@@ -328,6 +459,19 @@ def same_test(names: Iterable[str]) -> str:
     """The note on a row of the test table that stands for several metrics."""
     return ("the same statistic on the same records (the verdict counts it once): "
             + ", ".join(names))
+
+
+def contained_test(host: str) -> str:
+    """The note on a test whose attack another test runs and tests jointly (the card's
+    ``contained_in``): its own numbers, the host's level.
+
+    Examples
+    --------
+    >>> contained_test("membership_attacks")
+    "its attack is one of membership_attacks's, tested there jointly: its level and adjusted p-value are that test's (the verdict counts it once)"
+    """
+    return (f"its attack is one of {host}'s, tested there jointly: its level and adjusted p-value "
+            "are that test's (the verdict counts it once)")
 
 
 def informative_line(names: Sequence[str]) -> str | None:

@@ -47,14 +47,22 @@ def test_decision_block_names_every_risk_with_level_interval_and_what_it_asks(de
     risks = rep.risks()
     assert [r["risk"] for r in risks] == list(RISK_ORDER)
     flat = " ".join(rep.to_console(100).split())
+    first: dict[str, str] = {}
     for r in risks:
         assert r["level"] == "high"
         assert r["effect_ci"] is not None and r["detection_limits"]
-        # the verdict's own summary, unchanged, then what it asks for (run.wording)
+        # the verdict's own summary, unchanged, then what it asks for (run.wording); a finding
+        # that drives several criteria is stated once, the later risks pointing back to it
         assert pct(r["effect"]) in r["summary"]
-        assert f"{r['title']}: HIGH. {r['summary']}. Do not publish as is." in flat
-    assert re.search(r"\d+ of the \d+ release rows \(\d+\.\d %\) are verbatim training rows: drop "
-                     r"them", flat)
+        if r["summary"] in first:
+            assert (f"{r['title']}: HIGH. The same finding as for {first[r['summary']]} (above). "
+                    "Do not publish as is.") in flat
+        else:
+            first[r["summary"]] = r["title"].lower()
+            assert f"{r['title']}: HIGH. {r['summary']}. Do not publish as is." in flat
+        assert flat.count(r["summary"]) == 1, r["summary"]
+    assert re.search(r"\d+ of the \d+ release rows \(\d+\.\d %\) are (verbatim training rows|"
+                     r"listed to drop, \d+ verbatim training rows)[^:]*: drop them", flat)
     safe = {r["risk"]: r["level"] for r in reps["safe"].risks()}
     assert safe["presence"] in ("low", "inconclusive")
     # the demo's Gaussian copula, fitted on 300 training rows, reproduces training-only zip codes

@@ -311,7 +311,8 @@ def test_scored_records_above_max_rows_are_a_random_draw_not_clusters_of_twins()
 
 def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_attack():
     """``membership_attacks`` runs the closest-distance attack and tests it jointly with the others:
-    when both ran, ``closest_distance_mia`` is the same test (``same_as``), takes its container's
+    when both ran, ``closest_distance_mia`` is contained in it (``contained_in``; not ``same_as``,
+    which is the same statistic on the same records: its numbers are its own), takes its container's
     adjusted p-value and level, and is one Holm unit with it, which carries the pair's share of the
     false-alarm budget (weight 2 + 2): counted once, and the ensemble loses no power by it."""
     from synthguard import evaluate
@@ -324,7 +325,8 @@ def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_at
                      metrics=["exact_matches", "membership_attacks"])
     rows = {t["metric"]: t for t in both.verdict.to_dict()["tests"]}
     cdm, ma = rows["closest_distance_mia"], rows["membership_attacks"]
-    assert cdm["same_as"] == "membership_attacks" and ma["same_as"] is None
+    assert cdm["contained_in"] == "membership_attacks" and cdm["same_as"] is None
+    assert ma["same_as"] is None and "contained_in" not in ma
     assert cdm["p_adjusted"] == ma["p_adjusted"] and cdm["level"] == ma["level"]
     assert "counted once" in both.result("closest_distance_mia").evidence.note
     w_cdm = both.result("closest_distance_mia").evidence.weight
@@ -334,7 +336,7 @@ def test_closest_distance_mia_votes_once_when_membership_attacks_contains_its_at
     solo = evaluate(d["original"], d["leaky"], d["control"], seed=0,
                     metrics=["exact_matches", "closest_distance_mia"])
     row = next(t for t in solo.verdict.to_dict()["tests"] if t["metric"] == "closest_distance_mia")
-    assert row["same_as"] is None
+    assert row["same_as"] is None and "contained_in" not in row
 
 
 def test_html_lists_the_most_exposed_training_records_per_attack_and_the_roles(demo_data):
