@@ -327,9 +327,12 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
     warning = None
     n_c_all = data.n_rows("control")
     if qi["copied_training"] and qi["copied_training"] / n_o > qi["copied_control"] / n_c_all:
-        warning = (f"{qi['copied_training']} of {n_o} training records unique on the "
-                   f"quasi-identifiers {qi['quasi_identifiers']} have an identical row in the "
-                   f"release, against {qi['copied_control']} of {n_c_all} control records (chance)")
+        # a fact beside the value (which counts records identified within max_diff cells), not
+        # what the value measures: said so, so that no reader takes it for the headline
+        warning = (f"besides the value: {qi['copied_training']} of {n_o} training records unique "
+                   f"on the quasi-identifiers {qi['quasi_identifiers']} are copied verbatim into "
+                   f"the release, against {qi['copied_control']} of {n_c_all} control records "
+                   "(chance)")
     if vis < 0.8:
         extra = (f"only {100 * vis:.0f} % of the copies with {max_diff} cell(s) changed can be told "
                  f"from common rows{'' if measured is not None else ' (at most)'}: the others have "
