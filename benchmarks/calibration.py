@@ -69,7 +69,7 @@ import pandas as pd
 DATA = Path(os.environ.get("SYNTHGUARD_SHARED_DATA")
             or Path(__file__).resolve().parents[2] / "shared" / "data")
 DROP = {"hhs_breaches": ["Summary", "Number", "Name_of_Covered_Entity"]}
-from synthguard.calibration import FAMILY_KINDS  # noqa: E402
+from synthguard.calibration import FAMILY_KINDS, claim_problems  # noqa: E402
 from synthguard.calibration import PUBLIC_TABLE_METADATA as META  # noqa: E402
 from synthguard.data.loading import CSV_FLOAT_KW  # noqa: E402
 
@@ -247,6 +247,8 @@ def one_run(task: dict, client=None) -> dict:
         "limit_k": {t: d.get("k") for t, d in (v.get("detection_limits") or {}).items()},
         "levels": {m: rep.result(m).risk_level for m in rep.metrics if rep.result(m) is not None},
         "sample": rep.model.header.get("sample"),
+        # words against numbers (synthguard.calibration.claim_problems): empty when they agree
+        "violations": claim_problems(rep),
         "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
 
 
@@ -601,6 +603,18 @@ def table(rows: list[dict]) -> str:
     return "\n".join(parts)
 
 
+def claims_line(rows: list[dict]) -> list[str]:
+    """How many reports were checked for words that say more than their numbers, how many failed,
+    then one line per failure (runs recorded before the check existed are not counted)."""
+    checked = [r for r in rows if r.get("verdict") is not None and "violations" in r]
+    bad = [r for r in checked if r["violations"]]
+    out = [f"claims that hold: {len(checked)} reports checked (synthguard.calibration.claim_problems), "
+           f"{len(bad)} with words the numbers do not bear"]
+    out += [f"{r['dataset']} {r['split']} s{r['seed']} {r['kind']} m={r['materiality']:g}: "
+            + "; ".join(r["violations"]) for r in bad]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(META))
@@ -638,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("--table-only reads --json")
         rows = [json.loads(x) for x in a.json.read_text().splitlines() if x.strip()]
         print(table(rows))
+        print("\n".join(claims_line(rows)))
         return 0
     seeds = a.seeds or (2 if a.quick else 6)
     sizes = tuple(a.sizes or (QUICK_SIZES if a.quick else FULL_SIZES))
@@ -655,9 +670,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if n_diff else 0
     rows = execute(todo, a.jobs, a.json)
     print(table(rows))
+    claims = claims_line(rows)
+    print("\n".join([claims[0], *("  " + x for x in claims[1:])]))
     print(f"\n{len(todo)} runs in {time.perf_counter() - t0:.0f} s wall, --jobs {a.jobs}; load average "
           f"at start {load_at_start[0]:.1f}, at end {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
-    return 0
+    return 1 if len(claims) > 1 else 0  # a report whose words its numbers do not bear
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from .errors import ConfigError
 from .stats import make_rng
 
 __all__ = ["PUBLIC_TABLE_METADATA", "LeakedRelease", "RELEASE_KINDS", "FAMILY_KINDS", "build_release",
-           "calibration_split", "equal_split", "sized_split", "exact_copies", "family_release",
+           "calibration_split", "claim_problems", "equal_split", "sized_split", "exact_copies", "family_release",
            "mixed_release",
            "generated_release", "kde_release", "leaky_release", "mixture_release",
            "mode_seeking_release", "near_copies", "person_copies", "person_panel", "rare_copies",
@@ -1041,3 +1041,107 @@ def build_release(kind: str, parts: dict[str, pd.DataFrame], seed: int = 0, *,
     if kind == "kde":
         return kde_release(o, n, seed, **params)
     return LeakedRelease(generated_release(o, n, kind, seed), np.zeros(len(o), bool), None, kind)
+
+
+# ------------------------------------------------------------------------- words against numbers
+def _section(text: str, heading: str) -> str:
+    """The lines of ``text`` under ``heading`` up to the next heading of the same or a higher level."""
+    lines = text.splitlines()
+    level = len(heading) - len(heading.lstrip("#"))
+    try:
+        start = lines.index(heading)
+    except ValueError:
+        return ""
+    out = []
+    for line in lines[start + 1:]:
+        if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+def claim_problems(rep: Any) -> list[str]:
+    """What in ``rep`` says more (or other) than its numbers; empty when words and numbers agree.
+
+    - a risk read ``low``: every verdict-driving test under it has its one-sided upper bound
+      (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
+      a detection limit below it, and none is unassessed;
+    - a risk's ``bound`` is the largest of its tests' upper bounds and its families' limits;
+    - the bound, formatted as the reports format shares (:func:`synthguard.core.format.pct`), is
+      what the risk's summary, its row of the dossier's results per criterion and (when low) the
+      dossier's residual-risk line state, and
+      the verdict's summary states the largest bound of the risks it summarises.
+
+    ``benchmarks/calibration.py`` runs it over every report it makes, and the calibration suite
+    over every report of its tests (``tests/calibration/test_consistency.py``).
+
+    Examples
+    --------
+    >>> import synthguard
+    >>> df = pd.DataFrame({"a": np.arange(600) % 37, "b": np.arange(600) % 11})
+    >>> parts = calibration_split(df, 0)
+    >>> rep = synthguard.evaluate(parts["original"], parts["fresh"], control=parts["control"],
+    ...                           metrics=["exact_matches"], retest_columns=0)
+    >>> claim_problems(rep)
+    []
+    """
+    import math
+
+    from .core.format import pct
+    from .report.dossier import SECTIONS
+    from .run.verdict import RISK_FAMILIES
+
+    v = rep.verdict.to_dict()
+    m = float(v["materiality"])
+    dossier = rep.to_dossier()
+    results = _section(dossier, f"## {SECTIONS[5]}")  # results per criterion
+    residual = _section(dossier, f"## {SECTIONS[8]}")  # residual risk
+    out: list[str] = []
+    decided: list[float] = []
+    undecided: list[float] = []
+    for r in v["risks"]:
+        name, level = r["risk"], r["level"]
+        if level == "not assessed":
+            continue
+        ups = {t: rep.result(t).evidence.upper for t in r["tests"]}
+        lims = {f: (d or {}).get("value") for f, d in (r.get("detection_limits") or {}).items()}
+        applies = [f for f in RISK_FAMILIES[name] if f not in (r.get("not_applicable") or {})]
+        if level == "low":
+            loose = {t: u for t, u in ups.items() if not u < m}
+            if loose:
+                out.append(f"{name} low with tests bounded at or above {m}: {loose}")
+            open_ = {f: lims.get(f) for f in applies if lims.get(f) is None or not lims[f] < m}
+            if open_ or r.get("unassessed"):
+                out.append(f"{name} low with families not ruled out: {open_}, "
+                           f"unassessed {r.get('unassessed')}")
+        values = [u for u in ups.values() if math.isfinite(u)] + \
+                 [x for x in lims.values() if x is not None]
+        bound = r.get("bound")
+        if values and (bound is None or abs(float(bound) - max(values)) > 1e-12):
+            out.append(f"{name}: bound {bound} is not the largest of its tests' upper bounds and "
+                       f"families' limits ({max(values)})")
+        if level in ("high", "medium") or bound is None:
+            continue
+        (decided if level == "low" else undecided).append(float(bound))
+        if r.get("unassessed"):
+            continue  # no bound is claimed: the summary names the unassessed families instead
+        text = pct(bound)
+        if text not in r["summary"]:
+            out.append(f"{name}: summary does not state its bound {text}: {r['summary']!r}")
+        row = [x for x in results.splitlines() if x.startswith(f"| {r['title']} |")]
+        if not row or text not in row[0]:
+            out.append(f"{name}: the dossier's results table does not state its bound {text}: {row}")
+        if level == "low":
+            line = [x for x in residual.splitlines() if x.startswith(f"- {r['title']}:")]
+            if not line or text not in line[0]:
+                out.append(f"{name}: the dossier's residual risk does not state its bound {text}: "
+                           f"{line}")
+    summary = v["summary"]
+    if v["level"] == "low" and decided and pct(max(decided)) not in summary:
+        out.append(f"verdict low: summary does not state the largest bound {pct(max(decided))}: "
+                   f"{summary!r}")
+    if v["level"] == "inconclusive" and undecided and max(undecided) >= m \
+            and pct(max(undecided)) not in summary:
+        out.append(f"verdict inconclusive: summary does not state the largest bound reached "
+                   f"{pct(max(undecided))}: {summary!r}")
+    return out

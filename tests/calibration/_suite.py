@@ -24,6 +24,7 @@ from synthguard.calibration import (
     LeakedRelease,
     build_release,
     calibration_split,
+    claim_problems,
     equal_split,
     family_release,
     person_copies,
@@ -32,12 +33,9 @@ from synthguard.calibration import (
     smote_release,
     text_near_copies,
 )
-from synthguard.core.format import pct
 from synthguard.data.entities.calibration import entity_calibration_split
 from synthguard.data.loading import CSV_FLOAT_KW
-from synthguard.report.dossier import SECTIONS
 from synthguard.run.config import PRESETS
-from synthguard.run.verdict import RISK_FAMILIES
 
 SHARED: Path | None = None  # set by the tests' fixture (../shared/data)
 
@@ -82,88 +80,9 @@ def parts(name: str, split: str, seed: int) -> dict[str, pd.DataFrame]:
 
 
 # ------------------------------------------------------------------------- words against numbers
-def _section(text: str, heading: str) -> str:
-    """The lines of ``text`` under ``heading`` up to the next heading of the same or a higher level."""
-    lines = text.splitlines()
-    level = len(heading) - len(heading.lstrip("#"))
-    try:
-        start = lines.index(heading)
-    except ValueError:
-        return ""
-    out = []
-    for line in lines[start + 1:]:
-        if line.startswith("#") and len(line) - len(line.lstrip("#")) <= level:
-            break
-        out.append(line)
-    return "\n".join(out)
-
-
-def consistency(rep: Any) -> list[str]:
-    """What in ``rep`` says more (or other) than its numbers; empty when words and numbers agree.
-
-    - a risk read ``low``: every verdict-driving test under it has its one-sided upper bound
-      (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
-      a detection limit below it, and none is unassessed;
-    - a risk's ``bound`` is the largest of its tests' upper bounds and its families' limits;
-    - the bound, formatted as the reports format shares (:func:`synthguard.core.format.pct`), is
-      what the risk's summary, its row of the dossier's results per criterion and (when low) the
-      dossier's residual-risk line state, and
-      the verdict's summary states the largest bound of the risks it summarises.
-    """
-    v = rep.verdict.to_dict()
-    m = float(v["materiality"])
-    dossier = rep.to_dossier()
-    results = _section(dossier, f"## {SECTIONS[5]}")  # results per criterion
-    residual = _section(dossier, f"## {SECTIONS[8]}")  # residual risk
-    out: list[str] = []
-    decided: list[float] = []
-    undecided: list[float] = []
-    for r in v["risks"]:
-        name, level = r["risk"], r["level"]
-        if level == "not assessed":
-            continue
-        ups = {t: rep.result(t).evidence.upper for t in r["tests"]}
-        lims = {f: (d or {}).get("value") for f, d in (r.get("detection_limits") or {}).items()}
-        applies = [f for f in RISK_FAMILIES[name] if f not in (r.get("not_applicable") or {})]
-        if level == "low":
-            loose = {t: u for t, u in ups.items() if not u < m}
-            if loose:
-                out.append(f"{name} low with tests bounded at or above {m}: {loose}")
-            open_ = {f: lims.get(f) for f in applies if lims.get(f) is None or not lims[f] < m}
-            if open_ or r.get("unassessed"):
-                out.append(f"{name} low with families not ruled out: {open_}, "
-                           f"unassessed {r.get('unassessed')}")
-        values = [u for u in ups.values() if math.isfinite(u)] + \
-                 [x for x in lims.values() if x is not None]
-        bound = r.get("bound")
-        if values and (bound is None or abs(float(bound) - max(values)) > 1e-12):
-            out.append(f"{name}: bound {bound} is not the largest of its tests' upper bounds and "
-                       f"families' limits ({max(values)})")
-        if level in ("high", "medium") or bound is None:
-            continue
-        (decided if level == "low" else undecided).append(float(bound))
-        if r.get("unassessed"):
-            continue  # no bound is claimed: the summary names the unassessed families instead
-        text = pct(bound)
-        if text not in r["summary"]:
-            out.append(f"{name}: summary does not state its bound {text}: {r['summary']!r}")
-        row = [x for x in results.splitlines() if x.startswith(f"| {r['title']} |")]
-        if not row or text not in row[0]:
-            out.append(f"{name}: the dossier's results table does not state its bound {text}: {row}")
-        if level == "low":
-            line = [x for x in residual.splitlines() if x.startswith(f"- {r['title']}:")]
-            if not line or text not in line[0]:
-                out.append(f"{name}: the dossier's residual risk does not state its bound {text}: "
-                           f"{line}")
-    summary = v["summary"]
-    if v["level"] == "low" and decided and pct(max(decided)) not in summary:
-        out.append(f"verdict low: summary does not state the largest bound {pct(max(decided))}: "
-                   f"{summary!r}")
-    if v["level"] == "inconclusive" and undecided and max(undecided) >= m \
-            and pct(max(undecided)) not in summary:
-        out.append(f"verdict inconclusive: summary does not state the largest bound reached "
-                   f"{pct(max(undecided))}: {summary!r}")
-    return out
+#: What in a report says more (or other) than its numbers (the package's check, which
+#: ``benchmarks/calibration.py`` runs over every report too).
+consistency = claim_problems
 
 
 def evaluate(label: str, original: pd.DataFrame, release: pd.DataFrame, control: pd.DataFrame,

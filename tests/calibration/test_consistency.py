@@ -14,6 +14,8 @@ import copy
 
 import pytest
 
+from synthguard.core.format import pct
+
 from . import _suite as S
 
 pytestmark = pytest.mark.slow
@@ -63,7 +65,7 @@ def test_the_consistency_check_finds_words_that_say_more_than_the_numbers():
     assert any("not the largest" in x for x in S.consistency(_Doctored(rep, moved, dossier)))
 
     reworded = copy.deepcopy(v)  # a summary that states another bound
-    reworded["risks"][low]["summary"] = risk["summary"].replace(S.pct(risk["bound"]), "0.1 %")
+    reworded["risks"][low]["summary"] = risk["summary"].replace(pct(risk["bound"]), "0.1 %")
     assert any("summary does not state" in x for x in
                S.consistency(_Doctored(rep, reworded, dossier)))
 
