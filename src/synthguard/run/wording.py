@@ -208,12 +208,13 @@ def risk_advice(row: Any, facts: Facts) -> str | None:
             "Act before publishing: the excess is significant, though below the materiality.")
     if row["risk"] != "presence":
         return text
-    if facts.drops and facts.copies:
+    if facts.drops and facts.copies and {f for f, _ in facts.drops} != {"exact"}:
         k, n = sum(c for _, c in facts.drops), facts.copies[1]
         text += (f" {k} of the {n} release rows ({pct(k / n)}) are listed to drop, "
                  f"{_drop_parts(facts)}: drop them (the records export lists every one).")
     elif facts.copies and facts.copies[0]:
-        k, n = facts.copies
+        # the run's rows to drop when it listed them (all verbatim here), else the copy metric's
+        k, n = (sum(c for _, c in facts.drops) if facts.drops else facts.copies[0]), facts.copies[1]
         text += (f" {k} of the {n} release rows ({pct(k / n)}) are verbatim training rows: drop "
                  "them (the records export lists every one).")
     return text
@@ -414,11 +415,15 @@ def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[s
     """
     out = []
     alarm = {r["risk"] for r in risks if r["level"] in ("high", "medium")}
-    if alarm and facts.drops:  # rows only an alarming test lists
+    if alarm and facts.drops and {f for f, _ in facts.drops} != {"exact"}:  # rows of alarms
         n = sum(c for _, c in facts.drops)
         out.append(f"Drop the {n} release rows the records export marks 'drop' "
                    f"({_drop_parts(facts)}): {RECORDS_HOW[facts.how]} lists every one with the "
                    "training row it copies.")
+    elif alarm and facts.drops:  # every row to drop is a verbatim training row
+        out.append(f"Drop the {sum(c for _, c in facts.drops)} release rows that are verbatim "
+                   f"training rows (action 'drop'): {RECORDS_HOW[facts.how]} lists every one with "
+                   "the training row it copies.")
     elif "presence" in alarm and facts.copies and facts.copies[0]:
         out.append(f"Drop the {facts.copies[0]} release rows that are verbatim training rows: "
                    f"{RECORDS_HOW[facts.how]} lists every one with the training row it copies.")
