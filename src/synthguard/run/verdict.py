@@ -712,7 +712,7 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     reasons.sort(key=lambda x: -x[0])
     more = f" and {len(reasons) - 1} more" if len(reasons) > 1 else ""
     reached = (f"rules out {_pct(bound)}, not {_pct(m)}" if bound is not None and not unassessed
-               else f"rules out no bound below {_pct(m)}")
+               else f"cannot rule out {_pct(m)}")
     row["summary"] = f"No excess found; the run {reached}: {reasons[0][1]}{more}" if reasons \
         else f"No excess found; the run {reached}"
     row["settle"] = _settle(m, tests, results, unassessed, unknown, undetected, loose)

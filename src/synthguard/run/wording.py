@@ -255,17 +255,27 @@ def settle(row: Any) -> str | None:
 
 def bound_cell(row: Any) -> str:
     """What a risk that does not alarm rules out (its bound), for a table cell; nothing for a risk
-    that alarms (it states what it found).
+    that alarms (it states what it found); ``none`` while a leak family is not assessed (no bound
+    is claimed: the risk's reading names the families).
 
     Examples
     --------
     >>> bound_cell({"level": "inconclusive", "bound": 0.021}), bound_cell({"level": "high"})
     ('2.1 %', '-')
+    >>> bound_cell({"level": "inconclusive", "bound": 0.16, "unassessed": ["noise2", "noise5"]})
+    'none'
     """
     if row["level"] in ("high", "medium", "not assessed"):
         return "-"
     bound = row.get("bound")
+    if row.get("unassessed"):  # a family no test sees could leak any share: no bound is claimed
+        return "none"  # (its reading names the families not assessed)
     return "nothing below the materiality" if bound is None else pct(bound)
+
+
+def _families_unassessed(row: Any) -> str:
+    n = len(row.get("unassessed") or ())
+    return f"{n} leak {'family' if n == 1 else 'families'} not assessed"
 
 
 def _limit_parts(limits: Mapping[str, Any]) -> list[str]:
@@ -521,8 +531,9 @@ def dossier_reading(row: Any, materiality: float) -> str:
     if level in ("high", "medium"):
         return f"found: excess {pct(row.get('effect'))} ({interval(row.get('effect_ci'))})"
     bound = row.get("bound")
-    if bound is None:
-        return f"rules out nothing below {pct(materiality)}"
+    if bound is None or (row.get("unassessed") and level != "low"):
+        return (f"rules out nothing below {pct(materiality)}"
+                + (f" ({_families_unassessed(row)})" if row.get("unassessed") else ""))
     if level == "low":
         return f"rules out {pct(bound)} (below {pct(materiality)})"
     return f"rules out {pct(bound)}, not {pct(materiality)}"

@@ -201,8 +201,10 @@ def test_decision_table_states_the_bound_and_nothing_where_a_risk_alarms(demo_re
                 assert shown == "-"  # a risk that alarms states what it found
                 assert pct(r["effect"]) in row[2].replace("\u00a0", " ")
                 continue
-            # the verdict's bound: the largest of its tests' upper bounds and families' limits
-            assert shown == ("nothing below the materiality" if r["bound"] is None
+            # the verdict's bound: the largest of its tests' upper bounds and families' limits;
+            # none while a leak family is not assessed (it could leak any share)
+            assert shown == ("none" if r["unassessed"] else
+                             "nothing below the materiality" if r["bound"] is None
                              else pct(r["bound"]))
 
 

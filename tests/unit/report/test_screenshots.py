@@ -69,6 +69,8 @@ def _expected_bound(r) -> str:
     reaches (what it rules out)."""
     if r["level"] in ("high", "medium"):
         return pct(r["effect"])
+    if r.get("unassessed"):  # a family no test sees: no bound is claimed
+        return "none"
     return "nothing below the materiality" if r["bound"] is None else pct(r["bound"])
 
 
