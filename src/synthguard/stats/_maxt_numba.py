@@ -23,7 +23,7 @@ _LOWER = 0x7FFFFFFF
 _MASK32 = 0xFFFFFFFF
 
 
-@nb.njit(cache=False, nogil=True)
+@nb.njit(cache=False, nogil=True, inline="always")
 def _mt_init(seed: int) -> np.ndarray:  # pragma: no cover - compiled
     """The state numba's ``np.random.seed(seed)`` sets (Knuth's initialisation, ``numba_rnd_init``)."""
     mt = np.empty(_MT_N, dtype=np.int64)
@@ -34,7 +34,7 @@ def _mt_init(seed: int) -> np.ndarray:  # pragma: no cover - compiled
     return mt
 
 
-@nb.njit(cache=False, nogil=True)
+@nb.njit(cache=False, nogil=True, inline="always")
 def _mt_block(mt: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """Advance the state by one block (``numba_rnd_shuffle``) and write its 624 tempered words."""
     for i in range(_MT_N - _MT_M):
@@ -54,7 +54,7 @@ def _mt_block(mt: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - co
         out[i] = y
 
 
-@nb.njit(cache=False, nogil=True)
+@nb.njit(cache=False, nogil=True, inline="always")
 def _scaled_floors(mt: np.ndarray, words: np.ndarray, pos: int, fx: np.ndarray,
                    big_n: int) -> int:  # pragma: no cover - compiled
     """``fx[i] = floor(r_i * (big_n - i))`` for the next ``fx.size`` doubles ``r_i`` of the stream
@@ -96,7 +96,7 @@ def stream_floors(seed: int, reps: int, u: int, big_n: int) -> np.ndarray:  # pr
     return out
 
 
-@nb.njit(cache=False, nogil=True)
+@nb.njit(cache=False, nogil=True, inline="always")
 def _runs(recs: np.ndarray, start: np.ndarray, n_tests: int) -> tuple[np.ndarray, np.ndarray,
                                                                       np.ndarray, np.ndarray]:  # pragma: no cover
     """Per test, its records as runs of consecutive records ``[lo, hi)``, kept for the tests with
