@@ -21,9 +21,12 @@ number of training records that, leaked as that family, makes the risk read ``hi
    materiality.
 
 Doubling then bisection on ``k``, with the same repetitions for every ``k`` (common random numbers),
-so the detected share only grows with ``k``. Tests whose state is not monotone in added release rows
-(CAP, DiSCO, anonymeter's guesses) state no responses and take no part: a subset of a risk's tests
-detects no more than all of them, so the limits err on the side of "not ruled out".
+so the detected share only grows with ``k``. At each ``k`` a risk's tests are run one at a time
+(cheap counts first) until the share of repetitions one of them reads high in reaches ``power``:
+the share of all of them can only be larger, so the search takes the same steps. Tests whose
+state is not monotone in added release rows (CAP, DiSCO, anonymeter's guesses) state no responses
+and take no part: a subset of a risk's tests detects no more than all of them, so the limits err
+on the side of "not ruled out".
 """
 
 from __future__ import annotations
@@ -315,8 +318,8 @@ class _Draw:
         else:
             count = np.array([np.searchsorted(sorted_keys[r], self.below[r]) for r in range(reps)],
                              dtype=np.int64)
-        fi = self._forced_pairs()[1]
-        return count + self._forced_above(mask[fi])
+        fr, fi = self._above_pairs
+        return count + np.bincount(fr[mask[fi]], minlength=reps)
 
     def members_in_prefix(self, top_keys: np.ndarray, place: np.ndarray,
                           length: np.ndarray) -> np.ndarray:
@@ -325,21 +328,17 @@ class _Draw:
         ``length.max()`` records, in that order), ``place`` each record's place in it."""
         inside = np.arange(top_keys.shape[1])[None, :] < length[:, None]
         count = ((top_keys < self.below[:, None]) & inside).sum(axis=1, dtype=np.int64)
-        fr, fi = self._forced_pairs()
-        return count + self._forced_above(place[fi] < length[fr])
+        fr, fi = self._above_pairs
+        return count + np.bincount(fr[place[fi] < length[fr]], minlength=len(self.keys))
 
     @cached_property
-    def _above(self) -> np.ndarray:
-        """Per forced pair, is its key not below the cut (a training record the key comparison
-        misses)? Found once per draw."""
+    def _above_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(repetition, record) of the forced training records whose key is not below the cut:
+        those the key comparison misses, found once per draw (a count over some records adds
+        those of them among these pairs)."""
         fr, fi = self._forced_pairs()
-        return self.keys[fr, fi] >= self.below[fr]
-
-    def _forced_above(self, among: np.ndarray) -> np.ndarray:
-        """Per repetition, the forced records marked in ``among`` (one flag per forced pair) whose
-        key is not below the cut."""
-        return np.bincount(self._forced_pairs()[0], weights=among & self._above,
-                           minlength=len(self.keys)).astype(np.int64)
+        above = self.keys[fr, fi] >= self.below[fr]
+        return fr[above], fi[above]
 
     def members(self, start: int, stop: int) -> np.ndarray:
         """(stop - start) x records: the training records of repetitions ``start:stop``."""
@@ -512,7 +511,6 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
         partner_of[first.sources] = first.partners
     keys = rng.random((reps, big_n))
     relabel = _Relabelling(keys, n1, 2 * int(cands.size))  # a draw forces k leaked and k partners
-    cache: dict[int, np.ndarray] = {}
     tested = _Tested(n1, big_n, confidence_level)
 
     chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records
@@ -531,67 +529,94 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     positive_keys = [relabel.sorted_keys(np.flatnonzero(pos)) if pos is not None else None
                       for pos in positive]
 
-    def highs(k: int) -> np.ndarray:
-        """reps x tests: does each test read high with the first k leaked?"""
-        if k in cache:
-            return cache[k]
-        res = np.zeros((reps, len(seeing)), dtype=bool)
-        src = orders[:, :k]
-        # the leaked records, and the training records their rows are made of, stay training
-        forced = np.concatenate([src, partner_of[src]], axis=1)
-        draw = relabel.draw(forced)
-        leaked = np.zeros((reps, n1), dtype=bool)
-        leaked[np.arange(reps)[:, None], src] = True
-        for j, t in enumerate(seeing):
-            resp = t.leaks[family]
-            r_idx, u_idx = np.nonzero(leaked[:, resp.src]) if resp.src.size else (_NONE, _NONE)
-            up = resp.score[u_idx] > 0
-            if plain[j] and draw is not None:
-                pos = positive[j]
-                # flags: the test's own, or a record an injected row now reaches
-                rr, tg = _unique_pairs(r_idx[up], resp.target[u_idx[up]], big_n)
-                new = ~pos[tg]
-                rr, tg = rr[new], tg[new]
-                k_all = int(pos.sum()) + np.bincount(rr, minlength=reps)
-                k1 = (draw.members_among(positive_keys[j], pos) +
-                      np.bincount(rr, weights=draw.is_member(rr, tg), minlength=reps).astype(np.int64))
-                k2 = k_all - k1
-            elif tails[j] is not None and draw is not None:
-                k1, k2 = tails[j].counts(draw, reps, r_idx, resp.target[u_idx], resp.score[u_idx])
-            else:
-                k1, k2 = np.zeros(reps, dtype=np.int64), np.zeros(reps, dtype=np.int64)
-                for start in range(0, reps, chunk):
-                    stop = min(reps, start + chunk)
-                    members = relabel.members(draw, start, stop, forced)
-                    sel = (r_idx >= start) & (r_idx < stop)
-                    if plain[j]:
-                        flags = np.repeat(positive[j][None, :], stop - start, axis=0)
-                        flags[r_idx[sel & up] - start, resp.target[u_idx[sel & up]]] = True
-                    else:
-                        scores = np.repeat(t.scores[None, :], stop - start, axis=0)
-                        np.maximum.at(scores, (r_idx[sel] - start, resp.target[u_idx[sel]]),
-                                      resp.score[u_idx[sel]])
-                        flags = _row_flags(scores, t.tail)
-                    k1[start:stop] = (flags & members).sum(axis=1)
-                    k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
-            p, hi = tested(k1, k2)
-            res[:, j] = (p <= t.threshold) & (hi >= materiality)
-        cache[k] = res
+    # where each test's leak sources sit in every repetition's order (a source not among the
+    # candidates: past the end), so the first k leaked are those placed below k
+    place = np.full((reps, n1), np.iinfo(np.int32).max, dtype=np.int32)
+    place[np.arange(reps)[:, None], orders] = np.arange(orders.shape[1], dtype=np.int32)[None, :]
+    src_place = [place[:, t.leaks[family].src] for t in seeing]
+    del place
+    # the tests in the order they are tried: the cheap counts first, the matrices last
+    effort = [0 if plain[j] else 1 if tails[j] is not None else 2 for j in range(len(seeing))]
+    column: dict[tuple[int, int], np.ndarray] = {}  # (k, test) -> does it read high, per repetition
+    drawn: list = []  # the relabelling of the last leak size (k, forced, draw)
+
+    def relabelled(k: int) -> tuple[np.ndarray, _Draw | None]:
+        if not drawn or drawn[0] != k:
+            src = orders[:, :k]
+            # the leaked records, and the training records their rows are made of, stay training
+            forced = np.concatenate([src, partner_of[src]], axis=1)
+            drawn[:] = [k, forced, relabel.draw(forced)]
+        return drawn[1], drawn[2]
+
+    def high(k: int, j: int) -> np.ndarray:
+        """Per repetition: does test ``j`` read high with the first k leaked?"""
+        if (k, j) in column:
+            return column[(k, j)]
+        forced, draw = relabelled(k)
+        t = seeing[j]
+        resp = t.leaks[family]
+        r_idx, u_idx = np.nonzero(src_place[j] < k) if resp.src.size else (_NONE, _NONE)
+        up = resp.score[u_idx] > 0
+        if plain[j] and draw is not None:
+            pos = positive[j]
+            # flags: the test's own, or a record an injected row now reaches
+            rr, tg = _unique_pairs(r_idx[up], resp.target[u_idx[up]], big_n)
+            new = ~pos[tg]
+            rr, tg = rr[new], tg[new]
+            k_all = int(pos.sum()) + np.bincount(rr, minlength=reps)
+            k1 = (draw.members_among(positive_keys[j], pos) +
+                  np.bincount(rr, weights=draw.is_member(rr, tg), minlength=reps).astype(np.int64))
+            k2 = k_all - k1
+        elif tails[j] is not None and draw is not None:
+            k1, k2 = tails[j].counts(draw, reps, r_idx, resp.target[u_idx], resp.score[u_idx])
+        else:
+            k1, k2 = np.zeros(reps, dtype=np.int64), np.zeros(reps, dtype=np.int64)
+            for start in range(0, reps, chunk):
+                stop = min(reps, start + chunk)
+                members = relabel.members(draw, start, stop, forced)
+                sel = (r_idx >= start) & (r_idx < stop)
+                if plain[j]:
+                    flags = np.repeat(positive[j][None, :], stop - start, axis=0)
+                    flags[r_idx[sel & up] - start, resp.target[u_idx[sel & up]]] = True
+                else:
+                    scores = np.repeat(t.scores[None, :], stop - start, axis=0)
+                    np.maximum.at(scores, (r_idx[sel] - start, resp.target[u_idx[sel]]),
+                                  resp.score[u_idx[sel]])
+                    flags = _row_flags(scores, t.tail)
+                k1[start:stop] = (flags & members).sum(axis=1)
+                k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
+        p, hi = tested(k1, k2)
+        column[(k, j)] = res = (p <= t.threshold) & (hi >= materiality)
         return res
 
     for risk in risks:
-        cols = [j for j, t in enumerate(seeing) if risk in t.risks]
-        names = [seeing[j].name for j in cols]
+        cols = sorted((j for j, t in enumerate(seeing) if risk in t.risks), key=lambda j: (effort[j], j))
+        names = [seeing[j].name for j in sorted(cols)]
         if not cols:
             out[risk] = {"k": None, "share": None, "power": None, "reps": reps,
                          "candidates": int(cands.size), "tests": []}
             continue
 
         def pw(k: int, cols: list[int] = cols) -> float:
-            return float(highs(k)[:, cols].any(axis=1).mean())
+            """The share of repetitions one of the risk's tests reads high in."""
+            any_high = np.zeros(reps, dtype=bool)
+            for j in cols:
+                any_high |= high(k, j)
+            return float(any_high.mean())
+
+        def reached(k: int, cols: list[int] = cols) -> bool:
+            """``pw(k) >= power``, its tests tried one at a time: the share of repetitions some of
+            them read high in only grows with each test, so once it reaches ``power`` the share
+            of all of them does, and the others need not be run at this ``k``."""
+            any_high = np.zeros(reps, dtype=bool)
+            for j in cols:
+                any_high |= high(k, j)
+                if float(any_high.mean()) >= power:
+                    return True
+            return False
 
         hi = 1
-        while hi < cands.size and pw(hi) < power:
+        while hi < cands.size and not reached(hi):
             hi = min(int(cands.size), hi * 2)
         p_hi = pw(hi)
         if p_hi < power:
@@ -601,7 +626,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
         lo = hi // 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if pw(mid) >= power:
+            if reached(mid):
                 hi = mid
             else:
                 lo = mid

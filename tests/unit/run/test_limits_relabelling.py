@@ -161,3 +161,102 @@ def test_kept_p_values_are_the_ones_each_call_computes_bit_for_bit():
         want_p, want_hi = _p_and_upper(k1, k2, n1, big_n, 0.95)
         assert p.tobytes() == want_p.tobytes() and hi.tobytes() == want_hi.tobytes()
     assert 0 < tested.codes.size < 6 * 40 and (np.diff(tested.codes) > 0).all()
+
+
+def _limits_by_every_test_at_every_size(tests, family, risks, materiality, power, reps, seed):
+    """The detection limits by their definition: at each leak size the search visits, every test
+    re-run on a repetitions x records matrix (relabelling by ``argsort``, scores raised, flags
+    re-cut), then the doubling and bisection on the share of repetitions any of a risk's tests
+    reads high in."""
+    from synthguard.stats import make_rng
+
+    n1, big_n = tests[0].n_member, tests[0].scores.size
+    cands = limits._candidates(tests, family)
+    rng = make_rng(seed, "limits", family)
+    orders = np.vstack([rng.permutation(cands) for _ in range(reps)])
+    partner_of = np.full(n1, -1, dtype=np.int64)
+    first = tests[0].leaks[family]
+    if first.partners is not None:
+        partner_of[first.sources] = first.partners
+    keys = rng.random((reps, big_n))
+
+    def highs(k):
+        src = orders[:, :k]
+        members = _by_definition(keys, np.concatenate([src, partner_of[src]], axis=1), n1)
+        res = np.zeros((reps, len(tests)), dtype=bool)
+        for j, t in enumerate(tests):
+            resp = t.leaks[family]
+            for r in range(reps):  # loop over repetitions (a dozen): the reference
+                scores = t.scores.copy()
+                hit = np.isin(resp.src, src[r])
+                np.maximum.at(scores, resp.target[hit], resp.score[hit])
+                flags = scores > 0 if t.tail is None else limits._row_flags(scores[None, :], t.tail)[0]
+                k1 = int((flags & members[r]).sum())
+                k2 = int(flags.sum()) - k1
+                p = fisher_p(np.array([k1]), np.array([k1 + k2]), n1, big_n)[0]
+                up = newcombe_upper(np.array([k1]), n1, np.array([k2]), big_n - n1)[0]
+                res[r, j] = p <= t.threshold and up >= materiality
+        return res
+
+    out = {}
+    for risk in risks:
+        cols = [j for j, t in enumerate(tests) if risk in t.risks]
+
+        def pw(k, cols=cols):
+            return float(highs(k)[:, cols].any(axis=1).mean())
+
+        hi = 1
+        while hi < cands.size and pw(hi) < power:
+            hi = min(int(cands.size), hi * 2)
+        if pw(hi) < power:
+            out[risk] = (None, pw(hi))
+            continue
+        lo = hi // 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            hi, lo = (mid, lo) if pw(mid) >= power else (hi, mid)
+        out[risk] = (hi, pw(hi))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_limits_trying_a_risks_tests_one_at_a_time_are_those_of_every_test_at_every_size(seed):
+    """family_limits runs a risk's tests at a leak size one at a time and stops once the share
+    of repetitions some of them read high in reaches the power (cheap counts first): the limits
+    and powers are those of running every test at every size. Plain tests, a tail test, a test
+    no leak row raises, leak rows built of two training records (partners), sources outside the
+    common candidates, repeated sources; risks seen by one test, by several, by none."""
+    from synthguard.core.results import LeakResponse
+
+    rng = np.random.default_rng(seed)
+    n1, n2, reps = 160, 140, 12
+    big_n = n1 + n2
+    src = np.sort(rng.choice(n1, 60, replace=False))
+    partners = rng.choice(np.setdiff1d(np.arange(n1), src), src.size)
+
+    def response(lift, keep=1.0):
+        # sources: the family's candidates as this test states them (a share of them: the
+        # others leak rows to it all the same, outside the common candidates)
+        sources = src[rng.random(src.size) < keep]
+        s = np.r_[src, src[:5]]  # updates of every source, five of them twice
+        target = np.where(rng.random(s.size) < 0.5, s, rng.integers(0, big_n, s.size))
+        return LeakResponse(sources, s, target, lift * rng.random(s.size),
+                            partners=partners[np.searchsorted(src, sources)])
+
+    tests = [
+        limits.InjectionTest("copies", (rng.random(big_n) < 0.03).astype(float), None, n1, 0.05,
+                             ("presence", "any"), {"interp": response(1.0)}),
+        limits.InjectionTest("near", (rng.random(big_n) < 0.05).astype(float), None, n1, 0.2,
+                             ("presence", "linkability", "any"), {"interp": response(1.0, 0.8)}),
+        limits.InjectionTest("tail", rng.normal(size=big_n), 0.1, n1, 0.1,
+                             ("linkability", "any"), {"interp": response(6.0)}),
+        limits.InjectionTest("deaf", (rng.random(big_n) < 0.1).astype(float), None, n1, 0.05,
+                             ("inference", "any"), {"interp": response(0.0)}),
+    ]
+    risks = ["presence", "linkability", "inference", "singling_out", "any"]
+    got = limits.family_limits(tests, "interp", risks, materiality=0.01, power=0.8, reps=reps,
+                               seed=seed)
+    want = _limits_by_every_test_at_every_size(tests, "interp", risks, 0.01, 0.8, reps, seed)
+    for risk in risks:
+        assert (got[risk]["k"], got[risk]["power"]) == (want[risk] if risk != "singling_out"
+                                                        else (None, None))

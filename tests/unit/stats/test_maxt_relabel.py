@@ -77,3 +77,41 @@ def test_the_compiled_urn_draws_the_labels_of_one_draw_per_record():
         indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=u))].astype(np.int64)
         got = numba_kernel.urn_counts(1234 + u, 7, indptr, cols.astype(np.int64), n1, big_n, n_tests)
         assert np.array_equal(got, _urn_by_single_draws(1234 + u, 7, flags_u, n1, big_n))
+
+
+def test_the_kernels_own_generator_reads_numbas_stream_across_blocks():
+    """The urn reads numba's ``np.random.random`` stream from its own copy of the generator: per
+    relabelling, ``floor(r * records left)`` of the stream's doubles, in order, relabelling after
+    relabelling (odd and even record counts, many 624-word blocks, seeds up to 2**31 - 2; a
+    count of records near 2**52 resolves every bit of the doubles)."""
+    pytest = __import__("pytest")
+    numba_kernel = pytest.importorskip("synthguard.stats._maxt_numba")
+    for seed, reps, u, big_n in ((0, 5, 311, 400), (2**31 - 2, 3, 1000, 1000), (177259866, 4, 1, 9), (5, 3, 777, 2**52)):
+        r = numba_kernel.numba_stream(seed, reps * u).reshape(reps, u)
+        want = np.floor(r * (big_n - np.arange(u))[None, :]).astype(np.int64)
+        assert np.array_equal(numba_kernel.stream_floors(seed, reps, u, big_n), want)
+
+
+def test_the_compiled_urn_counts_runs_of_records_as_record_by_record():
+    """Tests flagging long runs of consecutive records are counted per run (members drawn before
+    the run's end minus before its start): the counts equal drawing each label in turn, with a
+    test flagging every record, one every record but a few, runs at the first and last records,
+    a test of single scattered records, and one flagging none."""
+    pytest = __import__("pytest")
+    numba_kernel = pytest.importorskip("synthguard.stats._maxt_numba")
+    rng = np.random.default_rng(7)
+    u = 1500
+    flags_u = np.zeros((u, 6), dtype=bool)
+    flags_u[:, 0] = True
+    flags_u[:, 1] = True
+    flags_u[rng.choice(u, 9, replace=False), 1] = False
+    flags_u[:100, 2] = flags_u[700:900, 2] = flags_u[-50:, 2] = True
+    flags_u[rng.choice(u, 80, replace=False), 3] = True
+    flags_u[u - 1, 4] = True  # one record, the last
+    # column 5: no record
+    rows, cols = np.nonzero(flags_u)
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=u))].astype(np.int64)
+    for n1, big_n in ((700, 1600), (1500, 1500), (3, 1500)):
+        got = numba_kernel.urn_counts(99 + n1, 3, indptr, cols.astype(np.int64), n1, big_n, 6)
+        assert np.array_equal(got, _urn_by_single_draws(99 + n1, 3, flags_u, n1, big_n))
+        assert (got[:, 5] == 0).all()
