@@ -113,3 +113,26 @@ def test_groups_hold_every_row_sharing_the_codes_and_none_other():
         for c in range(3):
             others = np.delete(rc == qc[i], c, axis=1).all(axis=1)
             assert sorted(g.pos[c + 1, start[i, c + 1]:end[i, c + 1]].tolist()) == np.flatnonzero(others).tolist()
+
+
+@pytest.mark.parametrize("budget", [1, 4096])
+def test_the_tree_is_searched_when_the_threshold_sits_exactly_on_a_mismatch_count(budget):
+    """Unnormalised Gower (a distance IS its sum, so the threshold is exactly it). Query (codes 0, 0;
+    number 0). First table: row 1 shares the codes at sum 1 (the number a range away), row 0 mismatches
+    one code at sum 1 and wins the tie; with budget 1 the rows one code away are not listed, so the
+    tree must be searched although the threshold equals the smallest categorical weight. Second
+    table: nobody shares the codes; row 1 (one code away, number a range away) and row 0 (two codes
+    away) both sum 2: the tree must be searched at a threshold equal to two weights."""
+    m = gower(np.ones(1), clip=True, normalise=False)
+    q = _block(np.array([[0.0]]), np.array([[0, 0]]))
+    for num, cat in [([[0.0], [1.0]], [[1, 0], [0, 0]]), ([[0.0], [1.0]], [[1, 1], [0, 1]])]:
+        r = _block(np.array(num), np.array(cat))
+        old = engine_mod._GROUP_BUDGET
+        engine_mod._GROUP_BUDGET = budget
+        try:
+            got = kneighbors(q, r, m, 1, backend="numba")
+            nb, ties = nearest_ties(q, r, m, backend="numba")
+        finally:
+            engine_mod._GROUP_BUDGET = old
+        assert got.indices.tolist() == [[0]] and nb.indices.tolist() == [[0]] and ties.tolist() == [2]
+        assert got.distances.tobytes() == kneighbors(q, r, m, 1, backend="numpy").distances.tobytes()
