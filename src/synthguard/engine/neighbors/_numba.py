@@ -93,7 +93,7 @@ def _pair_sum(qn, qc, rn, rc, i, j, scale, wn, wc, clip, p, nan_rule, bound):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound):
+def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound, skip=-1):
     """:func:`_pair_sum` specialised to ``p == 1``, ``nan_rule == "max"`` and all scales ``> 0`` (Gower,
     the common case): the same operations on the same values in the same order, so bitwise the same
     sum, without ``_term``'s branches (a NaN on either side shows as a NaN quotient: rare path).
@@ -102,10 +102,15 @@ def _pair_sum_gower(qn, qc, rn, rc, i, j, scale, wn, wc, cat_lb, clip, bound):
     floating-point sum of ``m`` copies of the smallest categorical weight added from 0, is a lower bound
     of the real sum whenever ``m`` codes differ (IEEE addition is monotone, numeric terms are >= 0 and
     every mismatch adds a weight >= the smallest), and on most pairs it already exceeds ``bound``.
+
+    ``skip``: a row with at most this many categorical codes unequal to the query's is not summed
+    (NaN, which never qualifies): the search has visited these rows already (``-1``: none skipped).
     """
     m = 0
     for c in range(qc.shape[1]):
         m += qc[i, c] != rc[j, c]
+    if m <= skip:
+        return np.nan
     lb = cat_lb[m]
     if lb > bound:
         return lb
@@ -398,10 +403,35 @@ def _node_bound(qn, qc, i, node, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc
     return acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p):
+    """Enter reference row ``j`` (weighted sum ``acc <= thr``) into the k-best list ``bd/bs/bi``
+    (by finished distance, then the lower id): returns the new threshold and count at the best."""
+    d = _finish(acc, total, normalise, p)
+    if counted:
+        if d < bd[0]:
+            at_best = 1
+        elif d == bd[0]:
+            at_best += 1
+    if d < bd[k - 1] or (d == bd[k - 1] and j < bi[k - 1]):
+        m = k - 1
+        while m > 0 and (bd[m - 1] > d or (bd[m - 1] == d and bi[m - 1] > j)):
+            bd[m] = bd[m - 1]
+            bs[m] = bs[m - 1]
+            bi[m] = bi[m - 1]
+            m -= 1
+        bd[m] = d
+        bs[m] = acc
+        bi[m] = j
+        if bi[k - 1] != _IMAX:
+            thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
+    return thr, at_best
+
+
 @njit(parallel=True, cache=True)
 def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
              max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
-             r_ids, seed_d, seed_s, seed_i, out_d, out_s, out_i, out_c):
+             r_ids, seed_d, seed_s, seed_i, grp_start, grp_end, grp_pos, budget, out_d, out_s, out_i, out_c):
     """k nearest reference rows of the queries ``q_rows`` (ids; ``qn[t]`` is query q_rows[t]).
 
     ``r_ids``: the id of every reference row (in the caller's row order, not the tree's); empty means
@@ -411,6 +441,17 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
     merged as if its rows were part of this reference, so a search over several reference blocks
     can run one block after another with the bound of the blocks before (exactly the result of one
     search over their union). ``out_s`` receives the weighted sums, to seed the next block.
+
+    ``grp_start/grp_end`` (shape ``(nq, 1 + n_cat)``; Gower fast path only; empty: not used) and
+    ``grp_pos`` (``(1 + n_cat, n_ref)``): the reference rows that share query ``t``'s categorical
+    codes are at the tree positions ``grp_pos[0, grp_start[t, 0]:grp_end[t, 0]]``; those that share
+    all but column ``c``'s (and those sharing all) at ``grp_pos[c + 1, grp_start[t, c + 1]:...]``.
+    They are visited first (each part only while it holds at most ``budget`` rows): rows with no
+    mismatching code, then, unless the threshold is already below ``cat_lb[1]`` (every other row
+    mismatches somewhere, so its sum is >= ``cat_lb[1]`` and cannot qualify), rows with one. The tree
+    is searched only while a row with more mismatches could still qualify, skipping the rows
+    visited. The rows that can qualify are all visited and the k-best rule does not depend on the
+    order of visits, so the result is that of the plain search.
 
     ``out_c`` (shape ``(nq,)``, or empty: not counted) receives the number of reference rows of
     this search at the nearest finished distance (``out_d[t, 0]``; the seed's rows are not
@@ -422,6 +463,7 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
     has_ids = r_ids.shape[0] > 0
     seeded = seed_d.shape[0] > 0
     counted = out_c.shape[0] > 0
+    grouped = gow and grp_start.shape[0] > 0 and qc.shape[1] > 0 and qc.shape[0] == grp_start.shape[0]
     for t in nb.prange(nq):
         gi = q_rows[t]
         at_best = 0  # rows seen at the distance bd[0]
@@ -437,11 +479,48 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
         thr = np.inf
         if bi[k - 1] != _IMAX:
             thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
+        skip = -1  # rows with at most this many categorical mismatches are visited already
+        if grouped and grp_end[t, 0] - grp_start[t, 0] <= budget:
+            for g in range(grp_start[t, 0], grp_end[t, 0]):  # the rows with every code equal
+                r = grp_pos[0, g]
+                j = perm[r]
+                if has_ids:
+                    j = r_ids[j]
+                if exclude_self and j == gi:
+                    continue
+                acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+                if acc <= thr:
+                    thr, at_best = _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p)
+            skip = 0
+            size = 0
+            for c in range(qc.shape[1]):
+                size += grp_end[t, c + 1] - grp_start[t, c + 1]
+            if not cat_lb[1] > thr and size <= budget:
+                for c in range(qc.shape[1]):  # the rows with every code but column c's equal
+                    v = qc[t, c]
+                    for g in range(grp_start[t, c + 1], grp_end[t, c + 1]):
+                        r = grp_pos[c + 1, g]
+                        if rc_s[r, c] == v:
+                            continue  # every code equal: visited above
+                        j = perm[r]
+                        if has_ids:
+                            j = r_ids[j]
+                        if exclude_self and j == gi:
+                            continue
+                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+                        if acc <= thr:
+                            thr, at_best = _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise,
+                                                  p)
+                skip = 1
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_lb = np.empty(max_depth + 2)
-        st_node[0] = 0
-        st_lb[0] = _node_bound(qn, qc, t, 0, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr, cat_lb)
-        sp = 1
+        sp = 0
+        # every row not visited yet mismatches on more than ``skip`` columns: its sum is >= cat_lb[skip + 1]
+        if skip < 0 or (skip + 1 < cat_lb.shape[0] and not cat_lb[skip + 1] > thr):
+            st_node[0] = 0
+            st_lb[0] = _node_bound(qn, qc, t, 0, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule,
+                                   thr, cat_lb)
+            sp = 1
         while sp > 0:
             sp -= 1
             node = st_node[sp]
@@ -456,29 +535,11 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                     if exclude_self and j == gi:
                         continue
                     if gow:
-                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr, skip)
                     else:
                         acc = _pair_sum(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, clip, p, nan_rule, thr)
-                    if not acc <= thr:
-                        continue
-                    d = _finish(acc, total, normalise, p)
-                    if counted:
-                        if d < bd[0]:
-                            at_best = 1
-                        elif d == bd[0]:
-                            at_best += 1
-                    if d < bd[k - 1] or (d == bd[k - 1] and j < bi[k - 1]):
-                        m = k - 1
-                        while m > 0 and (bd[m - 1] > d or (bd[m - 1] == d and bi[m - 1] > j)):
-                            bd[m] = bd[m - 1]
-                            bs[m] = bs[m - 1]
-                            bi[m] = bi[m - 1]
-                            m -= 1
-                        bd[m] = d
-                        bs[m] = acc
-                        bi[m] = j
-                        if bi[k - 1] != _IMAX:
-                            thr = _threshold(bd[k - 1], bs[k - 1], total, normalise, p)
+                    if acc <= thr:
+                        thr, at_best = _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p)
                 continue
             right = n_right[node]
             lb_l = _node_bound(qn, qc, t, left, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, thr, cat_lb)

@@ -64,16 +64,93 @@ _LEAF_SIZE = 32
 _LEAF_SIZE_MAX = 256
 
 
-def _leaf_size(n_rows: int, metric: DistanceMetric) -> int:
-    """Rows per tree leaf. For Gower-type metrics (``p == 1``, ``nan_rule="max"``, all scales finite and
-    > 0: the kernels' fast path, where a categorical pre-check rejects most pairs in a few ns) ``n / 64``
-    within [32, 256]: a node bound costs tens of ns, so on weakly structured data (most leaves visited
-    anyway) bigger leaves win, and 64+ leaves keep the pruning on structured data. Otherwise 32."""
+def _gower_fast(metric: DistanceMetric) -> bool:
+    """Whether the kernels' Gower fast path applies (``p == 1``, ``nan_rule="max"``, all scales finite
+    and > 0; as ``_numba._is_gower``)."""
     scale = np.asarray(metric.scale, dtype=float)
-    fast = metric.p == 1.0 and metric.nan_rule == "max" and bool(np.all((scale > 0) & np.isfinite(scale)))
-    if not fast:
+    return metric.p == 1.0 and metric.nan_rule == "max" and bool(np.all((scale > 0) & np.isfinite(scale)))
+
+
+def _leaf_size(n_rows: int, metric: DistanceMetric) -> int:
+    """Rows per tree leaf. For Gower-type metrics (:func:`_gower_fast`: the kernels' fast path, where a
+    categorical pre-check rejects most pairs in a few ns) ``n / 64`` within [32, 256]: a node bound
+    costs tens of ns, so on weakly structured data (most leaves visited anyway) bigger leaves win, and
+    64+ leaves keep the pruning on structured data. Otherwise 32."""
+    if not _gower_fast(metric):
         return _LEAF_SIZE
     return int(min(_LEAF_SIZE_MAX, max(_LEAF_SIZE, n_rows // 64)))
+
+
+#: rows a query's categorical group (or its groups one code away) may hold for the kernel to visit
+#: them before the tree (past it the tree's pruning is cheaper than visiting them all)
+_GROUP_BUDGET = 4096
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The reference rows grouped by their categorical codes, for the Gower fast path's first steps
+    (see ``_numba.knn_tree``). A row's key is its codes in mixed radix (``(code - low) * radix``
+    summed over the columns); level 0 sorts the rows by it, level ``c + 1`` by the key without column
+    ``c``. ``key[l]`` holds the sorted keys of level ``l``, ``pos[l]`` the rows' tree positions in
+    that order."""
+
+    low: np.ndarray
+    span: np.ndarray
+    radix: np.ndarray
+    key: np.ndarray
+    pos: np.ndarray
+
+    @staticmethod
+    def of(rc: np.ndarray) -> _Groups | None:
+        """The groups of the codes ``rc`` (tree order); None without categorical columns or when the
+        keys would not fit in int64."""
+        if rc.shape[0] == 0 or rc.shape[1] == 0:
+            return None
+        low = rc.min(axis=0)
+        span = rc.max(axis=0) - low + 1
+        radix = np.ones(rc.shape[1], dtype=np.int64)
+        prod = 1
+        for c in range(rc.shape[1]):
+            radix[c] = prod
+            prod *= int(span[c])
+            if prod >= 1 << 62:
+                return None
+        full = _mixed_radix(rc, low, radix)
+        n_lv = rc.shape[1] + 1
+        keys = np.empty((n_lv, rc.shape[0]), dtype=np.int64)
+        pos = np.empty((n_lv, rc.shape[0]), dtype=np.int32 if rc.shape[0] < 2**31 else np.int64)
+        for lv in range(n_lv):  # one sort per level, vectorised over the rows
+            key = full if lv == 0 else full - (rc[:, lv - 1] - low[lv - 1]) * radix[lv - 1]
+            order = np.argsort(key, kind="stable")
+            keys[lv] = key[order]
+            pos[lv] = order
+        return _Groups(low, span, radix, keys, pos)
+
+    def ranges(self, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per query row of codes ``qc`` and level: where its group starts and ends in :attr:`pos`
+        (``(n_query, levels)``; empty when no reference row can be in it)."""
+        inside = (qc >= self.low) & (qc < self.low + self.span)
+        n_out = qc.shape[1] - inside.sum(axis=1)
+        full = _mixed_radix(np.where(inside, qc, self.low), self.low, self.radix)
+        start = np.zeros((qc.shape[0], qc.shape[1] + 1), dtype=np.int64)
+        end = np.zeros_like(start)
+        for lv in range(qc.shape[1] + 1):
+            if lv == 0:
+                key, ok = full, n_out == 0
+            else:
+                c = lv - 1
+                key = full - (np.where(inside[:, c], qc[:, c], self.low[c]) - self.low[c]) * self.radix[c]
+                ok = (n_out == 0) | ((n_out == 1) & ~inside[:, c])
+            start[:, lv] = np.where(ok, np.searchsorted(self.key[lv], key, side="left"), 0)
+            end[:, lv] = np.where(ok, np.searchsorted(self.key[lv], key, side="right"), 0)
+        return start, end
+
+
+def _mixed_radix(codes: np.ndarray, low: np.ndarray, radix: np.ndarray) -> np.ndarray:
+    key = np.zeros(codes.shape[0], dtype=np.int64)
+    for c in range(codes.shape[1]):  # a few columns: vectorised over the rows
+        key += (codes[:, c] - low[c]) * radix[c]
+    return key
 
 
 @dataclass(frozen=True)
@@ -94,6 +171,7 @@ class _Tree:
     chi: np.ndarray
     cmask: np.ndarray
     depth: int
+    groups: _Groups | None = None
 
     def arrays(self) -> tuple:
         return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
@@ -152,7 +230,8 @@ def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray
     else:
         rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
     lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
-    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth))
+    groups = _Groups.of(rc_s) if _gower_fast(metric) else None
+    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth), groups)
 
 
 def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
@@ -329,6 +408,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
     q_ids = np.arange(nq, dtype=np.int64) if query_ids is None else np.asarray(query_ids, dtype=np.int64)
     no_seed = np.zeros((0, k))
     no_count = np.zeros(0, dtype=np.int64)
+    no_group = np.zeros((0, 0), dtype=np.int64)
     with PARALLEL_KERNELS:  # the kernels use every core: one search at a time (see synthguard.engine.parallel)
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
@@ -344,9 +424,12 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
                         np.ascontiguousarray(idx[rows]))
             else:
                 seed = (no_seed, no_seed, no_seed.astype(np.int64))
+            groups = (no_group, no_group, no_group) if tree.groups is None else \
+                (*tree.groups.ranges(qb.cat), tree.groups.pos)
+            groups = (*groups, _GROUP_BUDGET)
             _numba.knn_tree(qb.num, qb.cat, *tree.arrays(), *_params(metric, wn, wc), total,
                             bool(metric.normalise), int(k), bool(exclude_self),
-                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, od, os_, oi, oc)
+                            np.ascontiguousarray(q_ids[rows]), r_ids, *seed, *groups, od, os_, oi, oc)
             d[rows] = od
             sums[rows] = os_
             idx[rows] = oi
