@@ -181,6 +181,26 @@ def compare(a: Path, b: Path) -> dict:
             "levels_a": {v[0]: v[1] for v in verdict}, "levels_b": {v[0]: v[1] for v in verdict_b}}
 
 
+def per_test_peaks(report: Path) -> list[dict]:
+    """Per test of a ``--driver-profile`` run (``REPORT.profile.jsonl``: each test's start and end),
+    the peak RSS (MiB) of the driver and of each worker process sampled while it ran
+    (``REPORT.rss.jsonl``), largest worker peak first."""
+    tests = [json.loads(line) for line in report.with_suffix(".profile.jsonl").read_text().splitlines()]
+    series = [json.loads(line) for line in report.with_suffix(".rss.jsonl").read_text().splitlines()]
+    out = []
+    for t in tests:
+        peak: dict[str, float] = {}
+        for when, now in series:
+            if t["t0"] - 0.3 <= when <= t["t1"] + 0.3:
+                for k, v in now.items():
+                    peak[k] = max(peak.get(k, 0), v)
+        workers = {k: v for k, v in peak.items() if k.startswith("worker")}
+        out.append({"test": t["test"], "seconds": t["seconds"],
+                    "driver_mib": max((v for k, v in peak.items() if k.startswith("driver")), default=0),
+                    "worker_max_mib": max(workers.values(), default=0), "workers_mib": workers})
+    return sorted(out, key=lambda r: -r["worker_max_mib"])
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100000")
@@ -196,7 +216,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl)")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
     ap.add_argument("--compare", nargs=2, type=Path)
+    ap.add_argument("--peaks", type=Path, metavar="REPORT",
+                    help="print the per-test driver and worker peaks of a --driver-profile run")
     args = ap.parse_args(argv)
+    if args.peaks:
+        for r in per_test_peaks(args.peaks):
+            print(json.dumps(r))
+        return
     if args.compare:
         print(json.dumps(compare(*args.compare), indent=1))
         return

@@ -86,11 +86,16 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
                            verify_meta=False)
 
 
-#: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` groups at
-#: most per input partition and per output partition of its group-by (112 MB of keys; the group-by
-#: holds a few times that): the leave-two-out sets of 15 columns (105) at once on 125,000 rows
-#: (13M keys in one partition) outgrew a worker capped at 4 GB.
-SET_KEY_ROWS = 4_000_000
+#: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` holds at
+#: most over all the partitions together (448 MB of keys on the cluster, whatever its rows: a batch
+#: takes fewer sets as the tables grow, at least one). A budget per partition let a batch grow with
+#: the partitions: at 1M rows (five 250,000-row partitions, 20M keys a batch in a dask group-by)
+#: the workers peaked at 1.9 GB in ``near_copies``.
+SET_BATCH_KEYS = 16_000_000
+#: Keys one bucket of a :meth:`DaskBackend.unique_sets` batch groups at most (one task sorts them:
+#: about 80 bytes a key at its peak): a batch's keys are split by hash into
+#: ``ceil(batch keys / SET_BUCKET_KEYS)`` buckets.
+SET_BUCKET_KEYS = 2_000_000
 #: Rows of a partition one step of a task searches at once (:func:`_within_part`): its arrays grow
 #: with the rows times the pairs a row has, not with the partition
 BLOCK_ROWS = 65_536
@@ -554,35 +559,36 @@ class DaskBackend:
                 for s, inv in enumerate(rows_key)]
 
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
-        import dask.dataframe as dd
+        """Per pooled row of ``roles``, on how many of ``column_sets`` no other pooled row holds its
+        values (:meth:`LocalBackend.unique_sets <synthguard.engine.backend.LocalBackend.unique_sets>`).
+
+        The sets a batch at a time, a batch holding at most :data:`SET_BATCH_KEYS` keys (rows x
+        sets) over every partition: each partition hashes its rows on the batch's sets and splits
+        the keys by hash into buckets (:func:`_set_key_buckets`); each bucket's keys from every
+        partition are sorted in one task, which returns the pooled positions of the keys held by
+        one row (:func:`_alone_in_bucket`); the driver counts them per row. A row's count is a sum
+        over sets, so over batches and buckets: the same counts whatever the batches. The memory of
+        a batch on the cluster does not grow with the rows (until one set's keys exceed the
+        budget); the driver holds one array of counts and a batch's positions."""
         from dask import delayed
 
         every = tuple(tuple(c) for c in column_sets)
-        meta = pd.DataFrame({"s": pd.Series([], dtype="int32"), "h1": pd.Series([], dtype="uint64"),
-                             "h2": pd.Series([], dtype="uint64"), "g": pd.Series([], dtype="int64")})
         n = sum(self.dt.get(r).n_rows for r in roles)
         count = np.zeros(n, dtype=np.int64)
-        # the sets a few at a time: a partition's keys are rows x sets (28 bytes each), and the
-        # group-by of thousands of leave-two-out sets' keys at once outgrew a 4 GB worker at 125,000
-        # rows; a batch's keys stay within SET_KEY_ROWS per partition (each batch hashes the cells
-        # again), and a row's count is a sum over sets, so over batches
-        # (per input partition, and per output partition of the group-by: n / split_out rows)
-        split = self._split(roles)
-        part_rows = max([int(self.dt.get(r).lengths.max(initial=1)) for r in roles] + [-(-n // split), 1])
-        step = max(1, SET_KEY_ROWS // part_rows)
+        if n == 0 or not every:
+            return count
+        step = max(1, SET_BATCH_KEYS // n)
         for b in range(0, len(every), step):
             sets = every[b:b + step]
+            buckets = max(1, -(-n * len(sets) // SET_BUCKET_KEYS))
             (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
-            frames, start = [], 0
-            for role in roles:  # every set's keys of every row, one long table (pooled positions)
-                frames.append(dd.from_delayed(self.dt.map(role, _set_keys, shared, start, ordered=False),
-                                              meta=meta, verify_meta=False))
+            parts, start = [], 0
+            for role in roles:  # every partition's keys on the batch's sets, split into buckets
+                parts += self.dt.map(role, _set_key_buckets, shared, start, buckets, ordered=False)
                 start += self.dt.get(role).n_rows
-            keys = dd.concat(frames) if len(frames) > 1 else frames[0]
-            g = keys.groupby(["s", *_KEYS]).g.agg(["min", "count"], split_out=split)
-            parts = g.reset_index().to_delayed()
-            for got in self.dt.compute([delayed(_unique_counts, pure=True)(p, n) for p in parts]):
-                count += got
+            tasks = [delayed(_alone_in_bucket, pure=True)([p[j] for p in parts]) for j in range(buckets)]
+            for alone in self.dt.compute(tasks):
+                count += np.bincount(alone, minlength=n)
         return count
 
     def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
@@ -1441,22 +1447,45 @@ def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
     return out
 
 
-def _set_keys(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, sets: tuple[tuple[str, ...], ...],
-              start: int) -> pd.DataFrame:
-    """One partition's keys on every column set (:func:`~._tables.set_hashes`: each cell hashed
-    once): ``s`` (the set), ``h1, h2``, ``g`` (pooled position), set after set."""
+def _set_key_buckets(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                     sets: tuple[tuple[str, ...], ...], start: int, buckets: int
+                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """One partition's keys on every column set of ``sets`` (:func:`~._tables.set_hashes`: each
+    cell hashed once), split into ``buckets`` by the first word of the key: per bucket, ``(set
+    index (int32), keys ((m, 2) uint64), pooled positions (int64))``. Equal keys of one set fall
+    in the same bucket in every partition."""
     pos = np.asarray(positions, dtype=np.int64) + start
     keys = set_hashes(encoder, frame, sets)
     h = np.concatenate(keys, axis=0) if keys else np.zeros((0, 2), dtype=np.uint64)
-    return pd.DataFrame({"s": np.repeat(np.arange(len(sets), dtype=np.int32), len(pos)),
-                         "h1": h[:, 0], "h2": h[:, 1], "g": np.tile(pos, len(sets))})
+    del keys
+    s = np.repeat(np.arange(len(sets), dtype=np.int32), len(pos))
+    g = np.tile(pos, len(sets))
+    if buckets == 1:
+        return ((s, h, g),)
+    which = (h[:, 0] % np.uint64(buckets)).astype(np.int64)
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(buckets + 1))
+    del which
+    s, h, g = s[order], h[order], g[order]
+    return tuple((s[a:b], h[a:b], g[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
 
 
-def _unique_counts(groups: pd.DataFrame, n: int) -> np.ndarray:
-    """Per pooled position, the keys of ``groups`` (one output partition of the group-by) held by
-    that row alone."""
-    one = groups["count"].to_numpy(np.int64) == 1
-    return np.bincount(groups["min"].to_numpy(np.int64)[one], minlength=n).astype(np.int64)
+def _alone_in_bucket(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The pooled positions of the rows alone on their key in one bucket of every partition's keys
+    (:func:`_set_key_buckets`): the keys sorted by ``(set, key)``, a group of one row kept."""
+    s = np.concatenate([p[0] for p in pieces])
+    h = np.concatenate([p[1] for p in pieces])
+    g = np.concatenate([p[2] for p in pieces])
+    if not s.size:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((h[:, 1], h[:, 0], s))
+    s, h, g = s[order], h[order], g[order]
+    del order
+    new = np.ones(s.size + 1, dtype=bool)  # a group starts where the set or the key changes
+    new[1:-1] = (s[1:] != s[:-1]) | (h[1:, 0] != h[:-1, 0]) | (h[1:, 1] != h[:-1, 1])
+    starts = np.flatnonzero(new)
+    one = np.diff(starts) == 1
+    return g[starts[:-1][one]]
 
 
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[str] | None = None

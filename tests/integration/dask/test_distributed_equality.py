@@ -612,12 +612,11 @@ def test_near_copy_questions_of_the_dask_backend_equal_one_process(dask_client):
                                   dist.cells_equal(asked[0], pos, cols, roles))
 
 
-def test_unique_sets_groups_a_bounded_number_of_keys_per_partition_and_equals_one_process(
-        dask_client, monkeypatch):
+def test_unique_sets_holds_a_bounded_number_of_keys_per_batch_over_all_partitions(dask_client, monkeypatch):
     """The rows alone on each column set (the near-copy tests' identifiable share), asked of many
-    sets: each partition hashes at most ``SET_KEY_ROWS`` keys (rows x sets) at once, in batches of
-    sets, with the one-process counts (all 105 leave-two-out sets of 15 columns at once outgrew a
-    4 GB worker at 125,000 rows)."""
+    sets: a batch's keys (rows x sets) over every partition together stay within
+    ``SET_BATCH_KEYS``, so a batch's memory on the cluster does not grow with the partitions (a
+    budget per partition let the workers grow to 1.9 GB at 1M rows), with the one-process counts."""
     from itertools import combinations
 
     import synthguard.distributed._backend as backend
@@ -627,20 +626,53 @@ def test_unique_sets_groups_a_bounded_number_of_keys_per_partition_and_equals_on
     local, dist = _both_backends(dask_client, orig, _frame(50, 73), ctl, META)
     cols, roles = ["a", "b", "c", "d", "e"], ("original", "control")
     two = [[c for j, c in enumerate(cols) if j not in m] for m in combinations(range(len(cols)), 2)]
-    keys: list[int] = []  # the workers are threads of this process: they find it on the module
+    keys: list[tuple[int, int]] = []  # the workers are threads of this process: they find it on the module
     monkeypatch.setattr(backend, "_spied_keys", keys, raising=False)
-    monkeypatch.setattr(backend, "_real_set_keys", backend._set_keys, raising=False)
+    monkeypatch.setattr(backend, "_real_buckets", backend._set_key_buckets, raising=False)
 
-    def spy(encoder, frame, positions, sets, start):  # shipped by value: reads the module
+    def spy(encoder, frame, positions, sets, start, buckets):  # shipped by value: reads the module
         import synthguard.distributed._backend as at
 
-        at._spied_keys.append(len(frame) * len(sets))
-        return at._real_set_keys(encoder, frame, positions, sets, start)
+        at._spied_keys.append((id(sets), len(frame) * len(sets)))
+        return at._real_buckets(encoder, frame, positions, sets, start, buckets)
 
-    monkeypatch.setattr(backend, "_set_keys", spy)
-    monkeypatch.setattr(backend, "SET_KEY_ROWS", 500)
+    monkeypatch.setattr(backend, "_set_key_buckets", spy)
+    monkeypatch.setattr(backend, "SET_BATCH_KEYS", 1_500)  # 470 pooled rows: 3 sets a batch
     np.testing.assert_array_equal(local.unique_sets(two, roles), dist.unique_sets(two, roles))
-    assert keys and max(keys) <= 500 and sum(keys) == len(two) * (len(orig) + len(ctl))
+    per_batch: dict[int, int] = {}
+    for batch, n in keys:
+        per_batch[batch] = per_batch.get(batch, 0) + n
+    assert len(per_batch) == 4 and max(per_batch.values()) <= 1_500
+    assert sum(per_batch.values()) == len(two) * (len(orig) + len(ctl))
+
+
+def test_unique_sets_counts_are_the_same_in_one_batch_and_in_many_batches_and_buckets(
+        dask_client, monkeypatch):
+    """The batched and bucketed counts of ``DaskBackend.unique_sets`` (each batch's keys split by
+    hash into buckets, each bucket sorted in its own task) equal one batch in one bucket and one
+    process's, row for row: duplicates within and across partitions, missing values, -0.0, a text
+    column, the empty column set (every row shares its key) and a set one row holds alone."""
+    from itertools import combinations
+
+    import synthguard.distributed._backend as backend
+
+    orig = _with_texts(_frame(300, 81), 4)
+    orig = pd.concat([orig, orig.iloc[:40], orig.iloc[:3]], ignore_index=True).sample(frac=1.0, random_state=2)
+    ctl = pd.concat([_with_texts(_frame(150, 82), 5), orig.iloc[:20]], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
+    local, dist = _both_backends(dask_client, orig, _with_texts(_frame(40, 83), 6), ctl, meta, npartitions=4)
+    cols, roles = ["a", "b", "c", "d", "e", "t"], ("original", "control")
+    sets = [[c for j, c in enumerate(cols) if j not in m] for d in (1, 2)
+            for m in combinations(range(len(cols)), d)] + [[], ["a"]]
+    want = local.unique_sets(sets, roles)
+    assert want.min() == 0 and 0 < want.max() < len(sets)  # duplicates alone nowhere, others on some sets
+    whole = dist.unique_sets(sets, roles)  # one batch, one bucket
+    monkeypatch.setattr(backend, "SET_BATCH_KEYS", 1_000)  # 2 sets a batch
+    monkeypatch.setattr(backend, "SET_BUCKET_KEYS", 150)  # 7 buckets a batch
+    np.testing.assert_array_equal(whole, want)
+    np.testing.assert_array_equal(dist.unique_sets(sets, roles), want)
+    np.testing.assert_array_equal(dist.unique_sets(sets, ["control", "original"]),
+                                  local.unique_sets(sets, ["control", "original"]))
 
 
 def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):
