@@ -759,8 +759,12 @@ def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...
             if info else np.zeros(0, dtype=np.int64)
         by_pos = np.argsort(first, kind="stable")
         firsts[c] = [values[k] for k in by_pos]
-    # the ranks stay on the cluster (8 bytes per row); each graph sorts the partitions by them
-    futures = [delayed(f) for f in client.scatter(ranks, hash=True)] if ranks else []
+    # the ranks stay on the cluster (8 bytes per row); each graph sorts the partitions by them.
+    # Unhashed keys: two loads of tables with the same ranks (the test suite's shared cluster)
+    # would scatter under one content-hashed key, which the scheduler may forget when the first
+    # load's futures are released while the second still reads it; the graph is then cancelled
+    # for "lost dependencies" (dask/distributed#8576, the check of dask/distributed#8764)
+    futures = [delayed(f) for f in client.scatter(ranks, hash=False)] if ranks else []
     del rank, ranks
     local, pos = delayed(_local_canonical, pure=True), delayed(_sorted_positions, pure=True)
     table.input_parts, table.ranks = list(parts), futures
