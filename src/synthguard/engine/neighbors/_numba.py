@@ -428,6 +428,23 @@ def _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p):
     return thr, at_best
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _visit_group_row(r, t, gi, perm, r_ids, has_ids, exclude_self, qn, qc, rn_s, rc_s, scale, wn, wc, cat_lb,
+                     clip, thr, bd, bs, bi, k, at_best, counted, total, normalise, p):
+    """Reference row ``r`` (a tree position) of query ``t``'s categorical groups, offered to the
+    k-best list when its Gower sum is within the threshold (``exclude_self``: not the query's own
+    row ``gi``); the new ``(thr, at_best)``."""
+    j = perm[r]
+    if has_ids:
+        j = r_ids[j]
+    if exclude_self and j == gi:
+        return thr, at_best
+    acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
+    if acc <= thr:
+        return _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p)
+    return thr, at_best
+
+
 @njit(parallel=True, cache=True)
 def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, has_nan, clo, chi, cmask,
              max_depth, scale, wn, wc, clip, p, nan_rule, total, normalise, k, exclude_self, q_rows,
@@ -482,15 +499,9 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
         skip = -1  # rows with at most this many categorical mismatches are visited already
         if grouped and grp_end[t, 0] - grp_start[t, 0] <= budget:
             for g in range(grp_start[t, 0], grp_end[t, 0]):  # the rows with every code equal
-                r = grp_pos[0, g]
-                j = perm[r]
-                if has_ids:
-                    j = r_ids[j]
-                if exclude_self and j == gi:
-                    continue
-                acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
-                if acc <= thr:
-                    thr, at_best = _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise, p)
+                thr, at_best = _visit_group_row(grp_pos[0, g], t, gi, perm, r_ids, has_ids, exclude_self, qn, qc,
+                                                rn_s, rc_s, scale, wn, wc, cat_lb, clip, thr, bd, bs, bi, k,
+                                                at_best, counted, total, normalise, p)
             skip = 0
             size = 0
             for c in range(qc.shape[1]):
@@ -502,15 +513,9 @@ def knn_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi, 
                         r = grp_pos[c + 1, g]
                         if rc_s[r, c] == v:
                             continue  # every code equal: visited above
-                        j = perm[r]
-                        if has_ids:
-                            j = r_ids[j]
-                        if exclude_self and j == gi:
-                            continue
-                        acc = _pair_sum_gower(qn, qc, rn_s, rc_s, t, r, scale, wn, wc, cat_lb, clip, thr)
-                        if acc <= thr:
-                            thr, at_best = _offer(acc, j, bd, bs, bi, k, thr, at_best, counted, total, normalise,
-                                                  p)
+                        thr, at_best = _visit_group_row(r, t, gi, perm, r_ids, has_ids, exclude_self, qn, qc, rn_s,
+                                                        rc_s, scale, wn, wc, cat_lb, clip, thr, bd, bs, bi, k,
+                                                        at_best, counted, total, normalise, p)
                 skip = 1
         st_node = np.empty(max_depth + 2, dtype=np.int64)
         st_lb = np.empty(max_depth + 2)
