@@ -179,7 +179,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
                 "|---|---|---|---|---|---|"]
         for t in tests:
             same = (f" (= {md_code(t.get('same_as'))})" if t.get("same_as") else
-                    f" (one of {md_code(t.get('contained_in'))}'s attacks)" if t.get("contained_in")
+                    f" ({wording.contained_mark(md_code(t.get('contained_in')))})" if t.get("contained_in")
                     else "")
             out.append(f"| {md_code(t.metric)}{same} | {pct(t.member)} | {pct(t.non_member)} | "
                        f"{pct(t.effect)} ({wording.interval(t.effect_ci)}) | "

@@ -437,11 +437,8 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
         shown = drop[:10] + [r for r in recs if r["action"] != "drop"][:10]
         rrows = [[r["metric"], r["risk"], r["action"], _opt(r["release_row"]),
                   _opt(r["training_row"]), r["reason"]] for r in shown]
-        n_drop = len(drop)
-        parts.append(f'<details><summary>{len(recs)} record(s) in the records export '
-                     f"({n_drop} to drop, {len(recs) - n_drop} to review); the first ten of each "
-                     "here, all of them (and every verbatim copy) with --records-out "
-                     "or report.records()</summary>"
+        parts.append(f"<details><summary>{escape(wording.records_caption(len(recs), len(drop), 10))}"
+                     "</summary>"
                      + table(["metric", "risk", "action", "release row", "training row", "reason"],
                              rrows) + "</details>")
     else:

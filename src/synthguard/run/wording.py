@@ -83,7 +83,7 @@ __all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
            "card_headline", "card_privacy", "decision_limits", "decision_proposal",
            "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
            "sample_line",
-           "limits_line", "materiality", "no_control", "pct", "residual", "retest", "risk_advice",
+           "limits_line", "materiality", "records_caption", "no_control", "pct", "residual", "retest", "risk_advice",
            "same_test", "sentence", "settings", "settle", "threshold_justification",
            "utility_paragraph", "verdict_line", "what_to_do"]
 
@@ -487,6 +487,31 @@ def contained_test(host: str) -> str:
     """
     return (f"its attack is one of {host}'s, tested there jointly: its level and adjusted p-value "
             "are that test's (the verdict counts it once)")
+
+
+def contained_mark(host: str) -> str:
+    """The short form of :func:`contained_test` for a table cell (``host`` as the renderer marks
+    code).
+
+    Examples
+    --------
+    >>> contained_mark("membership_attacks")
+    "one of membership_attacks's attacks"
+    """
+    return f"one of {host}'s attacks"
+
+
+def records_caption(n: int, n_drop: int, shown: int) -> str:
+    """The caption of a report's excerpt of the records export.
+
+    Examples
+    --------
+    >>> records_caption(30, 12, 10)
+    '30 record(s) in the records export (12 to drop, 18 to review); the first 10 of each here, all of them (and every verbatim copy) with --records-out or report.records()'
+    """
+    return (f"{n} record(s) in the records export ({n_drop} to drop, {n - n_drop} to review); the "
+            f"first {shown} of each here, all of them (and every verbatim copy) with --records-out "
+            "or report.records()")
 
 
 def informative_line(names: Sequence[str]) -> str | None:

@@ -66,9 +66,11 @@ _LEAF_SIZE_MAX = 256
 
 def _gower_fast(metric: DistanceMetric) -> bool:
     """Whether the kernels' Gower fast path applies (``p == 1``, ``nan_rule="max"``, all scales finite
-    and > 0; as ``_numba._is_gower``)."""
-    scale = np.asarray(metric.scale, dtype=float)
-    return metric.p == 1.0 and metric.nan_rule == "max" and bool(np.all((scale > 0) & np.isfinite(scale)))
+    and > 0): the kernels' own test, ``_numba._is_gower``, on the parameters they are given."""
+    from . import _numba  # lazily, as the tree's builder does
+
+    scale, _, _, _, p, nan_rule = _params(metric, np.zeros(0), np.zeros(0))
+    return bool(_numba._is_gower(scale, p, nan_rule))
 
 
 def _leaf_size(n_rows: int, metric: DistanceMetric) -> int:
