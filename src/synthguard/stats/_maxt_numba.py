@@ -4,10 +4,11 @@ Compiled on first use without an on-disk cache (nothing is written next to the p
 
 The labels are drawn from the stream of numba's own generator seeded per call
 (``np.random.seed(seed)`` then ``np.random.random(u)`` per relabelling, as the first version of the
-kernel did). :func:`urn_counts` reads that stream from its own copy of the generator (the
-Mersenne Twister of numba's ``_random.c``: the same seeding, state update, tempering and 53-bit
-doubles), a block of 624 words at a time: the same doubles, drawn without a call and a branch per
-word. :func:`numba_stream` is the reference the tests hold it to.
+kernel did). :func:`urn_counts` draws the same stream from an implementation of the Mersenne
+Twister written here (MT19937 as published by Matsumoto and Nishimura: the seeding, state update,
+tempering and 53-bit doubles that numba's generator also uses, so the doubles are equal), a block
+of 624 words at a time: the same doubles, drawn without a call and a branch per word.
+:func:`numba_stream` (numba's generator itself) is the reference the tests hold it to.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def numba_stream(seed: int, n: int) -> np.ndarray:  # pragma: no cover - compile
 @nb.njit(cache=False, nogil=True)
 def stream_floors(seed: int, reps: int, u: int, big_n: int) -> np.ndarray:  # pragma: no cover
     """Per relabelling (row), ``floor(r * (big_n - i))`` of its ``u`` doubles ``r`` of the stream
-    (the kernel's own copy of the generator: for the tests)."""
+    (the kernel's Mersenne Twister: for the tests)."""
     mt = _mt_init(seed)
     words = np.empty(_MT_N, dtype=np.int64)
     out = np.empty((reps, u), dtype=np.int64)
