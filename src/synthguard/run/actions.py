@@ -436,10 +436,16 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     >>> [(r["risk"], r["level"], r["drop_retest"]["level_after"]) for r in rep.risks()[:1]]
     [('presence', 'high', 'inconclusive')]
     """
-    from .drops import ALARM, export_rows, rows_behind
+    from .drops import ALARM, export_rows, flagged_records, rows_behind
 
     without = _without_rows if without is None else without
     rows = rows_behind(verdict, results, tables, _taker(take, tables))
+
+    def listed(found: pd.DataFrame, rounds: Any = None) -> list[dict[str, Any]]:
+        # then the training records the alarming tests flag without naming release rows
+        found, flagged = flagged_records(verdict, results, tables, found)
+        return export_rows(found, tables, rounds) + flagged
+
     alarm = {r["risk"]: r for r in verdict.risks if r.get("level") in ALARM}
     drop = _to_drop(rows)
     extra = np.setdiff1d(_also_dropped(rows, also), drop) if drop.size else np.zeros(0, np.int64)
@@ -450,9 +456,9 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     drop = np.union1d(drop, extra) if extra.size else drop
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
             or verdict.rule.rule != "calibrated":
-        return verdict, export_rows(rows, tables), None, None
+        return verdict, listed(rows), None, None
     if np.unique(drop).size >= len(tables.synthetic):  # nothing would be left to re-test
-        return verdict, export_rows(rows, tables), {
+        return verdict, listed(rows), {
             "skipped": "every release row is listed to drop: no release is left to re-test"}, None
     names = [t["metric"] for t in verdict.tests]
     sub = _sub_config(run_config, names)
@@ -493,7 +499,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     every = every.assign(_review=every["action"] != "drop").sort_values(
         ["_review", "round"], kind="stable").drop(columns="_review")
     every = every.drop_duplicates("release").reset_index(drop=True)
-    export = export_rows(every, tables, every["round"].to_numpy())
+    export = listed(every, every["round"].to_numpy())
     assert rep is not None
     after = {x["risk"]: x for x in rep.verdict.risks}
     n_dropped = int(dropped.sum())

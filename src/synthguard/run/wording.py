@@ -727,3 +727,73 @@ def card_headline(name: str, head: Any) -> tuple[str, str]:
                                  f"{fmt_number(head.value, 3)} against {fmt_number(head.ceiling, 3)}; "
                                  f"{head.direction}{above})")
     return fmt_number(head.value, 3), f"{what}; no ceiling measured ({head.direction})"
+
+
+# =================================================================================================
+# The records export's reasons (run/drops.py, report/records.py).
+# =================================================================================================
+
+
+def flagged_reason(metric: str, statistic: str) -> str:
+    """The reason of a training record an alarming test flags without naming the release rows
+    behind it (:func:`synthguard.run.drops.flagged_records`).
+
+    Examples
+    --------
+    >>> flagged_reason("rare_qi_echo", "share of records whose rare combination the release echoes")
+    'flagged by rare_qi_echo (share of records whose rare combination the release echoes); the test does not name the release rows behind it'
+    """
+    return (f"flagged by {metric} ({statistic}); the test does not name the release rows behind "
+            "it")
+
+
+def unlisted_reason(reason: str, shown: int) -> str:
+    """The reason of one of the records an alarming test lists itself when it neither names the
+    release rows behind its finding nor flags records one by one (a test of the release as a
+    whole, such as an AUC): its own reason, marked as one of the ``shown`` records it lists.
+
+    Examples
+    --------
+    >>> unlisted_reason("distance 0", 10)
+    'distance 0 (one of the 10 records the test lists itself: it reads the release as a whole and names no rows behind its finding)'
+    """
+    return (f"{reason} (one of the {shown} records the test lists itself: it reads the release as "
+            "a whole and names no rows behind its finding)")
+
+
+def copy_reason(cells: int, differing: Sequence[str], ignored: Sequence[str], tests: str,
+                tie: str) -> str:
+    """The reason of a release row the run ties to a training row (:func:`synthguard.run.drops.
+    export_rows`): what differs between them, in the compared cells and in the columns every test
+    ignores (id-like columns), then the tests tying it.
+
+    ``cells`` compared cells differ (``differing`` names them, when known); ``ignored``: the
+    ignored columns whose values differ (a row id); ``tie``: the strongest test's words, for a row
+    more than two cells away.
+
+    Examples
+    --------
+    >>> copy_reason(0, (), (), "exact_matches", "")
+    'verbatim copy of its training row (exact_matches)'
+    >>> copy_reason(0, (), ("id",), "exact_matches", "")
+    "verbatim copy of its training row on every compared column; only 'id', a column no test compares (an identifier), differs (exact_matches)"
+    >>> copy_reason(1, ("age",), (), "near_copies", "")
+    "copy of its training row with 1 cell changed ('age') (near_copies)"
+    """
+    if cells > 2:
+        what = f"{tie} of its training row"
+    elif cells == 0:
+        what = "verbatim copy of its training row"
+    else:
+        named = f" ({', '.join(repr(c) for c in differing)})" if differing else ""
+        what = f"copy of its training row with {cells} cell{'' if cells == 1 else 's'} changed{named}"
+    if ignored and cells <= 2:  # a copy: the id columns no test compares may still differ
+        cols = ", ".join(repr(c) for c in ignored)
+        one = len(ignored) == 1
+        what += (f"{' on every compared column' if cells == 0 else ''}; only {cols}, "
+                 f"{'a column' if one else 'columns'} no test compares "
+                 f"({'an identifier' if one else 'identifiers'}), "
+                 f"{'differs' if one else 'differ'}" if cells == 0 else
+                 f"; {cols}, {'a column' if one else 'columns'} no test compares, "
+                 f"{'differs' if one else 'differ'} too")
+    return f"{what} ({tests})"
