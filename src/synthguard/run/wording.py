@@ -73,6 +73,79 @@ def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropp
     return text
 
 
+#: Why a drop-and-retest re-tested nothing: the release would be empty.
+NOTHING_LEFT = "every release row is listed to drop: no release is left to re-test"
+
+
+def still_alarming(kind: str, tie: str = "", rounds: int = 0) -> str:
+    """Why a test still alarms after the rows were dropped (the drop-and-retest's ``why``):
+    ``kind`` ``"untied"`` (its finding names no release row), ``"review"`` (it names rows to
+    review, ``tie`` its words), ``"rounds"`` (it still names rows after ``rounds`` rounds) or
+    ``"later"`` (it names rows only once the others are gone).
+
+    Examples
+    --------
+    >>> still_alarming("rounds", rounds=2)
+    'it still names release rows after 2 round(s) of dropping (the rounds ran out)'
+    """
+    if kind == "untied":
+        return ("its finding is not tied to release rows (a test of the release as a whole): "
+                "dropping rows cannot be shown to settle it")
+    if kind == "review":
+        return f"it names release rows to review, not to drop ({tie})"
+    if kind == "rounds":
+        return (f"it still names release rows after {rounds} round(s) of dropping (the rounds ran "
+                "out)")
+    return "it names rows only once the others are gone"
+
+
+def retest_cost(what: str, tests: int, runs: int, at_most: int) -> str:
+    """The cost line of an in-run re-test (the JSON's ``actions.*.cost``): ``what`` is
+    ``"rows"`` (drop and re-test, ``runs`` rounds) or ``"columns"`` (coarsen and re-test).
+
+    Examples
+    --------
+    >>> retest_cost("rows", 12, 1, 3)
+    "one more run of the verdict's 12 test(s) per round (1 round(s); at most 3, only when a test names release rows to drop); retest_rows=0 switches it off"
+    """
+    if what == "rows":
+        return (f"one more run of the verdict's {tests} test(s) per round ({runs} round(s); at "
+                f"most {at_most}, only when a test names release rows to drop); retest_rows=0 "
+                "switches it off")
+    return (f"one more run of the verdict's {tests} test(s) per re-tested column ({runs} run(s); "
+            f"at most {at_most}, only when singling out or inference alarms); retest_columns=0 "
+            "switches it off")
+
+
+def coarsening_text(title: str, level_before: str, column: str, how: str, top: int,
+                    level_after: str, effect: float | None = None, effect_ci: Any = None,
+                    not_run: Mapping[str, Any] | None = None, rows_dropped_first: int = 0) -> str:
+    """A coarsen-and-retest entry's ``text`` (:func:`synthguard.run.actions.coarsen_retest`): the
+    risk, the column that drove it, the coarsening and what the risk reads after; the tests that
+    could not run on the coarsened tables (``not_run``: name -> why); after the rows dropped first.
+
+    Examples
+    --------
+    >>> coarsening_text("Singling out", "high", "age", "10 quantile bins (edges ...)", 10, "low",
+    ...                 0.001, (-0.01, 0.012))
+    'singling out: HIGH, driven by exact values of age; binned into 10 quantile bins it reads LOW (0.1 % of the training records exposed beyond chance, -1.0 % to 1.2 %)'
+    """
+    short = (f"binned into {how.split(' quantile')[0]} quantile bins" if "quantile" in how
+             else f"with its {top} most frequent categories kept and the rest merged")
+    text = (f"{title.lower()}: {level_before.upper()}, driven by exact values of {column}; "
+            f"{short} it reads {level_after.upper()}"
+            + (f" ({pct(effect)} of the training records exposed beyond chance, "
+               + ("no interval" if not effect_ci or effect_ci[0] is None
+                  else f"{pct(effect_ci[0])} to {pct(effect_ci[1])}") + ")"
+               if effect is not None else ""))
+    if not_run:
+        text += " (on the coarsened tables " + "; ".join(
+            f"{n} did not run: {str(why).rstrip('.')}" for n, why in sorted(not_run.items())) + ")"
+    if rows_dropped_first:
+        text = f"after dropping the {rows_dropped_first} listed release rows, " + text
+    return text
+
+
 
 
 # =================================================================================================
