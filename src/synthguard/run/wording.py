@@ -657,9 +657,23 @@ def threshold_justification(text: str | None, materiality: float) -> str:
             "the reason for the threshold under 'threshold_justification' in the context file)")
 
 
-def intruder(risks: Sequence[Any]) -> str:
+def intruder(risks: Sequence[Any], tests: Sequence[Any] = ()) -> str:
     """What a motivated intruder (competent, holding the release and public information, with no
-    insider access) could do, read from the levels."""
+    insider access) could do, read from the levels: for each alarming criterion, the finding that
+    drives it, named with its excess; a criterion driven by a test already cited for an earlier
+    one (copies vote for every criterion they expose) says so ("the same copies as above") and
+    cites its own strongest alarming test (``tests``: the verdict's, ``risk`` their own
+    criterion), so no criterion repeats another's number as its own.
+
+    Examples
+    --------
+    >>> risks = [{"risk": "presence", "level": "high", "metric": "near_copies", "effect": 0.448},
+    ...          {"risk": "inference", "level": "high", "metric": "near_copies", "effect": 0.448}]
+    >>> tests = [{"metric": "near_copies", "risk": "presence", "level": "high", "effect": 0.448},
+    ...          {"metric": "inference", "risk": "inference", "level": "high", "effect": 0.203}]
+    >>> print(intruder(risks, tests))
+    A motivated intruder holding the release and a target's public details could tell that a person was in the training data by finding their record in the release (near_copies: 44.8 % of the training records beyond chance); guess a person's hidden attribute from the release (the same copies as above, near_copies; inference on its own: 20.3 %).
+    """
     bad = [r for r in risks if r["level"] in ("high", "medium")]
     if not bad:
         undecided = [r["title"].lower() for r in risks
@@ -675,9 +689,28 @@ def intruder(risks: Sequence[Any]) -> str:
            "singling_out": "isolate one person's record with a simple condition on its values",
            "linkability": "link a person's records across two sources through the release",
            "inference": "guess a person's hidden attribute from the release"}
+    of = {str(t.get("metric")): t for t in tests}
+    cited: set[str] = set()
+    clauses = []
+    for r in bad:
+        driver = str(r.get("metric") or "")
+        own_risk = (of.get(driver) or {}).get("risk", r["risk"])
+        found = f"{pct(r.get('effect'))} of the training records beyond chance"
+        if driver and driver in cited and own_risk != r["risk"]:
+            kind = "copies" if own_risk == "presence" else "finding"
+            own = [t for t in tests if t.get("risk") == r["risk"]
+                   and t.get("level") in ("high", "medium") and not t.get("same_as")
+                   and not t.get("contained_in") and t.get("effect") is not None]
+            best = max(own, key=lambda t: (float(t["effect"]), str(t["metric"])), default=None)
+            why = f"the same {kind} as above, {driver}"
+            if best is not None:
+                why += f"; {best['metric']} on its own: {pct(best['effect'])}"
+        else:
+            why = f"{driver}: {found}" if driver else found
+        cited.add(driver)
+        clauses.append(f"{can.get(r['risk'], r['risk'])} ({why})")
     return ("A motivated intruder holding the release and a target's public details could "
-            + "; ".join(f"{can.get(r['risk'], r['risk'])} ({pct(r.get('effect'))} of the "
-                        "training records beyond chance)" for r in bad) + ".")
+            + "; ".join(clauses) + ".")
 
 
 def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str]:
