@@ -443,6 +443,12 @@ class Evidence:
         0.95): the largest excess the test rules out on its own (:attr:`upper`).
     flags : RecordFlags, optional
         The per-record indicators (not serialised).
+    ties : RecordFlags, optional
+        The records and release rows behind the finding when the verdict does not test ``flags``
+        (a test combined over several attacks, whose per-record flags would be re-tested without
+        its adjustment): the records export lists the rows of its :attr:`RecordFlags.pairs` for
+        the flagged training records (:mod:`synthguard.run.drops`); the verdict never reads it
+        (not serialised).
     """
 
     statistic: str
@@ -470,6 +476,7 @@ class Evidence:
     visibility: Mapping[str, float] | None = None
     effect_upper: float | None = None
     flags: RecordFlags | None = field(default=None, compare=False, repr=False)
+    ties: RecordFlags | None = field(default=None, compare=False, repr=False)
 
     @property
     def upper(self) -> float:
@@ -481,7 +488,8 @@ class Evidence:
         return float("nan") if hi is None else float(hi)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__ if k != "flags"}
+        return {k: to_jsonable(getattr(self, k)) for k in self.__dataclass_fields__
+                if k not in ("flags", "ties")}
 
     @classmethod
     def from_flags(cls, statistic: str, flags: RecordFlags, *, sees: tuple[str, ...] = (),

@@ -146,7 +146,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
             "|---|---|---|"]
     for knows, names, risk in _threat_rows(model):
         out.append(f"| {_md(knows)} | {', '.join(md_code(n) for n in names)} | {risk} |")
-    out += ["", _md(wording.intruder(risks)), ""]
+    out += ["", _md(wording.intruder(risks, model.tests)), ""]
 
     # 5. acceptance threshold
     rule = v.rule

@@ -4,8 +4,11 @@ from them (copies, rows to drop, rows for review).
 The run lists every release row behind a high or medium finding itself, from the tests' own
 joins (:mod:`synthguard.run.drops`): each with its training row, the test and the risk, why, the
 leak family its cells show, ranked so that the first rows remove most of the excess, in input
-row numbers (the report's ``records``). :func:`report_records` returns them, followed by the top
-records of the metrics whose rows the run did not list.
+row numbers (the report's ``records``); the training records a test flags without naming the
+release rows behind them follow (:func:`~synthguard.run.drops.flagged_records`).
+:func:`report_records` returns them, followed by the records a test of the release as a whole
+lists itself (marked so) and those of the tests that did not alarm; the records of a metric that
+decides no level (informative only) are not rows to act on and stay on its card.
 
 Metrics also list the records behind their numbers under different field names (``original_row``,
 ``synthetic_row``, ``row``, ``nearest_training_row``...); each metric's card says what its records
@@ -171,10 +174,39 @@ def report_records(report: Any, original: Any = None, synthetic: Any = None,
     own = [dict(r) for r in (model.header.get("records") or ())]
     if not own:
         if original is not None and synthetic is not None:
-            return complete_records(model, original, synthetic, metadata)
-        return normalise_records(model)
+            return _findings_only(model, complete_records(model, original, synthetic, metadata))
+        return _findings_only(model, normalise_records(model))
     listed = {t.strip() for r in own for t in str(r.get("tests") or r["metric"]).split(",")}
-    return own + [r for r in normalise_records(model) if r["metric"] not in listed]
+    return own + _findings_only(model, [r for r in normalise_records(model)
+                                        if r["metric"] not in listed])
+
+
+def _findings_only(model: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The metrics' own records a report with a verdict exports beside the run's rows: those of
+    its tests, the informative metrics' left out (a metric the verdict does not test decides no
+    level: its records are on its card, not rows to act on), and those of a test counted as
+    another's twin (``same_as``, ``contained_in``: its host's rows stand for it). A test that
+    alarms without naming or flagging rows (a test of the release as a whole) lists its own top
+    records, each marked so (:func:`synthguard.run.wording.unlisted_reason`). A report without a
+    verdict's tests (no control) keeps every metric's records."""
+    from ..run.drops import ALARM
+    from ..run.wording import unlisted_reason
+
+    tests = {str(t.get("metric")): t for t in getattr(model, "tests", ()) or ()}
+    if not tests:
+        return rows
+    kept = []
+    shown: dict[str, int] = {}
+    for r in rows:
+        t = tests.get(str(r["metric"]))
+        if t is None or t.get("same_as") or t.get("contained_in"):
+            continue
+        if t.get("level") in ALARM:
+            if r["metric"] not in shown:
+                shown[r["metric"]] = sum(x["metric"] == r["metric"] for x in rows)
+            r = dict(r, reason=unlisted_reason(str(r["reason"]), shown[r["metric"]]))
+        kept.append(r)
+    return kept
 
 
 def complete_records(report: Any, original: Any, synthetic: Any,
@@ -260,7 +292,7 @@ def facts(report: Any, how: str = "both") -> Facts:
                      drops=tuple(by_family.items()))
     counted = {e.name for e in model.metrics
                if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
-    recs = normalise_records(model)
+    recs = _findings_only(model, normalise_records(model))  # the export's rows, as it lists them
     drops = {r["release_row"] for r in recs if r["action"] == "drop" and r["metric"] not in counted}
     near = {r["release_row"] for r in recs if r["action"] == "review" and r["risk"] == "presence"
             and r["release_row"] is not None} - drops

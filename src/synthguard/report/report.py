@@ -88,7 +88,10 @@ class Report:
         ``rank, family, tests, round``. First come the run's own rows: every release row behind a
         high or medium finding, each with its training row, ranked so that the first rows remove
         most of the excess (:mod:`synthguard.run.drops`; ``round``: the drop-and-retest round that
-        dropped it); then the listed records of the other metrics.
+        dropped it), then the training records a test flags without naming release rows; then the
+        listed records of the verdict's other tests (those of a test of the release as a whole
+        marked so). A metric that decides no level (informative only) lists nothing here: its
+        records are on its card (``report.result(name).records``).
 
         Parameters
         ----------

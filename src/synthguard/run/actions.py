@@ -70,6 +70,7 @@ from ..data.coarsening import (
     plan_coarsening,
 )
 from ..data.leaks import FAMILY_OF_CELLS
+from .wording import NOTHING_LEFT, retest_cost, still_alarming
 
 #: Risks whose alarms name driving columns (presence is answered by the rows to drop).
 COARSEN_RISKS = ("singling_out", "inference")
@@ -254,16 +255,11 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
         lowered = []
         for k in drives:
             b, a = before[k], after.get(k, {})
-            e = _entry(k, col, how, b, a, top, sdtype)
+            e = _entry(k, col, how, b, a, top, sdtype, gone, int(rows_dropped_first or 0))
             if gone:
                 e["not_rerun"] = sorted(gone)
-                e["text"] += " (on the coarsened tables " + "; ".join(
-                    f"{n} did not run: {str(why).rstrip('.')}" for n, why in sorted(gone.items())
-                ) + ")"
             if rows_dropped_first:
                 e["rows_dropped_first"] = int(rows_dropped_first)
-                e["text"] = (f"after dropping the {rows_dropped_first} listed release rows, "
-                             + e["text"])
             added.setdefault(k, []).append(e)
             if LEVEL_RANK.get(e["level_after"], 5) < LEVEL_RANK.get(e["level_before"], 0):
                 lowered.append(k)
@@ -272,28 +268,22 @@ def coarsen_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[
             "candidates": [c for c, _ in candidates],
             "columns_retested": [r["column"] for r in runs if "error" not in r],
             "metrics_rerun": names, "runs": runs, "seconds": round(time.perf_counter() - t0, 4),
-            "cost": (f"one more run of the verdict's {len(names)} test(s) per re-tested column "
-                     f"({len(runs)} run(s); at most {max_columns}, only when singling out or "
-                     "inference alarms); retest_columns=0 switches it off")}
+            "cost": retest_cost("columns", len(names), len(runs), max_columns)}
     risks = tuple(r.replace(coarsening=tuple(Coarsening.from_dict(e) for e in added[r["risk"]]))
                   if r["risk"] in added else r for r in verdict.risks)
     return dataclasses.replace(verdict, risks=risks), cost
 
 
 def _entry(risk: str, col: str, how: str, b: Mapping[str, Any], a: Mapping[str, Any], top: int,
-           sdtype: str) -> dict[str, Any]:
-    from .verdict import RISK_TITLES, _pct
-
-    def interval(ci: Any) -> str:
-        return "no interval" if not ci or ci[0] is None else f"{_pct(ci[0])} to {_pct(ci[1])}"
+           sdtype: str, not_run: Mapping[str, Any] | None = None, rows_dropped_first: int = 0
+           ) -> dict[str, Any]:
+    """One coarsen-and-retest entry of a risk; its ``text`` written by :mod:`.wording`."""
+    from .verdict import RISK_TITLES
+    from .wording import coarsening_text
 
     lb, la = str(b.get("level")), str(a.get("level", "not assessed"))
-    short = (f"binned into {how.split(' quantile')[0]} quantile bins" if "quantile" in how
-             else f"with its {top} most frequent categories kept and the rest merged")
-    text = (f"{RISK_TITLES[risk][0].lower()}: {lb.upper()}, driven by exact values of {col}; "
-            f"{short} it reads {la.upper()}"
-            + (f" ({_pct(a.get('effect'))} of the training records exposed beyond chance, "
-               f"{interval(a.get('effect_ci'))})" if a.get("effect") is not None else ""))
+    text = coarsening_text(RISK_TITLES[risk][0], lb, col, how, top, la, a.get("effect"),
+                           a.get("effect_ci"), not_run, rows_dropped_first)
     return {"column": col, "sdtype": sdtype, "coarsening": how, "level_before": lb,
             "level_after": la, "effect_before": b.get("effect"), "effect_after": a.get("effect"),
             "effect_ci_after": a.get("effect_ci"), "metric_after": a.get("metric"), "text": text}
@@ -436,10 +426,16 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     >>> [(r["risk"], r["level"], r["drop_retest"]["level_after"]) for r in rep.risks()[:1]]
     [('presence', 'high', 'inconclusive')]
     """
-    from .drops import ALARM, export_rows, rows_behind
+    from .drops import ALARM, export_rows, flagged_records, rows_behind
 
     without = _without_rows if without is None else without
     rows = rows_behind(verdict, results, tables, _taker(take, tables))
+
+    def listed(found: pd.DataFrame, rounds: Any = None) -> list[dict[str, Any]]:
+        # then the training records the alarming tests flag without naming release rows
+        found, flagged = flagged_records(verdict, results, tables, found)
+        return export_rows(found, tables, rounds) + flagged
+
     alarm = {r["risk"]: r for r in verdict.risks if r.get("level") in ALARM}
     drop = _to_drop(rows)
     extra = np.setdiff1d(_also_dropped(rows, also), drop) if drop.size else np.zeros(0, np.int64)
@@ -450,10 +446,10 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     drop = np.union1d(drop, extra) if extra.size else drop
     if max_rounds <= 0 or not drop.size or not alarm or not tables.has_control \
             or verdict.rule.rule != "calibrated":
-        return verdict, export_rows(rows, tables), None, None
+        return verdict, listed(rows), None, None
     if np.unique(drop).size >= len(tables.synthetic):  # nothing would be left to re-test
-        return verdict, export_rows(rows, tables), {
-            "skipped": "every release row is listed to drop: no release is left to re-test"}, None
+        return verdict, listed(rows), {
+            "skipped": NOTHING_LEFT}, None
     names = [t["metric"] for t in verdict.tests]
     sub = _sub_config(run_config, names)
     dropped = np.zeros(len(tables.synthetic), dtype=bool)
@@ -493,7 +489,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     every = every.assign(_review=every["action"] != "drop").sort_values(
         ["_review", "round"], kind="stable").drop(columns="_review")
     every = every.drop_duplicates("release").reset_index(drop=True)
-    export = export_rows(every, tables, every["round"].to_numpy())
+    export = listed(every, every["round"].to_numpy())
     assert rep is not None
     after = {x["risk"]: x for x in rep.verdict.risks}
     n_dropped = int(dropped.sum())
@@ -507,9 +503,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     cost = {"rows_dropped": n_dropped, "max_rounds": int(max_rounds), "rounds": rounds,
             **({"full_table_copies": joined} if also is not None else {}),
             "metrics_rerun": names, "seconds": round(time.perf_counter() - t0, 4),
-            "cost": (f"one more run of the verdict's {len(names)} test(s) per round ({len(rounds)} "
-                     f"round(s); at most {max_rounds}, only when a test names release rows to "
-                     "drop); retest_rows=0 switches it off")}
+            "cost": retest_cost("rows", len(names), len(rounds), max_rounds)}
     return dataclasses.replace(verdict, risks=tuple(risks)), export, cost, (new, rep)
 
 
@@ -529,15 +523,13 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
         flags = getattr(getattr(res, "evidence", None), "flags", None)
         pairs = getattr(flags, "pairs", None)
         if pairs is None:
-            why[t["metric"]] = ("its finding is not tied to release rows (a test of the release as "
-                                "a whole): dropping rows cannot be shown to settle it")
+            why[t["metric"]] = still_alarming("untied")
         elif pairs.action != "drop":
-            why[t["metric"]] = (f"it names release rows to review, not to drop ({pairs.tie})")
+            why[t["metric"]] = still_alarming("review", pairs.tie)
         elif t["metric"] in named:
-            why[t["metric"]] = (f"it still names release rows after {rounds} round(s) of dropping "
-                                "(the rounds ran out)")
+            why[t["metric"]] = still_alarming("rounds", rounds=rounds)
         else:
-            why[t["metric"]] = "it names rows only once the others are gone"
+            why[t["metric"]] = still_alarming("later")
     text = drop_retest_text(RISK_TITLES[risk][0], str(before["level"]), la, n_dropped, rounds,
                             after.get("effect"), after.get("effect_ci"), why)
     return DropRetest(rows_dropped=n_dropped, rounds=rounds, level_before=str(before["level"]),

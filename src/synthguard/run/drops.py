@@ -48,7 +48,8 @@ import pandas as pd
 from ..data.leaks import FAMILY_OF_CELLS
 
 __all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
-           "excess_share", "export_rows", "plain_records", "rows_behind"]
+           "excess_share", "export_rows", "flagged_records", "plain_records", "row_ties",
+           "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
@@ -61,11 +62,12 @@ DROP_SHARE = 0.9
 #: estimate of the chance ties, not a bound: 0.85-1.0 measured over 14 splits of the shared tables).
 COPY_SHARE = 0.95
 #: The export's columns: the records schema, then the rank, the leak family the row's cells show,
-#: every test that ties the row, and the drop-and-retest round that found it.
+#: every test that ties the row (or flags its training record without naming release rows:
+#: :func:`flagged_records`), and the drop-and-retest round that found it.
 EXPORT_COLUMNS = ("metric", "risk", "action", "release_row", "training_row", "reason", "rank",
                   "family", "tests", "round")
 _COLUMNS = ("release", "training", "score", "action", "copy", "metric", "risk", "tests", "tie",
-            "cells")
+            "cells", "changed1", "changed2", "ignored")
 
 
 def alarming_tests(verdict: Any, results: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
@@ -76,13 +78,100 @@ def alarming_tests(verdict: Any, results: Mapping[str, Any]) -> list[tuple[Any, 
     for t in getattr(verdict, "tests", ()) or ():
         if t.get("level") not in ALARM or t.get("same_as") or t.get("contained_in"):
             continue
-        res = results.get(t["metric"])
-        ev = getattr(res, "evidence", None)
-        flags = getattr(ev, "flags", None)
-        if flags is None or flags.pairs is None:
+        ev = getattr(results.get(t["metric"]), "evidence", None)
+        flags = row_ties(ev)
+        if flags is None:
             continue
         out.append((t, ev, flags.pairs))
     return out
+
+
+def row_ties(ev: Any) -> Any:
+    """The per-record flags of an evidence that name the release rows behind them: its
+    :attr:`~synthguard.core.results.Evidence.flags` when they carry pairs, else its
+    :attr:`~synthguard.core.results.Evidence.ties` (a combined test's, for the export only);
+    ``None`` when the test names no release row."""
+    for flags in (getattr(ev, "flags", None), getattr(ev, "ties", None)):
+        if flags is not None and flags.pairs is not None:
+            return flags
+    return None
+
+
+def flagged_records(verdict: Any, results: Mapping[str, Any], tables: Any,
+                    rows: pd.DataFrame | None = None) -> tuple[pd.DataFrame | None, list[dict[str, Any]]]:
+    """The training records an alarming test flags when it names no release row behind them
+    (its flags carry no pairs: a nearest-key attack, a match within a tolerance, a rare
+    combination echoed), every one: the people a finding concerns, whose release rows the test
+    does not say. Twins are left out (they vote, and list, through their test).
+
+    Parameters
+    ----------
+    verdict, results, tables
+        As :func:`rows_behind`.
+    rows : DataFrame, optional
+        The export's rows so far (:func:`rows_behind`'s frame, canonical positions).
+
+    Returns
+    -------
+    (DataFrame or None, list of dict)
+        ``rows`` with such a test added to the ``tests`` of every row whose training record it
+        flags (its release rows are listed there: the record is not listed again); and the other
+        flagged records in the export's schema (:data:`EXPORT_COLUMNS`; no release row, action
+        ``review``, one row per record with every test flagging it, ranked after ``rows`` by the
+        strongest test's weight times its excess share, then by input row).
+    """
+    from .wording import flagged_reason
+
+    parts, tests = [], []
+    for t in getattr(verdict, "tests", ()) or ():
+        if t.get("level") not in ALARM or t.get("same_as") or t.get("contained_in"):
+            continue
+        ev = getattr(results.get(t["metric"]), "evidence", None)
+        flags = getattr(ev, "flags", None)
+        if flags is None or row_ties(ev) is not None:
+            continue
+        rec = np.flatnonzero(np.asarray(flags.member, dtype=bool))
+        if not rec.size:
+            continue
+        tests.append(t)
+        parts.append(pd.DataFrame({"training": rec, "test": len(tests) - 1,
+                                   "score": float(ev.weight) * excess_share(t),
+                                   "metric": t["metric"], "risk": t.get("risk") or "presence",
+                                   "reason": flagged_reason(t["metric"], str(ev.statistic))}))
+    if not parts:
+        return rows, []
+    names = [str(t["metric"]) for t in tests]
+    every = pd.concat(parts, ignore_index=True)
+    # one row per record: its strongest test first, every test flagging it named once per
+    # distinct combination (tie_combinations: no loop over records)
+    every = every.sort_values(["training", "score", "test"], ascending=[True, False, True],
+                              kind="stable").reset_index(drop=True)
+    codes, combos = tie_combinations(every["training"].to_numpy(), every["test"].to_numpy())
+    first = every.drop_duplicates("training").reset_index(drop=True)
+    first["tests"] = np.asarray([", ".join(names[j] for j in c if j >= 0) for c in combos],
+                                dtype=object)[codes]
+    if rows is not None and len(rows):
+        trn = rows["training"].to_numpy(dtype=np.int64)
+        at = pd.Index(first["training"].to_numpy(dtype=np.int64)).get_indexer(trn)
+        hit = at >= 0
+        rows = rows.copy()
+        more = first["tests"].to_numpy(dtype=object)[at[hit]]
+        rows.loc[hit, "tests"] = rows["tests"].to_numpy(dtype=object)[hit] + ", " + more
+        first = first[~np.isin(first["training"].to_numpy(dtype=np.int64), trn)]
+    if not len(first):
+        return rows, []
+    first = first.sort_values(["score", "test", "training"], ascending=[False, True, True],
+                              kind="stable").reset_index(drop=True)
+    nums = (getattr(tables, "row_numbers", None) or {}).get("original")
+    trn = first["training"].to_numpy(dtype=np.int64)
+    start = (0 if rows is None else len(rows)) + 1
+    frame = pd.DataFrame({"metric": first["metric"].astype(object), "risk": first["risk"],
+                          "action": "review", "release_row": None,
+                          "training_row": trn if nums is None else np.asarray(nums)[trn],
+                          "reason": first["reason"],
+                          "rank": np.arange(start, start + len(first), dtype=np.int64), "family": "",
+                          "tests": first["tests"], "round": 1})
+    return rows, plain_records(frame[list(EXPORT_COLUMNS)])
 
 
 def excess_share(t: Any) -> float:
@@ -219,30 +308,57 @@ def _test_entries(pairs: Any, member: np.ndarray, weight: float
             np.concatenate(contrib).astype(float))
 
 
+def _id_columns(tables: Any) -> list[str]:
+    """The columns every test ignores (id columns: :func:`~synthguard.metrics.privacy.matching.
+    compared_columns` leaves them out) that both the training and the release tables hold, at most
+    63 (one bit each in :func:`_cells_differing`'s mask)."""
+    syn, orig = getattr(tables, "synthetic", None), getattr(tables, "original", None)
+    have = [c for c in getattr(syn, "columns", ()) if c in getattr(orig, "columns", ())]
+    return [c for c, s in tables.schema.columns.items() if s.sdtype == "id" and c in have][:63]
+
+
 def _cells_differing(tables: Any, release: np.ndarray, training: np.ndarray,
-                     take: Any = None) -> np.ndarray:
+                     take: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """How many compared cells (every column but id columns) of each release row differ from its
-    training row (missing equals missing): one pass per column, vectorised over the rows.
-    ``take(role, positions, columns)`` fetches rows by canonical position (a backend's
-    :meth:`~synthguard.engine.backend.Backend.take`: on a cluster, only these rows travel);
-    default: read from ``tables``' frames."""
+    training row (missing equals missing), which, and which id columns differ: one pass per
+    column, vectorised over the rows. ``take(role, positions, columns)`` fetches rows by canonical
+    position (a backend's :meth:`~synthguard.engine.backend.Backend.take`: on a cluster, only these
+    rows travel); default: read from ``tables``' frames.
+
+    Returns ``(cells, first, second, ignored)``: the count; the positions in
+    :func:`~synthguard.metrics.privacy.matching.compared_columns` of the first two differing
+    cells (``-1`` for none); a bit mask over :func:`_id_columns` of the id columns whose values
+    differ (a row id the tests do not compare)."""
     from ..metrics.privacy.matching import compared_columns
 
     cols = compared_columns(tables.schema)
-    out = np.zeros(release.size, dtype=np.int64)
-    if not release.size:
-        return out
+    ids = _id_columns(tables)
+    n = release.size
+    out, first, second = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+                          np.full(n, -1, dtype=np.int64))
+    ignored = np.zeros(n, dtype=np.int64)
+    if not n:
+        return out, first, second, ignored
     if take is None:
         syn = tables.synthetic.iloc[release].reset_index(drop=True)
         orig = tables.original.iloc[training].reset_index(drop=True)
     else:
-        syn, orig = take("synthetic", release, cols), take("original", training, cols)
-    for c in cols:  # loop over columns
+        syn, orig = take("synthetic", release, cols + ids), take("original", training, cols + ids)
+
+    def differ(c: str) -> np.ndarray:
         a, b = syn[c], orig[c]
         both_na = (a.isna() & b.isna()).to_numpy()
         same = a.astype(object).eq(b.astype(object)).fillna(False).to_numpy(dtype=bool)
-        out += ~(same | both_na)
-    return out
+        return ~(same | both_na)
+
+    for j, c in enumerate(cols):  # loop over columns
+        d = differ(c)
+        second = np.where(d & (first >= 0) & (second < 0), j, second)
+        first = np.where(d & (first < 0), j, first)
+        out += d
+    for j, c in enumerate(ids):  # loop over id columns
+        ignored |= differ(c).astype(np.int64) << j
+    return out, first, second, ignored
 
 
 def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any = None
@@ -268,8 +384,10 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any
         ``training`` (canonical positions), ``score``, ``action`` (``drop`` | ``review``),
         ``copy`` (a test ties it as a copy of its training record: the surest rows to drop),
         ``metric`` and ``risk`` (the test that explains the row most), ``tests`` (every test tying
-        it, strongest first), ``tie`` (the strongest test's words) and ``cells`` (compared cells
-        that differ from the training row).
+        it, strongest first), ``tie`` (the strongest test's words), ``cells`` (compared cells
+        that differ from the training row), ``changed1`` / ``changed2`` (the first two of them, as
+        positions among the compared columns, ``-1`` for none) and ``ignored`` (a bit mask of the
+        id columns, which no test compares, whose values differ: :func:`_cells_differing`).
 
     Examples
     --------
@@ -293,7 +411,8 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any
     parts = []
     for i, (t, ev, pairs) in enumerate(tests):
         share = excess_share(t)
-        member = np.asarray(ev.flags.member, dtype=bool)
+        flags = row_ties(ev)
+        member = np.asarray(flags.member, dtype=bool)
         row, rec, contrib = _test_entries(pairs, member, float(ev.weight) * share)
         drop = np.full(row.size, pairs.action == "drop" and (pairs.copies or share >= DROP_SHARE))
         if drop.any() and pairs.copies:  # copies beyond chance only
@@ -302,7 +421,7 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any
             if crowd is None:  # crowds unknown: one stratum
                 crowd = np.zeros(int(pairs.n_rows), dtype=np.int64)
                 chance = None if chance is None else np.where(chance >= 0, 0, -1)
-            cut = chance_cut(crowd, train, ctl, member.size, ev.flags.non_member.size, chance)
+            cut = chance_cut(crowd, train, ctl, member.size, flags.non_member.size, chance)
             drop &= crowd[row] <= cut
         parts.append(pd.DataFrame({"release": row, "training": rec, "contrib": contrib, "test": i,
                                    "drop": drop, "copy": drop & pairs.copies}))
@@ -339,8 +458,8 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any
     out = out[(out["release"] >= 0) & (out["release"] < n_rel)]
     out = out.sort_values(["action", "score", "release"], ascending=[True, False, True],
                           kind="stable").reset_index(drop=True)  # "drop" sorts before "review"
-    out["cells"] = _cells_differing(tables, out["release"].to_numpy(), out["training"].to_numpy(),
-                                    take)
+    out["cells"], out["changed1"], out["changed2"], out["ignored"] = _cells_differing(
+        tables, out["release"].to_numpy(), out["training"].to_numpy(), take)
     return out[list(_COLUMNS)]
 
 
@@ -403,19 +522,43 @@ def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = 
     metric = rows["metric"].to_numpy(dtype=object)
     frame = pd.DataFrame({"metric": metric, "risk": rows["risk"].to_numpy(dtype=object),
                           "action": action, "release_row": rel, "training_row": trn})
-    what = pd.Series(np.where(cells == 0, "verbatim copy",
-                              np.where(cells <= 2, "copy with " + pd.Series(cells).astype(str)
-                                       .to_numpy(dtype=object) + " cell(s) changed",
-                                       rows["tie"].to_numpy(dtype=object))), dtype=object)
     # the row numbers are columns of their own: the reason names none (it does not depend on
-    # the order of the input rows)
-    frame["reason"] = (what + " of its training row ("
-                       + rows["tests"].reset_index(drop=True).astype(str) + ")")
+    # the order of the input rows); written once per distinct combination (run.wording)
+    frame["reason"] = _reasons(rows, tables)
     frame["rank"] = np.arange(1, len(rows) + 1)
     frame["family"] = _family(cells, metric, action)
     frame["tests"] = rows["tests"].to_numpy(dtype=object)
     frame["round"] = np.ones(len(rows), dtype=np.int64) if rounds is None else np.asarray(rounds)
     return plain_records(frame[list(EXPORT_COLUMNS)])
+
+
+def _reasons(rows: pd.DataFrame, tables: Any) -> np.ndarray:
+    """The reason of each row of :func:`rows_behind` (:func:`synthguard.run.wording.copy_reason`:
+    what differs from its training row, then the tests), one call per distinct combination of
+    cells, changed columns, differing id columns, tests and tie (a loop over combinations, not
+    rows)."""
+    from ..metrics.privacy.matching import compared_columns
+    from .wording import copy_reason
+
+    cols, ids = compared_columns(tables.schema), _id_columns(tables)
+    n = len(rows)
+
+    def col(name: str, fill: Any) -> pd.Series:
+        return rows[name].reset_index(drop=True) if name in rows else pd.Series([fill] * n)
+
+    keys = pd.DataFrame({"cells": col("cells", 0).astype(np.int64),
+                         "c1": col("changed1", -1).astype(np.int64),
+                         "c2": col("changed2", -1).astype(np.int64),
+                         "ign": col("ignored", 0).astype(np.int64),
+                         "tests": col("tests", "").astype(str), "tie": col("tie", "").astype(str)})
+    distinct = keys.drop_duplicates().reset_index(drop=True)
+    text = []
+    for k in distinct.itertuples(index=False):  # loop over distinct combinations
+        changed = [cols[j] for j in (k.c1, k.c2) if 0 <= j < len(cols)] if k.cells <= 2 else []
+        differ = [c for j, c in enumerate(ids) if (int(k.ign) >> j) & 1]
+        text.append(copy_reason(int(k.cells), changed, differ, k.tests, k.tie))
+    distinct["reason"] = text
+    return keys.merge(distinct, how="left", on=list(keys.columns))["reason"].to_numpy(dtype=object)
 
 
 def plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:

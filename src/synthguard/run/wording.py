@@ -73,6 +73,79 @@ def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropp
     return text
 
 
+#: Why a drop-and-retest re-tested nothing: the release would be empty.
+NOTHING_LEFT = "every release row is listed to drop: no release is left to re-test"
+
+
+def still_alarming(kind: str, tie: str = "", rounds: int = 0) -> str:
+    """Why a test still alarms after the rows were dropped (the drop-and-retest's ``why``):
+    ``kind`` ``"untied"`` (its finding names no release row), ``"review"`` (it names rows to
+    review, ``tie`` its words), ``"rounds"`` (it still names rows after ``rounds`` rounds) or
+    ``"later"`` (it names rows only once the others are gone).
+
+    Examples
+    --------
+    >>> still_alarming("rounds", rounds=2)
+    'it still names release rows after 2 round(s) of dropping (the rounds ran out)'
+    """
+    if kind == "untied":
+        return ("its finding is not tied to release rows (a test of the release as a whole): "
+                "dropping rows cannot be shown to settle it")
+    if kind == "review":
+        return f"it names release rows to review, not to drop ({tie})"
+    if kind == "rounds":
+        return (f"it still names release rows after {rounds} round(s) of dropping (the rounds ran "
+                "out)")
+    return "it names rows only once the others are gone"
+
+
+def retest_cost(what: str, tests: int, runs: int, at_most: int) -> str:
+    """The cost line of an in-run re-test (the JSON's ``actions.*.cost``): ``what`` is
+    ``"rows"`` (drop and re-test, ``runs`` rounds) or ``"columns"`` (coarsen and re-test).
+
+    Examples
+    --------
+    >>> retest_cost("rows", 12, 1, 3)
+    "one more run of the verdict's 12 test(s) per round (1 round(s); at most 3, only when a test names release rows to drop); retest_rows=0 switches it off"
+    """
+    if what == "rows":
+        return (f"one more run of the verdict's {tests} test(s) per round ({runs} round(s); at "
+                f"most {at_most}, only when a test names release rows to drop); retest_rows=0 "
+                "switches it off")
+    return (f"one more run of the verdict's {tests} test(s) per re-tested column ({runs} run(s); "
+            f"at most {at_most}, only when singling out or inference alarms); retest_columns=0 "
+            "switches it off")
+
+
+def coarsening_text(title: str, level_before: str, column: str, how: str, top: int,
+                    level_after: str, effect: float | None = None, effect_ci: Any = None,
+                    not_run: Mapping[str, Any] | None = None, rows_dropped_first: int = 0) -> str:
+    """A coarsen-and-retest entry's ``text`` (:func:`synthguard.run.actions.coarsen_retest`): the
+    risk, the column that drove it, the coarsening and what the risk reads after; the tests that
+    could not run on the coarsened tables (``not_run``: name -> why); after the rows dropped first.
+
+    Examples
+    --------
+    >>> coarsening_text("Singling out", "high", "age", "10 quantile bins (edges ...)", 10, "low",
+    ...                 0.001, (-0.01, 0.012))
+    'singling out: HIGH, driven by exact values of age; binned into 10 quantile bins it reads LOW (0.1 % of the training records exposed beyond chance, -1.0 % to 1.2 %)'
+    """
+    short = (f"binned into {how.split(' quantile')[0]} quantile bins" if "quantile" in how
+             else f"with its {top} most frequent categories kept and the rest merged")
+    text = (f"{title.lower()}: {level_before.upper()}, driven by exact values of {column}; "
+            f"{short} it reads {level_after.upper()}"
+            + (f" ({pct(effect)} of the training records exposed beyond chance, "
+               + ("no interval" if not effect_ci or effect_ci[0] is None
+                  else f"{pct(effect_ci[0])} to {pct(effect_ci[1])}") + ")"
+               if effect is not None else ""))
+    if not_run:
+        text += " (on the coarsened tables " + "; ".join(
+            f"{n} did not run: {str(why).rstrip('.')}" for n, why in sorted(not_run.items())) + ")"
+    if rows_dropped_first:
+        text = f"after dropping the {rows_dropped_first} listed release rows, " + text
+    return text
+
+
 
 
 # =================================================================================================
@@ -584,9 +657,23 @@ def threshold_justification(text: str | None, materiality: float) -> str:
             "the reason for the threshold under 'threshold_justification' in the context file)")
 
 
-def intruder(risks: Sequence[Any]) -> str:
+def intruder(risks: Sequence[Any], tests: Sequence[Any] = ()) -> str:
     """What a motivated intruder (competent, holding the release and public information, with no
-    insider access) could do, read from the levels."""
+    insider access) could do, read from the levels: for each alarming criterion, the finding that
+    drives it, named with its excess; a criterion driven by a test already cited for an earlier
+    one (copies vote for every criterion they expose) says so ("the same copies as above") and
+    cites its own strongest alarming test (``tests``: the verdict's, ``risk`` their own
+    criterion), so no criterion repeats another's number as its own.
+
+    Examples
+    --------
+    >>> risks = [{"risk": "presence", "level": "high", "metric": "near_copies", "effect": 0.448},
+    ...          {"risk": "inference", "level": "high", "metric": "near_copies", "effect": 0.448}]
+    >>> tests = [{"metric": "near_copies", "risk": "presence", "level": "high", "effect": 0.448},
+    ...          {"metric": "inference", "risk": "inference", "level": "high", "effect": 0.203}]
+    >>> print(intruder(risks, tests))
+    A motivated intruder holding the release and a target's public details could tell that a person was in the training data by finding their record in the release (near_copies: 44.8 % of the training records beyond chance); guess a person's hidden attribute from the release (the same copies as above, near_copies; inference on its own: 20.3 %).
+    """
     bad = [r for r in risks if r["level"] in ("high", "medium")]
     if not bad:
         undecided = [r["title"].lower() for r in risks
@@ -602,9 +689,28 @@ def intruder(risks: Sequence[Any]) -> str:
            "singling_out": "isolate one person's record with a simple condition on its values",
            "linkability": "link a person's records across two sources through the release",
            "inference": "guess a person's hidden attribute from the release"}
+    of = {str(t.get("metric")): t for t in tests}
+    cited: set[str] = set()
+    clauses = []
+    for r in bad:
+        driver = str(r.get("metric") or "")
+        own_risk = (of.get(driver) or {}).get("risk", r["risk"])
+        found = f"{pct(r.get('effect'))} of the training records beyond chance"
+        if driver and driver in cited and own_risk != r["risk"]:
+            kind = "copies" if own_risk == "presence" else "finding"
+            own = [t for t in tests if t.get("risk") == r["risk"]
+                   and t.get("level") in ("high", "medium") and not t.get("same_as")
+                   and not t.get("contained_in") and t.get("effect") is not None]
+            best = max(own, key=lambda t: (float(t["effect"]), str(t["metric"])), default=None)
+            why = f"the same {kind} as above, {driver}"
+            if best is not None:
+                why += f"; {best['metric']} on its own: {pct(best['effect'])}"
+        else:
+            why = f"{driver}: {found}" if driver else found
+        cited.add(driver)
+        clauses.append(f"{can.get(r['risk'], r['risk'])} ({why})")
     return ("A motivated intruder holding the release and a target's public details could "
-            + "; ".join(f"{can.get(r['risk'], r['risk'])} ({pct(r.get('effect'))} of the "
-                        "training records beyond chance)" for r in bad) + ".")
+            + "; ".join(clauses) + ".")
 
 
 def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str]:
@@ -727,3 +833,73 @@ def card_headline(name: str, head: Any) -> tuple[str, str]:
                                  f"{fmt_number(head.value, 3)} against {fmt_number(head.ceiling, 3)}; "
                                  f"{head.direction}{above})")
     return fmt_number(head.value, 3), f"{what}; no ceiling measured ({head.direction})"
+
+
+# =================================================================================================
+# The records export's reasons (run/drops.py, report/records.py).
+# =================================================================================================
+
+
+def flagged_reason(metric: str, statistic: str) -> str:
+    """The reason of a training record an alarming test flags without naming the release rows
+    behind it (:func:`synthguard.run.drops.flagged_records`).
+
+    Examples
+    --------
+    >>> flagged_reason("rare_qi_echo", "share of records whose rare combination the release echoes")
+    'flagged by rare_qi_echo (share of records whose rare combination the release echoes); the test does not name the release rows behind it'
+    """
+    return (f"flagged by {metric} ({statistic}); the test does not name the release rows behind "
+            "it")
+
+
+def unlisted_reason(reason: str, shown: int) -> str:
+    """The reason of one of the records an alarming test lists itself when it neither names the
+    release rows behind its finding nor flags records one by one (a test of the release as a
+    whole, such as an AUC): its own reason, marked as one of the ``shown`` records it lists.
+
+    Examples
+    --------
+    >>> unlisted_reason("distance 0", 10)
+    'distance 0 (one of the 10 records the test lists itself: it reads the release as a whole and names no rows behind its finding)'
+    """
+    return (f"{reason} (one of the {shown} records the test lists itself: it reads the release as "
+            "a whole and names no rows behind its finding)")
+
+
+def copy_reason(cells: int, differing: Sequence[str], ignored: Sequence[str], tests: str,
+                tie: str) -> str:
+    """The reason of a release row the run ties to a training row (:func:`synthguard.run.drops.
+    export_rows`): what differs between them, in the compared cells and in the columns every test
+    ignores (id-like columns), then the tests tying it.
+
+    ``cells`` compared cells differ (``differing`` names them, when known); ``ignored``: the
+    ignored columns whose values differ (a row id); ``tie``: the strongest test's words, for a row
+    more than two cells away.
+
+    Examples
+    --------
+    >>> copy_reason(0, (), (), "exact_matches", "")
+    'verbatim copy of its training row (exact_matches)'
+    >>> copy_reason(0, (), ("id",), "exact_matches", "")
+    "verbatim copy of its training row on every compared column; only 'id', a column no test compares (an identifier), differs (exact_matches)"
+    >>> copy_reason(1, ("age",), (), "near_copies", "")
+    "copy of its training row with 1 cell changed ('age') (near_copies)"
+    """
+    if cells > 2:
+        what = f"{tie} of its training row"
+    elif cells == 0:
+        what = "verbatim copy of its training row"
+    else:
+        named = f" ({', '.join(repr(c) for c in differing)})" if differing else ""
+        what = f"copy of its training row with {cells} cell{'' if cells == 1 else 's'} changed{named}"
+    if ignored and cells <= 2:  # a copy: the id columns no test compares may still differ
+        cols = ", ".join(repr(c) for c in ignored)
+        one = len(ignored) == 1
+        what += (f"{' on every compared column' if cells == 0 else ''}; only {cols}, "
+                 f"{'a column' if one else 'columns'} no test compares "
+                 f"({'an identifier' if one else 'identifiers'}), "
+                 f"{'differs' if one else 'differ'}" if cells == 0 else
+                 f"; {cols}, {'a column' if one else 'columns'} no test compares, "
+                 f"{'differs' if one else 'differ'} too")
+    return f"{what} ({tests})"

@@ -221,3 +221,25 @@ def test_the_html_dossier_is_print_ready(calibration_reports, tmp_path):
     for title in SECTIONS:
         assert f"<h2>{title}</h2>" in html
     assert "<script" not in html.lower() and "\\_" not in html
+
+
+def test_each_criterion_of_the_intruder_paragraph_cites_its_own_finding():
+    """A finding that drives several criteria (copies vote for each) is cited once with its
+    excess; the other criteria say "the same copies" and cite their own strongest test, so the
+    inference clause states the inference tests' excess, not the copies' (issue #30)."""
+    from synthguard.run import wording
+
+    risks = [{"risk": r, "title": r, "level": "high", "metric": "near_copies", "effect": 0.448}
+             for r in ("presence", "singling_out", "linkability", "inference")]
+    tests = [{"metric": m, "risk": r, "level": "high", "effect": e} for m, r, e in (
+        ("near_copies", "presence", 0.448), ("singling_out_univariate", "singling_out", 0.249),
+        ("linkability", "linkability", 0.288), ("inference", "inference", 0.203),
+        ("cap", "inference", 0.278), ("disco", "inference", 0.3))]
+    tests.append({"metric": "nndr", "risk": "inference", "level": "high", "effect": 0.5,
+                  "same_as": "disco"})  # a twin is not a finding of its own
+    text = wording.intruder(risks, tests)
+    assert text.count(pct(0.448)) == 1 and text.count("the same copies as above") == 3
+    clauses = text.split("; ")
+    assert "singling_out_univariate on its own: 24.9 %" in text
+    assert "linkability on its own: 28.8 %" in text
+    assert clauses[-1].endswith("disco on its own: 30.0 %).")

@@ -63,6 +63,31 @@ def test_no_renderer_writes_a_verdict_sentence_of_its_own():
     assert not offending, "verdict sentences written by a renderer:\n" + "\n".join(offending)
 
 
+#: Modules of the run that act on the verdict and hand their sentences to run/wording.py.
+ACTORS = [PKG / "run" / "actions.py"]
+
+
+def _prose(path: Path) -> list[str]:
+    """The string literals of a module that read as prose: three words or more (an identifier,
+    a column name or a JSON key is one word)."""
+    return [f"{path.name}:{line}: {text[:70]!r}" for line, text in _literals(path)
+            if len(text.split()) >= 3]
+
+
+def test_run_actions_writes_no_sentence_of_its_own():
+    """The drop-and-retest and coarsen-and-retest entries' texts, their costs and their reasons
+    are written by run/wording.py: run/actions.py holds no prose literal at all."""
+    offending = [hit for path in ACTORS for hit in _prose(path)]
+    assert not offending, "sentences written by run/actions.py:\n" + "\n".join(offending)
+
+
+def test_the_actions_scan_sees_a_sentence(tmp_path):
+    """The scan above can fail: a coarsening text built in place is caught."""
+    path = tmp_path / "actions.py"
+    path.write_text('text = f"{title}: {lb}, driven by exact values of {col}"\n', encoding="utf-8")
+    assert _prose(path)
+
+
 def test_the_scan_sees_a_verdict_sentence():
     """The scan above can fail: a renderer line that words a level itself is caught."""
     sample = 'out.append(f"{title}: the release reads high, do not publish it")\n'

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.results import Evidence, MetricResult, RecordFlags, level_from_thresholds
+from ...core.results import Evidence, MetricResult, RecordFlags, RowPairs, level_from_thresholds
 from ...data.encoding import Block
 from ...errors import ConfigError, MetricError
 from ...registry import Context, Param, register
@@ -337,5 +337,24 @@ def _evidence(evs: list[Evidence], secrets: list[str], source: str) -> Evidence:
     note = (f"maximum over {s} secret columns ({source}: {names}); p-value: {secrets[alarm]!r}'s, the "
             f"smallest of the {s}, Bonferroni-adjusted (x{s}); effect, interval and bound: {same} (the "
             "largest excess over the secrets lies below it at the stated level)")
-    return replace(evs[bound], p_value=p, flags=None, note=note,
+    return replace(evs[bound], p_value=p, flags=None, ties=_ties(evs, secrets), note=note,
                    test=f"Fisher exact, one-sided; smallest of {s} secrets, Bonferroni-adjusted")
+
+
+def _ties(evs: list[Evidence], secrets: list[str]) -> RecordFlags | None:
+    """The records and release rows behind the combined test, for the records export only
+    (:attr:`~synthguard.core.results.Evidence.ties`): a record is flagged when some secret of it
+    is guessed right, tied to the release rows each of its guessed secrets is read from (each
+    pair once)."""
+    flags = [e.flags for e in evs]
+    if any(f is None or f.pairs is None or f.pairs.row_key is not None for f in flags):
+        return None
+    member = np.logical_or.reduce([f.member for f in flags])  # type: ignore[union-attr]
+    non_member = np.logical_or.reduce([f.non_member for f in flags])  # type: ignore[union-attr]
+    both = np.unique(np.concatenate([np.c_[f.pairs.record, f.pairs.row]  # type: ignore[union-attr]
+                                     for f in flags]), axis=0).reshape(-1, 2)
+    names = ", ".join(repr(c) for c in secrets)
+    pairs = RowPairs(both[:, 0], both[:, 1], flags[0].pairs.n_rows,  # type: ignore[union-attr]
+                     tie=f"the release row nearest to it on the other columns carries one of its "
+                         f"secrets ({names})", action="review")
+    return RecordFlags(member, non_member, pairs=pairs)

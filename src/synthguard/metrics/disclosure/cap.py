@@ -125,8 +125,10 @@ def _run(ctx: Context, name: str, method: str, key_fields: Any, sensitive_fields
     rep = repeated_test(method)
     repeats = rep if rep != name else None
     if method in ("cap", "zero_cap"):  # exact key matches: counted through the backend (ctx.data)
-        evidence = cap_evidence_counted(ctx, keys, sens, method, repeats=repeats) \
-            if has_control(ctx) else None
+        # the release rows behind a flag are named (the records export lists every one; a test
+        # repeating another's votes, and names rows, through it)
+        evidence = cap_evidence_counted(ctx, keys, sens, method, repeats=repeats,
+                                        pairs=repeats is None) if has_control(ctx) else None
         return cap_result(ctx, name, analyse_counted(ctx, keys, sens, method, max_records=max_records),
                           max_records=max_records, relative=False, evidence=evidence)
     return cap_result(ctx, name, analyse(ctx, keys, sens, method), max_records=max_records, relative=False,
