@@ -1,10 +1,12 @@
-"""Work a cluster run does once, not once per training record: the interpolation leak rows' nearest
+"""Work a cluster run does once, not once per graph or per training record: the typed partitions
+are held on the cluster for the run (read and typed once), and the interpolation leak rows' nearest
 training records are searched for their few sources only. The numbers stay one process's."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -15,6 +17,56 @@ from .test_distributed_equality import META, _frame
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+
+def _typings(monkeypatch) -> list[int]:
+    """A counter of the partitions typed (the in-process cluster runs the tasks in this process)."""
+    from synthguard.distributed import _tables
+
+    seen: list[int] = []
+    inner = _tables._type_partition
+
+    def counted(frame, *args, **kwargs):
+        seen.append(len(frame))
+        return inner(frame, *args, **kwargs)
+
+    monkeypatch.setattr(_tables, "_type_partition", counted)
+    return seen
+
+
+def test_typed_partitions_are_read_once_per_run_not_once_per_graph(dask_client, monkeypatch):
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+
+    seen = _typings(monkeypatch)
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    dt = load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert all(t.persisted for t in dt.tables.values())
+    seen.clear()
+    backend = cluster_backend(dt, "auto")
+    backend.ranges(["a", "c"], ("original", "control"))
+    backend.take("synthetic", np.arange(0, 250, 7), ["b", "c"])
+    backend.row_ids(["a", "b", "c", "d", "e"])
+    assert seen == []  # every graph read the persisted partitions: none typed again
+
+
+def test_tables_past_the_memory_share_are_typed_per_graph_with_the_same_numbers(dask_client, monkeypatch):
+    from synthguard.distributed import _tables, cluster_backend
+
+    seen = _typings(monkeypatch)
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    with monkeypatch.context() as m:
+        m.setattr(_tables, "PERSIST_SHARE", 1e-12)  # no table fits: read again by each graph
+        dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert not any(t.persisted for t in dt.tables.values())
+    seen.clear()
+    ids = cluster_backend(dt, "auto").row_ids(["a", "b", "c", "d", "e"])
+    assert seen  # typed again in this graph
+    del dt
+    held = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert all(t.persisted for t in held.tables.values())
+    expected = cluster_backend(held, "auto").row_ids(["a", "b", "c", "d", "e"])
+    assert set(ids) == set(expected) and all(np.array_equal(ids[r], expected[r]) for r in expected)
 
 
 def test_interpolation_partners_search_only_their_sources_on_a_cluster(dask_client, monkeypatch):
