@@ -755,14 +755,18 @@ def _frame_bytes(frame: Any) -> tuple[int, int]:
     return len(frame), int(frame.memory_usage(deep=True, index=False).sum())
 
 
-def _memory_budget(client: Any) -> float:
-    """The workers' memory limits summed (bytes; ``inf`` when a worker has none)."""
+def _memory_budget(client: Any, share: float) -> float:
+    """``share`` of the workers' memory limits summed, less what they already hold (bytes; ``inf``
+    when a worker has no limit): a run's tables held, the re-tests' tables are counted against it."""
     workers = client.scheduler_info(n_workers=-1)["workers"].values() if _takes_n_workers(client) \
         else client.scheduler_info()["workers"].values()
     limits = [w.get("memory_limit") or 0 for w in workers]
     if not limits:
         return 0.0
-    return float("inf") if any(lim <= 0 for lim in limits) else float(sum(limits))
+    if any(lim <= 0 for lim in limits):
+        return float("inf")
+    held = sum((w.get("metrics") or {}).get("managed_bytes", 0) or 0 for w in workers)
+    return share * float(sum(limits)) - float(held)
 
 
 def _takes_n_workers(client: Any) -> bool:
@@ -776,7 +780,8 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
     """Hold the typed partitions of ``tables`` on the cluster (``client.persist``: each partition
     read and typed once for the run, instead of once in every graph that reads it) when their
     size, extrapolated from each table's first partition holding rows, is at most ``share``
-    (default :data:`PERSIST_SHARE`) of the workers' memory; else leave them to be read again by
+    (default :data:`PERSIST_SHARE`) of the workers' memory limits less what the workers already
+    hold (the run's tables, when a re-test prepares its own); else leave them to be read again by
     each graph (the memory per task then stays one partition's). ``tables[r].parts`` are replaced
     in place by the persisted partitions (the same values). Returns whether they were persisted.
     """
@@ -786,7 +791,7 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
     todo = {r: t for r, t in tables.items() if t.parts and not getattr(t, "persisted", False)}
     if not todo:
         return False
-    budget = _memory_budget(client) * share
+    budget = _memory_budget(client, share)
     if budget <= 0:
         return False
     if budget != float("inf"):
