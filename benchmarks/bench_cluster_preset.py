@@ -43,6 +43,7 @@ class Sampler(threading.Thread):
 
         self.roots = {k: psutil.Process(p) for k, p in pids.items()}
         self.every, self.peak, self.stop = every, {}, threading.Event()
+        self.cpu: dict[str, float] = {}  # CPU seconds (user + system) of each process, last seen
         self.series: list[tuple[float, dict[str, float]]] = []  # (time, RSS MiB by process) per sample
 
     def run(self) -> None:
@@ -58,9 +59,11 @@ class Sampler(threading.Thread):
                 for p in procs:
                     try:
                         rss = p.memory_info().rss / 2**20
+                        t = p.cpu_times()
                     except psutil.Error:
                         continue
                     key = f"{name}:{p.pid}"
+                    self.cpu[key] = t.user + t.system
                     self.peak[key] = max(self.peak.get(key, 0.0), rss)
                     now[key] = round(rss)
             self.series.append((round(time.time(), 1), now))
@@ -132,7 +135,8 @@ def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, t
     t0 = time.perf_counter()
     with open(report.with_suffix(".stderr"), "w") as err:
         child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        sampler = Sampler({"driver": child.pid, **{f"worker{i}": p.pid for i, p in enumerate(procs[1:])}})
+        sampler = Sampler({"driver": child.pid, **{f"worker{i}": p.pid for i, p in enumerate(procs[1:])},
+                           **({"scheduler": procs[0].pid} if procs else {})})
         sampler.start()
         rc = child.wait()
     wall = time.perf_counter() - t0
@@ -149,6 +153,10 @@ def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, t
     out = {"rows": n, "mode": mode, "extra": extra, "rc": rc, "wall_s": round(wall, 1),
            "driver_peak_mib": round(max(v for k, v in peaks.items() if k.startswith("driver")), 0),
            "worker_peaks_mib": {k: round(v) for k, v in peaks.items() if k.startswith("worker")},
+           # CPU seconds of every process (driver, nanny and worker processes, scheduler): the
+           # figure to compare when other jobs share the cores
+           "cpu_s": {k: round(v, 1) for k, v in sampler.cpu.items()},
+           "cpu_total_s": round(sum(sampler.cpu.values()), 1),
            "load_before": load0, "load_after": _load(), "report": str(report), "cmd": " ".join(cmd),
            "worker_restarts": worker_logs.count("Restarting worker"),
            "worker_memory_warnings": worker_logs.count("Memory use is high") + worker_logs.count("exceeded")}
@@ -216,9 +224,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl)")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
     ap.add_argument("--compare", nargs=2, type=Path)
+    ap.add_argument("--seconds", type=Path, metavar="REPORT",
+                    help="print each test's seconds in a report (the first round, then the re-tests')")
     ap.add_argument("--peaks", type=Path, metavar="REPORT",
                     help="print the per-test driver and worker peaks of a --driver-profile run")
     args = ap.parse_args(argv)
+    if args.seconds:
+        report = json.loads(args.seconds.read_text())
+        for name, entry in report.get("metrics", {}).items():
+            print(f"{name:32s} {entry.get('seconds')}")
+        return
     if args.peaks:
         for r in per_test_peaks(args.peaks):
             print(json.dumps(r))

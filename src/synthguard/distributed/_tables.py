@@ -77,6 +77,9 @@ class DistTable:
     positions: list[Any] | None = None
     input_parts: list[Any] | None = None
     ranks: list[Any] | None = None
+    #: whether ``parts`` (``input_parts`` once canonicalised) are held on the cluster
+    #: (:func:`persist_if_fits`)
+    persisted: bool = False
 
     @property
     def n_rows(self) -> int:
@@ -711,6 +714,7 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
     ctl = None if control is None else tuple(control)
     scan = delayed(_scan, pure=True)
     roles = list(tables)
+    persist_if_fits(tables, client)
 
     def scans(role: str, as_object: tuple[str, ...]) -> list[Any]:
         order = (label_order or {}).get(role)
@@ -737,6 +741,73 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
         out[role] = _finish(table, client, info, cats)
         out[role].control_hashes, out[role].first_labels = control_hashes, firsts_of_labels
     return out
+
+
+#: share of the workers' memory (their memory limits summed) the typed partitions of the tables may
+#: take to be held on the cluster for the run (:func:`persist_if_fits`)
+PERSIST_SHARE = 0.25
+
+
+def _frame_bytes(frame: Any) -> tuple[int, int]:
+    """``(rows, bytes)`` of one typed partition (strings measured)."""
+    if isinstance(frame, BadPartition):
+        return 0, 0
+    return len(frame), int(frame.memory_usage(deep=True, index=False).sum())
+
+
+def _memory_budget(client: Any, share: float) -> float:
+    """``share`` of the workers' memory limits summed, less what they already hold (bytes; ``inf``
+    when a worker has no limit): a run's tables held, the re-tests' tables are counted against it."""
+    workers = client.scheduler_info(n_workers=-1)["workers"].values() if _takes_n_workers(client) \
+        else client.scheduler_info()["workers"].values()
+    limits = [w.get("memory_limit") or 0 for w in workers]
+    if not limits:
+        return 0.0
+    if any(lim <= 0 for lim in limits):
+        return float("inf")
+    held = sum((w.get("metrics") or {}).get("managed_bytes", 0) or 0 for w in workers)
+    return share * float(sum(limits)) - float(held)
+
+
+def _takes_n_workers(client: Any) -> bool:
+    import inspect
+
+    return "n_workers" in inspect.signature(client.scheduler_info).parameters
+
+
+def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
+                    share: float | None = None) -> bool:
+    """Hold the typed partitions of ``tables`` on the cluster (``client.persist``: each partition
+    read and typed once for the run, instead of once in every graph that reads it) when their
+    size, extrapolated from each table's first partition holding rows, is at most ``share``
+    (default :data:`PERSIST_SHARE`) of the workers' memory limits less what the workers already
+    hold (the run's tables, when a re-test prepares its own); else leave them to be read again by
+    each graph (the memory per task then stays one partition's). ``tables[r].parts`` are replaced
+    in place by the persisted partitions (the same values). Returns whether they were persisted.
+    """
+    from dask import delayed
+
+    share = PERSIST_SHARE if share is None else share
+    todo = {r: t for r, t in tables.items() if t.parts and not getattr(t, "persisted", False)}
+    if not todo:
+        return False
+    budget = _memory_budget(client, share)
+    if budget <= 0:
+        return False
+    if budget != float("inf"):
+        size = delayed(_frame_bytes, pure=True)
+        # a table's first partition measured (its typed rows, strings included), times its partitions
+        firsts = [int(np.argmax(t.lengths > 0)) for t in todo.values()]
+        got = client.gather(client.compute([size(t.parts[j]) for t, j in zip(todo.values(), firsts,
+                                                                             strict=True)]))
+        need = sum(nbytes / rows * int(t.lengths.sum()) if rows else 0.0
+                   for (rows, nbytes), t in zip(got, todo.values(), strict=True))
+        if need > budget:
+            return False
+    for t in todo.values():
+        t.parts = list(client.persist(list(t.parts)))
+        t.persisted = True
+    return True
 
 
 def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...]) -> Canonical:
@@ -858,6 +929,8 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     if relabel:
         for role, parts in raw.items():
             tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates) for p in parts]
+    for role in roles:  # each partition's rows (what persist_if_fits sizes the tables by)
+        tables[role].lengths = np.asarray([n for n, _ in presence[role]], dtype=np.int64)
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)

@@ -189,12 +189,17 @@ def _nearest_training(ctx: Context, sources: np.ndarray) -> np.ndarray:
 
     cols = ctx.tables.schema.tabular_columns()
     metric = gower(ctx.data.ranges(cols, ("original", "control")), clip=True, normalise=True)
-    if ctx.data_backend is not None:  # the search over partitions, for every training record
-        _, idx = ctx.data_backend.kneighbors("original", "original", cols, metric, 1)
-        return idx[np.asarray(sources, dtype=np.int64), 0]
-    train = ctx.encoded.block("original", cols)
-    nb = kneighbors(train.take(sources), train, metric, 2, backend=ctx.backend)
-    first, second = nb.indices[:, 0], nb.indices[:, 1]
+    sources = np.asarray(sources, dtype=np.int64)
+    if ctx.data_backend is not None:
+        # the sources only (a few thousand rows fetched encoded) searched over the partitions, as
+        # below: not every training record against the training table
+        data = ctx.data_backend
+        _, idx = data.kneighbors_block(data.encoded_rows("original", cols, sources), "original", cols,
+                                       metric, 2)
+    else:
+        train = ctx.encoded.block("original", cols)
+        idx = kneighbors(train.take(sources), train, metric, 2, backend=ctx.backend).indices
+    first, second = idx[:, 0], idx[:, 1]
     return np.where(first == sources, second, first)
 
 

@@ -1,0 +1,109 @@
+"""Work a cluster run does once, not once per graph or per training record: the typed partitions
+are held on the cluster for the run (read and typed once), and the interpolation leak rows' nearest
+training records are searched for their few sources only. The numbers stay one process's."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+
+from ...helpers import without_seconds
+from .test_distributed_equality import META, _frame
+
+pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
+pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+
+def _typings(monkeypatch) -> list[int]:
+    """A counter of the partitions typed (the in-process cluster runs the tasks in this process)."""
+    from synthguard.distributed import _tables
+
+    seen: list[int] = []
+    inner = _tables._type_partition
+
+    def counted(frame, *args, **kwargs):
+        seen.append(len(frame))
+        return inner(frame, *args, **kwargs)
+
+    monkeypatch.setattr(_tables, "_type_partition", counted)
+    return seen
+
+
+def test_typed_partitions_are_read_once_per_run_not_once_per_graph(dask_client, monkeypatch):
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import load_tables
+
+    seen = _typings(monkeypatch)
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    dt = load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert all(t.persisted for t in dt.tables.values())
+    seen.clear()
+    backend = cluster_backend(dt, "auto")
+    backend.ranges(["a", "c"], ("original", "control"))
+    backend.take("synthetic", np.arange(0, 250, 7), ["b", "c"])
+    backend.row_ids(["a", "b", "c", "d", "e"])
+    assert seen == []  # every graph read the persisted partitions: none typed again
+
+
+def test_tables_past_the_memory_share_are_typed_per_graph_with_the_same_numbers(dask_client, monkeypatch):
+    from synthguard.distributed import _tables, cluster_backend
+
+    seen = _typings(monkeypatch)
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    with monkeypatch.context() as m:
+        m.setattr(_tables, "PERSIST_SHARE", 1e-12)  # no table fits: read again by each graph
+        dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert not any(t.persisted for t in dt.tables.values())
+    seen.clear()
+    ids = cluster_backend(dt, "auto").row_ids(["a", "b", "c", "d", "e"])
+    assert seen  # typed again in this graph
+    del dt
+    held = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    assert all(t.persisted for t in held.tables.values())
+    expected = cluster_backend(held, "auto").row_ids(["a", "b", "c", "d", "e"])
+    assert set(ids) == set(expected) and all(np.array_equal(ids[r], expected[r]) for r in expected)
+
+
+def test_interpolation_partners_search_only_their_sources_on_a_cluster(dask_client, monkeypatch):
+    """The interpolation family's leak rows read each source's nearest other training record: on a
+    cluster the sources (a few rows) are the queries, never every training record (the whole-table
+    search cost 70 s at 100,000 rows for a few thousand sources); the entries and the detection
+    limits are one process's."""
+    from synthguard.distributed._backend import DaskBackend
+
+    searched: list[tuple[str, str, int | None]] = []
+    whole, block = DaskBackend.kneighbors, DaskBackend.kneighbors_block
+
+    def whole_search(self, query, reference, *args, **kwargs):
+        searched.append((query, reference, None))
+        return whole(self, query, reference, *args, **kwargs)
+
+    def block_search(self, query, reference, *args, **kwargs):
+        searched.append(("block", reference, query.n_rows))
+        return block(self, query, reference, *args, **kwargs)
+
+    from synthguard.metrics import _leakrows
+
+    monkeypatch.setattr(_leakrows, "MIN_CANDIDATES", 40)  # 40 sources a family, in both runs
+    monkeypatch.setattr(DaskBackend, "kneighbors", whole_search)
+    monkeypatch.setattr(DaskBackend, "kneighbors_block", block_search)
+    orig = _frame(400, 11)
+    syn = pd.concat([_frame(360, 12), orig.iloc[:4]], ignore_index=True)
+    ctl = _frame(400, 13)
+    single = evaluate(orig, syn, ctl, META, metrics=["exact_matches"], seed=7)
+    dist = evaluate(orig, syn, ctl, META, metrics=["exact_matches"], seed=7, client=dask_client)
+    assert ("original", "original", None) not in searched
+    blocks = [n for q, r, n in searched if q == "block" and r == "original"]
+    assert blocks == [40]  # the interpolation family's sources, not the 400 training records
+    a, b = (json.dumps(without_seconds(dict(r["exact_matches"])), sort_keys=True, default=str)
+            for r in (single, dist))
+    assert a == b
+    limits = [json.dumps(r.to_dict()["verdict"]["detection_limits"], sort_keys=True, default=str)
+              for r in (single, dist)]
+    assert limits[0] == limits[1]
+    assert "interpolation" in single.to_dict()["verdict"]["detection_limits"]
