@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "search"]
+__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
+           "search"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -49,9 +50,11 @@ Result = tuple[np.ndarray, np.ndarray]
 class _Ledger:
     """The searches of one run: key -> (distances, indices), both read-only; ``some``: the
     searches of some release rows as queries, key -> (those rows, their answers); ``among``: the
-    searches among some release rows, key -> (those rows, the answers)."""
+    searches among some release rows, key -> (those rows, the answers); ``real``: results of the
+    training and control rows alone (:func:`real_memo`), key -> result."""
 
     done: dict[tuple, Result] = field(default_factory=dict)
+    real: dict[Any, Any] = field(default_factory=dict)
     some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     among: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -203,6 +206,42 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     with d.lock:
         d.same[key] = same
     return same
+
+
+def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence[str]) -> Any:
+    """``compute()``, a result of the training and control rows alone on ``columns`` (it reads no
+    release row: the leak rows built from training records, a record's crowd among the real
+    records, ...): kept for the re-tests when ``view`` keeps its searches, and read by a re-test
+    from the run it derives from when the training and control blocks on ``columns`` are byte for
+    byte the run's (:func:`_unchanged`; the tables differ in release rows only). ``key`` names the
+    result and everything it depends on beside those rows. Read-only, shared like the memo's
+    entries.
+
+    Examples
+    --------
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> real_memo(View(), "answer", lambda: 42, ["x"])
+    42
+    """
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(key, _ABSENT)
+        cols = tuple(columns)
+        roles = [r for r in ("original", "control") if r in d.parent.tables.roles]
+        if got is not _ABSENT and all(_unchanged(d, view, r, cols, False) for r in roles):
+            return got
+        return compute()
+    out = compute()
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        with ledger.lock:
+            out = ledger.real.setdefault(key, out)
+    return out
+
+
+_ABSENT = object()
 
 
 def _frozen(result: Result) -> Result:

@@ -645,3 +645,42 @@ def test_a_search_asked_twice_in_a_retest_is_answered_once(monkeypatch):
     # another k is another search
     reuse.search(child, "days", "original", "synthetic", cols, metric, 1, run_k(1))
     assert len(asked) == 2
+
+
+def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_of_a_full_retest(
+        monkeypatch):
+    """The leak rows, their responses, the real records' identifiability and the control's chance
+    crowds read no release row: a re-test reads the run's (each computed once, by the run), and
+    the report is byte for byte the one of a re-test computing them again."""
+    import synthguard.metrics._leakrows as leakrows
+    import synthguard.metrics.privacy._copies as copies
+    import synthguard.metrics.privacy.near_copies as near
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def spy(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+
+    for module, name in ((leakrows, "_build"), (leakrows, "leak_block"), (copies, "chance_crowds"),
+                         (near, "identifiable_share")):
+        counted(module, name)
+    rng = np.random.default_rng(4)
+    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
+    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
+    metrics = ["exact_matches", "near_copies", "near_copies_2"]
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    once = dict(calls)
+    assert once["_build"] == 1 and set(once) == {"_build", "leak_block", "chance_crowds",
+                                                 "identifiable_share"}, once
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    calls.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert calls == {k: 2 * v for k, v in once.items()}  # the re-test computes them again
+    assert _normalised(with_reuse) == _normalised(without)
