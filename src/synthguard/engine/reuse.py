@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "search"]
+__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
+           "search"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -49,9 +50,11 @@ Result = tuple[np.ndarray, np.ndarray]
 class _Ledger:
     """The searches of one run: key -> (distances, indices), both read-only; ``some``: the
     searches of some release rows as queries, key -> (those rows, their answers); ``among``: the
-    searches among some release rows, key -> (those rows, the answers)."""
+    searches among some release rows, key -> (those rows, the answers); ``real``: results of the
+    training and control rows alone (:func:`real_memo`), key -> result."""
 
     done: dict[tuple, Result] = field(default_factory=dict)
+    real: dict[Any, Any] = field(default_factory=dict)
     some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     among: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -60,13 +63,16 @@ class _Ledger:
 @dataclass
 class _Derivation:
     """A re-test's link to the run it re-tests: the run's encoded view and searches, and for every
-    release row of the re-test its position in the run."""
+    release row of the re-test its position in the run; ``answers``: the re-test's own answers, by
+    search (a search asked again in the re-test, say by two tests that do not share a memo, reads
+    its first answer: the same inputs, the same bytes)."""
 
     parent: Any
     ledger: _Ledger
     rows: np.ndarray
     monotone: bool
     same: dict[tuple, bool] = field(default_factory=dict)
+    answers: dict[tuple, Result] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -202,6 +208,42 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     return same
 
 
+def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence[str]) -> Any:
+    """``compute()``, a result of the training and control rows alone on ``columns`` (it reads no
+    release row: the leak rows built from training records, a record's crowd among the real
+    records, ...): kept for the re-tests when ``view`` keeps its searches, and read by a re-test
+    from the run it derives from when the training and control blocks on ``columns`` are byte for
+    byte the run's (:func:`_unchanged`; the tables differ in release rows only). ``key`` names the
+    result and everything it depends on beside those rows. Read-only, shared like the memo's
+    entries.
+
+    Examples
+    --------
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> real_memo(View(), "answer", lambda: 42, ["x"])
+    42
+    """
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(key, _ABSENT)
+        cols = tuple(columns)
+        roles = [r for r in ("original", "control") if r in d.parent.tables.roles]
+        if got is not _ABSENT and all(_unchanged(d, view, r, cols, False) for r in roles):
+            return got
+        return compute()
+    out = compute()
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        with ledger.lock:
+            out = ledger.real.setdefault(key, out)
+    return out
+
+
+_ABSENT = object()
+
+
 def _frozen(result: Result) -> Result:
     for a in result:  # the two arrays
         a.setflags(write=False)
@@ -241,11 +283,21 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
     mk = _metric_key(metric)
     d = _DERIVED.get(view)
     if d is not None:
+        asked = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
+                 _rows_key(reference_rows), bool(exact_datetimes), bool(renumber))
+        with d.lock:
+            again = d.answers.get(asked)
+        if again is not None:
+            return again
         got = _reuse(d, view, kind, query, reference, cols, mk, k, run, query_rows, reference_rows,
                      exact_datetimes, renumber)
+        out = _frozen(got if got is not None else run(query_rows, reference_rows))
+        with d.lock:
+            out = d.answers.setdefault(asked, out)
         if got is not None:
-            return _frozen(got)
-    out = _frozen(run(query_rows, reference_rows))
+            return out
+    else:
+        out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
     # kept only when a re-test can read it
     if ledger is not None and _reusable(query, reference, renumber):
@@ -281,13 +333,15 @@ def _first_columns(result: Result, k: int) -> Result:
 
 
 def _kept(ledger: _Ledger, table: dict[tuple, Any], kind: str, key: tuple, k: int,
-          with_rows: bool = False) -> Any:
+          with_rows: bool = False, cut: bool = True) -> Any:
     """``table[key]``, or when the run searched the same with more neighbours (a ``kind`` of
     :data:`_NEAREST_COLUMNS`), the narrowest such answer cut to its first ``k`` columns: the
     ``k`` nearest rows are the first ``k`` of the ``k' > k`` nearest (ties go to the lower row
     either way). A re-test asks fewer when its ``k`` follows the release's size (the membership
     attacks' release search: ``k`` times the release rows over the reference rows). ``with_rows``:
-    the entries are ``(rows, answer)``."""
+    the entries are ``(rows, answer)``. ``cut=False``: the wider answer whole (the release as
+    reference: a query that lost some of its ``k'`` nearest may keep ``k`` of them,
+    :func:`_renumbered`)."""
     got = table.get(key)
     if got is not None or kind not in _NEAREST_COLUMNS:
         return got
@@ -300,6 +354,8 @@ def _kept(ledger: _Ledger, table: dict[tuple, Any], kind: str, key: tuple, k: in
             best = (other[_K_AT], value)
     if best is None:
         return None
+    if not cut:
+        return best[1]
     if with_rows:
         return best[1][0], _first_columns(best[1][1], k)
     return _first_columns(best[1], k)
@@ -336,7 +392,8 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
         return _among_release_rows(d, view, kind, query, cols, mk, k, run, query_rows,
                                    reference_rows, exact)
     kept = _kept(d.ledger, d.ledger.done, kind, (kind, query, reference, cols, mk, int(k), _rows_key(query_rows),
-                                                 None if reference == RELEASE else rk), k)
+                                                 None if reference == RELEASE else rk), k,
+                 cut=reference != RELEASE)
     if kept is None or not _unchanged(d, view, query, cols, exact):
         return None
     if reference != RELEASE:  # nothing changed
@@ -348,24 +405,42 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     # the release as reference: the run's neighbours renumbered; queries that lost one searched again
     new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
     new_of[d.rows] = np.arange(d.rows.size)
-    return _renumbered(kept, new_of, run, query_rows, None)
+    return _renumbered(kept, new_of, run, query_rows, None, k)
 
 
 def _renumbered(kept: Result, new_of: np.ndarray, run: Callable[[np.ndarray | None, np.ndarray | None], Result],
-                query_rows: np.ndarray | None, reference_rows: np.ndarray | None) -> Result:
+                query_rows: np.ndarray | None, reference_rows: np.ndarray | None,
+                k: int | None = None) -> Result:
     """The run's answers with the release as reference, its reference positions renumbered by
-    ``new_of`` (-1: dropped); the queries that lost one of their neighbours searched again."""
-    idx = kept[1]
+    ``new_of`` (-1: dropped), for the ``k`` nearest (default: as many as the run searched).
+
+    A query that lost none of its ``k`` nearest keeps them. One that lost some but still holds
+    ``k`` of the run's ``k' >= k`` nearest has those (the first ``k`` kept, in the run's order):
+    every release row outside the run's ``k'`` nearest comes after all of them by (distance,
+    row), and the kept rows keep their order (renumbering is monotone), so no row can come
+    between. The others are searched again."""
+    dist_w, idx = kept
+    k = idx.shape[1] if k is None else int(k)
     mapped = np.where(idx >= 0, new_of[np.maximum(idx, 0)], -1)
-    lost = ((idx >= 0) & (mapped < 0)).any(axis=1)
-    dist = kept[0].copy()
+    valid = mapped >= 0
+    lost = ((idx[:, :k] >= 0) & ~valid[:, :k]).any(axis=1)
+    dist = np.array(dist_w[:, :k])  # a copy of the first k columns, in the run's layout
+    out = np.ascontiguousarray(mapped[:, :k])
     if lost.any():
         at = np.flatnonzero(lost)
-        again = at if query_rows is None else np.asarray(query_rows, dtype=np.int64)[at]
-        nd, ni = run(again, reference_rows)
-        dist[at] = nd
-        mapped[at] = ni
-    return dist, mapped
+        if idx.shape[1] > k:  # queries still holding k of the run's k' nearest: no search
+            hold = at[valid[at].sum(axis=1) >= k]
+            if hold.size:
+                first = np.argsort(~valid[hold], axis=1, kind="stable")[:, :k]
+                dist[hold] = np.take_along_axis(dist_w[hold], first, axis=1)
+                out[hold] = np.take_along_axis(mapped[hold], first, axis=1)
+                at = np.setdiff1d(at, hold, assume_unique=True)
+        if at.size:
+            again = at if query_rows is None else np.asarray(query_rows, dtype=np.int64)[at]
+            nd, ni = run(again, reference_rows)
+            dist[at] = nd
+            out[at] = ni
+    return dist, out
 
 
 def _some_release_rows(d: _Derivation, view: Any, kind: str, reference: str, cols: tuple[str, ...],
@@ -411,7 +486,7 @@ def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: 
     whose first row went with the dropped rows is at another position: searched in full). Then
     the run's neighbours renumbered, and the queries that lost one searched again."""
     got = _kept(d.ledger, d.ledger.among, kind, (kind, query, RELEASE, cols, mk, int(k), _rows_key(query_rows)),
-                k, with_rows=True)
+                k, with_rows=True, cut=False)
     if got is None or not (_unchanged(d, view, query, cols, exact)
                            and _unchanged(d, view, RELEASE, cols, exact)):
         return None
@@ -426,4 +501,4 @@ def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: 
         return None
     new_of = np.full(theirs.size, -1, dtype=np.int64)
     new_of[at] = np.arange(at.size)
-    return _renumbered(kept, new_of, run, query_rows, reference_rows)
+    return _renumbered(kept, new_of, run, query_rows, reference_rows, k)

@@ -27,7 +27,7 @@ from ..data.leaks import FAMILIES, LeakSpec, build_leak_rows, family_candidates
 from ..registry import Context
 
 __all__ = ["LeakSet", "family_eligible", "family_status", "leak_block", "leak_sets", "max_candidates",
-           "response", "row_families"]
+           "real_result", "response", "row_families"]
 
 #: Fewest candidates per family (all training records when there are fewer).
 MIN_CANDIDATES = 1000
@@ -211,7 +211,18 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
     :data:`COVER` times it can be injected); their leak rows come from
     :func:`synthguard.data.leaks.build_leak_rows`.
     """
-    return ctx.memo("leak-sets", lambda: _build(ctx))
+    return ctx.memo("leak-sets", lambda: real_result(ctx, ("leak-sets", ctx.seed, ctx.materiality),
+                                                lambda: _build(ctx), ctx.tables.schema.tabular_columns()))
+
+
+def real_result(ctx: Context, key: Any, compute: Any, columns: list[str]) -> Any:
+    """``compute()``, a result of the training and control rows alone: in one process, a
+    drop-and-retest reads the run's (:func:`synthguard.engine.reuse.real_memo`)."""
+    if ctx.data_backend is not None or ctx.entities is not None:
+        return compute()
+    from ..engine.reuse import real_memo
+
+    return real_memo(ctx.encoded, key, compute, columns)
 
 
 def _build(ctx: Context) -> dict[str, LeakSet]:

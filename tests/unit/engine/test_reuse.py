@@ -529,3 +529,158 @@ def test_a_held_block_against_the_pooled_real_rows_reads_the_runs_search(monkeyp
     for a, b in zip(got, fresh, strict=True):
         np.testing.assert_array_equal(a, b)
     assert [s[1:] for s in seen] == [("original+control", True)]
+
+
+def test_a_query_holding_k_of_the_runs_wider_nearest_is_not_searched_again():
+    """The run searched the k' = 4 nearest release rows, the re-test asks k = 2 (membership's
+    release search asks fewer of a smaller release): a query that lost one of its first 2 but
+    still holds 2 of its 4 reads them (the first 2 kept, in the run's order), and only the
+    queries holding fewer are searched again; every answer is a fresh search's."""
+    tables = _tables(_release_with_twins())
+    parent, metric = _kept_run(tables)
+    cols = ["g", "x", "y"]
+    before = LocalBackend(tables, parent).kneighbors("original", "synthetic", cols, metric, 4)
+    dropped = np.unique(before[1][::3, 0])  # the nearest release row of every third query
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[dropped] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    reuse.derive_searches(child, parent, kept)
+    fresh = LocalBackend(new, EncodedView(new))
+    asked: list[np.ndarray] = []
+
+    def run(q_rows, r_rows):
+        asked.append(q_rows)
+        return fresh.kneighbors("original", "synthetic", cols, metric, 2, query_rows=q_rows)
+
+    got = reuse.search(child, "days", "original", "synthetic", cols, metric, 2, run)
+    want = fresh.kneighbors("original", "synthetic", cols, metric, 2)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    gone = np.isin(before[1], dropped)
+    lost_first = np.flatnonzero(gone[:, :2].any(axis=1))
+    holding_fewer = np.flatnonzero((~gone).sum(axis=1) < 2)
+    assert lost_first.size > holding_fewer.size  # some queries lost a neighbour yet hold 2 of 4
+    assert len(asked) == (1 if holding_fewer.size else 0)
+    if asked:
+        np.testing.assert_array_equal(asked[0], holding_fewer)
+
+
+def test_the_pooled_real_rows_holding_k_of_the_runs_wider_nearest_among_the_release_read_them(
+        monkeypatch):
+    """The trio's pooled search among the release's distinct rows, asked with fewer neighbours
+    than the run searched: the real rows that lost one of their k nearest but hold k of the
+    run's k' read them, the others are searched again; every answer is a fresh search's."""
+    import synthguard.engine.neighbors.distinct as distinct
+
+    seen = _counted(monkeypatch)
+    searched = _query_rows_of(monkeypatch, distinct, "kneighbors_distinct")
+    o = _frame(300, 1)
+    release = pd.concat([_release_with_twins(), o.iloc[:40]], ignore_index=True)
+    state = {"k": 5}
+
+    def ask(b):
+        searched.clear()
+        canon = b.distinct_order("synthetic", ["g", "x", "y"])
+        got = b.kneighbors_among([("original", None), ("control", None)], "synthetic", canon,
+                                 ["g", "x", "y"], _metric(b.tables), state["k"])
+        return got, list(searched)
+
+    syn = _tables(release).synthetic[["g", "x", "y"]]
+    alone = np.flatnonzero(~syn.duplicated(keep=False).to_numpy())
+    tables = _tables(release)
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    (_, wide), _ = ask(LocalBackend(tables, parent))
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[alone[::4]] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    assert reuse.derive_searches(child, parent, kept)
+    state["k"] = 2
+    (got, again) = ask(LocalBackend(new, child))
+    (fresh, _) = ask(LocalBackend(new, EncodedView(new)))
+    np.testing.assert_array_equal(got[0], fresh[0])
+    np.testing.assert_array_equal(got[1], fresh[1])
+    assert seen == [("original+control", "synthetic", True)]
+    # the run's reference positions of the dropped distinct rows
+    canon = LocalBackend(tables, EncodedView(tables)).distinct_order("synthetic", ["g", "x", "y"])
+    gone = np.isin(wide, np.flatnonzero(np.isin(canon, alone[::4])))
+    lost_first = int(gone[:, :2].any(axis=1).sum())
+    holding_fewer = int(((~gone) & (wide >= 0)).sum(axis=1).__lt__(2).sum())
+    assert lost_first > holding_fewer
+    assert sum(again) <= holding_fewer  # distinct query rows are searched once
+    assert holding_fewer == 0 or len(again) == 1
+
+
+def test_a_search_asked_twice_in_a_retest_is_answered_once(monkeypatch):
+    """Two tests of a re-test that ask the same search (linkability and inference ask the pooled
+    real rows among the release on the same columns) read the first answer: the run's answers
+    renumbered and the lost queries searched again once, not twice; the answer a fresh search's."""
+    tables = _tables(_release_with_twins())
+    parent, metric = _kept_run(tables)
+    cols = ["g", "x", "y"]
+    before = LocalBackend(tables, parent).kneighbors("original", "synthetic", cols, metric, 2)
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[np.unique(before[1][::4, 0])] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    reuse.derive_searches(child, parent, kept)
+    fresh = LocalBackend(new, EncodedView(new))
+    asked: list[np.ndarray] = []
+
+    def run_k(k):
+        def run(q_rows, r_rows):
+            asked.append(q_rows)
+            return fresh.kneighbors("original", "synthetic", cols, metric, k, query_rows=q_rows)
+        return run
+
+    first = reuse.search(child, "days", "original", "synthetic", cols, metric, 2, run_k(2))
+    second = reuse.search(child, "days", "original", "synthetic", cols, metric, 2, run_k(2))
+    want = fresh.kneighbors("original", "synthetic", cols, metric, 2)
+    for got in (first, second):
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert len(asked) == 1 and asked[0].size
+    # another k is another search
+    reuse.search(child, "days", "original", "synthetic", cols, metric, 1, run_k(1))
+    assert len(asked) == 2
+
+
+def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_of_a_full_retest(
+        monkeypatch):
+    """The leak rows, their responses, the real records' identifiability and the control's chance
+    crowds read no release row: a re-test reads the run's (each computed once, by the run), and
+    the report is byte for byte the one of a re-test computing them again."""
+    import synthguard.metrics._leakrows as leakrows
+    import synthguard.metrics.privacy._copies as copies
+    import synthguard.metrics.privacy.near_copies as near
+
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def spy(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+
+    for module, name in ((leakrows, "_build"), (leakrows, "leak_block"), (copies, "chance_crowds"),
+                         (near, "identifiable_share")):
+        counted(module, name)
+    rng = np.random.default_rng(4)
+    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
+    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
+    metrics = ["exact_matches", "near_copies", "near_copies_2"]
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    once = dict(calls)
+    assert once["_build"] == 1 and set(once) == {"_build", "leak_block", "chance_crowds",
+                                                 "identifiable_share"}, once
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    calls.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert calls == {k: 2 * v for k, v in once.items()}  # the re-test computes them again
+    assert _normalised(with_reuse) == _normalised(without)

@@ -328,13 +328,22 @@ def copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, An
     the pooled record each leak row (:mod:`synthguard.metrics._leakrows`) is alone near, raised to
     score 1. On a cluster (``ctx.data_backend``), the same pairs asked of the backend
     (:func:`backend_matches`)."""
-    from .._leakrows import leak_block, leak_sets, row_families
+    from .._leakrows import leak_sets, real_result, row_families
 
     if ctx.data_backend is not None:  # a cluster: the leak rows as queries of the backend
         families = row_families(ctx)
         sets = leak_sets(ctx)
         return _responses(ctx, families, backend_matches(ctx.data, [sets[f].rows for f in families],
                                                          cols, max_diff))
+    # the leak rows and the real records alone: a drop-and-retest reads the run's
+    return real_result(ctx, ("near-copy-responses", tuple(cols), max_diff, ctx.seed, ctx.materiality),
+                       lambda: _near_copy_responses(ctx, cols, max_diff), cols)
+
+
+def _near_copy_responses(ctx: Context, cols: list[str], max_diff: int) -> dict[str, Any]:
+    """:func:`copy_responses` in one process."""
+    from .._leakrows import leak_block, row_families
+
     real, _ = _code_matrices(ctx, cols)
     fams, blocks = [], []
     for family in row_families(ctx):
@@ -358,12 +367,17 @@ def exact_copy_responses(ctx: Context, cols: list[str]) -> dict[str, Any]:
     equals on ``cols`` when that record's row is unique among the real records, raised to score 1.
     One broadcast join of the leak rows' keys against the pooled keys, asked of the run's backend
     (:meth:`~synthguard.engine.backend.Backend.key_matches`), in one process or on a cluster."""
-    from .._leakrows import leak_sets, row_families
+    from .._leakrows import leak_sets, real_result, row_families
 
-    families = row_families(ctx)
-    sets = leak_sets(ctx)
-    return _responses(ctx, families, ctx.data.key_matches([sets[f].rows for f in families], cols,
-                                                          ("original", "control")))
+    def compute() -> dict[str, Any]:
+        families = row_families(ctx)
+        sets = leak_sets(ctx)
+        return _responses(ctx, families, ctx.data.key_matches([sets[f].rows for f in families], cols,
+                                                              ("original", "control")))
+
+    # the leak rows and the real records alone: a drop-and-retest reads the run's
+    return real_result(ctx, ("exact-copy-responses", tuple(cols), ctx.seed, ctx.materiality), compute,
+                       cols)
 
 
 def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
@@ -711,6 +725,8 @@ def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray:
     matrices' joins while they stay within their budget (:data:`PAIR_BUDGET`), else, and on a
     cluster, from the backend's key lookups (:func:`backend_chance_crowds`): the same numbers.
     Memoised with ``ctx.memo``."""
+    from .._leakrows import real_result
+
     def compute() -> np.ndarray:
         if ctx.data_backend is None:
             real, _ = _code_matrices(ctx, cols)
@@ -719,7 +735,9 @@ def control_chance(ctx: Context, cols: list[str], k: int) -> np.ndarray:
                 return got
         return backend_chance_crowds(ctx.data, cols, k)
 
-    return ctx.memo(("copy-chance", tuple(cols), k), compute)
+    # the real records alone: a drop-and-retest reads the run's
+    return ctx.memo(("copy-chance", tuple(cols), k),
+                    lambda: real_result(ctx, ("copy-chance", tuple(cols), k), compute, cols))
 
 
 def chance_crowds(real: np.ndarray, n_o: int, k: int, *,

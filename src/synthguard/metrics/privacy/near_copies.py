@@ -34,7 +34,7 @@ from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPa
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
-from .._leakrows import family_eligible, family_status
+from .._leakrows import family_eligible, family_status, real_result
 from ._copies import (
     _code_matrices,
     backend_identifiable_share,
@@ -250,7 +250,8 @@ def _identifiable(ctx: Context, cols: list[str], k: int) -> np.ndarray:
     def compute() -> np.ndarray:
         if ctx.data_backend is not None:
             return backend_identifiable_share(ctx.data, cols, k)
-        return identifiable_share(_code_matrices(ctx, cols)[0], k)
+        return real_result(ctx, ("near-copy-identifiable", tuple(cols), k),
+                     lambda: identifiable_share(_code_matrices(ctx, cols)[0], k), cols)
 
     return ctx.memo(("near-copy-identifiable", tuple(cols), k), compute)
 
