@@ -16,6 +16,16 @@ def warmup_metrics() -> list[str]:
     return [i.name for i in infos]
 
 
+def _warm_urn() -> None:
+    """Compile the joint max-T test's urn (its verdict uses it only above
+    ``stats.maxt.COMPILED_CELLS`` record labels, which the demo run does not reach)."""
+    import numpy as np
+
+    from ..stats._maxt_numba import urn_counts
+
+    urn_counts(1, 1, np.arange(3, dtype=np.int64), np.zeros(2, dtype=np.int64), 1, 3, 1)
+
+
 @click.command("warmup")
 def command() -> None:
     """Compile the numba kernels once (cached on disk), so later runs start fast."""
@@ -28,6 +38,7 @@ def command() -> None:
     data = make_demo(400, 0)
     evaluate(data["original"], data["leaky"], control=data["control"], metadata=DEMO_METADATA,
              metrics=warmup_metrics(), jobs=1)
+    _warm_urn()
     from numba.core import config
 
     where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (

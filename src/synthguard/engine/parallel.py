@@ -5,10 +5,15 @@
   name, and results shared between metrics (neighbour searches, row ids) are computed once under a
   per-key lock (:meth:`synthguard.registry.Context.memo`).
 * The numba kernels are parallel themselves (``prange`` over query rows, using every core), so only one
-  of them runs at a time: :data:`PARALLEL_KERNELS` is held around each launch. This also makes
+  of them runs at a time: :data:`PARALLEL_KERNELS` is entered around each launch. This also makes
   concurrent launches safe with numba's ``workqueue`` threading layer, which is not thread-safe.
   What overlaps is everything else: NumPy, pandas, scikit-learn (which release the GIL) and the
   ``nogil`` single-threaded kernels.
+* In a run of several metrics at once, with a thread-safe threading layer (``omp``, ``tbb``), each
+  metric thread runs its kernels on its share of the cores instead (:func:`share_cores`), beside
+  the other metrics' kernels: every core stays busy while one metric does serial work. Every
+  parallel kernel writes each query's (or row's) own output, so the numbers do not depend on the
+  number of threads.
 """
 
 from __future__ import annotations
@@ -16,7 +21,63 @@ from __future__ import annotations
 import os
 import threading
 
-PARALLEL_KERNELS = threading.RLock()
+_ONE_AT_A_TIME = threading.RLock()
+_LOCAL = threading.local()  # per thread: ``share`` (kernels on a share of the cores) and held locks
+
+
+class _KernelGate:
+    """The context every parallel kernel launch runs in (:data:`PARALLEL_KERNELS`).
+
+    In a thread that runs its kernels on every core (the default), it holds one process-wide
+    lock, so only one such kernel runs at a time. In a metric thread of a concurrent run whose
+    kernels were given a share of the cores (:func:`share_cores`), nothing is held: two metrics'
+    kernels run side by side, each on its own threads (numba's thread count is per thread), which
+    only a thread-safe threading layer (``omp``, ``tbb``) allows."""
+
+    def __enter__(self) -> _KernelGate:
+        held = getattr(_LOCAL, "held", None)
+        if held is None:
+            held = _LOCAL.held = []
+        alone = getattr(_LOCAL, "share", False)
+        if not alone:
+            _ONE_AT_A_TIME.acquire()
+        held.append(not alone)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if _LOCAL.held.pop():
+            _ONE_AT_A_TIME.release()
+
+
+PARALLEL_KERNELS = _KernelGate()
+
+
+def _thread_safe_layer() -> bool:
+    """Whether numba's threading layer lets kernels be launched from several threads at once
+    (``omp`` and ``tbb`` do; ``workqueue`` does not). Starts the layer when it is not started."""
+    try:
+        import numba
+        from numba.np.ufunc import parallel
+
+        parallel._launch_threads()
+        return numba.threading_layer() in ("omp", "tbb")
+    except Exception:  # noqa: BLE001 - no numba, or a layer that cannot start: one kernel at a time
+        return False
+
+
+def share_cores(n_jobs: int) -> bool:
+    """In the calling thread (a metric thread of a run of ``n_jobs`` metrics at once), run the
+    compiled kernels on ``cores // n_jobs`` threads (at least one) without waiting for the other
+    metrics' kernels. Only with a thread-safe threading layer; returns whether it was done (else
+    the kernels keep every core, one at a time). Results do not change: every parallel kernel
+    writes each query's own output, whatever the number of threads."""
+    if n_jobs < 2 or not _thread_safe_layer():
+        return False
+    import numba
+
+    numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // n_jobs))
+    _LOCAL.share = True
+    return True
 
 
 def default_jobs() -> int:

@@ -298,40 +298,57 @@ if _HAS_NUMBA:
                 out[j, t, :] = code[order[j, t], :]
 
 
+    @njit(cache=True, nogil=True, inline="always")
+    def _smallest_row(u, i, k, bv, bi, out, tie):  # pragma: no cover - compiled
+        """Row ``i`` of :func:`_smallest_kernel` (``bv``, ``bi``: scratch of ``k`` values)."""
+        p = u.shape[1]
+        m = 0
+        for j in range(p):  # insertion into the k smallest so far, by (value, column)
+            x = u[i, j]
+            if m == k and not x < bv[k - 1]:
+                continue
+            at = m if m < k else k - 1
+            while at > 0 and x < bv[at - 1]:
+                if at < k:
+                    bv[at] = bv[at - 1]
+                    bi[at] = bi[at - 1]
+                at -= 1
+            bv[at] = x
+            bi[at] = j
+            if m < k:
+                m += 1
+        kth = bv[k - 1]
+        n_all = 0
+        for j in range(p):
+            n_all += u[i, j] == kth
+        n_in = 0
+        for t in range(k):
+            n_in += bv[t] == kth
+        tie[i] = n_all > n_in
+        for t in range(k):
+            out[i, t] = bi[t]
+        out[i].sort()
+
     @njit(cache=True, nogil=True)
     def _smallest_kernel(u, k, out, tie):  # pragma: no cover - compiled
         """Per row of ``u``: the columns of its ``k`` smallest values, ascending (``out``), and
-        whether another column holds the ``k``-th smallest value too (``tie``)."""
-        b, p = u.shape
+        whether another column holds the ``k``-th smallest value too (``tie``). One thread: the
+        reference of :func:`_smallest_parallel`."""
         bv = np.empty(k)
         bi = np.empty(k, dtype=np.int64)
-        for i in range(b):
-            m = 0
-            for j in range(p):  # insertion into the k smallest so far, by (value, column)
-                x = u[i, j]
-                if m == k and not x < bv[k - 1]:
-                    continue
-                at = m if m < k else k - 1
-                while at > 0 and x < bv[at - 1]:
-                    if at < k:
-                        bv[at] = bv[at - 1]
-                        bi[at] = bi[at - 1]
-                    at -= 1
-                bv[at] = x
-                bi[at] = j
-                if m < k:
-                    m += 1
-            kth = bv[k - 1]
-            n_all = 0
-            for j in range(p):
-                n_all += u[i, j] == kth
-            n_in = 0
-            for t in range(k):
-                n_in += bv[t] == kth
-            tie[i] = n_all > n_in
-            for t in range(k):
-                out[i, t] = bi[t]
-            out[i].sort()
+        for i in range(u.shape[0]):
+            _smallest_row(u, i, k, bv, bi, out, tie)
+
+    @njit(parallel=True, cache=True)
+    def _smallest_parallel(u, k, out, tie, block):  # pragma: no cover - compiled
+        """:func:`_smallest_kernel` over blocks of ``block`` rows in parallel (each row's output is
+        its own: the same arrays whatever the number of threads)."""
+        b = u.shape[0]
+        for c in nb.prange((b + block - 1) // block):
+            bv = np.empty(k)
+            bi = np.empty(k, dtype=np.int64)
+            for i in range(c * block, min(b, (c + 1) * block)):
+                _smallest_row(u, i, k, bv, bi, out, tie)
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
@@ -556,7 +573,8 @@ def smallest_columns(u: np.ndarray, k: int) -> np.ndarray:
         return np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
     out = np.empty((u.shape[0], k), dtype=np.int64)
     tie = np.zeros(u.shape[0], dtype=np.bool_)
-    _smallest_kernel(u, int(k), out, tie)
+    with PARALLEL_KERNELS:
+        _smallest_parallel(u, int(k), out, tie, 4096)
     if tie.any():
         out[tie] = np.sort(np.argpartition(u[tie], k - 1, axis=1)[:, :k], axis=1)
     return out

@@ -551,6 +551,7 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
                    ) -> dict[str, dict[str, Any]]:
     """Risk (and ``"any"``, the verdict) -> family -> detection limit, measured by injecting each
     family's leak rows into the release and re-testing (:mod:`synthguard.run.limits`)."""
+    from ..engine.parallel import default_jobs
     from .limits import InjectionTest, family_limits
 
     inj = []
@@ -573,11 +574,21 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
     risks = [*RISKS, "any"]
     n1 = inj[0].n_member if inj else _n_member(results, tests)
     eligible = _eligible(results, tests)
-    for fam, why in families.items():
-        if why is not None:
-            continue
-        got = family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
-                            reps=40, seed=seed if seed is not None else 0)
+    todo = [fam for fam, why in families.items() if why is None]
+
+    def limits_of(fam: str) -> dict[str, dict[str, Any]]:
+        return family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
+                             reps=40, seed=seed if seed is not None else 0)
+
+    n_threads = min(len(todo), default_jobs())
+    if n_threads > 1:  # each family its own seeded stream: the same limits, read in the families' order
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="synthguard-limits") as pool:
+            found = list(pool.map(limits_of, todo))
+    else:
+        found = [limits_of(fam) for fam in todo]
+    for fam, got in zip(todo, found, strict=True):
         for risk, lim in got.items():
             out.setdefault(risk, {})[fam] = _limit_entry(fam, lim, n1, rule, eligible.get(fam))
     return out

@@ -1,6 +1,9 @@
 """Compiled kernel of the joint label permutation (:mod:`synthguard.stats.maxt`).
 
-Compiled on first use without an on-disk cache (nothing is written next to the package).
+Compiled with numba's on-disk cache, as the engine's kernels are (``__pycache__`` next to the
+package, numba's user folder, or the folder :mod:`synthguard.engine._jit` chose when neither is
+writable): compiling the urn took ~1.8 CPU s in every run's verdict. Where no folder can hold the
+cache the kernels compile once per process (:func:`_njit`).
 
 The labels are drawn from the stream of numba's own generator seeded per call
 (``np.random.seed(seed)`` then ``np.random.random(u)`` per relabelling, as the first version of the
@@ -16,6 +19,21 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+
+def _njit(**options):
+    """``numba.njit(cache=True, nogil=True, **options)``, uncached when numba finds no folder for
+    its cache (a read-only install with a read-only HOME): this layer cannot import
+    :mod:`synthguard.engine._jit`, so it falls back itself, to compiling once per process."""
+    def decorate(func):
+        try:
+            return nb.njit(cache=True, nogil=True, **options)(func)
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+            return nb.njit(cache=False, nogil=True, **options)(func)
+    return decorate
+
+
 _MT_N = 624
 _MT_M = 397
 _MATRIX_A = 0x9908B0DF
@@ -24,7 +42,7 @@ _LOWER = 0x7FFFFFFF
 _MASK32 = 0xFFFFFFFF
 
 
-@nb.njit(cache=False, nogil=True, inline="always")
+@_njit(inline="always")
 def _mt_init(seed: int) -> np.ndarray:  # pragma: no cover - compiled
     """The state numba's ``np.random.seed(seed)`` sets (Knuth's initialisation, ``numba_rnd_init``)."""
     mt = np.empty(_MT_N, dtype=np.int64)
@@ -35,7 +53,7 @@ def _mt_init(seed: int) -> np.ndarray:  # pragma: no cover - compiled
     return mt
 
 
-@nb.njit(cache=False, nogil=True, inline="always")
+@_njit(inline="always")
 def _mt_block(mt: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """Advance the state by one block (``numba_rnd_shuffle``) and write its 624 tempered words."""
     for i in range(_MT_N - _MT_M):
@@ -55,7 +73,7 @@ def _mt_block(mt: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - co
         out[i] = y
 
 
-@nb.njit(cache=False, nogil=True, inline="always")
+@_njit(inline="always")
 def _scaled_floors(mt: np.ndarray, words: np.ndarray, pos: int, fx: np.ndarray,
                    big_n: int) -> int:  # pragma: no cover - compiled
     """``fx[i] = floor(r_i * (big_n - i))`` for the next ``fx.size`` doubles ``r_i`` of the stream
@@ -77,14 +95,14 @@ def _scaled_floors(mt: np.ndarray, words: np.ndarray, pos: int, fx: np.ndarray,
     return pos
 
 
-@nb.njit(cache=False, nogil=True)
+@_njit()
 def numba_stream(seed: int, n: int) -> np.ndarray:  # pragma: no cover - compiled
     """``n`` doubles of numba's own generator after ``np.random.seed(seed)`` (the reference)."""
     np.random.seed(seed)  # noqa: NPY002 - numba's own generator
     return np.random.random(n)  # noqa: NPY002
 
 
-@nb.njit(cache=False, nogil=True)
+@_njit()
 def stream_floors(seed: int, reps: int, u: int, big_n: int) -> np.ndarray:  # pragma: no cover
     """Per relabelling (row), ``floor(r * (big_n - i))`` of its ``u`` doubles ``r`` of the stream
     (the kernel's Mersenne Twister: for the tests)."""
@@ -97,7 +115,7 @@ def stream_floors(seed: int, reps: int, u: int, big_n: int) -> np.ndarray:  # pr
     return out
 
 
-@nb.njit(cache=False, nogil=True, inline="always")
+@_njit(inline="always")
 def _runs(recs: np.ndarray, start: np.ndarray, n_tests: int) -> tuple[np.ndarray, np.ndarray,
                                                                       np.ndarray, np.ndarray]:  # pragma: no cover
     """Per test, its records as runs of consecutive records ``[lo, hi)``, kept for the tests with
@@ -124,7 +142,7 @@ def _runs(recs: np.ndarray, start: np.ndarray, n_tests: int) -> tuple[np.ndarray
     return use, runs_at, lo, hi
 
 
-@nb.njit(cache=False, nogil=True)
+@_njit()
 def urn_counts(seed: int, reps: int, indptr: np.ndarray, tests: np.ndarray, n1: int, big_n: int,
                n_tests: int) -> np.ndarray:  # pragma: no cover - compiled
     """Member count of every test under ``reps`` relabellings (numba's generator, seeded here).

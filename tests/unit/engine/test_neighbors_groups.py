@@ -115,6 +115,43 @@ def test_groups_hold_every_row_sharing_the_codes_and_none_other():
             assert sorted(g.pos[c + 1, start[i, c + 1]:end[i, c + 1]].tolist()) == np.flatnonzero(others).tolist()
 
 
+def _ranges_by_searching_every_rows_key(g, qc):
+    """The slow path of ``_Groups.ranges``: each level's left and right ends found among every
+    reference row's sorted key (the groups' ranges before the search moved to the distinct keys)."""
+    inside = (qc >= g.low) & (qc < g.low + g.span)
+    n_out = qc.shape[1] - inside.sum(axis=1)
+    full = engine_mod._mixed_radix(np.where(inside, qc, g.low), g.low, g.radix)
+    start = np.zeros((qc.shape[0], qc.shape[1] + 1), dtype=np.int64)
+    end = np.zeros_like(start)
+    for lv in range(qc.shape[1] + 1):
+        if lv == 0:
+            key, ok = full, n_out == 0
+        else:
+            c = lv - 1
+            key = full - (np.where(inside[:, c], qc[:, c], g.low[c]) - g.low[c]) * g.radix[c]
+            ok = (n_out == 0) | ((n_out == 1) & ~inside[:, c])
+        start[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="left"), 0)
+        end[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="right"), 0)
+    return start, end
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_group_ranges_found_among_distinct_keys_equal_searching_every_rows_key(seed):
+    """``_Groups.ranges`` looks a query's key up among each level's distinct keys: the starts and
+    ends are exactly those of searching every reference row's sorted key, left and right, for keys
+    inside the reference's groups, between them, below the smallest and above the largest, and
+    for codes outside the reference's (one column: only that column's level; two: none)."""
+    rng = np.random.default_rng(seed)
+    rc = np.stack([rng.integers(0, c, 3000) for c in (2, 5, 3, 7)], axis=1)
+    rc = rc[(rc[:, 1] != 3) & ~((rc[:, 0] == 1) & (rc[:, 2] == 2))]  # gaps among the keys
+    qc = np.vstack([np.stack([rng.integers(0, c, 400) for c in (2, 5, 3, 7)], axis=1),
+                    [[0, 0, 0, 0], [1, 4, 2, 6], [1, 3, 2, 6], [5, 0, 0, 0], [0, 9, 9, 0], [-1, 0, 0, 0]]])
+    g = engine_mod._Groups.of(rc)
+    got, want = g.ranges(qc), _ranges_by_searching_every_rows_key(g, qc)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert (got[1] > got[0]).any() and (got[1] == got[0]).any()
+
+
 @pytest.mark.parametrize("budget", [1, 4096])
 def test_the_tree_is_searched_when_the_threshold_sits_exactly_on_a_mismatch_count(budget):
     """Unnormalised Gower (a distance IS its sum, so the threshold is exactly it). Query (codes 0, 0;

@@ -228,6 +228,30 @@ def test_verdict_states_detection_limits_per_family():
     assert assess(res, seed=3)[1].to_dict() == d  # seeded: same verdict, same bytes
 
 
+@pytest.mark.parametrize("cores", [2, 3])
+def test_detection_limits_of_families_in_threads_equal_one_family_at_a_time(monkeypatch, cores):
+    """The verdict measures the families' detection limits in threads (one per core): the verdict
+    is the same, byte for byte, as measuring them one family after another."""
+    import json
+
+    import synthguard.engine.parallel as parallel
+
+    rng = np.random.default_rng(11)
+    n = 1200
+    fams = ("exact", "rare", "near1", "near2")
+    exact = Evidence.from_flags("exact", _scored(n, n, 0, 0, rng, {"exact": 1.0, "rare": 1.0}, fams),
+                                risk="presence", weight=3)
+    near = Evidence.from_flags("near", _scored(n, n, 2, 3, rng, dict.fromkeys(fams, 1.0), fams),
+                               risk="presence")
+    res = {"exact_matches": _res("exact_matches", exact), "near_copies": _res("near_copies", near)}
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 1)
+    one_at_a_time = json.dumps(assess(res, seed=5)[1].to_dict(), sort_keys=True, default=str)
+    monkeypatch.setattr(parallel, "default_jobs", lambda: cores)
+    threaded = json.dumps(assess(res, seed=5)[1].to_dict(), sort_keys=True, default=str)
+    assert threaded == one_at_a_time
+    assert len(json.loads(threaded)["detection_limits"]) == len(fams)
+
+
 def _one_family_run(n, family, sources, seen, name="exact_matches", seed=3):
     """``n`` training and ``n`` control records, no excess; one test that sees every exact copy and
     the leak rows of ``family`` built from ``sources`` whose own records are in ``seen``."""

@@ -115,3 +115,60 @@ def test_the_compiled_urn_counts_runs_of_records_as_record_by_record():
         got = numba_kernel.urn_counts(99 + n1, 3, indptr, cols.astype(np.int64), n1, big_n, 6)
         assert np.array_equal(got, _urn_by_single_draws(99 + n1, 3, flags_u, n1, big_n))
         assert (got[:, 5] == 0).all()
+
+
+def test_the_compiled_urn_is_loaded_from_numbas_disk_cache_by_the_next_process(tmp_path):
+    """The urn is compiled with numba's on-disk cache: a second process loads it from the cache
+    (no compile in every run's verdict) and counts the same as the process that compiled it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest = __import__("pytest")
+    pytest.importorskip("synthguard.stats._maxt_numba")
+    code = (
+        "import json, numpy as np\n"
+        "from synthguard.stats._maxt_numba import urn_counts\n"
+        "indptr = np.arange(0, 41, 2, dtype=np.int64); tests = np.tile(np.array([0, 1]), 20).astype(np.int64)\n"
+        "out = urn_counts(5, 3, indptr, tests, 8, 30, 2)\n"
+        "print(json.dumps({'hits': sum(urn_counts.stats.cache_hits.values()), 'counts': out.tolist()}))\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                      check=True).stdout) for _ in range(2)]
+    assert runs[0]["hits"] == 0 and runs[1]["hits"] == 1
+    assert runs[0]["counts"] == runs[1]["counts"]
+
+
+def test_the_urn_compiles_uncached_where_numba_has_no_cache_folder(monkeypatch):
+    """Where numba finds no folder for its cache (``no locator available`` at decoration), the
+    kernel decorator falls back to compiling without a cache instead of failing the import; any
+    other error still raises."""
+    pytest = __import__("pytest")
+    numba_kernel = pytest.importorskip("synthguard.stats._maxt_numba")
+    real = numba_kernel.nb.njit
+
+    def no_locator(**options):
+        if options.get("cache"):
+            def fail(func):
+                raise RuntimeError(f"cannot cache function {func.__name__!r}: no locator available for file")
+            return fail
+        return real(**options)
+
+    monkeypatch.setattr(numba_kernel.nb, "njit", no_locator)
+
+    @numba_kernel._njit()
+    def twice(x):  # pragma: no cover - compiled
+        return 2 * x
+
+    assert twice(21) == 42 and not twice._cache.__class__.__name__.endswith("FunctionCache")
+
+    def broken(**options):
+        def fail(func):
+            raise RuntimeError("something else")
+        return fail
+
+    monkeypatch.setattr(numba_kernel.nb, "njit", broken)
+    with pytest.raises(RuntimeError, match="something else"):
+        numba_kernel._njit()(lambda x: x)

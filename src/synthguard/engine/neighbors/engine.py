@@ -94,13 +94,17 @@ class _Groups:
     (see ``_numba.knn_tree``). A row's key is its codes in mixed radix (``(code - low) * radix``
     summed over the columns); level 0 sorts the rows by it, level ``c + 1`` by the key without column
     ``c``. ``key[l]`` holds the sorted keys of level ``l``, ``pos[l]`` the rows' tree positions in
-    that order."""
+    that order; ``distinct[l]`` the distinct keys of level ``l`` and ``bound[l]`` where each one's
+    run starts in ``key[l]`` (then ``n``): a query's group is found among the distinct keys, a far
+    smaller array than the rows' keys (:meth:`ranges`)."""
 
     low: np.ndarray
     span: np.ndarray
     radix: np.ndarray
     key: np.ndarray
     pos: np.ndarray
+    distinct: tuple[np.ndarray, ...] = ()
+    bound: tuple[np.ndarray, ...] = ()
 
     @staticmethod
     def of(rc: np.ndarray) -> _Groups | None:
@@ -126,7 +130,13 @@ class _Groups:
             order = np.argsort(key, kind="stable")
             keys[lv] = key[order]
             pos[lv] = order
-        return _Groups(low, span, radix, keys, pos)
+        distinct, bound = [], []
+        for lv in range(n_lv):
+            k = keys[lv]
+            first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+            distinct.append(k[first])
+            bound.append(np.r_[first, k.size].astype(np.int64))
+        return _Groups(low, span, radix, keys, pos, tuple(distinct), tuple(bound))
 
     def ranges(self, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per query row of codes ``qc`` and level: where its group starts and ends in :attr:`pos`
@@ -143,8 +153,12 @@ class _Groups:
                 c = lv - 1
                 key = full - (np.where(inside[:, c], qc[:, c], self.low[c]) - self.low[c]) * self.radix[c]
                 ok = (n_out == 0) | ((n_out == 1) & ~inside[:, c])
-            start[:, lv] = np.where(ok, np.searchsorted(self.key[lv], key, side="left"), 0)
-            end[:, lv] = np.where(ok, np.searchsorted(self.key[lv], key, side="right"), 0)
+            # where the key would go among the distinct keys, and whether it is one of them: the
+            # same positions as searching the rows' keys (left and right), one search of a short array
+            at = np.searchsorted(self.distinct[lv], key, side="left")
+            found = self.distinct[lv][np.minimum(at, self.distinct[lv].size - 1)] == key
+            start[:, lv] = np.where(ok, self.bound[lv][at], 0)
+            end[:, lv] = np.where(ok, self.bound[lv][at + found], 0)
         return start, end
 
 

@@ -131,3 +131,19 @@ def test_smallest_columns_equal_numpys_argpartition_ties_included(k):
     for u in (rng.random((5000, 15)), rng.random((5000, 15)).round(1)):
         want = np.sort(np.argpartition(u, k - 1, axis=1)[:, :k], axis=1)
         assert np.array_equal(Q.smallest_columns(u, k), want)
+
+
+@pytest.mark.parametrize("block", [1, 7, 4096])
+def test_smallest_columns_in_parallel_blocks_equal_the_one_thread_kernel(block):
+    """The parallel kernel of the column draws (blocks of rows over the threads) gives exactly the
+    one-thread kernel's columns and tie flags, for a row count that is not a multiple of the block,
+    with ties at the k-th smallest value."""
+    if not Q._HAS_NUMBA:
+        pytest.skip("needs numba")
+    rng = np.random.default_rng(block)
+    for u, k in ((rng.random((9001, 15)), 4), (rng.random((1000, 15)).round(1), 3), (rng.random((3, 5)), 5)):
+        want, want_tie = np.empty((u.shape[0], k), dtype=np.int64), np.zeros(u.shape[0], dtype=np.bool_)
+        Q._smallest_kernel(u, k, want, want_tie)
+        got, got_tie = np.empty_like(want), np.zeros_like(want_tie)
+        Q._smallest_parallel(u, k, got, got_tie, block)
+        assert np.array_equal(got, want) and np.array_equal(got_tie, want_tie)
