@@ -120,10 +120,11 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     original_context, synthetic_context, control_context : DataFrame or path, optional
         One row per entity (constant per person), joined on the entity key.
     jobs : int, optional
-        Metrics run at once (threads). Default (``None``): 1, one metric at a time, each neighbour
-        search on every core (measured faster and lighter than overlapping metrics, see
-        ``docs/performance.md``); ``0`` or less: one thread per core. The numbers are identical
-        whatever ``jobs`` (see :mod:`synthguard.engine.parallel`).
+        Metrics run at once (threads). Default (``None``): 2 (at most one per core), each metric's
+        compiled kernels on its share of the cores, where numba's threading layer allows it
+        (``omp``, ``tbb``), else 1 (measured: see ``docs/performance.md``, "Parallel where it is
+        free"); ``0`` or less: one thread per core. The numbers are identical whatever ``jobs``
+        (see :mod:`synthguard.engine.parallel`).
     client : distributed.Client, optional
         Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned
         Parquet datasets (a folder or glob) or dask DataFrames; the metrics

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import synthguard
-from synthguard.engine.parallel import resolve_jobs
+from synthguard.engine.parallel import DEFAULT_JOBS, default_jobs, resolve_jobs
 from synthguard.metrics.disclosure.dcr_protection import dcr_baseline_protection
 from synthguard.registry import Context
 from synthguard.run.config import PRESETS
@@ -55,7 +55,8 @@ def test_numpy_backend_gives_the_numba_numbers(small, demo_metadata):
 
 
 def test_resolve_jobs():
-    assert resolve_jobs(None) == 1 and resolve_jobs(0) == resolve_jobs(-1) >= 1
+    assert 1 <= resolve_jobs(None) <= min(DEFAULT_JOBS, default_jobs())
+    assert resolve_jobs(0) == resolve_jobs(-1) == default_jobs()
     assert resolve_jobs(3) == 3
     with pytest.raises(synthguard.ConfigError):
         resolve_jobs("two")

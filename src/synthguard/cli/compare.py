@@ -46,7 +46,7 @@ def command(original: Path, control: Path | None, metadata: Path | None, metrics
             config: Path | None, preset: str | None, seed: int | None, json_path: Path | None,
             html_path: Path | None, backend: str, use_cache: bool, cache_dir: Path | None,
             risk_rule: str | None, materiality: float | None, alpha: float | None,
-            release_type: str | None, fail_on: str | None, jobs: int, no_progress: bool,
+            release_type: str | None, fail_on: str | None, jobs: int | None, no_progress: bool,
             synthetic: tuple[Path, ...]) -> None:
     """Rank SYNTHETIC releases (files) of the same original side by side."""
     check_outputs(json_path, html_path, {

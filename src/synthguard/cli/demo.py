@@ -27,7 +27,7 @@ from .evaluate import cache_options, cli_options, jobs_option
 @jobs_option
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr.")
 def command(seed: int, rows: int, metrics: str | None, preset: str | None, out_dir: Path | None,
-            html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int,
+            html_path: Path | None, use_cache: bool, cache_dir: Path | None, jobs: int | None,
             no_progress: bool, force: bool = False) -> None:
     """Build demo data, evaluate a leaky and a safe release, print them side by side, and write
     the leaky release's HTML report and dossier (the paths are printed)."""

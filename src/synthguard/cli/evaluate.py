@@ -22,9 +22,11 @@ def cache_options(func):
 
 def jobs_option(func):
     """``--jobs`` (shared by evaluate, compare and demo)."""
-    return click.option("--jobs", "-j", type=int, default=1, show_default=True,
-                        help="Metrics run at once (threads); 0 = one per core. Each neighbour search "
-                             "uses every core anyway. Results are identical whatever the number.")(func)
+    return click.option("--jobs", "-j", type=int, default=None,
+                        help="Metrics run at once (threads); 0 = one per core. Default: 2 (at most "
+                             "one per core), their compiled kernels sharing the cores, where numba's "
+                             "threading layer allows it (omp, tbb), else 1. Results are identical "
+                             "whatever the number.")(func)
 
 
 def resolve_cache(use_cache: bool, cache_dir: Path | None):
@@ -151,7 +153,7 @@ def command(original: Path | None, original_stats: Path | None, synthetic: tuple
             metrics: str | None, config: Path | None, preset: str | None, seed: int | None,
             json_path: Path | None, html_path: Path | None, backend: str, use_cache: bool,
             cache_dir: Path | None, risk_rule: str | None, materiality: float | None,
-            alpha: float | None, release_type: str | None, fail_on: str | None, jobs: int,
+            alpha: float | None, release_type: str | None, fail_on: str | None, jobs: int | None,
             no_progress: bool,
             entity_key: str | None = None, sequence_key: str | None = None,
             original_context: Path | None = None, synthetic_context: Path | None = None,

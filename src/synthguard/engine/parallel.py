@@ -1,6 +1,7 @@
 """What runs concurrently, and the one lock that keeps it safe.
 
-* Metrics can run in a thread pool (``jobs`` threads; default 1, ``0`` = one per core). Their
+* Metrics can run in a thread pool (``jobs`` threads; default :data:`DEFAULT_JOBS` where the
+  threading layer is thread-safe, else 1; ``0`` = one per core). Their
   results do not depend on the order they finish in: every random stream is seeded by the metric's
   name, and results shared between metrics (neighbour searches, row ids) are computed once under a
   per-key lock (:meth:`synthguard.registry.Context.memo`).
@@ -88,16 +89,20 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-DEFAULT_JOBS = 1  # measured: see docs/performance.md ("Parallel where it is free")
+#: metrics run at once by default, where the threading layer lets their kernels share the cores
+#: (at most one per core; measured: see docs/performance.md, "Parallel where it is free")
+DEFAULT_JOBS = 2
 
 
 def resolve_jobs(jobs: int | None) -> int:
-    """``None`` -> :data:`DEFAULT_JOBS` (1: one metric at a time, each kernel on every core);
-    0 or a negative number -> :func:`default_jobs` (one thread per core); otherwise ``jobs``."""
+    """``None`` -> :data:`DEFAULT_JOBS` metrics at once (at most one per core) with a thread-safe
+    threading layer, whose kernels then share the cores (:func:`share_cores`), else 1 (one metric
+    at a time, each kernel on every core); 0 or a negative number -> :func:`default_jobs` (one
+    thread per core); otherwise ``jobs``."""
     from ..errors import ConfigError
 
     if jobs is None:
-        return DEFAULT_JOBS
+        return min(DEFAULT_JOBS, default_jobs()) if _thread_safe_layer() else 1
     if isinstance(jobs, bool) or not isinstance(jobs, int):
         raise ConfigError(f"jobs must be an integer (number of metrics run at once), got {jobs!r}")
     return default_jobs() if jobs <= 0 else jobs

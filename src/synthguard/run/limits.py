@@ -31,6 +31,7 @@ on the side of "not ruled out".
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -146,13 +147,16 @@ class _TailCounter:
         # records at or above the old cut: the raised cut keeps the flagged old scores among them
         self.prefix = self.n - int(np.searchsorted(self.ascending, self.ascending[self.n - self.k],
                                                    "left")) if 0 < self.k <= self.n else self.n
-        self._top: tuple[np.ndarray, np.ndarray] | None = None  # (keys, their prefix in order)
+        self._local = threading.local()  # per thread: ``top`` = (keys, their prefix in order)
 
     def _top_keys(self, keys: np.ndarray, width: int) -> np.ndarray:
         """``keys[:, order[:width]]`` (repetitions x records), gathered once per set of keys."""
-        if self._top is None or self._top[0] is not keys or self._top[1].shape[1] < width:
-            self._top = (keys, keys[:, self.order[:max(width, self.prefix)]])
-        return self._top[1]
+        # one cache per thread: the families' limits are measured in threads
+        # (run.verdict._family_limits), each with its own keys
+        top = getattr(self._local, "top", None)
+        if top is None or top[0] is not keys or top[1].shape[1] < width:
+            top = self._local.top = (keys, keys[:, self.order[:max(width, self.prefix)]])
+        return top[1]
 
     def counts(self, draw: _Draw, reps: int, rows: np.ndarray, targets: np.ndarray,
                raised: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -546,6 +546,12 @@ def _families(results: Mapping[str, MetricResult], tests: list[str]) -> dict[str
     return {f: out[f] for f in LEAK_FAMILIES if f in out}
 
 
+#: repetitions of each leak size when a family's detection limit is measured
+LIMIT_REPS = 40
+#: the memory the families' limits measured at once (in threads) may hold together
+LIMIT_THREADS_BYTES = 2 << 30
+
+
 def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
                    rule: RiskRule, seed: int | None, families: Mapping[str, str | None]
                    ) -> dict[str, dict[str, Any]]:
@@ -578,9 +584,12 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
 
     def limits_of(fam: str) -> dict[str, dict[str, Any]]:
         return family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
-                             reps=40, seed=seed if seed is not None else 0)
+                             reps=LIMIT_REPS, seed=seed if seed is not None else 0)
 
-    n_threads = min(len(todo), default_jobs())
+    # threads, one per core, while their working sets (reps x records: the relabelling keys,
+    # the places, a chunk of flags; about 24 bytes a cell) fit in LIMIT_THREADS_BYTES together
+    records = max((t.scores.size for t in inj), default=0)
+    n_threads = min(len(todo), default_jobs(), max(1, LIMIT_THREADS_BYTES // max(1, LIMIT_REPS * 24 * records)))
     if n_threads > 1:  # each family its own seeded stream: the same limits, read in the families' order
         from concurrent.futures import ThreadPoolExecutor
 
