@@ -118,18 +118,9 @@ def test_groups_hold_every_row_sharing_the_codes_and_none_other():
 def _ranges_by_searching_every_rows_key(g, qc):
     """The slow path of ``_Groups.ranges``: each level's left and right ends found among every
     reference row's sorted key (the groups' ranges before the search moved to the distinct keys)."""
-    inside = (qc >= g.low) & (qc < g.low + g.span)
-    n_out = qc.shape[1] - inside.sum(axis=1)
-    full = engine_mod._mixed_radix(np.where(inside, qc, g.low), g.low, g.radix)
     start = np.zeros((qc.shape[0], qc.shape[1] + 1), dtype=np.int64)
     end = np.zeros_like(start)
-    for lv in range(qc.shape[1] + 1):
-        if lv == 0:
-            key, ok = full, n_out == 0
-        else:
-            c = lv - 1
-            key = full - (np.where(inside[:, c], qc[:, c], g.low[c]) - g.low[c]) * g.radix[c]
-            ok = (n_out == 0) | ((n_out == 1) & ~inside[:, c])
+    for lv, key, ok in g.level_keys(qc):
         start[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="left"), 0)
         end[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="right"), 0)
     return start, end

@@ -9,7 +9,7 @@ Memory: the outputs (n_query x k) plus O(chunk) work space, never an n x m matri
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.util import find_spec
 
@@ -138,21 +138,24 @@ class _Groups:
             bound.append(np.r_[first, k.size].astype(np.int64))
         return _Groups(low, span, radix, keys, pos, tuple(distinct), tuple(bound))
 
-    def ranges(self, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per query row of codes ``qc`` and level: where its group starts and ends in :attr:`pos`
-        (``(n_query, levels)``; empty when no reference row can be in it)."""
+    def level_keys(self, qc: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Per level ``lv`` (0: every code; ``c + 1``: every code but column ``c``'s), each query
+        row's key at that level and whether a reference row can share it (its codes outside the
+        reference's ranges at most the one column left out)."""
         inside = (qc >= self.low) & (qc < self.low + self.span)
         n_out = qc.shape[1] - inside.sum(axis=1)
         full = _mixed_radix(np.where(inside, qc, self.low), self.low, self.radix)
+        yield 0, full, n_out == 0
+        for c in range(qc.shape[1]):
+            key = full - (np.where(inside[:, c], qc[:, c], self.low[c]) - self.low[c]) * self.radix[c]
+            yield c + 1, key, (n_out == 0) | ((n_out == 1) & ~inside[:, c])
+
+    def ranges(self, qc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per query row of codes ``qc`` and level: where its group starts and ends in :attr:`pos`
+        (``(n_query, levels)``; empty when no reference row can be in it)."""
         start = np.zeros((qc.shape[0], qc.shape[1] + 1), dtype=np.int64)
         end = np.zeros_like(start)
-        for lv in range(qc.shape[1] + 1):
-            if lv == 0:
-                key, ok = full, n_out == 0
-            else:
-                c = lv - 1
-                key = full - (np.where(inside[:, c], qc[:, c], self.low[c]) - self.low[c]) * self.radix[c]
-                ok = (n_out == 0) | ((n_out == 1) & ~inside[:, c])
+        for lv, key, ok in self.level_keys(qc):
             # where the key would go among the distinct keys, and whether it is one of them: the
             # same positions as searching the rows' keys (left and right), one search of a short array
             at = np.searchsorted(self.distinct[lv], key, side="left")
