@@ -294,6 +294,7 @@ def test_read_only_install_and_home_still_run_the_numba_kernels(tmp_path):
         import synthguard
         import synthguard.engine.neighbors._numba  # every kernel module is decorated (where it died)
         import synthguard.engine.queries
+        import synthguard.stats._maxt_numba  # the joint test's urn, decorated the same way
         from synthguard.demo import DEMO_METADATA, make_demo
         d = make_demo(120, 0)
         # one metric whose kernels compile quickly: the neighbour-tree kernels take ~25 s to compile

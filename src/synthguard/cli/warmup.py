@@ -43,5 +43,5 @@ def command() -> None:
 
     where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (
         "next to the installed package (__pycache__), or numba's user cache directory when that is "
-        "read-only (else a folder under the temp dir; see synthguard.engine._jit)")
+        "read-only (else a folder under the temp dir; see synthguard._jit)")
     click.echo(f"numba kernels ready in {time.perf_counter() - t0:.1f} s; cache: {where}")

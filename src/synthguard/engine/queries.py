@@ -29,7 +29,7 @@ DISTINCT_KEPT = 1 << 16
 if _HAS_NUMBA:
     import numba as nb
 
-    from ._jit import njit
+    from .._jit import njit
 
     @njit(cache=True, nogil=True)
     def _holds(x, op, v):  # pragma: no cover - compiled

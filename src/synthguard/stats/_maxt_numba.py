@@ -1,9 +1,9 @@
 """Compiled kernel of the joint label permutation (:mod:`synthguard.stats.maxt`).
 
 Compiled with numba's on-disk cache, as the engine's kernels are (``__pycache__`` next to the
-package, numba's user folder, or the folder :mod:`synthguard.engine._jit` chose when neither is
+package, numba's user folder, or the folder :mod:`synthguard._jit` chose when neither is
 writable): compiling the urn took ~1.8 CPU s in every run's verdict. Where no folder can hold the
-cache the kernels compile once per process (:func:`_njit`).
+cache the kernels compile once per process, with one warning (:mod:`synthguard._jit`).
 
 The labels are drawn from the stream of numba's own generator seeded per call
 (``np.random.seed(seed)`` then ``np.random.random(u)`` per relabelling, as the first version of the
@@ -16,22 +16,15 @@ of 624 words at a time: the same doubles, drawn without a call and a branch per 
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from .._jit import njit
 
 
 def _njit(**options):
-    """``numba.njit(cache=True, nogil=True, **options)``, uncached when numba finds no folder for
-    its cache (a read-only install with a read-only HOME): this layer cannot import
-    :mod:`synthguard.engine._jit`, so it falls back itself, to compiling once per process."""
-    def decorate(func):
-        try:
-            return nb.njit(cache=True, nogil=True, **options)(func)
-        except RuntimeError as exc:
-            if "no locator available" not in str(exc):
-                raise
-            return nb.njit(cache=False, nogil=True, **options)(func)
-    return decorate
+    """The package's ``njit`` (:mod:`synthguard._jit`: its on-disk cache, or a temp folder, or
+    none with one warning) with ``cache=True, nogil=True``."""
+    return njit(cache=True, nogil=True, **options)
 
 
 _MT_N = 624

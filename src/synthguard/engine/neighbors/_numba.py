@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .._jit import njit
+from ..._jit import njit
 
 _IMAX = np.iinfo(np.int64).max
 _NO_LB = np.zeros(0)
