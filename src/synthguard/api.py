@@ -122,8 +122,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     jobs : int, optional
         Metrics run at once (threads). Default (``None``): 2 (at most one per core), each metric's
         compiled kernels on its share of the cores, where numba's threading layer allows it
-        (``omp``, ``tbb``), else 1 (measured: see ``docs/performance.md``, "Parallel where it is
-        free"); ``0`` or less: one thread per core. The numbers are identical whatever ``jobs``
+        (``omp``, ``tbb``) and no table holds more than 2M rows, else 1 (measured: see
+        ``docs/performance.md``, "Parallel where it is free"); ``0`` or less: one thread per core. The numbers are identical whatever ``jobs``
         (see :mod:`synthguard.engine.parallel`).
     client : distributed.Client, optional
         Run on this Dask cluster (needs ``synthguard[dask]``): inputs may then also be partitioned

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import synthguard
-from synthguard.engine.parallel import DEFAULT_JOBS, default_jobs, resolve_jobs
+from synthguard.engine.parallel import DEFAULT_JOBS, DEFAULT_JOBS_ROWS, default_jobs, resolve_jobs
 from synthguard.metrics.disclosure.dcr_protection import dcr_baseline_protection
 from synthguard.registry import Context
 from synthguard.run.config import PRESETS
@@ -57,6 +57,8 @@ def test_numpy_backend_gives_the_numba_numbers(small, demo_metadata):
 def test_resolve_jobs():
     assert 1 <= resolve_jobs(None) <= min(DEFAULT_JOBS, default_jobs())
     assert resolve_jobs(0) == resolve_jobs(-1) == default_jobs()
+    assert resolve_jobs(None, rows=DEFAULT_JOBS_ROWS + 1) == 1  # two working sets at once: too large
+    assert resolve_jobs(None, rows=DEFAULT_JOBS_ROWS) == resolve_jobs(None)
     assert resolve_jobs(3) == 3
     with pytest.raises(synthguard.ConfigError):
         resolve_jobs("two")

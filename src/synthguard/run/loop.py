@@ -60,7 +60,8 @@ def run_all(names: list[str], one: Callable[[str], Entry], run_config: RunConfig
     finished in. Memos no pending metric needs are dropped as metrics finish (``ctx`` comes from
     :meth:`Context.for_run` with the metrics of ``names``; a memo's users are metrics, and a named
     run may run one metric under several names)."""
-    n_jobs = min(resolve_jobs(jobs), max(1, len(names)))
+    rows = max((len(ctx.tables.get(r)) for r in ctx.tables.roles), default=0) if jobs is None else None
+    n_jobs = min(resolve_jobs(jobs, rows), max(1, len(names)))
     bar = None
     if progress and names:
         from tqdm.auto import tqdm

@@ -133,7 +133,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     ``client``) were used to build ``tables`` and ``entities`` and are not read here.
     With ``entities`` (an :class:`~synthguard.data.entities.EntityRun`), ``tables`` are the event
     tables: privacy metrics run on the entity tables instead (``unit: "entity"`` in the report).
-    ``jobs`` metrics run at once in threads (default 2 where kernels can share the cores, else 1;
+    ``jobs`` metrics run at once in threads (default 2 where kernels can share the cores and tables are small, else 1;
     0 = one per core; see
     :mod:`synthguard.engine.parallel`); the report is the same, in the configured order, whatever
     ``jobs``. ``canonical=True``: ``tables`` already come from :meth:`Tables.in_canonical_order`
