@@ -115,14 +115,15 @@ def test_groups_hold_every_row_sharing_the_codes_and_none_other():
             assert sorted(g.pos[c + 1, start[i, c + 1]:end[i, c + 1]].tolist()) == np.flatnonzero(others).tolist()
 
 
-def _ranges_by_searching_every_rows_key(g, qc):
+def _ranges_by_searching_every_rows_key(g, rc, qc):
     """The slow path of ``_Groups.ranges``: each level's left and right ends found among every
     reference row's sorted key (the groups' ranges before the search moved to the distinct keys)."""
+    sorted_keys = {lv: np.sort(key) for lv, key, _ in g.level_keys(rc)}
     start = np.zeros((qc.shape[0], qc.shape[1] + 1), dtype=np.int64)
     end = np.zeros_like(start)
     for lv, key, ok in g.level_keys(qc):
-        start[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="left"), 0)
-        end[:, lv] = np.where(ok, np.searchsorted(g.key[lv], key, side="right"), 0)
+        start[:, lv] = np.where(ok, np.searchsorted(sorted_keys[lv], key, side="left"), 0)
+        end[:, lv] = np.where(ok, np.searchsorted(sorted_keys[lv], key, side="right"), 0)
     return start, end
 
 
@@ -138,7 +139,7 @@ def test_group_ranges_found_among_distinct_keys_equal_searching_every_rows_key(s
     qc = np.vstack([np.stack([rng.integers(0, c, 400) for c in (2, 5, 3, 7)], axis=1),
                     [[0, 0, 0, 0], [1, 4, 2, 6], [1, 3, 2, 6], [5, 0, 0, 0], [0, 9, 9, 0], [-1, 0, 0, 0]]])
     g = engine_mod._Groups.of(rc)
-    got, want = g.ranges(qc), _ranges_by_searching_every_rows_key(g, qc)
+    got, want = g.ranges(qc), _ranges_by_searching_every_rows_key(g, rc, qc)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert (got[1] > got[0]).any() and (got[1] == got[0]).any()
 
