@@ -846,8 +846,8 @@ def flagged_reason(metric: str, statistic: str) -> str:
 
     Examples
     --------
-    >>> flagged_reason("rare_qi_echo", "share of records whose rare combination the release echoes")
-    'flagged by rare_qi_echo (share of records whose rare combination the release echoes); the test does not name the release rows behind it'
+    >>> flagged_reason("new_row_synthesis", "share of records a release row matches")
+    'flagged by new_row_synthesis (share of records a release row matches); the test does not name the release rows behind it'
     """
     return (f"flagged by {metric} ({statistic}); the test does not name the release rows behind "
             "it")
