@@ -20,6 +20,7 @@ metric lists only its top rows). :func:`normalise_records` maps them all to one 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -195,16 +196,14 @@ def _findings_only(model: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any
     tests = {str(t.get("metric")): t for t in getattr(model, "tests", ()) or ()}
     if not tests:
         return rows
+    shown = Counter(str(r["metric"]) for r in rows)  # each metric's records, counted once
     kept = []
-    shown: dict[str, int] = {}
     for r in rows:
         t = tests.get(str(r["metric"]))
         if t is None or t.get("same_as") or t.get("contained_in"):
             continue
         if t.get("level") in ALARM:
-            if r["metric"] not in shown:
-                shown[r["metric"]] = sum(x["metric"] == r["metric"] for x in rows)
-            r = dict(r, reason=unlisted_reason(str(r["reason"]), shown[r["metric"]]))
+            r = dict(r, reason=unlisted_reason(str(r["reason"]), shown[str(r["metric"])]))
         kept.append(r)
     return kept
 

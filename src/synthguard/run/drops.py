@@ -136,7 +136,7 @@ def flagged_records(verdict: Any, results: Mapping[str, Any], tables: Any,
         tests.append(t)
         parts.append(pd.DataFrame({"training": rec, "test": len(tests) - 1,
                                    "score": float(ev.weight) * excess_share(t),
-                                   "metric": t["metric"], "risk": t.get("risk") or "presence",
+                                   "metric": t["metric"], "risk": t["risk"],
                                    "reason": flagged_reason(t["metric"], str(ev.statistic))}))
     if not parts:
         return rows, []
@@ -447,7 +447,7 @@ def rows_behind(verdict: Any, results: Mapping[str, Any], tables: Any, take: Any
                         "copy": copy.reindex(first.index).to_numpy(dtype=bool),
                         "test": first["test"].to_numpy()})
     out["metric"] = np.asarray(names, dtype=object)[out["test"].to_numpy()]
-    out["risk"] = np.asarray([t.get("risk") or "presence" for t, _, _ in tests],
+    out["risk"] = np.asarray([t["risk"] for t, _, _ in tests],
                              dtype=object)[out["test"].to_numpy()]
     out["tie"] = np.asarray([p.tie for _, _, p in tests], dtype=object)[out["test"].to_numpy()]
     # the names joined once per distinct combination (a loop over combinations, not rows); the
@@ -544,7 +544,7 @@ def _reasons(rows: pd.DataFrame, tables: Any) -> np.ndarray:
     n = len(rows)
 
     def col(name: str, fill: Any) -> pd.Series:
-        return rows[name].reset_index(drop=True) if name in rows else pd.Series([fill] * n)
+        return rows[name].reset_index(drop=True) if name in rows else pd.Series(np.full(n, fill))
 
     keys = pd.DataFrame({"cells": col("cells", 0).astype(np.int64),
                          "c1": col("changed1", -1).astype(np.int64),

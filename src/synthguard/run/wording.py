@@ -672,7 +672,7 @@ def intruder(risks: Sequence[Any], tests: Sequence[Any] = ()) -> str:
     >>> tests = [{"metric": "near_copies", "risk": "presence", "level": "high", "effect": 0.448},
     ...          {"metric": "inference", "risk": "inference", "level": "high", "effect": 0.203}]
     >>> print(intruder(risks, tests))
-    A motivated intruder holding the release and a target's public details could tell that a person was in the training data by finding their record in the release (near_copies: 44.8 % of the training records beyond chance); guess a person's hidden attribute from the release (the same copies as above, near_copies; inference on its own: 20.3 %).
+    A motivated intruder holding the release and a target's public details could tell that a person was in the training data by finding their record in the release (near_copies: 44.8 % of the training records beyond chance); guess a person's hidden attribute from the release (the same copies as above, near_copies; inference on its own: 20.3 % of the training records beyond chance).
     """
     bad = [r for r in risks if r["level"] in ("high", "medium")]
     if not bad:
@@ -704,7 +704,8 @@ def intruder(risks: Sequence[Any], tests: Sequence[Any] = ()) -> str:
             best = max(own, key=lambda t: (float(t["effect"]), str(t["metric"])), default=None)
             why = f"the same {kind} as above, {driver}"
             if best is not None:
-                why += f"; {best['metric']} on its own: {pct(best['effect'])}"
+                why += (f"; {best['metric']} on its own: {pct(best['effect'])} of the training "
+                        "records beyond chance")
         else:
             why = f"{driver}: {found}" if driver else found
         cited.add(driver)
