@@ -18,7 +18,7 @@ import numpy as np
 
 from ...data.encoding import Block
 from ...errors import ConfigError
-from ..parallel import PARALLEL_KERNELS
+from ..parallel import PARALLEL_KERNELS, fit_threads
 from . import _numpy
 from .metric import DistanceMetric
 
@@ -430,6 +430,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
         for first in range(0, nq, _QUERY_CHUNK):
+            fit_threads()  # the share of the cores of the metrics running now
             rows = order[first:first + _QUERY_CHUNK]
             qb = query.take(rows)
             od = np.empty((rows.size, k))
@@ -590,6 +591,7 @@ def count_within(query: Block, reference: Block, metric: DistanceMetric, radius:
         tree = _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
         for start in range(0, query.n_rows, _QUERY_CHUNK):
+            fit_threads()
             rows = order[start:start + _QUERY_CHUNK]
             qb = query.take(rows)
             o = np.empty(rows.size, dtype=np.int64)
