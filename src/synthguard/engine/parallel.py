@@ -14,16 +14,22 @@
   metric thread runs its kernels on its share of the cores instead (:func:`share_cores`), beside
   the other metrics' kernels: every core stays busy while one metric does serial work. Every
   parallel kernel writes each query's (or row's) own output, so the numbers do not depend on the
-  number of threads.
+  number of threads. The share is that of the metrics running at the time of each launch
+  (:func:`sharing`, :func:`fit_threads`): a metric left running alone at the end of a run (or of
+  a re-test) runs its kernels on every core again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 
 _ONE_AT_A_TIME = threading.RLock()
-_LOCAL = threading.local()  # per thread: ``share`` (kernels on a share of the cores) and held locks
+_LOCAL = threading.local()  # per thread: ``share`` (kernels on a share of the cores), ``jobs`` and held locks
+_RUNNING = [0]  # metric threads inside :func:`sharing` now
+_RUNNING_LOCK = threading.Lock()
 
 
 class _KernelGate:
@@ -42,6 +48,8 @@ class _KernelGate:
         alone = getattr(_LOCAL, "share", False)
         if not alone:
             _ONE_AT_A_TIME.acquire()
+        else:
+            fit_threads()
         held.append(not alone)
         return self
 
@@ -78,7 +86,57 @@ def share_cores(n_jobs: int) -> bool:
 
     numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // n_jobs))
     _LOCAL.share = True
+    _LOCAL.jobs = n_jobs
     return True
+
+
+@contextlib.contextmanager
+def sharing(n_jobs: int) -> Iterator[bool]:
+    """Run the body (one metric of a run of ``n_jobs`` metrics at once) with its kernels on a
+    share of the cores (:func:`share_cores`), counted among the metrics running: each kernel
+    launch takes ``cores // running`` threads (:func:`fit_threads`), so the last metric still
+    running uses every core. Yields whether the cores are shared. The numbers do not change
+    (each query's output is its own, whatever the number of threads).
+
+    Examples
+    --------
+    >>> with sharing(1) as shared:  # one metric at a time: nothing shared
+    ...     shared
+    False
+    """
+    shared = share_cores(n_jobs)
+    if shared:
+        with _RUNNING_LOCK:
+            _RUNNING[0] += 1
+    try:
+        yield shared
+    finally:
+        if shared:
+            with _RUNNING_LOCK:
+                _RUNNING[0] -= 1
+
+
+def fit_threads() -> int:
+    """In a thread sharing the cores (:func:`share_cores`), set numba's thread count for the
+    next kernel launch to the cores divided by the metrics running now (:func:`sharing`; the
+    ``n_jobs`` of :func:`share_cores` when none is counted), at least one; returns it (0 in a
+    thread that does not share the cores, whose kernels keep every core). Called at every launch
+    through :data:`PARALLEL_KERNELS` and between the chunks of a long search.
+
+    Examples
+    --------
+    >>> fit_threads()  # the main thread does not share the cores
+    0
+    """
+    if not getattr(_LOCAL, "share", False):
+        return 0
+    import numba
+
+    running = min(_RUNNING[0], int(getattr(_LOCAL, "jobs", 1))) or int(getattr(_LOCAL, "jobs", 1))
+    n = max(1, numba.config.NUMBA_NUM_THREADS // max(1, running))
+    if numba.get_num_threads() != n:
+        numba.set_num_threads(n)
+    return n
 
 
 def default_jobs() -> int:

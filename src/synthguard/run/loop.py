@@ -8,7 +8,7 @@ from typing import Any
 
 from .._version import __version__
 from ..engine.memory import release_free_memory
-from ..engine.parallel import resolve_jobs, share_cores
+from ..engine.parallel import resolve_jobs, sharing
 from ..errors import ConfigError
 from ..registry import Context, metric_info
 from .config import RunConfig
@@ -89,8 +89,8 @@ def run_all(names: list[str], one: Callable[[str], Entry], run_config: RunConfig
         try:
             def one_sharing(name: str) -> Entry:
                 # the metric's kernels on its share of the cores, beside the other metrics' kernels
-                share_cores(n_jobs)
-                return one(name)
+                with sharing(n_jobs):  # every core again once it runs alone
+                    return one(name)
 
             futures = {pool.submit(one_sharing, name): name for name in concurrent}
             pending = set(names)

@@ -565,3 +565,41 @@ def test_a_kept_tree_is_dropped_with_its_reference_block_and_reused_while_it_liv
     del r, kept
     gc.collect()
     assert all(e[0]() is not None and e[1]() is not None for e in engine._TREES)
+
+
+def test_a_reference_searched_against_itself_is_ordered_by_the_tree_without_descending_it(monkeypatch):
+    """Queries that are the reference rows themselves (bit for bit, missing values included) are
+    searched in the tree's own order (no home-leaf descent); the neighbours, ties and counts are
+    those of the search in home-leaf order."""
+    if "numba" not in BACKENDS:
+        pytest.skip("numba not installed")
+    from synthguard.engine.neighbors import _numba
+    from synthguard.engine.neighbors import engine as E
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    num = np.round(rng.normal(size=(n, 2)), 1)
+    num[rng.random(n) < 0.05, 0] = np.nan
+    b = Block(num, rng.integers(0, 3, (n, 2)).astype(np.int64), ("a", "b"), ("c", "d"))
+    m = gower(np.array([4.0, 4.0]), clip=True, normalise=True)
+    leaves = _numba.home_leaves
+    monkeypatch.setattr(E, "_is_reference", lambda q, tree: False)
+    want = kneighbors(b, b, m, 3, exclude_self=True, backend="numba")
+    want_c = count_within(b, b, m, 0.05, backend="numba")
+    monkeypatch.undo()
+
+    def descended(*a):  # noqa: ANN002, ANN202
+        raise AssertionError("the reference's own rows were descended the tree again")
+
+    monkeypatch.setattr(_numba, "home_leaves", descended)
+    got = kneighbors(b, b, m, 3, exclude_self=True, backend="numba")
+    got_c = count_within(b, b, m, 0.05, backend="numba")
+    assert got.distances.tobytes() == want.distances.tobytes()
+    assert got.indices.tobytes() == want.indices.tobytes()
+    assert got_c.tobytes() == want_c.tobytes()
+    # other queries (one changed cell) still take the descent
+    monkeypatch.setattr(_numba, "home_leaves", leaves)
+    other = Block(num.copy(), b.cat.copy(), ("a", "b"), ("c", "d"))
+    other.num[0, 1] += 1.0
+    tree = E._build(b, m, *m.weights(2, 2))
+    assert not E._is_reference(other, tree) and E._is_reference(b, tree)

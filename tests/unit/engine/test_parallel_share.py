@@ -100,3 +100,40 @@ def test_a_search_on_a_share_of_the_cores_equals_the_search_on_every_core():
     assert got.distances.tobytes() == want.distances.tobytes()
     assert got.indices.tobytes() == want.indices.tobytes()
     assert got_c.tobytes() == want_c.tobytes()
+
+
+def test_a_metric_running_alone_launches_its_kernels_on_every_core():
+    """Kernels take the cores divided by the metrics running at each launch (``sharing``): two
+    metrics at once get half each; the one left running (the end of a run) gets every core."""
+    if not parallel._thread_safe_layer():
+        pytest.skip("numba's threading layer is not thread-safe here: kernels stay one at a time")
+    every = numba.config.NUMBA_NUM_THREADS
+    both_in = threading.Barrier(2, timeout=30)
+    first_out = threading.Event()
+    seen: dict[str, list[int]] = {"a": [], "b": []}
+
+    def metric(name):
+        def run():
+            with parallel.sharing(2):
+                both_in.wait()
+                with parallel.PARALLEL_KERNELS:
+                    seen[name].append(numba.get_num_threads())
+                both_in.wait()  # both launched side by side
+                if name == "a":
+                    return
+                first_out.wait(30)
+                with parallel.PARALLEL_KERNELS:  # "a" has finished: "b" runs alone
+                    seen[name].append(numba.get_num_threads())
+        return run
+
+    def finish_a():
+        metric("a")()
+        first_out.set()
+
+    ta = threading.Thread(target=finish_a)
+    ta.start()
+    _in_thread(metric("b"))
+    ta.join(30)
+    assert seen["a"] == [max(1, every // 2)]
+    assert seen["b"] == [max(1, every // 2), every]
+    assert parallel._RUNNING[0] == 0

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...data.encoding import Block
 from ...errors import ConfigError
-from ..parallel import PARALLEL_KERNELS
+from ..parallel import PARALLEL_KERNELS, fit_threads
 from . import _numpy
 from .metric import DistanceMetric
 
@@ -256,12 +256,29 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
     which keeps the tree and the rows they touch in cache. Results do not depend on the order."""
     if q.n_rows < 1024:
         return np.arange(q.n_rows)
+    if _is_reference(q, tree):  # the reference searched against itself: each row's own leaf
+        return tree.perm
     from . import _numba
 
     leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
                                 np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
                                 tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
     return np.argsort(leaves, kind="stable")
+
+
+def _is_reference(q: Block, tree: _Tree) -> bool:
+    """Whether the query rows are the tree's reference rows in their order (bit for bit, missing
+    values included): then sorting them by home leaf is the tree's own order, ``tree.perm``."""
+    if q.n_rows != tree.perm.size or q.num.shape[1] != tree.rn.shape[1] or q.cat.shape[1] != tree.rc.shape[1]:
+        return False
+    step = _QUERY_CHUNK * 16
+    for first in range(0, q.n_rows, step):  # a chunk at a time: no whole copy
+        rows = tree.perm[first:first + step]
+        if not (np.array_equal(np.ascontiguousarray(q.num[rows], dtype=np.float64).view(np.int64),
+                               tree.rn[first:first + rows.size].view(np.int64))
+                and np.array_equal(q.cat[rows], tree.rc[first:first + rows.size])):
+            return False
+    return True
 
 
 def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto", *,
@@ -430,6 +447,7 @@ def _knn_numba(query: Block, reference: Block, metric: DistanceMetric, k: int, w
         tree = index if index is not None else _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
         for first in range(0, nq, _QUERY_CHUNK):
+            fit_threads()  # the share of the cores of the metrics running now
             rows = order[first:first + _QUERY_CHUNK]
             qb = query.take(rows)
             od = np.empty((rows.size, k))
@@ -590,6 +608,7 @@ def count_within(query: Block, reference: Block, metric: DistanceMetric, radius:
         tree = _build(reference, metric, wn, wc)
         order = _query_order(query, tree, metric, wn, wc)
         for start in range(0, query.n_rows, _QUERY_CHUNK):
+            fit_threads()
             rows = order[start:start + _QUERY_CHUNK]
             qb = query.take(rows)
             o = np.empty(rows.size, dtype=np.int64)
