@@ -304,6 +304,26 @@ class EncodedView:
                                                             exact_datetimes=exact_datetimes)
             return self._blocks[key]
 
+    def cached_block(self, role: str, columns: Sequence[str] | None = None, *,
+                     categorical_only: bool = False, exact_datetimes: bool = False) -> Block | None:
+        """The block :meth:`block` would return when this view already holds it, else ``None``
+        (nothing is encoded or kept: a caller that needs a block's rows only once can encode
+        them a row block at a time with :meth:`encode`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.tables import prepare_tables
+        >>> view = EncodedView(prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [3.0]})))
+        >>> view.cached_block("original") is None
+        True
+        >>> view.cached_block("original", ["x"]) is view.block("original", ["x"])
+        True
+        """
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        with self._lock:
+            return self._blocks.get((role, cols, categorical_only, exact_datetimes))
+
     def forget_blocks(self) -> None:
         """Empty the block cache (its run is over): a block asked for later is encoded again, the
         same bytes (the vocabularies, the datetime origins and the factorised columns are kept).
