@@ -317,8 +317,9 @@ class EncodedView:
         >>> view = EncodedView(prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [3.0]})))
         >>> view.cached_block("original") is None
         True
-        >>> view.cached_block("original", ["x"]) is view.block("original", ["x"])
-        True
+        >>> block = view.block("original")
+        >>> view.cached_block("original") is block, view.cached_block("original", exact_datetimes=True)
+        (True, None)
         """
         cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
         with self._lock:
