@@ -273,17 +273,57 @@ class EncodedView:
         """Encoded rows of ``role`` (``"original"``, ``"synthetic"`` or ``"control"``).
 
         ``exact_datetimes``: datetime columns in seconds since the earliest whole second of the
-        column over every table of the evaluation (exact for whole-second data), not in days."""
+        column over every table of the evaluation (exact for whole-second data), not in days.
+        The same rows and columns in days and in seconds share one categorical code matrix (the
+        same codes; blocks are read, never written).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.tables import prepare_tables
+        >>> t = pd.DataFrame({"when": pd.to_datetime(["2025-01-01", "2025-01-02"]), "g": ["a", "b"]})
+        >>> view = EncodedView(prepare_tables(t, t))
+        >>> days, seconds = view.block("original"), view.block("original", exact_datetimes=True)
+        >>> days.num[:, 0].tolist(), seconds.num[:, 0].tolist(), seconds.cat is days.cat
+        ([20089.0, 20090.0], [0.0, 86400.0], True)
+        """
         cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
         key = (role, cols, categorical_only, exact_datetimes)
         with self._lock:
             if key not in self._blocks:
                 if exact_datetimes:
                     self._set_origins()
-                self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
-                                                        categorical_only=categorical_only,
-                                                        exact_datetimes=exact_datetimes)
+                twin = None if categorical_only else self._blocks.get((role, cols, False, not exact_datetimes))
+                if twin is not None:  # only the numeric columns differ (datetimes in days or seconds)
+                    num = self.encoder.encode(self.tables.get(role), twin.num_columns,
+                                              exact_datetimes=exact_datetimes)
+                    self._blocks[key] = Block(num.num, twin.cat, twin.num_columns, twin.cat_columns)
+                else:
+                    self._blocks[key] = self.encoder.encode(self.tables.get(role), cols,
+                                                            categorical_only=categorical_only,
+                                                            exact_datetimes=exact_datetimes)
             return self._blocks[key]
+
+    def cached_block(self, role: str, columns: Sequence[str] | None = None, *,
+                     categorical_only: bool = False, exact_datetimes: bool = False) -> Block | None:
+        """The block :meth:`block` would return when this view already holds it, else ``None``
+        (nothing is encoded or kept: a caller that needs a block's rows only once can encode
+        them a row block at a time with :meth:`encode`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.tables import prepare_tables
+        >>> view = EncodedView(prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [3.0]})))
+        >>> view.cached_block("original") is None
+        True
+        >>> block = view.block("original")
+        >>> view.cached_block("original") is block, view.cached_block("original", exact_datetimes=True)
+        (True, None)
+        """
+        cols = tuple(columns) if columns is not None else tuple(self.schema.tabular_columns())
+        with self._lock:
+            return self._blocks.get((role, cols, categorical_only, exact_datetimes))
 
     def forget_blocks(self) -> None:
         """Empty the block cache (its run is over): a block asked for later is encoded again, the

@@ -155,10 +155,6 @@ def _rows_key(rows: np.ndarray | None) -> str | None:
     return None if rows is None else _digest(np.asarray(rows, dtype=np.int64))
 
 
-def _block(view: Any, role: str, columns: tuple[str, ...], exact: bool) -> Any:
-    return view.block(role, list(columns), exact_datetimes=exact)
-
-
 def _parent_rows(d: _Derivation, role: str, columns: tuple[str, ...], exact: bool,
                  at: np.ndarray) -> Any:
     """The parent run's encoded rows of ``role`` at positions ``at``, encoded for this check only:
@@ -192,17 +188,25 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     with d.lock:
         if key in d.same:
             return d.same[key]
-    mine = _block(view, role, columns, exact)
+    # my block when this run holds it; else my rows are encoded a row block at a time for the
+    # check only (a block of the whole release made for a check alone would stay in the cache,
+    # beside the next test's, for the rest of the re-test)
+    mine = view.cached_block(role, list(columns), exact_datetimes=exact)
+    frame = view.tables.get(role)
     # the parent's rows behind each of mine: the kept release rows, the same rows of another role
     rows = d.rows if role == RELEASE else np.arange(len(d.parent.tables.get(role)), dtype=np.int64)
-    same = mine.n_rows == rows.size
+    same = len(frame) == rows.size
     for a in range(0, rows.size, _CHECK_ROWS):  # row blocks: bounded memory
         if not same:
             break
         at = rows[a:a + _CHECK_ROWS]
+        if mine is not None:
+            num, cat = mine.num[a:a + at.size], mine.cat[a:a + at.size]
+        else:
+            got = view.encode(frame.iloc[a:a + at.size], list(columns), exact_datetimes=exact)
+            num, cat = got.num, got.cat
         theirs = _parent_rows(d, role, columns, exact, at)
-        same = _same_bytes(mine.num[a:a + at.size], theirs.num) and \
-            _same_bytes(mine.cat[a:a + at.size], theirs.cat)
+        same = _same_bytes(num, theirs.num) and _same_bytes(cat, theirs.cat)
     with d.lock:
         d.same[key] = same
     return same

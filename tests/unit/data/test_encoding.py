@@ -91,6 +91,26 @@ def test_a_run_tables_columns_are_factorised_once_with_the_codes_of_a_fresh_enco
                                       first[r].cat)
 
 
+@pytest.mark.parametrize("seconds_first", [False, True])
+def test_a_block_in_days_and_in_seconds_share_one_categorical_code_matrix(seconds_first):
+    # a large release is encoded in days (most searches) and in seconds (exact-datetime searches):
+    # the categorical codes are the same in both, held once; each block equals a fresh encoding
+    t = _tables()
+    view = EncodedView(t)
+    kinds = [True, False] if seconds_first else [False, True]
+    got = {exact: view.block("synthetic", exact_datetimes=exact) for exact in kinds}
+    assert got[True].cat is got[False].cat
+    fresh = Encoder(t.schema)
+    for role in t.roles:
+        fresh.learn(t.get(role), [c for c in t.schema.tabular_columns() if not fresh.is_numeric(c)], once=True)
+    fresh.datetime_origins.update(view.encoder.datetime_origins)
+    for exact, block in got.items():
+        want = fresh.encode(t.synthetic, exact_datetimes=exact)
+        assert block.num_columns == want.num_columns and block.cat_columns == want.cat_columns
+        assert np.array_equal(block.num, want.num, equal_nan=True) and np.array_equal(block.cat, want.cat)
+    assert not np.array_equal(got[True].num, got[False].num, equal_nan=True)  # days against seconds
+
+
 def test_one_and_one_point_zero_share_a_category():
     frame = pd.DataFrame({"k": pd.Series([1, 1.0, 2, None, -0.0, 0], dtype=object)})
     enc = Encoder(infer_schema(frame, {"columns": {"k": {"sdtype": "categorical"}}}))

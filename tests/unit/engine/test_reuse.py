@@ -132,6 +132,27 @@ def test_the_release_as_queries_reads_the_run_at_the_kept_rows(monkeypatch):
     assert all(s[2] for s in seen) and len(seen) == 3
 
 
+def test_a_retest_answered_from_the_run_keeps_no_block_of_its_release():
+    # the re-test checks its release rows against the run's a row block at a time: a search
+    # answered from the run leaves no block of the whole release in the re-test's cache (at 10M
+    # rows, a block per column set held to the end of the re-test)
+    tables = _tables(_release_with_twins())
+    parent, metric = _kept_run(tables)
+    cols = ["g", "x", "y"]
+    LocalBackend(tables, parent).kneighbors("synthetic", "original", cols, metric, 2)
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[np.arange(0, 400, 9)] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    assert reuse.derive_searches(child, parent, kept)
+    got = LocalBackend(new, child).kneighbors("synthetic", "original", cols, metric, 2)
+    fresh = LocalBackend(new, EncodedView(new)).kneighbors("synthetic", "original", cols, metric, 2)
+    np.testing.assert_array_equal(got[0], fresh[0])
+    np.testing.assert_array_equal(got[1], fresh[1])
+    assert child.cached_block("synthetic", cols) is None  # checked, answered, not encoded whole
+    assert child.cached_block("original", cols) is None
+
+
 def test_the_real_rows_the_kept_release_rows_reach_are_those_a_fresh_search_finds(monkeypatch):
     """nearest_reached (dcr_overfitting's evidence): the kept release rows' nearest real rows and
     their ties from the run, the won rows and tied flags as a fresh search gives them; the release

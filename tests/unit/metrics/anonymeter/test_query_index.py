@@ -123,6 +123,32 @@ def test_ranked_codes_and_distinct_value_searches_count_as_the_plain_scan_at_eve
         _assert_index_counts_equal_the_scan(X, idx, qcol, qop, qval)
 
 
+def test_an_index_keeps_no_sorted_copy_of_its_values():
+    # a column index of a large release is held through a whole singling-out test: besides the
+    # matrix, its order (4 bytes a cell), its position codes (1 byte) and its rows' codes (p bytes
+    # a row), not a sorted copy of every value (8 bytes a cell); a column whose distinct values are
+    # not kept is searched through its order, with the same counts
+    rng = np.random.default_rng(5)
+    n, p = 20_000, 3
+    X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 300, n), rng.normal(size=n).round(2)]
+                        ).astype(float)
+    index = Q.ColumnIndex(X)
+    held = sum(v.nbytes for k, v in vars(index).items()
+               if isinstance(v, np.ndarray) and k not in ("X", "codes") and v.base is None)
+    assert held <= n * p * (4 + 1) + 100_000  # + the kept distinct values (under 1,000), their hashes
+    kept = Q.DISTINCT_KEPT
+    try:
+        Q.DISTINCT_KEPT = 1  # no column keeps its distinct values: every slice through the orders
+        through_order = Q.ColumnIndex(X)
+    finally:
+        Q.DISTINCT_KEPT = kept
+    m = 2000
+    qcol = np.stack([rng.permutation(p)[:2] for _ in range(m)]).astype(np.int64)
+    qop = rng.integers(0, 8, (m, 2)).astype(np.int64)
+    qval = X[rng.integers(0, n, (m, 2)), qcol]
+    _assert_index_counts_equal_the_scan(X, through_order, qcol, qop, qval)
+
+
 @pytest.mark.parametrize("k", [1, 3, 14])
 def test_smallest_columns_equal_numpys_argpartition_ties_included(k):
     # the multivariate search's column draws: the same columns as numpy's argpartition, also for
