@@ -184,12 +184,13 @@ def report_records(report: Any, original: Any = None, synthetic: Any = None,
 
 def _findings_only(model: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The metrics' own records a report with a verdict exports beside the run's rows: those of
-    its tests, the informative metrics' left out (a metric the verdict does not test decides no
-    level: its records are on its card, not rows to act on), and those of a test counted as
-    another's twin (``same_as``, ``contained_in``: its host's rows stand for it). A test that
-    alarms without naming or flagging rows (a test of the release as a whole) lists its own top
-    records, each marked so (:func:`synthguard.run.wording.unlisted_reason`). A report without a
-    verdict's tests (no control) keeps every metric's records."""
+    its tests that read high or medium and name or flag no rows themselves (a test of the release
+    as a whole), each marked so (:func:`synthguard.run.wording.unlisted_reason`). Left out: the
+    records of a test that reads low, inconclusive or not meaningful (it found nothing beyond
+    chance: its records are not findings, they stay on its card), of an informative metric (it
+    decides no level) and of a test counted as another's twin (``same_as``, ``contained_in``: its
+    host's rows stand for it). A report without a verdict's tests (no control) keeps every
+    metric's records."""
     from ..run.drops import ALARM
     from ..run.wording import unlisted_reason
 
@@ -200,11 +201,9 @@ def _findings_only(model: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any
     kept = []
     for r in rows:
         t = tests.get(str(r["metric"]))
-        if t is None or t.get("same_as") or t.get("contained_in"):
-            continue
-        if t.get("level") in ALARM:
-            r = dict(r, reason=unlisted_reason(str(r["reason"]), shown[str(r["metric"])]))
-        kept.append(r)
+        if t is None or t.get("same_as") or t.get("contained_in") or t.get("level") not in ALARM:
+            continue  # not a finding: its records stay on its card (never counted as leaked rows)
+        kept.append(dict(r, reason=unlisted_reason(str(r["reason"]), shown[str(r["metric"])])))
     return kept
 
 
@@ -288,7 +287,8 @@ def facts(report: Any, how: str = "both") -> Facts:
         return Facts(copies=copies, review_presence=len(near),
                      review_all=sum(r["action"] == "review" for r in export),
                      has_control=has_control, copy_reading=reading, how=how,
-                     drops=tuple(by_family.items()))
+                     drops=tuple(by_family.items()),
+                     listed=(len(export), sum(r["action"] == "drop" for r in export)))
     counted = {e.name for e in model.metrics
                if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
     recs = _findings_only(model, normalise_records(model))  # the export's rows, as it lists them
@@ -298,6 +298,8 @@ def facts(report: Any, how: str = "both") -> Facts:
     listed = {e.name for e in model.metrics  # the export lists these metrics' rows in full, as drops
               if getattr(getattr(card_of(e.metric or e.name), "records", None), "complete", None)}
     review = sum(1 for r in recs if r["action"] == "review" and r["metric"] not in listed)
+    tested = bool(getattr(model, "tests", ()))  # a verdict's tests: the export lists findings only
     return Facts(copies=copies, more_drops=len(drops), review_presence=len(near),
                  review_all=review, has_control=has_control, copy_reading=reading,
-                 rows_needed=None if has_control else control_size_needed(model), how=how)
+                 rows_needed=None if has_control else control_size_needed(model), how=how,
+                 listed=(len(recs), sum(r["action"] == "drop" for r in recs)) if tested else None)

@@ -205,6 +205,9 @@ class Facts:
         Training and control rows (each) that give a 1 % detection limit, for a run without one.
     how : {"cli", "api", "both"}
         How the reader gets the records export.
+    listed : tuple of int, optional
+        ``(records, of them to drop)`` in the records export of a report whose verdict has
+        tests (it lists the records behind high and medium findings only); ``None`` otherwise.
 
     Examples
     --------
@@ -221,6 +224,7 @@ class Facts:
     rows_needed: int | None = None
     how: str = "both"
     drops: tuple[tuple[str, int], ...] = ()
+    listed: tuple[int, int] | None = None
 
 
 def interval(ci: Any) -> str:
@@ -736,9 +740,37 @@ def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str
         out.append(f"The records export marks {facts.review_all} record(s) 'review': rows a test "
                    "lists (near matches, rows unique in the release, training records it "
                    "exposes); read them before the release.")
+    if facts.listed is not None and not facts.listed[0]:
+        out.append(export_line(facts.listed))
     out.append("Outside these tests: attackers with knowledge beyond the threat model above, and "
                "linkage with data sets that are not part of this assessment.")
     return out
+
+
+def export_line(listed: tuple[int, int] | None) -> str | None:
+    """What the records export holds, in one sentence (the console's line after ``--records-out``,
+    the dossier's residual risk when it lists nothing): the records behind the high and medium
+    findings only; a test that found nothing beyond chance lists its records on its card, never
+    as a finding. ``listed``: ``(records, of them to drop)`` (:class:`Facts`); ``None``: a report
+    without a verdict's tests, whose export holds every metric's records (no sentence).
+
+    Examples
+    --------
+    >>> export_line((0, 0))
+    "The records export lists no rows: no test reads high or medium, and the records a test that found nothing beyond chance lists itself are not findings (they stay on its card, the JSON report's 'metrics')."
+    >>> export_line((12, 5))
+    'The records export lists 12 record(s) behind the high and medium findings: 5 to drop, 7 to review; no record of a test that found nothing beyond chance.'
+    """
+    if listed is None:
+        return None
+    n, n_drop = (int(x) for x in listed)
+    if not n:
+        return ("The records export lists no rows: no test reads high or medium, and the records "
+                "a test that found nothing beyond chance lists itself are not findings (they stay "
+                "on its card, the JSON report's 'metrics').")
+    return (f"The records export lists {n:,} record(s) behind the high and medium findings: "
+            f"{n_drop:,} to drop, {n - n_drop:,} to review; no record of a test that found "
+            "nothing beyond chance.")
 
 
 def _join(items: Sequence[str]) -> str:
@@ -758,7 +790,7 @@ def sample_line(sample: Mapping[str, Any]) -> str:
     >>> print(sample_line({"original": {"rows": 300, "of": 800}, "control": {"rows": 300, "of": 600},
     ...                    "seed": 0, "max_records": 300,
     ...                    "exact_copies": {"release_rows": 4, "outside_sample": 3}}))
-    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export)
+    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export when its test reads high or medium)
     """
     o, c = sample.get("original") or {}, sample.get("control")
     ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
@@ -778,7 +810,7 @@ def sample_line(sample: Mapping[str, Any]) -> str:
             f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
             f"against every release row: the intervals, bounds and detection limits are the "
             f"sample's{shares}; a join of the release against every training record found {found} "
-            f"(every one is in the records export)")
+            f"(every one is in the records export when its test reads high or medium)")
 
 
 def verdict_line(level: str) -> str:
@@ -866,6 +898,22 @@ def unlisted_reason(reason: str, shown: int) -> str:
     """
     return (f"{reason} (one of the {shown} records the test lists itself: it reads the release as "
             "a whole and names no rows behind its finding)")
+
+
+def joined_copy_reason(cells: int, tests: str, outside: bool) -> str:
+    """The reason of a copy a sampled run's full-table join found (:func:`synthguard.run.sample.
+    copy_records`): the unsampled export's words (:func:`copy_reason`), then how it was found and
+    whether its training row is among the sampled records the tests ran on.
+
+    Examples
+    --------
+    >>> joined_copy_reason(1, "near_copies", False)
+    'copy of its training row with 1 cell changed (near_copies); found by the join of the release against every training record: its training row is among the sampled records'
+    """
+    where = ("its training row is not among the sampled records the tests ran on" if outside
+             else "its training row is among the sampled records")
+    return (f"{copy_reason(cells, (), (), tests, '')}; found by the join of the release against "
+            f"every training record: {where}")
 
 
 def copy_reason(cells: int, differing: Sequence[str], ignored: Sequence[str], tests: str,

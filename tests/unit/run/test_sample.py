@@ -292,7 +292,7 @@ def _drop_consistency(rep) -> tuple[set[int], int]:
     copies of that family."""
     rec = rep.records()
     drop = set(rec.loc[rec["action"] == "drop", "release_row"].dropna().astype(int))
-    joined = rec[rec["reason"].fillna("").str.contains("found by the full-table join")]
+    joined = rec[rec["reason"].fillna("").str.contains("found by the join of the release against every training record")]
     cost = json.loads(rep.to_json())["actions"]["drop_retest"]
     for family, part in joined.groupby("family"):  # to drop when the re-test dropped them
         want = "drop" if cost["full_table_copies"][family] else "review"
