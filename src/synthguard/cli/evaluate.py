@@ -317,8 +317,10 @@ def write_extras(report, records_path: Path | None, dossier_path: Path | None, o
 
         drops = frame.loc[frame["action"] == "drop", "release_row"].dropna().nunique()
         tested = facts(report.model).listed is not None  # the export lists findings only
-        line = export_line((len(frame), int((frame["action"] == "drop").sum())) if tested
-                           else None)  # as the dossier says it
+        context = int((frame["action"] == "context").sum())
+        line = export_line((len(frame) - context, int((frame["action"] == "drop").sum()), context)
+                           if tested else None,
+                           str(report.verdict.level) in ("high", "medium"))  # as the dossier says
         say(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
             "row(s) to drop)" + (f". {line}" if line else ""))
     if dossier_path is not None:

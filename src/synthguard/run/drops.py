@@ -47,12 +47,15 @@ import pandas as pd
 
 from ..data.leaks import FAMILY_OF_CELLS
 
-__all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
+__all__ = ["ALARM", "CONTEXT", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
            "excess_share", "export_rows", "flagged_records", "plain_records", "row_ties",
            "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
+#: The action of a record the export lists apart from the findings: one a test that reads low,
+#: inconclusive or not meaningful lists itself (not a finding, never counted as a leaked row).
+CONTEXT = "context"
 #: The share of a test's flagged training records beyond the control's rate, ``(member - control)
 #: / member``, from which the rows it ties as neighbours are rows to drop (below it, rows to
 #: review); for copies, the same share of the training ties up to a crowd (:func:`chance_cut`).

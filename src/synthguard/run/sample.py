@@ -185,9 +185,8 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
         res = out.results.get(name)
         listed = {r.get("release_row") for r in own
                   if name in str(r.get("tests") or r.get("metric")).split(", ")}
-        if res is None or str(res.risk_level) not in ALARM:
-            continue  # its test found nothing beyond chance: not a finding, not in the export
-        alarm = True
+        finding = res is not None and str(res.risk_level) in ALARM
+        alarm = finding
         # after an in-run drop-and-retest: to drop exactly the copies it dropped (those of a
         # family whose own copies the run drops: :func:`dropped_with_copies`), in its first round
         joined = (((out.header.get("actions") or {}).get("drop_retest") or {})
@@ -195,7 +194,8 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
         if joined is not None:
             alarm = alarm and joined.get(family, 0) > 0
         more += copy_records(copies[family], listed, alarm, name, family,
-                             1 if joined is not None and alarm else None)
+                             1 if joined is not None and alarm else None,
+                             None if finding else str(getattr(res, "risk_level", "not run")))
     if more:
         out.header["records"] = own + more
     return out
@@ -362,14 +362,17 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None,
 
 
 def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,
-                 metric: str, family: str = "exact", round_: int | None = None) -> list[dict[str, Any]]:
+                 metric: str, family: str = "exact", round_: int | None = None,
+                 level: str | None = None) -> list[dict[str, Any]]:
     """The records-export rows of the full-table copies of ``family`` (``"exact"`` or
     ``"near1"``) not already ``listed`` (release rows the run's own rows name), under the test
     ``metric``: input row numbers, action ``drop`` when that test alarms (``alarm``; after an
-    in-run drop-and-retest, when it dropped them, in round ``round_``), else ``review``; the
-    reason in the unsampled export's words (:func:`synthguard.run.wording.joined_copy_reason`),
-    saying whether the copied record is among the sampled records. Vectorised: one reason per
-    (family, sampled or not), the rows built column by column.
+    in-run drop-and-retest, when it dropped them, in round ``round_``), else ``review``; or, when
+    the test reads ``level`` (low, inconclusive...: not a finding), action ``context``, its
+    reason saying so (:func:`synthguard.run.wording.context_reason`). The reason is in the
+    unsampled export's words (:func:`synthguard.run.wording.joined_copy_reason`), saying whether
+    the copied record is among the sampled records. Vectorised: one reason per (family, sampled
+    or not), the rows built column by column.
 
     Examples
     --------
@@ -378,19 +381,22 @@ def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool
     >>> [(r["release_row"], r["action"], r["reason"]) for r in rows]
     [(7, 'drop', 'verbatim copy of its training row (exact_matches); found by the join of the release against every training record: its training row is not among the sampled records the tests ran on')]
     """
-    from .drops import plain_records
-    from .wording import joined_copy_reason
+    from .drops import CONTEXT, plain_records
+    from .wording import context_reason, joined_copy_reason
 
     release = np.asarray(copies["release"], dtype=np.int64)
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
     outside = np.asarray(copies["outside"], dtype=bool)[keep]
     cells = CELLS_CHANGED[family]
-    words = np.asarray([joined_copy_reason(cells, metric, False),
-                        joined_copy_reason(cells, metric, True)], dtype=object)
+    words = [joined_copy_reason(cells, metric, False), joined_copy_reason(cells, metric, True)]
+    if level is not None:
+        words = [context_reason(w, metric, level) for w in words]
+    words = np.asarray(words, dtype=object)
+    action = "drop" if alarm else ("review" if level is None else CONTEXT)
     n = int(keep.sum())
     frame = pd.DataFrame({"metric": np.full(n, metric, dtype=object),
                           "risk": np.full(n, "presence", dtype=object),
-                          "action": np.full(n, "drop" if alarm else "review", dtype=object),
+                          "action": np.full(n, action, dtype=object),
                           "release_row": release[keep],
                           "training_row": np.asarray(copies["training"], dtype=np.int64)[keep],
                           "reason": words[outside.astype(np.int64)],

@@ -206,8 +206,9 @@ class Facts:
     how : {"cli", "api", "both"}
         How the reader gets the records export.
     listed : tuple of int, optional
-        ``(records, of them to drop)`` in the records export of a report whose verdict has
-        tests (it lists the records behind high and medium findings only); ``None`` otherwise.
+        ``(records behind high and medium findings, of them to drop, context records)`` in the
+        records export of a report whose verdict has tests (``context``: records of tests that
+        found nothing beyond chance, not findings); ``None`` otherwise.
 
     Examples
     --------
@@ -224,7 +225,7 @@ class Facts:
     rows_needed: int | None = None
     how: str = "both"
     drops: tuple[tuple[str, int], ...] = ()
-    listed: tuple[int, int] | None = None
+    listed: tuple[int, int, int] | None = None
 
 
 def interval(ci: Any) -> str:
@@ -578,17 +579,21 @@ def contained_mark(host: str) -> str:
     return f"one of {host}'s attacks"
 
 
-def records_caption(n: int, n_drop: int, shown: int) -> str:
-    """The caption of a report's excerpt of the records export.
+def records_caption(n: int, n_drop: int, shown: int, context: int = 0) -> str:
+    """The caption of a report's excerpt of the records export (``context``: of the ``n``, the
+    records of tests that found nothing beyond chance, not findings).
 
     Examples
     --------
     >>> records_caption(30, 12, 10)
     '30 record(s) in the records export (12 to drop, 18 to review); the first 10 of each here, all of them (and every verbatim copy) with --records-out or report.records()'
+    >>> records_caption(30, 12, 10, 8)[:91]
+    '30 record(s) in the records export (12 to drop, 10 to review, 8 context: not findings); the'
     """
-    return (f"{n} record(s) in the records export ({n_drop} to drop, {n - n_drop} to review); the "
-            f"first {shown} of each here, all of them (and every verbatim copy) with --records-out "
-            "or report.records()")
+    more = f", {context} context: not findings" if context else ""
+    return (f"{n} record(s) in the records export ({n_drop} to drop, {n - n_drop - context} to "
+            f"review{more}); the first {shown} of each here, all of them (and every verbatim copy) "
+            "with --records-out or report.records()")
 
 
 def informative_line(names: Sequence[str]) -> str | None:
@@ -740,37 +745,54 @@ def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str
         out.append(f"The records export marks {facts.review_all} record(s) 'review': rows a test "
                    "lists (near matches, rows unique in the release, training records it "
                    "exposes); read them before the release.")
-    if facts.listed is not None and not facts.listed[0]:
-        out.append(export_line(facts.listed))
+    line = export_line(facts.listed, any(r["level"] in ("high", "medium") for r in risks))
+    if line and facts.listed is not None and (not facts.listed[0] or facts.listed[2]):
+        out.append(line)  # the rows apart from the findings, or that there are none
     out.append("Outside these tests: attackers with knowledge beyond the threat model above, and "
                "linkage with data sets that are not part of this assessment.")
     return out
 
 
-def export_line(listed: tuple[int, int] | None) -> str | None:
+def export_line(listed: tuple[int, int, int] | None, alarm: bool = False) -> str | None:
     """What the records export holds, in one sentence (the console's line after ``--records-out``,
-    the dossier's residual risk when it lists nothing): the records behind the high and medium
-    findings only; a test that found nothing beyond chance lists its records on its card, never
-    as a finding. ``listed``: ``(records, of them to drop)`` (:class:`Facts`); ``None``: a report
-    without a verdict's tests, whose export holds every metric's records (no sentence).
+    the dossier's residual risk): the records behind the high and medium findings, then apart,
+    action ``context``, the records tests that found nothing beyond chance list themselves (not
+    findings, never counted as leaked rows). ``listed``: ``(records behind findings, of them to
+    drop, context records)`` (:class:`Facts`); ``None``: a report without a verdict's tests, whose
+    export holds every metric's records (no sentence). ``alarm``: some risk reads high or medium
+    (an export without a row behind a finding then says its tests name no row).
 
     Examples
     --------
-    >>> export_line((0, 0))
-    "The records export lists no rows: no test reads high or medium, and the records a test that found nothing beyond chance lists itself are not findings (they stay on its card, the JSON report's 'metrics')."
-    >>> export_line((12, 5))
-    'The records export lists 12 record(s) behind the high and medium findings: 5 to drop, 7 to review; no record of a test that found nothing beyond chance.'
+    >>> export_line((0, 0, 0))
+    'The records export lists no row behind a finding: no test reads high or medium.'
+    >>> export_line((12, 5, 283))
+    "The records export lists 12 record(s) behind the high and medium findings (5 to drop, 7 to review); its 283 record(s) marked 'context' are those tests that found nothing beyond chance list themselves: not findings, not leaked rows."
     """
     if listed is None:
         return None
-    n, n_drop = (int(x) for x in listed)
-    if not n:
-        return ("The records export lists no rows: no test reads high or medium, and the records "
-                "a test that found nothing beyond chance lists itself are not findings (they stay "
-                "on its card, the JSON report's 'metrics').")
-    return (f"The records export lists {n:,} record(s) behind the high and medium findings: "
-            f"{n_drop:,} to drop, {n - n_drop:,} to review; no record of a test that found "
-            "nothing beyond chance.")
+    n, n_drop, context = (int(x) for x in listed)
+    none = ("the tests that read high or medium name no row" if alarm else
+            "no test reads high or medium")
+    head = (f"The records export lists no row behind a finding: {none}" if not n else
+            f"The records export lists {n:,} record(s) behind the high and medium findings "
+            f"({n_drop:,} to drop, {n - n_drop:,} to review)")
+    if context:
+        head += (f"; its {context:,} record(s) marked 'context' are those tests that found nothing "
+                 "beyond chance list themselves: not findings, not leaked rows")
+    return head + "."
+
+
+def context_reason(reason: str, metric: str, level: str) -> str:
+    """The reason of a record the export lists apart from the findings (action ``context``): one a
+    test that found nothing beyond chance lists itself.
+
+    Examples
+    --------
+    >>> context_reason("distance 0", "exact_matches", "inconclusive")
+    'not a finding (exact_matches reads inconclusive): distance 0'
+    """
+    return f"not a finding ({metric} reads {level}): {reason}"
 
 
 def _join(items: Sequence[str]) -> str:
