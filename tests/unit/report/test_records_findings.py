@@ -1,0 +1,122 @@
+"""The records export names every release row behind a high or medium finding of the tests that
+read the release as a whole (``dcr_overfitting_protection``; ``closest_distance_mia`` in
+tests/unit/run/test_export_every_row.py), and lists the records of tests that found nothing
+beyond chance apart, as ``context``: never counted as rows to drop or review (issue #30)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import synthguard
+from synthguard.report.records import facts
+from synthguard.run import wording
+
+
+def _people(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    return pd.DataFrame({"a": rng.integers(0, 40, n).astype(str), "b": rng.choice(list("pqrs"), n),
+                         "x": rng.normal(size=n).round(2), "y": rng.normal(size=n).round(2)})
+
+
+@pytest.fixture(scope="module")
+def overfit():
+    """Half of the release copies training rows with ``y`` moved a little (no verbatim copy), the
+    other half fresh people: the release sits on its training records."""
+    rng = np.random.default_rng(3)
+    o, c, f = _people(rng, 500), _people(rng, 500), _people(rng, 250)
+    moved = o.head(250).copy()
+    moved["y"] = moved["y"] + 0.05
+    rel = pd.concat([moved, f], ignore_index=True)
+    rep = synthguard.evaluate(o, rel, control=c, metrics=["dcr_overfitting_protection"],
+                              retest_rows=0, retest_columns=0)
+    return o, rel, c, rep
+
+
+def test_dcr_overfitting_names_every_release_row_closer_to_training_than_to_control(overfit):
+    o, rel, _, rep = overfit
+    test = {t["metric"]: t for t in rep.verdict.tests}["dcr_overfitting_protection"]
+    assert test["level"] in ("high", "medium")
+    rows = rep.records()
+    named = rows[rows["tests"].fillna("").str.contains("dcr_overfitting_protection")]
+    details = rep.result("dcr_overfitting_protection").details
+    closer = round(details["synthetic_data_percentages"]["closer_to_training"] * len(rel))
+    assert closer > 100  # more than the metric's own list of 100 records
+    # every such release row, once, each with its nearest training row, for review
+    assert named["release_row"].nunique() == len(named) == closer
+    assert named["training_row"].notna().all() and set(named["action"]) == {"review"}
+    assert set(named["family"]) <= {"near1", "near2", "neighbourhood"}  # what its cells show
+    assert (named.loc[named["release_row"] < 250, "family"] == "near1").mean() > 0.95
+    assert named["reason"].str.endswith("(dcr_overfitting_protection)").all()
+    far = named[~named["family"].isin(["near1", "near2"])]  # more than two cells differ: the tie
+    assert far["reason"].str.startswith("a close neighbour, nearer to it than to any held-out "
+                                        "record, of its training row").all()
+    # the moved copies are behind it, each tied to the training row it was made from
+    moved = named[named["release_row"] < 250]
+    assert len(moved) > 200
+    assert (moved["training_row"] == moved["release_row"]).mean() > 0.95
+    # not its own top 100 marked as a test of the release as a whole
+    assert not rows["reason"].str.contains("names no rows behind its finding").any()
+    assert rows["rank"].tolist() == list(range(1, len(rows) + 1))
+
+
+def test_the_verdict_does_not_move_with_the_rows_a_whole_release_test_names(overfit):
+    """The ties are the export's: the verdict's numbers are the evidence's own."""
+    _, _, _, rep = overfit
+    ev = rep.result("dcr_overfitting_protection").evidence
+    assert ev.ties is not None and ev.flags is None
+    test = {t["metric"]: t for t in rep.verdict.tests}["dcr_overfitting_protection"]
+    assert test["member"] == ev.member and test["p_value"] == ev.p_value
+
+
+@pytest.fixture(scope="module")
+def safe():
+    rng = np.random.default_rng(4)
+    o, c, f = _people(rng, 400), _people(rng, 400), _people(rng, 400)
+    rep = synthguard.evaluate(o, f, control=c, metrics=["exact_matches", "dcr",
+                                                        "dcr_overfitting_protection"],
+                              retest_rows=0, retest_columns=0)
+    return o, f, c, rep
+
+
+def test_records_of_tests_without_a_finding_are_context_and_never_counted(safe):
+    o, f, _, rep = safe
+    assert all(t["level"] not in ("high", "medium") for t in rep.verdict.tests)
+    rows = rep.records(o, f)
+    assert len(rows) and set(rows["action"]) == {"context"}
+    assert rows["reason"].str.match(r"not a finding \((exact_matches|dcr|dcr_overfitting_protection)"
+                                    r" reads [a-z ]+\): ").all()
+    got = facts(rep.model)
+    assert got.review_all == 0 and got.review_presence == 0 and not got.drops
+    assert got.listed == (0, 0, len(rows))
+    # the dossier says what the export holds, with the same count (it said 'review' before)
+    said = wording.export_line(got.listed)
+    assert f"its {len(rows)} record(s) marked 'context'" in said
+    dossier = " ".join(rep.to_dossier().split())
+    assert said in dossier and "'review'" not in dossier
+    html = rep.to_html()
+    assert f"{len(rows)} record(s) in the records export (0 to drop, 0 to review, {len(rows)} " \
+           "context: not findings)" in html
+
+
+def test_the_records_out_line_and_the_dossier_say_the_same(safe, tmp_path):
+    from click.testing import CliRunner
+
+    from synthguard.cli import main
+
+    files = {}
+    for role, frame in zip("osc", safe[:3], strict=True):
+        files[role] = tmp_path / f"{role}.csv"
+        frame.to_csv(files[role], index=False)
+    out = tmp_path / "rows.csv"
+    res = CliRunner().invoke(main, ["evaluate", "-o", str(files["o"]), "-s", str(files["s"]),
+                                    "-c", str(files["c"]), "--metrics",
+                                    "exact_matches,dcr,dcr_overfitting_protection",
+                                    "--retest-rows", "0", "--records-out", str(out),
+                                    "--dossier", str(tmp_path / "d.md"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    written = pd.read_csv(out)
+    assert len(written) and set(written["action"]) == {"context"}
+    line = wording.export_line((0, 0, len(written)))
+    assert line in " ".join(res.output.split())
+    assert line in " ".join((tmp_path / "d.md").read_text().split())
