@@ -49,8 +49,8 @@ def test_dcr_overfitting_names_every_release_row_closer_to_training_than_to_cont
     assert (named.loc[named["release_row"] < 250, "family"] == "near1").mean() > 0.95
     assert named["reason"].str.endswith("(dcr_overfitting_protection)").all()
     far = named[~named["family"].isin(["near1", "near2"])]  # more than two cells differ: the tie
-    assert far["reason"].str.startswith("a close neighbour, nearer to it than to any held-out "
-                                        "record, of its training row").all()
+    assert far["reason"].str.startswith("a close neighbour (nearer than any held-out record) "
+                                        "of its training row").all()
     # the moved copies are behind it, each tied to the training row it was made from
     moved = named[named["release_row"] < 250]
     assert len(moved) > 200
@@ -120,3 +120,21 @@ def test_the_records_out_line_and_the_dossier_say_the_same(safe, tmp_path):
     line = wording.export_line((0, 0, len(written)))
     assert line in " ".join(res.output.split())
     assert line in " ".join((tmp_path / "d.md").read_text().split())
+
+
+def test_after_the_drop_a_whole_release_test_says_it_names_rows_to_review():
+    """Verbatim copies are dropped; the moved copies keep dcr_overfitting_protection high: the
+    drop-and-retest says it names rows to review (its ties), not that its finding is untied."""
+    rng = np.random.default_rng(5)
+    o, c, f = _people(rng, 500), _people(rng, 500), _people(rng, 150)
+    moved = o.iloc[100:300].copy()
+    moved["y"] = moved["y"] + 0.05
+    rel = pd.concat([o.head(100), moved, f], ignore_index=True)
+    rep = synthguard.evaluate(o, rel, control=c, metrics=["exact_matches",
+                                                          "dcr_overfitting_protection"],
+                              retest_columns=0)
+    presence = {r["risk"]: r for r in rep.risks()}["presence"]
+    why = presence["drop_retest"]["why"]
+    assert presence["drop_retest"]["rows_dropped"] >= 90
+    assert why["dcr_overfitting_protection"] == wording.still_alarming(
+        "review", "a close neighbour (nearer than any held-out record)")

@@ -474,7 +474,7 @@ def closer_ties(rows: np.ndarray, nearest_training: np.ndarray, nearest_control:
     non_member = np.zeros(int(n_control), dtype=bool)
     non_member[np.asarray(nearest_control, dtype=np.int64)[further]] = True
     pairs = RowPairs(rec, rows[closer], int(n_release), action="review",
-                     tie="a close neighbour, nearer to it than to any held-out record,")
+                     tie="a close neighbour (nearer than any held-out record)")
     return RecordFlags(member, non_member, pairs=pairs)
 
 

@@ -255,6 +255,6 @@ def tail_ties(data: Any, cols: list[str], metric: Any, training: tuple[np.ndarra
     rec = np.concatenate(recs) if recs else np.zeros(0, dtype=np.int64)
     row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     pairs = RowPairs(rec, row, n_syn, action="review",
-                     tie="a close neighbour, within the distance of the pooled 1 % of real "
-                         "records closest to the release,")
+                     tie="a close neighbour (within the distance cut of the pooled 1 % of real "
+                         "records closest to the release)")
     return RecordFlags(flags[0], flags[1], pairs=pairs)
