@@ -1,7 +1,7 @@
-"""The records export names every release row behind a high or medium finding of the tests that
-read the release as a whole (``dcr_overfitting_protection``; ``closest_distance_mia`` in
-tests/unit/run/test_export_every_row.py), and lists the records of tests that found nothing
-beyond chance apart, as ``context``: never counted as rows to drop or review (issue #30)."""
+"""The records export lists the records of tests that found nothing beyond chance apart, as
+``context``: never counted as rows to drop or review; a test of the release as a whole names the
+rows behind its finding for review (``closest_distance_mia``; its rows in
+tests/unit/run/test_export_every_row.py) (issue #30)."""
 
 from __future__ import annotations
 
@@ -17,56 +17,6 @@ from synthguard.run import wording
 def _people(rng: np.random.Generator, n: int) -> pd.DataFrame:
     return pd.DataFrame({"a": rng.integers(0, 40, n).astype(str), "b": rng.choice(list("pqrs"), n),
                          "x": rng.normal(size=n).round(2), "y": rng.normal(size=n).round(2)})
-
-
-@pytest.fixture(scope="module")
-def overfit():
-    """Half of the release copies training rows with ``y`` moved a little (no verbatim copy), the
-    other half fresh people: the release sits on its training records."""
-    rng = np.random.default_rng(3)
-    o, c, f = _people(rng, 500), _people(rng, 500), _people(rng, 250)
-    moved = o.head(250).copy()
-    moved["y"] = moved["y"] + 0.05
-    rel = pd.concat([moved, f], ignore_index=True)
-    rep = synthguard.evaluate(o, rel, control=c, metrics=["dcr_overfitting_protection"],
-                              retest_rows=0, retest_columns=0)
-    return o, rel, c, rep
-
-
-def test_dcr_overfitting_names_every_release_row_closer_to_training_than_to_control(overfit):
-    o, rel, _, rep = overfit
-    test = {t["metric"]: t for t in rep.verdict.tests}["dcr_overfitting_protection"]
-    assert test["level"] in ("high", "medium")
-    rows = rep.records()
-    named = rows[rows["tests"].fillna("").str.contains("dcr_overfitting_protection")]
-    details = rep.result("dcr_overfitting_protection").details
-    closer = round(details["synthetic_data_percentages"]["closer_to_training"] * len(rel))
-    assert closer > 100  # more than the metric's own list of 100 records
-    # every such release row, once, each with its nearest training row, for review
-    assert named["release_row"].nunique() == len(named) == closer
-    assert named["training_row"].notna().all() and set(named["action"]) == {"review"}
-    assert set(named["family"]) <= {"near1", "near2", "neighbourhood"}  # what its cells show
-    assert (named.loc[named["release_row"] < 250, "family"] == "near1").mean() > 0.95
-    assert named["reason"].str.endswith("(dcr_overfitting_protection)").all()
-    far = named[~named["family"].isin(["near1", "near2"])]  # more than two cells differ: the tie
-    assert far["reason"].str.startswith("a close neighbour (nearer than any held-out record) "
-                                        "of its training row").all()
-    # the moved copies are behind it, each tied to the training row it was made from
-    moved = named[named["release_row"] < 250]
-    assert len(moved) > 200
-    assert (moved["training_row"] == moved["release_row"]).mean() > 0.95
-    # not its own top 100 marked as a test of the release as a whole
-    assert not rows["reason"].str.contains("names no rows behind its finding").any()
-    assert rows["rank"].tolist() == list(range(1, len(rows) + 1))
-
-
-def test_the_verdict_does_not_move_with_the_rows_a_whole_release_test_names(overfit):
-    """The ties are the export's: the verdict's numbers are the evidence's own."""
-    _, _, _, rep = overfit
-    ev = rep.result("dcr_overfitting_protection").evidence
-    assert ev.ties is not None and ev.flags is None
-    test = {t["metric"]: t for t in rep.verdict.tests}["dcr_overfitting_protection"]
-    assert test["member"] == ev.member and test["p_value"] == ev.p_value
 
 
 @pytest.fixture(scope="module")
@@ -123,18 +73,18 @@ def test_the_records_out_line_and_the_dossier_say_the_same(safe, tmp_path):
 
 
 def test_after_the_drop_a_whole_release_test_says_it_names_rows_to_review():
-    """Verbatim copies are dropped; the moved copies keep dcr_overfitting_protection high: the
+    """Verbatim copies are dropped; the moved copies keep closest_distance_mia high: the
     drop-and-retest says it names rows to review (its ties), not that its finding is untied."""
     rng = np.random.default_rng(5)
     o, c, f = _people(rng, 500), _people(rng, 500), _people(rng, 150)
     moved = o.iloc[100:300].copy()
     moved["y"] = moved["y"] + 0.05
     rel = pd.concat([o.head(100), moved, f], ignore_index=True)
-    rep = synthguard.evaluate(o, rel, control=c, metrics=["exact_matches",
-                                                          "dcr_overfitting_protection"],
+    rep = synthguard.evaluate(o, rel, control=c, metrics=["exact_matches", "closest_distance_mia"],
                               retest_columns=0)
     presence = {r["risk"]: r for r in rep.risks()}["presence"]
     why = presence["drop_retest"]["why"]
     assert presence["drop_retest"]["rows_dropped"] >= 90
-    assert why["dcr_overfitting_protection"] == wording.still_alarming(
-        "review", "a close neighbour (nearer than any held-out record)")
+    assert why["closest_distance_mia"] == wording.still_alarming(
+        "review", "a close neighbour (within the distance cut of the pooled 1 % of real records "
+                  "closest to the release)")

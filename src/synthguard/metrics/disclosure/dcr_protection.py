@@ -24,14 +24,13 @@ used. That interval is reported (``median_ci``, ``n_random``) and enters the sco
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...core.format import fmt_number
-from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs
+from ...core.results import Baseline, Evidence, MetricResult
 from ...engine.neighbors import Neighbors
 from ...errors import ConfigError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Param, RecordsCard, register
@@ -419,63 +418,12 @@ def dcr_overfitting_protection(ctx: Context, *, num_rows_subsample: int | None =
     evidence = None
     if has_control(ctx) and first_query is not None and ctx.evidence:
         evidence, details["evidence_won_records"] = _overfitting_evidence(ctx, cols, first_query[0])
-        evidence = replace(evidence, ties=closer_ties(
-            rows, nb_t.indices[:, 0], nb_h.indices[:, 0], d_t, d_h,
-            len(tables.original), len(tables.control), n_syn))
     return MetricResult(name="dcr_overfitting_protection", family="disclosure", value=score,
                         direction="higher is safer",
                         baseline=Baseline(0.5, "share closer to training expected when the generator did "
                                                "not memorise (equal-size training and holdout): score 1"),
                         ci=ci, n=n_tot, risk_level=level, warning="; ".join(warnings) or None,
                         details=details, records=recs, evidence=evidence)
-
-
-def closer_ties(rows: np.ndarray, nearest_training: np.ndarray, nearest_control: np.ndarray,
-                d_training: np.ndarray, d_control: np.ndarray, n_training: int, n_control: int,
-                n_release: int) -> RecordFlags:
-    """The records and release rows behind the test's finding, for the records export only
-    (:attr:`~synthguard.core.results.Evidence.ties`; the verdict never reads them).
-
-    The score counts the release rows strictly closer to a training row than to any control row;
-    the evidence counts the real records that are the nearest real record of a release row (won).
-    Behind the finding: every release row strictly closer to a training row than to any control
-    row, tied to that nearest training row, which it wins (training records so won are flagged;
-    control records likewise from the rows closer to a control row, the chance baseline). A
-    training record several rows sit on carries its share split over them, so the rows of a record
-    won by one release row alone come first. The ties are ``review`` rows: the test reads the
-    release as a whole (about half of a fresh release is closer to training than to control by
-    chance); no row is dropped on its word.
-
-    Parameters
-    ----------
-    rows : ndarray of int
-        The release rows searched (canonical positions).
-    nearest_training, nearest_control : ndarray of int
-        Per searched row, its nearest training and control row (canonical positions).
-    d_training, d_control : ndarray of float
-        The distances to them.
-    n_training, n_control, n_release : int
-        The tables' sizes.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> f = closer_ties(np.arange(3), np.array([0, 0, 1]), np.array([1, 0, 0]),
-    ...                 np.array([0.0, 0.1, 0.5]), np.array([0.2, 0.3, 0.1]), 2, 2, 3)
-    >>> f.member.tolist(), f.non_member.tolist(), f.pairs.row.tolist()
-    ([True, False], [True, False], [0, 1])
-    """
-    rows = np.asarray(rows, dtype=np.int64)
-    closer = np.asarray(d_training) < np.asarray(d_control)
-    further = np.asarray(d_control) < np.asarray(d_training)
-    rec = np.asarray(nearest_training, dtype=np.int64)[closer]
-    member = np.zeros(int(n_training), dtype=bool)
-    member[rec] = True
-    non_member = np.zeros(int(n_control), dtype=bool)
-    non_member[np.asarray(nearest_control, dtype=np.int64)[further]] = True
-    pairs = RowPairs(rec, rows[closer], int(n_release), action="review",
-                     tie="a close neighbour (nearer than any held-out record)")
-    return RecordFlags(member, non_member, pairs=pairs)
 
 
 OVERFITTING_STATISTIC = ("share of records that are the nearest real record of at least one release "
