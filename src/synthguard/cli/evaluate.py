@@ -312,9 +312,17 @@ def write_extras(report, records_path: Path | None, dossier_path: Path | None, o
     if records_path is not None:
         frame = report.records(original, synthetic, metadata)
         write_csv(frame, records_path, "--records-out")
+        from ..report.records import facts
+        from ..run.wording import export_line
+
         drops = frame.loc[frame["action"] == "drop", "release_row"].dropna().nunique()
+        tested = facts(report.model).listed is not None  # the export lists findings only
+        context = int((frame["action"] == "context").sum())
+        line = export_line((len(frame) - context, int((frame["action"] == "drop").sum()), context)
+                           if tested else None,
+                           str(report.verdict.level) in ("high", "medium"))  # as the dossier says
         say(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
-            "row(s) to drop)")
+            "row(s) to drop)" + (f". {line}" if line else ""))
     if dossier_path is not None:
         report.to_dossier(dossier_path)
         say(f"dossier written to {dossier_path}")

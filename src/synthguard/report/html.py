@@ -437,7 +437,8 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
         shown = drop[:10] + [r for r in recs if r["action"] != "drop"][:10]
         rrows = [[r["metric"], r["risk"], r["action"], _opt(r["release_row"]),
                   _opt(r["training_row"]), r["reason"]] for r in shown]
-        parts.append(f"<details><summary>{escape(wording.records_caption(len(recs), len(drop), 10))}"
+        context = sum(r["action"] == "context" for r in recs)  # not findings
+        parts.append(f"<details><summary>{escape(wording.records_caption(len(recs), len(drop), 10, context))}"
                      "</summary>"
                      + table(["metric", "risk", "action", "release row", "training row", "reason"],
                              rrows) + "</details>")

@@ -184,28 +184,32 @@ def report_records(report: Any, original: Any = None, synthetic: Any = None,
 
 def _findings_only(model: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The metrics' own records a report with a verdict exports beside the run's rows: those of
-    its tests, the informative metrics' left out (a metric the verdict does not test decides no
-    level: its records are on its card, not rows to act on), and those of a test counted as
-    another's twin (``same_as``, ``contained_in``: its host's rows stand for it). A test that
-    alarms without naming or flagging rows (a test of the release as a whole) lists its own top
-    records, each marked so (:func:`synthguard.run.wording.unlisted_reason`). A report without a
-    verdict's tests (no control) keeps every metric's records."""
-    from ..run.drops import ALARM
-    from ..run.wording import unlisted_reason
+    its tests that read high or medium and name or flag no rows themselves (a test of the release
+    as a whole), each marked so (:func:`synthguard.run.wording.unlisted_reason`); then, apart, the
+    records of a test that reads low, inconclusive or not meaningful, action ``"context"`` (it
+    found nothing beyond chance: not findings, never counted as leaked rows or rows to review;
+    :func:`synthguard.run.wording.context_reason`). Left out: an informative metric's records (it
+    decides no level: they stay on its card) and those of a test counted as another's twin
+    (``same_as``, ``contained_in``: its host's rows stand for it). A report without a verdict's
+    tests (no control) keeps every metric's records."""
+    from ..run.drops import ALARM, CONTEXT
+    from ..run.wording import context_reason, unlisted_reason
 
     tests = {str(t.get("metric")): t for t in getattr(model, "tests", ()) or ()}
     if not tests:
         return rows
     shown = Counter(str(r["metric"]) for r in rows)  # each metric's records, counted once
-    kept = []
+    kept, context = [], []
     for r in rows:
         t = tests.get(str(r["metric"]))
         if t is None or t.get("same_as") or t.get("contained_in"):
             continue
         if t.get("level") in ALARM:
-            r = dict(r, reason=unlisted_reason(str(r["reason"]), shown[str(r["metric"])]))
-        kept.append(r)
-    return kept
+            kept.append(dict(r, reason=unlisted_reason(str(r["reason"]), shown[str(r["metric"])])))
+        else:  # not a finding: after every finding's rows, never counted as leaked rows
+            context.append(dict(r, action=CONTEXT, reason=context_reason(
+                str(r["reason"]), str(t["metric"]), str(t.get("level")))))
+    return kept + context
 
 
 def complete_records(report: Any, original: Any, synthetic: Any,
@@ -236,6 +240,14 @@ def complete_records(report: Any, original: Any, synthetic: Any,
     full = [dict(r, metric=name) for name, card in listers.items()
             for r in card.complete(original, synthetic, metadata)]
     return full + [r for r in rows if r["metric"] not in listers]
+
+
+def _listed(export: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """``(records behind findings, of them to drop, context records)`` of a records export."""
+    from ..run.drops import CONTEXT
+
+    context = sum(r["action"] == CONTEXT for r in export)
+    return (len(export) - context, sum(r["action"] == "drop" for r in export), context)
 
 
 def query_columns(report: Any, top: int = 5) -> list[tuple[str, int]]:
@@ -288,7 +300,8 @@ def facts(report: Any, how: str = "both") -> Facts:
         return Facts(copies=copies, review_presence=len(near),
                      review_all=sum(r["action"] == "review" for r in export),
                      has_control=has_control, copy_reading=reading, how=how,
-                     drops=tuple(by_family.items()))
+                     drops=tuple(by_family.items()),
+                     listed=_listed(export))
     counted = {e.name for e in model.metrics
                if getattr(getattr(card_of(e.metric or e.name), "records", None), "count", None)}
     recs = _findings_only(model, normalise_records(model))  # the export's rows, as it lists them
@@ -298,6 +311,8 @@ def facts(report: Any, how: str = "both") -> Facts:
     listed = {e.name for e in model.metrics  # the export lists these metrics' rows in full, as drops
               if getattr(getattr(card_of(e.metric or e.name), "records", None), "complete", None)}
     review = sum(1 for r in recs if r["action"] == "review" and r["metric"] not in listed)
+    tested = bool(getattr(model, "tests", ()))  # a verdict's tests: the export lists findings only
     return Facts(copies=copies, more_drops=len(drops), review_presence=len(near),
                  review_all=review, has_control=has_control, copy_reading=reading,
-                 rows_needed=None if has_control else control_size_needed(model), how=how)
+                 rows_needed=None if has_control else control_size_needed(model), how=how,
+                 listed=_listed(recs) if tested else None)

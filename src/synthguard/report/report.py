@@ -83,15 +83,17 @@ class Report:
                 metadata: Any = None) -> Any:
         """Every record behind the metrics, in one schema, as a pandas DataFrame.
 
-        Columns: ``metric, risk, action ("drop" | "review"), release_row, training_row, reason``
-        (row numbers of the input files, from 0; missing when the metric does not name one), then
-        ``rank, family, tests, round``. First come the run's own rows: every release row behind a
-        high or medium finding, each with its training row, ranked so that the first rows remove
-        most of the excess (:mod:`synthguard.run.drops`; ``round``: the drop-and-retest round that
-        dropped it), then the training records a test flags without naming release rows; then the
-        listed records of the verdict's other tests (those of a test of the release as a whole
-        marked so). A metric that decides no level (informative only) lists nothing here: its
-        records are on its card (``report.result(name).records``).
+        Columns: ``metric, risk, action ("drop" | "review" | "context"), release_row,
+        training_row, reason`` (row numbers of the input files, from 0; missing when the metric
+        does not name one), then ``rank, family, tests, round``. First come the run's own rows:
+        every release row behind a high or medium finding, each with its training row, ranked so
+        that the first rows remove most of the excess (:mod:`synthguard.run.drops`; ``round``: the
+        drop-and-retest round that dropped it), then the training records a test flags without
+        naming release rows, then the records a high or medium test of the release as a whole
+        lists itself (marked so). Last, apart, action ``"context"``: the records the verdict's
+        tests that read low, inconclusive or not meaningful list themselves (not findings, never
+        counted as leaked rows). A metric that decides no level (informative only) lists nothing
+        here: its records are on its card (``report.result(name).records``).
 
         Parameters
         ----------

@@ -510,6 +510,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
 def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n_dropped: int,
                 rounds: int, named: set[str]) -> DropRetest:
     """What one alarming risk reads after the rows were dropped, and why what remains remains."""
+    from .drops import row_ties
     from .verdict import RISK_TITLES
     from .wording import drop_retest_text
 
@@ -520,8 +521,8 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
     why: dict[str, str] = {}
     for t in tests:
         res = rep.results.get(t["metric"])
-        flags = getattr(getattr(res, "evidence", None), "flags", None)
-        pairs = getattr(flags, "pairs", None)
+        # the rows its finding names (a test of the release as a whole names them in its ties)
+        pairs = getattr(row_ties(getattr(res, "evidence", None)), "pairs", None)
         if pairs is None:
             why[t["metric"]] = still_alarming("untied")
         elif pairs.action != "drop":

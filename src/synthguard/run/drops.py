@@ -47,12 +47,15 @@ import pandas as pd
 
 from ..data.leaks import FAMILY_OF_CELLS
 
-__all__ = ["ALARM", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
+__all__ = ["ALARM", "CONTEXT", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
            "excess_share", "export_rows", "flagged_records", "plain_records", "row_ties",
            "rows_behind"]
 
 #: Levels whose tests name rows.
 ALARM = ("high", "medium")
+#: The action of a record the export lists apart from the findings: one a test that reads low,
+#: inconclusive or not meaningful lists itself (not a finding, never counted as a leaked row).
+CONTEXT = "context"
 #: The share of a test's flagged training records beyond the control's rate, ``(member - control)
 #: / member``, from which the rows it ties as neighbours are rows to drop (below it, rows to
 #: review); for copies, the same share of the training ties up to a crowd (:func:`chance_cut`).
@@ -488,13 +491,18 @@ def tie_combinations(release: np.ndarray, test: np.ndarray) -> tuple[np.ndarray,
     return np.asarray(codes, dtype=np.int64).reshape(-1), combos
 
 
-def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray) -> np.ndarray:
+def _family(cells: np.ndarray, metric: np.ndarray, action: np.ndarray,
+            risk: np.ndarray | None = None) -> np.ndarray:
     """The leak family a row's cells show: ``exact`` (no cell differs), ``near1`` / ``near2`` (one
-    or two), else ``linkage`` (tied by a test of linkability), ``neighbourhood`` (a close row to drop)
-    or ``key`` (a row sharing a disclosure test's key, to review)."""
+    or two), else ``linkage`` (tied by a test of linkability), ``neighbourhood`` (a close row: one
+    to drop, or one a presence test ties, such as a membership test's close neighbours) or ``key``
+    (a row sharing a disclosure test's key, to review)."""
     from .verdict import card_risk
 
-    fam = np.where(action == "drop", "neighbourhood", "key").astype(object)
+    near = action == "drop"
+    if risk is not None:
+        near = near | (np.asarray(risk, dtype=object) == "presence")
+    fam = np.where(near, "neighbourhood", "key").astype(object)
     linking = [m for m in pd.unique(metric) if card_risk(str(m)) == "linkability"]  # per test
     fam[np.isin(metric, linking)] = "linkage"
     for n, family in FAMILY_OF_CELLS.items():
@@ -526,7 +534,7 @@ def export_rows(rows: pd.DataFrame, tables: Any, rounds: Sequence[int] | None = 
     # the order of the input rows); written once per distinct combination (run.wording)
     frame["reason"] = _reasons(rows, tables)
     frame["rank"] = np.arange(1, len(rows) + 1)
-    frame["family"] = _family(cells, metric, action)
+    frame["family"] = _family(cells, metric, action, rows["risk"].to_numpy(dtype=object))
     frame["tests"] = rows["tests"].to_numpy(dtype=object)
     frame["round"] = np.ones(len(rows), dtype=np.int64) if rounds is None else np.asarray(rounds)
     return plain_records(frame[list(EXPORT_COLUMNS)])

@@ -14,7 +14,8 @@ header (``sample["release_queries"]``) and the verdict's sentence. Exact copies 
 release's row identities against all of them (:func:`exact_copies`), and so are the copies with one
 cell changed that identify their training record when the run tests for them
 (:func:`near_copies_of`: the near-copy test's own join over every real record); both are listed
-in the records export, those of records outside the sample marked so (:func:`copy_records`).
+in the records export when their test reads high or medium, in the unsampled export's words, those
+of records outside the sample marked so (:func:`copy_records`).
 
 The sample is drawn in the tables' canonical content order
 (:meth:`~synthguard.data.tables.Tables.in_canonical_order`) from the run's seed, so that the order of
@@ -28,6 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..data.leaks import CELLS_CHANGED
 from ..data.tables import Tables
@@ -183,7 +185,8 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
         res = out.results.get(name)
         listed = {r.get("release_row") for r in own
                   if name in str(r.get("tests") or r.get("metric")).split(", ")}
-        alarm = res is not None and str(res.risk_level) in ALARM
+        finding = res is not None and str(res.risk_level) in ALARM
+        alarm = finding
         # after an in-run drop-and-retest: to drop exactly the copies it dropped (those of a
         # family whose own copies the run drops: :func:`dropped_with_copies`), in its first round
         joined = (((out.header.get("actions") or {}).get("drop_retest") or {})
@@ -191,7 +194,8 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
         if joined is not None:
             alarm = alarm and joined.get(family, 0) > 0
         more += copy_records(copies[family], listed, alarm, name, family,
-                             1 if joined is not None and alarm else None)
+                             1 if joined is not None and alarm else None,
+                             None if finding else str(getattr(res, "risk_level", "not run")))
     if more:
         out.header["records"] = own + more
     return out
@@ -357,29 +361,47 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None,
     return _found(tables, release[changed], record[changed], _in_sample(n_o, sampled))
 
 
-#: per family: the reason's words for a full-table copy
-_COPY_WORDS = {"exact": "verbatim copy of a training row",
-               NEAR_FAMILY: "copy with 1 cell changed of a training row, the only real record within "
-                            "1 cell of it"}
-
-
 def copy_records(copies: Mapping[str, np.ndarray], listed: set[Any], alarm: bool,
-                 metric: str, family: str = "exact", round_: int | None = None) -> list[dict[str, Any]]:
+                 metric: str, family: str = "exact", round_: int | None = None,
+                 level: str | None = None) -> list[dict[str, Any]]:
     """The records-export rows of the full-table copies of ``family`` (``"exact"`` or
     ``"near1"``) not already ``listed`` (release rows the run's own rows name), under the test
     ``metric``: input row numbers, action ``drop`` when that test alarms (``alarm``; after an
-    in-run drop-and-retest, when it dropped them, in round ``round_``), else ``review``; a copy
-    of a record outside the sample says so in its reason."""
-    release, training = copies["release"], copies["training"]
-    out = []
+    in-run drop-and-retest, when it dropped them, in round ``round_``), else ``review``; or, when
+    the test reads ``level`` (low, inconclusive...: not a finding), action ``context``, its
+    reason saying so (:func:`synthguard.run.wording.context_reason`). The reason is in the
+    unsampled export's words (:func:`synthguard.run.wording.joined_copy_reason`), saying whether
+    the copied record is among the sampled records. Vectorised: one reason per (family, sampled
+    or not), the rows built column by column.
+
+    Examples
+    --------
+    >>> rows = copy_records({"release": np.array([4, 7]), "training": np.array([1, 9]),
+    ...                      "outside": np.array([False, True])}, {4}, True, "exact_matches")
+    >>> [(r["release_row"], r["action"], r["reason"]) for r in rows]
+    [(7, 'drop', 'verbatim copy of its training row (exact_matches); found by the join of the release against every training record: its training row is not among the sampled records the tests ran on')]
+    """
+    from .drops import CONTEXT, plain_records
+    from .wording import context_reason, joined_copy_reason
+
+    release = np.asarray(copies["release"], dtype=np.int64)
     keep = ~np.isin(release, np.fromiter((r for r in listed if r is not None), dtype=np.int64))
-    for r, t, outside in zip(release[keep].tolist(), training[keep].tolist(),
-                             copies["outside"][keep].tolist(), strict=True):
-        where = ("a record outside the sample: found by the full-table join, not tested"
-                 if outside else "found by the full-table join")
-        out.append({"metric": metric, "risk": "presence",
-                    "action": "drop" if alarm else "review", "release_row": int(r),
-                    "training_row": int(t), "reason": f"{_COPY_WORDS[family]} ({where})",
-                    "rank": None, "family": family, "tests": metric,
-                    "round": round_ if alarm else None})
-    return out
+    outside = np.asarray(copies["outside"], dtype=bool)[keep]
+    cells = CELLS_CHANGED[family]
+    words = [joined_copy_reason(cells, metric, False), joined_copy_reason(cells, metric, True)]
+    if level is not None:
+        words = [context_reason(w, metric, level) for w in words]
+    words = np.asarray(words, dtype=object)
+    action = "drop" if alarm else ("review" if level is None else CONTEXT)
+    n = int(keep.sum())
+    frame = pd.DataFrame({"metric": np.full(n, metric, dtype=object),
+                          "risk": np.full(n, "presence", dtype=object),
+                          "action": np.full(n, action, dtype=object),
+                          "release_row": release[keep],
+                          "training_row": np.asarray(copies["training"], dtype=np.int64)[keep],
+                          "reason": words[outside.astype(np.int64)],
+                          "rank": np.full(n, None, dtype=object),
+                          "family": np.full(n, family, dtype=object),
+                          "tests": np.full(n, metric, dtype=object),
+                          "round": np.full(n, round_ if alarm else None, dtype=object)})
+    return plain_records(frame)

@@ -205,6 +205,10 @@ class Facts:
         Training and control rows (each) that give a 1 % detection limit, for a run without one.
     how : {"cli", "api", "both"}
         How the reader gets the records export.
+    listed : tuple of int, optional
+        ``(records behind high and medium findings, of them to drop, context records)`` in the
+        records export of a report whose verdict has tests (``context``: records of tests that
+        found nothing beyond chance, not findings); ``None`` otherwise.
 
     Examples
     --------
@@ -221,6 +225,7 @@ class Facts:
     rows_needed: int | None = None
     how: str = "both"
     drops: tuple[tuple[str, int], ...] = ()
+    listed: tuple[int, int, int] | None = None
 
 
 def interval(ci: Any) -> str:
@@ -574,17 +579,21 @@ def contained_mark(host: str) -> str:
     return f"one of {host}'s attacks"
 
 
-def records_caption(n: int, n_drop: int, shown: int) -> str:
-    """The caption of a report's excerpt of the records export.
+def records_caption(n: int, n_drop: int, shown: int, context: int = 0) -> str:
+    """The caption of a report's excerpt of the records export (``context``: of the ``n``, the
+    records of tests that found nothing beyond chance, not findings).
 
     Examples
     --------
     >>> records_caption(30, 12, 10)
     '30 record(s) in the records export (12 to drop, 18 to review); the first 10 of each here, all of them (and every verbatim copy) with --records-out or report.records()'
+    >>> records_caption(30, 12, 10, 8)[:91]
+    '30 record(s) in the records export (12 to drop, 10 to review, 8 context: not findings); the'
     """
-    return (f"{n} record(s) in the records export ({n_drop} to drop, {n - n_drop} to review); the "
-            f"first {shown} of each here, all of them (and every verbatim copy) with --records-out "
-            "or report.records()")
+    more = f", {context} context: not findings" if context else ""
+    return (f"{n} record(s) in the records export ({n_drop} to drop, {n - n_drop - context} to "
+            f"review{more}); the first {shown} of each here, all of them (and every verbatim copy) "
+            "with --records-out or report.records()")
 
 
 def informative_line(names: Sequence[str]) -> str | None:
@@ -736,9 +745,54 @@ def residual(risks: Sequence[Any], facts: Facts, materiality: float) -> list[str
         out.append(f"The records export marks {facts.review_all} record(s) 'review': rows a test "
                    "lists (near matches, rows unique in the release, training records it "
                    "exposes); read them before the release.")
+    line = export_line(facts.listed, any(r["level"] in ("high", "medium") for r in risks))
+    if line and facts.listed is not None and (not facts.listed[0] or facts.listed[2]):
+        out.append(line)  # the rows apart from the findings, or that there are none
     out.append("Outside these tests: attackers with knowledge beyond the threat model above, and "
                "linkage with data sets that are not part of this assessment.")
     return out
+
+
+def export_line(listed: tuple[int, int, int] | None, alarm: bool = False) -> str | None:
+    """What the records export holds, in one sentence (the console's line after ``--records-out``,
+    the dossier's residual risk): the records behind the high and medium findings, then apart,
+    action ``context``, the records tests that found nothing beyond chance list themselves (not
+    findings, never counted as leaked rows). ``listed``: ``(records behind findings, of them to
+    drop, context records)`` (:class:`Facts`); ``None``: a report without a verdict's tests, whose
+    export holds every metric's records (no sentence). ``alarm``: some risk reads high or medium
+    (an export without a row behind a finding then says its tests name no row).
+
+    Examples
+    --------
+    >>> export_line((0, 0, 0))
+    'The records export lists no row behind a finding: no test reads high or medium.'
+    >>> export_line((12, 5, 283))
+    "The records export lists 12 record(s) behind the high and medium findings (5 to drop, 7 to review); its 283 record(s) marked 'context' are those tests that found nothing beyond chance list themselves: not findings, not leaked rows."
+    """
+    if listed is None:
+        return None
+    n, n_drop, context = (int(x) for x in listed)
+    none = ("the tests that read high or medium name no row" if alarm else
+            "no test reads high or medium")
+    head = (f"The records export lists no row behind a finding: {none}" if not n else
+            f"The records export lists {n:,} record(s) behind the high and medium findings "
+            f"({n_drop:,} to drop, {n - n_drop:,} to review)")
+    if context:
+        head += (f"; its {context:,} record(s) marked 'context' are those tests that found nothing "
+                 "beyond chance list themselves: not findings, not leaked rows")
+    return head + "."
+
+
+def context_reason(reason: str, metric: str, level: str) -> str:
+    """The reason of a record the export lists apart from the findings (action ``context``): one a
+    test that found nothing beyond chance lists itself.
+
+    Examples
+    --------
+    >>> context_reason("distance 0", "exact_matches", "inconclusive")
+    'not a finding (exact_matches reads inconclusive): distance 0'
+    """
+    return f"not a finding ({metric} reads {level}): {reason}"
 
 
 def _join(items: Sequence[str]) -> str:
@@ -758,7 +812,7 @@ def sample_line(sample: Mapping[str, Any]) -> str:
     >>> print(sample_line({"original": {"rows": 300, "of": 800}, "control": {"rows": 300, "of": 600},
     ...                    "seed": 0, "max_records": 300,
     ...                    "exact_copies": {"release_rows": 4, "outside_sample": 3}}))
-    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export)
+    the tests ran on a seeded uniform sample of 300 of 800 training and 300 of 600 control records (max_records 300, seed 0), against every release row: the intervals, bounds and detection limits are the sample's; a join of the release against every training record found 4 release row(s) that copy one verbatim, 3 of them copying only records outside the sample (every one is in the records export when its test reads high or medium)
     """
     o, c = sample.get("original") or {}, sample.get("control")
     ctl = f" and {c['rows']:,} of {c['of']:,} control" if c else ""
@@ -778,7 +832,7 @@ def sample_line(sample: Mapping[str, Any]) -> str:
             f"{ctl} records (max_records {sample['max_records']:,}, seed {sample.get('seed')}), "
             f"against every release row: the intervals, bounds and detection limits are the "
             f"sample's{shares}; a join of the release against every training record found {found} "
-            f"(every one is in the records export)")
+            f"(every one is in the records export when its test reads high or medium)")
 
 
 def verdict_line(level: str) -> str:
@@ -866,6 +920,22 @@ def unlisted_reason(reason: str, shown: int) -> str:
     """
     return (f"{reason} (one of the {shown} records the test lists itself: it reads the release as "
             "a whole and names no rows behind its finding)")
+
+
+def joined_copy_reason(cells: int, tests: str, outside: bool) -> str:
+    """The reason of a copy a sampled run's full-table join found (:func:`synthguard.run.sample.
+    copy_records`): the unsampled export's words (:func:`copy_reason`), then how it was found and
+    whether its training row is among the sampled records the tests ran on.
+
+    Examples
+    --------
+    >>> joined_copy_reason(1, "near_copies", False)
+    'copy of its training row with 1 cell changed (near_copies); found by the join of the release against every training record: its training row is among the sampled records'
+    """
+    where = ("its training row is not among the sampled records the tests ran on" if outside
+             else "its training row is among the sampled records")
+    return (f"{copy_reason(cells, (), (), tests, '')}; found by the join of the release against "
+            f"every training record: {where}")
 
 
 def copy_reason(cells: int, differing: Sequence[str], ignored: Sequence[str], tests: str,

@@ -113,6 +113,9 @@ def test_every_number_in_the_dossier_is_a_number_of_the_json(calibration_reports
         body = re.sub(r"synthguard [\w.+-]+|SHA-256|WP216|criterion [123]", "", body)
         # the records export's count is checked against the export itself below
         body = re.sub(r"The records export marks \d+ record", "", body)
+        body = re.sub(r"The records export lists [\d,]+ record\(s\) behind the high and medium "
+                      r"findings \([\d,]+ to drop, [\d,]+ to review\)", "", body)
+        body = re.sub(r"its [\d,]+ record\(s\) marked 'context'", "", body)
         stray = [x for x in _numbers(body) if x not in allowed]
         assert not stray, f"{name}: dossier numbers not in the JSON report: {stray[:10]}"
 
@@ -127,15 +130,22 @@ def test_no_sentence_repeats_and_it_fits_about_four_pages(dossiers):
         assert words <= 2200, (name, words)  # about four printed pages (see test_screenshots)
 
 
-def test_a_dossier_without_alarm_mentions_the_rows_the_export_marks_review(calibration_reports,
-                                                                           dossiers):
+def test_a_dossier_without_alarm_claims_no_finding_and_counts_the_context_records(
+        calibration_reports, dossiers):
+    """A safe release: no test reads high or medium, so the export marks no record 'drop' or
+    'review'; the records its tests list themselves are 'context' (not findings), and the dossier
+    says so with their count (it said 'N record(s) review' before)."""
     rep, parts, release = calibration_reports["safe"]
     assert rep.verdict.level in ("low", "inconclusive")
     export = rep.records(parts["original"], release)
-    n = int((export["action"] == "review").sum())
-    assert n > 0
-    assert f"The records export marks {n} record(s) 'review'" in _sections(
-        dossiers["safe"])["9. Residual risk"]
+    assert set(export["action"]) <= {"context"}
+    n = int((export["action"] == "context").sum())
+    assert n > 0 and export["reason"].str.startswith("not a finding (").all()
+    residual = " ".join(_sections(dossiers["safe"])["9. Residual risk"].split())
+    assert "'review'" not in residual
+    assert ("The records export lists no row behind a finding: no test reads high or medium; its "
+            f"{n:,} record(s) marked 'context' are those tests that found nothing beyond chance "
+            "list themselves: not findings, not leaked rows.") in residual
 
 
 def test_a_low_dossier_mentions_the_rows_marked_review_and_the_bound_of_each_risk():

@@ -82,19 +82,31 @@ def test_export_lists_every_training_record_a_test_flags_without_naming_release_
     rows = rep.records()
     nrs = rows[rows["metric"] == "new_row_synthesis"]
     # every training record a release row reproduces (every one of the 300 moved copies; a
-    # fresh row may reproduce a record too), not the metric's own list of 100 release rows
-    assert set(range(300)) <= set(nrs["training_row"].astype(int))
+    # fresh row may reproduce a record too), not the metric's own list of 100 release rows: on
+    # its own, or among the tests of the release row another test ties to it
+    named = rows[rows["tests"].fillna("").str.contains("new_row_synthesis")]
+    assert set(range(300)) <= set(named["training_row"].astype(int))
     assert nrs["release_row"].isna().all()
     assert nrs["reason"].str.contains("does not name the release rows").all()
 
 
-def test_export_marks_the_listed_records_of_a_test_of_the_release_as_a_whole(near):
+def test_export_names_the_release_rows_behind_a_membership_test(near):
+    """closest_distance_mia names every release row within its tail's cut of a training record it
+    flags (not its own top 10 records, not marked as a test of the release as a whole)."""
     _, _, rep = near
     assert {t["metric"]: t["level"] for t in rep.verdict.tests}["closest_distance_mia"] in ("high",
                                                                                    "medium")
     rows = rep.records()
-    mia = rows[rows["metric"] == "closest_distance_mia"]
-    assert len(mia) and mia["reason"].str.contains("names no rows behind its finding").all()
+    mia = rows[rows["tests"].fillna("").str.contains("closest_distance_mia")]
+    ties = rep.result("closest_distance_mia").evidence.ties
+    assert int(ties.member.sum()) == rep.result("closest_distance_mia").evidence.k_member
+    train = ties.pairs.record < ties.member.size
+    assert set(ties.pairs.record[train]) == set(np.flatnonzero(ties.member))  # each has a row
+    # (the ties are in canonical positions, the export in input row numbers: as many rows)
+    assert mia["release_row"].notna().all() and mia["training_row"].notna().all()
+    assert mia["release_row"].nunique() == np.unique(ties.pairs.row[train]).size > 0
+    assert (mia["family"] != "key").all()  # close neighbours of a presence test
+    assert not rows["reason"].str.contains("names no rows behind its finding").any()
 
 
 def test_a_copy_differing_only_in_its_id_column_says_so():

@@ -10,10 +10,11 @@ above 0.5 (the random-guess baseline).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from ...core.results import Baseline, Chart, Evidence, MetricResult
+from ...core.results import Baseline, Chart, Evidence, MetricResult, RecordFlags, RowPairs
 from ...engine.neighbors import gower
 from ...errors import MetricError
 from ...registry import LEVEL_FROM_THRESHOLDS, Context, Interval, Param, register
@@ -156,17 +157,17 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
     # so an AUC interval that excludes 0.5 (one-sided p < 0.025) is significant at 0.05
     mw = auc_test(labels, scores)
     details["auc_test"] = {k: mw[k] for k in ("auc", "z", "p_value", "test")}
-    evidence = None
+    evidence, cut = None, float("nan")
     for target in (0.01, 0.001):  # TPR at low FPR as counts: members vs controls in the pooled tail
-        k_m, k_n, cut = tail_counts(-d_o, -d_c, target)
+        k_m, k_n, tail_cut = tail_counts(-d_o, -d_c, target)
         ev = Evidence.from_counts(
             f"share of records among the pooled {100 * target:g} % closest to the release "
-            f"(distance <= {-cut:.4g})", k_m, int(k_o), k_n, int(k_c),
+            f"(distance <= {-tail_cut:.4g})", k_m, int(k_o), k_n, int(k_c),
             baseline="control rows at the same distance cut (pooled, so the test is exact)",
             weight=closest_distance_mia.spec.weight)  # as the result's evidence (registered)
         details[f"tail_{target:g}"] = ev.to_dict()
         if evidence is None:
-            evidence = ev
+            evidence, cut = ev, -float(tail_cut)
     if evidence is not None and np.isfinite(mw["p_value"]):
         p_tail = evidence.p_value if np.isfinite(evidence.p_value) else 1.0
         evidence = replace(
@@ -174,7 +175,8 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
             test="min of Fisher exact on the pooled 1 % tail and Mann-Whitney on the AUC, "
                  "one-sided, Bonferroni-adjusted (x2)",
             note=f"tail Fisher p = {p_tail:.3g}, AUC Mann-Whitney p = {mw['p_value']:.3g} (AUC "
-                 f"{auc:.3f}); the effect is the tail share (capped: it sees no leak type in full)")
+                 f"{auc:.3f}); the effect is the tail share (capped: it sees no leak type in full)",
+            ties=tail_ties(data, cols, metric, (rows_o, d_o, n_o), (rows_c[sc], d_c, n_c), cut))
     return MetricResult(
         name="closest_distance_mia", family="attacks", value=auc, direction="lower is safer",
         baseline=Baseline(0.5, "AUC of random guessing (members and non-members equally close)"),
@@ -182,3 +184,77 @@ def closest_distance_mia(ctx: Context, *, max_rows: int | None = 20_000, balance
         details=details, records=records, evidence=evidence,
         charts=(Chart.histogram(hist, "distance to closest record"),
                 Chart.roc(details["roc_curve"], auc)))
+
+
+def tail_ties(data: Any, cols: list[str], metric: Any, training: tuple[np.ndarray, np.ndarray, int],
+              control: tuple[np.ndarray, np.ndarray, int], cut: float) -> RecordFlags | None:
+    """The records and release rows behind the test's finding, for the records export only
+    (:attr:`~synthguard.core.results.Evidence.ties`; the verdict never reads them).
+
+    The test's statistic is the share of records in the pooled 1 % closest to the release
+    (distance ``<= cut``, the cut read from training and control records pooled, so a control
+    record lands there by chance as often as an unexposed training record). A record is flagged
+    when it is in that tail; it is tied to *every* release row within ``cut`` of it (the rows
+    whose removal takes it out of the tail at this cut): a search of the flagged records only
+    (about 1 % of the attacked records), ``k`` doubled from 2 until a record's ``k``-th nearest
+    release row lies beyond the cut. The ties are ``review`` rows: the test reads the release as
+    a whole, and a close neighbour is where the exposure is, not proof that the row copies it.
+
+    Parameters
+    ----------
+    data : Backend
+        The run's backend (``ctx.data``: one process or a cluster).
+    cols, metric
+        The test's columns and distance.
+    training, control : (ndarray, ndarray, int)
+        The attacked records (canonical positions), their distances to the nearest release row,
+        and the table's size.
+    cut : float
+        The tail's distance cut (NaN: no tail, no ties).
+
+    Returns
+    -------
+    RecordFlags or None
+        Flags per training and control record (canonical order) with the
+        :class:`~synthguard.core.results.RowPairs` to the release rows (action ``review``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.engine.neighbors import gower
+    >>> from synthguard.registry import Context
+    >>> o = pd.DataFrame({"x": [0.0, 5.0, 9.0]}); c = pd.DataFrame({"x": [2.5, 7.0, 20.0]})
+    >>> ctx = Context.from_frames(o, pd.DataFrame({"x": [0.0, 0.0, 14.0]}), control=c,
+    ...                           canonical=False)
+    >>> data = ctx.data
+    >>> metric = gower(data.ranges(["x"], ("original", "synthetic", "control")), clip=True)
+    >>> f = tail_ties(data, ["x"], metric, (np.arange(3), np.array([0.0, .25, .25]), 3),
+    ...               (np.arange(3), np.array([.125, .35, .3]), 3), 0.0)
+    >>> f.member.tolist(), f.pairs.record.tolist(), f.pairs.row.tolist()
+    ([True, False, False], [0, 0], [0, 1])
+    """
+    n_syn = int(data.n_rows("synthetic"))
+    if not np.isfinite(cut) or n_syn == 0:
+        return None
+    flags, recs, rows = [], [], []
+    for role, (attacked, dist, n), offset in (("original", training, 0),
+                                              ("control", control, training[2])):
+        hit = np.zeros(int(n), dtype=bool)
+        ask = np.sort(np.asarray(attacked, dtype=np.int64)[np.asarray(dist) <= cut])
+        hit[ask] = True
+        flags.append(hit)
+        k = min(2, n_syn)
+        while ask.size:  # rounds of doubling k (a few), vectorised over the flagged records
+            d, i = data.kneighbors(role, "synthetic", cols, metric, k, query_rows=ask)
+            near = (d <= cut) & (i >= 0)
+            done = ~near[:, -1] | (k >= n_syn)
+            r, j = np.nonzero(near[done])
+            recs.append(ask[done][r] + offset)
+            rows.append(i[done][r, j])
+            ask, k = ask[~done], min(2 * k, n_syn)
+    rec = np.concatenate(recs) if recs else np.zeros(0, dtype=np.int64)
+    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    pairs = RowPairs(rec, row, n_syn, action="review",
+                     tie="a close neighbour (within the distance cut of the pooled 1 % of real "
+                         "records closest to the release)")
+    return RecordFlags(flags[0], flags[1], pairs=pairs)
