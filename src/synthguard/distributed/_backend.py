@@ -1492,7 +1492,7 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
                ) -> pd.DataFrame:
     """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
     partitions that hold them (in input order: the canonical position's input row, from
-    :attr:`DistTables.row_numbers`, says where); only those rows (and of them only ``columns``,
+    :meth:`DistTables.rows_in_parts`, says where); only those rows (and of them only ``columns``,
     default all) travel to the caller."""
     from dask import delayed
 
@@ -1502,8 +1502,8 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
     if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
         raise RuntimeError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
                            f"{role} table ({table.n_rows} rows)")  # a bug, not a metric that cannot run
-    nums = dt.row_numbers.get(role)
-    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # input row of each canonical row
+    nums = dt.rows_in_parts(role)
+    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # partition row of each canonical row
     by_input = np.argsort(inputs, kind="stable")
     bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
     tasks, order = [], []
