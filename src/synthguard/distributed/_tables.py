@@ -257,6 +257,16 @@ def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[st
     the same set in every frame and partition (the keys of the Dask backend's joins and group-bys
     over many column sets)."""
     every = list(dict.fromkeys(c for cols in sets for c in cols))
+    at = {c: j for j, c in enumerate(every)}
+    return set_sums(cell_matrix(encoder, frame, every), [[at[c] for c in cols] for cols in sets])
+
+
+def cell_matrix(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """``(n, len(columns), 2)`` uint64: the hash of every cell of ``frame`` on ``columns``, per
+    chain, that :func:`set_hashes` sums per column set (16 bytes a cell); a holder of these sums
+    any set of ``columns`` without encoding or hashing a cell again
+    (:func:`~synthguard.data.hashing.set_sums`)."""
+    every = list(columns)
     text = [c for c in every if encoder.schema.sdtype(c) == "text"]
     block = encoder.encode(frame, [c for c in every if c not in text])
     num_at = {c: j for j, c in enumerate(block.num_columns)}
@@ -273,8 +283,7 @@ def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[st
     cells = np.empty(codes.shape, dtype=np.uint64)
     for k in range(2):  # the two chains
         cells[:, :, k] = cell_hashes(codes[:, :, k], ids, k)
-    at = {c: j for j, c in enumerate(every)}
-    return set_sums(cells, [[at[c] for c in cols] for cols in sets])
+    return cells
 
 
 #: bit of a gathered flag byte marking the row as delivered (flags use the lower bits)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.results import MetricResult
-from ..errors import ConfigError, MetricError, MetricUnavailable
+from ..errors import MetricError, MetricUnavailable
 from ..registry import Context, get_metric
 from .config import RunConfig
 from .executor import Entry, RunOutput, build_report, execute
