@@ -48,7 +48,7 @@ from ..engine.backend import (
     value_summary,
 )
 from ._knn import kneighbors_distributed
-from ._tables import DistTables, gather_flags, identity_hashes, set_hashes
+from ._tables import DistTables, cell_matrix, gather_flags, identity_hashes, set_hashes
 
 __all__ = ["DaskBackend", "DaskRelation"]
 
@@ -524,10 +524,59 @@ class DaskBackend:
                     ) -> list[tuple[np.ndarray, np.ndarray]]:
         return [only_matches(*got) for got in self.key_counts(frames, [columns], roles)[0]]
 
+    def _frame_cells(self, frame: pd.DataFrame, columns: tuple[str, ...]
+                     ) -> tuple[tuple[str, ...], np.ndarray]:
+        """:func:`~._tables.cell_matrix` of a frame of the driver on at least ``columns`` (the
+        columns it was hashed on, and its cells), kept while the frame lives: the near-copy tests
+        ask of the same release rows batch after batch of column sets, so each cell is encoded and
+        hashed once, not once a batch."""
+        import weakref
+
+        held = self.__dict__.setdefault("_frame_cells_memo", {})
+        got = held.get(id(frame))
+        if got is not None and got[0]() is frame and set(columns) <= set(got[1]):
+            return got[1], got[2]
+        cells = cell_matrix(self.dt.encoder, frame, columns)
+        key = id(frame)
+        ref = weakref.ref(frame, lambda _r, k=key: held.pop(k, None))  # dropped with the frame
+        held[key] = (ref, columns, cells)
+        return columns, cells
+
+    def held_cells(self, role: str, columns: tuple[str, ...]
+                   ) -> tuple[tuple[str, ...], list[Any]] | None:
+        """One future per partition of ``role`` (input order) holding its rows' cell hashes on
+        at least ``columns`` and their canonical positions (:func:`_cell_part`), with the columns
+        held: computed once and held on the cluster for the run (16 bytes a cell), so that every
+        later ``key_counts`` call on those columns sums sets of held cells (no partition encoded
+        or hashed again); ``None`` when they do not fit :data:`~._tables.PERSIST_SHARE` of the
+        workers' memory less what they hold (then each call hashes the partitions as it goes).
+        One column tuple held per role: one that does not cover ``columns`` is replaced."""
+        from ._tables import PERSIST_SHARE, _memory_budget
+
+        held = self.__dict__.setdefault("_held_cells", {})
+        got = held.get(role)
+        if got is not None and set(columns) <= set(got[0]):
+            return got if got[1] is not None else None
+        held.pop(role, None)  # released before the new ones are sized
+        need = 16.0 * self.dt.get(role).n_rows * len(columns)
+        fits = need <= _memory_budget(self.dt.client, PERSIST_SHARE)
+        # unhashed keys (pure=False): two runs' held cells never share a key
+        held[role] = (columns, list(self.dt.client.persist(self.dt.map(
+            role, _cell_part, columns, pure=False, ordered=False))) if fits else None)
+        return held[role] if fits else None
+
     def key_counts(self, frames: Sequence[pd.DataFrame], column_sets: Sequence[Sequence[str]],
                    roles: Sequence[str]) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        from ..data.hashing import set_sums
+
         sets = [tuple(c) for c in column_sets]
-        by_frame = [set_hashes(self.dt.encoder, f, sets) for f in frames]
+        named = tuple(sorted({c for cols in sets for c in cols}))  # every column of the sets
+
+        def sums(got: tuple[tuple[str, ...], np.ndarray]) -> list[np.ndarray]:
+            at = {c: j for j, c in enumerate(got[0])}
+            return set_sums(got[1], [[at[c] for c in cols] for cols in sets])
+
+        by_frame = [sums(self._frame_cells(f, named)) for f in frames]
         sizes = [len(f) for f in frames]
         keys, rows_key = [], []
         for s in range(len(sets)):  # per set: the frames' distinct keys (sorted) and each row's key
@@ -545,7 +594,14 @@ class DaskBackend:
         first = [np.full(k.size, -1, dtype=np.int64) for k in keys]
         tasks, starts, start = [], [], 0
         for role in roles:  # every partition of every role in one computation
-            parts = self.dt.map(role, _key_hits, shared, ordered=False)
+            held = self.held_cells(role, named)
+            if held is None:
+                parts = self.dt.map(role, _key_hits, shared, ordered=False)
+            else:
+                from dask import delayed
+
+                hits = delayed(_key_hits_held, pure=False)
+                parts = [hits(c, held[0], shared) for c in held[1]]
             tasks += parts
             starts += [start] * len(parts)
             start += self.dt.get(role).n_rows
@@ -1434,9 +1490,35 @@ def _key_hits(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
     pairs, :func:`_distinct_pairs`) that rows of this partition hold: ``(key index, how many
     rows, the lowest canonical position)``."""
     sets, keys = asked
+    return _hits(set_hashes(encoder, frame, sets), keys, np.asarray(positions, dtype=np.int64))
+
+
+def _cell_part(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """One partition's cell hashes on ``columns`` (:func:`~._tables.cell_matrix`) and its rows'
+    canonical positions: what :meth:`DaskBackend.held_cells` holds."""
+    return cell_matrix(encoder, frame, columns), np.asarray(positions, dtype=np.int64)
+
+
+def _key_hits_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
+                   asked: tuple[tuple[tuple[str, ...], ...], tuple[np.ndarray, ...]]
+                   ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`_key_hits` from a partition's held cell hashes on ``columns``
+    (:func:`_cell_part`): each set's keys summed from them, one set at a time (the same keys)."""
+    from ..data.hashing import iter_set_sums
+
+    cells, pos = held
+    sets, keys = asked
+    at = {c: j for j, c in enumerate(columns)}
+    return _hits(iter_set_sums(cells, [[at[c] for c in cols] for cols in sets]), keys, pos)
+
+
+def _hits(hashes: Any, keys: Sequence[np.ndarray], pos: np.ndarray
+          ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per column set (its rows' keys in ``hashes``, its asked keys in ``keys``): ``(key index,
+    how many rows, the lowest canonical position)`` of the asked keys the rows hold."""
     out = []
-    pos = np.asarray(positions, dtype=np.int64)
-    for h, want in zip(set_hashes(encoder, frame, sets), keys, strict=True):  # per column set
+    for h, want in zip(hashes, keys, strict=True):  # per column set
         at = _find_pairs(want, h)
         hit = np.flatnonzero(at >= 0)
         k, p = at[hit], pos[hit]
@@ -1492,7 +1574,7 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
                ) -> pd.DataFrame:
     """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
     partitions that hold them (in input order: the canonical position's input row, from
-    :attr:`DistTables.row_numbers`, says where); only those rows (and of them only ``columns``,
+    :meth:`DistTables.rows_in_parts`, says where); only those rows (and of them only ``columns``,
     default all) travel to the caller."""
     from dask import delayed
 
@@ -1502,8 +1584,8 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
     if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
         raise RuntimeError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
                            f"{role} table ({table.n_rows} rows)")  # a bug, not a metric that cannot run
-    nums = dt.row_numbers.get(role)
-    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # input row of each canonical row
+    nums = dt.rows_in_parts(role)
+    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # partition row of each canonical row
     by_input = np.argsort(inputs, kind="stable")
     bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
     tasks, order = [], []

@@ -124,6 +124,17 @@ class DistTables:
     #: role -> per categorical column, its distinct values in order of first canonical appearance
     #: (:attr:`Canonical.first_values`): the vocabularies are learnt from them, role by role
     first_values: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    #: role -> the row of the partitions (numbered in their input order) at each canonical
+    #: position, for a table whose partitions hold some of the input rows only (a seeded sample,
+    #: :func:`without_rows` with ``input_numbers``): :attr:`row_numbers` then name the input rows
+    #: (the report's), these the rows where :func:`fetch_rows` finds them; absent: the same
+    part_rows: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def rows_in_parts(self, role: str) -> np.ndarray | None:
+        """Per canonical position of ``role``, its row in the partitions' input order
+        (:attr:`part_rows`, else :attr:`row_numbers`; ``None``: the canonical position itself)."""
+        got = self.part_rows.get(role)
+        return self.row_numbers.get(role) if got is None else got
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -176,16 +187,16 @@ class DistTables:
         return out
 
     def partition_of(self, role: str, rows: np.ndarray) -> np.ndarray:
-        """The partition holding each canonical position in ``rows`` (from :attr:`row_numbers`)."""
+        """The partition holding each canonical position in ``rows`` (from :meth:`rows_in_parts`)."""
         table = self.tables[role]
         rows = np.asarray(rows, dtype=np.int64)
-        nums = self.row_numbers.get(role)
+        nums = self.rows_in_parts(role)
         inputs = rows if nums is None else np.asarray(nums)[rows]
         return np.searchsorted(table.offsets, inputs, side="right").astype(np.int64) - 1
 
     def positions_array(self, role: str) -> list[np.ndarray]:
         """The values of ``get(role).positions`` as concrete arrays on the client, derived from
-        :attr:`row_numbers` (no cluster work; 8 bytes per row)."""
+        :meth:`rows_in_parts` (no cluster work; 8 bytes per row)."""
         table = self.tables[role]
         n = table.n_rows
         part = self.partition_of(role, np.arange(n, dtype=np.int64))
@@ -246,6 +257,16 @@ def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[st
     the same set in every frame and partition (the keys of the Dask backend's joins and group-bys
     over many column sets)."""
     every = list(dict.fromkeys(c for cols in sets for c in cols))
+    at = {c: j for j, c in enumerate(every)}
+    return set_sums(cell_matrix(encoder, frame, every), [[at[c] for c in cols] for cols in sets])
+
+
+def cell_matrix(encoder: Encoder, frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """``(n, len(columns), 2)`` uint64: the hash of every cell of ``frame`` on ``columns``, per
+    chain, that :func:`set_hashes` sums per column set (16 bytes a cell); a holder of these sums
+    any set of ``columns`` without encoding or hashing a cell again
+    (:func:`~synthguard.data.hashing.set_sums`)."""
+    every = list(columns)
     text = [c for c in every if encoder.schema.sdtype(c) == "text"]
     block = encoder.encode(frame, [c for c in every if c not in text])
     num_at = {c: j for j, c in enumerate(block.num_columns)}
@@ -262,8 +283,7 @@ def set_hashes(encoder: Encoder, frame: pd.DataFrame, sets: Sequence[Sequence[st
     cells = np.empty(codes.shape, dtype=np.uint64)
     for k in range(2):  # the two chains
         cells[:, :, k] = cell_hashes(codes[:, :, k], ids, k)
-    at = {c: j for j, c in enumerate(every)}
-    return set_sums(cells, [[at[c] for c in cols] for cols in sets])
+    return cells
 
 
 #: bit of a gathered flag byte marking the row as delivered (flags use the lower bits)
@@ -1454,8 +1474,8 @@ def _kept_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return frame.iloc[np.flatnonzero(keep)].reset_index(drop=True)
 
 
-def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
-                 ) -> tuple[DistTables, np.ndarray]:
+def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *,
+                 input_numbers: bool = False) -> tuple[DistTables, np.ndarray]:
     """``dt`` with the rows of ``role`` marked in ``dropped`` (canonical positions) removed, as a
     new evaluation of the remaining rows would read them, without gathering any table: each input
     partition filtered on the cluster (its kept rows, in input order), the filtered table put in
@@ -1463,6 +1483,9 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
     vocabularies learnt again in one process's order (original, the filtered table, control). The
     other tables are shared. Returns the new tables and, for each of their rows of ``role``, its
     canonical position in ``dt`` (as :func:`synthguard.run.actions._without_rows` in one process).
+    The new table's :attr:`~DistTables.row_numbers` number its own input rows, or, with
+    ``input_numbers`` (a seeded sample of the records: the report names them as the user gave
+    them), ``dt``'s input rows (then :attr:`~DistTables.part_rows` number the partitions' rows).
 
     Only per-row positions and flags travel (8 bytes and one byte per row); the driver never holds
     a partition.
@@ -1473,7 +1496,7 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
     if table.input_parts is None:
         raise RuntimeError("without_rows: the table has no input partitions (not canonicalised)")
     n = table.n_rows
-    nums = dt.row_numbers.get(role)
+    nums = dt.rows_in_parts(role)
     rank = np.arange(n, dtype=np.int64)  # canonical position of every input row
     if nums is not None:
         rank[np.asarray(nums, dtype=np.int64)] = np.arange(n, dtype=np.int64)
@@ -1493,11 +1516,18 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic"
     encoder, future = _learnt_encoder(dt.schema, firsts)
     prints = {**dt.fingerprints, role: {**dt.fingerprints.get(role, {}), "rows": new.n_rows,
                                         "partitions": len(parts)}}
+    kept_inputs = np.flatnonzero(keep)  # the new table's input rows, as input rows of ``dt``
+    at = rank[kept_inputs[np.asarray(canon.row_numbers, dtype=np.int64)]]
+    part_rows = {r: v for r, v in dt.part_rows.items() if r != role}
+    numbers = canon.row_numbers
+    if input_numbers:
+        part_rows[role] = canon.row_numbers
+        numbers = at if dt.row_numbers.get(role) is None else np.asarray(dt.row_numbers[role])[at]
     out = DistTables({**dt.tables, role: new}, dt.schema, dt.client, encoder, future, prints,
                      release_type=dt.release_type,
-                     row_numbers={**dt.row_numbers, role: canon.row_numbers}, first_values=firsts)
-    kept_inputs = np.flatnonzero(keep)  # the new table's input rows, as input rows of ``dt``
-    return out, rank[kept_inputs[np.asarray(canon.row_numbers, dtype=np.int64)]]
+                     row_numbers={**dt.row_numbers, role: numbers}, first_values=firsts,
+                     part_rows=part_rows)
+    return out, at
 
 
 
@@ -1600,7 +1630,15 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
     check_control_of({r: c.control_hashes for r, c in canons.items()}, dt.labels, strict=True)
     firsts = {role: canons[role].first_values for role in ROLES if role in tables}
     encoder, future = _learnt_encoder(schema, firsts)
-    # the changed partitions are ``dt``'s input partitions: their input rows are ``dt``'s
+    # the changed partitions are ``dt``'s input partitions: their input rows are ``dt``'s (of a
+    # sampled table, the partitions' rows: named by the input rows through ``dt``'s numbers)
     row_numbers = {role: np.asarray(canons[role].row_numbers, dtype=np.int64) for role in tables}
+    part_rows = {}
+    for role, parts_at in dt.part_rows.items():
+        named = np.empty(len(parts_at), dtype=np.int64)  # input row of each partition row
+        named[np.asarray(parts_at, dtype=np.int64)] = np.asarray(dt.row_numbers[role], dtype=np.int64)
+        part_rows[role] = row_numbers[role]
+        row_numbers[role] = named[row_numbers[role]]
     return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
-                      release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts)
+                      release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts,
+                      part_rows=part_rows)

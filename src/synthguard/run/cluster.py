@@ -9,18 +9,21 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from ..core.results import MetricResult
-from ..errors import ConfigError, MetricError, MetricUnavailable
+from ..errors import MetricError, MetricUnavailable
 from ..registry import Context, get_metric
 from .config import RunConfig
 from .executor import Entry, RunOutput, build_report, execute
 from .loop import check_run_config, run_all, run_header
 from .options import ENTITY_OPTIONS, EvaluateOptions
-from .verdict import risk_rule_of
+from .sample import dropped_with_copies, list_copies, runs_near_copies, with_release_queries
+from .verdict import risk_rule_of, with_sample
 
-__all__ = ["CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "not_distributed", "refuse_on_cluster",
-           "refuse_sample", "run_on_cluster", "run_tables_on_cluster", "stop_on_lost_worker",
-           "worker_ids"]
+__all__ = ["CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "full_table_copies",
+           "not_distributed", "refuse_on_cluster", "run_on_cluster", "run_tables_on_cluster",
+           "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
@@ -30,8 +33,6 @@ CLUSTER_REFUSES: dict[str, str] = {
     "generator": "generator-in-the-loop metrics run in one process",
     "cache": "cached results are keyed by the inputs' content hashes, which a partitioned run does "
              "not compute",
-    "max_records": "a cluster run tests every record (sampled queries run in one process): leave it "
-                   "unset, or set it to at least the training and control rows",
     "jobs": "metrics run one at a time on a cluster (the cluster parallelises each one): leave jobs "
             "unset or 1",
 }
@@ -40,40 +41,132 @@ CLUSTER_REFUSES: dict[str, str] = {
 def refuse_on_cluster(options: EvaluateOptions) -> None:
     """Before any work: one line naming the extra to install when Dask is missing, or the first
     option a run on a cluster cannot honour (:data:`CLUSTER_REFUSES`), with why; nothing when every
-    option can be honoured (``retest_rows=0`` and ``jobs=1`` can; ``max_records`` is checked on
-    the loaded tables' rows, :func:`refuse_sample`)."""
+    option can be honoured (``retest_rows=0`` and ``jobs=1`` can, and so can ``max_records``:
+    :func:`sample_on_cluster`)."""
     from ..distributed import require_dask
 
     require_dask("evaluate(client=...)")
     if options.retest_rows == 0:
         options = options.replace(retest_rows=None)
-    if options.max_records is not None:  # checked on the tables' rows: refuse_sample
-        options = options.replace(max_records=None)
     options.refuse("evaluate(client=...)",
                    {k: f"{why}; run without client= for it" for k, why in CLUSTER_REFUSES.items()})
 
 
-def refuse_sample(options: EvaluateOptions, rows: dict[str, int]) -> None:
-    """Once the tables are loaded (``rows``: role -> rows): a ``max_records`` that would sample
-    (more training or control rows than it, :func:`synthguard.run.sample.draw_sample`) is refused
-    in one line naming the table; one that would not (``0``, or at least the rows of both) leaves a
-    one-process run unchanged, and so the cluster's.
+def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool = False
+                      ) -> tuple[Any, dict[str, Any] | None, dict[str, dict[str, np.ndarray]] | None]:
+    """:func:`synthguard.run.sample.sample_tables` on partitioned tables ``dt``: above
+    ``max_records`` training or control records, the tables with those cut to the seeded sample
+    one process draws (:func:`~synthguard.run.sample.sample_positions` from the rows alone, in
+    canonical order), filtered on the cluster (:func:`~synthguard.distributed._tables.without_rows`,
+    the input row numbers kept: the report names the records as the user gave them; the release
+    whole), the header's ``sample`` entry and the full-table copies of the whole tables
+    (:func:`full_table_copies`, before the whole tables are let go); ``dt, None, None`` when
+    nothing is sampled.
 
-    Examples
-    --------
-    >>> refuse_sample(EvaluateOptions(max_records=200_000), {"original": 100_000, "control": 25_000})
-    >>> refuse_sample(EvaluateOptions(max_records=200_000), {"original": 300_000, "synthetic": 10})
-    Traceback (most recent call last):
-    ...
-    synthguard.errors.ConfigError: evaluate(client=...) cannot take max_records=200000: the original table holds 300,000 rows; a cluster run tests every record (sampled queries run in one process): leave it unset, or set it to at least the training and control rows
+    Parameters
+    ----------
+    dt : DistTables
+        The loaded, canonicalised tables.
+    max_records : int or None
+        The run's ``max_records`` (:func:`~synthguard.run.sample.resolve_max_records`).
+    seed : int
+        The run's seed.
+    near : bool
+        Whether the run tests copies with one cell changed
+        (:func:`~synthguard.run.sample.runs_near_copies`): their full-table join too.
+
+    Returns
+    -------
+    tuple
+        The tables the run tests, the header's ``sample`` entry and the full-table copies (as
+        :func:`~synthguard.run.sample.sample_tables` returns them).
     """
-    from .sample import resolve_max_records
+    from ..distributed._tables import without_rows
+    from .sample import resolve_max_records, sample_positions
 
-    limit = resolve_max_records(options.max_records)
-    over = [r for r in ("original", "control") if limit and rows.get(r, 0) > limit]
-    if over:
-        raise ConfigError(f"evaluate(client=...) cannot take max_records={limit}: the {over[0]} table "
-                          f"holds {rows[over[0]]:,} rows; {CLUSTER_REFUSES['max_records']}")
+    limit = resolve_max_records(max_records)
+    drawn = sample_positions({r: dt.get(r).n_rows for r in ("original", "control") if r in dt.roles},
+                             limit, seed)
+    if drawn is None:
+        return dt, None, None
+    at = drawn["original"][1]
+    copies = full_table_copies(dt, at, near=near)
+    info: dict[str, Any] = {}
+    sampled = dt
+    for role, (n, keep) in drawn.items():
+        if keep is None:
+            info[role] = {"rows": n, "of": n}
+            continue
+        dropped = np.ones(n, dtype=bool)
+        dropped[keep] = False
+        sampled, _ = without_rows(sampled, dropped, role, input_numbers=True)
+        info[role] = {"rows": int(limit), "of": int(n)}
+    # the header names the inputs as given (one process's too: its sample under "sample")
+    sampled.fingerprints = dict(dt.fingerprints)
+    info.update(seed=int(seed), max_records=limit)
+    for family, key in (("exact", "exact_copies"), ("near1", "one_cell_copies")):
+        if family in copies:
+            info[key] = {"release_rows": int(copies[family]["release"].size),
+                         "outside_sample": int(copies[family]["outside"].sum())}
+    return sampled, info, copies
+
+
+def full_table_copies(dt: Any, sampled: np.ndarray | None, *, near: bool = False
+                      ) -> dict[str, dict[str, np.ndarray]]:
+    """The full-table joins of a sampled run on partitioned tables ``dt`` (the whole tables), as
+    :func:`synthguard.run.sample.exact_copies` and (``near``)
+    :func:`~synthguard.run.sample.near_copies_of` find them in one process: ``"exact"``, every
+    release row equal to a training row on the compared columns (the backend's row identities,
+    :func:`~synthguard.distributed._backend.first_positions`: one group-by; the training row named
+    is the first sampled one it equals, else the first of all, in canonical order), and
+    ``"near1"``, every release row that differs in one compared cell from a training row that is
+    the only real record within one cell of it (the near-copy test's own join on the backend,
+    :func:`~synthguard.metrics.privacy._copies.backend_matches`, the release rows as queries; a
+    verbatim copy is an exact one). ``sampled``: the canonical positions of the sampled training
+    rows (``None``: all). Each family's arrays as :func:`~synthguard.run.sample.exact_copies`
+    returns them (input row numbers, ``outside``, ``release_at``).
+    """
+    from ..distributed import cluster_backend
+    from ..distributed._backend import first_positions
+    from ..metrics.privacy._copies import backend_matches
+    from ..metrics.privacy.matching import compared_columns
+    from .sample import _found, _in_sample
+
+    none = np.zeros(0, dtype=np.int64)
+    n_o = dt.get("original").n_rows
+    in_sample = _in_sample(n_o, sampled)
+    cols = compared_columns(dt.schema)
+    if not cols:
+        empty = _found(dt, none.copy(), none.copy(), in_sample)
+        return {"exact": empty, **({"near1": _found(dt, none.copy(), none.copy(), in_sample)}
+                                   if near else {})}
+    ids = first_positions(dt, cols, ("original", "synthetic"))
+    orig, syn = ids["original"], ids["synthetic"]
+    del ids
+    release = np.flatnonzero(syn < n_o).astype(np.int64)
+    training = syn[release].astype(np.int64)  # the first training row of each copied content
+    # the first sampled training row of that content, where one is: the sampled rows' ids in
+    # canonical order, the first of each
+    lead_ids, first_at = np.unique(orig[in_sample], return_index=True)
+    pos = np.flatnonzero(in_sample)[first_at]
+    found = np.searchsorted(lead_ids, training)
+    hit = found < lead_ids.size
+    hit[hit] = lead_ids[found[hit]] == training[hit]
+    training[hit] = pos[found[hit]]
+    del orig, syn
+    copies = {"exact": _found(dt, release.copy(), training, in_sample)}
+    if near:
+        if dt.control is None:
+            copies["near1"] = _found(dt, none.copy(), none.copy(), in_sample)
+        else:
+            data = cluster_backend(dt)
+            rel = data.take("synthetic", np.arange(data.n_rows("synthetic")), cols)
+            q, r = backend_matches(data, [rel], cols, 1)[0]
+            del rel
+            keep = (r < n_o) & ~np.isin(q, release)  # a training record; not a verbatim copy
+            copies["near1"] = _found(dt, q[keep].astype(np.int64), r[keep].astype(np.int64),
+                                     in_sample)
+    return copies
 
 
 def cancelled_on_cluster(entry: Entry) -> bool:
@@ -181,7 +274,11 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     with stage("reading inputs", options.progress):
         dt = load_tables(original, synthetic, control, metadata, client=client,
                          npartitions=npartitions)
-    refuse_sample(options, {r: dt.get(r).n_rows for r in dt.roles})
+    # above max_records training or control records, the seeded sample one process draws (the
+    # full-table copy joins run first, on the whole tables)
+    dt, sample, copies = sample_on_cluster(dt, options.max_records, int(options.seed or 0),
+                                           near=runs_near_copies(run_config))
+    release_queries = int(sample["max_records"]) if sample is not None else 0
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:
         from .advice import planned_retests
@@ -189,10 +286,11 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         # the advice's re-tests (drop rounds, coarsened columns) run on the cluster too
         options.on_plan(plan_for_run(dt, run_config, skipped={
             n: "not available in a distributed run" for n in run_config.metrics
-            if get_metric(run_config.metric_of(n)).backend != "any"},
+            if get_metric(run_config.metric_of(n)).backend != "any"}, sample=sample,
             retests=planned_retests(dt, run_config, options, rule, None)))
     dt.release_type = rule.release_type
-    out = run_tables_on_cluster(dt, run_config, options)
+    out = run_tables_on_cluster(dt, run_config, options, sample=sample,
+                                release_queries=release_queries)
     # the advice on the driver over the per-record flags and pairs: the release rows behind the
     # findings listed (only they are fetched), dropped on the cluster and the tests run again; then
     # the driving columns coarsened on the cluster (edges and categories asked of the backend) and
@@ -206,18 +304,19 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         new, release_pos = without_rows(tables, dropped)
         return new, release_pos, None  # the training table is the same
 
-    return advise(out, dt, run_config, options, rerun=_rerun_on_cluster, without=without,
-                  take=fetch_rows, values=cluster_values)
+    def rerun(new: Any, sub: RunConfig, again: EvaluateOptions, kept: Any = None) -> RunOutput:
+        # every search again (``kept``, the kept release rows' positions, is for one process's
+        # reuse of its searches: engine.reuse); the release-query sample's size as the run's
+        return run_tables_on_cluster(new, sub, again, release_queries=release_queries)
+
+    out = advise(out, dt, run_config, options, rerun=rerun, without=without, take=fetch_rows,
+                 values=cluster_values, also=dropped_with_copies(copies))
+    return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)
 
 
-def _rerun_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions, *,
-                      kept: Any = None) -> RunOutput:
-    """The advice's re-run on a cluster: every search again (``kept``, the kept release rows'
-    positions, is for one process's reuse of its searches: :mod:`synthguard.engine.reuse`)."""
-    return run_tables_on_cluster(dt, run_config, options)
-
-
-def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions) -> RunOutput:
+def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions, *,
+                          sample: dict[str, Any] | None = None,
+                          release_queries: int = 0) -> RunOutput:
     """Run a validated configuration on partitioned tables ``dt``
     (:class:`~synthguard.distributed._tables.DistTables`) on their cluster: the metrics whose card
     says ``backend="any"`` through the Dask backend, the others skipped with the reason; the
@@ -232,6 +331,13 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         A validated configuration.
     options : EvaluateOptions
         The run's options (``options.seed`` resolved).
+    sample : dict, optional
+        ``dt`` holds a seeded sample of the training and control records
+        (:func:`sample_on_cluster`): the header states it and the verdict says so.
+    release_queries : int
+        Above how many release rows the tests whose queries are release rows ask of a seeded
+        sample of them (:attr:`~synthguard.registry.Context.release_queries`; ``0``: never): a
+        sampled run's ``max_records``, passed on to its re-tests.
 
     Returns
     -------
@@ -248,6 +354,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     names = list(run_config.metrics)
     ctx = Context(tables=dt, encoded=None, seed=seed, backend=options.backend,  # type: ignore[arg-type]
                   release_type=rule.release_type, materiality=rule.materiality,
+                  release_queries=release_queries,
                   data_backend=cluster_backend(dt, options.backend)).for_run(run_config.metric_ids(names))
 
     def one(name: str) -> Entry:
@@ -271,6 +378,9 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
                    on_progress=options.on_progress)
     info = client.scheduler_info()
+    if sample is not None:
+        sample = with_release_queries(sample, release_queries, dt,
+                                      [run_config.metric_of(n) for n in names])
     header = run_header(
         seed, run_config,
         inputs={role: dict(dt.fingerprints.get(role, {}), source=dt.get(role).label)
@@ -278,7 +388,11 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         inferred=dt.schema.inferred(), schema=dt.schema.to_dict(),
         extra={"distributed": {"scheduler": getattr(client, "scheduler", None)
                                and client.scheduler.address,
-                               "workers": len(info.get("workers", {}))}})
-    return build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
-                        metrics={n: run_config.metric_of(n) for n in names},
-                        unavailable=run_config.unavailable)
+                               "workers": len(info.get("workers", {}))},
+               **({"sample": sample} if sample is not None else {})})
+    out = build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
+                       metrics={n: run_config.metric_of(n) for n in names},
+                       unavailable=run_config.unavailable)
+    if sample is not None:
+        out = replace(out, verdict=with_sample(out.verdict, sample))
+    return out

@@ -37,7 +37,7 @@ from ..stats import make_rng
 
 __all__ = ["DEFAULT_MAX_RECORDS", "copy_records", "draw_sample", "dropped_with_copies", "exact_copies",
            "list_copies", "near_copies_of", "release_query_tests", "resolve_max_records",
-           "sample_tables", "with_release_queries"]
+           "sample_positions", "sample_tables", "with_release_queries"]
 
 #: The default ``max_records``: ``0``, never sample. A sample of 200,000 estimates every share up to
 #: 5 % to +-0.1 % (``docs/scaling.md``), but a sampled run changes what some values mean (the share
@@ -221,21 +221,20 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
     >>> draw_sample(t, 100, seed=1)[1] is None
     True
     """
-    if max_records <= 0 or getattr(tables, "original_stats", None) is not None:
+    if getattr(tables, "original_stats", None) is not None:
         return tables, None
-    sizes = {r: len(tables.get(r)) for r in _ROLES if r in tables.roles}
-    if all(n <= max_records for n in sizes.values()):
+    drawn = sample_positions({r: len(tables.get(r)) for r in _ROLES if r in tables.roles},
+                             max_records, seed)
+    if drawn is None:
         return tables, None
     frames: dict[str, Any] = {}
     rows = dict(tables.row_numbers)
     prints = {r: dict(fp) for r, fp in tables.fingerprints.items()}
     info: dict[str, Any] = {}
-    for role, n in sizes.items():
-        if n <= max_records:
+    for role, (n, keep) in drawn.items():
+        if keep is None:
             info[role] = {"rows": n, "of": n}
             continue
-        keep = np.sort(make_rng(seed, "max_records", role).choice(n, size=max_records,
-                                                                  replace=False))
         frames[role] = tables.get(role).iloc[keep].reset_index(drop=True)
         if role in rows:
             rows[role] = np.asarray(rows[role])[keep]
@@ -243,6 +242,30 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
         # a cached result of the whole table is not one of the sample (engine/cache.py's key)
         prints[role] = dict(prints.get(role, {}), sample={"rows": int(max_records), "seed": int(seed)})
     return replace(tables, row_numbers=rows, fingerprints=prints, **frames), info
+
+
+def sample_positions(sizes: Mapping[str, int], max_records: int, seed: int
+                     ) -> dict[str, tuple[int, np.ndarray | None]] | None:
+    """The seeded sample of :func:`draw_sample` from the tables' rows alone: per role of ``sizes``
+    (role -> rows; the training and control tables), ``(rows, kept canonical positions)``, the
+    positions sorted, ``None`` for a table of at most ``max_records`` rows (kept whole); ``None``
+    when nothing is sampled (``max_records`` 0, or no table above it). One draw per table, from
+    the run's seed and the table's role: the same positions in one process and on a cluster
+    (:mod:`synthguard.run.cluster`).
+
+    Examples
+    --------
+    >>> got = sample_positions({"original": 10, "control": 3}, 4, seed=1)
+    >>> got["original"][1].size, got["control"]
+    (4, (3, None))
+    >>> sample_positions({"original": 10}, 0, seed=1) is None
+    True
+    """
+    if max_records <= 0 or all(n <= max_records for n in sizes.values()):
+        return None
+    return {role: (int(n), None if n <= max_records else np.sort(
+        make_rng(seed, "max_records", role).choice(n, size=max_records, replace=False)))
+        for role, n in sizes.items()}
 
 
 def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:

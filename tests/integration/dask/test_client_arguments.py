@@ -55,15 +55,6 @@ def test_an_argument_a_cluster_cannot_honour_is_refused_by_name(dask_client, arg
                  **{arg: value})
 
 
-def test_max_records_that_would_sample_is_refused_naming_the_table(dask_client):
-    with pytest.raises(ConfigError, match=r"cannot take max_records=50: the original table holds 60 rows"):
-        evaluate(_frame(60, 0), _frame(20, 1), None, META, metrics=["ims"], client=dask_client,
-                 max_records=50)
-    with pytest.raises(ConfigError, match=r"cannot take max_records=50: the control table holds 70 rows"):
-        evaluate(_frame(40, 0), _frame(20, 1), _frame(70, 2), META, metrics=["ims"], client=dask_client,
-                 max_records=50)
-
-
 def test_max_records_that_samples_nothing_gives_one_processs_report_on_a_client(dask_client):
     """At least the training and control rows (the release may hold more), or 0: one process
     samples nothing and its report is that of a run without max_records; so is the cluster's."""

@@ -107,3 +107,40 @@ def test_interpolation_partners_search_only_their_sources_on_a_cluster(dask_clie
               for r in (single, dist)]
     assert limits[0] == limits[1]
     assert "interpolation" in single.to_dict()["verdict"]["detection_limits"]
+
+
+def test_near_copy_key_counts_hash_every_cell_once_per_run(dask_client, monkeypatch):
+    """The near-copy joins ask ``key_counts`` batch after batch (leave-one-out, leave-two-out sets,
+    crowds) of the same release rows against the same real partitions: each cell of both is hashed
+    once (the release rows' cells kept while the frame lives, the real partitions' held on the
+    cluster), and the counts are those of a backend hashing them in every call."""
+    from synthguard.distributed import _tables, cluster_backend
+
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    cols = ["a", "b", "c", "d", "e"]
+    rel = cluster_backend(dt, "auto").take("synthetic", np.arange(250), cols)
+    one = [[c for c in cols if c != left] for left in cols]
+    two = [[c for c in cols if c not in pair] for pair in (("a", "b"), ("c", "e"), ("b", "d"))]
+    hashed: list[int] = []
+    inner = _tables.cell_hashes
+
+    def counted(codes, *args, **kwargs):
+        hashed.append(codes.size)
+        return inner(codes, *args, **kwargs)
+
+    monkeypatch.setattr(_tables, "cell_hashes", counted)
+    backend = cluster_backend(dt, "auto")
+    first = backend.key_counts([rel], one, ("original", "control"))
+    cells = sum(hashed)
+    assert cells == 2 * (250 + 300 + 200) * len(cols), str(hashed)  # two chains, every cell once
+    again = backend.key_counts([rel], two, ("original", "control"))
+    assert sum(hashed) == cells  # no cell hashed again
+    monkeypatch.undo()
+    with monkeypatch.context() as m:  # nothing held: every call hashes as it goes, same counts
+        m.setattr(_tables, "PERSIST_SHARE", 1e-12)
+        fresh = cluster_backend(dt, "auto")
+        for got, sets in ((first, one), (again, two)):
+            want = fresh.key_counts([rel.copy()], sets, ("original", "control"))
+            assert [[(c.tolist(), p.tolist()) for c, p in per] for per in got] == \
+                [[(c.tolist(), p.tolist()) for c, p in per] for per in want]
