@@ -82,7 +82,7 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
         :func:`~synthguard.run.sample.sample_tables` returns them).
     """
     from ..distributed._tables import without_rows
-    from .sample import resolve_max_records, sample_positions
+    from .sample import resolve_max_records, sample_header, sample_positions
 
     limit = resolve_max_records(max_records)
     drawn = sample_positions({r: dt.get(r).n_rows for r in ("original", "control") if r in dt.roles},
@@ -103,12 +103,7 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
         info[role] = {"rows": int(limit), "of": int(n)}
     # the header names the inputs as given (one process's too: its sample under "sample")
     sampled.fingerprints = dict(dt.fingerprints)
-    info.update(seed=int(seed), max_records=limit)
-    for family, key in (("exact", "exact_copies"), ("near1", "one_cell_copies")):
-        if family in copies:
-            info[key] = {"release_rows": int(copies[family]["release"].size),
-                         "outside_sample": int(copies[family]["outside"].sum())}
-    return sampled, info, copies
+    return sampled, sample_header(info, seed, limit, copies), copies
 
 
 def full_table_copies(dt: Any, sampled: np.ndarray | None, *, near: bool = False

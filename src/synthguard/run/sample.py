@@ -77,12 +77,28 @@ def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: b
     if near:
         copies["near1"] = near_copies_of(tables, at, codes)
     del codes
+    return sampled, sample_header(info, seed, limit, copies), copies
+
+
+def sample_header(info: dict[str, Any], seed: int, limit: int,
+                  copies: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, Any]:
+    """The report's ``sample`` entry: ``info`` (the rows sampled per role) with the seed, the
+    limit and, per full-table join, its release rows and how many of them copy a training
+    record outside the sample (one process and a cluster run alike).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sample_header({"original": {"rows": 2, "of": 5}}, 0, 2,
+    ...               {"exact": {"release": np.array([3, 4]), "outside": np.array([True, False])}})
+    {'original': {'rows': 2, 'of': 5}, 'seed': 0, 'max_records': 2, 'exact_copies': {'release_rows': 2, 'outside_sample': 1}}
+    """
     info.update(seed=int(seed), max_records=limit)
     for family, key in (("exact", "exact_copies"), ("near1", "one_cell_copies")):
         if family in copies:
             info[key] = {"release_rows": int(copies[family]["release"].size),
                          "outside_sample": int(copies[family]["outside"].sum())}
-    return sampled, info, copies
+    return info
 
 
 def release_query_tests(metrics: Iterable[str]) -> list[str]:
