@@ -633,13 +633,13 @@ def test_unique_sets_holds_a_bounded_number_of_keys_per_batch_over_all_partition
     def spy(encoder, frame, positions, sets, start, buckets):  # shipped by value: reads the module
         import synthguard.distributed._backend as at
 
-        at._spied_keys.append((id(sets), len(frame) * len(sets)))
+        at._spied_keys.append((tuple(sets), len(frame) * len(sets)))  # a batch by its sets (an id can be reused)
         return at._real_buckets(encoder, frame, positions, sets, start, buckets)
 
     monkeypatch.setattr(backend, "_set_key_buckets", spy)
     monkeypatch.setattr(backend, "SET_BATCH_KEYS", 1_500)  # 470 pooled rows: 3 sets a batch
     np.testing.assert_array_equal(local.unique_sets(two, roles), dist.unique_sets(two, roles))
-    per_batch: dict[int, int] = {}
+    per_batch: dict[tuple, int] = {}
     for batch, n in keys:
         per_batch[batch] = per_batch.get(batch, 0) + n
     assert len(per_batch) == 4 and max(per_batch.values()) <= 1_500
