@@ -195,10 +195,12 @@ def tail_ties(data: Any, cols: list[str], metric: Any, training: tuple[np.ndarra
     (distance ``<= cut``, the cut read from training and control records pooled, so a control
     record lands there by chance as often as an unexposed training record). A record is flagged
     when it is in that tail; it is tied to *every* release row within ``cut`` of it (the rows
-    whose removal takes it out of the tail at this cut): a search of the flagged records only
-    (about 1 % of the attacked records), ``k`` doubled from 2 until a record's ``k``-th nearest
-    release row lies beyond the cut. The ties are ``review`` rows: the test reads the release as
-    a whole, and a close neighbour is where the exposure is, not proof that the row copies it.
+    whose removal takes it out of the tail at this cut): one pass of the release rows over a
+    neighbour index of the flagged records only (about 1 % of the attacked records, both roles at
+    once: the backend's :meth:`~synthguard.engine.backend.Backend.within`), so a record that many
+    release rows equal costs its pairs, not a search for ever more neighbours. The ties are
+    ``review`` rows: the test reads the release as a whole, and a close neighbour is where the
+    exposure is, not proof that the row copies it.
 
     Parameters
     ----------
@@ -236,24 +238,25 @@ def tail_ties(data: Any, cols: list[str], metric: Any, training: tuple[np.ndarra
     n_syn = int(data.n_rows("synthetic"))
     if not np.isfinite(cut) or n_syn == 0:
         return None
-    flags, recs, rows = [], [], []
+    flags, asked, frames = [], [], []
     for role, (attacked, dist, n), offset in (("original", training, 0),
                                               ("control", control, training[2])):
-        hit = np.zeros(int(n), dtype=bool)
         ask = np.sort(np.asarray(attacked, dtype=np.int64)[np.asarray(dist) <= cut])
+        hit = np.zeros(int(n), dtype=bool)
         hit[ask] = True
         flags.append(hit)
-        k = min(2, n_syn)
-        while ask.size:  # rounds of doubling k (a few), vectorised over the flagged records
-            d, i = data.kneighbors(role, "synthetic", cols, metric, k, query_rows=ask)
-            near = (d <= cut) & (i >= 0)
-            done = ~near[:, -1] | (k >= n_syn)
-            r, j = np.nonzero(near[done])
-            recs.append(ask[done][r] + offset)
-            rows.append(i[done][r, j])
-            ask, k = ask[~done], min(2 * k, n_syn)
-    rec = np.concatenate(recs) if recs else np.zeros(0, dtype=np.int64)
-    row = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        if ask.size:  # a role without a record in the tail asks for none
+            asked.append((ask, offset))
+            frames.append(data.take(role, ask, cols))
+    # every (release row, flagged record) pair within the cut, in one pass of the release
+    got = data.within("synthetic", cols, metric, frames, np.full(n_syn, float(cut))) if frames else []
+    recs, rows = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for (pos, frow, _dist), (ask, offset) in zip(got, asked, strict=True):
+        recs.append(ask[np.asarray(frow, dtype=np.int64)] + offset)
+        rows.append(np.asarray(pos, dtype=np.int64))
+    rec, row = np.concatenate(recs), np.concatenate(rows)
+    order = np.lexsort((row, rec))  # by record, then release row
+    rec, row = rec[order], row[order]
     pairs = RowPairs(rec, row, n_syn, action="review",
                      tie="a close neighbour (within the distance cut of the pooled 1 % of real "
                          "records closest to the release)")

@@ -78,3 +78,37 @@ def test_missing_control_is_skipped_with_a_reason(demo_data):
     r = evaluate(demo_data["original"], demo_data["safe"], metrics=["closest_distance_mia"])
     assert r["closest_distance_mia"]["status"] == "skipped"
     assert "control" in r["closest_distance_mia"]["reason"]
+
+
+def test_the_rows_behind_the_tail_are_every_release_row_within_its_cut_however_many():
+    """The ties name every (record in the tail, release row within the cut) pair, as a search of
+    every distance finds them, a record equal to 60 release rows included (one pass of the
+    release over an index of the flagged records: no search for ever more neighbours)."""
+    import pandas as pd
+
+    from synthguard.engine.neighbors import gower, kneighbors
+    from synthguard.metrics.privacy.closest_distance_mia import tail_ties
+
+    rng = np.random.default_rng(11)
+    o = pd.DataFrame({"x": rng.normal(size=80).round(1), "g": rng.choice(list("ab"), 80)})
+    c = pd.DataFrame({"x": rng.normal(size=80).round(1), "g": rng.choice(list("ab"), 80)})
+    rel = pd.concat([pd.concat([o.head(1)] * 60), o.iloc[1:20],
+                     pd.DataFrame({"x": rng.normal(size=40).round(1), "g": rng.choice(list("ab"), 40)})],
+                    ignore_index=True)
+    ctx = Context.from_frames(o, rel, control=c, canonical=False)
+    data = ctx.data
+    metric = gower(data.ranges(["x", "g"], ("original", "synthetic", "control")), clip=True)
+    n_syn = len(rel)
+    d = {r: kneighbors(ctx.encoded.block(r, ["x", "g"]), ctx.encoded.block("synthetic", ["x", "g"]),
+                       metric, n_syn) for r in ("original", "control")}
+    cut = float(np.quantile(np.r_[d["original"].distances[:, 0], d["control"].distances[:, 0]], 0.1))
+    got = tail_ties(data, ["x", "g"], metric, (np.arange(80), d["original"].distances[:, 0], 80),
+                    (np.arange(80), d["control"].distances[:, 0], 80), cut)
+    want = set()
+    for r, offset in (("original", 0), ("control", 80)):
+        near = d[r].distances <= cut
+        q, j = np.nonzero(near)
+        want |= set(zip((q + offset).tolist(), d[r].indices[q, j].tolist(), strict=True))
+    assert set(zip(got.pairs.record.tolist(), got.pairs.row.tolist(), strict=True)) == want
+    assert sum(rec == 0 for rec, _ in want) >= 60  # the record 60 release rows equal
+    assert got.member.tolist() == (d["original"].distances[:, 0] <= cut).tolist()
