@@ -312,15 +312,14 @@ def write_extras(report, records_path: Path | None, dossier_path: Path | None, o
     if records_path is not None:
         frame = report.records(original, synthetic, metadata)
         write_csv(frame, records_path, "--records-out")
-        from ..report.records import facts
+        from ..report.records import facts, listed_counts
+        from ..run.drops import ALARM
         from ..run.wording import export_line
 
         drops = frame.loc[frame["action"] == "drop", "release_row"].dropna().nunique()
         tested = facts(report.model).listed is not None  # the export lists findings only
-        context = int((frame["action"] == "context").sum())
-        line = export_line((len(frame) - context, int((frame["action"] == "drop").sum()), context)
-                           if tested else None,
-                           str(report.verdict.level) in ("high", "medium"))  # as the dossier says
+        line = export_line(listed_counts(frame["action"].to_numpy(dtype=object)) if tested else None,
+                           str(report.verdict.level) in ALARM)  # as the dossier says
         say(f"records written to {records_path} ({len(frame)} record(s); {drops} release "
             "row(s) to drop)" + (f". {line}" if line else ""))
     if dossier_path is not None:

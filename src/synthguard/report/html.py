@@ -375,7 +375,7 @@ NAV = (("decision", "Decision"), ("privacy", "Privacy tests"), ("fidelity", "Fid
 def render_html(report: Any, title: str = "synthguard report") -> str:
     """The full page of ``report``: summary cards and the decision first, then the privacy tests
     (each test once), fidelity, utility, records, inputs; charts and configuration folded away."""
-    from .records import report_records
+    from .records import listed_counts, report_records
 
     model = report.model
     header = model.header
@@ -437,7 +437,7 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
         shown = drop[:10] + [r for r in recs if r["action"] != "drop"][:10]
         rrows = [[r["metric"], r["risk"], r["action"], _opt(r["release_row"]),
                   _opt(r["training_row"]), r["reason"]] for r in shown]
-        context = sum(r["action"] == "context" for r in recs)  # not findings
+        context = listed_counts([r["action"] for r in recs])[2]  # not findings
         parts.append(f"<details><summary>{escape(wording.records_caption(len(recs), len(drop), 10, context))}"
                      "</summary>"
                      + table(["metric", "risk", "action", "release row", "training row", "reason"],

@@ -242,12 +242,27 @@ def complete_records(report: Any, original: Any, synthetic: Any,
     return full + [r for r in rows if r["metric"] not in listers]
 
 
-def _listed(export: list[dict[str, Any]]) -> tuple[int, int, int]:
-    """``(records behind findings, of them to drop, context records)`` of a records export."""
+def listed_counts(actions: Any) -> tuple[int, int, int]:
+    """``(records behind findings, of them to drop, context records)`` of a records export, from
+    its ``action`` column (the dossier, the console's ``--records-out`` line and the HTML caption
+    count them here).
+
+    Examples
+    --------
+    >>> listed_counts(["drop", "review", "context", "drop"])
+    (3, 2, 1)
+    """
+    import numpy as np
+
     from ..run.drops import CONTEXT
 
-    context = sum(r["action"] == CONTEXT for r in export)
-    return (len(export) - context, sum(r["action"] == "drop" for r in export), context)
+    a = np.asarray(actions, dtype=object)
+    context = int((a == CONTEXT).sum())
+    return (int(a.size) - context, int((a == "drop").sum()), context)
+
+
+def _listed(export: list[dict[str, Any]]) -> tuple[int, int, int]:
+    return listed_counts([r["action"] for r in export])
 
 
 def query_columns(report: Any, top: int = 5) -> list[tuple[str, int]]:
