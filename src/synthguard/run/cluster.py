@@ -124,7 +124,7 @@ def full_table_copies(dt: Any, sampled: np.ndarray | None, *, near: bool = False
     from ..distributed import cluster_backend
     from ..distributed._backend import first_positions
     from ..metrics.privacy._copies import backend_matches
-    from ..metrics.privacy.matching import compared_columns
+    from ..metrics.privacy.matching import compared_columns, first_copies
     from .sample import _found, _in_sample
 
     none = np.zeros(0, dtype=np.int64)
@@ -135,20 +135,10 @@ def full_table_copies(dt: Any, sampled: np.ndarray | None, *, near: bool = False
         empty = _found(dt, none.copy(), none.copy(), in_sample)
         return {"exact": empty, **({"near1": _found(dt, none.copy(), none.copy(), in_sample)}
                                    if near else {})}
-    ids = first_positions(dt, cols, ("original", "synthetic"))
-    orig, syn = ids["original"], ids["synthetic"]
-    del ids
-    release = np.flatnonzero(syn < n_o).astype(np.int64)
-    training = syn[release].astype(np.int64)  # the first training row of each copied content
-    # the first sampled training row of that content, where one is: the sampled rows' ids in
-    # canonical order, the first of each
-    lead_ids, first_at = np.unique(orig[in_sample], return_index=True)
-    pos = np.flatnonzero(in_sample)[first_at]
-    found = np.searchsorted(lead_ids, training)
-    hit = found < lead_ids.size
-    hit[hit] = lead_ids[found[hit]] == training[hit]
-    training[hit] = pos[found[hit]]
-    del orig, syn
+    # the exact-copy test's own join (first_copies) on the cluster's row identities: the first
+    # pooled position of each content, equal for equal rows in every role
+    release, training = first_copies(dt, in_sample,
+                                     ids=first_positions(dt, cols, ("original", "synthetic")))
     copies = {"exact": _found(dt, release.copy(), training, in_sample)}
     if near:
         if dt.control is None:
