@@ -767,7 +767,7 @@ def export_line(listed: tuple[int, int, int] | None, alarm: bool = False) -> str
     >>> export_line((0, 0, 0))
     'The records export lists no row behind a finding: no test reads high or medium.'
     >>> export_line((12, 5, 283))
-    "The records export lists 12 record(s) behind the high and medium findings (5 to drop, 7 to review); its 283 record(s) marked 'context' are those tests that found nothing beyond chance list themselves: not findings, not leaked rows."
+    "The records export lists 12 record(s) behind the high and medium findings (5 to drop, 7 to review); its 283 record(s) marked 'context' are those tests that found nothing beyond chance list themselves: not findings (no excess over chance, which does not show that none copies a person), not counted among the rows to drop or review."
     """
     if listed is None:
         return None
@@ -779,7 +779,9 @@ def export_line(listed: tuple[int, int, int] | None, alarm: bool = False) -> str
             f"({n_drop:,} to drop, {n - n_drop:,} to review)")
     if context:
         head += (f"; its {context:,} record(s) marked 'context' are those tests that found nothing "
-                 "beyond chance list themselves: not findings, not leaked rows")
+                 "beyond chance list themselves: not findings (no excess over chance, which does "
+                 "not show that none copies a person), not counted among the rows to drop or "
+                 "review")
     return head + "."
 
 

@@ -145,7 +145,8 @@ def test_a_dossier_without_alarm_claims_no_finding_and_counts_the_context_record
     assert "'review'" not in residual
     assert ("The records export lists no row behind a finding: no test reads high or medium; its "
             f"{n:,} record(s) marked 'context' are those tests that found nothing beyond chance "
-            "list themselves: not findings, not leaked rows.") in residual
+            "list themselves: not findings (no excess over chance, which does not show that none "
+            "copies a person), not counted among the rows to drop or review.") in residual
 
 
 def test_a_low_dossier_mentions_the_rows_marked_review_and_the_bound_of_each_risk():
