@@ -459,6 +459,7 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     rounds: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     new = rep = None
+    review_only: dict[str, int] | None = None  # set when a round found rows to review only
     for r in range(1, int(max_rounds) + 1):
         t1 = time.perf_counter()
         dropped[drop] = True
@@ -475,8 +476,12 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
                      release_pos, training_pos)
         more = more[~dropped[more["release"].to_numpy(dtype=np.int64)]]
         drop = _to_drop(more)
-        if not drop.size or int((~dropped).sum()) - np.unique(drop).size < 1:
-            break  # nothing more to drop, or nothing would be left to re-test
+        if not drop.size:  # the rows the tests still name are to review: no round drops them
+            review_only = _rows_per_test(more)
+            found.append(more.assign(round=r + 1))  # listed (rows listed before keep their round)
+            break
+        if int((~dropped).sum()) - np.unique(drop).size < 1:
+            break  # nothing would be left to re-test
         named |= _naming(more, drop)
         found.append(more.assign(round=r + 1))
     every = pd.concat(found, ignore_index=True)
@@ -499,7 +504,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
             risks.append(row)
             continue
         risks.append(row.replace(drop_retest=_drop_entry(row, after.get(row["risk"], {}), rep,
-                                                         n_dropped, len(rounds), named)))
+                                                         n_dropped, len(rounds), named,
+                                                         review_only)))
     cost = {"rows_dropped": n_dropped, "max_rounds": int(max_rounds), "rounds": rounds,
             **({"full_table_copies": joined} if also is not None else {}),
             "metrics_rerun": names, "seconds": round(time.perf_counter() - t0, 4),
@@ -507,9 +513,18 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
     return dataclasses.replace(verdict, risks=tuple(risks)), export, cost, (new, rep)
 
 
+def _rows_per_test(rows: pd.DataFrame) -> dict[str, int]:
+    """How many of ``rows`` (release rows behind the findings) each test ties."""
+    names = rows["tests"].astype(str).str.split(",").explode().str.strip()
+    return {str(k): int(v) for k, v in names.value_counts(sort=False).items()}
+
+
 def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n_dropped: int,
-                rounds: int, named: set[str]) -> DropRetest:
-    """What one alarming risk reads after the rows were dropped, and why what remains remains."""
+                rounds: int, named: set[str], review_only: Mapping[str, int] | None = None
+                ) -> DropRetest:
+    """What one alarming risk reads after the rows were dropped, and why what remains remains
+    (``review_only``: the rows each test still names, when the last round found rows to review
+    only)."""
     from .drops import row_ties
     from .verdict import RISK_TITLES
     from .wording import drop_retest_text
@@ -527,6 +542,9 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
             why[t["metric"]] = still_alarming("untied")
         elif pairs.action != "drop":
             why[t["metric"]] = still_alarming("review", pairs.tie)
+        elif review_only is not None and review_only.get(t["metric"]):
+            why[t["metric"]] = still_alarming("chance", rounds=rounds,
+                                              rows=review_only[t["metric"]])
         elif t["metric"] in named:
             why[t["metric"]] = still_alarming("rounds", rounds=rounds)
         else:

@@ -77,22 +77,31 @@ def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropp
 NOTHING_LEFT = "every release row is listed to drop: no release is left to re-test"
 
 
-def still_alarming(kind: str, tie: str = "", rounds: int = 0) -> str:
+def still_alarming(kind: str, tie: str = "", rounds: int = 0, rows: int = 0) -> str:
     """Why a test still alarms after the rows were dropped (the drop-and-retest's ``why``):
     ``kind`` ``"untied"`` (its finding names no release row), ``"review"`` (it names rows to
-    review, ``tie`` its words), ``"rounds"`` (it still names rows after ``rounds`` rounds) or
-    ``"later"`` (it names rows only once the others are gone).
+    review, ``tie`` its words), ``"rounds"`` (it still names rows to drop after ``rounds``
+    rounds, the most allowed), ``"chance"`` (the ``rows`` release rows it still names are copies
+    no more often than chance puts real people beside records as crowded: listed to review, so
+    no further round drops them) or ``"later"`` (it names rows only once the others are gone).
 
     Examples
     --------
     >>> still_alarming("rounds", rounds=2)
     'it still names release rows after 2 round(s) of dropping (the rounds ran out)'
+    >>> still_alarming("chance", rounds=1, rows=26)[:80]
+    'the 26 release row(s) it still names after 1 round(s) of dropping are listed to '
     """
     if kind == "untied":
         return ("its finding is not tied to release rows (a test of the release as a whole): "
                 "dropping rows cannot be shown to settle it")
     if kind == "review":
         return f"it names release rows to review, not to drop ({tie})"
+    if kind == "chance":
+        return (f"the {rows} release row(s) it still names after {rounds} round(s) of dropping are "
+                "listed to review, not to drop: among real records as crowded as theirs the "
+                "control records are copied about as often, so dropping them would remove "
+                "innocent rows with the copies, and no further round was run")
     if kind == "rounds":
         return (f"it still names release rows after {rounds} round(s) of dropping (the rounds ran "
                 "out)")

@@ -216,3 +216,20 @@ def test_the_drop_list_is_the_same_when_the_crowds_exceed_the_join_budget(table,
     assert asked  # the hash counts ran
     assert (joined["action"] == "drop").sum() >= 10
     pd.testing.assert_frame_equal(counted, joined)
+
+
+def test_a_retest_stopped_by_rows_to_review_says_so_not_that_its_rounds_ran_out(shared_data):
+    """acs12, three rounds allowed: after the first, the copies near_copies still names lie among
+    records the control's copies crowd as often (rows to review), so no round drops them; the
+    reason says that, with their number, and every one of them is in the export to review."""
+    data = _leaky_release("acs12", shared_data)
+    rep = synthguard.evaluate(data["original"], data["release"], control=data["control"],
+                              metrics=PRESENCE, seed=0, retest_columns=0, retest_rows=3)
+    after = {r["risk"]: r for r in rep.risks()}["presence"]["drop_retest"]
+    assert after["rounds"] < 3 and after["level_after"] == "high", after["text"]
+    why = after["why"]["near_copies"]
+    assert "rounds ran out" not in why and "listed to review, not to drop" in why, why
+    named = int(why.split("the ", 1)[1].split(" release row", 1)[0])
+    recs = rep.records()
+    review = recs[(recs["action"] == "review") & recs["tests"].str.contains("near_copies")]
+    assert 0 < named <= len(review), (named, len(review))
