@@ -1564,6 +1564,35 @@ def test_drop_and_retest_on_dask_equals_single_process(dask_client):
 
 
 @pytest.mark.parametrize("npartitions", [1, 3])
+def test_first_positions_grouped_on_the_driver_equal_the_dask_group_by(dask_client, monkeypatch,
+                                                                        npartitions):
+    """``first_positions`` groups the rows' identities on the driver up to ``DRIVER_GROUP_ROWS``
+    pooled rows (one round, one sort) and by a dask group-by and join above it: the same ids (each
+    row's lowest pooled position of its content) either way, over every role or some, binned or
+    not, with equal rows across roles and partitions; and the groups of one process."""
+    from synthguard.distributed import _backend
+
+    orig, syn, ctl = _leaky_tables(5)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions)
+    every = ("original", "synthetic", "control")
+    bins = {"f": np.array([20_000.0, 50_000.0, 80_000.0]), "a": np.array([0.0])}
+    cases = [(["a", "b", "c", "d", "e", "f"], ("original", "synthetic"), None),
+             (["a", "b"], every, None), (["a", "b", "f"], ("original", "control", "synthetic"), bins)]
+    for columns, roles, cut in cases:
+        gathered = _backend.first_positions(dist.dt, columns, roles, cut)
+        with monkeypatch.context() as m:
+            m.setattr(_backend, "DRIVER_GROUP_ROWS", 0)  # the dask group-by and join
+            grouped = _backend.first_positions(dist.dt, columns, roles, cut)
+        pooled = np.concatenate([gathered[r] for r in roles])
+        assert (pooled != np.arange(pooled.size)).sum() >= 30  # equal rows do share an id
+        np.testing.assert_array_equal(pooled, np.concatenate([grouped[r] for r in roles]))
+        want = local.key_ids(columns, roles, bins=cut)
+        np.testing.assert_array_equal(pd.factorize(np.concatenate([want[r] for r in roles]))[0],
+                                      pd.factorize(pooled)[0])
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
 def test_drop_list_questions_of_the_dask_backend_equal_one_process(dask_client, npartitions):
     """What the drop list asks of a cluster equals one process's answers: crowds of fetched rows,
     the copy tests' chance baselines, key ids (the same groups, binned or not), each row's
