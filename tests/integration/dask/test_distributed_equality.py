@@ -85,6 +85,26 @@ def test_every_distributed_metric_equals_single_process(dask_client):
     assert "distributed" in dist["generalized_cap"]["reason"]
 
 
+@pytest.mark.metric_on_dask
+def test_hash_shuffled_relations_equal_single_process(dask_client, monkeypatch):
+    """Above ``SHUFFLE_ROWS`` rows a table's group-bys are hash-shuffled (one output partition per
+    input partition) and their joins shuffled too, below it grouped into one partition and
+    broadcast; no test table is that large, so both are run here: the key-relation tests' entries
+    (values, intervals, records) and ``first_positions``' dask group-by equal one process's."""
+    from synthguard.distributed import _backend, _tables
+
+    orig = _frame(500, 21)
+    syn = pd.concat([_frame(400, 22), orig.iloc[:50], orig.iloc[:5]], ignore_index=True)
+    ctl = _frame(500, 23)
+    meta = {**META, "quasi_identifiers": ["c", "a", "b"]}
+    metrics = {"exact_matches": {}, "cap": {}, "k_anonymity": {"k": 3}, "qi_linkage": {"top_n": 5}}
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    monkeypatch.setattr(_tables, "SHUFFLE_ROWS", 0)
+    monkeypatch.setattr(_backend, "DRIVER_GROUP_ROWS", 0)
+    shuffled = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
+    _assert_same(single, shuffled, list(metrics))
+
+
 def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path):
     r = np.random.default_rng(5)
     orig = _frame(450, 11)
