@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partition-rows", type=int, default=0,
                     help="read each table as a folder of Parquet files of this many rows (0: one file)")
     ap.add_argument("--driver-profile", action="store_true",
-                    help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl)")
+                    help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl); "
+                         "the environment's SG_DRIVER_WRAPPER names another wrapper script")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
     ap.add_argument("--compare", nargs=2, type=Path)
     ap.add_argument("--seconds", type=Path, metavar="REPORT",
