@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -121,7 +122,7 @@ def run(n: int, data_dir: Path, mode: str, extra: str, workers: int, cap: str, t
         files = partitioned(files, partition_rows)
     report = data_dir / f"{mode}{tag}_{n}.json"
     profile = report.with_suffix(".profile.jsonl")
-    driver = ([sys.executable, str(Path(__file__).with_name("_driver_profile.py")), str(profile)]
+    driver = ([sys.executable, os.environ.get("SG_DRIVER_WRAPPER", str(Path(__file__).with_name("_driver_profile.py"))), str(profile)]
               if driver_profile else [sys.executable, "-m", "synthguard"])
     cmd = [*driver, "evaluate", "--preset", "privacy",
            "-o", str(files["original"]), "-s", str(files["synthetic"]), "-c", str(files["control"]),
@@ -221,7 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partition-rows", type=int, default=0,
                     help="read each table as a folder of Parquet files of this many rows (0: one file)")
     ap.add_argument("--driver-profile", action="store_true",
-                    help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl)")
+                    help="trace the driver's memory per test (tracemalloc; REPORT.profile.jsonl); "
+                         "the environment's SG_DRIVER_WRAPPER names another wrapper script")
     ap.add_argument("--json", type=Path, help="append the results here (one JSON object a line)")
     ap.add_argument("--compare", nargs=2, type=Path)
     ap.add_argument("--seconds", type=Path, metavar="REPORT",

@@ -48,8 +48,12 @@ from ._recheck import FirstLabels, check_control_of, first_labels, kinds_in_orde
 ROLES = ("original", "synthetic", "control")
 #: a URL (an fsspec file system: s3://, file://, memory://...)
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
-#: tables with fewer rows are grouped into one partition (no shuffle); larger ones are hash-shuffled
-SHUFFLE_ROWS = 1_000_000
+#: tables with fewer rows are grouped into one partition (a tree reduction, then joins that
+#: broadcast it: no shuffle); larger ones are hash-shuffled. 2M: a 1M-row release (a sampled 1M run's
+#: relations) is grouped without a shuffle (its p2p shuffles and joins, hundreds of small tasks, were
+#: a large share of such a run's wall on a loaded machine); the grouped table of a task is then at
+#: most 2M keys (about 64 MB of keys and counts)
+SHUFFLE_ROWS = 2_000_000
 
 
 @dataclass

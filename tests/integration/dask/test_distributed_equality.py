@@ -85,6 +85,26 @@ def test_every_distributed_metric_equals_single_process(dask_client):
     assert "distributed" in dist["generalized_cap"]["reason"]
 
 
+@pytest.mark.metric_on_dask
+def test_hash_shuffled_relations_equal_single_process(dask_client, monkeypatch):
+    """Above ``SHUFFLE_ROWS`` rows a table's group-bys are hash-shuffled (one output partition per
+    input partition) and their joins shuffled too, below it grouped into one partition and
+    broadcast; no test table is that large, so both are run here: the key-relation tests' entries
+    (values, intervals, records) and ``first_positions``' dask group-by equal one process's."""
+    from synthguard.distributed import _backend, _tables
+
+    orig = _frame(500, 21)
+    syn = pd.concat([_frame(400, 22), orig.iloc[:50], orig.iloc[:5]], ignore_index=True)
+    ctl = _frame(500, 23)
+    meta = {**META, "quasi_identifiers": ["c", "a", "b"]}
+    metrics = {"exact_matches": {}, "cap": {}, "k_anonymity": {"k": 3}, "qi_linkage": {"top_n": 5}}
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    monkeypatch.setattr(_tables, "SHUFFLE_ROWS", 0)
+    monkeypatch.setattr(_backend, "DRIVER_GROUP_ROWS", 0)
+    shuffled = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
+    _assert_same(single, shuffled, list(metrics))
+
+
 def test_parquet_folder_text_column_and_subsampled_control(dask_client, tmp_path):
     r = np.random.default_rng(5)
     orig = _frame(450, 11)
@@ -1561,6 +1581,35 @@ def test_drop_and_retest_on_dask_equals_single_process(dask_client):
     assert {r["action"] for r in one["records"]} >= {"drop"}
     assert dumps(one["actions"]["drop_retest"]) == dumps(many["actions"]["drop_retest"])
     pd.testing.assert_frame_equal(single.records(), dist.records())
+
+
+@pytest.mark.parametrize("npartitions", [1, 3])
+def test_first_positions_grouped_on_the_driver_equal_the_dask_group_by(dask_client, monkeypatch,
+                                                                        npartitions):
+    """``first_positions`` groups the rows' identities on the driver up to ``DRIVER_GROUP_ROWS``
+    pooled rows (one round, one sort) and by a dask group-by and join above it: the same ids (each
+    row's lowest pooled position of its content) either way, over every role or some, binned or
+    not, with equal rows across roles and partitions; and the groups of one process."""
+    from synthguard.distributed import _backend
+
+    orig, syn, ctl = _leaky_tables(5)
+    meta = {**META, "columns": {**META["columns"], "f": {"sdtype": "numerical"}}}
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions)
+    every = ("original", "synthetic", "control")
+    bins = {"f": np.array([20_000.0, 50_000.0, 80_000.0]), "a": np.array([0.0])}
+    cases = [(["a", "b", "c", "d", "e", "f"], ("original", "synthetic"), None),
+             (["a", "b"], every, None), (["a", "b", "f"], ("original", "control", "synthetic"), bins)]
+    for columns, roles, cut in cases:
+        gathered = _backend.first_positions(dist.dt, columns, roles, cut)
+        with monkeypatch.context() as m:
+            m.setattr(_backend, "DRIVER_GROUP_ROWS", 0)  # the dask group-by and join
+            grouped = _backend.first_positions(dist.dt, columns, roles, cut)
+        pooled = np.concatenate([gathered[r] for r in roles])
+        assert (pooled != np.arange(pooled.size)).sum() >= 30  # equal rows do share an id
+        np.testing.assert_array_equal(pooled, np.concatenate([grouped[r] for r in roles]))
+        want = local.key_ids(columns, roles, bins=cut)
+        np.testing.assert_array_equal(pd.factorize(np.concatenate([want[r] for r in roles]))[0],
+                                      pd.factorize(pooled)[0])
 
 
 @pytest.mark.parametrize("npartitions", [1, 3])
