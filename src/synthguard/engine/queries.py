@@ -13,6 +13,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
+from ..core.arrays import stable_order
 from .parallel import PARALLEL_KERNELS
 
 EQ, NE, GT, LT, GE, LE, ISNULL, NOTNULL = range(8)
@@ -453,7 +454,7 @@ class ColumnIndex:
         distinct, starts, at = [], [], [0]
         bucket = (np.arange(n, dtype=np.int64) >> min(self.shift, 62)).astype(np.uint8) if coded else None
         for j in range(p):  # loop over columns
-            o = np.argsort(self.X[:, j], kind="stable")  # NaN sorts last
+            o = stable_order(self.X[:, j])  # np.argsort(kind="stable"): NaN sorts last
             self.order[j] = o
             srt = self.X[o, j]  # this column's sorted values, not kept
             nv = int((~np.isnan(srt)).sum())
