@@ -13,13 +13,17 @@ on memory at every step: ``np.searchsorted`` of 10 million row hashes into 10 mi
 (NumPy 2.4.6 and 1.24.4 alike, 2-core machine), 2.6 s when the keys are searched in ascending
 order (each search starts where the last one ended) and the answers put back in place.
 :func:`search_sorted` does that above 2**20 sorted values.
+
+A stable ``np.argsort`` of int64 or float64 keys is a merge sort (timsort): about 0.1 s for 1
+million keys. NumPy radix-sorts 16-bit keys (0.02 s), so :func:`stable_order` sorts non-negative
+integer keys below ``2**32`` by one or two 16-bit passes: the same order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["equal_range", "isin_codes", "search_sorted", "unique_codes"]
+__all__ = ["equal_range", "isin_codes", "search_sorted", "stable_order", "unique_codes"]
 
 #: sorted arrays at least this long are searched with their keys in ascending order
 LARGE_SORTED = 1 << 20
@@ -53,6 +57,47 @@ def unique_codes(codes: np.ndarray) -> np.ndarray:
         np.not_equal(out[1:], out[:-1], out=keep[1:])
         out = out[keep]
     return out
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of a 1-D array, by 16-bit radix passes when the keys
+    are non-negative integers below ``2**32`` (or floats holding such integers or NaN, which sorts
+    last): one pass below ``2**16`` (floats: below ``2**16 - 1``), else two (the low half, then
+    the high half, stably), the same order. Other keys: ``np.argsort`` itself.
+
+    Parameters
+    ----------
+    keys : ndarray
+        A 1-D integer or float array.
+
+    Returns
+    -------
+    ndarray of intp
+        The positions of ``keys`` in ascending order, equal keys in position order.
+
+    Examples
+    --------
+    >>> stable_order(np.array([70000, 3, 70000, 1, 3])).tolist()
+    [3, 1, 4, 0, 2]
+    >>> stable_order(np.array([2.0, np.nan, -0.0, 0.0, 2.0])).tolist()
+    [2, 3, 0, 4, 1]
+    """
+    a = np.asarray(keys)
+    if a.ndim != 1 or a.size < 2:
+        return np.argsort(a, kind="stable")
+    if a.dtype.kind == "f":  # integers in a float column (codes, counts): NaN as the largest key
+        nan = np.isnan(a)
+        with np.errstate(invalid="ignore"):
+            whole = nan | ((a >= 0) & (a < 65535) & (a == np.floor(a)))
+        if not whole.all():
+            return np.argsort(a, kind="stable")
+        return np.argsort(np.where(nan, 65535.0, a).astype(np.uint16), kind="stable")
+    if a.dtype.kind not in "iu" or int(a.min()) < 0 or int(a.max()) >= 1 << 32:
+        return np.argsort(a, kind="stable")
+    if int(a.max()) < 1 << 16:
+        return np.argsort(a.astype(np.uint16), kind="stable")
+    first = np.argsort((a & 0xFFFF).astype(np.uint16), kind="stable")  # low half, then high half
+    return first[np.argsort((a[first] >> 16).astype(np.uint16), kind="stable")]
 
 
 def isin_codes(values: np.ndarray, among: np.ndarray) -> np.ndarray:

@@ -1075,7 +1075,7 @@ class LocalBackend:
     def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
                          reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
                          k: int) -> tuple[np.ndarray, np.ndarray]:
-        from .neighbors.distinct import distinct_rows, kneighbors_distinct
+        from .neighbors.distinct import kneighbors_distinct, row_groups
         from .reuse import search
 
         cols = list(columns)
@@ -1088,7 +1088,7 @@ class LocalBackend:
             if q_rows is not None:
                 q = q.take(np.asarray(q_rows, dtype=np.int64))
             ref = self.encoded.block(reference).select(cols).take(np.asarray(r_rows, dtype=np.int64))
-            first, inverse = distinct_rows(q)  # equal query rows share their neighbours: searched once
+            first, inverse = row_groups(q)  # equal query rows share their neighbours: searched once
             nb = kneighbors_distinct(q.take(first), ref, metric, k, backend=self.neighbour_backend)
             return nb.distances[inverse], nb.indices[inverse]
 

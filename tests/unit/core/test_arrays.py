@@ -94,3 +94,30 @@ def test_isin_codes_equals_numpys_isin_by_table_and_by_search(monkeypatch, case)
     assert 0 < want.sum() < want.size
     np.testing.assert_array_equal(arrays.isin_codes(values, among), want)
     np.testing.assert_array_equal(arrays.isin_codes(values.reshape(50, -1), among), want.reshape(50, -1))
+
+
+@pytest.mark.parametrize("case", ["small_ints", "wide_ints", "negative", "huge", "float_codes", "float_values"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_stable_order_equals_numpys_stable_argsort_on_every_route(case, seed):
+    from synthguard.core.arrays import stable_order
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    if case == "small_ints":  # one 16-bit pass
+        a = rng.integers(0, 90, n).astype(np.int64)
+    elif case == "wide_ints":  # two passes (low half, then high half)
+        a = rng.integers(0, 2**32, n, dtype=np.int64)
+        a[:100] = a[100:200]  # ties across both halves
+    elif case == "negative":  # np.argsort itself
+        a = rng.integers(-3, 70_000, n)
+    elif case == "huge":
+        a = rng.integers(0, 2**40, n).astype(np.uint64)
+    elif case == "float_codes":  # integer floats, NaN last, -0.0 tied with 0.0
+        a = rng.integers(0, 300, n).astype(float)
+        a[rng.random(n) < 0.1] = np.nan
+        a[rng.random(n) < 0.05] = -0.0
+        a[rng.random(n) < 0.05] = 0.0
+    else:  # fractions: np.argsort itself
+        a = np.round(rng.normal(size=n), 1)
+        a[rng.random(n) < 0.1] = np.nan
+    assert np.array_equal(stable_order(a), np.argsort(a, kind="stable"))

@@ -609,15 +609,18 @@ def count_tree(qn, qc, rn_s, rc_s, perm, n_start, n_end, n_left, n_right, lo, hi
 
 @njit(parallel=True, cache=True)
 def home_leaves(qn, qc, n_left, n_right, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule):
-    """The leaf each query reaches by always stepping into the child with the smaller bound: sorting
-    queries by it makes consecutive queries search the same part of the tree (cache locality)."""
+    """The leaf each query reaches by always stepping into the child with the smaller bound (the
+    left one on a tie): sorting queries by it makes consecutive queries search the same part of the
+    tree (cache locality). The right child's bound stops once it exceeds the left one's (then the
+    left one is taken, as with the whole bound): the same leaves, at a fraction of the work when
+    the query lies in the left child's box (a bound of 0)."""
     out = np.empty(qn.shape[0], dtype=np.int64)
     for t in nb.prange(qn.shape[0]):
         node = 0
         while n_left[node] >= 0:
             a, b = n_left[node], n_right[node]
             la = _node_bound(qn, qc, t, a, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf, _NO_LB)
-            lb = _node_bound(qn, qc, t, b, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, np.inf, _NO_LB)
+            lb = _node_bound(qn, qc, t, b, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule, la, _NO_LB)
             node = a if la <= lb else b
         out[t] = node
     return out

@@ -16,6 +16,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
+from ...core.arrays import stable_order
 from ...data.encoding import Block
 from ...errors import ConfigError
 from ..parallel import PARALLEL_KERNELS, fit_threads
@@ -128,7 +129,7 @@ class _Groups:
         groups = _Groups(low, span, radix, pos)
         distinct, bound = [], []
         for lv, key, _ in groups.level_keys(rc):  # one sort per level, vectorised over the rows
-            order = np.argsort(key, kind="stable")
+            order = stable_order(key)  # np.argsort(key, kind="stable"), by radix passes
             pos[lv] = order
             k = key[order]
             first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
@@ -263,7 +264,7 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
     leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
                                 np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
                                 tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
-    return np.argsort(leaves, kind="stable")
+    return stable_order(leaves)
 
 
 def _is_reference(q: Block, tree: _Tree) -> bool:

@@ -85,6 +85,17 @@ def concat_blocks(*blocks: Block) -> Block:
                  blocks[0].num_columns, blocks[0].cat_columns)
 
 
+def _rows_and_ranks(idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct valid entries of ``idx`` (row numbers below ``n``; ``-1``: none), ascending,
+    and each entry's position among them (``-1`` where none): ``np.unique`` of the valid entries
+    and ``np.searchsorted`` into it, from a mark per row instead of two sorts of every entry."""
+    valid = idx >= 0
+    seen = np.zeros(n, dtype=bool)
+    seen[idx[valid]] = True
+    rank = np.cumsum(seen, dtype=np.int64) - 1
+    return np.flatnonzero(seen), np.where(valid, rank[np.where(valid, idx, 0)], -1)
+
+
 def _lse_kernel(d: np.ndarray, h: float) -> np.ndarray:
     """``log sum_j exp(-(d_j / h)^2 / 2)`` per row (inf distances add nothing)."""
     a = -0.5 * (d / h) ** 2
@@ -404,7 +415,7 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         nr_d, nr_i = release.held_kneighbors(query, reference, metric, k_r)
         t2 = clock()
         if "gen_lra" in attacks or "near_copy" in attacks:  # the release rows they read, fetched once
-            s_uniq = np.unique(s_idx[s_idx >= 0])
+            s_uniq, s_at = _rows_and_ranks(s_idx, n_s)
             s_rows = release.take(s_uniq)
         dr, _ = without_self(nr_d, nr_i, self_pos, k)
         if self_pos is not None:
@@ -454,7 +465,8 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             t = clock()
             m = min(k, k_s)
             idx = s_idx[:, :m]
-            uniq, inv = np.unique(idx[idx >= 0], return_inverse=True)
+            uniq, inv = _rows_and_ranks(idx, n_s)
+            inv = inv[idx >= 0]  # np.unique(idx[idx >= 0], return_inverse=True)
             lse_r = np.full(idx.shape, 0.0)
             if uniq.size:
                 # the release rows at uniq (s_rows' rows), searched as release rows: a re-test
@@ -476,7 +488,7 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         if "near_copy" in attacks:
             t = clock()
             p = query.num.shape[1] + query.cat.shape[1]
-            at = np.where(s_idx >= 0, np.searchsorted(s_uniq, s_idx), -1)  # rows of s_rows
+            at = s_at  # rows of s_rows
             near = np.maximum(_equal_cells(query, s_rows, at),
                               _one_cell_share(*release.near_counts(query), p))
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "

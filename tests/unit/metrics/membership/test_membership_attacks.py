@@ -451,3 +451,16 @@ def test_domias_reads_the_population_density_from_the_reference_search_with_the_
         read = attack_scores(real, syn, real, metric, reference_is_real=True, **args)
         assert np.array_equal(read.scores["domias"], searched.scores["domias"]), n_c
         assert read.notes["domias"] == searched.notes["domias"]
+
+
+def test_rows_and_ranks_equal_numpys_unique_and_searchsorted():
+    from synthguard.metrics.membership.attacks import _rows_and_ranks
+
+    rng = np.random.default_rng(0)
+    idx = rng.integers(-1, 500, (300, 7))
+    uniq, at = _rows_and_ranks(idx, 500)
+    want = np.unique(idx[idx >= 0])
+    assert np.array_equal(uniq, want)
+    assert np.array_equal(at, np.where(idx >= 0, np.searchsorted(want, idx), -1))
+    _, inv = np.unique(idx[idx >= 0], return_inverse=True)
+    assert np.array_equal(at[idx >= 0], inv.reshape(-1))
