@@ -1287,13 +1287,18 @@ def stack_blocks(blocks: Sequence[Block]) -> Block:
                  blocks[0].num_columns, blocks[0].cat_columns)
 
 
+#: Query rows :func:`pairs_within` searches at a time.
+_WITHIN_ROWS = 1 << 19
+
+
 def pairs_within(query: Block, reference: Block, metric: DistanceMetric, radius: np.ndarray,
                  backend: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every ``(query row, reference row, distance)`` at distance ``<= radius[query row]`` (queries
     with a negative radius take no part), sorted by query row, then distance, then reference row:
     a search within each query's radius (:func:`~synthguard.engine.neighbors.kneighbors_within`),
     widened (k doubled) for the queries with k rows inside it. A query's pairs depend on that
-    query alone, so the rows of a table may be searched in any batches (partitions).
+    query alone, so the rows of a table may be searched in any batches (partitions): here
+    :data:`_WITHIN_ROWS` query rows at a time.
 
     Examples
     --------
@@ -1307,18 +1312,24 @@ def pairs_within(query: Block, reference: Block, metric: DistanceMetric, radius:
     from .neighbors import kneighbors_within
 
     out_q, out_r, out_d = [], [], []
-    pending = np.flatnonzero(radius >= 0)
-    k = min(8, reference.n_rows)
-    while pending.size and k > 0:
-        nb = kneighbors_within(query.take(pending), reference, metric, k, radius[pending], backend=backend)
-        d, idx = nb.distances, nb.indices
-        complete = (k >= reference.n_rows) | (idx[:, -1] < 0)  # every row inside the radius found
-        jj, kk = np.nonzero(complete[:, None] & (idx >= 0))
-        out_q.append(pending[jj])
-        out_r.append(idx[jj, kk])
-        out_d.append(d[jj, kk])
-        pending = pending[~complete]
-        k = min(2 * k, reference.n_rows)
+    radius = np.asarray(radius, dtype=float)
+    # the queries a batch of rows at a time (a query's pairs are its own): a search's copies of
+    # its queries and its k slots a query (7 arrays of 8 bytes x k) are a batch's, not the whole
+    # release's (8.1 GB beside the 10M release's block at k = 8; 0.4 GB a batch)
+    for a in range(0, query.n_rows, _WITHIN_ROWS):
+        rows = np.arange(a, min(a + _WITHIN_ROWS, query.n_rows), dtype=np.int64)
+        pending = rows[radius[rows] >= 0]
+        k = min(8, reference.n_rows)
+        while pending.size and k > 0:
+            nb = kneighbors_within(query.take(pending), reference, metric, k, radius[pending], backend=backend)
+            d, idx = nb.distances, nb.indices
+            complete = (k >= reference.n_rows) | (idx[:, -1] < 0)  # every row inside the radius found
+            jj, kk = np.nonzero(complete[:, None] & (idx >= 0))
+            out_q.append(pending[jj])
+            out_r.append(idx[jj, kk])
+            out_d.append(d[jj, kk])
+            pending = pending[~complete]
+            k = min(2 * k, reference.n_rows)
     if not out_q:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     q, r, d = (np.concatenate(a) for a in (out_q, out_r, out_d))

@@ -344,3 +344,34 @@ def test_value_flags_and_medians_read_one_column_at_a_time(monkeypatch):
     assert all(np.array_equal(got[k], want_flags[k]) for k in want_flags)
     assert np.array_equal(data.medians("synthetic", cols, rows), want_medians, equal_nan=True)
     assert widths and set(widths) == {1}
+
+
+def test_pairs_within_searches_a_batch_of_query_rows_at_a_time(monkeypatch):
+    """``pairs_within`` over a release-sized query (closest_distance_mia: every release row
+    against the flagged records) searches ``_WITHIN_ROWS`` query rows at a time (at 10M release
+    rows one search of them all held 8 GB of copies and k slots); the same pairs as one batch."""
+    import synthguard.engine.backend as B
+    import synthguard.engine.neighbors as N
+    from synthguard.data.encoding import Block
+    from synthguard.engine.neighbors import gower
+
+    rng = np.random.default_rng(1)
+    q = Block(rng.integers(0, 6, (300, 2)).astype(float), rng.integers(0, 3, (300, 1)), ("x", "y"), ("g",))
+    r = Block(rng.integers(0, 6, (40, 2)).astype(float), rng.integers(0, 3, (40, 1)), ("x", "y"), ("g",))
+    metric = gower(np.array([5.0, 5.0]))
+    radius = rng.choice([-1.0, 0.0, 0.2, 0.5], 300)
+    whole = B.pairs_within(q, r, metric, radius)  # 300 rows: one batch
+    assert whole[0].size > 300  # queries with more than 8 rows in their radius: k doubled
+
+    sizes = []
+    real = N.kneighbors_within
+
+    def spy(query, *a, **k):
+        sizes.append(query.n_rows)
+        return real(query, *a, **k)
+
+    monkeypatch.setattr(N, "kneighbors_within", spy)
+    monkeypatch.setattr(B, "_WITHIN_ROWS", 64, raising=False)
+    got = B.pairs_within(q, r, metric, radius)
+    assert sizes and max(sizes) <= 64
+    assert all(np.array_equal(a, b) for a, b in zip(got, whole, strict=True))
