@@ -127,9 +127,7 @@ class Tables:
             if list(frame.columns) != cols:
                 frame = frame[cols]
             order = canonical_order(frame)
-            # rows already in that order (a re-test's kept rows of a canonical release): not copied
-            ordered = bool((order == np.arange(order.size)).all())
-            frames[role] = (frame if ordered else frame.iloc[order]).reset_index(drop=True)
+            frames[role] = frame.iloc[order].reset_index(drop=True)
             prev = self.row_numbers.get(role)
             rows[role] = order if prev is None else np.asarray(prev)[order]
         return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],
