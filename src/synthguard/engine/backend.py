@@ -488,12 +488,17 @@ def value_flags_of(X: np.ndarray) -> dict[str, np.ndarray]:
     >>> f["first"][0].tolist(), f["once"][0].tolist(), f["low"].tolist(), f["high"].tolist()
     ([True, False, True, False, True], [True, False, False, False, True], [-1], [4])
     """
-    n, p = X.shape
+    return _value_flags_by_column(X.shape[0], X.shape[1], lambda j: X[:, j])
+
+
+def _value_flags_by_column(n: int, p: int, column: Callable[[int], np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`value_flags_of` of ``n`` rows whose ``p`` columns come one at a time from
+    ``column(j)`` (no matrix of every column held)."""
     out = {k: np.zeros((p, n), dtype=bool) for k in ("missing", "first", "once")}
     out["low"] = np.full(p, -1, dtype=np.int64)
     out["high"] = np.full(p, -1, dtype=np.int64)
     for j in range(p):  # loop over columns, vectorised over rows
-        x = X[:, j]
+        x = column(j)
         nan = np.isnan(x)
         out["missing"][j] = nan
         pos = np.flatnonzero(~nan)
@@ -1161,15 +1166,18 @@ class LocalBackend:
         return np.concatenate(parts) if parts else np.zeros((0, queries[0].shape[0]), dtype=np.int64)
 
     def value_flags(self, role: str, columns: Sequence[str], rows: np.ndarray) -> dict[str, np.ndarray]:
-        return value_flags_of(self._matrix(role, columns, rows))
+        # a column of the query matrix at a time, from the run's block: no matrix of the rows
+        # (8 bytes a cell: 1.2 GB for a 10M-row release of 15 columns) made for the flags
+        block, at = self.encoded.block(role), np.asarray(rows, dtype=np.int64)
+        return _value_flags_by_column(at.size, len(columns),
+                                      lambda j: _query_matrix_at(block, [columns[j]], at)[:, 0])
 
     def medians(self, role: str, columns: Sequence[str], rows: np.ndarray) -> np.ndarray:
-        block = _rows_of(self.encoded.block(role), columns, np.asarray(rows, dtype=np.int64))
-        X = query_matrix(block)
-        names = [*block.num_columns, *block.cat_columns]
+        # a column at a time (no copy of the block's rows, no matrix of them: 16 bytes a cell)
+        block, at = self.encoded.block(role), np.asarray(rows, dtype=np.int64)
         out = np.full(len(columns), np.nan)
         for j, c in enumerate(columns):  # loop over columns
-            x = X[:, names.index(c)]
+            x = _query_matrix_at(block, [c], at)[:, 0]
             if not np.isnan(x).all():
                 out[j] = np.nanmedian(x)
         return out
@@ -1279,13 +1287,18 @@ def stack_blocks(blocks: Sequence[Block]) -> Block:
                  blocks[0].num_columns, blocks[0].cat_columns)
 
 
+#: Query rows :func:`pairs_within` searches at a time.
+_WITHIN_ROWS = 1 << 19
+
+
 def pairs_within(query: Block, reference: Block, metric: DistanceMetric, radius: np.ndarray,
                  backend: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every ``(query row, reference row, distance)`` at distance ``<= radius[query row]`` (queries
     with a negative radius take no part), sorted by query row, then distance, then reference row:
     a search within each query's radius (:func:`~synthguard.engine.neighbors.kneighbors_within`),
     widened (k doubled) for the queries with k rows inside it. A query's pairs depend on that
-    query alone, so the rows of a table may be searched in any batches (partitions).
+    query alone, so the rows of a table may be searched in any batches (partitions): here
+    :data:`_WITHIN_ROWS` query rows at a time.
 
     Examples
     --------
@@ -1299,18 +1312,24 @@ def pairs_within(query: Block, reference: Block, metric: DistanceMetric, radius:
     from .neighbors import kneighbors_within
 
     out_q, out_r, out_d = [], [], []
-    pending = np.flatnonzero(radius >= 0)
-    k = min(8, reference.n_rows)
-    while pending.size and k > 0:
-        nb = kneighbors_within(query.take(pending), reference, metric, k, radius[pending], backend=backend)
-        d, idx = nb.distances, nb.indices
-        complete = (k >= reference.n_rows) | (idx[:, -1] < 0)  # every row inside the radius found
-        jj, kk = np.nonzero(complete[:, None] & (idx >= 0))
-        out_q.append(pending[jj])
-        out_r.append(idx[jj, kk])
-        out_d.append(d[jj, kk])
-        pending = pending[~complete]
-        k = min(2 * k, reference.n_rows)
+    radius = np.asarray(radius, dtype=float)
+    # the queries a batch of rows at a time (a query's pairs are its own): a search's copies of
+    # its queries and its k slots a query (7 arrays of 8 bytes x k) are a batch's, not the whole
+    # release's (8.1 GB beside the 10M release's block at k = 8; 0.4 GB a batch)
+    for a in range(0, query.n_rows, _WITHIN_ROWS):
+        rows = np.arange(a, min(a + _WITHIN_ROWS, query.n_rows), dtype=np.int64)
+        pending = rows[radius[rows] >= 0]
+        k = min(8, reference.n_rows)
+        while pending.size and k > 0:
+            nb = kneighbors_within(query.take(pending), reference, metric, k, radius[pending], backend=backend)
+            d, idx = nb.distances, nb.indices
+            complete = (k >= reference.n_rows) | (idx[:, -1] < 0)  # every row inside the radius found
+            jj, kk = np.nonzero(complete[:, None] & (idx >= 0))
+            out_q.append(pending[jj])
+            out_r.append(idx[jj, kk])
+            out_d.append(d[jj, kk])
+            pending = pending[~complete]
+            k = min(2 * k, reference.n_rows)
     if not out_q:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     q, r, d = (np.concatenate(a) for a in (out_q, out_r, out_d))

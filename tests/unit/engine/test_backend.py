@@ -303,3 +303,75 @@ def test_nearest_reached_lists_every_tied_nearest_real_row_and_only_those():
             np.testing.assert_array_equal(tied, want_tied, err_msg=backend)
             assert tied[:5].tolist() == [True, False, False, True, True], backend
             assert won_t[:7].all() and won_c[:3].all(), backend
+
+
+def test_value_flags_and_medians_read_one_column_at_a_time(monkeypatch):
+    """Singling out's value flags and medians over the whole release read the run's block a column
+    at a time: no copy of the rows (``_rows_of``) and no matrix of every column (at 10M release
+    rows of 15 columns, 1.2 GB each); the same values as the matrix of every column."""
+    import synthguard.engine.backend as B
+
+    rng = np.random.default_rng(0)
+    n = 400
+
+    def people(m: int) -> pd.DataFrame:
+        out = pd.DataFrame({"a": rng.normal(size=m).round(3), "b": rng.choice(["x", "y", None], m),
+                            "c": rng.integers(0, 5, m).astype(float)})
+        out.loc[::7, "a"] = np.nan
+        return out
+
+    ctx = Context.from_frames(people(50), people(n), people(40))
+    cols = ["a", "c", "b"]
+    rows = np.sort(rng.choice(n, 300, replace=False))
+    data = ctx.data
+    whole = B.query_matrix(B._rows_of(ctx.encoded.block("synthetic"), cols, rows))  # in cols' order (num, then cat)
+    want_flags = B.value_flags_of(whole)
+    want_medians = np.array([np.nanmedian(whole[:, j]) for j in range(len(cols))])
+
+    widths = []
+    real = B._query_matrix_at
+
+    def one_column(block, columns, at):
+        widths.append(len(columns))
+        return real(block, columns, at)
+
+    def no_row_copy(*_a, **_k):
+        raise AssertionError("a copy of the release's rows")
+
+    monkeypatch.setattr(B, "_query_matrix_at", one_column)
+    monkeypatch.setattr(B, "_rows_of", no_row_copy)
+    got = data.value_flags("synthetic", cols, rows)
+    assert all(np.array_equal(got[k], want_flags[k]) for k in want_flags)
+    assert np.array_equal(data.medians("synthetic", cols, rows), want_medians, equal_nan=True)
+    assert widths and set(widths) == {1}
+
+
+def test_pairs_within_searches_a_batch_of_query_rows_at_a_time(monkeypatch):
+    """``pairs_within`` over a release-sized query (closest_distance_mia: every release row
+    against the flagged records) searches ``_WITHIN_ROWS`` query rows at a time (at 10M release
+    rows one search of them all held 8 GB of copies and k slots); the same pairs as one batch."""
+    import synthguard.engine.backend as B
+    import synthguard.engine.neighbors as N
+    from synthguard.data.encoding import Block
+    from synthguard.engine.neighbors import gower
+
+    rng = np.random.default_rng(1)
+    q = Block(rng.integers(0, 6, (300, 2)).astype(float), rng.integers(0, 3, (300, 1)), ("x", "y"), ("g",))
+    r = Block(rng.integers(0, 6, (40, 2)).astype(float), rng.integers(0, 3, (40, 1)), ("x", "y"), ("g",))
+    metric = gower(np.array([5.0, 5.0]))
+    radius = rng.choice([-1.0, 0.0, 0.2, 0.5], 300)
+    whole = B.pairs_within(q, r, metric, radius)  # 300 rows: one batch
+    assert whole[0].size > 300  # queries with more than 8 rows in their radius: k doubled
+
+    sizes = []
+    real = N.kneighbors_within
+
+    def spy(query, *a, **k):
+        sizes.append(query.n_rows)
+        return real(query, *a, **k)
+
+    monkeypatch.setattr(N, "kneighbors_within", spy)
+    monkeypatch.setattr(B, "_WITHIN_ROWS", 64, raising=False)
+    got = B.pairs_within(q, r, metric, radius)
+    assert sizes and max(sizes) <= 64
+    assert all(np.array_equal(a, b) for a, b in zip(got, whole, strict=True))
