@@ -98,10 +98,12 @@ def test_hash_shuffled_relations_equal_single_process(dask_client, monkeypatch):
     ctl = _frame(500, 23)
     meta = {**META, "quasi_identifiers": ["c", "a", "b"]}
     metrics = {"exact_matches": {}, "cap": {}, "k_anonymity": {"k": 3}, "qi_linkage": {"top_n": 5}}
-    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    # the entries only: no re-test of the advice (other tests cover it on a cluster)
+    quick = {"metrics": metrics, "seed": 3, "retest_rows": 0, "retest_columns": 0}
+    single = evaluate(orig, syn, ctl, meta, **quick)
     monkeypatch.setattr(_tables, "SHUFFLE_ROWS", 0)
     monkeypatch.setattr(_backend, "DRIVER_GROUP_ROWS", 0)
-    shuffled = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
+    shuffled = evaluate(orig, syn, ctl, meta, **quick, client=dask_client)
     _assert_same(single, shuffled, list(metrics))
 
 
