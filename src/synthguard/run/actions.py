@@ -525,7 +525,7 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
     """What one alarming risk reads after the rows were dropped, and why what remains remains
     (``review_only``: the rows each test still names, when the last round found rows to review
     only)."""
-    from .drops import row_ties
+    from .drops import COPY_SHARE, row_ties
     from .verdict import RISK_TITLES
     from .wording import drop_retest_text
 
@@ -543,8 +543,8 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
         elif pairs.action != "drop":
             why[t["metric"]] = still_alarming("review", pairs.tie)
         elif review_only is not None and review_only.get(t["metric"]):
-            why[t["metric"]] = still_alarming("chance", rounds=rounds,
-                                              rows=review_only[t["metric"]])
+            why[t["metric"]] = still_alarming("chance", rounds=rounds, rows=review_only[t["metric"]],
+                                              chance=1 - COPY_SHARE)
         elif t["metric"] in named:
             why[t["metric"]] = still_alarming("rounds", rounds=rounds)
         else:

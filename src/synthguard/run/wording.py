@@ -77,14 +77,15 @@ def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropp
 NOTHING_LEFT = "every release row is listed to drop: no release is left to re-test"
 
 
-def still_alarming(kind: str, tie: str = "", rounds: int = 0, rows: int = 0) -> str:
+def still_alarming(kind: str, tie: str = "", rounds: int = 0, rows: int = 0,
+                   chance: float = 0.05) -> str:
     """Why a test still alarms after the rows were dropped (the drop-and-retest's ``why``):
     ``kind`` ``"untied"`` (its finding names no release row), ``"review"`` (it names rows to
     review, ``tie`` its words), ``"rounds"`` (it still names rows to drop after ``rounds``
     rounds, the most allowed), ``"chance"`` (the ``rows`` release rows it still names are ties
-    the control shows too often by chance among records as crowded (above ``1 - COPY_SHARE`` of
-    them, :func:`~synthguard.run.drops.chance_cut`): listed to review, so no further round drops
-    them) or ``"later"`` (it names rows only once the others are gone).
+    the control shows too often by chance among records as crowded (above ``chance`` of
+    them: ``1 - COPY_SHARE`` of :func:`~synthguard.run.drops.chance_cut`): listed to review,
+    so no further round drops them) or ``"later"`` (it names rows only once the others are gone).
 
     Examples
     --------
@@ -99,11 +100,9 @@ def still_alarming(kind: str, tie: str = "", rounds: int = 0, rows: int = 0) -> 
     if kind == "review":
         return f"it names release rows to review, not to drop ({tie})"
     if kind == "chance":
-        from .drops import COPY_SHARE
-
         return (f"the {rows} release row(s) it still names after {rounds} round(s) of dropping are "
                 "listed to review, not to drop: among records as crowded as theirs the control "
-                f"shows more than {round(100 * (1 - COPY_SHARE))} % of such ties by chance, so a "
+                f"shows more than {round(100 * chance)} % of such ties by chance, so a "
                 "drop could remove real people the generator never saw; no further round was run")
     if kind == "rounds":
         return (f"it still names release rows after {rounds} round(s) of dropping (the rounds ran "
