@@ -644,7 +644,7 @@ def dossier_reading(row: Any, materiality: float) -> str:
     'rules out 2.1 %, not 1.0 %'
     >>> dossier_reading({"level": "high", "effect": 0.03, "effect_ci": (0.012, 0.049),
     ...                  "partial": {"family": "near2", "metric": "near_copies_2", "visible": 0.55,
-    ...                              "consistent": 0.089}}, 0.05)[34:]
+    ...                              "consistent": 0.089}}, 0.05).split("; ")[1]
     'a leak of up to 8.9 % fits it (near_copies_2 flags 55.0 % of copies with two cells changed)'
     """
     level = row["level"]
