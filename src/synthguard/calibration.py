@@ -1066,6 +1066,9 @@ def claim_problems(rep: Any) -> list[str]:
     - a risk read ``low``: every verdict-driving test under it has its one-sided upper bound
       (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
       a detection limit below it, and none is unassessed;
+    - a risk read ``medium`` has no test read ``high``, and the largest leak its excess is
+      consistent with (``partial``, when its tests see a family) is below the materiality and
+      stated in its summary;
     - a risk's ``bound`` is the largest of its tests' upper bounds and its families' limits;
     - the bound, formatted as the reports format shares (:func:`synthguard.core.format.pct`), is
       what the risk's summary, its row of the dossier's results per criterion and (when low) the
@@ -1114,6 +1117,17 @@ def claim_problems(rep: Any) -> list[str]:
             if open_ or r.get("unassessed"):
                 out.append(f"{name} low with families not ruled out: {open_}, "
                            f"unassessed {r.get('unassessed')}")
+        if level == "medium":
+            part = r.get("partial")
+            highs = [t["metric"] for t in v["tests"] if t["metric"] in r["tests"] and t["level"] == "high"]
+            if highs:
+                out.append(f"{name} medium with tests read high: {highs}")
+            if part and not float(part["consistent"]) < m:
+                out.append(f"{name} medium although a leak of {part['consistent']} fits the excess "
+                           f"of {part['metric']} (not below {m})")
+            if part and pct(part["consistent"]) not in r["summary"]:
+                out.append(f"{name}: summary does not state the leak its excess allows "
+                           f"{pct(part['consistent'])}: {r['summary']!r}")
         values = [u for u in ups.values() if math.isfinite(u)] + \
                  [x for x in lims.values() if x is not None]
         bound = r.get("bound")

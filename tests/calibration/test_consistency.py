@@ -45,7 +45,8 @@ class _Doctored:
 
 def test_the_consistency_check_finds_words_that_say_more_than_the_numbers():
     """The check can fail: a low risk with a test bounded above the materiality, a bound that is
-    not the largest number under it, a summary stating another bound, are each found."""
+    not the largest number under it, a summary stating another bound, a medium risk whose excess
+    a material leak fits, are each found."""
     name, split, seed, kind, share, m = OWN[0]
     p = S.parts(name, split, seed)
     rep = S.evaluate("consistency/own", p["original"], p["fresh"], p["control"],
@@ -68,6 +69,13 @@ def test_the_consistency_check_finds_words_that_say_more_than_the_numbers():
     reworded["risks"][low]["summary"] = risk["summary"].replace(pct(risk["bound"]), "0.1 %")
     assert any("summary does not state" in x for x in
                S.consistency(_Doctored(rep, reworded, dossier)))
+
+    medium = copy.deepcopy(v)  # a medium risk whose excess a material leak fits
+    medium["risks"][low].update(level="medium", partial={
+        "family": "near2", "metric": risk["tests"][0], "visible": 0.5, "upper": m,
+        "consistent": 2 * m})
+    assert any("medium although a leak" in x for x in S.consistency(_Doctored(rep, medium, dossier)))
+    assert any("does not state the leak" in x for x in S.consistency(_Doctored(rep, medium, dossier)))
 
     loose = copy.deepcopy(v)  # a low risk whose test is bounded above the materiality
     test = loose["risks"][low]["tests"][0]

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from .results import MetricResult, to_jsonable
 
-__all__ = ["ABSENT", "Coarsening", "DropRetest", "HeadlineLimit", "InputInfo", "LeakLimit", "MetricEntry", "RecordRow",
+__all__ = ["ABSENT", "Coarsening", "DropRetest", "HeadlineLimit", "InputInfo", "LeakLimit", "MetricEntry", "PartialSight", "RecordRow",
            "ReportModel", "RiskRow", "TestRow"]
 
 
@@ -144,6 +144,27 @@ class LeakLimit(_Row):
 
 
 @dataclass(frozen=True, eq=True)
+class PartialSight(_Row):
+    """What an alarming risk's excess is consistent with, for the leak family its tests see least:
+    ``metric``, the risk's test that sees ``family`` best, flags ``visible`` of that family's leak
+    rows (each alone flagging its own record), so the upper end ``upper`` of its interval is
+    consistent with a leak of up to ``consistent`` = ``upper / visible`` of the training records
+    (at most 1). The risk reads ``high`` when that reaches the materiality, ``medium`` only below it.
+
+    Examples
+    --------
+    >>> PartialSight("near2", "near_copies_2", 0.55, 0.049, 0.089).to_dict()["consistent"]
+    0.089
+    """
+
+    family: str
+    metric: str
+    visible: float
+    upper: float
+    consistent: float
+
+
+@dataclass(frozen=True, eq=True)
 class HeadlineLimit(_Row):
     """The run's stated detection limit (the largest measured limit over the leak types it
     answers for; a type bounded by its ceiling is named in ``text``, not counted), or, for older
@@ -252,7 +273,10 @@ class RiskRow(_Row):
     (``unassessed``). ``not_applicable`` names the families that do not apply to the tables, with
     why. The risk reads ``low`` only when ``bound`` is below the materiality and nothing is
     unassessed. ``not_run`` names the tests of this risk that failed or could not run here (on a
-    cluster, without an optional package), with why (absent when none)."""
+    cluster, without an optional package), with why (absent when none). ``partial`` (an
+    alarming risk's, absent otherwise): the largest leak its excess is consistent with, from the
+    test that sees each family best (:class:`PartialSight`): ``high`` when it reaches the
+    materiality although no test does."""
 
     risk: str
     title: str
@@ -275,10 +299,11 @@ class RiskRow(_Row):
     coarsening: tuple[Coarsening, ...] = ABSENT
     drop_retest: DropRetest = ABSENT
     not_run: tuple[str, ...] = ABSENT
+    partial: PartialSight = ABSENT
 
     _nested: ClassVar[Mapping[str, tuple[str, type]]] = {
         "detection_limits": ("map", LeakLimit), "coarsening": ("list", Coarsening),
-        "drop_retest": ("row", DropRetest)}
+        "drop_retest": ("row", DropRetest), "partial": ("row", PartialSight)}
 
 
 

@@ -43,7 +43,45 @@ from ..core.results import LeakResponse
 from ..stats import make_rng, z_value
 from ..stats.maxt import fisher_p
 
-__all__ = ["InjectionTest", "family_limits", "newcombe_upper"]
+__all__ = ["InjectionTest", "family_limits", "leak_visibility", "newcombe_upper"]
+
+
+def leak_visibility(scores: np.ndarray, tail: float | None, resp: LeakResponse) -> float:
+    """The share of a family's candidate training records whose leak row alone newly flags their
+    own record (an interpolation: its own or its partner), at the current flags and tail cut: how
+    much of a leak of this family the test sees (its *visible share*, issue #29).
+
+    Decided without the training/control labels (the flags of every real record and the leak
+    rows' responses), so a test may be chosen by it before its excess is read.
+
+    Examples
+    --------
+    >>> resp = LeakResponse(np.arange(4), np.array([0, 1, 2]), np.array([0, 5, 2]), np.ones(3))
+    >>> leak_visibility(np.zeros(8), None, resp)  # records 0 and 2 newly flagged, of 4
+    0.5
+    """
+    s = np.asarray(scores, dtype=float)
+    n_src = resp.sources.size
+    if n_src == 0 or resp.src.size == 0:
+        return 0.0
+    if tail is None:
+        flagged = s > 0
+        seen = resp.score > 0
+    else:
+        k = int(np.ceil(float(tail) * s.size))
+        if k <= 0:
+            return 0.0
+        cut = np.partition(s, s.size - k)[s.size - k]
+        flagged = (s >= cut) & np.isfinite(s)
+        seen = (resp.score >= cut) & np.isfinite(resp.score)
+    own = resp.target == resp.src
+    if resp.partners is not None:
+        partner_of = np.full(int(max(resp.sources.max(), resp.src.max())) + 1, -1, dtype=np.int64)
+        partner_of[resp.sources] = resp.partners
+        own |= (resp.target == partner_of[resp.src]) & (partner_of[resp.src] >= 0)
+    new = own & seen & ~flagged[resp.target]
+    hit = np.intersect1d(np.unique(resp.src[new]), resp.sources)
+    return float(hit.size / n_src)
 
 
 def newcombe_upper(k1: np.ndarray, n1: int, k2: np.ndarray, n2: int,
@@ -478,8 +516,18 @@ class _Relabelling:
 
 def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[str], *,
                   materiality: float, power: float = 0.8, reps: int = 40,
-                  seed: int | None = 0, confidence_level: float = 0.95) -> dict[str, dict]:
+                  seed: int | None = 0, confidence_level: float = 0.95,
+                  partial: Mapping[str, Mapping[str, tuple[str, float]]] | None = None
+                  ) -> dict[str, dict]:
     """The detection limit of leak ``family`` for each of ``risks``.
+
+    A risk reads high in a repetition when one of its tests does (significant, its interval
+    reaching ``materiality``), or, with ``partial`` (risk -> leak family -> the risk's test that
+    sees the family best and its visible share ``v``, :func:`leak_visibility`), when one of its
+    tests is significant and for some family the upper end ``U`` of that test's interval over
+    ``v`` reaches ``materiality``: the verdict's rule (:mod:`synthguard.run.verdict`), so a limit
+    is stated for the rule that reads the release. ``"any"`` (the verdict) reads high when one of
+    ``partial``'s risks does.
 
     Returns
     -------
@@ -505,6 +553,13 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     if not seeing or cands is None or cands.size == 0:
         return {r: {"k": None, "share": None, "power": None, "reps": reps, "candidates": 0,
                     "tests": []} for r in risks}
+    # the tests that bound the other families under ``partial`` are re-tested under each
+    # relabelling too (an empty response: the leak rows of this family do not move their scores)
+    empty = LeakResponse(cands, _NONE, _NONE, np.zeros(0))
+    chosen = {name for fams in (partial or {}).values() for name, _ in fams.values()}
+    seeing = seeing + [t for t in tests if family not in t.leaks and t.name in chosen]
+    index = {t.name: j for j, t in enumerate(seeing)}
+    resps = [t.leaks.get(family, empty) for t in seeing]
     n1 = seeing[0].n_member
     big_n = seeing[0].scores.size
     rng = make_rng(seed, "limits", family)
@@ -522,13 +577,13 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     # a test whose flags are ``score > 0`` on NaN-free scores: max(score, update) > 0 is
     # ``score > 0 or update > 0``, counted without a repetitions x records matrix
     plain = [t.tail is None and not np.isnan(t.scores).any()
-             and not np.isnan(t.leaks[family].score).any() for t in seeing]
+             and not np.isnan(r.score).any() for t, r in zip(seeing, resps, strict=True)]
     # a tail test on finite scores: its flags counted from the raised records (_TailCounter)
     # (within the same memory bound: its candidates and flagged prefixes are reps x the tail)
     tails = [t._counter if t.tail is not None and np.isfinite(t.scores).all()
-             and np.isfinite(t.leaks[family].score).all()
+             and np.isfinite(r.score).all()
              and 1 <= np.ceil(float(t.tail) * big_n) <= _CELLS // (2 * reps)
-             else None for t in seeing]
+             else None for t, r in zip(seeing, resps, strict=True)]
     positive = [t.scores > 0 if pl else None for t, pl in zip(seeing, plain, strict=True)]
     positive_keys = [relabel.sorted_keys(np.flatnonzero(pos)) if pos is not None else None
                       for pos in positive]
@@ -537,11 +592,12 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     # candidates: past the end), so the first k leaked are those placed below k
     place = np.full((reps, n1), np.iinfo(np.int32).max, dtype=np.int32)
     place[np.arange(reps)[:, None], orders] = np.arange(orders.shape[1], dtype=np.int32)[None, :]
-    src_place = [place[:, t.leaks[family].src] for t in seeing]
+    src_place = [place[:, r.src] for r in resps]
     del place
     # the tests in the order they are tried: the cheap counts first, the matrices last
     effort = [0 if plain[j] else 1 if tails[j] is not None else 2 for j in range(len(seeing))]
-    column: dict[tuple[int, int], np.ndarray] = {}  # (k, test) -> does it read high, per repetition
+    # (k, test) -> per repetition: is it significant, the upper end of its interval
+    column: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     drawn: list = []  # the relabelling of the last leak size (k, forced, draw)
 
     def relabelled(k: int) -> tuple[np.ndarray, _Draw | None]:
@@ -554,11 +610,16 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
 
     def high(k: int, j: int) -> np.ndarray:
         """Per repetition: does test ``j`` read high with the first k leaked?"""
+        sig, hi = tested_at(k, j)
+        return sig & (hi >= materiality)
+
+    def tested_at(k: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per repetition: is test ``j`` significant with the first k leaked, and its upper end."""
         if (k, j) in column:
             return column[(k, j)]
         forced, draw = relabelled(k)
         t = seeing[j]
-        resp = t.leaks[family]
+        resp = resps[j]
         r_idx, u_idx = np.nonzero(src_place[j] < k) if resp.src.size else (_NONE, _NONE)
         up = resp.score[u_idx] > 0
         if plain[j] and draw is not None:
@@ -590,28 +651,67 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
                 k1[start:stop] = (flags & members).sum(axis=1)
                 k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
         p, hi = tested(k1, k2)
-        column[(k, j)] = res = (p <= t.threshold) & (hi >= materiality)
+        column[(k, j)] = res = (p <= t.threshold, hi)
         return res
 
+    def cols_of(risk: str) -> list[int]:
+        """The tests of ``risk``, the cheap counts first."""
+        return sorted((j for j, t in enumerate(seeing) if risk in t.risks), key=lambda j: (effort[j], j))
+
+    def risk_high(k: int, risk: str, enough: float | None = None) -> np.ndarray:
+        """Per repetition, under ``partial``: does ``risk`` read high with the first k leaked?
+        With ``enough``, its tests are tried one at a time, the cheap counts first, and the
+        share is returned once it reaches ``enough`` (what is read only grows with each test:
+        alarms, significance and the largest leak allowed are each over the tests read)."""
+        assert partial is not None
+        if risk == "any":
+            out_any = np.zeros(reps, dtype=bool)
+            for r in partial:
+                if r != "any":
+                    out_any |= risk_high(k, r)
+            return out_any
+        # a test best for several families: the smallest visible share gives the largest leak
+        seen: dict[int, float] = {}
+        for name, v in (partial.get(risk) or {}).values():
+            seen[index[name]] = min(v, seen.get(index[name], np.inf))
+        sig_any = np.zeros(reps, dtype=bool)
+        alarm = np.zeros(reps, dtype=bool)
+        worst = np.zeros(reps)
+        high_now = alarm
+        for j in cols_of(risk):
+            sig, hi = tested_at(k, j)
+            sig_any |= sig
+            alarm |= sig & (hi >= materiality)
+            if j in seen:
+                worst = np.maximum(worst, hi / seen[j])
+            high_now = alarm | (sig_any & (worst >= materiality))
+            if enough is not None and float(high_now.mean()) >= enough:
+                break
+        return high_now
+
     for risk in risks:
-        cols = sorted((j for j, t in enumerate(seeing) if risk in t.risks), key=lambda j: (effort[j], j))
-        names = [seeing[j].name for j in sorted(cols)]
-        if not cols:
+        cols = cols_of(risk)
+        names = [seeing[j].name for j in sorted(cols) if family in seeing[j].leaks]
+        if not names:
             out[risk] = {"k": None, "share": None, "power": None, "reps": reps,
                          "candidates": int(cands.size), "tests": []}
             continue
 
-        def pw(k: int, cols: list[int] = cols) -> float:
+        def pw(k: int, cols: list[int] = cols, risk: str = risk) -> float:
             """The share of repetitions one of the risk's tests reads high in."""
+            if partial is not None:
+                return float(risk_high(k, risk).mean())
             any_high = np.zeros(reps, dtype=bool)
             for j in cols:
                 any_high |= high(k, j)
             return float(any_high.mean())
 
-        def reached(k: int, cols: list[int] = cols) -> bool:
+        def reached(k: int, cols: list[int] = cols, risk: str = risk) -> bool:
             """``pw(k) >= power``, its tests tried one at a time: the share of repetitions some of
             them read high in only grows with each test, so once it reaches ``power`` the share
             of all of them does, and the others need not be run at this ``k``."""
+            if partial is not None:
+                return float(risk_high(k, risk, enough=power).mean()) >= power
             any_high = np.zeros(reps, dtype=bool)
             for j in cols:
                 any_high |= high(k, j)

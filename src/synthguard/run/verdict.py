@@ -24,7 +24,11 @@ The calibrated rule (default, ``risk_rule="calibrated"``)
     3. **A level per risk**: presence of training records, singling out, linkability, attribute
        inference (each metric's card names the risk its test answers, and the further risks it
        counts under: a verbatim or identifying near copy counts under all four). A risk is high
-       (medium) when one of its tests is. Otherwise its **bound** is the largest excess the run
+       when one of its tests is, or when one is significant and, for a leak family it answers
+       for, the upper end ``U`` of the interval of its test that sees the family best (chosen
+       from the flags, before any excess is read) over that test's visible share ``v`` of the
+       family reaches ``m`` (a leak of ``U / v`` fits the excess: ``partial``); medium when a
+       test is significant and neither holds. Otherwise its **bound** is the largest excess the run
        rules out: the largest of its tests' one-sided upper bounds and of the detection limits of
        the leak families it answers for (:data:`RISK_FAMILIES`, those that apply to the tables).
        The risk is ``low`` only when the bound is below the materiality and no family it answers
@@ -395,9 +399,11 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         tests.append(row)
 
     families = _families(out, [t["metric"] for t in tests])
-    limits = _family_limits(out, tests, joint, rule, seed, families)
+    best = _best_seeing(out, tests, joint, families)
+    limits = _family_limits(out, tests, joint, rule, seed, families, best)
     risks = [_with_not_run(_risk_row(r, [t for t in tests if r == t["risk"] or r in t.get("also", ())],
-                                     out, rule, limits.get(r, {}), families, risk_names),
+                                     out, rule, limits.get(r, {}), families, risk_names,
+                                     best.get(r)),
                            _not_run_of(r, not_run or {}, metrics)) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
@@ -407,6 +413,9 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
         level = max((r["level"] for r in assessed), key=lambda lv: LEVEL_ORDER[lv])
     drivers = sorted((t for t in tests if t["level"] == level and level in ("high", "medium")),
                      key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
+    if level == "high" and not drivers:  # high by a family its tests see in part (_risk_row)
+        drivers = sorted((t for t in tests if t["level"] == "medium"),
+                         key=lambda t: (-(t["effect"] or 0.0), t["p_adjusted"] or 1.0, t["metric"]))
     if level in ("low", "inconclusive"):
         drivers = []
     run_limits = limits.get("any", {})
@@ -534,6 +543,73 @@ def _joint_adjust(results: Mapping[str, MetricResult], driving: list[str], rule:
     return _Joint(adjusted, share, same_as, blocks, total, thresholds)
 
 
+def _visibility(ev: Evidence | None, families: Mapping[str, str | None]) -> dict[str, float]:
+    """Applicable leak family -> the test's visible share of it: the share of its candidate leak
+    rows that alone newly flag their own record at the test's current flags
+    (:func:`synthguard.run.limits.leak_visibility`); empty for a test without leak responses."""
+    from .limits import leak_visibility
+
+    flags = getattr(ev, "flags", None)
+    if flags is None or flags.scores is None or not flags.leaks:
+        return {}
+    fams = flags.families or {}
+    return {f: leak_visibility(flags.scores, flags.tail, r) for f, r in flags.leaks.items()
+            if fams.get(f) is None and families.get(f, "x") is None}
+
+
+def _best_seeing(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
+                 families: Mapping[str, str | None]) -> dict[str, dict[str, tuple[str, float]]]:
+    """Risk -> leak family it answers for -> ``(test, v)``: the risk's test that sees the family
+    best (the largest visible share ``v``, :func:`_visibility`; ties to the first by name),
+    chosen from the flags alone, before any excess is read, so that its interval keeps its
+    coverage (no minimum over tests). Families no test sees (``v = 0``) are left out: they are
+    the risk's unassessed families."""
+    vis = {t["metric"]: _visibility(results[t["metric"]].evidence, families) for t in tests
+           if not joint.same_as.get(t["metric"])}
+    out: dict[str, dict[str, tuple[str, float]]] = {}
+    for risk in RISKS:
+        mine = sorted(t["metric"] for t in tests if (risk == t["risk"] or risk in t.get("also", ()))
+                      and t["metric"] in vis)
+        out[risk] = {}
+        for f in RISK_FAMILIES[risk]:
+            seen = [(vis[n][f], n) for n in mine if vis[n].get(f, 0.0) > 0]
+            if seen:
+                v, name = min(seen, key=lambda x: (-x[0], x[1]))
+                out[risk][f] = (name, float(v))
+    return out
+
+
+def _partial(tests: list[dict[str, Any]], best: Mapping[str, tuple[str, float]]
+             ) -> dict[str, Any] | None:
+    """The largest leak an alarming risk's excess is consistent with: over the families in
+    ``best`` (family -> the risk's test that sees it best, its visible share ``v``), the upper end
+    ``U`` of that test's interval over ``v`` (at most 1); ``None`` without any such test."""
+    rows = {t["metric"]: t for t in tests}
+    worst: dict[str, Any] | None = None
+    for fam, (name, v) in best.items():
+        t = rows.get(name)
+        ci = t.get("effect_ci") if t is not None else None
+        if not ci or ci[1] is None or _nan(ci[1]) or v <= 0:
+            continue
+        upper = float(ci[1])
+        got = {"family": fam, "metric": name, "visible": float(v), "upper": upper,
+               "consistent": min(1.0, max(0.0, upper) / float(v))}
+        if worst is None or got["consistent"] > worst["consistent"]:
+            worst = got
+    return worst
+
+
+def _partial_text(partial: Mapping[str, Any], unit: str, m: float) -> str:
+    """The sentence of :func:`_partial`."""
+    seen = (f"{partial['metric']} flags {_pct(partial['visible'])} of "
+            f"{FAMILY_NAMES[partial['family']]}: a leak of up to {_pct(partial['consistent'])} of "
+            f"the training {unit} is consistent with its interval (to {_pct(partial['upper'])})")
+    if partial["consistent"] >= m:
+        return f"{seen}, not ruled out below the materiality {_pct(m)}"
+    return (f"{seen}, below the materiality {_pct(m)}: the largest such leak over the families "
+            "the risk's tests see")
+
+
 def _families(results: Mapping[str, MetricResult], tests: list[str]) -> dict[str, str | None]:
     """Every leak family of the run: ``None`` when it applies to the tables, else why not (from the
     tests' record flags; families no test reported on are unknown and left out)."""
@@ -553,10 +629,12 @@ LIMIT_THREADS_BYTES = 2 << 30
 
 
 def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
-                   rule: RiskRule, seed: int | None, families: Mapping[str, str | None]
-                   ) -> dict[str, dict[str, Any]]:
+                   rule: RiskRule, seed: int | None, families: Mapping[str, str | None],
+                   best: Mapping[str, Mapping[str, tuple[str, float]]]) -> dict[str, dict[str, Any]]:
     """Risk (and ``"any"``, the verdict) -> family -> detection limit, measured by injecting each
-    family's leak rows into the release and re-testing (:mod:`synthguard.run.limits`)."""
+    family's leak rows into the release and re-testing (:mod:`synthguard.run.limits`), under the
+    rule of :func:`_risk_row` (``best``: each risk's test that sees a family best, from
+    :func:`_best_seeing`)."""
     from ..engine.parallel import default_jobs
     from .limits import InjectionTest, family_limits
 
@@ -584,7 +662,8 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
 
     def limits_of(fam: str) -> dict[str, dict[str, Any]]:
         return family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
-                             reps=LIMIT_REPS, seed=seed if seed is not None else 0)
+                             reps=LIMIT_REPS, seed=seed if seed is not None else 0,
+                             partial={r: dict(best.get(r) or {}) for r in RISKS})
 
     # threads, one per core, while their working sets (reps x records: the relabelling keys,
     # the places, a chunk of flags; about 24 bytes a cell) fit in LIMIT_THREADS_BYTES together
@@ -655,11 +734,19 @@ def _limit_entry(fam: str, lim: Mapping[str, Any], n1: int, rule: RiskRule,
 
 def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
               rule: RiskRule, limits: Mapping[str, Any], families: Mapping[str, str | None],
-              risk_names: Mapping[str, str] | None = None) -> dict[str, Any]:
+              risk_names: Mapping[str, str] | None = None,
+              best: Mapping[str, tuple[str, float]] | None = None) -> dict[str, Any]:
     """One risk: an alarm of any of its tests, else ``low`` only when the largest excess the run
     rules out (its tests' one-sided upper bounds and its families' detection limits) is below the
     materiality and no family it answers for is unassessed, else ``inconclusive`` with the bound
-    reached and what would settle it."""
+    reached and what would settle it.
+
+    An alarm reads ``high`` when one of its tests does (significant, its interval reaching the
+    materiality), and also when a leak of the materiality is consistent with the excess of a test
+    that sees a family only in part: for each family the risk answers for, ``best`` names the
+    risk's test that sees it best and its visible share ``v`` (:func:`_best_seeing`); a leak of
+    ``U / v`` of the training records is consistent with that test's interval (upper end ``U``),
+    and the largest over the families (``partial``) must be below the materiality for ``medium``."""
     title, criterion = RISK_TITLES[risk]
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
@@ -691,7 +778,10 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     alarms = [t for t in tests if t["level"] in ("high", "medium")]
     if alarms:
         level = "high" if any(t["level"] == "high" for t in alarms) else "medium"
-        top = max((t for t in alarms if t["level"] == level),
+        partial = _partial(tests, best or {}) if level == "medium" else None
+        if partial is not None and partial["consistent"] >= m:
+            level = "high"  # a leak of the materiality is consistent with a partly seen family
+        top = max([t for t in alarms if t["level"] == level] or alarms,
                   key=lambda t: (t["effect"] or 0.0, -(t["p_adjusted"] or 1.0)))
         row.update(level=level, metric=top["metric"], effect=top["effect"],
                    effect_ci=top["effect_ci"], member=top["member"], non_member=top["non_member"])
@@ -699,6 +789,9 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                           f"training {top['unit']} against {_pct(top['non_member'])} of the control, "
                           f"an excess of {_pct(top['effect'])} (interval {_pct(top['effect_ci'][0])} "
                           f"to {_pct(top['effect_ci'][1])}), adjusted p={top['p_adjusted']:.2g}")
+        if partial is not None:
+            row["partial"] = partial
+            row["summary"] += "; " + _partial_text(partial, top["unit"], m)
         return to_jsonable(row)
     worst = max(tests, key=lambda t: results[t["metric"]].evidence.upper  # type: ignore[union-attr]
                 if not _nan(results[t["metric"]].evidence.upper) else -1.0)  # type: ignore[union-attr]
@@ -735,7 +828,8 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                else f"cannot rule out {_pct(m)}")
     row["summary"] = f"No excess found; the run {reached}: {reasons[0][1]}{more}" if reasons \
         else f"No excess found; the run {reached}"
-    row["settle"] = _settle(m, tests, results, unassessed, unknown, undetected, loose)
+    row["settle"] = _settle(m, tests, results, unassessed, unknown,
+                            {f: float(limits[f]["value"]) for f in undetected}, loose)
     return to_jsonable(row)
 
 
@@ -764,24 +858,25 @@ def _family_list(families: list[str]) -> str:
 
 
 def _settle(m: float, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
-            unassessed: list[str], unknown: list[str], undetected: list[str], loose: list[str]
-            ) -> str:
+            unassessed: list[str], unknown: list[str], undetected: Mapping[str, float],
+            loose: list[str]) -> str:
     """What would settle an inconclusive risk: a test for the unassessed families; for each test
     whose interval reaches ``m``, a control about ``(upper / m)^2`` times its own (intervals shrink
-    with the square root of the records); for families read high only above ``m``, tests that see
-    more of them (their limits fall with more records only as far as the tests see such leaks)."""
+    with the square root of the records); for each family read high only from a limit ``L``
+    above ``m``, about ``(L / m)^2`` times the records: a leak of the family reads high once its
+    test is significant and the leak its interval allows (upper end over the visible share)
+    reaches ``m``, both of which come with more records, at any visible share above 0."""
     parts = []
-    # a family's limit falls with more records only as far as the tests see its rows: what settles
-    # one read high only above m is a test that sees more of them
     n_out = len(set(unknown) | set(unassessed))
-    sees = [f"the {n_out} leak famil{'y' if n_out == 1 else 'ies'} not assessed"] if n_out else []
-    if undetected:
-        n = len(undetected)
-        sees.append(f"more of the {n} famil{'y' if n == 1 else 'ies'} read high only above {_pct(m)}")
-    if sees:
-        parts.append(f"tests that see {' and '.join(sees)} (the privacy preset's copy and closeness "
-                     "tests)")
+    if n_out:
+        parts.append(f"tests that see the {n_out} leak famil{'y' if n_out == 1 else 'ies'} not "
+                     "assessed (the privacy preset's copy and closeness tests)")
     need, now = 0, 0
+    n_control = max((int(t.get("n_non_member") or 0) for t in tests), default=0)
+    for lim in undetected.values():
+        got = int(math.ceil(n_control * (lim / m) ** 2)) if n_control else 0
+        if got > need:
+            need, now = got, n_control
     for t in tests:
         up = results[t["metric"]].evidence.upper  # type: ignore[union-attr]
         n_c = int(t.get("n_non_member") or 0)
@@ -838,12 +933,13 @@ def _summary(level: str, drivers: list[dict[str, Any]], limit: Mapping[str, Any]
     if level in ("high", "medium"):
         parts = [f"{t['metric']} (training {_pct(t['member'])} vs control {_pct(t['non_member'])}, "
                  f"excess {_pct(t['effect'])}, adjusted p={t['p_adjusted']:.2g})" for t in drivers[:3]]
-        what = ("exposes at least the materiality of " + m) if level == "high" else \
-            ("exposes training records significantly more than unseen people, below the materiality "
-             "of " + m)
+        unit = drivers[0]["unit"]
+        what = (f"exposes its training {unit} significantly more than unseen people, and a leak "
+                f"of the materiality ({m}) is not ruled out") if level == "high" else \
+            (f"exposes its training {unit} significantly more than unseen people, below the "
+             f"materiality of {m}")
         open_risks = [r["title"].lower() for r in by_level if r["level"] == level]
-        return (f"{level}: the release {what} of its training {drivers[0]['unit']} "
-                f"({', '.join(open_risks)}): " + "; ".join(parts))
+        return f"{level}: the release {what} ({', '.join(open_risks)}): " + "; ".join(parts)
     tail = f"; {limit['text']}" if limit and limit.get("value") is not None else ""
     bounds = [r["bound"] for r in by_level if r.get("bound") is not None]
     if level == "low":

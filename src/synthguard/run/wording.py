@@ -642,12 +642,21 @@ def dossier_reading(row: Any, materiality: float) -> str:
     --------
     >>> dossier_reading({"level": "inconclusive", "bound": 0.021}, 0.01)
     'rules out 2.1 %, not 1.0 %'
+    >>> dossier_reading({"level": "high", "effect": 0.03, "effect_ci": (0.012, 0.049),
+    ...                  "partial": {"family": "near2", "metric": "near_copies_2", "visible": 0.55,
+    ...                              "consistent": 0.089}}, 0.05).split("; ")[1]
+    'a leak of up to 8.9 % fits it (near_copies_2 flags 55.0 % of copies with two cells changed)'
     """
     level = row["level"]
     if level == "not assessed":
         return "not assessed by this run"
     if level in ("high", "medium"):
-        return f"found: excess {pct(row.get('effect'))} ({interval(row.get('effect_ci'))})"
+        found = f"found: excess {pct(row.get('effect'))} ({interval(row.get('effect_ci'))})"
+        part = row.get("partial")
+        if part:
+            found += (f"; a leak of up to {pct(part['consistent'])} fits it ({part['metric']} "
+                      f"flags {pct(part['visible'])} of {FAMILY_NAMES[part['family']]})")
+        return found
     bound = row.get("bound")
     if bound is None or (row.get("unassessed") and level != "low"):
         return (f"rules out nothing below {pct(materiality)}"
