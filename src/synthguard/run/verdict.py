@@ -871,21 +871,24 @@ def _settle(m: float, tests: list[dict[str, Any]], results: Mapping[str, MetricR
     if n_out:
         parts.append(f"tests that see the {n_out} leak famil{'y' if n_out == 1 else 'ies'} not "
                      "assessed (the privacy preset's copy and closeness tests)")
-    need, now = 0, 0
+    need, now, by_family = 0, 0, False
     n_control = max((int(t.get("n_non_member") or 0) for t in tests), default=0)
     for lim in undetected.values():
         got = int(math.ceil(n_control * (lim / m) ** 2)) if n_control else 0
         if got > need:
-            need, now = got, n_control
+            need, now, by_family = got, n_control, True
     for t in tests:
         up = results[t["metric"]].evidence.upper  # type: ignore[union-attr]
         n_c = int(t.get("n_non_member") or 0)
         if t["metric"] in loose and not _nan(up) and n_c:
             got = int(math.ceil(n_c * (float(up) / m) ** 2))
             if got > need:
-                need, now = got, n_c
+                need, now, by_family = got, n_c, False
     if need:
-        parts.append(f"about {need:,} control and as many training records (now {now:,})")
+        # a family's limit falls at least with the square root of the records (faster where chance
+        # flags no one, as a significant count then needs no more flags): its count is a ceiling
+        parts.append(f"{'up to ' if by_family else ''}about {need:,} control and as many training "
+                     f"records (now {now:,})")
     return "; ".join(parts) or "more training and control records"
 
 

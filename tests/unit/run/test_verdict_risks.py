@@ -315,7 +315,7 @@ def test_a_family_the_tests_see_in_part_is_settled_by_the_records_its_advice_nam
     presence = run(4000)
     assert presence["level"] == "inconclusive" and presence["bound_by"] == "copies with one cell changed"
     assert presence["bound"] > 0.02
-    need = int(re.search(r"about ([\d,]+) control and as many training records \(now 4,000\)",
+    need = int(re.search(r"up to about ([\d,]+) control and as many training records \(now 4,000\)",
                          presence["settle"]).group(1).replace(",", ""))
     settled = run(need)
     assert settled["level"] == "low" and settled["bound"] < 0.01
