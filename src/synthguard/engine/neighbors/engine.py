@@ -190,6 +190,10 @@ class _Tree:
     cmask: np.ndarray
     depth: int
     groups: _Groups | None = None
+    #: per node, a column that separates its children and the right child's smallest key there
+    #: (``_numba.split_rules``; column ``-1``: a leaf or none): the queries' home leaves
+    split_col: np.ndarray | None = None
+    split_cut: np.ndarray | None = None
 
     def arrays(self) -> tuple:
         return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
@@ -249,7 +253,9 @@ def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray
         rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
     lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
     groups = _Groups.of(rc_s) if _gower_fast(metric) else None
-    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth), groups)
+    split_col, split_cut = _numba.split_rules(left, right, lo, hi, has_nan, clo, chi)
+    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth), groups,
+                 split_col, split_cut)
 
 
 def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
@@ -261,9 +267,13 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
         return tree.perm
     from . import _numba
 
-    leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
-                                np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
-                                tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
+    qn, qc = np.ascontiguousarray(q.num, dtype=np.float64), np.ascontiguousarray(q.cat, dtype=np.int64)
+    if tree.split_col is None:
+        leaves = _numba.home_leaves(qn, qc, tree.left, tree.right, tree.lo, tree.hi, tree.has_nan, tree.clo,
+                                    tree.chi, tree.cmask, *_params(metric, wn, wc))
+    else:  # one comparison per level (a k-d tree's descent) in place of two bounds over every column
+        leaves = _numba.split_leaves(qn, qc, tree.left, tree.right, tree.split_col, tree.split_cut, tree.lo,
+                                     tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
     return stable_order(leaves)
 
 
