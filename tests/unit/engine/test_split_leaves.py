@@ -66,3 +66,27 @@ def test_queries_are_ordered_by_the_split_rules_not_the_bounds(monkeypatch):
     got = kneighbors(q, ref, metric, 3, backend="numba")
     assert got.distances.tobytes() == want.distances.tobytes()
     assert got.indices.tobytes() == want.indices.tobytes()
+
+
+def test_one_tree_serves_every_metric_of_its_kind_with_the_results_of_its_own(monkeypatch):
+    """A reference searched under two Gower metrics (ranges of different tables) is built once;
+    each search gives the neighbours of a tree built for its own metric (and of the brute force)."""
+    rng = np.random.default_rng(6)
+    ref, q = _block(rng, 3000), _block(rng, 500)
+    m1, m2 = gower(np.full(3, 4.0), clip=True, normalise=True), gower(np.array([1.0, 9.0, 3.0]), clip=True)
+    engine._TREES.clear()
+    built = []
+    real = engine._build_tree
+    monkeypatch.setattr(engine, "_build_tree", lambda *a, **k: built.append(1) or real(*a, **k))
+    for m in (m1, m2, m1):
+        got = kneighbors(q, ref, m, 4, backend="numba")
+        want = kneighbors(q, ref, m, 4, backend="numpy")
+        assert got.distances.tobytes() == want.distances.tobytes()
+        assert got.indices.tobytes() == want.indices.tobytes()
+    assert len(built) == 1
+    other = _block(rng, 3000)  # a second reference, then the first again: the last used comes first
+    kneighbors(q, other, m1, 1, backend="numba")
+    kneighbors(q, ref, m2, 1, backend="numba")
+    kneighbors(q, _block(rng, 3000), m1, 1, backend="numba")
+    kneighbors(q, ref, m1, 1, backend="numba")
+    assert len(built) == 3

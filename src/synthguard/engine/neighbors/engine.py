@@ -210,12 +210,16 @@ _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few
 
 
 def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
-    """The tree of ``r`` under ``metric``, reused while the same arrays are searched again (metrics
-    such as DCR query one reference with several tables; blocks are never modified in place)."""
-    key = (r.num.shape, r.cat.shape, _params(metric, wn, wc)[3:], np.asarray(metric.scale).tobytes(),
-           wn.tobytes(), wc.tobytes())
-    for num_ref, cat_ref, k, tree in _TREES:
+    """The tree of ``r``, reused while the same arrays are searched again (metrics such as DCR query
+    one reference with several tables; blocks are never modified in place), under any metric of
+    the same kind: a tree's boxes, groups and split rules do not depend on the metric (its scales
+    and weights only steer the choice of split columns), and every search is exact, so the results
+    are those of a tree built for the metric searched (the DCR, membership and copy tests search
+    the same release rows under ranges of different tables). The tree used last comes first."""
+    key = (r.num.shape, r.cat.shape, _gower_fast(metric))  # the leaf size and the groups follow the kind
+    for at, (num_ref, cat_ref, k, tree) in enumerate(_TREES):
         if num_ref() is r.num and cat_ref() is r.cat and k == key:
+            _TREES.insert(0, _TREES.pop(at))
             return tree
     _forget_dead_trees()  # before the new tree is built: a stale tree is not held beside it
     tree = _build_tree(r, metric, wn, wc)
