@@ -624,3 +624,65 @@ def home_leaves(qn, qc, n_left, n_right, lo, hi, has_nan, clo, chi, cmask, scale
             node = a if la <= lb else b
         out[t] = node
     return out
+
+
+@njit(cache=True, nogil=True)
+def split_rules(n_left, n_right, lo, hi, has_nan, clo, chi):
+    """Per node, a column that separates its children and the rule: ``col[node]`` (numeric
+    columns first, then categorical ones numbered after them; ``-1``: a leaf, or no column
+    separates) and ``cut[node]``, the right child's smallest key there. A row's key is its
+    value (a missing value: ``inf``) or its code; every left row's key is below ``cut`` and
+    every right row's is not, read from the children's boxes (the build's split column is one
+    such column)."""
+    n_nodes = n_left.shape[0]
+    n_num = lo.shape[1]
+    col = np.full(n_nodes, -1, dtype=np.int64)
+    cut = np.zeros(n_nodes)
+    for node in range(n_nodes):
+        a, b = n_left[node], n_right[node]
+        if a < 0:
+            continue
+        for c in range(n_num):
+            a_top = np.inf if has_nan[a, c] else hi[a, c]  # NaN when no present value: not a separator
+            b_low = lo[b, c] if lo[b, c] == lo[b, c] else np.inf
+            if a_top < b_low:
+                col[node] = c
+                cut[node] = b_low
+                break
+        if col[node] >= 0:
+            continue
+        for c in range(clo.shape[1]):
+            if chi[a, c] < clo[b, c]:
+                col[node] = n_num + c
+                cut[node] = float(clo[b, c])
+                break
+    return col, cut
+
+
+@njit(parallel=True, cache=True)
+def split_leaves(qn, qc, n_left, n_right, col, cut, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p,
+                 nan_rule):
+    """The leaf each query reaches by stepping, at every node, to the side of the node's separating
+    column (:func:`split_rules`) its key falls on (a missing value: ``inf``), as in a k-d tree; at
+    a node without one, into the child of smaller bound (as :func:`home_leaves`). One comparison
+    per level: sorting queries by it keeps consecutive queries in the same part of the tree."""
+    out = np.empty(qn.shape[0], dtype=np.int64)
+    n_num = qn.shape[1]
+    for t in nb.prange(qn.shape[0]):
+        node = 0
+        while n_left[node] >= 0:
+            a, b = n_left[node], n_right[node]
+            c = col[node]
+            if c >= n_num:
+                node = a if float(qc[t, c - n_num]) < cut[node] else b
+            elif c >= 0:
+                v = qn[t, c]
+                node = a if (v == v and v < cut[node]) else b
+            else:
+                la = _node_bound(qn, qc, t, a, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule,
+                                 np.inf, _NO_LB)
+                lb = _node_bound(qn, qc, t, b, lo, hi, has_nan, clo, chi, cmask, scale, wn, wc, clip, p, nan_rule,
+                                 la, _NO_LB)
+                node = a if la <= lb else b
+        out[t] = node
+    return out

@@ -190,6 +190,10 @@ class _Tree:
     cmask: np.ndarray
     depth: int
     groups: _Groups | None = None
+    #: per node, a column that separates its children and the right child's smallest key there
+    #: (``_numba.split_rules``; column ``-1``: a leaf or none): the queries' home leaves
+    split_col: np.ndarray | None = None
+    split_cut: np.ndarray | None = None
 
     def arrays(self) -> tuple:
         return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
@@ -206,12 +210,16 @@ _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few
 
 
 def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
-    """The tree of ``r`` under ``metric``, reused while the same arrays are searched again (metrics
-    such as DCR query one reference with several tables; blocks are never modified in place)."""
-    key = (r.num.shape, r.cat.shape, _params(metric, wn, wc)[3:], np.asarray(metric.scale).tobytes(),
-           wn.tobytes(), wc.tobytes())
-    for num_ref, cat_ref, k, tree in _TREES:
+    """The tree of ``r``, reused while the same arrays are searched again (metrics such as DCR query
+    one reference with several tables; blocks are never modified in place), under any metric of
+    the same kind: a tree's boxes, groups and split rules do not depend on the metric (its scales
+    and weights only steer the choice of split columns), and every search is exact, so the results
+    are those of a tree built for the metric searched (the DCR, membership and copy tests search
+    the same release rows under ranges of different tables). The tree used last comes first."""
+    key = (r.num.shape, r.cat.shape, _gower_fast(metric))  # the leaf size and the groups follow the kind
+    for at, (num_ref, cat_ref, k, tree) in enumerate(_TREES):
         if num_ref() is r.num and cat_ref() is r.cat and k == key:
+            _TREES.insert(0, _TREES.pop(at))
             return tree
     _forget_dead_trees()  # before the new tree is built: a stale tree is not held beside it
     tree = _build_tree(r, metric, wn, wc)
@@ -249,7 +257,9 @@ def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray
         rn_s, rc_s = np.ascontiguousarray(rn[perm]), np.ascontiguousarray(rc[perm])
     lo, hi, has_nan, clo, chi, cmask = _numba.node_boxes(rn_s, rc_s, start, end, left, right)
     groups = _Groups.of(rc_s) if _gower_fast(metric) else None
-    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth), groups)
+    split_col, split_cut = _numba.split_rules(left, right, lo, hi, has_nan, clo, chi)
+    return _Tree(rn_s, rc_s, perm, start, end, left, right, lo, hi, has_nan, clo, chi, cmask, int(depth), groups,
+                 split_col, split_cut)
 
 
 def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
@@ -261,9 +271,13 @@ def _query_order(q: Block, tree: _Tree, metric: DistanceMetric, wn: np.ndarray, 
         return tree.perm
     from . import _numba
 
-    leaves = _numba.home_leaves(np.ascontiguousarray(q.num, dtype=np.float64),
-                                np.ascontiguousarray(q.cat, dtype=np.int64), tree.left, tree.right, tree.lo,
-                                tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
+    qn, qc = np.ascontiguousarray(q.num, dtype=np.float64), np.ascontiguousarray(q.cat, dtype=np.int64)
+    if tree.split_col is None:
+        leaves = _numba.home_leaves(qn, qc, tree.left, tree.right, tree.lo, tree.hi, tree.has_nan, tree.clo,
+                                    tree.chi, tree.cmask, *_params(metric, wn, wc))
+    else:  # one comparison per level (a k-d tree's descent) in place of two bounds over every column
+        leaves = _numba.split_leaves(qn, qc, tree.left, tree.right, tree.split_col, tree.split_cut, tree.lo,
+                                     tree.hi, tree.has_nan, tree.clo, tree.chi, tree.cmask, *_params(metric, wn, wc))
     return stable_order(leaves)
 
 
