@@ -637,7 +637,8 @@ class DaskBackend:
         --------
         >>> import pandas as pd
         >>> from distributed import Client
-        >>> from synthguard.distributed import cluster_backend, load_tables
+        >>> from synthguard.distributed import cluster_backend
+        >>> from synthguard.distributed._tables import load_tables
         >>> client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)
         >>> df = pd.DataFrame({"a": [1, 2, 2, 3], "b": ["x", "y", "y", "x"]})
         >>> backend = cluster_backend(load_tables(df, df, None, None, client=client, npartitions=2))
