@@ -54,3 +54,19 @@ def test_keys_found_by_both_words_where_first_words_are_shared():
     assert _find_pairs(uniq, rows).tolist() == [2, -1, 3, -1, -1, 1, 0, -1]
     assert _find_pairs(uniq[:0], rows).tolist() == [-1] * 8
     assert _find_pairs(uniq, rows[:0]).tolist() == []
+
+
+def test_keys_found_in_any_row_order_as_a_dictionary_finds_them():
+    """The rows searched in ascending order of their first word (the search walks the keys) find
+    each key where it is, whatever the rows' order, with runs of keys sharing a first word."""
+    from synthguard.distributed._backend import _distinct_pairs, _find_pairs
+
+    rng = np.random.default_rng(5)
+    keys = np.column_stack([rng.integers(0, 40, 300), rng.integers(0, 4, 300)]).astype(np.uint64)
+    uniq, _ = _distinct_pairs(keys)
+    rows = np.column_stack([rng.integers(0, 45, 2000), rng.integers(0, 5, 2000)]).astype(np.uint64)
+    where = {(int(a), int(b)): j for j, (a, b) in enumerate(uniq)}
+    want = [where.get((int(a), int(b)), -1) for a, b in rows]
+    assert _find_pairs(uniq, rows).tolist() == want
+    assert _find_pairs(uniq, rows[::-1]).tolist() == want[::-1]
+    assert 0 < sum(w >= 0 for w in want) < len(want)
