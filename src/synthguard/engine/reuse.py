@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pandas.api.types import is_datetime64_any_dtype
 
 __all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
            "search"]
@@ -155,14 +156,21 @@ def _rows_key(rows: np.ndarray | None) -> str | None:
     return None if rows is None else _digest(np.asarray(rows, dtype=np.int64))
 
 
-def _parent_rows(d: _Derivation, role: str, columns: tuple[str, ...], exact: bool,
-                 at: np.ndarray) -> Any:
-    """The parent run's encoded rows of ``role`` at positions ``at``, encoded for this check only:
-    the parent's block cache is emptied once its run is over (:meth:`EncodedView.forget_blocks`),
-    and a block of the whole release kept for a comparison would double the release's blocks
-    while the re-test runs. The codes come from the parent's vocabularies and the numbers are
-    converted cell by cell, so the rows are the ones its block holds at ``at``."""
-    return d.parent.encode(d.parent.tables.get(role).iloc[at], list(columns), exact_datetimes=exact)
+def _column_rows(view: Any, frame: Any, column: str, exact: bool, at: np.ndarray | slice) -> np.ndarray:
+    """The encoded values of ``frame``'s ``column`` at rows ``at``, as ``view``'s block of
+    ``frame`` holds them (numbers as float64, categories as int64 codes): a categorical column of a
+    frame the view's encoder learnt once (its run's tables) is read from the factorisation it keeps,
+    ``lookup[factor[at]]`` (the codes its blocks are made of: no value looked up again); any other
+    column is encoded at those rows alone, cell by cell as a block encodes it."""
+    enc = view.encoder
+    if not enc.is_numeric(column):
+        held = enc._held(frame)
+        got = None if held is None else held[2].get(column)
+        if got is not None:
+            return got[1][got[0][at]]
+    part = frame[[column]].iloc[at]
+    block = view.encode(part, [column], exact_datetimes=exact)
+    return block.num[:, 0] if block.num.shape[1] else block.cat[:, 0]
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
@@ -188,25 +196,36 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     with d.lock:
         if key in d.same:
             return d.same[key]
-    # my block when this run holds it; else my rows are encoded a row block at a time for the
-    # check only (a block of the whole release made for a check alone would stay in the cache,
-    # beside the next test's, for the rest of the re-test)
-    mine = view.cached_block(role, list(columns), exact_datetimes=exact)
-    frame = view.tables.get(role)
+    # a block's bytes are its columns' side by side, each column encoded alone: checked a column
+    # at a time, each column once per re-test whatever blocks it is part of (at 10M release rows
+    # a block of 15 columns encoded again for every check cost several seconds)
+    same = all(_column_unchanged(d, view, role, c, exact) for c in columns)
+    with d.lock:
+        d.same[key] = same
+    return same
+
+
+def _column_unchanged(d: _Derivation, view: Any, role: str, column: str, exact: bool) -> bool:
+    """Is ``role``'s ``column`` in ``view`` encoded byte for byte as the parent's (the release's at
+    the kept rows)? Memoised per column; compared a row block at a time (bounded memory), the
+    parent's categorical codes read from the factorisation its encoder keeps
+    (:func:`_column_rows`)."""
+    frame, theirs = view.tables.get(role), d.parent.tables.get(role)
+    # seconds or days tell apart datetime columns only: one check of any other column
+    timed = any(is_datetime64_any_dtype(f[column].dtype) for f in (frame, theirs))
+    key = (role, (column,), bool(exact and timed))
+    with d.lock:
+        if key in d.same:
+            return d.same[key]
     # the parent's rows behind each of mine: the kept release rows, the same rows of another role
-    rows = d.rows if role == RELEASE else np.arange(len(d.parent.tables.get(role)), dtype=np.int64)
+    rows = d.rows if role == RELEASE else np.arange(len(theirs), dtype=np.int64)
     same = len(frame) == rows.size
     for a in range(0, rows.size, _CHECK_ROWS):  # row blocks: bounded memory
         if not same:
             break
         at = rows[a:a + _CHECK_ROWS]
-        if mine is not None:
-            num, cat = mine.num[a:a + at.size], mine.cat[a:a + at.size]
-        else:
-            got = view.encode(frame.iloc[a:a + at.size], list(columns), exact_datetimes=exact)
-            num, cat = got.num, got.cat
-        theirs = _parent_rows(d, role, columns, exact, at)
-        same = _same_bytes(num, theirs.num) and _same_bytes(cat, theirs.cat)
+        same = _same_bytes(_column_rows(view, frame, column, exact, slice(a, a + at.size)),
+                           _column_rows(d.parent, theirs, column, exact, at))
     with d.lock:
         d.same[key] = same
     return same

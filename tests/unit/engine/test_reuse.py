@@ -705,3 +705,48 @@ def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert calls == {k: 2 * v for k, v in once.items()}  # the re-test computes them again
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_the_check_of_the_kept_rows_reads_the_runs_codes_and_each_column_once(monkeypatch):
+    """A re-test checks that its blocks are the run's at the kept rows a column at a time, each
+    column once whatever blocks hold it, the run's categorical codes read from the factorisation
+    its encoder keeps (no value of the run's release looked up again: at 10M release rows the
+    check encoded the run's rows of every block again); a moved category still says changed."""
+    from synthguard.data.encoding import Encoder
+
+    release = _release_with_twins()
+    release.loc[5, "g"] = "z"  # the only "z": its row dropped, the control's "q" takes another code
+    control = _frame(200, 2)
+    control.loc[3, "g"] = "q"
+    tables = prepare_tables(_frame(300, 1), release, control).in_canonical_order()
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[int(np.flatnonzero(tables.synthetic["g"].astype(str).to_numpy() == "z")[0])] = True
+    mask[::7] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    assert reuse.derive_searches(child, parent, kept)
+    d = reuse._DERIVED[child]
+    looked_up: list = []
+    encoded: list = []
+    real_factorize, real_encode = Encoder._factorize, EncodedView.encode
+
+    def factorize(self, series):
+        looked_up.append(series.name)
+        return real_factorize(self, series)
+
+    def encode(self, frame, columns=None, **kw):
+        encoded.append(tuple(columns))
+        return real_encode(self, frame, columns, **kw)
+
+    monkeypatch.setattr(Encoder, "_factorize", factorize)
+    monkeypatch.setattr(EncodedView, "encode", encode)
+    assert reuse._unchanged(d, child, "synthetic", ("g", "x", "y"), False)
+    assert reuse._unchanged(d, child, "synthetic", ("x", "y"), True)
+    assert reuse._unchanged(d, child, "original", ("g", "x"), False)
+    assert not reuse._unchanged(d, child, "control", ("g", "x"), False)  # "q" moved
+    assert reuse._unchanged(d, child, "control", ("x",), False)
+    assert looked_up == []  # every categorical code read from the kept factorisations
+    # each numeric column once per role and side (the parent's and the child's): not per block
+    assert sorted(encoded) == sorted([("x",), ("x",), ("y",), ("y",)] * 1 + [("x",), ("x",)] * 2)
