@@ -36,7 +36,7 @@ import numpy as np
 from pandas.api.types import is_datetime64_any_dtype
 
 __all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
-           "search"]
+           "release_pairs_memo", "search"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -265,6 +265,47 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
 
 
 _ABSENT = object()
+
+
+def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]
+                       ) -> Result:
+    """``compute()``: pairs ``(release rows, partners)``, the release rows ascending, where each
+    release row's pairs depend on that row and the training and control rows alone (the near-copy
+    join: the one real record within ``k`` cells of a release row, by the row's values alone):
+    kept for the re-tests when ``view`` keeps its searches, and read by a re-test from the run it
+    derives from when its release (at the kept rows, which keep their order), training and control
+    blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
+    the run's pairs of the kept rows, renumbered; the pairs of the dropped rows left out. ``key``
+    names the result and everything it depends on beside those rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> release_pairs_memo(View(), "pairs", lambda: (np.array([1, 4]), np.array([0, 2])), ["x"])
+    (array([1, 4]), array([0, 2]))
+    """
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(("release pairs", key), _ABSENT)
+        cols = tuple(columns)
+        if got is not _ABSENT and d.monotone and all(
+                _unchanged(d, view, r, cols, True) for r in d.parent.tables.roles):
+            rows, partners = got
+            new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
+            new_of[d.rows] = np.arange(d.rows.size)
+            mapped = new_of[rows]
+            kept = mapped >= 0
+            return mapped[kept], partners[kept]
+        return compute()
+    out = compute()
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        with ledger.lock:
+            out = ledger.real.setdefault(("release pairs", key), out)
+    return out
 
 
 def _frozen(result: Result) -> Result:
