@@ -504,12 +504,39 @@ def _value_flags_by_column(n: int, p: int, column: Callable[[int], np.ndarray]) 
         pos = np.flatnonzero(~nan)
         if pos.size == 0:
             continue
-        _, first, cnt = np.unique(x[pos], return_index=True, return_counts=True)  # stable: first rows
+        first, cnt = _first_rows(x[pos])
         out["first"][j, pos[first]] = True
         out["once"][j, pos[first[cnt == 1]]] = True
         out["low"][j] = pos[first[0]] if cnt[0] == 1 else -1
         out["high"][j] = pos[first[-1]] if cnt[-1] == 1 else -1
     return out
+
+
+def _first_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_index=True, return_counts=True)[1:]`` of values without NaN: per
+    distinct value, ascending, the position of its first row and its row count (``-0.0 ==
+    0.0``).
+
+    One hash pass (``pd.factorize`` numbers the values in order of first appearance, so a row is
+    its value's first exactly when its code exceeds every earlier row's: a running maximum) and a
+    sort of the distinct values only, instead of a stable sort of every row: about 6x less CPU on
+    a 10M-row column of a few hundred values (``docs/scaling.md``).
+
+    Examples
+    --------
+    >>> first, cnt = _first_rows(np.array([3.0, 1.0, -0.0, 3.0, 0.0, 2.0]))
+    >>> first.tolist(), cnt.tolist()
+    ([2, 1, 5, 0], [2, 1, 1, 2])
+    """
+    codes, uniques = pd.factorize(x, sort=False)
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    new = np.empty(codes.size, dtype=bool)
+    new[0] = True
+    np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=new[1:])
+    order = np.argsort(np.asarray(uniques, dtype=np.float64), kind="stable")
+    first = np.flatnonzero(new)[order]  # the k-th new row holds code k
+    return first, np.bincount(codes, minlength=len(uniques))[order]
 
 
 def median_of_order_stats(n: int, values_at: Callable[[np.ndarray], np.ndarray]) -> float:

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pandas.api.types import is_datetime64_any_dtype
 
 __all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
-           "search"]
+           "release_pairs_memo", "search"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -155,14 +156,21 @@ def _rows_key(rows: np.ndarray | None) -> str | None:
     return None if rows is None else _digest(np.asarray(rows, dtype=np.int64))
 
 
-def _parent_rows(d: _Derivation, role: str, columns: tuple[str, ...], exact: bool,
-                 at: np.ndarray) -> Any:
-    """The parent run's encoded rows of ``role`` at positions ``at``, encoded for this check only:
-    the parent's block cache is emptied once its run is over (:meth:`EncodedView.forget_blocks`),
-    and a block of the whole release kept for a comparison would double the release's blocks
-    while the re-test runs. The codes come from the parent's vocabularies and the numbers are
-    converted cell by cell, so the rows are the ones its block holds at ``at``."""
-    return d.parent.encode(d.parent.tables.get(role).iloc[at], list(columns), exact_datetimes=exact)
+def _column_rows(view: Any, frame: Any, column: str, exact: bool, at: np.ndarray | slice) -> np.ndarray:
+    """The encoded values of ``frame``'s ``column`` at rows ``at``, as ``view``'s block of
+    ``frame`` holds them (numbers as float64, categories as int64 codes): a categorical column of a
+    frame the view's encoder learnt once (its run's tables) is read from the factorisation it keeps,
+    ``lookup[factor[at]]`` (the codes its blocks are made of: no value looked up again); any other
+    column is encoded at those rows alone, cell by cell as a block encodes it."""
+    enc = view.encoder
+    if not enc.is_numeric(column):
+        held = enc._held(frame)
+        got = None if held is None else held[2].get(column)
+        if got is not None:
+            return got[1][got[0][at]]
+    part = frame[[column]].iloc[at]
+    block = view.encode(part, [column], exact_datetimes=exact)
+    return block.num[:, 0] if block.num.shape[1] else block.cat[:, 0]
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
@@ -188,25 +196,36 @@ def _unchanged(d: _Derivation, view: Any, role: str, columns: tuple[str, ...], e
     with d.lock:
         if key in d.same:
             return d.same[key]
-    # my block when this run holds it; else my rows are encoded a row block at a time for the
-    # check only (a block of the whole release made for a check alone would stay in the cache,
-    # beside the next test's, for the rest of the re-test)
-    mine = view.cached_block(role, list(columns), exact_datetimes=exact)
-    frame = view.tables.get(role)
+    # a block's bytes are its columns' side by side, each column encoded alone: checked a column
+    # at a time, each column once per re-test whatever blocks it is part of (at 10M release rows
+    # a block of 15 columns encoded again for every check cost several seconds)
+    same = all(_column_unchanged(d, view, role, c, exact) for c in columns)
+    with d.lock:
+        d.same[key] = same
+    return same
+
+
+def _column_unchanged(d: _Derivation, view: Any, role: str, column: str, exact: bool) -> bool:
+    """Is ``role``'s ``column`` in ``view`` encoded byte for byte as the parent's (the release's at
+    the kept rows)? Memoised per column; compared a row block at a time (bounded memory), the
+    parent's categorical codes read from the factorisation its encoder keeps
+    (:func:`_column_rows`)."""
+    frame, theirs = view.tables.get(role), d.parent.tables.get(role)
+    # seconds or days tell apart datetime columns only: one check of any other column
+    timed = any(is_datetime64_any_dtype(f[column].dtype) for f in (frame, theirs))
+    key = (role, (column,), bool(exact and timed))
+    with d.lock:
+        if key in d.same:
+            return d.same[key]
     # the parent's rows behind each of mine: the kept release rows, the same rows of another role
-    rows = d.rows if role == RELEASE else np.arange(len(d.parent.tables.get(role)), dtype=np.int64)
+    rows = d.rows if role == RELEASE else np.arange(len(theirs), dtype=np.int64)
     same = len(frame) == rows.size
     for a in range(0, rows.size, _CHECK_ROWS):  # row blocks: bounded memory
         if not same:
             break
         at = rows[a:a + _CHECK_ROWS]
-        if mine is not None:
-            num, cat = mine.num[a:a + at.size], mine.cat[a:a + at.size]
-        else:
-            got = view.encode(frame.iloc[a:a + at.size], list(columns), exact_datetimes=exact)
-            num, cat = got.num, got.cat
-        theirs = _parent_rows(d, role, columns, exact, at)
-        same = _same_bytes(num, theirs.num) and _same_bytes(cat, theirs.cat)
+        same = _same_bytes(_column_rows(view, frame, column, exact, slice(a, a + at.size)),
+                           _column_rows(d.parent, theirs, column, exact, at))
     with d.lock:
         d.same[key] = same
     return same
@@ -246,6 +265,47 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
 
 
 _ABSENT = object()
+
+
+def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]
+                       ) -> Result:
+    """``compute()``: pairs ``(release rows, partners)``, the release rows ascending, where each
+    release row's pairs depend on that row and the training and control rows alone (the near-copy
+    join: the one real record within ``k`` cells of a release row, by the row's values alone):
+    kept for the re-tests when ``view`` keeps its searches, and read by a re-test from the run it
+    derives from when its release (at the kept rows, which keep their order), training and control
+    blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
+    the run's pairs of the kept rows, renumbered; the pairs of the dropped rows left out. ``key``
+    names the result and everything it depends on beside those rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> release_pairs_memo(View(), "pairs", lambda: (np.array([1, 4]), np.array([0, 2])), ["x"])
+    (array([1, 4]), array([0, 2]))
+    """
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(("release pairs", key), _ABSENT)
+        cols = tuple(columns)
+        if got is not _ABSENT and d.monotone and all(
+                _unchanged(d, view, r, cols, True) for r in d.parent.tables.roles):
+            rows, partners = got
+            new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
+            new_of[d.rows] = np.arange(d.rows.size)
+            mapped = new_of[rows]
+            kept = mapped >= 0
+            return mapped[kept], partners[kept]
+        return compute()
+    out = compute()
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        with ledger.lock:
+            out = ledger.real.setdefault(("release pairs", key), out)
+    return out
 
 
 def _frozen(result: Result) -> Result:

@@ -375,3 +375,41 @@ def test_pairs_within_searches_a_batch_of_query_rows_at_a_time(monkeypatch):
     got = B.pairs_within(q, r, metric, radius)
     assert sizes and max(sizes) <= 64
     assert all(np.array_equal(a, b) for a, b in zip(got, whole, strict=True))
+
+
+def test_value_flags_of_match_a_stable_sort_of_every_column():
+    """The value flags number each column's values by one hash pass (first rows by a running
+    maximum of the codes) instead of a stable sort of every row: the same flags as ``np.unique``'s
+    first indices and counts, with NaN, ``-0.0`` beside ``0.0``, one value, many values and a
+    column without a value."""
+    import synthguard.engine.backend as B
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    X = np.column_stack([
+        rng.integers(0, 4, n).astype(float),  # few values
+        rng.normal(size=n).round(2),  # many values, some once
+        np.where(rng.random(n) < 0.5, 0.0, -0.0),  # -0.0 == 0.0: one value
+        np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 50, n).astype(float)),
+        np.full(n, np.nan),  # no value
+        np.arange(n, 0, -1, dtype=float),  # every value once, descending
+    ])
+    X[5, 1], X[7, 1] = 1e9, -1e9  # the largest and smallest held once
+    got = B.value_flags_of(X)
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        pos = np.flatnonzero(~np.isnan(x))
+        first = np.zeros(n, dtype=bool)
+        once = np.zeros(n, dtype=bool)
+        low = high = -1
+        if pos.size:
+            _, at, cnt = np.unique(x[pos], return_index=True, return_counts=True)
+            first[pos[at]] = True
+            once[pos[at[cnt == 1]]] = True
+            low = pos[at[0]] if cnt[0] == 1 else -1
+            high = pos[at[-1]] if cnt[-1] == 1 else -1
+        assert np.array_equal(got["first"][j], first), j
+        assert np.array_equal(got["once"][j], once), j
+        assert np.array_equal(got["missing"][j], np.isnan(x)), j
+        assert (got["low"][j], got["high"][j]) == (low, high), j
+    assert (got["low"][1], got["high"][1]) == (7, 5)

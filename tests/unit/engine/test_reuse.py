@@ -705,3 +705,101 @@ def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert calls == {k: 2 * v for k, v in once.items()}  # the re-test computes them again
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_the_check_of_the_kept_rows_reads_the_runs_codes_and_each_column_once(monkeypatch):
+    """A re-test checks that its blocks are the run's at the kept rows a column at a time, each
+    column once whatever blocks hold it, the run's categorical codes read from the factorisation
+    its encoder keeps (no value of the run's release looked up again: at 10M release rows the
+    check encoded the run's rows of every block again); a moved category still says changed."""
+    from synthguard.data.encoding import Encoder
+
+    release = _release_with_twins()
+    release.loc[5, "g"] = "z"  # the only "z": its row dropped, the control's "q" takes another code
+    control = _frame(200, 2)
+    control.loc[3, "g"] = "q"
+    tables = prepare_tables(_frame(300, 1), release, control).in_canonical_order()
+    parent = EncodedView(tables)
+    reuse.keep_searches(parent)
+    mask = np.zeros(len(tables.synthetic), dtype=bool)
+    mask[int(np.flatnonzero(tables.synthetic["g"].astype(str).to_numpy() == "z")[0])] = True
+    mask[::7] = True
+    new, kept, _ = _without_rows(tables, mask)
+    child = EncodedView(new)
+    assert reuse.derive_searches(child, parent, kept)
+    d = reuse._DERIVED[child]
+    looked_up: list = []
+    encoded: list = []
+    real_factorize, real_encode = Encoder._factorize, EncodedView.encode
+
+    def factorize(self, series):
+        looked_up.append(series.name)
+        return real_factorize(self, series)
+
+    def encode(self, frame, columns=None, **kw):
+        encoded.append(tuple(columns))
+        return real_encode(self, frame, columns, **kw)
+
+    monkeypatch.setattr(Encoder, "_factorize", factorize)
+    monkeypatch.setattr(EncodedView, "encode", encode)
+    assert reuse._unchanged(d, child, "synthetic", ("g", "x", "y"), False)
+    assert reuse._unchanged(d, child, "synthetic", ("x", "y"), True)
+    assert reuse._unchanged(d, child, "original", ("g", "x"), False)
+    assert not reuse._unchanged(d, child, "control", ("g", "x"), False)  # "q" moved
+    assert reuse._unchanged(d, child, "control", ("x",), False)
+    assert looked_up == []  # every categorical code read from the kept factorisations
+    # each numeric column once per role and side (the parent's and the child's): not per block
+    assert sorted(encoded) == sorted([("x",), ("x",), ("y",), ("y",)] * 1 + [("x",), ("x",)] * 2)
+
+
+def test_a_retest_reads_the_runs_near_copy_pairs_of_the_kept_rows_and_writes_the_report_of_a_full_retest(
+        monkeypatch):
+    """A release row's near-copy pair (the one real record within k cells of it) is its own: a
+    re-test reads the run's pairs of the rows it keeps (the near-copy join computed once per k, by
+    the run), and the report is byte for byte the one of a re-test joining its release again; the
+    pairs read equal a fresh join of the kept rows."""
+    import synthguard.metrics.privacy.near_copies as near
+
+    calls: list[int] = []
+    got: list = []
+    real = near.identifying_matches
+
+    def spy(real_codes, rel, k, **kwargs):
+        calls.append(k)
+        return real(real_codes, rel, k, **kwargs)
+
+    monkeypatch.setattr(near, "identifying_matches", spy)
+    memo = reuse.release_pairs_memo
+
+    def seen(view, key, compute, columns):
+        out = memo(view, key, compute, columns)
+        got.append((view, key, out))
+        return out
+
+    monkeypatch.setattr(reuse, "release_pairs_memo", seen)
+    rng = np.random.default_rng(4)
+    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
+    near1 = o.iloc[rng.choice(600, 40, replace=False)].reset_index(drop=True)
+    near1["y"] = near1["y"] + 1000.0  # one cell changed
+    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], near1, fresh.iloc[90:]],
+                        ignore_index=True)
+    metrics = ["exact_matches", "near_copies", "near_copies_2"]
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    assert sorted(calls) == [1, 2]  # by the run only
+    from synthguard.metrics.privacy._copies import _code_matrices
+    from synthguard.registry import Context
+
+    run_view = got[0][0]
+    assert any(out[0].size for v, _, out in got if v is run_view)  # the run's pairs: some
+    retest = [(v, key, out) for v, key, out in got if v is not run_view]
+    assert sorted(key[2] for _, key, _ in retest) == [1, 2]
+    for view, key, out in retest:  # the pairs read equal a fresh join of the kept rows
+        ctx = Context(tables=view.tables, encoded=EncodedView(view.tables))
+        fresh_pairs = real(*_code_matrices(ctx, list(key[1])), key[2])
+        assert all(np.array_equal(a, b) for a, b in zip(out, fresh_pairs, strict=True))
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    calls.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert sorted(calls) == [1, 1, 2, 2]  # the re-test joins its release again
+    assert _normalised(with_reuse) == _normalised(without)

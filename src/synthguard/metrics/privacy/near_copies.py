@@ -238,8 +238,14 @@ def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.n
             rel = ctx.memo(("near-copy-release", tuple(cols)), lambda: data.take(
                 "synthetic", np.arange(data.n_rows("synthetic")), cols), users=("near_copies", "near_copies_2"))
             return backend_matches(data, [rel], cols, k)[0]
-        real, rel = _code_matrices(ctx, cols)
-        return identifying_matches(real, rel, k)
+        if ctx.entities is not None:
+            return identifying_matches(*_code_matrices(ctx, cols), k)
+        from ...engine.reuse import release_pairs_memo
+
+        # a release row's pair is its own (the one real record within k cells of its values): a
+        # drop-and-retest reads the run's pairs of the rows it keeps
+        return release_pairs_memo(ctx.encoded, ("near-copy-matches", tuple(cols), k),
+                                  lambda: identifying_matches(*_code_matrices(ctx, cols), k), cols)
 
     return ctx.memo(("near-copy-matches", tuple(cols), k), compute)
 
