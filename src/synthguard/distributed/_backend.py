@@ -134,6 +134,17 @@ BLOCK_ROWS = 65_536
 SETS_PER_TASK = 8
 
 
+def _stack_sets(wide: pd.DataFrame, n_sets: int, first: int) -> pd.DataFrame:
+    """The wide identities of ``n_sets`` column sets (``s{j}_1``, ``s{j}_2``, ``pos``) stacked:
+    ``set`` (counted from ``first``), ``h1``, ``h2`` and ``pos``, one row per row and set."""
+    n = len(wide)
+    return pd.DataFrame({
+        "set": np.repeat(np.arange(first, first + n_sets, dtype=np.int64), n),
+        "h1": np.concatenate([wide[f"s{j}_1"].to_numpy(np.uint64) for j in range(n_sets)]),
+        "h2": np.concatenate([wide[f"s{j}_2"].to_numpy(np.uint64) for j in range(n_sets)]),
+        "pos": np.tile(wide["pos"].to_numpy(np.int64), n_sets)})
+
+
 def _hash_sets_long(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
                     sets: tuple[tuple[str, ...], ...], bins: dict[str, np.ndarray], first: int = 0
                     ) -> pd.DataFrame:
@@ -141,24 +152,14 @@ def _hash_sets_long(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray
     ``set`` (the index of the column set, counted from ``first``), ``h1``, ``h2`` and ``pos``, one
     row per row and set."""
     wide = _hash_frame(encoder, frame, positions, {f"s{j}_": cols for j, cols in enumerate(sets)}, bins)
-    n = len(wide)
-    return pd.DataFrame({
-        "set": np.repeat(np.arange(first, first + len(sets), dtype=np.int64), n),
-        "h1": np.concatenate([wide[f"s{j}_1"].to_numpy(np.uint64) for j in range(len(sets))]),
-        "h2": np.concatenate([wide[f"s{j}_2"].to_numpy(np.uint64) for j in range(len(sets))]),
-        "pos": np.tile(wide["pos"].to_numpy(np.int64), len(sets))})
+    return _stack_sets(wide, len(sets), first)
 
 
 def _hash_sets_long_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
                          sets: tuple[tuple[str, ...], ...], first: int = 0) -> pd.DataFrame:
     """:func:`_hash_sets_long` from a partition's held cell hashes (:func:`_hash_held`)."""
     wide = _hash_held(held, columns, {f"s{j}_": cols for j, cols in enumerate(sets)})
-    n = len(wide)
-    return pd.DataFrame({
-        "set": np.repeat(np.arange(first, first + len(sets), dtype=np.int64), n),
-        "h1": np.concatenate([wide[f"s{j}_1"].to_numpy(np.uint64) for j in range(len(sets))]),
-        "h2": np.concatenate([wide[f"s{j}_2"].to_numpy(np.uint64) for j in range(len(sets))]),
-        "pos": np.tile(wide["pos"].to_numpy(np.int64), len(sets))})
+    return _stack_sets(wide, len(sets), first)
 
 
 def _named(f: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
