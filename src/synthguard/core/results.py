@@ -226,11 +226,24 @@ def tail_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     s = np.asarray(scores, dtype=float)
     if tail is None:
         return s > 0
+    return (s >= tail_cut(s, tail)) & np.isfinite(s)
+
+
+def tail_cut(scores: np.ndarray, tail: float) -> float:
+    """The score at or above which :func:`tail_flags` flags a finite score under ``tail``: the
+    ``ceil(tail * n)``-th highest (``inf`` when that is no record: nothing finite is flagged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tail_cut(np.array([0.0, 2.0, 1.0, 3.0]), 0.5), tail_cut(np.array([1.0]), 0.0)
+    (2.0, inf)
+    """
+    s = np.asarray(scores, dtype=float)
     k = int(np.ceil(float(tail) * s.size))
     if k <= 0 or s.size == 0:
-        return np.zeros(s.size, dtype=bool)
-    cut = np.partition(s, s.size - k)[s.size - k]
-    return (s >= cut) & np.isfinite(s)
+        return float("inf")
+    return float(np.partition(s, s.size - k)[s.size - k])
 
 
 @dataclass(frozen=True, eq=False)

@@ -132,13 +132,31 @@ class Encoder:
         held = self._held(frame)
         if held is None:
             return self.codes(frame[column])
-        got = held[2].get(column)
-        if got is None:
+        if column not in held[2]:
             values, lookup = self._factorize(frame[column])
             narrow = next(t for t in (np.int8, np.int16, np.int32, np.int64)
                           if lookup.size <= np.iinfo(t).max)
-            got = held[2][column] = (values.astype(narrow), lookup)
-        return got[1][got[0]]
+            held[2][column] = (values.astype(narrow), lookup)
+        return self.kept_codes(frame, column, slice(None))  # type: ignore[return-value]
+
+    def kept_codes(self, frame: pd.DataFrame, column: str, rows: np.ndarray | slice
+                   ) -> np.ndarray | None:
+        """The codes of ``frame[column]`` at ``rows`` from the factorisation kept for a frame
+        learnt with ``once=True`` (:meth:`_frame_codes`: no value looked up again), ``None`` when
+        none is kept for that frame and column.
+
+        Examples
+        --------
+        >>> from synthguard.data.schema import infer_schema
+        >>> df = pd.DataFrame({"c": ["x", "y", "x", "z"]})
+        >>> enc = Encoder(infer_schema(df))
+        >>> enc.learn(df, once=True)
+        >>> enc.kept_codes(df, "c", np.array([3, 0])).tolist(), enc.kept_codes(df.copy(), "c", slice(0, 2))
+        ([2, 0], None)
+        """
+        held = self._held(frame)
+        got = None if held is None else held[2].get(column)
+        return None if got is None else got[1][got[0][rows]]
 
     def _factorize(self, series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """``(factor, lookup)``: the factor of each value (``-1`` missing) and the code of each

@@ -164,10 +164,9 @@ def _column_rows(view: Any, frame: Any, column: str, exact: bool, at: np.ndarray
     column is encoded at those rows alone, cell by cell as a block encodes it."""
     enc = view.encoder
     if not enc.is_numeric(column):
-        held = enc._held(frame)
-        got = None if held is None else held[2].get(column)
+        got = enc.kept_codes(frame, column, at)
         if got is not None:
-            return got[1][got[0][at]]
+            return got
     part = frame[[column]].iloc[at]
     block = view.encode(part, [column], exact_datetimes=exact)
     return block.num[:, 0] if block.num.shape[1] else block.cat[:, 0]

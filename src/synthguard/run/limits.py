@@ -39,11 +39,11 @@ from functools import cached_property
 import numpy as np
 
 from ..core.arrays import unique_codes
-from ..core.results import LeakResponse
+from ..core.results import LeakResponse, tail_cut, tail_flags
 from ..stats import make_rng, z_value
 from ..stats.maxt import fisher_p
 
-__all__ = ["InjectionTest", "family_limits", "leak_visibility", "newcombe_upper"]
+__all__ = ["InjectionTest", "family_limits", "leak_visibility", "newcombe_upper", "visible_shares"]
 
 
 def leak_visibility(scores: np.ndarray, tail: float | None, resp: LeakResponse) -> float:
@@ -60,20 +60,33 @@ def leak_visibility(scores: np.ndarray, tail: float | None, resp: LeakResponse) 
     >>> leak_visibility(np.zeros(8), None, resp)  # records 0 and 2 newly flagged, of 4
     0.5
     """
+    return visible_shares(scores, tail, {"": resp})[""]
+
+
+def visible_shares(scores: np.ndarray, tail: float | None, leaks: Mapping[str, LeakResponse]
+                   ) -> dict[str, float]:
+    """:func:`leak_visibility` of each family of ``leaks`` (family -> the test's response), the
+    test's flags and tail cut found once (:func:`~synthguard.core.results.tail_flags`).
+
+    Examples
+    --------
+    >>> resp = LeakResponse(np.arange(4), np.array([0, 1]), np.array([0, 1]), np.ones(2))
+    >>> visible_shares(np.array([0.0, 1, 0, 0, 0, 0, 0, 0]), None, {"exact": resp})  # record 1 was flagged
+    {'exact': 0.25}
+    """
     s = np.asarray(scores, dtype=float)
+    flagged = tail_flags(s, tail)
+    cut = None if tail is None else tail_cut(s, tail)
+    return {fam: _visible_share(flagged, cut, resp) for fam, resp in leaks.items()}
+
+
+def _visible_share(flagged: np.ndarray, cut: float | None, resp: LeakResponse) -> float:
+    """:func:`leak_visibility` at the test's flags ``flagged`` and tail cut ``cut`` (``None``:
+    flags are ``score > 0``)."""
     n_src = resp.sources.size
     if n_src == 0 or resp.src.size == 0:
         return 0.0
-    if tail is None:
-        flagged = s > 0
-        seen = resp.score > 0
-    else:
-        k = int(np.ceil(float(tail) * s.size))
-        if k <= 0:
-            return 0.0
-        cut = np.partition(s, s.size - k)[s.size - k]
-        flagged = (s >= cut) & np.isfinite(s)
-        seen = (resp.score >= cut) & np.isfinite(resp.score)
+    seen = resp.score > 0 if cut is None else (resp.score >= cut) & np.isfinite(resp.score)
     own = resp.target == resp.src
     if resp.partners is not None:
         partner_of = np.full(int(max(resp.sources.max(), resp.src.max())) + 1, -1, dtype=np.int64)

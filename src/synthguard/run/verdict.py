@@ -547,14 +547,14 @@ def _visibility(ev: Evidence | None, families: Mapping[str, str | None]) -> dict
     """Applicable leak family -> the test's visible share of it: the share of its candidate leak
     rows that alone newly flag their own record at the test's current flags
     (:func:`synthguard.run.limits.leak_visibility`); empty for a test without leak responses."""
-    from .limits import leak_visibility
+    from .limits import visible_shares
 
     flags = getattr(ev, "flags", None)
     if flags is None or flags.scores is None or not flags.leaks:
         return {}
     fams = flags.families or {}
-    return {f: leak_visibility(flags.scores, flags.tail, r) for f, r in flags.leaks.items()
-            if fams.get(f) is None and families.get(f, "x") is None}
+    return visible_shares(flags.scores, flags.tail, {
+        f: r for f, r in flags.leaks.items() if fams.get(f) is None and families.get(f, "x") is None})
 
 
 def _best_seeing(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
