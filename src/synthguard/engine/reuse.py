@@ -268,10 +268,10 @@ _ABSENT = object()
 
 def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]
                        ) -> Result:
-    """``compute()``: pairs ``(release rows, partners)``, the release rows ascending, where each
-    release row's pairs depend on that row and the training and control rows alone (the near-copy
-    join: the one real record within ``k`` cells of a release row, by the row's values alone):
-    kept for the re-tests when ``view`` keeps its searches, and read by a re-test from the run it
+    """``compute()``: pairs ``(release rows, partners)`` (read-only arrays), the release rows
+    ascending, where each release row's pairs depend on that row and the training and control rows
+    alone (the near-copy join: the one real record within ``k`` cells of a release row, by the
+    row's values alone): kept for the re-tests when ``view`` keeps its searches, and read by a re-test from the run it
     derives from when its release (at the kept rows, which keep their order), training and control
     blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
     the run's pairs of the kept rows, renumbered; the pairs of the dropped rows left out. ``key``
@@ -282,8 +282,10 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
     >>> import numpy as np
     >>> class View:  # stands for an EncodedView
     ...     pass
-    >>> release_pairs_memo(View(), "pairs", lambda: (np.array([1, 4]), np.array([0, 2])), ["x"])
-    (array([1, 4]), array([0, 2]))
+    >>> rows, partners = release_pairs_memo(View(), "pairs",
+    ...                                     lambda: (np.array([1, 4]), np.array([0, 2])), ["x"])
+    >>> rows, rows.flags.writeable  # read-only: the re-tests read the same arrays
+    (array([1, 4]), False)
     """
     d = _DERIVED.get(view)
     if d is not None:
@@ -297,9 +299,9 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
             new_of[d.rows] = np.arange(d.rows.size)
             mapped = new_of[rows]
             kept = mapped >= 0
-            return mapped[kept], partners[kept]
-        return compute()
-    out = compute()
+            return _frozen((mapped[kept], partners[kept]))
+        return _frozen(compute())
+    out = _frozen(compute())
     ledger = _LEDGERS.get(view)
     if ledger is not None:
         with ledger.lock:

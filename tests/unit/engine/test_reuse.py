@@ -798,6 +798,8 @@ def test_a_retest_reads_the_runs_near_copy_pairs_of_the_kept_rows_and_writes_the
         ctx = Context(tables=view.tables, encoded=EncodedView(view.tables))
         fresh_pairs = real(*_code_matrices(ctx, list(key[1])), key[2])
         assert all(np.array_equal(a, b) for a, b in zip(out, fresh_pairs, strict=True))
+    # read-only, the run's and the re-tests' alike: no reader can change what the next one reads
+    assert all(not a.flags.writeable for _, _, out in got for a in out)
     monkeypatch.setattr(runner, "keep_searches", lambda view: None)
     calls.clear()
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
