@@ -743,15 +743,17 @@ class CountCache:
             The counts, equal to ``count(qcol, qop, qval)``.
         """
         qcol = np.asarray(qcol, dtype=np.int64)
+        qop_i = np.asarray(qop, dtype=np.int64)
         m, k = qcol.shape
         if (not _HAS_NUMBA or m == 0 or k > 3 or self.max_entries <= 0
-                or (m and (int(qcol.max()) >= 1 << 18 or int(qcol.min()) < 0))):
+                or (m and (int(qcol.max()) >= 1 << 18 or int(qcol.min()) < 0
+                           or int(qop_i.max()) >= 1 << 3 or int(qop_i.min()) < 0))):
             self.counted += m
             return np.asarray(count(qcol, qop, qval), dtype=np.int64)
         # one key a query: 21 bits a predicate (18 for the column, 3 for the operator)
         key = np.zeros(m, dtype=np.int64)
         for t in range(k):  # loop over the predicates, vectorised over queries
-            key = (key << 21) | (qcol[:, t] << 3) | np.asarray(qop[:, t], dtype=np.int64)
+            key = (key << 21) | (qcol[:, t] << 3) | qop_i[:, t]
         val = np.ascontiguousarray(qval, dtype=np.float64).view(np.int64)
         self._table(k, m)
         out = np.zeros(m, dtype=np.int64)

@@ -244,3 +244,20 @@ def test_the_multivariate_search_finds_the_same_queries_with_and_without_its_cou
     monkeypatch.setattr(Q, "CountCache", lambda: plain_cache(max_entries=0))
     assert search() == cached
     assert n_cached < sum(scanned) == cached[-1]  # with the cache, fewer queries were scanned
+
+
+def test_a_count_cache_keys_no_operator_its_three_bits_cannot_hold():
+    """An operator code outside 0-7 would share its key with another query's (the key packs it in
+    three bits): such queries are counted every time, never read from the table."""
+    cache = Q.CountCache()
+    qcol = np.array([[0, 1], [0, 1]], dtype=np.int64)
+    qval = np.zeros((2, 2))
+    calls: list[int] = []
+
+    def count(c, o, v):
+        calls.append(len(c))
+        return np.asarray(o[:, 0] == 8, dtype=np.int64)  # a made-up answer per operator
+
+    assert cache.counts(qcol, np.array([[0, 0], [0, 0]]), qval, count).tolist() == [0, 0]
+    assert cache.counts(qcol, np.array([[8, 0], [8, 0]]), qval, count).tolist() == [1, 1]
+    assert calls == [1, 2]  # the first batch's repeat read once; the second batch counted whole
