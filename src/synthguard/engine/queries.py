@@ -9,6 +9,7 @@ installed (parallel over queries); otherwise a chunked NumPy version gives the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.util import find_spec
 
 import numpy as np
@@ -372,6 +373,72 @@ if _HAS_NUMBA:
             for i in range(c * block, min(b, (c + 1) * block)):
                 _smallest_row(u, i, k, bv, bi, out, tie)
 
+    @njit(cache=True, nogil=True, inline="always")
+    def _mix(z):  # pragma: no cover - compiled
+        """splitmix64's finaliser of ``z`` (uint64)."""
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    @njit(cache=True, nogil=True)
+    def _cache_slot(t_key, t_val, key, val, i, mask):  # pragma: no cover - compiled
+        """The slot of query ``i`` (packed columns and operators ``key[i]``, value bits
+        ``val[i]``) in the open-addressing table ``t_key/t_val``: its entry, or the empty slot
+        where it would go (linear probing; ``t_key == -1``: empty)."""
+        h = _mix(np.uint64(key[i]))
+        for t in range(val.shape[1]):  # a float's bits sit high: every bit mixed into every bit
+            h = _mix(h ^ np.uint64(val[i, t]))
+        s = np.int64(h >> np.uint64(1)) & mask
+        while t_key[s] != -1:
+            if t_key[s] == key[i]:
+                same = True
+                for t in range(val.shape[1]):
+                    if t_val[s, t] != val[i, t]:
+                        same = False
+                        break
+                if same:
+                    return s
+            s = (s + 1) & mask
+        return s
+
+    @njit(cache=True, nogil=True)
+    def _cache_lookup(t_key, t_val, t_count, key, val, room, out_count, out_ref, out_slot):  # pragma: no cover - compiled
+        """Per query of a batch, in order: its count when the table holds it (``out_ref = -2``),
+        the batch position of its first occurrence when that one is still to be counted
+        (``out_ref >= 0``), else ``-1`` (to count; entered as pending at ``out_slot`` while
+        ``room`` entries remain, else ``out_slot = -1``). Returns the entries added."""
+        mask = t_key.shape[0] - 1
+        added = 0
+        for i in range(key.shape[0]):
+            s = _cache_slot(t_key, t_val, key, val, i, mask)
+            out_slot[i] = -1
+            if t_key[s] == -1:
+                out_ref[i] = -1
+                if added < room:
+                    t_key[s] = key[i]
+                    t_val[s] = val[i]
+                    t_count[s] = -(i + 1)
+                    out_slot[i] = s
+                    added += 1
+            elif t_count[s] >= 0:
+                out_ref[i] = -2
+                out_count[i] = t_count[s]
+            else:
+                out_ref[i] = -t_count[s] - 1
+        return added
+
+    @njit(cache=True, nogil=True)
+    def _cache_rehash(t_key, t_val, t_count, n_key, n_val, n_count):  # pragma: no cover - compiled
+        """Every entry of one table entered into an empty larger one."""
+        mask = n_key.shape[0] - 1
+        for s in range(t_key.shape[0]):
+            if t_key[s] != -1:
+                d = _cache_slot(n_key, n_val, t_key, t_val, s, mask)
+                n_key[d] = t_key[s]
+                n_val[d] = t_val[s]
+                n_count[d] = t_count[s]
+
+
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""
     n = X.shape[0]
@@ -599,3 +666,111 @@ def smallest_columns(u: np.ndarray, k: int) -> np.ndarray:
     if tie.any():
         out[tie] = np.sort(np.argpartition(u[tie], k - 1, axis=1)[:, :k], axis=1)
     return out
+
+
+class CountCache:
+    """The capped counts of queries already asked, so a search that draws the same query again
+    (the same columns, operators and values: a row drawn again, or another row equal to it on the
+    query's columns) reads its count instead of scanning for it (numba backend; without numba
+    every query is counted).
+
+    The queries are keyed exactly (columns, operators and the values' bits; ``-0.0`` and ``0.0``
+    are two keys, each counted once), in an open-addressing table that doubles up to
+    ``max_entries`` entries (24 + 8 * k bytes each, k the predicates per query, at most 3) and
+    then stops taking new ones: the counts are those of :func:`count_matches` whatever the table
+    holds, only the scans are saved.
+
+    Parameters
+    ----------
+    max_entries : int
+        The most queries kept (the table's slots: a power of two, at most 75 % of them taken;
+        3 M entries of 3 predicates: 4 M slots of 40 bytes, 168 MB, reached only by searches that
+        draw that many distinct queries).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [2.0, 1.0], [2.0, 0.0]])
+    >>> count = lambda c, o, v: count_matches(X, c, o, v, cap=2)[0]
+    >>> cache = CountCache()
+    >>> qc, qo = np.array([[0, 1], [0, 1], [0, 1]]), np.full((3, 2), EQ)
+    >>> qv = np.array([[2.0, 0.0], [2.0, 1.0], [2.0, 0.0]])
+    >>> cache.counts(qc, qo, qv, count).tolist(), cache.counts(qc[:1], qo[:1], qv[:1], count).tolist()
+    ([1, 1, 1], [1])
+    >>> cache.counted  # queries scanned: the first two only
+    2
+    """
+
+    def __init__(self, max_entries: int = 3_000_000) -> None:
+        self.max_entries = int(max_entries)
+        self.counted = 0
+        self._key: np.ndarray | None = None
+        self._val = np.zeros((0, 0), dtype=np.int64)
+        self._count = np.zeros(0, dtype=np.int64)
+        self._used = 0
+
+    def _table(self, k: int, need: int) -> None:
+        """A table of ``k`` values a query with room for ``need`` more entries (doubled while
+        they would fill over 75 % of it, up to ``max_entries``)."""
+        want = min(self._used + need, self.max_entries)
+        slots = 1 << 12 if self._key is None else self._key.size
+        while want > 0.75 * slots:
+            slots *= 2
+        if self._key is not None and slots == self._key.size:
+            return
+        key = np.full(slots, -1, dtype=np.int64)
+        val = np.zeros((slots, k), dtype=np.int64)
+        count = np.zeros(slots, dtype=np.int64)
+        if self._key is not None:
+            _cache_rehash(self._key, self._val, self._count, key, val, count)
+        self._key, self._val, self._count = key, val, count
+
+    def counts(self, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray,
+               count: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        """Per query ``(qcol[i], qop[i], qval[i])`` (shape ``(m, k)``), ``count``'s answer (one
+        integer per query, as :func:`count_matches`' capped counts): read from the table for a
+        query asked before, else from one call of ``count`` on the new distinct queries.
+
+        Parameters
+        ----------
+        qcol, qop, qval : ndarray, shape (m, k)
+            The queries' columns, operators and values.
+        count : callable
+            ``count(qcol, qop, qval) -> counts`` on a subset of the rows of the three arrays.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+            The counts, equal to ``count(qcol, qop, qval)``.
+        """
+        qcol = np.asarray(qcol, dtype=np.int64)
+        qop_i = np.asarray(qop, dtype=np.int64)
+        m, k = qcol.shape
+        if (not _HAS_NUMBA or m == 0 or k > 3 or self.max_entries <= 0
+                or (m and (int(qcol.max()) >= 1 << 18 or int(qcol.min()) < 0
+                           or int(qop_i.max()) >= 1 << 3 or int(qop_i.min()) < 0))):
+            self.counted += m
+            return np.asarray(count(qcol, qop, qval), dtype=np.int64)
+        # one key a query: 21 bits a predicate (18 for the column, 3 for the operator)
+        key = np.zeros(m, dtype=np.int64)
+        for t in range(k):  # loop over the predicates, vectorised over queries
+            key = (key << 21) | (qcol[:, t] << 3) | qop_i[:, t]
+        val = np.ascontiguousarray(qval, dtype=np.float64).view(np.int64)
+        self._table(k, m)
+        out = np.zeros(m, dtype=np.int64)
+        ref = np.empty(m, dtype=np.int64)
+        slot = np.empty(m, dtype=np.int64)
+        room = max(self.max_entries - self._used, 0)
+        self._used += int(_cache_lookup(self._key, self._val, self._count, key, val, room, out, ref, slot))
+        todo = np.flatnonzero(ref == -1)
+        if todo.size:
+            try:
+                out[todo] = np.asarray(count(qcol[todo], qop[todo], qval[todo]), dtype=np.int64)
+            except BaseException:  # the pending entries point into this batch: forget them all
+                self._key, self._used = None, 0
+                raise
+            self.counted += int(todo.size)
+            kept = slot[todo] >= 0
+            self._count[slot[todo][kept]] = out[todo][kept]
+        again = np.flatnonzero(ref >= 0)
+        out[again] = out[ref[again]]
+        return out

@@ -173,3 +173,91 @@ def test_smallest_columns_in_parallel_blocks_equal_the_one_thread_kernel(block):
         got, got_tie = np.empty_like(want), np.zeros_like(want_tie)
         Q._smallest_parallel(u, k, got, got_tie, block)
         assert np.array_equal(got, want) and np.array_equal(got_tie, want_tie)
+
+
+@pytest.mark.skipif(not Q._HAS_NUMBA, reason="the count cache needs numba")
+def test_a_count_cache_gives_the_counts_of_the_scan_and_scans_each_distinct_query_once():
+    """Repeated queries (within a batch and across batches, ``-0.0`` and ``0.0`` as two keys, a
+    full table taking no more) are answered as the scan answers them; only the queries not asked
+    before reach the counting function, each once while the table has room."""
+    rng = np.random.default_rng(3)
+    X, _, _, _ = _problem(rng, 3)
+    index = Q.ColumnIndex(X)
+    asked: list[np.ndarray] = []
+
+    def count(c, o, v):
+        asked.append(np.c_[c, o, v])
+        return Q.count_matches(index, c, o, v, cap=2)[0]
+
+    cache = Q.CountCache()
+    seen: set[bytes] = set()
+    for _ in range(12):
+        m = int(rng.integers(1, 300))
+        qcol = np.sort(np.stack([rng.choice(4, 3, replace=False) for _ in range(m)]), axis=1).astype(np.int64)
+        qop = rng.integers(0, 8, (m, 3)).astype(np.int64)
+        qval = rng.integers(0, 3, (m, 3)).astype(float)
+        qval[rng.random((m, 3)) < 0.05] = -0.0
+        got = cache.counts(qcol, qop, qval, count)
+        assert np.array_equal(got, Q.count_matches(X, qcol, qop, qval, cap=2)[0])
+        keys = [r.tobytes() for r in np.c_[qcol, qop, qval.view(np.int64)]]
+        new = {k for k in keys if k not in seen}
+        assert len(asked[-1]) == len(new) if new else True  # each new query counted once
+        seen |= new
+    assert cache.counted == len(seen) == sum(len(a) for a in asked)
+    # a table without room counts every query it does not hold, with the same answers
+    small = Q.CountCache(max_entries=5)
+    for _ in range(3):
+        qcol = np.tile(np.array([[0, 1, 2]]), (50, 1))
+        qval = rng.integers(0, 3, (50, 3)).astype(float)
+        qop = np.zeros((50, 3), dtype=np.int64)
+        assert np.array_equal(small.counts(qcol, qop, qval, count), Q.count_matches(X, qcol, qop, qval, cap=2)[0])
+    assert small._used == 5
+
+
+def test_the_multivariate_search_finds_the_same_queries_with_and_without_its_count_cache(monkeypatch):
+    """The cache changes which queries are scanned, never the search's queries or attempts."""
+    from synthguard.metrics.anonymeter import singling_out as S
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, (3000, 6)).astype(float)
+    X[:, :3] += rng.random((3000, 3)).round(1)
+    X[rng.random(X.shape) < 0.02] = np.nan
+    X = np.unique(X, axis=0)
+    is_num = np.array([True, True, True, False, False, False])
+    med = np.where(is_num, np.nanmedian(X, axis=0), np.nan)
+    index = Q.ColumnIndex(X)
+    scanned = []
+
+    def count(c, o, v):
+        scanned.append(len(c))
+        return Q.count_matches(index, c, o, v, cap=2)[0]
+
+    def search():
+        q, att = S.multivariate_search(X.shape[0], is_num, med, lambda r, c: X[r[:, None], c], count,
+                                       3, 400, 30_000, np.random.default_rng(7))
+        return (q.col.tolist(), q.op.tolist(), q.val.tolist(), q.src.tolist(), att)
+
+    cached = search()
+    n_cached = sum(scanned)
+    scanned.clear()
+    plain_cache = Q.CountCache
+    monkeypatch.setattr(Q, "CountCache", lambda: plain_cache(max_entries=0))
+    assert search() == cached
+    assert n_cached < sum(scanned) == cached[-1]  # with the cache, fewer queries were scanned
+
+
+def test_a_count_cache_keys_no_operator_its_three_bits_cannot_hold():
+    """An operator code outside 0-7 would share its key with another query's (the key packs it in
+    three bits): such queries are counted every time, never read from the table."""
+    cache = Q.CountCache()
+    qcol = np.array([[0, 1], [0, 1]], dtype=np.int64)
+    qval = np.zeros((2, 2))
+    calls: list[int] = []
+
+    def count(c, o, v):
+        calls.append(len(c))
+        return np.asarray(o[:, 0] == 8, dtype=np.int64)  # a made-up answer per operator
+
+    assert cache.counts(qcol, np.array([[0, 0], [0, 0]]), qval, count).tolist() == [0, 0]
+    assert cache.counts(qcol, np.array([[8, 0], [8, 0]]), qval, count).tolist() == [1, 1]
+    assert calls == [1, 2]  # the first batch's repeat read once; the second batch counted whole
