@@ -887,7 +887,17 @@ def hold_raw(ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame], client: Any
                                                                               strict=True)))
     if need > _memory_budget(client, share):
         return ddfs, 0.0
-    return {r: client.persist(ddf) for r, ddf in ddfs.items()}, need
+    import dask
+    import dask.dataframe as dd
+
+    held = {}
+    for role, ddf in ddfs.items():
+        # the partitions persisted, then one frame over them (a persisted dask-expr collection's
+        # ``to_delayed`` reads its files again); as read: no string conversion on the way
+        parts = client.persist(ddf.to_delayed())
+        with dask.config.set({"dataframe.convert-string": False}):
+            held[role] = dd.from_delayed(parts, meta=ddf._meta, verify_meta=False)
+    return held, need
 
 
 def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...]) -> Canonical:

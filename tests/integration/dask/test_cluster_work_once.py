@@ -5,6 +5,7 @@ training records are searched for their few sources only. The numbers stay one p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -204,61 +205,63 @@ def test_key_relations_sum_held_cells_instead_of_hashing_the_partitions_again(da
     assert binned.sums(lambda f: f["n_original"])[0] == 300  # cut at bins: hashed, not summed
 
 
-#: the partitions read by :func:`_read_part` (a tag per read; module-level: the tasks' functions
-#: are pickled by reference, so the in-process workers append to this very list)
-_READS: list[int] = []
+def _parquet_reads(client) -> Any:
+    """A scheduler plugin counting the Parquet partitions read (tasks of a ``read_parquet`` prefix
+    run) on the in-process cluster; remove it with ``client.cluster.scheduler.remove_plugin``."""
+    from dask.utils import key_split
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class Reads(SchedulerPlugin):
+        name = "parquet-reads"
+
+        def __init__(self) -> None:
+            self.n = 0
+
+        def transition(self, key, start, finish, *args, **kwargs) -> None:
+            if start == "processing" and finish == "memory" and key_split(key).startswith("read_parquet"):
+                self.n += 1
+
+    plugin = Reads()
+    client.cluster.scheduler.add_plugin(plugin)
+    return plugin
 
 
-def _read_part(frame: pd.DataFrame, tag: int) -> pd.DataFrame:
-    _READS.append(tag)
-    return frame.reset_index(drop=True)
-
-
-def _counted_source(frame: pd.DataFrame, parts: int, tag: int):
-    """``frame`` as a dask DataFrame of ``parts`` partitions whose every read appends ``tag`` to
-    ``_READS`` (as a file read: each graph that reads a partition runs its task again)."""
-    import dask.dataframe as dd
-    from dask import delayed
-
-    cuts = np.linspace(0, len(frame), parts + 1).astype(int)
-    return dd.from_delayed([delayed(_read_part, pure=False)(frame.iloc[a:b], tag)
-                            for a, b in zip(cuts[:-1], cuts[1:], strict=True)], meta=frame.iloc[:0], verify_meta=False)
-
-
-def test_raw_partitions_are_read_once_while_the_tables_load(dask_client, monkeypatch):
+def test_raw_partitions_are_read_once_while_the_tables_load(dask_client, monkeypatch, tmp_path):
     """The loading passes over the raw partitions several times (the first partition, rows and
-    missing values, whole-column facts, label kinds, the typing): each partition is now read once
-    (held while the tables load), where it was read once per pass; the tables loaded are the same
-    as when every pass reads the files again."""
+    missing values, whole-column facts, text samples, label kinds, the typing): each file is now
+    read once (held while the tables load; the first one once more for the schema's sample), where
+    it was read once per pass; the tables loaded are the same as when every pass reads the files
+    again."""
     from synthguard.distributed import _tables, cluster_backend
 
     frames = {"original": _frame(300, 1), "synthetic": _frame(250, 2), "control": _frame(200, 3)}
+    folders = []
+    for role, f in frames.items():
+        folder = tmp_path / role
+        folder.mkdir()
+        for j, part in enumerate(np.array_split(np.arange(len(f)), 3)):
+            f.iloc[part].to_parquet(folder / f"part.{j}.parquet")
+        folders.append(str(folder))
 
-    def load(reads: list[int]):
-        _READS.clear()
-        srcs = [_counted_source(f, 3, j) for j, f in enumerate(frames.values())]
-        dt = _tables.load_tables(*srcs, META, client=dask_client)
-        got = {r: dask_client.gather(dask_client.compute(list(t.parts))) for r, t in dt.tables.items()}
-        reads.extend(_READS)
-        return dt, got
+    def load():
+        plugin = _parquet_reads(dask_client)
+        try:
+            dt = _tables.load_tables(*folders, META, client=dask_client)
+            got = {r: dask_client.gather(dask_client.compute(list(t.parts))) for r, t in dt.tables.items()}
+            ids = cluster_backend(dt, "auto").row_ids(["a", "b", "c", "d", "e"])
+        finally:
+            dask_client.cluster.scheduler.remove_plugin(name=plugin.name)
+        return dt, got, ids, plugin.n
 
-    reads: list[int] = []
-    dt, held = load(reads)
-    first = [reads.count(j) for j in range(3)]
-    # each partition once (the first one at most twice: the schema's sample is read before)
-    assert all(n <= 3 + 1 for n in first), first
+    dt, held, ids, reads = load()
     assert all(t.persisted for t in dt.tables.values())
-    _READS.clear()
-    ids = cluster_backend(dt, "auto").row_ids(["a", "b", "c", "d", "e"])
-    assert _READS == []  # nothing read after loading
-    again: list[int] = []
-    with monkeypatch.context() as m:  # not held: every pass reads the partitions again
+    assert reads <= 3 * 3 + 3, reads  # 9 files once, each table's first once more
+    with monkeypatch.context() as m:  # not held: every pass reads the files again
         m.setattr(_tables, "RAW_PERSIST_SHARE", 0.0, raising=False)
-        dt2, fresh = load(again)
-    assert all(again.count(j) >= 2 * 3 for j in range(3)), again
+        dt2, fresh, want, again = load()
+    assert again > 2 * 9, again
     assert dt2.schema == dt.schema
     assert all(np.array_equal(dt2.row_numbers[r], dt.row_numbers[r]) for r in dt.row_numbers)
     for r in held:
         pd.testing.assert_frame_equal(pd.concat(held[r]), pd.concat(fresh[r]))
-    want = cluster_backend(dt2, "auto").row_ids(["a", "b", "c", "d", "e"])
     assert all(np.array_equal(ids[r], want[r]) for r in want)
