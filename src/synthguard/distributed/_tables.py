@@ -826,12 +826,16 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
         size = delayed(_frame_bytes, pure=True)
         # a table's first partition measured (its typed rows, strings included), times its partitions
         firsts = [int(np.argmax(t.lengths > 0)) for t in todo.values()]
-        got = client.gather(client.compute([size(t.parts[j]) for t, j in zip(todo.values(), firsts,
-                                                                             strict=True)]))
+        # held while measured, and kept in the persist below: typed once, not once to be measured
+        # and once more to be held
+        measured = client.persist([t.parts[j] for t, j in zip(todo.values(), firsts, strict=True)])
+        got = client.gather(client.compute([size(m) for m in measured]))
         need = sum(nbytes / rows * int(t.lengths.sum()) if rows else 0.0
                    for (rows, nbytes), t in zip(got, todo.values(), strict=True))
         if need > budget:
             return False
+        for t, j, m in zip(todo.values(), firsts, measured, strict=True):
+            t.parts = [*t.parts[:j], m, *t.parts[j + 1:]]
     for t in todo.values():
         t.parts = list(client.persist(list(t.parts)))
         t.persisted = True

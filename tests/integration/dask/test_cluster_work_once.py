@@ -51,6 +51,20 @@ def test_typed_partitions_are_read_once_per_run_not_once_per_graph(dask_client, 
     assert seen == []  # every graph read the persisted partitions: none typed again
 
 
+def test_the_partition_measured_for_the_memory_share_is_typed_once(dask_client, monkeypatch):
+    """Whether the typed tables fit is measured on each table's first partition: that partition
+    is held from then on and kept in the persist, not typed once to be measured and once more to
+    be held (9 partitions of 67-100 rows: each typed once for the label kinds, whose sample needs
+    them all here, and once to be held; on main the 3 measured partitions a third time)."""
+    from synthguard.distributed._tables import load_tables
+
+    seen = _typings(monkeypatch)
+    dt = load_tables(_frame(300, 1), _frame(250, 2), _frame(200, 3), META, client=dask_client,
+                     npartitions=3)
+    assert all(t.persisted for t in dt.tables.values())
+    assert len(seen) == 9 + 9, seen
+
+
 def test_tables_past_the_memory_share_are_typed_per_graph_with_the_same_numbers(dask_client, monkeypatch):
     from synthguard.distributed import _tables, cluster_backend
 
