@@ -835,11 +835,20 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
         if need > budget:
             return False
         for t, j, m in zip(todo.values(), firsts, measured, strict=True):
-            t.parts = [*t.parts[:j], m, *t.parts[j + 1:]]
+            # the others persisted beside it (each key persisted once)
+            rest = list(client.persist(t.parts[:j] + t.parts[j + 1:]))
+            t.parts = [*rest[:j], m, *rest[j:]]
+            t.persisted = True
+        return True
     for t in todo.values():
         t.parts = list(client.persist(list(t.parts)))
         t.persisted = True
     return True
+
+
+def _same(frame: Any) -> Any:
+    """``frame`` itself (a task of its own key over a raw partition, :func:`hold_raw`)."""
+    return frame
 
 
 #: share of the workers' memory (their limits summed, less what they hold) the raw partitions of the
@@ -893,12 +902,16 @@ def hold_raw(ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame], client: Any
         return ddfs, 0.0
     import dask
     import dask.dataframe as dd
+    from dask import delayed
 
     held = {}
     for role, ddf in ddfs.items():
         # the partitions persisted, then one frame over them (a persisted dask-expr collection's
         # ``to_delayed`` reads its files again); as read: no string conversion on the way
-        parts = client.persist(ddf.to_delayed())
+        # (keys of this load's own: two loads of the same frames, as the test suite's shared
+        # cluster makes, must not share held keys, which the scheduler may forget while the other
+        # still reads them: dask/distributed#8576)
+        parts = client.persist([delayed(_same, pure=False)(p) for p in ddf.to_delayed()])
         with dask.config.set({"dataframe.convert-string": False}):
             held[role] = dd.from_delayed(parts, meta=ddf._meta, verify_meta=False)
     return held, need
