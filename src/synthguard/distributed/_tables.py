@@ -836,7 +836,8 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
             return False
         for t, j, m in zip(todo.values(), firsts, measured, strict=True):
             # the others persisted beside it (each key persisted once)
-            rest = list(client.persist(t.parts[:j] + t.parts[j + 1:]))
+            others = t.parts[:j] + t.parts[j + 1:]
+            rest = list(client.persist(others)) if others else []
             t.parts = [*rest[:j], m, *rest[j:]]
             t.persisted = True
         return True
