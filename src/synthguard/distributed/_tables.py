@@ -724,8 +724,10 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
 def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Sequence[str] = (), *,
                      control: Sequence[str] | None = None,
                      label_order: Mapping[str, Sequence[Any]] | None = None,
-                     labels: Sequence[str] = ()) -> dict[str, Canonical]:
+                     labels: Sequence[str] = (), freed: float = 0.0) -> dict[str, Canonical]:
     """:func:`canonicalise` for several tables, their passes over the partitions in one computation.
+    ``freed``: bytes the workers hold that are released once the typed partitions are held (the raw
+    partitions of :func:`hold_raw`), given to :func:`persist_if_fits`.
 
     With ``control`` (the control check's columns), each :class:`Canonical` holds its rows' hashes
     on them (``control_hashes``); with ``label_order`` (per role, per partition, its rows'
@@ -738,7 +740,7 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
     ctl = None if control is None else tuple(control)
     scan = delayed(_scan, pure=True)
     roles = list(tables)
-    persist_if_fits(tables, client)
+    persist_if_fits(tables, client, freed=freed)
 
     def scans(role: str, as_object: tuple[str, ...]) -> list[Any]:
         order = (label_order or {}).get(role)
@@ -800,14 +802,16 @@ def _takes_n_workers(client: Any) -> bool:
 
 
 def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
-                    share: float | None = None) -> bool:
+                    share: float | None = None, freed: float = 0.0) -> bool:
     """Hold the typed partitions of ``tables`` on the cluster (``client.persist``: each partition
     read and typed once for the run, instead of once in every graph that reads it) when their
     size, extrapolated from each table's first partition holding rows, is at most ``share``
     (default :data:`PERSIST_SHARE`) of the workers' memory limits less what the workers already
     hold (the run's tables, when a re-test prepares its own); else leave them to be read again by
     each graph (the memory per task then stays one partition's). ``tables[r].parts`` are replaced
-    in place by the persisted partitions (the same values). Returns whether they were persisted.
+    in place by the persisted partitions (the same values). ``freed``: bytes the workers hold now
+    that are released once these are held (the raw partitions they are typed from, :func:`hold_raw`):
+    added to the budget. Returns whether they were persisted.
     """
     from dask import delayed
 
@@ -815,23 +819,103 @@ def persist_if_fits(tables: Mapping[str, DistTable], client: Any,
     todo = {r: t for r, t in tables.items() if t.parts and not getattr(t, "persisted", False)}
     if not todo:
         return False
-    budget = _memory_budget(client, share)
+    budget = _memory_budget(client, share) + max(freed, 0.0)
     if budget <= 0:
         return False
     if budget != float("inf"):
         size = delayed(_frame_bytes, pure=True)
         # a table's first partition measured (its typed rows, strings included), times its partitions
         firsts = [int(np.argmax(t.lengths > 0)) for t in todo.values()]
-        got = client.gather(client.compute([size(t.parts[j]) for t, j in zip(todo.values(), firsts,
-                                                                             strict=True)]))
+        # held while measured, and kept in the persist below: typed once, not once to be measured
+        # and once more to be held
+        measured = client.persist([t.parts[j] for t, j in zip(todo.values(), firsts, strict=True)])
+        got = client.gather(client.compute([size(m) for m in measured]))
         need = sum(nbytes / rows * int(t.lengths.sum()) if rows else 0.0
                    for (rows, nbytes), t in zip(got, todo.values(), strict=True))
         if need > budget:
             return False
+        for t, j, m in zip(todo.values(), firsts, measured, strict=True):
+            # the others persisted beside it (each key persisted once)
+            others = t.parts[:j] + t.parts[j + 1:]
+            rest = list(client.persist(others)) if others else []
+            t.parts = [*rest[:j], m, *rest[j:]]
+            t.persisted = True
+        return True
     for t in todo.values():
         t.parts = list(client.persist(list(t.parts)))
         t.persisted = True
     return True
+
+
+def _same(frame: Any) -> Any:
+    """``frame`` itself (a task of its own key over a raw partition, :func:`hold_raw`)."""
+    return frame
+
+
+#: share of the workers' memory (their limits summed, less what they hold) the raw partitions of the
+#: tables may take to be held while the tables load (:func:`hold_raw`): half the typed tables' share
+RAW_PERSIST_SHARE = PERSIST_SHARE / 2
+
+
+def hold_raw(ddfs: Mapping[str, Any], heads: Sequence[pd.DataFrame], client: Any,
+             share: float | None = None) -> tuple[dict[str, Any], float]:
+    """The raw input tables ``ddfs`` held on the cluster (``client.persist``: each file read once)
+    when their size, extrapolated from each table's first partition (``heads``, in the order of
+    ``ddfs``) times its partitions, is at most ``share`` (default :data:`RAW_PERSIST_SHARE`) of the
+    workers' memory less what they hold; else ``ddfs`` as given (each pass reads the files again).
+
+    The loading passes over the raw partitions several times (rows and missing values, whole-column
+    facts, text samples, date formats, label kinds, the typing): read once, they are held only while
+    the loading's graphs reference them (the typed partitions, when :func:`persist_if_fits` holds
+    them, release them). Returns the tables and the bytes held (0 when not held).
+
+    Parameters
+    ----------
+    ddfs : mapping of str to dask DataFrame
+        The raw tables by role.
+    heads : sequence of pandas.DataFrame
+        Each table's first partition, in the order of ``ddfs``.
+    client : distributed.Client
+    share : float, optional
+        The share of the workers' memory the raw tables may take.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd, pandas as pd
+    >>> from distributed import Client, LocalCluster
+    >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    >>> client = Client(cluster)
+    >>> ddf = dd.from_pandas(pd.DataFrame({"a": range(6)}), npartitions=2)
+    >>> held, nbytes = hold_raw({"original": ddf}, [ddf.partitions[0].compute()], client)
+    >>> nbytes > 0, int(held["original"]["a"].sum().compute())
+    (True, 15)
+    >>> hold_raw({"original": ddf}, [ddf.partitions[0].compute()], client, share=0.0)[1]
+    0.0
+    >>> client.close(); cluster.close()
+    """
+    share = RAW_PERSIST_SHARE if share is None else share
+    ddfs = dict(ddfs)
+    if share <= 0 or any(len(h) == 0 for h in heads):  # an empty first partition: no estimate
+        return ddfs, 0.0
+    need = float(sum(_frame_bytes(h)[1] * ddf.npartitions for h, ddf in zip(heads, ddfs.values(),
+                                                                              strict=True)))
+    if need > _memory_budget(client, share):
+        return ddfs, 0.0
+    import dask
+    import dask.dataframe as dd
+    from dask import delayed
+
+    held = {}
+    for role, ddf in ddfs.items():
+        # the partitions persisted, then one frame over them (a persisted dask-expr collection's
+        # ``to_delayed`` reads its files again); as read: no string conversion on the way
+        # (keys of this load's own: two loads of the same frames, as the test suite's shared
+        # cluster makes, must not share held keys, which the scheduler may forget while the other
+        # still reads them: dask/distributed#8576)
+        parts = client.persist([delayed(_same, pure=False)(p) for p in ddf.to_delayed()])
+        with dask.config.set({"dataframe.convert-string": False}):
+            held[role] = dd.from_delayed(parts, meta=ddf._meta, verify_meta=False)
+    return held, need
 
 
 def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...]) -> Canonical:
@@ -911,10 +995,13 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # metadata declares it, and every partition's count of rows and missing values per column
     roles = list(ddfs)
     presence_of = delayed(_presence, pure=True)
+    heads = list(client.gather(client.compute([ddfs[r].to_delayed()[0] for r in roles])))
+    # the raw partitions read once for the loading's passes (presence, whole-column facts, dates,
+    # labels, typing) when they fit, instead of once per pass; released once the typed ones are held
+    ddfs, raw_bytes = hold_raw(ddfs, heads, client)
     delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
-    got = client.gather(client.compute([delayed_parts[r][0] for r in roles]
-                                       + [[presence_of(p) for p in delayed_parts[r]] for r in roles]))
-    heads, presence = got[:len(roles)], dict(zip(roles, got[len(roles):], strict=True))
+    presence = dict(zip(roles, client.gather(client.compute(
+        [[presence_of(p) for p in delayed_parts[r]] for r in roles])), strict=True))
     lead = {r: head_partition(presence[r]) for r in roles}
     later = [r for r in roles if lead[r]]  # a first partition without rows (an empty first file)
     if later:
@@ -959,7 +1046,7 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
     row_numbers: dict[str, np.ndarray] = {}
-    canons = canonicalise_all(tables, client, categorical)
+    canons = canonicalise_all(tables, client, categorical, freed=raw_bytes)
     for role in ROLES:  # original, synthetic, control: the order one process learns vocabularies in
         if role not in tables:
             continue

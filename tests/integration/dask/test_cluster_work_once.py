@@ -5,6 +5,7 @@ training records are searched for their few sources only. The numbers stay one p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,20 @@ def test_typed_partitions_are_read_once_per_run_not_once_per_graph(dask_client, 
     backend.take("synthetic", np.arange(0, 250, 7), ["b", "c"])
     backend.row_ids(["a", "b", "c", "d", "e"])
     assert seen == []  # every graph read the persisted partitions: none typed again
+
+
+def test_the_partition_measured_for_the_memory_share_is_typed_once(dask_client, monkeypatch):
+    """Whether the typed tables fit is measured on each table's first partition: that partition
+    is held from then on and kept in the persist, not typed once to be measured and once more to
+    be held (9 partitions of 67-100 rows: each typed once for the label kinds, whose sample needs
+    them all here, and once to be held; on main the 3 measured partitions a third time)."""
+    from synthguard.distributed._tables import load_tables
+
+    seen = _typings(monkeypatch)
+    dt = load_tables(_frame(300, 1), _frame(250, 2), _frame(200, 3), META, client=dask_client,
+                     npartitions=3)
+    assert all(t.persisted for t in dt.tables.values())
+    assert len(seen) == 9 + 9, seen
 
 
 def test_tables_past_the_memory_share_are_typed_per_graph_with_the_same_numbers(dask_client, monkeypatch):
@@ -202,3 +217,65 @@ def test_key_relations_sum_held_cells_instead_of_hashing_the_partitions_again(da
     assert got == want
     binned = cluster_backend(dt, "auto").key_groups(["a", "c"], ("original",), bins={"c": np.array([0.0])})
     assert binned.sums(lambda f: f["n_original"])[0] == 300  # cut at bins: hashed, not summed
+
+
+def _parquet_reads(client) -> Any:
+    """A scheduler plugin counting the Parquet partitions read (tasks of a ``read_parquet`` prefix
+    run) on the in-process cluster; remove it with ``client.cluster.scheduler.remove_plugin``."""
+    from dask.utils import key_split
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class Reads(SchedulerPlugin):
+        name = "parquet-reads"
+
+        def __init__(self) -> None:
+            self.n = 0
+
+        def transition(self, key, start, finish, *args, **kwargs) -> None:
+            if start == "processing" and finish == "memory" and key_split(key).startswith("read_parquet"):
+                self.n += 1
+
+    plugin = Reads()
+    client.cluster.scheduler.add_plugin(plugin)
+    return plugin
+
+
+def test_raw_partitions_are_read_once_while_the_tables_load(dask_client, monkeypatch, tmp_path):
+    """The loading passes over the raw partitions several times (the first partition, rows and
+    missing values, whole-column facts, text samples, label kinds, the typing): each file is now
+    read once (held while the tables load; the first one once more for the schema's sample), where
+    it was read once per pass; the tables loaded are the same as when every pass reads the files
+    again."""
+    from synthguard.distributed import _tables, cluster_backend
+
+    frames = {"original": _frame(300, 1), "synthetic": _frame(250, 2), "control": _frame(200, 3)}
+    folders = []
+    for role, f in frames.items():
+        folder = tmp_path / role
+        folder.mkdir()
+        for j, part in enumerate(np.array_split(np.arange(len(f)), 3)):
+            f.iloc[part].to_parquet(folder / f"part.{j}.parquet")
+        folders.append(str(folder))
+
+    def load():
+        plugin = _parquet_reads(dask_client)
+        try:
+            dt = _tables.load_tables(*folders, META, client=dask_client)
+            got = {r: dask_client.gather(dask_client.compute(list(t.parts))) for r, t in dt.tables.items()}
+            ids = cluster_backend(dt, "auto").row_ids(["a", "b", "c", "d", "e"])
+        finally:
+            dask_client.cluster.scheduler.remove_plugin(name=plugin.name)
+        return dt, got, ids, plugin.n
+
+    dt, held, ids, reads = load()
+    assert all(t.persisted for t in dt.tables.values())
+    assert reads <= 3 * 3 + 3, reads  # 9 files once, each table's first once more
+    with monkeypatch.context() as m:  # not held: every pass reads the files again
+        m.setattr(_tables, "RAW_PERSIST_SHARE", 0.0, raising=False)
+        dt2, fresh, want, again = load()
+    assert again > 2 * 9, again
+    assert dt2.schema == dt.schema
+    assert all(np.array_equal(dt2.row_numbers[r], dt.row_numbers[r]) for r in dt.row_numbers)
+    for r in held:
+        pd.testing.assert_frame_equal(pd.concat(held[r]), pd.concat(fresh[r]))
+    assert all(np.array_equal(ids[r], want[r]) for r in want)
