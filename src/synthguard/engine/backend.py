@@ -49,7 +49,7 @@ numbers. Row positions are canonical positions in both (see ``docs/scaling.md``)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbors import DistanceMetric
 
 __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "Bins", "draw_in_content_order",
-           "extending_encoder", "key_counts_of", "match_rows", "merge_rank", "merge_value_summaries",
+           "extending_encoder", "key_counts_of", "match_counts", "match_rows", "merge_rank", "merge_value_summaries",
            "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
            "stack_blocks", "unique_matches", "value_summary", "Queries", "query_matrix", "query_counts_of",
            "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats", "text_counts_of"]
@@ -1079,6 +1079,17 @@ class LocalBackend:
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
                      relative: bool = False, query_rows: np.ndarray | None = None,
                      reference_rows: np.ndarray | None = None) -> np.ndarray:
+        from .reuse import RELEASE, release_counts, tracked
+
+        if reference == RELEASE and query != RELEASE and query_rows is None and reference_rows is None \
+                and tracked(self.encoded):
+            # every record against the whole release (the evidence's join): by counts, which a
+            # re-test reads from the run less the dropped rows' (engine.reuse.release_counts)
+            def count(qb: Block, rb: Block) -> np.ndarray:
+                return match_counts(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)
+
+            key = ("match", np.asarray(tol, dtype=float).tobytes(), np.shape(tol), bool(relative))
+            return release_counts(self.encoded, key, query, list(columns), count) > 0
         q = self.encoded.block(query, list(columns))
         r = self.encoded.block(reference, list(columns))
         if query_rows is not None:
@@ -1415,13 +1426,54 @@ def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, 
     >>> match_rows(real_num, real_cat, syn_num, syn_cat, 0.1).tolist()
     [True, True, False]
     """
-    m, p = syn_num.shape
-    # join key: categorical codes + missing pattern of the numeric columns
+    rg, sg = _match_groups(real_num, real_cat, syn_num, syn_cat)
+    if syn_num.shape[1] == 0:
+        return np.isin(sg, rg)
+    matched = np.zeros(syn_num.shape[0], dtype=bool)
+    for owner in _matching_pairs(real_num, syn_num, rg, sg, tol, relative_to_synthetic):
+        matched[owner] = True
+    return matched
+
+
+def match_counts(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, syn_cat: np.ndarray,
+                 tol: np.ndarray | float, *, relative_to_synthetic: bool = False) -> np.ndarray:
+    """How many original rows each synthetic row matches (:func:`match_rows`' rule; ``> 0`` is
+    :func:`match_rows`), int64. A count is a sum over the original rows, each pair decided by its
+    two rows alone: the count against some original rows is the count against all of them minus
+    the count against the others (a drop-and-retest's release, :func:`~synthguard.engine.reuse.release_counts`).
+
+    Examples
+    --------
+    >>> real_num, real_cat = np.array([[1.0], [1.02], [np.nan]]), np.array([[0], [0], [1]])
+    >>> syn_num, syn_cat = np.array([[1.05], [np.nan], [1.0]]), np.array([[0], [1], [1]])
+    >>> match_counts(real_num, real_cat, syn_num, syn_cat, 0.1).tolist()
+    [2, 1, 0]
+    """
+    m = syn_num.shape[0]
+    rg, sg = _match_groups(real_num, real_cat, syn_num, syn_cat)
+    if syn_num.shape[1] == 0:  # the key is the whole rule: every original row of the group
+        return np.bincount(rg, minlength=int(max(rg.max(initial=-1), sg.max(initial=-1))) + 1)[sg].astype(np.int64)
+    counts = np.zeros(m, dtype=np.int64)
+    for owner in _matching_pairs(real_num, syn_num, rg, sg, tol, relative_to_synthetic):
+        counts += np.bincount(owner, minlength=m)
+    return counts
+
+
+def _match_groups(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, syn_cat: np.ndarray
+                  ) -> list[np.ndarray]:
+    """The join key's dense ids of the original and synthetic rows: categorical codes and the
+    missing pattern of the numeric columns."""
     rk = np.concatenate([real_cat, np.isnan(real_num).astype(np.int64)], axis=1)
     sk = np.concatenate([syn_cat, np.isnan(syn_num).astype(np.int64)], axis=1)
-    rg, sg = _joint_ids(rk, sk)
-    if p == 0:
-        return np.isin(sg, rg)
+    return _joint_ids(rk, sk)
+
+
+def _matching_pairs(real_num: np.ndarray, syn_num: np.ndarray, rg: np.ndarray, sg: np.ndarray,
+                    tol: np.ndarray | float, relative_to_synthetic: bool) -> Iterator[np.ndarray]:
+    """The synthetic row of every matching (synthetic, original) pair, a bounded chunk of pairs at
+    a time (a row once per original row it matches); ``rg``, ``sg``: :func:`_match_groups`; at
+    least one numeric column."""
+    p = syn_num.shape[1]
     tol = np.broadcast_to(np.asarray(tol, dtype=float), (p,))
 
     def allowed(s: np.ndarray, j: int) -> np.ndarray:
@@ -1438,10 +1490,9 @@ def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, 
     lo = merge_rank(rg_s, rv_s, sg, sv - width, strict=True)
     hi = merge_rank(rg_s, rv_s, sg, sv + width, strict=False)
     counts = np.maximum(hi - lo, 0)
-    matched = np.zeros(m, dtype=bool)
     cand_rows = np.flatnonzero(counts > 0)
     if cand_rows.size == 0:
-        return matched
+        return
     csum = np.cumsum(counts[cand_rows])
     start = 0
     while start < cand_rows.size:  # loop over chunks of bounded candidate pairs
@@ -1460,9 +1511,8 @@ def match_rows(real_num: np.ndarray, real_cat: np.ndarray, syn_num: np.ndarray, 
             with np.errstate(invalid="ignore"):
                 close = np.abs(r - s) <= allowed(s, j)
             ok &= close | (np.isnan(s) & np.isnan(r))
-        matched[owner[ok]] = True
+        yield owner[ok]
         start = stop
-    return matched
 
 
 def merge_rank(groups: np.ndarray, values: np.ndarray, q_groups: np.ndarray, q_values: np.ndarray, *,

@@ -36,7 +36,7 @@ import numpy as np
 from pandas.api.types import is_datetime64_any_dtype
 
 __all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
-           "release_pairs_memo", "search"]
+           "release_counts", "release_pairs_memo", "search", "tracked"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
@@ -129,6 +129,20 @@ def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
     rows = np.asarray(release_rows, dtype=np.int64)
     _DERIVED[view] = _Derivation(parent, ledger, rows, bool(rows.size < 2 or np.all(np.diff(rows) > 0)))
     return True
+
+
+def tracked(view: Any) -> bool:
+    """Whether ``view`` keeps its searches for re-tests or is a re-test's (derives from a run).
+
+    Examples
+    --------
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> v = View()
+    >>> tracked(v), keep_searches(v), tracked(v)
+    (False, None, True)
+    """
+    return view in _LEDGERS or view in _DERIVED
 
 
 def _digest(*parts: Any) -> str:
@@ -306,6 +320,55 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
     if ledger is not None:
         with ledger.lock:
             out = ledger.real.setdefault(("release pairs", key), out)
+    return out
+
+
+def release_counts(view: Any, key: Any, query: str, columns: Sequence[str],
+                   count: Callable[[Any, Any], np.ndarray]) -> np.ndarray:
+    """Per ``query`` row (training or control, every row), how many release rows match it, where
+    a pair's match depends on its two rows alone (a sum over the release rows: the
+    ``new_row_synthesis`` evidence's tolerance join): ``count(query block, release block)``,
+    the blocks on ``columns`` (datetimes in days).
+
+    Kept for the re-tests when ``view`` keeps its searches. A re-test whose ``query`` and release
+    blocks are byte for byte the run's (the release at the kept rows, :func:`_unchanged`) reads
+    the run's counts and takes off, for the rows that had one, the counts against the dropped
+    release rows alone (encoded as the run encoded them): the counts against the kept rows, by
+    integer subtraction, without a join of the whole release again. ``key`` names the count and
+    everything it depends on beside the rows (the tolerance).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     def block(self, role, columns):
+    ...         return role
+    >>> release_counts(View(), "c", "original", ["x"], lambda q, r: np.array([2, 0]))
+    array([2, 0])
+    """
+    cols = list(columns)
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(("release counts", query, key), _ABSENT)
+        if got is not _ABSENT and _unchanged(d, view, query, tuple(cols), False) \
+                and _unchanged(d, view, RELEASE, tuple(cols), False):
+            gone = np.ones(len(d.parent.tables.get(RELEASE)), dtype=bool)
+            gone[d.rows] = False
+            out = np.array(got, dtype=np.int64)
+            had = np.flatnonzero(out > 0)
+            if had.size and gone.any():
+                theirs = d.parent.tables.get(RELEASE)
+                dropped = d.parent.encode(theirs.iloc[np.flatnonzero(gone)], cols)
+                out[had] -= count(view.block(query, cols).take(had), dropped)
+            return out
+        return count(view.block(query, cols), view.block(RELEASE, cols))
+    out = count(view.block(query, cols), view.block(RELEASE, cols))
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        out.setflags(write=False)
+        with ledger.lock:
+            out = ledger.real.setdefault(("release counts", query, key), out)
     return out
 
 

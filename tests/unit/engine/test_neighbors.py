@@ -567,6 +567,33 @@ def test_a_kept_tree_is_dropped_with_its_reference_block_and_reused_while_it_liv
     assert all(e[0]() is not None and e[1]() is not None for e in engine._TREES)
 
 
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+def test_small_trees_do_not_evict_a_large_kept_tree():
+    """Searches of a few rows as the reference (the records of a tail, the sampled records)
+    between two searches of a large reference keep its tree (it was built again before); a
+    tree of comparable size still keeps only the most recent other tree."""
+    from synthguard.engine.neighbors import engine
+
+    rng = np.random.default_rng(6)
+
+    def block(n: int) -> Block:
+        return Block(rng.random((n, 2)), rng.integers(0, 3, (n, 1)), ("a", "b"), ("c",))
+
+    q, m = block(40), gower(np.array([1.0, 1.0]))
+    big = block(800)
+    kneighbors(q, big, m, 1, backend="numba")
+    tree = [e for e in engine._TREES if e[0]() is big.num][0][3]
+    smalls = [block(20) for _ in range(3)]
+    for s in smalls:
+        kneighbors(q, s, m, 1, backend="numba")
+    assert [e[3] for e in engine._TREES if e[0]() is big.num] == [tree]  # kept, not built again
+    others = [block(700), block(600)]
+    for o in others:
+        kneighbors(q, o, m, 1, backend="numba")
+    assert not [e for e in engine._TREES if e[0]() is big.num]  # two trees as large: gone
+    assert len(engine._TREES) == 2
+
+
 def test_a_reference_searched_against_itself_is_ordered_by_the_tree_without_descending_it(monkeypatch):
     """Queries that are the reference rows themselves (bit for bit, missing values included) are
     searched in the tree's own order (no home-leaf descent); the neighbours, ties and counts are

@@ -805,3 +805,41 @@ def test_a_retest_reads_the_runs_near_copy_pairs_of_the_kept_rows_and_writes_the
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert sorted(calls) == [1, 1, 2, 2]  # the re-test joins its release again
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_the_records_the_release_matches_are_the_runs_counts_less_the_dropped_rows(monkeypatch):
+    """``new_row_synthesis``' evidence (every training and control record against the whole
+    release, within a tolerance): a re-test takes the run's per-record counts and joins only the
+    dropped release rows against the records they had (not its whole release again); the records
+    matched are those of a fresh join of the kept rows, copies dropped and kept alike."""
+    import synthguard.engine.backend as backend
+
+    sizes: list[tuple[int, int]] = []
+    real = backend.match_counts
+
+    def spy(rn, rc, qn, qc, tol, **kwargs):
+        sizes.append((rn.shape[0], qn.shape[0]))
+        return real(rn, rc, qn, qc, tol, **kwargs)
+
+    monkeypatch.setattr(backend, "match_counts", spy)
+    tables0 = _tables(_frame(10, 0))  # the training and control rows of _tables, for copies
+    o = tables0.original
+    release = pd.concat([_frame(300, 9), o.iloc[:40], o.iloc[:10], o.iloc[40:60].assign(y=o["y"].iloc[40:60] + 0.01)],
+                        ignore_index=True)
+    cols = ["g", "x", "y"]
+
+    def ask(b):
+        tol = 0.05 * b.ranges(cols, ("original", "control"))
+        return [b.rows_matched(q, "synthetic", cols, tol) for q in ("original", "control")]
+
+    rng = np.random.default_rng(5)
+    dropped = rng.choice(len(release), 60, replace=False)
+    got, fresh = _run_and_retest(release, dropped, ask)
+    for a, b in zip(got, fresh, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert any(a.any() for a in got) and not all(a.all() for a in got)
+    n_rel = len(release)
+    assert [s for s in sizes if s[0] == n_rel] == [(n_rel, len(o)), (n_rel, 200)]  # the run's joins
+    assert [s[0] for s in sizes if s[0] == 60] == [60, 60]  # the re-test's: the dropped rows only
+    # a re-test of the same view without a run behind it joins its whole release
+    assert all(s[0] in (n_rel, 60, n_rel - 60) for s in sizes)

@@ -208,6 +208,44 @@ def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
 
 _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few trees built
 
+#: A tree of fewer than 1 / ``_SMALL_SHARE`` of the largest kept tree's rows is *small*: it
+#: evicts no larger tree (at most ``_KEEP_SMALL`` of them are kept beside the others).
+_SMALL_SHARE = 4
+_KEEP_SMALL = 4
+
+
+def _keep(entries: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]
+          ) -> list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]:
+    """The trees kept once ``entries[0]`` (the tree just built) joins them (most recent first).
+
+    A tree as large as a quarter of the largest kept one evicts all but the most recent other
+    tree (two trees kept, at most one of them old). A small tree evicts no larger one: at 10M
+    release rows the searches of the records flagged in a tail (a few thousand rows) and of the
+    200,000 sampled records (the DCR tests) came between two searches of the release and, two
+    trees being kept, dropped the release's tree, built again for the next test (about 15 CPU s
+    each, three times a run). Only the number of small trees beside it is bounded.
+
+    Examples
+    --------
+    >>> big, small = np.zeros((1000, 1)), np.zeros((10, 1))
+    >>> def entry(a):
+    ...     return (None, None, (a.shape,), a)
+    >>> kept = _keep([entry(small), entry(big), entry(big)])
+    >>> [e[3].shape[0] for e in kept]
+    [10, 1000, 1000]
+    >>> [e[3].shape[0] for e in _keep([entry(big)] + kept)]
+    [1000, 10]
+    """
+    def rows(e: tuple) -> int:
+        return int(e[2][0][0])  # the reference block's rows (its numeric part's shape)
+
+    new, old = entries[0], entries[1:]
+    largest = max((rows(e) for e in old), default=0)
+    if rows(new) * _SMALL_SHARE >= largest:
+        return entries[:2]
+    small = [e for e in old if rows(e) * _SMALL_SHARE < largest][:_KEEP_SMALL]
+    return [new] + [e for e in old if rows(e) * _SMALL_SHARE >= largest or any(e is s for s in small)]
+
 
 def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
     """The tree of ``r``, reused while the same arrays are searched again (metrics such as DCR query
@@ -215,7 +253,8 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     the same kind: a tree's boxes, groups and split rules do not depend on the metric (its scales
     and weights only steer the choice of split columns), and every search is exact, so the results
     are those of a tree built for the metric searched (the DCR, membership and copy tests search
-    the same release rows under ranges of different tables). The tree used last comes first."""
+    the same release rows under ranges of different tables). The tree used last comes first; a
+    small tree does not evict a large one (:func:`_keep`)."""
     key = (r.num.shape, r.cat.shape, _gower_fast(metric))  # the leaf size and the groups follow the kind
     for at, (num_ref, cat_ref, k, tree) in enumerate(_TREES):
         if num_ref() is r.num and cat_ref() is r.cat and k == key:
@@ -229,7 +268,7 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
                           key, tree))
     except TypeError:  # arrays that do not support weak references: no caching
         return tree
-    del _TREES[2:]
+    _TREES[:] = _keep(_TREES)
     return tree
 
 

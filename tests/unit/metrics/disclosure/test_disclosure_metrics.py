@@ -316,3 +316,26 @@ def test_registry_names_and_aliases():
               "continuous_column_names", "num_discrete_bins"):
         assert p in names
     assert list(itertools.islice(names, 0, 1)) == ["known_column_names"]
+
+
+@pytest.mark.parametrize("n_num", [0, 1, 3])
+def test_match_counts_count_every_matching_original_row_and_agree_with_match_rows(n_num):
+    from synthguard.engine.backend import match_counts, match_rows
+
+    rng = np.random.default_rng(n_num)
+    real_num = np.round(rng.normal(size=(300, n_num)), 1)
+    real_num[rng.random(real_num.shape) < 0.05] = np.nan
+    syn_num = np.round(rng.normal(size=(200, n_num)), 1)
+    syn_num[rng.random(syn_num.shape) < 0.05] = np.nan
+    real_cat, syn_cat = rng.integers(0, 3, (300, 2)), rng.integers(0, 3, (200, 2))
+    tol = np.full(n_num, 0.15)
+    counts = match_counts(real_num, real_cat, syn_num, syn_cat, tol)
+    want = np.zeros(200, dtype=np.int64)  # brute force: every pair
+    for i in range(200):  # loop over the synthetic rows (a test's oracle)
+        same = (real_cat == syn_cat[i]).all(axis=1)
+        for j in range(n_num):  # loop over numeric columns
+            s, r = syn_num[i, j], real_num[:, j]
+            same &= (np.abs(r - s) <= tol[j]) | (np.isnan(r) & np.isnan(s))
+        want[i] = same.sum()
+    assert counts.tolist() == want.tolist()
+    assert ((counts > 0) == match_rows(real_num, real_cat, syn_num, syn_cat, tol)).all()
