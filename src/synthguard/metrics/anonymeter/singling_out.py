@@ -184,9 +184,6 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
     pool = float(ns) * math.comb(p, k)
     max_attempts = int(min(max_attempts, math.ceil(pool * (math.log(pool) + 10.0))))
     seen: set[bytes] = set()
-    # a query drawn again (most of a long search's draws: 70 % of the 10 M attempts on a 1 M-row
-    # release of 15 columns) reads its count from the ones already asked instead of a scan
-    known = Q.CountCache()
     keep_col, keep_op, keep_val, keep_src = [], [], [], []
     attempts, batch, found = 0, 1000, 0
     while found < n and attempts < max_attempts:
@@ -198,7 +195,7 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
         op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
         op = np.where(nan, Q.ISNULL, op).astype(np.int64)
         vals = np.where(nan, 0.0, vals)
-        counts = known.counts(cols, op, vals, count)
+        counts = count(cols, op, vals)
         attempts += b
         hits = np.flatnonzero(counts == 1)
         for i in hits:  # loop over successful attempts only (at most n kept)
