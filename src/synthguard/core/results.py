@@ -215,18 +215,42 @@ class RowPairs:
 def tail_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
     """Flags from per-record scores: ``score > 0`` (``tail`` None), else the records at or above the
     pooled ``(1 - tail)`` quantile: the ``ceil(tail * n)`` highest scores, ties included
-    (label-free: ``scores`` pools training and control records).
+    (label-free: ``scores`` pools training and control records). A 2-D ``scores`` (repetitions x
+    records, the detection limits' re-tests) is flagged row by row.
 
     Examples
     --------
     >>> import numpy as np
     >>> tail_flags(np.array([0.0, 2.0, 1.0, 3.0]), 0.5).tolist()
     [False, True, False, True]
+    >>> tail_flags(np.array([[0.0, 2.0, 1.0, 3.0], [5.0, 0.0, 0.0, 1.0]]), 0.5).tolist()
+    [[False, True, False, True], [True, False, False, True]]
     """
     s = np.asarray(scores, dtype=float)
     if tail is None:
         return s > 0
-    return (s >= tail_cut(s, tail)) & np.isfinite(s)
+    return (s >= _cuts(s, tail)[..., None]) & np.isfinite(s)
+
+
+def tail_size(n: int, tail: float) -> int:
+    """How many of ``n`` pooled records a tail of share ``tail`` holds: ``ceil(tail * n)`` (ties at
+    its cut come in too, :func:`tail_flags`).
+
+    Examples
+    --------
+    >>> tail_size(1600, 0.0625), tail_size(10, 0.01), tail_size(10, 0.0)
+    (100, 1, 0)
+    """
+    return int(np.ceil(float(tail) * int(n)))
+
+
+def _cuts(s: np.ndarray, tail: float) -> np.ndarray:
+    """:func:`tail_cut` along the last axis of ``s`` (one cut per row)."""
+    n = s.shape[-1]
+    k = tail_size(n, tail)
+    if k <= 0 or n == 0:
+        return np.full(s.shape[:-1], np.inf)
+    return np.partition(s, n - k, axis=-1)[..., n - k]
 
 
 def tail_cut(scores: np.ndarray, tail: float) -> float:
@@ -239,11 +263,7 @@ def tail_cut(scores: np.ndarray, tail: float) -> float:
     >>> tail_cut(np.array([0.0, 2.0, 1.0, 3.0]), 0.5), tail_cut(np.array([1.0]), 0.0)
     (2.0, inf)
     """
-    s = np.asarray(scores, dtype=float)
-    k = int(np.ceil(float(tail) * s.size))
-    if k <= 0 or s.size == 0:
-        return float("inf")
-    return float(np.partition(s, s.size - k)[s.size - k])
+    return float(_cuts(np.asarray(scores, dtype=float).ravel(), tail))
 
 
 @dataclass(frozen=True, eq=False)

@@ -285,9 +285,9 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
     """``compute()``: pairs ``(release rows, partners)`` (read-only arrays), the release rows
     ascending, where each release row's pairs depend on that row and the training and control rows
     alone (the near-copy join: the one real record within ``k`` cells of a release row, by the
-    row's values alone): kept for the re-tests when ``view`` keeps its searches, and read by a re-test from the run it
-    derives from when its release (at the kept rows, which keep their order), training and control
-    blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
+    row's values alone): kept for the re-tests when ``view`` keeps its searches, and read by a
+    re-test from the run it derives from when its release (at the kept rows, which keep their
+    order), training and control blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
     the run's pairs of the kept rows, renumbered; the pairs of the dropped rows left out. ``key``
     names the result and everything it depends on beside those rows.
 

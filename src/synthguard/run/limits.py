@@ -39,7 +39,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core.arrays import unique_codes
-from ..core.results import LeakResponse, tail_cut, tail_flags
+from ..core.results import LeakResponse, tail_cut, tail_flags, tail_size
 from ..stats import make_rng, z_value
 from ..stats.maxt import fisher_p
 
@@ -162,20 +162,9 @@ class InjectionTest:
         return _TailCounter(self.scores, float(self.tail))  # type: ignore[arg-type]
 
 
-def _row_flags(scores: np.ndarray, tail: float | None) -> np.ndarray:
-    """:func:`~synthguard.core.results.tail_flags` of every row of ``scores`` (repetitions x records)."""
-    if tail is None:
-        return scores > 0
-    n = scores.shape[1]
-    k = int(np.ceil(float(tail) * n))
-    if k <= 0 or n == 0:
-        return np.zeros(scores.shape, dtype=bool)
-    cut = np.partition(scores, n - k, axis=1)[:, n - k]
-    return (scores >= cut[:, None]) & np.isfinite(scores)
-
-
 class _TailCounter:
-    """Training and control records flagged by a tail test (:func:`_row_flags` with a ``tail``)
+    """Training and control records flagged by a tail test (:func:`~synthguard.core.results.tail_flags`
+    with a ``tail``)
     after the leak rows raise some scores, per repetition, without a repetitions x records matrix.
 
     Only the raised records' scores change, and they only rise. With ``U`` the raised records of a
@@ -184,13 +173,13 @@ class _TailCounter:
     ones: at least ``k`` of ``A`` stay, and every score outside ``A`` is at most theirs. The flagged
     records are then those of old score at or above the cut (a prefix of the scores in descending
     order) but for ``U``, whose new scores are compared instead. For finite scores only (the caller
-    falls back to :func:`_row_flags` otherwise).
+    falls back to ``tail_flags`` of a repetitions x records matrix otherwise).
     """
 
     def __init__(self, scores: np.ndarray, tail: float):
         self.scores = scores
         self.n = scores.size
-        self.k = int(np.ceil(float(tail) * self.n))
+        self.k = tail_size(self.n, tail)
         self.order = np.argsort(-scores, kind="stable")  # descending, ties in record order
         self.ascending = np.sort(scores)
         self.rank = np.empty(self.n, dtype=np.int64)  # each record's place in ``order``
@@ -660,7 +649,7 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
                     scores = np.repeat(t.scores[None, :], stop - start, axis=0)
                     np.maximum.at(scores, (r_idx[sel] - start, resp.target[u_idx[sel]]),
                                   resp.score[u_idx[sel]])
-                    flags = _row_flags(scores, t.tail)
+                    flags = tail_flags(scores, t.tail)
                 k1[start:stop] = (flags & members).sum(axis=1)
                 k2[start:stop] = flags.sum(axis=1) - k1[start:stop]
         p, hi = tested(k1, k2)

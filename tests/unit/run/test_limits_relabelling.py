@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from synthguard.core.results import tail_flags
 from synthguard.run import limits
 from synthguard.run.limits import _p_and_upper, _Relabelling, _Tested, newcombe_upper
 from synthguard.stats.maxt import fisher_p
@@ -78,7 +79,7 @@ def test_p_values_and_bounds_per_distinct_count_equal_those_of_every_repetition(
 def test_tail_counts_from_the_raised_records_equal_the_recut_flags_of_every_repetition(seed):
     # the counts of a tail test after leak rows raise some scores (limits._TailCounter) equal those
     # of the definition: every repetition's scores raised (np.maximum.at), the tail re-cut
-    # (_row_flags), flags counted against the relabelling's training records
+    # (tail_flags, row by row), flags counted against the relabelling's training records
     rng = np.random.default_rng(seed)
     reps, big_n = 9, int(rng.integers(50, 3000))
     n_member = int(rng.integers(1, big_n))
@@ -96,7 +97,7 @@ def test_tail_counts_from_the_raised_records_equal_the_recut_flags_of_every_repe
     members = rel.members(draw, 0, reps, forced)
     full = np.repeat(scores[None, :], reps, axis=0)
     np.maximum.at(full, (rows, targets), raised)
-    flags = limits._row_flags(full, tail)
+    flags = tail_flags(full, tail)
     k1, k2 = limits._TailCounter(scores, tail).counts(draw, reps, rows, targets, raised)
     np.testing.assert_array_equal(k1, (flags & members).sum(axis=1))
     np.testing.assert_array_equal(k2, (flags & ~members).sum(axis=1))
@@ -190,7 +191,7 @@ def _limits_by_every_test_at_every_size(tests, family, risks, materiality, power
                 scores = t.scores.copy()
                 hit = np.isin(resp.src, src[r])
                 np.maximum.at(scores, resp.target[hit], resp.score[hit])
-                flags = scores > 0 if t.tail is None else limits._row_flags(scores[None, :], t.tail)[0]
+                flags = scores > 0 if t.tail is None else tail_flags(scores, t.tail)
                 k1 = int((flags & members[r]).sum())
                 k2 = int(flags.sum()) - k1
                 p = fisher_p(np.array([k1]), np.array([k1 + k2]), n1, big_n)[0]
