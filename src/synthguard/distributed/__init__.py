@@ -16,5 +16,6 @@ from __future__ import annotations
 
 from ._deps import require_dask
 from ._runner import cluster_backend, make_client
+from ._workers import cluster_workers
 
-__all__ = ["cluster_backend", "make_client", "require_dask"]
+__all__ = ["cluster_backend", "cluster_workers", "make_client", "require_dask"]

@@ -43,3 +43,4 @@ def cluster_backend(dt: Any, backend: str = "auto") -> Any:
     from ._backend import dask_backend
 
     return dask_backend(dt, backend)
+

@@ -784,8 +784,9 @@ def _frame_bytes(frame: Any) -> tuple[int, int]:
 def _memory_budget(client: Any, share: float) -> float:
     """``share`` of the workers' memory limits summed, less what they already hold (bytes; ``inf``
     when a worker has no limit): a run's tables held, the re-tests' tables are counted against it."""
-    workers = client.scheduler_info(n_workers=-1)["workers"].values() if _takes_n_workers(client) \
-        else client.scheduler_info()["workers"].values()
+    from ._workers import cluster_workers
+
+    workers = cluster_workers(client).values()
     limits = [w.get("memory_limit") or 0 for w in workers]
     if not limits:
         return 0.0
@@ -793,12 +794,6 @@ def _memory_budget(client: Any, share: float) -> float:
         return float("inf")
     held = sum((w.get("metrics") or {}).get("managed_bytes", 0) or 0 for w in workers)
     return share * float(sum(limits)) - float(held)
-
-
-def _takes_n_workers(client: Any) -> bool:
-    import inspect
-
-    return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
 def persist_if_fits(tables: Mapping[str, DistTable], client: Any,

@@ -174,7 +174,9 @@ def cancelled_on_cluster(entry: Entry) -> bool:
 def worker_ids(client: Any) -> frozenset[str]:
     """The addresses of the cluster's workers now (a worker restarted by its nanny comes back under
     another address)."""
-    return frozenset(client.scheduler_info().get("workers", {}))
+    from ..distributed import cluster_workers
+
+    return frozenset(cluster_workers(client))
 
 
 def stop_on_lost_worker(entry: Entry, lost: bool = True) -> None:
@@ -329,7 +331,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     RunOutput
         Header, entries, results and verdict.
     """
-    from ..distributed import cluster_backend
+    from ..distributed import cluster_backend, cluster_workers
     from ..distributed._memory import release_freed
 
     client, seed = dt.client, int(options.seed or 0)
@@ -362,7 +364,6 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
 
     done = run_all(names, one, run_config, ctx, jobs=1, progress=options.progress,
                    on_progress=options.on_progress)
-    info = client.scheduler_info()
     if sample is not None:
         sample = with_release_queries(sample, release_queries, dt,
                                       [run_config.metric_of(n) for n in names])
@@ -373,7 +374,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         inferred=dt.schema.inferred(), schema=dt.schema.to_dict(),
         extra={"distributed": {"scheduler": getattr(client, "scheduler", None)
                                and client.scheduler.address,
-                               "workers": len(info.get("workers", {}))},
+                               "workers": len(cluster_workers(client))},
                **({"sample": sample} if sample is not None else {})})
     out = build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
