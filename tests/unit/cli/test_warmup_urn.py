@@ -1,4 +1,5 @@
-"""``synthguard warmup`` compiles the joint max-T test's urn too (the demo run does not reach it)."""
+"""``synthguard warmup`` compiles what the demo run does not reach: the joint max-T test's urn and
+the tree search's query order (``split_leaves``)."""
 
 import os
 import subprocess
@@ -18,11 +19,25 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_warmup_writes_the_joint_tests_urn_into_numbas_cache(tmp_path):
-    """The demo run's verdict has too few record labels for the compiled urn, so the command
-    compiles it on its own: a fresh process with an empty cache folder leaves the urn's index
-    file there (it would not, were the command not to compile it)."""
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory):
+    """A fresh process with an empty cache folder, after the command (demo run stubbed out)."""
     pytest.importorskip("numba")
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    cache = tmp_path_factory.mktemp("numba_cache")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     subprocess.run([sys.executable, "-c", _SCRIPT], env=env, check=True, timeout=600)
-    assert list(tmp_path.rglob("*urn_counts*.nbi")), sorted(p.name for p in tmp_path.rglob("*"))
+    return cache
+
+
+def test_warmup_writes_the_joint_tests_urn_into_numbas_cache(warmed):
+    """The demo run's verdict has too few record labels for the compiled urn, so the command
+    compiles it on its own: its index file is in the cache folder (it would not be, were the
+    command not to compile it)."""
+    assert list(warmed.rglob("*urn_counts*.nbi")), sorted(p.name for p in warmed.rglob("*"))
+
+
+def test_warmup_writes_the_query_order_into_numbas_cache(warmed):
+    """The demo's tables are below the 1,024 query rows from which a tree search sorts its
+    queries by leaf, so the command searches 1,100 rows on its own: ``split_leaves``' index file
+    is in the cache folder (before session 27 the first large run after a warm-up compiled it)."""
+    assert list(warmed.rglob("*split_leaves*.nbi")), sorted(p.name for p in warmed.rglob("*"))
