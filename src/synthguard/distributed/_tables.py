@@ -543,21 +543,38 @@ class DateColumn:
     note: str | None = None
 
 
+def _evidence_and_facts(frame: pd.DataFrame, dated: Sequence[str],
+                        notes: tuple[Any, ...] | None) -> tuple[dict[str, pd.Series], Any]:
+    """One raw partition's :func:`date_evidence` of the ``dated`` columns and, with ``notes`` (the
+    arguments of :func:`_note_facts` after the frame), its note facts (else ``None``)."""
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    evidence = date_evidence(frame, list(dated)) if dated else {}
+    return evidence, None if notes is None else _note_facts(frame, *notes)
+
+
 def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns: Sequence[str],
-                          schema: Schema, labels: Mapping[str, str]) -> dict[str, DateColumn]:
+                          schema: Schema, labels: Mapping[str, str],
+                          notes: tuple[Any, ...] | None = None
+                          ) -> dict[str, DateColumn] | tuple[dict[str, DateColumn], dict[str, list[Any]]]:
     """The :class:`DateColumn` of every datetime column from one pass over the raw partitions; the
     errors one process raises for the whole column (day-first and month-first values, epochs in one
-    table and dates in another, an ambiguous day/month order...) are raised here, before any work."""
+    table and dates in another, an ambiguous day/month order...) are raised here, before any work.
+    With ``notes`` (the arguments of :func:`_note_facts` after the frame), the same pass gathers
+    every partition's note facts too: returns the columns and, per role, those facts (for
+    :func:`normalisation_notes`)."""
     from dask import delayed
 
     from ..data.dates import parse_datetime_columns
 
-    if not columns:
-        return {}
-    ev = delayed(date_evidence, pure=True)
     roles = [r for r in ROLES if r in raw]
-    got = iter(client.gather(client.compute([ev(p, list(columns)) for r in roles for p in raw[r]])))
-    parts = {r: [next(got) for _ in raw[r]] for r in roles}
+    if not columns and notes is None:
+        return {}
+    ev = delayed(_evidence_and_facts, pure=True)
+    got = iter(client.gather(client.compute([ev(p, list(columns), notes) for r in roles for p in raw[r]])))
+    both = {r: [next(got) for _ in raw[r]] for r in roles}
+    parts = {r: [b[0] for b in both[r]] for r in roles}
+    facts = {r: [b[1] for b in both[r]] for r in roles}
     out = {}
     for c in columns:
         evidence = {r: pd.concat([p[c] for p in parts[r]], ignore_index=True) for r in roles}
@@ -573,7 +590,7 @@ def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns
             if alone is None or not alone.equals(together[r]):
                 pooled.add(r)
         out[c] = DateColumn(evidence, {r: labels[r] for r in roles}, frozenset(pooled), note)
-    return out
+    return out if notes is None else (out, facts)
 
 
 def parse_dates_like_table(column: str, values: pd.Series, role: str, how: DateColumn, schema: Schema,
@@ -641,24 +658,24 @@ def _note_facts(frame: pd.DataFrame, columns: Sequence[str], strip: Sequence[str
     return out
 
 
-def normalisation_notes(client: Any, raw: Mapping[str, Sequence[Any]], columns: Sequence[str],
+def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]], columns: Sequence[str],
                         schema: Schema, labels: Mapping[str, str], float32: Mapping[str, Sequence[str]],
                         dates: Mapping[str, DateColumn]) -> dict[str, tuple[str, ...]]:
     """Column -> how its values were normalised: the notes :func:`prepare_tables` keeps for one
     process's ``inferred_metadata`` (:attr:`Tables.notes <synthguard.data.tables.Tables.notes>`),
-    in its wording and order, from one pass over the raw partitions (:func:`_note_facts`, a few
-    numbers and the distinct boolean spellings per partition and column) merged per table on the
-    driver: a normalisation met in one partition only is noted once for its table, with the
-    table's count (whitespace) or spellings (booleans); decimals, NFC text and float32 numbers as
+    in its wording and order, from every raw partition's :func:`_note_facts` (a few numbers and
+    the distinct boolean spellings per partition and column, gathered in the pass of
+    :func:`collect_date_evidence`) merged per table on the driver: a normalisation met in one
+    partition only is noted once for its table, with the table's count (whitespace) or spellings
+    (booleans); decimals, NFC text and float32 numbers as
     :func:`~synthguard.data.coltypes.decide_types` notes them, then the stripped whitespace, the
     dates' reading (:attr:`DateColumn.note`) and the boolean spellings.
 
     Parameters
     ----------
-    client : distributed.Client
-    raw : mapping
-        Role -> the raw input partitions (``Delayed``), roles in the order original, synthetic,
-        control.
+    facts : mapping
+        Role -> per raw partition, its :func:`_note_facts` (roles in the order original,
+        synthetic, control).
     columns : sequence of str
         The columns in the canonical order (sorted by name).
     schema : Schema
@@ -674,17 +691,19 @@ def normalisation_notes(client: Any, raw: Mapping[str, Sequence[Any]], columns: 
     -------
     dict
         Column -> its notes, columns in the order one process first notes them.
-    """
-    from dask import delayed
 
-    roles = [r for r in ROLES if r in raw]
+    Examples
+    --------
+    >>> from synthguard.data.schema import ColumnSpec
+    >>> schema = Schema({"s": ColumnSpec("s", "boolean")})
+    >>> parts = [_note_facts(pd.DataFrame({"s": ["yes", "no"]}), ["s"], ["s"], ["s"]),
+    ...          _note_facts(pd.DataFrame({"s": [" Y", "no"]}), ["s"], ["s"], ["s"])]
+    >>> normalisation_notes({"original": parts}, ["s"], schema, {"original": "a.csv"}, {}, {})["s"]
+    ('surrounding whitespace stripped from 1 value(s) in a.csv', 'values no/y/yes in a.csv read as booleans True/False')
+    """
+    roles = [r for r in ROLES if r in facts]
     strip = tuple(schema.of_type("categorical", "boolean", "id"))
     booleans = tuple(schema.of_type("boolean"))
-    every32 = tuple(sorted({c for r in roles for c in float32.get(r, ())}))
-    facts_of = delayed(_note_facts, pure=True)
-    got = iter(client.gather(client.compute([facts_of(p, list(columns), strip, booleans, every32)
-                                             for r in roles for p in raw[r]])))
-    parts = {r: [next(got) for _ in raw[r]] for r in roles}
     notes: dict[str, list[str]] = {}
 
     def add(col: str, note: str) -> None:
@@ -692,11 +711,11 @@ def normalisation_notes(client: Any, raw: Mapping[str, Sequence[Any]], columns: 
 
     for c in columns:  # decide_types: per column, decimals and NFC text per table, then float32
         for r in roles:
-            kinds = {f[c][0] for f in parts[r]} - {"empty"}
+            kinds = {f[c][0] for f in facts[r]} - {"empty"}
             if kinds == {"decimal"}:
                 add(c, f"decimal values in {labels[r]} read as numbers")
         for r in roles:
-            if any(f[c][1] for f in parts[r]):
+            if any(f[c][1] for f in facts[r]):
                 add(c, f"text in {labels[r]} NFC-normalised (accents written as one code point)")
         held = [r for r in roles if c in float32.get(r, ())]
         if held:
@@ -704,7 +723,7 @@ def normalisation_notes(client: Any, raw: Mapping[str, Sequence[Any]], columns: 
                    "compared at float32 precision (shortest decimal form)")
     for c in strip:  # strip_whitespace
         for r in roles:
-            k = sum(f[c][2] for f in parts[r])
+            k = sum(f[c][2] for f in facts[r])
             if k:
                 add(c, f"surrounding whitespace stripped from {k} value(s) in {labels[r]}")
     for c in schema.of_type("datetime"):  # parse_datetime_columns
@@ -713,7 +732,7 @@ def normalisation_notes(client: Any, raw: Mapping[str, Sequence[Any]], columns: 
             add(c, how.note)
     for r in roles:  # _coerce: the boolean spellings, per table
         for c in booleans:
-            got_c = [f[c][3] for f in parts[r] if f[c][3] is not None and f[c][3][1]]
+            got_c = [f[c][3] for f in facts[r] if f[c][3] is not None and f[c][3][1]]
             if not got_c or all(b for b, _, _ in got_c) or not all(k for _, _, k in got_c):
                 continue
             spelled = sorted(set().union(*(v for _, v, _ in got_c)))
@@ -1173,14 +1192,18 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
-    # datetime columns: one format per column, decided from every partition of every table
-    dates = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels)
     # the columns each table holds as float32: every table's floats there compared at float32
-    # precision (decide_types); and the notes of how the values were normalised, per table
+    # precision (decide_types)
     float32 = {r: tuple(str(c) for c, d in ddfs[r].dtypes.items() if d in (np.float32, np.float16))
                for r in roles}
     every32 = tuple(sorted({c for cs in float32.values() for c in cs}))
-    notes = normalisation_notes(client, raw, base, schema, labels, float32, dates)
+    # datetime columns: one format per column, decided from every partition of every table; in the
+    # same pass, how each partition's values are normalised (the notes of inferred_metadata)
+    note_args = (base, tuple(schema.of_type("categorical", "boolean", "id")),
+                 tuple(schema.of_type("boolean")), every32)
+    dates, facts = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels,
+                                         notes=note_args)
+    notes = normalisation_notes(facts, base, schema, labels, float32, dates)
     for role, parts in raw.items():
         tables[role] = DistTable(role, labels[role],
                                  [typed(p, base, schema, labels[role], (), role, dates, every32)
