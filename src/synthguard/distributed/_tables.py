@@ -445,17 +445,19 @@ def _raise_bad(results: Sequence[Any]) -> None:
 def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
                      relabel: tuple[str, ...] = (), role: str = "",
                      dates: Mapping[str, Mapping[str, pd.Series]] | None = None,
-                     float32: Sequence[str] = ()) -> Any:
+                     cast: Sequence[str] = (), float32: Sequence[str] = ()) -> Any:
     """A partition in the original's column order, typed as :func:`prepare_tables` types a table:
-    values cast as :func:`~synthguard.data.coltypes.decide_types` casts a typed table's
-    (:func:`_as_decided`: decimals as numbers, float32 values and, in the ``float32`` columns, every
-    table's floats as the float64 of their shortest repr, text NFC-normalised), surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
+    the ``cast`` columns' values cast as :func:`~synthguard.data.coltypes.decide_types` casts a
+    typed table's (:func:`_as_decided`: decimals as numbers, float32 values and, in the ``float32``
+    columns, every table's floats as the float64 of their shortest repr, text NFC-normalised; the
+    columns where some partition of some table holds such values, :func:`cast_columns`), surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
     the format of the whole column (``dates``, see :func:`date_evidence`), dtypes coerced, ``inf``
     in numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
     and strings across the tables, see :func:`_mixed_label_columns`) written as strings. A partition
     that cannot be typed gives a :class:`BadPartition` naming the file, column and fix."""
     try:
-        return _type_partition(frame, columns, schema, label, relabel, role, dates, tuple(float32))
+        return _type_partition(frame, columns, schema, label, relabel, role, dates, tuple(cast),
+                               tuple(float32))
     except InputError as exc:
         return BadPartition(str(exc))
 
@@ -463,7 +465,7 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
 def _type_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
                     relabel: tuple[str, ...], role: str,
                     dates: Mapping[str, Mapping[str, pd.Series]] | None,
-                    float32: tuple[str, ...] = ()) -> pd.DataFrame:
+                    cast: tuple[str, ...] = (), float32: tuple[str, ...] = ()) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     frame = frame[columns]
@@ -472,7 +474,10 @@ def _type_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, lab
     for c in columns:
         s = frame[c]
         pad = c in strip and has_padding(s)  # (checked before the conversion: faster on Arrow strings)
-        s = _as_decided(s, c in float32)  # (NFC keeps the padding: has_padding's answer holds)
+        if c in cast:
+            s = _as_decided(s, c in float32)  # (NFC keeps the padding: has_padding's answer holds)
+        elif pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+            s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
         if pad:
             s = _strip(s)[0]
         if dates and c in dates:
@@ -656,6 +661,23 @@ def _note_facts(frame: pd.DataFrame, columns: Sequence[str], strip: Sequence[str
                        bool(low.isin(list(BOOLEAN_VALUES)).all()))
         out[c] = (kind, bool(nfc), int(padded), spelled)
     return out
+
+
+def cast_columns(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
+                 float32: Sequence[str] = ()) -> tuple[str, ...]:
+    """The columns whose values :func:`_typed_partition` casts (:func:`_as_decided`): those some
+    partition of some table holds as decimals or as text NFC changes (its :func:`_note_facts`),
+    and the ``float32`` ones; the others are typed without the cast's passes over their values.
+
+    Examples
+    --------
+    >>> facts = {"original": [_note_facts(pd.DataFrame({"a": ["e\u0301"], "b": ["x"]}), ["a", "b"], [], [])]}
+    >>> cast_columns(facts, ["c"])
+    ('a', 'c')
+    """
+    out = {c for parts in facts.values() for f in parts for c, (kind, nfc, _, _) in f.items()
+           if nfc or kind == "decimal"}
+    return tuple(sorted(out | set(float32)))
 
 
 def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]], columns: Sequence[str],
@@ -1204,16 +1226,17 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     dates, facts = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels,
                                          notes=note_args)
     notes = normalisation_notes(facts, base, schema, labels, float32, dates)
+    cast = cast_columns(facts, every32)
     for role, parts in raw.items():
         tables[role] = DistTable(role, labels[role],
-                                 [typed(p, base, schema, labels[role], (), role, dates, every32)
+                                 [typed(p, base, schema, labels[role], (), role, dates, cast, every32)
                                   for p in parts],
                                  np.zeros(len(parts), dtype=np.int64))
     relabel = _mixed_label_columns(client, tables, schema)  # 1 in one table, "1" in another
     if relabel:
         for role, parts in raw.items():
-            tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates, every32)
-                                  for p in parts]
+            tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates, cast,
+                                        every32) for p in parts]
     for role in roles:  # each partition's rows (what persist_if_fits sizes the tables by)
         tables[role].lengths = np.asarray([n for n, _ in presence[role]], dtype=np.int64)
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
