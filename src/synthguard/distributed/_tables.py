@@ -450,7 +450,8 @@ def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, la
     the ``cast`` columns' values cast as :func:`~synthguard.data.coltypes.decide_types` casts a
     typed table's (:func:`_as_decided`: decimals as numbers, float32 values and, in the ``float32``
     columns, every table's floats as the float64 of their shortest repr, text NFC-normalised; the
-    columns where some partition of some table holds such values, :func:`cast_columns`), surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
+    columns where some partition of some table holds such values, :func:`cast_columns`),
+    surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
     the format of the whole column (``dates``, see :func:`date_evidence`), dtypes coerced, ``inf``
     in numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
     and strings across the tables, see :func:`_mixed_label_columns`) written as strings. A partition
