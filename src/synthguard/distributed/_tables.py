@@ -133,6 +133,19 @@ class DistTables:
     #: :func:`without_rows` with ``input_numbers``): :attr:`row_numbers` then name the input rows
     #: (the report's), these the rows where :func:`fetch_rows` finds them; absent: the same
     part_rows: dict[str, np.ndarray] = field(default_factory=dict)
+    #: column -> how its values were normalised while the tables were typed
+    #: (:func:`normalisation_notes`), as :attr:`Tables.notes <synthguard.data.tables.Tables.notes>`
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def inferred_metadata(self) -> dict[str, dict[str, Any]]:
+        """``{column: {"sdtype", "reason"[, "normalised"]}}`` as
+        :meth:`Tables.inferred_metadata <synthguard.data.tables.Tables.inferred_metadata>` gives it
+        in one process: every inferred sdtype, and every column whose values were normalised."""
+        out = self.schema.inferred()
+        for col, notes in self.notes.items():
+            entry = out.setdefault(col, {"sdtype": self.schema.sdtype(col), "reason": "declared in the metadata"})
+            entry["normalised"] = list(notes)
+        return out
 
     def rows_in_parts(self, role: str) -> np.ndarray | None:
         """Per canonical position of ``role``, its row in the partitions' input order
@@ -431,22 +444,29 @@ def _raise_bad(results: Sequence[Any]) -> None:
 
 def _typed_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
                      relabel: tuple[str, ...] = (), role: str = "",
-                     dates: Mapping[str, Mapping[str, pd.Series]] | None = None) -> Any:
+                     dates: Mapping[str, Mapping[str, pd.Series]] | None = None,
+                     cast: Sequence[str] = (), float32: Sequence[str] = ()) -> Any:
     """A partition in the original's column order, typed as :func:`prepare_tables` types a table:
+    the ``cast`` columns' values cast as :func:`~synthguard.data.coltypes.decide_types` casts a
+    typed table's (:func:`_as_decided`: decimals as numbers, float32 values and, in the ``float32``
+    columns, every table's floats as the float64 of their shortest repr, text NFC-normalised; the
+    columns where some partition of some table holds such values, :func:`cast_columns`),
     surrounding whitespace of categorical/boolean/id values stripped, datetime columns parsed with
     the format of the whole column (``dates``, see :func:`date_evidence`), dtypes coerced, ``inf``
     in numerical columns read as missing, and the labels of the ``relabel`` columns (mixing numbers
     and strings across the tables, see :func:`_mixed_label_columns`) written as strings. A partition
     that cannot be typed gives a :class:`BadPartition` naming the file, column and fix."""
     try:
-        return _type_partition(frame, columns, schema, label, relabel, role, dates)
+        return _type_partition(frame, columns, schema, label, relabel, role, dates, tuple(cast),
+                               tuple(float32))
     except InputError as exc:
         return BadPartition(str(exc))
 
 
 def _type_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, label: str,
                     relabel: tuple[str, ...], role: str,
-                    dates: Mapping[str, Mapping[str, pd.Series]] | None) -> pd.DataFrame:
+                    dates: Mapping[str, Mapping[str, pd.Series]] | None,
+                    cast: tuple[str, ...] = (), float32: tuple[str, ...] = ()) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     frame = frame[columns]
@@ -455,7 +475,9 @@ def _type_partition(frame: pd.DataFrame, columns: list[str], schema: Schema, lab
     for c in columns:
         s = frame[c]
         pad = c in strip and has_padding(s)  # (checked before the conversion: faster on Arrow strings)
-        if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        if c in cast:
+            s = _as_decided(s, c in float32)  # (NFC keeps the padding: has_padding's answer holds)
+        elif pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
             s = s.astype(object).where(s.notna(), np.nan)  # pyarrow strings -> plain objects
         if pad:
             s = _strip(s)[0]
@@ -522,28 +544,48 @@ class DateColumn:
     evidence: dict[str, pd.Series]
     labels: dict[str, str]
     pooled: frozenset[str] = frozenset()
+    #: how :func:`~synthguard.data.dates.parse_datetime_columns` reads the whole column (day/month
+    #: order, epoch unit), the note one process reports under ``inferred_metadata``; ``None``: none
+    note: str | None = None
+
+
+def _evidence_and_facts(frame: pd.DataFrame, dated: Sequence[str],
+                        notes: tuple[Any, ...] | None) -> tuple[dict[str, pd.Series], Any]:
+    """One raw partition's :func:`date_evidence` of the ``dated`` columns and, with ``notes`` (the
+    arguments of :func:`_note_facts` after the frame), its note facts (else ``None``)."""
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    evidence = date_evidence(frame, list(dated)) if dated else {}
+    return evidence, None if notes is None else _note_facts(frame, *notes)
 
 
 def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns: Sequence[str],
-                          schema: Schema, labels: Mapping[str, str]) -> dict[str, DateColumn]:
+                          schema: Schema, labels: Mapping[str, str],
+                          notes: tuple[Any, ...] | None = None
+                          ) -> dict[str, DateColumn] | tuple[dict[str, DateColumn], dict[str, list[Any]]]:
     """The :class:`DateColumn` of every datetime column from one pass over the raw partitions; the
     errors one process raises for the whole column (day-first and month-first values, epochs in one
-    table and dates in another, an ambiguous day/month order...) are raised here, before any work."""
+    table and dates in another, an ambiguous day/month order...) are raised here, before any work.
+    With ``notes`` (the arguments of :func:`_note_facts` after the frame), the same pass gathers
+    every partition's note facts too: returns the columns and, per role, those facts (for
+    :func:`normalisation_notes`)."""
     from dask import delayed
 
     from ..data.dates import parse_datetime_columns
 
-    if not columns:
-        return {}
-    ev = delayed(date_evidence, pure=True)
     roles = [r for r in ROLES if r in raw]
-    got = iter(client.gather(client.compute([ev(p, list(columns)) for r in roles for p in raw[r]])))
-    parts = {r: [next(got) for _ in raw[r]] for r in roles}
+    if not columns and notes is None:
+        return {}
+    ev = delayed(_evidence_and_facts, pure=True)
+    got = iter(client.gather(client.compute([ev(p, list(columns), notes) for r in roles for p in raw[r]])))
+    both = {r: [next(got) for _ in raw[r]] for r in roles}
+    parts = {r: [b[0] for b in both[r]] for r in roles}
+    facts = {r: [b[1] for b in both[r]] for r in roles}
     out = {}
     for c in columns:
         evidence = {r: pd.concat([p[c] for p in parts[r]], ignore_index=True) for r in roles}
         spec = schema.columns[c]
-        together = parse_datetime_columns(c, evidence, labels, spec.datetime_format, spec.unit)[0]
+        together, note = parse_datetime_columns(c, evidence, labels, spec.datetime_format, spec.unit)
         pooled = set()
         for r in roles:  # read alone the same way? then a partition needs no other table's values
             try:
@@ -553,8 +595,8 @@ def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns
                 alone = None
             if alone is None or not alone.equals(together[r]):
                 pooled.add(r)
-        out[c] = DateColumn(evidence, {r: labels[r] for r in roles}, frozenset(pooled))
-    return out
+        out[c] = DateColumn(evidence, {r: labels[r] for r in roles}, frozenset(pooled), note)
+    return out if notes is None else (out, facts)
 
 
 def parse_dates_like_table(column: str, values: pd.Series, role: str, how: DateColumn, schema: Schema,
@@ -571,6 +613,154 @@ def parse_dates_like_table(column: str, values: pd.Series, role: str, how: DateC
     labels = {**how.labels, role: label}
     parsed = parse_datetime_columns(column, series, labels, spec.datetime_format, spec.unit)[0][role]
     return parsed.iloc[len(lead):].reset_index(drop=True)
+
+
+#: one raw partition's facts about one column's normalisation (:func:`_note_facts`): the kind
+#: ``infer_dtype`` reads in an object column (``None``: another dtype), whether NFC changed a value,
+#: how many values had surrounding whitespace stripped, and for a boolean column, whether the
+#: partition holds it as bools, the stripped lower-case spellings of its distinct values and
+#: whether each one reads as a boolean (``None``: not a boolean column)
+_NoteFacts = tuple["str | None", bool, int, "tuple[bool, frozenset[str], bool] | None"]
+
+
+def _note_facts(frame: pd.DataFrame, columns: Sequence[str], strip: Sequence[str],
+                booleans: Sequence[str], float32: Sequence[str] = ()) -> dict[str, _NoteFacts]:
+    """What one raw input partition contributes to the notes one process keeps on how it
+    normalised each column's values (:func:`prepare_tables`' ``notes``): per column a
+    :data:`_NoteFacts`, its values taken through the steps :func:`_typed_partition` takes them
+    (:func:`_as_decided`, the stripping of the ``strip`` columns, then the boolean spellings of the
+    ``booleans`` columns as :func:`~synthguard.data.tables._coerce` reads them). Over the distinct
+    values or one vectorised pass a column: no Python call per row.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"s": [" yes", "no", "Y"], "t": ["e\u0301", "a", None]})
+    >>> facts = _note_facts(frame, ["s", "t"], ["s"], ["s"])
+    >>> facts["s"][2], sorted(facts["s"][3][1]), facts["s"][3][2], facts["t"][1]
+    (1, ['no', 'y', 'yes'], True, True)
+    """
+    from ..data.coltypes import nfc_series
+    from ..data.schema import BOOLEAN_VALUES
+
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    strip, booleans = set(strip), set(booleans)
+    out: dict[str, _NoteFacts] = {}
+    for c in columns:
+        plain, kind = _as_numbers(frame[c], c in float32)
+        cast = nfc_series(plain)
+        nfc = cast is not plain  # (the same object when nothing changes)
+        padded = 0
+        if c in strip:
+            cast, padded = _strip(cast)
+        spelled = None
+        if c in booleans:
+            b = cast.astype(object) if isinstance(cast.dtype, pd.CategoricalDtype) else cast
+            _, uniq = pd.factorize(b, use_na_sentinel=True)
+            low = pd.Index(uniq, dtype=object).astype(str).str.strip().str.lower()
+            spelled = (bool(pd.api.types.is_bool_dtype(b.dtype)), frozenset(low),
+                       bool(low.isin(list(BOOLEAN_VALUES)).all()))
+        out[c] = (kind, bool(nfc), int(padded), spelled)
+    return out
+
+
+def cast_columns(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
+                 float32: Sequence[str] = ()) -> tuple[str, ...]:
+    """The columns whose values :func:`_typed_partition` casts (:func:`_as_decided`): those some
+    partition of some table holds as decimals or as text NFC changes (its :func:`_note_facts`),
+    and the ``float32`` ones; the others are typed without the cast's passes over their values.
+
+    Examples
+    --------
+    >>> facts = {"original": [_note_facts(pd.DataFrame({"a": ["e\u0301"], "b": ["x"]}), ["a", "b"], [], [])]}
+    >>> cast_columns(facts, ["c"])
+    ('a', 'c')
+    """
+    out = {c for parts in facts.values() for f in parts for c, (kind, nfc, _, _) in f.items()
+           if nfc or kind == "decimal"}
+    return tuple(sorted(out | set(float32)))
+
+
+def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]], columns: Sequence[str],
+                        schema: Schema, labels: Mapping[str, str], float32: Mapping[str, Sequence[str]],
+                        dates: Mapping[str, DateColumn]) -> dict[str, tuple[str, ...]]:
+    """Column -> how its values were normalised: the notes :func:`prepare_tables` keeps for one
+    process's ``inferred_metadata`` (:attr:`Tables.notes <synthguard.data.tables.Tables.notes>`),
+    in its wording and order, from every raw partition's :func:`_note_facts` (a few numbers and
+    the distinct boolean spellings per partition and column, gathered in the pass of
+    :func:`collect_date_evidence`) merged per table on the driver: a normalisation met in one
+    partition only is noted once for its table, with the table's count (whitespace) or spellings
+    (booleans); decimals, NFC text and float32 numbers as
+    :func:`~synthguard.data.coltypes.decide_types` notes them, then the stripped whitespace, the
+    dates' reading (:attr:`DateColumn.note`) and the boolean spellings.
+
+    Parameters
+    ----------
+    facts : mapping
+        Role -> per raw partition, its :func:`_note_facts` (roles in the order original,
+        synthetic, control).
+    columns : sequence of str
+        The columns in the canonical order (sorted by name).
+    schema : Schema
+        The tables' schema.
+    labels : mapping
+        Role -> the table's label.
+    float32 : mapping
+        Role -> the columns the table holds as float32 (or float16).
+    dates : mapping
+        Datetime column -> its :class:`DateColumn` (:func:`collect_date_evidence`).
+
+    Returns
+    -------
+    dict
+        Column -> its notes, columns in the order one process first notes them.
+
+    Examples
+    --------
+    >>> from synthguard.data.schema import ColumnSpec
+    >>> schema = Schema({"s": ColumnSpec("s", "boolean")})
+    >>> parts = [_note_facts(pd.DataFrame({"s": ["yes", "no"]}), ["s"], ["s"], ["s"]),
+    ...          _note_facts(pd.DataFrame({"s": [" Y", "no"]}), ["s"], ["s"], ["s"])]
+    >>> normalisation_notes({"original": parts}, ["s"], schema, {"original": "a.csv"}, {}, {})["s"]
+    ('surrounding whitespace stripped from 1 value(s) in a.csv', 'values no/y/yes in a.csv read as booleans True/False')
+    """
+    roles = [r for r in ROLES if r in facts]
+    strip = tuple(schema.of_type("categorical", "boolean", "id"))
+    booleans = tuple(schema.of_type("boolean"))
+    notes: dict[str, list[str]] = {}
+
+    def add(col: str, note: str) -> None:
+        notes.setdefault(col, []).append(note)
+
+    for c in columns:  # decide_types: per column, decimals and NFC text per table, then float32
+        for r in roles:
+            kinds = {f[c][0] for f in facts[r]} - {"empty"}
+            if kinds == {"decimal"}:
+                add(c, f"decimal values in {labels[r]} read as numbers")
+        for r in roles:
+            if any(f[c][1] for f in facts[r]):
+                add(c, f"text in {labels[r]} NFC-normalised (accents written as one code point)")
+        held = [r for r in roles if c in float32.get(r, ())]
+        if held:
+            add(c, f"float32 values in {', '.join(labels[r] for r in held)}: numbers of every table "
+                   "compared at float32 precision (shortest decimal form)")
+    for c in strip:  # strip_whitespace
+        for r in roles:
+            k = sum(f[c][2] for f in facts[r])
+            if k:
+                add(c, f"surrounding whitespace stripped from {k} value(s) in {labels[r]}")
+    for c in schema.of_type("datetime"):  # parse_datetime_columns
+        how = dates.get(c)
+        if how is not None and how.note:
+            add(c, how.note)
+    for r in roles:  # _coerce: the boolean spellings, per table
+        for c in booleans:
+            got_c = [f[c][3] for f in facts[r] if f[c][3] is not None and f[c][3][1]]
+            if not got_c or all(b for b, _, _ in got_c) or not all(k for _, _, k in got_c):
+                continue
+            spelled = sorted(set().union(*(v for _, v, _ in got_c)))
+            add(c, f"values {'/'.join(spelled)} in {labels[r]} read as booleans True/False")
+    return {c: tuple(v) for c, v in notes.items()}
 
 
 def _label_sample(frame: pd.DataFrame, need: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
@@ -1025,16 +1215,29 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
-    # datetime columns: one format per column, decided from every partition of every table
-    dates = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels)
+    # the columns each table holds as float32: every table's floats there compared at float32
+    # precision (decide_types)
+    float32 = {r: tuple(str(c) for c, d in ddfs[r].dtypes.items() if d in (np.float32, np.float16))
+               for r in roles}
+    every32 = tuple(sorted({c for cs in float32.values() for c in cs}))
+    # datetime columns: one format per column, decided from every partition of every table; in the
+    # same pass, how each partition's values are normalised (the notes of inferred_metadata)
+    note_args = (base, tuple(schema.of_type("categorical", "boolean", "id")),
+                 tuple(schema.of_type("boolean")), every32)
+    dates, facts = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels,
+                                         notes=note_args)
+    notes = normalisation_notes(facts, base, schema, labels, float32, dates)
+    cast = cast_columns(facts, every32)
     for role, parts in raw.items():
         tables[role] = DistTable(role, labels[role],
-                                 [typed(p, base, schema, labels[role], (), role, dates) for p in parts],
+                                 [typed(p, base, schema, labels[role], (), role, dates, cast, every32)
+                                  for p in parts],
                                  np.zeros(len(parts), dtype=np.int64))
     relabel = _mixed_label_columns(client, tables, schema)  # 1 in one table, "1" in another
     if relabel:
         for role, parts in raw.items():
-            tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates) for p in parts]
+            tables[role].parts = [typed(p, base, schema, labels[role], relabel, role, dates, cast,
+                                        every32) for p in parts]
     for role in roles:  # each partition's rows (what persist_if_fits sizes the tables by)
         tables[role].lengths = np.asarray([n for n, _ in presence[role]], dtype=np.int64)
     # canonical content order, as evaluate() uses in one process (no row moves between partitions),
@@ -1053,7 +1256,7 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     prints = {r: {"rows": t.n_rows, "columns": len(base), "partitions": len(t.parts), "sha256": None}
               for r, t in tables.items()}
     return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers,
-                      first_values=firsts)
+                      first_values=firsts, notes=notes)
 
 
 #: one column's facts over one partition (:func:`_column_facts`): rows, missing values, integer
@@ -1093,17 +1296,26 @@ def _as_decided(s: pd.Series, float32: bool = False) -> pd.Series:
     Series
         The cast column (``s`` itself when nothing changes).
     """
-    from ..data.coltypes import nfc_series, shortest_float64
+    from ..data.coltypes import nfc_series
+
+    return nfc_series(_as_numbers(s, float32)[0])
+
+
+def _as_numbers(s: pd.Series, float32: bool = False) -> tuple[pd.Series, str | None]:
+    """:func:`_as_decided` but the NFC step, and the kind ``infer_dtype`` reads in an object
+    column (``None`` for another dtype)."""
+    from ..data.coltypes import shortest_float64
 
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
         s = s.astype(object).where(s.notna(), np.nan)  # Arrow strings -> plain objects
-    if pd.api.types.is_object_dtype(s.dtype) and pd.api.types.infer_dtype(s, skipna=True) == "decimal":
+    kind = pd.api.types.infer_dtype(s, skipna=True) if pd.api.types.is_object_dtype(s.dtype) else None
+    if kind == "decimal":
         s = s.astype("float64")
     if s.dtype in (np.float32, np.float16):
         s = pd.Series(shortest_float64(s.to_numpy()), index=s.index, name=s.name)
     elif float32 and pd.api.types.is_float_dtype(s.dtype):
         s = pd.Series(shortest_float64(s.to_numpy(dtype=np.float64)), index=s.index, name=s.name)
-    return nfc_series(s)
+    return s, kind
 
 
 def _decided_frame(frame: pd.DataFrame, float32: Sequence[str]) -> pd.DataFrame:
@@ -1612,7 +1824,7 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
     out = DistTables({**dt.tables, role: new}, dt.schema, dt.client, encoder, future, prints,
                      release_type=dt.release_type,
                      row_numbers={**dt.row_numbers, role: numbers}, first_values=firsts,
-                     part_rows=part_rows)
+                     part_rows=part_rows, notes=dict(dt.notes))
     return out, at
 
 
@@ -1727,4 +1939,4 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
         row_numbers[role] = named[row_numbers[role]]
     return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
                       release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts,
-                      part_rows=part_rows)
+                      part_rows=part_rows, notes=dict(dt.notes))
