@@ -95,3 +95,20 @@ def test_take_rows_is_iloc(dtype, monkeypatch):
     arrow = isinstance(frame["few"].array, getattr(pd.arrays, "ArrowExtensionArray", ()))
     # the column of few Arrow strings through its dictionary; the one of distinct values as iloc
     assert by_dictionary == (["few"] if arrow else [])
+
+
+def test_the_text_sample_positions_of_a_size_are_drawn_once():
+    """Every text column of a table of n values reads the same positions: the draw, a shuffle of
+    all n positions, runs once per n (a fresh array each call)."""
+    from synthguard.data import schema
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({c: rng.choice(["p", "q", "r"], 2_517) for c in "abcd"})
+    schema._drawn_positions.cache_clear()
+    schema.infer_schema(frame)
+    assert schema._drawn_positions.cache_info().misses == 1  # four text columns, one draw
+    first, again = schema.text_sample_positions(2_517), schema.text_sample_positions(2_517)
+    assert first is not again
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(first, np.random.RandomState(0).choice(2_517, schema.TEXT_SAMPLE,
+                                                                         replace=False))
