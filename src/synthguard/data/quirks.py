@@ -387,6 +387,16 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     ``hashes``: a dict that receives the row hashes it compared (role -> :func:`~.hashing.row_hashes`
     of the frame on :func:`control_columns`, nothing without a control), for a caller that hashes
     the same rows on the same columns again (:meth:`synthguard.data.tables.Tables.in_canonical_order`).
+
+    Examples
+    --------
+    >>> from synthguard.data.schema import infer_schema
+    >>> o = pd.DataFrame({"a": [1.0, 2.0, 3.0] * 10})
+    >>> got = {}
+    >>> check_control({"original": o, "control": o + 10, "synthetic": o}, infer_schema(o), {}, hashes=got)
+    []
+    >>> sorted(got), got["original"].shape
+    (['control', 'original', 'synthetic'], (30,))
     """
     control = frames.get("control")
     if control is None:
