@@ -369,7 +369,8 @@ RELEASE_SHARE = 0.5
 
 
 def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
-                  labels: Mapping[str, str], strict: bool = True) -> list[str]:
+                  labels: Mapping[str, str], strict: bool = True, *,
+                  hashes: dict[str, np.ndarray] | None = None) -> list[str]:
     """A control identical to the original, or holding the release's rows, is an error; a control
     sharing rows with the original clearly above chance is a warning with the share.
 
@@ -383,14 +384,29 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     The overlap warning fires when the control's share in the original exceeds chance by at least
     2 percentage points and an exact one-sided binomial test against the chance rate gives
     p < 0.001.
+    ``hashes``: a dict that receives the row hashes it compared (role -> :func:`~.hashing.row_hashes`
+    of the frame on :func:`control_columns`, nothing without a control), for a caller that hashes
+    the same rows on the same columns again (:meth:`synthguard.data.tables.Tables.in_canonical_order`).
+
+    Examples
+    --------
+    >>> from synthguard.data.schema import infer_schema
+    >>> o = pd.DataFrame({"a": [1.0, 2.0, 3.0] * 10})
+    >>> got = {}
+    >>> check_control({"original": o, "control": o + 10, "synthetic": o}, infer_schema(o), {}, hashes=got)
+    []
+    >>> sorted(got), got["original"].shape
+    (['control', 'original', 'synthetic'], (30,))
     """
     control = frames.get("control")
     if control is None:
         return []
     cols = control_columns(schema.columns, schema)
-    synthetic = frames.get("synthetic")
-    return check_control_hashes(row_hashes(frames["original"][cols]), row_hashes(control[cols]),
-                                None if synthetic is None else row_hashes(synthetic[cols]),
+    got = {role: row_hashes(frames[role][cols]) for role in ("original", "control", "synthetic")
+           if frames.get(role) is not None}
+    if hashes is not None:
+        hashes.update(got)
+    return check_control_hashes(got["original"], got["control"], got.get("synthetic"),
                                 labels, strict=strict)
 
 

@@ -359,3 +359,64 @@ def test_which_tests_ask_of_release_rows_is_read_from_each_card():
         _REGISTRY.pop("share_of_release_rows")
     with pytest.raises(ValueError, match="queries must be 'records' or 'release'"):
         register("bad_queries", family="privacy", direction="lower is safer", queries="rows")
+
+
+def test_the_exact_join_numbers_only_the_rows_whose_hash_the_other_table_holds(frames, monkeypatch):
+    """The full-table exact join's row identities are those of the candidate rows alone (a row
+    whose cell-hash sum the other table lacks equals none of its rows), and its copies are those of
+    the identities over every row, duplicated training rows and the sampled ones preferred included."""
+    import synthguard.data.encoding as encoding
+    from synthguard.data.tables import prepare_tables
+    from synthguard.metrics.privacy.matching import first_copies
+    from synthguard.run.sample import _compared_cells, _compared_codes, exact_copies, near_copies_of
+
+    original, release, control = frames
+    # a training row three times (the release copies it): the sampled one is named before the first
+    training = pd.concat([original, original.iloc[[10, 10]]], ignore_index=True)
+    t = prepare_tables(training, release, control).in_canonical_order()
+    at = np.arange(1, len(training), 2)
+    codes = _compared_codes(t, True)
+    numbered = []
+    real = encoding.row_identities
+
+    def counted(*blocks):
+        numbered.append(sum(b.n_rows for b in blocks))
+        return real(*blocks)
+
+    monkeypatch.setattr(encoding, "row_identities", counted)
+    cells = _compared_cells(codes)
+    for held in (None, cells):
+        got = exact_copies(t, at, codes, held)
+        in_sample = np.zeros(len(training), dtype=bool)
+        in_sample[at] = True
+        release_at, training_at = first_copies(t, in_sample)  # every row's identity
+        np.testing.assert_array_equal(got["release_at"], release_at)
+        np.testing.assert_array_equal(got["training"], np.asarray(t.row_numbers["original"])[training_at])
+        assert got["release"].size == 20
+    # 20 verbatim copies (the release rows) and their 22 training rows, not the 402 + 120 rows
+    assert numbered[0::2] == [42, 42], numbered
+    assert set(near_copies_of(t, at, codes, cells)) == {"release", "training", "outside", "release_at"}
+
+
+def test_the_one_cell_join_reads_the_cell_hashes_it_is_given(frames, monkeypatch):
+    """Both full-table joins of a sampled run read one hashing of the release's and the real
+    records' cells: the one-cell join's block join hashes no cell of its own."""
+    import synthguard.data.hashing as hashing
+    import synthguard.metrics.privacy._copies as copies_mod
+    from synthguard.data.tables import prepare_tables
+    from synthguard.run.sample import sample_tables
+
+    original, release, control = frames
+    t = prepare_tables(original, release, control).in_canonical_order()
+    hashed = []
+    real = hashing.cell_hashes
+
+    def counted(codes, ids, chain=0):
+        hashed.append(np.asarray(codes).shape[0])
+        return real(codes, ids, chain)
+
+    monkeypatch.setattr(hashing, "cell_hashes", counted)
+    monkeypatch.setattr(copies_mod, "cell_hashes", counted)
+    _, info, copies = sample_tables(t, 100, 0, near=True)
+    assert info["exact_copies"]["release_rows"] == copies["exact"]["release"].size > 0
+    assert sorted(hashed) == sorted([len(release), len(original) + len(control)])
