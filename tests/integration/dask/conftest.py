@@ -20,3 +20,32 @@ def dask_client():
     yield client
     client.close()
     cluster.close()
+
+
+#: how long after a test the shared cluster may take to forget that test's keys (seconds)
+SETTLE_SECONDS = 5.0
+
+
+@pytest.fixture(autouse=True)
+def _cluster_settled_between_tests(request):
+    """After a test on the shared cluster, its keys are forgotten before the next test starts.
+
+    Dask's keys are content hashes, so two tests building the same tables ask for the same keys;
+    a key the previous test's objects release (when they are collected) while the next test's
+    graph reads it is cancelled as "lost dependencies" (a race of distributed's, seen in CI on the
+    drop-list questions). The objects are collected here and the scheduler asked until it holds
+    no task the client no longer holds."""
+    yield
+    if "dask_client" not in request.fixturenames:
+        return
+    import gc
+    import time
+
+    client = request.getfixturevalue("dask_client")
+    gc.collect()
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        held = client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+        if held <= len(client.futures) or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
