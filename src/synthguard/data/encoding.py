@@ -113,8 +113,12 @@ class Encoder:
             todo = [c for c in cols if c not in seen[1]]
         else:
             todo = cols
-        for col in todo:
-            self._frame_codes(frame, col)
+        held = self._held(frame) is not None
+        for col in todo:  # factorised (kept for a held frame), no row's code gathered
+            if held:
+                self._factor(frame, col)
+            else:
+                self._factorize(frame[col])
         if once:
             seen[1].update(todo)
 
@@ -129,15 +133,72 @@ class Encoder:
         table, unchanged during the run) its factorisation and codes are kept (the factor of each row
         in the narrowest integer type), so a column is factorised once however many blocks and row
         identities encode it: a code, once given, never changes."""
-        held = self._held(frame)
-        if held is None:
+        if self._held(frame) is None:
             return self.codes(frame[column])
+        factor, lookup = self._factor(frame, column)
+        return lookup[factor]
+
+    def _factor(self, frame: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """The factorisation ``(factor, lookup)`` kept for ``frame[column]``, ``frame`` learnt with
+        ``once=True`` (factorised here the first time; its codes are ``lookup[factor]``)."""
+        held = self._held(frame)
+        assert held is not None
         if column not in held[2]:
             values, lookup = self._factorize(frame[column])
             narrow = next(t for t in (np.int8, np.int16, np.int32, np.int64)
                           if lookup.size <= np.iinfo(t).max)
             held[2][column] = (values.astype(narrow), lookup)
-        return self.kept_codes(frame, column, slice(None))  # type: ignore[return-value]
+        return held[2][column]
+
+    def fill_codes(self, frame: pd.DataFrame, columns: Sequence[str], out: np.ndarray) -> np.ndarray:
+        """Write the exact-value codes of ``columns`` of ``frame`` (:meth:`codes`, numeric columns
+        by exact value too) into ``out`` (rows x columns, int64) and return it: for a frame learnt
+        with ``once=True``, from its kept factorisations a row block at a time (each block's rows
+        written whole, not one strided column after another); else a column at a time.
+
+        Examples
+        --------
+        >>> from synthguard.data.schema import infer_schema
+        >>> df = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.5, None, 1.5]})
+        >>> enc = Encoder(infer_schema(df))
+        >>> enc.learn(df, once=True)
+        >>> enc.fill_codes(df, ["n", "c"], np.empty((3, 2), dtype=np.int64)).tolist()
+        [[0, 0], [-1, 1], [0, 0]]
+        """
+        if self._held(frame) is None:
+            for j, c in enumerate(columns):
+                out[:, j] = self.codes(frame[c])
+            return out
+        kept = [self._factor(frame, c) for c in columns]
+        step = 1 << 16
+        for s in range(0, len(frame), step):  # loop over row blocks, vectorised over cells
+            block = out[s:s + step]
+            for j, (factor, lookup) in enumerate(kept):
+                block[:, j] = lookup[factor[s:s + step]]
+        return out
+
+    def distinct_codes(self, frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> np.ndarray:
+        """Per column, the number of distinct codes in ``frames`` together, read from the
+        vocabularies (each value once) plus the missing code when a frame holds a missing value. The
+        vocabularies of ``columns`` must have been learnt from ``frames`` alone (every value of a
+        vocabulary in one of them), and each frame learnt with ``once=True``.
+
+        Examples
+        --------
+        >>> from synthguard.data.schema import infer_schema
+        >>> a = pd.DataFrame({"c": ["x", "y", "x"], "n": [1.5, None, 1.5]})
+        >>> b = pd.DataFrame({"c": ["z", "x", "x"], "n": [2.0, 1.5, 1.5]})
+        >>> enc = Encoder(infer_schema(a))
+        >>> for f in (a, b):
+        ...     enc.learn(f, once=True)
+        >>> enc.distinct_codes([a, b], ["c", "n"]).tolist()
+        [3, 3]
+        """
+        out = np.zeros(len(columns), dtype=np.int64)
+        for j, c in enumerate(columns):  # loop over columns and frames: a min over each factor
+            missing = any(int(self._factor(f, c)[0].min(initial=0)) < 0 for f in frames)
+            out[j] = len(self._vocab.get(c, {})) + missing
+        return out
 
     def kept_codes(self, frame: pd.DataFrame, column: str, rows: np.ndarray | slice
                    ) -> np.ndarray | None:
@@ -214,9 +275,7 @@ class Encoder:
                 num[:, j] = exact_seconds(frame[c], self.datetime_origins.get(c, 0))
             else:
                 num[:, j] = numeric_view(frame[c])
-        cat = np.empty((n, len(cat_cols)), dtype=np.int64)
-        for j, c in enumerate(cat_cols):
-            cat[:, j] = self._frame_codes(frame, c)
+        cat = self.fill_codes(frame, cat_cols, np.empty((n, len(cat_cols)), dtype=np.int64))
         return Block(num, cat, tuple(num_cols), tuple(cat_cols))
 
 

@@ -291,7 +291,10 @@ def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
     """The exact-value codes (``categorical_only``) of the compared columns of the training and
     release tables, encoded once for both full-table joins; with ``near`` (the one-cell join, which
     pools the real records) and a control also ``"real"``: the training then the control codes
-    in one matrix, ``"original"`` and ``"control"`` its two parts (no table's codes held twice).
+    in one matrix, ``"original"`` and ``"control"`` its two parts (no table's codes held twice,
+    each written in place: :meth:`~synthguard.data.encoding.Encoder.fill_codes`), and
+    ``"distinct"``: per column, the number of distinct codes of the three tables, read from the
+    encoder's vocabularies (learnt from these tables alone), for the one-cell join's block join.
     Encoded training, control, release, the order each join encoded them in alone (the codes of
     values first seen in a later table follow the earlier tables'). ``None`` when no column is
     compared."""
@@ -306,12 +309,14 @@ def _compared_codes(tables: Tables, near: bool) -> dict[str, np.ndarray] | None:
     if near and tables.control is not None:
         n_o = len(tables.original)
         real = np.empty((n_o + len(tables.control), len(cols)), dtype=np.int64)
-        real[:n_o] = enc.encode(tables.original, cols, categorical_only=True).cat
-        real[n_o:] = enc.encode(tables.control, cols, categorical_only=True).cat
+        enc.fill_codes(tables.original, cols, real[:n_o])
+        enc.fill_codes(tables.control, cols, real[n_o:])
         codes.update(real=real, original=real[:n_o], control=real[n_o:])
     else:
         codes["original"] = enc.encode(tables.original, cols, categorical_only=True).cat
     codes["synthetic"] = enc.encode(tables.synthetic, cols, categorical_only=True).cat
+    if "real" in codes:
+        codes["distinct"] = enc.distinct_codes([tables.get(r) for r in tables.roles], cols)
     return codes
 
 
@@ -461,7 +466,8 @@ def near_copies_of(tables: Tables, sampled: np.ndarray | None,
     real, rel = codes["real"], codes["synthetic"]
     n_o = len(tables.original)
     release, record = identifying_matches(real, rel, 1, cells=None if cells is None else
-                                          (cells["synthetic"], cells["real"]))
+                                          (cells["synthetic"], cells["real"]),
+                                          distinct=codes.get("distinct"))
     keep = record < n_o
     release, record = release[keep], record[keep]
     changed = (real[record] != rel[release]).sum(axis=1) == 1  # not a verbatim copy

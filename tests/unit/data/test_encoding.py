@@ -91,6 +91,46 @@ def test_a_run_tables_columns_are_factorised_once_with_the_codes_of_a_fresh_enco
                                       first[r].cat)
 
 
+def test_learning_a_frame_gathers_no_codes(monkeypatch):
+    """Learning a frame factorises its columns (kept when learnt once) but gathers no row's code:
+    the codes are written when a block or code matrix asks for them."""
+    tables = _tables()
+    gathered = []
+    for name in ("kept_codes", "_frame_codes", "codes"):
+        real = getattr(Encoder, name)
+        monkeypatch.setattr(Encoder, name, lambda self, *a, _r=real, _n=name, **k:
+                            gathered.append(_n) or _r(self, *a, **k))
+    enc = Encoder(infer_schema(tables.original))
+    for r in tables.roles:
+        enc.learn(tables.get(r), once=True)
+    enc.learn(tables.original.copy())  # a frame not held
+    assert gathered == []
+    assert enc.labels("c") == ["a", "b", "z", "q"]
+
+
+def test_fill_codes_writes_the_codes_of_encode_a_row_block_at_a_time():
+    """``fill_codes`` writes, in place, the codes ``encode(categorical_only=True)`` gives column by
+    column, across row blocks (more than 65,536 rows), missing values, held and other frames; and
+    ``distinct_codes`` counts each vocabulary value and the missing code as the codes do."""
+    rng = np.random.default_rng(3)
+    n = 70_000
+    a = pd.DataFrame({"x": rng.integers(0, 50, n).astype(float), "c": rng.choice(list("abcde"), n)})
+    a.loc[rng.choice(n, 30, replace=False), "x"] = np.nan
+    b = pd.DataFrame({"x": rng.integers(40, 90, 500).astype(float), "c": rng.choice(list("efg"), 500)})
+    enc = Encoder(infer_schema(a))
+    for f in (a, b):
+        enc.learn(f, once=True)
+    for f in (a, b, a.copy()):
+        out = np.full((len(f), 2), 99, dtype=np.int64)
+        got = enc.fill_codes(f, ["c", "x"], out)
+        assert got is out
+        want = np.column_stack([enc.codes(f["c"]), enc.codes(f["x"])])
+        np.testing.assert_array_equal(got, want)
+    both = np.concatenate([enc.fill_codes(f, ["c", "x"], np.empty((len(f), 2), np.int64)) for f in (a, b)])
+    assert enc.distinct_codes([a, b], ["c", "x"]).tolist() == [np.unique(both[:, j]).size for j in range(2)]
+    assert NAN_CODE in both[:, 1]
+
+
 @pytest.mark.parametrize("seconds_first", [False, True])
 def test_a_block_in_days_and_in_seconds_share_one_categorical_code_matrix(seconds_first):
     # a large release is encoded in days (most searches) and in seconds (exact-datetime searches):

@@ -232,7 +232,7 @@ def test_the_full_table_joins_find_the_same_copies_from_codes_encoded_once(frame
     t = prepare_tables(original, both, control).in_canonical_order()
     at = np.arange(0, len(original), 3)
     codes = _compared_codes(t, True)
-    assert set(codes) == {"real", "original", "control", "synthetic"}
+    assert set(codes) == {"real", "original", "control", "synthetic", "distinct"}
     assert set(_compared_codes(t, False)) == {"original", "synthetic"}
     for join in (exact_copies, near_copies_of):
         alone, shared = join(t, at), join(t, at, codes)
@@ -420,3 +420,27 @@ def test_the_one_cell_join_reads_the_cell_hashes_it_is_given(frames, monkeypatch
     _, info, copies = sample_tables(t, 100, 0, near=True)
     assert info["exact_copies"]["release_rows"] == copies["exact"]["release"].size > 0
     assert sorted(hashed) == sorted([len(release), len(original) + len(control)])
+
+
+def test_the_one_cell_join_reads_the_distinct_codes_of_the_vocabularies(frames, monkeypatch):
+    """The sampled run's one-cell join takes each column's number of distinct codes from the
+    encoder's vocabularies (values only in the release or the control and missing values counted),
+    equal to counting the codes; the block join counts none itself."""
+    import synthguard.metrics.privacy._copies as copies_mod
+    from synthguard.data.tables import prepare_tables
+    from synthguard.run.sample import _compared_codes, sample_tables
+
+    original, release, control = frames
+    release, control = release.copy(), control.copy()
+    release.loc[[3, 5], "income"] = np.nan
+    release.loc[7, "city"] = "zz"  # a value of the release alone
+    control.loc[[0, 1], "city"] = None
+    t = prepare_tables(original, release, control).in_canonical_order()
+    codes = _compared_codes(t, True)
+    counted = copies_mod._cardinalities(codes["synthetic"], codes["real"])
+    np.testing.assert_array_equal(codes["distinct"], counted)
+    calls = []
+    real = copies_mod._cardinalities
+    monkeypatch.setattr(copies_mod, "_cardinalities", lambda a, b: calls.append(1) or real(a, b))
+    _, info, copies = sample_tables(t, 100, 0, near=True)
+    assert calls == [] and info["one_cell_copies"]["release_rows"] == copies["near1"]["release"].size

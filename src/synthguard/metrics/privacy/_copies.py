@@ -145,8 +145,8 @@ def _join_sets(card: np.ndarray, k: int, g: int) -> list[np.ndarray]:
 
 
 def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
-                 budget: int = PAIR_BUDGET, cells: tuple[np.ndarray, np.ndarray] | None = None
-                 ) -> tuple[np.ndarray, np.ndarray] | None:
+                 budget: int = PAIR_BUDGET, cells: tuple[np.ndarray, np.ndarray] | None = None,
+                 distinct: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Every pair (row of ``a``, row of ``b``) that differs in at most ``k`` cells, sorted by row
     of ``a`` then row of ``b``; ``None`` when the candidates exceed ``budget``.
 
@@ -159,7 +159,8 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
     most ``k`` columns) that answer over budget. Whichever ``g`` answers, the pairs are the same.
     ``same``: ``a`` is ``b`` (pairs of a row with itself left out). ``cells``: the cell hashes of
     ``a`` and ``b`` (:func:`masked_hashes`' first part) when the caller holds them (not computed
-    again).
+    again); ``distinct``: per column, the number of distinct codes of ``a`` and ``b`` together
+    when the caller knows it (e.g. from the encoder's vocabularies), else counted here.
 
     Examples
     --------
@@ -179,7 +180,7 @@ def within_pairs(a: np.ndarray, b: np.ndarray, k: int, *, same: bool = False,
         ids = np.arange(p, dtype=np.uint64)  # the keys of masked_hashes
         cells_a = cell_hashes(a, ids)
         cells_b = cells_a if same else cell_hashes(b, ids)
-    card = _cardinalities(a, b)
+    card = _cardinalities(a, b) if distinct is None else np.asarray(distinct, dtype=np.int64)
     # at most half as many joins as the masked-hash counts that answer when this gives up
     most = sum(comb(p, d) for d in range(k + 1)) // 2
     joins, run, total = None, 0, budget
@@ -448,8 +449,8 @@ def identifying_pairs(real: np.ndarray, release: np.ndarray, max_diff: int, *,
 
 
 def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
-                        budget: int = PAIR_BUDGET, cells: tuple[np.ndarray, np.ndarray] | None = None
-                        ) -> tuple[np.ndarray, np.ndarray]:
+                        budget: int = PAIR_BUDGET, cells: tuple[np.ndarray, np.ndarray] | None = None,
+                        distinct: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every ``(query row, real record)`` pair where the record is the *only* real record (training
     or control) within ``max_diff`` cells of the query row: a copy with at most ``max_diff`` cells
     changed that points at one person. (No other real record then shares the row's untouched
@@ -463,7 +464,9 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
     the rows with one in all are joined to the record unique outside some ``M`` and checked cell by
     cell. Both give the same pairs (up to a 64-bit hash collision among the counts), sorted by
     query row (at most one pair per row). ``cells``: the cell hashes of ``queries`` and ``real``
-    (:func:`masked_hashes`' first part) when the caller holds them, for the block join.
+    (:func:`masked_hashes`' first part) when the caller holds them, and ``distinct`` (per column,
+    the number of distinct codes of ``queries`` and ``real`` together) when it knows it, for the
+    block join.
 
     Examples
     --------
@@ -474,7 +477,7 @@ def identifying_matches(real: np.ndarray, queries: np.ndarray, max_diff: int, *,
     """
     n, p = real.shape
     m = queries.shape[0]
-    got = within_pairs(queries, real, max_diff, budget=budget, cells=cells)
+    got = within_pairs(queries, real, max_diff, budget=budget, cells=cells, distinct=distinct)
     if got is not None:
         q, r = got
         alone = np.bincount(q, minlength=m)[q] == 1
