@@ -44,6 +44,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .arrowtext import TextColumn
+from .notes import decimal_note, float32_note, nfc_note
 
 __all__ = ["canonical_labels", "decide_types", "nfc_series", "shortest_float64"]
 
@@ -222,8 +223,7 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
                 continue
             if pd.api.types.is_object_dtype(s.dtype) and pd.api.types.infer_dtype(s, skipna=True) == "decimal":
                 df[col] = s.astype("float64")
-                notes.setdefault(col, []).append(f"decimal values in {labels.get(role, role)} read as "
-                                                 "numbers")
+                notes.setdefault(col, []).append(decimal_note(labels.get(role, role)))
             elif s.dtype in (np.float32, np.float16):
                 df[col] = pd.Series(shortest_float64(s.to_numpy()), index=s.index, name=col)
                 float32.append(role)
@@ -250,8 +250,7 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
                 s2 = nfc_series(s) if _is_text_dtype(s.dtype) else s
                 s2 = None if s2 is s else s2
             if s2 is not None:
-                notes.setdefault(col, []).append(f"text in {labels.get(role, role)} NFC-normalised "
-                                                 "(accents written as one code point)")
+                notes.setdefault(col, []).append(nfc_note(labels.get(role, role)))
                 df[col] = s2
         if float32:
             for role, df in frames.items():
@@ -259,9 +258,7 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
                 if role not in float32 and pd.api.types.is_float_dtype(s.dtype):
                     df[col] = pd.Series(shortest_float64(s.to_numpy(dtype=np.float64)), index=s.index,
                                         name=col)
-            notes.setdefault(col, []).append(
-                f"float32 values in {', '.join(labels.get(r, r) for r in float32)}: numbers of every table "
-                "compared at float32 precision (shortest decimal form)")
+            notes.setdefault(col, []).append(float32_note(labels.get(r, r) for r in float32))
     return notes, warns, reasons
 
 

@@ -34,6 +34,7 @@ from ..errors import InputError
 from ..stats import binomial_greater
 from .arrowtext import arrow_strings, matches
 from .hashing import row_hashes
+from .notes import whitespace_note
 from .schema import ColumnSpec, Schema
 
 MIN_ID_ROWS = 20
@@ -90,8 +91,7 @@ def strip_whitespace(frames: dict[str, pd.DataFrame], schema: Schema,
             new, k = _strip(df[col])
             if k:
                 df[col] = new
-                notes.setdefault(col, []).append(
-                    f"surrounding whitespace stripped from {k} value(s) in {labels.get(role, role)}")
+                notes.setdefault(col, []).append(whitespace_note(k, labels.get(role, role)))
     return notes
 
 

@@ -18,6 +18,7 @@ from .coltypes import canonical_labels, decide_types, declared_sdtypes
 from .dates import parse_datetime_columns
 from .hashing import row_hashes
 from .loading import TableLike, is_text_file, load_metadata, load_table
+from .notes import boolean_note
 from .quirks import (
     check_control,
     control_columns,
@@ -266,8 +267,7 @@ def _coerce(frame: pd.DataFrame, schema: Schema, label: str,
                 else:
                     spelled = sorted(set(low))
                     if notes is not None and spelled:
-                        notes.setdefault(col, []).append(
-                            f"values {'/'.join(spelled)} in {label} read as booleans True/False")
+                        notes.setdefault(col, []).append(boolean_note(spelled, label))
                     truth = np.array([BOOLEAN_VALUES[v] for v in low] + [None], dtype=object)
                     s = pd.Series(truth[codes], index=s.index, name=s.name)
             elif spec.sdtype in ("categorical", "id", "text") and pd.api.types.is_numeric_dtype(s.dtype):

@@ -38,6 +38,7 @@ from ..data.encoding import (
 )
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.loading import CSV_FLOAT_KW
+from ..data.notes import boolean_note, decimal_note, float32_note, nfc_note, whitespace_note
 from ..data.quirks import _strip, control_columns, has_padding, infinities_to_missing
 from ..data.schema import Schema
 from ..data.sources import read_source
@@ -736,19 +737,18 @@ def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
         for r in roles:
             kinds = {f[c][0] for f in facts[r]} - {"empty"}
             if kinds == {"decimal"}:
-                add(c, f"decimal values in {labels[r]} read as numbers")
+                add(c, decimal_note(labels[r]))
         for r in roles:
             if any(f[c][1] for f in facts[r]):
-                add(c, f"text in {labels[r]} NFC-normalised (accents written as one code point)")
+                add(c, nfc_note(labels[r]))
         held = [r for r in roles if c in float32.get(r, ())]
         if held:
-            add(c, f"float32 values in {', '.join(labels[r] for r in held)}: numbers of every table "
-                   "compared at float32 precision (shortest decimal form)")
+            add(c, float32_note(labels[r] for r in held))
     for c in strip:  # strip_whitespace
         for r in roles:
             k = sum(f[c][2] for f in facts[r])
             if k:
-                add(c, f"surrounding whitespace stripped from {k} value(s) in {labels[r]}")
+                add(c, whitespace_note(k, labels[r]))
     for c in schema.of_type("datetime"):  # parse_datetime_columns
         how = dates.get(c)
         if how is not None and how.note:
@@ -759,7 +759,7 @@ def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
             if not got_c or all(b for b, _, _ in got_c) or not all(k for _, _, k in got_c):
                 continue
             spelled = sorted(set().union(*(v for _, v, _ in got_c)))
-            add(c, f"values {'/'.join(spelled)} in {labels[r]} read as booleans True/False")
+            add(c, boolean_note(spelled, labels[r]))
     return {c: tuple(v) for c, v in notes.items()}
 
 
