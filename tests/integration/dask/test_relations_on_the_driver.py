@@ -47,9 +47,9 @@ def _answers(rel):
     the top rows and, per row of a lookup, flags."""
     if rel.role is None:
         roles = [c[2:] for c in rel._meta().columns if c.startswith("n_")]
-        last = f"n_{roles[-1]}"
-        return (rel.sums(lambda f: f[last] * (f["n_original"] > 0), lambda f: f[last] / (1.0 + f["n_original"])),
-                rel.counts(lambda f: f[["n_original", last]]),
+        head, last = f"n_{roles[0]}", f"n_{roles[-1]}"
+        return (rel.sums(lambda f: f[last] * (f[head] > 1), lambda f: f[last] / (1.0 + f[head] + f["h1"] % 7)),
+                rel.counts(lambda f: f[list(dict.fromkeys([head, last]))]),
                 rel.top(7, [last, f"first_{roles[-1]}"], [False, True], where=lambda f: f[last] > 0))
     names = [c for c in rel._meta().columns if c != "pos"]
     return (rel.sums(*[(lambda f, n=n: f[n] / (1.0 + f["pos"])) for n in names]),
