@@ -4,11 +4,14 @@ Key groups and key lookups are group-bys and joins on 128-bit row identities
 (:func:`synthguard.data.encoding.row_hash128`: two independently seeded 64-bit hashes of the encoded
 values; two different value tuples collide with probability about 2**-128; on many column sets at
 once, :meth:`DaskBackend.key_counts` and :meth:`DaskBackend.unique_sets`, 128-bit sums of per-cell
-hashes, :func:`~._tables.set_hashes`, every cell of a partition hashed once), never holding a table
-on the client: reductions run per partition and are combined exactly (sums of integers, group
-sizes summed, the top ``n`` of every partition's top ``n``); per-record flags come back as one byte
-per record (:func:`~._tables.gather_flags`). Quantiles: exact order statistics found by a search over
-the ordered float64 bit patterns, a few counting passes over the partitions, nothing gathered
+hashes, :func:`~._tables.set_hashes`, every cell of a partition hashed once). Up to
+:data:`DRIVER_GROUP_ROWS` identities (where the group-bys would give one partition) the key
+relations gather the identities in one round and group them on the driver by one sort
+(:func:`group_rows`: the same partitions, rows and order as the dask group-bys, held on the
+driver); past it they never hold a table on the client: reductions run per partition and are
+combined exactly (sums of integers, group sizes summed, the top ``n`` of every partition's top
+``n``); per-record flags come back as one byte per record (:func:`~._tables.gather_flags`).
+Quantiles: exact order statistics found by a search over the ordered float64 bit patterns, a few counting passes over the partitions, nothing gathered
 (:meth:`DaskBackend.quantiles`). Neighbours: the partitioned engine
 (:func:`~._knn.kneighbors_distributed`, bit for bit the one-process search). Rows by position are
 fetched from the partitions that hold them. Positions are canonical positions, as in one process.
@@ -386,7 +389,9 @@ class DaskBackend:
         ``SETS_PER_TASK`` at a time (rows stacked per set, :func:`_hash_sets_long`: a task's memory
         does not grow with the number of sets), one group-by on ``(set, h1, h2)`` per role, the
         roles merged on the same keys; its reductions are one round on the cluster, whatever the
-        number of sets."""
+        number of sets. Up to :data:`DRIVER_GROUP_ROWS` identities (rows times sets) the
+        identities are gathered in one round and grouped on the driver instead (the same groups in
+        the same order, :func:`_stacked_ranks`)."""
         import dask.dataframe as dd
 
         roles, sets = tuple(roles), tuple(tuple(c) for c in column_sets)
@@ -1843,7 +1848,11 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
 #: Pooled rows up to which :func:`first_positions` groups the rows' identities on the driver (16
 #: bytes a row travel, one sort: about 50 bytes a row at its peak, 200 MB at 4M rows) instead of a
 #: dask group-by and join (past 1M rows a hash shuffle of the keys and a shuffled join, many small
-#: tasks each a round through the scheduler).
+#: tasks each a round through the scheduler). Also the identities (rows times column groups) up to
+#: which the key relations (:meth:`DaskBackend.key_groups`, ``key_groups_many``, ``key_rows``,
+#: ``key_distinct``) are grouped on the driver (:func:`group_rows`; 24 bytes an identity travel,
+#: about 100 at the peak with the grouping's state: 400 MB at 4M) where their dask group-bys would
+#: give one partition; the relation's partitions are then held on the driver.
 DRIVER_GROUP_ROWS = 4_000_000
 
 
@@ -1969,8 +1978,8 @@ def group_rows(keys: Sequence[np.ndarray], pos: np.ndarray | None = None,
     groups come in ascending key order, or with ``appearance`` in the order a dask group-by
     gives them (pandas' ``sort=False``: first appearance, ``True`` in row order, an array the
     rows' ranks of appearance). What the key relations compute below :data:`DRIVER_GROUP_ROWS`
-    instead of a dask group-by; state at the peak about ``8 * (words + 6)`` bytes a row (two
-    words, positions and ranks: about 70).
+    instead of a dask group-by; at its peak about 40 bytes a row beyond its inputs (two words and
+    positions; 55 with three words and ranks: tracemalloc, 1M rows).
 
     Examples
     --------
@@ -2020,7 +2029,8 @@ def lookup_counts(pool: Sequence[np.ndarray], rows: Sequence[np.ndarray] | None 
     many rows of ``pool`` hold its key, or with ``values`` (words per pooled row) how many
     distinct values they hold (0 where none): the counts of :meth:`DaskBackend.key_rows` and
     :meth:`DaskBackend.key_distinct` (a group-by of the pool, then a left join) by
-    :func:`group_rows` on the driver.
+    :func:`group_rows` on the driver: at its peak about 50 bytes beyond the inputs per pooled and
+    asked row (the two concatenated and sorted once; tracemalloc, 1M + 1M rows of two words).
 
     Examples
     --------
