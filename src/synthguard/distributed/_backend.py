@@ -2097,8 +2097,11 @@ def _stacked_ranks(sizes: Sequence[int], n_sets: int) -> np.ndarray:
 
 
 def _split_rows(parts: Sequence[pd.DataFrame], columns: Mapping[str, np.ndarray]) -> list[pd.DataFrame]:
-    """Per gathered partition (in order), its ``pos`` and its rows' slices of ``columns``."""
+    """Per gathered partition (in order), its ``pos`` and its rows' slices of ``columns`` (one
+    empty partition where none was gathered, so the relation keeps its columns)."""
     out, start = [], 0
+    if not parts:
+        parts = [pd.DataFrame({"pos": np.zeros(0, dtype=np.int64)})]
     for p in parts:
         stop = start + len(p)
         out.append(pd.DataFrame({"pos": p["pos"].to_numpy(np.int64),
