@@ -1,6 +1,8 @@
 """CPU seconds of a Dask backend's key counts and key relations in one process (an in-process
 cluster of 1 worker, 1 thread: every task's CPU is this process's), on the planted tables' generator:
-``PYTHONPATH=src python benchmarks/bench_key_relations.py ROWS`` (PYTHONPATH picks the code). Not run by CI."""
+``PYTHONPATH=src python benchmarks/bench_key_relations.py ROWS`` (PYTHONPATH picks the code). Not run by CI.
+``tasks_*``: the tasks a step ran on the cluster (the scheduler's tasks that entered ``processing``;
+the sum of a prefix's ``state_counts`` counts every state a task entered, about 4 a task)."""
 import json
 import sys
 import time
@@ -26,10 +28,16 @@ cols = list(dt.schema.tabular_columns())
 out = {"src": synthguard.__file__, "rows": n, "columns": len(cols)}
 
 
+def _ran(dask_scheduler):
+    return sum(tp.state_counts.get("processing", 0) for tp in dask_scheduler.task_prefixes.values())
+
+
 def timed(name, fn):
+    ran = client.run_on_scheduler(_ran)
     t0, w0 = time.process_time(), time.perf_counter()
     fn()
     out[name] = [round(time.process_time() - t0, 2), round(time.perf_counter() - w0, 2)]
+    out["tasks_" + name] = client.run_on_scheduler(_ran) - ran
 
 
 rel = b.take("synthetic", np.arange(0, n, 2), cols)  # half the release as queries

@@ -4,11 +4,14 @@ Key groups and key lookups are group-bys and joins on 128-bit row identities
 (:func:`synthguard.data.encoding.row_hash128`: two independently seeded 64-bit hashes of the encoded
 values; two different value tuples collide with probability about 2**-128; on many column sets at
 once, :meth:`DaskBackend.key_counts` and :meth:`DaskBackend.unique_sets`, 128-bit sums of per-cell
-hashes, :func:`~._tables.set_hashes`, every cell of a partition hashed once), never holding a table
-on the client: reductions run per partition and are combined exactly (sums of integers, group
-sizes summed, the top ``n`` of every partition's top ``n``); per-record flags come back as one byte
-per record (:func:`~._tables.gather_flags`). Quantiles: exact order statistics found by a search over
-the ordered float64 bit patterns, a few counting passes over the partitions, nothing gathered
+hashes, :func:`~._tables.set_hashes`, every cell of a partition hashed once). Up to
+:data:`DRIVER_GROUP_ROWS` identities (where the group-bys would give one partition) the key
+relations gather the identities in one round and group them on the driver by one sort
+(:func:`group_rows`: the same partitions, rows and order as the dask group-bys, held on the
+driver); past it they never hold a table on the client: reductions run per partition and are
+combined exactly (sums of integers, group sizes summed, the top ``n`` of every partition's top
+``n``); per-record flags come back as one byte per record (:func:`~._tables.gather_flags`).
+Quantiles: exact order statistics found by a search over the ordered float64 bit patterns, a few counting passes over the partitions, nothing gathered
 (:meth:`DaskBackend.quantiles`). Neighbours: the partitioned engine
 (:func:`~._knn.kneighbors_distributed`, bit for bit the one-process search). Rows by position are
 fetched from the partitions that hold them. Positions are canonical positions, as in one process.
@@ -98,22 +101,28 @@ def _hash_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
 HeldCells = dict[str, tuple[tuple[str, ...], list[Any]]] | None
 
 
+def _hash_parts(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins: Bins | None,
+                held: HeldCells = None) -> list[Any]:
+    """One Delayed per partition of ``role`` (input order) of its :func:`_hash_frame` identities,
+    summed from the held cells (:func:`_hash_held`) when ``held`` is given."""
+    if held is not None:  # summed from the held cells: no partition encoded or hashed again
+        from dask import delayed
+
+        cols, futures = held[role]
+        f = delayed(_hash_held, pure=True)
+        return [f(c, cols, groups) for c in futures]
+    used = {c: np.asarray(e) for c, e in (bins or {}).items()
+            if any(c in cols for cols in groups.values())}
+    return dt.map(role, _hash_frame, groups, used, ordered=False)
+
+
 def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins: Bins | None,
             held: HeldCells = None) -> Any:
     import dask.dataframe as dd
 
     meta = pd.DataFrame({**{f"{g}{i}": pd.Series([], dtype="uint64") for g in groups for i in (1, 2)},
                          "pos": pd.Series([], dtype="int64")})
-    if held is not None:  # summed from the held cells: no partition encoded or hashed again
-        from dask import delayed
-
-        cols, futures = held[role]
-        f = delayed(_hash_held, pure=True)
-        return dd.from_delayed([f(c, cols, groups) for c in futures], meta=meta, verify_meta=False)
-    used = {c: np.asarray(e) for c, e in (bins or {}).items()
-            if any(c in cols for cols in groups.values())}
-    return dd.from_delayed(dt.map(role, _hash_frame, groups, used, ordered=False), meta=meta,
-                           verify_meta=False)
+    return dd.from_delayed(_hash_parts(dt, role, groups, bins, held), meta=meta, verify_meta=False)
 
 
 #: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` holds at
@@ -198,11 +207,16 @@ def _flag_frame(f: pd.DataFrame, fns: dict[str, FrameFn]) -> pd.DataFrame:
 
 
 class DaskRelation:
-    """A :class:`~synthguard.engine.backend.Relation` held as a dask DataFrame (never on the client)."""
+    """A :class:`~synthguard.engine.backend.Relation` held as a dask DataFrame (never on the client),
+    or, when its group-bys ran on the driver (:data:`DRIVER_GROUP_ROWS`), as the same partitions
+    in pandas on the driver (``parts``): every reduction then runs there, partition by partition
+    as on the cluster, so its answers are the same bit for bit."""
 
-    def __init__(self, dt: DistTables, frame: Any, role: str | None = None) -> None:
+    def __init__(self, dt: DistTables, frame: Any, role: str | None = None, *,
+                 parts: list[pd.DataFrame] | None = None) -> None:
         self.dt, self._graph, self.role = dt, frame, role
         self._held: Any = None
+        self._local = parts
 
     @property
     def frame(self) -> Any:
@@ -210,26 +224,42 @@ class DaskRelation:
         object lives (a metric asks several reductions of one relation: the group-bys and joins
         behind it run once, not once per reduction)."""
         if self._held is None:
+            if self._local is not None and self._graph is None:  # its driver partitions, sent
+                import dask.dataframe as dd
+                from dask import delayed
+
+                self._graph = dd.from_delayed([delayed(p, pure=True) for p in self._local],
+                                              meta=self._local[0].iloc[:0], verify_meta=False)
             self._held = self.dt.client.persist(self._graph)
         return self._held
 
     def _parts(self) -> list[Any]:
         return list(self.frame.to_delayed())
 
+    def _meta(self) -> pd.DataFrame:
+        return self._local[0].iloc[:0] if self._local is not None else self._graph._meta
+
     def sums(self, *fns: FrameFn) -> list[Any]:
         from dask import delayed
 
-        parts = self._parts()
-        tasks = [delayed(sum)([delayed(_apply_sum, pure=True)(p, fn) for p in parts], 0) for fn in fns]
-        return [v if isinstance(v, float) else int(v) for v in self.dt.compute(tasks)]
+        if self._local is not None:
+            got = [sum([_apply_sum(p, fn) for p in self._local], 0) for fn in fns]
+        else:
+            parts = self._parts()
+            got = self.dt.compute([delayed(sum)([delayed(_apply_sum, pure=True)(p, fn) for p in parts], 0)
+                                   for fn in fns])
+        return [v if isinstance(v, float) else int(v) for v in got]
 
     def counts(self, fn: FrameFn) -> pd.Series:
         from dask import delayed
 
-        got = self.dt.compute([delayed(_apply_sizes, pure=True)(p, fn) for p in self._parts()])
+        if self._local is not None:
+            got = [_apply_sizes(p, fn) for p in self._local]
+        else:
+            got = self.dt.compute([delayed(_apply_sizes, pure=True)(p, fn) for p in self._parts()])
         got = [g for g in got if len(g)]
         if not got:
-            return group_sizes(fn(self._graph._meta))
+            return group_sizes(fn(self._meta()))
         total = pd.concat(got)
         return total.groupby(level=list(range(total.index.nlevels)), sort=True).sum()
 
@@ -238,15 +268,20 @@ class DaskRelation:
         from dask import delayed
 
         if n <= 0:
-            meta = self._graph._meta
+            meta = self._meta()
             return (derive(meta) if derive is not None else meta).iloc[:0]
-        parts = self.dt.compute([delayed(top_rows, pure=True)(p, n, tuple(by), tuple(ascending), where,
-                                                              derive) for p in self._parts()])
+        if self._local is not None:
+            parts = [top_rows(p, n, tuple(by), tuple(ascending), where, derive) for p in self._local]
+        else:
+            parts = self.dt.compute([delayed(top_rows, pure=True)(p, n, tuple(by), tuple(ascending), where,
+                                                                  derive) for p in self._parts()])
         return top_rows(pd.concat(parts, ignore_index=True), n, by, ascending).reset_index(drop=True)
 
     def flags(self, **fns: FrameFn) -> dict[str, np.ndarray]:
         if self.role is None:
             raise ValueError("flags are per row of a key lookup (key_rows), not of key groups")
+        if self._local is not None:
+            return _place_flags(self._local, self.dt.get(self.role).n_rows, self.role, fns)
         meta = pd.DataFrame({"pos": pd.Series([], dtype="int64"),
                              **{n: pd.Series([], dtype=bool) for n in fns}})
         rows = self.frame.map_partitions(_flag_frame, dict(fns), meta=meta)
@@ -255,6 +290,27 @@ class DaskRelation:
         for j in range(0, len(names), 7):  # gather_flags packs up to 7 flags per byte
             out.update(gather_flags(self.dt, self.role, rows, tuple(names[j:j + 7])))
         return out
+
+
+def _place_flags(parts: Sequence[pd.DataFrame], n: int, role: str, fns: Mapping[str, FrameFn]
+                 ) -> dict[str, np.ndarray]:
+    """:meth:`DaskRelation.flags` of partitions held on the driver: each flag at its row's
+    position (every row exactly once, as :func:`~._tables.gather_flags` checks)."""
+    from ..errors import MetricError
+
+    out = {name: np.zeros(n, dtype=bool) for name in fns}
+    seen = np.zeros(n, dtype=bool)
+    delivered = 0
+    for p in parts:
+        pos = p["pos"].to_numpy(np.int64)
+        seen[pos] = True
+        delivered += pos.size
+        for name, fn in fns.items():
+            out[name][pos] = np.asarray(fn(p), dtype=bool)
+    if delivered != n or not seen.all():
+        raise MetricError(f"internal error: per-record flags of {delivered} rows came back for the {n} "
+                          f"rows of the {role} table")
+    return out
 
 
 class DaskBackend:
@@ -281,11 +337,40 @@ class DaskBackend:
     def _split(self, roles: Sequence[str]) -> int:
         return max(self.dt.split_out(r) for r in roles)
 
+    def _on_driver(self, roles: Sequence[str], identities: int) -> bool:
+        """Whether a key relation over ``roles`` gathering ``identities`` row identities (rows
+        times column groups) groups them on the driver: up to :data:`DRIVER_GROUP_ROWS`, and only
+        where its dask group-bys would give one partition (no role past
+        :data:`~._tables.SHUFFLE_ROWS`), so the relation's partitions are the same either way."""
+        return identities <= DRIVER_GROUP_ROWS and all(self.dt.split_out(r) == 1 for r in roles)
+
+    def _gather(self, asks: Mapping[str, dict[str, tuple[str, ...]]], bins: Bins | None,
+                held: HeldCells) -> dict[str, list[pd.DataFrame]]:
+        """Per role of ``asks``, its partitions' identities on the asked column groups
+        (:func:`_hash_parts`: ``{name}1, {name}2`` per group and ``pos``, input order), every role's
+        partitions in one round (one task a partition, 16 bytes a row and group and 8 a row travel)."""
+        tasks, owner = [], []
+        for role, groups in asks.items():
+            parts = _hash_parts(self.dt, role, groups, bins, held)
+            tasks += parts
+            owner += [role] * len(parts)
+        out: dict[str, list[pd.DataFrame]] = {r: [] for r in asks}
+        for role, got in zip(owner, self.dt.compute(tasks), strict=True):
+            out[role].append(got)
+        return out
+
     def key_groups(self, columns: Sequence[str], roles: Sequence[str], *,
                    bins: Bins | None = None) -> DaskRelation:
         roles = tuple(roles)
         split = self._split(roles)
         held = self.relation_cells(roles, columns, bins)
+        if self._on_driver(roles, sum(self.n_rows(r) for r in set(roles))):
+            got = self._gather({r: {"h": tuple(columns)} for r in roles}, bins, held)
+            merged = None
+            for role in roles:  # as the dask path: each role's groups, the roles merged (pandas)
+                g = _groups_frame(_KEYS, _words(got[role], "h"), _positions(got[role]), role)
+                merged = g if merged is None else merged.merge(g, on=_KEYS, how="outer")
+            return DaskRelation(self.dt, None, parts=[_fill_groups(merged, roles)])
         merged = None
         for role in roles:
             rows = _frames(self.dt, role, {"h": tuple(columns)}, bins, held)
@@ -304,7 +389,9 @@ class DaskBackend:
         ``SETS_PER_TASK`` at a time (rows stacked per set, :func:`_hash_sets_long`: a task's memory
         does not grow with the number of sets), one group-by on ``(set, h1, h2)`` per role, the
         roles merged on the same keys; its reductions are one round on the cluster, whatever the
-        number of sets."""
+        number of sets. Up to :data:`DRIVER_GROUP_ROWS` identities (rows times sets) the
+        identities are gathered in one round and grouped on the driver instead (the same groups in
+        the same order, :func:`_stacked_ranks`)."""
         import dask.dataframe as dd
 
         roles, sets = tuple(roles), tuple(tuple(c) for c in column_sets)
@@ -320,6 +407,20 @@ class DaskBackend:
                                   "h2": pd.Series([], dtype="uint64"), "pos": pd.Series([], dtype="int64")})
         split = self._split(roles)
         held = self.relation_cells(roles, [c for cols in sets for c in cols], bins)
+        if self._on_driver(roles, len(sets) * sum(self.n_rows(r) for r in set(roles))):
+            got = self._gather({r: {f"s{j}_": cols for j, cols in enumerate(sets)} for r in roles},
+                               bins, held)
+            merged = None
+            for role in roles:  # rows stacked per set, as _stack_sets, then grouped on (set, h1, h2)
+                words = [_words(got[role], f"s{j}_") for j in range(len(sets))]
+                n = words[0][0].size
+                stacked = [np.repeat(np.arange(len(sets), dtype=np.int64), n),
+                           np.concatenate([w[0] for w in words]), np.concatenate([w[1] for w in words])]
+                del words
+                rank = _stacked_ranks([len(p) for p in got[role]], len(sets))
+                g = _groups_frame(keys, stacked, np.tile(_positions(got[role]), len(sets)), role, rank)
+                merged = g if merged is None else merged.merge(g, on=keys, how="outer")
+            return DaskRelation(self.dt, None, parts=[_fill_groups(merged, roles, ("set",))])
         merged = None
         for role in roles:
             if held is None:
@@ -341,8 +442,24 @@ class DaskBackend:
     def key_rows(self, role: str, lookups: Lookups, *, bins: Bins | None = None) -> DaskRelation:
         groups = {f"g{j}_": tuple(spec[0]) for j, spec in enumerate(lookups.values())}
         every = [c for spec in lookups.values() for c in (*spec[0], *(spec[2] if len(spec) > 2 else ()))]
-        held = self.relation_cells(
-            tuple(dict.fromkeys([role, *(r for spec in lookups.values() for r in spec[1])])), every, bins)
+        every_role = tuple(dict.fromkeys([role, *(r for spec in lookups.values() for r in spec[1])]))
+        held = self.relation_cells(every_role, every, bins)
+        asks: dict[str, dict[str, tuple[str, ...]]] = {role: dict(groups)}
+        for j, (_, in_roles, *distinct) in enumerate(lookups.values()):
+            for r in in_roles:
+                asks.setdefault(r, {})[f"g{j}_"] = groups[f"g{j}_"]
+                if distinct:
+                    asks[r][f"v{j}_"] = tuple(distinct[0])
+        if self._on_driver(every_role, sum(self.n_rows(r) * len(a) for r, a in asks.items())):
+            got = self._gather(asks, bins, held)
+            counts = {}
+            for j, (name, (_, in_roles, *distinct)) in enumerate(lookups.items()):
+                pool = [np.concatenate(w) for w in zip(*(_words(got[r], f"g{j}_") for r in in_roles),
+                                                       strict=True)]
+                values = ([np.concatenate(w) for w in zip(*(_words(got[r], f"v{j}_") for r in in_roles),
+                                                          strict=True)] if distinct else None)
+                counts[name] = lookup_counts(pool, _words(got[role], f"g{j}_"), values)
+            return DaskRelation(self.dt, None, role, parts=_split_rows(got[role], counts))
         rows = _frames(self.dt, role, groups, bins, held)
         for j, (name, (_, in_roles, *distinct)) in enumerate(lookups.items()):
             g = f"g{j}_"
@@ -371,6 +488,11 @@ class DaskBackend:
                      bins: Bins | None = None) -> DaskRelation:
         split = self._split((role,))
         held = self.relation_cells((role,), [*columns, *values], bins)
+        if self._on_driver((role,), 2 * self.n_rows(role)):
+            got = self._gather({role: {"k": tuple(columns), "v": tuple(values)}}, bins, held)[role]
+            keys = _words(got, "k")
+            counts = {"size": lookup_counts(keys), "distinct": lookup_counts(keys, values=_words(got, "v"))}
+            return DaskRelation(self.dt, None, role, parts=_split_rows(got, counts))
         rows = _frames(self.dt, role, {"k": tuple(columns), "v": tuple(values)}, bins, held)
         keys = ["k1", "k2"]
         size = rows.groupby(keys).pos.count(split_out=split).reset_index()
@@ -1726,7 +1848,11 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
 #: Pooled rows up to which :func:`first_positions` groups the rows' identities on the driver (16
 #: bytes a row travel, one sort: about 50 bytes a row at its peak, 200 MB at 4M rows) instead of a
 #: dask group-by and join (past 1M rows a hash shuffle of the keys and a shuffled join, many small
-#: tasks each a round through the scheduler).
+#: tasks each a round through the scheduler). Also the identities (rows times column groups) up to
+#: which the key relations (:meth:`DaskBackend.key_groups`, ``key_groups_many``, ``key_rows``,
+#: ``key_distinct``) are grouped on the driver (:func:`group_rows`; 24 bytes an identity travel,
+#: about 100 at the peak with the grouping's state: 400 MB at 4M) where their dask group-bys would
+#: give one partition; the relation's partitions are then held on the driver.
 DRIVER_GROUP_ROWS = 4_000_000
 
 
@@ -1840,3 +1966,145 @@ def dask_backend(dt: DistTables, neighbour_backend: str = "auto") -> DaskBackend
     """The backend a distributed run hands its metric contexts (``Context(data_backend=...)``)."""
     return DaskBackend(dt, neighbour_backend)
 
+
+
+def group_rows(keys: Sequence[np.ndarray], pos: np.ndarray | None = None,
+               appearance: np.ndarray | bool = False
+               ) -> tuple[list[np.ndarray], np.ndarray | None, np.ndarray, np.ndarray]:
+    """Rows grouped on equal key words by one sort, as a group-by on the driver: ``keys`` are
+    equal-length arrays (the first the most significant), ``pos`` an optional position per row.
+    Returns the distinct keys (one array per key word), each group's lowest position (``None``
+    without ``pos``), its rows, and each row's group (an index into the distinct keys). The
+    groups come in ascending key order, or with ``appearance`` in the order a dask group-by
+    gives them (pandas' ``sort=False``: first appearance, ``True`` in row order, an array the
+    rows' ranks of appearance). What the key relations compute below :data:`DRIVER_GROUP_ROWS`
+    instead of a dask group-by; at its peak about 40 bytes a row beyond its inputs (two words and
+    positions; 55 with three words and ranks: tracemalloc, 1M rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h1 = np.array([7, 5, 7, 5, 2], dtype=np.uint64)
+    >>> h2 = np.array([0, 1, 0, 1, 2], dtype=np.uint64)
+    >>> keys, first, count, group = group_rows([h1, h2], np.array([4, 0, 1, 3, 2]))
+    >>> [k.tolist() for k in keys], first.tolist(), count.tolist(), group.tolist()
+    ([[2, 5, 7], [2, 1, 0]], [2, 0, 1], [1, 2, 2], [2, 1, 2, 1, 0])
+    >>> keys, first, count, group = group_rows([h1, h2], np.array([4, 0, 1, 3, 2]), appearance=True)
+    >>> [k.tolist() for k in keys], first.tolist(), group.tolist()
+    ([[7, 5, 2], [0, 1, 2]], [1, 0, 2], [0, 1, 0, 1, 2])
+    """
+    keys = [np.asarray(k) for k in keys]
+    n = keys[0].size
+    rank = appearance if isinstance(appearance, np.ndarray) else None
+    # stable: within a group, rows in row order (or by rank)
+    order = np.lexsort(tuple(reversed(keys)) if rank is None else (rank, *reversed(keys)))
+    new = np.zeros(n, dtype=bool)
+    new[:1] = True  # a group starts at the first row and where a word changes
+    for k in keys:
+        ks = k[order]
+        new[1:] |= ks[1:] != ks[:-1]
+        del ks
+    starts = np.flatnonzero(new)
+    first = None
+    if pos is not None:
+        first = (np.minimum.reduceat(np.asarray(pos, dtype=np.int64)[order], starts) if n
+                 else np.zeros(0, dtype=np.int64))
+    count = np.diff(np.append(starts, n)).astype(np.int64)
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    at = order[starts]  # each group's first row (in row order, or of lowest rank)
+    if appearance is not False:
+        by = np.argsort(at if rank is None else rank[at], kind="stable")
+        at, count = at[by], count[by]
+        first = None if first is None else first[by]
+        back = np.empty(by.size, dtype=np.int64)
+        back[by] = np.arange(by.size, dtype=np.int64)
+        group = back[group]
+    return [k[at] for k in keys], first, count, group
+
+
+def lookup_counts(pool: Sequence[np.ndarray], rows: Sequence[np.ndarray] | None = None,
+                  values: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """Per row of ``rows`` (key words, as ``pool``'s; default the pool's rows themselves), how
+    many rows of ``pool`` hold its key, or with ``values`` (words per pooled row) how many
+    distinct values they hold (0 where none): the counts of :meth:`DaskBackend.key_rows` and
+    :meth:`DaskBackend.key_distinct` (a group-by of the pool, then a left join) by
+    :func:`group_rows` on the driver: at its peak about 50 bytes beyond the inputs per pooled and
+    asked row (the two concatenated and sorted once; tracemalloc, 1M + 1M rows of two words).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pool = [np.array([1, 1, 2, 1], dtype=np.uint64)]
+    >>> lookup_counts(pool, [np.array([2, 3, 1], dtype=np.uint64)]).tolist()
+    [1, 0, 3]
+    >>> lookup_counts(pool, values=[np.array([9, 9, 9, 8], dtype=np.uint64)]).tolist()
+    [2, 2, 1, 2]
+    """
+    n_pool = pool[0].size
+    keys = list(pool) if rows is None else [np.concatenate([p, r]) for p, r in zip(pool, rows, strict=True)]
+    _, _, count, group = group_rows(keys)
+    if values is None:
+        per = np.bincount(group[:n_pool], minlength=count.size)
+    else:  # the distinct (key, value) pairs, then pairs per key
+        _, _, pairs, pair = group_rows([*(k[:n_pool] for k in keys), *values])
+        key_of_pair = np.zeros(pairs.size, dtype=np.int64)
+        key_of_pair[pair] = group[:n_pool]
+        per = np.bincount(key_of_pair, minlength=count.size)
+    return per.astype(np.int64)[group if rows is None else group[n_pool:]]
+
+
+def _words(parts: Sequence[pd.DataFrame], name: str) -> list[np.ndarray]:
+    """The two identity words of group ``name`` over gathered partitions, concatenated."""
+    return [np.concatenate([p[name + w].to_numpy(np.uint64) for p in parts]) if parts
+            else np.zeros(0, dtype=np.uint64) for w in ("1", "2")]
+
+
+def _positions(parts: Sequence[pd.DataFrame]) -> np.ndarray:
+    return (np.concatenate([p["pos"].to_numpy(np.int64) for p in parts]) if parts
+            else np.zeros(0, dtype=np.int64))
+
+
+def _groups_frame(keys: Sequence[str], words: Sequence[np.ndarray], pos: np.ndarray, role: str,
+                  appearance: np.ndarray | bool = True) -> pd.DataFrame:
+    """One role's groups on ``keys`` (lowest position and rows), as the dask group-by's output
+    (groups in order of first appearance over the partitions in order, ``appearance``)."""
+    uniq, first, count, _ = group_rows(words, pos, appearance)
+    return pd.DataFrame({**dict(zip(keys, uniq, strict=True)), f"first_{role}": first, f"n_{role}": count})
+
+
+def _stacked_ranks(sizes: Sequence[int], n_sets: int) -> np.ndarray:
+    """Where each row of each set (stacked set by set, the partitions in order within a set)
+    comes in the rows :meth:`DaskBackend.key_groups_many`'s dask group-by reads: its sets in
+    tasks of ``SETS_PER_TASK``, a task's partitions in order, a partition's rows set by set.
+
+    Examples
+    --------
+    >>> _stacked_ranks([2, 1], 2).tolist()  # set 0: rows 0, 1 | 4; set 1: rows 2, 3 | 5
+    [0, 1, 4, 2, 3, 5]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
+    before = np.repeat(np.cumsum(sizes) - sizes, sizes)  # rows of the partitions before a row's
+    size = np.repeat(sizes, sizes)  # rows of a row's partition
+    within = np.arange(n, dtype=np.int64) - before
+    out = []
+    for j in range(n_sets):
+        a = j - j % SETS_PER_TASK
+        width = min(SETS_PER_TASK, n_sets - a)
+        out.append(a * n + width * before + (j - a) * size + within)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _split_rows(parts: Sequence[pd.DataFrame], columns: Mapping[str, np.ndarray]) -> list[pd.DataFrame]:
+    """Per gathered partition (in order), its ``pos`` and its rows' slices of ``columns`` (one
+    empty partition where none was gathered, so the relation keeps its columns)."""
+    out, start = [], 0
+    if not parts:
+        parts = [pd.DataFrame({"pos": np.zeros(0, dtype=np.int64)})]
+    for p in parts:
+        stop = start + len(p)
+        out.append(pd.DataFrame({"pos": p["pos"].to_numpy(np.int64),
+                                 **{n: v[start:stop] for n, v in columns.items()}}))
+        start = stop
+    return out
