@@ -138,9 +138,6 @@ def test_csv_files_read_in_several_partitions_report_one_processs_notes(dask_cli
     _same_report(single, dist)
 
 
-@pytest.mark.xfail(strict=True, reason="a cluster reads a CSV typed by pandas, block by block "
-                   "(integers as floats, 3 and 3.0 codes as numbers), where one process reads it as "
-                   "text and decides each column's type from every table (decide_types): not fixed")
 def test_csv_integers_and_codes_typed_as_one_process(dask_client, tmp_path, monkeypatch):
     r = np.random.default_rng(5)
     paths = {}
