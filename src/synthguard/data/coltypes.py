@@ -278,8 +278,9 @@ def cast_text(how: str, text: TextColumn, int64: bool | None = None) -> pd.Serie
     >>> t = TextColumn(pd.Series(["1", "2"]))
     >>> cast_text("numbers", t).dtype, cast_text("numbers", t, int64=False).dtype
     (dtype('int64'), dtype('float64'))
-    >>> cast_text("codes", TextColumn(pd.Series(["3.0", None]))).tolist()
-    ['3', nan]
+    >>> codes = cast_text("codes", TextColumn(pd.Series(["3.0", None])))
+    >>> codes[0], bool(pd.isna(codes[1]))
+    ('3', True)
     """
     if how == "numbers":
         num = text.numbers
