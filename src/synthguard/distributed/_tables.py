@@ -401,7 +401,7 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         missing = [s for s in paths if not Path(s).exists()]
         if missing:
             raise InputError(f"{role} table: {missing[0]!r} does not exist")
-        if all(s.endswith(".csv") for s in paths):  # as text, as one process reads it (read_csv_text)
+        if _is_csv(paths):  # as text, as one process reads it (read_csv_text)
             return read_csv_text(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
         return dd.read_parquet(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
     if isinstance(source, (str, Path)):
@@ -413,9 +413,7 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                              "Parquet files (a partitioned dataset) or a glob such as 'data/*.parquet'")
         if is_glob and not glob.glob(path):
             raise InputError(f"{role} table: the glob {path!r} matches no file")
-        csv = path.endswith(".csv") or (p.is_dir() and not any(p.glob("*.parquet"))
-                                        and any(p.glob("*.csv")))
-        if csv:
+        if _is_csv(path):
             target = str(p / "*.csv") if p.is_dir() else path
             return read_csv_text(target), path, path
         try:
