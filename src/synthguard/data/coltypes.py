@@ -41,28 +41,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from .arrowtext import TextColumn
 from .notes import decimal_note, float32_note, nfc_note
+from .typerules import _TRUE, TextFacts, TypedFacts, _is_text_dtype, decide_column
 
-__all__ = ["canonical_labels", "decide_types", "nfc_series", "shortest_float64"]
-
-_TRUE = frozenset({"True", "TRUE", "true"})
-_FALSE = frozenset({"False", "FALSE", "false"})
-#: numbers must be at least this share of a column's non-missing values before a column mixing
-#: numbers and other values gets a warning (below it, it is plainly a text column)
-MAJORITY = 0.5
-
-
-def _is_text_dtype(dtype) -> bool:
-    return (pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
-            or (isinstance(dtype, pd.CategoricalDtype) and not pd.api.types.is_numeric_dtype(dtype.categories)))
-
-
-def _is_number_dtype(dtype) -> bool:
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-
+__all__ = ["canonical_labels", "cast_text", "cast_typed", "decide_types", "nfc_series", "shortest_float64"]
 
 def nfc_series(s: pd.Series) -> pd.Series:
     """``s`` with its string values NFC-normalised (``é`` as one code point); the same object when
@@ -108,15 +92,6 @@ def _as_booleans(text: TextColumn) -> pd.Series:
 def _labels(s: pd.Series) -> pd.Series:
     """Numbers as text labels (``1234.0`` -> ``"1234"``), missing kept."""
     return canonical_labels(s)
-
-
-def _text_column(s: pd.Series) -> TextColumn | None:
-    """A typed table's text column as a :class:`TextColumn` (``None`` when it mixes strings with
-    other objects, e.g. numbers in an object column)."""
-    try:
-        return TextColumn(s)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
 
 
 #: integers up to this magnitude are exact in float64: an integral float below it is written as
@@ -230,15 +205,21 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
         sd = declared.get(col)
         raw = {r: TextColumn(df[col]) for r, df in frames.items() if r in text_roles}  # role order
         typed = {r: df[col] for r, df in frames.items() if r not in raw}
-        # 2. the decision: role -> the column's new values
-        if sd is None and raw:
-            new = _decide_undeclared(col, raw, typed, labels, notes, warns, reasons)
-        elif sd == "numerical":
-            new = {role: t.numbers for role, t in raw.items() if t.all_numbers}
-        elif sd in ("categorical", "id") and raw:
-            new = _number_codes(col, raw, typed, labels, notes)
+        # 2. the decision (:func:`~synthguard.data.typerules.decide_column` on the whole
+        # columns' facts): role -> the column's new values
+        if raw and (sd is None or sd in ("numerical", "categorical", "id")):
+            decided = decide_column(col, {r: TextFacts.of(t) for r, t in raw.items()},
+                                    {r: TypedFacts.of(s) for r, s in typed.items()}, sd, labels)
         else:
-            new = {}
+            decided = decide_column(col, {}, {}, sd, labels)
+        if decided.note:
+            notes.setdefault(col, []).append(decided.note)
+        if decided.warning:
+            warns.append(decided.warning)
+        if decided.reason:
+            reasons[col] = decided.reason
+        new = {role: cast_text(how, raw[role]) if role in raw else cast_typed(how, typed[role])
+               for role, how in decided.casts.items()}
         for role, s in new.items():
             frames[role][col] = s
         # 3. text (still text after the decision) in one Unicode form
@@ -262,44 +243,6 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
     return notes, warns, reasons
 
 
-def _bool_spellings(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
-                    labels: Mapping[str, str], notes: dict[str, list[str]]) -> dict[str, pd.Series] | None:
-    """0/1 in some tables and True/False in others (CSV text, or a bool column): booleans in
-    every table, noted; ``None`` when the column is not written that way."""
-    words: dict[str, str] = {}
-    for role, t in raw.items():
-        if t.n_present == 0:
-            continue
-        if t.only(_TRUE | _FALSE):
-            words[role] = "True/False"
-        elif t.all_numbers and np.isin(t.numbers.to_numpy(dtype=np.float64)[t.present], (0.0, 1.0)).all():
-            words[role] = "0/1"
-        else:
-            return None
-    for role, s in typed.items():
-        if pd.api.types.is_bool_dtype(s.dtype):
-            words[role] = "True/False"
-        elif _is_number_dtype(s.dtype) and bool(s.dropna().isin((0, 1)).all()) and s.notna().any():
-            words[role] = "0/1"
-        else:
-            return None
-    if set(words.values()) != {"True/False", "0/1"}:
-        return None
-    out: dict[str, pd.Series] = {}
-    for role, t in raw.items():
-        if words.get(role) == "True/False":
-            out[role] = _as_booleans(t)
-        elif role in words:
-            out[role] = _zero_one(t.numbers)
-    for role, s in typed.items():
-        if words[role] == "0/1":
-            out[role] = _zero_one(s)
-    shown = "; ".join(f"{w} in {', '.join(labels.get(r, r) for r in words if words[r] == w)}"
-                      for w in ("0/1", "True/False"))
-    notes.setdefault(col, []).append(f"written {shown}: read as booleans True/False in every table")
-    return out
-
-
 def _zero_one(s: pd.Series) -> pd.Series:
     """0/1 numbers as booleans (missing kept, as object)."""
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -311,83 +254,62 @@ def _zero_one(s: pd.Series) -> pd.Series:
     return pd.Series(out, index=s.index, name=s.name)
 
 
-def _number_codes(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
-                  labels: Mapping[str, str], notes: dict[str, list[str]]) -> dict[str, pd.Series]:
-    """A column declared categorical (or id) holding numbers only, written ``3`` in one table and
-    ``3.0`` in another: the same code, compared as ``"3"`` (noted). Codes with leading zeros keep
-    their spelling (``03`` may be another code than ``3``: the spelling check warns)."""
-    if not all(t.all_numbers and t.leading_zero is None for t in raw.values()):
-        return {}
-    as_float = [r for r, t in raw.items() if t.n_present and not t.written_as_integers]
-    as_int = [r for r, t in raw.items() if t.n_present and t.written_as_integers]
-    as_int += [r for r, s in typed.items() if _is_number_dtype(s.dtype)]
-    if not as_float or not as_int:
-        return {}
-    out = {}
-    for role in as_float:
-        num = raw[role].numbers
-        v = num.to_numpy(dtype=np.float64)
-        ok = ~np.isnan(v)
-        if not np.all(v[ok] == np.floor(v[ok])):
-            return {}  # decimals: not integer codes written two ways
-        out[role] = _labels(num).where(raw[role].present, raw[role].values)
-    notes.setdefault(col, []).append(
-        f"integer codes written with a decimal point in {', '.join(labels.get(r, r) for r in as_float)} "
-        f"(e.g. {raw[as_float[0]].first(raw[as_float[0]].present)!r}) and without one in "
-        f"{', '.join(labels.get(r, r) for r in as_int)}: compared as the same codes")
-    return out
+def cast_text(how: str, text: TextColumn, int64: bool | None = None) -> pd.Series:
+    """A raw text column cast as :class:`~synthguard.data.typerules.ColumnCast` says (``how``).
+
+    Parameters
+    ----------
+    how : str
+        ``"numbers"``, ``"booleans"``, ``"zero_one"`` or ``"codes"``.
+    text : TextColumn
+        The raw column (or one partition of it).
+    int64 : bool, optional
+        For ``"numbers"``: whether the whole column is read as int64
+        (:attr:`TextFacts.int64 <synthguard.data.typerules.TextFacts.int64>` of its table; a
+        partition of integers in a column holding decimals elsewhere is float64); ``None``: as
+        this column's own values say.
+
+    Returns
+    -------
+    Series
+
+    Examples
+    --------
+    >>> t = TextColumn(pd.Series(["1", "2"]))
+    >>> cast_text("numbers", t).dtype, cast_text("numbers", t, int64=False).dtype
+    (dtype('int64'), dtype('float64'))
+    >>> codes = cast_text("codes", TextColumn(pd.Series(["3.0", None])))
+    >>> codes[0], bool(pd.isna(codes[1]))
+    ('3', True)
+    """
+    if how == "numbers":
+        num = text.numbers
+        if int64 is None or int64 == pd.api.types.is_integer_dtype(num.dtype):
+            return num
+        return num.astype(np.int64 if int64 else np.float64)
+    if how == "booleans":
+        return _as_booleans(text)
+    if how == "zero_one":
+        return _zero_one(text.numbers)
+    if how == "codes":
+        return _labels(text.numbers).where(text.present, text.values)
+    raise ValueError(f"unknown cast {how!r}")
 
 
-def _decide_undeclared(col: str, raw: Mapping[str, TextColumn], typed: Mapping[str, pd.Series],
-                       labels: Mapping[str, str], notes: dict[str, list[str]], warns: list[str],
-                       reasons: dict[str, str]) -> dict[str, pd.Series]:
-    """The typing rule of one undeclared column that at least one CSV holds as text: role -> the
-    column's new values (roles left out keep theirs)."""
-    n_present = sum(t.n_present for t in raw.values())
-    n_bad = sum(t.n_present - t.n_numbers for t in raw.values())
-    typed_text = [s for s in typed.values() if _is_text_dtype(s.dtype)]
-    typed_numbers = [r for r, s in typed.items() if _is_number_dtype(s.dtype)]
-    if n_present == 0:
-        return {}
-    spelled = _bool_spellings(col, raw, typed, labels, notes)
-    if spelled is not None:
-        return spelled
-    if n_bad == n_present:  # no number at all: text, or True/False spellings
-        if not typed_text and not typed_numbers and all(t.only(_TRUE | _FALSE) for t in raw.values()):
-            return {role: _as_booleans(t) for role, t in raw.items()}
-        return {}
-    zero = next((t.leading_zero for t in raw.values() if t.leading_zero is not None), None)
-    if zero is None:
-        zero = next((z for s in typed_text if (t := _text_column(s)) is not None
-                     and (z := t.leading_zero) is not None), None)
-    if n_bad == 0:
-        if zero is not None:
-            reasons[col] = f"codes written with leading zeros (e.g. {zero!r}): kept as text in every table"
-        if zero is not None or typed_text:
-            return {role: _labels(typed[role]) for role in typed_numbers}
-        return {role: t.numbers for role, t in raw.items()}
-    # numbers mixed with other values
-    codes = True
-    for t in raw.values():
-        v = t.numbers.to_numpy(dtype=np.float64)[t.is_number]
-        if not np.all(v == np.floor(v)) or not t.written_as_integers:
-            codes = False
-            break
-    if not codes and not typed_text:
-        # measurements (decimals) with a stray value: each table typed on its own, so that a text
-        # value in a numerical column stays the error naming it (tables._coerce)
-        return {role: t.numbers for role, t in raw.items() if t.all_numbers}
-    # integer codes mixed with other values ('unknown'): categorical text in every table
-    role = next(r for r, t in raw.items() if t.n_numbers < t.n_present)
-    bad = raw[role].present & ~raw[role].is_number
-    example, where = raw[role].first(bad), labels.get(role, role)
-    reasons[col] = f"numbers and {n_bad} non-numeric value(s) (e.g. {example!r} in {where}): text in every table"
-    if 1 - n_bad / n_present >= MAJORITY or typed_numbers:
-        warns.append(f"column {col!r} holds numbers and {n_bad} non-numeric value(s) (e.g. {example!r} "
-                     f"in {where}): read as categorical text in every table (compared by equality; codes "
-                     "keep their leading zeros); declare its sdtype in the metadata to choose, or clean "
-                     "the value(s)")
-    return {r: _labels(typed[r]) for r in typed_numbers}
+def cast_typed(how: str, values: pd.Series) -> pd.Series:
+    """A typed column cast as :class:`~synthguard.data.typerules.ColumnCast` says (``how``:
+    ``"zero_one"`` or ``"labels"``).
+
+    Examples
+    --------
+    >>> cast_typed("labels", pd.Series([3, 4])).tolist()
+    ['3', '4']
+    """
+    if how == "zero_one":
+        return _zero_one(values)
+    if how == "labels":
+        return _labels(values)
+    raise ValueError(f"unknown cast {how!r}")
 
 
 def declared_sdtypes(metadata: Mapping | None) -> dict[str, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import glob
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from ..data.encoding import (
     value_bounds,
 )
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
-from ..data.loading import CSV_FLOAT_KW
 from ..data.notes import boolean_note, decimal_note, float32_note, nfc_note, whitespace_note
 from ..data.quirks import _strip, control_columns, has_padding, infinities_to_missing
 from ..data.schema import Schema
@@ -374,7 +373,8 @@ def _from_pandas(frame: pd.DataFrame, npartitions: int) -> Any:
 
 
 def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str | None]:
-    """A dask DataFrame for ``source``, its label and the file path it came from (if any)."""
+    """A dask DataFrame for ``source``, its label and the file path it came from (if any). CSV
+    files are read as text (:func:`read_csv_text`); :func:`_is_csv` tells them."""
     import dask.dataframe as dd
 
     if isinstance(source, dd.DataFrame):
@@ -401,8 +401,8 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
         missing = [s for s in paths if not Path(s).exists()]
         if missing:
             raise InputError(f"{role} table: {missing[0]!r} does not exist")
-        if all(s.endswith(".csv") for s in paths):
-            return dd.read_csv(paths, assume_missing=True, **CSV_FLOAT_KW), f"{paths[0]} (+{len(paths) - 1} files)", None
+        if _is_csv(paths):  # as text, as one process reads it (read_csv_text)
+            return read_csv_text(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
         return dd.read_parquet(paths), f"{paths[0]} (+{len(paths) - 1} files)", None
     if isinstance(source, (str, Path)):
         path = str(source)
@@ -413,11 +413,9 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                              "Parquet files (a partitioned dataset) or a glob such as 'data/*.parquet'")
         if is_glob and not glob.glob(path):
             raise InputError(f"{role} table: the glob {path!r} matches no file")
-        csv = path.endswith(".csv") or (p.is_dir() and not any(p.glob("*.parquet"))
-                                        and any(p.glob("*.csv")))
-        if csv:
+        if _is_csv(path):
             target = str(p / "*.csv") if p.is_dir() else path
-            return dd.read_csv(target, assume_missing=True, **CSV_FLOAT_KW), path, path
+            return read_csv_text(target), path, path
         try:
             return dd.read_parquet(path), path, path
         except ImportError as exc:
@@ -425,6 +423,181 @@ def _ensure_ddf(source: Any, role: str, npartitions: int) -> tuple[Any, str, str
                 from exc
     raise InputError(f"{role} table: expected a path (Parquet file, folder or glob), a pandas or dask "
                      f"DataFrame, got {type(source).__name__}")
+
+
+def _is_csv(source: Any) -> bool:
+    """Whether :func:`_ensure_ddf` reads ``source`` as CSV files (as text).
+
+    Examples
+    --------
+    >>> _is_csv("a.csv"), _is_csv(["a.csv", "b.csv"]), _is_csv("a.parquet")
+    (True, True, False)
+    """
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, Path)) for s in source):
+        return all(str(s).endswith(".csv") for s in source)
+    if isinstance(source, (str, Path)) and not _URL.match(str(source)):
+        path = str(source)
+        p = Path(path)
+        return path.endswith(".csv") or (p.is_dir() and not any(p.glob("*.parquet")) and any(p.glob("*.csv")))
+    return False
+
+
+def read_csv_text(target: Any) -> Any:
+    """CSV files as a dask DataFrame of text (every value a string or missing), as one process
+    reads a CSV (:func:`~synthguard.data.loading.load_table` with ``as_text=True``): each column's
+    type is then decided from every partition of every table (:func:`decide_text_types`), not by
+    pandas block by block."""
+    import dask.dataframe as dd
+
+    return dd.read_csv(target, dtype=str)
+
+
+#: one raw partition's facts for the typing decision, per column (:func:`_type_facts`)
+_TypeFacts = dict[str, Any]
+
+
+def _type_facts(frame: pd.DataFrame, text: bool) -> _TypeFacts:
+    """Per column of one raw partition, what the typing rule asks of it: its
+    :class:`~synthguard.data.typerules.TextFacts` (``text``: a CSV read as text) or its
+    :class:`~synthguard.data.typerules.TypedFacts` (values as :func:`_as_numbers` casts a typed
+    table's: decimals as numbers).
+
+    Examples
+    --------
+    >>> f = _type_facts(pd.DataFrame({"a": ["1", None]}), True)["a"]
+    >>> f.n_present, f.int64
+    (1, False)
+    """
+    from ..data.arrowtext import TextColumn
+    from ..data.typerules import TextFacts, TypedFacts
+
+    frame = frame.reset_index(drop=True)
+    frame.columns = [str(c) for c in frame.columns]
+    if text:
+        return {c: TextFacts.of(TextColumn(frame[c])) for c in frame.columns}
+    return {c: TypedFacts.of(_as_numbers(frame[c])[0]) for c in frame.columns}
+
+
+def _presence_and_facts(frame: pd.DataFrame, text: bool | None) -> tuple[tuple[int, dict[str, int]], Any]:
+    """One raw partition's :func:`_presence` and, unless ``text`` is ``None``, its
+    :func:`_type_facts` (in the same task: no other read of the partition)."""
+    return _presence(frame), None if text is None else _type_facts(frame, text)
+
+
+#: per column, how a table's values are cast by the typing decision: ``(how, int64)``
+#: (:class:`~synthguard.data.typerules.ColumnCast`; ``int64`` for numbers read from text: whether
+#: the whole table's column is int64, else ``None``)
+Casts = dict[str, tuple[str, "bool | None"]]
+
+
+def decide_text_types(facts: Mapping[str, Sequence[_TypeFacts]], text_roles: set[str],
+                      columns: Sequence[str], declared: Mapping[str, str], labels: Mapping[str, str]
+                      ) -> tuple[dict[str, Casts], dict[str, list[str]], list[str], dict[str, str]]:
+    """The typing decision of :func:`~synthguard.data.coltypes.decide_types` for tables of which
+    some are CSV files read as text, from every raw partition's :func:`_type_facts` merged per
+    table in table order (:meth:`TextFacts.merge <synthguard.data.typerules.TextFacts.merge>`),
+    decided by the function one process calls (:func:`~synthguard.data.typerules.decide_column`).
+
+    Parameters
+    ----------
+    facts : mapping
+        Role -> per raw partition, its :func:`_type_facts` (roles in the order original,
+        synthetic, control).
+    text_roles : set of str
+        The roles read from CSV as text.
+    columns : sequence of str
+        The columns.
+    declared : mapping
+        Column -> the sdtype declared in the metadata.
+    labels : mapping
+        Role -> the table's label.
+
+    Returns
+    -------
+    casts : dict
+        Role -> :data:`Casts` (the columns whose values change).
+    notes : dict
+        Column -> the decision's note (``inferred_metadata``).
+    warnings : list of str
+    reasons : dict
+        Column -> the reason of an inferred categorical sdtype.
+
+    Examples
+    --------
+    >>> facts = {"original": [_type_facts(pd.DataFrame({"g": ["3"]}), True)],
+    ...          "synthetic": [_type_facts(pd.DataFrame({"g": ["3.0"]}), True),
+    ...                        _type_facts(pd.DataFrame({"g": ["1.0"]}), True)]}
+    >>> decide_text_types(facts, {"original", "synthetic"}, ["g"], {"g": "categorical"},
+    ...                   {"original": "a", "synthetic": "b"})[0]
+    {'original': {}, 'synthetic': {'g': ('codes', False)}}
+    """
+    from ..data.typerules import ColumnCast, TextFacts, TypedFacts, decide_column
+
+    roles = [r for r in ROLES if r in facts]
+    casts: dict[str, Casts] = {r: {} for r in roles}
+    notes: dict[str, list[str]] = {}
+    warns: list[str] = []
+    reasons: dict[str, str] = {}
+    for c in columns:
+        sd = declared.get(c)
+        raw = {r: TextFacts.merge([f[c] for f in facts[r]]) for r in roles if r in text_roles}
+        if not raw or sd not in (None, "numerical", "categorical", "id"):
+            continue
+        typed = {r: TypedFacts.merge([f[c] for f in facts[r]]) for r in roles if r not in raw}
+        decided: ColumnCast = decide_column(c, raw, typed, sd, labels)
+        if decided.note:
+            notes.setdefault(c, []).append(decided.note)
+        if decided.warning:
+            warns.append(decided.warning)
+        if decided.reason:
+            reasons[c] = decided.reason
+        for r, how in decided.casts.items():
+            casts[r][c] = (how, raw[r].int64 if r in raw else None)
+    return casts, notes, warns, reasons
+
+
+def cast_decided(frame: pd.DataFrame, casts: Casts, text: bool) -> pd.DataFrame:
+    """One raw partition with the columns of ``casts`` cast as the typing decision says
+    (:func:`~synthguard.data.coltypes.cast_text` on a CSV read as text, ``text``, else
+    :func:`~synthguard.data.coltypes.cast_typed`); the other columns as they are.
+
+    Examples
+    --------
+    >>> got = cast_decided(pd.DataFrame({"a": ["1", "2"], "b": ["x", "y"]}), {"a": ("numbers", False)}, True)
+    >>> got["a"].tolist(), got["b"].tolist()
+    ([1.0, 2.0], ['x', 'y'])
+    """
+    from ..data.arrowtext import TextColumn
+    from ..data.coltypes import cast_text, cast_typed
+
+    if not casts:
+        return frame
+    out = frame.copy(deep=False)
+    for c in out.columns:  # loop over columns
+        how = casts.get(str(c))
+        if how is None:
+            continue
+        s = out[c]
+        new = cast_text(how[0], TextColumn(s), how[1]) if text else cast_typed(how[0], s)
+        out[c] = pd.Series(new.to_numpy(), index=s.index, dtype=new.dtype, name=c)
+    return out
+
+
+def _cast_tables(ddfs: Mapping[str, Any], casts: Mapping[str, Casts], text_roles: set[str]) -> dict[str, Any]:
+    """The tables with every partition cast by :func:`cast_decided` (the tables without casts as
+    they are); the dtypes from the cast of the empty frame (``meta``)."""
+    import dask
+
+    out = {}
+    for role, ddf in ddfs.items():
+        if not casts.get(role):
+            out[role] = ddf
+            continue
+        text = role in text_roles
+        meta = cast_decided(ddf._meta, casts[role], text)
+        with dask.config.set({"dataframe.convert-string": False}):
+            out[role] = ddf.map_partitions(cast_decided, casts[role], text, meta=meta)
+    return out
 
 
 @dataclass(frozen=True)
@@ -684,7 +857,8 @@ def cast_columns(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
 
 def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]], columns: Sequence[str],
                         schema: Schema, labels: Mapping[str, str], float32: Mapping[str, Sequence[str]],
-                        dates: Mapping[str, DateColumn]) -> dict[str, tuple[str, ...]]:
+                        dates: Mapping[str, DateColumn],
+                        typed: Mapping[str, Sequence[str]] | None = None) -> dict[str, tuple[str, ...]]:
     """Column -> how its values were normalised: the notes :func:`prepare_tables` keeps for one
     process's ``inferred_metadata`` (:attr:`Tables.notes <synthguard.data.tables.Tables.notes>`),
     in its wording and order, from every raw partition's :func:`_note_facts` (a few numbers and
@@ -710,6 +884,9 @@ def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
         Role -> the columns the table holds as float32 (or float16).
     dates : mapping
         Datetime column -> its :class:`DateColumn` (:func:`collect_date_evidence`).
+    typed : mapping, optional
+        Column -> the notes of the typing decision of CSV files read as text
+        (:func:`decide_text_types`), after the decimals' as in one process.
 
     Returns
     -------
@@ -738,6 +915,8 @@ def normalisation_notes(facts: Mapping[str, Sequence[Mapping[str, _NoteFacts]]],
             kinds = {f[c][0] for f in facts[r]} - {"empty"}
             if kinds == {"decimal"}:
                 add(c, decimal_note(labels[r]))
+        for note in (typed or {}).get(c, ()):
+            add(c, note)
         for r in roles:
             if any(f[c][1] for f in facts[r]):
                 add(c, nfc_note(labels[r]))
@@ -1138,6 +1317,18 @@ def _finish(table: DistTable, client: Any, info: list[Any], cats: tuple[str, ...
     return Canonical(order, firsts)
 
 
+def _declared(metadata: Any) -> dict[str, str]:
+    """Column -> the sdtype the metadata declares (a :class:`Schema`'s sdtypes), as
+    :func:`prepare_tables` reads it for the typing decision."""
+    from ..data.coltypes import declared_sdtypes
+    from ..data.loading import load_metadata
+    from ..data.schema import nfc_metadata
+
+    if isinstance(metadata, Schema):
+        return {c: sp.sdtype for c, sp in metadata.columns.items()}
+    return declared_sdtypes(nfc_metadata(load_metadata(metadata)))
+
+
 def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
                 client: Any, npartitions: int = 4) -> DistTables:
     """Partitioned, typed inputs with a schema and global vocabularies.
@@ -1179,14 +1370,28 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # the schema from the first partition holding rows of each table (a sample) unless the
     # metadata declares it, and every partition's count of rows and missing values per column
     roles = list(ddfs)
-    presence_of = delayed(_presence, pure=True)
+    presence_of = delayed(_presence_and_facts, pure=True)
     heads = list(client.gather(client.compute([ddfs[r].to_delayed()[0] for r in roles])))
     # the raw partitions read once for the loading's passes (presence, whole-column facts, dates,
     # labels, typing) when they fit, instead of once per pass; released once the typed ones are held
     ddfs, raw_bytes = hold_raw(ddfs, heads, client)
     delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
-    presence = dict(zip(roles, client.gather(client.compute(
-        [[presence_of(p) for p in delayed_parts[r]] for r in roles])), strict=True))
+    # CSV files are read as text, as one process reads them: in the same pass as the rows and
+    # missing values, every partition's facts for the typing decision (decide_text_types)
+    text_roles = {r for r in roles if _is_csv(sources[r])}
+    asked = {r: (r in text_roles) if text_roles else None for r in roles}
+    both = dict(zip(roles, client.gather(client.compute(
+        [[presence_of(p, asked[r]) for p in delayed_parts[r]] for r in roles])), strict=True))
+    presence = {r: [b[0] for b in both[r]] for r in roles}
+    type_notes: dict[str, list[str]] = {}
+    reasons: dict[str, str] = {}
+    if text_roles:
+        casts, type_notes, _, reasons = decide_text_types(
+            {r: [b[1] for b in both[r]] for r in roles}, text_roles, base, _declared(metadata), labels)
+        ddfs = _cast_tables(ddfs, casts, text_roles)
+        delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
+        heads = [cast_decided(h, casts[r], r in text_roles) for r, h in zip(roles, heads, strict=True)]
+    del both
     lead = {r: head_partition(presence[r]) for r in roles}
     later = [r for r in roles if lead[r]]  # a first partition without rows (an empty first file)
     if later:
@@ -1212,6 +1417,10 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # tables, row numbers; booleans, free text and dates read from the values of text columns)
     # taken again from every partition, as one process takes them
     schema = whole_column_types(client, ddfs, heads, sample.schema, metadata, presence)
+    if reasons:  # the typing decision's reasons of inferred categorical columns (prepare_tables)
+        schema = replace(schema, columns={
+            c: (replace(sp, reason=reasons[c]) if c in reasons and sp.inferred and sp.sdtype == "categorical"
+                else sp) for c, sp in schema.columns.items()})
     tables: dict[str, DistTable] = {}
     typed = delayed(_typed_partition, pure=True)
     raw = {role: ddf.to_delayed() for role, ddf in ddfs.items()}
@@ -1226,7 +1435,7 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
                  tuple(schema.of_type("boolean")), every32)
     dates, facts = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels,
                                          notes=note_args)
-    notes = normalisation_notes(facts, base, schema, labels, float32, dates)
+    notes = normalisation_notes(facts, base, schema, labels, float32, dates, type_notes)
     cast = cast_columns(facts, every32)
     for role, parts in raw.items():
         tables[role] = DistTable(role, labels[role],

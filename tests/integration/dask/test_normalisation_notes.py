@@ -72,14 +72,14 @@ def _dumps(value) -> str:
     return json.dumps(without_seconds(value), sort_keys=True, default=str)
 
 
-def _same_report(one: dict, many: dict) -> None:
+def _same_report(one: dict, many: dict, metrics: dict = METRICS) -> None:
     """The whole inferred metadata equal (order of columns and notes too), and every other part of
     the reports but the run's own lines."""
     assert json.dumps(one["inferred_metadata"]) == json.dumps(many["inferred_metadata"])
     assert set(one) - RUN_LINES == set(many) - RUN_LINES
     for key in sorted(set(one) - RUN_LINES):
         assert _dumps(one[key]) == _dumps(many[key]), key
-    assert {n: e["status"] for n, e in many["metrics"].items()} == {n: "ok" for n in METRICS}
+    assert {n: e["status"] for n, e in many["metrics"].items()} == {n: "ok" for n in metrics}
 
 
 def _check_notes(inferred: dict, labels: dict[str, str]) -> None:
@@ -138,9 +138,6 @@ def test_csv_files_read_in_several_partitions_report_one_processs_notes(dask_cli
     _same_report(single, dist)
 
 
-@pytest.mark.xfail(strict=True, reason="a cluster reads a CSV typed by pandas, block by block "
-                   "(integers as floats, 3 and 3.0 codes as numbers), where one process reads it as "
-                   "text and decides each column's type from every table (decide_types): not fixed")
 def test_csv_integers_and_codes_typed_as_one_process(dask_client, tmp_path, monkeypatch):
     r = np.random.default_rng(5)
     paths = {}
@@ -159,3 +156,73 @@ def test_csv_integers_and_codes_typed_as_one_process(dask_client, tmp_path, monk
     dist = evaluate(paths["original"], paths["synthetic"], None, meta, metrics=["exact_matches"],
                     seed=1, client=dask_client).to_dict()
     assert json.dumps(single["inferred_metadata"]) == json.dumps(dist["inferred_metadata"])
+
+
+def _csv_case(case: str, n: int = 80) -> tuple[dict[str, pd.DataFrame], dict | None]:
+    """Original and release (no control) of one typing case, and the metadata; each table's
+    deciding values in some of its rows only (the cluster reads them in other blocks)."""
+    frames = {}
+    for role, seed in (("original", 11), ("synthetic", 12)):
+        q = np.random.default_rng(seed)
+        frames[role] = pd.DataFrame({"age": q.integers(18, 90, n).astype(object),
+                                     "city": q.choice(["Bern", "Basel", "Chur"], n).astype(object)})
+    orig, syn = frames["original"], frames["synthetic"]
+    meta = None
+    if case == "leading_zeros":  # codes with a leading zero in the release's last rows only
+        for role, f in frames.items():
+            f["zip"] = [str(v) for v in np.random.default_rng(len(role)).integers(10000, 99999, n)]
+        syn.loc[n - 5:, "zip"] = "01234"
+    elif case == "numbers_and_text":  # integer codes, and text among them in the release's last rows
+        orig["score"] = [str(v) for v in np.arange(n) % 7]
+        syn["score"] = [str(v) for v in np.arange(n) % 5]
+        syn.loc[n - 3:, "score"] = "unknown"
+    elif case == "booleans":  # True/False in the original, 0/1 in the release
+        orig["smoker"] = np.where(np.arange(n) % 3 == 0, "True", "False")
+        syn["smoker"] = np.where(np.arange(n) % 4 == 0, "1", "0")
+    elif case == "missing_partition":  # an integer column, missing in a whole block of the original
+        orig["visits"] = [str(v) for v in np.arange(n) % 9]
+        syn["visits"] = [str(v) for v in np.arange(n) % 6]
+        orig.loc[n // 4: 3 * n // 4, "visits"] = None
+    elif case == "dates":  # ISO dates, undeclared; and epoch seconds declared datetime
+        days = pd.Timestamp("2021-01-01") + pd.to_timedelta(np.arange(n) % 50, unit="D")
+        orig["visit"] = days.strftime("%Y-%m-%d")
+        syn["visit"] = days[::-1].strftime("%Y-%m-%d")
+        for f in frames.values():
+            f["ts"] = [str(1_600_000_000 + 3_600 * i) for i in range(n)]
+        meta = {"columns": {"ts": {"sdtype": "datetime"}}}
+    syn.iloc[:10] = orig.iloc[:10].to_numpy()  # copies, found only when the tables are typed alike
+    return frames, meta
+
+
+@pytest.mark.parametrize("case", ["leading_zeros", "numbers_and_text", "booleans", "missing_partition",
+                                  "dates"])
+def test_csv_typing_decided_from_every_partition_as_one_process(dask_client, tmp_path, monkeypatch, case):
+    """Each CSV read by the cluster in several blocks: the typing decision one process takes on
+    the whole files (leading zeros kept as text, numbers and text mixed, True/False and 0/1
+    spellings, a block without a value, dates) taken from every block's facts: the whole
+    ``inferred_metadata`` and every other part of the report equal to one process's."""
+    frames, meta = _csv_case(case)
+    paths = {}
+    for role, frame in frames.items():
+        paths[role] = str(Path(tmp_path) / f"{role}.csv")
+        frame.to_csv(paths[role], index=False)
+    metrics = {"exact_matches": {}}
+    single = evaluate(paths["original"], paths["synthetic"], None, meta, metrics=metrics, seed=3).to_dict()
+    read_csv = dd.read_csv
+    monkeypatch.setattr(dd, "read_csv", lambda *a, **k: read_csv(*a, **{**k, "blocksize": 150}))
+    dist = evaluate(paths["original"], paths["synthetic"], None, meta, metrics=metrics, seed=3,
+                    client=dask_client).to_dict()
+    assert all(i["partitions"] >= 3 for i in dist["inputs"].values())
+    if case == "missing_partition":  # some block of the original holds no value of the column
+        raw = dd.read_csv(paths["original"], dtype=str)
+        assert any(raw.partitions[j]["visits"].isna().all().compute() for j in range(raw.npartitions))
+    inferred = single["inferred_metadata"]
+    expected = {"leading_zeros": ("zip", "categorical", "leading zeros"),
+                "numbers_and_text": ("score", "categorical", "non-numeric value(s)"),
+                "booleans": ("smoker", "boolean", ""),
+                "missing_partition": ("visits", "numerical", "(float64)"),
+                "dates": ("visit", "datetime", "")}[case]
+    col, sdtype, reason = expected
+    assert inferred[col]["sdtype"] == sdtype and reason in inferred[col]["reason"]
+    assert inferred["age"]["reason"] == "numeric dtype (int64)"
+    _same_report(single, dist, metrics)
