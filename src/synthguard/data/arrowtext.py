@@ -142,6 +142,12 @@ class TextColumn:
         """Where the value is a number."""
         return self._parsed[1]
 
+    @property
+    def number_values(self) -> np.ndarray:
+        """The values read as float64 numbers (NaN where not a number), without the int64
+        decision of :attr:`numbers` (no pass over the spellings)."""
+        return self._parsed[0]
+
     @cached_property
     def n_numbers(self) -> int:
         return int(self.is_number.sum())

@@ -97,15 +97,20 @@ class TextFacts:
         >>> f.n_present, f.n_numbers, f.leading_zero, f.first_bad, f.written_as_integers
         (3, 2, '01', 'x', False)
         """
-        num = t.numbers.to_numpy(dtype=np.float64)[t.is_number]
+        rows = len(t.present)
+        # int64 only when every value is a number (:attr:`TextColumn.numbers`): the other
+        # columns' numbers read without that decision (its passes over the spellings)
+        every = rows > 0 and t.n_numbers == rows
+        num = t.number_values[t.is_number]
         with np.errstate(invalid="ignore"):
             integral = bool(np.all(num == np.floor(num)))
         bad = t.present & ~t.is_number
-        return cls(rows=len(t.present), n_present=t.n_present, n_numbers=t.n_numbers,
-                   n_true_false=int(t.isin(_TRUE | _FALSE).sum()),
+        return cls(rows=rows, n_present=t.n_present, n_numbers=t.n_numbers,
+                   # a number is never spelled True/False: the pass skipped for number columns
+                   n_true_false=0 if t.all_numbers else int(t.isin(_TRUE | _FALSE).sum()),
                    zero_one=bool(np.isin(num, (0.0, 1.0)).all()), integral=integral,
                    written_as_integers=t.written_as_integers if t.n_numbers else True,
-                   int64=len(t.present) == 0 or pd.api.types.is_integer_dtype(t.numbers.dtype),
+                   int64=rows == 0 or (every and pd.api.types.is_integer_dtype(t.numbers.dtype)),
                    leading_zero=t.leading_zero, first_bad=t.first(bad) if bad.any() else None,
                    first_value=t.first(t.present) if t.n_present else None)
 
