@@ -1734,10 +1734,23 @@ def _pairs(h: np.ndarray) -> np.ndarray:
 def _distinct_pairs(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``(n, 2)`` uint64 keys of ``h`` sorted by their first word, then their second
     (``(m, 2)``), and the index of each row's key among them (a sort of two word columns, not of
-    structured values: many times faster)."""
+    structured values: many times faster). The rows are sorted by their first word alone (about 4x
+    faster than the two-word ``lexsort`` at 1M rows), which orders the keys by both words unless
+    two distinct keys share a first word (about ``m**2 / 2**64``): then by both words.
+
+    Examples
+    --------
+    >>> h = np.array([[3, 1], [1, 9], [3, 1], [3, 0]], dtype=np.uint64)  # 3 shared by two keys
+    >>> keys, inv = _distinct_pairs(h)
+    >>> keys.tolist(), inv.tolist()
+    ([[1, 9], [3, 0], [3, 1]], [2, 0, 2, 1])
+    """
     h = np.asarray(h, dtype=np.uint64).reshape(-1, 2)
-    order = np.lexsort((h[:, 1], h[:, 0]))
+    order = np.argsort(h[:, 0])
     s = h[order]
+    if ((s[1:, 0] == s[:-1, 0]) & (s[1:, 1] != s[:-1, 1])).any():  # a first word of two keys
+        order = np.lexsort((h[:, 1], h[:, 0]))
+        s = h[order]
     new = np.ones(len(s), dtype=bool)
     new[1:] = (s[1:] != s[:-1]).any(axis=1)
     inv = np.empty(len(s), dtype=np.int64)

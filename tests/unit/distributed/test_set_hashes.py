@@ -9,6 +9,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from synthguard.data.encoding import Encoder
 from synthguard.data.schema import infer_schema
@@ -70,3 +71,26 @@ def test_keys_found_in_any_row_order_as_a_dictionary_finds_them():
     assert _find_pairs(uniq, rows).tolist() == want
     assert _find_pairs(uniq, rows[::-1]).tolist() == want[::-1]
     assert 0 < sum(w >= 0 for w in want) < len(want)
+
+
+@pytest.mark.parametrize("shared_first_words", [False, True])
+def test_distinct_keys_sorted_by_both_words_as_a_two_word_sort_sorts_them(shared_first_words):
+    """The keys are sorted by their first word alone unless two distinct keys share one: the same
+    distinct keys and indices as the two-word sort either way (duplicates many, as a release's
+    rows on a column set give)."""
+    from synthguard.distributed._backend import _distinct_pairs
+
+    rng = np.random.default_rng(2)
+    if shared_first_words:  # 10 first words, 5 second words: distinct keys share first words
+        pool = np.column_stack([rng.integers(0, 2**63, 10)[rng.integers(0, 10, 50)],
+                                rng.integers(0, 2**63, 5)[rng.integers(0, 5, 50)]])
+    else:
+        pool = rng.integers(0, 2**63, (40, 2))
+    keys = pool.astype(np.uint64)[rng.integers(0, len(pool), 3000)]
+    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    s = keys[order]
+    new = np.r_[True, (s[1:] != s[:-1]).any(axis=1)]
+    uniq, inv = _distinct_pairs(keys)
+    np.testing.assert_array_equal(uniq, s[new])
+    np.testing.assert_array_equal(uniq[inv], keys)
+    assert bool((uniq[1:, 0] == uniq[:-1, 0]).any()) == shared_first_words
