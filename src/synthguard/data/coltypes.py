@@ -212,12 +212,7 @@ def decide_types(frames: dict[str, pd.DataFrame], text_roles: set[str], declared
                                     {r: TypedFacts.of(s) for r, s in typed.items()}, sd, labels)
         else:
             decided = decide_column(col, {}, {}, sd, labels)
-        if decided.note:
-            notes.setdefault(col, []).append(decided.note)
-        if decided.warning:
-            warns.append(decided.warning)
-        if decided.reason:
-            reasons[col] = decided.reason
+        decided.report_into(col, notes, warns, reasons)
         new = {role: cast_text(how, raw[role]) if role in raw else cast_typed(how, typed[role])
                for role, how in decided.casts.items()}
         for role, s in new.items():

@@ -203,6 +203,26 @@ class ColumnCast:
     warning: str | None = None
     reason: str | None = None
 
+    def report_into(self, col: str, notes: dict[str, list[str]], warnings: list[str],
+                    reasons: dict[str, str]) -> None:
+        """File what one process reports of the decision of ``col``: its note under the column,
+        its warning, its reason (one place for :func:`~synthguard.data.coltypes.decide_types`
+        and the cluster's decision).
+
+        Examples
+        --------
+        >>> notes, warns, reasons = {}, [], {}
+        >>> ColumnCast(note="n", reason="r").report_into("g", notes, warns, reasons)
+        >>> notes, warns, reasons
+        ({'g': ['n']}, [], {'g': 'r'})
+        """
+        if self.note:
+            notes.setdefault(col, []).append(self.note)
+        if self.warning:
+            warnings.append(self.warning)
+        if self.reason:
+            reasons[col] = self.reason
+
 
 def decide_column(col: str, raw: Mapping[str, TextFacts], typed: Mapping[str, TypedFacts],
                   declared: str | None, labels: Mapping[str, str]) -> ColumnCast:

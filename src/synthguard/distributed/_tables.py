@@ -545,12 +545,7 @@ def decide_text_types(facts: Mapping[str, Sequence[_TypeFacts]], text_roles: set
             continue
         typed = {r: TypedFacts.merge([f[c] for f in facts[r]]) for r in roles if r not in raw}
         decided: ColumnCast = decide_column(c, raw, typed, sd, labels)
-        if decided.note:
-            notes.setdefault(c, []).append(decided.note)
-        if decided.warning:
-            warns.append(decided.warning)
-        if decided.reason:
-            reasons[c] = decided.reason
+        decided.report_into(c, notes, warns, reasons)
         for r, how in decided.casts.items():
             casts[r][c] = (how, raw[r].int64 if r in raw else None)
     return casts, notes, warns, reasons
