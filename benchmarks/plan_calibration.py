@@ -33,13 +33,17 @@ from scipy.optimize import nnls
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def one_run(files: dict, preset: str | None, out: Path) -> tuple[float, float, int, float]:
-    """(wall s, peak RSS MB, metrics run, million cells) of one evaluate process."""
+def one_run(files: dict, preset: str | None, out: Path, max_records: int = 0
+            ) -> tuple[float, float, int, float]:
+    """(wall s, peak RSS MB, metrics run, million cells) of one evaluate process (``max_records``:
+    ``--max-records``; the cells are then the sample's, as the plan counts them)."""
     cmd = [sys.executable, "-m", "synthguard", "evaluate", "-o", str(files["original"]),
            "-s", str(files["synthetic"]), "-c", str(files["control"]),
            "-m", str(Path(files["original"]).parent / "metadata.json"), "--quiet", "--json", str(out)]
     if preset:
         cmd += ["--preset", preset]
+    if max_records:
+        cmd += ["--max-records", str(max_records)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -48,6 +52,10 @@ def one_run(files: dict, preset: str | None, out: Path) -> tuple[float, float, i
         raise SystemExit(f"run failed ({status}): {' '.join(cmd)}")
     report = json.loads(out.read_text())
     cells = sum(v["rows"] * v["columns"] for v in report["inputs"].values()) / 1e6
+    sample = report.get("sample") or {}
+    for role, v in report["inputs"].items():  # a sampled table counts its sample's rows
+        if isinstance(sample.get(role), dict):
+            cells -= (v["rows"] - sample[role]["rows"]) * v["columns"] / 1e6
     return wall, usage.ru_maxrss / 1024, len(report["metrics"]), cells
 
 
@@ -77,7 +85,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="2000,10000", help="fitted, both presets")
-    ap.add_argument("--large", default="", help="fitted, the privacy preset only (e.g. 200000)")
+    ap.add_argument("--large", default="", help="fitted, the privacy preset only (e.g. 200000; "
+                    "ROWS:MAX_RECORDS for a sampled run, e.g. 1000000:200000)")
     ap.add_argument("--check", default="5000", help="not fitted, both presets")
     ap.add_argument("--measured", default="", help="runs measured before, fitted, as "
                     "PRESET:ROWS:TESTS:SECONDS:PEAK_MB[,...] (e.g. privacy:1000000:28:1502:4079) on "
@@ -85,18 +94,20 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=Path("/tmp/synthguard-plan-calibration"))
     args = ap.parse_args()
     fit_sizes = [int(s) for s in args.sizes.split(",") if s]
-    large = [int(s) for s in args.large.split(",") if s]
+    large = [tuple(int(v) for v in (s.split(":") + ["0"])[:2]) for s in args.large.split(",") if s]
     check_sizes = [int(s) for s in args.check.split(",") if s]
     print(f"load before: {open('/proc/loadavg').read().split()[:3]}")
     rows = []
-    runs = [(n, p, True) for n in fit_sizes for p in (None, "privacy")]
-    runs += [(n, "privacy", True) for n in large]
-    runs += [(n, p, False) for n in check_sizes for p in (None, "privacy")]
-    for n, preset, fitted in runs:
+    runs = [(n, p, True, 0) for n in fit_sizes for p in (None, "privacy")]
+    runs += [(n, "privacy", True, m) for n, m in large]
+    runs += [(n, p, False, 0) for n in check_sizes for p in (None, "privacy")]
+    for n, preset, fitted, max_records in runs:
         files = make_files(n, args.data_dir)
-        wall, mb, metrics, mcells = one_run(files, preset, args.data_dir / f"r_{preset}_{n}.json")
+        wall, mb, metrics, mcells = one_run(files, preset, args.data_dir / f"r_{preset}_{n}.json",
+                                            max_records)
         rows.append((n, preset or "default", metrics, mcells, wall, mb, fitted))
-        print(f"n={n:>9,} {preset or 'default':>8}: {metrics} metrics, {mcells:.3f} Mcells: "
+        print(f"n={n:>9,} {preset or 'default':>8}{f' (max-records {max_records:,})' if max_records else ''}: "
+              f"{metrics} metrics, {mcells:.3f} Mcells: "
               f"{wall:7.1f} s, {mb:6.0f} MB", flush=True)
     for item in (x for x in args.measured.split(",") if x):
         preset, n, metrics, wall, mb = item.split(":")

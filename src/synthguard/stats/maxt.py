@@ -27,7 +27,7 @@ import numpy as np
 from ._special import _hypergeom_sf
 from .rng import make_rng
 
-__all__ = ["JointTest", "fisher_p", "joint_minp", "relabelled_counts"]
+__all__ = ["JointTest", "fisher_p", "flag_patterns", "joint_minp", "pattern_counts", "relabelled_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,8 +78,12 @@ def fisher_p(k1: np.ndarray, k_total: np.ndarray, n1: int, big_n: int) -> np.nda
     return np.minimum(1.0, _hypergeom_sf(np.asarray(k1) - 1, big_n, np.asarray(k_total), n1))
 
 
-#: above this many record labels (flagged records x relabellings) the compiled urn is used
+#: above this many record labels (flagged records x relabellings) the large-problem draws are used
 COMPILED_CELLS = 20_000_000
+
+#: a large problem draws per flag pattern when its flagged records share at most one pattern (a
+#: distinct set of tests flagging them) per this many records; else record by record (the urn)
+PATTERN_RECORDS = 16
 
 
 def relabelled_counts(flags_u: np.ndarray, n1: int, n2: int, reps: int,
@@ -88,16 +92,21 @@ def relabelled_counts(flags_u: np.ndarray, n1: int, n2: int, reps: int,
 
     ``flags_u`` (flagged records x tests, bool) holds only the records some test flags; the others
     cannot change any count. Small problems sort random keys (a uniformly random subset of the
-    hypergeometric number of members), in chunks of at most ``max_cells`` labels; large ones
-    (more than :data:`COMPILED_CELLS` labels, numba installed) draw the labels from an urn in a
-    compiled kernel. Both give exactly the labels of a uniform relabelling; which one runs
-    depends only on the sizes, so a seed gives the same counts on every machine with numba.
+    hypergeometric number of members), in chunks of at most ``max_cells`` labels. Large ones (more
+    than :data:`COMPILED_CELLS` labels) draw how many members each group of records with the same
+    flags holds (:func:`pattern_counts`) when the groups are few (at most one per
+    :data:`PATTERN_RECORDS` records), else the labels from an urn in a compiled kernel (numba
+    installed). Each gives exactly the counts of a uniform relabelling; which one runs depends only
+    on the sizes and the flags, so a seed gives the same counts on every machine.
     """
     u, n_tests = flags_u.shape
     out = np.zeros((reps, n_tests), dtype=np.int64)
     if u == 0 or reps == 0:
         return out
     if u * reps > COMPILED_CELLS:
+        pattern, size = flag_patterns(flags_u)
+        if size.size * PATTERN_RECORDS <= u:
+            return pattern_counts(pattern, size, n1, n2, reps, rng)
         try:
             from ._maxt_numba import urn_counts
         except ImportError:  # numba missing: sort keys instead (slower, same distribution)
@@ -115,6 +124,54 @@ def relabelled_counts(flags_u: np.ndarray, n1: int, n2: int, reps: int,
         lab = smallest_keys(rng.random((b, u)), h)
         out[start:start + b] = np.rint(lab.astype(float) @ f).astype(np.int64)
     return out
+
+
+def flag_patterns(flags_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``flags_u`` (records x tests, bool), in ascending order of their bits
+    (test 0 the lowest), and how many records hold each: whatever the order of the records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = np.array([[1, 0], [0, 1], [1, 0], [1, 1]], dtype=bool)
+    >>> pattern, size = flag_patterns(f)
+    >>> pattern.astype(int).tolist(), size.tolist()
+    ([[1, 0], [0, 1], [1, 1]], [2, 1, 1])
+    """
+    u, n_tests = flags_u.shape
+    if n_tests <= 62:  # one integer key per record: its bits
+        key = flags_u.astype(np.int64) @ (np.int64(1) << np.arange(n_tests, dtype=np.int64))
+        uniq, size = np.unique(key, return_counts=True)
+        return ((uniq[:, None] >> np.arange(n_tests, dtype=np.int64)) & 1).astype(bool), size
+    packed = np.packbits(flags_u, axis=1, bitorder="little")[:, ::-1]  # highest bits first
+    uniq, size = np.unique(packed, axis=0, return_counts=True)
+    return np.unpackbits(uniq[:, ::-1], axis=1, count=n_tests, bitorder="little").astype(bool), size
+
+
+def pattern_counts(pattern: np.ndarray, size: np.ndarray, n1: int, n2: int, reps: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Each test's member count under ``reps`` uniform relabellings of ``n1 + n2`` records, from
+    the flagged records' groups: ``size[g]`` records flagged by the tests ``pattern[g]`` (groups x
+    tests, bool; the other records flagged by none).
+
+    A uniformly random set of ``n1`` members holds, in the groups and the unflagged records
+    together, a multivariate hypergeometric draw of members (NumPy's ``marginals`` method: one
+    hypergeometric draw per group); a test's count is the sum over the groups it flags. The same
+    distribution as drawing every record's label, at a cost per group, not per record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pattern = np.array([[True, False], [True, True]])
+    >>> out = pattern_counts(pattern, np.array([30, 5]), 50, 50, 4, np.random.default_rng(0))
+    >>> out.shape, bool((out[:, 1] <= 5).all() and (out[:, 0] >= out[:, 1]).all())
+    ((4, 2), True)
+    """
+    size = np.asarray(size, dtype=np.int64)
+    rest = int(n1 + n2 - size.sum())
+    drawn = rng.multivariate_hypergeometric(np.r_[size, rest], int(n1), size=int(reps),
+                                            method="marginals")[:, :-1]
+    return drawn.astype(np.int64) @ pattern.astype(np.int64)
 
 
 def smallest_keys(keys: np.ndarray, h: np.ndarray) -> np.ndarray:

@@ -139,3 +139,67 @@ def test_the_compiled_urn_is_loaded_from_numbas_disk_cache_by_the_next_process(t
                                       check=True).stdout) for _ in range(2)]
     assert runs[0]["hits"] == 0 and runs[1]["hits"] == 1
     assert runs[0]["counts"] == runs[1]["counts"]
+
+
+def _large_flags(seed: int, u: int = 25_000) -> np.ndarray:
+    """Flags of ``u`` records by 4 tests with few patterns (u x 1,000 relabellings > COMPILED_CELLS);
+    test 3 flags exactly the records tests 0 or 1 flag, which never overlap."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(4, size=u, p=[0.5, 0.2, 0.2, 0.1])
+    f = np.zeros((u, 4), dtype=bool)
+    f[:, 0] = kind == 0
+    f[:, 1] = kind == 1
+    f[:, 2] = (kind == 2) | (kind == 0) & (rng.random(u) < 0.3)
+    f[:, 3] = f[:, 0] | f[:, 1]
+    return f
+
+
+def test_large_relabellings_draw_per_flag_pattern_whatever_the_record_order():
+    from synthguard.stats.maxt import COMPILED_CELLS
+
+    f = _large_flags(1)
+    assert f.shape[0] * 1000 > COMPILED_CELLS
+    got = relabelled_counts(f, 30_000, 20_000, 1000, np.random.default_rng(4))
+    shuffled = relabelled_counts(f[np.random.default_rng(9).permutation(len(f))], 30_000, 20_000, 1000,
+                                 np.random.default_rng(4))
+    assert np.array_equal(got, shuffled)  # a record-by-record urn depends on the records' order
+    assert np.array_equal(got[:, 3], got[:, 0] + got[:, 1])  # a count is a sum over its groups
+
+
+def test_large_relabelling_counts_have_the_hypergeometric_means_and_variances():
+    """Each test's member count under a uniform relabelling is hypergeometric: ``m`` flagged records
+    drawn from ``n1`` members among ``N``; two tests' counts covary through the records both flag."""
+    f = _large_flags(2)
+    n1, n2, reps = 30_000, 20_000, 4000
+    big_n = n1 + n2
+    got = relabelled_counts(f, n1, n2, reps, np.random.default_rng(6)).astype(float)
+    m = f.sum(axis=0).astype(float)
+    mean = m * n1 / big_n
+    var = m * (n1 / big_n) * (n2 / big_n) * (big_n - m) / (big_n - 1)
+    assert (np.abs(got.mean(axis=0) - mean) < 5 * np.sqrt(var / reps)).all()
+    assert (np.abs(got.var(axis=0) / var - 1) < 0.15).all()
+    # covariance of tests 0 and 2 (they share the records both flag): that of the shared count
+    # less what the disjoint parts take from each other
+    both, only0, only2 = (f[:, 0] & f[:, 2]).sum(), (f[:, 0] & ~f[:, 2]).sum(), (f[:, 2] & ~f[:, 0]).sum()
+    p, q = n1 / big_n, n2 / big_n
+    shrink = (big_n - 1)
+
+    def cov(a: float, b: float) -> float:  # covariance of the member counts of two disjoint groups
+        return -a * b * p * q / shrink
+
+    v_both = both * p * q * (big_n - both) / shrink
+    want = v_both + cov(both, only2) + cov(only0, both) + cov(only0, only2)
+    sd = np.sqrt(var[0] * var[2] / reps) * 1.2
+    assert abs(np.cov(got[:, 0], got[:, 2])[0, 1] - want) < 5 * sd
+
+
+def test_large_relabellings_with_many_flag_patterns_draw_from_the_urn():
+    from synthguard.stats import maxt
+
+    rng = np.random.default_rng(3)
+    f = rng.random((25_000, 24)) < 0.5  # nearly every record its own pattern
+    pattern, size = maxt.flag_patterns(f)
+    assert size.size * maxt.PATTERN_RECORDS > f.shape[0]
+    got = relabelled_counts(f, 30_000, 20_000, 1000, np.random.default_rng(4))
+    shuffled = relabelled_counts(f[::-1], 30_000, 20_000, 1000, np.random.default_rng(4))
+    assert not np.array_equal(got, shuffled)  # the urn draws record by record
