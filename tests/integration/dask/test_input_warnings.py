@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from synthguard import evaluate
+from synthguard.errors import InputError
 
 dd = pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -52,6 +53,9 @@ def _case(case: str) -> tuple[dict[str, pd.DataFrame], dict | None]:
     elif case == "looks_numeric":  # numbers with thousands separators, read as categories
         for f in frames.values():
             f["income"] = [f"{v:,}" for v in np.random.default_rng(len(f)).integers(1000, 1020, len(f))]
+    elif case == "near_unique":  # a category with a different value on almost every row
+        for f in frames.values():
+            f["remark"] = [f"r{i % (len(f) - 3)}" for i in range(len(f))]
     elif case == "infinities":  # inf and a Stata missing-value code in later rows only
         orig.loc[70, "score"] = np.inf
         orig.loc[80, "score"] = -np.inf
@@ -87,7 +91,7 @@ def _both(paths: dict[str, str], meta, client) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize("case", ["metadata", "declared_id", "spelling", "disjoint", "looks_numeric",
-                                  "infinities", "row_numbers", "control_overlap"])
+                                  "near_unique", "infinities", "row_numbers", "control_overlap"])
 def test_parquet_folders_list_one_processs_warnings(dask_client, tmp_path, case):
     frames, meta = _case(case)
     single, dist = _both(_parquet_folders(frames, tmp_path), meta, dask_client)
@@ -110,15 +114,16 @@ def test_every_kind_at_once_in_one_processs_order(dask_client, tmp_path):
         f["case_no"] = np.arange(1, len(f) + 1)  # row numbers
         f["tag"] = [f"T{k}-{i:04d}" for i in q.permutation(len(f))]  # a surrogate identifier
         f["income"] = [f"{v:,}" for v in q.integers(1000, 1020, len(f))]  # numbers as categories
+        f["remark"] = [f"r{i % (len(f) - 3)}" for i in range(len(f))]  # near unique
         f["colour"] = q.choice(["rot", "blau"] if k == 1 else ["red", "blue"], len(f))  # disjoint
     shared = [c for c in orig.columns if c not in ("case_no", "tag")]
     ctl.loc[40:59, shared] = orig.loc[:19, shared].to_numpy()  # the control overlaps the original
     meta = {"columns": {"race": {"sdtype": "id"}}, "quasi_identifer": ["age"]}
     single, dist = _both(_parquet_folders(frames, tmp_path), meta, dask_client)
     kinds = ["unknown key", "numbers the rows", "surrogate identifier", "declares column 'race' an id",
-             "looks numeric", "infinite value", "beyond +/-1e300", "writes differently", "share nothing",
-             "also occur in the original"]
-    assert [next(i for i, k in enumerate(kinds) if k in w) for w in single["warnings"]] == list(range(10))
+             "looks numeric", "almost every row", "infinite value", "beyond +/-1e300", "writes differently",
+             "share nothing", "also occur in the original"]
+    assert [next(i for i, k in enumerate(kinds) if k in w) for w in single["warnings"]] == list(range(11))
     assert json.dumps(dist["warnings"]) == json.dumps(single["warnings"])
 
 
@@ -141,3 +146,29 @@ def test_csv_numbers_mixed_with_text_warned_as_in_one_process(dask_client, tmp_p
     assert dist["inputs"]["synthetic"]["partitions"] >= 2
     assert any("non-numeric value(s)" in w for w in single["warnings"])
     assert json.dumps(dist["warnings"]) == json.dumps(single["warnings"])
+
+
+def test_sampled_run_lists_the_whole_tables_warnings(dask_client, tmp_path):
+    """With ``max_records`` the warnings are the whole tables' (one process warns before it
+    samples): the cluster's sampled tables carry them."""
+    frames, meta = _case("infinities")
+    paths = _parquet_folders(frames, tmp_path)
+    args = (paths["original"], paths["synthetic"], paths["control"], meta)
+    single = evaluate(*args, metrics=METRICS, seed=3, max_records=40).to_dict()
+    dist = evaluate(*args, metrics=METRICS, seed=3, max_records=40, client=dask_client).to_dict()
+    assert "sample" in dist and len(single["warnings"]) == 2
+    assert json.dumps(dist["warnings"]) == json.dumps(single["warnings"])
+
+
+def test_control_holding_the_original_is_refused_as_in_one_process(dask_client, tmp_path):
+    """The control check's error too: a control holding the original's rows stops both runs with
+    the same message (the cluster used to run on)."""
+    frames = _tables()
+    frames["control"] = frames["original"].sample(frac=1.0, random_state=1)
+    paths = _parquet_folders(frames, tmp_path)
+    args = (paths["original"], paths["synthetic"], paths["control"], None)
+    with pytest.raises(InputError) as one:
+        evaluate(*args, metrics=METRICS, seed=3)
+    with pytest.raises(InputError) as many:
+        evaluate(*args, metrics=METRICS, seed=3, client=dask_client)
+    assert str(many.value) == str(one.value)
