@@ -482,6 +482,23 @@ def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return warns
 
 
+def isin_values(values: Any, among: Any) -> np.ndarray:
+    """``pd.Index(values).isin(among)``, through one hash table when ``values`` are text: pandas
+    3's Arrow strings look ``among`` up with a Python call per value (seconds at 100,000
+    distinct values); as plain objects the same answer from one hashed pass.
+
+    Examples
+    --------
+    >>> isin_values(pd.Index(["a", "b"], dtype="string"), pd.Index(["b", "c"], dtype="string")).tolist()
+    [False, True]
+    """
+    index = values if isinstance(values, pd.Index) else pd.Index(values)
+    if pd.api.types.is_string_dtype(index.dtype) and index.dtype != object:
+        index = pd.Index(index.to_numpy(dtype=object), dtype=object)
+        among = np.asarray(among, dtype=object)
+    return np.asarray(index.isin(among), dtype=bool)
+
+
 def disjoint_warning(col: str, original: pd.Index, values: pd.Index, label: str) -> str | None:
     """:func:`disjoint_categories`' warning for one column of one table (``label``) from its
     distinct present values and the original's, each in order of first appearance, or ``None``.
@@ -491,7 +508,7 @@ def disjoint_warning(col: str, original: pd.Index, values: pd.Index, label: str)
     >>> disjoint_warning("c", pd.Index(["a"]), pd.Index(["B"]), "s.csv")[:43]
     "column 'c': the values in s.csv share nothi"
     """
-    if len(original) and len(values) and not original.isin(values).any():
+    if len(original) and len(values) and not isin_values(original, values).any():
         return (f"column {col!r}: the values in {label} share nothing with "
                 f"the original's (e.g. {values[0]!r} vs {original[0]!r}): check spelling, case and codes; "
                 "no row can match the original in this column")

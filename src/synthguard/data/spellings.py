@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from .arrowtext import TextColumn
+from .quirks import isin_values
 from .schema import Schema
 
 __all__ = ["spelling_warnings", "spelling_warnings_of"]
@@ -123,7 +124,7 @@ def spelling_warnings_of(distinct: Mapping[str, Any], counts: Mapping[str, Mappi
             if counted.empty:
                 continue
             vals = counted.index.to_numpy(dtype=object)
-            new = ~pd.Index(vals).isin(o_vals)
+            new = ~isin_values(vals, o_vals)
             if not new.any():
                 continue
             keys = _keys(vals[new])
