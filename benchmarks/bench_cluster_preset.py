@@ -186,6 +186,8 @@ def compare(a: Path, b: Path) -> dict:
                      if sa["metrics"].get(m) != sb["metrics"].get(m))
     return {"verdict_levels_equal": [v[:2] for v in verdict] == [v[:2] for v in verdict_b],
             "verdict_equal": sa["verdict"] == sb["verdict"], "json_equal": sa == sb,
+            # the input warnings (a cluster's report lists one process's since session 29)
+            "warnings_equal": sa.get("warnings") == sb.get("warnings"),
             "differing_top_keys": diff, "differing_metrics": metrics,
             "levels_a": {v[0]: v[1] for v in verdict}, "levels_b": {v[0]: v[1] for v in verdict_b}}
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,14 +134,25 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
         if any(base.isin(df[col].astype(str)).any() for r, df in frames.items() if r != "original"):
             continue
         changed[col] = replace(spec, sdtype="id", reason=surrogate_reason(spec.sdtype))
-        warns.append(f"column {col!r} has a different value on every row of every table and no value in "
-                     "common between the original and the other tables: read as a surrogate identifier "
-                     "and left out of matching and distances (declare its sdtype in the metadata to "
-                     "override)")
+        warns.append(surrogate_warning(col))
     if not changed:
         return schema, warns
     cols = {c: changed.get(c, s) for c, s in schema.columns.items()}
     return replace(schema, columns=cols), warns
+
+
+def surrogate_warning(col: str) -> str:
+    """The warning of a column :func:`detect_surrogate_ids` reads as an identifier.
+
+    Examples
+    --------
+    >>> surrogate_warning("key")[:47]
+    "column 'key' has a different value on every row"
+    """
+    return (f"column {col!r} has a different value on every row of every table and no value in "
+            "common between the original and the other tables: read as a surrogate identifier "
+            "and left out of matching and distances (declare its sdtype in the metadata to "
+            "override)")
 
 
 def surrogate_reason(sdtype: str) -> str:
@@ -208,9 +220,7 @@ def detect_row_numbers(frames: Mapping[str, pd.DataFrame], schema: Schema,
         if what is None:
             continue
         changed[col] = replace(spec, sdtype="id", reason=row_numbers_reason(what))
-        warns.append(f"column {col!r} {what}, so it is left out of every row comparison (compared, no "
-                     "copied row could match its original): drop it from the files, or declare its sdtype "
-                     "in the metadata to compare it")
+        warns.append(row_numbers_warning(col, what))
     if not changed:
         return schema, warns
     return replace(schema, columns={c: changed.get(c, s) for c, s in schema.columns.items()}), warns
@@ -236,6 +246,45 @@ def row_numbers_reason(what: str) -> str:
     return f"row numbers, not data: it {what}"
 
 
+def row_numbers_warning(col: str, what: str) -> str:
+    """The warning of a column :func:`detect_row_numbers` reads as row numbers (``what``: what
+    :func:`row_numbers_what` says of it).
+
+    Examples
+    --------
+    >>> row_numbers_warning("n", "numbers the rows")[:47]
+    "column 'n' numbers the rows, so it is left out "
+    """
+    return (f"column {col!r} {what}, so it is left out of every row comparison (compared, no "
+            "copied row could match its original): drop it from the files, or declare its sdtype "
+            "in the metadata to compare it")
+
+
+def detection_warnings(schema: Schema) -> list[str]:
+    """The warnings of :func:`detect_row_numbers` then :func:`detect_surrogate_ids` read back from
+    the reasons of a schema they decided (a cluster decides them from every partition's facts:
+    :func:`~synthguard.distributed._tables.whole_column_types`), in schema column order.
+
+    Examples
+    --------
+    >>> from synthguard.data import infer_schema
+    >>> f = {r: pd.DataFrame({"case_no": range(1, 31), "x": [3, 1] * 15}) for r in ("original", "synthetic")}
+    >>> schema, warns = detect_row_numbers(f, infer_schema(f["original"]), {})
+    >>> detection_warnings(schema) == warns
+    True
+    """
+    rows, ids = [], []
+    numbers = row_numbers_reason("")
+    for col, spec in schema.columns.items():
+        if spec.sdtype != "id" or not spec.inferred:
+            continue
+        if spec.reason.startswith(numbers):
+            rows.append(row_numbers_warning(col, spec.reason[len(numbers):]))
+        elif spec.reason in (surrogate_reason("categorical"), surrogate_reason("numerical")):
+            ids.append(surrogate_warning(col))
+    return rows + ids
+
+
 #: a column declared ``id`` with fewer distinct values than this share of its rows is not an
 #: identifier (an identifier names one record, or one person of a few records)
 ID_DISTINCT_SHARE = 0.5
@@ -255,22 +304,48 @@ def declared_id_warnings(original: pd.DataFrame, declared: Mapping[str, str],
     >>> declared_id_warnings(o, {"race": "id"}, None, "o.csv", "m.json")[0][:41]
     "metadata m.json declares column 'race' an"
     """
-    keys = {str((metadata or {}).get(k)) for k in ("entity_key", "sequence_key")}
-    where = "the metadata" if meta_label == "metadata" else f"metadata {meta_label}"
     warns = []
-    for col, sd in declared.items():
-        if sd != "id" or col in keys or col not in original.columns:
-            continue
+    for col in declared_id_columns(declared, metadata, original.columns):
         s = original[col].dropna()
-        if len(s) < MIN_ID_ROWS:
-            continue
-        distinct = int(s.nunique())
-        if distinct < ID_DISTINCT_SHARE * len(s):
-            warns.append(f"{where} declares column {col!r} an id, but it holds only {distinct} "
-                         f"distinct value(s) in {len(s)} rows of {label}: an id is left out of every row "
-                         "comparison, so rows differing only in it count as copies; declare it "
-                         "'categorical' unless it identifies people (then give it as the entity key)")
+        warn = declared_id_warning(col, int(s.nunique()), len(s), label, meta_label)
+        if warn:
+            warns.append(warn)
     return warns
+
+
+def declared_id_columns(declared: Mapping[str, str], metadata: Mapping | None,
+                        columns: Sequence[str]) -> list[str]:
+    """The columns :func:`declared_id_warnings` checks: declared ``id``, held by the table
+    (``columns``), neither the entity key nor the sequence key.
+
+    Examples
+    --------
+    >>> declared_id_columns({"a": "id", "b": "id", "c": "categorical"}, {"entity_key": "b"}, ["a", "b", "c"])
+    ['a']
+    """
+    keys = {str((metadata or {}).get(k)) for k in ("entity_key", "sequence_key")}
+    held = set(columns)
+    return [c for c, sd in declared.items() if sd == "id" and c not in keys and c in held]
+
+
+def declared_id_warning(col: str, distinct: int, rows: int, label: str, meta_label: str) -> str | None:
+    """:func:`declared_id_warnings`' warning for one column declared ``id`` holding ``distinct``
+    values on its ``rows`` non-missing rows of the original (``label``), or ``None``.
+
+    Examples
+    --------
+    >>> declared_id_warning("race", 4, 40, "o.csv", "metadata")[:44]
+    "the metadata declares column 'race' an id, b"
+    >>> declared_id_warning("race", 40, 40, "o.csv", "metadata") is None
+    True
+    """
+    if rows < MIN_ID_ROWS or distinct >= ID_DISTINCT_SHARE * rows:
+        return None
+    where = "the metadata" if meta_label == "metadata" else f"metadata {meta_label}"
+    return (f"{where} declares column {col!r} an id, but it holds only {distinct} "
+            f"distinct value(s) in {rows} rows of {label}: an id is left out of every row "
+            "comparison, so rows differing only in it count as copies; declare it "
+            "'categorical' unless it identifies people (then give it as the entity key)")
 
 
 #: a number with separators, a currency or a percent sign (RE2, run by pyarrow.compute)
@@ -286,32 +361,62 @@ def type_notices(frames: Mapping[str, pd.DataFrame], schema: Schema,
     numbers mixed with other values)."""
     warns = []
     original = frames["original"]
-    for col, spec in schema.columns.items():
-        if not spec.inferred or spec.sdtype != "categorical" or col in skip:
-            continue
+    for col in type_notice_columns(schema, skip):
         s = original[col].dropna()
         if len(s) == 0:
             continue
         # on the distinct values (in order of first appearance) weighted by their counts: the same
         # share and the same first example as over the rows, without a regex per row
         codes, uniq = pd.factorize(s)
-        counts = np.bincount(codes, minlength=len(uniq))
-        text = pc.utf8_trim_whitespace(arrow_strings(pd.Series(uniq, dtype=object).astype(str)))
-        numeric_like = matches(text, _NUMBER_LIKE)
-        if counts[numeric_like].sum() / len(s) >= 0.8:
-            plain = matches(text, r"^-?[0-9]+(\.[0-9]+)?$")
-            shown = np.flatnonzero(numeric_like & ~plain)
-            example = text[int(shown[0]) if len(shown) else 0].as_py()
-            warns.append(f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
-                         "(thousands separators, units or mixed values?): it is compared by equality, not "
-                         "by distance; clean it, or declare its sdtype in the metadata")
-            continue
-        distinct = len(uniq)
-        if len(s) >= MIN_ID_ROWS and distinct >= 0.9 * len(s):
-            warns.append(f"column {col!r} was read as categorical with a different value on almost every "
-                         f"row ({distinct} distinct in {len(s)}): if it is an identifier, declare its "
-                         "sdtype 'id' so it stays out of matching and distances")
+        warn = type_notice(col, uniq, np.bincount(codes, minlength=len(uniq)))
+        if warn:
+            warns.append(warn)
     return warns
+
+
+def type_notice_columns(schema: Schema, skip: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The columns :func:`type_notices` looks at: inferred categorical, not in ``skip``.
+
+    Examples
+    --------
+    >>> from synthguard.data.schema import infer_schema
+    >>> type_notice_columns(infer_schema(pd.DataFrame({"a": ["x"], "b": [1.5]})))
+    ['a']
+    """
+    return [c for c, spec in schema.columns.items()
+            if spec.inferred and spec.sdtype == "categorical" and c not in skip]
+
+
+def type_notice(col: str, uniq: Any, counts: np.ndarray) -> str | None:
+    """:func:`type_notices`' warning for one column of the original from its distinct present
+    values ``uniq`` (in order of first appearance) and their ``counts``, or ``None``.
+
+    Examples
+    --------
+    >>> type_notice("v", ["1,200", "3"], np.array([5, 5]))[:36]
+    "column 'v' looks numeric (e.g. '1,20"
+    >>> type_notice("v", ["a", "b"], np.array([5, 5])) is None
+    True
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return None
+    text = pc.utf8_trim_whitespace(arrow_strings(pd.Series(uniq, dtype=object).astype(str)))
+    numeric_like = matches(text, _NUMBER_LIKE)
+    if counts[numeric_like].sum() / n >= 0.8:
+        plain = matches(text, r"^-?[0-9]+(\.[0-9]+)?$")
+        shown = np.flatnonzero(numeric_like & ~plain)
+        example = text[int(shown[0]) if len(shown) else 0].as_py()
+        return (f"column {col!r} looks numeric (e.g. {example!r}) but was read as categorical "
+                "(thousands separators, units or mixed values?): it is compared by equality, not "
+                "by distance; clean it, or declare its sdtype in the metadata")
+    distinct = len(uniq)
+    if n >= MIN_ID_ROWS and distinct >= 0.9 * n:
+        return (f"column {col!r} was read as categorical with a different value on almost every "
+                f"row ({distinct} distinct in {n}): if it is an identifier, declare its "
+                "sdtype 'id' so it stays out of matching and distances")
+    return None
 
 
 #: finite values beyond this magnitude are missing-value codes, not data (Stata's ``.`` is
@@ -333,14 +438,29 @@ def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tu
             huge = np.isfinite(v) & (np.abs(v) > SENTINEL_ABS)
         if inf.any() or huge.any():
             frame[col] = s.mask(inf | huge)
-        if inf.any():
-            warns.append(f"{label}: column {col!r} holds {int(inf.sum())} infinite value(s) (inf/-inf): "
-                         "read as missing")
-        if huge.any():
-            warns.append(f"{label}: column {col!r} holds {int(huge.sum())} value(s) beyond +/-1e300 "
-                         f"(e.g. {float(v[huge][0]):.4g}, a missing-value code such as Stata's): read as "
-                         "missing")
+        warns += infinity_warnings(label, col, int(inf.sum()), int(huge.sum()),
+                                   float(v[huge][0]) if huge.any() else float("nan"))
     return frame, warns
+
+
+def infinity_warnings(label: str, col: str, infinite: int, huge: int, example: float) -> list[str]:
+    """:func:`infinities_to_missing`' warnings for one numerical column of one table: ``infinite``
+    values ``inf``/``-inf`` and ``huge`` finite ones beyond 1e300 (``example``: the first).
+
+    Examples
+    --------
+    >>> infinity_warnings("o.csv", "x", 2, 0, float("nan"))
+    ["o.csv: column 'x' holds 2 infinite value(s) (inf/-inf): read as missing"]
+    """
+    warns = []
+    if infinite:
+        warns.append(f"{label}: column {col!r} holds {infinite} infinite value(s) (inf/-inf): "
+                     "read as missing")
+    if huge:
+        warns.append(f"{label}: column {col!r} holds {huge} value(s) beyond +/-1e300 "
+                     f"(e.g. {example:.4g}, a missing-value code such as Stata's): read as "
+                     "missing")
+    return warns
 
 
 def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
@@ -355,12 +475,44 @@ def disjoint_categories(frames: Mapping[str, pd.DataFrame], schema: Schema,
         for role in ("synthetic", "control"):
             if role not in frames or (col, role) in skip:
                 continue
-            v = pd.Index(frames[role][col].dropna().unique())
-            if len(o) and len(v) and not o.isin(v).any():
-                warns.append(f"column {col!r}: the values in {labels.get(role, role)} share nothing with "
-                             f"the original's (e.g. {v[0]!r} vs {o[0]!r}): check spelling, case and codes; "
-                             "no row can match the original in this column")
+            warn = disjoint_warning(col, o, pd.Index(frames[role][col].dropna().unique()),
+                                    labels.get(role, role))
+            if warn:
+                warns.append(warn)
     return warns
+
+
+def isin_values(values: Any, among: Any) -> np.ndarray:
+    """``pd.Index(values).isin(among)``, through one hash table when ``values`` are text: pandas
+    3's Arrow strings look ``among`` up with a Python call per value (seconds at 100,000
+    distinct values); as plain objects the same answer from one hashed pass.
+
+    Examples
+    --------
+    >>> isin_values(pd.Index(["a", "b"], dtype="string"), pd.Index(["b", "c"], dtype="string")).tolist()
+    [False, True]
+    """
+    index = values if isinstance(values, pd.Index) else pd.Index(values)
+    if pd.api.types.is_string_dtype(index.dtype) and index.dtype != object:
+        index = pd.Index(index.to_numpy(dtype=object), dtype=object)
+        among = np.asarray(among, dtype=object)
+    return np.asarray(index.isin(among), dtype=bool)
+
+
+def disjoint_warning(col: str, original: pd.Index, values: pd.Index, label: str) -> str | None:
+    """:func:`disjoint_categories`' warning for one column of one table (``label``) from its
+    distinct present values and the original's, each in order of first appearance, or ``None``.
+
+    Examples
+    --------
+    >>> disjoint_warning("c", pd.Index(["a"]), pd.Index(["B"]), "s.csv")[:43]
+    "column 'c': the values in s.csv share nothi"
+    """
+    if len(original) and len(values) and not isin_values(original, values).any():
+        return (f"column {col!r}: the values in {label} share nothing with "
+                f"the original's (e.g. {values[0]!r} vs {original[0]!r}): check spelling, case and codes; "
+                "no row can match the original in this column")
+    return None
 
 
 #: a control sharing more than this share of its rows with the release (and far above chance) is

@@ -11,15 +11,17 @@ spellings and the fix. Everything works on the distinct values of each table, ne
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
 from .arrowtext import TextColumn
+from .quirks import isin_values
 from .schema import Schema
 
-__all__ = ["spelling_warnings"]
+__all__ = ["spelling_warnings", "spelling_warnings_of"]
 
 #: rows (share of the table) written differently before a column is warned about: below it, a
 #: column with many distinct values can hold both spellings of a few names by nature
@@ -84,37 +86,57 @@ def spelling_warnings(frames: Mapping[str, pd.DataFrame], schema: Schema,
     >>> "'WHITE'" in warns[0] and "'white'" in warns[0]
     True
     """
+    original = frames["original"]
+    distinct = {col: pd.unique(original[col]) for col in schema.of_type("categorical")}
+    counts = {role: {col: df[col].value_counts(dropna=True, sort=False) for col in distinct}
+              for role, df in frames.items() if role != "original"}
+    return spelling_warnings_of(distinct, counts, {r: len(df) for r, df in frames.items()}, labels)
+
+
+def spelling_warnings_of(distinct: Mapping[str, Any], counts: Mapping[str, Mapping[str, pd.Series]],
+                         rows: Mapping[str, int], labels: Mapping[str, str]
+                         ) -> tuple[list[str], set[tuple[str, str]]]:
+    """:func:`spelling_warnings` from the tables' distinct values: per categorical column (in
+    schema order), the original's distinct values in order of first appearance (``distinct``);
+    per other table (role order) and column, its values' counts indexed by the distinct present
+    values in order of first appearance (``counts``, as ``value_counts(sort=False)``); each
+    table's rows (``rows``). A cluster gathers them from its partitions.
+
+    Examples
+    --------
+    >>> o = np.array(["white", "black"], dtype=object)
+    >>> c = {"synthetic": {"race": pd.Series([20, 20], index=["WHITE", "black"])}}
+    >>> warns, warned = spelling_warnings_of({"race": o}, c, {"synthetic": 40}, {})
+    >>> warned
+    {('race', 'synthetic')}
+    """
     warns: list[str] = []
     warned: set[tuple[str, str]] = set()
-    original = frames["original"]
     o_lab = labels.get("original", "original")
-    for col in schema.of_type("categorical"):
-        o_vals = pd.unique(original[col])
+    for col, o_vals in distinct.items():
         o_vals = o_vals[~pd.isna(o_vals)]  # missing dropped from the distinct values, not the rows
         if len(o_vals) == 0:
             continue
         o_keys = _keys(o_vals)
         first = pd.Series(o_vals, dtype=object).groupby(o_keys, sort=False).first()
-        for role, df in frames.items():
-            if role == "original":
+        for role, of_role in counts.items():
+            counted = of_role[col]
+            if counted.empty:
                 continue
-            counts = df[col].value_counts(dropna=True, sort=False)
-            if counts.empty:
-                continue
-            vals = counts.index.to_numpy(dtype=object)
-            new = ~pd.Index(vals).isin(o_vals)
+            vals = counted.index.to_numpy(dtype=object)
+            new = ~isin_values(vals, o_vals)
             if not new.any():
                 continue
             keys = _keys(vals[new])
             hit = pd.Index(first.index).get_indexer(keys) >= 0
-            rows = int(counts.to_numpy()[new][hit].sum())
-            if not hit.any() or rows < max(1.0, MIN_SHARE * len(df)):
+            n_rows = int(counted.to_numpy()[new][hit].sum())
+            if not hit.any() or n_rows < max(1.0, MIN_SHARE * rows[role]):
                 continue
-            i = int(np.argmax(counts.to_numpy()[new] * hit))  # the most frequent such value
+            i = int(np.argmax(counted.to_numpy()[new] * hit))  # the most frequent such value
             theirs, ours = str(vals[new][i]), str(first[keys[i]])
             kind, fix = _kind(theirs, ours)
             lab = labels.get(role, role)
-            warns.append(f"column {col!r}: {rows} row(s) of {lab} hold values that {o_lab} writes "
+            warns.append(f"column {col!r}: {n_rows} row(s) of {lab} hold values that {o_lab} writes "
                          f"differently ({kind}: e.g. {theirs!r} in {lab}, {ours!r} in {o_lab}); values "
                          f"are compared as written, so these rows never match an original row; {fix}")
             warned.add((col, role))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.coltypes import canonical_labels
+from ..data.coltypes import canonical_labels, declared_sdtypes
 from ..data.dates import _DMY, _EPOCH_DIGITS, _ISO, _OFFSET
 from ..data.encoding import (
     Block,
@@ -38,7 +38,13 @@ from ..data.encoding import (
 )
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.notes import boolean_note, decimal_note, float32_note, nfc_note, whitespace_note
-from ..data.quirks import _strip, control_columns, has_padding, infinities_to_missing
+from ..data.quirks import (
+    _strip,
+    control_columns,
+    declared_id_columns,
+    has_padding,
+    infinities_to_missing,
+)
 from ..data.schema import Schema
 from ..data.sources import read_source
 from ..data.tables import LABEL_SAMPLE, _coerce, empty_column_message, label_kind, prepare_tables
@@ -136,6 +142,9 @@ class DistTables:
     #: column -> how its values were normalised while the tables were typed
     #: (:func:`normalisation_notes`), as :attr:`Tables.notes <synthguard.data.tables.Tables.notes>`
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the input warnings one process lists for the same inputs
+    #: (:attr:`Tables.warnings <synthguard.data.tables.Tables.warnings>`, :func:`input_warnings`)
+    warnings: tuple[str, ...] = ()
 
     def inferred_metadata(self) -> dict[str, dict[str, Any]]:
         """``{column: {"sdtype", "reason"[, "normalised"]}}`` as
@@ -719,37 +728,85 @@ class DateColumn:
 
 
 def _evidence_and_facts(frame: pd.DataFrame, dated: Sequence[str],
-                        notes: tuple[Any, ...] | None) -> tuple[dict[str, pd.Series], Any]:
-    """One raw partition's :func:`date_evidence` of the ``dated`` columns and, with ``notes`` (the
-    arguments of :func:`_note_facts` after the frame), its note facts (else ``None``)."""
+                        notes: tuple[Any, ...] | None, numerical: Sequence[str] = (),
+                        float32: Sequence[str] = ()) -> tuple[dict[str, pd.Series], Any, Any]:
+    """One raw partition's :func:`date_evidence` of the ``dated`` columns, with ``notes`` (the
+    arguments of :func:`_note_facts` after the frame) its note facts (else ``None``), and the
+    :func:`_infinity_facts` of the ``numerical`` columns."""
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
     evidence = date_evidence(frame, list(dated)) if dated else {}
-    return evidence, None if notes is None else _note_facts(frame, *notes)
+    return (evidence, None if notes is None else _note_facts(frame, *notes),
+            _infinity_facts(frame, numerical, float32))
+
+
+#: one raw partition's infinities in one numerical column (:func:`_infinity_facts`): how many
+#: ``inf``/``-inf``, how many finite values beyond 1e300, and the first of those (else NaN)
+_InfinityFacts = tuple[int, int, float]
+
+
+def _infinity_facts(frame: pd.DataFrame, numerical: Sequence[str], float32: Sequence[str] = ()
+                    ) -> dict[str, _InfinityFacts]:
+    """Per ``numerical`` column of a raw partition (its values as :func:`_typed_partition` reads
+    them, :func:`_as_numbers`), what :func:`~synthguard.data.quirks.infinities_to_missing` reads
+    as missing: its infinite values and its finite ones beyond 1e300 (the first of them), counted
+    in one vectorised pass a column; columns without such values are left out.
+
+    Examples
+    --------
+    >>> _infinity_facts(pd.DataFrame({"x": [1.0, np.inf, -np.inf, 9e307], "y": [1, 2, 3, 4]}), ["x", "y"])
+    {'x': (2, 1, 9e+307)}
+    """
+    from ..data.quirks import SENTINEL_ABS
+
+    out: dict[str, _InfinityFacts] = {}
+    for c in numerical:
+        s, _ = _as_numbers(frame[c], c in float32)
+        if not pd.api.types.is_float_dtype(s.dtype):
+            if not (pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype)):
+                continue  # integers and booleans hold no infinity
+            s = pd.to_numeric(s, errors="coerce")
+            if not pd.api.types.is_float_dtype(s.dtype):
+                continue
+        v = s.to_numpy(dtype="float64", na_value=np.nan)
+        inf = np.isinf(v)
+        with np.errstate(invalid="ignore"):
+            huge = np.isfinite(v) & (np.abs(v) > SENTINEL_ABS)
+        if inf.any() or huge.any():
+            out[c] = (int(inf.sum()), int(huge.sum()), float(v[huge][0]) if huge.any() else float("nan"))
+    return out
 
 
 def collect_date_evidence(client: Any, raw: Mapping[str, Sequence[Any]], columns: Sequence[str],
                           schema: Schema, labels: Mapping[str, str],
-                          notes: tuple[Any, ...] | None = None
+                          notes: tuple[Any, ...] | None = None, *,
+                          infinities: dict[str, list[dict[str, _InfinityFacts]]] | None = None
                           ) -> dict[str, DateColumn] | tuple[dict[str, DateColumn], dict[str, list[Any]]]:
     """The :class:`DateColumn` of every datetime column from one pass over the raw partitions; the
     errors one process raises for the whole column (day-first and month-first values, epochs in one
     table and dates in another, an ambiguous day/month order...) are raised here, before any work.
     With ``notes`` (the arguments of :func:`_note_facts` after the frame), the same pass gathers
     every partition's note facts too: returns the columns and, per role, those facts (for
-    :func:`normalisation_notes`)."""
+    :func:`normalisation_notes`). With ``infinities`` (a dict), the same pass fills it with, per
+    role, every partition's :func:`_infinity_facts` of the numerical columns (the warnings of
+    :func:`~synthguard.data.quirks.infinities_to_missing`)."""
     from dask import delayed
 
     from ..data.dates import parse_datetime_columns
 
     roles = [r for r in ROLES if r in raw]
-    if not columns and notes is None:
+    if not columns and notes is None and infinities is None:
         return {}
+    numerical = tuple(schema.of_type("numerical")) if infinities is not None else ()
+    float32 = tuple(notes[3]) if notes is not None and len(notes) > 3 else ()
     ev = delayed(_evidence_and_facts, pure=True)
-    got = iter(client.gather(client.compute([ev(p, list(columns), notes) for r in roles for p in raw[r]])))
+    got = iter(client.gather(client.compute([ev(p, list(columns), notes, numerical, float32)
+                                             for r in roles for p in raw[r]])))
     both = {r: [next(got) for _ in raw[r]] for r in roles}
     parts = {r: [b[0] for b in both[r]] for r in roles}
     facts = {r: [b[1] for b in both[r]] for r in roles}
+    if infinities is not None:
+        infinities.update({r: [b[2] for b in both[r]] for r in roles})
     out = {}
     for c in columns:
         evidence = {r: pd.concat([p[c] for p in parts[r]], ignore_index=True) for r in roles}
@@ -996,13 +1053,15 @@ def _content_hashes(frame: pd.DataFrame, as_object: tuple[str, ...] = ()
 
 def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[str, ...],
           control: tuple[str, ...] | None = None, ranks: np.ndarray | None = None,
-          labels: tuple[str, ...] = ()) -> Any:
+          labels: tuple[str, ...] = (), counted: tuple[str, ...] | None = None,
+          distinct: tuple[str, ...] = ()) -> Any:
     """One input partition's content hashes, dtypes and, per categorical column, its distinct values
     (missing dropped) with the local input row of each one's first appearance in the partition's
     canonical order (rows stably sorted by hash); with ``control``, its rows' hashes on those
     columns (the control check's, on the same dtypes), else ``None``; with ``ranks`` (the rows'
     positions in the order one process reads them), the :func:`~._recheck.first_labels` of the
-    ``labels`` columns, else ``None``."""
+    ``labels`` columns, else ``None``; with ``counted``, the :func:`_value_facts` of the
+    ``counted`` and ``distinct`` columns, else ``None``."""
     if isinstance(frame, BadPartition):
         return frame
     h, dtypes = _content_hashes(frame, as_object)
@@ -1019,13 +1078,50 @@ def _scan(frame: pd.DataFrame, as_object: tuple[str, ...], categorical: tuple[st
     local_rank = np.empty(n, dtype=np.int64)
     local_rank[row] = np.arange(n, dtype=np.int64)
     firsts = {}
+    factorized = {}
     for c in categorical:
         codes, uniq = pd.factorize(frame[c], use_na_sentinel=True)
+        factorized[c] = (codes, uniq)
         ok = codes >= 0
         first = np.full(len(uniq), n, dtype=np.int64)  # each value's smallest local rank
         np.minimum.at(first, codes[ok], local_rank[ok])
         firsts[c] = (list(uniq), row[first].astype(np.int64))
-    return h, dtypes, firsts, h_control, firsts_of_labels
+    facts = None if counted is None else _value_facts(frame, counted, distinct, factorized)
+    return h, dtypes, firsts, h_control, firsts_of_labels, facts
+
+
+#: one partition's facts for the input warnings (:func:`_value_facts`): per counted column its
+#: values' counts indexed by its distinct present values in order of first appearance (input
+#: order), per distinct column its present values and their distinct hashes
+_ValueFacts = tuple[dict[str, pd.Series], dict[str, tuple[int, np.ndarray]]]
+
+
+def _value_facts(frame: pd.DataFrame, counted: Sequence[str], distinct: Sequence[str],
+                 factorized: Mapping[str, tuple[np.ndarray, Any]] | None = None) -> _ValueFacts:
+    """Per ``counted`` column of a typed partition (input order), ``value_counts(sort=False)`` of
+    its present values (from its ``factorized`` codes when the caller holds them), and per
+    ``distinct`` column its count of present values and their distinct hashes
+    (:func:`~synthguard.data.hashing.value_hashes`): what :func:`input_warnings` merges over the
+    partitions into one process's warnings. Vectorised, one factorisation per column.
+
+    Examples
+    --------
+    >>> counts, ids = _value_facts(pd.DataFrame({"a": ["x", None, "y", "x"], "k": [1, 1, 2, 3]}), ["a"], ["k"])
+    >>> counts["a"].to_dict(), ids["k"][0], ids["k"][1].size
+    ({'x': 2, 'y': 1}, 4, 3)
+    """
+    from ..data.hashing import value_hashes
+
+    counts = {}
+    for c in counted:
+        codes, uniq = (factorized or {}).get(c) or pd.factorize(frame[c], use_na_sentinel=True)
+        n = np.bincount(codes[codes >= 0], minlength=len(uniq)).astype(np.int64)
+        counts[c] = pd.Series(n, index=pd.Index(uniq), name="count")
+    ids = {}
+    for c in distinct:
+        present = frame[c].dropna()
+        ids[c] = (int(len(present)), value_hashes(present))
+    return counts, ids
 
 
 def _local_canonical(frame: pd.DataFrame, ranks: np.ndarray) -> pd.DataFrame:
@@ -1055,6 +1151,11 @@ class Canonical:
     control_hashes: np.ndarray | None = None
     #: every partition's :func:`~._recheck.first_labels`, when asked
     first_labels: list[FirstLabels] | None = None
+    #: per counted column, the table's values' counts indexed by its distinct present values in
+    #: order of first appearance in input order (``value_counts(sort=False)``), when asked
+    value_counts: dict[str, pd.Series] | None = None
+    #: per distinct column, the table's present values and their distinct count, when asked
+    distinct: dict[str, tuple[int, int]] | None = None
 
 
 def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ()) -> Canonical:
@@ -1088,7 +1189,9 @@ def canonicalise(table: DistTable, client: Any, categorical: Sequence[str] = ())
 def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Sequence[str] = (), *,
                      control: Sequence[str] | None = None,
                      label_order: Mapping[str, Sequence[Any]] | None = None,
-                     labels: Sequence[str] = (), freed: float = 0.0) -> dict[str, Canonical]:
+                     labels: Sequence[str] = (), freed: float = 0.0,
+                     value_facts: Mapping[str, tuple[Sequence[str], Sequence[str]]] | None = None
+                     ) -> dict[str, Canonical]:
     """:func:`canonicalise` for several tables, their passes over the partitions in one computation.
     ``freed``: bytes the workers hold that are released once the typed partitions are held (the raw
     partitions of :func:`hold_raw`), given to :func:`persist_if_fits`.
@@ -1097,7 +1200,10 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
     on them (``control_hashes``); with ``label_order`` (per role, per partition, its rows'
     positions in the order one process reads the table), every partition's
     :func:`~._recheck.first_labels` of the ``labels`` columns (``first_labels``): in the same
-    pass (:mod:`._recheck`)."""
+    pass (:mod:`._recheck`). With ``value_facts`` (role -> the columns whose values are counted
+    and those whose distinct values are counted), each :class:`Canonical` holds the table's
+    ``value_counts`` and ``distinct`` (:func:`_value_facts` merged): the facts of
+    :func:`input_warnings`, in the same pass."""
     from dask import delayed
 
     cats = tuple(categorical)
@@ -1108,9 +1214,12 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
 
     def scans(role: str, as_object: tuple[str, ...]) -> list[Any]:
         order = (label_order or {}).get(role)
+        counted, distinct = (value_facts or {}).get(role, (None, ()))
+        counted = None if counted is None else tuple(counted)
         if order is None:
-            return [scan(p, as_object, cats, ctl) for p in tables[role].parts]
-        return [scan(p, as_object, cats, ctl, r, tuple(labels))
+            return [scan(p, as_object, cats, ctl, None, (), counted, tuple(distinct))
+                    for p in tables[role].parts]
+        return [scan(p, as_object, cats, ctl, r, tuple(labels), counted, tuple(distinct))
                 for p, r in zip(tables[role].parts, order, strict=True)]
 
     results = client.gather(client.compute([t for r in roles for t in scans(r, ())]))
@@ -1128,9 +1237,37 @@ def canonicalise_all(tables: dict[str, DistTable], client: Any, categorical: Seq
         control_hashes = (None if ctl is None else np.concatenate(
             [i[3] for i in info] or [np.zeros(0, dtype=np.uint64)]))
         firsts_of_labels = None if info and info[0][4] is None else [i[4] for i in info]
+        facts = [i[5] for i in info]
         out[role] = _finish(table, client, info, cats)
         out[role].control_hashes, out[role].first_labels = control_hashes, firsts_of_labels
+        if facts and facts[0] is not None:
+            out[role].value_counts, out[role].distinct = _merged_value_facts(facts)
     return out
+
+
+def _merged_value_facts(facts: Sequence[_ValueFacts]
+                        ) -> tuple[dict[str, pd.Series], dict[str, tuple[int, int]]]:
+    """One table's :func:`_value_facts` from its partitions' (in input order): the counts summed
+    per value, values in order of first appearance in the table; the present values summed and
+    the distinct hashes counted once.
+
+    Examples
+    --------
+    >>> a = _value_facts(pd.DataFrame({"c": ["y", "x"]}), ["c"], ["c"])
+    >>> b = _value_facts(pd.DataFrame({"c": ["z", "x"]}), ["c"], ["c"])
+    >>> counts, distinct = _merged_value_facts([a, b])
+    >>> counts["c"].to_dict(), distinct["c"]
+    ({'y': 1, 'x': 2, 'z': 1}, (4, 3))
+    """
+    counts = {}
+    for c in facts[0][0]:
+        both = pd.concat([f[0][c] for f in facts])
+        counts[c] = both.groupby(level=0, sort=False).sum() if len(facts) > 1 else both
+    distinct = {}
+    for c in facts[0][1]:
+        hashes = np.unique(np.concatenate([f[1][c][1] for f in facts]))
+        distinct[c] = (sum(f[1][c][0] for f in facts), int(hashes.size))
+    return counts, distinct
 
 
 #: share of the workers' memory (their memory limits summed) the typed partitions of the tables may
@@ -1380,8 +1517,9 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     presence = {r: [b[0] for b in both[r]] for r in roles}
     type_notes: dict[str, list[str]] = {}
     reasons: dict[str, str] = {}
+    type_warns: list[str] = []
     if text_roles:
-        casts, type_notes, _, reasons = decide_text_types(
+        casts, type_notes, type_warns, reasons = decide_text_types(
             {r: [b[1] for b in both[r]] for r in roles}, text_roles, base, _declared(metadata), labels)
         ddfs = _cast_tables(ddfs, casts, text_roles)
         delayed_parts = {r: ddfs[r].to_delayed() for r in roles}
@@ -1428,8 +1566,9 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # same pass, how each partition's values are normalised (the notes of inferred_metadata)
     note_args = (base, tuple(schema.of_type("categorical", "boolean", "id")),
                  tuple(schema.of_type("boolean")), every32)
+    infinities: dict[str, list[dict[str, _InfinityFacts]]] = {}
     dates, facts = collect_date_evidence(client, raw, schema.of_type("datetime"), schema, labels,
-                                         notes=note_args)
+                                         notes=note_args, infinities=infinities)
     notes = normalisation_notes(facts, base, schema, labels, float32, dates, type_notes)
     cast = cast_columns(facts, every32)
     for role, parts in raw.items():
@@ -1448,7 +1587,18 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     # and the vocabularies, both from one pass over the partitions
     categorical = tuple(c for c in schema.tabular_columns() if not schema.columns[c].is_numeric)
     row_numbers: dict[str, np.ndarray] = {}
-    canons = canonicalise_all(tables, client, categorical, freed=raw_bytes)
+    # in the same pass: the facts of one process's input warnings (the values' counts of the
+    # categorical and boolean columns, the distinct values of the declared identifiers, the
+    # rows' hashes on the control check's columns)
+    meta = _metadata_of(metadata)
+    declared_ids = (declared_id_columns(declared_sdtypes(meta), meta, base) if meta is not None
+                    else [])
+    counted = tuple(schema.of_type("categorical", "boolean"))
+    asked_facts = {r: (counted, tuple(declared_ids) if r == "original" else ()) for r in roles}
+    control = control_columns(sorted(schema.columns), schema) if "control" in tables else None
+    canons = canonicalise_all(tables, client, categorical, freed=raw_bytes, control=control,
+                              value_facts=asked_facts)
+    warns = input_warnings(metadata, meta, schema, labels, type_warns, reasons, infinities, canons)
     for role in ROLES:  # original, synthetic, control: the order one process learns vocabularies in
         if role not in tables:
             continue
@@ -1460,7 +1610,95 @@ def load_tables(original: Any, synthetic: Any, control: Any = None, metadata: An
     prints = {r: {"rows": t.n_rows, "columns": len(base), "partitions": len(t.parts), "sha256": None}
               for r, t in tables.items()}
     return DistTables(tables, schema, client, encoder, future, prints, row_numbers=row_numbers,
-                      first_values=firsts, notes=notes)
+                      first_values=firsts, notes=notes, warnings=tuple(warns))
+
+
+def _metadata_of(metadata: Any) -> dict[str, Any] | None:
+    """The metadata as :func:`prepare_tables` reads it (``None``: a :class:`Schema`, whose
+    declarations are not checked)."""
+    from ..data.loading import load_metadata
+    from ..data.schema import nfc_metadata
+
+    return None if isinstance(metadata, Schema) else nfc_metadata(load_metadata(metadata))
+
+
+def input_warnings(metadata: Any, meta: Mapping[str, Any] | None, schema: Schema,
+                   labels: Mapping[str, str], type_warns: Sequence[str], reasons: Mapping[str, str],
+                   infinities: Mapping[str, Sequence[Mapping[str, _InfinityFacts]]],
+                   canons: Mapping[str, Canonical]) -> list[str]:
+    """The warnings :func:`prepare_tables` lists for the same inputs
+    (:attr:`Tables.warnings <synthguard.data.tables.Tables.warnings>`), in its order and words,
+    from the facts the loading gathered over the partitions; each kind by the function one
+    process calls:
+
+    * the metadata's unknown keys (:func:`~synthguard.data.schema.metadata_warnings`, on the
+      metadata ``meta``; none for a :class:`Schema`);
+    * the typing decision's (``type_warns``, :func:`decide_text_types`);
+    * the row numbers and surrogate identifiers read on every partition
+      (:func:`~synthguard.data.quirks.detection_warnings` of the ``schema``);
+    * the identifiers declared on few values (:func:`~synthguard.data.quirks.declared_id_warning`,
+      from the original's present and distinct values, :attr:`Canonical.distinct`);
+    * the numbers read as categories (:func:`~synthguard.data.quirks.type_notice`, from the
+      original's value counts, :attr:`Canonical.value_counts`; columns in ``reasons`` were
+      explained by the decision);
+    * the infinities read as missing (:func:`~synthguard.data.quirks.infinity_warnings`, from every
+      partition's :func:`_infinity_facts`);
+    * the same values spelled two ways and the categories sharing nothing with the original's
+      (:func:`~synthguard.data.spellings.spelling_warnings_of`,
+      :func:`~synthguard.data.quirks.disjoint_warning`, from the tables' value counts);
+    * the control check (:func:`~._recheck.check_control_of`, from the rows' hashes: its errors
+      are raised, as one process raises them).
+    """
+    from ..data.quirks import (
+        declared_id_warning,
+        detection_warnings,
+        disjoint_warning,
+        infinity_warnings,
+        type_notice,
+        type_notice_columns,
+    )
+    from ..data.schema import metadata_warnings
+    from ..data.spellings import spelling_warnings_of
+
+    warns: list[str] = []
+    meta_label = str(metadata) if isinstance(metadata, (str, Path)) else "metadata"
+    if meta is not None:
+        warns += metadata_warnings(meta, meta_label)
+    warns += type_warns
+    warns += detection_warnings(schema)
+    original = canons["original"]
+    for c, (rows, distinct) in (original.distinct or {}).items():
+        warn = declared_id_warning(c, distinct, rows, labels["original"], meta_label)
+        if warn:
+            warns.append(warn)
+    counts = {r: c.value_counts or {} for r, c in canons.items()}
+    for c in type_notice_columns(schema, set(reasons)):
+        held = counts["original"][c]
+        warn = type_notice(c, held.index, held.to_numpy()) if len(held) else None
+        if warn:
+            warns.append(warn)
+    for role in (r for r in ROLES if r in infinities):
+        for c in schema.of_type("numerical"):
+            got = [f[c] for f in infinities[role] if c in f]
+            if got:
+                huge = next((f[2] for f in got if f[1]), float("nan"))
+                warns += infinity_warnings(labels[role], c, sum(f[0] for f in got),
+                                           sum(f[1] for f in got), huge)
+    categorical = schema.of_type("categorical")
+    others = [r for r in ROLES if r in canons and r != "original"]
+    spelled, warned = spelling_warnings_of(
+        {c: counts["original"][c].index.to_numpy() for c in categorical},
+        {r: {c: counts[r][c] for c in categorical} for r in others},
+        {r: canons[r].row_numbers.size for r in canons}, labels)
+    warns += spelled
+    for c in schema.of_type("categorical", "boolean"):
+        for role in (r for r in ("synthetic", "control") if r in canons and (c, r) not in warned):
+            warn = disjoint_warning(c, counts["original"][c].index, counts[role][c].index,
+                                    labels.get(role, role))
+            if warn:
+                warns.append(warn)
+    warns += check_control_of({r: c.control_hashes for r, c in canons.items()}, labels, strict=True)
+    return warns
 
 
 #: one column's facts over one partition (:func:`_column_facts`): rows, missing values, integer
@@ -2028,7 +2266,7 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
     out = DistTables({**dt.tables, role: new}, dt.schema, dt.client, encoder, future, prints,
                      release_type=dt.release_type,
                      row_numbers={**dt.row_numbers, role: numbers}, first_values=firsts,
-                     part_rows=part_rows, notes=dict(dt.notes))
+                     part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings)
     return out, at
 
 
@@ -2143,4 +2381,4 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
         row_numbers[role] = named[row_numbers[role]]
     return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
                       release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts,
-                      part_rows=part_rows, notes=dict(dt.notes))
+                      part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings)

@@ -371,7 +371,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         seed, run_config,
         inputs={role: dict(dt.fingerprints.get(role, {}), source=dt.get(role).label)
                 for role in dt.roles},
-        inferred=dt.inferred_metadata(), schema=dt.schema.to_dict(),
+        inferred=dt.inferred_metadata(), warnings=list(dt.warnings), schema=dt.schema.to_dict(),
         extra={"distributed": {"scheduler": getattr(client, "scheduler", None)
                                and client.scheduler.address,
                                "workers": len(cluster_workers(client))},

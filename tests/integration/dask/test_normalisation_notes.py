@@ -28,7 +28,7 @@ pytest.importorskip("distributed", reason="distributed is not installed: pip ins
 META = {"columns": {"ts": {"sdtype": "datetime"}}}
 METRICS = {"exact_matches": {}, "dcr": {"n_boot": 20}}
 #: the report's own lines of a run (how and where it ran), not of the data
-RUN_LINES = {"engine", "inputs", "distributed", "warnings"}
+RUN_LINES = {"engine", "inputs", "distributed"}
 
 
 def _table(n: int, seed: int, *, typed: bool) -> pd.DataFrame:
