@@ -1975,20 +1975,17 @@ def _set_key_buckets(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarra
 
 def _alone_in_bucket(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
     """The pooled positions of the rows alone on their key in one bucket of every partition's keys
-    (:func:`_set_key_buckets`): the keys sorted by ``(set, key)``, a group of one row kept."""
+    (:func:`_set_key_buckets`): the keys grouped by ``(set, key)`` (:func:`_key_groups`), a group of
+    one row kept."""
     s = np.concatenate([p[0] for p in pieces])
     h = np.concatenate([p[1] for p in pieces])
     g = np.concatenate([p[2] for p in pieces])
     if not s.size:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((h[:, 1], h[:, 0], s))
-    s, h, g = s[order], h[order], g[order]
-    del order
-    new = np.ones(s.size + 1, dtype=bool)  # a group starts where the set or the key changes
-    new[1:-1] = (s[1:] != s[:-1]) | (h[1:, 0] != h[:-1, 0]) | (h[1:, 1] != h[:-1, 1])
-    starts = np.flatnonzero(new)
+    order, new, _ = _key_groups(s, h)  # a group starts where the set or the key changes
+    starts = np.flatnonzero(np.r_[new, True])
     one = np.diff(starts) == 1
-    return g[starts[:-1][one]]
+    return g[order[starts[:-1][one]]]
 
 
 def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
@@ -1996,7 +1993,8 @@ def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
     """Rows' keys on ``n_sets`` column sets (``hashes``: one ``(n, 2)`` uint64 array per set, in
     order) split into ``buckets`` by the first word of the key: per bucket, ``(set index (int32),
     keys ((m, 2) uint64), positions (int64))``, each bucket's keys by set. Equal keys of one set fall
-    in the same bucket in every partition.
+    in the same bucket in every partition. Split one set at a time (each set's rows reordered
+    within that set's keys: cache-sized gathers, not one over every set's).
 
     Examples
     --------
@@ -2004,21 +2002,25 @@ def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
     >>> [(s.tolist(), k[:, 0].tolist(), p.tolist()) for s, k, p in _keys_in_buckets(h, 2, np.array([7, 9]), 2)]
     [([0, 1, 1], [4, 6, 4], [7, 7, 9]), ([0], [5], [9])]
     """
-    n = len(pos)
-    h = np.empty((n * n_sets, 2), dtype=np.uint64)
-    for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
-        h[j * n:(j + 1) * n] = k
-    s = np.repeat(np.arange(n_sets, dtype=np.int32), n)
-    g = np.tile(np.asarray(pos, dtype=np.int64), n_sets)
+    pos = np.asarray(pos, dtype=np.int64)
+    n = pos.size
     if buckets == 1:
-        return ((s, h, g),)
-    which = h[:, 0] % np.uint64(buckets)
-    # a stable sort of small numbers (a radix sort for 16 bits): each bucket's keys stay by set
-    order = np.argsort(which.astype(np.int16 if buckets < 2 ** 15 else np.int64), kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(buckets + 1, dtype=np.uint64))
-    del which
-    s, h, g = s[order], h[order], g[order]
-    return tuple((s[a:b], h[a:b], g[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+        h = np.empty((n * n_sets, 2), dtype=np.uint64)
+        for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
+            h[j * n:(j + 1) * n] = k
+        return ((np.repeat(np.arange(n_sets, dtype=np.int32), n), h, np.tile(pos, n_sets)),)
+    small = np.int16 if buckets < 2 ** 15 else np.int64
+    pieces: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(buckets)]
+    for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
+        which = (k[:, 0] % np.uint64(buckets)).astype(small)
+        order = np.argsort(which, kind="stable")  # a radix sort of small numbers
+        bounds = np.searchsorted(which[order], np.arange(buckets + 1))
+        kj, pj = k[order], pos[order]
+        for b in range(buckets):  # loop over buckets: slices
+            pieces[b].append((j, kj[bounds[b]:bounds[b + 1]], pj[bounds[b]:bounds[b + 1]]))
+    return tuple((np.repeat(np.array([x[0] for x in per], dtype=np.int32), [x[2].size for x in per]),
+                  np.concatenate([x[1] for x in per]).reshape(-1, 2),
+                  np.concatenate([x[2] for x in per])) for per in pieces)
 
 
 def _set_buckets_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
@@ -2050,6 +2052,52 @@ def _set_buckets_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndar
     return _keys_in_buckets(set_hashes(encoder, frame, sets), len(sets), pos + start, buckets)
 
 
+def _key_groups(s: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An order of the entries ``(set s[i], key h[i])`` (``(n, 2)`` uint64 keys) that puts equal
+    ``(set, key)`` side by side, whether each entry of that order starts a group, and the sets in
+    that order. One sort of words (not an argsort): each key's first word with its low bits
+    replaced by the entry's number; where entries with the same high bits hold different
+    ``(set, key)`` (about ``n**2 / 2**(65 - log2 n)`` of them), those runs' entries are sorted
+    by ``(key, set)`` in place: groups exactly by ``(set, key)``.
+
+    Examples
+    --------
+    >>> h = np.array([[8, 1], [9, 1], [8, 2], [8, 1]], dtype=np.uint64)  # 8 and 9 share high bits
+    >>> order, new, sets = _key_groups(np.array([0, 0, 0, 1], dtype=np.int32), h)
+    >>> [h[order[new], 0].tolist(), np.diff(np.r_[np.flatnonzero(new), 4]).tolist()]
+    [[8, 8, 8, 9], [1, 1, 1, 1]]
+    >>> _, new, _ = _key_groups(np.zeros(4, dtype=np.int32), h)
+    >>> int(new.sum())  # (0, [8, 1]) twice
+    3
+    """
+    n = s.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool), s[:0]
+    bits = np.uint64(max(n - 1, 1).bit_length())
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    packed = (h[:, 0] & ~low) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & low).astype(np.int64)
+    top = packed >> bits
+    del packed
+    w0, w1, ws = h[order, 0], h[order, 1], s[order]
+    same_top = top[1:] == top[:-1]
+    same = same_top & (w0[1:] == w0[:-1]) & (w1[1:] == w1[:-1]) & (ws[1:] == ws[:-1])
+    mixed = same_top & ~same
+    if mixed.any():  # runs of one high part holding several (set, key): sorted by them in place
+        run = np.cumsum(np.r_[True, ~same_top]) - 1
+        bad = np.zeros(run[-1] + 1, dtype=bool)
+        bad[run[1:][mixed]] = True
+        at = np.flatnonzero(bad[run])  # those runs' slots (in run order)
+        sub = at[np.lexsort((ws[at], w1[at], w0[at], run[at]))]
+        order[at], w0[at], w1[at], ws[at] = order[sub], w0[sub], w1[sub], ws[sub]
+        same = (w0[1:] == w0[:-1]) & (w1[1:] == w1[:-1]) & (ws[1:] == ws[:-1])
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.logical_not(same, out=new[1:])
+    return order, new, ws
+
+
 def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
                  real: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -2079,17 +2127,8 @@ def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
     h = np.concatenate([rh, qh])
     g = np.concatenate([rg, qg])
     del rs, rh, rg, qs, qh, qg
-    order = np.argsort(h[:, 0])
-    w0, w1, ws = h[order, 0], h[order, 1], s[order]
-    same = w0[1:] == w0[:-1]
-    if (same & ((w1[1:] != w1[:-1]) | (ws[1:] != ws[:-1]))).any():  # a first word of two keys
-        order = np.lexsort((h[:, 1], h[:, 0], s))
-        w0, w1, ws = h[order, 0], h[order, 1], s[order]
-        same = (w0[1:] == w0[:-1]) & (w1[1:] == w1[:-1]) & (ws[1:] == ws[:-1])
-    del h, w0, w1
-    new = np.empty(order.size, dtype=bool)
-    new[0] = True
-    np.logical_not(same, out=new[1:])
+    order, new, ws = _key_groups(s, h)
+    del h, s
     starts = np.flatnonzero(new)
     group = np.cumsum(new) - 1
     is_real = order < nr
