@@ -19,7 +19,7 @@ fetched from the partitions that hold them. Positions are canonical positions, a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -141,6 +141,9 @@ BLOCK_ROWS = 65_536
 #: Column sets one task of :meth:`DaskBackend.key_groups_many` hashes at most: a task's long table is
 #: ``rows x sets x 32`` bytes (1M rows x 8 sets: 256 MB), however many sets are asked.
 SETS_PER_TASK = 8
+#: Query keys (rows asked x column sets) one batch of :meth:`DaskBackend.key_counts_rows` asks at
+#: most: the driver holds a batch's answers (28 bytes a key found, 16 a row and set once yielded)
+HELD_QUERY_KEYS = 4_000_000
 
 
 def _stack_sets(wide: pd.DataFrame, n_sets: int, first: int) -> pd.DataFrame:
@@ -835,6 +838,113 @@ class DaskBackend:
         bounds = np.cumsum([0, *sizes])
         return [[(count[s][inv[a:b]], first[s][inv[a:b]]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
                 for s, inv in enumerate(rows_key)]
+
+    def key_counts_rows(self, role: str, rows: np.ndarray | None, column_sets: Sequence[Sequence[str]],
+                        roles: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`key_counts` of the rows of ``role`` at canonical positions ``rows`` (in that
+        order; ``None``: every row in canonical order) against the pooled rows of ``roles``,
+        without the asked rows' keys on the driver: per column set (in order), per asked row, how
+        many pooled rows have its values on the set and the lowest pooled position (``-1``: none).
+
+        Joined on the workers by hash buckets, as :meth:`unique_sets` groups: the sets a batch at a
+        time, a batch holding at most :data:`SET_BATCH_KEYS` keys over the asked and pooled roles'
+        partitions and at most :data:`HELD_QUERY_KEYS` asked keys; each partition sums its rows'
+        keys on the batch's sets from its held cells (:meth:`held_cells`, else hashes its rows)
+        and splits them by hash into buckets of about :data:`SET_BUCKET_KEYS` keys
+        (:func:`_keys_in_buckets`); one task per bucket sorts its asked and pooled keys together
+        and returns, for the asked keys some pooled row holds, ``(set, asked position, count,
+        lowest pooled position)`` (:func:`_join_bucket`: about 80 bytes a key of the bucket at its
+        peak). The driver receives only those and yields one set's dense answers at a time. The
+        same numbers as :meth:`key_counts` of the taken rows (the same keys, counted exactly).
+
+        Parameters
+        ----------
+        role : str
+            The role whose rows are asked (e.g. ``"synthetic"``).
+        rows : numpy.ndarray or None
+            Canonical positions of the asked rows, in the order of the answers; ``None``: all.
+        column_sets : sequence of sequence of str
+            The column sets (an empty set matches every pooled row).
+        roles : sequence of str
+            The pooled roles, positions over them concatenated in order.
+
+        Yields
+        ------
+        tuple of numpy.ndarray
+            Per column set, ``(counts, firsts)`` (int64, one per asked row).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from distributed import Client
+        >>> from synthguard.distributed import cluster_backend
+        >>> from synthguard.distributed._tables import load_tables
+        >>> client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)
+        >>> real = pd.DataFrame({"a": [1, 2, 2, 3], "b": ["x", "y", "y", "x"]})
+        >>> rel = pd.DataFrame({"a": [2, 9, 1], "b": ["y", "x", "z"]})
+        >>> backend = cluster_backend(load_tables(real, rel, None, None, client=client, npartitions=2))
+        >>> sets = [["a", "b"], ["a"]]
+        >>> got = list(backend.key_counts_rows("synthetic", None, sets, ["original"]))
+        >>> sorted(got[0][0].tolist()), sorted(got[1][0].tolist())  # (2, y) twice; a = 2 twice, 1 once
+        ([0, 0, 2], [0, 1, 2])
+        >>> taken = backend.take("synthetic", np.arange(3), ["a", "b"])  # the same as asking them
+        >>> all((c == w[0][0]).all() and (f == w[0][1]).all()
+        ...     for (c, f), w in zip(got, backend.key_counts([taken], sets, ["original"])))
+        True
+        >>> client.close()
+        """
+        from dask import delayed
+
+        every = tuple(tuple(c) for c in column_sets)
+        named = tuple(sorted({c for cols in every for c in cols}))
+        n_role = self.n_rows(role)
+        pick = None if rows is None else np.asarray(rows, dtype=np.int64)
+        m = n_role if pick is None else pick.size
+        n_real = sum(self.n_rows(r) for r in roles)
+        if not every:
+            return
+        if m == 0 or n_real == 0:  # nothing asked, or nothing to find
+            for _ in every:
+                yield np.zeros(m, dtype=np.int64), np.full(m, -1, dtype=np.int64)
+            return
+        keep = None
+        if pick is not None:  # the asked rows of each partition, as one mask sent once
+            mask = np.zeros(n_role, dtype=bool)
+            mask[pick] = True
+            (keep,) = self.dt.client.scatter([mask], broadcast=True, hash=False)
+        asked = int(n_role if pick is None else np.count_nonzero(mask))
+        step = max(1, min(SET_BATCH_KEYS // (asked + n_real), HELD_QUERY_KEYS // asked))
+
+        def keys(r: str, sets: Any, start: int, buckets: int, sel: Any) -> list[Any]:
+            held = self.held_cells(r, named)
+            if held is None:  # the partitions hashed as they go
+                return self.dt.map(r, _set_buckets_frame, sets, start, buckets, sel, ordered=False)
+            f = delayed(_set_buckets_held, pure=False)
+            return [f(c, held[0], sets, start, buckets, sel) for c in held[1]]
+
+        for b in range(0, len(every), step):
+            sets = every[b:b + step]
+            buckets = max(1, -(-(asked + n_real) * len(sets) // SET_BUCKET_KEYS))
+            (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
+            query = keys(role, shared, 0, buckets, keep)
+            real, start = [], 0
+            for r in roles:
+                real += keys(r, shared, start, buckets, None)
+                start += self.n_rows(r)
+            tasks = [delayed(_join_bucket, pure=True)([q[j] for q in query], [p[j] for p in real])
+                     for j in range(buckets)]
+            got = self.dt.compute(tasks)
+            s = np.concatenate([g[0] for g in got])
+            q, c, f = (np.concatenate([g[i] for g in got]) for i in (1, 2, 3))
+            del got
+            order = np.argsort(s, kind="stable")
+            bounds = np.searchsorted(s[order], np.arange(len(sets) + 1))
+            for j in range(len(sets)):  # one set's dense answers at a time
+                at = order[bounds[j]:bounds[j + 1]]
+                count = np.zeros(n_role, dtype=np.int64)
+                first = np.full(n_role, -1, dtype=np.int64)
+                count[q[at]], first[q[at]] = c[at], f[at]
+                yield (count, first) if pick is None else (count[pick], first[pick])
 
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         """Per pooled row of ``roles``, on how many of ``column_sets`` no other pooled row holds its
@@ -1865,20 +1975,171 @@ def _set_key_buckets(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarra
 
 def _alone_in_bucket(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
     """The pooled positions of the rows alone on their key in one bucket of every partition's keys
-    (:func:`_set_key_buckets`): the keys sorted by ``(set, key)``, a group of one row kept."""
+    (:func:`_set_key_buckets`): the keys grouped by ``(set, key)`` (:func:`_key_groups`), a group of
+    one row kept."""
     s = np.concatenate([p[0] for p in pieces])
     h = np.concatenate([p[1] for p in pieces])
     g = np.concatenate([p[2] for p in pieces])
     if not s.size:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((h[:, 1], h[:, 0], s))
-    s, h, g = s[order], h[order], g[order]
-    del order
-    new = np.ones(s.size + 1, dtype=bool)  # a group starts where the set or the key changes
-    new[1:-1] = (s[1:] != s[:-1]) | (h[1:, 0] != h[:-1, 0]) | (h[1:, 1] != h[:-1, 1])
-    starts = np.flatnonzero(new)
+    order, new, _ = _key_groups(s, h)  # a group starts where the set or the key changes
+    starts = np.flatnonzero(np.r_[new, True])
     one = np.diff(starts) == 1
-    return g[starts[:-1][one]]
+    return g[order[starts[:-1][one]]]
+
+
+def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
+                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """Rows' keys on ``n_sets`` column sets (``hashes``: one ``(n, 2)`` uint64 array per set, in
+    order) split into ``buckets`` by the first word of the key: per bucket, ``(set index (int32),
+    keys ((m, 2) uint64), positions (int64))``, each bucket's keys by set. Equal keys of one set fall
+    in the same bucket in every partition. Split one set at a time (each set's rows reordered
+    within that set's keys: cache-sized gathers, not one over every set's).
+
+    Examples
+    --------
+    >>> h = [np.array([[4, 1], [5, 1]], dtype=np.uint64), np.array([[6, 2], [4, 1]], dtype=np.uint64)]
+    >>> [(s.tolist(), k[:, 0].tolist(), p.tolist()) for s, k, p in _keys_in_buckets(h, 2, np.array([7, 9]), 2)]
+    [([0, 1, 1], [4, 6, 4], [7, 7, 9]), ([0], [5], [9])]
+    """
+    pos = np.asarray(pos, dtype=np.int64)
+    n = pos.size
+    if buckets == 1:
+        h = np.empty((n * n_sets, 2), dtype=np.uint64)
+        for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
+            h[j * n:(j + 1) * n] = k
+        return ((np.repeat(np.arange(n_sets, dtype=np.int32), n), h, np.tile(pos, n_sets)),)
+    small = np.int16 if buckets < 2 ** 15 else np.int64
+    pieces: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(buckets)]
+    for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
+        which = (k[:, 0] % np.uint64(buckets)).astype(small)
+        order = np.argsort(which, kind="stable")  # a radix sort of small numbers
+        bounds = np.searchsorted(which[order], np.arange(buckets + 1))
+        kj, pj = k[order], pos[order]
+        for b in range(buckets):  # loop over buckets: slices
+            pieces[b].append((j, kj[bounds[b]:bounds[b + 1]], pj[bounds[b]:bounds[b + 1]]))
+    return tuple((np.repeat(np.array([x[0] for x in per], dtype=np.int32), [x[2].size for x in per]),
+                  np.concatenate([x[1] for x in per]).reshape(-1, 2),
+                  np.concatenate([x[2] for x in per])) for per in pieces)
+
+
+def _set_buckets_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
+                      sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None
+                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """:func:`_keys_in_buckets` of a partition's rows from its held cell hashes on ``columns``
+    (:func:`_cell_part`; the keys of :func:`~._tables.set_hashes`), positions plus ``start``; only
+    the rows whose position ``keep`` marks when given (the asked rows of a role)."""
+    from ..data.hashing import iter_set_sums
+
+    cells, pos = held
+    if keep is not None:
+        sel = keep[pos]
+        cells, pos = cells[sel], pos[sel]
+    at = {c: j for j, c in enumerate(columns)}
+    hashes = iter_set_sums(cells, [[at[c] for c in cols] for cols in sets])
+    return _keys_in_buckets(hashes, len(sets), pos + start, buckets)
+
+
+def _set_buckets_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                       sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None
+                       ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """:func:`_set_buckets_held` of a partition whose cells are not held: its rows hashed
+    (:func:`~._tables.set_hashes`, the same keys)."""
+    pos = np.asarray(positions, dtype=np.int64)
+    if keep is not None:
+        sel = keep[pos]
+        frame, pos = frame.iloc[np.flatnonzero(sel)], pos[sel]
+    return _keys_in_buckets(set_hashes(encoder, frame, sets), len(sets), pos + start, buckets)
+
+
+def _key_groups(s: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An order of the entries ``(set s[i], key h[i])`` (``(n, 2)`` uint64 keys) that puts equal
+    ``(set, key)`` side by side, whether each entry of that order starts a group, and the sets in
+    that order. One sort of words (not an argsort): each key's first word with its low bits
+    replaced by the entry's number; where entries with the same high bits hold different
+    ``(set, key)`` (about ``n**2 / 2**(65 - log2 n)`` of them), those runs' entries are sorted
+    by ``(key, set)`` in place: groups exactly by ``(set, key)``.
+
+    Examples
+    --------
+    >>> h = np.array([[8, 1], [9, 1], [8, 2], [8, 1]], dtype=np.uint64)  # 8 and 9 share high bits
+    >>> order, new, sets = _key_groups(np.array([0, 0, 0, 1], dtype=np.int32), h)
+    >>> [h[order[new], 0].tolist(), np.diff(np.r_[np.flatnonzero(new), 4]).tolist()]
+    [[8, 8, 8, 9], [1, 1, 1, 1]]
+    >>> _, new, _ = _key_groups(np.zeros(4, dtype=np.int32), h)
+    >>> int(new.sum())  # (0, [8, 1]) twice
+    3
+    """
+    n = s.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, bool), s[:0]
+    bits = np.uint64(max(n - 1, 1).bit_length())
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    packed = (h[:, 0] & ~low) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & low).astype(np.int64)
+    top = packed >> bits
+    del packed
+    w0, w1, ws = h[order, 0], h[order, 1], s[order]
+    same_top = top[1:] == top[:-1]
+    same = same_top & (w0[1:] == w0[:-1]) & (w1[1:] == w1[:-1]) & (ws[1:] == ws[:-1])
+    mixed = same_top & ~same
+    if mixed.any():  # runs of one high part holding several (set, key): sorted by them in place
+        run = np.cumsum(np.r_[True, ~same_top]) - 1
+        bad = np.zeros(run[-1] + 1, dtype=bool)
+        bad[run[1:][mixed]] = True
+        at = np.flatnonzero(bad[run])  # those runs' slots (in run order)
+        sub = at[np.lexsort((ws[at], w1[at], w0[at], run[at]))]
+        order[at], w0[at], w1[at], ws[at] = order[sub], w0[sub], w1[sub], ws[sub]
+        same = (w0[1:] == w0[:-1]) & (w1[1:] == w1[:-1]) & (ws[1:] == ws[:-1])
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.logical_not(same, out=new[1:])
+    return order, new, ws
+
+
+def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                 real: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One bucket of :meth:`DaskBackend.key_counts_rows`: the asked rows' keys (``query``) and the
+    pooled rows' keys (``real``) of every partition (:func:`_keys_in_buckets` pieces), sorted
+    together; per ``(set, key)``, how many pooled rows hold it and their lowest position. Returns,
+    for the asked keys some pooled row holds, ``(set index, asked position, count, lowest pooled
+    position)``. One sort by the keys' first word; by ``(set, key)`` only when two different
+    ``(set, key)`` share a first word (about ``m**2 / 2**64``): the same groups.
+
+    Examples
+    --------
+    >>> k = lambda *w: np.array([[x, 1] for x in w], dtype=np.uint64)
+    >>> i = lambda *v: np.array(v, dtype=np.int64)
+    >>> real = [(np.zeros(3, np.int32), k(5, 7, 5), i(4, 2, 1))]
+    >>> query = [(np.zeros(3, np.int32), k(5, 6, 7), i(0, 1, 2))]
+    >>> [a.tolist() for a in _join_bucket(query, real)]
+    [[0, 0], [0, 2], [2, 1], [1, 2]]
+    """
+    qs, qh, qg = (np.concatenate([p[i] for p in query]) for i in range(3))
+    rs, rh, rg = (np.concatenate([p[i] for p in real]) for i in range(3))
+    nr = rs.size
+    if qs.size == 0 or nr == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return qs[:0], z, z, z
+    s = np.concatenate([rs, qs])
+    h = np.concatenate([rh, qh])
+    g = np.concatenate([rg, qg])
+    del rs, rh, rg, qs, qh, qg
+    order, new, ws = _key_groups(s, h)
+    del h, s
+    starts = np.flatnonzero(new)
+    group = np.cumsum(new) - 1
+    is_real = order < nr
+    gs = g[order]
+    count = np.add.reduceat(is_real.astype(np.int64), starts)
+    low = np.minimum.reduceat(np.where(is_real, gs, np.iinfo(np.int64).max), starts)
+    asked = np.flatnonzero(~is_real)
+    grp = group[asked]
+    hit = count[grp] > 0
+    asked, grp = asked[hit], grp[hit]
+    return ws[asked], gs[asked], count[grp], low[grp]
 
 
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[str] | None = None

@@ -219,6 +219,13 @@ class Backend(Protocol):
         rows; an empty set matches every pooled row. Values compare as :meth:`row_ids` compares
         them."""
 
+    def key_counts_rows(self, role: str, rows: np.ndarray | None, column_sets: Sequence[Sequence[str]],
+                        roles: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`key_counts` of the rows of ``role`` at canonical positions ``rows`` (in that
+        order; ``None``: all), one column set's ``(counts, firsts)`` yielded at a time: the same
+        numbers as :meth:`key_counts` of those rows taken (:meth:`take`), without the rows on the
+        driver where the backend holds them (a cluster joins them on the workers)."""
+
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         """Per pooled row (positions over ``roles`` concatenated in order), on how many of
         ``column_sets`` it is the *only* pooled row with its values (int64): one group-by of every
@@ -909,6 +916,13 @@ class LocalBackend:
             ids = row_identities(*[sub(c) for c in pooled], *[sub(c) for c in asked])
             out.append(key_counts_of(np.concatenate(ids[:len(pooled)]), ids[len(pooled):]))
         return out
+
+    def key_counts_rows(self, role: str, rows: np.ndarray | None, column_sets: Sequence[Sequence[str]],
+                        roles: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        every = list(dict.fromkeys(c for s in column_sets for c in s))
+        at = np.arange(self.n_rows(role)) if rows is None else np.asarray(rows, dtype=np.int64)
+        for per in self.key_counts([self.take(role, at, every)], column_sets, roles):
+            yield per[0]
 
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         from ..data.encoding import row_identities

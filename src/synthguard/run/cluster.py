@@ -146,7 +146,7 @@ def full_table_copies(dt: Any, sampled: np.ndarray | None, *, near: bool = False
         else:
             data = cluster_backend(dt)
             rel = data.take("synthetic", np.arange(data.n_rows("synthetic")), cols)
-            q, r = backend_matches(data, [rel], cols, 1)[0]
+            q, r = backend_matches(data, [rel], cols, 1, rows_of=[("synthetic", None)])[0]
             del rel
             keep = (r < n_o) & ~np.isin(q, release)  # a training record; not a verbatim copy
             copies["near1"] = _found(dt, q[keep].astype(np.int64), r[keep].astype(np.int64),

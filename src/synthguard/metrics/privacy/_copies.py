@@ -544,7 +544,8 @@ def _mask_matches(m: int, p: int, max_diff: int,
 
 
 def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[str], max_diff: int,
-                    roles: Sequence[str] = ("original", "control")
+                    roles: Sequence[str] = ("original", "control"), *,
+                    rows_of: Sequence[tuple[str, np.ndarray | None] | None] | None = None
                     ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`identifying_matches` of the rows of each of ``frames`` (small tables of the driver:
     release rows, leak rows) against the pooled real records of ``roles``, asked of the run's
@@ -552,6 +553,13 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     column set (the count of real records per masked key and one of them), the cell-by-cell check
     of the candidate records by position (:meth:`~synthguard.engine.backend.Backend.cells_equal`).
     The same pairs as in one process, in one process or on a cluster.
+
+    ``rows_of``: per frame, ``(role, positions)`` when the frame is the backend's rows of ``role``
+    at those canonical positions (``None``: all, in canonical order), as
+    :meth:`~synthguard.engine.backend.Backend.take` gives them; such a frame's counts are asked by
+    position (:meth:`~synthguard.engine.backend.Backend.key_counts_rows`: on a cluster, joined on
+    the workers, its keys never on the driver) unless :data:`ASK_ROWS_BY_POSITION` is off; the same
+    pairs.
 
     Examples
     --------
@@ -567,10 +575,18 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     sizes = [len(f) for f in frames]
     start = np.cumsum([0, *sizes])
 
+    held = [None] * len(frames) if rows_of is None or not ASK_ROWS_BY_POSITION else list(rows_of)
+    driver = [i for i, h in enumerate(held) if h is None]  # the frames whose keys the driver sends
+
     def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
-        return ((np.concatenate([g[0] for g in per]), np.concatenate([g[1] for g in per]))
-                for per in key_counts_in_batches(data, frames, sets, roles))  # read set by set
+        sent = key_counts_in_batches(data, [frames[i] for i in driver], sets, roles) if driver else None
+        asked = {i: data.key_counts_rows(h[0], h[1], sets, roles) for i, h in enumerate(held) if h is not None}
+        for _ in sets:  # read set by set, every frame's answers in frame order
+            per = dict(zip(driver, next(sent), strict=True)) if sent is not None else {}
+            per.update({i: next(it) for i, it in asked.items()})
+            yield (np.concatenate([per[i][0] for i in range(len(frames))]),
+                   np.concatenate([per[i][1] for i in range(len(frames))]))
 
     def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
         out = np.zeros(q.size, dtype=np.int64)
@@ -584,6 +600,12 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     q, r = _mask_matches(int(start[-1]), p, max_diff, counts, differ)
     return [(q[(q >= start[i]) & (q < start[i + 1])] - start[i], r[(q >= start[i]) & (q < start[i + 1])])
             for i in range(len(frames))]
+
+
+#: Whether :func:`backend_matches` asks the frames it is told are a role's rows by position
+#: (``rows_of``; off: every frame's keys sent from the driver, the path of other frames; the same
+#: pairs, a switch for comparing the two)
+ASK_ROWS_BY_POSITION = True
 
 
 def backend_identifiable_share(data: Backend, cols: list[str], k: int,

@@ -230,14 +230,15 @@ def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.n
     """The near-copy pairs of the release at ``k`` cells (:func:`~._copies.identifying_matches`):
     release rows and the pooled real records they identify; memoised per column set and ``k``.
     On a cluster (``ctx.data_backend``) asked of the backend with the release rows as queries
-    (:func:`~._copies.backend_matches`)."""
+    (:func:`~._copies.backend_matches`, their keys joined on the workers)."""
     def compute() -> tuple[np.ndarray, np.ndarray]:
         if ctx.data_backend is not None:
             data = ctx.data
             # the whole release on the driver: dropped once the near-copy tests have finished
             rel = ctx.memo(("near-copy-release", tuple(cols)), lambda: data.take(
                 "synthetic", np.arange(data.n_rows("synthetic")), cols), users=("near_copies", "near_copies_2"))
-            return backend_matches(data, [rel], cols, k)[0]
+            # the release's keys joined on the workers (rows_of): the frame serves the cell checks
+            return backend_matches(data, [rel], cols, k, rows_of=[("synthetic", None)])[0]
         if ctx.entities is not None:
             return identifying_matches(*_code_matrices(ctx, cols), k)
         from ...engine.reuse import release_pairs_memo

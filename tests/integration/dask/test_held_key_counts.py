@@ -1,0 +1,135 @@
+"""The near-copy joins with the release's keys on the workers (issue #31): ``key_counts_rows``
+joins the asked rows of a role held on the cluster with the pooled roles by hash buckets; the
+same counts and lowest positions as ``key_counts`` of the same rows sent from the driver, and the
+same near-copy entries."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+
+from .test_distributed_equality import (
+    META,
+    _assert_same,
+    _both_backends,
+    _entries,
+    _frame,
+    _with_texts,
+)
+
+
+def _tables():
+    """Real tables with duplicates within and across partitions (shuffled, so the lowest position
+    of a key is not the first met), missing values, -0.0 and a text column; a release holding
+    copies and one-cell changes of real rows (keys several real rows hold) and fresh rows."""
+    orig = _with_texts(_frame(300, 91), 3)
+    orig = pd.concat([orig, orig.iloc[:40], orig.iloc[:5]], ignore_index=True).sample(frac=1.0, random_state=4)
+    ctl = pd.concat([_with_texts(_frame(150, 92), 4), orig.iloc[:25]], ignore_index=True)
+    syn = pd.concat([_with_texts(_frame(120, 93), 5), orig.iloc[:30],
+                     orig.iloc[30:50].assign(d="q")], ignore_index=True)
+    meta = {**META, "columns": {**META["columns"], "t": {"sdtype": "text"}}}
+    return orig, syn, ctl, meta
+
+
+COLS = ["a", "b", "c", "d", "e", "t"]
+SETS = [[c for j, c in enumerate(COLS) if j not in m] for d in range(3)
+        for m in combinations(range(len(COLS)), d)] + [[]]
+
+
+def _same(got, want) -> None:
+    got = list(got)
+    assert len(got) == len(want)
+    for (gc, gf), (wc, wf) in zip(got, want, strict=True):
+        np.testing.assert_array_equal(gc, wc)
+        np.testing.assert_array_equal(gf, wf)
+
+
+def test_release_rows_joined_on_the_workers_equal_their_keys_sent_from_the_driver(dask_client, monkeypatch):
+    """``key_counts_rows`` of the release (all rows, and a shuffled subset with a row twice) against
+    the pooled real roles (both orders) equals ``key_counts`` of the same rows taken to the driver
+    and one process's: counts and lowest pooled positions, in one batch and bucket, in many
+    batches and buckets, and from hashed partitions when the cells are not held."""
+    import synthguard.distributed._backend as backend
+
+    orig, syn, ctl, meta = _tables()
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    n = len(syn)
+    subset = np.r_[np.random.default_rng(5).permutation(n)[:60], 7, 7]
+    for roles in (("original", "control"), ("control", "original")):
+        for rows in (None, subset):
+            at = np.arange(n) if rows is None else rows
+            taken = dist.take("synthetic", at, COLS)
+            want = [per[0] for per in dist.key_counts([taken], SETS, roles)]
+            _same([per[0] for per in local.key_counts([local.take("synthetic", at, COLS)], SETS, roles)], want)
+            assert any((c >= 2).any() for c, _ in want)  # keys several real rows hold: the lowest asked
+            assert any(((c == 1) & (f >= 0)).any() for c, f in want)
+            _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)  # one batch, one bucket
+            with monkeypatch.context() as m:  # many batches and buckets
+                m.setattr(backend, "SET_BATCH_KEYS", 4_000)
+                m.setattr(backend, "SET_BUCKET_KEYS", 300)
+                m.setattr(backend, "HELD_QUERY_KEYS", 500)
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+                m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+    none = list(dist.key_counts_rows("synthetic", np.zeros(0, np.int64), SETS[:2], ("original",)))
+    assert len(none) == 2 and all(c.size == 0 and f.size == 0 for c, f in none)  # nothing asked
+
+
+def test_lowest_positions_are_asked_of_the_bucket_join(dask_client, monkeypatch):
+    """A key held by several real rows answers the lowest of their pooled positions: with the
+    lowest replaced by the highest in the bucket join the answers differ (the test above would see
+    it), so the positions are checked, not only the counts."""
+    import synthguard.distributed._backend as backend
+
+    orig, syn, ctl, meta = _tables()
+    _, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    roles = ("original", "control")
+    want = [per[0] for per in dist.key_counts([dist.take("synthetic", np.arange(len(syn)), COLS)], SETS, roles)]
+    real_join = backend._join_bucket
+
+    def highest(query, real):
+        s, g, c, f = real_join(query, [(p[0], p[1], -p[2]) for p in real])
+        return s, g, c, -f
+
+    monkeypatch.setattr(backend, "_join_bucket", highest)
+    got = list(dist.key_counts_rows("synthetic", None, SETS, roles))
+    assert any(not np.array_equal(g[1], w[1]) for g, w in zip(got, want, strict=True))
+    assert all(np.array_equal(g[0], w[0]) for g, w in zip(got, want, strict=True))
+
+
+@pytest.mark.metric_on_dask
+def test_near_copies_with_the_release_on_the_workers_equal_the_driver_path(dask_client, monkeypatch):
+    """near_copies and near_copies_2 on the cluster, the release's keys joined on the workers (in
+    several batches and buckets) or sent from the driver (``ASK_ROWS_BY_POSITION`` off): the same
+    entries, one process's; on the workers no ``key_counts`` call carries the release's rows."""
+    import synthguard.distributed._backend as backend
+    import synthguard.metrics.privacy._copies as copies
+
+    orig, syn, ctl, meta = _tables()
+    metrics = {"near_copies": {"top_n": 5}, "near_copies_2": {"top_n": 5}}
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, retest_columns=0, retest_rows=0)
+    sizes: list[int] = []
+    real_counts = backend.DaskBackend.key_counts
+
+    def spied(self, frames, column_sets, roles):
+        sizes.extend(len(f) for f in frames)
+        return real_counts(self, frames, column_sets, roles)
+
+    monkeypatch.setattr(backend.DaskBackend, "key_counts", spied)
+    monkeypatch.setattr(backend, "SET_BATCH_KEYS", 5_000)
+    monkeypatch.setattr(backend, "SET_BUCKET_KEYS", 400)
+    held = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client, retest_rows=0)
+    assert len(syn) not in sizes  # the release's keys never sent from the driver
+    monkeypatch.setattr(copies, "ASK_ROWS_BY_POSITION", False)
+    sent = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client, retest_rows=0)
+    assert len(syn) in sizes
+    _assert_same(single, held, list(metrics))
+    _assert_same(single, sent, list(metrics))
+    assert _entries(held, list(metrics)) == _entries(sent, list(metrics))
+    for name in metrics:
+        assert single[name]["result"]["value"] > 0, name  # the copies are found
