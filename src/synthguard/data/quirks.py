@@ -424,6 +424,22 @@ def type_notice(col: str, uniq: Any, counts: np.ndarray) -> str | None:
 SENTINEL_ABS = 1e300
 
 
+def infinite_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``values`` (float64) are ``inf`` / ``-inf`` and which are finite missing-value codes
+    beyond :data:`SENTINEL_ABS` (one process's typing and a cluster's facts read them alike).
+
+    Examples
+    --------
+    >>> inf, huge = infinite_cells(np.array([1.0, np.inf, 9e307, np.nan]))
+    >>> inf.tolist(), huge.tolist()
+    ([False, True, False, False], [False, False, True, False])
+    """
+    inf = np.isinf(values)
+    with np.errstate(invalid="ignore"):
+        huge = np.isfinite(values) & (np.abs(values) > SENTINEL_ABS)
+    return inf, huge
+
+
 def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tuple[pd.DataFrame, list[str]]:
     """Read ``inf`` / ``-inf`` and huge finite missing-value codes (``|x| > 1e300``, e.g. Stata's
     8.988e307) in numerical columns as missing; one warning per kind, column and table."""
@@ -433,9 +449,7 @@ def infinities_to_missing(frame: pd.DataFrame, schema: Schema, label: str) -> tu
         if not pd.api.types.is_float_dtype(s.dtype):
             continue
         v = s.to_numpy(dtype="float64", na_value=np.nan)
-        inf = np.isinf(v)
-        with np.errstate(invalid="ignore"):
-            huge = np.isfinite(v) & (np.abs(v) > SENTINEL_ABS)
+        inf, huge = infinite_cells(v)
         if inf.any() or huge.any():
             frame[col] = s.mask(inf | huge)
         warns += infinity_warnings(label, col, int(inf.sum()), int(huge.sum()),

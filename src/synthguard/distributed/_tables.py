@@ -757,7 +757,7 @@ def _infinity_facts(frame: pd.DataFrame, numerical: Sequence[str], float32: Sequ
     >>> _infinity_facts(pd.DataFrame({"x": [1.0, np.inf, -np.inf, 9e307], "y": [1, 2, 3, 4]}), ["x", "y"])
     {'x': (2, 1, 9e+307)}
     """
-    from ..data.quirks import SENTINEL_ABS
+    from ..data.quirks import infinite_cells
 
     out: dict[str, _InfinityFacts] = {}
     for c in numerical:
@@ -769,9 +769,7 @@ def _infinity_facts(frame: pd.DataFrame, numerical: Sequence[str], float32: Sequ
             if not pd.api.types.is_float_dtype(s.dtype):
                 continue
         v = s.to_numpy(dtype="float64", na_value=np.nan)
-        inf = np.isinf(v)
-        with np.errstate(invalid="ignore"):
-            huge = np.isfinite(v) & (np.abs(v) > SENTINEL_ABS)
+        inf, huge = infinite_cells(v)
         if inf.any() or huge.any():
             out[c] = (int(inf.sum()), int(huge.sum()), float(v[huge][0]) if huge.any() else float("nan"))
     return out
