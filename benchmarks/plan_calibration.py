@@ -17,12 +17,15 @@ Runs, each one fresh ``python -m synthguard evaluate`` process (wall time and it
 
 Each run is costed as the plan costs it (:func:`synthguard.run.plan.make_plan` on the report's
 sizes, tests, parameters and roles), and the model of :func:`synthguard.run.plan.estimate` is
-fitted: time ``(tests + per-column tests x (W - 1)) x (METRIC + PER_MCELL x query Mcells ** p x
-release Mcells ** q)`` with ``W = (columns / 15) ** g``: for each ``(p, q, g)`` of a grid,
-non-negative least squares of the two linear constants; the grid point with the smallest worst
-ratio of measured to fitted. Memory: ``FIXED_MB + MB_PER_QUERY x query Mcells ** e + MB_PER_RELEASE
-x release Mcells ** e`` alike. Prints each run beside the refit and the plan's current estimate,
-and the worst ratio (the plan's ``SPREAD`` keeps a margin above it for load).
+fitted: time ``FIXED + T x (METRIC + PER_QUERY x query Mcells ** p + PER_RELEASE x release
+Mcells ** q)`` with ``T = tests + per-column tests x ((columns / 15) ** g - 1)``: for each ``(p, q,
+g)`` of a grid, non-negative least squares of the ratios of the four linear constants' fit to the
+measured times; the grid point with the smallest worst ratio of measured to fitted. Memory:
+``FIXED_MB + MB_PER_QUERY x query Mcells ** e + MB_PER_RELEASE x release Mcells`` alike. Prints
+each run beside the refit and the plan's current estimate, and the worst ratio (the plan's
+``SPREAD`` keeps a margin above it for load). ``--measured`` adds runs measured before on
+``make_files``' tables (docs/scaling.md: session 29's quiet 1M runs); ``--save`` and ``--load``
+keep runs between calls, so that a fit can take each run at its lowest load.
 
 Usage::
 
@@ -139,8 +142,8 @@ def wide_files(rows: int, columns: int, data_dir: Path) -> dict:
 
 #: the exponents tried: the time's query and release cells and the memory's query cells (the
 #: memory's release power is 1: the release is held whole; a free power fits the runs of
-#: docs/scaling.md as well and says 2-3 GB for the 10M sampled run that peaked at 11 GB); the
-#: columns of a per-column test
+#: docs/scaling.md a little better and says 3.5 GB for the 10M sampled run that peaked at 11 GB);
+#: the columns of a per-column test (the cells' grid stops at 1.5: docs/scaling.md says why)
 CELL_GRID = np.round(np.arange(0.0, 1.501, 0.05), 2)
 MB_QUERY_GRID = np.round(np.arange(0.0, 1.001, 0.05), 2)
 COLUMN_GRID = np.round(np.arange(1.0, 2.501, 0.05), 2)

@@ -52,8 +52,8 @@ RELEASE_EXPONENT = 1.5
 COLUMN_EXPONENT = 1.65
 #: peak memory of a run whatever its size, per million query cells to the power
 #: :data:`MB_QUERY_EXPONENT` and per million release cells to the power :data:`MB_RELEASE_EXPONENT`
-#: (1, not fitted: the release is held whole; a fitted power said 2-3 GB for the 10M sampled run
-#: that peaked at 11 GB)
+#: (1, not fitted: the release is held whole; a fitted power, 0.3, said 3.5 GB for the 10M
+#: sampled run that peaked at 11 GB)
 FIXED_MB = 239.0
 MB_PER_QUERY_MCELL = 738.0
 MB_QUERY_EXPONENT = 0.4
