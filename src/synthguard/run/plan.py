@@ -9,7 +9,7 @@ cost), from what the data of whole-process runs show: a cost per test, plus a pa
 the cells (rows x columns) of the real records the tests ask about (training and control: the
 sample's when ``--max-records`` samples them) and a part that grows with the release's cells, each
 to its own power (the query and the release cost differently: at the same 1M release, 200,000 +
-200,000 sampled records run in well under half the time of all 1.25M); a test that runs once per
+200,000 sampled records took 67 s, all 1.25M 158 s); a test that runs once per
 column (its card's ``per_column`` parameter left unset, e.g. ``inference``'s ``secret``) counts as
 ``(columns / 15) ** COLUMN_EXPONENT`` tests, the power fitted on tables of 15 to 401 columns; and a
 fixed start-up per run. Memory: a fixed part plus a part per query cells and one per release cells,
@@ -62,7 +62,8 @@ MB_RELEASE_EXPONENT = 1.0
 #: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the fitted runs fell within
 #: x0.77 to x1.37 of the estimate at load 0.9-3.4; the rest is room for a busier machine)
 SPREAD = 1.75
-#: columns of the calibration tables (a once-per-column metric costs columns / this times more)
+#: columns of the calibration tables (a once-per-column test counts as ``(columns / this) **
+#: COLUMN_EXPONENT`` tests)
 CALIBRATION_COLUMNS = 15
 #: a plan estimated above this many seconds is called large and says what to declare
 LARGE_SECONDS = 600.0
