@@ -4,13 +4,18 @@ prints it and stops); and the progress bars of the run's stages.
 
 The estimate
 ------------
-Every metric is costed alike (a neutral default until a metric's ``@register`` card declares its
-own cost): a fixed cost plus a cost per cell of the three tables (rows x columns), and one more
-factor of the number of columns for a metric that runs once per column (its card's ``per_column``
-parameter left unset, e.g. ``inference``'s ``secret``). The constants come from measured
-whole-process runs of the default and ``privacy`` presets at two sizes
-(``benchmarks/plan_calibration.py``, the figures in ``docs/scaling.md``); the plan states the
-estimate as a range (:data:`SPREAD`), from the worst misfit of those runs.
+Every test is costed alike (a neutral default until a metric's ``@register`` card declares its own
+cost), from what the data of whole-process runs show: a cost per test, plus a part that grows with
+the cells (rows x columns) of the real records the tests ask about (training and control: the
+sample's when ``--max-records`` samples them) and a part that grows with the release's cells, each
+to its own power (the query and the release cost differently: at the same 1M release, 200,000 +
+200,000 sampled records took 67 s, all 1.25M 158 s); a test that runs once per
+column (its card's ``per_column`` parameter left unset, e.g. ``inference``'s ``secret``) counts as
+``(columns / 15) ** COLUMN_EXPONENT`` tests, the power fitted on tables of 15 to 401 columns; and a
+fixed start-up per run. Memory: a fixed part plus a part per query cells and one per release cells,
+each to its power. The constants come from ``benchmarks/plan_calibration.py`` (the runs, the
+command and the load in ``docs/scaling.md``); the plan states the estimate as a range
+(:data:`SPREAD`), from the worst misfit of those runs and a margin for load.
 """
 
 from __future__ import annotations
@@ -22,25 +27,43 @@ from typing import Any
 
 __all__ = ["LARGE_SECONDS", "Plan", "PlanOnly", "estimate", "make_plan", "stage"]
 
-# Fitted by benchmarks/plan_calibration.py (2 cores, load 1.0-1.5, 2026-12-02, commit 033d1b0): the
-# default and privacy presets at 2,000 and 10,000 rows and the privacy preset at 200,000 and
-# 1,000,000 rows (15 columns; control a quarter); docs/scaling.md has the runs.
-#: seconds of a run whatever its size (the fit found none beyond the per-metric cost)
-FIXED_SECONDS = 0.0
-#: seconds per metric whatever the size
-METRIC_SECONDS = 0.352
-#: seconds per metric per million cells (rows x columns, the three tables together) to the power
-#: :data:`CELL_EXPONENT`: a run grows more slowly than its cells (tree searches, sampled attacks)
-METRIC_SECONDS_PER_MCELL = 1.36
-CELL_EXPONENT = 0.91
-#: peak memory of a run whatever its size, and per million cells to the power :data:`MB_EXPONENT`
-FIXED_MB = 469.0
-MB_PER_MCELL = 106.5
-MB_EXPONENT = 0.99
-#: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the fitted runs and the check
-#: size fell within a factor 1.18 of the estimate on a quiet machine; the rest is room for load)
-SPREAD = 1.5
-#: columns of the calibration tables (a once-per-column metric costs columns / this times more)
+# Fitted by benchmarks/plan_calibration.py (2 cores, 2026-12-05, session 30, main bde218f; load
+# 0.9-3.4: docs/scaling.md has the runs, the command and each run's load): the default and privacy
+# presets at 2,000 and 10,000 rows, the privacy preset at 200,000 rows and sampled at 200,000:50,000,
+# 1M:50,000, 1M:200,000 and 3M:200,000 and 1M unsampled (15 columns; control a quarter; the two 1M
+# runs measured quiet in session 29), and the default preset on nhefs widened to 15, 50, 100, 200
+# and 401 columns (700 + 700 rows, and 350 + 350 at 100 and 401). "Query" cells: rows x columns of
+# the real records the tests ask about (training and control; the sample's when sampled);
+# "release" cells: the release's.
+#: seconds of a run whatever its size and tests (start-up: imports, reading)
+FIXED_SECONDS = 0.807
+#: seconds per test whatever the size
+METRIC_SECONDS = 0.0047
+#: seconds per test per million query cells to the power :data:`QUERY_EXPONENT`
+SECONDS_PER_QUERY_MCELL = 0.554
+QUERY_EXPONENT = 0.6
+#: seconds per test per million release cells to the power :data:`RELEASE_EXPONENT` (the fit's
+#: grid stops at 1.5: a power of 2 fits the runs as well but says 2,000 s for the 10M sampled
+#: run, whose first run took about 610 s at load 2.6-4 in session 24; 1.5 says 830 s)
+SECONDS_PER_RELEASE_MCELL = 0.0152
+RELEASE_EXPONENT = 1.5
+#: a test that runs once per column counts as ``(columns / CALIBRATION_COLUMNS) ** COLUMN_EXPONENT``
+#: tests (at least one), fitted on nhefs widened to 15-401 columns
+COLUMN_EXPONENT = 1.65
+#: peak memory of a run whatever its size, per million query cells to the power
+#: :data:`MB_QUERY_EXPONENT` and per million release cells to the power :data:`MB_RELEASE_EXPONENT`
+#: (1, not fitted: the release is held whole; a fitted power, 0.3, said 3.5 GB for the 10M
+#: sampled run that peaked at 11 GB)
+FIXED_MB = 239.0
+MB_PER_QUERY_MCELL = 738.0
+MB_QUERY_EXPONENT = 0.4
+MB_PER_RELEASE_MCELL = 47.1
+MB_RELEASE_EXPONENT = 1.0
+#: the estimate's range: from estimate / SPREAD to estimate * SPREAD (the fitted runs fell within
+#: x0.77 to x1.37 of the estimate at load 0.9-3.4; the rest is room for a busier machine)
+SPREAD = 1.75
+#: columns of the calibration tables (a once-per-column test counts as ``(columns / this) **
+#: COLUMN_EXPONENT`` tests)
 CALIBRATION_COLUMNS = 15
 #: a plan estimated above this many seconds is called large and says what to declare
 LARGE_SECONDS = 600.0
@@ -113,7 +136,7 @@ class Plan:
         >>> print(Plan({"original": {"rows": 2000, "columns": 15}}, ("exact_matches",), 5.0, 500.0).render())
         plan: original 2,000 rows x 15 columns; every record (no sample)
           1 test: exact_matches
-          estimated 3 s to 8 s, about 500 MB peak memory
+          estimated 3 s to 9 s, about 500 MB peak memory
         """
         sizes = ", ".join(f"{role} {t['rows']:,} rows x {t['columns']:,} columns" for role, t in self.tables.items())
         lines = [f"plan: {sizes}; {self.sample or 'every record (no sample)'}",
@@ -155,21 +178,63 @@ def per_column_parameter(spec: Any, params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def estimate(cells: float, columns: int, n_metrics: int, n_per_column: int = 0) -> tuple[float, float]:
-    """Estimated seconds and peak MB of a run of ``n_metrics`` metrics over ``cells`` cells (rows x
-    columns of the tables together), ``n_per_column`` of them once per column.
+def query_release_cells(sizes: Mapping[str, tuple[int, int]]) -> tuple[float, float]:
+    """The cells (rows x columns) of the real records the tests ask about (training and control:
+    the sample's when sampled) and of the release, from ``sizes`` (role -> ``(rows, columns)``).
 
     Examples
     --------
-    >>> s, mb = estimate(3 * 2000 * 15, 15, 20)
-    >>> round(s), round(mb)
-    (10, 479)
+    >>> query_release_cells({"original": (2000, 15), "synthetic": (2000, 15), "control": (500, 15)})
+    (37500.0, 30000.0)
     """
-    mcells = cells / 1e6
-    unit = METRIC_SECONDS + METRIC_SECONDS_PER_MCELL * mcells ** CELL_EXPONENT
-    wide = max(1.0, columns / CALIBRATION_COLUMNS)
-    seconds = FIXED_SECONDS + unit * (n_metrics - n_per_column) + unit * wide * n_per_column
-    return seconds, FIXED_MB + MB_PER_MCELL * mcells ** MB_EXPONENT
+    query = float(sum(r * c for role, (r, c) in sizes.items() if role != "synthetic"))
+    r, c = sizes.get("synthetic", (0, 0))
+    return query, float(r * c)
+
+
+def tried_columns(sizes: Mapping[str, tuple[int, int]], quasi_identifiers: Sequence[str] = ()) -> int:
+    """The columns a once-per-column test runs over: every column, less the declared
+    quasi-identifiers (never fewer than 1 when some are declared).
+
+    Examples
+    --------
+    >>> tried_columns({"original": (700, 401), "synthetic": (700, 401)}, ["age_0", "sex_0"])
+    399
+    """
+    columns = max((c for _, c in sizes.values()), default=0)
+    return max(columns - len(quasi_identifiers), 1) if quasi_identifiers else columns
+
+
+def estimate(query_cells: float, release_cells: float, columns: int, n_metrics: int,
+             n_per_column: int = 0) -> tuple[float, float]:
+    """Estimated seconds and peak MB of a run of ``n_metrics`` tests asking about ``query_cells``
+    real cells (training and control: the sample's when sampled) against ``release_cells``
+    release cells, ``n_per_column`` of the tests once per column of ``columns``.
+
+    Every test costs ``METRIC_SECONDS + SECONDS_PER_QUERY_MCELL x query Mcells ** QUERY_EXPONENT
+    + SECONDS_PER_RELEASE_MCELL x release Mcells ** RELEASE_EXPONENT``; a once-per-column test
+    counts as ``(columns / CALIBRATION_COLUMNS) ** COLUMN_EXPONENT`` tests (at least one); the run
+    adds ``FIXED_SECONDS``. Memory: ``FIXED_MB + MB_PER_QUERY_MCELL x query Mcells **
+    MB_QUERY_EXPONENT + MB_PER_RELEASE_MCELL x release Mcells ** MB_RELEASE_EXPONENT``.
+
+    Examples
+    --------
+    >>> s, mb = estimate(2500 * 15, 2000 * 15, 15, 28)
+    >>> round(s), round(mb)
+    (3, 439)
+
+    The sampled 1M run (200,000 training and 200,000 control records against the whole 1M
+    release) against the unsampled one:
+
+    >>> round(estimate(400_000 * 15, 1e6 * 15, 11, 28)[0]), round(estimate(1_250_000 * 15, 1e6 * 15, 11, 28)[0])
+    (71, 116)
+    """
+    query, release = query_cells / 1e6, release_cells / 1e6
+    unit = (METRIC_SECONDS + SECONDS_PER_QUERY_MCELL * query ** QUERY_EXPONENT
+            + SECONDS_PER_RELEASE_MCELL * release ** RELEASE_EXPONENT)
+    tests = n_metrics + n_per_column * (max(1.0, columns / CALIBRATION_COLUMNS) ** COLUMN_EXPONENT - 1.0)
+    return FIXED_SECONDS + unit * tests, (FIXED_MB + MB_PER_QUERY_MCELL * query ** MB_QUERY_EXPONENT
+                                          + MB_PER_RELEASE_MCELL * release ** MB_RELEASE_EXPONENT)
 
 
 def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], specs: Mapping[str, Any],
@@ -200,22 +265,22 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
 
     Examples
     --------
-    >>> p = make_plan({"original": (14000, 2002), "synthetic": (14000, 2002)},
+    >>> p = make_plan({"original": (1_000_000, 100), "synthetic": (1_000_000, 100)},
     ...               [f"m{i}" for i in range(36)], {}, {})
-    >>> p.large[0][:48]
-    'estimated 32 min for 36 tests on 2,002 columns; '
+    >>> p.large[0][:46]
+    'estimated 14 min for 36 tests on 100 columns; '
     >>> make_plan({"original": (2000, 15), "synthetic": (2000, 15)}, ["m"], {}, {}).large
     ()
     """
     tables = {role: {"rows": int(r), "columns": int(c)} for role, (r, c) in sizes.items()}
-    cells = float(sum(r * c for r, c in sizes.values()))
+    query, release = query_release_cells(sizes)
     columns = max((c for _, c in sizes.values()), default=0)
     # a metric with its per-column parameter unset runs once per declared sensitive column when
     # there are any (``inference``'s secrets), else once per column (not a quasi-identifier)
     per_col = {} if sensitive else {
         m: p for m in metrics if (p := per_column_parameter(specs.get(m), params.get(m, {}))) is not None}
-    tried = max(columns - len(quasi_identifiers), 1) if quasi_identifiers else columns
-    seconds, mb = estimate(cells, tried, len(metrics), len(per_col))  # (columns: only for those runs)
+    tried = tried_columns(sizes, quasi_identifiers)
+    seconds, mb = estimate(query, release, tried, len(metrics), len(per_col))  # (columns: only for those runs)
     large: list[str] = []
     if seconds > LARGE_SECONDS:
         why = [f"estimated {_duration(seconds)} for {len(metrics)} tests on {columns:,} columns"]
@@ -242,7 +307,7 @@ def make_plan(sizes: Mapping[str, tuple[int, int]], metrics: Sequence[str], spec
         retests = 0
     again = 0.0
     if retests:
-        again = retests * estimate(cells, tried, len(verdict),
+        again = retests * estimate(query, release, tried, len(verdict),
                                    len([m for m in verdict if m in per_col]))[0]
     return Plan(tables, tuple(metrics), seconds, mb, SPREAD, sample, dict(unavailable or {}), per_col,
                 tuple(large), int(retests), again)
