@@ -8,7 +8,7 @@ numeric column, ``== v`` otherwise. The attempt singles ``r`` out when no other 
 satisfies all ``k``. On a large release almost no attempt does (at a million rows about one in
 8,000), and counting each attempt's matching rows (up to two) is most of the search's time.
 
-Here every release row gets a few *partners*: the rows beside it in a few sorts of the release by
+Here every release row gets a few *partners*: the rows just before and after it in a few sorts of the release by
 coarse codes of its columns (rows alike in many columns sort together), and for each partner the
 columns on which the partner satisfies the row's own predicates, as a bit mask (the comparisons
 of the count kernel, value by value). An attempt whose columns all lie in one partner's mask selects
@@ -38,39 +38,51 @@ __all__ = ["Partners", "release_partners"]
 
 #: sorts of the release whose neighbours are partners (each sort ranks the columns another way)
 SORTS = 4
-#: partners taken on each side of a row in each sort
-REACH = 1
 #: columns a sort's key packs (8 bits each)
 KEY_COLUMNS = 8
 #: rows of the strided sample a column's code boundaries (quantiles) come from
 CODE_SAMPLE = 20_000
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _satisfies(x, y, num, med):  # pragma: no cover - compiled
+    """Whether value ``y`` satisfies the predicate a row of value ``x`` makes of its column, as the
+    count kernel's ``_holds`` compares (``num``: a numeric column, ``med`` its median)."""
+    if x != x:
+        return y != y
+    if y != y:
+        return False
+    if num:
+        return y >= x if x > med else y <= x
+    return y == x
+
+
 @njit(parallel=True, cache=True)
-def _masks_kernel(X, med, is_num, part, out):  # pragma: no cover - compiled
-    """``out[r, t]``: bit ``j`` set when row ``part[r, t]`` (another row) satisfies row ``r``'s
-    predicate on column ``j``, as the count kernel's ``_holds`` compares (0 for ``r`` itself)."""
+def _pair_masks(X, med, is_num, order, masks, slot):  # pragma: no cover - compiled
+    """For each pair of rows next to each other in ``order`` (``a`` then ``b``): bit ``j`` of
+    ``masks[a, slot + 1]`` when ``b`` satisfies ``a``'s predicate on column ``j``, of
+    ``masks[b, slot]`` when ``a`` satisfies ``b``'s (both read from one visit of the two rows);
+    the first row's ``slot`` and the last's ``slot + 1`` are 0 (no partner on that side)."""
     n, p = X.shape
-    m = part.shape[1]
-    for r in nb.prange(n):
-        for t in range(m):
-            s = part[r, t]
-            bits = np.uint64(0)
-            if s != r:
-                for j in range(p):
-                    x = X[r, j]
-                    y = X[s, j]
-                    if x != x:
-                        ok = y != y
-                    elif y != y:
-                        ok = False
-                    elif is_num[j]:
-                        ok = y >= x if x > med[j] else y <= x
-                    else:
-                        ok = y == x
-                    if ok:
-                        bits |= np.uint64(1) << np.uint64(j)
-            out[r, t] = bits
+    if n == 0:
+        return
+    masks[order[0], slot] = 0
+    masks[order[n - 1], slot + 1] = 0
+    for i in nb.prange(n - 1):
+        a = order[i]
+        b = order[i + 1]
+        ab = np.uint64(0)
+        ba = np.uint64(0)
+        for j in range(p):
+            x = X[a, j]
+            y = X[b, j]
+            bit = np.uint64(1) << np.uint64(j)
+            if _satisfies(x, y, is_num[j], med[j]):
+                ab |= bit
+            if _satisfies(y, x, is_num[j], med[j]):
+                ba |= bit
+        masks[a, slot + 1] = ab
+        masks[b, slot] = ba
 
 
 @njit(parallel=True, cache=True)
@@ -125,21 +137,44 @@ class Partners:
         return out
 
 
+@njit(parallel=True, cache=True)
+def _codes_kernel(X, edges, at, out):  # pragma: no cover - compiled
+    """``out[r, j]``: how many of column ``j``'s boundaries ``edges[at[j]:at[j + 1]]`` lie below
+    ``X[r, j]`` (at most 254), 255 for a missing value."""
+    n, p = X.shape
+    for r in nb.prange(n):
+        for j in range(p):
+            x = X[r, j]
+            if x != x:
+                out[r, j] = 255
+                continue
+            lo = at[j]
+            hi = at[j + 1]
+            base = lo
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if edges[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[r, j] = min(lo - base, 254)
+
+
 def _coarse_codes(X: np.ndarray) -> np.ndarray:
     """Per cell, a code in 0..254 that orders the column's values (equal values, equal codes;
     boundaries at quantiles of a strided sample), 255 for a missing value."""
     n, p = X.shape
-    codes = np.empty((n, p), dtype=np.uint8)
     step = max(1, n // CODE_SAMPLE)
     levels = np.linspace(0.0, 1.0, 256)[1:-1]
-    for j in range(p):  # loop over columns
-        x = X[:, j]
-        s = x[::step]
+    edges = []
+    for j in range(p):  # loop over columns: the boundaries, from a sample
+        s = X[::step, j]
         s = s[~np.isnan(s)]
-        edges = np.unique(np.quantile(s, levels)) if s.size else np.zeros(0)
-        c = np.minimum(np.searchsorted(edges, x, "left"), 254)
-        c[np.isnan(x)] = 255
-        codes[:, j] = c
+        edges.append(np.unique(np.quantile(s, levels)) if s.size else np.zeros(0))
+    at = np.r_[0, np.cumsum([e.size for e in edges])].astype(np.int64)
+    codes = np.empty((n, p), dtype=np.uint8)
+    with PARALLEL_KERNELS:
+        _codes_kernel(X, np.concatenate(edges), at, codes)
     return codes
 
 
@@ -167,21 +202,15 @@ def release_partners(X: np.ndarray, is_num: np.ndarray, med: np.ndarray) -> Part
     codes = _coarse_codes(X)
     spread = np.array([np.count_nonzero(np.bincount(codes[:, j], minlength=256)) for j in range(p)])
     base = np.argsort(spread, kind="stable")  # the columns with fewest codes lead a sort's key
-    part = np.empty((n, SORTS * 2 * REACH), dtype=np.int64)
-    slot = 0
-    for s in range(SORTS):  # loop over sorts
+    masks = np.empty((n, 2 * SORTS), dtype=np.uint64)
+    med = np.ascontiguousarray(med, dtype=np.float64)
+    is_num = np.ascontiguousarray(is_num, dtype=np.bool_)
+    for s in range(SORTS):  # loop over sorts: a row's partners are the rows before and after it
         lead = np.roll(base, -(s * p // SORTS))[:KEY_COLUMNS]
         key = np.zeros(n, dtype=np.uint64)
         for j in lead:  # loop over the key's columns
             key = (key << np.uint64(8)) | codes[:, j].astype(np.uint64)
-        order = np.argsort(key, kind="stable")
-        pos = np.empty(n, dtype=np.int64)
-        pos[order] = np.arange(n, dtype=np.int64)
-        for d in (*range(-REACH, 0), *range(1, REACH + 1)):
-            part[:, slot] = order[np.clip(pos + d, 0, n - 1)]
-            slot += 1
-    masks = np.empty(part.shape, dtype=np.uint64)
-    with PARALLEL_KERNELS:
-        _masks_kernel(X, np.ascontiguousarray(med, dtype=np.float64), np.ascontiguousarray(is_num, dtype=np.bool_),
-                      part, masks)
+        order = np.argsort(key)  # (introsort: the same order for the same keys)
+        with PARALLEL_KERNELS:
+            _pair_masks(X, med, is_num, order, masks, 2 * s)
     return Partners(masks)
