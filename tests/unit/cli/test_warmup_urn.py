@@ -45,8 +45,8 @@ def test_warmup_writes_the_query_order_into_numbas_cache(warmed):
 
 def test_warmup_writes_the_singling_out_partners_into_numbas_cache(warmed):
     """Only a long multivariate singling-out search asks for its release rows' partners, and the
-    demo's ends sooner, so the command builds partners of a small matrix on its own: both
+    demo's ends sooner, so the command builds partners of a small matrix on its own: its three
     kernels' index files are in the cache folder."""
     names = sorted(p.name for p in warmed.rglob("*"))
-    assert list(warmed.rglob("*_masks_kernel*.nbi")), names
-    assert list(warmed.rglob("*_shared_kernel*.nbi")), names
+    for kernel in ("_codes_kernel", "_pair_masks", "_shared_kernel"):
+        assert list(warmed.rglob(f"partners.{kernel}*.nbi")), (kernel, names)
