@@ -45,6 +45,18 @@ def _warm_query_order() -> None:
     engine.kneighbors(block, block.take(np.arange(n)[::-1]), gower(np.ones(2)), 1)
 
 
+def _warm_partners() -> None:
+    """Compile the multivariate singling-out search's partners (``metrics.anonymeter.partners``),
+    which only a long search asks for (``PARTNERS_AFTER`` attempts: the demo's ends sooner)."""
+    import numpy as np
+
+    from ..metrics.anonymeter.partners import release_partners
+
+    X = np.array([[0.0, 1.0], [0.0, 2.0], [1.0, np.nan]])
+    release_partners(X, np.array([False, True]), np.array([np.nan, 1.5])).shared(
+        np.array([0, 1]), np.array([[0, 1], [0, 1]]))
+
+
 @click.command("warmup")
 def command() -> None:
     """Compile the numba kernels once (cached on disk), so later runs start fast."""
@@ -59,6 +71,7 @@ def command() -> None:
              metrics=warmup_metrics(), jobs=1)
     _warm_urn()
     _warm_query_order()
+    _warm_partners()
     from numba.core import config
 
     where = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR") or (

@@ -191,13 +191,15 @@ def iter_set_sums(cells: np.ndarray, sets: Sequence[Sequence[int]]) -> Iterator[
     for s in sets:  # loop over column sets, vectorised over rows
         at = np.asarray(s, dtype=np.int64).reshape(-1)
         hits = np.bincount(at, minlength=p)
+        # (no yield inside the errstate: a generator dropped before its end, then finalised by the
+        # collector in another thread, would reset numpy's error state in a context not its own)
         with np.errstate(over="ignore"):
             if 2 * at.size <= p or hits.max(initial=0) > 1:  # few columns kept, or one twice
-                yield cells[:, at].sum(axis=1, dtype=np.uint64)
-                continue
-            if total is None:
-                total = cells.sum(axis=1, dtype=np.uint64)
-            got = masked(total, cells, np.flatnonzero(hits == 0))
+                got = cells[:, at].sum(axis=1, dtype=np.uint64)
+            else:
+                if total is None:
+                    total = cells.sum(axis=1, dtype=np.uint64)
+                got = masked(total, cells, np.flatnonzero(hits == 0))
         yield got
 
 

@@ -37,6 +37,7 @@ from .arrowtext import arrow_strings, matches
 from .hashing import row_hashes
 from .notes import whitespace_note
 from .schema import ColumnSpec, Schema
+from .threads import map_threads
 
 MIN_ID_ROWS = 20
 
@@ -568,8 +569,8 @@ def check_control(frames: Mapping[str, pd.DataFrame], schema: Schema,
     if control is None:
         return []
     cols = control_columns(schema.columns, schema)
-    got = {role: row_hashes(frames[role][cols]) for role in ("original", "control", "synthetic")
-           if frames.get(role) is not None}
+    roles = [role for role in ("original", "control", "synthetic") if frames.get(role) is not None]
+    got = dict(zip(roles, map_threads(lambda role: row_hashes(frames[role][cols]), roles), strict=True))
     if hashes is not None:
         hashes.update(got)
     return check_control_hashes(got["original"], got["control"], got.get("synthetic"),

@@ -39,6 +39,7 @@ from .schema import (
     nfc_metadata,
 )
 from .spellings import spelling_warnings
+from .threads import map_threads
 
 ROLES = ("original", "synthetic", "control")
 
@@ -132,12 +133,16 @@ class Tables:
         frames, rows = {}, {}
         cols = _canonical_columns(self.schema.names)
         schema = self.schema.restrict(cols) if cols != self.schema.names else self.schema
-        for role in self.roles:
+
+        def reorder(role: str) -> tuple[pd.DataFrame, np.ndarray]:
             frame = self.get(role)
             if list(frame.columns) != cols:
                 frame = frame[cols]
             order = canonical_order(frame, self._hashes_of(role, cols))
-            frames[role] = take_rows(frame, order)
+            return take_rows(frame, order), order
+
+        for role, (frame, order) in zip(self.roles, map_threads(reorder, self.roles), strict=True):
+            frames[role] = frame
             prev = self.row_numbers.get(role)
             rows[role] = order if prev is None else np.asarray(prev)[order]
         return replace(self, original=frames.get("original", self.original), synthetic=frames["synthetic"],

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 
@@ -141,10 +140,9 @@ def fit_threads() -> int:
 
 def default_jobs() -> int:
     """Cores this process may run on (``os.sched_getaffinity`` where available)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    from ..data.threads import cores
+
+    return cores()
 
 
 #: metrics run at once by default, where the threading layer lets their kernels share the cores

@@ -1,5 +1,5 @@
-"""``synthguard warmup`` compiles what the demo run does not reach: the joint max-T test's urn and
-the tree search's query order (``split_leaves``)."""
+"""``synthguard warmup`` compiles what the demo run does not reach: the joint max-T test's urn,
+the tree search's query order (``split_leaves``) and the singling-out search's partners."""
 
 import os
 import subprocess
@@ -41,3 +41,12 @@ def test_warmup_writes_the_query_order_into_numbas_cache(warmed):
     queries by leaf, so the command searches 1,100 rows on its own: ``split_leaves``' index file
     is in the cache folder (before session 27 the first large run after a warm-up compiled it)."""
     assert list(warmed.rglob("*split_leaves*.nbi")), sorted(p.name for p in warmed.rglob("*"))
+
+
+def test_warmup_writes_the_singling_out_partners_into_numbas_cache(warmed):
+    """Only a long multivariate singling-out search asks for its release rows' partners, and the
+    demo's ends sooner, so the command builds partners of a small matrix on its own: its three
+    kernels' index files are in the cache folder."""
+    names = sorted(p.name for p in warmed.rglob("*"))
+    for kernel in ("_codes_kernel", "_pair_masks", "_shared_kernel"):
+        assert list(warmed.rglob(f"partners.{kernel}*.nbi")), (kernel, names)

@@ -49,6 +49,7 @@ from ._common import (
     summarise,
     tabular_columns,
 )
+from .partners import Partners, release_partners
 
 N_SIZES = 10
 N_REPEATS = 5
@@ -56,6 +57,11 @@ _CSR_LIMIT = 25_000_000
 #: the multivariate search reads the values of its drawn rows from the whole release's query matrix,
 #: fetched once, when that matrix is at most this large (else each batch asks for its rows)
 RELEASE_MATRIX_BYTES = 256 * 2**20
+#: a multivariate search asks for the release rows' partners (:mod:`.partners`) after this many
+#: attempts, when at least PARTNERS_PER_ROW attempts per release row are still allowed: building
+#: them costs about what counting a few attempts per row does, and a long search makes millions
+PARTNERS_AFTER = 200_000
+PARTNERS_PER_ROW = 4
 
 
 @dataclass(frozen=True)
@@ -172,11 +178,17 @@ def multivariate_queries(X: np.ndarray, is_num: np.ndarray, n_cols: int, n: int,
 def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
                         values: Callable[[np.ndarray, np.ndarray], np.ndarray],
                         count: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-                        n_cols: int, n: int, max_attempts: int, rng: np.random.Generator) -> tuple[Queries, int]:
+                        n_cols: int, n: int, max_attempts: int, rng: np.random.Generator,
+                        partners: Callable[[], Partners | None] | None = None) -> tuple[Queries, int]:
     """:func:`multivariate_queries` over ``ns`` release rows known through ``values(rows, cols)``
     (their values at ``rows[:, None], cols``) and ``count(col, op, val)`` (how many release rows
     each query selects, at most 2), with the numeric columns' medians ``med``: the same queries
-    and attempts whoever answers (a matrix in one process, the backend on a cluster)."""
+    and attempts whoever answers (a matrix in one process, the backend on a cluster).
+
+    ``partners``: asked once a search has made :data:`PARTNERS_AFTER` attempts with at least
+    :data:`PARTNERS_PER_ROW` times ``ns`` still allowed (a long search), for the release rows'
+    partners (:mod:`.partners`; ``None``: none); from then on an attempt a partner shares counts 2
+    without being counted. The queries and attempts are the same with or without them."""
     p = int(is_num.size)
     k = min(n_cols, p)
     # every possible query (row x column set) has almost surely been drawn after pool*(ln(pool)+10)
@@ -186,7 +198,11 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
     seen: set[bytes] = set()
     keep_col, keep_op, keep_val, keep_src = [], [], [], []
     attempts, batch, found = 0, 1000, 0
+    shared: Partners | None = None
     while found < n and attempts < max_attempts:
+        if (partners is not None and attempts >= PARTNERS_AFTER
+                and max_attempts - attempts >= PARTNERS_PER_ROW * ns):
+            shared, partners = partners(), None  # asked once
         b = int(min(batch, max_attempts - attempts))
         rows = rng.integers(0, ns, b)
         cols = _pick_columns(rng, b, p, k)
@@ -195,7 +211,13 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
         op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
         op = np.where(nan, Q.ISNULL, op).astype(np.int64)
         vals = np.where(nan, 0.0, vals)
-        counts = count(cols, op, vals)
+        if shared is None:
+            counts = count(cols, op, vals)
+        else:  # an attempt a partner shares selects two rows or more: only the others are counted
+            todo = np.flatnonzero(~shared.shared(rows, cols))
+            counts = np.full(b, 2, dtype=np.int64)
+            if todo.size:
+                counts[todo] = count(cols[todo], op[todo], vals[todo])
         attempts += b
         hits = np.flatnonzero(counts == 1)
         for i in hits:  # loop over successful attempts only (at most n kept)
@@ -501,6 +523,14 @@ class _Asked:
         X = self._rows("synthetic", uniq) if uniq.size else np.zeros((0, len(self.columns)))
         return X[inv.reshape(src.shape), col]
 
+    def _partners(self, med: np.ndarray) -> Partners | None:
+        """The release rows' partners, from the whole release's query matrix when it is at most
+        :data:`RELEASE_MATRIX_BYTES` (the one the search then reads its values from), else none."""
+        n = self.n["synthetic"]
+        if self._release is None and n * len(self.columns) * 8 <= RELEASE_MATRIX_BYTES:
+            self._release = self._rows("synthetic", np.arange(n, dtype=np.int64))
+        return None if self._release is None else release_partners(self._release, self.is_num, med)
+
     def flags(self) -> dict[str, np.ndarray]:
         if self._flags is None:  # asked once per run for both singling-out tests (the same columns)
             self._flags = self.ctx.memo(
@@ -526,7 +556,7 @@ class _Asked:
                 self.n["synthetic"], self.is_num, med,
                 lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
                 lambda c, o, v: self.data.query_counts("synthetic", self.columns, (c, o, v), cap=2, rows=rows)[0],
-                n_cols, n, max_attempts, rng)
+                n_cols, n, max_attempts, rng, partners=lambda: self._partners(med))
         finally:  # the release's values are not read again: freed
             self._release, self._batches = None, 0
 
