@@ -149,8 +149,25 @@ def default_jobs() -> int:
 #: (at most one per core; measured: see docs/performance.md, "Parallel where it is free")
 DEFAULT_JOBS = 2
 #: above this many rows in the largest table the default is one metric at a time: two at once hold
-#: two metrics' working sets (measured at 10M release rows: peak 17.2 GB against 12.9 GB)
-DEFAULT_JOBS_ROWS = 2_000_000
+#: two metrics' working sets (measured at 10M release rows, `--max-records 200000`, session 30: the
+#: first run's tests at two at once stay under the loading's peak, about 10.5 of 11.4 GB)
+DEFAULT_JOBS_ROWS = 10_000_000
+#: above this many rows the advice's re-tests run one metric at a time by default: a re-test also
+#: holds what the run kept for it (searches, blocks), and two at once peaked at 13.5 GB at 10M
+#: against 11.4 GB one at a time (session 30)
+RETEST_JOBS_ROWS = 2_000_000
+
+
+def retest_jobs(jobs: int | None, rows: int) -> int | None:
+    """The ``jobs`` of the advice's re-tests: the run's, but one metric at a time by default above
+    :data:`RETEST_JOBS_ROWS` ``rows`` (the largest table's).
+
+    Examples
+    --------
+    >>> retest_jobs(None, 10_000_000), retest_jobs(None, 1_000_000), retest_jobs(2, 10_000_000)
+    (1, None, 2)
+    """
+    return 1 if jobs is None and rows > RETEST_JOBS_ROWS else jobs
 
 
 def resolve_jobs(jobs: int | None, rows: int | None = None) -> int:
@@ -162,7 +179,7 @@ def resolve_jobs(jobs: int | None, rows: int | None = None) -> int:
 
     Examples
     --------
-    >>> resolve_jobs(3), resolve_jobs(None, rows=10_000_000)
+    >>> resolve_jobs(3), resolve_jobs(None, rows=20_000_000)
     (3, 1)
     """
     from ..errors import ConfigError

@@ -17,6 +17,7 @@ import numpy as np
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
 from ..engine.memory import release_free_memory
+from ..engine.parallel import retest_jobs
 from ..engine.reuse import derive_searches, forget_searches, keep_searches
 from ..errors import ConfigError, InputError
 from ..registry import Context, get_metric
@@ -240,6 +241,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
                   ) -> RunOutput:
             if kept is None:  # the coarsen-and-retest comes after every drop round: nothing more to answer
                 forget_searches(view)
+            # a large re-test runs one metric at a time by default (it also holds the run's searches)
+            again = again.replace(jobs=retest_jobs(again.jobs, max(len(new.get(r)) for r in new.roles)))
             return run_tables(new, sub, again, canonical=True,
                               derived=None if kept is None else (view, kept),
                               release_queries=release_queries)
