@@ -122,7 +122,8 @@ def evaluate(original: Any = None, synthetic: Any = None, control: Any = None, m
     jobs : int, optional
         Metrics run at once (threads). Default (``None``): 2 (at most one per core), each metric's
         compiled kernels on its share of the cores, where numba's threading layer allows it
-        (``omp``, ``tbb``) and no table holds more than 2M rows, else 1 (measured: see
+        (``omp``, ``tbb``) and no table holds more than 10M rows (the advice's re-tests: 2M),
+        else 1 (measured: see
         ``docs/performance.md``, "Parallel where it is free"); ``0`` or less: one thread per core. The numbers are identical whatever ``jobs``
         (see :mod:`synthguard.engine.parallel`).
     client : distributed.Client, optional

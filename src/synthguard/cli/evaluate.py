@@ -25,8 +25,8 @@ def jobs_option(func):
     return click.option("--jobs", "-j", type=int, default=None,
                         help="Metrics run at once (threads); 0 = one per core. Default: 2 (at most "
                              "one per core), their compiled kernels sharing the cores, where numba's "
-                             "threading layer allows it (omp, tbb) and no table has more than 2M "
-                             "rows, else 1. Results are identical "
+                             "threading layer allows it (omp, tbb) and no table has more than 10M "
+                             "rows (the advice's re-tests: 2M), else 1. Results are identical "
                              "whatever the number.")(func)
 
 
