@@ -32,6 +32,7 @@ import numba as nb
 import numpy as np
 
 from ..._jit import njit
+from ...engine import queries as Q
 from ...engine.parallel import PARALLEL_KERNELS
 
 __all__ = ["Partners", "release_partners"]
@@ -46,15 +47,17 @@ CODE_SAMPLE = 20_000
 
 @njit(cache=True, nogil=True, inline="always")
 def _satisfies(x, y, num, med):  # pragma: no cover - compiled
-    """Whether value ``y`` satisfies the predicate a row of value ``x`` makes of its column, as the
-    count kernel's ``_holds`` compares (``num``: a numeric column, ``med`` its median)."""
+    """Whether value ``y`` satisfies the predicate a row of value ``x`` makes of its column: the
+    search's operator (``IS NULL`` for a missing ``x``, ``>=`` above the median ``med`` and ``<=``
+    at or below it in a numeric column, ``==`` otherwise), compared by the count kernel's own
+    ``_holds``."""
     if x != x:
-        return y != y
-    if y != y:
-        return False
-    if num:
-        return y >= x if x > med else y <= x
-    return y == x
+        op = Q.ISNULL
+    elif num:
+        op = Q.GE if x > med else Q.LE
+    else:
+        op = Q.EQ
+    return Q._holds(y, op, x)
 
 
 @njit(parallel=True, cache=True)
