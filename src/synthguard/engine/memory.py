@@ -10,13 +10,20 @@ hundreds of MB to the peak of a run (``docs/performance.md``, "Memory"):
 
 :func:`release_free_memory` asks both to return what they hold unused. The runner calls it once the
 tables are ready and after each metric. It frees nothing that is in use, so it cannot change a number.
+
+:func:`small_pages` keeps NumPy's arrays on ordinary pages during a run: NumPy asks Linux for
+2 MB "huge" pages for every array of 4 MB or more (``madvise``), and each first touch of one then
+faults in and zeroes 2 MB at once. A run allocates tens of GB of short-lived arrays, and on a
+1 M-row ``--preset privacy`` run the kernel's page zeroing took 22 of 147 CPU s with huge pages,
+13 of 138 without them (``docs/performance.md``, "Huge pages").
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 _TRIM: list[Callable[[int], int] | None] = []
 
@@ -47,3 +54,35 @@ def release_free_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def _hugepage_switch() -> Callable[[bool], bool] | None:
+    """NumPy's switch for asking huge pages of its large arrays (private in NumPy 1.24 and 2.x:
+    ``_set_madvise_hugepage``, returns the previous setting); ``None`` where it is missing."""
+    import numpy as np
+
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    return getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+
+
+@contextlib.contextmanager
+def small_pages() -> Iterator[None]:
+    """Run the body with NumPy's new arrays on ordinary pages (no ``madvise`` for huge pages),
+    restoring the previous setting after (see the module docstring). Only the time changes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> with small_pages():
+    ...     float(np.zeros(1 << 20).sum())
+    0.0
+    """
+    switch = _hugepage_switch()
+    if switch is None:
+        yield
+        return
+    before = bool(switch(False))
+    try:
+        yield
+    finally:
+        switch(before)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data.encoding import EncodedView
 from ..data.tables import Tables, prepare_tables
-from ..engine.memory import release_free_memory
+from ..engine.memory import release_free_memory, small_pages
 from ..engine.parallel import retest_jobs
 from ..engine.reuse import derive_searches, forget_searches, keep_searches
 from ..errors import ConfigError, InputError
@@ -43,13 +43,20 @@ __all__ = ["RETEST_COLUMNS", "SERIAL_FAMILIES", "run_evaluation", "run_tables", 
 def run_evaluation(original: Any = None, synthetic: Any = None, control: Any = None,
                    metadata: Any = None, options: EvaluateOptions | None = None) -> RunOutput:
     """The run of :func:`synthguard.evaluate` (the tables, their metadata and the options), as
-    plain data.
+    plain data; NumPy's arrays on ordinary pages meanwhile
+    (:func:`~synthguard.engine.memory.small_pages`: less of the kernel's page zeroing).
 
     Returns
     -------
     RunOutput
         Header, entries, results and verdict.
     """
+    with small_pages():
+        return _run_evaluation(original, synthetic, control, metadata, options)
+
+
+def _run_evaluation(original: Any, synthetic: Any, control: Any, metadata: Any,
+                    options: EvaluateOptions | None) -> RunOutput:
     options = EvaluateOptions() if options is None else options
     if options.client is not None:
         from .cluster import refuse_on_cluster

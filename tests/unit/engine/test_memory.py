@@ -67,3 +67,35 @@ def test_trio_block_is_the_reordered_slice(demo_data, demo_metadata):
         assert got.num_columns == want.num_columns and got.cat_columns == want.cat_columns
         np.testing.assert_array_equal(got.num, want.num)
         np.testing.assert_array_equal(got.cat, want.cat)
+
+
+
+def test_a_run_asks_no_huge_pages_and_gives_the_callers_setting_back(demo_data, demo_metadata, monkeypatch):
+    """``evaluate`` runs with NumPy's huge-page advice off (less page zeroing; only the time
+    changes) and restores the caller's setting after, whatever it was."""
+    from synthguard.engine import memory
+    from synthguard.run import runner
+
+    switch = memory._hugepage_switch()
+    assert switch is not None  # NumPy 1.24 and 2.x both have it
+    during = []
+    real_run_tables = runner.run_tables
+
+    def watched(*args, **kwargs):
+        now = switch(False)  # reads the setting (and leaves it off, as it is during a run)
+        switch(now)
+        during.append(bool(now))
+        return real_run_tables(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_tables", watched)
+    small = {k: v.iloc[:80] for k, v in demo_data.items()}
+    before = switch(True)
+    try:
+        for caller in (True, False):
+            switch(caller)
+            synthguard.evaluate(small["original"], small["leaky"], small["control"],
+                                metadata=demo_metadata, metrics=["exact_matches"], progress=False)
+            assert bool(switch(caller)) is caller  # the caller's setting is back
+    finally:
+        switch(before)
+    assert during == [False, False]
