@@ -473,17 +473,33 @@ def value_ranges(*blocks: Block) -> np.ndarray:
     return ranges_from_bounds(*value_bounds(*blocks))
 
 
-def value_bounds(*blocks: Block) -> tuple[np.ndarray, np.ndarray]:
-    """Per numeric column ``(min, max)`` over all ``blocks``, NaN skipped (``+inf, -inf`` when a
-    column has no value). Bounds of parts combine by ``minimum`` / ``maximum`` (partitioned tables)."""
+def value_bounds(*blocks: Block, rows: Sequence[np.ndarray | None] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per numeric column ``(min, max)`` over all ``blocks`` (with ``rows``: each block's rows
+    at those positions, ``None`` = every row), NaN skipped (``+inf, -inf`` when a column has no
+    value). Bounds of parts combine by ``minimum`` / ``maximum`` (partitioned tables).
+
+    Each block is reduced where it lies (``fmin``/``fmax`` skip NaN): no stacked copy of the
+    tables and no masked copies of it (at 1 M rows those were 2.6 GB of fresh pages a run).
+
+    Examples
+    --------
+    >>> b = Block(np.array([[1.0, np.nan], [3.0, np.nan]]), np.zeros((2, 0), np.int64), ["a", "b"], [])
+    >>> lo, hi = value_bounds(b, b, rows=[np.array([1]), None])
+    >>> lo.tolist(), hi.tolist()
+    ([1.0, inf], [3.0, -inf])
+    """
     p = blocks[0].num.shape[1] if blocks else 0
     if p == 0:
         return np.zeros(0), np.zeros(0)
-    stacked = np.concatenate([b.num for b in blocks], axis=0)
-    with np.errstate(all="ignore"):
-        finite = ~np.isnan(stacked)
-        hi = np.where(finite, stacked, -np.inf).max(axis=0, initial=-np.inf)
-        lo = np.where(finite, stacked, np.inf).min(axis=0, initial=np.inf)
+    lo, hi = np.full(p, np.inf), np.full(p, -np.inf)
+    for b, at in zip(blocks, rows if rows is not None else [None] * len(blocks), strict=True):
+        num = b.num if at is None else b.num[np.asarray(at, dtype=np.int64)]  # loop over tables
+        if num.shape[0]:
+            lo = np.fmin(lo, np.fmin.reduce(num, axis=0))
+            hi = np.fmax(hi, np.fmax.reduce(num, axis=0))
+    lo[np.isnan(lo)] = np.inf  # a column without a value
+    hi[np.isnan(hi)] = -np.inf
     return lo, hi
 
 

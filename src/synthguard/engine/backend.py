@@ -1126,8 +1126,7 @@ class LocalBackend:
 
         rows = rows or {}
         blocks = [self.encoded.block(r).select(list(columns)) for r in roles]
-        return value_bounds(*(b if r not in rows else b.take(np.asarray(rows[r], dtype=np.int64))
-                              for r, b in zip(roles, blocks, strict=True)))
+        return value_bounds(*blocks, rows=[rows.get(r) for r in roles])
 
     def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
                          reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,
