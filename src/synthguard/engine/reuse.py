@@ -247,7 +247,8 @@ def _column_unchanged(d: _Derivation, view: Any, role: str, column: str, exact: 
 def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence[str]) -> Any:
     """``compute()``, a result of the training and control rows alone on ``columns`` (it reads no
     release row: the leak rows built from training records, a record's crowd among the real
-    records, ...): kept for the re-tests when ``view`` keeps its searches, and read by a re-test
+    records, ...): kept for the re-tests (and the run's later askers) when ``view`` keeps its
+    searches, and read by a re-test
     from the run it derives from when the training and control blocks on ``columns`` are byte for
     byte the run's (:func:`_unchanged`; the tables differ in release rows only). ``key`` names the
     result and everything it depends on beside those rows. Read-only, shared like the memo's
@@ -269,8 +270,13 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
         if got is not _ABSENT and all(_unchanged(d, view, r, cols, False) for r in roles):
             return got
         return compute()
-    out = compute()
     ledger = _LEDGERS.get(view)
+    if ledger is not None:  # asked again in the run (a memo freed after its first users): kept
+        with ledger.lock:
+            got = ledger.real.get(key, _ABSENT)
+        if got is not _ABSENT:
+            return got
+    out = compute()
     if ledger is not None:
         with ledger.lock:
             out = ledger.real.setdefault(key, out)

@@ -843,3 +843,36 @@ def test_the_records_the_release_matches_are_the_runs_counts_less_the_dropped_ro
     assert [s[0] for s in sizes if s[0] == 60] == [60, 60]  # the re-test's: the dropped rows only
     # a re-test of the same view without a run behind it joins its whole release
     assert all(s[0] in (n_rel, 60, n_rel - 60) for s in sizes)
+
+
+def test_a_retest_reads_the_runs_canonical_orders_of_the_real_rows_and_writes_the_report_of_a_full_retest(
+        monkeypatch):
+    """The anonymeter trio's distinct-row orders of the training and control rows read no release
+    row: a re-test reads the run's (the release's own is computed again), and the report is byte
+    for byte the one of a re-test computing them again."""
+    from synthguard.engine.backend import LocalBackend
+
+    asked: list[str] = []
+    real = LocalBackend.distinct_order
+
+    def spy(self, role, columns):
+        asked.append(role)
+        return real(self, role, columns)
+
+    monkeypatch.setattr(LocalBackend, "distinct_order", spy)
+    rng = np.random.default_rng(5)
+    o, c, fresh = _rich_frame(600, 21), _rich_frame(400, 22), _rich_frame(600, 23)
+    release = pd.concat([o.iloc[rng.choice(600, 60, replace=False)], fresh.iloc[60:]], ignore_index=True)
+    metrics = ["exact_matches", "singling_out_univariate", "linkability"]
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    once = {r: asked.count(r) for r in ("original", "control", "synthetic")}
+    assert once["original"] == once["control"] >= 1, once  # one per column order asked
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    asked.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    # the re-test computes them again; the release's are computed in both rounds either way
+    assert {r: asked.count(r) for r in once} == {"original": 2 * once["original"],
+                                                 "control": 2 * once["control"],
+                                                 "synthetic": once["synthetic"]}
+    assert _normalised(with_reuse) == _normalised(without)

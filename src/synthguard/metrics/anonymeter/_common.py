@@ -73,17 +73,23 @@ class Canonical:
 
 
 def canonical(ctx: Context, role: str, columns: Sequence[str]) -> Canonical:
-    """Distinct rows of ``role`` on ``columns``, ordered by a hash of their content (cached per run).
+    """Distinct rows of ``role`` on ``columns``, ordered by a hash of their content (cached per run;
+    a drop-and-retest reads the training and control rows' from the run it re-tests,
+    :func:`~synthguard.metrics._leakrows.real_result`).
 
     The position kept for a group of duplicates is its first occurrence (used only to name rows in
     ``records``). 64-bit hash collisions between distinct rows are ignored (probability ~ n^2 / 2^64).
     """
+    from .._leakrows import real_result
+
     key = f"anonymeter:canonical:{role}:{tuple(columns)}"
 
     def compute() -> Canonical:  # sorted by hash: independent of the row order (asked of the backend)
         return Canonical(np.asarray(ctx.data.distinct_order(role, list(columns)), dtype=np.int64), key)
 
-    return ctx.memo(key, compute, users=TRIO_USERS)
+    if role == "synthetic":
+        return ctx.memo(key, compute, users=TRIO_USERS)
+    return ctx.memo(key, lambda: real_result(ctx, (key, role), compute, list(columns)), users=TRIO_USERS)
 
 
 def release_ties(ctx: Context, columns: Sequence[str], records: np.ndarray, distinct: np.ndarray,
