@@ -28,13 +28,34 @@ __all__ = ["CHAINS", "cell_hashes", "column_ids", "float_codes", "masked", "row_
            "value_hashes"]
 
 
+#: rows hashed at a time by :func:`row_hashes`
+ROW_BLOCK = 1 << 16
+
+
 def row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """A 64-bit hash of every row's content (``uint64``; the index takes no part).
+    """A 64-bit hash of every row's content (``uint64``; the index takes no part): pandas'
+    ``hash_pandas_object``, a block of :data:`ROW_BLOCK` rows at a time.
 
     Equal rows get equal hashes; distinct rows collide with probability ~ n^2 / 2^64. Exact-row
-    metrics use the collision-free identities of :mod:`synthguard.data.encoding` instead.
+    metrics use the collision-free identities of :mod:`synthguard.data.encoding` instead. A row's
+    hash depends on its own values only, so the blocks give the hashes of the whole frame; each
+    block's temporaries (a dozen full-length arrays per column) are reused memory, not fresh
+    pages (at 10M rows the whole-frame hashes faulted in about 15 GB a call).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": [1, 2, 1], "b": ["x", "y", "x"]})
+    >>> h = row_hashes(df)
+    >>> bool(h[0] == h[2]), bool(h[0] == h[1])
+    (True, False)
     """
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64, copy=False)
+    n = len(frame)
+    if n <= ROW_BLOCK:
+        return pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64, copy=False)
+    out = np.empty(n, dtype=np.uint64)
+    for s in range(0, n, ROW_BLOCK):  # loop over row blocks
+        out[s:s + ROW_BLOCK] = pd.util.hash_pandas_object(frame.iloc[s:s + ROW_BLOCK], index=False).to_numpy()
+    return out
 
 
 #: (seed, odd multiplier) of the two hash chains: digits of pi and golden-ratio / plastic-number

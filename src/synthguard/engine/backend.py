@@ -1125,8 +1125,10 @@ class LocalBackend:
         from ..data.encoding import value_bounds
 
         rows = rows or {}
-        blocks = [self.encoded.block(r).select(list(columns)) for r in roles]
-        return value_bounds(*blocks, rows=[rows.get(r) for r in roles])
+        blocks = [self.encoded.block(r) for r in roles]  # every numeric column, no copy of them
+        lo, hi = value_bounds(*blocks, rows=[rows.get(r) for r in roles])
+        at = [blocks[0].num_columns.index(c) for c in columns if c in blocks[0].num_columns]
+        return lo[at], hi[at]
 
     def kneighbors_among(self, queries: Sequence[tuple[str, np.ndarray | None]], reference: str,
                          reference_rows: np.ndarray, columns: Sequence[str], metric: DistanceMetric,

@@ -71,3 +71,25 @@ def test_cell_hashes_keyed_by_column_and_float_codes_by_value():
     assert h0[0, 0] != h0[0, 1]  # one value in two columns: two hashes
     assert (h0 != h1).all()  # two chains
     np.testing.assert_array_equal(cell_hashes(same[:, 1], ids[1], 0), h0[:, 1])  # one column at a time
+
+
+def test_row_hashes_by_row_blocks_equal_the_whole_frames_hashes():
+    """Hashed a block of rows at a time, every row gets pandas' hash of the whole frame, whatever
+    its columns' types (numbers with NaN, text, categories, datetimes, booleans, missing text)."""
+    from synthguard.data import hashing
+
+    n = hashing.ROW_BLOCK * 2 + 123
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    text = rng.choice(["a", "bb", "ccc", None], size=n)
+    frame = pd.DataFrame({
+        "x": x, "i": rng.integers(0, 50, n), "s": pd.array(text, dtype="string"),
+        "o": pd.Series(text, dtype=object), "c": pd.Categorical(rng.choice(["u", "v", "w"], n)),
+        "d": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 1000, n), unit="D"),
+        "b": rng.random(n) < 0.5,
+    })
+    whole = pd.util.hash_pandas_object(frame, index=False).to_numpy().astype(np.uint64)
+    got = hashing.row_hashes(frame)
+    assert got.dtype == np.uint64 and np.array_equal(got, whole)
+    assert np.array_equal(hashing.row_hashes(frame.iloc[::-1]), whole[::-1])
