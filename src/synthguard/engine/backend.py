@@ -392,22 +392,30 @@ def query_matrix(block: Block) -> np.ndarray:
     return _query_matrix_of(block, np.arange(block.num.shape[1]), np.arange(block.cat.shape[1]), None)
 
 
+#: rows of :func:`_query_matrix_of` gathered at a time
+_MATRIX_ROWS = 1 << 16
+
+
 def _query_matrix_of(block: Block, num: np.ndarray, cat: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     """:func:`query_matrix` of ``block``'s numeric columns ``num`` and categorical columns ``cat``
-    (positions) at ``rows`` (``None``: every row), filled column by column: no copy of the
-    block's cells on the way."""
+    (positions) at ``rows`` (``None``: every row), filled a block of :data:`_MATRIX_ROWS` rows at
+    a time: each block's rows gathered whole (a row's cells lie side by side; a column at a time,
+    every cell of a reordered table was a cache miss of its own: about 11 s at 10M rows), then
+    their columns written, so no copy of the table is made on the way."""
     from ..data.encoding import NAN_CODE
 
-    at: Any = slice(None) if rows is None else np.asarray(rows, dtype=np.int64)
-    n = block.n_rows if rows is None else at.size
+    at = None if rows is None else np.asarray(rows, dtype=np.int64)
+    n = block.n_rows if at is None else at.size
     out = np.empty((n, num.size + cat.size), dtype=np.float64)
-    for j, i in enumerate(num):  # loop over columns, vectorised over rows
-        out[:, j] = block.num[at, i]
-    for j, i in enumerate(cat):
-        codes = block.cat[at, i]
-        col = out[:, num.size + j]
-        col[:] = codes
-        col[codes == NAN_CODE] = np.nan
+    for s in range(0, n, _MATRIX_ROWS):  # loop over row blocks, vectorised over their cells
+        sel: Any = slice(s, s + _MATRIX_ROWS) if at is None else at[s:s + _MATRIX_ROWS]
+        part = out[s:s + _MATRIX_ROWS]
+        if num.size:
+            part[:, :num.size] = block.num[sel][:, num]
+        if cat.size:
+            codes = block.cat[sel][:, cat]
+            part[:, num.size:] = codes
+            part[:, num.size:][codes == NAN_CODE] = np.nan
     return out
 
 

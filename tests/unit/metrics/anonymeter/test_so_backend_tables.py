@@ -98,3 +98,30 @@ def test_every_row_asked_in_another_order_shares_the_every_row_table(tables):
     assert backend._query_table is not kept
     X = query_matrix(ctx.encoded.block("original").take(some).select(columns))
     np.testing.assert_array_equal(got[1], query_counts_of(X, some, q, 2)[1])
+
+
+@pytest.mark.parametrize("order", ["every row", "reordered", "some rows"])
+def test_the_query_matrix_by_row_blocks_holds_each_cell_of_the_block(monkeypatch, order):
+    """Gathered a block of rows at a time, the singling-out matrix holds every asked row's numeric
+    values then its categorical codes, a missing code as NaN: cell by cell what the block holds."""
+    import synthguard.engine.backend as backend
+    from synthguard.data.encoding import NAN_CODE, Block
+
+    monkeypatch.setattr(backend, "_MATRIX_ROWS", 7)  # many blocks, the last one short
+    rng = np.random.default_rng(2)
+    n = 60
+    num = rng.normal(size=(n, 3))
+    num[rng.random((n, 3)) < 0.2] = np.nan
+    cat = rng.integers(0, 5, (n, 4)).astype(np.int64)
+    cat[rng.random((n, 4)) < 0.2] = NAN_CODE
+    block = Block(num, cat, ("a", "b", "c"), ("d", "e", "f", "g"))
+    rows = {"every row": None, "reordered": rng.permutation(n), "some rows": rng.choice(n, 23)}[order]
+    pick_num, pick_cat = np.array([2, 0]), np.array([3, 1, 2])
+    got = backend._query_matrix_of(block, pick_num, pick_cat, rows)
+    at = np.arange(n) if rows is None else rows
+    want_cat = cat[at][:, pick_cat].astype(float)
+    want_cat[cat[at][:, pick_cat] == NAN_CODE] = np.nan
+    want = np.concatenate([num[at][:, pick_num], want_cat], axis=1)
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+    whole = backend.query_matrix(block)
+    assert np.array_equal(whole[:, :3], num, equal_nan=True) and np.isnan(whole[:, 3:][cat == NAN_CODE]).all()
