@@ -23,7 +23,7 @@ from synthguard.core.results import MetricResult
 from synthguard.registry import Context, MetricSpec, get_metric
 from synthguard.run.executor import run_metric
 
-__all__ = ["context", "run"]
+__all__ = ["context", "counted_row_hashes", "run"]
 
 
 def context(original: Any, synthetic: Any, control: Any = None, metadata: Any = None, *,
@@ -159,3 +159,22 @@ def one_real_missing(original: Any, control: Any, synthetic: Any, at: tuple[str,
     frame = original if at[0] == "original" else control
     frame.loc[at[1], list(fill)] = [np.nan, None, None]
     synthetic.loc[0, list(fill)] = [np.nan, None, None]
+
+
+def counted_row_hashes(monkeypatch: Any, *modules: Any) -> list[int]:
+    """Count the calls of :func:`synthguard.data.hashing.row_hashes` made through ``modules``
+    (each module's own name for it, replaced for the test; a module that does not import it gets
+    the name, so a later import of it there is counted too): the returned list gets each call's
+    row count."""
+    from synthguard.data import hashing
+
+    calls: list[int] = []
+    real = hashing.row_hashes
+
+    def row_hashes(frame: Any) -> Any:
+        calls.append(len(frame))
+        return real(frame)
+
+    for module in modules:
+        monkeypatch.setattr(module, "row_hashes", row_hashes, raising=False)
+    return calls

@@ -1122,17 +1122,17 @@ class LocalBackend:
 
     # --- the anonymeter trio: canonical rows in content-hash order, neighbours among them --------
     def distinct_order(self, role: str, columns: Sequence[str]) -> np.ndarray:
-        from ..data.hashing import row_hashes
+        from ..data.hashing import distinct_groups
 
-        h = row_hashes(self.tables.get(role)[list(columns)])
-        _, first = np.unique(h, return_index=True)  # sorted by hash; the lowest position of each
-        return first.astype(np.int64)
+        return distinct_groups(self.tables.get(role)[list(columns)])[0]
 
     def value_bounds(self, columns: Sequence[str], roles: Sequence[str], *,
                      rows: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         from ..data.encoding import value_bounds
 
         rows = rows or {}
+        if not roles:
+            return np.zeros(0), np.zeros(0)
         blocks = [self.encoded.block(r) for r in roles]  # every numeric column, no copy of them
         lo, hi = value_bounds(*blocks, rows=[rows.get(r) for r in roles])
         at = [blocks[0].num_columns.index(c) for c in columns if c in blocks[0].num_columns]

@@ -15,7 +15,9 @@ tables are ready and after each metric. It frees nothing that is in use, so it c
 2 MB "huge" pages for every array of 4 MB or more (``madvise``), and each first touch of one then
 faults in and zeroes 2 MB at once. A run allocates tens of GB of short-lived arrays, and on a
 1 M-row ``--preset privacy`` run the kernel's page zeroing took 22 of 147 CPU s with huge pages,
-13 of 138 without them (``docs/performance.md``, "Huge pages").
+13 of 138 without them (``docs/performance.md``, "the kernel's page zeroing"). The setting is
+NumPy's, for the whole process: two runs in threads of one process may end with it restored
+while the other still runs (only that run's time changes).
 """
 
 from __future__ import annotations

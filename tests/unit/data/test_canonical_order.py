@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import synthguard.data.hashing as hashing
 import synthguard.data.quirks as quirks
 import synthguard.data.tables as tables_mod
 from synthguard.data.tables import prepare_tables, take_rows
+
+from ...helpers import counted_row_hashes
 
 
 def _frames(n: int, seed: int) -> pd.DataFrame:
@@ -22,16 +23,7 @@ def _frames(n: int, seed: int) -> pd.DataFrame:
 
 @pytest.fixture
 def counted(monkeypatch):
-    calls = []
-    real = hashing.row_hashes
-
-    def row_hashes(frame):
-        calls.append(len(frame))
-        return real(frame)
-
-    monkeypatch.setattr(quirks, "row_hashes", row_hashes)
-    monkeypatch.setattr(tables_mod, "row_hashes", row_hashes)
-    return calls
+    return counted_row_hashes(monkeypatch, quirks, tables_mod)
 
 
 def test_the_canonical_order_reads_the_control_checks_row_hashes(counted, monkeypatch):

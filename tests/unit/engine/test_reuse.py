@@ -668,6 +668,24 @@ def test_a_search_asked_twice_in_a_retest_is_answered_once(monkeypatch):
     assert len(asked) == 2
 
 
+def _with_and_without_reuse(monkeypatch, metrics: list[str], seeds: tuple[int, int, int, int],
+                            copied: int, between):
+    """Two evaluations of one release (``copied`` training rows, then fresh ones; control rows
+    beside): with the re-test reading the run's results, then with it computing everything again;
+    ``between()`` is called between the two (its return is handed back). Returns
+    ``(report with reuse, between's return, report without)``; the first has a drop round."""
+    rng = np.random.default_rng(seeds[0])
+    o, c, fresh = _rich_frame(600, seeds[1]), _rich_frame(400, seeds[2]), _rich_frame(600, seeds[3])
+    release = pd.concat([o.iloc[rng.choice(600, copied, replace=False)], fresh.iloc[copied:]],
+                        ignore_index=True)
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    got = between()
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    return with_reuse, got, without
+
+
 def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_of_a_full_retest(
         monkeypatch):
     """The leak rows, their responses, the real records' identifiability and the control's chance
@@ -691,18 +709,15 @@ def test_a_retest_reads_the_runs_results_of_the_real_rows_and_writes_the_report_
     for module, name in ((leakrows, "_build"), (leakrows, "leak_block"), (copies, "chance_crowds"),
                          (near, "identifiable_share")):
         counted(module, name)
-    rng = np.random.default_rng(4)
-    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
-    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], fresh.iloc[50:]], ignore_index=True)
-    metrics = ["exact_matches", "near_copies", "near_copies_2"]
-    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
-    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
-    once = dict(calls)
+    def between():
+        once = dict(calls)
+        calls.clear()
+        return once
+
+    with_reuse, once, without = _with_and_without_reuse(
+        monkeypatch, ["exact_matches", "near_copies", "near_copies_2"], (4, 11, 12, 13), 50, between)
     assert once["_build"] == 1 and set(once) == {"_build", "leak_block", "chance_crowds",
                                                  "identifiable_share"}, once
-    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
-    calls.clear()
-    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert calls == {k: 2 * v for k, v in once.items()}  # the re-test computes them again
     assert _normalised(with_reuse) == _normalised(without)
 
@@ -860,17 +875,15 @@ def test_a_retest_reads_the_runs_canonical_orders_of_the_real_rows_and_writes_th
         return real(self, role, columns)
 
     monkeypatch.setattr(LocalBackend, "distinct_order", spy)
-    rng = np.random.default_rng(5)
-    o, c, fresh = _rich_frame(600, 21), _rich_frame(400, 22), _rich_frame(600, 23)
-    release = pd.concat([o.iloc[rng.choice(600, 60, replace=False)], fresh.iloc[60:]], ignore_index=True)
-    metrics = ["exact_matches", "singling_out_univariate", "linkability"]
-    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
-    assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
-    once = {r: asked.count(r) for r in ("original", "control", "synthetic")}
+    def between():
+        once = {r: asked.count(r) for r in ("original", "control", "synthetic")}
+        asked.clear()
+        return once
+
+    with_reuse, once, without = _with_and_without_reuse(
+        monkeypatch, ["exact_matches", "singling_out_univariate", "linkability"], (5, 21, 22, 23), 60,
+        between)
     assert once["original"] == once["control"] >= 1, once  # one per column order asked
-    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
-    asked.clear()
-    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     # the re-test computes them again; the release's are computed in both rounds either way
     assert {r: asked.count(r) for r in once} == {"original": 2 * once["original"],
                                                  "control": 2 * once["control"],

@@ -13,6 +13,8 @@ from synthguard.data.hashing import row_hashes
 from synthguard.engine.backend import LocalBackend
 from synthguard.registry import Context
 
+from ....helpers import counted_row_hashes
+
 
 def _ctx() -> Context:
     rng = np.random.default_rng(3)
@@ -26,15 +28,9 @@ def _ctx() -> Context:
 def test_the_release_is_hashed_once_for_its_canonical_rows_and_its_findings_rows(monkeypatch):
     ctx = _ctx()
     cols = ["a", "b", "c"]
-    calls = []
-    real = common.row_hashes
-
-    def counted(frame):
-        calls.append(len(frame))
-        return real(frame)
-
-    monkeypatch.setattr(common, "row_hashes", counted)
-    monkeypatch.setattr(hashing, "row_hashes", counted)  # the backend's distinct_order reads it here
+    # every name the release could be hashed through: the hashing module (the backend's
+    # distinct_order, distinct_groups) and the trio's module
+    calls = counted_row_hashes(monkeypatch, hashing, common)
     canon = common.canonical(ctx, "synthetic", cols)
     pairs = common.release_ties(ctx, cols, np.array([0, 1]), np.array([0, 2]), "nearest row")
     assert calls == [len(ctx.tables.synthetic)]  # one hashing of the release for both
