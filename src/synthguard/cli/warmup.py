@@ -47,7 +47,8 @@ def _warm_query_order() -> None:
 
 def _warm_partners() -> None:
     """Compile the multivariate singling-out search's partners (``metrics.anonymeter.partners``),
-    which only a long search asks for (``PARTNERS_AFTER`` attempts: the demo's ends sooner)."""
+    which only a long search asks for (``PARTNERS_MIN_LEFT`` attempts still to come: the demo's
+    ends sooner)."""
     import numpy as np
 
     from ..metrics.anonymeter.partners import release_partners

@@ -343,34 +343,88 @@ if _HAS_NUMBA:
         for t in range(k):
             n_in += bv[t] == kth
         tie[i] = n_all > n_in
-        for t in range(k):  # the k columns ascending: an insertion sort in place (``out[i].sort()``
-            c = bi[t]       # made a call per row that cost twice the rest of the row)
+        _ascending(bi, k, out, i)
+
+    @njit(cache=True, nogil=True, inline="always")
+    def _ascending(bi, k, out, i):  # pragma: no cover - compiled
+        """``out[i]``: the ``k`` columns ``bi[:k]`` ascending (an insertion sort in place:
+        ``out[i].sort()`` made a call per row that cost twice the rest of the row)."""
+        for t in range(k):
+            c = bi[t]
             at = t
             while at > 0 and out[i, at - 1] > c:
                 out[i, at] = out[i, at - 1]
                 at -= 1
             out[i, at] = c
 
+    @njit(cache=True, nogil=True, inline="always")
+    def _smallest_row_keys(u, i, k, shift, bk, bi, out, tie):  # pragma: no cover - compiled
+        """Row ``i`` of :func:`_smallest_kernel` for values in ``[0, 1)`` and at most
+        ``2 ** shift <= 1024`` columns: each value as the integer ``floor(x * 2**53)`` (exact for
+        ``rng.random``'s values, and never reversing two values' order), its column in the low
+        ``shift`` bits, and the ``k + 1`` smallest such keys kept by a min/max network (no branch
+        on the values: a branch per value mispredicted about half the time). ``tie``: the
+        ``(k+1)``-th smallest value equals the ``k``-th (or two values fell on one integer, or a
+        value lies outside ``[0, 1)``): numpy decides that row (:func:`smallest_columns`).
+        ``bk``: scratch of ``k + 1`` keys."""
+        p = u.shape[1]
+        top = np.int64(9223372036854775807)
+        for t in range(k + 1):
+            bk[t] = top
+        bad = False
+        for j in range(p):
+            x = u[i, j]
+            bad |= not (x >= 0.0 and x < 1.0)
+            key = (np.int64(x * 9007199254740992.0) << shift) | j
+            for t in range(k + 1):
+                lo = min(bk[t], key)
+                key = max(bk[t], key)
+                bk[t] = lo
+        tie[i] = bad or (k < p and (bk[k] >> shift) == (bk[k - 1] >> shift))
+        mask = (np.int64(1) << shift) - 1
+        for t in range(k):
+            bi[t] = bk[t] & mask
+        _ascending(bi, k, out, i)
+
+    @njit(cache=True, nogil=True)
+    def _key_shift(p):  # pragma: no cover - compiled
+        """The low bits a column needs in :func:`_smallest_row_keys`' keys (-1: too many columns)."""
+        shift = 1
+        while (1 << shift) < p:
+            shift += 1
+        return shift if shift <= 10 else -1
+
     @njit(cache=True, nogil=True)
     def _smallest_kernel(u, k, out, tie):  # pragma: no cover - compiled
         """Per row of ``u``: the columns of its ``k`` smallest values, ascending (``out``), and
-        whether another column holds the ``k``-th smallest value too (``tie``). One thread: the
-        reference of :func:`_smallest_parallel`."""
+        whether another column holds the ``k``-th smallest value too (``tie``; also set on rows the
+        integer keys cannot order, see :func:`_smallest_row_keys`). One thread: the reference of
+        :func:`_smallest_parallel`."""
+        shift = _key_shift(u.shape[1])
         bv = np.empty(k)
+        bk = np.empty(k + 1, dtype=np.int64)
         bi = np.empty(k, dtype=np.int64)
         for i in range(u.shape[0]):
-            _smallest_row(u, i, k, bv, bi, out, tie)
+            if shift > 0:
+                _smallest_row_keys(u, i, k, shift, bk, bi, out, tie)
+            else:
+                _smallest_row(u, i, k, bv, bi, out, tie)
 
     @njit(parallel=True, cache=True)
     def _smallest_parallel(u, k, out, tie, block):  # pragma: no cover - compiled
         """:func:`_smallest_kernel` over blocks of ``block`` rows in parallel (each row's output is
         its own: the same arrays whatever the number of threads)."""
         b = u.shape[0]
+        shift = _key_shift(u.shape[1])
         for c in nb.prange((b + block - 1) // block):
             bv = np.empty(k)
+            bk = np.empty(k + 1, dtype=np.int64)
             bi = np.empty(k, dtype=np.int64)
             for i in range(c * block, min(b, (c + 1) * block)):
-                _smallest_row(u, i, k, bv, bi, out, tie)
+                if shift > 0:
+                    _smallest_row_keys(u, i, k, shift, bk, bi, out, tie)
+                else:
+                    _smallest_row(u, i, k, bv, bi, out, tie)
 
 def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray) -> np.ndarray:
     """(n_rows, n_queries) boolean matrix of the rows each query selects (small chunks only)."""

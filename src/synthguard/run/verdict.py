@@ -55,6 +55,7 @@ The reference rule (``risk_rule="reference"``)
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -636,7 +637,7 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
     rule of :func:`_risk_row` (``best``: each risk's test that sees a family best, from
     :func:`_best_seeing`)."""
     from ..engine.parallel import default_jobs
-    from .limits import InjectionTest, family_limits
+    from .limits import InjectionTest, Scratch, family_limits
 
     inj = []
     for t in tests:
@@ -660,10 +661,14 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
     eligible = _eligible(results, tests)
     todo = [fam for fam, why in families.items() if why is None]
 
+    mine = threading.local()  # each thread's Scratch: its arrays kept from family to family
+
     def limits_of(fam: str) -> dict[str, dict[str, Any]]:
+        if not hasattr(mine, "scratch"):
+            mine.scratch = Scratch()
         return family_limits(inj, fam, risks, materiality=rule.materiality, power=rule.power,
                              reps=LIMIT_REPS, seed=seed if seed is not None else 0,
-                             partial={r: dict(best.get(r) or {}) for r in RISKS})
+                             partial={r: dict(best.get(r) or {}) for r in RISKS}, scratch=mine.scratch)
 
     # threads, one per core, while their working sets (reps x records: the relabelling keys,
     # the places, a chunk of flags; about 24 bytes a cell) fit in LIMIT_THREADS_BYTES together

@@ -261,3 +261,33 @@ def test_limits_trying_a_risks_tests_one_at_a_time_are_those_of_every_test_at_ev
     for risk in risks:
         assert (got[risk]["k"], got[risk]["power"]) == (want[risk] if risk != "singling_out"
                                                         else (None, None))
+
+
+def test_limits_from_one_threads_kept_arrays_are_those_of_fresh_arrays_family_after_family():
+    """A thread measuring several families keeps its repetitions x records arrays (``Scratch``):
+    each family's limits are those it gets with fresh arrays, whichever family came before (the
+    arrays hold the last family's keys and places when the next one starts), and the arrays are
+    reused rather than made again."""
+    from synthguard.core.results import LeakResponse
+
+    rng = np.random.default_rng(5)
+    n1, n2 = 300, 260
+    scores = rng.normal(size=n1 + n2)
+    whole, half = {}, {}
+    for j, fam in enumerate(("exact", "noise5", "interp")):
+        src = np.sort(rng.choice(n1, 80 + 40 * j, replace=False))
+        whole[fam] = LeakResponse(src, src, src, scores[src] + 3.0 + j)
+        # the second test states half the sources: the others lie outside the candidates
+        half[fam] = LeakResponse(src[::2], src[::2], src[::2], scores[src[::2]] + 1.0)
+    # tail tests seeing every family: what they keep from one family's keys must not serve the next
+    tests = [limits.InjectionTest("whole", scores, 0.05, n1, 0.05, ("presence", "any"), whole),
+             limits.InjectionTest("half", scores, 0.05, n1, 0.05, ("presence", "any"), half)]
+    kw = {"materiality": 0.01, "reps": 20}
+    fresh = {fam: limits.family_limits(tests, fam, ["presence"], **kw) for fam in ("exact", "noise5", "interp")}
+    scratch = limits.Scratch()
+    for fam in ("interp", "exact", "noise5", "interp"):
+        assert limits.family_limits(tests, fam, ["presence"], scratch=scratch, **kw) == fresh[fam], fam
+    keys = scratch.array("keys", (20, n1 + n2), np.float64)
+    limits.family_limits(tests, "exact", ["presence"], scratch=scratch, **kw)
+    assert scratch.array("keys", (20, n1 + n2), np.float64).base is keys.base  # the same memory
+    assert fresh["exact"]["presence"]["k"] is not None

@@ -57,11 +57,14 @@ _CSR_LIMIT = 25_000_000
 #: the multivariate search reads the values of its drawn rows from the whole release's query matrix,
 #: fetched once, when that matrix is at most this large (else each batch asks for its rows)
 RELEASE_MATRIX_BYTES = 256 * 2**20
-#: a multivariate search asks for the release rows' partners (:mod:`.partners`) after this many
-#: attempts, when at least PARTNERS_PER_ROW attempts per release row are still allowed: building
-#: them costs about what counting a few attempts per row does, and a long search makes millions
-PARTNERS_AFTER = 200_000
-PARTNERS_PER_ROW = 4
+#: a multivariate search asks for the release rows' partners (:mod:`.partners`) after its first
+#: batch of attempts (PARTNERS_AFTER of them), once the attempts still to come (those allowed, and
+#: those its rate of hits so far needs) are at least PARTNERS_PER_ROW per release row and at least
+#: PARTNERS_MIN_LEFT: building them costs about what counting 0.15 attempts per row does (1.0 s
+#: against 7 us an attempt at a million rows), and a long search makes millions
+PARTNERS_AFTER = 1_000
+PARTNERS_PER_ROW = 1
+PARTNERS_MIN_LEFT = 100_000
 
 
 @dataclass(frozen=True)
@@ -185,10 +188,12 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
     each query selects, at most 2), with the numeric columns' medians ``med``: the same queries
     and attempts whoever answers (a matrix in one process, the backend on a cluster).
 
-    ``partners``: asked once a search has made :data:`PARTNERS_AFTER` attempts with at least
-    :data:`PARTNERS_PER_ROW` times ``ns`` still allowed (a long search), for the release rows'
-    partners (:mod:`.partners`; ``None``: none); from then on an attempt a partner shares counts 2
-    without being counted. The queries and attempts are the same with or without them."""
+    ``partners``: asked once a search has made :data:`PARTNERS_AFTER` attempts and has at least
+    :data:`PARTNERS_PER_ROW` times ``ns`` (and :data:`PARTNERS_MIN_LEFT`) still to come, as many
+    as allowed and as its hits so far say it needs (a long search), for the release rows' partners
+    (:mod:`.partners`; ``None``: none); from then on an attempt a partner shares counts 2 without
+    its values being read or its rows counted. The queries and attempts are the same with or
+    without them."""
     p = int(is_num.size)
     k = min(n_cols, p)
     # every possible query (row x column set) has almost surely been drawn after pool*(ln(pool)+10)
@@ -200,27 +205,29 @@ def multivariate_search(ns: int, is_num: np.ndarray, med: np.ndarray,
     attempts, batch, found = 0, 1000, 0
     shared: Partners | None = None
     while found < n and attempts < max_attempts:
-        if (partners is not None and attempts >= PARTNERS_AFTER
-                and max_attempts - attempts >= PARTNERS_PER_ROW * ns):
-            shared, partners = partners(), None  # asked once
+        if partners is not None and attempts >= PARTNERS_AFTER:
+            # the attempts still to come: those allowed, and those the hits so far say the rest needs
+            to_come = min(max_attempts - attempts, (n - found) * attempts / max(found, 1))
+            if to_come >= max(PARTNERS_PER_ROW * ns, PARTNERS_MIN_LEFT):
+                shared, partners = partners(), None  # asked once
         b = int(min(batch, max_attempts - attempts))
         rows = rng.integers(0, ns, b)
         cols = _pick_columns(rng, b, p, k)
-        vals = values(rows, cols)
-        nan = np.isnan(vals)
-        op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
-        op = np.where(nan, Q.ISNULL, op).astype(np.int64)
-        vals = np.where(nan, 0.0, vals)
-        if shared is None:
-            counts = count(cols, op, vals)
-        else:  # an attempt a partner shares selects two rows or more: only the others are counted
-            todo = np.flatnonzero(~shared.shared(rows, cols))
-            counts = np.full(b, 2, dtype=np.int64)
-            if todo.size:
-                counts[todo] = count(cols[todo], op[todo], vals[todo])
+        # an attempt a partner shares selects two rows or more: only the others are read and counted
+        todo = None if shared is None else np.flatnonzero(~shared.shared(rows, cols))
+        if todo is not None:
+            rows, cols = rows[todo], cols[todo]
+        if rows.size:
+            vals = values(rows, cols)
+            nan = np.isnan(vals)
+            op = np.where(is_num[cols], np.where(vals > med[cols], Q.GE, Q.LE), Q.EQ)
+            op = np.where(nan, Q.ISNULL, op).astype(np.int64)
+            vals = np.where(nan, 0.0, vals)
+            hits = np.flatnonzero(count(cols, op, vals) == 1)
+        else:
+            hits = np.zeros(0, dtype=np.int64)
         attempts += b
-        hits = np.flatnonzero(counts == 1)
-        for i in hits:  # loop over successful attempts only (at most n kept)
+        for i in hits:  # loop over successful attempts only (at most n kept), in the order drawn
             key = cols[i].tobytes() + op[i].tobytes() + vals[i].tobytes()
             if key in seen:
                 continue

@@ -159,6 +159,21 @@ def test_smallest_columns_equal_numpys_argpartition_ties_included(k):
         assert np.array_equal(Q.smallest_columns(u, k), want)
 
 
+def test_smallest_columns_equal_numpys_argpartition_where_integer_keys_cannot_order_the_values():
+    """Values outside [0, 1), values closer than 2**-53 (one integer key), and more columns than a
+    key's low bits hold: the same columns as numpy's argpartition."""
+    rng = np.random.default_rng(3)
+    u = rng.random((4000, 15))
+    u[:1000] = u[:1000] * 4.0 - 2.0  # negative and >= 1
+    u[:500] *= 1e6  # beyond what an int64 key holds
+    u[1000:2000, 5] = 1e-300  # below 2**-53, beside exact zeros
+    u[1000:2000, 6] = 0.0
+    u[2000:3000, 1] = np.nextafter(u[2000:3000, 2], 0.0)  # a hair apart: one integer key
+    for v, k in ((u, 3), (u, 1), (rng.random((300, 1100)), 7)):
+        want = np.sort(np.argpartition(v, k - 1, axis=1)[:, :k], axis=1)
+        assert np.array_equal(Q.smallest_columns(v, k), want)
+
+
 @pytest.mark.parametrize("block", [1, 7, 4096])
 def test_smallest_columns_in_parallel_blocks_equal_the_one_thread_kernel(block):
     """The parallel kernel of the column draws (blocks of rows over the threads) gives exactly the

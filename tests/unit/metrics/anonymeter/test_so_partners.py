@@ -68,18 +68,23 @@ def test_each_partner_bit_is_the_count_kernels_comparison():
             assert bits in set(masks_all.tolist())
 
 
-def test_a_search_with_partners_keeps_the_queries_and_attempts_and_counts_fewer(monkeypatch):
+def test_a_search_with_partners_keeps_the_queries_and_attempts_and_reads_and_counts_fewer(monkeypatch):
     X, is_num, med = _release(5000, seed=1)
-    monkeypatch.setattr(S, "PARTNERS_AFTER", 1000)
+    monkeypatch.setattr(S, "PARTNERS_MIN_LEFT", 1000)  # a search of 60,000 attempts counts as long
     index = Q.ColumnIndex(X)
     counted = {"plain": 0, "partners": 0}
+    read = {"plain": 0, "partners": 0}
 
     def run(label: str, partners):
         def count(c, o, v):
             counted[label] += c.shape[0]
             return Q.count_matches(index, c, o, v, cap=2)[0]
 
-        return S.multivariate_search(X.shape[0], is_num, med, lambda r, c: X[r[:, None], c], count,
+        def values(r, c):
+            read[label] += r.shape[0]
+            return X[r[:, None], c]
+
+        return S.multivariate_search(X.shape[0], is_num, med, values, count,
                                      3, 400, 60_000, np.random.default_rng(7), partners=partners)
 
     plain, n_plain = run("plain", None)
@@ -88,6 +93,7 @@ def test_a_search_with_partners_keeps_the_queries_and_attempts_and_counts_fewer(
     for a, b in ((plain.col, with_p.col), (plain.op, with_p.op), (plain.val, with_p.val), (plain.src, with_p.src)):
         np.testing.assert_array_equal(a, b)
     assert counted["partners"] < counted["plain"] // 2, counted
+    assert read["partners"] == counted["partners"], read  # a shared attempt's values are not read
 
 
 def test_a_short_search_asks_for_no_partners():
