@@ -46,16 +46,17 @@ def _warm_query_order() -> None:
 
 
 def _warm_partners() -> None:
-    """Compile the multivariate singling-out search's partners (``metrics.anonymeter.partners``),
-    which only a long search asks for (``PARTNERS_MIN_LEFT`` attempts still to come: the demo's
-    ends sooner)."""
+    """Compile the multivariate singling-out search's partners (``metrics.anonymeter.partners``:
+    the run's, and a drop-and-retest's from the run's), which only a long search asks for
+    (``PARTNERS_MIN_LEFT`` attempts still to come: the demo's ends sooner)."""
     import numpy as np
 
-    from ..metrics.anonymeter.partners import release_partners
+    from ..metrics.anonymeter.partners import partners_of, release_partners
 
     X = np.array([[0.0, 1.0], [0.0, 2.0], [1.0, np.nan]])
-    release_partners(X, np.array([False, True]), np.array([np.nan, 1.5])).shared(
-        np.array([0, 1]), np.array([[0, 1], [0, 1]]))
+    own = release_partners(X, np.array([False, True]), np.array([np.nan, 1.5]))
+    own.shared(np.array([0, 1]), np.array([[0, 1], [0, 1]]))
+    partners_of(X, np.array([False, True]), np.array([np.nan, 1.5]), own.ids)  # a re-test's
 
 
 @click.command("warmup")

@@ -35,14 +35,19 @@ from typing import Any
 import numpy as np
 from pandas.api.types import is_datetime64_any_dtype
 
-__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_searches", "real_memo",
-           "release_counts", "release_pairs_memo", "search", "tracked"]
+__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_release_structure",
+           "keep_searches", "real_memo", "release_counts", "release_pairs_memo", "renumbering",
+           "run_release_structure", "search", "tracked"]
 
 #: The role whose rows a drop-and-retest removes.
 RELEASE = "synthetic"
 
 #: Rows compared at a time when a re-test's release block is checked against the run's.
 _CHECK_ROWS = 1 << 18
+
+#: The largest structure of the release's rows a run keeps for its re-tests
+#: (:func:`keep_release_structure`): a column index's orders at 1M rows and 15 columns are 60 MB.
+STRUCTURE_BYTES = 256 * 2**20
 
 Result = tuple[np.ndarray, np.ndarray]
 
@@ -284,6 +289,61 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
 
 
 _ABSENT = object()
+
+
+def keep_release_structure(view: Any, key: Any, value: tuple[np.ndarray, ...]) -> None:
+    """Keep ``value`` (arrays the caller does not change again: kept as given, not copied), a
+    structure the run on ``view`` built over
+    some of its release rows (a column index's orders, the singling-out search's partners), for
+    its re-tests to start from (:func:`run_release_structure`): kept when ``view`` keeps its
+    searches and the arrays hold at most :data:`STRUCTURE_BYTES`. A re-test checks whatever it
+    derives from it, or uses it where any answer is right (a partner is a row to compare with).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for an EncodedView
+    ...     pass
+    >>> v = View()
+    >>> keep_release_structure(v, "k", (np.arange(3),))  # the view keeps no searches: nothing kept
+    >>> run_release_structure(v, "k") is None
+    True
+    """
+    ledger = _LEDGERS.get(view)
+    if ledger is None or sum(int(np.asarray(a).nbytes) for a in value) > STRUCTURE_BYTES:
+        return
+    with ledger.lock:
+        ledger.real[("release structure", key)] = value
+
+
+def run_release_structure(view: Any, key: Any) -> tuple[tuple[np.ndarray, ...], np.ndarray] | None:
+    """For a re-test on ``view``: what its run kept under ``key`` (:func:`keep_release_structure`)
+    and, for each release row of the re-test, its position in the run's release; ``None`` when
+    ``view`` is no re-test's or its run kept nothing under ``key``."""
+    d = _DERIVED.get(view)
+    if d is None:
+        return None
+    with d.ledger.lock:
+        got = d.ledger.real.get(("release structure", key), _ABSENT)
+    return None if got is _ABSENT else (got, d.rows)
+
+
+def renumbering(theirs: np.ndarray, mine: np.ndarray) -> np.ndarray:
+    """For each of ``theirs`` (distinct positions), the index of the same position in ``mine``
+    (distinct), ``-1`` where ``mine`` lacks it: the rows of a run's structure renumbered as a
+    re-test's (``mine``: the re-test's rows as positions of the run's release).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> renumbering(np.array([7, 3, 5]), np.array([5, 7])).tolist()
+    [1, -1, 0]
+    """
+    theirs, mine = np.asarray(theirs, dtype=np.int64), np.asarray(mine, dtype=np.int64)
+    by = np.argsort(mine, kind="stable")
+    i = np.minimum(np.searchsorted(mine[by], theirs), max(0, mine.size - 1))
+    found = (mine.size > 0) & (mine[by[i]] == theirs) if mine.size else np.zeros(theirs.size, dtype=bool)
+    return np.where(found, by[i], -1)
 
 
 def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]

@@ -35,7 +35,7 @@ from ..._jit import njit
 from ...engine import queries as Q
 from ...engine.parallel import PARALLEL_KERNELS
 
-__all__ = ["Partners", "release_partners"]
+__all__ = ["Partners", "partners_of", "release_partners"]
 
 #: sorts of the release whose neighbours are partners (each sort ranks the columns another way)
 SORTS = 4
@@ -89,6 +89,22 @@ def _pair_masks(X, med, is_num, order, masks, slot):  # pragma: no cover - compi
 
 
 @njit(parallel=True, cache=True)
+def _id_masks(X, med, is_num, ids, masks):  # pragma: no cover - compiled
+    """``masks[r, t]``: bit ``j`` when row ``ids[r, t]`` satisfies row ``r``'s predicate on column
+    ``j`` (0 where ``ids[r, t]`` is -1 or ``r`` itself: no partner in that slot)."""
+    n, p = X.shape
+    for r in nb.prange(n):
+        for t in range(ids.shape[1]):
+            b = ids[r, t]
+            bits = np.uint64(0)
+            if b >= 0 and b != r:
+                for j in range(p):
+                    if _satisfies(X[r, j], X[b, j], is_num[j], med[j]):
+                        bits |= np.uint64(1) << np.uint64(j)
+            masks[r, t] = bits
+
+
+@njit(parallel=True, cache=True)
 def _shared_kernel(masks, rows, cols, out):  # pragma: no cover - compiled
     """``out[i]``: one partner of row ``rows[i]`` satisfies its predicates on every column of
     ``cols[i]``."""
@@ -115,9 +131,13 @@ class Partners:
     masks : ndarray of uint64, shape (n, m)
         Bit ``j`` of ``masks[r, t]``: row ``r``'s ``t``-th partner satisfies ``r``'s predicate on
         column ``j``.
+    ids : ndarray of int32 (int64 from 2**31 rows), shape (n, m), optional
+        The partners themselves (``-1``: none in that slot): a drop-and-retest's search starts
+        from its run's (:func:`partners_of`).
     """
 
     masks: np.ndarray
+    ids: np.ndarray | None = None
 
     def shared(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Per attempt (the row ``rows[i]``, its columns ``cols[i]``): whether a partner of the row
@@ -206,6 +226,7 @@ def release_partners(X: np.ndarray, is_num: np.ndarray, med: np.ndarray) -> Part
     spread = np.array([np.count_nonzero(np.bincount(codes[:, j], minlength=256)) for j in range(p)])
     base = np.argsort(spread, kind="stable")  # the columns with fewest codes lead a sort's key
     masks = np.empty((n, 2 * SORTS), dtype=np.uint64)
+    ids = np.full((n, 2 * SORTS), -1, dtype=_id_type(n))
     med = np.ascontiguousarray(med, dtype=np.float64)
     is_num = np.ascontiguousarray(is_num, dtype=np.bool_)
     for s in range(SORTS):  # loop over sorts: a row's partners are the rows before and after it
@@ -216,4 +237,37 @@ def release_partners(X: np.ndarray, is_num: np.ndarray, med: np.ndarray) -> Part
         order = np.argsort(key)  # (introsort: the same order for the same keys)
         with PARALLEL_KERNELS:
             _pair_masks(X, med, is_num, order, masks, 2 * s)
-    return Partners(masks)
+        ids[order[1:], 2 * s] = order[:-1]  # the row before, the row after
+        ids[order[:-1], 2 * s + 1] = order[1:]
+    return Partners(masks, ids)
+
+
+def _id_type(n: int) -> type:
+    """The partners' integer type for ``n`` rows (4 bytes a partner below 2**31 rows)."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+def partners_of(X: np.ndarray, is_num: np.ndarray, med: np.ndarray, ids: np.ndarray) -> Partners | None:
+    """:class:`Partners` of the rows of ``X`` with the partners ``ids`` (``(n, m)``, ``-1``: none),
+    their masks compared value by value as :func:`release_partners` compares them: a re-test's
+    search takes its run's partners of the rows it keeps. Any partners are right (a mask holds
+    what the partner's values satisfy); they only spare fewer counts when they are not the
+    release's own sorts' neighbours.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 5.0], [1.0, 6.0], [2.0, 1.0]])
+    >>> p = partners_of(X, np.array([False, True]), np.array([np.nan, 5.0]), np.array([[1], [0], [-1]]))
+    >>> p.masks.ravel().tolist()  # rows 0 and 1 hold each other's == 1, not the other's <= 5, >= 6
+    [1, 1, 0]
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, p = X.shape
+    if p > 64 or n < 2:
+        return None
+    ids = np.ascontiguousarray(ids, dtype=_id_type(n))
+    masks = np.empty(ids.shape, dtype=np.uint64)
+    with PARALLEL_KERNELS:
+        _id_masks(X, np.ascontiguousarray(med, dtype=np.float64), np.ascontiguousarray(is_num, dtype=np.bool_),
+                  ids, masks)
+    return Partners(masks, ids)

@@ -49,7 +49,7 @@ from ._common import (
     summarise,
     tabular_columns,
 )
-from .partners import Partners, release_partners
+from .partners import Partners, partners_of, release_partners
 
 N_SIZES = 10
 N_REPEATS = 5
@@ -532,11 +532,33 @@ class _Asked:
 
     def _partners(self, med: np.ndarray) -> Partners | None:
         """The release rows' partners, from the whole release's query matrix when it is at most
-        :data:`RELEASE_MATRIX_BYTES` (the one the search then reads its values from), else none."""
+        :data:`RELEASE_MATRIX_BYTES` (the one the search then reads its values from), else none.
+        In one process a run keeps them for its drop-and-retest, whose search compares its rows
+        with the run's partners of the rows it keeps (:func:`~.partners.partners_of`: no sort of
+        the release again; any partners give the same queries, see :mod:`.partners`)."""
         n = self.n["synthetic"]
         if self._release is None and n * len(self.columns) * 8 <= RELEASE_MATRIX_BYTES:
             self._release = self._rows("synthetic", np.arange(n, dtype=np.int64))
-        return None if self._release is None else release_partners(self._release, self.is_num, med)
+        if self._release is None:
+            return None
+        from ...engine.reuse import keep_release_structure, renumbering, run_release_structure
+
+        rows = self.canon["synthetic"].rows  # the search's rows, as release positions
+        key = ("so partners", tuple(self.columns))
+        view = None if self.ctx.data_backend is not None or self.ctx.entities is not None else self.ctx.encoded
+        got = None if view is None else run_release_structure(view, key)
+        if got is not None:  # a drop-and-retest: the run's partners of the rows it keeps, renumbered
+            (their_rows, their_ids), parent = got
+            mine = renumbering(their_rows, parent[rows])  # their search row -> mine (-1: dropped)
+            theirs = renumbering(parent[rows], their_rows)  # my search row -> theirs (-1: none)
+            ids = np.where(theirs[:, None] >= 0, their_ids[np.maximum(theirs, 0)], -1)
+            ids = np.where(ids >= 0, mine[np.maximum(ids, 0)], -1)
+            del mine, theirs
+            return partners_of(self._release, self.is_num, med, ids)
+        out = release_partners(self._release, self.is_num, med)
+        if view is not None and out is not None:
+            keep_release_structure(view, key, (np.array(rows, dtype=np.int64), out.ids))
+        return out
 
     def flags(self) -> dict[str, np.ndarray]:
         if self._flags is None:  # asked once per run for both singling-out tests (the same columns)

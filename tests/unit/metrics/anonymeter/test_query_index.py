@@ -188,3 +188,54 @@ def test_smallest_columns_in_parallel_blocks_equal_the_one_thread_kernel(block):
         got, got_tie = np.empty_like(want), np.zeros_like(want_tie)
         Q._smallest_parallel(u, k, got, got_tie, block)
         assert np.array_equal(got, want) and np.array_equal(got_tie, want_tie)
+
+
+def _index_arrays(index: Q.ColumnIndex) -> dict[str, np.ndarray]:
+    return {name: np.asarray(getattr(index, name)) for name in (
+        "order", "n_valid", "position_codes", "ranked", "distinct", "starts", "distinct_at",
+        "hash_keys", "hash_rows", "hash_at", "codes")}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_index_from_orders_derived_from_a_larger_matrix_equals_one_sorted_afresh(seed):
+    """A re-test's column index from its run's orders (the kept rows' places, renumbered): the
+    same arrays as sorting each column, with ties, missing values and -0.0 / 0.0 in the columns;
+    orders that are not the columns' stable sort (rows reordered, values changed) are sorted
+    again, with the same arrays."""
+    rng = np.random.default_rng(seed)
+    big = rng.integers(0, 6, (3000, 5)).astype(float)
+    big[:, 1] = rng.normal(size=3000).round(1)
+    big[rng.random(big.shape) < 0.05] = np.nan
+    big[rng.random(3000) < 0.1, 2] = -0.0
+    keep = np.flatnonzero(rng.random(3000) < 0.9)
+    X = big[keep]
+    new_of = np.full(3000, -1)
+    new_of[keep] = np.arange(keep.size)
+    orders = Q.derived_orders(Q.ColumnIndex(big).order, new_of, keep.size)
+    want = _index_arrays(Q.ColumnIndex(X))
+    np.testing.assert_array_equal(orders, want["order"])
+    for got in (Q.ColumnIndex(X, orders=orders),
+                Q.ColumnIndex(X, orders=orders[:, ::-1].copy()),  # not sorted: sorted again
+                Q.ColumnIndex(X + (rng.random(X.shape) < 0.01), orders=orders)):  # values moved
+        ref = want if got.X is not None and np.array_equal(got.X, X, equal_nan=True) else \
+            _index_arrays(Q.ColumnIndex(got.X))
+        for name, a in _index_arrays(got).items():
+            np.testing.assert_array_equal(a, ref[name], err_msg=name)
+
+
+def test_stable_order_check_agrees_with_numpys_stable_argsort():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        x = rng.integers(0, 4, int(rng.integers(0, 12))).astype(float)
+        x[rng.random(x.size) < 0.3] = np.nan
+        x[rng.random(x.size) < 0.2] = -0.0
+        want = np.argsort(x, kind="stable")
+        assert Q.is_stable_order(want, x[want])
+        other = rng.permutation(x.size)
+        assert Q.is_stable_order(other, x[other]) == np.array_equal(other, want)
+
+
+def test_no_orders_are_derived_unless_every_row_comes_from_one_row():
+    orders = np.array([[0, 1, 2]])
+    assert Q.derived_orders(orders, np.array([0, -1, -1]), 2) is None  # a row from nowhere
+    assert Q.derived_orders(orders, np.array([0, 0, 1]), 2) is None  # a row from two

@@ -9,7 +9,7 @@ import pytest
 
 from synthguard.engine import queries as Q
 from synthguard.metrics.anonymeter import singling_out as S
-from synthguard.metrics.anonymeter.partners import release_partners
+from synthguard.metrics.anonymeter.partners import partners_of, release_partners
 
 
 def _release(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,3 +108,25 @@ def test_a_short_search_asks_for_no_partners():
 def test_no_partners_past_64_columns():
     X = np.zeros((10, 65))
     assert release_partners(X, np.zeros(65, dtype=bool), np.full(65, np.nan)) is None
+
+
+def test_partners_given_as_rows_have_the_masks_of_the_sorts_partners():
+    """``partners_of`` with the release's own partners (``ids``) gives ``release_partners``'
+    masks; with partners of another choice (a re-test's renumbered ones, dropped slots -1), each
+    mask holds exactly the columns on which that row satisfies the row's predicates."""
+    X, is_num, med = _release(2000, seed=4)
+    own = release_partners(X, is_num, med)
+    np.testing.assert_array_equal(partners_of(X, is_num, med, own.ids).masks, own.masks)
+    rng = np.random.default_rng(4)
+    ids = rng.integers(-1, X.shape[0], (X.shape[0], 3))
+    masks = partners_of(X, is_num, med, ids).masks
+    for r in rng.choice(X.shape[0], 50, replace=False):
+        for t, b in enumerate(ids[r]):
+            want = 0
+            if b >= 0 and b != r:
+                for j in range(X.shape[1]):
+                    x, y = X[r, j], X[b, j]
+                    ok = np.isnan(y) if np.isnan(x) else (y >= x if x > med[j] else y <= x) if is_num[j] \
+                        else y == x
+                    want |= int(bool(ok)) << j
+            assert int(masks[r, t]) == want, (r, t)
