@@ -316,6 +316,17 @@ if _HAS_NUMBA:
                 out[j, t, :] = code[order[j, t], :]
 
 
+    @njit(parallel=True, cache=True)
+    def _derive_kernel(orders, new_of, out):  # pragma: no cover - compiled
+        """:func:`derived_orders`, one column per thread: each order's kept rows, renumbered."""
+        for j in nb.prange(orders.shape[0]):
+            c = 0
+            for t in range(orders.shape[1]):
+                m = new_of[orders[j, t]]
+                if m >= 0:
+                    out[j, c] = m
+                    c += 1
+
     @njit(cache=True, nogil=True, inline="always")
     def _smallest_row(u, i, k, bv, bi, out, tie):  # pragma: no cover - compiled
         """Row ``i`` of :func:`_smallest_kernel` (``bv``, ``bi``: scratch of ``k`` values)."""
@@ -600,6 +611,10 @@ def derived_orders(orders: np.ndarray, new_of: np.ndarray, n: int) -> np.ndarray
     if int(kept.sum()) != n or np.unique(new_of[kept]).size != n:
         return None
     out = np.empty((orders.shape[0], n), dtype=np.int32 if n < 2**31 else np.int64)
+    if _HAS_NUMBA and orders.shape[1]:
+        with PARALLEL_KERNELS:
+            _derive_kernel(np.ascontiguousarray(orders), new_of, out)
+        return out
     for j in range(orders.shape[0]):  # loop over columns
         mapped = new_of[orders[j]]
         out[j] = mapped[mapped >= 0]

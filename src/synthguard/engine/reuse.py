@@ -329,8 +329,8 @@ def run_release_structure(view: Any, key: Any) -> tuple[tuple[np.ndarray, ...], 
 
 
 def renumbering(theirs: np.ndarray, mine: np.ndarray) -> np.ndarray:
-    """For each of ``theirs`` (distinct positions), the index of the same position in ``mine``
-    (distinct), ``-1`` where ``mine`` lacks it: the rows of a run's structure renumbered as a
+    """For each of ``theirs`` (distinct positions, at least 0), the index of the same position in
+    ``mine`` (distinct), ``-1`` where ``mine`` lacks it (a lookup table over the positions): the rows of a run's structure renumbered as a
     re-test's (``mine``: the re-test's rows as positions of the run's release).
 
     Examples
@@ -340,10 +340,11 @@ def renumbering(theirs: np.ndarray, mine: np.ndarray) -> np.ndarray:
     [1, -1, 0]
     """
     theirs, mine = np.asarray(theirs, dtype=np.int64), np.asarray(mine, dtype=np.int64)
-    by = np.argsort(mine, kind="stable")
-    i = np.minimum(np.searchsorted(mine[by], theirs), max(0, mine.size - 1))
-    found = (mine.size > 0) & (mine[by[i]] == theirs) if mine.size else np.zeros(theirs.size, dtype=bool)
-    return np.where(found, by[i], -1)
+    if theirs.size == 0 or mine.size == 0:
+        return np.full(theirs.size, -1, dtype=np.int64)
+    at = np.full(int(max(theirs.max(), mine.max())) + 1, -1, dtype=np.int64)  # position -> mine
+    at[mine] = np.arange(mine.size)
+    return at[theirs]
 
 
 def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]

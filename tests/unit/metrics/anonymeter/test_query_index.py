@@ -196,12 +196,16 @@ def _index_arrays(index: Q.ColumnIndex) -> dict[str, np.ndarray]:
         "hash_keys", "hash_rows", "hash_at", "codes")}
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_an_index_from_orders_derived_from_a_larger_matrix_equals_one_sorted_afresh(seed):
+def test_an_index_from_orders_derived_from_a_larger_matrix_equals_one_sorted_afresh(seed, compiled,
+                                                                                   monkeypatch):
     """A re-test's column index from its run's orders (the kept rows' places, renumbered): the
     same arrays as sorting each column, with ties, missing values and -0.0 / 0.0 in the columns;
     orders that are not the columns' stable sort (rows reordered, values changed) are sorted
-    again, with the same arrays."""
+    again, with the same arrays. With numba's kernels and without them (``compiled``)."""
+    if not compiled:
+        monkeypatch.setattr(Q, "_HAS_NUMBA", False)
     rng = np.random.default_rng(seed)
     big = rng.integers(0, 6, (3000, 5)).astype(float)
     big[:, 1] = rng.normal(size=3000).round(1)
