@@ -48,8 +48,7 @@ def _warm_query_order() -> None:
 def _warm_partners() -> None:
     """Compile the multivariate singling-out search's partners (``metrics.anonymeter.partners``:
     the run's, and a drop-and-retest's from the run's), which only a long search asks for
-    (``PARTNERS_MIN_LEFT`` attempts still to come: the demo's ends sooner), and a re-test's
-    release index orders from its run's (``engine.queries.derived_orders``)."""
+    (``PARTNERS_MIN_LEFT`` attempts still to come: the demo's ends sooner)."""
     import numpy as np
 
     from ..metrics.anonymeter.partners import partners_of, release_partners
@@ -58,9 +57,6 @@ def _warm_partners() -> None:
     own = release_partners(X, np.array([False, True]), np.array([np.nan, 1.5]))
     own.shared(np.array([0, 1]), np.array([[0, 1], [0, 1]]))
     partners_of(X, np.array([False, True]), np.array([np.nan, 1.5]), own.ids)  # a re-test's
-    from ..engine.queries import derived_orders
-
-    derived_orders(np.array([[0, 1, 2]], dtype=np.int32), np.array([0, -1, 1]), 2)  # a re-test's index
 
 
 @click.command("warmup")

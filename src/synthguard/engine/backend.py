@@ -1207,8 +1207,7 @@ class LocalBackend:
             if self._query_table is kept:
                 self._query_table = None
         kept = None
-        table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every,
-                            view=self.encoded)
+        table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every)
         table.remember(asked)
         with self._query_lock:
             self._query_table = table
@@ -1280,12 +1279,11 @@ class _QueryTable:
     ``None`` for every row) and, built at its first use, its column index (thread-safe)."""
 
     def __init__(self, role: str, columns: tuple[str, ...], X: np.ndarray, at: np.ndarray,
-                 every: bool, view: Any = None) -> None:
+                 every: bool) -> None:
         self.role, self.columns, self.X, self.at, self.every = role, columns, X, at, every
         self._asked: np.ndarray | None = None
         self._index: Any = None
         self._lock = threading.Lock()
-        self._view = view  # the run's encoded view: a release's index orders kept for its re-tests
 
     def remember(self, asked: np.ndarray | None) -> None:
         """Keep a copy of the rows this table was asked for (``None``: every row)."""
@@ -1307,32 +1305,8 @@ class _QueryTable:
 
         with self._lock:
             if self._index is None:
-                self._index = Q.ColumnIndex(self.X, orders=self._run_orders())
-                self._keep_orders()
+                self._index = Q.ColumnIndex(self.X)
             return self._index
-
-    def _run_orders(self) -> np.ndarray | None:
-        """A drop-and-retest's release index: its columns' orders from the run's index of the
-        release on the same columns (:mod:`synthguard.engine.reuse`), the kept rows' places
-        renumbered, when each of this table's rows is one of that index's (the index checks
-        them: :class:`~synthguard.engine.queries.ColumnIndex`); else ``None`` (sorted afresh)."""
-        from . import queries as Q
-        from .reuse import RELEASE, renumbering, run_release_structure
-
-        got = None if self._view is None or self.role != RELEASE else \
-            run_release_structure(self._view, ("query orders", self.columns))
-        if got is None:
-            return None
-        (their_at, orders), rows = got
-        return Q.derived_orders(orders, renumbering(their_at, rows[self.at]), self.at.size)
-
-    def _keep_orders(self) -> None:
-        """The run's release index's orders, kept for its re-tests (the index's own array: it
-        never changes once built)."""
-        from .reuse import RELEASE, keep_release_structure, tracked
-
-        if self._view is not None and self.role == RELEASE and tracked(self._view):
-            keep_release_structure(self._view, ("query orders", self.columns), (self.at.copy(), self._index.order))
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -316,17 +316,6 @@ if _HAS_NUMBA:
                 out[j, t, :] = code[order[j, t], :]
 
 
-    @njit(parallel=True, cache=True)
-    def _derive_kernel(orders, new_of, out):  # pragma: no cover - compiled
-        """:func:`derived_orders`, one column per thread: each order's kept rows, renumbered."""
-        for j in nb.prange(orders.shape[0]):
-            c = 0
-            for t in range(orders.shape[1]):
-                m = new_of[orders[j, t]]
-                if m >= 0:
-                    out[j, c] = m
-                    c += 1
-
     @njit(cache=True, nogil=True, inline="always")
     def _smallest_row(u, i, k, bv, bi, out, tie):  # pragma: no cover - compiled
         """Row ``i`` of :func:`_smallest_kernel` (``bv``, ``bi``: scratch of ``k`` values)."""
@@ -507,10 +496,7 @@ class ColumnIndex:
         value, as the plain scan does.
     """
 
-    def __init__(self, X: np.ndarray, orders: np.ndarray | None = None) -> None:
-        """``orders``: each column's stable sort order as a caller already holds it (a re-test's,
-        derived from its run's: :func:`derived_orders`); a column whose given order is not its
-        stable sort order (:func:`is_stable_order`) is sorted as without it."""
+    def __init__(self, X: np.ndarray) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
         self.order = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.int64)
@@ -522,12 +508,9 @@ class ColumnIndex:
         distinct, starts, at = [], [], [0]
         bucket = (np.arange(n, dtype=np.int64) >> min(self.shift, 62)).astype(np.uint8) if coded else None
         for j in range(p):  # loop over columns
-            o = None if orders is None else orders[j]
-            srt = None if o is None else self.X[o, j]
-            if o is None or not is_stable_order(o, srt):
-                o = stable_order(self.X[:, j])  # np.argsort(kind="stable"): NaN sorts last
-                srt = self.X[o, j]  # this column's sorted values, not kept
+            o = stable_order(self.X[:, j])  # np.argsort(kind="stable"): NaN sorts last
             self.order[j] = o
+            srt = self.X[o, j]  # this column's sorted values, not kept
             nv = int((~np.isnan(srt)).sum())
             self.n_valid[j] = nv
             first = np.flatnonzero(np.r_[True, srt[1:nv] != srt[:nv - 1]]) if nv else np.zeros(0, np.int64)
@@ -566,59 +549,6 @@ class ColumnIndex:
         return (self.order, self.n_valid, self.codes, self.shift < 63, self.position_codes,
                 self.ranked, self.distinct, self.starts, self.distinct_at, self.hash_keys, self.hash_rows,
                 self.hash_at)
-
-
-def is_stable_order(order: np.ndarray, values: np.ndarray) -> bool:
-    """Whether ``order`` is ``np.argsort(column, kind="stable")`` of the column it took
-    ``values = column[order]`` from: a permutation (its length the column's, each position once:
-    the caller's to ensure) whose values ascend, missing last, equal values (``-0.0 == 0.0``) and
-    the missing ones in ascending position.
-
-    Examples
-    --------
-    >>> x = np.array([2.0, np.nan, 0.0, 2.0])
-    >>> is_stable_order(np.array([2, 0, 3, 1]), x[[2, 0, 3, 1]]), is_stable_order(np.array([2, 3, 0, 1]), x[[2, 3, 0, 1]])
-    (True, False)
-    """
-    nan = np.isnan(values)
-    nv = int(values.size - nan.sum())
-    if nan[:nv].any():
-        return False
-    v, o = values[:nv], np.asarray(order)
-    with np.errstate(invalid="ignore"):
-        if (v[1:] < v[:-1]).any():
-            return False
-        tie = np.r_[v[1:] == v[:-1], np.ones(max(0, values.size - nv - 1), dtype=bool)]
-    if nv and values.size > nv:  # the last value and the first missing one: no tie
-        tie = np.r_[tie[:nv - 1], False, tie[nv - 1:]]
-    return bool((o[1:][tie] > o[:-1][tie]).all())
-
-
-def derived_orders(orders: np.ndarray, new_of: np.ndarray, n: int) -> np.ndarray | None:
-    """Each column's order of a matrix whose rows are some of another's, in the same relative
-    order, from the other's ``orders`` (``(p, N)``): ``new_of[r]``, the row of the new matrix
-    that is the other's row ``r`` (``-1``: not kept; kept rows ascending with ``r``). Those are
-    the new matrix's stable sort orders when its rows hold the other's values (which
-    :class:`ColumnIndex` checks); ``None`` unless each of the ``n`` rows comes from one row.
-
-    Examples
-    --------
-    >>> derived_orders(np.array([[2, 0, 1]]), np.array([0, -1, 1]), 2).tolist()
-    [[1, 0]]
-    """
-    new_of = np.asarray(new_of, dtype=np.int64)
-    kept = new_of >= 0
-    if int(kept.sum()) != n or np.unique(new_of[kept]).size != n:
-        return None
-    out = np.empty((orders.shape[0], n), dtype=np.int32 if n < 2**31 else np.int64)
-    if _HAS_NUMBA and orders.shape[1]:
-        with PARALLEL_KERNELS:
-            _derive_kernel(np.ascontiguousarray(orders), new_of, out)
-        return out
-    for j in range(orders.shape[0]):  # loop over columns
-        mapped = new_of[orders[j]]
-        out[j] = mapped[mapped >= 0]
-    return out
 
 
 def count_matches(X: np.ndarray | ColumnIndex, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarray, *,

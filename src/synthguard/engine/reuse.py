@@ -46,7 +46,8 @@ RELEASE = "synthetic"
 _CHECK_ROWS = 1 << 18
 
 #: The largest structure of the release's rows a run keeps for its re-tests
-#: (:func:`keep_release_structure`): a column index's orders at 1M rows and 15 columns are 60 MB.
+#: (:func:`keep_release_structure`): the singling-out search's partners of 1M release rows are
+#: 32 MB (with their rows, 40 MB).
 STRUCTURE_BYTES = 256 * 2**20
 
 Result = tuple[np.ndarray, np.ndarray]
@@ -294,10 +295,10 @@ _ABSENT = object()
 def keep_release_structure(view: Any, key: Any, value: tuple[np.ndarray, ...]) -> None:
     """Keep ``value`` (arrays the caller does not change again: kept as given, not copied), a
     structure the run on ``view`` built over
-    some of its release rows (a column index's orders, the singling-out search's partners), for
-    its re-tests to start from (:func:`run_release_structure`): kept when ``view`` keeps its
-    searches and the arrays hold at most :data:`STRUCTURE_BYTES`. A re-test checks whatever it
-    derives from it, or uses it where any answer is right (a partner is a row to compare with).
+    some of its release rows (the singling-out search's partners), for its re-tests to start from
+    (:func:`run_release_structure`): kept when ``view`` keeps its searches and the arrays hold at
+    most :data:`STRUCTURE_BYTES`. A re-test uses it only where any answer is right (a partner is a
+    row to compare with) or checks what it derives from it.
 
     Examples
     --------

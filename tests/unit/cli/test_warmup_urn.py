@@ -1,6 +1,6 @@
 """``synthguard warmup`` compiles what the demo run does not reach: the joint max-T test's urn,
-the tree search's query order (``split_leaves``), the singling-out search's partners and a
-re-test's index orders."""
+the tree search's query order (``split_leaves``) and the singling-out search's partners (a
+run's and a re-test's)."""
 
 import os
 import subprocess
@@ -52,8 +52,3 @@ def test_warmup_writes_the_singling_out_partners_into_numbas_cache(warmed):
     for kernel in ("_codes_kernel", "_pair_masks", "_shared_kernel", "_id_masks"):
         assert list(warmed.rglob(f"partners.{kernel}*.nbi")), (kernel, names)
 
-
-def test_warmup_writes_a_retests_index_orders_into_numbas_cache(warmed):
-    """A drop-and-retest's singling-out search derives its release index's orders from its run's
-    (``derived_orders``), which the demo's short search may not reach: its kernel is compiled."""
-    assert list(warmed.rglob("queries._derive_kernel*.nbi")), sorted(p.name for p in warmed.rglob("*"))

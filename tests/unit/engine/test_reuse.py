@@ -891,28 +891,20 @@ def test_a_retest_reads_the_runs_canonical_orders_of_the_real_rows_and_writes_th
     assert _normalised(with_reuse) == _normalised(without)
 
 
-def test_a_retests_singling_out_search_starts_from_the_runs_release_index_and_partners(monkeypatch):
-    """The multivariate singling-out search of a drop-and-retest takes its release index's column
-    orders and its partners from the run's (the kept rows' places renumbered: no column of the
-    release sorted again, no sort of the release for partners), and the report is byte for byte
-    the one of a re-test building both again."""
-    import synthguard.engine.queries as Q
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_retests_singling_out_search_starts_from_the_runs_partners(monkeypatch, kept):
+    """The multivariate singling-out search of a drop-and-retest takes its partners from the
+    run's (the kept rows renumbered, their masks compared again on the re-test's values and
+    medians: no sort of the release for partners), and the report is byte for byte the one of a
+    re-test building them again. Partners past the run's memory bound for what it keeps
+    (``kept=False``: a bound of 0 bytes) are not kept, and the re-test builds its own."""
     import synthguard.metrics.anonymeter.singling_out as S
 
     monkeypatch.setattr(S, "PARTNERS_MIN_LEFT", 0)  # partners for a search of a few thousand attempts
+    if not kept:
+        monkeypatch.setattr(reuse, "STRUCTURE_BYTES", 0)
     built: list[tuple] = []
-    init, sort = Q.ColumnIndex.__init__, Q.stable_order
 
-    def counting_init(self, X, orders=None):
-        sorts = []
-        monkeypatch.setattr(Q, "stable_order", lambda x: (sorts.append(1), sort(x))[1])
-        try:
-            init(self, X, orders)
-        finally:
-            monkeypatch.setattr(Q, "stable_order", sort)
-        built.append(("index", orders is not None, len(sorts)))
-
-    monkeypatch.setattr(Q.ColumnIndex, "__init__", counting_init)
     def logged(name: str):
         real = getattr(S, name)
         return lambda *a: (built.append((name,)), real(*a))[1]
@@ -922,8 +914,9 @@ def test_a_retests_singling_out_search_starts_from_the_runs_release_index_and_pa
     with_reuse, run_and_retest, without = _with_and_without_reuse(
         monkeypatch, ["exact_matches", "singling_out_multivariate"], (4, 11, 12, 13), 50,
         lambda: list(built))
-    assert run_and_retest.count(("release_partners",)) == 1, run_and_retest  # the run's
-    assert run_and_retest.count(("partners_of",)) == 1, run_and_retest  # the re-test's, from the run's
-    assert ("index", True, 0) in run_and_retest, run_and_retest  # the re-test's release: no sort
-    assert not any(b[:2] == ("index", True) for b in built[len(run_and_retest):])  # without reuse
     assert _normalised(with_reuse) == _normalised(without)
+    if not kept:  # the re-test builds its partners again
+        assert run_and_retest == [("release_partners",)] * 2, run_and_retest
+        return
+    assert run_and_retest == [("release_partners",), ("partners_of",)], run_and_retest
+    assert built[len(run_and_retest):] == [("release_partners",)] * 2  # without reuse: built twice
