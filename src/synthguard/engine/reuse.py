@@ -294,11 +294,11 @@ _ABSENT = object()
 
 def keep_release_structure(view: Any, key: Any, value: tuple[np.ndarray, ...]) -> None:
     """Keep ``value`` (arrays the caller does not change again: kept as given, not copied), a
-    structure the run on ``view`` built over
-    some of its release rows (the singling-out search's partners), for its re-tests to start from
-    (:func:`run_release_structure`): kept when ``view`` keeps its searches and the arrays hold at
-    most :data:`STRUCTURE_BYTES`. A re-test uses it only where any answer is right (a partner is a
-    row to compare with) or checks what it derives from it.
+    structure the run on ``view`` built over some of its release rows (the singling-out search's
+    partners), for its re-tests to start from (:func:`run_release_structure`): kept when ``view``
+    keeps its searches and the arrays hold at most :data:`STRUCTURE_BYTES`. A re-test uses it only
+    where any answer is right (a partner is a row to compare with) or checks what it derives from
+    it.
 
     Examples
     --------
@@ -331,8 +331,9 @@ def run_release_structure(view: Any, key: Any) -> tuple[tuple[np.ndarray, ...], 
 
 def renumbering(theirs: np.ndarray, mine: np.ndarray) -> np.ndarray:
     """For each of ``theirs`` (distinct positions, at least 0), the index of the same position in
-    ``mine`` (distinct), ``-1`` where ``mine`` lacks it (a lookup table over the positions): the rows of a run's structure renumbered as a
-    re-test's (``mine``: the re-test's rows as positions of the run's release).
+    ``mine`` (distinct), ``-1`` where ``mine`` lacks it (a lookup table over the positions): the
+    rows of a run's structure renumbered as a re-test's (``mine``: the re-test's rows as
+    positions of the run's release).
 
     Examples
     --------
