@@ -344,9 +344,15 @@ def renumbering(theirs: np.ndarray, mine: np.ndarray) -> np.ndarray:
     theirs, mine = np.asarray(theirs, dtype=np.int64), np.asarray(mine, dtype=np.int64)
     if theirs.size == 0 or mine.size == 0:
         return np.full(theirs.size, -1, dtype=np.int64)
-    at = np.full(int(max(theirs.max(), mine.max())) + 1, -1, dtype=np.int64)  # position -> mine
+    return _places(mine, int(max(theirs.max(), mine.max())) + 1)[theirs]
+
+
+def _places(mine: np.ndarray, size: int) -> np.ndarray:
+    """Per position ``0 .. size - 1``: its index in ``mine`` (distinct positions), ``-1`` where
+    ``mine`` lacks it (the run's release rows renumbered as a re-test's: ``mine = d.rows``)."""
+    at = np.full(size, -1, dtype=np.int64)
     at[mine] = np.arange(mine.size)
-    return at[theirs]
+    return at
 
 
 def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], columns: Sequence[str]
@@ -378,8 +384,7 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
         if got is not _ABSENT and d.monotone and all(
                 _unchanged(d, view, r, cols, True) for r in d.parent.tables.roles):
             rows, partners = got
-            new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
-            new_of[d.rows] = np.arange(d.rows.size)
+            new_of = _places(d.rows, len(d.parent.tables.get(RELEASE)))
             mapped = new_of[rows]
             kept = mapped >= 0
             return _frozen((mapped[kept], partners[kept]))
@@ -600,8 +605,7 @@ def _reuse(d: _Derivation, view: Any, kind: str, query: str, reference: str, col
     if reference_rows is not None or not d.monotone or not _unchanged(d, view, reference, cols, exact):
         return None
     # the release as reference: the run's neighbours renumbered; queries that lost one searched again
-    new_of = np.full(len(d.parent.tables.get(RELEASE)), -1, dtype=np.int64)
-    new_of[d.rows] = np.arange(d.rows.size)
+    new_of = _places(d.rows, len(d.parent.tables.get(RELEASE)))
     return _renumbered(kept, new_of, run, query_rows, None, k)
 
 
@@ -691,11 +695,9 @@ def _among_release_rows(d: _Derivation, view: Any, kind: str, query: str, cols: 
     mine = d.rows[np.asarray(reference_rows, dtype=np.int64)]  # positions in the run's release
     if not theirs.size or not mine.size:
         return None
-    order = np.argsort(theirs, kind="stable")
-    pos = np.minimum(np.searchsorted(theirs[order], mine), theirs.size - 1)
-    at = order[pos]  # each of my reference rows: its place among the run's
-    if not (np.array_equal(theirs[at], mine) and bool(np.all(np.diff(at) > 0))):
+    new_of = renumbering(theirs, mine)  # each of the run's reference rows: its place among mine
+    placed = new_of[new_of >= 0]
+    # every one of my reference rows is one of the run's, in the run's order
+    if placed.size != mine.size or not bool(np.all(np.diff(placed) > 0)):
         return None
-    new_of = np.full(theirs.size, -1, dtype=np.int64)
-    new_of[at] = np.arange(at.size)
     return _renumbered(kept, new_of, run, query_rows, reference_rows, k)

@@ -27,7 +27,7 @@ from ..data.leaks import FAMILIES, LeakSpec, build_leak_rows, family_candidates
 from ..registry import Context
 
 __all__ = ["LeakSet", "family_eligible", "family_status", "leak_block", "leak_sets", "max_candidates",
-           "real_result", "response", "row_families"]
+           "real_result", "response", "reuse_view", "row_families"]
 
 #: Fewest candidates per family (all training records when there are fewer).
 MIN_CANDIDATES = 1000
@@ -215,14 +215,22 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
                                                 lambda: _build(ctx), ctx.tables.schema.tabular_columns()))
 
 
+def reuse_view(ctx: Context) -> Any:
+    """The encoded view a drop-and-retest's reuse is keyed by (:mod:`synthguard.engine.reuse`):
+    the context's, in one process on record-level tables; ``None`` on a cluster or for entities
+    (nothing is kept or read there)."""
+    return None if ctx.data_backend is not None or ctx.entities is not None else ctx.encoded
+
+
 def real_result(ctx: Context, key: Any, compute: Any, columns: list[str]) -> Any:
     """``compute()``, a result of the training and control rows alone: in one process, a
     drop-and-retest reads the run's (:func:`synthguard.engine.reuse.real_memo`)."""
-    if ctx.data_backend is not None or ctx.entities is not None:
+    view = reuse_view(ctx)
+    if view is None:
         return compute()
     from ..engine.reuse import real_memo
 
-    return real_memo(ctx.encoded, key, compute, columns)
+    return real_memo(view, key, compute, columns)
 
 
 def _build(ctx: Context) -> dict[str, LeakSet]:

@@ -49,6 +49,6 @@ def test_warmup_writes_the_singling_out_partners_into_numbas_cache(warmed):
     demo's ends sooner, so the command builds partners of a small matrix on its own: its three
     kernels' index files are in the cache folder."""
     names = sorted(p.name for p in warmed.rglob("*"))
-    for kernel in ("_codes_kernel", "_pair_masks", "_shared_kernel", "_id_masks"):
+    for kernel in ("_codes_kernel", "_shared_kernel", "_id_masks"):  # (the masks: one kernel, run and re-test)
         assert list(warmed.rglob(f"partners.{kernel}*.nbi")), (kernel, names)
 

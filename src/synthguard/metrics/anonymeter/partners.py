@@ -61,34 +61,6 @@ def _satisfies(x, y, num, med):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True)
-def _pair_masks(X, med, is_num, order, masks, slot):  # pragma: no cover - compiled
-    """For each pair of rows next to each other in ``order`` (``a`` then ``b``): bit ``j`` of
-    ``masks[a, slot + 1]`` when ``b`` satisfies ``a``'s predicate on column ``j``, of
-    ``masks[b, slot]`` when ``a`` satisfies ``b``'s (both read from one visit of the two rows);
-    the first row's ``slot`` and the last's ``slot + 1`` are 0 (no partner on that side)."""
-    n, p = X.shape
-    if n == 0:
-        return
-    masks[order[0], slot] = 0
-    masks[order[n - 1], slot + 1] = 0
-    for i in nb.prange(n - 1):
-        a = order[i]
-        b = order[i + 1]
-        ab = np.uint64(0)
-        ba = np.uint64(0)
-        for j in range(p):
-            x = X[a, j]
-            y = X[b, j]
-            bit = np.uint64(1) << np.uint64(j)
-            if _satisfies(x, y, is_num[j], med[j]):
-                ab |= bit
-            if _satisfies(y, x, is_num[j], med[j]):
-                ba |= bit
-        masks[a, slot + 1] = ab
-        masks[b, slot] = ba
-
-
-@njit(parallel=True, cache=True)
 def _id_masks(X, med, is_num, ids, masks):  # pragma: no cover - compiled
     """``masks[r, t]``: bit ``j`` when row ``ids[r, t]`` satisfies row ``r``'s predicate on column
     ``j`` (0 where ``ids[r, t]`` is -1 or ``r`` itself: no partner in that slot)."""
@@ -225,21 +197,16 @@ def release_partners(X: np.ndarray, is_num: np.ndarray, med: np.ndarray) -> Part
     codes = _coarse_codes(X)
     spread = np.array([np.count_nonzero(np.bincount(codes[:, j], minlength=256)) for j in range(p)])
     base = np.argsort(spread, kind="stable")  # the columns with fewest codes lead a sort's key
-    masks = np.empty((n, 2 * SORTS), dtype=np.uint64)
     ids = np.full((n, 2 * SORTS), -1, dtype=_id_type(n))
-    med = np.ascontiguousarray(med, dtype=np.float64)
-    is_num = np.ascontiguousarray(is_num, dtype=np.bool_)
     for s in range(SORTS):  # loop over sorts: a row's partners are the rows before and after it
         lead = np.roll(base, -(s * p // SORTS))[:KEY_COLUMNS]
         key = np.zeros(n, dtype=np.uint64)
         for j in lead:  # loop over the key's columns
             key = (key << np.uint64(8)) | codes[:, j].astype(np.uint64)
         order = np.argsort(key)  # (introsort: the same order for the same keys)
-        with PARALLEL_KERNELS:
-            _pair_masks(X, med, is_num, order, masks, 2 * s)
         ids[order[1:], 2 * s] = order[:-1]  # the row before, the row after
         ids[order[:-1], 2 * s + 1] = order[1:]
-    return Partners(masks, ids)
+    return partners_of(X, is_num, med, ids)  # the masks: one kernel for a run's and a re-test's
 
 
 def _id_type(n: int) -> type:

@@ -543,10 +543,11 @@ class _Asked:
         if self._release is None:
             return None
         from ...engine.reuse import keep_release_structure, renumbering, run_release_structure
+        from .._leakrows import reuse_view
 
         rows = self.canon["synthetic"].rows  # the search's rows, as release positions
         key = ("so partners", tuple(self.columns))
-        view = None if self.ctx.data_backend is not None or self.ctx.entities is not None else self.ctx.encoded
+        view = reuse_view(self.ctx)
         got = None if view is None else run_release_structure(view, key)
         if got is not None:  # a drop-and-retest: the run's partners of the rows it keeps, renumbered
             (their_rows, their_ids), parent = got
