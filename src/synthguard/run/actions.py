@@ -297,18 +297,57 @@ def _sub_config(run_config: Any, names: list[str]) -> Any:
 
 
 def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray | None]:
-    """``tables`` with the release rows marked in ``dropped`` (canonical positions) removed, in
-    canonical order as a new evaluation of that release would have them; for each of their
-    release rows its canonical position in ``tables``, and for each of their training rows its
-    canonical position in ``tables`` (``None``: the same positions)."""
-    from ..data.tables import prepare_tables
+    """``tables`` (canonical order) with the release rows marked in ``dropped`` (canonical
+    positions) removed, in canonical order as a new evaluation of that release would have them;
+    for each of their release rows its canonical position in ``tables``, and for each of their
+    training rows its canonical position in ``tables`` (``None``: the same positions).
 
-    kept = np.flatnonzero(~dropped)
-    syn = tables.synthetic.iloc[kept].reset_index(drop=True)
-    new = prepare_tables(tables.original, syn, tables.control, tables.schema,
-                         canonical_columns=True).in_canonical_order()
-    nums = new.row_numbers.get("synthetic")
-    return new, (kept if nums is None else kept[np.asarray(nums)]), new.row_numbers.get("original")
+    A new evaluation types the tables again, and fewer release rows can change what the rows
+    say about a column: a code unique on every row that the release shares with the training
+    table only through copied rows is compared in the run, and a surrogate identifier once the
+    copies are gone. So the run's schema goes through the two checks that read the rows
+    (:func:`~synthguard.data.quirks.detect_row_numbers`,
+    :func:`~synthguard.data.quirks.detect_surrogate_ids`) on the tables without the rows. When
+    neither changes it, the run's typed rows are taken as they are (typing typed rows again
+    changes no value, and the kept rows are already in canonical order: a stable sort by content
+    hash keeps any subset of sorted rows in order), the training and control frames are the
+    run's, and the release's fingerprint is that of the run's release and the kept positions;
+    otherwise the tables are typed again under the changed schema.
+
+    Examples
+    --------
+    >>> import numpy as np, synthguard
+    >>> from synthguard.data.tables import prepare_tables
+    >>> from synthguard.demo import make_demo
+    >>> d = make_demo(200, seed=0)
+    >>> t = prepare_tables(d["original"], d["leaky"], d["control"]).in_canonical_order()
+    >>> gone = np.zeros(len(t.synthetic), dtype=bool); gone[:5] = True
+    >>> new, pos, training = _without_rows(t, gone)
+    >>> len(new.synthetic), int(pos[0]), training is None, new.original is t.original
+    (95, 5, True, True)
+    """
+    import hashlib
+
+    from ..data.quirks import detect_row_numbers, detect_surrogate_ids
+    from ..data.tables import prepare_tables, take_rows
+
+    kept = np.flatnonzero(~np.asarray(dropped, dtype=bool)).astype(np.int64)
+    syn = take_rows(tables.synthetic, kept)
+    frames = {r: (syn if r == "synthetic" else tables.get(r)) for r in tables.roles}
+    schema, _ = detect_row_numbers(frames, tables.schema, tables.labels)
+    schema, _ = detect_surrogate_ids(frames, schema, tables.labels)
+    if schema != tables.schema:  # the rows left type a column otherwise: typed again
+        new = prepare_tables(tables.original, syn, tables.control, tables.schema,
+                             canonical_columns=True).in_canonical_order()
+        nums = new.row_numbers.get("synthetic")
+        return new, (kept if nums is None else kept[np.asarray(nums)]), new.row_numbers.get("original")
+    before = dict(tables.fingerprints.get("synthetic", {}))
+    sha = hashlib.sha256(str(before.get("sha256", "")).encode() + kept.tobytes()).hexdigest()
+    prints = {**tables.fingerprints, "synthetic": {**before, "rows": int(kept.size), "sha256": sha}}
+    numbers = {r: np.arange(len(f), dtype=np.int64) for r, f in frames.items()}
+    new = dataclasses.replace(tables, synthetic=syn, fingerprints=prints, row_numbers=numbers,
+                              row_hashes={})
+    return new, kept, None
 
 
 def _back(rows: pd.DataFrame, release_pos: np.ndarray, training_pos: np.ndarray | None

@@ -1,0 +1,107 @@
+"""The release without the rows to drop, as the drop-and-retest re-tests it
+(:func:`synthguard.run.actions._without_rows`): the run's typed rows taken, not typed again.
+
+What it must equal: the reduced release typed afresh under the run's schema and put in canonical
+order, every column and dtype, with each kept row's position in the run's release. What it keeps
+on purpose: the run's schema (a cluster keeps it too), so a column the typing would read
+differently on fewer rows is still compared as the run compared it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard.data.tables import prepare_tables
+from synthguard.demo import make_demo
+from synthguard.run.actions import _without_rows
+
+
+def _mixed(seed: int) -> dict[str, pd.DataFrame]:
+    """The demo tables with the quirks typing handles: padded labels, spelled booleans, missing
+    values, and release rows repeated (identical rows tie in the canonical order)."""
+    d = make_demo(300, seed=seed)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for role in ("original", "leaky", "control"):
+        f = d[role].copy()
+        n = len(f)
+        f["smoker"] = rng.choice(["yes", "no", " Yes"], n)
+        f["zip"] = f["zip"].where(rng.random(n) > 0.1, None)
+        f["occupation"] = f["occupation"].astype(object) + np.where(rng.random(n) < 0.2, " ", "")
+        f["income"] = f["income"].where(rng.random(n) > 0.05)
+        out[role] = f
+    out["leaky"] = pd.concat([out["leaky"], out["leaky"].iloc[:15], out["original"].iloc[:10]],
+                             ignore_index=True)
+    return out
+
+
+def _drop_masks(n: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    some = rng.random(n) < 0.2
+    one_left = np.ones(n, dtype=bool)
+    one_left[n // 2] = False
+    first_and_last = np.zeros(n, dtype=bool)
+    first_and_last[[0, n - 1]] = True
+    return [some, one_left, first_and_last, np.zeros(n, dtype=bool)]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_release_without_rows_equals_the_reduced_release_typed_afresh_under_the_runs_schema(seed):
+    d = _mixed(seed)
+    tables = prepare_tables(d["original"], d["leaky"], d["control"],
+                            canonical_columns=True).in_canonical_order()
+    assert tables.schema.sdtype("smoker") == "boolean"
+    for dropped in _drop_masks(len(tables.synthetic), seed):
+        new, pos, training = _without_rows(tables, dropped)
+        kept = np.flatnonzero(~dropped)
+        fresh = prepare_tables(tables.original, tables.synthetic.iloc[kept].reset_index(drop=True),
+                               tables.control, tables.schema, canonical_columns=True
+                               ).in_canonical_order()
+        assert new.schema == fresh.schema
+        for role in ("original", "synthetic", "control"):
+            pd.testing.assert_frame_equal(new.get(role), fresh.get(role), check_exact=True)
+            np.testing.assert_array_equal(new.row_numbers[role], fresh.row_numbers[role])
+        # each kept row's position in the run's release, as a fresh typing's row numbers give it
+        np.testing.assert_array_equal(pos, kept[np.asarray(fresh.row_numbers["synthetic"])])
+        assert training is None and np.array_equal(fresh.row_numbers["original"],
+                                                   np.arange(len(tables.original)))
+        assert new.fingerprints["synthetic"]["rows"] == kept.size
+        assert new.fingerprints["original"] == tables.fingerprints["original"]
+
+
+def test_release_without_rows_has_its_own_fingerprint_per_set_of_rows():
+    d = _mixed(0)
+    tables = prepare_tables(d["original"], d["leaky"], d["control"]).in_canonical_order()
+    n = len(tables.synthetic)
+    a, b = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    a[3], b[4] = True, True
+    sha = {_without_rows(tables, m)[0].fingerprints["synthetic"]["sha256"] for m in (a, b)}
+    assert len(sha) == 2 and tables.fingerprints["synthetic"]["sha256"] not in sha
+
+
+def test_release_without_rows_is_typed_again_where_fewer_rows_type_a_column_otherwise():
+    """A whole-number code that differs on every row overlaps the training table only through the
+    copied rows: the run compares it (not a surrogate identifier); once the copies are dropped, a
+    new evaluation reads it as an identifier and leaves it out, and so does the re-test (nhefs'
+    ``seqn`` in the drop-and-retest tests)."""
+    n = 60
+    rng = np.random.default_rng(0)
+
+    def table(keys: range) -> pd.DataFrame:
+        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 5, len(keys)),
+                             "y": rng.choice(list("abc"), len(keys))})
+
+    original, control = table(range(n)), table(range(1000, 1000 + n))
+    release = pd.concat([table(range(2000, 2000 + n)), original.iloc[:5]], ignore_index=True)
+    tables = prepare_tables(original, release, control, canonical_columns=True).in_canonical_order()
+    assert tables.schema.sdtype("code") == "numerical"
+    copies = tables.synthetic["code"].isin(original["code"]).to_numpy()
+    assert copies.sum() == 5
+    new, pos, _ = _without_rows(tables, copies)
+    fresh = prepare_tables(original, tables.synthetic[~copies], control, canonical_columns=True
+                           ).in_canonical_order()
+    assert new.schema.sdtype("code") == fresh.schema.sdtype("code") == "id"
+    pd.testing.assert_frame_equal(new.synthetic, fresh.synthetic)
+    np.testing.assert_array_equal(pos, np.flatnonzero(~copies)[fresh.row_numbers["synthetic"]])
