@@ -2269,6 +2269,53 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
 
 
 
+def _same(values: pd.Series) -> pd.Series:
+    """A column as it is (:func:`without_rows_retyped`: typed again under a new sdtype)."""
+    return values
+
+
+def _positions_in(numbers: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """Where each of the row numbers ``of`` stands in ``numbers`` (distinct row numbers)."""
+    numbers = np.asarray(numbers, dtype=np.int64)
+    order = np.argsort(numbers, kind="stable")
+    return order[np.searchsorted(numbers[order], np.asarray(of, dtype=np.int64))]
+
+
+def without_rows_retyped(dt: DistTables, dropped: np.ndarray
+                         ) -> tuple[DistTables, np.ndarray, np.ndarray | None]:
+    """:func:`without_rows` on the release, then the decisions that read the rows taken again on
+    the tables without them, as a new evaluation takes them (one process:
+    :func:`synthguard.run.actions._without_rows`): row numbers and surrogate identifiers
+    (:func:`whole_column_types` with ``dt``'s schema as the metadata: only the columns that may be
+    identifiers are read, per partition). A code unique on every row that the release shares with
+    the training table only through the dropped rows becomes an identifier; the columns so changed
+    are typed again in every table (:func:`with_columns` with the values as they are).
+
+    Returns
+    -------
+    (DistTables, ndarray, ndarray or None)
+        The tables; for each of their release rows its canonical position in ``dt``; for each of
+        their training rows its canonical position in ``dt`` (``None``: the same positions, when
+        no column was typed again).
+    """
+    import dask.dataframe as dd
+
+    new, at = without_rows(dt, dropped)
+    roles = [r for r in ROLES if r in new.tables]
+    heads = dt.client.gather(dt.client.compute([new.get(r).input_parts[0] for r in roles]))
+    ddfs = {r: dd.from_delayed(new.get(r).input_parts, meta=h.iloc[:0], verify_meta=False)
+            for r, h in zip(roles, heads, strict=True)}
+    schema = whole_column_types(dt.client, ddfs, heads, new.schema, new.schema)
+    changed = [c for c in schema.columns if schema.columns[c] != new.schema.columns[c]]
+    if not changed:
+        return new, at, None
+    retyped = with_columns(new, {c: _same for c in changed}, schema)
+    release = at[_positions_in(new.row_numbers["synthetic"], retyped.row_numbers["synthetic"])]
+    training = _positions_in(dt.row_numbers["original"], retyped.row_numbers["original"]) \
+        if dt.row_numbers.get("original") is not None else retyped.row_numbers["original"]
+    return retyped, release, np.asarray(training, dtype=np.int64)
+
+
 def _with_replaced(frame: pd.DataFrame, functions: Mapping[str, Callable[[pd.Series], pd.Series]],
                    schema: Schema, label: str, relabel: tuple[str, ...] = ()) -> Any:
     """One typed input partition with each column of ``functions`` replaced by ``function(column)``

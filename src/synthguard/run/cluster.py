@@ -284,12 +284,12 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     # the tests run again
     from ..distributed._backend import fetch_rows
     from ..distributed._coarsen import cluster_values
-    from ..distributed._tables import without_rows
+    from ..distributed._tables import without_rows_retyped
     from .advice import advise
 
-    def without(tables: Any, dropped: Any) -> tuple[Any, Any, None]:
-        new, release_pos = without_rows(tables, dropped)
-        return new, release_pos, None  # the training table is the same
+    def without(tables: Any, dropped: Any) -> tuple[Any, Any, Any]:
+        # the release without the rows, its identifiers decided again as one process decides them
+        return without_rows_retyped(tables, dropped)
 
     def rerun(new: Any, sub: RunConfig, again: EvaluateOptions, kept: Any = None) -> RunOutput:
         # every search again (``kept``, the kept release rows' positions, is for one process's

@@ -1,0 +1,57 @@
+"""The drop-and-retest on a cluster types the release without the dropped rows as one process
+does (issue #31: the same verdict): a whole-number code unique on every row that the release
+shares with the training table only through its copied rows is compared in the run and, once the
+copies are dropped, read as a surrogate identifier (as a new evaluation reads it), so release
+rows equal to training records on every other cell are then exact copies, on a cluster too."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+
+from ...helpers import without_seconds
+
+pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
+pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+METRICS = ["exact_matches", "near_copies", "close_neighbours"]
+
+
+def _tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """300 training and 300 control records with a unique code; a release of 300 fresh rows, 40
+    training rows copied (code included) and 30 training rows under new codes."""
+    rng = np.random.default_rng(0)
+
+    def table(keys: range) -> pd.DataFrame:
+        n = len(keys)
+        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 4, n),
+                             "y": rng.choice(list("abc"), n), "z": rng.normal(size=n).round(1)})
+
+    original, control = table(range(300)), table(range(1000, 1300))
+    twins = original.iloc[100:130].assign(code=[7 * i + 3 for i in range(5000, 5030)])
+    release = pd.concat([table(range(2000, 2300)), original.iloc[:40], twins], ignore_index=True)
+    return original, release, control
+
+
+def _dumps(value) -> str:
+    return json.dumps(without_seconds(value), sort_keys=True, default=str)
+
+
+def test_retest_on_a_cluster_reads_a_code_shared_only_through_dropped_copies_as_one_process(dask_client):
+    original, release, control = _tables()
+    one = evaluate(original, release, control, metrics=METRICS, seed=0, retest_columns=0).to_dict()
+    many = evaluate(original, release, control, metrics=METRICS, seed=0, retest_columns=0,
+                    client=dask_client).to_dict()
+    presence = {r["risk"]: r for r in one["verdict"]["risks"]}["presence"]["drop_retest"]
+    # the run compares the code; without the 40 copies it is an identifier, and the 30 rows under
+    # new codes are exact copies of their training records
+    assert one["inferred_metadata"]["code"]["sdtype"] == "numerical"
+    assert presence["rows_dropped"] == 40 and presence["metric_after"] == "exact_matches"
+    assert _dumps(one["verdict"]) == _dumps(many["verdict"])
+    assert _dumps(one["records"]) == _dumps(many["records"])
+    assert _dumps(one["actions"]["drop_retest"]) == _dumps(many["actions"]["drop_retest"])
