@@ -381,6 +381,28 @@ class EncodedView:
                                                             exact_datetimes=exact_datetimes)
             return self._blocks[key]
 
+    def bounds(self, role: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`value_bounds` of :meth:`block` ``(role)`` (every row, every numeric column of the
+        tabular block, in its order): computed once per role and kept (read-only arrays), for the
+        tests that ask the bounds of whole tables again and again.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.tables import prepare_tables
+        >>> view = EncodedView(prepare_tables(pd.DataFrame({"x": [1.0, 4.0]}), pd.DataFrame({"x": [3.0]})))
+        >>> lo, hi = view.bounds("original")
+        >>> lo.tolist(), hi.tolist(), view.bounds("original")[0] is lo
+        ([1.0], [4.0], True)
+        """
+        memo = self.__dict__.setdefault("_bounds", {})
+        got = memo.get(role)
+        if got is None:
+            lo, hi = value_bounds(self.block(role))
+            lo.flags.writeable = hi.flags.writeable = False
+            got = memo.setdefault(role, (lo, hi))
+        return got
+
     def cached_block(self, role: str, columns: Sequence[str] | None = None, *,
                      categorical_only: bool = False, exact_datetimes: bool = False) -> Block | None:
         """The block :meth:`block` would return when this view already holds it, else ``None``

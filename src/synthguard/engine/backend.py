@@ -1134,7 +1134,12 @@ class LocalBackend:
         if not roles:
             return np.zeros(0), np.zeros(0)
         blocks = [self.encoded.block(r) for r in roles]  # every numeric column, no copy of them
-        lo, hi = value_bounds(*blocks, rows=[rows.get(r) for r in roles])
+        # a whole table's bounds kept per role (asked by most tests), a subset's reduced here;
+        # bounds of parts combine by minimum / maximum (none is NaN: inf, -inf without a value)
+        parts = [self.encoded.bounds(r) if rows.get(r) is None else value_bounds(b, rows=[rows[r]])
+                 for r, b in zip(roles, blocks, strict=True)]
+        lo = np.minimum.reduce([p[0] for p in parts])
+        hi = np.maximum.reduce([p[1] for p in parts])
         at = [blocks[0].num_columns.index(c) for c in columns if c in blocks[0].num_columns]
         return lo[at], hi[at]
 
