@@ -55,3 +55,20 @@ def test_retest_on_a_cluster_reads_a_code_shared_only_through_dropped_copies_as_
     assert _dumps(one["verdict"]) == _dumps(many["verdict"])
     assert _dumps(one["records"]) == _dumps(many["records"])
     assert _dumps(one["actions"]["drop_retest"]) == _dumps(many["actions"]["drop_retest"])
+
+
+def test_retest_of_nhefs_copies_on_a_cluster_gives_one_processs_verdict(dask_client, shared_data):
+    """nhefs' ``seqn`` (a person number, unique on every row) is shared with the release only by
+    the copied training rows (the drop-and-retest tests' leaky release): one process reads it as a
+    surrogate identifier once they are dropped, and so does a cluster (before, its verdict after
+    the drop differed)."""
+    from ...unit.run.test_drop_retest import PRESENCE, _leaky_release
+
+    data = _leaky_release("nhefs", shared_data)
+    args = (data["original"], data["release"])
+    one = evaluate(*args, control=data["control"], metrics=PRESENCE, seed=0).to_dict()
+    many = evaluate(*args, control=data["control"], metrics=PRESENCE, seed=0, client=dask_client).to_dict()
+    assert one["inferred_metadata"]["seqn"]["sdtype"] == "numerical"
+    assert any(r.get("drop_retest") for r in one["verdict"]["risks"])
+    for part in ("verdict", "records", "actions", "metrics"):
+        assert _dumps(one[part]) == _dumps(many[part]), part
