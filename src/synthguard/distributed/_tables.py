@@ -2269,6 +2269,17 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
 
 
 
+#: rows of each table's first partition :func:`without_rows_retyped` reads to pick the columns
+#: whose identifier facts it gathers from every partition
+RECHECK_HEAD_ROWS = 10_000
+
+
+def _projected(frame: pd.DataFrame, columns: Sequence[str], rows: int | None = None) -> pd.DataFrame:
+    """``frame``'s ``columns`` (its first ``rows`` rows; ``None``: all), index from 0."""
+    out = frame[list(columns)]
+    return (out if rows is None else out.iloc[:rows]).reset_index(drop=True)
+
+
 def _same(values: pd.Series) -> pd.Series:
     """A column as it is (:func:`without_rows_retyped`: typed again under a new sdtype)."""
     return values
@@ -2299,16 +2310,27 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
         no column was typed again).
     """
     import dask.dataframe as dd
+    from dask import delayed
 
     new, at = without_rows(dt, dropped)
+    # the detections start from inferred numerical and categorical columns (an identifier stays
+    # one, a declared column as declared): none, nothing to read
+    cols = [c for c, s in new.schema.columns.items() if s.inferred and s.sdtype in ("numerical", "categorical")]
+    if not cols:
+        return new, at, None
     roles = [r for r in ROLES if r in new.tables]
-    heads = dt.client.gather(dt.client.compute([new.get(r).input_parts[0] for r in roles]))
-    ddfs = {r: dd.from_delayed(new.get(r).input_parts, meta=h.iloc[:0], verify_meta=False)
+    project = delayed(_projected, pure=True)
+    parts = {r: [project(p, cols) for p in new.get(r).input_parts] for r in roles}
+    # the first rows of each table's first partition pick the columns whose facts are gathered
+    # (a column repeated there is repeated in the table: fewer rows only add candidates)
+    heads = dt.client.gather(dt.client.compute([project(parts[r][0], cols, RECHECK_HEAD_ROWS) for r in roles]))
+    ddfs = {r: dd.from_delayed(parts[r], meta=h.iloc[:0], verify_meta=False)
             for r, h in zip(roles, heads, strict=True)}
-    schema = whole_column_types(dt.client, ddfs, heads, new.schema, new.schema)
+    schema = whole_column_types(dt.client, ddfs, heads, new.schema.restrict(cols), new.schema.restrict(cols))
     changed = [c for c in schema.columns if schema.columns[c] != new.schema.columns[c]]
     if not changed:
         return new, at, None
+    schema = replace(new.schema, columns={c: schema.columns.get(c, s) for c, s in new.schema.columns.items()})
     retyped = with_columns(new, {c: _same for c in changed}, schema)
     release = at[_positions_in(new.row_numbers["synthetic"], retyped.row_numbers["synthetic"])]
     training = _positions_in(dt.row_numbers["original"], retyped.row_numbers["original"]) \
