@@ -13,7 +13,10 @@ JSON shape::
                   "family", "tests", "round"}, ...]  (every release row behind a high or medium
                  finding, ranked: synthguard.run.drops; only when there is one),
      "actions": {"drop_retest": {"rows_dropped", "max_rounds", "rounds": [{"round",
-                                 "rows_dropped", "levels_after", "still_high", "seconds"}],
+                                 "rows_dropped", "levels_after", "still_high",
+                                 "typed_otherwise" (only when the release without the rows
+                                 types a column otherwise: a code shared only through the
+                                 dropped copies reads as an identifier), "seconds"}],
                                  "metrics_rerun", "seconds", "cost"}  (only when a test named rows
                                  to drop; each alarming risk then has "drop_retest": {...}),
                  "coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",

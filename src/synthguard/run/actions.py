@@ -350,6 +350,28 @@ def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray, np
     return new, kept, None
 
 
+def _typed_otherwise(before: Any, after: Any) -> dict[str, Any]:
+    """``{"typed_otherwise": [...]}``: the columns the release without the dropped rows is typed
+    otherwise than the run's tables (a new evaluation of it reads a code shared only through the
+    dropped copies as a surrogate identifier: :func:`_without_rows`), each with its sdtype before
+    and after and why; ``{}`` when none is (a round says so only then).
+
+    Examples
+    --------
+    >>> from synthguard.data.schema import ColumnSpec, Schema
+    >>> a = Schema({"code": ColumnSpec("code", "numerical"), "x": ColumnSpec("x", "categorical")})
+    >>> b = Schema({"code": ColumnSpec("code", "id", reason="unique"), "x": ColumnSpec("x", "categorical")})
+    >>> _typed_otherwise(a, b)
+    {'typed_otherwise': [{'column': 'code', 'sdtype_before': 'numerical', 'sdtype_after': 'id', 'reason': 'unique'}]}
+    >>> _typed_otherwise(a, a)
+    {}
+    """
+    changed = [{"column": c, "sdtype_before": before.columns[c].sdtype, "sdtype_after": s.sdtype,
+                "reason": s.reason} for c, s in after.columns.items()
+               if c in before.columns and s.sdtype != before.columns[c].sdtype]
+    return {"typed_otherwise": changed} if changed else {}
+
+
 def _back(rows: pd.DataFrame, release_pos: np.ndarray, training_pos: np.ndarray | None
           ) -> pd.DataFrame:
     """Rows of :func:`synthguard.run.drops.rows_behind` on reduced tables, with their release and
@@ -508,7 +530,8 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         high = sorted(t["metric"] for t in rep.verdict.tests if t.get("level") == "high")
         rounds.append({"round": r, "rows_dropped": int(drop.size),
                        "levels_after": {x["risk"]: x.get("level") for x in rep.verdict.risks},
-                       "still_high": high, "seconds": round(time.perf_counter() - t1, 4)})
+                       "still_high": high, **_typed_otherwise(tables.schema, new.schema),
+                       "seconds": round(time.perf_counter() - t1, 4)})
         if r == max_rounds or not (set(high) & (named | _naming(rows, _to_drop(rows, False)))):
             break  # no test that names rows to drop still reads high
         more = _back(rows_behind(rep.verdict, rep.results, new, _taker(take, new)),

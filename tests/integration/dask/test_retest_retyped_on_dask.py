@@ -52,6 +52,8 @@ def test_retest_on_a_cluster_reads_a_code_shared_only_through_dropped_copies_as_
     # new codes are exact copies of their training records
     assert one["inferred_metadata"]["code"]["sdtype"] == "numerical"
     assert presence["rows_dropped"] == 40 and presence["metric_after"] == "exact_matches"
+    said = one["actions"]["drop_retest"]["rounds"][0]["typed_otherwise"]
+    assert [(c["column"], c["sdtype_before"], c["sdtype_after"]) for c in said] == [("code", "numerical", "id")]
     assert _dumps(one["verdict"]) == _dumps(many["verdict"])
     assert _dumps(one["records"]) == _dumps(many["records"])
     assert _dumps(one["actions"]["drop_retest"]) == _dumps(many["actions"]["drop_retest"])

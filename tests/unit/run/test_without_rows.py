@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthguard
 from synthguard.data.tables import prepare_tables
 from synthguard.demo import make_demo
 from synthguard.run.actions import _without_rows
@@ -105,3 +106,30 @@ def test_release_without_rows_is_typed_again_where_fewer_rows_type_a_column_othe
     assert new.schema.sdtype("code") == fresh.schema.sdtype("code") == "id"
     pd.testing.assert_frame_equal(new.synthetic, fresh.synthetic)
     np.testing.assert_array_equal(pos, np.flatnonzero(~copies)[fresh.row_numbers["synthetic"]])
+
+
+def test_a_round_says_which_columns_the_release_without_its_rows_types_otherwise():
+    """The drop-and-retest's round names the column a new evaluation of the release without the
+    dropped copies reads as an identifier (nothing silent); a round that types nothing otherwise
+    says nothing."""
+    rng = np.random.default_rng(1)
+
+    def table(keys: range) -> pd.DataFrame:
+        n = len(keys)
+        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 4, n),
+                             "y": rng.choice(list("abc"), n)})
+
+    original, control = table(range(300)), table(range(1000, 1300))
+    release = pd.concat([table(range(2000, 2300)), original.iloc[:40]], ignore_index=True)
+    rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=0,
+                              retest_columns=0).to_dict()
+    (round_1,) = rep["actions"]["drop_retest"]["rounds"]
+    assert round_1["rows_dropped"] == 40
+    assert [(c["column"], c["sdtype_before"], c["sdtype_after"]) for c in round_1["typed_otherwise"]] \
+        == [("code", "numerical", "id")]
+    # declared, the code is typed as declared before and after: the round says nothing
+    declared = {"columns": {"code": {"sdtype": "numerical"}}}
+    plain = synthguard.evaluate(original, release, control, declared, metrics=["exact_matches"],
+                                seed=0, retest_columns=0).to_dict()
+    (round_1,) = plain["actions"]["drop_retest"]["rounds"]
+    assert round_1["rows_dropped"] == 40 and "typed_otherwise" not in round_1
