@@ -74,3 +74,26 @@ def test_retest_of_nhefs_copies_on_a_cluster_gives_one_processs_verdict(dask_cli
     assert any(r.get("drop_retest") for r in one["verdict"]["risks"])
     for part in ("verdict", "records", "actions", "metrics"):
         assert _dumps(one[part]) == _dumps(many[part]), part
+
+
+@pytest.mark.parametrize("max_records", [None, 250])
+def test_retyped_tables_map_each_row_to_the_same_row_of_the_run(dask_client, max_records):
+    """When a column is typed again every table is put in canonical order again: each release and
+    training row of the re-typed tables maps to a row of the run holding the same values (a later
+    round's rows behind the findings are named through these positions), sampled or not."""
+    from synthguard.distributed._backend import fetch_rows
+    from synthguard.distributed._tables import load_tables, without_rows_retyped
+    from synthguard.run.cluster import sample_on_cluster
+
+    original, release, control = _tables()
+    dt = load_tables(original, release, control, None, client=dask_client, npartitions=3)
+    if max_records:
+        dt = sample_on_cluster(dt, max_records, 0)[0]
+    syn = fetch_rows(dt, "synthetic", np.arange(dt.get("synthetic").n_rows))
+    new, release_at, training_at = without_rows_retyped(dt, syn["code"].isin(original["code"]).to_numpy())
+    assert new.schema.sdtype("code") == "id" and training_at is not None
+    cols = ["code", "x", "y", "z"]
+    for role, at in (("synthetic", release_at), ("original", training_at)):
+        got = fetch_rows(new, role, np.arange(new.get(role).n_rows))[cols].reset_index(drop=True)
+        want = fetch_rows(dt, role, at)[cols].reset_index(drop=True)
+        assert got.astype(str).equals(want.astype(str)), role
