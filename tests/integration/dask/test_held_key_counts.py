@@ -133,3 +133,41 @@ def test_near_copies_with_the_release_on_the_workers_equal_the_driver_path(dask_
     assert _entries(held, list(metrics)) == _entries(sent, list(metrics))
     for name in metrics:
         assert single[name]["result"]["value"] > 0, name  # the copies are found
+
+
+def test_the_release_rows_are_never_taken_whole_to_the_driver(dask_client, monkeypatch):
+    """The near-copy join of the whole release (the sampled run's full-table join and the near-copy
+    tests) reads only the candidate rows the cell check needs (issue #31: taking the 10M-row
+    release held its typed rows on the workers until gathered, past 3 GB a worker, then 8 GB on
+    the driver): the same pairs as with the release taken, one process's, and no ``take`` of
+    every release row."""
+    from synthguard.distributed._backend import DaskBackend
+    from synthguard.metrics.privacy._copies import backend_matches
+    from synthguard.run.cluster import full_table_copies
+
+    orig, syn, ctl, meta = _tables()
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    n = len(syn)
+    rows = np.r_[np.random.default_rng(6).permutation(n)[:70], 3, 3]
+    want = {k: backend_matches(local, [local.take("synthetic", np.arange(n), COLS)], COLS, k)[0] for k in (1, 2)}
+    assert all(q.size for q, _ in want.values())  # the release holds near copies
+    taken: list[int] = []
+    real_take = DaskBackend.take
+
+    def spied(self, role, at, columns):
+        taken.append(len(at))
+        return real_take(self, role, at, columns)
+
+    monkeypatch.setattr(DaskBackend, "take", spied)
+    for k in (1, 2):
+        got = backend_matches(dist, [None], COLS, k, rows_of=[("synthetic", None)])[0]
+        for g, w in zip(got, want[k], strict=True):
+            np.testing.assert_array_equal(g, w)
+        sub = backend_matches(dist, [None], COLS, k, rows_of=[("synthetic", rows)])[0]
+        whole = backend_matches(local, [local.take("synthetic", rows, COLS)], COLS, k)[0]
+        for g, w in zip(sub, whole, strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert taken and max(taken) < n  # the candidates only
+    taken.clear()
+    full_table_copies(dist.dt, np.arange(0, len(orig), 2), near=True)
+    assert taken and max(taken) < n
