@@ -854,8 +854,15 @@ class DaskBackend:
         (:func:`_keys_in_buckets`); one task per bucket sorts its asked and pooled keys together
         and returns, for the asked keys some pooled row holds, ``(set, asked position, count,
         lowest pooled position)`` (:func:`_join_bucket`: about 80 bytes a key of the bucket at its
-        peak). The driver receives only those and yields one set's dense answers at a time. The
-        same numbers as :meth:`key_counts` of the taken rows (the same keys, counted exactly).
+        peak). Every partition's pieces of a batch are held until its buckets are joined, so when
+        one set's keys alone exceed a budget (at 10M asked and 12.5M pooled rows, 22.5M keys: 630 MB
+        held) the set is joined in passes, each over one slice of the buckets (the keys' first words
+        modulo the buckets of every pass): every partition hashes its rows once a pass and keeps
+        only that slice's keys, so a pass holds at most :data:`SET_BATCH_KEYS` keys whatever the
+        rows (each partition's work then repeated once a pass). The driver receives only the asked
+        keys found and yields one set's dense answers at a time. The same numbers as
+        :meth:`key_counts` of the taken rows (the same keys, counted exactly), in any batches,
+        passes and buckets.
 
         Parameters
         ----------
@@ -913,29 +920,39 @@ class DaskBackend:
             mask[pick] = True
             (keep,) = self.dt.client.scatter([mask], broadcast=True, hash=False)
         asked = int(n_role if pick is None else np.count_nonzero(mask))
-        step = max(1, min(SET_BATCH_KEYS // (asked + n_real), HELD_QUERY_KEYS // asked))
+        per_set = asked + n_real  # keys of one set over the asked and pooled rows
+        step = max(1, min(SET_BATCH_KEYS // per_set, HELD_QUERY_KEYS // asked))
+        # one set's keys past the batch budget: the set in passes, each over one slice of the keys'
+        # first words (every partition hashes its rows again and keeps that slice's keys), within
+        # it (the driver's answers of one set are one set's, however many passes)
+        passes = max(1, -(-per_set // SET_BATCH_KEYS))
 
-        def keys(r: str, sets: Any, start: int, buckets: int, sel: Any) -> list[Any]:
+        def keys(r: str, sets: Any, start: int, buckets: int, sel: Any, part: tuple[int, int]) -> list[Any]:
             held = self.held_cells(r, named)
             if held is None:  # the partitions hashed as they go
-                return self.dt.map(r, _set_buckets_frame, sets, start, buckets, sel, ordered=False)
+                return self.dt.map(r, _set_buckets_frame, sets, start, buckets, sel, part, ordered=False)
             f = delayed(_set_buckets_held, pure=False)
-            return [f(c, held[0], sets, start, buckets, sel) for c in held[1]]
+            return [f(c, held[0], sets, start, buckets, sel, part) for c in held[1]]
 
-        for b in range(0, len(every), step):
-            sets = every[b:b + step]
-            buckets = max(1, -(-(asked + n_real) * len(sets) // SET_BUCKET_KEYS))
-            (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
-            query = keys(role, shared, 0, buckets, keep)
+        def join(sets: Any, buckets: int, part: tuple[int, int]) -> list[np.ndarray]:
+            """One pass of a batch: ``(set, asked position, count, lowest pooled position)`` of
+            the asked keys found in its slice of the keys."""
+            query = keys(role, sets, 0, buckets, keep, part)
             real, start = [], 0
             for r in roles:
-                real += keys(r, shared, start, buckets, None)
+                real += keys(r, sets, start, buckets, None, part)
                 start += self.n_rows(r)
             tasks = [delayed(_join_bucket, pure=True)([q[j] for q in query], [p[j] for p in real])
                      for j in range(buckets)]
             got = self.dt.compute(tasks)
-            s = np.concatenate([g[0] for g in got])
-            q, c, f = (np.concatenate([g[i] for g in got]) for i in (1, 2, 3))
+            return [np.concatenate([g[i] for g in got]) for i in range(4)]
+
+        for b in range(0, len(every), step):
+            sets = every[b:b + step]
+            buckets = max(1, -(-per_set * len(sets) // (passes * SET_BUCKET_KEYS)))
+            (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
+            got = [join(shared, buckets, (p, passes)) for p in range(passes)]
+            s, q, c, f = (np.concatenate([g[i] for g in got]) for i in range(4))
             del got
             order = np.argsort(s, kind="stable")
             bounds = np.searchsorted(s[order], np.arange(len(sets) + 1))
@@ -956,8 +973,10 @@ class DaskBackend:
         partition are sorted in one task, which returns the pooled positions of the keys held by
         one row (:func:`_alone_in_bucket`); the driver counts them per row. A row's count is a sum
         over sets, so over batches and buckets: the same counts whatever the batches. The memory of
-        a batch on the cluster does not grow with the rows (until one set's keys exceed the
-        budget); the driver holds one array of counts and a batch's positions."""
+        a batch on the cluster does not grow with the rows: when one set's keys exceed the budget,
+        the set is counted in passes over slices of its buckets (as :meth:`key_counts_rows`), each
+        partition hashing its rows once a pass; the driver holds one array of counts and a pass's
+        positions."""
         from dask import delayed
 
         every = tuple(tuple(c) for c in column_sets)
@@ -966,17 +985,20 @@ class DaskBackend:
         if n == 0 or not every:
             return count
         step = max(1, SET_BATCH_KEYS // n)
+        passes = max(1, -(-n // SET_BATCH_KEYS))  # one set's keys past the budget: in passes
         for b in range(0, len(every), step):
             sets = every[b:b + step]
-            buckets = max(1, -(-n * len(sets) // SET_BUCKET_KEYS))
+            buckets = max(1, -(-n * len(sets) // (passes * SET_BUCKET_KEYS)))
             (shared,) = self.dt.client.scatter([sets], broadcast=True, hash=False)  # once, not per task
-            parts, start = [], 0
-            for role in roles:  # every partition's keys on the batch's sets, split into buckets
-                parts += self.dt.map(role, _set_key_buckets, shared, start, buckets, ordered=False)
-                start += self.dt.get(role).n_rows
-            tasks = [delayed(_alone_in_bucket, pure=True)([p[j] for p in parts]) for j in range(buckets)]
-            for alone in self.dt.compute(tasks):
-                count += np.bincount(alone, minlength=n)
+            for p in range(passes):
+                parts, start = [], 0
+                for role in roles:  # every partition's keys on the batch's sets, split into buckets
+                    parts += self.dt.map(role, _set_key_buckets, shared, start, buckets, (p, passes),
+                                         ordered=False)
+                    start += self.dt.get(role).n_rows
+                tasks = [delayed(_alone_in_bucket, pure=True)([q[j] for q in parts]) for j in range(buckets)]
+                for alone in self.dt.compute(tasks):
+                    count += np.bincount(alone, minlength=n)
         return count
 
     def cells_equal(self, frame: pd.DataFrame, positions: np.ndarray, columns: Sequence[str],
@@ -1951,26 +1973,15 @@ def _hits(hashes: Any, keys: Sequence[np.ndarray], pos: np.ndarray
 
 
 def _set_key_buckets(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
-                     sets: tuple[tuple[str, ...], ...], start: int, buckets: int
-                     ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+                     sets: tuple[tuple[str, ...], ...], start: int, buckets: int,
+                     part: tuple[int, int] = (0, 1)) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     """One partition's keys on every column set of ``sets`` (:func:`~._tables.set_hashes`: each
     cell hashed once), split into ``buckets`` by the first word of the key: per bucket, ``(set
-    index (int32), keys ((m, 2) uint64), pooled positions (int64))``. Equal keys of one set fall
-    in the same bucket in every partition."""
+    index (int32), keys ((m, 2) uint64), pooled positions (int64))`` (:func:`_keys_in_buckets`,
+    of its slice ``part`` of the buckets). Equal keys of one set fall in the same bucket in every
+    partition."""
     pos = np.asarray(positions, dtype=np.int64) + start
-    keys = set_hashes(encoder, frame, sets)
-    h = np.concatenate(keys, axis=0) if keys else np.zeros((0, 2), dtype=np.uint64)
-    del keys
-    s = np.repeat(np.arange(len(sets), dtype=np.int32), len(pos))
-    g = np.tile(pos, len(sets))
-    if buckets == 1:
-        return ((s, h, g),)
-    which = (h[:, 0] % np.uint64(buckets)).astype(np.int64)
-    order = np.argsort(which, kind="stable")
-    bounds = np.searchsorted(which[order], np.arange(buckets + 1))
-    del which
-    s, h, g = s[order], h[order], g[order]
-    return tuple((s[a:b], h[a:b], g[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    return _keys_in_buckets(set_hashes(encoder, frame, sets), len(sets), pos, buckets, part)
 
 
 def _alone_in_bucket(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -1988,7 +1999,8 @@ def _alone_in_bucket(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
     return g[order[starts[:-1][one]]]
 
 
-def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
+def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int,
+                     part: tuple[int, int] = (0, 1)
                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     """Rows' keys on ``n_sets`` column sets (``hashes``: one ``(n, 2)`` uint64 array per set, in
     order) split into ``buckets`` by the first word of the key: per bucket, ``(set index (int32),
@@ -1996,26 +2008,38 @@ def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
     in the same bucket in every partition. Split one set at a time (each set's rows reordered
     within that set's keys: cache-sized gathers, not one over every set's).
 
+    ``part = (p, passes)``: the buckets ``p * buckets .. (p + 1) * buckets - 1`` of ``passes *
+    buckets`` (a pass of :meth:`DaskBackend.key_counts_rows` over one slice of the keys' words),
+    the other keys dropped: over the passes, every key in the bucket it would fall in split once
+    into ``passes * buckets``.
+
     Examples
     --------
     >>> h = [np.array([[4, 1], [5, 1]], dtype=np.uint64), np.array([[6, 2], [4, 1]], dtype=np.uint64)]
     >>> [(s.tolist(), k[:, 0].tolist(), p.tolist()) for s, k, p in _keys_in_buckets(h, 2, np.array([7, 9]), 2)]
     [([0, 1, 1], [4, 6, 4], [7, 7, 9]), ([0], [5], [9])]
+    >>> [(s.tolist(), k[:, 0].tolist()) for s, k, _ in _keys_in_buckets(h, 2, np.array([7, 9]), 1, (1, 2))]
+    [([0], [5])]
     """
     pos = np.asarray(pos, dtype=np.int64)
     n = pos.size
-    if buckets == 1:
+    first, total = part[0] * buckets, part[1] * buckets
+    if total == 1:
         h = np.empty((n * n_sets, 2), dtype=np.uint64)
         for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
             h[j * n:(j + 1) * n] = k
         return ((np.repeat(np.arange(n_sets, dtype=np.int32), n), h, np.tile(pos, n_sets)),)
-    small = np.int16 if buckets < 2 ** 15 else np.int64
+    small = np.int16 if total < 2 ** 15 else np.int64
     pieces: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[] for _ in range(buckets)]
     for j, k in enumerate(hashes):  # loop over sets, vectorised over rows
-        which = (k[:, 0] % np.uint64(buckets)).astype(small)
+        which = (k[:, 0] % np.uint64(total)).astype(small)
+        pj = pos
+        if total != buckets:  # one pass's slice of the buckets: the other keys dropped
+            inside = np.flatnonzero((which >= first) & (which < first + buckets))
+            which, k, pj = which[inside] - small(first), k[inside], pos[inside]
         order = np.argsort(which, kind="stable")  # a radix sort of small numbers
         bounds = np.searchsorted(which[order], np.arange(buckets + 1))
-        kj, pj = k[order], pos[order]
+        kj, pj = k[order], pj[order]
         for b in range(buckets):  # loop over buckets: slices
             pieces[b].append((j, kj[bounds[b]:bounds[b + 1]], pj[bounds[b]:bounds[b + 1]]))
     return tuple((np.repeat(np.array([x[0] for x in per], dtype=np.int32), [x[2].size for x in per]),
@@ -2024,11 +2048,13 @@ def _keys_in_buckets(hashes: Any, n_sets: int, pos: np.ndarray, buckets: int
 
 
 def _set_buckets_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
-                      sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None
+                      sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None,
+                      part: tuple[int, int] = (0, 1)
                       ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     """:func:`_keys_in_buckets` of a partition's rows from its held cell hashes on ``columns``
     (:func:`_cell_part`; the keys of :func:`~._tables.set_hashes`), positions plus ``start``; only
-    the rows whose position ``keep`` marks when given (the asked rows of a role)."""
+    the rows whose position ``keep`` marks when given (the asked rows of a role); of the keys,
+    the slice ``part`` (a pass, :func:`_keys_in_buckets`)."""
     from ..data.hashing import iter_set_sums
 
     cells, pos = held
@@ -2037,11 +2063,12 @@ def _set_buckets_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, .
         cells, pos = cells[sel], pos[sel]
     at = {c: j for j, c in enumerate(columns)}
     hashes = iter_set_sums(cells, [[at[c] for c in cols] for cols in sets])
-    return _keys_in_buckets(hashes, len(sets), pos + start, buckets)
+    return _keys_in_buckets(hashes, len(sets), pos + start, buckets, part)
 
 
 def _set_buckets_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
-                       sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None
+                       sets: tuple[tuple[str, ...], ...], start: int, buckets: int, keep: np.ndarray | None,
+                       part: tuple[int, int] = (0, 1)
                        ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     """:func:`_set_buckets_held` of a partition whose cells are not held: its rows hashed
     (:func:`~._tables.set_hashes`, the same keys)."""
@@ -2049,7 +2076,7 @@ def _set_buckets_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndar
     if keep is not None:
         sel = keep[pos]
         frame, pos = frame.iloc[np.flatnonzero(sel)], pos[sel]
-    return _keys_in_buckets(set_hashes(encoder, frame, sets), len(sets), pos + start, buckets)
+    return _keys_in_buckets(set_hashes(encoder, frame, sets), len(sets), pos + start, buckets, part)
 
 
 def _key_groups(s: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -652,11 +652,11 @@ def test_unique_sets_holds_a_bounded_number_of_keys_per_batch_over_all_partition
     monkeypatch.setattr(backend, "_spied_keys", keys, raising=False)
     monkeypatch.setattr(backend, "_real_buckets", backend._set_key_buckets, raising=False)
 
-    def spy(encoder, frame, positions, sets, start, buckets):  # shipped by value: reads the module
+    def spy(encoder, frame, positions, sets, start, buckets, part):  # shipped by value: reads the module
         import synthguard.distributed._backend as at
 
         at._spied_keys.append((tuple(sets), len(frame) * len(sets)))  # a batch by its sets (an id can be reused)
-        return at._real_buckets(encoder, frame, positions, sets, start, buckets)
+        return at._real_buckets(encoder, frame, positions, sets, start, buckets, part)
 
     monkeypatch.setattr(backend, "_set_key_buckets", spy)
     monkeypatch.setattr(backend, "SET_BATCH_KEYS", 1_500)  # 470 pooled rows: 3 sets a batch
@@ -695,6 +695,9 @@ def test_unique_sets_counts_are_the_same_in_one_batch_and_in_many_batches_and_bu
     np.testing.assert_array_equal(dist.unique_sets(sets, roles), want)
     np.testing.assert_array_equal(dist.unique_sets(sets, ["control", "original"]),
                                   local.unique_sets(sets, ["control", "original"]))
+    monkeypatch.setattr(backend, "SET_BATCH_KEYS", 200)  # one set's keys past it: 3 passes a set
+    monkeypatch.setattr(backend, "SET_BUCKET_KEYS", 60)
+    np.testing.assert_array_equal(dist.unique_sets(sets, roles), want)
 
 
 def test_key_distinct_of_the_dask_backend_equals_one_process(dask_client):

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from synthguard import evaluate
+from synthguard.distributed._backend import _join_bucket  # the join, before a test spies on it
 
 from .test_distributed_equality import (
     META,
@@ -133,3 +134,86 @@ def test_near_copies_with_the_release_on_the_workers_equal_the_driver_path(dask_
     assert _entries(held, list(metrics)) == _entries(sent, list(metrics))
     for name in metrics:
         assert single[name]["result"]["value"] > 0, name  # the copies are found
+
+
+def test_the_release_rows_are_never_taken_whole_to_the_driver(dask_client, monkeypatch):
+    """The near-copy join of the whole release (the sampled run's full-table join and the near-copy
+    tests) reads only the candidate rows the cell check needs (issue #31: taking the 10M-row
+    release held its typed rows on the workers until gathered, past 3 GB a worker, then 8 GB on
+    the driver): the same pairs as with the release taken, one process's, and no ``take`` of
+    every release row."""
+    from synthguard.distributed._backend import DaskBackend
+    from synthguard.metrics.privacy._copies import backend_matches
+    from synthguard.run.cluster import full_table_copies
+
+    orig, syn, ctl, meta = _tables()
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    n = len(syn)
+    rows = np.r_[np.random.default_rng(6).permutation(n)[:70], 3, 3]
+    want = {k: backend_matches(local, [local.take("synthetic", np.arange(n), COLS)], COLS, k)[0] for k in (1, 2)}
+    assert all(q.size for q, _ in want.values())  # the release holds near copies
+    taken: list[int] = []
+    real_take = DaskBackend.take
+
+    def spied(self, role, at, columns):
+        taken.append(len(at))
+        return real_take(self, role, at, columns)
+
+    monkeypatch.setattr(DaskBackend, "take", spied)
+    for k in (1, 2):
+        got = backend_matches(dist, [None], COLS, k, rows_of=[("synthetic", None)])[0]
+        for g, w in zip(got, want[k], strict=True):
+            np.testing.assert_array_equal(g, w)
+        sub = backend_matches(dist, [None], COLS, k, rows_of=[("synthetic", rows)])[0]
+        whole = backend_matches(local, [local.take("synthetic", rows, COLS)], COLS, k)[0]
+        for g, w in zip(sub, whole, strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert taken and max(taken) < n  # the candidates only
+    taken.clear()
+    full_table_copies(dist.dt, np.arange(0, len(orig), 2), near=True)
+    assert taken and max(taken) < n
+
+
+#: per computation of a spied ``key_counts_rows`` (one pass), the keys of each bucket joined
+#: (module level: the tasks' functions travel pickled by reference, so the workers append here)
+_JOINED: list[list[int]] = []
+
+
+def _counted_join(query, real):
+    _JOINED[-1].append(sum(p[0].size for p in [*query, *real]))
+    return _join_bucket(query, real)
+
+
+def test_a_set_past_the_batch_budget_is_joined_in_passes_of_the_budget(dask_client, monkeypatch):
+    """One set's keys over :data:`SET_BATCH_KEYS` (at 10M asked and 12.5M pooled rows, 22.5M keys
+    held at once in the workers' pieces) are joined in passes, each over a slice of the buckets
+    and holding about the budget, not every key: the same counts and lowest positions, from
+    held cells and from hashed partitions."""
+    import synthguard.distributed._backend as backend
+
+    orig, syn, ctl, meta = _tables()
+    _, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    roles = ("original", "control")
+    sets = [s for s in SETS if len(s) >= 5]  # keys of many values (the empty set's is one key)
+    want = [per[0] for per in dist.key_counts([dist.take("synthetic", np.arange(len(syn)), COLS)], sets, roles)]
+    per_set = len(syn) + len(orig) + len(ctl)
+    real_compute = dist.dt.compute
+
+    def compute(tasks):
+        _JOINED.append([])
+        return real_compute(tasks)
+
+    monkeypatch.setattr(backend, "_join_bucket", _counted_join)
+    monkeypatch.setattr(dist.dt, "compute", compute)
+    monkeypatch.setattr(backend, "SET_BATCH_KEYS", per_set // 3)  # 3 passes a set
+    monkeypatch.setattr(backend, "SET_BUCKET_KEYS", 100)
+    for held in (True, False):
+        with monkeypatch.context() as m:
+            if not held:
+                m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
+            _JOINED.clear()
+            _same(dist.key_counts_rows("synthetic", None, sets, roles), want)
+            sizes = [sum(p) for p in _JOINED]
+            assert len(sizes) == 3 * len(sets)  # one set a batch, in 3 passes
+            assert all(sum(sizes[i:i + 3]) == per_set for i in range(0, len(sizes), 3))  # every key once
+            assert max(sizes) < per_set / 2  # a pass holds its slice, not the set

@@ -74,3 +74,24 @@ def test_keys_split_into_buckets_keep_every_key_once_equal_keys_together():
     assert rows == want
     for b, (s, h, _) in enumerate(parts):
         assert (h[:, 0] % 3 == b).all() and (np.diff(s) >= 0).all()  # a bucket's keys by set
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_a_pass_keeps_its_slice_of_the_buckets_and_the_passes_every_key_once(buckets):
+    """``part = (p, passes)``: pass ``p`` gives the buckets ``p * buckets ..`` of ``passes *
+    buckets`` (the first word modulo them), the same pieces as splitting into every bucket at
+    once; over the passes, every key once."""
+    rng = np.random.default_rng(4)
+    hashes = [rng.integers(0, 2**40, (50, 2)).astype(np.uint64) for _ in range(3)]
+    pos = rng.permutation(50).astype(np.int64)
+    passes = 4
+    whole = _keys_in_buckets(iter(hashes), 3, pos, passes * buckets)
+    for p in range(passes):
+        got = _keys_in_buckets(iter(hashes), 3, pos, buckets, (p, passes))
+        assert len(got) == buckets
+        for (s, h, g), (ws, wh, wg) in zip(got, whole[p * buckets:(p + 1) * buckets], strict=True):
+            np.testing.assert_array_equal(s, ws)
+            np.testing.assert_array_equal(h, wh)
+            np.testing.assert_array_equal(g, wg)
+    assert sum(g.size for p in range(passes) for _, _, g in _keys_in_buckets(iter(hashes), 3, pos, buckets,
+                                                                             (p, passes))) == 150

@@ -543,7 +543,7 @@ def _mask_matches(m: int, p: int, max_diff: int,
     return q[ok], r[ok]
 
 
-def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[str], max_diff: int,
+def backend_matches(data: Backend, frames: Sequence[pd.DataFrame | None], cols: list[str], max_diff: int,
                     roles: Sequence[str] = ("original", "control"), *,
                     rows_of: Sequence[tuple[str, np.ndarray | None] | None] | None = None
                     ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -559,7 +559,10 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     :meth:`~synthguard.engine.backend.Backend.take` gives them; such a frame's counts are asked by
     position (:meth:`~synthguard.engine.backend.Backend.key_counts_rows`: on a cluster, joined on
     the workers, its keys never on the driver) unless :data:`ASK_ROWS_BY_POSITION` is off; the same
-    pairs.
+    pairs. Such a frame may be given as ``None``: its rows are never taken whole to the driver
+    (on a cluster the whole release's typed rows held on the workers until gathered, then on
+    the driver: past 3 GB a worker at 10M rows, issue #31), only the candidate rows the cell
+    check reads (:func:`_rows_asked`); taken whole only when :data:`ASK_ROWS_BY_POSITION` is off.
 
     Examples
     --------
@@ -572,7 +575,8 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
     [(array([1, 2]), array([2, 1]))]
     """
     p = len(cols)
-    sizes = [len(f) for f in frames]
+    parts = _rows_asked(data, frames, cols, rows_of)  # a None frame's rows never taken whole
+    sizes = [len(f) for f in parts]
     start = np.cumsum([0, *sizes])
 
     held = [None] * len(frames) if rows_of is None or not ASK_ROWS_BY_POSITION else list(rows_of)
@@ -580,7 +584,7 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
 
     def counts(masks: list[tuple[int, ...]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         sets = [[c for j, c in enumerate(cols) if j not in mask] for mask in masks]
-        sent = key_counts_in_batches(data, [frames[i] for i in driver], sets, roles) if driver else None
+        sent = key_counts_in_batches(data, [parts[i].frame for i in driver], sets, roles) if driver else None
         asked = {i: data.key_counts_rows(h[0], h[1], sets, roles) for i, h in enumerate(held) if h is not None}
         for _ in sets:  # read set by set, every frame's answers in frame order
             per = dict(zip(driver, next(sent), strict=True)) if sent is not None else {}
@@ -590,16 +594,71 @@ def backend_matches(data: Backend, frames: Sequence[pd.DataFrame], cols: list[st
 
     def differ(q: np.ndarray, r: np.ndarray) -> np.ndarray:
         out = np.zeros(q.size, dtype=np.int64)
-        for i, frame in enumerate(frames):  # per frame: its rows as typed
+        for i, part in enumerate(parts):  # per frame: its rows as typed
             at = np.flatnonzero((q >= start[i]) & (q < start[i + 1]))
             if at.size:
-                rows = frame.iloc[q[at] - start[i]].reset_index(drop=True)
+                rows = part.take(q[at] - start[i])
                 out[at] = (~data.cells_equal(rows, r[at], cols, roles)).sum(axis=1)
         return out
 
     q, r = _mask_matches(int(start[-1]), p, max_diff, counts, differ)
     return [(q[(q >= start[i]) & (q < start[i + 1])] - start[i], r[(q >= start[i]) & (q < start[i + 1])])
             for i in range(len(frames))]
+
+
+class _RowsOf:
+    """The rows of ``role`` at canonical positions ``rows`` (``None``: all, in canonical order) on
+    ``columns`` as a frame :func:`backend_matches` reads: its length, and its rows at given
+    places fetched when asked (:meth:`~synthguard.engine.backend.Backend.take`), never all of
+    them. A frame given is read in place (``frame.iloc``)."""
+
+    def __init__(self, data: Backend, role: str, rows: np.ndarray | None, columns: Sequence[str],
+                 frame: pd.DataFrame | None = None) -> None:
+        self.data, self.role, self.columns, self.frame = data, role, list(columns), frame
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        self.n = (len(frame) if frame is not None else data.n_rows(role) if self.rows is None
+                  else self.rows.size)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def take(self, at: np.ndarray) -> pd.DataFrame:
+        """The rows at places ``at`` of this frame, as typed."""
+        if self.frame is not None:
+            return self.frame.iloc[at].reset_index(drop=True)
+        at = np.asarray(at, dtype=np.int64)
+        return self.data.take(self.role, at if self.rows is None else self.rows[at], self.columns)
+
+
+def _rows_asked(data: Backend, frames: Sequence[pd.DataFrame | None], cols: Sequence[str],
+                rows_of: Sequence[tuple[str, np.ndarray | None] | None] | None) -> list[Any]:
+    """:func:`backend_matches`' frames as :class:`_RowsOf`: a ``None`` frame stands for the rows
+    ``rows_of`` names (taken whole only when :data:`ASK_ROWS_BY_POSITION` is off: its keys are
+    then sent from the driver), a given frame read in place.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from synthguard.registry import Context
+    >>> real = pd.DataFrame({"a": ["x", "y", "z"]})
+    >>> data = Context.from_frames(real, real.iloc[:2], None, canonical=False).data
+    >>> got = _rows_asked(data, [None], ["a"], [("synthetic", np.array([1]))])
+    >>> len(got[0]), got[0].take(np.array([0]))["a"].tolist()
+    (1, ['y'])
+    """
+    out = []
+    for i, frame in enumerate(frames):
+        of = None if rows_of is None else rows_of[i]
+        if frame is None and of is None:
+            raise ValueError(f"frame {i}: None without its rows (rows_of)")
+        if of is None:
+            out.append(_RowsOf(data, "", None, cols, frame))
+            continue
+        if frame is None and not ASK_ROWS_BY_POSITION:  # its keys sent from the driver: the rows taken
+            at = np.arange(data.n_rows(of[0])) if of[1] is None else np.asarray(of[1], dtype=np.int64)
+            frame = data.take(of[0], at, cols)
+        out.append(_RowsOf(data, of[0], of[1], cols, frame))
+    return out
 
 
 #: Whether :func:`backend_matches` asks the frames it is told are a role's rows by position

@@ -233,12 +233,9 @@ def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.n
     (:func:`~._copies.backend_matches`, their keys joined on the workers)."""
     def compute() -> tuple[np.ndarray, np.ndarray]:
         if ctx.data_backend is not None:
-            data = ctx.data
-            # the whole release on the driver: dropped once the near-copy tests have finished
-            rel = ctx.memo(("near-copy-release", tuple(cols)), lambda: data.take(
-                "synthetic", np.arange(data.n_rows("synthetic")), cols), users=("near_copies", "near_copies_2"))
-            # the release's keys joined on the workers (rows_of): the frame serves the cell checks
-            return backend_matches(data, [rel], cols, k, rows_of=[("synthetic", None)])[0]
+            # the release's keys joined on the workers (rows_of), its rows never taken whole to the
+            # driver: the cell checks fetch their candidate rows
+            return backend_matches(ctx.data, [None], cols, k, rows_of=[("synthetic", None)])[0]
         if ctx.entities is not None:
             return identifying_matches(*_code_matrices(ctx, cols), k)
         from ...engine.reuse import release_pairs_memo
