@@ -2285,13 +2285,6 @@ def _same(values: pd.Series) -> pd.Series:
     return values
 
 
-def _positions_in(numbers: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """Where each of the row numbers ``of`` stands in ``numbers`` (distinct row numbers)."""
-    numbers = np.asarray(numbers, dtype=np.int64)
-    order = np.argsort(numbers, kind="stable")
-    return order[np.searchsorted(numbers[order], np.asarray(of, dtype=np.int64))]
-
-
 def without_rows_retyped(dt: DistTables, dropped: np.ndarray
                          ) -> tuple[DistTables, np.ndarray, np.ndarray | None]:
     """:func:`without_rows` on the release, then the decisions that read the rows taken again on
@@ -2311,6 +2304,8 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
     """
     import dask.dataframe as dd
     from dask import delayed
+
+    from ..engine.reuse import renumbering  # each row number's place among the others
 
     new, at = without_rows(dt, dropped)
     # the detections start from inferred numerical and categorical columns (an identifier stays
@@ -2332,8 +2327,8 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
         return new, at, None
     schema = replace(new.schema, columns={c: schema.columns.get(c, s) for c, s in new.schema.columns.items()})
     retyped = with_columns(new, {c: _same for c in changed}, schema)
-    release = at[_positions_in(new.row_numbers["synthetic"], retyped.row_numbers["synthetic"])]
-    training = _positions_in(dt.row_numbers["original"], retyped.row_numbers["original"]) \
+    release = at[renumbering(retyped.row_numbers["synthetic"], new.row_numbers["synthetic"])]
+    training = renumbering(retyped.row_numbers["original"], dt.row_numbers["original"]) \
         if dt.row_numbers.get("original") is not None else retyped.row_numbers["original"]
     return retyped, release, np.asarray(training, dtype=np.int64)
 
