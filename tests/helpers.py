@@ -178,3 +178,16 @@ def counted_row_hashes(monkeypatch: Any, *modules: Any) -> list[int]:
     for module in modules:
         monkeypatch.setattr(module, "row_hashes", row_hashes, raising=False)
     return calls
+
+
+def coded_table(keys: range, rng: Any, *, x_values: int = 4, noise: bool = True) -> Any:
+    """A table whose ``code`` is a whole number unique per row (``7 * key + 3``: no row numbers),
+    with ``x`` (``x_values`` integers), ``y`` (three labels) and, with ``noise``, ``z`` (a rounded
+    normal): the re-test's identifier cases (a code shared only through copied rows)."""
+    import pandas as pd
+
+    n = len(keys)
+    out = {"code": [7 * i + 3 for i in keys], "x": rng.integers(0, x_values, n), "y": rng.choice(list("abc"), n)}
+    if noise:
+        out["z"] = rng.normal(size=n).round(1)
+    return pd.DataFrame(out)

@@ -14,7 +14,7 @@ import pytest
 
 from synthguard import evaluate
 
-from ...helpers import without_seconds
+from ...helpers import coded_table, without_seconds
 
 pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
 pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
@@ -28,9 +28,7 @@ def _tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(0)
 
     def table(keys: range) -> pd.DataFrame:
-        n = len(keys)
-        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 4, n),
-                             "y": rng.choice(list("abc"), n), "z": rng.normal(size=n).round(1)})
+        return coded_table(keys, rng)
 
     original, control = table(range(300)), table(range(1000, 1300))
     twins = original.iloc[100:130].assign(code=[7 * i + 3 for i in range(5000, 5030)])

@@ -18,6 +18,8 @@ from synthguard.data.tables import prepare_tables
 from synthguard.demo import make_demo
 from synthguard.run.actions import _without_rows
 
+from ...helpers import coded_table
+
 
 def _mixed(seed: int) -> dict[str, pd.DataFrame]:
     """The demo tables with the quirks typing handles: padded labels, spelled booleans, missing
@@ -91,8 +93,7 @@ def test_release_without_rows_is_typed_again_where_fewer_rows_type_a_column_othe
     rng = np.random.default_rng(0)
 
     def table(keys: range) -> pd.DataFrame:
-        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 5, len(keys)),
-                             "y": rng.choice(list("abc"), len(keys))})
+        return coded_table(keys, rng, x_values=5, noise=False)
 
     original, control = table(range(n)), table(range(1000, 1000 + n))
     release = pd.concat([table(range(2000, 2000 + n)), original.iloc[:5]], ignore_index=True)
@@ -115,9 +116,7 @@ def test_a_round_says_which_columns_the_release_without_its_rows_types_otherwise
     rng = np.random.default_rng(1)
 
     def table(keys: range) -> pd.DataFrame:
-        n = len(keys)
-        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 4, n),
-                             "y": rng.choice(list("abc"), n)})
+        return coded_table(keys, rng, noise=False)
 
     original, control = table(range(300)), table(range(1000, 1300))
     release = pd.concat([table(range(2000, 2300)), original.iloc[:40]], ignore_index=True)
@@ -145,9 +144,7 @@ def test_a_sampled_run_types_the_release_without_its_rows_as_a_new_sampled_evalu
     rng = np.random.default_rng(0)
 
     def table(keys: range) -> pd.DataFrame:
-        k = len(keys)
-        return pd.DataFrame({"code": [7 * i + 3 for i in keys], "x": rng.integers(0, 4, k),
-                             "y": rng.choice(list("abc"), k), "z": rng.normal(size=k).round(1)})
+        return coded_table(keys, rng)
 
     original, control = table(range(3000)), table(range(10000, 13000))
     shared = original.iloc[[2500, 2600]].assign(x=9, y="q", z=99.0)
