@@ -160,6 +160,33 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return replace(schema, columns=cols), warns
 
 
+def identifier_candidates(frame: pd.DataFrame, schema: Schema) -> list[str]:
+    """The columns of ``frame`` that :func:`detect_surrogate_ids` or :func:`detect_row_numbers`
+    could read as an identifier in tables holding ``frame``: sdtype inferred as categorical, or as
+    numerical with integer values, and no missing value and a different value on every row of
+    ``frame`` (both checks ask that of every table). A sampled run keeps these columns of its
+    whole tables, so that its re-test types the release without some rows as a new evaluation
+    of the whole tables would (:class:`~synthguard.data.tables.Tables`' ``whole_columns``).
+
+    Examples
+    --------
+    >>> from synthguard.data import infer_schema
+    >>> f = pd.DataFrame({"code": range(30), "x": [1.5, 2.0] * 15, "name": [f"p{i}" for i in range(30)]})
+    >>> identifier_candidates(f, infer_schema(f))
+    ['code', 'name']
+    """
+    out = []
+    for col, spec in schema.columns.items():
+        if not spec.inferred or spec.sdtype not in ("categorical", "numerical") or col not in frame:
+            continue
+        s = frame[col]
+        if spec.sdtype == "numerical" and not _integer_valued(s):
+            continue
+        if _unique_no_missing(s):
+            out.append(col)
+    return out
+
+
 def surrogate_warning(col: str) -> str:
     """The warning of a column :func:`detect_surrogate_ids` reads as an identifier.
 

@@ -79,6 +79,11 @@ class Tables:
         control check), so that :meth:`in_canonical_order` does not hash the same rows again. Read
         only while the role's frame is that object (a table replaced by another frame ignores
         them); empty after :meth:`in_canonical_order`.
+    whole_columns : mapping
+        A sampled run's tables (:func:`~synthguard.run.sample.draw_sample`): role -> the columns of
+        that whole table (before sampling) that could read as an identifier
+        (:func:`~.quirks.identifier_candidates`), so that the re-test of the release without some
+        rows types it as a new evaluation of the whole tables would. Empty otherwise.
     """
 
     original: pd.DataFrame
@@ -93,6 +98,7 @@ class Tables:
     original_stats: Any = None
     row_hashes: Mapping[str, tuple[pd.DataFrame, tuple[str, ...], np.ndarray]] = field(
         default_factory=dict, repr=False, compare=False)
+    whole_columns: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
     def get(self, role: str) -> pd.DataFrame:
         frame = getattr(self, role)
@@ -349,7 +355,8 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
                    metadata: Mapping[str, Any] | Schema | str | Path | None = None, *,
                    labels: Mapping[str, str] | None = None, strict_control: bool = True,
                    strip_whitespace_values: bool = True, canonical_columns: bool = False,
-                   present_elsewhere: Collection[str] = ()) -> Tables:
+                   present_elsewhere: Collection[str] = (),
+                   detect_identifiers: bool = True) -> Tables:
     """Load, validate and type the inputs of an evaluation.
 
     Parameters
@@ -376,6 +383,11 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
         Columns known to hold values elsewhere in the tables these are parts of (the first
         partitions of a cluster's tables, checked on every partition): not refused when they hold
         no value here.
+    detect_identifiers : bool
+        Read inferred columns holding row numbers or surrogate identifiers as ``id``
+        (:func:`~.quirks.detect_row_numbers`, :func:`~.quirks.detect_surrogate_ids`; default).
+        ``False`` with a ``Schema`` that already decided it (a re-test of a sampled run, whose
+        tables are not the whole tables the decision reads).
 
     Raises
     ------
@@ -467,10 +479,10 @@ def prepare_tables(original: TableLike, synthetic: TableLike, control: TableLike
     # real-world quirks: whitespace, surrogate identifiers, one date format per column, inf
     for col, how in (strip_whitespace(frames, schema, names) if strip_whitespace_values else {}).items():
         notes.setdefault(col, []).extend(how)
-    schema, row_warns = detect_row_numbers(frames, schema, names)
-    warns += row_warns
-    schema, id_warns = detect_surrogate_ids(frames, schema, names)
-    warns += id_warns
+    if detect_identifiers:
+        schema, row_warns = detect_row_numbers(frames, schema, names)
+        schema, id_warns = detect_surrogate_ids(frames, schema, names)
+        warns += row_warns + id_warns
     if meta is not None:
         warns += declared_id_warnings(frames["original"], declared, meta, names["original"], meta_label)
     warns += type_notices(frames, schema, skip=set(reasons))

@@ -145,6 +145,11 @@ class DistTables:
     #: the input warnings one process lists for the same inputs
     #: (:attr:`Tables.warnings <synthguard.data.tables.Tables.warnings>`, :func:`input_warnings`)
     warnings: tuple[str, ...] = ()
+    #: role -> the whole table a seeded sample of that role was drawn from
+    #: (:func:`synthguard.run.cluster.sample_on_cluster`): the re-test of the release without some
+    #: rows decides identifiers on it, as a new evaluation does before it samples
+    #: (:func:`without_rows_retyped`; one process: ``Tables.whole_columns``)
+    whole: dict[str, DistTable] = field(default_factory=dict)
 
     def inferred_metadata(self) -> dict[str, dict[str, Any]]:
         """``{column: {"sdtype", "reason"[, "normalised"]}}`` as
@@ -2264,7 +2269,8 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
     out = DistTables({**dt.tables, role: new}, dt.schema, dt.client, encoder, future, prints,
                      release_type=dt.release_type,
                      row_numbers={**dt.row_numbers, role: numbers}, first_values=firsts,
-                     part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings)
+                     part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings,
+                     whole=dict(dt.whole))
     return out, at
 
 
@@ -2315,7 +2321,8 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
         return new, at, None
     roles = [r for r in ROLES if r in new.tables]
     project = delayed(_projected, pure=True)
-    parts = {r: [project(p, cols) for p in new.get(r).input_parts] for r in roles}
+    # a sampled table's whole table: a new evaluation decides identifiers before it samples
+    parts = {r: [project(p, cols) for p in new.whole.get(r, new.get(r)).input_parts] for r in roles}
     # the first rows of each table's first partition pick the columns whose facts are gathered
     # (a column repeated there is repeated in the table: fewer rows only add candidates)
     heads = dt.client.gather(dt.client.compute([project(parts[r][0], cols, RECHECK_HEAD_ROWS) for r in roles]))
@@ -2443,4 +2450,5 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
         row_numbers[role] = named[row_numbers[role]]
     return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
                       release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts,
-                      part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings)
+                      part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings,
+                      whole=dict(dt.whole))

@@ -328,17 +328,16 @@ def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray, np
     """
     import hashlib
 
-    from ..data.quirks import detect_row_numbers, detect_surrogate_ids
     from ..data.tables import prepare_tables, take_rows
 
     kept = np.flatnonzero(~np.asarray(dropped, dtype=bool)).astype(np.int64)
     syn = take_rows(tables.synthetic, kept)
     frames = {r: (syn if r == "synthetic" else tables.get(r)) for r in tables.roles}
-    schema, _ = detect_row_numbers(frames, tables.schema, tables.labels)
-    schema, _ = detect_surrogate_ids(frames, schema, tables.labels)
+    schema = _identifiers(frames, tables)
     if schema != tables.schema:  # the rows left type a column otherwise: typed again
-        new = prepare_tables(tables.original, syn, tables.control, tables.schema,
-                             canonical_columns=True).in_canonical_order()
+        new = prepare_tables(tables.original, syn, tables.control, schema, canonical_columns=True,
+                             detect_identifiers=False).in_canonical_order()
+        new = dataclasses.replace(new, whole_columns=tables.whole_columns)
         nums = new.row_numbers.get("synthetic")
         return new, (kept if nums is None else kept[np.asarray(nums)]), new.row_numbers.get("original")
     before = dict(tables.fingerprints.get("synthetic", {}))
@@ -348,6 +347,29 @@ def _without_rows(tables: Any, dropped: np.ndarray) -> tuple[Any, np.ndarray, np
     new = dataclasses.replace(tables, synthetic=syn, fingerprints=prints, row_numbers=numbers,
                               row_hashes={})
     return new, kept, None
+
+
+def _identifiers(frames: Mapping[str, pd.DataFrame], tables: Any) -> Any:
+    """``tables``' schema after the two checks that read the rows
+    (:func:`~synthguard.data.quirks.detect_row_numbers`,
+    :func:`~synthguard.data.quirks.detect_surrogate_ids`) on ``frames`` (the run's tables with
+    another release). A sampled run's checks read its whole tables' candidate columns
+    (``tables.whole_columns``) in place of the samples: a new evaluation decides identifiers before
+    it samples."""
+    from ..data.quirks import detect_row_numbers, detect_surrogate_ids
+
+    whole = tables.whole_columns
+    schema = tables.schema
+    if whole:
+        cols = [c for c in schema.columns if all(c in w for w in whole.values())]
+        frames = {r: (whole[r] if r in whole else f)[cols] for r, f in frames.items()}
+        schema = schema.restrict(cols)
+    schema, _ = detect_row_numbers(frames, schema, tables.labels)
+    schema, _ = detect_surrogate_ids(frames, schema, tables.labels)
+    if not whole:
+        return schema
+    return dataclasses.replace(tables.schema, columns={c: schema.columns.get(c, s)
+                                                       for c, s in tables.schema.columns.items()})
 
 
 def _typed_otherwise(before: Any, after: Any) -> dict[str, Any]:

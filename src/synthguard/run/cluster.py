@@ -103,6 +103,7 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
         info[role] = {"rows": int(limit), "of": int(n)}
     # the header names the inputs as given (one process's too: its sample under "sample")
     sampled.fingerprints = dict(dt.fingerprints)
+    sampled.whole = {r: dt.get(r) for r, (_, keep) in drawn.items() if keep is not None}
     return sampled, sample_header(info, seed, limit, copies), copies
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.leaks import CELLS_CHANGED
+from ..data.quirks import identifier_candidates
 from ..data.tables import Tables
 from ..stats import make_rng
 
@@ -247,6 +248,11 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
     if drawn is None:
         return tables, None
     frames: dict[str, Any] = {}
+    # the whole tables' columns that could read as an identifier, for the re-test's typing
+    sampled = [r for r, (_, keep) in drawn.items() if keep is not None]
+    can = [set(identifier_candidates(tables.get(r), tables.schema)) for r in sampled]
+    cols = [c for c in tables.schema.columns if all(c in k for k in can)]
+    whole = {r: tables.get(r)[cols].copy() for r in sampled}
     rows = dict(tables.row_numbers)
     prints = {r: dict(fp) for r, fp in tables.fingerprints.items()}
     info: dict[str, Any] = {}
@@ -260,7 +266,7 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
         info[role] = {"rows": int(max_records), "of": int(n), "positions": keep}
         # a cached result of the whole table is not one of the sample (engine/cache.py's key)
         prints[role] = dict(prints.get(role, {}), sample={"rows": int(max_records), "seed": int(seed)})
-    return replace(tables, row_numbers=rows, fingerprints=prints, **frames), info
+    return replace(tables, row_numbers=rows, fingerprints=prints, whole_columns=whole, **frames), info
 
 
 def sample_positions(sizes: Mapping[str, int], max_records: int, seed: int

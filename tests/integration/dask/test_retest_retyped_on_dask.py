@@ -74,6 +74,22 @@ def test_retest_of_nhefs_copies_on_a_cluster_gives_one_processs_verdict(dask_cli
         assert _dumps(one[part]) == _dumps(many[part]), part
 
 
+def test_a_sampled_cluster_run_types_the_release_without_its_rows_as_one_process(dask_client):
+    """A sampled run decides identifiers on its whole tables, its re-test too: a code the release
+    shares only with training records outside the sample stays compared once the copies are
+    dropped, on a cluster as in one process."""
+    from ...unit.run.test_without_rows import sampled_case
+
+    original, release, control, _ = sampled_case()
+    kw = dict(metrics=["exact_matches"], seed=0, retest_columns=0, max_records=200)
+    one = evaluate(original, release, control, **kw).to_dict()
+    many = evaluate(original, release, control, client=dask_client, **kw).to_dict()
+    (round_1,) = many["actions"]["drop_retest"]["rounds"]
+    assert round_1["rows_dropped"] == 600 and "typed_otherwise" not in round_1
+    for part in ("verdict", "records", "actions", "sample"):
+        assert _dumps(one.get(part)) == _dumps(many.get(part)), part
+
+
 @pytest.mark.parametrize("max_records", [None, 250])
 def test_retyped_tables_map_each_row_to_the_same_row_of_the_run(dask_client, max_records):
     """When a column is typed again every table is put in canonical order again: each release and

@@ -134,13 +134,10 @@ def test_a_round_says_which_columns_the_release_without_its_rows_types_otherwise
     assert round_1["rows_dropped"] == 40 and "typed_otherwise" not in round_1
 
 
-@pytest.mark.xfail(strict=True, reason="review s33: a sampled run decides identifiers on the sampled "
-                   "training table; a new evaluation decides them on the whole tables")
-def test_a_sampled_run_types_the_release_without_its_rows_as_a_new_sampled_evaluation():
-    """The code of two release rows (other cells new) is that of training records outside the
-    sample: the whole tables share it, so a new evaluation of the release without the copies
-    compares it (``max_records`` samples after typing); the re-test must not read it as an
-    identifier either."""
+def sampled_case() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """3,000 training and 3,000 control records with a unique code; a release of 300 fresh rows,
+    600 training rows copied and two rows (``shared``, the last item) carrying the codes of two
+    training records outside a 200-record sample (seed 0), other cells new."""
     rng = np.random.default_rng(0)
 
     def table(keys: range) -> pd.DataFrame:
@@ -149,6 +146,15 @@ def test_a_sampled_run_types_the_release_without_its_rows_as_a_new_sampled_evalu
     original, control = table(range(3000)), table(range(10000, 13000))
     shared = original.iloc[[2500, 2600]].assign(x=9, y="q", z=99.0)
     release = pd.concat([table(range(20000, 20300)), original.iloc[:600], shared], ignore_index=True)
+    return original, release, control, shared
+
+
+def test_a_sampled_run_types_the_release_without_its_rows_as_a_new_sampled_evaluation():
+    """The code of two release rows (other cells new) is that of training records outside the
+    sample: the whole tables share it, so a new evaluation of the release without the copies
+    compares it (``max_records`` samples after typing); the re-test must not read it as an
+    identifier either (before, it decided on the sampled training table)."""
+    original, release, control, shared = sampled_case()
     fresh = synthguard.evaluate(original, pd.concat([release.iloc[:300], shared]), control,
                                 metrics=["exact_matches"], seed=0, retest_columns=0, retest_rows=0,
                                 max_records=200).to_dict()
