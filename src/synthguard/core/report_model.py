@@ -239,6 +239,10 @@ class DropRetest(_Row):
     ``remaining`` names the tests of this risk that still read ``high`` or ``medium`` after the
     last round; ``why`` says, per such test, why dropping rows did not settle it (it ties no rows
     to its findings, it names rows to review rather than drop, or the rounds ran out).
+    ``typed_otherwise`` (absent when none): the columns the release without the rows is typed
+    otherwise than the run's tables, the last round's ``typed_otherwise`` (each ``{"column",
+    "sdtype_before", "sdtype_after", "reason"}``): the level after is not a test on the same
+    columns, and ``text`` says so.
 
     Examples
     --------
@@ -260,6 +264,7 @@ class DropRetest(_Row):
     remaining: tuple[str, ...]
     why: Mapping[str, str]
     text: str
+    typed_otherwise: tuple[Mapping[str, Any], ...] = ABSENT
 
 
 @dataclass(frozen=True, eq=True)

@@ -18,7 +18,9 @@ JSON shape::
                                  types a column otherwise: a code shared only through the
                                  dropped copies reads as an identifier), "seconds"}],
                                  "metrics_rerun", "seconds", "cost"}  (only when a test named rows
-                                 to drop; each alarming risk then has "drop_retest": {...}),
+                                 to drop; each alarming risk then has "drop_retest": {...,
+                                 "text", "typed_otherwise" (the last round's, only when
+                                 there is one)}),
                  "coarsen_retest": {"columns_retested", "metrics_rerun", "runs", "seconds",
                  "cost"}}  (only when singling out or inference alarmed and a column was re-tested),
      "metrics": {name: {"status": "ok" | "skipped" | "error", "reason", "params", "seconds",

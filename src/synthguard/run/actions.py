@@ -11,8 +11,10 @@ Drop and re-test (:func:`drop_retest`)
     reads. When a test that names rows to drop still reads ``high``, the rows named on the reduced
     release are dropped in a further round (copies first again; at most ``max_rounds``). The
     export's ``drop`` rows are the rows a round dropped; a row a test named that no round needed
-    is a row to review. Each alarming risk states its level after, and what still alarms with why
-    (:class:`~synthguard.core.report_model.DropRetest`). Cost: one more run of the verdict's tests
+    is a row to review. Each alarming risk states its level after, the columns the release
+    without the rows is typed otherwise (a code shared only through the dropped copies reads as
+    an identifier and is no longer compared: the level after is not a test on the same columns),
+    and what still alarms with why (:class:`~synthguard.core.report_model.DropRetest`). Cost: one more run of the verdict's tests
     per round (at most :data:`DROP_ROUNDS`), only when a test names rows to drop (a release whose
     copies are gone often no longer needs the coarsen-and-retest's runs);
     ``retest_rows=0`` switches it off.
@@ -587,9 +589,9 @@ def drop_retest(tables: Any, run_config: Any, verdict: Any, results: Mapping[str
         if row["risk"] not in alarm:
             risks.append(row)
             continue
-        risks.append(row.replace(drop_retest=_drop_entry(row, after.get(row["risk"], {}), rep,
-                                                         n_dropped, len(rounds), named,
-                                                         review_only)))
+        risks.append(row.replace(drop_retest=_drop_entry(
+            row, after.get(row["risk"], {}), rep, n_dropped, len(rounds), named, review_only,
+            rounds[-1].get("typed_otherwise"))))
     cost = {"rows_dropped": n_dropped, "max_rounds": int(max_rounds), "rounds": rounds,
             **({"full_table_copies": joined} if also is not None else {}),
             "metrics_rerun": names, "seconds": round(time.perf_counter() - t0, 4),
@@ -604,11 +606,12 @@ def _rows_per_test(rows: pd.DataFrame) -> dict[str, int]:
 
 
 def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n_dropped: int,
-                rounds: int, named: set[str], review_only: Mapping[str, int] | None = None
-                ) -> DropRetest:
+                rounds: int, named: set[str], review_only: Mapping[str, int] | None = None,
+                typed_otherwise: Any = None) -> DropRetest:
     """What one alarming risk reads after the rows were dropped, and why what remains remains
     (``review_only``: the rows each test still names, when the last round found rows to review
-    only)."""
+    only; ``typed_otherwise``: the last round's columns typed otherwise, :func:`_typed_otherwise`,
+    whose re-test the level after is)."""
     from .drops import COPY_SHARE, row_ties
     from .verdict import RISK_TITLES
     from .wording import drop_retest_text
@@ -633,9 +636,11 @@ def _drop_entry(before: Mapping[str, Any], after: Mapping[str, Any], rep: Any, n
             why[t["metric"]] = still_alarming("rounds", rounds=rounds)
         else:
             why[t["metric"]] = still_alarming("later")
+    typed = tuple(dict(c) for c in typed_otherwise or ())
     text = drop_retest_text(RISK_TITLES[risk][0], str(before["level"]), la, n_dropped, rounds,
-                            after.get("effect"), after.get("effect_ci"), why)
+                            after.get("effect"), after.get("effect_ci"), why, typed)
     return DropRetest(rows_dropped=n_dropped, rounds=rounds, level_before=str(before["level"]),
                       level_after=la, effect_before=before.get("effect"),
                       effect_after=after.get("effect"), effect_ci_after=after.get("effect_ci"),
-                      metric_after=after.get("metric"), remaining=tuple(why), why=why, text=text)
+                      metric_after=after.get("metric"), remaining=tuple(why), why=why, text=text,
+                      **({"typed_otherwise": typed} if typed else {}))

@@ -53,21 +53,81 @@ def _drop_clause(title: str, level_before: str, level_after: str, effect: float 
     return text
 
 
+def _identifier_why(before: str, reason: Any) -> str:
+    """Why the typing reads a column as an identifier, in a few words (``""`` for a reason the two
+    row checks of :mod:`synthguard.data.quirks` do not give)."""
+    from ..data.quirks import row_numbers_reason, surrogate_reason
+
+    if reason == surrogate_reason(before):
+        return "unique per row, no value shared between the tables"
+    if str(reason or "").startswith(row_numbers_reason("")):
+        return "row numbers, not data"
+    return ""
+
+
+def retyped(changed: Iterable[Mapping[str, Any]] | None) -> str:
+    """What the typing of the release without the dropped rows reads otherwise than the run's
+    (a round's ``typed_otherwise``, :func:`synthguard.run.actions.drop_retest`), in one clause:
+    the level after is then not a test on the same columns. ``""`` when nothing is typed
+    otherwise. Columns in name order; columns read alike are named together.
+
+    Examples
+    --------
+    >>> from synthguard.data.quirks import surrogate_reason
+    >>> retyped([{"column": "seqn", "sdtype_before": "numerical", "sdtype_after": "id",
+    ...           "reason": surrogate_reason("numerical")}])
+    "without those rows, column 'seqn' reads as an identifier (unique per row, no value shared between the tables) and is no longer compared"
+    >>> retyped([{"column": "b", "sdtype_before": "categorical", "sdtype_after": "id", "reason": "x"},
+    ...          {"column": "a", "sdtype_before": "numerical", "sdtype_after": "id", "reason": "x"}])
+    "without those rows, columns 'a' and 'b' read as identifiers and are no longer compared"
+    >>> retyped([])
+    ''
+    """
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for c in sorted(changed or (), key=lambda c: str(c["column"])):
+        after, before = str(c["sdtype_after"]), str(c["sdtype_before"])
+        if after == "id":
+            key = ("id", _identifier_why(before, c.get("reason")), "")
+        else:  # another type: still compared, as that type
+            key = (after, "", before)
+        groups.setdefault(key, []).append(repr(str(c["column"])))
+    parts = []
+    for (after, why, before), cols in groups.items():
+        one = len(cols) == 1
+        head = f"column {cols[0]} reads" if one else f"columns {_join(cols)} read"
+        if after == "id":
+            parts.append(f"{head} as {'an identifier' if one else 'identifiers'}"
+                         + (f" ({why})" if why else "")
+                         + f" and {'is' if one else 'are'} no longer compared")
+        else:
+            parts.append(f"{head} as {after} (was {before})")
+    return "without those rows, " + _join(parts) if parts else ""
+
+
 def drop_retest_text(title: str, level_before: str, level_after: str, rows_dropped: int,
                      rounds: int, effect: float | None = None, effect_ci: Any = None,
-                     why: Mapping[str, str] | None = None) -> str:
+                     why: Mapping[str, str] | None = None,
+                     typed_otherwise: Iterable[Mapping[str, Any]] | None = None) -> str:
     """An alarming risk re-tested without the release rows listed to drop (the drop-and-retest's
-    ``text``, :func:`synthguard.run.actions.drop_retest`): what it reads after, and why what
-    still alarms does.
+    ``text``, :func:`synthguard.run.actions.drop_retest`): what it reads after, the columns the
+    release without those rows is typed otherwise (the last round's ``typed_otherwise``:
+    :func:`retyped`), and why what still alarms does.
 
     Examples
     --------
     >>> drop_retest_text("Presence of training records", "high", "inconclusive", 292, 1, 0.031,
     ...                  (-0.0096, 0.069))
     'without the 292 release rows listed to drop (1 round of dropping and re-testing), presence of training records reads INCONCLUSIVE (was HIGH), 3.1 % of the training records exposed beyond chance (-0.96 % to 6.9 %)'
+    >>> drop_retest_text("Presence of training records", "high", "inconclusive", 27, 1,
+    ...                  typed_otherwise=[{"column": "seqn", "sdtype_before": "numerical",
+    ...                                    "sdtype_after": "id", "reason": ""}])
+    "without the 27 release rows listed to drop (1 round of dropping and re-testing), presence of training records reads INCONCLUSIVE (was HIGH); without those rows, column 'seqn' reads as an identifier and is no longer compared"
     """
     text = (_drop_prefix(rows_dropped, rounds) + ", "
             + _drop_clause(title, level_before, level_after, effect, effect_ci))
+    typed = retyped(typed_otherwise)
+    if typed:
+        text += "; " + typed
     if why:
         text += "; still alarming: " + "; ".join(f"{n} ({w})" for n, w in why.items())
     return text
@@ -465,8 +525,9 @@ def dropped(r: Any) -> str | None:
 
 def dropped_all(risks: Sequence[Any]) -> list[str]:
     """Every alarming risk re-tested without the release rows listed to drop, the risks of one
-    drop (the same rows, the same rounds) in one sentence; a risk that still alarms for a reason
-    gets a sentence of its own (:func:`dropped`).
+    drop (the same rows, the same rounds, the same columns typed otherwise: :func:`retyped`,
+    said once at the end) in one sentence; a risk that still alarms for a reason gets a sentence
+    of its own (:func:`dropped`).
 
     Examples
     --------
@@ -485,11 +546,13 @@ def dropped_all(risks: Sequence[Any]) -> list[str]:
         if d.get("why") or d.get("rows_dropped") is None:
             alone.append(dropped(r) or "")
             continue
-        groups.setdefault((d["rows_dropped"], d.get("rounds")), []).append(
+        key = (d["rows_dropped"], d.get("rounds"), retyped(d.get("typed_otherwise")))
+        groups.setdefault(key, []).append(
             _drop_clause(str(r.get("title")), d["level_before"], d["level_after"],
                          d.get("effect_after"), d.get("effect_ci_after")))
-    out = [sentence(f"Re-tested {_drop_prefix(n, rounds)}: " + "; ".join(clauses))
-           for (n, rounds), clauses in groups.items()]
+    out = [sentence(f"Re-tested {_drop_prefix(n, rounds)}: " + "; ".join(clauses)
+                    + (f"; {typed}" if typed else ""))
+           for (n, rounds, typed), clauses in groups.items()]
     return out + alone
 
 
