@@ -191,3 +191,19 @@ def coded_table(keys: range, rng: Any, *, x_values: int = 4, noise: bool = True)
     if noise:
         out["z"] = rng.normal(size=n).round(1)
     return pd.DataFrame(out)
+
+
+def coded_copies(seed: int = 1, n: int = 300, copies: int = 40) -> tuple[Any, Any, Any]:
+    """``(original, release, control)`` of :func:`coded_table` rows without noise: ``n`` training
+    and ``n`` control records, a release of ``n`` fresh rows and the first ``copies`` training
+    rows copied verbatim. The code is shared with the training table only through the copies: the
+    run compares it, the release without the copies reads it as a surrogate identifier."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    original = coded_table(range(n), rng, noise=False)
+    control = coded_table(range(1000, 1000 + n), rng, noise=False)
+    release = pd.concat([coded_table(range(2000, 2000 + n), rng, noise=False),
+                         original.iloc[:copies]], ignore_index=True)
+    return original, release, control

@@ -20,6 +20,7 @@ from synthguard.cli import main
 from synthguard.demo import DEMO_METADATA, make_demo
 from synthguard.report.risks import RISK_ORDER, pct
 from tests.console_text import flat
+from tests.helpers import coded_copies
 
 PRIVACY = ("exact_matches,dcr,closest_distance_mia,singling_out_univariate,"
            "singling_out_multivariate,linkability,inference,anonymeter,cap,zero_cap,"
@@ -343,3 +344,37 @@ def test_every_alarming_risk_states_what_it_reads_without_the_rows_to_drop_on_ev
         assert s in page
         assert flat(s) in dossier
     assert all(wording.dropped(r) is None for r in reps["safe"].model.verdict.risks)
+
+
+def test_a_column_the_retest_no_longer_compares_is_named_on_every_output_in_the_wordings_sentence():
+    """Without the copies, the release's code reads as an identifier and is left out of the
+    re-test: the console, the HTML page, the notebook view and the dossier (Markdown and HTML) each
+    say so in run/wording's sentences (:func:`~synthguard.run.wording.retyped` of the JSON's last
+    round, inside :func:`~synthguard.run.wording.dropped` and
+    :func:`~synthguard.run.wording.dropped_all`), none in words of its own."""
+    import html as html_lib
+
+    from synthguard.run import wording
+
+    original, release, control = coded_copies()
+    rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=0,
+                              retest_columns=0)
+    rounds = rep.to_dict()["actions"]["drop_retest"]["rounds"]
+    clause = wording.retyped(rounds[-1]["typed_otherwise"])
+    assert clause.startswith("without those rows, column 'code' reads as an identifier")
+    risks = rep.model.verdict.risks
+    each = [s for s in (wording.dropped(r) for r in risks) if s]
+    grouped = wording.dropped_all(risks)
+    assert each and grouped and all(clause in s for s in each + grouped)
+    console = flat(rep.to_console(100))
+    assert all(flat(s) in console for s in each)
+    pages = {"html": rep.to_html(), "notebook": rep._repr_html_(),
+             "dossier html": rep.to_dossier(fmt="html")}
+    dossier = flat(rep.to_dossier().replace("\\", ""))
+    for s in grouped:
+        assert flat(s) in dossier
+        for name, page in pages.items():
+            assert s in html_lib.unescape(page), name
+    named = "column 'code' reads as an identifier"
+    for name, text in {"console": console, "dossier": dossier, **pages}.items():
+        assert named in html_lib.unescape(text), name

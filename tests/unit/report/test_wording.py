@@ -116,6 +116,30 @@ def test_no_advice_to_merge_categories_is_written_anywhere():
         assert "merge categories" not in path.read_text(encoding="utf-8"), path
 
 
+def test_the_columns_a_retest_no_longer_compares_are_said_in_one_clause_in_name_order():
+    """A round's ``typed_otherwise`` in one clause, whatever the order of its entries: columns in
+    name order, those read alike named together, each with what it reads as after (an identifier
+    is no longer compared; another type still is, as that type); no markup, no second clause."""
+    from synthguard.data.quirks import row_numbers_reason, surrogate_reason
+
+    changed = [
+        {"column": "seqn", "sdtype_before": "numerical", "sdtype_after": "id",
+         "reason": surrogate_reason("numerical")},
+        {"column": "case", "sdtype_before": "numerical", "sdtype_after": "id",
+         "reason": row_numbers_reason("numbers the rows of every table")},
+        {"column": "code", "sdtype_before": "categorical", "sdtype_after": "id",
+         "reason": surrogate_reason("categorical")},
+        {"column": "age", "sdtype_before": "numerical", "sdtype_after": "categorical",
+         "reason": "text values (3 distinct)"}]
+    said = ("without those rows, column 'age' reads as categorical (was numerical), column 'case' "
+            "reads as an identifier (row numbers, not data) and is no longer compared and columns "
+            "'code' and 'seqn' read as identifiers (unique per row, no value shared between the "
+            "tables) and are no longer compared")
+    assert wording.retyped(changed) == wording.retyped(changed[::-1]) == said
+    assert ";" not in said and "<" not in said
+    assert wording.retyped(None) == wording.retyped([]) == ""
+
+
 # ------------------------------------------------------------------------ the advice that applies
 def _row(risk, level, **kw):
     return {"risk": risk, "title": risk.title(), "level": level, **kw}

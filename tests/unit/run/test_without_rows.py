@@ -18,7 +18,7 @@ from synthguard.data.tables import prepare_tables
 from synthguard.demo import make_demo
 from synthguard.run.actions import _without_rows
 
-from ...helpers import coded_table
+from ...helpers import coded_copies, coded_table
 
 
 def _mixed(seed: int) -> dict[str, pd.DataFrame]:
@@ -113,13 +113,7 @@ def test_a_round_says_which_columns_the_release_without_its_rows_types_otherwise
     """The drop-and-retest's round names the column a new evaluation of the release without the
     dropped copies reads as an identifier (nothing silent); a round that types nothing otherwise
     says nothing."""
-    rng = np.random.default_rng(1)
-
-    def table(keys: range) -> pd.DataFrame:
-        return coded_table(keys, rng, noise=False)
-
-    original, control = table(range(300)), table(range(1000, 1300))
-    release = pd.concat([table(range(2000, 2300)), original.iloc[:40]], ignore_index=True)
+    original, release, control = coded_copies()
     rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=0,
                               retest_columns=0).to_dict()
     (round_1,) = rep["actions"]["drop_retest"]["rounds"]
@@ -132,6 +126,31 @@ def test_a_round_says_which_columns_the_release_without_its_rows_types_otherwise
                                 seed=0, retest_columns=0).to_dict()
     (round_1,) = plain["actions"]["drop_retest"]["rounds"]
     assert round_1["rows_dropped"] == 40 and "typed_otherwise" not in round_1
+
+
+def test_each_risk_retested_without_the_copies_names_the_column_it_no_longer_compares():
+    """The level after the drop is a test without the code (read as an identifier once the copies
+    are gone): every alarming risk's drop-and-retest sentence says so, with the round's columns
+    (the JSON's ``typed_otherwise``, the same entries); declared, the code is compared after as
+    before and no sentence speaks of it."""
+    original, release, control = coded_copies()
+    rep = synthguard.evaluate(original, release, control, metrics=["exact_matches"], seed=0,
+                              retest_columns=0).to_dict()
+    (round_1,) = rep["actions"]["drop_retest"]["rounds"]
+    alarmed = [r for r in rep["verdict"]["risks"] if r["level"] in ("high", "medium")]
+    assert [r["risk"] for r in alarmed][:1] == ["presence"]
+    for r in alarmed:
+        d = r["drop_retest"]
+        assert d["typed_otherwise"] == round_1["typed_otherwise"]
+        assert ("; without those rows, column 'code' reads as an identifier (unique per row, no "
+                "value shared between the tables) and is no longer compared") in d["text"], d["text"]
+    declared = {"columns": {"code": {"sdtype": "numerical"}}}
+    plain = synthguard.evaluate(original, release, control, declared, metrics=["exact_matches"],
+                                seed=0, retest_columns=0).to_dict()
+    assert any(r.get("drop_retest") for r in plain["verdict"]["risks"])
+    for r in plain["verdict"]["risks"]:
+        d = r.get("drop_retest") or {}
+        assert "typed_otherwise" not in d and "'code'" not in d.get("text", "")
 
 
 def sampled_case() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
