@@ -144,6 +144,18 @@ SETS_PER_TASK = 8
 #: Query keys (rows asked x column sets) one batch of :meth:`DaskBackend.key_counts_rows` asks at
 #: most: the driver holds a batch's answers (28 bytes a key found, 16 a row and set once yielded)
 HELD_QUERY_KEYS = 4_000_000
+#: Pooled keys (pooled rows x column sets) one batch of :meth:`DaskBackend.key_counts_rows` sends
+#: to every partition of the asked rows at most, when one set's pooled keys fit it (a sampled
+#: run's 400,000 real records): the pooled side grouped once (its distinct keys, counts and lowest
+#: positions: about 32 bytes a key on each worker) and each asked partition looks its rows up in
+#: it, so the asked table is read once a batch of sets, not once a set (at 10M asked rows whose
+#: cells do not fit the workers: once per ``near_copies_2`` set before, 121 reads). ``0``: always
+#: the bucket join.
+POOLED_BROADCAST_KEYS = 4_000_000
+#: Answers (asked rows x column sets, 4 bytes each: the index of the pooled key a row holds) one
+#: broadcast batch of :meth:`DaskBackend.key_counts_rows` holds on the workers at most, until the
+#: driver has read them one set at a time (400 MB over the cluster)
+BROADCAST_ANSWERS = 100_000_000
 
 
 def _stack_sets(wide: pd.DataFrame, n_sets: int, first: int) -> pd.DataFrame:
@@ -947,6 +959,9 @@ class DaskBackend:
             got = self.dt.compute(tasks)
             return [np.concatenate([g[i] for g in got]) for i in range(4)]
 
+        if n_real <= POOLED_BROADCAST_KEYS:  # the pooled keys of a set fit every worker
+            yield from self._broadcast_counts(role, keep, pick, n_role, asked, every, named, roles)
+            return
         for b in range(0, len(every), step):
             sets = every[b:b + step]
             buckets = max(1, -(-per_set * len(sets) // (passes * SET_BUCKET_KEYS)))
@@ -962,6 +977,63 @@ class DaskBackend:
                 first = np.full(n_role, -1, dtype=np.int64)
                 count[q[at]], first[q[at]] = c[at], f[at]
                 yield (count, first) if pick is None else (count[pick], first[pick])
+
+    def _broadcast_counts(self, role: str, keep: Any, pick: np.ndarray | None, n_role: int, asked: int,
+                          every: tuple[tuple[str, ...], ...], named: tuple[str, ...],
+                          roles: Sequence[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`key_counts_rows` when one set's pooled keys fit :data:`POOLED_BROADCAST_KEYS`:
+        the sets a batch at a time (at most that many pooled keys and :data:`BROADCAST_ANSWERS`
+        answers); the pooled rows' keys on the batch's sets grouped in one task
+        (:func:`_pooled_groups`: per set, its distinct keys sorted, how many pooled rows hold each
+        and their lowest position), which every partition of the asked rows reads (each worker
+        receives it once) to look its rows' keys up (:func:`_pooled_hits_frame`, or from the held
+        cells :func:`_pooled_hits_held`): per set, the index of the pooled key each asked row holds
+        (``-1``: none), held on the workers; the driver reads them a set at a time and yields its
+        dense answers. The same numbers as the bucket join (the same keys, counted exactly)."""
+        from dask import delayed
+
+        n_real = sum(self.n_rows(r) for r in roles)
+        step = max(1, min(POOLED_BROADCAST_KEYS // max(n_real, 1), BROADCAST_ANSWERS // max(asked, 1)))
+        held = self.held_cells(role, named)
+        client = self.dt.client
+        places = None  # the asked rows' canonical positions, partition by partition (the same every batch)
+        for b in range(0, len(every), step):
+            sets = every[b:b + step]
+            (shared,) = client.scatter([sets], broadcast=True, hash=False)  # once, not per task
+            pooled, start = [], 0
+            for r in roles:  # every pooled partition's keys on the batch's sets, in one piece
+                pooled += self._set_pieces(r, shared, start, None, named)
+                start += self.n_rows(r)
+            groups = client.persist(delayed(_pooled_groups, pure=True)(
+                [delayed(_first, pure=True)(p) for p in pooled], len(sets)))
+            if held is None:
+                parts = self.dt.map(role, _pooled_hits_frame, shared, keep, groups, ordered=False)
+            else:
+                look = delayed(_pooled_hits_held, pure=False)
+                parts = [look(c, held[0], shared, keep, groups) for c in held[1]]
+            parts = client.persist(parts)  # per partition: (positions, (sets, rows) int32 indices)
+            if places is None:
+                places = np.concatenate(self.dt.compute([delayed(_first, pure=True)(p) for p in parts]))
+            tallies = self.dt.compute([delayed(_tallies, pure=True)(groups, j) for j in range(len(sets))])
+            for j, (count_of, low_of) in enumerate(tallies):  # one set's dense answers at a time
+                idx = np.concatenate(self.dt.compute([delayed(_set_row, pure=True)(p, j) for p in parts]))
+                hit = idx >= 0
+                count = np.zeros(n_role, dtype=np.int64)
+                first = np.full(n_role, -1, dtype=np.int64)
+                count[places[hit]], first[places[hit]] = count_of[idx[hit]], low_of[idx[hit]]
+                yield (count, first) if pick is None else (count[pick], first[pick])
+            del parts, groups
+
+    def _set_pieces(self, role: str, sets: Any, start: int, keep: Any, named: tuple[str, ...]) -> list[Any]:
+        """Per partition of ``role``, its rows' keys on ``sets`` in one piece (:func:`_keys_in_buckets`
+        with one bucket), pooled positions plus ``start``: from the held cells when held."""
+        from dask import delayed
+
+        held = self.held_cells(role, named)
+        if held is None:
+            return self.dt.map(role, _set_buckets_frame, sets, start, 1, keep, ordered=False)
+        f = delayed(_set_buckets_held, pure=False)
+        return [f(c, held[0], sets, start, 1, keep) for c in held[1]]
 
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         """Per pooled row of ``roles``, on how many of ``column_sets`` no other pooled row holds its
@@ -2123,6 +2195,93 @@ def _key_groups(s: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     new[0] = True
     np.logical_not(same, out=new[1:])
     return order, new, ws
+
+
+def _first(pieces: Sequence[Any]) -> Any:
+    """``pieces[0]``: a task's first output (its one bucket, its positions)."""
+    return pieces[0]
+
+
+def _pooled_groups(pieces: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_sets: int
+                   ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """The pooled rows' keys of every partition (``(set index, keys, pooled positions)`` pieces,
+    :func:`_keys_in_buckets` with one bucket) grouped per column set: its distinct keys sorted as
+    :func:`_distinct_pairs` sorts them (``(m, 2)`` uint64), how many pooled rows hold each and
+    their lowest pooled position.
+
+    Examples
+    --------
+    >>> k = lambda *w: np.array([[x, 1] for x in w], dtype=np.uint64)
+    >>> piece = (np.array([0, 0, 0, 1], np.int32), k(5, 7, 5, 5), np.array([4, 2, 1, 3]))
+    >>> [(g[0][:, 0].tolist(), g[1].tolist(), g[2].tolist()) for g in _pooled_groups([piece], 2)]
+    [([5, 7], [2, 1], [1, 2]), ([5], [1], [3])]
+    """
+    s = np.concatenate([p[0] for p in pieces])
+    h = np.concatenate([p[1] for p in pieces]).reshape(-1, 2)
+    g = np.concatenate([p[2] for p in pieces]).astype(np.int64)
+    order = np.argsort(s, kind="stable")
+    bounds = np.searchsorted(s[order], np.arange(n_sets + 1))
+    out = []
+    for j in range(n_sets):  # loop over sets, vectorised over rows
+        at = order[bounds[j]:bounds[j + 1]]
+        keys, inv = _distinct_pairs(h[at])
+        by = np.argsort(inv, kind="stable")
+        starts = np.searchsorted(inv[by], np.arange(len(keys)))
+        count = np.diff(np.r_[starts, inv.size]).astype(np.int64)
+        low = np.minimum.reduceat(g[at][by], starts) if len(keys) else np.zeros(0, np.int64)
+        out.append((keys, count, low.astype(np.int64)))
+    return tuple(out)
+
+
+def _pooled_hits(hashes: Any, pos: np.ndarray,
+                 groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per column set (its rows' keys in ``hashes``), the index of each row's key among the
+    set's pooled keys (:func:`_pooled_groups`; ``-1``: no pooled row holds it): ``(pos, (sets,
+    rows) int32)``."""
+    idx = np.full((len(groups), pos.size), -1, dtype=np.int32)
+    for j, h in enumerate(hashes):  # loop over sets, vectorised over rows
+        idx[j] = _find_pairs(groups[j][0], h)
+    return pos, idx
+
+
+def _pooled_hits_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray,
+                       sets: tuple[tuple[str, ...], ...], keep: np.ndarray | None,
+                       groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pooled_hits` of a partition's rows (only those ``keep`` marks, when given), hashed
+    (:func:`~._tables.set_hashes`)."""
+    pos = np.asarray(positions, dtype=np.int64)
+    if keep is not None:
+        sel = keep[pos]
+        frame, pos = frame.iloc[np.flatnonzero(sel)], pos[sel]
+    return _pooled_hits(set_hashes(encoder, frame, sets), pos, groups)
+
+
+def _pooled_hits_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],
+                      sets: tuple[tuple[str, ...], ...], keep: np.ndarray | None,
+                      groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pooled_hits_frame` from a partition's held cell hashes on ``columns`` (the same
+    keys)."""
+    from ..data.hashing import iter_set_sums
+
+    cells, pos = held
+    if keep is not None:
+        sel = keep[pos]
+        cells, pos = cells[sel], pos[sel]
+    at = {c: j for j, c in enumerate(columns)}
+    return _pooled_hits(iter_set_sums(cells, [[at[c] for c in cols] for cols in sets]), pos, groups)
+
+
+def _tallies(groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], j: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Set ``j``'s pooled counts and lowest positions (:func:`_pooled_groups`), without its keys."""
+    return groups[j][1], groups[j][2]
+
+
+def _set_row(part: tuple[np.ndarray, np.ndarray], j: int) -> np.ndarray:
+    """Set ``j``'s pooled key indices of one partition's asked rows (:func:`_pooled_hits`)."""
+    return part[1][j]
 
 
 def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],

@@ -12,7 +12,10 @@ import pandas as pd
 import pytest
 
 from synthguard import evaluate
-from synthguard.distributed._backend import _join_bucket  # the join, before a test spies on it
+from synthguard.distributed._backend import (  # before a test spies on them
+    _join_bucket,
+    _pooled_groups,
+)
 
 from .test_distributed_equality import (
     META,
@@ -69,16 +72,47 @@ def test_release_rows_joined_on_the_workers_equal_their_keys_sent_from_the_drive
             _same([per[0] for per in local.key_counts([local.take("synthetic", at, COLS)], SETS, roles)], want)
             assert any((c >= 2).any() for c, _ in want)  # keys several real rows hold: the lowest asked
             assert any(((c == 1) & (f >= 0)).any() for c, f in want)
-            _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)  # one batch, one bucket
+            _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)  # the pooled keys sent
+            with monkeypatch.context() as m:  # the bucket join: one batch and bucket
+                m.setattr(backend, "POOLED_BROADCAST_KEYS", 0)
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
             with monkeypatch.context() as m:  # many batches and buckets
+                m.setattr(backend, "POOLED_BROADCAST_KEYS", 0)
                 m.setattr(backend, "SET_BATCH_KEYS", 4_000)
                 m.setattr(backend, "SET_BUCKET_KEYS", 300)
                 m.setattr(backend, "HELD_QUERY_KEYS", 500)
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
                 m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+            with monkeypatch.context() as m:  # the pooled keys sent in batches of 3 sets, then 1
+                m.setattr(backend, "POOLED_BROADCAST_KEYS", 3 * (len(orig) + len(ctl)))
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+                m.setattr(backend, "BROADCAST_ANSWERS", 1)
+                m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
     none = list(dist.key_counts_rows("synthetic", np.zeros(0, np.int64), SETS[:2], ("original",)))
     assert len(none) == 2 and all(c.size == 0 and f.size == 0 for c, f in none)  # nothing asked
+
+
+def test_lowest_positions_are_asked_of_the_pooled_keys_sent(dask_client, monkeypatch):
+    """The same of the pooled keys sent to the asked partitions: with the lowest position of a
+    pooled key replaced by the highest the answers differ, the counts not."""
+    import synthguard.distributed._backend as backend
+
+    orig, syn, ctl, meta = _tables()
+    _, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    roles = ("original", "control")
+    want = [per[0] for per in dist.key_counts([dist.take("synthetic", np.arange(len(syn)), COLS)], SETS, roles)]
+    monkeypatch.setattr(backend, "_pooled_groups", _highest_groups)
+    got = list(dist.key_counts_rows("synthetic", None, SETS, roles))
+    assert any(not np.array_equal(g[1], w[1]) for g, w in zip(got, want, strict=True))
+    assert all(np.array_equal(g[0], w[0]) for g, w in zip(got, want, strict=True))
+
+
+def _highest_groups(pieces, n_sets):
+    """:func:`_pooled_groups` answering each key's highest pooled position (module level: the
+    task's function travels pickled by reference)."""
+    return tuple((k, c, -low) for k, c, low in _pooled_groups([(p[0], p[1], -p[2]) for p in pieces], n_sets))
 
 
 def test_lowest_positions_are_asked_of_the_bucket_join(dask_client, monkeypatch):
@@ -87,6 +121,7 @@ def test_lowest_positions_are_asked_of_the_bucket_join(dask_client, monkeypatch)
     it), so the positions are checked, not only the counts."""
     import synthguard.distributed._backend as backend
 
+    monkeypatch.setattr(backend, "POOLED_BROADCAST_KEYS", 0)  # the bucket join
     orig, syn, ctl, meta = _tables()
     _, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
     roles = ("original", "control")
@@ -205,6 +240,7 @@ def test_a_set_past_the_batch_budget_is_joined_in_passes_of_the_budget(dask_clie
 
     monkeypatch.setattr(backend, "_join_bucket", _counted_join)
     monkeypatch.setattr(dist.dt, "compute", compute)
+    monkeypatch.setattr(backend, "POOLED_BROADCAST_KEYS", 0)  # the bucket join
     monkeypatch.setattr(backend, "SET_BATCH_KEYS", per_set // 3)  # 3 passes a set
     monkeypatch.setattr(backend, "SET_BUCKET_KEYS", 100)
     for held in (True, False):
