@@ -940,11 +940,7 @@ class DaskBackend:
         passes = max(1, -(-per_set // SET_BATCH_KEYS))
 
         def keys(r: str, sets: Any, start: int, buckets: int, sel: Any, part: tuple[int, int]) -> list[Any]:
-            held = self.held_cells(r, named)
-            if held is None:  # the partitions hashed as they go
-                return self.dt.map(r, _set_buckets_frame, sets, start, buckets, sel, part, ordered=False)
-            f = delayed(_set_buckets_held, pure=False)
-            return [f(c, held[0], sets, start, buckets, sel, part) for c in held[1]]
+            return self._set_pieces(r, sets, start, sel, named, buckets, part)
 
         def join(sets: Any, buckets: int, part: tuple[int, int]) -> list[np.ndarray]:
             """One pass of a batch: ``(set, asked position, count, lowest pooled position)`` of
@@ -1024,16 +1020,19 @@ class DaskBackend:
                 yield (count, first) if pick is None else (count[pick], first[pick])
             del parts, groups
 
-    def _set_pieces(self, role: str, sets: Any, start: int, keep: Any, named: tuple[str, ...]) -> list[Any]:
-        """Per partition of ``role``, its rows' keys on ``sets`` in one piece (:func:`_keys_in_buckets`
-        with one bucket), pooled positions plus ``start``: from the held cells when held."""
+    def _set_pieces(self, role: str, sets: Any, start: int, keep: Any, named: tuple[str, ...],
+                    buckets: int = 1, part: tuple[int, int] = (0, 1)) -> list[Any]:
+        """Per partition of ``role`` (only the rows ``keep`` marks, when given), its rows' keys on
+        ``sets`` split into ``buckets`` (:func:`_keys_in_buckets`, of its slice ``part``),
+        positions plus ``start``: from the held cells on ``named`` when held, else the partitions
+        hashed as they go."""
         from dask import delayed
 
         held = self.held_cells(role, named)
         if held is None:
-            return self.dt.map(role, _set_buckets_frame, sets, start, 1, keep, ordered=False)
+            return self.dt.map(role, _set_buckets_frame, sets, start, buckets, keep, part, ordered=False)
         f = delayed(_set_buckets_held, pure=False)
-        return [f(c, held[0], sets, start, 1, keep) for c in held[1]]
+        return [f(c, held[0], sets, start, buckets, keep, part) for c in held[1]]
 
     def unique_sets(self, column_sets: Sequence[Sequence[str]], roles: Sequence[str]) -> np.ndarray:
         """Per pooled row of ``roles``, on how many of ``column_sets`` no other pooled row holds its
