@@ -39,6 +39,7 @@ from ..data.encoding import (
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.notes import boolean_note, decimal_note, float32_note, nfc_note, whitespace_note
 from ..data.quirks import (
+    _integer_valued,
     _strip,
     control_columns,
     declared_id_columns,
@@ -145,11 +146,15 @@ class DistTables:
     #: the input warnings one process lists for the same inputs
     #: (:attr:`Tables.warnings <synthguard.data.tables.Tables.warnings>`, :func:`input_warnings`)
     warnings: tuple[str, ...] = ()
-    #: role -> the whole table a seeded sample of that role was drawn from
-    #: (:func:`synthguard.run.cluster.sample_on_cluster`): the re-test of the release without some
-    #: rows decides identifiers on it, as a new evaluation does before it samples
+    #: role -> the columns :attr:`whole_columns` of the whole table a seeded sample of that role
+    #: was drawn from (:func:`synthguard.run.cluster.sample_on_cluster`,
+    #: :func:`whole_identifier_columns`): the re-test of the release without some rows decides
+    #: identifiers on them, as a new evaluation does before it samples
     #: (:func:`without_rows_retyped`; one process: ``Tables.whole_columns``)
     whole: dict[str, DistTable] = field(default_factory=dict)
+    #: the columns :attr:`whole` holds (``None``: the tables are not a sample): the whole tables'
+    #: columns that could read as an identifier; no other column can read as one in them
+    whole_columns: tuple[str, ...] | None = None
 
     def inferred_metadata(self) -> dict[str, dict[str, Any]]:
         """``{column: {"sdtype", "reason"[, "normalised"]}}`` as
@@ -2270,9 +2275,72 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
                      release_type=dt.release_type,
                      row_numbers={**dt.row_numbers, role: numbers}, first_values=firsts,
                      part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings,
-                     whole=dict(dt.whole))
+                     whole=dict(dt.whole), whole_columns=dt.whole_columns)
     return out, at
 
+
+
+
+def _partition_candidates(frame: pd.DataFrame, columns: tuple[str, ...], numerical: tuple[str, ...]
+                          ) -> list[str]:
+    """The columns of ``columns`` complete and holding a different value on every row of this
+    partition, whole numbers in those of ``numerical``: what every partition of a table whose
+    column could read as an identifier holds (:func:`whole_identifier_columns`).
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"a": [1.0, 2.0], "b": [1.5, 2.0], "c": ["x", "x"], "d": ["x", None]})
+    >>> _partition_candidates(f, ("a", "b", "c", "d"), ("a", "b"))
+    ['a']
+    """
+    out = []
+    for c in columns:
+        s = frame[c]
+        if s.isna().any() or not s.is_unique:
+            continue
+        if c in numerical and not _integer_valued(s):
+            continue
+        out.append(c)
+    return out
+
+
+def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
+                             ) -> tuple[dict[str, DistTable], tuple[str, ...]]:
+    """The columns of the whole tables ``roles`` of ``dt`` that could read as an identifier
+    (inferred categorical, or numerical with whole numbers; complete and unique in every
+    partition of every such table: a column unique in a whole table is so in each partition),
+    each table's partitions projected on them, and those columns: what a seeded sample's re-test
+    needs of the whole tables (:func:`without_rows_retyped`; one process:
+    :func:`~synthguard.data.quirks.identifier_candidates`, ``Tables.whole_columns``), so that the
+    rest of them is let go. The projections are held on the cluster when the whole table was
+    (a part of what it held), else when they fit (:func:`persist_if_fits`); no table when no
+    column is left.
+    """
+    from dask import delayed
+
+    schema = dt.schema
+    cols = tuple(c for c, s in schema.columns.items() if s.inferred and s.sdtype in ("numerical", "categorical"))
+    if not cols or not roles:
+        return {}, ()
+    numerical = tuple(c for c in cols if schema.columns[c].sdtype == "numerical")
+    check = delayed(_partition_candidates, pure=True)
+    got = dt.client.gather(dt.client.compute(
+        [check(p, cols, numerical) for r in roles for p in dt.get(r).input_parts]))
+    kept = tuple(c for c in cols if all(c in g for g in got))
+    if not kept:
+        return {}, ()
+    project = delayed(_projected, pure=True)
+    out: dict[str, DistTable] = {}
+    for r in roles:
+        table = dt.get(r)
+        new = DistTable(r, table.label, [project(p, kept) for p in table.input_parts], table.lengths.copy())
+        if table.persisted:
+            new.parts, new.persisted = list(dt.client.persist(new.parts)), True
+        else:
+            persist_if_fits({r: new}, dt.client)
+        new.input_parts = list(new.parts)
+        out[r] = new
+    return out, kept
 
 
 #: rows of each table's first partition :func:`without_rows_retyped` reads to pick the columns
@@ -2317,6 +2385,8 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
     # the detections start from inferred numerical and categorical columns (an identifier stays
     # one, a declared column as declared): none, nothing to read
     cols = [c for c, s in new.schema.columns.items() if s.inferred and s.sdtype in ("numerical", "categorical")]
+    if new.whole_columns is not None:  # a sample: only the whole tables' candidates can read as one
+        cols = [c for c in cols if c in new.whole_columns]
     if not cols:
         return new, at, None
     roles = [r for r in ROLES if r in new.tables]
@@ -2451,4 +2521,4 @@ def with_columns(dt: DistTables, functions: Mapping[str, Callable[[pd.Series], p
     return DistTables(tables, schema, dt.client, encoder, future, dict(dt.fingerprints),
                       release_type=dt.release_type, row_numbers=row_numbers, first_values=firsts,
                       part_rows=part_rows, notes=dict(dt.notes), warnings=dt.warnings,
-                      whole=dict(dt.whole))
+                      whole=dict(dt.whole), whole_columns=dt.whole_columns)

@@ -81,7 +81,7 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
         The tables the run tests, the header's ``sample`` entry and the full-table copies (as
         :func:`~synthguard.run.sample.sample_tables` returns them).
     """
-    from ..distributed._tables import without_rows
+    from ..distributed._tables import whole_identifier_columns, without_rows
     from .sample import resolve_max_records, sample_header, sample_positions
 
     limit = resolve_max_records(max_records)
@@ -103,7 +103,10 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
         info[role] = {"rows": int(limit), "of": int(n)}
     # the header names the inputs as given (one process's too: its sample under "sample")
     sampled.fingerprints = dict(dt.fingerprints)
-    sampled.whole = {r: dt.get(r) for r, (_, keep) in drawn.items() if keep is not None}
+    # the whole tables' columns that could read as an identifier, for the re-test's typing (the
+    # rest of the whole tables let go)
+    sampled.whole, sampled.whole_columns = whole_identifier_columns(
+        dt, [r for r, (_, keep) in drawn.items() if keep is not None])
     return sampled, sample_header(info, seed, limit, copies), copies
 
 

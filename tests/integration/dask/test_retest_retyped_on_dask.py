@@ -111,3 +111,37 @@ def test_retyped_tables_map_each_row_to_the_same_row_of_the_run(dask_client, max
         got = fetch_rows(new, role, np.arange(new.get(role).n_rows))[cols].reset_index(drop=True)
         want = fetch_rows(dt, role, at)[cols].reset_index(drop=True)
         assert got.astype(str).equals(want.astype(str)), role
+
+
+def test_a_sampled_cluster_run_holds_only_the_whole_tables_candidate_columns(dask_client):
+    """Once sampled, the run lets the whole training and control tables go (review s34: the
+    re-test's ``DistTables.whole`` kept their held partitions on the workers for the whole run):
+    only the columns that could read as an identifier stay, as one process keeps them
+    (``Tables.whole_columns``)."""
+    import gc
+    import time
+
+    from synthguard.distributed._tables import load_tables
+    from synthguard.run.cluster import sample_on_cluster
+
+    from ...unit.run.test_without_rows import sampled_case
+
+    original, release, control, _ = sampled_case()
+    dt = load_tables(original, release, control, None, client=dask_client, npartitions=3)
+    whole = {r: [p.key for p in dt.get(r).input_parts] for r in ("original", "control")}
+    assert all(dt.get(r).persisted for r in whole)  # held on the workers: their keys tell
+    sampled, _, _ = sample_on_cluster(dt, 200, 0)
+    del dt
+    gc.collect()
+
+    def held() -> set:
+        return set(dask_client.run_on_scheduler(lambda dask_scheduler: [
+            k for k, ts in dask_scheduler.tasks.items() if ts.state == "memory"]))
+
+    deadline = time.monotonic() + 5.0
+    while any(k in held() for keys in whole.values() for k in keys) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [k for keys in whole.values() for k in keys if k in held()]
+    heads = dask_client.gather(dask_client.compute([sampled.whole[r].input_parts[0] for r in whole]))
+    assert [list(h.columns) for h in heads] == [["code"], ["code"]]  # unique and complete in both
+    assert [sampled.whole[r].n_rows for r in whole] == [3000, 3000]
