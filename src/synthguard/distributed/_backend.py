@@ -2247,13 +2247,16 @@ def _pooled_hits_frame(encoder: Encoder, frame: pd.DataFrame, positions: np.ndar
                        sets: tuple[tuple[str, ...], ...], keep: np.ndarray | None,
                        groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_pooled_hits` of a partition's rows (only those ``keep`` marks, when given), hashed
-    (:func:`~._tables.set_hashes`)."""
+    """:func:`_pooled_hits` of a partition's rows (only those ``keep`` marks, when given), hashed:
+    every cell once (:func:`~._tables.cell_matrix`), then one set's keys at a time as from held
+    cells (:func:`_pooled_hits_held`; the keys of :func:`~._tables.set_hashes`), not every set's
+    of the batch at once."""
     pos = np.asarray(positions, dtype=np.int64)
     if keep is not None:
         sel = keep[pos]
         frame, pos = frame.iloc[np.flatnonzero(sel)], pos[sel]
-    return _pooled_hits(set_hashes(encoder, frame, sets), pos, groups)
+    every = tuple(dict.fromkeys(c for cols in sets for c in cols))
+    return _pooled_hits_held((cell_matrix(encoder, frame, every), pos), every, sets, None, groups)
 
 
 def _pooled_hits_held(held: tuple[np.ndarray, np.ndarray], columns: tuple[str, ...],

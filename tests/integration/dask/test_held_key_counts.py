@@ -253,3 +253,43 @@ def test_a_set_past_the_batch_budget_is_joined_in_passes_of_the_budget(dask_clie
             assert len(sizes) == 3 * len(sets)  # one set a batch, in 3 passes
             assert all(sum(sizes[i:i + 3]) == per_set for i in range(0, len(sizes), 3))  # every key once
             assert max(sizes) < per_set / 2  # a pass holds its slice, not the set
+
+
+def test_a_hashed_partition_looks_its_rows_up_one_set_at_a_time():
+    """A partition whose cells are not held hashes its cells once and sums one set's keys at a
+    time while it looks them up among the pooled keys sent (review s34: every set's keys of the
+    batch at once, 16 bytes a row and set, four times the answers it keeps): its peak stays below
+    the batch's keys, and it answers as from held cells."""
+    import tracemalloc
+
+    from synthguard.data.encoding import Encoder
+    from synthguard.data.hashing import iter_set_sums
+    from synthguard.data.schema import ColumnSpec, Schema
+    from synthguard.distributed._backend import _pooled_hits_frame, _pooled_hits_held
+    from synthguard.distributed._tables import cell_matrix
+
+    rng = np.random.default_rng(0)
+    n, cols = 20_000, [f"c{i}" for i in range(8)]
+    frame = pd.DataFrame({c: rng.integers(0, 50, n).astype(float) for c in cols})
+    encoder = Encoder(Schema({c: ColumnSpec(c, "numerical") for c in cols}))
+    encoder.freeze()
+    sets = tuple(tuple(c for j, c in enumerate(cols) if j not in m) for d in range(4)
+                 for m in combinations(range(8), d)) + ((),)  # 93 sets and the empty one
+    pooled = frame.sample(500, random_state=1)
+    real = cell_matrix(encoder, pooled, cols)
+    pieces = [(np.full(len(pooled), j, np.int32), h, np.arange(len(pooled), dtype=np.int64))
+              for j, h in enumerate(iter_set_sums(real, [[cols.index(c) for c in s] for s in sets]))]
+    groups = _pooled_groups(pieces, len(sets))
+    pos = np.arange(n, dtype=np.int64)
+    got = _pooled_hits_frame(encoder, frame, pos, sets, None, groups)
+    held = _pooled_hits_held((cell_matrix(encoder, frame, cols), pos), tuple(cols), sets, None, groups)
+    np.testing.assert_array_equal(got[1], held[1])
+    assert (got[1] >= 0).sum(axis=1).min() >= 500  # the pooled rows' own keys found
+    tracemalloc.start()
+    try:
+        _pooled_hits_frame(encoder, frame, pos, sets, None, groups)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the answers (4 bytes a row and set) and the cells, well below the keys (16 bytes a row and set)
+    assert peak < n * len(sets) * 16 * 0.6, peak
