@@ -146,14 +146,14 @@ class DistTables:
     #: the input warnings one process lists for the same inputs
     #: (:attr:`Tables.warnings <synthguard.data.tables.Tables.warnings>`, :func:`input_warnings`)
     warnings: tuple[str, ...] = ()
-    #: role -> the columns :attr:`whole_columns` of the whole table a seeded sample of that role
-    #: was drawn from (:func:`synthguard.run.cluster.sample_on_cluster`,
+    #: role -> the whole table a seeded sample of that role was drawn from, or only its columns
+    #: :attr:`whole_columns` (:func:`synthguard.run.cluster.sample_on_cluster`,
     #: :func:`whole_identifier_columns`): the re-test of the release without some rows decides
     #: identifiers on them, as a new evaluation does before it samples
     #: (:func:`without_rows_retyped`; one process: ``Tables.whole_columns``)
     whole: dict[str, DistTable] = field(default_factory=dict)
-    #: the columns :attr:`whole` holds (``None``: the tables are not a sample): the whole tables'
-    #: columns that could read as an identifier; no other column can read as one in them
+    #: the columns of the whole tables that could read as an identifier, when :attr:`whole` holds
+    #: only those (no other column can read as one in them); ``None``: every column
     whole_columns: tuple[str, ...] | None = None
 
     def inferred_metadata(self) -> dict[str, dict[str, Any]]:
@@ -2305,43 +2305,57 @@ def _partition_candidates(frame: pd.DataFrame, columns: tuple[str, ...], numeric
 
 
 def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
-                             ) -> tuple[dict[str, DistTable], tuple[str, ...]]:
-    """The columns of the whole tables ``roles`` of ``dt`` that could read as an identifier
-    (inferred categorical, or numerical with whole numbers; complete and unique in every
-    partition of every such table: a column unique in a whole table is so in each partition),
-    each table's partitions projected on them, and those columns: what a seeded sample's re-test
-    needs of the whole tables (:func:`without_rows_retyped`; one process:
+                             ) -> tuple[dict[str, DistTable], tuple[str, ...] | None]:
+    """What a seeded sample's re-test needs of the whole tables ``roles`` of ``dt`` to decide
+    identifiers as a new evaluation does (:func:`without_rows_retyped`; one process:
     :func:`~synthguard.data.quirks.identifier_candidates`, ``Tables.whole_columns``), so that the
-    rest of them is let go. The projections are held on the cluster when the whole table was
-    (a part of what it held), else when they fit (:func:`persist_if_fits`); no table when no
-    column is left.
+    rest of them is let go: per role, the table (:attr:`DistTables.whole`), and the columns those
+    tables hold (:attr:`DistTables.whole_columns`; ``None``: every column).
+
+    A whole table whose partitions hold nothing on the cluster (read from their source by each
+    graph) is kept as it is: holding it holds nothing, and nothing is read now. When one holds
+    data on the cluster (its typed or raw partitions held), the columns that could read as an
+    identifier in every such table (inferred categorical, or numerical with whole numbers;
+    complete and unique in every partition: a column unique in a whole table is so in each of its
+    partitions) are found, each of those tables' partitions is projected on them and held, and the
+    table itself is let go (its held partitions are released once nothing else reads them).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from distributed import Client
+    >>> client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)
+    >>> o = pd.DataFrame({"code": range(100, 140), "x": [1, 2] * 20})  # shared with the release
+    >>> dt = load_tables(o, o.head(30), None, None, client=client, npartitions=2)
+    >>> whole, cols = whole_identifier_columns(dt, ["original"])
+    >>> cols, whole["original"].n_rows
+    (('code',), 40)
+    >>> client.close()
     """
     from dask import delayed
+    from distributed import futures_of
 
+    held = [r for r in roles if futures_of(list(dt.get(r).input_parts or ()))]
+    out: dict[str, DistTable] = {r: dt.get(r) for r in roles if r not in held}
+    if not held:
+        return out, None
     schema = dt.schema
     cols = tuple(c for c, s in schema.columns.items() if s.inferred and s.sdtype in ("numerical", "categorical"))
-    if not cols or not roles:
-        return {}, ()
     numerical = tuple(c for c in cols if schema.columns[c].sdtype == "numerical")
     check = delayed(_partition_candidates, pure=True)
     got = dt.client.gather(dt.client.compute(
-        [check(p, cols, numerical) for r in roles for p in dt.get(r).input_parts]))
+        [check(p, cols, numerical) for r in held for p in dt.get(r).input_parts])) if cols else []
     kept = tuple(c for c in cols if all(c in g for g in got))
-    if not kept:
-        return {}, ()
+    if not kept:  # no column can read as an identifier in them: nothing of them is needed
+        return out, kept
     project = delayed(_projected, pure=True)
-    out: dict[str, DistTable] = {}
-    for r in roles:
+    for r in held:
         table = dt.get(r)
         new = DistTable(r, table.label, [project(p, kept) for p in table.input_parts], table.lengths.copy())
-        if table.persisted:
-            new.parts, new.persisted = list(dt.client.persist(new.parts)), True
-        else:
-            persist_if_fits({r: new}, dt.client)
+        new.parts, new.persisted = list(dt.client.persist(new.parts)), True
         new.input_parts = list(new.parts)
         out[r] = new
     return out, kept
-
 
 #: rows of each table's first partition :func:`without_rows_retyped` reads to pick the columns
 #: whose identifier facts it gathers from every partition

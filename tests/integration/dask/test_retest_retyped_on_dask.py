@@ -113,14 +113,16 @@ def test_retyped_tables_map_each_row_to_the_same_row_of_the_run(dask_client, max
         assert got.astype(str).equals(want.astype(str)), role
 
 
-def test_a_sampled_cluster_run_holds_only_the_whole_tables_candidate_columns(dask_client):
+def test_a_sampled_cluster_run_holds_only_the_whole_tables_candidate_columns(dask_client, monkeypatch):
     """Once sampled, the run lets the whole training and control tables go (review s34: the
     re-test's ``DistTables.whole`` kept their held partitions on the workers for the whole run):
     only the columns that could read as an identifier stay, as one process keeps them
-    (``Tables.whole_columns``)."""
+    (``Tables.whole_columns``); whole tables that hold nothing on the cluster are kept as they are
+    (nothing read at sampling)."""
     import gc
     import time
 
+    import synthguard.distributed._tables as tables_module
     from synthguard.distributed._tables import load_tables
     from synthguard.run.cluster import sample_on_cluster
 
@@ -145,3 +147,9 @@ def test_a_sampled_cluster_run_holds_only_the_whole_tables_candidate_columns(das
     heads = dask_client.gather(dask_client.compute([sampled.whole[r].input_parts[0] for r in whole]))
     assert [list(h.columns) for h in heads] == [["code"], ["code"]]  # unique and complete in both
     assert [sampled.whole[r].n_rows for r in whole] == [3000, 3000]
+    del sampled, heads
+    monkeypatch.setattr(tables_module, "PERSIST_SHARE", 0.0)  # nothing held: read from the frames
+    monkeypatch.setattr(tables_module, "RAW_PERSIST_SHARE", 0.0)
+    dt = load_tables(original, release, control, None, client=dask_client, npartitions=3)
+    sampled, _, _ = sample_on_cluster(dt, 200, 0)
+    assert sampled.whole_columns is None and all(sampled.whole[r] is dt.get(r) for r in whole)
