@@ -217,14 +217,18 @@ class FrameValues:
     def coarsened(self, coarsening: ColumnCoarsening, schema: Any) -> Any:
         """The tables prepared again with the column coarsened (:func:`prepare_tables`, in the
         order the frames hold their rows: its checks too; a control holding the original's or
-        the release's rows once coarsened is its :class:`~synthguard.errors.InputError`)."""
+        the release's rows once coarsened is its :class:`~synthguard.errors.InputError`). The
+        identifiers are those of ``schema`` (the tables' own, decided on the rows they were typed
+        from: a sampled run's on its whole tables), not decided again on these frames; the
+        coarsened column is declared, so no identifier check could change it."""
         from ..data.tables import prepare_tables
 
         col = coarsening.column
         new = {r: f.assign(**{col: coarsening.apply(f[col])}) for r, f in self.frames.items()
                if f is not None}
         return prepare_tables(new["original"], new["synthetic"], new.get("control"), schema,
-                              labels=self.labels, canonical_columns=True).in_canonical_order()
+                              labels=self.labels, canonical_columns=True,
+                              detect_identifiers=False).in_canonical_order()
 
 
 def plan_coarsening(values: ColumnValues, column: str, sdtype: str, *, bins: int = BINS,

@@ -182,3 +182,29 @@ def test_a_sampled_run_types_the_release_without_its_rows_as_a_new_sampled_evalu
                               retest_columns=0, max_records=200).to_dict()
     (round_1,) = rep["actions"]["drop_retest"]["rounds"]
     assert round_1["rows_dropped"] == 600 and "typed_otherwise" not in round_1
+
+
+def test_a_sampled_runs_coarsened_tables_compare_the_columns_its_drop_retest_compares():
+    """The coarsen-and-retest's tables keep the identifiers the tables it coarsens were typed
+    with (review s34: it decided them again on the samples, so a code the whole tables share
+    only through training records outside the sample read as an identifier there, and the
+    coarsened level was of a test without it, said nowhere; a cluster's coarsened tables keep
+    the schema)."""
+    import dataclasses
+
+    from synthguard.data.coarsening import FrameValues, plan_coarsening
+    from synthguard.run.sample import sample_tables
+
+    original, release, control, _ = sampled_case()
+    tables = prepare_tables(original, release, control, canonical_columns=True).in_canonical_order()
+    sampled, _, _ = sample_tables(tables, 200, 0)
+    copies = np.isin(sampled.synthetic["code"].to_numpy(), original["code"].iloc[:600].to_numpy())
+    after, _, _ = _without_rows(sampled, copies)
+    assert copies.sum() == 600 and after.schema.sdtype("code") == "numerical"
+    values = FrameValues.of_tables(after)
+    plan = plan_coarsening(values, "z", "numerical")
+    spec = dataclasses.replace(after.schema.columns["z"], sdtype="categorical", inferred=False,
+                               reason="coarsened", datetime_format=None, unit=None)
+    coarse = values.coarsened(plan, dataclasses.replace(after.schema, columns={**after.schema.columns, "z": spec}))
+    assert coarse.schema.sdtype("code") == "numerical"
+    assert coarse.schema.sdtype("z") == "categorical" and len(coarse.synthetic) == len(after.synthetic)
