@@ -160,13 +160,15 @@ def detect_surrogate_ids(frames: Mapping[str, pd.DataFrame], schema: Schema,
     return replace(schema, columns=cols), warns
 
 
-def identifier_candidates(frame: pd.DataFrame, schema: Schema) -> list[str]:
+def identifier_candidates(frame: pd.DataFrame, schema: Schema, min_rows: int = MIN_ID_ROWS) -> list[str]:
     """The columns of ``frame`` that :func:`detect_surrogate_ids` or :func:`detect_row_numbers`
     could read as an identifier in tables holding ``frame``: sdtype inferred as categorical, or as
     numerical with integer values, and no missing value and a different value on every row of
     ``frame`` (both checks ask that of every table). A sampled run keeps these columns of its
     whole tables, so that its re-test types the release without some rows as a new evaluation
     of the whole tables would (:class:`~synthguard.data.tables.Tables`' ``whole_columns``).
+    ``min_rows``: the fewest rows a table must hold (``0`` for one partition of a table, a cluster's
+    check of its whole tables).
 
     Examples
     --------
@@ -182,7 +184,7 @@ def identifier_candidates(frame: pd.DataFrame, schema: Schema) -> list[str]:
         s = frame[col]
         if spec.sdtype == "numerical" and not _integer_valued(s):
             continue
-        if _unique_no_missing(s):
+        if len(s) >= min_rows and not s.isna().any() and bool(s.is_unique):
             out.append(col)
     return out
 

@@ -39,11 +39,11 @@ from ..data.encoding import (
 from ..data.hashing import cell_hashes, column_ids, float_codes, row_hashes, set_sums
 from ..data.notes import boolean_note, decimal_note, float32_note, nfc_note, whitespace_note
 from ..data.quirks import (
-    _integer_valued,
     _strip,
     control_columns,
     declared_id_columns,
     has_padding,
+    identifier_candidates,
     infinities_to_missing,
 )
 from ..data.schema import Schema
@@ -2281,29 +2281,6 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
 
 
 
-def _partition_candidates(frame: pd.DataFrame, columns: tuple[str, ...], numerical: tuple[str, ...]
-                          ) -> list[str]:
-    """The columns of ``columns`` complete and holding a different value on every row of this
-    partition, whole numbers in those of ``numerical``: what every partition of a table whose
-    column could read as an identifier holds (:func:`whole_identifier_columns`).
-
-    Examples
-    --------
-    >>> f = pd.DataFrame({"a": [1.0, 2.0], "b": [1.5, 2.0], "c": ["x", "x"], "d": ["x", None]})
-    >>> _partition_candidates(f, ("a", "b", "c", "d"), ("a", "b"))
-    ['a']
-    """
-    out = []
-    for c in columns:
-        s = frame[c]
-        if s.isna().any() or not s.is_unique:
-            continue
-        if c in numerical and not _integer_valued(s):
-            continue
-        out.append(c)
-    return out
-
-
 def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
                              ) -> tuple[dict[str, DistTable], tuple[str, ...] | None]:
     """What a seeded sample's re-test needs of the whole tables ``roles`` of ``dt`` to decide
@@ -2341,10 +2318,11 @@ def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
         return out, None
     schema = dt.schema
     cols = tuple(c for c, s in schema.columns.items() if s.inferred and s.sdtype in ("numerical", "categorical"))
-    numerical = tuple(c for c in cols if schema.columns[c].sdtype == "numerical")
-    check = delayed(_partition_candidates, pure=True)
+    # one process's rule (quirks.identifier_candidates) on each partition: a column unique in a
+    # whole table is so in each of its partitions, whatever their sizes
+    check = delayed(identifier_candidates, pure=True)
     got = dt.client.gather(dt.client.compute(
-        [check(p, cols, numerical) for r in held for p in dt.get(r).input_parts])) if cols else []
+        [check(p, schema, 0) for r in held for p in dt.get(r).input_parts])) if cols else []
     kept = tuple(c for c in cols if all(c in g for g in got))
     if not kept:  # no column can read as an identifier in them: nothing of them is needed
         return out, kept
