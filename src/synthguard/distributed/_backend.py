@@ -154,7 +154,8 @@ HELD_QUERY_KEYS = 4_000_000
 POOLED_BROADCAST_KEYS = 4_000_000
 #: Answers (asked rows x column sets, 4 bytes each: the index of the pooled key a row holds) one
 #: broadcast batch of :meth:`DaskBackend.key_counts_rows` holds on the workers at most, until the
-#: driver has read them one set at a time (400 MB over the cluster)
+#: driver has read them one set at a time (400 MB over the cluster); beside them each partition
+#: keeps its asked rows' positions once a batch (8 bytes a row, whatever the number of sets)
 BROADCAST_ANSWERS = 100_000_000
 
 

@@ -52,7 +52,8 @@ def refuse_on_cluster(options: EvaluateOptions) -> None:
                    {k: f"{why}; run without client= for it" for k, why in CLUSTER_REFUSES.items()})
 
 
-def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool = False
+def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool = False,
+                      retest: bool = True
                       ) -> tuple[Any, dict[str, Any] | None, dict[str, dict[str, np.ndarray]] | None]:
     """:func:`synthguard.run.sample.sample_tables` on partitioned tables ``dt``: above
     ``max_records`` training or control records, the tables with those cut to the seeded sample
@@ -74,6 +75,10 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
     near : bool
         Whether the run tests copies with one cell changed
         (:func:`~synthguard.run.sample.runs_near_copies`): their full-table join too.
+    retest : bool
+        Whether the run can re-test its release without some rows: the whole tables' columns
+        that could read as an identifier are kept for that re-test's typing
+        (``DistTables.whole_columns``); without, none is looked for.
 
     Returns
     -------
@@ -106,7 +111,7 @@ def sample_on_cluster(dt: Any, max_records: int | None, seed: int, *, near: bool
     # the whole tables' columns that could read as an identifier, for the re-test's typing (the
     # rest of the whole tables let go)
     sampled.whole, sampled.whole_columns = whole_identifier_columns(
-        dt, [r for r, (_, keep) in drawn.items() if keep is not None])
+        dt, [r for r, (_, keep) in drawn.items() if keep is not None]) if retest else ({}, ())
     return sampled, sample_header(info, seed, limit, copies), copies
 
 
@@ -258,6 +263,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     (:func:`refuse_on_cluster`); ``options.seed`` must be resolved (:meth:`EvaluateOptions.with_config`).
     """
     from ..distributed._tables import load_tables
+    from .advice import advice_budget
     from .plan import plan_for_run, stage
 
     refuse_on_cluster(options)
@@ -269,7 +275,8 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     # above max_records training or control records, the seeded sample one process draws (the
     # full-table copy joins run first, on the whole tables)
     dt, sample, copies = sample_on_cluster(dt, options.max_records, int(options.seed or 0),
-                                           near=runs_near_copies(run_config))
+                                           near=runs_near_copies(run_config),
+                                           retest=advice_budget(options)[0] > 0)
     release_queries = int(sample["max_records"]) if sample is not None else 0
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:

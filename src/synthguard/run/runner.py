@@ -120,7 +120,8 @@ def _run_evaluation(original: Any, synthetic: Any, control: Any, metadata: Any,
     # above max_records training or control records, a seeded sample of them (the full tables are
     # freed here, once the full-table copy join is done)
     tables, sample, copies = sample_tables(tables, options.max_records, int(options.seed or 0),
-                                           near=runs_near_copies(run_config))
+                                           near=runs_near_copies(run_config),
+                                           retest=advice_budget(options)[0] > 0)
     release_free_memory()
     out = run_tables(tables, run_config, options, canonical=True, sample=sample, copies=copies)
     return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)

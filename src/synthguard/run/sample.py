@@ -60,15 +60,17 @@ def resolve_max_records(value: int | None) -> int:
     return DEFAULT_MAX_RECORDS if value is None else int(value)
 
 
-def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: bool = False
+def sample_tables(tables: Tables, max_records: int | None, seed: int, *, near: bool = False,
+                  retest: bool = True
                   ) -> tuple[Tables, dict[str, Any] | None, dict[str, dict[str, np.ndarray]] | None]:
     """The tables a run tests (``tables`` in canonical order, or their sample when the training or
     the control table holds more than ``max_records`` rows: :func:`draw_sample`), the report's
     ``sample`` header entry and the full-table copies: ``{"exact": exact_copies(...)}`` and, with
     ``near`` (the run tests one-cell copies), ``"near1"``: :func:`near_copies_of`; ``None, None``
-    when nothing was sampled."""
+    when nothing was sampled. ``retest``: whether the run can re-test its release without some
+    rows (:func:`draw_sample`'s)."""
     limit = resolve_max_records(max_records)
-    sampled, info = draw_sample(tables, limit, seed)
+    sampled, info = draw_sample(tables, limit, seed, retest=retest)
     if info is None:
         return tables, None, None
     at = info["original"].pop("positions", None)
@@ -221,13 +223,16 @@ def list_copies(out: Any, copies: Mapping[str, Mapping[str, np.ndarray]],
     return out
 
 
-def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, dict[str, Any] | None]:
+def draw_sample(tables: Tables, max_records: int, seed: int, *, retest: bool = True
+                ) -> tuple[Tables, dict[str, Any] | None]:
     """``tables`` with the training and control tables cut to a seeded uniform sample of
     ``max_records`` rows each when they hold more (the release untouched), and the report's
     ``sample`` header entry (``None`` when nothing was sampled: then ``tables`` come back as given).
 
     ``tables`` must be in canonical content order; each sampled table keeps that order, and its
-    ``row_numbers`` still point at the input rows.
+    ``row_numbers`` still point at the input rows. ``retest`` (the run can re-test its release
+    without some rows): the whole tables' columns that could read as an identifier are kept
+    (``Tables.whole_columns``, for that re-test's typing); without, none is looked for or copied.
 
     Examples
     --------
@@ -249,7 +254,7 @@ def draw_sample(tables: Tables, max_records: int, seed: int) -> tuple[Tables, di
         return tables, None
     frames: dict[str, Any] = {}
     # the whole tables' columns that could read as an identifier, for the re-test's typing
-    sampled = [r for r, (_, keep) in drawn.items() if keep is not None]
+    sampled = [r for r, (_, keep) in drawn.items() if keep is not None] if retest else []
     can = [set(identifier_candidates(tables.get(r), tables.schema)) for r in sampled]
     cols = [c for c in tables.schema.columns if all(c in k for k in can)]
     whole = {r: tables.get(r)[cols].copy() for r in sampled}

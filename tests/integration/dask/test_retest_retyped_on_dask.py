@@ -153,3 +153,27 @@ def test_a_sampled_cluster_run_holds_only_the_whole_tables_candidate_columns(das
     dt = load_tables(original, release, control, None, client=dask_client, npartitions=3)
     sampled, _, _ = sample_on_cluster(dt, 200, 0)
     assert sampled.whole_columns is None and all(sampled.whole[r] is dt.get(r) for r in whole)
+
+
+def test_a_sampled_cluster_run_that_cannot_retest_keeps_none_of_the_whole_tables(dask_client, monkeypatch):
+    """Without a drop round nothing re-types the release: the whole tables' candidate columns
+    are not looked for (no pass over the held partitions) and nothing of the whole tables stays."""
+    import synthguard.run.cluster as cluster_module
+    from synthguard.distributed._tables import load_tables
+    from synthguard.run.cluster import sample_on_cluster
+
+    from ...unit.run.test_without_rows import sampled_case
+
+    original, release, control, _ = sampled_case()
+    looked = []
+    real = cluster_module.sample_on_cluster
+    monkeypatch.setattr(cluster_module, "sample_on_cluster",
+                        lambda *a, **k: looked.append(k.get("retest")) or real(*a, **k))
+    dt = load_tables(original, release, control, None, client=dask_client, npartitions=3)
+    sampled, _, _ = sample_on_cluster(dt, 200, 0, retest=False)
+    assert sampled.whole == {} and sampled.whole_columns == ()
+    assert sampled.get("original").n_rows == 200
+    for rows in (0, None):
+        evaluate(original, release, control, metrics=["exact_matches"], seed=0, retest_columns=0,
+                 retest_rows=rows, max_records=200, client=dask_client)
+    assert looked == [False, True]

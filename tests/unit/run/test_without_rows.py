@@ -208,3 +208,29 @@ def test_a_sampled_runs_coarsened_tables_compare_the_columns_its_drop_retest_com
     coarse = values.coarsened(plan, dataclasses.replace(after.schema, columns={**after.schema.columns, "z": spec}))
     assert coarse.schema.sdtype("code") == "numerical"
     assert coarse.schema.sdtype("z") == "categorical" and len(coarse.synthetic) == len(after.synthetic)
+
+
+def test_a_sampled_run_that_cannot_retest_keeps_none_of_the_whole_tables(monkeypatch):
+    """Without a drop round (``retest_rows=0``) nothing re-types the release, so the whole tables'
+    candidate columns are neither looked for nor copied (a run that can re-test keeps them)."""
+    import synthguard.run.sample as sample_module
+    from synthguard.run.sample import sample_tables
+
+    original, release, control, _ = sampled_case()
+    tables = prepare_tables(original, release, control, canonical_columns=True).in_canonical_order()
+    looked = []
+    real = sample_module.identifier_candidates
+    monkeypatch.setattr(sample_module, "identifier_candidates",
+                        lambda frame, schema: looked.append(len(frame)) or real(frame, schema))
+    kept, _, _ = sample_tables(tables, 200, 0, retest=False)
+    assert kept.whole_columns == {} and looked == [] and len(kept.original) == 200
+    kept, _, _ = sample_tables(tables, 200, 0)
+    assert looked == [3000, 3000] and list(kept.whole_columns["original"].columns) == ["code"]
+    calls = []
+    monkeypatch.setattr(sample_module, "draw_sample",
+                        lambda *a, **k: calls.append(k.get("retest")) or (tables, None))
+    synthguard.evaluate(original, release, control=control, metrics=["exact_matches"],
+                        max_records=200, retest_rows=0, retest_columns=0)
+    synthguard.evaluate(original, release, control=control, metrics=["exact_matches"],
+                        max_records=200, retest_columns=0)
+    assert calls == [False, True]
