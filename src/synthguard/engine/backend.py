@@ -407,6 +407,13 @@ def _query_matrix_of(block: Block, num: np.ndarray, cat: np.ndarray, rows: np.nd
     at = None if rows is None else np.asarray(rows, dtype=np.int64)
     n = block.n_rows if at is None else at.size
     out = np.empty((n, num.size + cat.size), dtype=np.float64)
+    if at is not None and num.size + cat.size == 1:  # one column (the flags', the medians'): its
+        # cells gathered alone (a whole row a cell costs the same misses and copies the row: 4-7x)
+        cells = np.take(block.num[:, num[0]] if num.size else block.cat[:, cat[0]], at)
+        out[:, 0] = cells
+        if cat.size:
+            out[cells == NAN_CODE, 0] = np.nan
+        return out
     for s in range(0, n, _MATRIX_ROWS):  # loop over row blocks, vectorised over their cells
         sel: Any = slice(s, s + _MATRIX_ROWS) if at is None else at[s:s + _MATRIX_ROWS]
         part = out[s:s + _MATRIX_ROWS]

@@ -413,3 +413,25 @@ def test_value_flags_of_match_a_stable_sort_of_every_column():
         assert np.array_equal(got["missing"][j], np.isnan(x)), j
         assert (got["low"][j], got["high"][j]) == (low, high), j
     assert (got["low"][1], got["high"][1]) == (7, 5)
+
+
+def test_one_column_of_the_query_matrix_gathered_alone_equals_that_column_of_the_whole_matrix():
+    """The flags' and medians' one-column gathers (cells taken alone) give the column the row
+    gather gives, missing codes as NaN, at any rows."""
+    from synthguard.data.encoding import NAN_CODE, Block
+    from synthguard.engine.backend import _query_matrix_of
+
+    rng = np.random.default_rng(1)
+    num = rng.normal(size=(500, 3))
+    num[::7, 1] = np.nan
+    cat = rng.integers(0, 4, size=(500, 2))
+    cat[::5, 0] = NAN_CODE
+    block = Block(num, cat, ("a", "b", "c"), ("d", "e"))
+    rows = rng.permutation(500)[:321]
+    whole = _query_matrix_of(block, np.arange(3), np.arange(2), rows)
+    for j in range(5):
+        kind = (np.array([j]), np.zeros(0, np.intp)) if j < 3 else (np.zeros(0, np.intp), np.array([j - 3]))
+        one = _query_matrix_of(block, *kind, rows)
+        assert one.shape == (321, 1)
+        np.testing.assert_array_equal(one[:, 0], whole[:, j])
+    assert np.isnan(_query_matrix_of(block, np.zeros(0, np.intp), np.array([0]), np.arange(0, 500, 5))).all()
