@@ -45,7 +45,8 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 @njit(cache=True, nogil=True)
 def _count_kernel(keys, pool, out):  # pragma: no cover - compiled
     """``out[i]``: how many of ``pool`` equal ``keys[i]``, through one hash table of the pool
-    (open addressing, linear probing; a slot is taken when its count is not 0)."""
+    (open addressing, linear probing; a slot is taken when its count is not 0; int32 counts:
+    one pool, one process or one partition, never holds 2**31 keys)."""
     bits = 1
     while (1 << bits) < pool.size + pool.size // 2:  # at most 2/3 of the slots taken
         bits += 1
