@@ -125,12 +125,16 @@ def _frames(dt: DistTables, role: str, groups: dict[str, tuple[str, ...]], bins:
     return dd.from_delayed(_hash_parts(dt, role, groups, bins, held), meta=meta, verify_meta=False)
 
 
-#: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` holds at
-#: most over all the partitions together (448 MB of keys on the cluster, whatever its rows: a batch
-#: takes fewer sets as the tables grow, at least one). A budget per partition let a batch grow with
-#: the partitions: at 1M rows (five 250,000-row partitions, 20M keys a batch in a dask group-by)
-#: the workers peaked at 1.9 GB in ``near_copies``.
-SET_BATCH_KEYS = 16_000_000
+#: Keys (rows x column sets, 28 bytes each) one batch of :meth:`DaskBackend.unique_sets` or one
+#: pass of :meth:`DaskBackend.key_counts_rows`' bucket join holds at most over all the partitions
+#: together (672 MB of keys on the cluster, whatever its rows: a batch takes fewer sets as the
+#: tables grow, at least one). A budget per partition let a batch grow with the partitions: at 1M
+#: rows (five 250,000-row partitions, 20M keys a batch in a dask group-by) the workers peaked at
+#: 1.9 GB in ``near_copies``. 24M (16M until session 35): one set of a sampled 10M-row run's
+#: full-table one-cell join (10M release and 12.5M real rows: 22.5M keys) in one pass, not two,
+#: every partition read once a set (docs/scaling.md, session 35: that sampling stage 1,435 ->
+#: 670 s on 2 workers of 4 GB, the workers' peaks 1,856 / 1,631 -> 1,716 / 1,626 MiB).
+SET_BATCH_KEYS = 24_000_000
 #: Keys one bucket of a :meth:`DaskBackend.unique_sets` batch groups at most (one task sorts them:
 #: about 80 bytes a key at its peak): a batch's keys are split by hash into
 #: ``ceil(batch keys / SET_BUCKET_KEYS)`` buckets.
@@ -868,7 +872,7 @@ class DaskBackend:
         and returns, for the asked keys some pooled row holds, ``(set, asked position, count,
         lowest pooled position)`` (:func:`_join_bucket`: about 80 bytes a key of the bucket at its
         peak). Every partition's pieces of a batch are held until its buckets are joined, so when
-        one set's keys alone exceed a budget (at 10M asked and 12.5M pooled rows, 22.5M keys: 630 MB
+        one set's keys alone exceed the budget (at 20M asked and 25M pooled rows, 45M keys: 1.26 GB
         held) the set is joined in passes, each over one slice of the buckets (the keys' first words
         modulo the buckets of every pass): every partition hashes its rows once a pass and keeps
         only that slice's keys, so a pass holds at most :data:`SET_BATCH_KEYS` keys whatever the

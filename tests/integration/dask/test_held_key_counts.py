@@ -220,7 +220,7 @@ def _counted_join(query, real):
 
 
 def test_a_set_past_the_batch_budget_is_joined_in_passes_of_the_budget(dask_client, monkeypatch):
-    """One set's keys over :data:`SET_BATCH_KEYS` (at 10M asked and 12.5M pooled rows, 22.5M keys
+    """One set's keys over :data:`SET_BATCH_KEYS` (at 20M asked and 25M pooled rows, 45M keys
     held at once in the workers' pieces) are joined in passes, each over a slice of the buckets
     and holding about the budget, not every key: the same counts and lowest positions, from
     held cells and from hashed partitions."""
