@@ -97,8 +97,8 @@ def strip_whitespace(frames: dict[str, pd.DataFrame], schema: Schema,
     return notes
 
 
-def _unique_no_missing(s: pd.Series) -> bool:
-    return len(s) >= MIN_ID_ROWS and not s.isna().any() and bool(s.is_unique)
+def _unique_no_missing(s: pd.Series, min_rows: int = MIN_ID_ROWS) -> bool:
+    return len(s) >= min_rows and not s.isna().any() and bool(s.is_unique)
 
 
 def _integer_valued(s: pd.Series) -> bool:
@@ -184,7 +184,7 @@ def identifier_candidates(frame: pd.DataFrame, schema: Schema, min_rows: int = M
         s = frame[col]
         if spec.sdtype == "numerical" and not _integer_valued(s):
             continue
-        if len(s) >= min_rows and not s.isna().any() and bool(s.is_unique):
+        if _unique_no_missing(s, min_rows):
             out.append(col)
     return out
 

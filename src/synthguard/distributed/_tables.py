@@ -2279,8 +2279,6 @@ def without_rows(dt: DistTables, dropped: np.ndarray, role: str = "synthetic", *
     return out, at
 
 
-
-
 def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
                              ) -> tuple[dict[str, DistTable], tuple[str, ...] | None]:
     """What a seeded sample's re-test needs of the whole tables ``roles`` of ``dt`` to decide
@@ -2334,6 +2332,7 @@ def whole_identifier_columns(dt: DistTables, roles: Sequence[str]
         new.input_parts = list(new.parts)
         out[r] = new
     return out, kept
+
 
 #: rows of each table's first partition :func:`without_rows_retyped` reads to pick the columns
 #: whose identifier facts it gathers from every partition
