@@ -306,7 +306,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     def rerun(new: Any, sub: RunConfig, again: EvaluateOptions, kept: Any = None) -> RunOutput:
         # every search again (``kept``, the kept release rows' positions, is for one process's
         # reuse of its searches: engine.reuse); the release-query sample's size as the run's
-        return run_tables_on_cluster(new, sub, again, release_queries=release_queries)
+        return run_tables_on_cluster(new, sub, again, release_queries=release_queries, retest=True)
 
     out = advise(out, dt, run_config, options, rerun=rerun, without=without, take=fetch_rows,
                  values=cluster_values, also=dropped_with_copies(copies))
@@ -315,7 +315,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
 
 def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions, *,
                           sample: dict[str, Any] | None = None,
-                          release_queries: int = 0) -> RunOutput:
+                          release_queries: int = 0, retest: bool = False) -> RunOutput:
     """Run a validated configuration on partitioned tables ``dt``
     (:class:`~synthguard.distributed._tables.DistTables`) on their cluster: the metrics whose card
     says ``backend="any"`` through the Dask backend, the others skipped with the reason; the
@@ -337,6 +337,9 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         Above how many release rows the tests whose queries are release rows ask of a seeded
         sample of them (:attr:`~synthguard.registry.Context.release_queries`; ``0``: never): a
         sampled run's ``max_records``, passed on to its re-tests.
+    retest : bool
+        The run is a re-test of the advice, its verdict read for levels
+        (:func:`synthguard.run.verdict.assess` ``levels_only``).
 
     Returns
     -------
@@ -390,7 +393,7 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
                **({"sample": sample} if sample is not None else {})})
     out = build_report(header, done, rule, tables=dt, has_control=dt.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
-                       unavailable=run_config.unavailable)
+                       unavailable=run_config.unavailable, levels_only=retest)
     if sample is not None:
         out = replace(out, verdict=with_sample(out.verdict, sample))
     return out

@@ -225,7 +225,7 @@ class RunOutput:
 def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: Any = None, *,
                  tables: Any = None, has_control: bool | None = None, seed: int | None = 0,
                  metrics: Mapping[str, str] | None = None,
-                 unavailable: Mapping[str, str] | None = None) -> RunOutput:
+                 unavailable: Mapping[str, str] | None = None, levels_only: bool = False) -> RunOutput:
     """The report data of a run's entries, with the verdict.
 
     Parameters
@@ -238,8 +238,10 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
         How levels and the verdict are decided (default :class:`~synthguard.run.verdict.RiskRule`).
     tables : Tables or DistTables, optional
         The run's tables: record row numbers go from their canonical order back to the input rows.
-    has_control, seed, metrics
-        As in :func:`synthguard.run.verdict.assess` (``metrics``: run name -> registered metric).
+    has_control, seed, metrics, levels_only
+        As in :func:`synthguard.run.verdict.assess` (``metrics``: run name -> registered metric;
+        ``levels_only``: a re-test's verdict, detection limits measured only where they decide a
+        level).
     unavailable : mapping, optional
         Metrics of the configuration that could not be offered here, with the reason: listed as
         skipped.
@@ -271,7 +273,7 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
     not_run = {name: _not_run_reason(e) for name, e in entries.items()
                if e.status == "error" or isinstance(e.error, MetricUnavailable)}
     results, verdict = assess(results, rule, has_control=has_control, seed=seed, metrics=metrics,
-                              not_run=not_run)
+                              not_run=not_run, levels_only=levels_only)
     return RunOutput(dict(header), out_entries, results, verdict)
 
 

@@ -132,7 +132,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
                canonical: bool = False, sample: dict[str, Any] | None = None,
                derived: tuple[EncodedView, np.ndarray] | None = None,
                release_queries: int | None = None,
-               copies: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> RunOutput:
+               copies: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+               retest: bool = False) -> RunOutput:
     """Run a validated configuration on validated tables (the engine behind :func:`run_evaluation`).
 
     ``options`` (default: every default) give the seed (unset = 0), the neighbour backend, the
@@ -158,7 +159,8 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
     in a sampled run, else never); a re-test passes its run's. ``copies``: a sampled run's
     full-table copies (:func:`synthguard.run.sample.sample_tables`): the drop-and-retest drops
     those the records export marks ``drop`` with the run's own rows
-    (:func:`~synthguard.run.sample.dropped_with_copies`).
+    (:func:`~synthguard.run.sample.dropped_with_copies`). ``retest``: the run is a re-test of the
+    advice, its verdict read for levels (:func:`synthguard.run.verdict.assess` ``levels_only``).
     """
     options = EvaluateOptions() if options is None else options
     run_config = check_run_config(run_config)
@@ -239,7 +241,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
         {"sample": sample} if sample is not None else None)
     out = build_report(header, done, rule, tables=tables, has_control=tables.has_control, seed=seed,
                        metrics={n: run_config.metric_of(n) for n in names},
-                       unavailable=run_config.unavailable)
+                       unavailable=run_config.unavailable, levels_only=retest)
     if sample is not None:
         from .verdict import with_sample
 
@@ -253,7 +255,7 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
             again = again.replace(jobs=retest_jobs(again.jobs, max(len(new.get(r)) for r in new.roles)))
             return run_tables(new, sub, again, canonical=True,
                               derived=None if kept is None else (view, kept),
-                              release_queries=release_queries)
+                              release_queries=release_queries, retest=True)
 
         out = advise(out, tables, run_config, options, rerun=rerun, also=dropped_with_copies(copies))
         forget_searches(view)

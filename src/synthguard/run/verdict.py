@@ -285,7 +285,8 @@ RISK_FAMILIES = {
 def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
            has_control: bool | None = None, seed: int | None = 0,
            metrics: Mapping[str, str] | None = None, n_perm: int = 1000,
-           not_run: Mapping[str, str] | None = None) -> tuple[dict[str, MetricResult], Verdict]:
+           not_run: Mapping[str, str] | None = None,
+           levels_only: bool = False) -> tuple[dict[str, MetricResult], Verdict]:
     """Set every privacy metric's risk level under ``rule`` and decide the verdict.
 
     Parameters
@@ -305,6 +306,12 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
     not_run : mapping, optional
         Metrics of the run that could not run here or failed (run name -> why, in a few words):
         each risk names those of its tests (by their card) that did not run (``not_run``).
+    levels_only : bool
+        The verdict of a re-test (:mod:`synthguard.run.advice`), read for its levels, effects and
+        tests: detection limits are measured only where they decide a level, for the risks none
+        of whose tests alarms (low or inconclusive), and for the run as a whole only when no risk
+        alarms. An alarming risk's row then states no limit (``detection_limits`` empty, nothing
+        ``unassessed``, its ``bound`` its tests'); every level is the one a full verdict reads.
 
     Returns
     -------
@@ -401,10 +408,15 @@ def assess(results: Mapping[str, MetricResult], rule: RiskRule | None = None, *,
 
     families = _families(out, [t["metric"] for t in tests])
     best = _best_seeing(out, tests, joint, families)
-    limits = _family_limits(out, tests, joint, rule, seed, families, best)
-    risks = [_with_not_run(_risk_row(r, [t for t in tests if r == t["risk"] or r in t.get("also", ())],
-                                     out, rule, limits.get(r, {}), families, risk_names,
-                                     best.get(r)),
+    of_risk = {r: [t for t in tests if r == t["risk"] or r in t.get("also", ())] for r in RISKS}
+    measured = [*RISKS, "any"]
+    if levels_only:  # limits only where they decide a level: the risks no test alarms under
+        measured = [r for r in RISKS if not any(t["level"] in ("high", "medium") for t in of_risk[r])]
+        measured += ["any"] if len(measured) == len(RISKS) else []
+    limits = _family_limits(out, tests, joint, rule, seed, families, best, measured)
+    risks = [_with_not_run(_risk_row(r, of_risk[r], out, rule,
+                                     limits.get(r, {}) if r in measured else None, families,
+                                     risk_names, best.get(r)),
                            _not_run_of(r, not_run or {}, metrics)) for r in RISKS]
     assessed = [r for r in risks if r["level"] != "not assessed"]
     counts = {lvl: sum(1 for t in tests if t["level"] == lvl) for lvl in LEVEL_ORDER}
@@ -631,11 +643,14 @@ LIMIT_THREADS_BYTES = 2 << 30
 
 def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, Any]], joint: _Joint,
                    rule: RiskRule, seed: int | None, families: Mapping[str, str | None],
-                   best: Mapping[str, Mapping[str, tuple[str, float]]]) -> dict[str, dict[str, Any]]:
+                   best: Mapping[str, Mapping[str, tuple[str, float]]],
+                   measured: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Risk (and ``"any"``, the verdict) -> family -> detection limit, measured by injecting each
     family's leak rows into the release and re-testing (:mod:`synthguard.run.limits`), under the
     rule of :func:`_risk_row` (``best``: each risk's test that sees a family best, from
-    :func:`_best_seeing`)."""
+    :func:`_best_seeing`), for the risks ``measured`` (default: every risk and ``"any"``; a
+    family none of them answers for is not measured). A risk's limits are the same whichever
+    other risks are measured beside it (each family's draws come first, from its own stream)."""
     from ..engine.parallel import default_jobs
     from .limits import InjectionTest, Scratch, family_limits
 
@@ -656,10 +671,13 @@ def _family_limits(results: Mapping[str, MetricResult], tests: list[dict[str, An
         inj.append(InjectionTest(name, flags.scores, flags.tail, int(flags.member.size), thr,
                                  (t["risk"], *t.get("also", ()), "any"), flags.leaks))
     out: dict[str, dict[str, Any]] = {}
-    risks = [*RISKS, "any"]
+    risks = [*RISKS, "any"] if measured is None else list(measured)
     n1 = inj[0].n_member if inj else _n_member(results, tests)
     eligible = _eligible(results, tests)
     todo = [fam for fam, why in families.items() if why is None]
+    if measured is not None:  # the families the measured risks answer for
+        answered = {f for r in risks for f in (LEAK_FAMILIES if r == "any" else RISK_FAMILIES[r])}
+        todo = [fam for fam in todo if fam in answered]
 
     mine = threading.local()  # each thread's Scratch: its arrays kept from family to family
 
@@ -738,7 +756,7 @@ def _limit_entry(fam: str, lim: Mapping[str, Any], n1: int, rule: RiskRule,
 
 
 def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, MetricResult],
-              rule: RiskRule, limits: Mapping[str, Any], families: Mapping[str, str | None],
+              rule: RiskRule, limits: Mapping[str, Any] | None, families: Mapping[str, str | None],
               risk_names: Mapping[str, str] | None = None,
               best: Mapping[str, tuple[str, float]] | None = None) -> dict[str, Any]:
     """One risk: an alarm of any of its tests, else ``low`` only when the largest excess the run
@@ -751,7 +769,9 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     that sees a family only in part: for each family the risk answers for, ``best`` names the
     risk's test that sees it best and its visible share ``v`` (:func:`_best_seeing`); a leak of
     ``U / v`` of the training records is consistent with that test's interval (upper end ``U``),
-    and the largest over the families (``partial``) must be below the materiality for ``medium``."""
+    and the largest over the families (``partial``) must be below the materiality for ``medium``.
+    ``limits`` ``None``: not measured (a re-test's verdict, :func:`assess` ``levels_only``, for a
+    risk one of whose tests alarms): the row states no limit and no family unassessed."""
     title, criterion = RISK_TITLES[risk]
     row: dict[str, Any] = {"risk": risk, "title": title, "criterion": criterion,
                            "tests": [t["metric"] for t in tests], "detection_limits": {},
@@ -765,6 +785,9 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
                    bound=None, bound_by=None, unassessed=[], not_applicable=not_applicable)
         return to_jsonable(row)
     m = rule.materiality
+    if limits is None:  # not measured: only an alarming risk (its level needs no limit)
+        assert any(t["level"] in ("high", "medium") for t in tests)
+        limits, answered, unknown = {}, [], []
     row["detection_limits"] = {f: limits[f] for f in answered if f in limits}
     # the largest excess the run rules out: every test's one-sided bound, every family's limit
     bounds: list[tuple[float, str]] = []

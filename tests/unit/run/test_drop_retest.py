@@ -233,3 +233,25 @@ def test_a_retest_stopped_by_rows_to_review_says_so_not_that_its_rounds_ran_out(
     recs = rep.records()
     review = recs[(recs["action"] == "review") & recs["tests"].str.contains("near_copies")]
     assert 0 < named <= len(review), (named, len(review))
+
+
+def test_the_retests_verdict_is_read_for_levels_and_the_runs_verdict_in_full(shared_data, monkeypatch):
+    """The run's report states every limit; its re-test's verdict (read for levels, effects and
+    tests) measures limits only where they decide a level (``assess(levels_only=True)``)."""
+    import synthguard.run.verdict as verdict_mod
+
+    data = _leaky_release("diabetes_raw", shared_data)
+    calls = []
+    real = verdict_mod.assess
+
+    def spy(*args, **kw):
+        calls.append(bool(kw.get("levels_only", False)))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(verdict_mod, "assess", spy)
+    rep = synthguard.evaluate(data["original"], data["release"], control=data["control"],
+                              metrics=PRESENCE, seed=0, retest_columns=0)
+    assert calls == [False, True]
+    presence = {r["risk"]: r for r in rep.risks()}["presence"]
+    assert presence["level"] == "high" and presence["drop_retest"]["rows_dropped"] > 0
+    assert rep.to_dict()["verdict"]["detection_limits"]

@@ -386,3 +386,62 @@ def test_an_excess_consistent_only_with_leaks_below_the_materiality_stays_medium
     assert presence["level"] == "medium" == verdict.level
     assert presence["partial"]["consistent"] < 0.10
     assert "below the materiality 10.0 %" in presence["summary"]
+
+
+def _mixed_run(rng):
+    """Presence, singling out and inference quiet (an exact-copy test that finds none), linkability
+    alarming (a loud linkage test)."""
+    fams = ("exact", "near1")
+    quiet = Evidence.from_flags("exact copy", _scored(2000, 2000, 0, 0, rng,
+                                                      {"exact": 1.0, "near1": 1.0}, fams),
+                                risk="presence", weight=3)
+    loud = Evidence.from_counts("linked", 90, 300, 20, 300)
+    loud = Evidence(**{**loud.__dict__, "risk": "linkability"})
+    return {"exact_matches": _res("exact_matches", quiet),
+            "linkability": _res("linkability", loud, "anonymeter")}
+
+
+def test_a_levels_only_verdict_reads_every_level_of_the_full_one_and_measures_limits_only_where_they_decide_one(
+        monkeypatch):
+    """A re-test's verdict (``levels_only``) measures detection limits only for the risks no test
+    alarms under: their rows are the full verdict's, byte for byte; an alarming risk's row states
+    no limit and no family unassessed; every level is the full verdict's."""
+    import synthguard.run.limits as limits_mod
+
+    res = _mixed_run(np.random.default_rng(4))
+    _, full = assess(res, seed=2)
+    asked = []
+    real = limits_mod.family_limits
+
+    def spy(tests, family, risks, **kw):
+        asked.append(tuple(risks))
+        return real(tests, family, risks, **kw)
+
+    monkeypatch.setattr(limits_mod, "family_limits", spy)
+    _, fast = assess(res, seed=2, levels_only=True)
+    full_rows = {r["risk"]: r for r in full.risks}
+    fast_rows = {r["risk"]: r for r in fast.risks}
+    assert {r: x["level"] for r, x in fast_rows.items()} == {r: x["level"] for r, x in full_rows.items()}
+    assert full_rows["linkability"]["level"] == "high"
+    assert full_rows["linkability"]["detection_limits"]  # the full verdict measures it
+    assert [(t["metric"], t["level"]) for t in fast.tests] == [(t["metric"], t["level"]) for t in full.tests]
+    assert fast.level == full.level == "high"
+    for risk in ("presence", "singling_out", "inference"):
+        assert fast_rows[risk] == full_rows[risk], risk
+    link = fast_rows["linkability"]
+    assert link["detection_limits"] == {} and not link["unassessed"]
+    assert link["summary"] == full_rows["linkability"]["summary"]
+    assert asked and all("linkability" not in r and "any" not in r for r in asked)
+
+
+def test_a_levels_only_verdict_where_every_risk_alarms_measures_no_limit(monkeypatch):
+    import synthguard.run.limits as limits_mod
+
+    rng = np.random.default_rng(2)
+    copied = Evidence.from_flags("exact copy", _scored(3000, 3000, 900, 0, rng, {"exact": 1.0},
+                                                       ("exact", "near1")), risk="presence", weight=3)
+    res = {"exact_matches": _res("exact_matches", copied)}
+    _, full = assess(res)
+    monkeypatch.setattr(limits_mod, "family_limits", lambda *a, **k: pytest.fail("measured a limit"))
+    _, fast = assess(res, levels_only=True)
+    assert [r["level"] for r in fast.risks] == [r["level"] for r in full.risks] == ["high"] * 4
