@@ -630,3 +630,136 @@ def test_a_reference_searched_against_itself_is_ordered_by_the_tree_without_desc
     other.num[0, 1] += 1.0
     tree = E._build(b, m, *m.weights(2, 2))
     assert not E._is_reference(other, tree) and E._is_reference(b, tree)
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+def test_a_block_of_the_same_rows_made_again_reads_the_tree_of_the_first(monkeypatch):
+    """Each test pools the training and control rows into a block of its own: a block of the same
+    rows, bit for bit (missing values included), reads the tree built for the first, kept or
+    spared once that block is freed; a block differing in one cell builds its own; the neighbours
+    are those of a tree built for it."""
+    import gc
+
+    from synthguard.engine.neighbors import engine
+
+    monkeypatch.setattr(engine, "_SPARE", [])
+    monkeypatch.setattr(engine, "_TREES", [])
+    rng = np.random.default_rng(8)
+    num = rng.random((500, 2))
+    num[rng.random(500) < 0.05, 1] = np.nan
+    cat = rng.integers(0, 3, (500, 1))
+    q, m = Block(rng.random((60, 2)), rng.integers(0, 3, (60, 1)), ("a", "b"), ("c",)), gower(np.array([1.0, 1.0]))
+    first = Block(num.copy(), cat.copy(), ("a", "b"), ("c",))
+    want = kneighbors(q, first, m, 3, backend="numba")
+    built = []
+    real = engine._build_tree
+    monkeypatch.setattr(engine, "_build_tree", lambda *a, **k: built.append(1) or real(*a, **k))
+    again = Block(num.copy(), cat.copy(), ("a", "b"), ("c",))  # alive beside the first
+    got = kneighbors(q, again, m, 3, backend="numba")
+    assert not built
+    del first, again
+    gc.collect()
+    assert engine._SPARE  # both blocks freed: the tree spared
+    third = Block(num.copy(), cat.copy(), ("a", "b"), ("c",))
+    got3 = kneighbors(q, third, m, 3, backend="numba")
+    assert not built
+    for g in (got, got3):
+        assert g.indices.tobytes() == want.indices.tobytes()
+        assert g.distances.tobytes() == want.distances.tobytes()
+    other = num.copy()
+    other[499, 0] += 1e-9  # one cell of the last row
+    got_o = kneighbors(q, Block(other, cat.copy(), ("a", "b"), ("c",)), m, 3, backend="numba")
+    assert built == [1]
+    monkeypatch.undo()
+    fresh = kneighbors(q, Block(other, cat.copy(), ("a", "b"), ("c",)), m, 3, backend="numba")
+    assert got_o.indices.tobytes() == fresh.indices.tobytes()
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+def test_spare_trees_hold_at_most_their_budget(monkeypatch):
+    """Trees no block holds are kept within SPARE_TREE_BYTES, the most recent first; a tree larger
+    than the budget is dropped with its block, as before."""
+    import gc
+
+    from synthguard.engine.neighbors import engine
+
+    rng = np.random.default_rng(9)
+    m = gower(np.array([1.0, 1.0]))
+    q = Block(rng.random((20, 2)), rng.integers(0, 3, (20, 1)), ("a", "b"), ("c",))
+    monkeypatch.setattr(engine, "_SPARE", [])
+    sizes = []
+    for n in (900, 1000, 1100):
+        r = Block(rng.random((n, 2)), rng.integers(0, 3, (n, 1)), ("a", "b"), ("c",))
+        kneighbors(q, r, m, 1, backend="numba")
+        sizes.append([e[3] for e in engine._TREES if e[0]() is r.num][0].nbytes)
+        del r
+        gc.collect()
+    assert len(engine._SPARE) == 3
+    monkeypatch.setattr(engine, "SPARE_TREE_BYTES", sizes[2] + sizes[1])
+    r = Block(rng.random((1200, 2)), rng.integers(0, 3, (1200, 1)), ("a", "b"), ("c",))
+    kneighbors(q, r, m, 1, backend="numba")
+    big = [e[3] for e in engine._TREES if e[0]() is r.num][0]
+    assert big.nbytes > sizes[2]
+    del r
+    gc.collect()
+    held = [t.nbytes for _, t in engine._SPARE]
+    assert sum(held) <= engine.SPARE_TREE_BYTES and held[0] == big.nbytes
+    monkeypatch.setattr(engine, "SPARE_TREE_BYTES", 1)
+    r = Block(rng.random((1300, 2)), rng.integers(0, 3, (1300, 1)), ("a", "b"), ("c",))
+    kneighbors(q, r, m, 1, backend="numba")
+    tree = [e[3] for e in engine._TREES if e[0]() is r.num][0]
+    del r
+    gc.collect()
+    assert all(t is not tree for _, t in engine._SPARE)
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_block_of_some_rows_of_a_searched_block_reads_its_tree_without_the_others(monkeypatch, k):
+    """A drop-and-retest's release is its run's without some rows: declared so, its search reads
+    the run's tree (kept, or spare once its block is freed) without the other rows, and finds the
+    neighbours, ids, distances and counts of a tree built for it; rows that differ from the
+    declaration (a changed cell) build their own."""
+    import gc
+
+    from synthguard.engine.neighbors import engine
+
+    monkeypatch.setattr(engine, "_SPARE", [])  # no tree of another test's blocks
+    monkeypatch.setattr(engine, "_TREES", [])
+    rng = np.random.default_rng(21)
+    n = 3000
+    num = np.round(rng.normal(size=(n, 2)), 1)
+    num[rng.random(n) < 0.05, 1] = np.nan
+    cat = rng.integers(0, 4, (n, 2))
+    m = gower(np.array([4.0, 4.0]), clip=True, normalise=True)
+    q = Block(np.round(rng.normal(size=(400, 2)), 1), rng.integers(0, 4, (400, 2)), ("a", "b"), ("c", "d"))
+    whole = Block(num, cat, ("a", "b"), ("c", "d"))
+    kneighbors(q, whole, m, k, backend="numba")  # the run's search: its tree kept
+    real = engine._build_tree
+    kept = np.sort(rng.choice(n, n - 300, replace=False))
+    part = Block(num[kept].copy(), cat[kept].copy(), ("a", "b"), ("c", "d"))
+    monkeypatch.setattr(engine, "_build_tree", lambda *a, **kw: pytest.fail("built a tree"))
+    withdraw = engine.searched_subset(n, kept)
+    try:
+        got = kneighbors(q, part, m, k, backend="numba")
+        got_c = count_within(q, part, m, 0.05, backend="numba")
+        del whole
+        gc.collect()  # the run's block freed: its tree spare
+        part2 = Block(num[kept].copy(), cat[kept].copy(), ("a", "b"), ("c", "d"))
+        got2 = kneighbors(q, part2, m, k, backend="numba")
+        built = []
+        monkeypatch.setattr(engine, "_build_tree", lambda *a, **kw: built.append(1) or real(*a, **kw))
+        moved = num[kept].copy()
+        moved[5, 0] += 0.1
+        kneighbors(q, Block(moved, cat[kept].copy(), ("a", "b"), ("c", "d")), m, k, backend="numba")
+        assert built == [1]
+    finally:
+        withdraw()
+    engine._SPARE[:], engine._TREES[:] = [], []
+    fresh = Block(num[kept].copy(), cat[kept].copy(), ("a", "b"), ("c", "d"))
+    want = kneighbors(q, fresh, m, k, backend="numba")
+    want_c = count_within(q, fresh, m, 0.05, backend="numba")
+    for g in (got, got2):
+        assert g.indices.tobytes() == want.indices.tobytes()
+        assert g.distances.tobytes() == want.distances.tobytes()
+    assert got_c.tobytes() == want_c.tobytes()

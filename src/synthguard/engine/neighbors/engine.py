@@ -9,8 +9,10 @@ Memory: the outputs (n_query x k) plus O(chunk) work space, never an n x m matri
 from __future__ import annotations
 
 import dataclasses
+import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 
@@ -199,6 +201,16 @@ class _Tree:
         return (self.rn, self.rc, self.perm, self.start, self.end, self.left, self.right, self.lo, self.hi,
                 self.has_nan, self.clo, self.chi, self.cmask, self.depth)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes the tree's arrays hold (its reordered rows, nodes, groups and split rules)."""
+        parts = [a for a in self.arrays() if isinstance(a, np.ndarray)]
+        parts += [a for a in (self.split_col, self.split_cut) if a is not None]
+        if self.groups is not None:
+            g = self.groups
+            parts += [g.low, g.span, g.radix, g.pos, *g.distinct, *g.bound]
+        return int(sum(a.nbytes for a in parts))
+
 
 def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
     return (np.ascontiguousarray(metric.scale, dtype=np.float64), np.ascontiguousarray(wn, dtype=np.float64),
@@ -207,6 +219,15 @@ def _params(metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> tuple:
 
 
 _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few trees built
+
+#: Trees no kept block holds any more (their block was freed, or a larger tree evicted them), most
+#: recent first, kept while their bytes total at most :data:`SPARE_TREE_BYTES`: a block of the same
+#: rows made again (the training and control rows each test pools, a re-test's unchanged tables)
+#: reads its tree, found by content (:func:`_is_reference`: the same rows, bit for bit), instead of
+#: building it again. A tree larger than the budget is not kept (as before: dropped with its block).
+_SPARE: list[tuple[tuple, _Tree]] = []
+SPARE_TREE_BYTES = 256 * 2**20
+_LOCK = threading.RLock()  # the kept trees, read and written by the metrics' threads
 
 #: A tree of fewer than 1 / ``_SMALL_SHARE`` of the largest kept tree's rows is *small*: it
 #: evicts no larger tree (at most ``_KEEP_SMALL`` of them are kept beside the others).
@@ -247,6 +268,142 @@ def _keep(entries: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]
     return [new] + [e for e in old if rows(e) * _SMALL_SHARE >= largest or any(e is s for s in small)]
 
 
+def _spare(key: tuple, tree: _Tree) -> None:
+    """Keep ``tree`` among the spare trees (most recent first), the oldest dropped past
+    :data:`SPARE_TREE_BYTES` (the caller holds :data:`_LOCK`)."""
+    if tree.nbytes > SPARE_TREE_BYTES or any(t is tree for _, t in _SPARE):
+        return
+    _SPARE.insert(0, (key, tree))
+    total = 0
+    for at, (_, t) in enumerate(_SPARE):
+        total += t.nbytes
+        if total > SPARE_TREE_BYTES:
+            del _SPARE[at:]
+            break
+
+
+def _kept_trees(entries: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]) -> None:
+    """``_TREES`` becomes ``entries``; a tree no entry keeps any more is spared (:func:`_spare`)."""
+    held = {id(e[3]) for e in entries}
+    for e in reversed(list(_TREES)):  # the oldest first: the most recent ends first among the spare
+        if id(e[3]) not in held:  # (a copy of the list: a block freed meanwhile calls back here)
+            _spare(e[2], e[3])
+    _TREES[:] = entries
+
+
+#: Blocks that may be some rows of a block searched before (a drop-and-retest's release: its
+#: run's without the rows dropped): ``(rows, rows of the whole, the whole's rows kept, ascending,
+#: trees of wholes held for them)`` (:func:`searched_subset`).
+_SUBSETS: list[tuple[int, int, np.ndarray, tuple[_Tree, ...]]] = []
+
+_RECORDING = threading.local()  # the trees a thread's searches read, while it records them
+
+
+@contextmanager
+def recording() -> Iterator[list[_Tree]]:
+    """The trees the searches of this thread read (built or kept) while in the block, in order
+    (a drop-and-retest's run keeps those of its release: :func:`searched_subset`).
+
+    Examples
+    --------
+    >>> from synthguard.engine.neighbors import gower
+    >>> r = Block(np.arange(6.0).reshape(3, 2), np.zeros((3, 0), np.int64), ("a", "b"), ())
+    >>> with recording() as trees:
+    ...     _ = kneighbors(r, r, gower(np.array([5.0, 5.0])), 1, backend="numba")
+    >>> len(trees) if _HAS_NUMBA else 1
+    1
+    """
+    outer = getattr(_RECORDING, "trees", None)
+    _RECORDING.trees = trees = []
+    try:
+        yield trees
+    finally:
+        _RECORDING.trees = outer
+        if outer is not None:
+            outer.extend(trees)
+
+
+def searched_subset(n_whole: int, kept: np.ndarray, trees: Sequence[_Tree] = ()) -> Callable[[], None]:
+    """Declare that a block of ``kept.size`` rows searched from now on may be the rows ``kept``
+    (ascending positions) of a block of ``n_whole`` rows whose tree is ``trees`` (held until the
+    declaration is withdrawn), kept or spare: its tree is then that tree without the other rows
+    (:func:`_subset_tree`, checked bit for bit, else built as usual). Returns the function that
+    withdraws the declaration.
+
+    Examples
+    --------
+    >>> withdraw = searched_subset(5, np.array([0, 2, 4]))
+    >>> len(_SUBSETS) > 0
+    True
+    >>> withdraw(); withdraw()  # twice is harmless
+    """
+    entry = (int(kept.size), int(n_whole), np.asarray(kept, dtype=np.int64), tuple(trees))
+    with _LOCK:
+        _SUBSETS.append(entry)
+
+    def withdraw() -> None:
+        with _LOCK:
+            _SUBSETS[:] = [e for e in _SUBSETS if e is not entry]
+
+    return withdraw
+
+
+def _subset_tree(r: Block, key: tuple) -> _Tree | None:
+    """The tree of ``r`` from a kept or spare tree of a block ``r`` is some rows of
+    (:func:`searched_subset`), or ``None``.
+
+    The whole's tree without the other rows: its rows compacted in tree order, each node's range
+    renumbered, the groups' positions likewise; every box, mask and split rule kept (a box of
+    the whole's node holds the rows left in it), so the search is exact, its ids the rows of
+    ``r`` (the kept rows keep their order: ties go to the lower row as in a tree of ``r``). The
+    rows are checked bit for bit against ``r`` first (a chunk at a time)."""
+    with _LOCK:
+        hints = [h for h in _SUBSETS if h[0] == r.n_rows]
+        trees = [(h, t) for h in hints for t in [*h[3], *[e[3] for e in _TREES], *[t for _, t in _SPARE]]
+                 if t.perm.size == h[1] and t.rn.shape[1] == key[0][1] and t.rc.shape[1] == key[1][1]
+                 and (t.groups is not None) == (key[2] and r.cat.shape[1] > 0)]
+    for (_, n_whole, kept, _), tree in trees:
+        new_of = np.full(n_whole, -1, dtype=np.int64)
+        new_of[kept] = np.arange(kept.size)
+        sub = new_of[tree.perm]  # per tree position: the row of r, -1 where not kept
+        stay = sub >= 0
+        at = np.flatnonzero(stay)
+        sub = sub[at]
+        if sub.size != r.n_rows or not _same_rows(r, sub, tree, at):
+            continue
+        before = np.zeros(tree.perm.size + 1, dtype=np.int64)  # kept positions before each position
+        np.cumsum(stay, out=before[1:])
+        groups = tree.groups
+        if groups is not None:
+            pos = np.empty((groups.pos.shape[0], sub.size), dtype=groups.pos.dtype)
+            bound = []
+            for lv in range(groups.pos.shape[0]):  # a few levels: vectorised over the rows
+                p_lv = groups.pos[lv]
+                keep_lv = stay[p_lv]
+                pos[lv] = before[p_lv[keep_lv]]
+                counted = np.zeros(p_lv.size + 1, dtype=np.int64)
+                np.cumsum(keep_lv, out=counted[1:])
+                bound.append(counted[groups.bound[lv]].astype(groups.bound[lv].dtype))
+            groups = dataclasses.replace(groups, pos=pos, bound=tuple(bound))
+        return dataclasses.replace(tree, rn=np.ascontiguousarray(tree.rn[at]), rc=np.ascontiguousarray(tree.rc[at]),
+                                   perm=sub.astype(tree.perm.dtype), start=before[tree.start],
+                                   end=before[tree.end], groups=groups)
+    return None
+
+
+def _same_rows(r: Block, rows: np.ndarray, tree: _Tree, at: np.ndarray) -> bool:
+    """Whether ``r``'s rows ``rows`` are the tree's rows at positions ``at``, bit for bit (missing
+    values included), a chunk at a time."""
+    step = _QUERY_CHUNK * 16
+    for first in range(0, rows.size, step):
+        q, t = rows[first:first + step], at[first:first + step]
+        if not (np.array_equal(np.ascontiguousarray(r.num[q], dtype=np.float64).view(np.int64),
+                               tree.rn[t].view(np.int64))
+                and np.array_equal(r.cat[q], tree.rc[t])):
+            return False
+    return True
+
+
 def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> _Tree:
     """The tree of ``r``, reused while the same arrays are searched again (metrics such as DCR query
     one reference with several tables; blocks are never modified in place), under any metric of
@@ -254,29 +411,49 @@ def _build(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray) -> 
     and weights only steer the choice of split columns), and every search is exact, so the results
     are those of a tree built for the metric searched (the DCR, membership and copy tests search
     the same release rows under ranges of different tables). The tree used last comes first; a
-    small tree does not evict a large one (:func:`_keep`)."""
+    small tree does not evict a large one (:func:`_keep`). Other arrays of the same rows, bit for
+    bit, read a kept or spare tree of them (:data:`_SPARE`)."""
     key = (r.num.shape, r.cat.shape, _gower_fast(metric))  # the leaf size and the groups follow the kind
-    for at, (num_ref, cat_ref, k, tree) in enumerate(_TREES):
-        if num_ref() is r.num and cat_ref() is r.cat and k == key:
-            _TREES.insert(0, _TREES.pop(at))
-            return tree
-    _forget_dead_trees()  # before the new tree is built: a stale tree is not held beside it
-    tree = _build_tree(r, metric, wn, wc)
-    try:
-        # a tree whose block is gone can never be asked for again: dropped with its block
-        _TREES.insert(0, (weakref.ref(r.num, _forget_dead_trees), weakref.ref(r.cat, _forget_dead_trees),
-                          key, tree))
-    except TypeError:  # arrays that do not support weak references: no caching
-        return tree
-    _TREES[:] = _keep(_TREES)
+    with _LOCK:
+        for at, (num_ref, cat_ref, k, tree) in enumerate(_TREES):
+            if num_ref() is r.num and cat_ref() is r.cat and k == key:
+                _TREES.insert(0, _TREES.pop(at))
+                return _recorded(tree)
+        same_shape = [e[3] for e in _TREES if e[2] == key] + [t for k, t in _SPARE if k == key]
+    found = next((t for t in same_shape if _is_reference(r, t)), None)  # the same rows: its tree
+    if found is None and _SUBSETS:
+        found = _subset_tree(r, key)  # some rows of a block searched before: its tree without the others
+    with _LOCK:
+        _forget_dead_trees()  # before a new tree is built: a stale tree is not held beside it
+    tree = found if found is not None else _build_tree(r, metric, wn, wc)
+    with _LOCK:
+        try:
+            # a tree whose block is gone can never be asked for again by that block: spared (or
+            # dropped) with its block
+            entry = (weakref.ref(r.num, _forget_dead_trees), weakref.ref(r.cat, _forget_dead_trees), key, tree)
+        except TypeError:  # arrays that do not support weak references: no caching
+            return _recorded(tree)
+        _SPARE[:] = [e for e in _SPARE if e[1] is not tree]
+        _kept_trees(_keep([entry, *_TREES]))
+    return _recorded(tree)
+
+
+def _recorded(tree: _Tree) -> _Tree:
+    """``tree``, listed among the trees this thread records (:func:`recording`) if it does."""
+    trees = getattr(_RECORDING, "trees", None)
+    if trees is not None and not any(t is tree for t in trees):
+        trees.append(tree)
     return tree
 
 
 def _forget_dead_trees(_: object = None) -> None:
-    """Drop the kept trees whose reference block was freed (no search can match them again)."""
+    """Drop the kept trees whose reference block was freed (no search of that block can ask for
+    them again), sparing them (:func:`_spare`) for a block of the same rows."""
     trees = globals().get("_TREES")  # None while the interpreter shuts down
-    if trees:
-        trees[:] = [e for e in trees if e[0]() is not None and e[1]() is not None]
+    lock = globals().get("_LOCK")
+    if trees and lock is not None:
+        with lock:
+            _kept_trees([e for e in trees if e[0]() is not None and e[1]() is not None])
 
 
 def _build_tree(r: Block, metric: DistanceMetric, wn: np.ndarray, wc: np.ndarray, *,
