@@ -1219,7 +1219,8 @@ class LocalBackend:
             if self._query_table is kept:
                 self._query_table = None
         kept = None
-        table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every)
+        table = _QueryTable(role, cols, self._matrix(role, cols, None if every else at), at, every,
+                            view=self.encoded)
         table.remember(asked)
         with self._query_lock:
             self._query_table = table
@@ -1291,11 +1292,16 @@ class _QueryTable:
     ``None`` for every row) and, built at its first use, its column index (thread-safe)."""
 
     def __init__(self, role: str, columns: tuple[str, ...], X: np.ndarray, at: np.ndarray,
-                 every: bool) -> None:
+                 every: bool, view: Any = None) -> None:
         self.role, self.columns, self.X, self.at, self.every = role, columns, X, at, every
         self._asked: np.ndarray | None = None
         self._index: Any = None
         self._lock = threading.Lock()
+        from .reuse import RELEASE
+
+        # the encoded view of a run that keeps its structures for its drop-and-retest, or of
+        # such a re-test: the whole release's column orders kept, or read (engine.reuse)
+        self._view = view if every and role == RELEASE else None
 
     def remember(self, asked: np.ndarray | None) -> None:
         """Keep a copy of the rows this table was asked for (``None``: every row)."""
@@ -1314,11 +1320,35 @@ class _QueryTable:
 
     def index(self) -> Any:
         from . import queries as Q
+        from .reuse import keep_release_structure
 
         with self._lock:
             if self._index is None:
-                self._index = Q.ColumnIndex(self.X)
+                self._index = Q.ColumnIndex(self.X, orders=self._run_orders())
+                if self._view is not None:  # for a drop-and-retest: its orders (at 1M x 15, 60 MB)
+                    keep_release_structure(self._view, ("column orders", self.columns), (self._index.order,))
             return self._index
+
+    def _run_orders(self) -> Callable[[int], np.ndarray | None] | None:
+        """A drop-and-retest's candidate column orders of the whole release: its run's (kept by
+        :meth:`index`) without the dropped rows, the kept rows renumbered (their order among
+        themselves does not change); :class:`~.queries.ColumnIndex` checks each."""
+        from .reuse import run_release_structure
+
+        got = None if self._view is None else run_release_structure(self._view, ("column orders", self.columns))
+        if got is None:
+            return None
+        (orders,), parent = got
+        if orders.shape[1] <= int(parent.max(initial=-1)) or parent.size != self.X.shape[0]:
+            return None
+        new_of = np.full(orders.shape[1], -1, dtype=np.int64)
+        new_of[parent] = np.arange(parent.size)
+
+        def order(j: int) -> np.ndarray:
+            o = new_of[orders[j]]
+            return o[o >= 0]
+
+        return order
 
 
 def draw_in_content_order(hashes: np.ndarray, rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

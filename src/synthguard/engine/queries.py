@@ -9,6 +9,7 @@ installed (parallel over queries); otherwise a chunked NumPy version gives the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.util import find_spec
 
 import numpy as np
@@ -450,6 +451,29 @@ def _mask_numpy(X: np.ndarray, qcol: np.ndarray, qop: np.ndarray, qval: np.ndarr
     return m
 
 
+def is_stable_order(values: np.ndarray, order: np.ndarray) -> bool:
+    """Whether ``order`` is the stable sort order (``np.argsort(kind="stable")``, NaN last) of the
+    column whose values along ``order`` are ``values`` (``column[order]``): ascending, equal
+    values (NaN with NaN) in ascending positions. ``order`` must hold every position once.
+
+    Examples
+    --------
+    >>> col = np.array([2.0, np.nan, 1.0, 2.0])
+    >>> is_stable_order(col[[2, 0, 3, 1]], np.array([2, 0, 3, 1]))
+    True
+    >>> is_stable_order(col[[2, 3, 0, 1]], np.array([2, 3, 0, 1]))
+    False
+    """
+    if values.size < 2:
+        return True
+    a, b = values[:-1], values[1:]
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    rising = order[1:] > order[:-1]
+    # a step is in order when it rises, or when it reaches the missing values, or when it stays
+    # (equal, or missing to missing) on an ascending position
+    return bool(((a < b) | (~nan_a & nan_b) | (((a == b) | (nan_a & nan_b)) & rising)).all())
+
+
 class ColumnIndex:
     """Per-column sort orders of a float matrix (missing values last), so that every predicate's
     matching rows form one contiguous slice of its column's order (``NE``: the non-missing slice
@@ -496,7 +520,10 @@ class ColumnIndex:
         value, as the plain scan does.
     """
 
-    def __init__(self, X: np.ndarray) -> None:
+    def __init__(self, X: np.ndarray, orders: Callable[[int], np.ndarray | None] | None = None) -> None:
+        """``orders(j)``: a candidate stable order of column ``j`` (a drop-and-retest's, its run's
+        order without the dropped rows), used when it is that order (checked:
+        :func:`is_stable_order`), else the column is sorted; the index is the same."""
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         n, p = self.X.shape
         self.order = np.empty((p, n), dtype=np.int32 if n < 2**31 else np.int64)
@@ -508,9 +535,12 @@ class ColumnIndex:
         distinct, starts, at = [], [], [0]
         bucket = (np.arange(n, dtype=np.int64) >> min(self.shift, 62)).astype(np.uint8) if coded else None
         for j in range(p):  # loop over columns
-            o = stable_order(self.X[:, j])  # np.argsort(kind="stable"): NaN sorts last
+            o = orders(j) if orders is not None else None
+            srt = self.X[o, j] if o is not None and o.size == n else None
+            if srt is None or not is_stable_order(srt, o):
+                o = stable_order(self.X[:, j])  # np.argsort(kind="stable"): NaN sorts last
+                srt = self.X[o, j]  # this column's sorted values, not kept
             self.order[j] = o
-            srt = self.X[o, j]  # this column's sorted values, not kept
             nv = int((~np.isnan(srt)).sum())
             self.n_valid[j] = nv
             first = np.flatnonzero(np.r_[True, srt[1:nv] != srt[:nv - 1]]) if nv else np.zeros(0, np.int64)

@@ -45,6 +45,11 @@ RELEASE = "synthetic"
 #: Rows compared at a time when a re-test's release block is checked against the run's.
 _CHECK_ROWS = 1 << 18
 
+#: The trees of the whole release a run keeps for its re-tests, in bytes at most: a re-test's
+#: search of its release reads them without the dropped rows instead of building a tree of it
+#: (at 1M release rows of 15 columns, two trees of about 170 and 140 MB; at 10M, none).
+TREE_BYTES = 512 * 2**20
+
 #: The largest structure of the release's rows a run keeps for its re-tests
 #: (:func:`keep_release_structure`): the singling-out search's partners of 1M release rows are
 #: 32 MB (with their rows, 40 MB).
@@ -65,6 +70,9 @@ class _Ledger:
     some: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     among: dict[tuple, tuple[np.ndarray, Result]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the trees of the whole release the run's searches read (:data:`TREE_BYTES` at most): a
+    #: re-test's search of its release reads them without the dropped rows
+    trees: list = field(default_factory=list)
 
 
 @dataclass
@@ -119,7 +127,9 @@ def forget_searches(view: Any) -> None:
 def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
     """Let the re-test on ``view`` answer from the searches kept on ``parent``
     (:func:`keep_searches`); ``release_rows``: for each release row of ``view``, its position in
-    ``parent``'s release. ``False`` when ``parent`` kept none (nothing to reuse).
+    ``parent``'s release. ``False`` when ``parent`` kept none (nothing to reuse). While ``view``
+    lives, a search of its release reads the run's tree of the release, kept or spare, without
+    the dropped rows (:func:`~synthguard.engine.neighbors.engine.searched_subset`).
 
     Examples
     --------
@@ -133,7 +143,14 @@ def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
     if ledger is None:
         return False
     rows = np.asarray(release_rows, dtype=np.int64)
-    _DERIVED[view] = _Derivation(parent, ledger, rows, bool(rows.size < 2 or np.all(np.diff(rows) > 0)))
+    monotone = bool(rows.size < 2 or np.all(np.diff(rows) > 0))
+    _DERIVED[view] = _Derivation(parent, ledger, rows, monotone)
+    if monotone:  # a search of the release reads the run's tree of it without the dropped rows
+        from .neighbors.engine import searched_subset
+
+        with ledger.lock:
+            trees = tuple(ledger.trees)
+        weakref.finalize(view, searched_subset(len(parent.tables.get(RELEASE)), rows, trees))
     return True
 
 
@@ -499,7 +516,15 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
         if got is not None:
             return out
     else:
-        out = _frozen(run(query_rows, reference_rows))
+        ledger = _LEDGERS.get(view)
+        if ledger is not None and reference == RELEASE and query != RELEASE and renumber:
+            from .neighbors.engine import recording
+
+            with recording() as trees:  # the trees of the release it reads, kept for re-tests
+                out = _frozen(run(query_rows, reference_rows))
+            _keep_trees(ledger, trees, len(view.tables.get(RELEASE)))
+        else:
+            out = _frozen(run(query_rows, reference_rows))
     ledger = _LEDGERS.get(view)
     # kept only when a re-test can read it
     if ledger is not None and _reusable(query, reference, renumber):
@@ -520,6 +545,16 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
         with ledger.lock:
             ledger.done[key] = out
     return out
+
+
+def _keep_trees(ledger: _Ledger, trees: Sequence[Any], n_release: int) -> None:
+    """Keep, for the re-tests, the trees among ``trees`` of every release row (``n_release``
+    rows), while the kept trees' bytes stay within :data:`TREE_BYTES`."""
+    with ledger.lock:
+        for tree in trees:
+            if tree.perm.size == n_release and not any(t is tree for t in ledger.trees) \
+                    and sum(t.nbytes for t in ledger.trees) + tree.nbytes <= TREE_BYTES:
+                ledger.trees.append(tree)
 
 
 #: Search kinds whose answer is the ``k`` nearest rows in columns, ascending by (distance, row):

@@ -920,3 +920,59 @@ def test_a_retests_singling_out_search_starts_from_the_runs_partners(monkeypatch
         return
     assert run_and_retest == [("release_partners",), ("partners_of",)], run_and_retest
     assert built[len(run_and_retest):] == [("release_partners",)] * 2  # without reuse: built twice
+
+
+def test_a_retests_release_column_index_starts_from_the_runs_column_orders(monkeypatch):
+    """The singling-out searches' column index of the whole release: a drop-and-retest reads its
+    run's column orders without the dropped rows (checked, not sorted again) and the report is
+    byte for byte the one of a re-test sorting every column again."""
+    import synthguard.engine.queries as queries
+
+    built: list[tuple[bool, int]] = []  # per index: given candidate orders?, columns sorted
+    sorts = [0]
+    real, real_sort = queries.ColumnIndex.__init__, queries.stable_order
+
+    def sort(a):
+        sorts[0] += 1
+        return real_sort(a)
+
+    def spy(self, X, orders=None):
+        before = sorts[0]
+        real(self, X, orders=orders)
+        built.append((orders is not None, sorts[0] - before))
+
+    monkeypatch.setattr(queries, "stable_order", sort)
+    monkeypatch.setattr(queries.ColumnIndex, "__init__", spy)
+    with_reuse, seen, without = _with_and_without_reuse(
+        monkeypatch, ["exact_matches", "singling_out_multivariate"], (4, 11, 12, 13), 50,
+        lambda: list(built))
+    assert _normalised(with_reuse) == _normalised(without)
+    # the re-test's release index: its run's orders, no column sorted again
+    assert [b for b in seen if b[0]] == [(True, 0)], seen
+    assert not any(given for given, _ in built[len(seen):])  # without the run's: every index sorts
+
+
+def test_a_retests_search_of_its_release_reads_the_runs_tree_without_the_dropped_rows(monkeypatch):
+    """The run keeps the trees of its whole release its searches read; a drop-and-retest's search
+    of its release (the real records' nearest release rows, queries that lost a neighbour) reads
+    them without the dropped rows instead of building a tree of its release, and the report is
+    byte for byte the one of a re-test building every tree again."""
+    from synthguard.engine.neighbors import engine
+
+    monkeypatch.setattr(engine, "_SPARE", [])
+    built: list[int] = []
+    real = engine._build_tree
+    monkeypatch.setattr(engine, "_build_tree", lambda r, *a, **kw: built.append(r.n_rows) or real(r, *a, **kw))
+    def between() -> list[int]:
+        engine._SPARE.clear()  # the second evaluation's trees are its own
+        return list(built)
+
+    with_reuse, run_built, without = _with_and_without_reuse(
+        monkeypatch, ["exact_matches", "close_neighbours", "dcr"], (4, 11, 12, 13), 50, between)
+    assert _normalised(with_reuse) == _normalised(without)
+    n_release = 600
+    dropped = with_reuse.to_dict()["actions"]["drop_retest"]["rows_dropped"]
+    assert dropped > 0
+    assert n_release in run_built and n_release - dropped not in run_built, run_built
+    # a re-test without the run's searches builds its release's tree
+    assert n_release - dropped in built[len(run_built):]

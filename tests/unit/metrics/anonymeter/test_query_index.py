@@ -189,3 +189,56 @@ def test_smallest_columns_in_parallel_blocks_equal_the_one_thread_kernel(block):
         Q._smallest_parallel(u, k, got, got_tie, block)
         assert np.array_equal(got, want) and np.array_equal(got_tie, want_tie)
 
+
+
+def test_is_stable_order_accepts_exactly_numpys_stable_argsort():
+    """Ties (-0.0 with 0.0 included) in ascending positions, missing values last and among
+    themselves in ascending positions: the stable argsort passes, any other order fails."""
+    rng = np.random.default_rng(12)
+    for _ in range(30):
+        col = rng.integers(-3, 4, 200).astype(float)
+        col[rng.random(200) < 0.1] = np.nan
+        col[col == 0] = np.where(rng.random(int((col == 0).sum())) < 0.5, -0.0, 0.0)
+        o = np.argsort(col, kind="stable")
+        assert Q.is_stable_order(col[o], o)
+        i, j = sorted(rng.choice(200, 2, replace=False))
+        swapped = o.copy()
+        swapped[[i, j]] = swapped[[j, i]]
+        # a swap keeps a stable order only when it swaps the same position (never here)
+        assert not Q.is_stable_order(col[swapped], swapped)
+
+
+def test_an_index_from_candidate_orders_equals_the_index_it_sorts_itself(monkeypatch):
+    """A drop-and-retest hands the index its run's orders without the dropped rows: the right
+    ones are used as they are, a wrong one (a value moved) is sorted again; the index is the same
+    array for array."""
+    import synthguard.engine.queries as queries
+
+    rng = np.random.default_rng(13)
+    parent = rng.integers(0, 40, (3500, 5)).astype(float)  # the run's release
+    parent[rng.random((3500, 5)) < 0.05] = np.nan
+    parent[:, 4] = rng.normal(size=3500).round(2)
+    keep = np.sort(rng.choice(3500, 3000, replace=False))  # the rows the re-test keeps
+    X = parent[keep]
+    run_orders = np.stack([np.argsort(parent[:, j], kind="stable") for j in range(5)])
+    new_of = np.full(3500, -1)
+    new_of[keep] = np.arange(keep.size)
+    moved = X.copy()
+    moved[7, 2] = 1000.0  # the re-test's value of a kept row differs from the run's
+
+    def candidate(j):
+        o = new_of[run_orders[j]]
+        return o[o >= 0]
+
+    want, want_moved = Q.ColumnIndex(X), Q.ColumnIndex(moved)
+    sorted_again = []
+    real = queries.stable_order
+    monkeypatch.setattr(queries, "stable_order", lambda a: sorted_again.append(1) or real(a))
+    got = Q.ColumnIndex(X, orders=candidate)
+    assert not sorted_again
+    got_moved = Q.ColumnIndex(moved, orders=candidate)
+    assert sorted_again == [1]  # only the column whose candidate is wrong
+    for a, b in ((want, got), (want_moved, got_moved)):
+        for name in ("order", "n_valid", "position_codes", "ranked", "distinct", "starts", "distinct_at",
+                     "hash_keys", "hash_rows", "hash_at", "codes"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
