@@ -226,7 +226,7 @@ _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few
 #: reads its tree, found by content (:func:`_is_reference`: the same rows, bit for bit), instead of
 #: building it again. A tree larger than the budget is not kept (as before: dropped with its block).
 _SPARE: list[tuple[tuple, _Tree]] = []
-SPARE_TREE_BYTES = 256 * 2**20
+SPARE_TREE_BYTES = 128 * 2**20
 _LOCK = threading.RLock()  # the kept trees, read and written by the metrics' threads
 
 #: A tree of fewer than 1 / ``_SMALL_SHARE`` of the largest kept tree's rows is *small*: it
