@@ -16,7 +16,7 @@ from .._jit import njit
 from ..data.encoding import Block
 from ..data.hashing import cell_hashes, float_codes
 
-__all__ = ["column_hash", "near_counts", "one_cell_counts"]
+__all__ = ["column_hash", "fibonacci_slot", "near_counts", "one_cell_counts"]
 
 
 def column_hash(b: Block, j: int) -> np.ndarray:
@@ -42,6 +42,14 @@ def column_hash(b: Block, j: int) -> np.ndarray:
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def fibonacci_slot(key, shift):  # pragma: no cover - compiled
+    """The first slot of ``key`` (uint64) in a hash table of ``2**(64 - shift)`` slots: the top
+    bits of its product with :data:`_GOLDEN` (Fibonacci hashing). The hash tables of this
+    package (here, and the column index's of :mod:`synthguard.engine.queries`) place keys with it."""
+    return np.int64((key * _GOLDEN) >> shift)
+
+
 @njit(cache=True, nogil=True)
 def _count_kernel(keys, pool, out):  # pragma: no cover - compiled
     """``out[i]``: how many of ``pool`` equal ``keys[i]``, through one hash table of the pool
@@ -56,14 +64,14 @@ def _count_kernel(keys, pool, out):  # pragma: no cover - compiled
     slot_count = np.zeros(mask + 1, dtype=np.int32)
     for i in range(pool.size):
         k = pool[i]
-        s = np.int64((k * _GOLDEN) >> shift)
+        s = fibonacci_slot(k, shift)
         while slot_count[s] != 0 and slot_key[s] != k:
             s = (s + 1) & mask
         slot_key[s] = k
         slot_count[s] += 1
     for i in range(keys.size):
         k = keys[i]
-        s = np.int64((k * _GOLDEN) >> shift)
+        s = fibonacci_slot(k, shift)
         while slot_count[s] != 0:
             if slot_key[s] == k:
                 out[i] = slot_count[s]

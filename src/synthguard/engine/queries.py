@@ -32,6 +32,7 @@ if _HAS_NUMBA:
     import numba as nb
 
     from .._jit import njit
+    from .cells import fibonacci_slot
 
     @njit(cache=True, nogil=True)
     def _holds(x, op, v):  # pragma: no cover - compiled
@@ -130,8 +131,10 @@ if _HAS_NUMBA:
 
     @njit(cache=True, nogil=True)
     def _slot(bits, mask):  # pragma: no cover - compiled
-        """A value's first slot in a hash table of ``mask + 1`` slots (its bits, Fibonacci hashing)."""
-        return np.int64((np.uint64(bits) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & mask
+        """A value's first slot in a hash table of ``mask + 1`` slots (at most ``2**24``): its bits'
+        Fibonacci slot in ``2**24`` slots (:func:`~synthguard.engine.cells.fibonacci_slot`), cut
+        to the table."""
+        return fibonacci_slot(np.uint64(bits), np.uint64(40)) & mask
 
     @njit(cache=True, nogil=True)
     def _find(hk, hv, hof, c, v):  # pragma: no cover - compiled
