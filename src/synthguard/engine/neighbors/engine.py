@@ -293,8 +293,8 @@ def _kept_trees(entries: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]) ->
 
 #: Blocks that may be some rows of a block searched before (a drop-and-retest's release: its
 #: run's without the rows dropped): ``(rows, rows of the whole, the whole's rows kept, ascending,
-#: trees of wholes held for them)`` (:func:`searched_subset`).
-_SUBSETS: list[tuple[int, int, np.ndarray, tuple[_Tree, ...]]] = []
+#: weak references to trees of wholes)`` (:func:`searched_subset`).
+_SUBSETS: list[tuple[int, int, np.ndarray, tuple[weakref.ref, ...]]] = []
 
 _RECORDING = threading.local()  # the trees a thread's searches read, while it records them
 
@@ -325,8 +325,9 @@ def recording() -> Iterator[list[_Tree]]:
 
 def searched_subset(n_whole: int, kept: np.ndarray, trees: Sequence[_Tree] = ()) -> Callable[[], None]:
     """Declare that a block of ``kept.size`` rows searched from now on may be the rows ``kept``
-    (ascending positions) of a block of ``n_whole`` rows whose tree is ``trees`` (held until the
-    declaration is withdrawn), kept or spare: its tree is then that tree without the other rows
+    (ascending positions) of a block of ``n_whole`` rows whose tree is one of ``trees`` (read
+    while their holder keeps them: not held here), kept or spare: its tree is then that tree
+    without the other rows
     (:func:`_subset_tree`, checked bit for bit, else built as usual). Returns the function that
     withdraws the declaration.
 
@@ -337,7 +338,8 @@ def searched_subset(n_whole: int, kept: np.ndarray, trees: Sequence[_Tree] = ())
     True
     >>> withdraw(); withdraw()  # twice is harmless
     """
-    entry = (int(kept.size), int(n_whole), np.asarray(kept, dtype=np.int64), tuple(trees))
+    entry = (int(kept.size), int(n_whole), np.asarray(kept, dtype=np.int64),
+             tuple(weakref.ref(t) for t in trees))
     with _LOCK:
         _SUBSETS.append(entry)
 
@@ -359,7 +361,8 @@ def _subset_tree(r: Block, key: tuple) -> _Tree | None:
     rows are checked bit for bit against ``r`` first (a chunk at a time)."""
     with _LOCK:
         hints = [h for h in _SUBSETS if h[0] == r.n_rows]
-        trees = [(h, t) for h in hints for t in [*h[3], *[e[3] for e in _TREES], *[t for _, t in _SPARE]]
+        held = [t for h in hints for t in (ref() for ref in h[3]) if t is not None]
+        trees = [(h, t) for h in hints for t in [*held, *[e[3] for e in _TREES], *[t for _, t in _SPARE]]
                  if t.perm.size == h[1] and t.rn.shape[1] == key[0][1] and t.rc.shape[1] == key[1][1]
                  and (t.groups is not None) == (key[2] and r.cat.shape[1] > 0)]
     for (_, n_whole, kept, _), tree in trees:
