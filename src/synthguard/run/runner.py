@@ -259,6 +259,10 @@ def run_tables(tables: Tables, run_config: RunConfig, options: EvaluateOptions |
 
         out = advise(out, tables, run_config, options, rerun=rerun, also=dropped_with_copies(copies))
         forget_searches(view)
+    if not retest:  # the run is over: no tree of its rows outlives it (engine.neighbors' spare trees)
+        from ..engine.neighbors.engine import forget_spare_trees
+
+        forget_spare_trees()
     return out
 
 

@@ -733,7 +733,7 @@ def test_a_block_of_some_rows_of_a_searched_block_reads_its_tree_without_the_oth
     cat = rng.integers(0, 4, (n, 2))
     m = gower(np.array([4.0, 4.0]), clip=True, normalise=True)
     q = Block(np.round(rng.normal(size=(400, 2)), 1), rng.integers(0, 4, (400, 2)), ("a", "b"), ("c", "d"))
-    whole = Block(num, cat, ("a", "b"), ("c", "d"))
+    whole = Block(num.copy(), cat.copy(), ("a", "b"), ("c", "d"))  # arrays of its own: freed with it
     kneighbors(q, whole, m, k, backend="numba")  # the run's search: its tree kept
     real = engine._build_tree
     kept = np.sort(rng.choice(n, n - 300, replace=False))
@@ -743,8 +743,11 @@ def test_a_block_of_some_rows_of_a_searched_block_reads_its_tree_without_the_oth
     try:
         got = kneighbors(q, part, m, k, backend="numba")
         got_c = count_within(q, part, m, 0.05, backend="numba")
-        del whole
+        del whole, part
         gc.collect()  # the run's block freed: its tree spare
+        # only the whole's tree to read from (the part's own tree, spare too, dropped)
+        engine._SPARE[:] = [e for e in engine._SPARE if e[1].perm.size == n]
+        assert len(engine._SPARE) == 1
         part2 = Block(num[kept].copy(), cat[kept].copy(), ("a", "b"), ("c", "d"))
         got2 = kneighbors(q, part2, m, k, backend="numba")
         built = []
@@ -763,3 +766,71 @@ def test_a_block_of_some_rows_of_a_searched_block_reads_its_tree_without_the_oth
         assert g.indices.tobytes() == want.indices.tobytes()
         assert g.distances.tobytes() == want.distances.tobytes()
     assert got_c.tobytes() == want_c.tobytes()
+
+
+@pytest.mark.skipif("numba" not in BACKENDS, reason="the kept trees belong to the compiled backend")
+@pytest.mark.parametrize("metric_kind, drop", [("gower", "random"), ("gower_clip", "leaves"),
+                                               ("lp", "random"), ("anonymeter_nan", "leaves"),
+                                               ("gower", "all_but_one")])
+def test_every_search_of_a_subset_tree_equals_that_of_a_tree_built_for_the_rows(monkeypatch, metric_kind, drop):
+    """k nearest (k 1, 3), a table against itself without its own rows, nearest ties, radius
+    counts and searches within radii, over 1,100 queries (the home-leaf order), through the tree
+    of a whole without some rows (random rows, whole leaves, all but one): the bytes of a tree
+    built for the rows, for Gower (clipped, anonymeter's missing rule) and L2 distances, with
+    repeated rows, missing values and -0.0."""
+    from synthguard.engine.neighbors import engine, kneighbors_within, lp, nearest_ties
+
+    monkeypatch.setattr(engine, "_SPARE", [])
+    monkeypatch.setattr(engine, "_TREES", [])
+    rng = np.random.default_rng(len(metric_kind) * 7 + len(drop))
+    n, names_n, names_c = 2500, ("a", "b"), ("c", "d")
+    num = np.round(rng.normal(size=(n, 2)), 1)
+    num[rng.random((n, 2)) < 0.1] = np.nan
+    num[num == 0] = -0.0
+    cat = rng.integers(0, 4, (n, 2)).astype(np.int32)
+    twins = rng.integers(0, n, n // 3)
+    num[rng.integers(0, n, n // 3)] = num[twins]
+    scale = np.array([1.5, 0.8])
+    m = {"gower": gower(scale), "gower_clip": gower(scale, clip=True, normalise=True), "lp": lp(scale, 2.0),
+         "anonymeter_nan": gower(scale, nan_rule="anonymeter")}[metric_kind]
+    q = Block(np.round(rng.normal(size=(1100, 2)), 1), rng.integers(-1, 5, (1100, 2)), names_n, names_c)
+    whole = Block(num.copy(), cat.copy(), names_n, names_c)
+    kneighbors(q, whole, m, 1, backend="numba")
+    tree = [e[3] for e in engine._TREES if e[0]() is whole.num][0]
+    if drop == "random":
+        keep = rng.random(n) < 0.9
+    elif drop == "leaves":
+        keep = np.ones(n, dtype=bool)
+        for leaf in rng.choice(np.flatnonzero(tree.left < 0), 3, replace=False):
+            keep[tree.perm[tree.start[leaf]:tree.end[leaf]]] = False
+    else:
+        keep = np.zeros(n, dtype=bool)
+        keep[7] = True
+    kept = np.flatnonzero(keep)
+
+    def searches(part: Block) -> list[bytes]:
+        out = []
+        for k in (1, 3):
+            nb = kneighbors(q, part, m, min(k, part.n_rows), backend="numba")
+            out += [nb.distances.tobytes(), nb.indices.tobytes()]
+        if part.n_rows > 2:
+            nb = kneighbors(part, part, m, 2, exclude_self=True, backend="numba")
+            out += [nb.distances.tobytes(), nb.indices.tobytes()]
+        nb, ties = nearest_ties(q, part, m, backend="numba")
+        out += [nb.indices.tobytes(), ties.tobytes()]
+        out.append(count_within(q, part, m, 0.1, backend="numba").tobytes())
+        nb = kneighbors_within(q, part, m, 1, np.full(q.n_rows, 0.3), backend="numba")
+        return out + [nb.distances.tobytes(), nb.indices.tobytes()]
+
+    real = engine._build_tree
+    built = []
+    monkeypatch.setattr(engine, "_build_tree", lambda *a, **kw: built.append(1) or real(*a, **kw))
+    withdraw = engine.searched_subset(n, kept, (tree,))
+    try:
+        got = searches(Block(num[kept].copy(), cat[kept].copy(), names_n, names_c))
+    finally:
+        withdraw()
+    assert not built  # every search read the whole's tree without the other rows
+    engine._SPARE[:], engine._TREES[:] = [], []
+    assert searches(Block(num[kept].copy(), cat[kept].copy(), names_n, names_c)) == got
+    assert built  # built for the rows this time

@@ -976,3 +976,13 @@ def test_a_retests_search_of_its_release_reads_the_runs_tree_without_the_dropped
     assert n_release in run_built and n_release - dropped not in run_built, run_built
     # a re-test without the run's searches builds its release's tree
     assert n_release - dropped in built[len(run_built):]
+
+
+def test_no_tree_of_a_runs_rows_outlives_the_run():
+    """The spare trees (copies of the run's encoded rows) are dropped when the evaluation ends."""
+    from synthguard.engine.neighbors import engine
+
+    o, c, fresh = _rich_frame(300, 1), _rich_frame(200, 2), _rich_frame(300, 3)
+    release = pd.concat([o.iloc[:30], fresh.iloc[30:]], ignore_index=True)
+    synthguard.evaluate(o, release, control=c, metrics=["exact_matches", "close_neighbours", "dcr"], seed=0)
+    assert not engine._SPARE

@@ -255,3 +255,34 @@ def test_the_retests_verdict_is_read_for_levels_and_the_runs_verdict_in_full(sha
     presence = {r["risk"]: r for r in rep.risks()}["presence"]
     assert presence["level"] == "high" and presence["drop_retest"]["rows_dropped"] > 0
     assert rep.to_dict()["verdict"]["detection_limits"]
+
+
+def test_a_report_whose_retests_read_levels_only_is_the_report_of_full_retest_verdicts(shared_data,
+                                                                                       monkeypatch):
+    """The re-tests' verdicts measure limits only where they decide a level; the report, its
+    drop-and-retest and coarsen-and-retest entries included, is byte for byte the report whose
+    re-tests decide full verdicts (a release whose re-test leaves some risks alarming and one not)."""
+    import json
+
+    import synthguard.run.verdict as verdict_mod
+
+    data = _leaky_release("anes96", shared_data)
+    metrics = ["exact_matches", "dcr", "close_neighbours", "linkability", "inference"]
+
+    def normalised(rep) -> str:
+        def norm(x):
+            if isinstance(x, dict):
+                return {k: norm(v) for k, v in x.items() if not (k == "seconds" or k.endswith("_seconds"))}
+            return [norm(v) for v in x] if isinstance(x, list) else x
+        return json.dumps(norm(rep.to_dict()), sort_keys=True, default=str)
+
+    fast = synthguard.evaluate(data["original"], data["release"], control=data["control"], metrics=metrics,
+                               seed=0)
+    after = {r["risk"]: r["drop_retest"]["level_after"] for r in fast.risks() if r.get("drop_retest")}
+    assert "high" in after.values() and set(after.values()) - {"high", "medium"}, after
+    assert "coarsen_retest" in fast.to_dict()["actions"]  # decided on the re-test's verdict
+    real = verdict_mod.assess
+    monkeypatch.setattr(verdict_mod, "assess", lambda *a, **k: real(*a, **{**k, "levels_only": False}))
+    full = synthguard.evaluate(data["original"], data["release"], control=data["control"], metrics=metrics,
+                               seed=0)
+    assert normalised(fast) == normalised(full)

@@ -224,9 +224,12 @@ _TREES: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]] = []  # the last few
 #: recent first, kept while their bytes total at most :data:`SPARE_TREE_BYTES`: a block of the same
 #: rows made again (the training and control rows each test pools, a re-test's unchanged tables)
 #: reads its tree, found by content (:func:`_is_reference`: the same rows, bit for bit), instead of
-#: building it again. A tree larger than the budget is not kept (as before: dropped with its block).
+#: building it again. A tree larger than the budget is not kept (as before: dropped with its block);
+#: a run drops them all when it ends (:func:`forget_spare_trees`).
 _SPARE: list[tuple[tuple, _Tree]] = []
 SPARE_TREE_BYTES = 128 * 2**20
+#: At most this many spare trees (each a candidate a search checks against its block).
+SPARE_TREES = 16
 _LOCK = threading.RLock()  # the kept trees, read and written by the metrics' threads
 
 #: A tree of fewer than 1 / ``_SMALL_SHARE`` of the largest kept tree's rows is *small*: it
@@ -277,9 +280,21 @@ def _spare(key: tuple, tree: _Tree) -> None:
     total = 0
     for at, (_, t) in enumerate(_SPARE):
         total += t.nbytes
-        if total > SPARE_TREE_BYTES:
+        if total > SPARE_TREE_BYTES or at >= SPARE_TREES:
             del _SPARE[at:]
             break
+
+
+def forget_spare_trees() -> None:
+    """Drop every spare tree (a run is over: no copy of its rows is kept past it).
+
+    Examples
+    --------
+    >>> forget_spare_trees(); len(_SPARE)
+    0
+    """
+    with _LOCK:
+        _SPARE.clear()
 
 
 def _kept_trees(entries: list[tuple[weakref.ref, weakref.ref, tuple, _Tree]]) -> None:
