@@ -1039,6 +1039,13 @@ def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client)
     exact, within = local.near_counts("synthetic", cols, q_local)
     assert (exact > 0).sum() >= 1 and (within > exact).sum() >= 1  # copies, and copies but one cell
     assert (local.near_counts("original", cols, q_local)[0] >= 1).all()  # each row holds itself
+    # rows of a whole table (repeated, in any order, across partitions) searched against a block on
+    # hand: where they lie on the cluster, the answers of one process
+    for role in ("synthetic", "original"):
+        asked = np.random.default_rng(5).choice(local.n_rows(role), 90)
+        for want, got in zip(local.kneighbors_rows_held(role, cols, asked, q_local, metric, 4),
+                             dist.kneighbors_rows_held(role, cols, asked, q_dist, metric, 4), strict=True):
+            np.testing.assert_array_equal(want, got)
 
 
 def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_client):
