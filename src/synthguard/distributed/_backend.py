@@ -1304,20 +1304,13 @@ class DaskBackend:
             return self.kneighbors_held(self.encoded_rows(role, columns, rows), reference, metric, k) \
                 if rows.size else (np.zeros((0, k)), np.zeros((0, k), dtype=np.int64))
         uniq, back = np.unique(rows, return_inverse=True)
-        table = self.dt.get(role)
-        nums = self.dt.rows_in_parts(role)
-        inputs = uniq if nums is None else np.asarray(nums)[uniq]  # partition row of each canonical row
-        by_input = np.argsort(inputs, kind="stable")
-        bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
         (shared,) = self.dt.client.scatter([reference], broadcast=True, hash=False)
         f = delayed(_knn_rows_part, pure=True)
         tasks, order = [], []
-        for j, frame in enumerate(table.part_args(ordered=False)):
-            sel = by_input[bounds[j]:bounds[j + 1]]
-            if sel.size:
-                tasks.append(f(self.dt.encoder_future, frame, inputs[sel] - table.offsets[j], tuple(columns),
-                               shared, metric, k, self.neighbour_backend))
-                order.append(sel)
+        for frame, local, sel in _rows_by_partition(self.dt, role, uniq):
+            tasks.append(f(self.dt.encoder_future, frame, local, tuple(columns), shared, metric, k,
+                           self.neighbour_backend))
+            order.append(sel)
         dist = np.empty((uniq.size, k))
         idx = np.empty((uniq.size, k), dtype=np.int64)
         for sel, (d, i) in zip(order, self.dt.compute(tasks), strict=True):
@@ -2383,6 +2376,27 @@ def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
     return ws[asked], gs[asked], count[grp], low[grp]
 
 
+def _rows_by_partition(dt: DistTables, role: str, uniq: np.ndarray) -> list[tuple[Any, np.ndarray, np.ndarray]]:
+    """Where the canonical positions ``uniq`` (distinct, ascending) of ``role`` lie: per partition
+    holding some, ``(its frame argument, the rows' places in it (input order), their indices in
+    uniq)`` (the canonical position's input row, from :meth:`DistTables.rows_in_parts`, says
+    where)."""
+    table = dt.get(role)
+    if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
+        raise RuntimeError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
+                           f"{role} table ({table.n_rows} rows)")  # a bug, not a metric that cannot run
+    nums = dt.rows_in_parts(role)
+    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # partition row of each canonical row
+    by_input = np.argsort(inputs, kind="stable")
+    bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
+    out = []
+    for j, frame in enumerate(table.part_args(ordered=False)):
+        sel = by_input[bounds[j]:bounds[j + 1]]
+        if sel.size:
+            out.append((frame, inputs[sel] - table.offsets[j], sel))
+    return out
+
+
 def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[str] | None = None
                ) -> pd.DataFrame:
     """The typed rows of ``role`` at canonical positions ``rows`` (in that order), fetched from the
@@ -2393,21 +2407,10 @@ def fetch_rows(dt: DistTables, role: str, rows: np.ndarray, columns: Sequence[st
 
     rows = np.asarray(rows, dtype=np.int64)
     uniq = np.unique(rows)
-    table = dt.get(role)
-    if uniq.size and (uniq[0] < 0 or uniq[-1] >= table.n_rows):
-        raise RuntimeError(f"row {int(uniq[-1] if uniq[-1] >= table.n_rows else uniq[0])} is outside the "
-                           f"{role} table ({table.n_rows} rows)")  # a bug, not a metric that cannot run
-    nums = dt.rows_in_parts(role)
-    inputs = uniq if nums is None else np.asarray(nums)[uniq]  # partition row of each canonical row
-    by_input = np.argsort(inputs, kind="stable")
-    bounds = np.searchsorted(inputs[by_input], np.concatenate([table.offsets, [table.n_rows]]))
     tasks, order = [], []
-    for j, frame in enumerate(table.part_args(ordered=False)):
-        sel = by_input[bounds[j]:bounds[j + 1]]
-        if sel.size:
-            tasks.append(delayed(_rows_at, pure=True)(frame, inputs[sel] - table.offsets[j],
-                                                      None if columns is None else list(columns)))
-            order.append(sel)
+    for frame, local, sel in _rows_by_partition(dt, role, uniq):
+        tasks.append(delayed(_rows_at, pure=True)(frame, local, None if columns is None else list(columns)))
+        order.append(sel)
     if not tasks:
         raise RuntimeError(f"no rows requested from the {role} table")  # a bug: reported as an error
     got = pd.concat(dt.compute(tasks), ignore_index=True)

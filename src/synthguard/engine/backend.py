@@ -1333,7 +1333,7 @@ class _QueryTable:
         """A drop-and-retest's candidate column orders of the whole release: its run's (kept by
         :meth:`index`) without the dropped rows, the kept rows renumbered (their order among
         themselves does not change); :class:`~.queries.ColumnIndex` checks each."""
-        from .reuse import run_release_structure
+        from .reuse import renumbering, run_release_structure
 
         got = None if self._view is None else run_release_structure(self._view, ("column orders", self.columns))
         if got is None:
@@ -1341,8 +1341,7 @@ class _QueryTable:
         (orders,), parent = got
         if orders.shape[1] <= int(parent.max(initial=-1)) or parent.size != self.X.shape[0]:
             return None
-        new_of = np.full(orders.shape[1], -1, dtype=np.int64)
-        new_of[parent] = np.arange(parent.size)
+        new_of = renumbering(np.arange(orders.shape[1]), parent)  # each run row's place here, -1: dropped
 
         def order(j: int) -> np.ndarray:
             o = new_of[orders[j]]

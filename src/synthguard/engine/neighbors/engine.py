@@ -409,12 +409,13 @@ def _subset_tree(r: Block, key: tuple) -> _Tree | None:
     return None
 
 
-def _same_rows(r: Block, rows: np.ndarray, tree: _Tree, at: np.ndarray) -> bool:
-    """Whether ``r``'s rows ``rows`` are the tree's rows at positions ``at``, bit for bit (missing
-    values included), a chunk at a time."""
+def _same_rows(r: Block, rows: np.ndarray, tree: _Tree, at: np.ndarray | None = None) -> bool:
+    """Whether ``r``'s rows ``rows`` are the tree's rows at positions ``at`` (default: its
+    positions in order), bit for bit (missing values included), a chunk at a time: no whole copy."""
     step = _QUERY_CHUNK * 16
     for first in range(0, rows.size, step):
-        q, t = rows[first:first + step], at[first:first + step]
+        q = rows[first:first + step]
+        t = slice(first, first + q.size) if at is None else at[first:first + step]
         if not (np.array_equal(np.ascontiguousarray(r.num[q], dtype=np.float64).view(np.int64),
                                tree.rn[t].view(np.int64))
                 and np.array_equal(r.cat[q], tree.rc[t])):
@@ -520,14 +521,7 @@ def _is_reference(q: Block, tree: _Tree) -> bool:
     values included): then sorting them by home leaf is the tree's own order, ``tree.perm``."""
     if q.n_rows != tree.perm.size or q.num.shape[1] != tree.rn.shape[1] or q.cat.shape[1] != tree.rc.shape[1]:
         return False
-    step = _QUERY_CHUNK * 16
-    for first in range(0, q.n_rows, step):  # a chunk at a time: no whole copy
-        rows = tree.perm[first:first + step]
-        if not (np.array_equal(np.ascontiguousarray(q.num[rows], dtype=np.float64).view(np.int64),
-                               tree.rn[first:first + rows.size].view(np.int64))
-                and np.array_equal(q.cat[rows], tree.rc[first:first + rows.size])):
-            return False
-    return True
+    return _same_rows(q, tree.perm, tree)
 
 
 def reference_index(reference: Block, metric: DistanceMetric, backend: str = "auto", *,
