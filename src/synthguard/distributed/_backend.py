@@ -1329,6 +1329,44 @@ class DaskBackend:
             np.add.at(within, at, w)
         return exact, within
 
+    def most_equal_cells(self, role: str, columns: Sequence[str], query: Block, idx: np.ndarray
+                         ) -> np.ndarray:
+        """The pairs compared where their rows lie: the query rows travel to every worker once,
+        each partition encodes the named rows it holds and counts the cells each of its pairs
+        shares (:func:`_equal_cells_part`), and only those counts travel back (the rows were
+        fetched to the driver before: at 10M rows, millions of release rows took each worker
+        past its memory limit in the membership attacks, docs/scaling.md)."""
+        from dask import delayed
+
+        from ..engine.cells import best_of_pairs
+
+        idx = np.asarray(idx, dtype=np.int64).reshape(query.n_rows, -1)
+        valid = idx >= 0
+        named = idx[valid]  # the pairs in row-major order
+        if named.size == 0:
+            return np.zeros(query.n_rows, dtype=np.int64)
+        qi = np.broadcast_to(np.arange(query.n_rows, dtype=np.int64)[:, None], idx.shape)[valid]
+        uniq, back = np.unique(named, return_inverse=True)
+        parts = _rows_by_partition(self.dt, role, uniq)
+        part_of = np.empty(uniq.size, dtype=np.int64)  # each named row's partition, and place there
+        place = np.empty(uniq.size, dtype=np.int64)
+        for j, (_frame, _local, sel) in enumerate(parts):  # loop over the partitions
+            part_of[sel] = j
+            place[sel] = np.arange(sel.size)
+        by_part = np.argsort(part_of[back], kind="stable")
+        bounds = np.searchsorted(part_of[back][by_part], np.arange(len(parts) + 1))
+        (shared,) = self.dt.client.scatter([query], broadcast=True, hash=False)
+        f = delayed(_equal_cells_part, pure=True)
+        tasks = []
+        for j, (frame, local, _sel) in enumerate(parts):
+            pairs = by_part[bounds[j]:bounds[j + 1]]
+            tasks.append(f(self.dt.encoder_future, frame, local, tuple(columns), shared, qi[pairs],
+                           place[back[pairs]]))
+        counts = np.empty(named.size, dtype=np.int64)
+        for j, got in enumerate(self.dt.compute(tasks)):
+            counts[by_part[bounds[j]:bounds[j + 1]]] = got
+        return best_of_pairs(idx.shape, valid, counts)
+
     # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
                      relative: bool = False, query_rows: np.ndarray | None = None,
@@ -1950,6 +1988,25 @@ def _knn_rows_part(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, col
                         backend=backend)
         dist[a:b], idx[a:b] = nb.distances, nb.indices
     return dist, idx
+
+
+def _equal_cells_part(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, columns: tuple[str, ...],
+                      query: Block, qi: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The cells each pair ``(query row qi[p], the partition's row local[at[p]])`` shares
+    (:func:`~synthguard.engine.cells.equal_cells`), the partition's rows encoded
+    :data:`BLOCK_ROWS` at a time."""
+    from ..engine.cells import equal_cells
+
+    sub = frame[list(columns)]
+    out = np.empty(qi.size, dtype=np.int64)
+    order = np.argsort(at, kind="stable")  # the pairs by the row they name, a block of rows at a time
+    bounds = np.searchsorted(at[order], np.arange(0, local.size + BLOCK_ROWS, BLOCK_ROWS))
+    for n, a in enumerate(range(0, local.size, BLOCK_ROWS)):
+        pairs = order[bounds[n]:bounds[n + 1]]
+        if pairs.size:
+            rows = encoder.encode(sub.iloc[local[a:a + BLOCK_ROWS]], list(columns))
+            out[pairs] = equal_cells(query, rows, qi[pairs], at[pairs] - a)
+    return out
 
 
 def _within_part(encoder: Encoder, frame: pd.DataFrame, positions: np.ndarray, columns: tuple[str, ...],

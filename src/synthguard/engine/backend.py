@@ -297,6 +297,13 @@ class Backend(Protocol):
         ``columns``) equal it on every cell, and on every cell but at most one
         (:func:`~synthguard.engine.cells.near_counts`): ``(exact, within)``."""
 
+    def most_equal_cells(self, role: str, columns: Sequence[str], query: Block, idx: np.ndarray
+                         ) -> np.ndarray:
+        """Per row ``i`` of ``query`` (encoded rows of the caller), the most cells it shares with
+        one of the rows of ``role`` (encoded on ``columns``) at canonical positions ``idx[i]``
+        (``-1``: none; 0 when none is named): :func:`~synthguard.engine.cells.most_equal_cells`.
+        Only the counts travel (a cluster compares the pairs where the rows lie)."""
+
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
                      relative: bool = False, query_rows: np.ndarray | None = None,
                      reference_rows: np.ndarray | None = None) -> np.ndarray:
@@ -1103,6 +1110,12 @@ class LocalBackend:
         from .cells import near_counts
 
         return near_counts(query, self.encoded.block(role, list(columns)))
+
+    def most_equal_cells(self, role: str, columns: Sequence[str], query: Block, idx: np.ndarray
+                         ) -> np.ndarray:
+        from .cells import most_equal_cells
+
+        return most_equal_cells(query, self.encoded.block(role, list(columns)), idx)
 
     # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,

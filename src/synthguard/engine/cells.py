@@ -5,7 +5,9 @@ The cells are hashed as every masked row is (:mod:`synthguard.data.hashing`): a 
 64-bit cell hash (chain 0) of its code (numeric values by their bits, ``-0.0`` = ``0.0``, every NaN
 equal; categorical codes as they are) keyed by its column's position; a row's hash is the wrapping
 sum of its cells', so leaving column ``j`` out is one subtraction. Exact up to 64-bit hash
-collisions (about ``n m / 2**64``).
+collisions (about ``n m / 2**64``). Beside them, the cells two given rows share
+(:func:`equal_cells`, compared directly): the near-copy attack's share of a record's cells its
+nearest release rows keep.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from .._jit import njit
 from ..data.encoding import Block
 from ..data.hashing import cell_hashes, float_codes
 
-__all__ = ["column_hash", "fibonacci_slot", "near_counts", "one_cell_counts"]
+__all__ = ["best_of_pairs", "column_hash", "equal_cells", "fibonacci_slot", "most_equal_cells", "near_counts",
+           "one_cell_counts"]
+
+#: Row pairs compared at a time by :func:`equal_cells` (a few arrays of this many values)
+_PAIR_CHUNK = 1 << 20
 
 
 def column_hash(b: Block, j: int) -> np.ndarray:
@@ -35,6 +41,67 @@ def column_hash(b: Block, j: int) -> np.ndarray:
     n_num = b.num.shape[1]
     code = float_codes(b.num[:, j]) if j < n_num else b.cat[:, j - n_num]
     return cell_hashes(code, np.uint64(j))
+
+
+def equal_cells(query: Block, rows: Block, qi: np.ndarray, ri: np.ndarray) -> np.ndarray:
+    """Per pair ``(query row qi[p], row ri[p] of rows)``, how many cells are equal (numbers by
+    value, ``-0.0 == 0.0``, missing equal to missing; categorical codes as they are), compared a
+    column at a time, vectorised over the pairs (:data:`_PAIR_CHUNK` at a time).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = Block(np.array([[1.0, np.nan]]), np.array([[2]]), ("x", "y"), ("c",))
+    >>> r = Block(np.array([[1.0, np.nan], [0.0, 5.0]]), np.array([[3], [2]]), ("x", "y"), ("c",))
+    >>> equal_cells(q, r, np.array([0, 0]), np.array([0, 1])).tolist()
+    [2, 1]
+    """
+    qi = np.asarray(qi, dtype=np.int64)
+    ri = np.asarray(ri, dtype=np.int64)
+    out = np.zeros(qi.size, dtype=np.int64)
+    for a in range(0, qi.size, _PAIR_CHUNK):
+        b = min(a + _PAIR_CHUNK, qi.size)
+        q, r = qi[a:b], ri[a:b]
+        eq = out[a:b]
+        for c in range(query.num.shape[1]):  # a few columns: vectorised over the pairs
+            x, y = query.num[q, c], rows.num[r, c]
+            eq += (x == y) | (np.isnan(x) & np.isnan(y))
+        for c in range(query.cat.shape[1]):
+            eq += query.cat[q, c] == rows.cat[r, c]
+    return out
+
+
+def most_equal_cells(query: Block, rows: Block, idx: np.ndarray) -> np.ndarray:
+    """Per query row, the most cells it shares (:func:`equal_cells`) with one of the rows at
+    ``idx[i]`` (positions in ``rows``; ``-1``: none), 0 when none is named.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = Block(np.array([[1.0], [4.0]]), np.array([[2], [2]]), ("x",), ("c",))
+    >>> r = Block(np.array([[1.0], [0.0]]), np.array([[3], [2]]), ("x",), ("c",))
+    >>> most_equal_cells(q, r, np.array([[0, 1], [-1, -1]])).tolist()
+    [1, 0]
+    """
+    idx = np.asarray(idx, dtype=np.int64).reshape(query.n_rows, -1)
+    valid = idx >= 0
+    qi = np.broadcast_to(np.arange(query.n_rows, dtype=np.int64)[:, None], idx.shape)[valid]
+    return best_of_pairs(idx.shape, valid, equal_cells(query, rows, qi, idx[valid]))
+
+
+def best_of_pairs(shape: tuple[int, ...], valid: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per row of a ``shape`` matrix of pairs, the largest of ``counts`` (one per pair where
+    ``valid``, in row-major order), 0 when the row names none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> best_of_pairs((2, 2), np.array([[True, True], [False, False]]), np.array([3, 5])).tolist()
+    [5, 0]
+    """
+    full = np.zeros(shape, dtype=np.int64)
+    full[valid] = counts
+    return full.max(axis=1, initial=0)
 
 
 #: Fibonacci hashing's multiplier (2**64 / the golden ratio): a key's slot is the top bits of

@@ -1005,7 +1005,8 @@ def test_membership_attacks_on_dask_equal_single_process(dask_client):
 def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client):
     """The seeded content draws (one role, two roles pooled, among some rows), the searches of rows
     on hand against a whole table and the near-copy counts (the questions of membership_attacks)
-    from the partitions equal one process's, bit for bit: shuffled duplicates across partitions,
+    and the cells shared with named rows from the partitions equal one process's, bit for bit:
+    shuffled duplicates across partitions,
     -0.0 next to 0.0, missing values, datetimes, copies but one cell."""
     from synthguard.engine.neighbors import gower
 
@@ -1046,6 +1047,19 @@ def test_membership_questions_of_the_dask_backend_equal_one_process(dask_client)
         for want, got in zip(local.kneighbors_rows_held(role, cols, asked, q_local, metric, 4),
                              dist.kneighbors_rows_held(role, cols, asked, q_dist, metric, 4), strict=True):
             np.testing.assert_array_equal(want, got)
+    # the cells each query row shares with the rows its neighbours name (repeated, across
+    # partitions, some slots empty): counted where the rows lie, the answers of one process and of
+    # the rows fetched and compared on the driver
+    named = local.kneighbors_block(q_local, "synthetic", cols, metric, 6)[1].copy()
+    named[::7, 3:] = -1
+    want = local.most_equal_cells("synthetic", cols, q_local, named)
+    np.testing.assert_array_equal(want, dist.most_equal_cells("synthetic", cols, q_dist, named))
+    fetched = local.encoded_rows("synthetic", cols, np.maximum(named, 0).ravel())
+    same = ((q_local.num.repeat(6, axis=0) == fetched.num)
+            | (np.isnan(q_local.num.repeat(6, axis=0)) & np.isnan(fetched.num))).sum(axis=1) \
+        + (q_local.cat.repeat(6, axis=0) == fetched.cat).sum(axis=1)
+    np.testing.assert_array_equal(want, np.where(named >= 0, same.reshape(named.shape), 0).max(axis=1))
+    assert (want == len(cols)).any() and (want < len(cols)).any()
 
 
 def test_content_draw_over_roles_whose_dtypes_differ_equals_one_process(dask_client):

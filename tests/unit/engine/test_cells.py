@@ -36,3 +36,34 @@ def test_the_hash_table_counts_equal_a_sorted_count(kind):
 def test_no_pool_or_no_keys_counts_nothing():
     assert _count(np.array([1, 2], dtype=np.uint64), np.zeros(0, np.uint64)).tolist() == [0, 0]
     assert _count(np.zeros(0, np.uint64), np.array([1], dtype=np.uint64)).tolist() == []
+
+
+def test_the_cells_a_row_shares_with_its_named_rows_equal_a_cell_by_cell_comparison(monkeypatch):
+    """``most_equal_cells``: per query row the most cells equal to one of the rows it names (numbers
+    by value, -0.0 equal to 0.0, missing equal to missing; empty slots skipped), in chunks of pairs
+    as in one pass."""
+    import synthguard.engine.cells as cells
+    from synthguard.data.encoding import Block
+
+    rng = np.random.default_rng(4)
+    num = rng.integers(0, 3, (300, 3)).astype(float)
+    num[rng.random(num.shape) < 0.2] = np.nan
+    num[rng.random(num.shape) < 0.1] = -0.0
+    cat = rng.integers(0, 3, (300, 2))
+    rows = Block(num, cat, ("a", "b", "c"), ("d", "e"))
+    query = rows.take(rng.integers(0, 300, 40))
+    query.num[query.num == 0] = 0.0  # -0.0 in the rows, 0.0 in the queries
+    idx = rng.integers(0, 300, (40, 5))
+    idx[::3, 2:] = -1
+    idx[5] = -1
+
+    def by_cells(i: int, j: int) -> int:
+        a, b = query.num[i], rows.num[j]
+        return int(sum(x == y or (x != x and y != y) for x, y in zip(a, b, strict=True))
+                   + (query.cat[i] == rows.cat[j]).sum())
+
+    want = [max([by_cells(i, j) for j in idx[i] if j >= 0], default=0) for i in range(40)]
+    assert cells.most_equal_cells(query, rows, idx).tolist() == want
+    monkeypatch.setattr(cells, "_PAIR_CHUNK", 7)
+    assert cells.most_equal_cells(query, rows, idx).tolist() == want
+    assert want[5] == 0 and max(want) == 5

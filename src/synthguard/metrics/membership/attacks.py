@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ...data.encoding import Block
-from ...engine.cells import near_counts, one_cell_counts
+from ...engine.cells import most_equal_cells, near_counts, one_cell_counts
 from ...engine.neighbors import DistanceMetric, kneighbors
 
 __all__ = ["ATTACKS", "AttackScores", "BlockRows", "RoleRows", "attack_scores", "classifier_features",
@@ -105,23 +105,6 @@ def _lse_kernel(d: np.ndarray, h: float) -> np.ndarray:
         return top[:, 0] + np.log(np.sum(np.exp(a - top), axis=1) + 1e-300)
 
 
-def _equal_cells(query: Block, release: Block, idx: np.ndarray) -> np.ndarray:
-    """Per query row, the largest share of cells equal (missing = missing) to one of the release
-    rows ``idx`` (its nearest ones): a near-copy changes a cell or two and keeps the rest."""
-    n_cols = query.num.shape[1] + query.cat.shape[1]
-    best = np.zeros(query.n_rows)
-    if n_cols == 0:
-        return best
-    for j in range(idx.shape[1]):  # loop over neighbours, vectorised over rows
-        ok = idx[:, j] >= 0
-        r = np.maximum(idx[:, j], 0)
-        sn, qn = release.num[r], query.num
-        eq = np.sum((sn == qn) | (np.isnan(sn) & np.isnan(qn)), axis=1)
-        eq = eq + np.sum(release.cat[r] == query.cat, axis=1)
-        best = np.maximum(best, np.where(ok, eq / n_cols, 0.0))
-    return best
-
-
 def _one_cell_share(exact: np.ndarray, within: np.ndarray, p: int) -> np.ndarray:
     """Per query row: 1 if the release holds an exact copy, ``(p - 1) / p`` if it holds a row equal
     on every cell but one, else 0, from :func:`~synthguard.engine.cells.near_counts` of the query
@@ -135,7 +118,8 @@ class BlockRows:
     """A table the attacks search and read, held as a :class:`Block` (one process).
 
     :class:`RoleRows` is the same table asked of a backend (one process or a cluster): the
-    attacks use either through ``n_rows``, :meth:`kneighbors`, :meth:`take` and :meth:`near_counts`.
+    attacks use either through ``n_rows``, :meth:`kneighbors`, :meth:`take`, :meth:`near_counts`
+    and :meth:`most_equal_cells`.
     """
 
     def __init__(self, block: Block, backend: str = "auto") -> None:
@@ -155,6 +139,11 @@ class BlockRows:
         """:func:`~synthguard.engine.cells.near_counts` of ``query`` against these rows."""
         return near_counts(query, self.block)
 
+    def most_equal_cells(self, query: Block, idx: np.ndarray) -> np.ndarray:
+        """Per ``query`` row, the most cells it shares with one of these rows at ``idx[i]``
+        (positions; ``-1``: none): :func:`~synthguard.engine.cells.most_equal_cells`."""
+        return most_equal_cells(query, self.block, idx)
+
     def rows_kneighbors(self, rows: np.ndarray, reference: Block, metric: DistanceMetric,
                         k: int) -> tuple[np.ndarray, np.ndarray]:
         """The exact ``k`` nearest ``reference`` rows of these rows at ``rows`` (positions)."""
@@ -172,8 +161,9 @@ class BlockRows:
 class RoleRows:
     """The rows of ``role`` encoded on ``columns``, asked of a backend (``ctx.data``): neighbour
     searches against the whole table (:meth:`Backend.kneighbors_block`), rows by position
-    (:meth:`Backend.encoded_rows`) and near-copy counts (:meth:`Backend.near_counts`); nothing
-    more of the table is read."""
+    (:meth:`Backend.encoded_rows`), near-copy counts (:meth:`Backend.near_counts`) and the cells
+    its rows share with query rows (:meth:`Backend.most_equal_cells`); nothing more of the table
+    is read."""
 
     def __init__(self, data: Any, role: str, columns: Sequence[str]) -> None:
         self.data, self.role, self.columns = data, role, list(columns)
@@ -188,6 +178,11 @@ class RoleRows:
 
     def near_counts(self, query: Block) -> tuple[np.ndarray, np.ndarray]:
         return self.data.near_counts(self.role, self.columns, query)
+
+    def most_equal_cells(self, query: Block, idx: np.ndarray) -> np.ndarray:
+        """:meth:`Backend.most_equal_cells`: the pairs compared where the rows lie, only the
+        counts fetched."""
+        return self.data.most_equal_cells(self.role, self.columns, query, idx)
 
     def rows_kneighbors(self, rows: np.ndarray, reference: Block, metric: DistanceMetric,
                         k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -414,9 +409,6 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         k_r = k if self_pos is None else int(min(k + 1, n_r))
         nr_d, nr_i = release.held_kneighbors(query, reference, metric, k_r)
         t2 = clock()
-        if "gen_lra" in attacks or "near_copy" in attacks:  # the release rows they read, fetched once
-            s_uniq, s_at = _rows_and_ranks(s_idx, n_s)
-            s_rows = release.take(s_uniq)
         dr, _ = without_self(nr_d, nr_i, self_pos, k)
         if self_pos is not None:
             n_r = max(n_r - 1, 1)  # the reference without the record itself
@@ -488,9 +480,10 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
         if "near_copy" in attacks:
             t = clock()
             p = query.num.shape[1] + query.cat.shape[1]
-            at = s_at  # rows of s_rows
-            near = np.maximum(_equal_cells(query, s_rows, at),
-                              _one_cell_share(*release.near_counts(query), p))
+            # the largest share of cells equal to one of its k_s nearest release rows (0 without
+            # columns): counted where the rows lie, none fetched
+            shared = release.most_equal_cells(query, s_idx) / p if p else np.zeros(query.n_rows)
+            near = np.maximum(shared, _one_cell_share(*release.near_counts(query), p))
             notes["near_copy"] = (f"largest share of cells equal to one of the {k_s} closest "
                                   "release rows, or to any release row equal on all cells but "
                                   "one (exact, by hashing) (Hamming similarity)")
