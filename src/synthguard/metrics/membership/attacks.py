@@ -501,9 +501,12 @@ def attack_scores(query: Block, release: Block | RoleRows, reference: Block, met
             seconds["near_copy"] = clock() - t
     if "classifier" in attacks:
         t = clock()
-        s_fit, r_fit = release.take(None), reference
+        # only the rows it is fitted on taken (the whole release fetched and dropped, on a
+        # cluster at 10M rows, took every worker past its memory limit)
         if classifier_fit_rows is not None:
             s_fit, r_fit = release.take(classifier_fit_rows[0]), reference.take(classifier_fit_rows[1])
+        else:
+            s_fit, r_fit = release.take(None), reference
         scores["classifier"] = classifier_scores(s_fit, r_fit, query, seed=seed)
         seconds["classifier"] = clock() - t
         notes["classifier"] = (f"HistGradientBoosting (100 trees, balanced classes) fitted on "

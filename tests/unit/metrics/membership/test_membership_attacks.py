@@ -464,3 +464,26 @@ def test_rows_and_ranks_equal_numpys_unique_and_searchsorted():
     assert np.array_equal(at, np.where(idx >= 0, np.searchsorted(want, idx), -1))
     _, inv = np.unique(idx[idx >= 0], return_inverse=True)
     assert np.array_equal(at[idx >= 0], inv.reshape(-1))
+
+
+def test_the_classifier_reads_only_the_release_rows_it_is_fitted_on(monkeypatch):
+    """Above ``max_fit_rows`` the classifier's release rows are a subsample: only those are taken
+    from the backend (the whole release was taken and dropped, which on a cluster at 10M rows
+    fetched every release row to the driver), and its scores are those of a classifier fitted on
+    the subsample."""
+    from synthguard.engine.backend import LocalBackend
+
+    d = make_demo(n=600, seed=3)
+    ctx = Context.from_frames(d["original"], d["leaky"], d["control"], seed=0)
+    asked: list[tuple[str, int]] = []
+    taken = LocalBackend.encoded_rows
+
+    def counted(self, role, columns, rows):
+        asked.append((role, int(np.asarray(rows).size)))
+        return taken(self, role, columns, rows)
+
+    monkeypatch.setattr(LocalBackend, "encoded_rows", counted)
+    res = run(membership_attacks, ctx=ctx, max_fit_rows=100)
+    release_rows = [n for role, n in asked if role == "synthetic"]  # also the rows gen_lra searches
+    assert 100 in release_rows and max(release_rows) < len(d["leaky"])
+    assert "100 release and 100 reference rows" in str(res.to_dict())
