@@ -36,6 +36,7 @@ from ..engine.backend import (
     frame_sum,
     group_sizes,
     match_rows,
+    matrix_values,
     median_of_order_stats,
     merge_value_summaries,
     only_matches,
@@ -142,6 +143,13 @@ SET_BUCKET_KEYS = 2_000_000
 #: Rows of a partition one step of a task searches at once (:func:`_within_part`): its arrays grow
 #: with the rows times the pairs a row has, not with the partition
 BLOCK_ROWS = 65_536
+
+#: share of the workers' memory (their limits summed, less what they hold) a singling-out search's
+#: held query tables may take (:meth:`DaskBackend._query_tables`, 16 bytes a cell counted): twice
+#: the typed tables' :data:`~._tables.PERSIST_SHARE`, since a search without them reads, encodes and
+#: indexes every release partition once a batch (a hundred batches at 10M release rows, whose
+#: tables, 2.4 GB, did not fit a quarter of two 4 GB workers)
+QUERY_TABLE_SHARE = 0.5
 #: Column sets one task of :meth:`DaskBackend.key_groups_many` hashes at most: a task's long table is
 #: ``rows x sets x 32`` bytes (1M rows x 8 sets: 256 MB), however many sets are asked.
 SETS_PER_TASK = 8
@@ -1515,6 +1523,32 @@ class DaskBackend:
             first = np.where(first < 0, f, np.where(f < 0, first, np.minimum(first, f)))
         return (counts if cap is None else np.minimum(counts, cap)), first
 
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+                     rows: np.ndarray | None = None) -> np.ndarray:
+        """From the held query tables of ``rows`` (:meth:`_query_tables`, made here when they
+        fit): the distinct positions travel to every worker once, each held partition returns the
+        matrix rows it holds of them (:func:`_values_held_part`); no partition is read or encoded
+        again (a singling-out search asks once a batch, a hundred batches at 10M release rows).
+        Not held: the rows taken (:func:`~synthguard.engine.backend.matrix_values`)."""
+        from dask import delayed
+
+        held = self._query_tables(role, columns, rows)
+        if held is None:
+            return matrix_values(self, role, columns, positions, cols)
+        positions = np.asarray(positions, dtype=np.int64)
+        uniq, inv = np.unique(positions, return_inverse=True)
+        X = np.empty((uniq.size, len(columns)))
+        if uniq.size:
+            (shared,) = self.dt.client.scatter([uniq], broadcast=True, hash=False)
+            ask = delayed(_values_held_part, pure=False)
+            found = 0
+            for at, vals in self.dt.compute([ask(table, shared) for table in held]):
+                X[at] = vals
+                found += at.size
+            if found != uniq.size:  # a position outside the held rows: a bug, reported as an error
+                raise RuntimeError(f"{uniq.size - found} asked {role} rows are not among the held query rows")
+        return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
+
     def _query_tables(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> list[Any] | None:
         """One future per partition of ``role`` holding the query matrix of its rows among
         ``rows`` (canonical positions; ``None``: every row) on ``columns``, in canonical order,
@@ -1523,9 +1557,10 @@ class DaskBackend:
         rows (one entry, as one process keeps one query table), so a singling-out search's
         batches (a hundred calls at 1M release rows) encode and index each partition once instead
         of once a call. About 13 bytes a cell (the matrix, the orders, the codes; 16 counted);
-        ``None`` when that does not fit :data:`~._tables.PERSIST_SHARE` of the workers' memory
-        less what they hold (each call then encodes and indexes as it goes)."""
-        from ._tables import PERSIST_SHARE, _memory_budget
+        ``None`` when that does not fit :data:`QUERY_TABLE_SHARE` of the workers' memory less what
+        they hold (each call then encodes and indexes as it goes, and :meth:`query_values` takes
+        the rows)."""
+        from ._tables import _memory_budget
 
         cols = tuple(columns)
         asked = None if rows is None else np.asarray(rows, dtype=np.int64)
@@ -1535,7 +1570,7 @@ class DaskBackend:
             return kept[3]
         self.__dict__.pop("_query_held", None)  # the one held is let go before the next is sized
         need = 16.0 * (self.n_rows(role) if asked is None else asked.size) * len(cols)
-        if need > _memory_budget(self.dt.client, PERSIST_SHARE):
+        if need > _memory_budget(self.dt.client, QUERY_TABLE_SHARE):
             return None
         # unhashed keys (pure=False): two runs' held tables never share a key
         parts = list(self.dt.client.persist(self.dt.map(role, _query_table_part, cols, self._mask(role, asked),
@@ -1659,6 +1694,19 @@ def _query_held_part(table: tuple[np.ndarray, np.ndarray, Any], queries: Queries
     (:func:`_query_table_part`): the same counts and positions as :func:`_query_part`."""
     X, pos, index = table
     return query_counts_of(X, pos, queries, cap, index=index)
+
+
+def _values_held_part(table: tuple[np.ndarray, np.ndarray, Any], asked: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a held partition's query matrix (:func:`_query_table_part`, positions
+    ascending) at the canonical positions ``asked`` (distinct, ascending) it holds: their places
+    in ``asked`` and their matrix rows."""
+    X, pos, _ = table
+    if pos.size == 0:
+        return np.zeros(0, dtype=np.int64), X[:0]
+    j = np.minimum(np.searchsorted(pos, asked), pos.size - 1)
+    at = np.flatnonzero(pos[j] == asked)
+    return at, X[j[at]]
 
 
 def _subset_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], queries: Queries,

@@ -365,6 +365,14 @@ class Backend(Protocol):
         matching canonical position (``-1``: none; exact when the count is below ``cap``):
         :func:`query_counts_of`, whose counts add up over any split of the rows."""
 
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+                     rows: np.ndarray | None = None) -> np.ndarray:
+        """The values of the :func:`query_matrix` of ``role`` encoded on ``columns`` at the rows of
+        canonical positions ``positions`` and the column indices ``cols`` (the same shape; a
+        singling-out search's drawn cells): :func:`matrix_values`. ``rows``: the rows the
+        search's :meth:`query_counts` ask among, whose query table a backend may hold and read
+        (a cluster: each partition's held matrix, no partition read again)."""
+
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
         """``(len(subsets), m)`` int64: per subset of rows of ``role`` (canonical positions) and
@@ -431,6 +439,16 @@ def _query_matrix_of(block: Block, num: np.ndarray, cat: np.ndarray, rows: np.nd
             part[:, num.size:] = codes
             part[:, num.size:][codes == NAN_CODE] = np.nan
     return out
+
+
+def matrix_values(backend: Backend, role: str, columns: Sequence[str], positions: np.ndarray,
+                  cols: np.ndarray) -> np.ndarray:
+    """:meth:`Backend.query_values` from the rows taken (:meth:`Backend.encoded_rows` of the
+    distinct positions): their :func:`query_matrix` at ``cols``."""
+    positions = np.asarray(positions, dtype=np.int64)
+    uniq, inv = np.unique(positions, return_inverse=True)
+    X = query_matrix(backend.encoded_rows(role, columns, uniq)) if uniq.size else np.zeros((0, len(columns)))
+    return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
 
 
 def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None, *,
@@ -1243,6 +1261,10 @@ class LocalBackend:
                      rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         table = self._queried(role, columns, rows)
         return query_counts_of(table.X, table.at, queries, cap, index=table.index())
+
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+                     rows: np.ndarray | None = None) -> np.ndarray:
+        return matrix_values(self, role, columns, positions, cols)
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:

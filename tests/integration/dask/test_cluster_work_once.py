@@ -318,7 +318,7 @@ def test_singling_out_search_indexes_each_partition_once_not_once_per_batch(dask
     the first call and held for the next ones asking of the same rows (on main: once per call and
     partition, 830 of a 1M cluster run's CPU seconds). Past the memory share, built per call, with
     the same counts and positions."""
-    from synthguard.distributed import _tables, cluster_backend
+    from synthguard.distributed import _backend, _tables, cluster_backend
 
     orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
     dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
@@ -328,7 +328,7 @@ def test_singling_out_search_indexes_each_partition_once_not_once_per_batch(dask
     assert len(seen) == 3 and sum(seen) == 200  # each partition's asked rows indexed once
     seen.clear()
     with monkeypatch.context() as m:
-        m.setattr(_tables, "PERSIST_SHARE", 1e-12)  # nothing fits: each call builds its own
+        m.setattr(_backend, "QUERY_TABLE_SHARE", 1e-12)  # nothing fits: each call builds its own
         fresh = _search_batches(cluster_backend(dt, "auto"), rows)
     assert len(seen) == 15
     for (c1, f1), (c2, f2) in zip(held, fresh, strict=True):
@@ -339,3 +339,37 @@ def test_singling_out_search_indexes_each_partition_once_not_once_per_batch(dask
     backend = cluster_backend(dt, "auto")
     _search_batches(backend, rows, 2), _search_batches(backend, other, 2)
     assert len(seen) == 6
+
+
+def test_singling_out_search_reads_its_drawn_cells_from_the_held_query_tables(dask_client, monkeypatch):
+    """The search's drawn cells (``query_values``, once a batch) are read from the partitions'
+    held query matrices: no row is taken from the partitions again (they were fetched a batch at a
+    time: at 10M release rows each batch read and typed all 40 files again). The values equal one
+    process's and those of the rows taken when the tables do not fit their share."""
+    from synthguard.distributed import _backend, _tables, cluster_backend
+    from synthguard.registry import Context
+
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    cols = ["a", "c", "b"]
+    rng = np.random.default_rng(6)
+    rows = np.sort(rng.permutation(250)[:200])
+    asked = rows[rng.integers(0, 200, (500, 2))]  # repeated rows, across partitions
+    at = rng.integers(0, 3, (500, 2))
+    local = Context.from_frames(orig, syn, ctl, META).data  # one process, the same canonical rows
+    want = local.query_values("synthetic", cols, asked, at, rows=rows)
+    taken: list[int] = []
+    fetch = _backend.fetch_rows
+    monkeypatch.setattr(_backend, "fetch_rows", lambda *a, **k: taken.append(1) or fetch(*a, **k))
+    backend = cluster_backend(dt, "auto")
+    got = backend.query_values("synthetic", cols, asked, at, rows=rows)
+    np.testing.assert_array_equal(want, got)
+    assert taken == [] and backend.__dict__.get("_query_held") is not None
+    with monkeypatch.context() as m:
+        m.setattr(_backend, "QUERY_TABLE_SHARE", 1e-12)  # not held: the rows taken
+        np.testing.assert_array_equal(want, cluster_backend(dt, "auto").query_values(
+            "synthetic", cols, asked, at, rows=rows))
+    assert taken == [1]
+    with pytest.raises(RuntimeError, match="not among the held"):
+        backend.query_values("synthetic", cols, np.setdiff1d(np.arange(250), rows)[:3], np.zeros(3, int),
+                             rows=rows)

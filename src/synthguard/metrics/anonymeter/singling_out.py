@@ -527,9 +527,9 @@ class _Asked:
             self._release = self._rows("synthetic", np.arange(n, dtype=np.int64))
         if self._release is not None:  # one flat gather (twice as fast as indexing by two arrays)
             return np.take(self._release.reshape(-1), src * self._release.shape[1] + col)
-        uniq, inv = np.unique(src, return_inverse=True)
-        X = self._rows("synthetic", uniq) if uniq.size else np.zeros((0, len(self.columns)))
-        return X[inv.reshape(src.shape), col]
+        rows = self.canon["synthetic"].rows  # the search's rows (held as a query table on a cluster)
+        return self.data.query_values("synthetic", self.columns, rows[np.asarray(src, dtype=np.int64)], col,
+                                      rows=rows)
 
     def _partners(self, med: np.ndarray) -> Partners | None:
         """The release rows' partners, from the whole release's query matrix when it is at most
