@@ -35,6 +35,7 @@ from ..engine.backend import (
     draw_in_content_order,
     frame_sum,
     group_sizes,
+    held_rows,
     match_rows,
     matrix_values,
     median_of_order_stats,
@@ -1702,11 +1703,7 @@ def _values_held_part(table: tuple[np.ndarray, np.ndarray, Any], asked: np.ndarr
     ascending) at the canonical positions ``asked`` (distinct, ascending) it holds: their places
     in ``asked`` and their matrix rows."""
     X, pos, _ = table
-    if pos.size == 0:
-        return np.zeros(0, dtype=np.int64), X[:0]
-    j = np.minimum(np.searchsorted(pos, asked), pos.size - 1)
-    at = np.flatnonzero(pos[j] == asked)
-    return at, X[j[at]]
+    return held_rows(X, pos, asked)
 
 
 def _subset_part(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...], queries: Queries,
@@ -2027,15 +2024,21 @@ def _knn_rows_part(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, col
     encoded and searched :data:`BLOCK_ROWS` at a time: ``(distances, ids)`` in ``local``'s order."""
     from ..engine.neighbors import kneighbors
 
-    sub = frame[list(columns)]
     dist = np.empty((local.size, k))
     idx = np.empty((local.size, k), dtype=np.int64)
-    for a in range(0, local.size, BLOCK_ROWS):
-        b = min(a + BLOCK_ROWS, local.size)
-        nb = kneighbors(encoder.encode(sub.iloc[local[a:b]], list(columns)), reference, metric, k,
-                        backend=backend)
-        dist[a:b], idx[a:b] = nb.distances, nb.indices
+    for a, block in _encoded_blocks(encoder, frame, local, columns):
+        nb = kneighbors(block, reference, metric, k, backend=backend)
+        dist[a:a + block.n_rows], idx[a:a + block.n_rows] = nb.distances, nb.indices
     return dist, idx
+
+
+def _encoded_blocks(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, columns: tuple[str, ...]
+                    ) -> Iterator[tuple[int, Block]]:
+    """One partition's rows at ``local`` (input order) encoded on ``columns``, :data:`BLOCK_ROWS`
+    at a time: ``(the first one's place in local, the block)``."""
+    sub = frame[list(columns)]
+    for a in range(0, local.size, BLOCK_ROWS):
+        yield a, encoder.encode(sub.iloc[local[a:a + BLOCK_ROWS]], list(columns))
 
 
 def _equal_cells_part(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, columns: tuple[str, ...],
@@ -2045,15 +2048,12 @@ def _equal_cells_part(encoder: Encoder, frame: pd.DataFrame, local: np.ndarray, 
     :data:`BLOCK_ROWS` at a time."""
     from ..engine.cells import equal_cells
 
-    sub = frame[list(columns)]
     out = np.empty(qi.size, dtype=np.int64)
     order = np.argsort(at, kind="stable")  # the pairs by the row they name, a block of rows at a time
     bounds = np.searchsorted(at[order], np.arange(0, local.size + BLOCK_ROWS, BLOCK_ROWS))
-    for n, a in enumerate(range(0, local.size, BLOCK_ROWS)):
-        pairs = order[bounds[n]:bounds[n + 1]]
-        if pairs.size:
-            rows = encoder.encode(sub.iloc[local[a:a + BLOCK_ROWS]], list(columns))
-            out[pairs] = equal_cells(query, rows, qi[pairs], at[pairs] - a)
+    for n, (a, rows) in enumerate(_encoded_blocks(encoder, frame, local, columns)):
+        pairs = order[bounds[n]:bounds[n + 1]]  # every row of local is named by a pair
+        out[pairs] = equal_cells(query, rows, qi[pairs], at[pairs] - a)
     return out
 
 

@@ -66,7 +66,8 @@ __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "B
            "extending_encoder", "key_counts_of", "match_counts", "match_rows", "merge_rank", "merge_value_summaries",
            "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
            "stack_blocks", "unique_matches", "value_summary", "Queries", "query_matrix", "query_counts_of",
-           "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats", "text_counts_of"]
+           "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats", "text_counts_of",
+           "held_rows", "matrix_values"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -439,6 +440,24 @@ def _query_matrix_of(block: Block, num: np.ndarray, cat: np.ndarray, rows: np.nd
             part[:, num.size:] = codes
             part[:, num.size:][codes == NAN_CODE] = np.nan
     return out
+
+
+def held_rows(X: np.ndarray, at: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a held query matrix ``X`` (its rows' canonical positions ``at``, ascending) at
+    the canonical positions ``asked`` (distinct, ascending) it holds: their places in ``asked``
+    and their rows of ``X`` (one process's query table, or one partition's on a cluster).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [2.0], [3.0]])
+    >>> [a.tolist() for a in held_rows(X, np.array([2, 5, 9]), np.array([1, 5, 9]))]
+    [[1, 2], [[2.0], [3.0]]]
+    """
+    if at.size == 0:
+        return np.zeros(0, dtype=np.int64), X[:0]
+    j = np.minimum(np.searchsorted(at, asked), at.size - 1)
+    found = np.flatnonzero(at[j] == asked)
+    return found, X[j[found]]
 
 
 def matrix_values(backend: Backend, role: str, columns: Sequence[str], positions: np.ndarray,
@@ -1264,7 +1283,15 @@ class LocalBackend:
 
     def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
                      rows: np.ndarray | None = None) -> np.ndarray:
-        return matrix_values(self, role, columns, positions, cols)
+        """From the query table :meth:`query_counts` reads (:meth:`_queried`: the rows' matrix
+        made once, not encoded again each batch)."""
+        table = self._queried(role, columns, rows)
+        positions = np.asarray(positions, dtype=np.int64)
+        uniq, inv = np.unique(positions, return_inverse=True)
+        found, X = held_rows(table.X, table.at, uniq)
+        if found.size != uniq.size:  # a position outside the asked rows: a bug, reported as an error
+            raise RuntimeError(f"{uniq.size - found.size} asked {role} rows are not among the query rows")
+        return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
