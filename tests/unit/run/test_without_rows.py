@@ -40,11 +40,18 @@ def _mixed(seed: int) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _drop_masks(n: int, seed: int) -> list[np.ndarray]:
+def _drop_masks(release: pd.DataFrame, seed: int) -> list[np.ndarray]:
+    """Some rows, all rows but one, the first and the last, none. The one row left is the middle
+    one of the rows with no missing cell: a release of one row with a missing cell has an empty
+    column, which typing refuses (which row is in the middle of the canonical order follows the
+    demo's values, whose last digits differ between numpy/pandas versions: a row with a missing
+    cell came to the middle under pandas 3.1.1 and numpy 2.4.6)."""
+    n = len(release)
     rng = np.random.default_rng(seed)
     some = rng.random(n) < 0.2
+    whole = np.flatnonzero(release.notna().all(axis=1).to_numpy())
     one_left = np.ones(n, dtype=bool)
-    one_left[n // 2] = False
+    one_left[whole[whole.size // 2]] = False
     first_and_last = np.zeros(n, dtype=bool)
     first_and_last[[0, n - 1]] = True
     return [some, one_left, first_and_last, np.zeros(n, dtype=bool)]
@@ -56,7 +63,7 @@ def test_release_without_rows_equals_the_reduced_release_typed_afresh_under_the_
     tables = prepare_tables(d["original"], d["leaky"], d["control"],
                             canonical_columns=True).in_canonical_order()
     assert tables.schema.sdtype("smoker") == "boolean"
-    for dropped in _drop_masks(len(tables.synthetic), seed):
+    for dropped in _drop_masks(tables.synthetic, seed):
         new, pos, training = _without_rows(tables, dropped)
         kept = np.flatnonzero(~dropped)
         fresh = prepare_tables(tables.original, tables.synthetic.iloc[kept].reset_index(drop=True),
