@@ -1516,7 +1516,7 @@ class DaskBackend:
             from dask import delayed
 
             ask = delayed(_query_held_part, pure=False)
-            got = self.dt.compute([ask(table, shared, cap) for table in held])
+            got = self.dt.compute_where_held([ask(table, shared, cap) for table in held], held)
         counts = np.zeros(m, dtype=np.int64)
         first = np.full(m, -1, dtype=np.int64)
         for c, f in got:
@@ -1543,7 +1543,7 @@ class DaskBackend:
             (shared,) = self.dt.client.scatter([uniq], broadcast=True, hash=False)
             ask = delayed(_values_held_part, pure=False)
             found = 0
-            for at, vals in self.dt.compute([ask(table, shared) for table in held]):
+            for at, vals in self.dt.compute_where_held([ask(table, shared) for table in held], held):
                 X[at] = vals
                 found += at.size
             if found != uniq.size:  # a position outside the held rows: a bug, reported as an error
