@@ -208,8 +208,9 @@ class DistTables:
         persisted Delayed or a future: a partition held for the run), results in order. Left to
         the scheduler, a task may run on another worker when the holder is busy, and the held
         partition (tens of MB) is then copied there and kept twice; pinned, nothing held moves.
-        A task whose partition no worker holds (lost with its worker) runs anywhere, its
-        partition computed again as dask does.
+        The held partitions are waited for first (a table asked to be held just before is still
+        being computed, and a task on it would not be pinned). A task whose partition no worker
+        holds (lost with its worker) runs anywhere, its partition computed again as dask does.
 
         Examples
         --------
@@ -224,7 +225,10 @@ class DistTables:
         [3, 4, 5, 6]
         >>> client.close()
         """
+        from distributed import wait
+
         tasks = list(tasks)
+        wait(list(held))  # the partitions just asked to be held are placed: none left unpinned
         who = self.client.who_has(list(held))
         groups: dict[tuple[str, ...] | None, list[int]] = {}
         for i, h in enumerate(held):
