@@ -375,7 +375,6 @@ def test_singling_out_search_reads_its_drawn_cells_from_the_held_query_tables(da
                              rows=rows)
 
 
-
 def test_tasks_on_held_partitions_run_where_they_are_held_and_nothing_held_moves(dask_client):
     """A held partition (a query table: tens of MB a partition at 10M rows) is read where it lies:
     with its worker busy and the other idle, the tasks on it wait for its worker instead of copying
@@ -387,13 +386,11 @@ def test_tasks_on_held_partitions_run_where_they_are_held_and_nothing_held_moves
     import time
 
     from dask import delayed
-    from distributed import get_worker
+    from distributed import get_worker, wait
 
     from synthguard.distributed import _tables
 
     dt = _tables.load_tables(_frame(30, 1), _frame(20, 2), None, META, client=dask_client, npartitions=1)
-    from distributed import wait
-
     a = sorted(dask_client.scheduler_info()["workers"])[0]
     held = dask_client.persist([delayed(np.arange, pure=False)(1000 + i) for i in range(12)], workers=[a])
     wait(held)
