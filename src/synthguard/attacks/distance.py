@@ -52,8 +52,7 @@ def _segment_distances(attack: TrainableThresholdAttack, query: Block, blocks: S
             j += 1
         part = blocks[i:j]
         sizes = np.array([b.n_rows for b in part])
-        ref = Block(np.concatenate([b.num for b in part]), np.concatenate([b.cat for b in part]),
-                    part[0].num_columns, part[0].cat_columns)
+        ref = Block.stack(part)
         d = pairwise_distances(query, ref, attack.metric) if rows else np.zeros((query.n_rows, 0))
         starts = np.r_[0, np.cumsum(sizes)[:-1]]
         out[:, i:j] = reduce(d, starts, sizes)

@@ -59,6 +59,20 @@ class Block:
         return Block(np.ascontiguousarray(self.num[rows]), np.ascontiguousarray(self.cat[rows]),
                      self.num_columns, self.cat_columns)
 
+    @staticmethod
+    def stack(blocks: Sequence[Block]) -> Block:
+        """Blocks of the same columns, one under the other, in order (a fresh copy, even of one).
+
+        Examples
+        --------
+        >>> a = Block(np.array([[1.0]]), np.array([[0]]), ("x",), ("c",))
+        >>> b = Block(np.array([[2.0], [3.0]]), np.array([[1], [0]]), ("x",), ("c",))
+        >>> Block.stack([a, b]).num.ravel().tolist(), Block.stack([a, b]).cat.ravel().tolist()
+        ([1.0, 2.0, 3.0], [0, 1, 0])
+        """
+        return Block(np.concatenate([b.num for b in blocks], axis=0), np.concatenate([b.cat for b in blocks], axis=0),
+                     blocks[0].num_columns, blocks[0].cat_columns)
+
     def select(self, columns: Sequence[str]) -> Block:
         """The block restricted to ``columns`` (kept in the order given, by kind)."""
         num = [self.num_columns.index(c) for c in columns if c in self.num_columns]

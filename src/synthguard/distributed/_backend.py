@@ -19,7 +19,7 @@ fetched from the partitions that hold them. Positions are canonical positions, a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -170,6 +170,13 @@ POOLED_BROADCAST_KEYS = 4_000_000
 #: driver has read them one set at a time (400 MB over the cluster); beside them each partition
 #: keeps its asked rows' positions once a batch (8 bytes a row, whatever the number of sets)
 BROADCAST_ANSWERS = 100_000_000
+#: Query rows :meth:`DaskBackend.rows_matched` matches against one reference partition in one task
+#: at most (encoded, 16 bytes a cell: 120 MB at 15 columns): the query partitions' kept rows are
+#: stacked into groups of up to this many, so a reference partition's join and sorts are done once
+#: a group, not once a query partition (a sampled 10M run's 200,000 real records in 40 partitions
+#: of 5,000 rows were matched against each of the 40 release partitions in 1,600 tasks, each
+#: sorting its 250,000 release rows again: 874 s for ``new_row_synthesis`` on 2 workers).
+MATCH_QUERY_ROWS = 500_000
 
 
 def _stack_sets(wide: pd.DataFrame, n_sets: int, first: int) -> pd.DataFrame:
@@ -1180,13 +1187,13 @@ class DaskBackend:
         """The smallest distance of every query row over the pooled roles and how many rows are at
         it (one exact search per role, which counts them; the minimum). A row alone at it is the
         query row's only nearest row. Only the query rows with more than one (tied, or copies of
-        one row) go on: reference partition by reference partition (one wave each), every query
-        partition's such rows within that distance of the partition's rows
-        (:func:`~synthguard.engine.backend.pairs_within`); each task returns the reached positions
-        and, per query row, the distinct 128-bit hashes of the encoded bits of the rows it reaches
-        (a few numbers per query row)."""
+        one row) go on: only they are encoded, stacked on the cluster into groups
+        (:meth:`_stacked_groups`), and searched within that distance of every reference partition's
+        rows (:func:`~synthguard.engine.backend.pairs_within`; :meth:`_against_partitions`: one group,
+        one task a partition); each task returns the reached positions and, per query row, the
+        distinct 128-bit hashes of the encoded bits of the rows it reaches (a few numbers per
+        query row)."""
         from dask import delayed
-        from distributed import wait
 
         cols = tuple(columns)
         enc = self._seconds_encoder()
@@ -1213,23 +1220,19 @@ class DaskBackend:
             return reached, many[rows]
         client = self.dt.client
         shared = client.scatter(radius, broadcast=True, hash=False)
-        encode = delayed(_seconds_encode, pure=True)
-        qt = self.dt.get(query)
-        q_blocks = client.compute([encode(enc, p, pos, cols) for p, pos in
-                                   zip(qt.part_args(False), qt.position_args(False), strict=True)])
+        within = radius >= 0
+        (keep,) = client.scatter([within], broadcast=True, hash=False)
+        encode = delayed(_encode_kept, pure=True)
+        q_groups = self._stacked_groups(query, self._kept_counts(query, np.flatnonzero(within)),
+                                        lambda part, pos: encode(enc, part, pos, cols, keep, True))
         found = []
         for role, hit in zip(references, reached, strict=True):
-            table = self.dt.get(role)
-            for part, pos in zip(table.part_args(False), table.position_args(False), strict=True):  # a wave each
-                ref = client.compute(encode(enc, part, pos, cols))
-                tasks = [client.submit(_reached_part, qb, ref, shared, metric, self.neighbour_backend, pure=False)
-                         for qb in q_blocks]
-                wait(tasks)
-                for got_pos, got_keys in client.gather(tasks):
-                    hit[got_pos] = True
-                    found.append(got_keys)
-                del ref, tasks
-        del q_blocks
+            for got_pos, got_keys in self._against_partitions(
+                    role, q_groups, lambda part, pos: encode(enc, part, pos, cols, None, True),
+                    _reached_part, shared, metric, self.neighbour_backend):
+                hit[got_pos] = True
+                found.append(got_keys)
+        del q_groups
         keys = np.concatenate(found) if found else np.zeros(0, dtype=[("q", np.int64), ("h1", np.uint64),
                                                                      ("h2", np.uint64)])
         keys = np.unique(keys)  # distinct (query row, row bits) pairs over every partition
@@ -1377,15 +1380,67 @@ class DaskBackend:
         return best_of_pairs(idx.shape, valid, counts)
 
     # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
+    def _kept_counts(self, role: str, rows: np.ndarray | None) -> np.ndarray:
+        """How many of the canonical positions ``rows`` (``None``: every row) each partition of
+        ``role`` holds (input order)."""
+        lengths = np.asarray(self.dt.get(role).lengths, dtype=np.int64)
+        if rows is None:
+            return lengths
+        return np.bincount(self.dt.partition_of(role, np.asarray(rows, dtype=np.int64)), minlength=lengths.size)
+
+    def _stacked_groups(self, role: str, kept: np.ndarray, encoded: Callable[[Any, Any], Any]) -> list[Any]:
+        """The kept rows of ``role``'s partitions (``kept``: how many each keeps; ``encoded(part,
+        pos)``: a Delayed of a partition's kept rows, ``(Block, positions)``) stacked on the cluster
+        into groups of at most :data:`MATCH_QUERY_ROWS` rows (:func:`_row_groups`): one future a
+        group, held until let go."""
+        from dask import delayed
+
+        table = self.dt.get(role)
+        parts = list(zip(table.part_args(False), table.position_args(False), strict=True))
+        stack = delayed(_stacked_kept, pure=True)
+        return self.dt.client.compute([stack([encoded(*parts[j]) for j in g])
+                                       for g in _row_groups(kept, MATCH_QUERY_ROWS)])
+
+    def _against_partitions(self, role: str, groups: list[Any], encoded: Callable[[Any, Any], Any],
+                            task: Callable[..., Any], *args: Any) -> Iterator[Any]:
+        """``task(group, partition, *args)`` for every query group (:meth:`_stacked_groups`) and
+        every partition of ``role`` (``encoded(part, pos)``: a Delayed of it encoded), results as
+        they come. One group: one task a partition, all submitted at once (each reads and encodes
+        its partition: every partition read once, its join or tree built once). More groups: one
+        partition at a time (a wave each: encoded once, held while every group is matched)."""
+        from dask import delayed
+        from distributed import as_completed, wait
+
+        client = self.dt.client
+        table = self.dt.get(role)
+        parts = list(zip(table.part_args(False), table.position_args(False), strict=True))
+        if len(groups) == 1:
+            f = delayed(task, pure=True)
+            for done in as_completed(client.compute([f(groups[0], encoded(part, pos), *args) for part, pos in parts])):
+                yield done.result()
+                done.release()
+            return
+        for part, pos in parts:  # a wave each
+            ref = client.compute(encoded(part, pos))
+            tasks = [client.submit(task, g, ref, *args, pure=False) for g in groups]
+            wait(tasks)
+            yield from client.gather(tasks)
+            del ref, tasks
+
     def rows_matched(self, query: str, reference: str, columns: Sequence[str], tol: np.ndarray, *,
                      relative: bool = False, query_rows: np.ndarray | None = None,
                      reference_rows: np.ndarray | None = None) -> np.ndarray:
-        """Every query partition (encoded once, kept on the cluster) against one reference
-        partition at a time (one wave each): :func:`~synthguard.engine.backend.match_rows` of the
-        pair, whose matched query positions are OR-ed on the driver (a query row's answer depends
-        on the set of reference rows alone, so the pairs give the one-process answer)."""
+        """:func:`~synthguard.engine.backend.match_rows` of the query rows against every reference
+        partition, the matched query positions OR-ed on the driver (a query row's answer depends
+        on the set of reference rows alone, so the pairs give the one-process answer).
+
+        The query partitions' kept rows are encoded and stacked on the cluster into groups of at
+        most :data:`MATCH_QUERY_ROWS` rows (held there), so each reference partition is joined and
+        sorted once a group, not once a query partition. One group (a sampled run's records, or a
+        table below that size): one task per reference partition, which reads and encodes it and
+        matches the group, all at once. More groups: one reference partition at a time (a wave
+        each: it is encoded once, held while every group is matched against it)."""
         from dask import delayed
-        from distributed import wait
 
         cols = tuple(columns)
         client = self.dt.client
@@ -1399,21 +1454,18 @@ class DaskBackend:
             mask[np.asarray(rows, dtype=np.int64)] = True
             return client.scatter(mask, broadcast=True, hash=False)
 
+        kept = self._kept_counts(query, query_rows)
+        hit = np.zeros(n_q, dtype=bool)
+        if not kept.any():  # no query row
+            return hit if query_rows is None else hit[np.asarray(query_rows, dtype=np.int64)]
         q_keep, r_keep = keep(query, query_rows), keep(reference, reference_rows)
         encode = delayed(_encode_kept, pure=True)
         enc = self.dt.encoder_future
-        qt, rt = self.dt.get(query), self.dt.get(reference)
-        q_blocks = client.compute([encode(enc, p, pos, cols, q_keep) for p, pos in
-                                   zip(qt.part_args(False), qt.position_args(False), strict=True)])
-        hit = np.zeros(n_q, dtype=bool)
-        for part, pos in zip(rt.part_args(False), rt.position_args(False), strict=True):  # a wave each
-            ref = client.compute(encode(enc, part, pos, cols, r_keep))
-            tasks = [client.submit(_matched_part, qb, ref, tol, relative, pure=False) for qb in q_blocks]
-            wait(tasks)
-            for got in client.gather(tasks):
-                hit[got] = True
-            del ref, tasks
-        del q_blocks
+        q_groups = self._stacked_groups(query, kept, lambda part, pos: encode(enc, part, pos, cols, q_keep))
+        for got in self._against_partitions(reference, q_groups, lambda part, pos: encode(enc, part, pos, cols, r_keep),
+                                            _matched_part, tol, relative):
+            hit[got] = True
+        del q_groups
         return hit if query_rows is None else hit[np.asarray(query_rows, dtype=np.int64)]
 
     # --- the anonymeter trio: canonical rows in content-hash order, neighbours among them --------
@@ -1850,12 +1902,6 @@ def _seconds_bounds(frame: pd.DataFrame, positions: Any, encoder: Encoder, colum
     return value_bounds(encoder.encode(frame, list(columns), exact_datetimes=True))
 
 
-def _seconds_encode(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]
-                    ) -> tuple[Block, np.ndarray]:
-    """One partition in exact seconds, with its rows' canonical positions."""
-    return encoder.encode(frame, list(columns), exact_datetimes=True), np.asarray(positions, dtype=np.int64)
-
-
 def _bits_hash(block: Block) -> np.ndarray:
     """``(n, 2)`` uint64: a 128-bit hash of each row's encoded bits, rows told apart exactly as
     :func:`~synthguard.engine.neighbors.distinct.distinct_rows` tells them apart (no folding)."""
@@ -1867,8 +1913,9 @@ def _bits_hash(block: Block) -> np.ndarray:
 
 def _reached_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.ndarray], radius: np.ndarray,
                   metric: Any, backend: str) -> tuple[np.ndarray, np.ndarray]:
-    """One query partition against one reference partition: the reference positions within a
-    query row's radius, and the distinct ``(query position, h1, h2)`` of the rows reached."""
+    """Query rows (a group, :meth:`DaskBackend._stacked_groups`) against one reference partition:
+    the reference positions within a query row's radius, and the distinct ``(query position, h1,
+    h2)`` of the rows reached."""
     from ..engine.backend import pairs_within
 
     (qb, q_pos), (rb, r_pos) = query, reference
@@ -1880,25 +1927,54 @@ def _reached_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.nd
 
 
 def _encode_kept(encoder: Encoder, frame: pd.DataFrame, positions: Any, columns: tuple[str, ...],
-                 keep: np.ndarray | None) -> tuple[Block, np.ndarray]:
-    """One partition encoded as the run encodes it, only the rows ``keep`` (a bool per canonical
-    position; None: all), with their canonical positions."""
+                 keep: np.ndarray | None, exact_datetimes: bool = False) -> tuple[Block, np.ndarray]:
+    """One partition encoded as the run encodes it (``exact_datetimes``: in exact seconds), only
+    the rows ``keep`` (a bool per canonical position; None: all), with their canonical positions."""
     pos = np.asarray(positions, dtype=np.int64)
-    block = encoder.encode(frame, list(columns))
+    block = encoder.encode(frame, list(columns), exact_datetimes=exact_datetimes)
     if keep is None:
         return block, pos
     at = np.flatnonzero(keep[pos])
     return block.take(at), pos[at]
 
 
+def _row_groups(rows: np.ndarray, most: int) -> list[list[int]]:
+    """Consecutive partitions (indices) grouped so that a group's ``rows`` sum to at most ``most``
+    (a partition larger than that alone); partitions without rows left out.
+
+    Examples
+    --------
+    >>> _row_groups(np.array([3, 0, 4, 2, 9, 1]), 6)
+    [[0], [2, 3], [4], [5]]
+    """
+    groups: list[list[int]] = []
+    size = 0
+    for j in np.flatnonzero(np.asarray(rows) > 0).tolist():  # loop over partitions
+        n = int(rows[j])
+        if groups and size + n <= most:
+            groups[-1].append(j)
+            size += n
+        else:
+            groups.append([j])
+            size = n
+    return groups
+
+
+def _stacked_kept(blocks: list[tuple[Block, np.ndarray]]) -> tuple[Block, np.ndarray]:
+    """Several partitions' kept rows (:func:`_encode_kept`) as one block with their positions."""
+    return Block.stack([b for b, _ in blocks]), np.concatenate([p for _, p in blocks])
+
+
 def _matched_part(query: tuple[Block, np.ndarray], reference: tuple[Block, np.ndarray], tol: np.ndarray,
                   relative: bool) -> np.ndarray:
-    """One query partition against one reference partition: the canonical positions of the query
-    rows that some reference row matches (:func:`~synthguard.engine.backend.match_rows`)."""
+    """Query rows against one reference partition: the canonical positions of the query rows that
+    some reference row matches (:func:`~synthguard.engine.backend.match_rows`)."""
     (qb, q_pos), (rb, _) = query, reference
     if qb.n_rows == 0 or rb.n_rows == 0:
         return np.zeros(0, dtype=np.int64)
     return q_pos[match_rows(rb.num, rb.cat, qb.num, qb.cat, tol, relative_to_synthetic=relative)]
+
+
 def _row_hash_at(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]
                  ) -> tuple[np.ndarray, np.ndarray]:
     """A partition's rows' canonical positions and content hashes

@@ -49,8 +49,7 @@ def _group(blocks: list[Block], rows: list[np.ndarray | None], ids: np.ndarray, 
     """One reference group: its rows (``rows[j]`` of ``blocks[j]``, or all), their ids, and its tree.
     With a tree the block is dropped (the tree holds the rows)."""
     taken = [b if r is None else b.take(r) for b, r in zip(blocks, rows, strict=True)]
-    block = Block(np.concatenate([b.num for b in taken]), np.concatenate([b.cat for b in taken]),
-                  taken[0].num_columns, taken[0].cat_columns)  # a fresh copy: the tree may consume it
+    block = Block.stack(taken)  # a fresh copy: the tree may consume it
     del taken
     tree = reference_index(block, metric, backend, consume=True)
     return (None if tree is not None else block), tree, ids

@@ -1444,11 +1444,10 @@ def extending_encoder(encoder: Any, tables: Any, columns: Sequence[str], categor
 
 
 def stack_blocks(blocks: Sequence[Block]) -> Block:
-    """Blocks of the same columns, one under the other."""
+    """Blocks of the same columns, one under the other (:meth:`Block.stack <synthguard.data.encoding.Block.stack>`)."""
     from ..data.encoding import Block
 
-    return Block(np.concatenate([b.num for b in blocks]), np.concatenate([b.cat for b in blocks]),
-                 blocks[0].num_columns, blocks[0].cat_columns)
+    return Block.stack(blocks)
 
 
 #: Query rows :func:`pairs_within` searches at a time.

@@ -885,12 +885,18 @@ def test_dcr_overfitting_protection_on_dask_equals_single_process(dask_client):
     assert set(names[1:]) <= {t["metric"] for t in single.to_dict()["verdict"]["tests"]}
 
 
-def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client):
+@pytest.mark.parametrize("group_rows", [None, 3])
+def test_dcr_questions_of_the_dask_backend_equal_one_process(dask_client, monkeypatch, group_rows):
     """Ranges and nearest rows in exact seconds and the nearest real rows reached (the questions
     of dcr_overfitting_protection) from the partitions equal one process's, bit for bit: sub-second
     datetimes, shuffled duplicates across partitions, -0.0 next to 0.0 (distinct rows at the same
-    distance), missing values, a subset of query rows."""
+    distance), missing values, a subset of query rows; the tied release rows searched in one group
+    (the default size) and in groups of at most 3 rows (a reference partition at a time)."""
+    from synthguard.distributed import _backend
     from synthguard.metrics.disclosure._dcr import dcr_metric
+
+    if group_rows is not None:
+        monkeypatch.setattr(_backend, "MATCH_QUERY_ROWS", group_rows)
 
     orig = _dated(_frame(260, 101), 5)
     twins = orig.iloc[40:48].assign(c=0.0)  # held as -0.0 by the control: distinct, at one distance
@@ -1129,11 +1135,17 @@ def test_new_row_synthesis_on_dask_equals_single_process(dask_client):
         assert single["new_row_synthesis"]["result"]["columns"] == kept
 
 
-def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
-    """The tolerance matches of the partitions (every query partition against every reference
-    partition, OR-ed) equal one process's: absolute and relative tolerances, a zero tolerance,
-    missing values, -0.0, shuffled duplicates across partitions, subsets of query and reference
-    rows in any order."""
+@pytest.mark.parametrize("group_rows", [None, 40, 1])
+def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client, monkeypatch, group_rows):
+    """The tolerance matches of the partitions (the query rows, stacked into groups, against every
+    reference partition, OR-ed) equal one process's: absolute and relative tolerances, a zero
+    tolerance, missing values, -0.0, shuffled duplicates across partitions, subsets of query and
+    reference rows in any order; with every query row in one group (the default size), in groups
+    of at most 40 rows (several query partitions a group, and waves), and one partition a group."""
+    from synthguard.distributed import _backend
+
+    if group_rows is not None:
+        monkeypatch.setattr(_backend, "MATCH_QUERY_ROWS", group_rows)
     orig, syn, ctl, meta = _dated_tables((21, 22, 23), duplicated=40, shuffle=3, zeroed=10)
     local, dist = _both_backends(dask_client, orig, syn, ctl, meta)
     cols = ["a", "b", "c", "d", "e", "w"]
@@ -1154,6 +1166,38 @@ def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client):
                 np.testing.assert_array_equal(want, got, err_msg=f"{query} {reference} {tol} {rel}")
                 n_true += int(want.sum())
     assert n_true > 0
+
+
+def test_rows_matched_joins_each_reference_partition_once_with_every_sampled_query_row(dask_client, monkeypatch):
+    """Sampled query rows spread over every query partition are matched against a reference
+    partition in one task (its join and sorts done once), not once per query partition: as many
+    matching tasks as reference partitions, each given every asked row; the answers equal one
+    process's."""
+    from synthguard.distributed import _backend
+
+    orig, syn, ctl, meta = _dated_tables((21, 22, 23), duplicated=40, shuffle=3, zeroed=10)
+    local, dist = _both_backends(dask_client, orig, syn, ctl, meta, npartitions=4)
+    _MATCH_CALLS[:] = [_backend._matched_part]
+    # the cluster's threads run in this process: a module-level function is sent by reference
+    monkeypatch.setattr(_backend, "_matched_part", _counted_match)
+    cols = ["a", "b", "c", "d", "e", "w"]
+    tol = 0.05 * local.ranges(cols, ("original",))
+    q_rows = np.random.default_rng(4).permutation(local.n_rows("original"))[:150]
+    want = local.rows_matched("original", "synthetic", cols, tol, query_rows=q_rows)
+    got = dist.rows_matched("original", "synthetic", cols, tol, query_rows=q_rows)
+    np.testing.assert_array_equal(want, got)
+    assert want.any()
+    assert sorted(_MATCH_CALLS[1:]) == [150] * 4
+
+
+#: the function :func:`_counted_match` stands for, then the query rows of each of its calls
+_MATCH_CALLS: list = []
+
+
+def _counted_match(query, reference, tol, relative):
+    """The matching task ``_MATCH_CALLS[0]``, recording how many query rows each call is given."""
+    _MATCH_CALLS.append(query[0].n_rows)
+    return _MATCH_CALLS[0](query, reference, tol, relative)
 
 
 @pytest.mark.metric_on_dask

@@ -180,12 +180,6 @@ def block_of(ctx: Context, role: str, columns: Sequence[str], canon: Canonical) 
     return ctx.encoded.block(role).select(list(columns)).take(canon.rows)
 
 
-def concat_blocks(*blocks: Block) -> Block:
-    """Rows of several blocks with the same columns, stacked."""
-    return Block(np.concatenate([b.num for b in blocks], axis=0), np.concatenate([b.cat for b in blocks], axis=0),
-                 blocks[0].num_columns, blocks[0].cat_columns)
-
-
 def float_matrix(block: Block) -> np.ndarray:
     """One float64 matrix of a block: numeric values, then categorical codes (missing -> NaN)."""
     cat = block.cat.astype(np.float64)

@@ -79,10 +79,8 @@ class AttackScores:
 
 
 def concat_blocks(*blocks: Block) -> Block:
-    """Rows of several blocks with the same columns, stacked in order."""
-    return Block(np.concatenate([b.num for b in blocks], axis=0),
-                 np.concatenate([b.cat for b in blocks], axis=0),
-                 blocks[0].num_columns, blocks[0].cat_columns)
+    """Rows of several blocks with the same columns, stacked in order (:meth:`Block.stack`)."""
+    return Block.stack(blocks)
 
 
 def _rows_and_ranks(idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
