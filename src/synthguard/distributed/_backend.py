@@ -170,12 +170,13 @@ POOLED_BROADCAST_KEYS = 4_000_000
 #: driver has read them one set at a time (400 MB over the cluster); beside them each partition
 #: keeps its asked rows' positions once a batch (8 bytes a row, whatever the number of sets)
 BROADCAST_ANSWERS = 100_000_000
-#: Query rows :meth:`DaskBackend.rows_matched` matches against one reference partition in one task
-#: at most (encoded, 16 bytes a cell: 120 MB at 15 columns): the query partitions' kept rows are
-#: stacked into groups of up to this many, so a reference partition's join and sorts are done once
-#: a group, not once a query partition (a sampled 10M run's 200,000 real records in 40 partitions
-#: of 5,000 rows were matched against each of the 40 release partitions in 1,600 tasks, each
-#: sorting its 250,000 release rows again: 874 s for ``new_row_synthesis`` on 2 workers).
+#: Query rows :meth:`DaskBackend.rows_matched` and :meth:`DaskBackend.nearest_reached` ask of one
+#: reference partition in one task at most (encoded, 8 bytes a cell: 60 MB at 15 columns, twice
+#: while a group is stacked): the query partitions' kept rows are stacked into groups of up to this
+#: many, so a reference partition's join and sorts (or tree) are done once a group, not once a query
+#: partition (a sampled 10M run's 200,000 real records in 40 partitions of 5,000 rows were matched
+#: against each of the 40 release partitions in 1,600 tasks, each sorting its 250,000 release rows
+#: again: 874 s for ``new_row_synthesis`` on 2 workers).
 MATCH_QUERY_ROWS = 500_000
 
 
@@ -1187,10 +1188,11 @@ class DaskBackend:
         """The smallest distance of every query row over the pooled roles and how many rows are at
         it (one exact search per role, which counts them; the minimum). A row alone at it is the
         query row's only nearest row. Only the query rows with more than one (tied, or copies of
-        one row) go on: only they are encoded, stacked on the cluster into groups
-        (:meth:`_stacked_groups`), and searched within that distance of every reference partition's
-        rows (:func:`~synthguard.engine.backend.pairs_within`; :meth:`_against_partitions`: one group,
-        one task a partition); each task returns the reached positions and, per query row, the
+        one row) go on: only they are kept (each release partition encoded, then its tied rows
+        taken), stacked on the cluster into groups (:meth:`_stacked_groups`), and searched within
+        that distance of every reference partition's rows
+        (:func:`~synthguard.engine.backend.pairs_within`; :meth:`_against_partitions`: with one
+        group, one task a partition); each task returns the reached positions and, per query row, the
         distinct 128-bit hashes of the encoded bits of the rows it reaches (a few numbers per
         query row)."""
         from dask import delayed
@@ -1382,7 +1384,8 @@ class DaskBackend:
     # --- tolerance matches (new_row_synthesis) ---------------------------------------------------
     def _kept_counts(self, role: str, rows: np.ndarray | None) -> np.ndarray:
         """How many of the canonical positions ``rows`` (``None``: every row) each partition of
-        ``role`` holds (input order)."""
+        ``role`` holds (input order; a position given twice counted twice: an upper bound of the
+        rows a partition keeps)."""
         lengths = np.asarray(self.dt.get(role).lengths, dtype=np.int64)
         if rows is None:
             return lengths
@@ -1415,7 +1418,7 @@ class DaskBackend:
         table = self.dt.get(role)
         parts = list(zip(table.part_args(False), table.position_args(False), strict=True))
         if len(groups) == 1:
-            f = delayed(task, pure=True)
+            f = delayed(task, pure=False)  # fresh keys: a call repeated just after does not reuse them
             for done in as_completed(client.compute([f(groups[0], encoded(part, pos), *args) for part, pos in parts])):
                 yield done.result()
                 done.release()

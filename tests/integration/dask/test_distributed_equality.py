@@ -1135,13 +1135,14 @@ def test_new_row_synthesis_on_dask_equals_single_process(dask_client):
         assert single["new_row_synthesis"]["result"]["columns"] == kept
 
 
-@pytest.mark.parametrize("group_rows", [None, 40, 1])
+@pytest.mark.parametrize("group_rows", [None, 60, 1])
 def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client, monkeypatch, group_rows):
     """The tolerance matches of the partitions (the query rows, stacked into groups, against every
     reference partition, OR-ed) equal one process's: absolute and relative tolerances, a zero
     tolerance, missing values, -0.0, shuffled duplicates across partitions, subsets of query and
     reference rows in any order; with every query row in one group (the default size), in groups
-    of at most 40 rows (several query partitions a group, and waves), and one partition a group."""
+    of at most 60 rows (the partitions of 57-100 rows alone, the asked subset's first two
+    partitions in one group: waves over groups of several partitions), and one partition a group."""
     from synthguard.distributed import _backend
 
     if group_rows is not None:
@@ -1154,6 +1155,9 @@ def test_rows_matched_of_the_dask_backend_equals_one_process(dask_client, monkey
     r = np.random.default_rng(2)
     q_rows = r.permutation(172)[:70]
     r_rows = np.sort(r.choice(300, 120, replace=False))
+    groups = _backend._row_groups(dist._kept_counts("synthetic", q_rows), _backend.MATCH_QUERY_ROWS)
+    assert len(groups) == {None: 1, 60: 2, 1: 3}[group_rows]  # one group; waves, one of two partitions
+    assert any(len(g) > 1 for g in groups) == (group_rows != 1)
     n_true = 0
     for query, reference in (("synthetic", "original"), ("original", "synthetic"), ("control", "synthetic")):
         for tol, rel in ((0.05 * scale, False), (np.asarray(0.0), False), (np.asarray(0.01), True),
