@@ -90,14 +90,14 @@ def test_a_wide_kde_reads_high_in_80_percent_of_runs_on_five_tables():
 
 
 def _nearest_real_is_training(name: str, seed: int) -> float:
+    from synthguard.data.encoding import Block
     from synthguard.engine.neighbors import gower, kneighbors
-    from synthguard.metrics.membership.attacks import concat_blocks
 
     ctx = _ctx(name, seed, "kde1")[0]
     cols = ctx.tables.schema.tabular_columns()
     o, c, syn = (ctx.encoded.block(r, cols) for r in ("original", "control", "synthetic"))
     metric = gower(ctx.encoded.ranges(cols, roles=("original", "synthetic", "control")), clip=True)
-    nn = kneighbors(syn, concat_blocks(o, c), metric, 1).indices[:, 0]
+    nn = kneighbors(syn, Block.stack([o, c]), metric, 1).indices[:, 0]
     return float(np.mean(nn < o.n_rows)) - o.n_rows / (o.n_rows + c.n_rows)  # above chance
 
 

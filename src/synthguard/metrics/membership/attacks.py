@@ -50,7 +50,7 @@ from ...engine.cells import most_equal_cells, near_counts, one_cell_counts
 from ...engine.neighbors import DistanceMetric, kneighbors
 
 __all__ = ["ATTACKS", "AttackScores", "BlockRows", "RoleRows", "attack_scores", "classifier_features",
-           "classifier_scores", "concat_blocks", "one_cell_counts", "pooled_distances", "without_self"]
+           "classifier_scores", "one_cell_counts", "pooled_distances", "without_self"]
 
 ATTACKS = ("closest_distance", "near_copy", "dcr_diff", "domias", "plagiarism", "gen_lra",
            "classifier")
@@ -76,11 +76,6 @@ class AttackScores:
     seconds: dict[str, float] = field(default_factory=dict)
     bandwidth: float = float("nan")
     notes: dict[str, str] = field(default_factory=dict)
-
-
-def concat_blocks(*blocks: Block) -> Block:
-    """Rows of several blocks with the same columns, stacked in order (:meth:`Block.stack`)."""
-    return Block.stack(blocks)
 
 
 def _rows_and_ranks(idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -43,6 +43,7 @@ from ...core.results import (
     level_from_thresholds,
     tail_flags,
 )
+from ...data.encoding import Block
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import (
@@ -52,7 +53,7 @@ from ...stats import (
     tpr_at_low_fpr,
 )
 from ..privacy.near_copies import materiality_tail
-from .attacks import ATTACKS, RoleRows, attack_scores, concat_blocks
+from .attacks import ATTACKS, RoleRows, attack_scores
 
 TAILS = (0.01, 0.05, 0.1)  # pooled top shares whose member counts join the AUCs in the max-T
 EPS_LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)  # pooled-score quantiles tried
@@ -216,12 +217,12 @@ def membership_attacks(ctx: Context, *, max_rows: int | None = 20_000, reference
     from ...engine.neighbors import gower
 
     metric = gower(ranges, clip=True)
-    query = concat_blocks(data.encoded_rows("original", cols, mem_rows),
-                          data.encoded_rows("control", cols, nm_rows))
+    query = Block.stack([data.encoded_rows("original", cols, mem_rows),
+                         data.encoded_rows("control", cols, nm_rows)])
     if pooled:
         in_o = ref_rows < n_o
-        ref_block = concat_blocks(data.encoded_rows("original", cols, ref_rows[in_o]),
-                                  data.encoded_rows("control", cols, ref_rows[~in_o] - n_o))
+        ref_block = Block.stack([data.encoded_rows("original", cols, ref_rows[in_o]),
+                                 data.encoded_rows("control", cols, ref_rows[~in_o] - n_o)])
         # each scored record's position in the reference (-1 = not in a capped reference)
         where = np.full(n_o + n_c, -1, dtype=np.int64)
         where[ref_rows] = np.arange(ref_rows.size)
