@@ -258,6 +258,24 @@ class Encoder:
         state.pop("_learnt", None)  # frames learnt once: a copy or a pickle starts a record of its own
         return state
 
+    def codes_alike(self, other: Encoder, column: str) -> bool:
+        """Whether ``other`` encodes ``column`` as this encoder does: the same type, vocabulary
+        (every value under the same code) and datetime origin.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from synthguard.data.schema import infer_schema
+        >>> schema = infer_schema(pd.DataFrame({"c": ["x", "y"]}), {"columns": {"c": {"sdtype": "categorical"}}})
+        >>> a, b = Encoder(schema), Encoder(schema)
+        >>> _ = a.codes(pd.Series(["x", "y"], name="c")); _ = b.codes(pd.Series(["y", "x"], name="c"))
+        >>> a.codes_alike(b, "c"), a.codes_alike(a, "c")
+        (False, True)
+        """
+        return self.schema.columns.get(column) == other.schema.columns.get(column) \
+            and self._vocab.get(column) == other._vocab.get(column) \
+            and self.datetime_origins.get(column) == other.datetime_origins.get(column)
+
     def labels(self, column: str) -> list[object]:
         """The values of ``column``'s vocabulary, indexed by code (``labels(c)[code]``)."""
         return list(self._vocab.get(column, {}))

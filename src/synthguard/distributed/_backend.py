@@ -368,6 +368,12 @@ class DaskBackend:
         # once per iteration and keeps other rows of it (each a few numbers per query row)
         self._searched: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
+    @property
+    def tables(self) -> DistTables:
+        """The partitioned tables this backend runs over (a drop-and-retest's reuse reads their
+        roles and sizes, :func:`synthguard.engine.reuse.derive_searches`)."""
+        return self.dt
+
     def n_rows(self, role: str) -> int:
         return self.dt.get(role).n_rows
 

@@ -2440,6 +2440,24 @@ def without_rows_retyped(dt: DistTables, dropped: np.ndarray
     return retyped, release, np.asarray(training, dtype=np.int64)
 
 
+def kept_columns_alike(parent: DistTables, new: DistTables) -> Callable[[str, str], bool]:
+    """For a drop-and-retest's tables ``new``, made from ``parent`` by :func:`without_rows` of
+    release rows (:func:`without_rows_retyped` when it typed no column again): whether a role's
+    column holds the run's values (the release's at the kept rows), typed and coded as in the run
+    (``column_same`` of :func:`synthguard.engine.reuse.derive_searches`). The release's rows are
+    the run's kept rows by construction; every other role must be the run's own table, and every
+    column typed alike with the same vocabulary (a category seen only in the dropped rows shifts
+    the codes after it) and datetime origin (:meth:`~synthguard.data.encoding.Encoder.codes_alike`).
+    Nothing is read on the cluster.
+    """
+    def same(role: str, column: str) -> bool:
+        if role != "synthetic" and new.tables.get(role) is not parent.tables.get(role):
+            return False
+        return parent.encoder.codes_alike(new.encoder, column)
+
+    return same
+
+
 def _with_replaced(frame: pd.DataFrame, functions: Mapping[str, Callable[[pd.Series], pd.Series]],
                    schema: Schema, label: str, relabel: tuple[str, ...] = ()) -> Any:
     """One typed input partition with each column of ``functions`` replaced by ``function(column)``

@@ -19,8 +19,12 @@ of the re-test is reused only when its bytes equal the run's block at the kept r
 that moved (a category or the earliest datetime went with the dropped rows) makes the search run
 again in full.
 
-One process only (:class:`~synthguard.engine.backend.LocalBackend`); a cluster re-runs its
-searches.
+The neighbour searches are one process's (:class:`~synthguard.engine.backend.LocalBackend`); a
+cluster searches again. A cluster's re-test reads the run's results of the training and control
+rows alone (:func:`real_memo`), its near-copy pairs (:func:`release_pairs_memo`) and its release
+structures (:func:`keep_release_structure`): there no block is encoded again to be compared, the
+tables say what is unchanged (``column_same`` of :func:`derive_searches`: a release filtered of
+rows, the other tables the run's own, each column typed and coded as in the run).
 """
 
 from __future__ import annotations
@@ -86,6 +90,10 @@ class _Derivation:
     ledger: _Ledger
     rows: np.ndarray
     monotone: bool
+    #: ``(role, column) -> bool``, whether the re-test's column of ``role`` is the run's (the
+    #: release's at the kept rows), typed and coded alike, said by the tables (a cluster's: no
+    #: block to compare); ``None``: the blocks compared byte for byte
+    column_same: Callable[[str, str], bool] | None = None
     same: dict[tuple, bool] = field(default_factory=dict)
     answers: dict[tuple, Result] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -124,12 +132,19 @@ def forget_searches(view: Any) -> None:
     _LEDGERS.pop(view, None)
 
 
-def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
+def derive_searches(view: Any, parent: Any, release_rows: np.ndarray,
+                    column_same: Callable[[str, str], bool] | None = None) -> bool:
     """Let the re-test on ``view`` answer from the searches kept on ``parent``
     (:func:`keep_searches`); ``release_rows``: for each release row of ``view``, its position in
     ``parent``'s release. ``False`` when ``parent`` kept none (nothing to reuse). While ``view``
     lives, a search of its release reads the run's tree of the release, kept or spare, without
     the dropped rows (:func:`~synthguard.engine.neighbors.engine.searched_subset`).
+
+    ``view`` and ``parent`` have ``tables`` (``roles``, ``get(role)`` with a length): encoded
+    views, or a cluster's backends. ``column_same(role, column)``: whether ``view``'s column of
+    ``role`` holds the run's values (the release's at the kept rows), typed and coded as the run's,
+    as the caller knows it from how ``view``'s tables were made; without it each column is encoded
+    again and compared byte for byte (one process).
 
     Examples
     --------
@@ -144,8 +159,8 @@ def derive_searches(view: Any, parent: Any, release_rows: np.ndarray) -> bool:
         return False
     rows = np.asarray(release_rows, dtype=np.int64)
     monotone = bool(rows.size < 2 or np.all(np.diff(rows) > 0))
-    _DERIVED[view] = _Derivation(parent, ledger, rows, monotone)
-    if monotone:  # a search of the release reads the run's tree of it without the dropped rows
+    _DERIVED[view] = _Derivation(parent, ledger, rows, monotone, column_same)
+    if monotone and column_same is None:  # a search of the release reads the run's tree of it without the dropped rows
         from .neighbors.engine import searched_subset
 
         with ledger.lock:
@@ -245,7 +260,13 @@ def _column_unchanged(d: _Derivation, view: Any, role: str, column: str, exact: 
     """Is ``role``'s ``column`` in ``view`` encoded byte for byte as the parent's (the release's at
     the kept rows)? Memoised per column; compared a row block at a time (bounded memory), the
     parent's categorical codes read from the factorisation its encoder keeps
-    (:func:`_column_rows`)."""
+    (:func:`_column_rows`); said by ``d.column_same`` when the re-test's tables say it."""
+    if d.column_same is not None:
+        key = (role, (column,), "said")
+        with d.lock:
+            if key not in d.same:
+                d.same[key] = bool(d.column_same(role, column))
+            return d.same[key]
     frame, theirs = view.tables.get(role), d.parent.tables.get(role)
     # seconds or days tell apart datetime columns only: one check of any other column
     timed = any(is_datetime64_any_dtype(f[column].dtype) for f in (frame, theirs))

@@ -216,15 +216,17 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
 
 
 def reuse_view(ctx: Context) -> Any:
-    """The encoded view a drop-and-retest's reuse is keyed by (:mod:`synthguard.engine.reuse`):
-    the context's, in one process on record-level tables; ``None`` on a cluster or for entities
-    (nothing is kept or read there)."""
-    return None if ctx.data_backend is not None or ctx.entities is not None else ctx.encoded
+    """What a drop-and-retest's reuse is keyed by (:mod:`synthguard.engine.reuse`): on
+    record-level tables the context's encoded view in one process, its backend on a cluster;
+    ``None`` for entities (nothing is kept or read there)."""
+    if ctx.entities is not None:
+        return None
+    return ctx.data_backend if ctx.data_backend is not None else ctx.encoded
 
 
 def real_result(ctx: Context, key: Any, compute: Any, columns: list[str]) -> Any:
-    """``compute()``, a result of the training and control rows alone: in one process, a
-    drop-and-retest reads the run's (:func:`synthguard.engine.reuse.real_memo`)."""
+    """``compute()``, a result of the training and control rows alone: a drop-and-retest reads
+    the run's (:func:`synthguard.engine.reuse.real_memo`)."""
     view = reuse_view(ctx)
     if view is None:
         return compute()

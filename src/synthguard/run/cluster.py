@@ -262,8 +262,10 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     DataFrames (pandas ones are split into ``npartitions``). ``options`` are checked first
     (:func:`refuse_on_cluster`); ``options.seed`` must be resolved (:meth:`EvaluateOptions.with_config`).
     """
+    from ..distributed import cluster_backend
     from ..distributed._tables import load_tables
-    from .advice import advice_budget
+    from ..engine.reuse import derive_searches, forget_searches, keep_searches
+    from .advice import advice_budget, planned_retests
     from .plan import plan_for_run, stage
 
     refuse_on_cluster(options)
@@ -280,23 +282,26 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     release_queries = int(sample["max_records"]) if sample is not None else 0
     rule = risk_rule_of(run_config, dt, options.risk_overrides())
     if options.on_plan is not None:
-        from .advice import planned_retests
-
         # the advice's re-tests (drop rounds, coarsened columns) run on the cluster too
         options.on_plan(plan_for_run(dt, run_config, skipped={
             n: "not available in a distributed run" for n in run_config.metrics
             if get_metric(run_config.metric_of(n)).backend != "any"}, sample=sample,
             retests=planned_retests(dt, run_config, options, rule, None)))
     dt.release_type = rule.release_type
+    data = cluster_backend(dt, options.backend)
+    if advice_budget(options)[0] and planned_retests(dt, run_config, options, rule, None):
+        # what the drop-and-retest can read of the run: the results of the training and control
+        # records alone, the release's near-copy pairs and structures (engine.reuse)
+        keep_searches(data)
     out = run_tables_on_cluster(dt, run_config, options, sample=sample,
-                                release_queries=release_queries)
+                                release_queries=release_queries, data=data)
     # the advice on the driver over the per-record flags and pairs: the release rows behind the
     # findings listed (only they are fetched), dropped on the cluster and the tests run again; then
     # the driving columns coarsened on the cluster (edges and categories asked of the backend) and
     # the tests run again
     from ..distributed._backend import fetch_rows
     from ..distributed._coarsen import cluster_values
-    from ..distributed._tables import without_rows_retyped
+    from ..distributed._tables import kept_columns_alike, without_rows_retyped
     from .advice import advise
 
     def without(tables: Any, dropped: Any) -> tuple[Any, Any, Any]:
@@ -304,18 +309,28 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         return without_rows_retyped(tables, dropped)
 
     def rerun(new: Any, sub: RunConfig, again: EvaluateOptions, kept: Any = None) -> RunOutput:
-        # every search again (``kept``, the kept release rows' positions, is for one process's
-        # reuse of its searches: engine.reuse); the release-query sample's size as the run's
-        return run_tables_on_cluster(new, sub, again, release_queries=release_queries, retest=True)
+        # ``kept``: the kept release rows' positions in the run (a drop round; None: a coarsened
+        # column, after every drop round: nothing more to read of the run). The neighbour
+        # searches run again; what the run kept is read where the tables say it is unchanged
+        # (kept_columns_alike). The release-query sample's size as the run's
+        if kept is None:
+            forget_searches(data)
+        view = cluster_backend(new, options.backend)
+        if kept is not None:
+            derive_searches(view, data, kept, column_same=kept_columns_alike(dt, new))
+        return run_tables_on_cluster(new, sub, again, release_queries=release_queries, retest=True,
+                                     data=view)
 
     out = advise(out, dt, run_config, options, rerun=rerun, without=without, take=fetch_rows,
                  values=cluster_values, also=dropped_with_copies(copies))
+    forget_searches(data)
     return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)
 
 
 def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptions, *,
                           sample: dict[str, Any] | None = None,
-                          release_queries: int = 0, retest: bool = False) -> RunOutput:
+                          release_queries: int = 0, retest: bool = False, data: Any = None
+                          ) -> RunOutput:
     """Run a validated configuration on partitioned tables ``dt``
     (:class:`~synthguard.distributed._tables.DistTables`) on their cluster: the metrics whose card
     says ``backend="any"`` through the Dask backend, the others skipped with the reason; the
@@ -340,6 +355,9 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     retest : bool
         The run is a re-test of the advice, its verdict read for levels
         (:func:`synthguard.run.verdict.assess` ``levels_only``).
+    data : DaskBackend, optional
+        The backend the tests run through (``cluster_backend(dt, options.backend)`` unless
+        given: :func:`run_on_cluster` keys what a re-test reads of the run by it).
 
     Returns
     -------
@@ -357,7 +375,8 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
     ctx = Context(tables=dt, encoded=None, seed=seed, backend=options.backend,  # type: ignore[arg-type]
                   release_type=rule.release_type, materiality=rule.materiality,
                   release_queries=release_queries,
-                  data_backend=cluster_backend(dt, options.backend)).for_run(run_config.metric_ids(names))
+                  data_backend=data if data is not None else cluster_backend(dt, options.backend)
+                  ).for_run(run_config.metric_ids(names))
 
     def one(name: str) -> Entry:
         metric = run_config.metric_of(name)

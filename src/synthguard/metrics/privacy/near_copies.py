@@ -34,7 +34,7 @@ from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPa
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
 from ...stats import difference_ci
-from .._leakrows import family_eligible, family_status, real_result
+from .._leakrows import family_eligible, family_status, real_result, reuse_view
 from ._copies import (
     _code_matrices,
     backend_identifiable_share,
@@ -230,20 +230,24 @@ def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.n
     """The near-copy pairs of the release at ``k`` cells (:func:`~._copies.identifying_matches`):
     release rows and the pooled real records they identify; memoised per column set and ``k``.
     On a cluster (``ctx.data_backend``) asked of the backend with the release rows as queries
-    (:func:`~._copies.backend_matches`, their keys joined on the workers)."""
-    def compute() -> tuple[np.ndarray, np.ndarray]:
+    (:func:`~._copies.backend_matches`, their keys joined on the workers). A release row's pair is
+    its own (the one real record within ``k`` cells of its values): a drop-and-retest reads the
+    run's pairs of the rows it keeps (:func:`~synthguard.engine.reuse.release_pairs_memo`), in
+    one process or on a cluster."""
+    def fresh() -> tuple[np.ndarray, np.ndarray]:
         if ctx.data_backend is not None:
             # the release's keys joined on the workers (rows_of), its rows never taken whole to the
             # driver: the cell checks fetch their candidate rows
             return backend_matches(ctx.data, [None], cols, k, rows_of=[("synthetic", None)])[0]
-        if ctx.entities is not None:
-            return identifying_matches(*_code_matrices(ctx, cols), k)
+        return identifying_matches(*_code_matrices(ctx, cols), k)
+
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        view = reuse_view(ctx)
+        if view is None:
+            return fresh()
         from ...engine.reuse import release_pairs_memo
 
-        # a release row's pair is its own (the one real record within k cells of its values): a
-        # drop-and-retest reads the run's pairs of the rows it keeps
-        return release_pairs_memo(ctx.encoded, ("near-copy-matches", tuple(cols), k),
-                                  lambda: identifying_matches(*_code_matrices(ctx, cols), k), cols)
+        return release_pairs_memo(view, ("near-copy-matches", tuple(cols), k), fresh, cols)
 
     return ctx.memo(("near-copy-matches", tuple(cols), k), compute)
 
@@ -251,11 +255,13 @@ def _identified(ctx: Context, cols: list[str], k: int) -> tuple[np.ndarray, np.n
 def _identifiable(ctx: Context, cols: list[str], k: int) -> np.ndarray:
     """Per pooled real record, :func:`~._copies.identifiable_share` at ``k`` cells (memoised; on a
     cluster asked of the backend, :func:`~._copies.backend_identifiable_share`)."""
-    def compute() -> np.ndarray:
+    def fresh() -> np.ndarray:
         if ctx.data_backend is not None:
             return backend_identifiable_share(ctx.data, cols, k)
-        return real_result(ctx, ("near-copy-identifiable", tuple(cols), k),
-                     lambda: identifiable_share(_code_matrices(ctx, cols)[0], k), cols)
+        return identifiable_share(_code_matrices(ctx, cols)[0], k)
+
+    def compute() -> np.ndarray:  # the real records alone: a drop-and-retest reads the run's
+        return real_result(ctx, ("near-copy-identifiable", tuple(cols), k), fresh, cols)
 
     return ctx.memo(("near-copy-identifiable", tuple(cols), k), compute)
 

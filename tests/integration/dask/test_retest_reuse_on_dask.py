@@ -1,0 +1,115 @@
+"""A drop-and-retest on a cluster reads what cannot have changed from the run it re-tests
+(:mod:`synthguard.engine.reuse`, issue #31): the near-copy pairs of the release rows it keeps
+and the results of the training and control records alone, with the same report as when it asks
+the cluster again; and asks again where the tables say a column is coded otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthguard import evaluate
+
+from ...helpers import without_seconds
+
+pytest.importorskip("dask.dataframe", reason="dask is not installed: pip install 'synthguard[dask]'")
+pytest.importorskip("distributed", reason="distributed is not installed: pip install 'synthguard[dask]'")
+
+METRICS = ["near_copies", "near_copies_2", "exact_matches"]
+
+
+def _table(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    return pd.DataFrame({"a": rng.normal(size=n).round(2), "b": rng.normal(size=n).round(2),
+                         "c": rng.choice(list("pqrs"), n), "d": rng.integers(0, 60, n)})
+
+
+def _tables(new_label: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """300 training and 300 control records; a release of 300 fresh rows and 40 training rows
+    with one cell changed (``b`` moved far; with ``new_label``, ``c`` set to a label no other row
+    holds), so that the near-copy tests alarm and the advice drops those rows."""
+    rng = np.random.default_rng(3)
+    original, control = _table(300, rng), _table(300, rng)
+    control.loc[:9, "c"] = "t"  # a label of the control table alone: coded after the release's
+    near = original.iloc[:40].copy()
+    if new_label is None:
+        near["b"] = near["b"] + 50.0
+    else:
+        near["c"] = new_label
+    return original, pd.concat([_table(300, rng), near], ignore_index=True), control
+
+
+def _dumps(value) -> str:
+    return json.dumps(without_seconds(value), sort_keys=True, default=str)
+
+
+def _counting(monkeypatch) -> list[str]:
+    """Counts the release's near-copy joins and the real records' chance crowds asked of the
+    cluster (the near-copy tests' pairs of the release rows, and a result of the training and
+    control records alone: both read from the run by a re-test where they cannot have changed)."""
+    from synthguard.metrics.privacy import _copies
+    from synthguard.metrics.privacy import near_copies as module
+
+    asked: list[str] = []
+    joins, crowds = module.backend_matches, _copies.backend_chance_crowds
+
+    def join(*args, **kwargs):
+        asked.append("release join")
+        return joins(*args, **kwargs)
+
+    def crowd(*args, **kwargs):
+        asked.append("chance crowds")
+        return crowds(*args, **kwargs)
+
+    monkeypatch.setattr(module, "backend_matches", join)
+    monkeypatch.setattr(_copies, "backend_chance_crowds", crowd)
+    return asked
+
+
+def _no_reuse(monkeypatch) -> None:
+    import synthguard.engine.reuse as reuse
+
+    monkeypatch.setattr(reuse, "derive_searches", lambda *args, **kwargs: False)
+
+
+def _run(tables, client=None) -> dict:
+    original, release, control = tables
+    return evaluate(original, release, control, metrics=METRICS, seed=0, retest_columns=0,
+                    client=client).to_dict()
+
+
+def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_the_same_report(
+        dask_client, monkeypatch):
+    tables = _tables()
+    asked = _counting(monkeypatch)
+    reused = _run(tables, dask_client)
+    rounds = reused["actions"]["drop_retest"]["rounds"]
+    assert rounds and rounds[0]["rows_dropped"] > 0
+    # the run asked each once (the copy tests' k = 0 and 1, the near-copy tests' k = 1 and 2);
+    # the re-test none
+    assert sorted(asked) == ["chance crowds"] * 2 + ["release join"] * 2
+    asked.clear()
+    _no_reuse(monkeypatch)
+    again = _run(tables, dask_client)
+    assert sorted(asked) == ["chance crowds"] * 4 + ["release join"] * 4  # asked again
+    one = _run(tables)
+    for part in ("verdict", "records", "actions", "metrics"):
+        assert _dumps(reused[part]) == _dumps(again[part]), part
+        assert _dumps(reused[part]) == _dumps(one[part]), part
+
+
+def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their_own(
+        dask_client, monkeypatch):
+    """The copies' label ``z`` is coded before the control table's ``t``: once they are dropped
+    ``t`` takes another code, so nothing on ``c`` is read from the run (the pairs and crowds on
+    the columns with ``c`` are asked again), and the report is one process's."""
+    tables = _tables(new_label="z")
+    asked = _counting(monkeypatch)
+    many = _run(tables, dask_client)
+    assert many["actions"]["drop_retest"]["rounds"][0]["rows_dropped"] == 40  # every z
+    assert sorted(asked) == ["chance crowds"] * 4 + ["release join"] * 4
+    one = _run(tables)
+    for part in ("verdict", "records", "actions", "metrics"):
+        assert _dumps(many[part]) == _dumps(one[part]), part
