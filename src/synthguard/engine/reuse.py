@@ -21,8 +21,8 @@ again in full.
 
 The neighbour searches are one process's (:class:`~synthguard.engine.backend.LocalBackend`); a
 cluster searches again. A cluster's re-test reads the run's results of the training and control
-rows alone (:func:`real_memo`), its near-copy pairs (:func:`release_pairs_memo`) and its release
-structures (:func:`keep_release_structure`): there no block is encoded again to be compared, the
+rows alone (:func:`real_memo`), its near-copy pairs and copy crowds of release rows
+(:func:`release_pairs_memo`) and its release structures (:func:`keep_release_structure`): there no block is encoded again to be compared, the
 tables say what is unchanged (``column_same`` of :func:`derive_searches`: a release filtered of
 rows, the other tables the run's own, each column typed and coded as in the run).
 """
@@ -398,7 +398,7 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
     """``compute()``: pairs ``(release rows, partners)`` (read-only arrays), the release rows
     ascending, where each release row's pairs depend on that row and the training and control rows
     alone (the near-copy join: the one real record within ``k`` cells of a release row, by the
-    row's values alone): kept for the re-tests when ``view`` keeps its searches, and read by a
+    row's values alone; a copy's crowd, the real records within ``k`` cells of it): kept for the re-tests when ``view`` keeps its searches, and read by a
     re-test from the run it derives from when its release (at the kept rows, which keep their
     order), training and control blocks on ``columns`` are byte for byte the run's (:func:`_unchanged`, datetimes in seconds):
     the run's pairs of the kept rows, renumbered; the pairs of the dropped rows left out. ``key``

@@ -46,14 +46,15 @@ def _dumps(value) -> str:
 
 
 def _counting(monkeypatch) -> list[str]:
-    """Counts the release's near-copy joins and the real records' chance crowds asked of the
-    cluster (the near-copy tests' pairs of the release rows, and a result of the training and
-    control records alone: both read from the run by a re-test where they cannot have changed)."""
+    """Counts the release's near-copy joins, the copies' crowds and the real records' chance
+    crowds asked of the cluster (the near-copy tests' pairs and the copy tests' crowds of release
+    rows, and a result of the training and control records alone: each read from the run by a
+    re-test where it cannot have changed)."""
     from synthguard.metrics.privacy import _copies
     from synthguard.metrics.privacy import near_copies as module
 
     asked: list[str] = []
-    joins, crowds = module.backend_matches, _copies.backend_chance_crowds
+    joins, crowds, copy_crowds = module.backend_matches, _copies.backend_chance_crowds, _copies._crowds
 
     def join(*args, **kwargs):
         asked.append("release join")
@@ -63,8 +64,13 @@ def _counting(monkeypatch) -> list[str]:
         asked.append("chance crowds")
         return crowds(*args, **kwargs)
 
+    def copy_crowd(*args, **kwargs):
+        asked.append("copy crowds")
+        return copy_crowds(*args, **kwargs)
+
     monkeypatch.setattr(module, "backend_matches", join)
     monkeypatch.setattr(_copies, "backend_chance_crowds", crowd)
+    monkeypatch.setattr(_copies, "_crowds", copy_crowd)
     return asked
 
 
@@ -87,13 +93,14 @@ def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_t
     reused = _run(tables, dask_client)
     rounds = reused["actions"]["drop_retest"]["rounds"]
     assert rounds and rounds[0]["rows_dropped"] > 0
-    # the run asked each once (the copy tests' k = 0 and 1, the near-copy tests' k = 1 and 2);
-    # the re-test none
-    assert sorted(asked) == ["chance crowds"] * 2 + ["release join"] * 2
+    # the run asked the chance crowds of the copy tests' k = 0 and 1, the crowds of near_copies'
+    # copies (no release row is an exact copy) and the near-copy joins at k = 1 and 2; the
+    # re-test none
+    assert sorted(asked) == ["chance crowds"] * 2 + ["copy crowds"] + ["release join"] * 2
     asked.clear()
     _no_reuse(monkeypatch)
     again = _run(tables, dask_client)
-    assert sorted(asked) == ["chance crowds"] * 4 + ["release join"] * 4  # asked again
+    assert sorted(asked) == ["chance crowds"] * 4 + ["copy crowds"] * 2 + ["release join"] * 4
     one = _run(tables)
     for part in ("verdict", "records", "actions", "metrics"):
         assert _dumps(reused[part]) == _dumps(again[part]), part
@@ -109,7 +116,7 @@ def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their
     asked = _counting(monkeypatch)
     many = _run(tables, dask_client)
     assert many["actions"]["drop_retest"]["rounds"][0]["rows_dropped"] == 40  # every z
-    assert sorted(asked) == ["chance crowds"] * 4 + ["release join"] * 4
+    assert sorted(asked) == ["chance crowds"] * 4 + ["copy crowds"] * 2 + ["release join"] * 4
     one = _run(tables)
     for part in ("verdict", "records", "actions", "metrics"):
         assert _dumps(many[part]) == _dumps(one[part]), part

@@ -235,6 +235,17 @@ def _rich_frame(n: int, seed: int) -> pd.DataFrame:
                          "g": r.choice(list("abcdefgh"), n), "h": r.choice(list("uvw"), n)})
 
 
+def _with_copies(seed: int, frames: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(original, release, control)``: 600 training and 400 control rows; a release of 50
+    training rows copied, 40 with one cell changed and 510 fresh rows."""
+    rng = np.random.default_rng(seed)
+    o, c, fresh = _rich_frame(600, frames), _rich_frame(400, frames + 1), _rich_frame(600, frames + 2)
+    near1 = o.iloc[rng.choice(600, 40, replace=False)].reset_index(drop=True)
+    near1["y"] = near1["y"] + 1000.0  # one cell changed
+    return o, pd.concat([o.iloc[rng.choice(600, 50, replace=False)], near1, fresh.iloc[90:]],
+                        ignore_index=True), c
+
+
 def _normalised(report) -> str:
     def norm(x):
         if isinstance(x, dict):
@@ -788,16 +799,12 @@ def test_a_retest_reads_the_runs_near_copy_pairs_of_the_kept_rows_and_writes_the
 
     def seen(view, key, compute, columns):
         out = memo(view, key, compute, columns)
-        got.append((view, key, out))
+        if key[0] == "near-copy-matches":  # (the copy tests' crowds are kept alike)
+            got.append((view, key, out))
         return out
 
     monkeypatch.setattr(reuse, "release_pairs_memo", seen)
-    rng = np.random.default_rng(4)
-    o, c, fresh = _rich_frame(600, 11), _rich_frame(400, 12), _rich_frame(600, 13)
-    near1 = o.iloc[rng.choice(600, 40, replace=False)].reset_index(drop=True)
-    near1["y"] = near1["y"] + 1000.0  # one cell changed
-    release = pd.concat([o.iloc[rng.choice(600, 50, replace=False)], near1, fresh.iloc[90:]],
-                        ignore_index=True)
+    o, release, c = _with_copies(4, 11)
     metrics = ["exact_matches", "near_copies", "near_copies_2"]
     with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
@@ -820,6 +827,54 @@ def test_a_retest_reads_the_runs_near_copy_pairs_of_the_kept_rows_and_writes_the
     without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
     assert sorted(calls) == [1, 1, 2, 2]  # the re-test joins its release again
     assert _normalised(with_reuse) == _normalised(without)
+
+
+def test_a_retest_reads_the_runs_crowds_of_the_kept_copies_and_writes_the_report_of_a_full_retest(
+        monkeypatch):
+    """A release row's crowd (the real records within k cells of it) is its own: a re-test reads
+    the run's crowds of the copies it keeps and counts none again (the kept copies are the run's),
+    the crowds read equal fresh counts, and the report is the one of a re-test counting them."""
+    import synthguard.metrics.privacy._copies as copies
+
+    counted: list[int] = []
+    count = copies._crowds
+
+    def spy(ctx, cols, k, rows):
+        counted.append(k)
+        return count(ctx, cols, k, rows)
+
+    monkeypatch.setattr(copies, "_crowds", spy)
+    o, release, c = _with_copies(5, 21)
+    metrics = ["exact_matches", "near_copies"]
+    with_reuse = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    rounds = with_reuse.to_dict()["actions"]["drop_retest"]["rounds"]
+    assert rounds and 0 < rounds[0]["rows_dropped"] < 90  # some copies kept: crowds to read
+    assert sorted(counted) == [1, 2]  # the exact copies' crowds (k = 1) and the one-cell copies' (k = 2)
+    memo = reuse.release_pairs_memo
+    read: list = []
+
+    def seen(view, key, compute, columns):
+        out = memo(view, key, compute, columns)
+        if key[0] == "copy-crowd" and reuse._DERIVED.get(view) is not None:
+            read.append((view, key, out))
+        return out
+
+    monkeypatch.setattr(reuse, "release_pairs_memo", seen)
+    again = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    # by the run alone: the re-test keeps no exact copy and reads its one-cell copies' crowds
+    assert sorted(counted) == [1, 1, 2, 2] and [key[2] for _, key, _ in read] == [2]
+    from synthguard.metrics.privacy._copies import _code_matrices
+    from synthguard.registry import Context
+
+    for view, key, (rows, crowds) in read:  # the crowds read equal fresh counts of those rows
+        real, rel = _code_matrices(Context(tables=view.tables, encoded=EncodedView(view.tables)),
+                                   list(key[1]))
+        assert rows.size and np.array_equal(crowds, copies.crowd_counts(real, rel[rows], key[2]))
+    monkeypatch.setattr(runner, "keep_searches", lambda view: None)
+    counted.clear()
+    without = synthguard.evaluate(o, release, control=c, metrics=metrics, seed=0, retest_columns=0)
+    assert sorted(counted) == [1, 2, 2]  # the re-test counts the kept copies' crowds again
+    assert _normalised(with_reuse) == _normalised(again) == _normalised(without)
 
 
 def test_the_records_the_release_matches_are_the_runs_counts_less_the_dropped_rows(monkeypatch):

@@ -779,7 +779,9 @@ def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.nd
     pairs stay within :data:`CROWD_BUDGET`; beyond it, and always on a cluster
     (``ctx.data_backend``), hash counts asked of the run's backend (:func:`backend_crowds`, no
     budget), :data:`CROWD_CHUNK` tied rows fetched at a time. Both count the same records, so the
-    crowds, and the drop list ranked by them, are the same in one process and on a cluster.
+    crowds, and the drop list ranked by them, are the same in one process and on a cluster. A
+    drop-and-retest reads the run's crowds of the rows it keeps
+    (:func:`~synthguard.engine.reuse.release_pairs_memo`) and counts only rows the run did not.
 
     Examples
     --------
@@ -791,20 +793,42 @@ def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.nd
     >>> copy_crowd(ctx, ["a", "b", "c"], 1, np.array([0, 1])).tolist()
     [2, 1, 0]
     """
+    from .._leakrows import reuse_view
+
     rows = unique_codes(np.asarray(rows, dtype=np.int64))
-    data = ctx.data
-    out = np.zeros(data.n_rows("synthetic"), dtype=np.int64)
+    out = np.zeros(ctx.data.n_rows("synthetic"), dtype=np.int64)
     if not rows.size:
         return out
+    view = reuse_view(ctx)
+    if view is None:
+        out[rows] = _crowds(ctx, cols, k, rows)
+        return out
+    from ...engine.reuse import release_pairs_memo
+
+    # a release row's crowd is its own (the real records within k cells of its values): a
+    # drop-and-retest reads the run's crowds of the rows it keeps, and counts only the others
+    have, crowds = release_pairs_memo(view, ("copy-crowd", tuple(cols), k),
+                                      lambda: (rows, _crowds(ctx, cols, k, rows)), cols)
+    at = np.minimum(search_sorted(have, rows), max(have.size - 1, 0))
+    known = have[at] == rows if have.size else np.zeros(rows.size, dtype=bool)
+    out[rows[known]] = crowds[at[known]]
+    if not known.all():
+        out[rows[~known]] = _crowds(ctx, cols, k, rows[~known])
+    return out
+
+
+def _crowds(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarray:
+    """:func:`copy_crowd`'s counts of the release rows ``rows`` (distinct, ascending), one per row."""
+    data = ctx.data
     if ctx.data_backend is None:
         real, rel = _code_matrices(ctx, cols)
         got = crowd_counts(real, rel[rows], k, budget=CROWD_BUDGET)
         if got is not None:
-            out[rows] = got
-            return out
+            return np.asarray(got, dtype=np.int64)
+    out = np.zeros(rows.size, dtype=np.int64)
     for s in range(0, rows.size, CROWD_CHUNK):  # loop over chunks of tied rows, not rows
-        part = rows[s:s + CROWD_CHUNK]
-        out[part] = backend_crowds(data, data.take("synthetic", part, cols), cols, k)
+        out[s:s + CROWD_CHUNK] = backend_crowds(data, data.take("synthetic", rows[s:s + CROWD_CHUNK], cols),
+                                                cols, k)
     return out
 
 
