@@ -350,6 +350,17 @@ def _place_flags(parts: Sequence[pd.DataFrame], n: int, role: str, fns: Mapping[
     return out
 
 
+class RunTables:
+    """The tables of one run on a cluster, as :mod:`synthguard.engine.reuse` keys what a
+    drop-and-retest reads of its run (``tables``: their roles and sizes): a key of its own, so
+    that keeping the run's results for its re-tests keeps none of its backend's cluster state."""
+
+    __slots__ = ("tables", "__weakref__")
+
+    def __init__(self, tables: DistTables) -> None:
+        self.tables = tables
+
+
 class DaskBackend:
     """The :class:`~synthguard.engine.backend.Backend` of a distributed run over ``dt``.
 
@@ -363,16 +374,13 @@ class DaskBackend:
 
     def __init__(self, dt: DistTables, neighbour_backend: str = "auto") -> None:
         self.dt, self.neighbour_backend = dt, neighbour_backend
+        #: what a drop-and-retest's reuse is keyed by (:class:`RunTables`): not this backend,
+        #: whose held partitions and query tables go once its run is over
+        self.reuse_key = RunTables(dt)
         self._row_ids: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
         # whole searches in seconds, kept for the run: a subsampled DCR test asks the same search
         # once per iteration and keeps other rows of it (each a few numbers per query row)
         self._searched: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-    @property
-    def tables(self) -> DistTables:
-        """The partitioned tables this backend runs over (a drop-and-retest's reuse reads their
-        roles and sizes, :func:`synthguard.engine.reuse.derive_searches`)."""
-        return self.dt
 
     def n_rows(self, role: str) -> int:
         return self.dt.get(role).n_rows

@@ -2447,8 +2447,10 @@ def kept_columns_alike(parent: DistTables, new: DistTables) -> Callable[[str, st
     (``column_same`` of :func:`synthguard.engine.reuse.derive_searches`). The release's rows are
     the run's kept rows by construction; every other role must be the run's own table, and every
     column typed alike with the same vocabulary (a category seen only in the dropped rows shifts
-    the codes after it) and datetime origin (:meth:`~synthguard.data.encoding.Encoder.codes_alike`).
-    Nothing is read on the cluster.
+    the codes after it; :meth:`~synthguard.data.encoding.Encoder.codes_alike`). The tables'
+    encoder sets no datetime origin (their keys and hashes hold datetimes in days since 1970);
+    the seconds a backend's searches read start at an origin over every table, the release
+    included, and no result a re-test reads is in seconds. Nothing is read on the cluster.
     """
     def same(role: str, column: str) -> bool:
         if role != "synthetic" and new.tables.get(role) is not parent.tables.get(role):

@@ -77,6 +77,22 @@ class _Ledger:
     #: the trees of the whole release the run's searches read (:data:`TREE_BYTES` at most): a
     #: re-test's search of its release reads them without the dropped rows
     trees: list = field(default_factory=list)
+    #: the most bytes of arrays ``real`` keeps (``None``: no limit; :func:`keep_searches`) and
+    #: how many it keeps
+    real_bytes: int | None = None
+    kept_bytes: int = 0
+
+    def keep(self, key: Any, value: Any) -> Any:
+        """``real.setdefault(key, value)`` within :attr:`real_bytes`: a result past it is
+        returned, not kept (a re-test computes it again)."""
+        with self.lock:
+            if key in self.real:
+                return self.real[key]
+            size = _result_bytes(value)
+            if self.real_bytes is None or self.kept_bytes + size <= self.real_bytes:
+                self.real[key] = value
+                self.kept_bytes += size
+            return value
 
 
 @dataclass
@@ -103,9 +119,11 @@ _LEDGERS: weakref.WeakKeyDictionary[Any, _Ledger] = weakref.WeakKeyDictionary()
 _DERIVED: weakref.WeakKeyDictionary[Any, _Derivation] = weakref.WeakKeyDictionary()
 
 
-def keep_searches(view: Any) -> None:
+def keep_searches(view: Any, real_bytes: int | None = None) -> None:
     """Keep the searches of the run on ``view`` (an :class:`~synthguard.data.encoding.EncodedView`)
-    for its re-tests.
+    for its re-tests; ``real_bytes``: the most bytes of results (of the real records alone, of
+    release rows' pairs and structures) kept, ``None`` for no limit (one process: they are held
+    in its memory anyway).
 
     Examples
     --------
@@ -115,7 +133,7 @@ def keep_searches(view: Any) -> None:
     >>> t = prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [1.0, 3.0]}))
     >>> keep_searches(EncodedView(t))
     """
-    _LEDGERS[view] = _Ledger()
+    _LEDGERS[view] = _Ledger(real_bytes=real_bytes)
 
 
 def forget_searches(view: Any) -> None:
@@ -322,12 +340,32 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
             return got
     out = compute()
     if ledger is not None:
-        with ledger.lock:
-            out = ledger.real.setdefault(key, out)
+        out = ledger.keep(key, out)
     return out
 
 
 _ABSENT = object()
+
+
+def _result_bytes(value: Any, depth: int = 0) -> int:
+    """The bytes of the arrays a kept result holds: arrays, pandas objects, and those inside its
+    tuples, mappings and fields, a few levels deep (a result is a handful of them)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if hasattr(value, "memory_usage") and hasattr(value, "index"):  # a pandas frame or series
+        return int(np.sum(value.memory_usage(index=False)))
+    if depth >= 4:
+        return 0
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (tuple, list)):
+        items = value
+    elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
+        names = getattr(value, "__slots__", None) or vars(value)
+        items = [getattr(value, n, None) for n in names]
+    else:
+        return 0
+    return sum(_result_bytes(v, depth + 1) for v in items)  # loop over a result's few parts
 
 
 def keep_release_structure(view: Any, key: Any, value: tuple[np.ndarray, ...]) -> None:
@@ -351,8 +389,7 @@ def keep_release_structure(view: Any, key: Any, value: tuple[np.ndarray, ...]) -
     ledger = _LEDGERS.get(view)
     if ledger is None or sum(int(np.asarray(a).nbytes) for a in value) > STRUCTURE_BYTES:
         return
-    with ledger.lock:
-        ledger.real[("release structure", key)] = value
+    ledger.keep(("release structure", key), value)
 
 
 def run_release_structure(view: Any, key: Any) -> tuple[tuple[np.ndarray, ...], np.ndarray] | None:
@@ -430,8 +467,7 @@ def release_pairs_memo(view: Any, key: Any, compute: Callable[[], Result], colum
     out = _frozen(compute())
     ledger = _LEDGERS.get(view)
     if ledger is not None:
-        with ledger.lock:
-            out = ledger.real.setdefault(("release pairs", key), out)
+        out = ledger.keep(("release pairs", key), out)
     return out
 
 
@@ -479,8 +515,7 @@ def release_counts(view: Any, key: Any, query: str, columns: Sequence[str],
     ledger = _LEDGERS.get(view)
     if ledger is not None:
         out.setflags(write=False)
-        with ledger.lock:
-            out = ledger.real.setdefault(("release counts", query, key), out)
+        out = ledger.keep(("release counts", query, key), out)
     return out
 
 

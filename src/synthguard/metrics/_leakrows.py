@@ -217,11 +217,11 @@ def leak_sets(ctx: Context) -> dict[str, LeakSet]:
 
 def reuse_view(ctx: Context) -> Any:
     """What a drop-and-retest's reuse is keyed by (:mod:`synthguard.engine.reuse`): on
-    record-level tables the context's encoded view in one process, its backend on a cluster;
-    ``None`` for entities (nothing is kept or read there)."""
+    record-level tables the context's encoded view in one process, its backend's ``reuse_key``
+    on a cluster; ``None`` for entities (nothing is kept or read there)."""
     if ctx.entities is not None:
         return None
-    return ctx.data_backend if ctx.data_backend is not None else ctx.encoded
+    return ctx.encoded if ctx.data_backend is None else ctx.data_backend.reuse_key
 
 
 def real_result(ctx: Context, key: Any, compute: Any, columns: list[str]) -> Any:

@@ -21,9 +21,15 @@ from .options import ENTITY_OPTIONS, EvaluateOptions
 from .sample import dropped_with_copies, list_copies, runs_near_copies, with_release_queries
 from .verdict import risk_rule_of, with_sample
 
-__all__ = ["CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "full_table_copies",
+__all__ = ["CLUSTER_KEPT_BYTES", "CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "full_table_copies",
            "not_distributed", "refuse_on_cluster", "run_on_cluster", "run_tables_on_cluster",
            "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
+
+#: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (the
+#: real records' arrays, :func:`synthguard.engine.reuse.real_memo`, and the release rows' pairs):
+#: past it a result is not kept, and the re-test asks it of the cluster again (at 10M real
+#: records an unsampled run's canonical orders, shares and crowds came to about 1 GB)
+CLUSTER_KEPT_BYTES = 256 * 2**20
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
 #: The options a run on a cluster cannot honour, with why (every other option is honoured).
@@ -289,12 +295,14 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
             retests=planned_retests(dt, run_config, options, rule, None)))
     dt.release_type = rule.release_type
     data = cluster_backend(dt, options.backend)
+    run_key = data.reuse_key  # the run's, without its backend (let go after the run)
     if advice_budget(options)[0] and planned_retests(dt, run_config, options, rule, None):
         # what the drop-and-retest can read of the run: the results of the training and control
-        # records alone, the release's near-copy pairs and structures (engine.reuse)
-        keep_searches(data)
+        # records alone, the release's near-copy pairs, copy crowds and structures (engine.reuse)
+        keep_searches(run_key, real_bytes=CLUSTER_KEPT_BYTES)
     out = run_tables_on_cluster(dt, run_config, options, sample=sample,
                                 release_queries=release_queries, data=data)
+    del data  # its held partitions and query tables go back to the workers
     # the advice on the driver over the per-record flags and pairs: the release rows behind the
     # findings listed (only they are fetched), dropped on the cluster and the tests run again; then
     # the driving columns coarsened on the cluster (edges and categories asked of the backend) and
@@ -314,16 +322,16 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
         # searches run again; what the run kept is read where the tables say it is unchanged
         # (kept_columns_alike). The release-query sample's size as the run's
         if kept is None:
-            forget_searches(data)
+            forget_searches(run_key)
         view = cluster_backend(new, options.backend)
         if kept is not None:
-            derive_searches(view, data, kept, column_same=kept_columns_alike(dt, new))
+            derive_searches(view.reuse_key, run_key, kept, column_same=kept_columns_alike(dt, new))
         return run_tables_on_cluster(new, sub, again, release_queries=release_queries, retest=True,
                                      data=view)
 
     out = advise(out, dt, run_config, options, rerun=rerun, without=without, take=fetch_rows,
                  values=cluster_values, also=dropped_with_copies(copies))
-    forget_searches(data)
+    forget_searches(run_key)
     return out if copies is None else list_copies(out, copies, run_config.metric_of, run_config.metrics)
 
 

@@ -120,3 +120,67 @@ def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their
     one = _run(tables)
     for part in ("verdict", "records", "actions", "metrics"):
         assert _dumps(many[part]) == _dumps(one[part]), part
+
+
+def test_a_cluster_retest_reads_the_runs_crowds_as_the_cluster_counts_them(dask_client, monkeypatch):
+    """The crowds a re-test reads of the run are those the cluster counts for its kept copies."""
+    import synthguard.engine.reuse as reuse
+    from synthguard.distributed import cluster_backend
+    from synthguard.metrics.privacy._copies import backend_crowds
+
+    read: list = []
+    memo = reuse.release_pairs_memo
+
+    def seen(view, key, compute, columns):
+        out = memo(view, key, compute, columns)
+        if key[0] == "copy-crowd" and reuse._DERIVED.get(view) is not None:
+            read.append((view.tables, key, out))
+        return out
+
+    monkeypatch.setattr(reuse, "release_pairs_memo", seen)
+    _run(_tables(), dask_client)
+    assert read
+    for tables, (_, cols, k), (rows, crowds) in read:
+        data = cluster_backend(tables)
+        fresh = backend_crowds(data, data.take("synthetic", rows, list(cols)), list(cols), k)
+        assert rows.size and np.array_equal(crowds, fresh)
+
+
+def test_a_cluster_run_lets_its_backend_go_and_keeps_results_within_its_byte_budget(
+        dask_client, monkeypatch):
+    """What a re-test reads is keyed by the run's tables, not its backend: the backend (its held
+    partitions and query tables) is gone when the re-test runs. Past the budget of bytes kept on
+    the driver nothing is kept, the re-test asks again, and the report is the same."""
+    import gc
+    import weakref
+
+    import synthguard.distributed._backend as backend
+    import synthguard.run.cluster as cluster
+
+    made: list = []
+    init = backend.DaskBackend.__init__
+
+    def remembered(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    alive: list[bool] = []
+    run_tables = cluster.run_tables_on_cluster
+
+    def retested(*args, retest=False, **kwargs):
+        if retest:
+            gc.collect()
+            alive.append(made[0]() is not None)
+        return run_tables(*args, retest=retest, **kwargs)
+
+    monkeypatch.setattr(backend.DaskBackend, "__init__", remembered)
+    monkeypatch.setattr(cluster, "run_tables_on_cluster", retested)
+    tables = _tables()
+    kept = _run(tables, dask_client)
+    assert alive == [False]  # the run's backend, at the re-test
+    asked = _counting(monkeypatch)
+    monkeypatch.setattr(cluster, "CLUSTER_KEPT_BYTES", 0)
+    again = _run(tables, dask_client)
+    assert sorted(asked) == ["chance crowds"] * 4 + ["copy crowds"] * 2 + ["release join"] * 4
+    for part in ("verdict", "records", "actions", "metrics"):
+        assert _dumps(kept[part]) == _dumps(again[part]), part
