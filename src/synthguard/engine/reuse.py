@@ -22,9 +22,11 @@ again in full.
 The neighbour searches are one process's (:class:`~synthguard.engine.backend.LocalBackend`); a
 cluster searches again. A cluster's re-test reads the run's results of the training and control
 rows alone (:func:`real_memo`), its near-copy pairs and copy crowds of release rows
-(:func:`release_pairs_memo`) and its release structures (:func:`keep_release_structure`): there no block is encoded again to be compared, the
-tables say what is unchanged (``column_same`` of :func:`derive_searches`: a release filtered of
-rows, the other tables the run's own, each column typed and coded as in the run).
+(:func:`release_pairs_memo`) and its release structures (:func:`keep_release_structure`),
+keyed by the run's tables (``DaskBackend.reuse_key``). There no block is encoded again to be
+compared: the tables say what is unchanged (``column_same`` of :func:`derive_searches`: a
+release filtered of rows, the other tables the run's own, each column typed and coded as in the
+run).
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class _Ledger:
         with self.lock:
             if key in self.real:
                 return self.real[key]
-            size = _result_bytes(value)
+            size = 0 if self.real_bytes is None else _result_bytes(value)  # measured under a limit
             if self.real_bytes is None or self.kept_bytes + size <= self.real_bytes:
                 self.real[key] = value
                 self.kept_bytes += size
@@ -159,7 +161,7 @@ def derive_searches(view: Any, parent: Any, release_rows: np.ndarray,
     the dropped rows (:func:`~synthguard.engine.neighbors.engine.searched_subset`).
 
     ``view`` and ``parent`` have ``tables`` (``roles``, ``get(role)`` with a length): encoded
-    views, or a cluster's backends. ``column_same(role, column)``: whether ``view``'s column of
+    views, or a cluster run's tables (``DaskBackend.reuse_key``). ``column_same(role, column)``: whether ``view``'s column of
     ``role`` holds the run's values (the release's at the kept rows), typed and coded as the run's,
     as the caller knows it from how ``view``'s tables were made; without it each column is encoded
     again and compared byte for byte (one process).
@@ -178,7 +180,9 @@ def derive_searches(view: Any, parent: Any, release_rows: np.ndarray,
     rows = np.asarray(release_rows, dtype=np.int64)
     monotone = bool(rows.size < 2 or np.all(np.diff(rows) > 0))
     _DERIVED[view] = _Derivation(parent, ledger, rows, monotone, column_same)
-    if monotone and column_same is None:  # a search of the release reads the run's tree of it without the dropped rows
+    if monotone and column_same is None:
+        # a search of the release reads the run's tree of it without the dropped rows (one
+        # process: a cluster keeps no tree)
         from .neighbors.engine import searched_subset
 
         with ledger.lock:

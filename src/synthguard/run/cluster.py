@@ -21,9 +21,9 @@ from .options import ENTITY_OPTIONS, EvaluateOptions
 from .sample import dropped_with_copies, list_copies, runs_near_copies, with_release_queries
 from .verdict import risk_rule_of, with_sample
 
-__all__ = ["CLUSTER_KEPT_BYTES", "CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics", "full_table_copies",
-           "not_distributed", "refuse_on_cluster", "run_on_cluster", "run_tables_on_cluster",
-           "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
+__all__ = ["CLUSTER_KEPT_BYTES", "CLUSTER_REFUSES", "cancelled_on_cluster", "distributed_metrics",
+           "full_table_copies", "not_distributed", "refuse_on_cluster", "run_on_cluster",
+           "run_tables_on_cluster", "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
 
 #: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (the
 #: real records' arrays, :func:`synthguard.engine.reuse.real_memo`, and the release rows' pairs):
@@ -365,7 +365,8 @@ def run_tables_on_cluster(dt: Any, run_config: RunConfig, options: EvaluateOptio
         (:func:`synthguard.run.verdict.assess` ``levels_only``).
     data : DaskBackend, optional
         The backend the tests run through (``cluster_backend(dt, options.backend)`` unless
-        given: :func:`run_on_cluster` keys what a re-test reads of the run by it).
+        given: :func:`run_on_cluster` keeps or derives what a re-test reads of the run under its
+        ``reuse_key`` before the run).
 
     Returns
     -------

@@ -803,14 +803,14 @@ def copy_crowd(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.nd
     if view is None:
         out[rows] = _crowds(ctx, cols, k, rows)
         return out
-    from ...engine.reuse import release_pairs_memo
+    from ...engine.reuse import release_pairs_memo, renumbering
 
     # a release row's crowd is its own (the real records within k cells of its values): a
     # drop-and-retest reads the run's crowds of the rows it keeps, and counts only the others
     have, crowds = release_pairs_memo(view, ("copy-crowd", tuple(cols), k),
                                       lambda: (rows, _crowds(ctx, cols, k, rows)), cols)
-    at = np.minimum(search_sorted(have, rows), max(have.size - 1, 0))
-    known = have[at] == rows if have.size else np.zeros(rows.size, dtype=bool)
+    at = renumbering(rows, have)  # each row's place among the kept crowds' rows (-1: none)
+    known = at >= 0
     out[rows[known]] = crowds[at[known]]
     if not known.all():
         out[rows[~known]] = _crowds(ctx, cols, k, rows[~known])
@@ -827,8 +827,8 @@ def _crowds(ctx: Context, cols: list[str], k: int, rows: np.ndarray) -> np.ndarr
             return np.asarray(got, dtype=np.int64)
     out = np.zeros(rows.size, dtype=np.int64)
     for s in range(0, rows.size, CROWD_CHUNK):  # loop over chunks of tied rows, not rows
-        out[s:s + CROWD_CHUNK] = backend_crowds(data, data.take("synthetic", rows[s:s + CROWD_CHUNK], cols),
-                                                cols, k)
+        part = rows[s:s + CROWD_CHUNK]
+        out[s:s + part.size] = backend_crowds(data, data.take("synthetic", part, cols), cols, k)
     return out
 
 
