@@ -690,8 +690,24 @@ class DaskBackend:
     def kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int, *,
                    reference_rows: np.ndarray | None = None,
                    query_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The partitioned search (:func:`~._knn.kneighbors_distributed`); a drop-and-retest
+        answers what it can from its run's searches (:func:`synthguard.engine.reuse.search`,
+        keyed by :attr:`reuse_key`), as one process's does."""
+        from ..engine.reuse import search
+
         if query_rows is not None and query == reference and reference_rows is None:
             raise ValueError("query_rows: only for a query role other than the reference")  # a bug
+        cols = list(columns)
+
+        def run(q_rows: np.ndarray | None, r_rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+            return self._kneighbors(query, reference, cols, metric, k, r_rows, q_rows)
+
+        return search(self.reuse_key, "days", query, reference, cols, metric, k, run,
+                      query_rows=query_rows, reference_rows=reference_rows)
+
+    def _kneighbors(self, query: str, reference: str, columns: Sequence[str], metric: Any, k: int,
+                    reference_rows: np.ndarray | None, query_rows: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
         if query_rows is not None and 0 < len(query_rows) and 2 * len(query_rows) < self.n_rows(query):
             # a sample of the query rows (closest_distance_mia's classes): only those rows are
             # fetched, encoded as the partitions are, and searched (the same numbers, less work)
@@ -1187,15 +1203,34 @@ class DaskBackend:
         :meth:`nearest_reached`), kept for the run."""
         if query == reference:
             raise ValueError("kneighbors_seconds: two different roles")  # a bug
+        from ..engine.reuse import search
+
         key = _search_key(query, reference, columns, metric, k)
         found = self._searched.get(key) if key is not None else None
         if found is None:
-            found = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
-                                           backend=self.neighbour_backend, encoder=self._seconds_encoder(),
-                                           exact_datetimes=True, ties=True)
+            def run(_q_rows: None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+                d, idx, n = kneighbors_distributed(self.dt, query, reference, columns, metric, k,
+                                                   backend=self.neighbour_backend,
+                                                   encoder=self._seconds_encoder(),
+                                                   exact_datetimes=True, ties=True)
+                return d, np.column_stack([idx, n])  # the tie counts beside the neighbours
+
+            # a drop-and-retest reads the kept release rows' answers from the run's (the tie
+            # counts are not renumbered: with the release as reference it searches again), at
+            # the run's datetime origins
+            d, packed = search(self.reuse_key, self._seconds_kind(), query, reference, list(columns),
+                               metric, k, run, exact_datetimes=True, renumber=False)
+            found = (d, packed[:, :k], packed[:, k])
             if key is not None:
                 self._searched[key] = found
         return found
+
+    def _seconds_kind(self) -> str:
+        """The searches in seconds by their datetime origins (:meth:`_seconds_encoder`: over
+        every table, the release's rows included): a re-test whose origins moved searches again."""
+        self._seconds_encoder()
+        origins = self.__dict__["_seconds_here"].datetime_origins
+        return "seconds " + repr(sorted((str(c), int(v)) for c, v in origins.items()))
 
     def nearest_reached(self, query: str, references: Sequence[str], columns: Sequence[str], metric: Any, *,
                         query_rows: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
@@ -1289,7 +1324,17 @@ class DaskBackend:
     def kneighbors_block(self, query: Block, reference: str, columns: Sequence[str], metric: Any, k: int
                          ) -> tuple[np.ndarray, np.ndarray]:
         """The partitioned search (:func:`~._knn.kneighbors_distributed`) with the caller's rows,
-        scattered in chunks, as the query partitions."""
+        scattered in chunks, as the query partitions (a drop-and-retest reads its run's answers,
+        :func:`synthguard.engine.reuse.search`)."""
+        from ..engine.reuse import block_name, search
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            return self._kneighbors_block(_taken(query, q_rows), reference, columns, metric, k)
+
+        return search(self.reuse_key, "days", block_name(query), reference, list(columns), metric, k, run)
+
+    def _kneighbors_block(self, query: Block, reference: str, columns: Sequence[str], metric: Any, k: int
+                          ) -> tuple[np.ndarray, np.ndarray]:
         return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
                                       backend=self.neighbour_backend, query_block=query)
 
@@ -1298,23 +1343,37 @@ class DaskBackend:
         """Each role's partitioned search (:meth:`kneighbors_block`), its positions offset into
         the pool, merged: the pool's ``k`` nearest, ties by the lower pooled position."""
         from ..engine.neighbors.engine import merge_neighbours
+        from ..engine.reuse import block_name, search
 
-        parts, start = [], 0
-        for role in references:  # loop over the roles (a few), vectorised over rows
-            n = self.n_rows(role)
-            if n:
-                d, idx = self.kneighbors_block(query, role, columns, metric, int(min(k, n)))
-                parts.append((d, np.where(idx >= 0, idx + start, -1)))
-            start += n
-        return merge_neighbours(k, *parts)
+        cols, roles = list(columns), list(references)
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            q = _taken(query, q_rows)
+            parts, start = [], 0
+            for role in roles:  # loop over the roles (a few), vectorised over rows
+                n = self.n_rows(role)
+                if n:
+                    d, idx = self._kneighbors_block(q, role, cols, metric, int(min(k, n)))
+                    parts.append((d, np.where(idx >= 0, idx + start, -1)))
+                start += n
+            return merge_neighbours(k, *parts)
+
+        # the roles pooled name the reference: a drop-and-retest of unchanged roles reads the run's
+        return search(self.reuse_key, "days", block_name(query), "+".join(roles), cols, metric, k, run)
 
     def kneighbors_held(self, query: Block, reference: Block, metric: Any, k: int
                         ) -> tuple[np.ndarray, np.ndarray]:
-        """Both blocks are the caller's: searched on the driver."""
+        """Both blocks are the caller's: searched on the driver (a re-test holding the same rows
+        reads its run's answer, :func:`synthguard.engine.reuse.search`)."""
         from ..engine.neighbors import kneighbors
+        from ..engine.reuse import block_name, search
 
-        nb = kneighbors(query, reference, metric, k, backend=self.neighbour_backend)
-        return nb.distances, nb.indices
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            nb = kneighbors(_taken(query, q_rows), reference, metric, k, backend=self.neighbour_backend)
+            return nb.distances, nb.indices
+
+        cols = (*reference.num_columns, *reference.cat_columns)
+        return search(self.reuse_key, "held", block_name(query), block_name(reference), cols, metric, k, run)
 
     def kneighbors_rows_held(self, role: str, columns: Sequence[str], rows: np.ndarray, reference: Block,
                              metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1323,7 +1382,19 @@ class DaskBackend:
         and only their ``k`` distances and ids travel back (a row's neighbours depend on that row
         alone: the answers of a search of the fetched rows on the driver). The rows were fetched
         to the driver before; the 10M run's workers and driver passed their memory in the test
-        that asks this (membership_attacks, docs/scaling.md)."""
+        that asks this (membership_attacks, docs/scaling.md). A drop-and-retest asking release
+        rows reads those it shares with its run's (:func:`synthguard.engine.reuse.search`)."""
+        from ..engine.reuse import block_name, search
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            at = np.arange(self.n_rows(role)) if q_rows is None else q_rows
+            return self._kneighbors_rows_held(role, columns, at, reference, metric, k)
+
+        return search(self.reuse_key, "held", role, block_name(reference), list(columns), metric, k, run,
+                      query_rows=np.asarray(rows, dtype=np.int64))
+
+    def _kneighbors_rows_held(self, role: str, columns: Sequence[str], rows: np.ndarray, reference: Block,
+                              metric: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         from dask import delayed
 
         rows = np.asarray(rows, dtype=np.int64)
@@ -1530,11 +1601,31 @@ class DaskBackend:
                          k: int) -> tuple[np.ndarray, np.ndarray]:
         """One partitioned search (:func:`~._knn.kneighbors_distributed`) over the reference rows
         asked, ranked by their index in ``reference_rows``; every row of a role is searched in its
-        partitions, rows asked by position are fetched (encoded) and searched as one block."""
-        sources: list[Any] = [role if rows is None else self.encoded_rows(role, columns, rows)
-                              for role, rows in queries]
-        return kneighbors_distributed(self.dt, sources, reference, columns, metric, k,
-                                      backend=self.neighbour_backend, reference_rows=reference_rows)
+        partitions, rows asked by position are fetched (encoded) and searched as one block. Every
+        row of the roles asked: a drop-and-retest renumbers its run's answers
+        (:func:`synthguard.engine.reuse.search`), as one process's does."""
+        from ..engine.reuse import search
+
+        cols = list(columns)
+
+        def run(q_rows: np.ndarray | None, r_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            if q_rows is None:
+                sources: list[Any] = [role if rows is None else self.encoded_rows(role, cols, rows)
+                                      for role, rows in queries]
+            else:  # some of the pooled rows of the roles (a re-test's queries that lost a neighbour)
+                q_rows = np.asarray(q_rows, dtype=np.int64)
+                ends = np.cumsum([self.n_rows(role) for role, _ in queries])
+                at = np.searchsorted(ends, q_rows, side="right")
+                starts = ends - [self.n_rows(role) for role, _ in queries]
+                sources = [Block.stack([self.encoded_rows(role, cols, q_rows[at == j] - starts[j])
+                                        for j, (role, _) in enumerate(queries) if (at == j).any()])]
+            return kneighbors_distributed(self.dt, sources, reference, cols, metric, k,
+                                          backend=self.neighbour_backend, reference_rows=r_rows)
+
+        if any(rows is not None for _, rows in queries):  # some rows (the attacks'): not kept
+            return run(None, reference_rows)
+        return search(self.reuse_key, "among", "+".join(r for r, _ in queries), reference, cols, metric, k,
+                      run, reference_rows=np.asarray(reference_rows, dtype=np.int64))
 
 
     def value_summaries(self, role: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -1551,11 +1642,20 @@ class DaskBackend:
         """The driver's rows, encoded by the seconds encoder (the origins of one process), are the
         queries of the partitioned waves (:func:`~._knn.kneighbors_distributed` with
         ``query_block``): bit for bit the one-process search."""
+        from ..engine.reuse import block_name, search
+
         fut = self._seconds_encoder()
         block = self.__dict__["_seconds_here"].encode(frame, list(columns), exact_datetimes=True)
-        return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
-                                      backend=self.neighbour_backend, encoder=fut, exact_datetimes=True,
-                                      query_block=block)  # the role only names the reference here
+
+        def run(q_rows: np.ndarray | None, _r_rows: None) -> tuple[np.ndarray, np.ndarray]:
+            return kneighbors_distributed(self.dt, reference, reference, columns, metric, k,
+                                          backend=self.neighbour_backend, encoder=fut, exact_datetimes=True,
+                                          query_block=_taken(block, q_rows))  # the role names the reference
+
+        # the rows by their bytes, at the run's datetime origins: a re-test asking the same rows
+        # of an unchanged table reads its run's answer
+        return search(self.reuse_key, self._seconds_kind(), block_name(block), reference, list(columns),
+                      metric, k, run, exact_datetimes=True)
 
 
     # --- singling out: conjunctive queries counted over chosen rows -------------------------------
@@ -2021,6 +2121,11 @@ def _raw_bounds(frame: pd.DataFrame, positions: Any, columns: tuple[str, ...]) -
         v = v[~np.isnan(v)]
         out.append((float(v.min()), float(v.max())) if v.size else (np.inf, -np.inf))
     return out
+
+
+def _taken(block: Block, rows: np.ndarray | None) -> Block:
+    """``block`` at ``rows`` (``None``: every row): the rows a re-test searches again."""
+    return block if rows is None else block.take(np.asarray(rows, dtype=np.int64))
 
 
 def _search_key(query: str, reference: str, columns: Sequence[str], metric: Any, k: int

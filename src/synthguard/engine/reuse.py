@@ -79,10 +79,13 @@ class _Ledger:
     #: the trees of the whole release the run's searches read (:data:`TREE_BYTES` at most): a
     #: re-test's search of its release reads them without the dropped rows
     trees: list = field(default_factory=list)
-    #: the most bytes of arrays ``real`` keeps (``None``: no limit; :func:`keep_searches`) and
-    #: how many it keeps
+    #: the most bytes of arrays ``real`` and the searches keep (``None``: no limit;
+    #: :func:`keep_searches`) and how many they keep
     real_bytes: int | None = None
     kept_bytes: int = 0
+    #: whether the trees of the release the run's searches build here are kept (one process:
+    #: a cluster's trees are its workers')
+    keeps_trees: bool = True
 
     def keep(self, key: Any, value: Any) -> Any:
         """``real.setdefault(key, value)`` within :attr:`real_bytes`: a result past it is
@@ -95,6 +98,17 @@ class _Ledger:
                 self.real[key] = value
                 self.kept_bytes += size
             return value
+
+    def put(self, table: dict, key: Any, value: Any) -> None:
+        """``table.setdefault(key, value)`` (a table of searches) within :attr:`real_bytes`,
+        shared with :attr:`real`: a search past it is not kept (a re-test searches again)."""
+        size = 0 if self.real_bytes is None else _result_bytes(value)  # measured under a limit
+        with self.lock:
+            if key in table:
+                return
+            if self.real_bytes is None or self.kept_bytes + size <= self.real_bytes:
+                table[key] = value
+                self.kept_bytes += size
 
 
 @dataclass
@@ -121,11 +135,12 @@ _LEDGERS: weakref.WeakKeyDictionary[Any, _Ledger] = weakref.WeakKeyDictionary()
 _DERIVED: weakref.WeakKeyDictionary[Any, _Derivation] = weakref.WeakKeyDictionary()
 
 
-def keep_searches(view: Any, real_bytes: int | None = None) -> None:
-    """Keep the searches of the run on ``view`` (an :class:`~synthguard.data.encoding.EncodedView`)
-    for its re-tests; ``real_bytes``: the most bytes of results (of the real records alone, of
-    release rows' pairs and structures) kept, ``None`` for no limit (one process: they are held
-    in its memory anyway).
+def keep_searches(view: Any, real_bytes: int | None = None, trees: bool = True) -> None:
+    """Keep the searches of the run on ``view`` (an :class:`~synthguard.data.encoding.EncodedView`,
+    or a cluster run's tables) for its re-tests; ``real_bytes``: the most bytes of results (the
+    searches, the results of the real records alone, release rows' pairs and structures) kept,
+    ``None`` for no limit (one process: they are held in its memory anyway). ``trees``: keep the
+    trees of the release its searches build here (one process's; a cluster's are its workers').
 
     Examples
     --------
@@ -135,7 +150,7 @@ def keep_searches(view: Any, real_bytes: int | None = None) -> None:
     >>> t = prepare_tables(pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [1.0, 3.0]}))
     >>> keep_searches(EncodedView(t))
     """
-    _LEDGERS[view] = _Ledger(real_bytes=real_bytes)
+    _LEDGERS[view] = _Ledger(real_bytes=real_bytes, keeps_trees=trees)
 
 
 def forget_searches(view: Any) -> None:
@@ -577,7 +592,8 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
             return out
     else:
         ledger = _LEDGERS.get(view)
-        if ledger is not None and reference == RELEASE and query != RELEASE and renumber:
+        if ledger is not None and ledger.keeps_trees and reference == RELEASE and query != RELEASE \
+                and renumber:
             from .neighbors.engine import recording
 
             with recording() as trees:  # the trees of the release it reads, kept for re-tests
@@ -591,19 +607,16 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
         if reference == RELEASE and reference_rows is not None:
             # some release rows as reference (the trio's distinct rows): kept with those rows
             key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows))
-            with ledger.lock:
-                ledger.among.setdefault(key, (np.array(reference_rows, dtype=np.int64), out))
+            ledger.put(ledger.among, key, (np.array(reference_rows, dtype=np.int64), out))
             return out
         if query == RELEASE and query_rows is not None:
             # some release rows as queries (a sampled run's): kept with their positions, a
             # re-test reads the rows its own sample shares with them
             key = (kind, query, reference, cols, mk, int(k), _rows_key(reference_rows))
-            with ledger.lock:
-                ledger.some.setdefault(key, (np.array(query_rows, dtype=np.int64), out))
+            ledger.put(ledger.some, key, (np.array(query_rows, dtype=np.int64), out))
             return out
         key = (kind, query, reference, cols, mk, int(k), _rows_key(query_rows), _rows_key(reference_rows))
-        with ledger.lock:
-            ledger.done[key] = out
+        ledger.put(ledger.done, key, out)
     return out
 
 

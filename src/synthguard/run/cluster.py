@@ -25,10 +25,11 @@ __all__ = ["CLUSTER_KEPT_BYTES", "CLUSTER_REFUSES", "cancelled_on_cluster", "dis
            "full_table_copies", "not_distributed", "refuse_on_cluster", "run_on_cluster",
            "run_tables_on_cluster", "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
 
-#: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (the
-#: real records' arrays, :func:`synthguard.engine.reuse.real_memo`, and the release rows' pairs):
-#: past it a result is not kept, and the re-test asks it of the cluster again (at 10M real
-#: records an unsampled run's canonical orders, shares and crowds came to about 1 GB)
+#: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (its
+#: neighbour searches' answers, the real records' arrays, :func:`synthguard.engine.reuse.real_memo`,
+#: and the release rows' pairs): past it a result is not kept, and the re-test asks it of the
+#: cluster again (at 10M real records an unsampled run's canonical orders, shares and crowds came
+#: to about 1 GB)
 CLUSTER_KEPT_BYTES = 256 * 2**20
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
@@ -299,7 +300,7 @@ def run_on_cluster(original: Any, synthetic: Any, control: Any, metadata: Any,
     if advice_budget(options)[0] and planned_retests(dt, run_config, options, rule, None):
         # what the drop-and-retest can read of the run: the results of the training and control
         # records alone, the release's near-copy pairs, copy crowds and structures (engine.reuse)
-        keep_searches(run_key, real_bytes=CLUSTER_KEPT_BYTES)
+        keep_searches(run_key, real_bytes=CLUSTER_KEPT_BYTES, trees=False)
     out = run_tables_on_cluster(dt, run_config, options, sample=sample,
                                 release_queries=release_queries, data=data)
     del data  # its held partitions and query tables go back to the workers

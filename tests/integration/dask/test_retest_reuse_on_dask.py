@@ -184,3 +184,76 @@ def test_a_cluster_run_lets_its_backend_go_and_keeps_results_within_its_byte_bud
     assert sorted(asked) == ["chance crowds"] * 4 + ["copy crowds"] * 2 + ["release join"] * 4
     for part in ("verdict", "records", "actions", "metrics"):
         assert _dumps(kept[part]) == _dumps(again[part]), part
+
+
+NEIGHBOUR_TESTS = ["near_copies", "close_neighbours", "dcr", "nndr", "closest_distance_mia",
+                   "membership_attacks", "dcr_baseline_protection", "dcr_overfitting_protection"]
+
+
+def _searching(monkeypatch) -> list[tuple[str, int]]:
+    """Records, for every partitioned neighbour search asked of the cluster, the phase (``run``,
+    or ``retest`` once a drop-and-retest starts) and its number of query rows."""
+    import synthguard.distributed._backend as backend
+    import synthguard.run.cluster as cluster
+
+    searched: list[tuple[str, int]] = []
+    phase = ["run"]
+    search, run_tables = backend.kneighbors_distributed, cluster.run_tables_on_cluster
+
+    def counted(*args, **kwargs):
+        out = search(*args, **kwargs)
+        searched.append((phase[0], int(out[0].shape[0])))
+        return out
+
+    def tables(*args, retest=False, **kwargs):
+        phase[0] = "retest" if retest else "run"
+        return run_tables(*args, retest=retest, **kwargs)
+
+    monkeypatch.setattr(backend, "kneighbors_distributed", counted)
+    monkeypatch.setattr(cluster, "run_tables_on_cluster", tables)
+    return searched
+
+
+def _retest_rows(searched: list[tuple[str, int]]) -> int:
+    return sum(n for phase, n in searched if phase == "retest")
+
+
+def test_a_cluster_retest_searches_only_the_queries_its_run_cannot_answer_with_the_same_report(
+        dask_client, monkeypatch):
+    """The neighbour tests' re-test on a cluster reads its run's searches (engine.reuse.search,
+    as one process's): the real records against each other and the kept release rows as queries
+    are the run's answers, the release as reference renumbered, and only the queries that lost a
+    neighbour searched again. The report equals a re-test that searches everything again and one
+    process's; with no bytes to keep, everything is searched again."""
+    import synthguard.run.cluster as cluster
+
+    original, release, control = _tables()
+    # the copies' cell changed within the column's values: the distances' ranges are the run's
+    # after the drop (a range that moves changes every distance: searched again)
+    release.loc[300:, "b"] = original["b"].iloc[:40].to_numpy()
+    release.loc[300:, "c"] = original["c"].iloc[:40].map({"p": "q", "q": "r", "r": "s", "s": "p"}).to_numpy()
+
+    def run(client=None) -> dict:
+        return evaluate(original, release, control, metrics=NEIGHBOUR_TESTS, seed=0, retest_columns=0,
+                        client=client).to_dict()
+
+    searched = _searching(monkeypatch)
+    reused = run(dask_client)
+    assert reused["actions"]["drop_retest"]["rounds"][0]["rows_dropped"] > 0
+    first = _retest_rows(searched)
+    searched.clear()
+    with monkeypatch.context() as m:
+        _no_reuse(m)
+        again = run(dask_client)
+    full = _retest_rows(searched)
+    searched.clear()
+    with monkeypatch.context() as m:
+        m.setattr(cluster, "CLUSTER_KEPT_BYTES", 0)
+        unkept = run(dask_client)
+    assert _retest_rows(searched) == full
+    assert full > 2000 and first < full / 50, (first, full)
+    one = run()
+    for part in ("verdict", "records", "actions", "metrics"):
+        assert _dumps(reused[part]) == _dumps(again[part]), part
+        assert _dumps(reused[part]) == _dumps(unkept[part]), part
+        assert _dumps(reused[part]) == _dumps(one[part]), part
