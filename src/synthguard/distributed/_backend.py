@@ -1220,7 +1220,7 @@ class DaskBackend:
             # the run's datetime origins
             d, packed = search(self.reuse_key, self._seconds_kind(), query, reference, list(columns),
                                metric, k, run, exact_datetimes=True, renumber=False)
-            found = (d, packed[:, :k], packed[:, k])
+            found = (d, np.ascontiguousarray(packed[:, :k]), packed[:, k])
             if key is not None:
                 self._searched[key] = found
         return found
@@ -1400,8 +1400,13 @@ class DaskBackend:
         rows = np.asarray(rows, dtype=np.int64)
         k = int(k)
         if rows.size == 0 or reference.n_rows < k:  # nothing asked, or the search's own answer (an error)
-            return self.kneighbors_held(self.encoded_rows(role, columns, rows), reference, metric, k) \
-                if rows.size else (np.zeros((0, k)), np.zeros((0, k), dtype=np.int64))
+            if not rows.size:
+                return np.zeros((0, k)), np.zeros((0, k), dtype=np.int64)
+            from ..engine.neighbors import kneighbors
+
+            nb = kneighbors(self.encoded_rows(role, columns, rows), reference, metric, k,
+                            backend=self.neighbour_backend)
+            return nb.distances, nb.indices
         uniq, back = np.unique(rows, return_inverse=True)
         (shared,) = self.dt.client.scatter([reference], broadcast=True, hash=False)
         f = delayed(_knn_rows_part, pure=True)
@@ -1613,12 +1618,18 @@ class DaskBackend:
                 sources: list[Any] = [role if rows is None else self.encoded_rows(role, cols, rows)
                                       for role, rows in queries]
             else:  # some of the pooled rows of the roles (a re-test's queries that lost a neighbour)
-                q_rows = np.asarray(q_rows, dtype=np.int64)
+                order = np.argsort(np.asarray(q_rows, dtype=np.int64), kind="stable")
+                pooled = np.asarray(q_rows, dtype=np.int64)[order]  # ascending: role after role
                 ends = np.cumsum([self.n_rows(role) for role, _ in queries])
-                at = np.searchsorted(ends, q_rows, side="right")
+                at = np.searchsorted(ends, pooled, side="right")
                 starts = ends - [self.n_rows(role) for role, _ in queries]
-                sources = [Block.stack([self.encoded_rows(role, cols, q_rows[at == j] - starts[j])
+                sources = [Block.stack([self.encoded_rows(role, cols, pooled[at == j] - starts[j])
                                         for j, (role, _) in enumerate(queries) if (at == j).any()])]
+                d, i = kneighbors_distributed(self.dt, sources, reference, cols, metric, k,
+                                              backend=self.neighbour_backend, reference_rows=r_rows)
+                back = np.empty_like(order)
+                back[order] = np.arange(order.size)
+                return d[back], i[back]  # in the order asked
             return kneighbors_distributed(self.dt, sources, reference, cols, metric, k,
                                           backend=self.neighbour_backend, reference_rows=r_rows)
 

@@ -2450,7 +2450,8 @@ def kept_columns_alike(parent: DistTables, new: DistTables) -> Callable[[str, st
     the codes after it; :meth:`~synthguard.data.encoding.Encoder.codes_alike`). The tables'
     encoder sets no datetime origin (their keys and hashes hold datetimes in days since 1970);
     the seconds a backend's searches read start at an origin over every table, the release
-    included, and no result a re-test reads is in seconds. Nothing is read on the cluster.
+    included: those searches are keyed by their origins too (``DaskBackend._seconds_kind``), so
+    a re-test whose origins moved searches again. Nothing is read on the cluster.
     """
     def same(role: str, column: str) -> bool:
         if role != "synthetic" and new.tables.get(role) is not parent.tables.get(role):

@@ -19,14 +19,16 @@ of the re-test is reused only when its bytes equal the run's block at the kept r
 that moved (a category or the earliest datetime went with the dropped rows) makes the search run
 again in full.
 
-The neighbour searches are one process's (:class:`~synthguard.engine.backend.LocalBackend`); a
-cluster searches again. A cluster's re-test reads the run's results of the training and control
-rows alone (:func:`real_memo`), its near-copy pairs and copy crowds of release rows
-(:func:`release_pairs_memo`) and its release structures (:func:`keep_release_structure`),
-keyed by the run's tables (``DaskBackend.reuse_key``). There no block is encoded again to be
-compared: the tables say what is unchanged (``column_same`` of :func:`derive_searches`: a
-release filtered of rows, the other tables the run's own, each column typed and coded as in the
-run).
+One process's searches (:class:`~synthguard.engine.backend.LocalBackend`) and a cluster's
+(``DaskBackend``: its partitioned searches, the answers on the driver) both go through
+:func:`search`; a cluster's are keyed by the run's tables (``DaskBackend.reuse_key``), as are
+the run's results of the training and control rows alone (:func:`real_memo`), its near-copy
+pairs and copy crowds of release rows (:func:`release_pairs_memo`) and its release structures
+(:func:`keep_release_structure`). There no block is encoded again to be compared: the tables say
+what is unchanged (``column_same`` of :func:`derive_searches`: a release filtered of rows, the
+other tables the run's own, each column typed and coded as in the run; a search in seconds is
+keyed by its datetime origins as well, ``DaskBackend._seconds_kind``), and the driver keeps at
+most a budget of bytes (:func:`keep_searches`; its re-tests keep no answer of their own).
 """
 
 from __future__ import annotations
@@ -79,10 +81,11 @@ class _Ledger:
     #: the trees of the whole release the run's searches read (:data:`TREE_BYTES` at most): a
     #: re-test's search of its release reads them without the dropped rows
     trees: list = field(default_factory=list)
-    #: the most bytes of arrays ``real`` and the searches keep (``None``: no limit;
-    #: :func:`keep_searches`) and how many they keep
+    #: the most bytes of arrays ``real`` keeps, and as many the searches (``None``: no limit;
+    #: :func:`keep_searches`), and how many each keeps
     real_bytes: int | None = None
     kept_bytes: int = 0
+    searched_bytes: int = 0
     #: whether the trees of the release the run's searches build here are kept (one process:
     #: a cluster's trees are its workers')
     keeps_trees: bool = True
@@ -100,15 +103,16 @@ class _Ledger:
             return value
 
     def put(self, table: dict, key: Any, value: Any) -> None:
-        """``table.setdefault(key, value)`` (a table of searches) within :attr:`real_bytes`,
-        shared with :attr:`real`: a search past it is not kept (a re-test searches again)."""
+        """``table.setdefault(key, value)`` (a table of searches) within :attr:`real_bytes` of
+        searches (a budget of their own: a search of every real record does not crowd out the
+        results of :attr:`real`): a search past it is not kept (a re-test searches again)."""
         size = 0 if self.real_bytes is None else _result_bytes(value)  # measured under a limit
         with self.lock:
             if key in table:
                 return
-            if self.real_bytes is None or self.kept_bytes + size <= self.real_bytes:
+            if self.real_bytes is None or self.searched_bytes + size <= self.real_bytes:
                 table[key] = value
-                self.kept_bytes += size
+                self.searched_bytes += size
 
 
 @dataclass
@@ -137,8 +141,8 @@ _DERIVED: weakref.WeakKeyDictionary[Any, _Derivation] = weakref.WeakKeyDictionar
 
 def keep_searches(view: Any, real_bytes: int | None = None, trees: bool = True) -> None:
     """Keep the searches of the run on ``view`` (an :class:`~synthguard.data.encoding.EncodedView`,
-    or a cluster run's tables) for its re-tests; ``real_bytes``: the most bytes of results (the
-    searches, the results of the real records alone, release rows' pairs and structures) kept,
+    or a cluster run's tables) for its re-tests; ``real_bytes``: the most bytes of results (of the
+    real records alone, release rows' pairs and structures) kept, and as many of searches,
     ``None`` for no limit (one process: they are held in its memory anyway). ``trees``: keep the
     trees of the release its searches build here (one process's; a cluster's are its workers').
 
@@ -586,8 +590,9 @@ def search(view: Any, kind: str, query: str, reference: str, columns: Sequence[s
         got = _reuse(d, view, kind, query, reference, cols, mk, k, run, query_rows, reference_rows,
                      exact_datetimes, renumber)
         out = _frozen(got if got is not None else run(query_rows, reference_rows))
-        with d.lock:
-            out = d.answers.setdefault(asked, out)
+        if d.ledger.real_bytes is None:  # kept unless the run's memory is bounded (a cluster's)
+            with d.lock:
+                out = d.answers.setdefault(asked, out)
         if got is not None:
             return out
     else:
@@ -631,7 +636,9 @@ def _keep_trees(ledger: _Ledger, trees: Sequence[Any], n_release: int) -> None:
 
 
 #: Search kinds whose answer is the ``k`` nearest rows in columns, ascending by (distance, row):
-#: the first ``k`` columns of a wider search of theirs are the ``k``-nearest search.
+#: the first ``k`` columns of a wider search of theirs are the ``k``-nearest search. Matched
+#: whole: a kind whose answer packs more beside its neighbours (a cluster's ``"seconds ..."``,
+#: tie counts after the indices) must not be cut.
 _NEAREST_COLUMNS = frozenset({"days", "seconds", "held", "among"})
 
 #: Where ``k`` sits in a ledger key.

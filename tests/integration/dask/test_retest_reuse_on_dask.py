@@ -187,7 +187,8 @@ def test_a_cluster_run_lets_its_backend_go_and_keeps_results_within_its_byte_bud
 
 
 NEIGHBOUR_TESTS = ["near_copies", "close_neighbours", "dcr", "nndr", "closest_distance_mia",
-                   "membership_attacks", "dcr_baseline_protection", "dcr_overfitting_protection"]
+                   "membership_attacks", "dcr_baseline_protection", "dcr_overfitting_protection",
+                   "linkability", "inference"]
 
 
 def _searching(monkeypatch) -> list[tuple[str, int]]:
@@ -257,3 +258,45 @@ def test_a_cluster_retest_searches_only_the_queries_its_run_cannot_answer_with_t
         assert _dumps(reused[part]) == _dumps(again[part]), part
         assert _dumps(reused[part]) == _dumps(unkept[part]), part
         assert _dumps(reused[part]) == _dumps(one[part]), part
+
+
+def test_a_cluster_retest_searching_among_release_rows_for_two_pooled_roles_answers_as_searching_again(
+        dask_client, monkeypatch):
+    """The search among some release rows (the anonymeter attacks' distinct rows) with the
+    training and control rows pooled as queries: a re-test without some release rows reads the
+    run's answers, renumbered, and searches the queries of both roles that lost a neighbour, in
+    the pooled order; its answer equals the re-test's own full search."""
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import kept_columns_alike, load_tables, without_rows
+    from synthguard.engine.neighbors import gower
+    from synthguard.engine.reuse import derive_searches, forget_searches, keep_searches
+
+    original, release, control = _tables()
+    dt = load_tables(original, release, control, client=dask_client, npartitions=3)
+    cols = ["a", "b", "d"]
+    metric = gower(np.array([10.0, 10.0, 60.0]))
+    queries = [("original", None), ("control", None)]
+    run = cluster_backend(dt)
+    keep_searches(run.reuse_key, real_bytes=2**30, trees=False)
+    try:
+        among = np.arange(0, 340, 2)  # every other release row as the reference
+        kept_d, kept_i = run.kneighbors_among(queries, "synthetic", among, cols, metric, 3)
+        dropped = np.zeros(340, dtype=bool)
+        dropped[kept_i[::7, 0] * 2] = True  # nearest rows of queries of both roles
+        new, rows = without_rows(dt, dropped)
+        retest = cluster_backend(new)
+        assert derive_searches(retest.reuse_key, run.reuse_key, rows, column_same=kept_columns_alike(dt, new))
+        places = np.full(340, -1)
+        places[rows] = np.arange(rows.size)
+        mine = places[among[~dropped[among]]]
+        searched = _searching(monkeypatch)
+        got = retest.kneighbors_among(queries, "synthetic", mine, cols, metric, 3)
+        assert 0 < sum(n for _, n in searched) < 600  # only the queries that lost a neighbour
+        fresh = cluster_backend(new)  # no derivation: searched again in full
+        want = fresh.kneighbors_among(queries, "synthetic", mine, cols, metric, 3)
+    finally:
+        forget_searches(run.reuse_key)
+    lost = ~np.isin(kept_i * 2, np.flatnonzero(dropped)).any(axis=1)
+    assert (~lost[:300]).any() and (~lost[300:]).any()  # queries of both roles searched again
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
