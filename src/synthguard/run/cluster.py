@@ -25,11 +25,11 @@ __all__ = ["CLUSTER_KEPT_BYTES", "CLUSTER_REFUSES", "cancelled_on_cluster", "dis
            "full_table_copies", "not_distributed", "refuse_on_cluster", "run_on_cluster",
            "run_tables_on_cluster", "sample_on_cluster", "stop_on_lost_worker", "worker_ids"]
 
-#: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (its
-#: neighbour searches' answers, the real records' arrays, :func:`synthguard.engine.reuse.real_memo`,
-#: and the release rows' pairs): past it a result is not kept, and the re-test asks it of the
-#: cluster again (at 10M real records an unsampled run's canonical orders, shares and crowds came
-#: to about 1 GB)
+#: The most bytes of results a cluster run keeps on the driver for its drop-and-retest (the real
+#: records' arrays, :func:`synthguard.engine.reuse.real_memo`, and the release rows' pairs), and
+#: as many of its neighbour searches' answers: past it a result is not kept, and the re-test asks
+#: it of the cluster again (at 10M real records an unsampled run's canonical orders, shares and
+#: crowds came to about 1 GB)
 CLUSTER_KEPT_BYTES = 256 * 2**20
 
 _ONE_ROW_PER_PERSON = "entity-level runs (one row per person) run in one process"
