@@ -559,10 +559,16 @@ class DaskBackend:
         return DaskRelation(self.dt, out.map_partitions(_fill_rows, names, meta=meta), role)
 
     def row_ids(self, columns: Sequence[str]) -> dict[str, np.ndarray]:
+        """:func:`first_positions` over every role; a drop-and-retest derives them from its run's
+        (:func:`synthguard.engine.reuse.first_positions_memo`: no pass over the partitions)."""
+        from ..engine.reuse import first_positions_memo
+
         cols = tuple(columns)
         if cols not in self._row_ids:
             roles = tuple(self.dt.roles)
-            self._row_ids[cols] = first_positions(self.dt, cols, roles, held=self.relation_cells(roles, cols))
+            self._row_ids[cols] = first_positions_memo(
+                self.reuse_key, ("row ids", cols),
+                lambda: first_positions(self.dt, cols, roles, held=self.relation_cells(roles, cols)), cols)
         return self._row_ids[cols]
 
     def ranges(self, columns: Sequence[str], roles: Sequence[str] = ("original",)) -> np.ndarray:

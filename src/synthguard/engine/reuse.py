@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 from pandas.api.types import is_datetime64_any_dtype
 
-__all__ = ["RELEASE", "block_name", "derive_searches", "forget_searches", "keep_release_structure",
+__all__ = ["RELEASE", "block_name", "derive_searches", "first_positions_memo", "forget_searches",
+           "keep_release_structure",
            "keep_searches", "real_memo", "release_counts", "release_pairs_memo", "renumbering",
            "run_release_structure", "search", "tracked"]
 
@@ -368,6 +369,66 @@ def real_memo(view: Any, key: Any, compute: Callable[[], Any], columns: Sequence
 
 
 _ABSENT = object()
+
+
+def first_positions_memo(view: Any, key: Any, compute: Callable[[], dict[str, np.ndarray]],
+                         columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """``compute()``: per role of ``view``'s tables, each row's identity on ``columns``, the
+    smallest position, over the roles' rows pooled in their order, of a row with the same content
+    (a cluster's row identities, ``distributed._backend.first_positions``): kept for the re-tests
+    when ``view`` keeps its searches (read-only), and derived by a re-test from the run's where
+    every table on ``columns`` is the run's (the release's at the kept rows, :func:`_unchanged`):
+    rows equal in the run are equal in the re-test, so a row's identity there is the smallest
+    pooled position, in the re-test's tables, among the kept rows of its run's group
+    (:func:`pooled_first_positions`; no pass over the tables). ``key`` names the result beside
+    those rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class View:  # stands for a cluster run's tables
+    ...     pass
+    >>> first_positions_memo(View(), "ids", lambda: {"original": np.array([0, 0])}, ["x"])
+    {'original': array([0, 0])}
+    """
+    d = _DERIVED.get(view)
+    if d is not None:
+        with d.ledger.lock:
+            got = d.ledger.real.get(("first positions", key), _ABSENT)
+        cols = tuple(columns)
+        roles = tuple(view.tables.roles)
+        if got is not _ABSENT and tuple(d.parent.tables.roles) == roles and set(got) == set(roles) \
+                and all(_unchanged(d, view, r, cols, False) for r in roles):
+            labels = {r: got[r][d.rows] if r == RELEASE else got[r] for r in roles}
+            return pooled_first_positions(labels, roles)
+        return compute()
+    out = compute()
+    ledger = _LEDGERS.get(view)
+    if ledger is not None:
+        for a in out.values():  # the roles' arrays
+            a.setflags(write=False)
+        out = ledger.keep(("first positions", key), out)
+    return out
+
+
+def pooled_first_positions(labels: dict[str, np.ndarray], roles: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per role of ``roles``, each row's smallest position, over the roles' rows pooled in that
+    order, among the rows with its label (equal labels: equal rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> got = pooled_first_positions({"a": np.array([7, 3]), "b": np.array([3, 9, 7])}, ["a", "b"])
+    >>> got["a"].tolist(), got["b"].tolist()
+    ([0, 1], [1, 3, 0])
+    """
+    pooled = np.concatenate([np.asarray(labels[r], dtype=np.int64) for r in roles]) if roles \
+        else np.zeros(0, dtype=np.int64)
+    first = np.full(int(pooled.max()) + 1 if pooled.size else 0, pooled.size, dtype=np.int64)
+    np.minimum.at(first, pooled, np.arange(pooled.size, dtype=np.int64))
+    ids = first[pooled]
+    ends = np.cumsum([len(labels[r]) for r in roles])
+    return {r: part for r, part in zip(roles, np.split(ids, ends[:-1]), strict=True)}
 
 
 def _result_bytes(value: Any, depth: int = 0) -> int:

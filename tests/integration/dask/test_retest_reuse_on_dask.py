@@ -300,3 +300,46 @@ def test_a_cluster_retest_searching_among_release_rows_for_two_pooled_roles_answ
     assert (~lost[:300]).any() and (~lost[300:]).any()  # queries of both roles searched again
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_a_cluster_retest_derives_the_row_identities_of_its_tables_from_its_runs(dask_client, monkeypatch):
+    """The row identities (each row's first pooled position of a row with its content, over
+    training, release and control) of a re-test without some release rows, among them the first
+    of several equal rows, are derived from the run's without a pass over the partitions, and
+    equal those the cluster computes for the re-test's tables."""
+    import synthguard.distributed._backend as backend
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import kept_columns_alike, load_tables, without_rows
+    from synthguard.engine.reuse import derive_searches, forget_searches, keep_searches
+
+    rng = np.random.default_rng(5)
+    original, control = _table(200, rng), _table(200, rng)
+    release = pd.concat([_table(200, rng), original.iloc[:30], control.iloc[:30], original.iloc[:30]],
+                        ignore_index=True)  # training rows twice, control rows once: groups over roles
+    cols = ["a", "c"]
+    dt = load_tables(original, release, control, client=dask_client, npartitions=3)
+    run = cluster_backend(dt)
+    keep_searches(run.reuse_key, real_bytes=2**30, trees=False)
+    try:
+        ids = run.row_ids(cols)
+        s = ids["synthetic"]
+        n_o = len(original)
+        # drop the release's first row of each group it starts, and some others
+        dropped = np.zeros(len(release), dtype=bool)
+        dropped[np.flatnonzero(s == n_o + np.arange(s.size))[::2]] = True
+        dropped[::11] = True
+        new, rows = without_rows(dt, dropped)
+        retest = cluster_backend(new)
+        assert derive_searches(retest.reuse_key, run.reuse_key, rows, column_same=kept_columns_alike(dt, new))
+        passes: list[int] = []
+        first = backend.first_positions
+        monkeypatch.setattr(backend, "first_positions", lambda *a, **k: passes.append(1) or first(*a, **k))
+        got = retest.row_ids(cols)
+        assert passes == []  # derived, not computed
+        want = first(new, cols, tuple(new.roles))
+    finally:
+        forget_searches(run.reuse_key)
+    shared = np.isin(s, n_o + np.flatnonzero(dropped)) & (s >= n_o)  # groups whose first row went
+    assert shared.any()
+    for role in new.roles:
+        np.testing.assert_array_equal(got[role], want[role], err_msg=role)
