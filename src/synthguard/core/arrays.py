@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["equal_range", "isin_codes", "search_sorted", "stable_order", "unique_codes"]
+__all__ = ["equal_range", "first_per_key", "isin_codes", "search_sorted", "stable_order", "unique_codes"]
 
 #: sorted arrays at least this long are searched with their keys in ascending order
 LARGE_SORTED = 1 << 20
@@ -219,3 +219,20 @@ def _searches(a: np.ndarray, v: np.ndarray, sides: tuple[str, ...]) -> list[np.n
         out[order] = np.searchsorted(a, keys, side=side)
         outs.append(out.reshape(v.shape))
     return outs
+
+
+def first_per_key(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """The lowest position of ``keys`` holding each key ``0 .. n_keys - 1`` (``-1`` for none);
+    keys below 0 are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first_per_key(np.array([2, -1, 0, 2, 0]), 4).tolist()
+    [2, -1, 0, -1]
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    first = np.full(int(n_keys), np.iinfo(np.int64).max, dtype=np.int64)
+    ok = np.flatnonzero(keys >= 0)
+    np.minimum.at(first, keys[ok], ok)
+    return np.where(first == np.iinfo(np.int64).max, -1, first)

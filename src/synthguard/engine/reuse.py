@@ -376,7 +376,8 @@ def first_positions_memo(view: Any, key: Any, compute: Callable[[], dict[str, np
     """``compute()``: per role of ``view``'s tables, each row's identity on ``columns``, the
     smallest position, over the roles' rows pooled in their order, of a row with the same content
     (a cluster's row identities, ``distributed._backend.first_positions``): kept for the re-tests
-    when ``view`` keeps its searches (read-only), and derived by a re-test from the run's where
+    when ``view`` keeps its searches (read-only; on a bounded budget only while they take at most a
+    quarter of it), and derived by a re-test from the run's where
     every table on ``columns`` is the run's (the release's at the kept rows, :func:`_unchanged`):
     rows equal in the run are equal in the re-test, so a row's identity there is the smallest
     pooled position, in the re-test's tables, among the kept rows of its run's group
@@ -404,7 +405,9 @@ def first_positions_memo(view: Any, key: Any, compute: Callable[[], dict[str, np
         return compute()
     out = compute()
     ledger = _LEDGERS.get(view)
-    if ledger is not None:
+    # kept when they take at most a quarter of a bounded budget (at 10M pooled rows, 176 MB:
+    # not kept, the re-test computes them, so they crowd out no other result)
+    if ledger is not None and (ledger.real_bytes is None or _result_bytes(out) <= ledger.real_bytes // 4):
         for a in out.values():  # the roles' arrays
             a.setflags(write=False)
         out = ledger.keep(("first positions", key), out)
@@ -422,11 +425,11 @@ def pooled_first_positions(labels: dict[str, np.ndarray], roles: Sequence[str]) 
     >>> got["a"].tolist(), got["b"].tolist()
     ([0, 1], [1, 3, 0])
     """
+    from ..core.arrays import first_per_key
+
     pooled = np.concatenate([np.asarray(labels[r], dtype=np.int64) for r in roles]) if roles \
         else np.zeros(0, dtype=np.int64)
-    first = np.full(int(pooled.max()) + 1 if pooled.size else 0, pooled.size, dtype=np.int64)
-    np.minimum.at(first, pooled, np.arange(pooled.size, dtype=np.int64))
-    ids = first[pooled]
+    ids = first_per_key(pooled, int(pooled.max()) + 1 if pooled.size else 0)[pooled]
     ends = np.cumsum([len(labels[r]) for r in roles])
     return {r: part for r, part in zip(roles, np.split(ids, ends[:-1]), strict=True)}
 

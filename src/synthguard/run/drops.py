@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.arrays import first_per_key
 from ..data.leaks import FAMILY_OF_CELLS
 
 __all__ = ["ALARM", "CONTEXT", "COPY_SHARE", "DROP_SHARE", "EXPORT_COLUMNS", "alarming_tests", "chance_cut",
@@ -255,14 +256,6 @@ def chance_cut(crowd: np.ndarray, train: np.ndarray, ctl: np.ndarray, n_o: int, 
     return float(levels[ok].max()) if ok.any() else -1.0
 
 
-def _first_per_key(keys: np.ndarray, n_keys: int) -> np.ndarray:
-    """The lowest position holding each key (``-1`` for none); keys ``< 0`` are ignored."""
-    first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
-    ok = np.flatnonzero(keys >= 0)
-    np.minimum.at(first, keys[ok], ok)
-    return np.where(first == np.iinfo(np.int64).max, -1, first)
-
-
 def _test_entries(pairs: Any, member: np.ndarray, weight: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(release row, training record, contribution)`` of one test: every tie of a flagged
@@ -290,7 +283,7 @@ def _test_entries(pairs: Any, member: np.ndarray, weight: float
         n_keys = int(max(rk.max(initial=-1), pairs.row_key.max(initial=-1))) + 1
         flagged_keys = np.where(member, rk, -1)
         nf = np.bincount(flagged_keys[flagged_keys >= 0], minlength=n_keys)
-        first_flagged = _first_per_key(flagged_keys, n_keys)
+        first_flagged = first_per_key(flagged_keys, n_keys)
         row_ok = np.flatnonzero(pairs.row_key >= 0)
         k = pairs.row_key[row_ok]
         n_rows = np.bincount(k, minlength=n_keys)
@@ -299,7 +292,7 @@ def _test_entries(pairs: Any, member: np.ndarray, weight: float
         recs.append(first_flagged[k[hit]])
         contrib.append(weight * nf[k[hit]] / n_rows[k[hit]])
         if pairs.copies:  # every copy of a training row, flagged or not
-            first_any = _first_per_key(rk, n_keys)
+            first_any = first_per_key(rk, n_keys)
             copy = ~hit & (first_any[k] >= 0)
             rows.append(row_ok[copy])
             recs.append(first_any[k[copy]])
