@@ -343,3 +343,44 @@ def test_a_cluster_retest_derives_the_row_identities_of_its_tables_from_its_runs
     assert shared.any()
     for role in new.roles:
         np.testing.assert_array_equal(got[role], want[role], err_msg=role)
+
+
+@pytest.mark.parametrize("why", ["not kept", "column coded otherwise"])
+def test_a_cluster_retest_computes_its_row_identities_when_it_cannot_derive_them(dask_client, monkeypatch,
+                                                                                 why):
+    """A re-test computes its row identities with a pass over the partitions (equal to the
+    cluster's) when its run kept none (a byte budget too small for them) or when a column of
+    them is coded otherwise in its tables: a derivation from the run's would then rest on
+    groups that need not hold."""
+    import synthguard.distributed._backend as backend
+    from synthguard.distributed import cluster_backend
+    from synthguard.distributed._tables import kept_columns_alike, load_tables, without_rows
+    from synthguard.engine.reuse import derive_searches, forget_searches, keep_searches
+
+    rng = np.random.default_rng(6)
+    original, control = _table(150, rng), _table(150, rng)
+    release = pd.concat([_table(150, rng), original.iloc[:20], original.iloc[:20]], ignore_index=True)
+    cols = ["a", "c"]
+    dt = load_tables(original, release, control, client=dask_client, npartitions=3)
+    run = cluster_backend(dt)
+    # a quarter of the budget holds no identities (8 bytes a row): not kept
+    keep_searches(run.reuse_key, real_bytes=8 if why == "not kept" else 2**30, trees=False)
+    try:
+        run.row_ids(cols)
+        dropped = np.zeros(len(release), dtype=bool)
+        dropped[::7] = True
+        new, rows = without_rows(dt, dropped)
+        retest = cluster_backend(new)
+        alike = kept_columns_alike(dt, new)
+        same = alike if why == "not kept" else (lambda role, column: column != "c" and alike(role, column))
+        assert derive_searches(retest.reuse_key, run.reuse_key, rows, column_same=same)
+        passes: list[int] = []
+        first = backend.first_positions
+        monkeypatch.setattr(backend, "first_positions", lambda *a, **k: passes.append(1) or first(*a, **k))
+        got = retest.row_ids(cols)
+        assert passes == [1]  # computed on the cluster, not derived
+        want = first(new, cols, tuple(new.roles))
+    finally:
+        forget_searches(run.reuse_key)
+    for role in new.roles:
+        np.testing.assert_array_equal(got[role], want[role], err_msg=role)
