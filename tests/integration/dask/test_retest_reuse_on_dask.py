@@ -363,8 +363,10 @@ def test_a_cluster_retest_computes_its_row_identities_when_it_cannot_derive_them
     cols = ["a", "c"]
     dt = load_tables(original, release, control, client=dask_client, npartitions=3)
     run = cluster_backend(dt)
-    # a quarter of the budget holds no identities (8 bytes a row): not kept
-    keep_searches(run.reuse_key, real_bytes=8 if why == "not kept" else 2**30, trees=False)
+    # identities (8 bytes a row) that would fit the budget but take more than a quarter of it:
+    # not kept (they would crowd out the other results)
+    rows_in_all = len(original) + len(release) + len(control)
+    keep_searches(run.reuse_key, real_bytes=2 * 8 * rows_in_all if why == "not kept" else 2**30, trees=False)
     try:
         run.row_ids(cols)
         dropped = np.zeros(len(release), dtype=bool)
