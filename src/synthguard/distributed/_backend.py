@@ -41,6 +41,7 @@ from ..engine.backend import (
     median_of_order_stats,
     merge_value_summaries,
     only_matches,
+    picked_values,
     quantile_ranks,
     quantiles_of_ranks,
     query_counts_of,
@@ -1710,7 +1711,7 @@ class DaskBackend:
             first = np.where(first < 0, f, np.where(f < 0, first, np.minimum(first, f)))
         return (counts if cap is None else np.minimum(counts, cap)), first
 
-    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray | None, *,
                      rows: np.ndarray | None = None) -> np.ndarray:
         """From the held query tables of ``rows`` (:meth:`_query_tables`, made here when they
         fit): the distinct positions travel to every worker once, each held partition returns the
@@ -1734,7 +1735,7 @@ class DaskBackend:
                 found += at.size
             if found != uniq.size:  # a position outside the held rows: a bug, reported as an error
                 raise RuntimeError(f"{uniq.size - found} asked {role} rows are not among the held query rows")
-        return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
+        return picked_values(X, inv.reshape(positions.shape), cols)
 
     def _query_tables(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> list[Any] | None:
         """One future per partition of ``role`` holding the query matrix of its rows among

@@ -67,7 +67,7 @@ __all__ = ["Backend", "Relation", "LocalBackend", "LocalRelation", "Lookups", "B
            "only_matches", "pairs_within", "quantile_ranks", "quantiles_of_ranks", "raw_numeric", "split_pairs",
            "stack_blocks", "unique_matches", "value_summary", "Queries", "query_matrix", "query_counts_of",
            "subset_counts_of", "subset_bits", "value_flags_of", "median_of_order_stats", "text_counts_of",
-           "held_rows", "matrix_values"]
+           "held_rows", "matrix_values", "picked_values"]
 
 #: ``{name: (columns, roles)}``: per row, the rows of ``roles`` sharing its values on ``columns``;
 #: ``{name: (columns, roles, distinct)}``: per row, the distinct value tuples of the columns
@@ -366,13 +366,15 @@ class Backend(Protocol):
         matching canonical position (``-1``: none; exact when the count is below ``cap``):
         :func:`query_counts_of`, whose counts add up over any split of the rows."""
 
-    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray | None, *,
                      rows: np.ndarray | None = None) -> np.ndarray:
         """The values of the :func:`query_matrix` of ``role`` encoded on ``columns`` at the rows of
         canonical positions ``positions`` and the column indices ``cols`` (the same shape; a
-        singling-out search's drawn cells): :func:`matrix_values`. ``rows``: the rows the
-        search's :meth:`query_counts` ask among, whose query table a backend may hold and read
-        (a cluster: each partition's held matrix, no partition read again)."""
+        singling-out search's drawn cells): :func:`matrix_values`; ``cols=None``: the whole
+        matrix rows (``positions.shape + (len(columns),)``: a long search's whole release).
+        ``rows``: the rows the search's :meth:`query_counts` ask among, whose query table a
+        backend may hold and read (a cluster: each partition's held matrix, no partition read or
+        encoded again)."""
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:
@@ -461,13 +463,30 @@ def held_rows(X: np.ndarray, at: np.ndarray, asked: np.ndarray) -> tuple[np.ndar
 
 
 def matrix_values(backend: Backend, role: str, columns: Sequence[str], positions: np.ndarray,
-                  cols: np.ndarray) -> np.ndarray:
+                  cols: np.ndarray | None) -> np.ndarray:
     """:meth:`Backend.query_values` from the rows taken (:meth:`Backend.encoded_rows` of the
-    distinct positions): their :func:`query_matrix` at ``cols``."""
+    distinct positions): their :func:`query_matrix` at ``cols`` (``None``: whole rows)."""
     positions = np.asarray(positions, dtype=np.int64)
     uniq, inv = np.unique(positions, return_inverse=True)
     X = query_matrix(backend.encoded_rows(role, columns, uniq)) if uniq.size else np.zeros((0, len(columns)))
-    return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
+    return picked_values(X, inv.reshape(positions.shape), cols)
+
+
+def picked_values(X: np.ndarray, at: np.ndarray, cols: np.ndarray | None) -> np.ndarray:
+    """``X[at, cols]`` (the same shape as ``at``), or the whole rows ``X[at]`` when ``cols`` is
+    ``None``: what :meth:`Backend.query_values` returns of the rows it found.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> picked_values(X, np.array([1, 0]), np.array([0, 1])).tolist()
+    [3.0, 2.0]
+    >>> picked_values(X, np.array([1]), None).tolist()
+    [[3.0, 4.0]]
+    """
+    if cols is None:
+        return X[at]
+    return X[at, np.asarray(cols, dtype=np.int64)]
 
 
 def query_counts_of(X: np.ndarray, positions: np.ndarray, queries: Queries, cap: int | None, *,
@@ -1281,7 +1300,7 @@ class LocalBackend:
         table = self._queried(role, columns, rows)
         return query_counts_of(table.X, table.at, queries, cap, index=table.index())
 
-    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray, *,
+    def query_values(self, role: str, columns: Sequence[str], positions: np.ndarray, cols: np.ndarray | None, *,
                      rows: np.ndarray | None = None) -> np.ndarray:
         """From the query table :meth:`query_counts` reads (:meth:`_queried`: the rows' matrix
         made once, not encoded again each batch)."""
@@ -1291,7 +1310,7 @@ class LocalBackend:
         found, X = held_rows(table.X, table.at, uniq)
         if found.size != uniq.size:  # a position outside the asked rows: a bug, reported as an error
             raise RuntimeError(f"{uniq.size - found.size} asked {role} rows are not among the query rows")
-        return X[inv.reshape(positions.shape), np.asarray(cols, dtype=np.int64)]
+        return picked_values(X, inv.reshape(positions.shape), cols)
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:

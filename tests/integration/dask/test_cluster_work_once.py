@@ -364,6 +364,9 @@ def test_singling_out_search_reads_its_drawn_cells_from_the_held_query_tables(da
     backend = cluster_backend(dt, "auto")
     got = backend.query_values("synthetic", cols, asked, at, rows=rows)
     np.testing.assert_array_equal(want, got)
+    # the whole rows of the held matrices (a long search's whole release), one process's
+    np.testing.assert_array_equal(local.query_values("synthetic", cols, rows, None, rows=rows),
+                                  backend.query_values("synthetic", cols, rows, None, rows=rows))
     assert taken == [] and backend.__dict__.get("_query_held") is not None
     with monkeypatch.context() as m:
         m.setattr(_backend, "QUERY_TABLE_SHARE", 1e-12)  # not held: the rows taken

@@ -1617,6 +1617,35 @@ def test_singling_out_on_dask_equals_single_process(dask_client):
     assert "equal-size" in single["singling_out_univariate"]["result"]["control_correction"]["method"]
 
 
+
+@pytest.mark.metric_on_dask
+def test_a_long_multivariate_search_on_dask_counts_on_the_driver_once_it_holds_the_release(dask_client,
+                                                                                          monkeypatch):
+    """A multivariate singling-out search that runs batch after batch on a cluster holds the whole
+    release's query matrix from its second batch on and counts the batches' queries with a column
+    index of it on the driver, not by a round trip to every partition a batch: the cluster is
+    asked the release's counts of the first batch only, and every entry (records included) is the
+    JSON of one process."""
+    from synthguard.distributed._backend import DaskBackend
+
+    orig, syn, ctl, meta = _anonymeter_tables()
+    metrics = [{"name": "so_long", "metric": "singling_out_multivariate", "n_attacks": 2000, "n_cols": 3}]
+    single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
+    asked: list[int] = []
+    counts = DaskBackend.query_counts
+
+    def counting(self, role, columns, queries, **kwargs):
+        if role == "synthetic":
+            asked.append(int(queries[0].shape[0]))
+        return counts(self, role, columns, queries, **kwargs)
+
+    monkeypatch.setattr(DaskBackend, "query_counts", counting)
+    dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
+    _assert_same(single, dist, ["so_long"])
+    res = single["so_long"]["result"]
+    assert res["n_query_attempts"] > 3 * 1000  # batches of at least 1,000 attempts: several batches
+    assert len(asked) == 1, asked  # the first batch; the others counted on the driver
+
 def _leaky_tables(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Training, release and control rows of ``_frame`` with a column ``f`` of many values (a row
     is nearly always unique): the release holds 30 verbatim copies of training rows, 15 copies

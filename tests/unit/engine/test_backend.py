@@ -438,9 +438,10 @@ def test_one_column_of_the_query_matrix_gathered_alone_equals_that_column_of_the
 
 
 def test_query_values_read_the_query_table_the_counts_read(monkeypatch):
-    """A singling-out search's drawn cells come from the query table its counts read (made once),
-    not from its rows encoded again each batch: the values of the rows taken and encoded, and no
-    row taken; a position outside the asked rows is an error, not a default."""
+    """A singling-out search's drawn cells, and the whole rows of a long search's release, come from
+    the query table its counts read (made once), not from its rows encoded again each batch: the
+    values of the rows taken and encoded, and no row taken; a position outside the asked rows is
+    an error, not a default."""
     import pytest
 
     from synthguard.engine.backend import matrix_values
@@ -453,12 +454,18 @@ def test_query_values_read_the_query_table_the_counts_read(monkeypatch):
     positions = rows[rng.integers(0, rows.size, (40, 2))]
     at = rng.integers(0, len(cols), (40, 2))
     want = matrix_values(b, "synthetic", cols, positions, at)
+    want_whole = matrix_values(b, "synthetic", cols, rows, None)
     taken: list[int] = []
     inner = LocalBackend.encoded_rows
     monkeypatch.setattr(LocalBackend, "encoded_rows", lambda self, *a: taken.append(1) or inner(self, *a))
     b.query_counts("synthetic", cols, (np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64), np.zeros((1, 1))),
                    rows=rows)
     np.testing.assert_array_equal(b.query_values("synthetic", cols, positions, at, rows=rows), want)
+    # cols None: the whole matrix rows (a long search's whole release), the same cells
+    whole = b.query_values("synthetic", cols, rows, None, rows=rows)
+    assert whole.shape == (rows.size, len(cols))
+    np.testing.assert_array_equal(whole, want_whole)
+    np.testing.assert_array_equal(whole[np.searchsorted(rows, positions), at], want)
     assert taken == []
     with pytest.raises(RuntimeError, match="not among the query rows"):
         b.query_values("synthetic", cols, np.array([1]), np.array([0]), rows=rows)
