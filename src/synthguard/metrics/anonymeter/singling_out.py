@@ -486,10 +486,14 @@ def univariate_candidates(flags: dict[str, np.ndarray], is_num: np.ndarray, n: i
 # ------------------------------------------------------------------------------------------ the tables
 class _Asked:
     """The tables as the run's backend (``ctx.data``) answers for them: no table is held (but the
-    whole release's values during a long multivariate search, when small enough); the
-    release's value flags and medians, the rows queries are built from, and every count of a
-    batch of queries are asked (``Backend.value_flags``, ``medians``, ``encoded_rows``,
-    ``query_counts``, ``query_subset_counts``), in one process as on a cluster."""
+    whole release's values during a long multivariate search, when small enough, and on a
+    cluster their column index); the release's value flags and medians, the rows queries are
+    built from, and the counts of the queries are asked (``Backend.value_flags``, ``medians``,
+    ``query_values``, ``query_counts``, ``query_subset_counts``), in one process as on a
+    cluster, but for one exception: on a cluster, a long multivariate search that holds the
+    whole release counts its later batches here (:meth:`_release_counts`, the engine's
+    ``count_matches`` over the same rows: the same counts, a test compares them with one
+    process's)."""
 
     def __init__(self, ctx: Context, columns: list[str]) -> None:
         import pandas as pd
