@@ -179,6 +179,12 @@ BROADCAST_ANSWERS = 100_000_000
 #: against each of the 40 release partitions in 1,600 tasks, each sorting its 250,000 release rows
 #: again: 874 s for ``new_row_synthesis`` on 2 workers).
 MATCH_QUERY_ROWS = 500_000
+#: Bytes of whole query-matrix rows :meth:`DaskBackend.query_values` hands out (a long singling-out
+#: search's whole release) that the driver keeps to count :meth:`DaskBackend.query_counts` of the
+#: same rows itself (the caller's array, not copied; a column index of it beside): at 1M release
+#: rows of 15 columns 120 MB, a hundred batches not sent to every partition. The singling-out
+#: search asks for whole rows only within its own bound of the same size.
+DRIVER_QUERY_BYTES = 256 * 2**20
 
 
 def _stack_sets(wide: pd.DataFrame, n_sets: int, first: int) -> pd.DataFrame:
@@ -1693,10 +1699,16 @@ class DaskBackend:
         """The queries travel to every partition once; each counts its rows (in canonical order,
         :func:`~synthguard.engine.backend.query_counts_of`); the counts are summed (then capped)
         and the lowest position kept: where the total is below ``cap`` every partition's count
-        is, so each partition's first match is its lowest."""
+        is, so each partition's first match is its lowest. Rows this backend handed out whole
+        (:meth:`query_values` with ``cols=None``, every row asked, at most
+        :data:`DRIVER_QUERY_BYTES`) are counted on the driver for ``cap`` at most 2
+        (:meth:`_driver_counts`): the same rows, so the same counts."""
         m = queries[0].shape[0]
-        (shared,) = self.dt.client.scatter([tuple(np.asarray(a) for a in queries)], broadcast=True, hash=False)
         held = self._query_tables(role, columns, rows)
+        whole = self.__dict__.get("_query_whole")
+        if held is not None and whole is not None and whole[0] is held and cap is not None and cap <= 2:
+            return self._driver_counts(queries, cap)
+        (shared,) = self.dt.client.scatter([tuple(np.asarray(a) for a in queries)], broadcast=True, hash=False)
         if held is None:  # not held: each partition encodes and indexes its rows for this call
             got = self.dt.compute(self.dt.map(role, _query_part, tuple(columns), shared, self._mask(role, rows), cap))
         else:
@@ -1735,7 +1747,26 @@ class DaskBackend:
                 found += at.size
             if found != uniq.size:  # a position outside the held rows: a bug, reported as an error
                 raise RuntimeError(f"{uniq.size - found} asked {role} rows are not among the held query rows")
-        return picked_values(X, inv.reshape(positions.shape), cols)
+        out = picked_values(X, inv.reshape(positions.shape), cols)
+        n_held = self.n_rows(role) if rows is None else np.asarray(rows).size
+        if cols is None and positions.ndim == 1 and uniq.size == n_held and out.nbytes <= DRIVER_QUERY_BYTES:
+            out.flags.writeable = False  # shared with the caller: kept for query_counts of these rows
+            self.__dict__["_query_whole"] = (held, positions.copy(), out, [])
+        return out
+
+    def _driver_counts(self, queries: Queries, cap: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`query_counts` over the whole rows :meth:`query_values` handed out of the held
+        query tables (kept with their positions, a column index of them built at the first
+        call): the counts of the same rows. The rows are in the caller's order, not the canonical
+        one, so a first match is the lowest position only when it is the one match: hence ``cap``
+        at most 2, where a count below ``cap`` names its one row (and a count at ``cap`` names any,
+        as the backend's contract allows)."""
+        from ..engine import queries as Q
+
+        _, positions, X, index = self.__dict__["_query_whole"]
+        if not index:
+            index.append(Q.ColumnIndex(X))
+        return query_counts_of(X, positions, queries, cap, index=index[0])
 
     def _query_tables(self, role: str, columns: Sequence[str], rows: np.ndarray | None) -> list[Any] | None:
         """One future per partition of ``role`` holding the query matrix of its rows among
@@ -1757,6 +1788,7 @@ class DaskBackend:
                 kept[2] is None if asked is None else kept[2] is not None and np.array_equal(kept[2], asked)):
             return kept[3]
         self.__dict__.pop("_query_held", None)  # the one held is let go before the next is sized
+        self.__dict__.pop("_query_whole", None)  # with the driver's copy of its whole rows
         need = 16.0 * (self.n_rows(role) if asked is None else asked.size) * len(cols)
         if need > _memory_budget(self.dt.client, QUERY_TABLE_SHARE):
             return None

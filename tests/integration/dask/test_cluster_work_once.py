@@ -378,6 +378,51 @@ def test_singling_out_search_reads_its_drawn_cells_from_the_held_query_tables(da
                              rows=rows)
 
 
+def test_whole_rows_handed_out_are_counted_on_the_driver_with_one_process_counts(dask_client, monkeypatch):
+    """Once a cluster backend has handed out every asked row whole (a long singling-out search's
+    release, in the search's order, not the canonical one), counts of those rows at most 2 are
+    made on the driver over that copy, not sent to the partitions: one process's counts, and its
+    first rows wherever a query selects one row; counts without a cap (whose first match must be
+    the lowest of many) and counts of other rows still ask the partitions."""
+    from synthguard.distributed import _tables, cluster_backend
+    from synthguard.engine import queries as Q
+    from synthguard.registry import Context
+
+    orig, syn, ctl = _frame(300, 1), _frame(250, 2), _frame(200, 3)
+    dt = _tables.load_tables(orig, syn, ctl, META, client=dask_client, npartitions=3)
+    cols = ["a", "c", "b"]
+    rng = np.random.default_rng(8)
+    rows = rng.permutation(250)[:200]  # a search's order (by a hash of the rows), not ascending
+    local = Context.from_frames(orig, syn, ctl, META).data
+    whole = local.query_values("synthetic", cols, rows, None, rows=rows)
+    m = 400
+    col = np.stack([rng.permutation(3)[:2] for _ in range(m)])
+    op = rng.choice([Q.EQ, Q.LE, Q.GE], (m, 2))
+    val = whole[rng.integers(0, rows.size, (m, 1)), col]  # the values of a row: at least one match
+    queries = (col, op, val)
+    want, want_first = local.query_counts("synthetic", cols, queries, cap=2, rows=rows)
+    backend = cluster_backend(dt, "auto")
+    trips: list[int] = []
+    where_held = _tables.DistTables.compute_where_held
+    monkeypatch.setattr(_tables.DistTables, "compute_where_held",
+                        lambda self, *a: trips.append(1) or where_held(self, *a))
+    np.testing.assert_array_equal(backend.query_values("synthetic", cols, rows, None, rows=rows), whole)
+    handed_out = len(trips)
+    got, first = backend.query_counts("synthetic", cols, queries, cap=2, rows=rows)
+    assert len(trips) == handed_out  # counted on the driver
+    np.testing.assert_array_equal(got, want)
+    assert {1, 2} <= set(want.tolist())  # queries of one row and of several
+    np.testing.assert_array_equal(first[want == 1], want_first[want == 1])
+    all_counts = backend.query_counts("synthetic", cols, queries, rows=rows)  # no cap: the partitions
+    assert len(trips) == handed_out + 1
+    for a, b in zip(all_counts, local.query_counts("synthetic", cols, queries, rows=rows), strict=True):
+        np.testing.assert_array_equal(a, b)
+    backend.query_counts("original", cols, queries, cap=2)  # other rows: the copy is let go
+    assert "_query_whole" not in backend.__dict__
+    backend.query_counts("synthetic", cols, queries, cap=2, rows=rows)
+    assert len(trips) == handed_out + 3  # the partitions asked again
+
+
 def test_tasks_on_held_partitions_run_where_they_are_held_and_nothing_held_moves(dask_client):
     """A held partition (a query table: tens of MB a partition at 10M rows) is read where it lies:
     with its worker busy and the other idle, the tasks on it wait for its worker instead of copying

@@ -1622,29 +1622,41 @@ def test_singling_out_on_dask_equals_single_process(dask_client):
 def test_a_long_multivariate_search_on_dask_counts_on_the_driver_once_it_holds_the_release(dask_client,
                                                                                           monkeypatch):
     """A multivariate singling-out search that runs batch after batch on a cluster holds the whole
-    release's query matrix from its second batch on and counts the batches' queries with a column
-    index of it on the driver, not by a round trip to every partition a batch: the cluster is
-    asked the release's counts of the first batch only, and every entry (records included) is the
-    JSON of one process."""
+    release's query matrix from its second batch on (the backend hands its rows out whole) and
+    the backend counts the later batches' queries over those rows on the driver, not by a round
+    trip to every partition a batch: the release's counts of the first batch only reach the
+    partitions, and every entry (records included) is the JSON of one process."""
     from synthguard.distributed._backend import DaskBackend
+    from synthguard.distributed._tables import DistTables
 
     orig, syn, ctl, meta = _anonymeter_tables()
     metrics = [{"name": "so_long", "metric": "singling_out_multivariate", "n_attacks": 2000, "n_cols": 3}]
     single = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3)
-    asked: list[int] = []
-    counts = DaskBackend.query_counts
+    trips, batches = [0], []
+    counts, compute, where_held = DaskBackend.query_counts, DistTables.compute, DistTables.compute_where_held
 
     def counting(self, role, columns, queries, **kwargs):
+        before = trips[0]
+        out = counts(self, role, columns, queries, **kwargs)
         if role == "synthetic":
-            asked.append(int(queries[0].shape[0]))
-        return counts(self, role, columns, queries, **kwargs)
+            batches.append(trips[0] > before)  # whether the partitions were asked
+        return out
+
+    def tripping(original):
+        def run(self, *args, **kwargs):
+            trips[0] += 1
+            return original(self, *args, **kwargs)
+        return run
 
     monkeypatch.setattr(DaskBackend, "query_counts", counting)
+    monkeypatch.setattr(DistTables, "compute", tripping(compute))
+    monkeypatch.setattr(DistTables, "compute_where_held", tripping(where_held))
     dist = evaluate(orig, syn, ctl, meta, metrics=metrics, seed=3, client=dask_client)
     _assert_same(single, dist, ["so_long"])
     res = single["so_long"]["result"]
     assert res["n_query_attempts"] > 3 * 1000  # batches of at least 1,000 attempts: several batches
-    assert len(asked) == 1, asked  # the first batch; the others counted on the driver
+    assert len(batches) > 3 and batches[0], batches  # the first batch asked the partitions
+    assert not any(batches[1:]), batches  # the others counted on the driver
 
 def _leaky_tables(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Training, release and control rows of ``_frame`` with a column ``f`` of many values (a row

@@ -486,14 +486,11 @@ def univariate_candidates(flags: dict[str, np.ndarray], is_num: np.ndarray, n: i
 # ------------------------------------------------------------------------------------------ the tables
 class _Asked:
     """The tables as the run's backend (``ctx.data``) answers for them: no table is held (but the
-    whole release's values during a long multivariate search, when small enough, and on a
-    cluster their column index); the release's value flags and medians, the rows queries are
-    built from, and the counts of the queries are asked (``Backend.value_flags``, ``medians``,
-    ``query_values``, ``query_counts``, ``query_subset_counts``), in one process as on a
-    cluster, but for one exception: on a cluster, a long multivariate search that holds the
-    whole release counts its later batches here (:meth:`_release_counts`, the engine's
-    ``count_matches`` over the same rows: the same counts, a test compares them with one
-    process's)."""
+    whole release's values during a long multivariate search, when small enough); the release's
+    value flags and medians, the rows queries are built from, and the counts of the queries are
+    asked (``Backend.value_flags``, ``medians``, ``query_values``, ``query_counts``,
+    ``query_subset_counts``), in one process as on a cluster. (A cluster's backend counts a long
+    search's later batches on the driver, over the whole rows it handed out: its business.)"""
 
     def __init__(self, ctx: Context, columns: list[str]) -> None:
         import pandas as pd
@@ -512,7 +509,6 @@ class _Asked:
                 self.bool_codes[j] = (float(codes[0]), float(codes[1]))
         self._flags: dict[str, np.ndarray] | None = None
         self._release: np.ndarray | None = None  # the whole release, during a long search only
-        self._index: Q.ColumnIndex | None = None  # its column index, on a cluster (_release_counts)
         self._batches = 0
 
     def _whole_release(self) -> np.ndarray:
@@ -594,19 +590,10 @@ class _Asked:
                 lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
                 self._release_counts, n_cols, n, max_attempts, rng, partners=lambda: self._partners(med))
         finally:  # the release's values and their index are not read again: freed
-            self._release, self._index, self._batches = None, None, 0
+            self._release, self._batches = None, 0
 
     def _release_counts(self, col: np.ndarray, op: np.ndarray, val: np.ndarray) -> np.ndarray:
-        """How many of the search's release rows each query of a batch selects (at most 2). On a
-        cluster, once the search holds the whole release's matrix (a long search,
-        :meth:`_release_values`), counted here by a column index of it: the same counts as the
-        cluster's (the same rows, :func:`~synthguard.engine.backend.query_counts_of`), without a
-        round trip to every partition a batch (about a hundred batches at 1M release rows). Else
-        asked of the backend (one process: its query table, a re-test's derived from its run's)."""
-        if self._release is not None and self.ctx.data_backend is not None:
-            if self._index is None:
-                self._index = Q.ColumnIndex(self._release)
-            return Q.count_matches(self._index, col, op, val, cap=2)[0]
+        """How many of the search's release rows each query of a batch selects (at most 2)."""
         return self.data.query_counts("synthetic", self.columns, (col, op, val), cap=2,
                                       rows=self.canon["synthetic"].rows)[0]
 
