@@ -1729,7 +1729,9 @@ class DaskBackend:
         fit): the distinct positions travel to every worker once, each held partition returns the
         matrix rows it holds of them (:func:`_values_held_part`); no partition is read or encoded
         again (a singling-out search asks once a batch, a hundred batches at 10M release rows).
-        Not held: the rows taken (:func:`~synthguard.engine.backend.matrix_values`)."""
+        Not held: the rows taken (:func:`~synthguard.engine.backend.matrix_values`). Whole rows
+        (``cols=None``) of every asked row, at most :data:`DRIVER_QUERY_BYTES`, are returned
+        read-only and kept for :meth:`query_counts` of those rows (:meth:`_driver_counts`)."""
         from dask import delayed
 
         held = self._query_tables(role, columns, rows)
