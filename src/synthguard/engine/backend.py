@@ -374,7 +374,8 @@ class Backend(Protocol):
         matrix rows (``positions.shape + (len(columns),)``: a long search's whole release).
         ``rows``: the rows the search's :meth:`query_counts` ask among, whose query table a
         backend may hold and read (a cluster: each partition's held matrix, no partition read or
-        encoded again)."""
+        encoded again). The array returned may be read-only (a cluster's whole rows, which its
+        backend keeps to count those rows on the driver)."""
 
     def query_subset_counts(self, role: str, columns: Sequence[str], queries: Queries,
                             subsets: Sequence[np.ndarray], *, cap: int = 2) -> np.ndarray:

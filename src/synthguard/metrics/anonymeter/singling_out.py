@@ -589,7 +589,7 @@ class _Asked:
                 self.n["synthetic"], self.is_num, med,
                 lambda r, c: self._release_values(np.broadcast_to(r[:, None], c.shape), c, many=True),
                 self._release_counts, n_cols, n, max_attempts, rng, partners=lambda: self._partners(med))
-        finally:  # the release's values and their index are not read again: freed
+        finally:  # the release's values are not read again: freed (the backend keeps what it counts)
             self._release, self._batches = None, 0
 
     def _release_counts(self, col: np.ndarray, op: np.ndarray, val: np.ndarray) -> np.ndarray:
