@@ -5,6 +5,11 @@ distances, fetched rows); once a test's result is built most of them are garbage
 (glibc's ``malloc`` arenas) and Arrow's memory pool keep the freed pages, so the driver's resident
 memory grows with the tests run, not with what it holds. :func:`release_freed` collects the garbage
 and returns the free pages of both to the system; it changes no object.
+
+It does so only once the driver's resident memory has grown by :data:`RELEASE_GROWTH_BYTES` since
+it last did: a full collection scans every object of the driver (0.1-0.3 s a test on small tables,
+0.7 s at 300,000 rows: docs/scaling.md), and after a test that gathered little there is little to
+hand back. What the driver keeps unreturned is therefore bounded by that growth.
 """
 
 from __future__ import annotations
@@ -12,10 +17,17 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import os
 import sys
 from functools import cache
 
-__all__ = ["release_freed"]
+__all__ = ["RELEASE_GROWTH_BYTES", "release_freed"]
+
+#: the growth of the driver's resident memory (bytes) since the last release past which
+#: :func:`release_freed` collects and trims again
+RELEASE_GROWTH_BYTES = 64 * 2**20
+
+_released_at: list[int | None] = [None]  # the resident bytes after the last release
 
 
 @cache
@@ -31,15 +43,53 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-def release_freed() -> None:
-    """Collect the garbage and give the free pages of the C heap (``malloc_trim``, glibc) and of
-    Arrow's default memory pool back to the system. Nothing else changes: a no-op where neither
-    exists.
+def resident_bytes() -> int | None:
+    """This process's resident memory in bytes (``/proc/self/statm``, else psutil), ``None`` where
+    neither can tell.
 
     Examples
     --------
-    >>> release_freed()
+    >>> rss = resident_bytes()
+    >>> rss is None or rss > 0
+    True
     """
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    try:
+        import psutil  # a dependency of distributed
+    except ImportError:
+        return None
+    return int(psutil.Process().memory_info().rss)
+
+
+def release_freed(*, growth: int = RELEASE_GROWTH_BYTES) -> bool:
+    """Collect the garbage and give the free pages of the C heap (``malloc_trim``, glibc) and of
+    Arrow's default memory pool back to the system, once the resident memory has grown by
+    ``growth`` bytes since the last release (always where it cannot be read, and the first time).
+    Nothing else changes: a no-op where neither heap exists.
+
+    Parameters
+    ----------
+    growth : int, default RELEASE_GROWTH_BYTES
+        The growth since the last release below which nothing is done (0: always release).
+
+    Returns
+    -------
+    bool
+        Whether it released.
+
+    Examples
+    --------
+    >>> release_freed(growth=0)
+    True
+    """
+    before = resident_bytes()
+    last = _released_at[0]
+    if before is not None and last is not None and before - last < growth:
+        return False
     gc.collect()
     libc = _libc()
     if libc is not None:
@@ -50,3 +100,5 @@ def release_freed() -> None:
             pa.default_memory_pool().release_unused()
         except AttributeError:  # an Arrow without it
             pass
+    _released_at[0] = resident_bytes()
+    return True
