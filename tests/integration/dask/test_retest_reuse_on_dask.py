@@ -1,7 +1,12 @@
 """A drop-and-retest on a cluster reads what cannot have changed from the run it re-tests
 (:mod:`synthguard.engine.reuse`, issue #31): the near-copy pairs of the release rows it keeps
 and the results of the training and control records alone, with the same report as when it asks
-the cluster again; and asks again where the tables say a column is coded otherwise."""
+the cluster again; and asks again where the tables say a column is coded otherwise.
+
+The whole runs here are ``metric_on_dask`` (the newest venv only, as every metric's whole run on
+Dask): what they test is the driver's reuse of its run's results, the same code on pandas 2 and 3;
+the backend questions the re-test asks (the row identities, the search among release rows) run in
+both venvs."""
 
 from __future__ import annotations
 
@@ -86,6 +91,7 @@ def _run(tables, client=None) -> dict:
                     client=client).to_dict()
 
 
+@pytest.mark.metric_on_dask
 def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_the_same_report(
         dask_client, monkeypatch):
     tables = _tables()
@@ -107,6 +113,7 @@ def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_t
         assert _dumps(reused[part]) == _dumps(one[part]), part
 
 
+@pytest.mark.metric_on_dask
 def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their_own(
         dask_client, monkeypatch):
     """The copies' label ``z`` is coded before the control table's ``t``: once they are dropped
@@ -122,6 +129,7 @@ def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their
         assert _dumps(many[part]) == _dumps(one[part]), part
 
 
+@pytest.mark.metric_on_dask
 def test_a_cluster_retest_reads_the_runs_crowds_as_the_cluster_counts_them(dask_client, monkeypatch):
     """The crowds a re-test reads of the run are those the cluster counts for its kept copies."""
     import synthguard.engine.reuse as reuse
@@ -146,6 +154,7 @@ def test_a_cluster_retest_reads_the_runs_crowds_as_the_cluster_counts_them(dask_
         assert rows.size and np.array_equal(crowds, fresh)
 
 
+@pytest.mark.metric_on_dask
 def test_a_cluster_run_lets_its_backend_go_and_keeps_results_within_its_byte_budget(
         dask_client, monkeypatch):
     """What a re-test reads is keyed by the run's tables, not its backend: the backend (its held
@@ -219,6 +228,7 @@ def _retest_rows(searched: list[tuple[str, int]]) -> int:
     return sum(n for phase, n in searched if phase == "retest")
 
 
+@pytest.mark.metric_on_dask
 def test_a_cluster_retest_searches_only_the_queries_its_run_cannot_answer_with_the_same_report(
         dask_client, monkeypatch):
     """The neighbour tests' re-test on a cluster reads its run's searches (engine.reuse.search,
