@@ -6,10 +6,11 @@ distances, fetched rows); once a test's result is built most of them are garbage
 memory grows with the tests run, not with what it holds. :func:`release_freed` collects the garbage
 and returns the free pages of both to the system; it changes no object.
 
-It does so only once the driver's resident memory has grown by :data:`RELEASE_GROWTH_BYTES` since
-it last did: a full collection scans every object of the driver (0.1-0.3 s a test on small tables,
-0.7 s at 300,000 rows: docs/scaling.md), and after a test that gathered little there is little to
-hand back. What the driver keeps unreturned is therefore bounded by that growth.
+It does so only once the driver's resident memory has grown by :data:`RELEASE_GROWTH_BYTES` above
+the lowest it read since it last did: a full collection scans every object of the driver (0.7 s a
+test at 300,000 rows, docs/scaling.md), and after a test that gathered little there is little to
+hand back. Garbage in reference cycles (futures among it) is then freed when Python collects on its
+own, not between two tests.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = ["RELEASE_GROWTH_BYTES", "release_freed"]
 #: :func:`release_freed` collects and trims again
 RELEASE_GROWTH_BYTES = 64 * 2**20
 
-_released_at: list[int | None] = [None]  # the resident bytes after the last release
+_released_at: list[int | None] = [None]  # the lowest resident bytes read since the last release
 
 
 @cache
@@ -60,21 +61,23 @@ def resident_bytes() -> int | None:
         pass
     try:
         import psutil  # a dependency of distributed
-    except ImportError:
+
+        return int(psutil.Process().memory_info().rss)
+    except Exception:  # noqa: BLE001 (no psutil, or a process it may not read: cannot tell)
         return None
-    return int(psutil.Process().memory_info().rss)
 
 
 def release_freed(*, growth: int = RELEASE_GROWTH_BYTES) -> bool:
     """Collect the garbage and give the free pages of the C heap (``malloc_trim``, glibc) and of
     Arrow's default memory pool back to the system, once the resident memory has grown by
-    ``growth`` bytes since the last release (always where it cannot be read, and the first time).
-    Nothing else changes: a no-op where neither heap exists.
+    ``growth`` bytes above the lowest it read since the last release (always where it cannot be
+    read, the first time, and with ``growth`` at most 0). Nothing else changes: a no-op where
+    neither heap exists.
 
     Parameters
     ----------
     growth : int, default RELEASE_GROWTH_BYTES
-        The growth since the last release below which nothing is done (0: always release).
+        The growth below which nothing is done (0 or less: always release).
 
     Returns
     -------
@@ -88,8 +91,11 @@ def release_freed(*, growth: int = RELEASE_GROWTH_BYTES) -> bool:
     """
     before = resident_bytes()
     last = _released_at[0]
-    if before is not None and last is not None and before - last < growth:
-        return False
+    if growth > 0 and before is not None and last is not None:
+        if before < last:  # freed straight back to the system since: measured from here
+            _released_at[0] = last = before
+        if before - last < growth:
+            return False
     gc.collect()
     libc = _libc()
     if libc is not None:
@@ -99,6 +105,6 @@ def release_freed(*, growth: int = RELEASE_GROWTH_BYTES) -> bool:
         try:
             pa.default_memory_pool().release_unused()
         except AttributeError:  # an Arrow without it
-            pass
+            _released_at[0] = last = before
     _released_at[0] = resident_bytes()
     return True

@@ -3,10 +3,10 @@
 and the results of the training and control records alone, with the same report as when it asks
 the cluster again; and asks again where the tables say a column is coded otherwise.
 
-The whole runs here are ``metric_on_dask`` (the newest venv only, as every metric's whole run on
-Dask): what they test is the driver's reuse of its run's results, the same code on pandas 2 and 3;
-the backend questions the re-test asks (the row identities, the search among release rows) run in
-both venvs."""
+The whole runs here compared with one process are ``metric_on_dask`` (the newest venv only, as
+every metric's whole run on Dask): what they test is the driver's reuse of its run's results, the
+same code on pandas 2 and 3. The backend questions the re-test asks (the crowds, the row
+identities, the search among release rows) and the run that lets its backend go run in both venvs."""
 
 from __future__ import annotations
 
@@ -129,7 +129,6 @@ def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their
         assert _dumps(many[part]) == _dumps(one[part]), part
 
 
-@pytest.mark.metric_on_dask
 def test_a_cluster_retest_reads_the_runs_crowds_as_the_cluster_counts_them(dask_client, monkeypatch):
     """The crowds a re-test reads of the run are those the cluster counts for its kept copies."""
     import synthguard.engine.reuse as reuse
@@ -154,7 +153,6 @@ def test_a_cluster_retest_reads_the_runs_crowds_as_the_cluster_counts_them(dask_
         assert rows.size and np.array_equal(crowds, fresh)
 
 
-@pytest.mark.metric_on_dask
 def test_a_cluster_run_lets_its_backend_go_and_keeps_results_within_its_byte_budget(
         dask_client, monkeypatch):
     """What a re-test reads is keyed by the run's tables, not its backend: the backend (its held

@@ -14,7 +14,13 @@ def counted(monkeypatch):
     """The releases' collections counted, the resident bytes read from a list the test sets."""
     collections: list[int] = []
     resident = [100 * 2**20]
-    monkeypatch.setattr(memory.gc, "collect", lambda: collections.append(1) or 0)
+
+    def collect() -> int:  # a release hands 10 MiB back
+        collections.append(1)
+        resident[0] -= 10 * 2**20
+        return 0
+
+    monkeypatch.setattr(memory.gc, "collect", collect)
     monkeypatch.setattr(memory, "resident_bytes", lambda: resident[0])
     monkeypatch.setattr(memory, "_released_at", [None])
     return collections, resident
@@ -31,6 +37,23 @@ def test_a_release_waits_for_the_resident_memory_to_grow_by_its_step(counted):
     assert len(collections) == 2
     assert memory.release_freed(growth=0)  # asked whatever the growth
     assert len(collections) == 3
+
+
+def test_the_growth_is_counted_from_the_memory_after_the_release_and_from_any_lower_reading(counted):
+    collections, resident = counted
+    assert memory.release_freed()  # 100 MiB read, 90 MiB after
+    resident[0] += memory.RELEASE_GROWTH_BYTES + 5 * 2**20  # the step above 90, not above 100
+    assert memory.release_freed()
+    assert len(collections) == 2
+    resident[0] -= 300 * 2**20  # pages given straight back to the system since
+    assert not memory.release_freed()
+    resident[0] += memory.RELEASE_GROWTH_BYTES - 1  # below the step from the lowest reading
+    assert not memory.release_freed()
+    resident[0] += 1
+    assert memory.release_freed()
+    resident[0] -= 300 * 2**20
+    assert memory.release_freed(growth=0)  # asked, even below the last reading
+    assert len(collections) == 4
 
 
 def test_a_release_where_the_resident_memory_cannot_be_read_always_collects(counted, monkeypatch):
