@@ -171,6 +171,10 @@ POOLED_BROADCAST_KEYS = 4_000_000
 #: driver has read them one set at a time (400 MB over the cluster); beside them each partition
 #: keeps its asked rows' positions once a batch (8 bytes a row, whatever the number of sets)
 BROADCAST_ANSWERS = 100_000_000
+#: Bytes of those answers (4 bytes an asked row and set) the driver reads in one round trip at
+#: most: the sets of a broadcast batch are read as many at a time as fit (up to 167 sets a trip
+#: at 100,000 asked rows, one at 10M), each set's answers yielded in turn as before
+SET_READ_BYTES = 64 * 2**20
 #: Query rows :meth:`DaskBackend.rows_matched` and :meth:`DaskBackend.nearest_reached` ask of one
 #: reference partition in one task at most (encoded, 8 bytes a cell: 60 MB at 15 columns, twice
 #: while a group is stacked): the query partitions' kept rows are stacked into groups of up to this
@@ -1052,8 +1056,9 @@ class DaskBackend:
         and their lowest position), which every partition of the asked rows reads (each worker
         receives it once) to look its rows' keys up (:func:`_pooled_hits_frame`, or from the held
         cells :func:`_pooled_hits_held`): per set, the index of the pooled key each asked row holds
-        (``-1``: none), held on the workers; the driver reads them a set at a time and yields its
-        dense answers. The same numbers as the bucket join (the same keys, counted exactly)."""
+        (``-1``: none), held on the workers; the driver reads as many sets' indices a round trip as
+        :data:`SET_READ_BYTES` allows and yields each set's dense answers in turn. The same numbers
+        as the bucket join (the same keys, counted exactly)."""
         from dask import delayed
 
         n_real = sum(self.n_rows(r) for r in roles)
@@ -1079,13 +1084,20 @@ class DaskBackend:
             if places is None:
                 places = np.concatenate(self.dt.compute([delayed(_first, pure=True)(p) for p in parts]))
             tallies = self.dt.compute([delayed(_tallies, pure=True)(groups, j) for j in range(len(sets))])
-            for j, (count_of, low_of) in enumerate(tallies):  # one set's dense answers at a time
-                idx = np.concatenate(self.dt.compute([delayed(_set_row, pure=True)(p, j) for p in parts]))
-                hit = idx >= 0
-                count = np.zeros(n_role, dtype=np.int64)
-                first = np.full(n_role, -1, dtype=np.int64)
-                count[places[hit]], first[places[hit]] = count_of[idx[hit]], low_of[idx[hit]]
-                yield (count, first) if pick is None else (count[pick], first[pick])
+            per_read = max(1, SET_READ_BYTES // (4 * max(asked, 1)))
+            for j0 in range(0, len(sets), per_read):  # a few sets' indices a round trip
+                j1 = min(j0 + per_read, len(sets))
+                block = np.concatenate(self.dt.compute(
+                    [delayed(_set_rows, pure=True)(p, j0, j1) for p in parts]), axis=1)
+                for j in range(j0, j1):  # one set's dense answers at a time
+                    count_of, low_of = tallies[j]
+                    idx = block[j - j0]
+                    hit = idx >= 0
+                    count = np.zeros(n_role, dtype=np.int64)
+                    first = np.full(n_role, -1, dtype=np.int64)
+                    count[places[hit]], first[places[hit]] = count_of[idx[hit]], low_of[idx[hit]]
+                    yield (count, first) if pick is None else (count[pick], first[pick])
+                del block
             del parts, groups
 
     def _set_pieces(self, role: str, sets: Any, start: int, keep: Any, named: tuple[str, ...],
@@ -2685,9 +2697,10 @@ def _tallies(groups: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], j: int
     return groups[j][1], groups[j][2]
 
 
-def _set_row(part: tuple[np.ndarray, np.ndarray], j: int) -> np.ndarray:
-    """Set ``j``'s pooled key indices of one partition's asked rows (:func:`_pooled_hits`)."""
-    return part[1][j]
+def _set_rows(part: tuple[np.ndarray, np.ndarray], j0: int, j1: int) -> np.ndarray:
+    """Sets ``j0`` to ``j1 - 1``'s pooled key indices of one partition's asked rows
+    (:func:`_pooled_hits`): a ``(j1 - j0, rows)`` array."""
+    return part[1][j0:j1]
 
 
 def _join_bucket(query: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],

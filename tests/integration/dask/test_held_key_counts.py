@@ -87,6 +87,8 @@ def test_release_rows_joined_on_the_workers_equal_their_keys_sent_from_the_drive
             with monkeypatch.context() as m:  # the pooled keys sent in batches of 3 sets, then 1
                 m.setattr(backend, "POOLED_BROADCAST_KEYS", 3 * (len(orig) + len(ctl)))
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+                m.setattr(backend, "SET_READ_BYTES", 8 * len(at))  # the answers read 2 sets a trip
+                _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
                 m.setattr(backend, "BROADCAST_ANSWERS", 1)
                 m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
