@@ -168,12 +168,14 @@ HELD_QUERY_KEYS = 4_000_000
 POOLED_BROADCAST_KEYS = 4_000_000
 #: Answers (asked rows x column sets, 4 bytes each: the index of the pooled key a row holds) one
 #: broadcast batch of :meth:`DaskBackend.key_counts_rows` holds on the workers at most, until the
-#: driver has read them one set at a time (400 MB over the cluster); beside them each partition
+#: driver has read them a few sets at a time (:data:`SET_READ_BYTES`; 400 MB over the cluster);
+#: beside them each partition
 #: keeps its asked rows' positions once a batch (8 bytes a row, whatever the number of sets)
 BROADCAST_ANSWERS = 100_000_000
 #: Bytes of those answers (4 bytes an asked row and set) the driver reads in one round trip at
-#: most: the sets of a broadcast batch are read as many at a time as fit (up to 167 sets a trip
-#: at 100,000 asked rows, one at 10M), each set's answers yielded in turn as before
+#: most, or one set's answers when those are more: the sets of a broadcast batch are read as many
+#: at a time as fit (up to 167 sets a trip at 100,000 asked rows, 16 at 1M, one at 10M; never more
+#: than the batch's), each set's answers yielded in turn as before
 SET_READ_BYTES = 64 * 2**20
 #: Query rows :meth:`DaskBackend.rows_matched` and :meth:`DaskBackend.nearest_reached` ask of one
 #: reference partition in one task at most (encoded, 8 bytes a cell: 60 MB at 15 columns, twice

@@ -15,6 +15,7 @@ from synthguard import evaluate
 from synthguard.distributed._backend import (  # before a test spies on them
     _join_bucket,
     _pooled_groups,
+    _set_rows,
 )
 
 from .test_distributed_equality import (
@@ -87,13 +88,27 @@ def test_release_rows_joined_on_the_workers_equal_their_keys_sent_from_the_drive
             with monkeypatch.context() as m:  # the pooled keys sent in batches of 3 sets, then 1
                 m.setattr(backend, "POOLED_BROADCAST_KEYS", 3 * (len(orig) + len(ctl)))
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
-                m.setattr(backend, "SET_READ_BYTES", 8 * len(at))  # the answers read 2 sets a trip
+                m.setattr(backend, "SET_READ_BYTES", 8 * len(np.unique(at)))  # 2 sets' answers a trip
+                m.setattr(backend, "_set_rows", _counted_set_rows)
+                _READS.clear()
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
+                assert max(_READS) == 2 and min(_READS) == 1  # batches of 3 sets: read 2, then 1
                 m.setattr(backend, "BROADCAST_ANSWERS", 1)
                 m.setattr(dist, "held_cells", lambda role, columns: None)  # the partitions hashed
                 _same(dist.key_counts_rows("synthetic", rows, SETS, roles), want)
     none = list(dist.key_counts_rows("synthetic", np.zeros(0, np.int64), SETS[:2], ("original",)))
     assert len(none) == 2 and all(c.size == 0 and f.size == 0 for c, f in none)  # nothing asked
+
+
+#: the sets read in each partition's answer reads (:func:`_counted_set_rows`)
+_READS: list[int] = []
+
+
+def _counted_set_rows(part, j0: int, j1: int):
+    """:func:`_set_rows`, its number of sets counted (module level: the task's function travels
+    pickled by reference)."""
+    _READS.append(j1 - j0)
+    return _set_rows(part, j0, j1)
 
 
 def test_lowest_positions_are_asked_of_the_pooled_keys_sent(dask_client, monkeypatch):
