@@ -105,6 +105,6 @@ def release_freed(*, growth: int = RELEASE_GROWTH_BYTES) -> bool:
         try:
             pa.default_memory_pool().release_unused()
         except AttributeError:  # an Arrow without it
-            _released_at[0] = last = before
+            pass
     _released_at[0] = resident_bytes()
     return True

@@ -3,10 +3,8 @@
 and the results of the training and control records alone, with the same report as when it asks
 the cluster again; and asks again where the tables say a column is coded otherwise.
 
-The whole runs here compared with one process are ``metric_on_dask`` (the newest venv only, as
-every metric's whole run on Dask): what they test is the driver's reuse of its run's results, the
-same code on pandas 2 and 3. The backend questions the re-test asks (the crowds, the row
-identities, the search among release rows) and the run that lets its backend go run in both venvs."""
+Every test here runs in both venvs (pandas 2 and 3): the re-test's tables are retyped and hashed
+on the workers, which the pandas version reaches."""
 
 from __future__ import annotations
 
@@ -91,7 +89,6 @@ def _run(tables, client=None) -> dict:
                     client=client).to_dict()
 
 
-@pytest.mark.metric_on_dask
 def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_the_same_report(
         dask_client, monkeypatch):
     tables = _tables()
@@ -113,7 +110,6 @@ def test_a_cluster_retest_reads_the_runs_near_copy_pairs_and_real_results_with_t
         assert _dumps(reused[part]) == _dumps(one[part]), part
 
 
-@pytest.mark.metric_on_dask
 def test_a_cluster_retest_asks_again_when_the_dropped_rows_held_a_label_of_their_own(
         dask_client, monkeypatch):
     """The copies' label ``z`` is coded before the control table's ``t``: once they are dropped
@@ -226,7 +222,6 @@ def _retest_rows(searched: list[tuple[str, int]]) -> int:
     return sum(n for phase, n in searched if phase == "retest")
 
 
-@pytest.mark.metric_on_dask
 def test_a_cluster_retest_searches_only_the_queries_its_run_cannot_answer_with_the_same_report(
         dask_client, monkeypatch):
     """The neighbour tests' re-test on a cluster reads its run's searches (engine.reuse.search,

@@ -13,7 +13,7 @@ import synthguard.distributed._memory as memory
 def counted(monkeypatch):
     """The releases' collections counted, the resident bytes read from a list the test sets."""
     collections: list[int] = []
-    resident = [100 * 2**20]
+    resident = [1000 * 2**20]
 
     def collect() -> int:  # a release hands 10 MiB back
         collections.append(1)
@@ -41,8 +41,8 @@ def test_a_release_waits_for_the_resident_memory_to_grow_by_its_step(counted):
 
 def test_the_growth_is_counted_from_the_memory_after_the_release_and_from_any_lower_reading(counted):
     collections, resident = counted
-    assert memory.release_freed()  # 100 MiB read, 90 MiB after
-    resident[0] += memory.RELEASE_GROWTH_BYTES + 5 * 2**20  # the step above 90, not above 100
+    assert memory.release_freed()  # 1,000 MiB read, 990 MiB after
+    resident[0] += memory.RELEASE_GROWTH_BYTES + 5 * 2**20  # the step above 990, not above 1,000
     assert memory.release_freed()
     assert len(collections) == 2
     resident[0] -= 300 * 2**20  # pages given straight back to the system since
