@@ -1064,8 +1064,9 @@ def claim_problems(rep: Any) -> list[str]:
     """What in ``rep`` says more (or other) than its numbers; empty when words and numbers agree.
 
     - a risk read ``low``: every verdict-driving test under it has its one-sided upper bound
-      (``Evidence.upper``) below the materiality, every leak family it answers for that applies has
-      a detection limit below it, and none is unassessed;
+      (``Evidence.upper``) below the materiality and reads ``low`` itself, the intervals printed
+      beside the risk and its tests end below the materiality, every leak family it answers for
+      that applies has a detection limit below it, and none is unassessed;
     - a risk read ``medium`` has no test read ``high``, and the largest leak its excess is
       consistent with (``partial``, when its tests see a family) is below the materiality and
       stated in its summary;
@@ -1113,6 +1114,18 @@ def claim_problems(rep: Any) -> list[str]:
             loose = {t: u for t, u in ups.items() if not u < m}
             if loose:
                 out.append(f"{name} low with tests bounded at or above {m}: {loose}")
+            # the intervals printed beside the risk and its tests, and the tests' own levels:
+            # none may say a material leak is possible where the risk says it is ruled out
+            shown = {t["metric"]: (t.get("effect_ci") or [None, None])[1] for t in v["tests"]
+                     if t["metric"] in r["tests"]}
+            shown["(risk row)"] = (r.get("effect_ci") or [None, None])[1]
+            wide = {t: hi for t, hi in shown.items() if hi is not None and not float(hi) < m}
+            if wide:
+                out.append(f"{name} low beside intervals reaching {m} or more: {wide}")
+            unsure = [t["metric"] for t in v["tests"] if t["metric"] in r["tests"]
+                      and t["level"] not in ("low", None)]
+            if unsure:
+                out.append(f"{name} low with tests under it not read low: {unsure}")
             open_ = {f: lims.get(f) for f in applies if lims.get(f) is None or not lims[f] < m}
             if open_ or r.get("unassessed"):
                 out.append(f"{name} low with families not ruled out: {open_}, "

@@ -44,9 +44,10 @@ class _Doctored:
 
 
 def test_the_consistency_check_finds_words_that_say_more_than_the_numbers():
-    """The check can fail: a low risk with a test bounded above the materiality, a bound that is
-    not the largest number under it, a summary stating another bound, a medium risk whose excess
-    a material leak fits, are each found."""
+    """The check can fail: a low risk with a test bounded above the materiality, an interval
+    printed beside it reaching the materiality, a test under it not read low, a bound that is not
+    the largest number under it, a summary stating another bound, a medium risk whose excess a
+    material leak fits, are each found."""
     name, split, seed, kind, share, m = OWN[0]
     p = S.parts(name, split, seed)
     rep = S.evaluate("consistency/own", p["original"], p["fresh"], p["control"],
@@ -76,6 +77,15 @@ def test_the_consistency_check_finds_words_that_say_more_than_the_numbers():
         "consistent": 2 * m})
     assert any("medium although a leak" in x for x in S.consistency(_Doctored(rep, medium, dossier)))
     assert any("does not state the leak" in x for x in S.consistency(_Doctored(rep, medium, dossier)))
+
+    shown = copy.deepcopy(v)  # an interval printed beside a low risk's test reaching past m
+    row = next(t for t in shown["tests"] if t["metric"] == risk["tests"][0])
+    row["effect_ci"] = [row["effect_ci"][0], 1.2 * m]
+    assert any("beside intervals reaching" in x for x in S.consistency(_Doctored(rep, shown, dossier)))
+
+    unsure = copy.deepcopy(v)  # a test under a low risk that does not read low itself
+    next(t for t in unsure["tests"] if t["metric"] == risk["tests"][0])["level"] = "inconclusive"
+    assert any("not read low" in x for x in S.consistency(_Doctored(rep, unsure, dossier)))
 
     loose = copy.deepcopy(v)  # a low risk whose test is bounded above the materiality
     test = loose["risks"][low]["tests"][0]

@@ -431,7 +431,12 @@ class Evidence:
     effect : float
         ``member - non_member``: the share of training records exposed beyond chance.
     effect_ci : tuple of float
-        Two-sided confidence interval of ``effect`` (at ``confidence_level``).
+        The interval of ``effect`` whose ends are its one-sided bounds at ``confidence_level``
+        (the two-sided interval at ``2 * confidence_level - 1``: 90 % for the default 0.95), the
+        dual of the one-sided test: its upper end is the largest excess the test rules out
+        (:attr:`upper`), so a test reads ``low`` exactly when the interval printed beside it stays
+        below the materiality (an interval at ``confidence_level`` two-sided would print an upper
+        end the verdict does not use).
     p_value : float
         One-sided p-value of ``effect > 0`` (unadjusted).
     test : str
@@ -450,7 +455,7 @@ class Evidence:
     unit : str
         ``"records"`` or ``"entities"``.
     confidence_level : float
-        Level of ``effect_ci``.
+        Level of each one-sided bound of ``effect_ci`` (and of the one-sided test's dual).
     note : str, optional
         A caveat about the test.
     p_adjusted : float, optional
@@ -471,9 +476,9 @@ class Evidence:
         instead). Reported; the verdict's limits come from the leak responses
         (``flags.leaks``), not from it.
     effect_upper : float, optional
-        One-sided upper confidence bound of ``effect`` at ``(1 + confidence_level) / 2`` (the upper end
-        of the two-sided interval at ``2 * confidence_level - 1``: 95 % one-sided for the default
-        0.95): the largest excess the test rules out on its own (:attr:`upper`).
+        One-sided upper confidence bound of ``effect`` at ``confidence_level`` (the upper end of
+        ``effect_ci`` for the constructors below): the largest excess the test rules out on its
+        own (:attr:`upper`).
     flags : RecordFlags, optional
         The per-record indicators (not serialised).
     ties : RecordFlags, optional
@@ -577,16 +582,16 @@ class Evidence:
                        "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member), None,
                        drives_verdict, unit, confidence_level,
                        note or "no rows on one side: nothing to test")
-        diff = difference_ci(k_member, n_member, k_non_member, n_non_member, confidence_level)
-        one_sided = difference_ci(k_member, n_member, k_non_member, n_non_member,
-                                  one_sided_level(confidence_level))
+        # the interval of the two one-sided bounds: its upper end is the bound the verdict uses
+        diff = difference_ci(k_member, n_member, k_non_member, n_non_member,
+                             one_sided_level(confidence_level))
         p0 = k_non_member / n_non_member
         return cls(statistic, k_member / n_member, int(n_member), p0, int(n_non_member),
                    float(diff["value"]), (float(diff["ci"][0]), float(diff["ci"][1])),
                    fisher_greater(k_member, n_member, k_non_member, n_non_member),
                    "Fisher exact, one-sided", baseline, int(k_member), int(k_non_member),
                    detection_limit(n_member, n_non_member, p0), drives_verdict, unit,
-                   confidence_level, note, weight, effect_upper=float(one_sided["ci"][1]))
+                   confidence_level, note, weight, effect_upper=float(diff["ci"][1]))
 
     @classmethod
     def from_paired(cls, statistic: str, k_member_only: int, k_non_member_only: int, n_pairs: int,
@@ -611,10 +616,9 @@ class Evidence:
         disc = int(k_member_only) + int(k_non_member_only)
         effect = (int(k_member_only) - int(k_non_member_only)) / n_pairs
         if disc:
-            lo, hi = clopper_pearson(int(k_member_only), disc, confidence_level)
-            ci = (disc / n_pairs * (2 * lo - 1), disc / n_pairs * (2 * hi - 1))
-            upper = disc / n_pairs * (2 * clopper_pearson(
-                int(k_member_only), disc, one_sided_level(confidence_level))[1] - 1)
+            lo, hi = clopper_pearson(int(k_member_only), disc, one_sided_level(confidence_level))
+            ci = (disc / n_pairs * (2 * lo - 1), disc / n_pairs * (2 * hi - 1))  # one-sided bounds
+            upper = ci[1]
             p = binomial_greater(int(k_member_only), disc, 0.5)
         else:
             ci, p, upper = (0.0, 0.0), 1.0, 0.0
@@ -640,8 +644,8 @@ class Evidence:
             return cls(statistic, nan, 0, null_rate, None, nan, (nan, nan), nan,
                        "exact binomial, one-sided", baseline, int(k_member), None, None,
                        drives_verdict, unit, confidence_level, note or "no rows: nothing to test")
-        lo, hi = clopper_pearson(int(k_member), int(n_member), confidence_level)
-        upper = clopper_pearson(int(k_member), int(n_member), one_sided_level(confidence_level))[1]
+        lo, hi = clopper_pearson(int(k_member), int(n_member), one_sided_level(confidence_level))
+        upper = hi  # the interval's ends are the one-sided bounds
         rate = k_member / n_member
         return cls(statistic, rate, int(n_member), float(null_rate), None, rate - null_rate,
                    (lo - null_rate, hi - null_rate),

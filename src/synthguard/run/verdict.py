@@ -202,7 +202,7 @@ def level_of(ev: Evidence, materiality: float, alpha: float) -> str:
     p = ev.p_adjusted if ev.p_adjusted is not None else ev.p_value
     if p is None or ev.effect is None or _nan(p) or _nan(ev.effect):
         return "inconclusive"
-    hi = ev.effect_ci[1] if ev.effect_ci else float("nan")
+    hi = ev.upper  # the one-sided bound: the upper end of the interval printed beside the test
     ruled_out = not _nan(hi) and hi < materiality  # a material leak is excluded by the interval
     if p < alpha:
         return "medium" if ruled_out else "high"
@@ -781,7 +781,9 @@ def _risk_row(risk: str, tests: list[dict[str, Any]], results: Mapping[str, Metr
     not_applicable = {f: families[f] for f in RISK_FAMILIES[risk] if families.get(f)}
     unknown = [f for f in RISK_FAMILIES[risk] if f not in families]
     if not tests:
-        row.update(level="not assessed", summary="not assessed: no test of this risk ran with a control",
+        row.update(level="not assessed",  # no control given, or none of its tests chosen or run
+                   summary="not assessed: no test of this risk compared training records with a "
+                           "control in this run",
                    bound=None, bound_by=None, unassessed=[], not_applicable=not_applicable)
         return to_jsonable(row)
     m = rule.materiality

@@ -133,6 +133,31 @@ def test_every_number_under_a_low_risk_is_below_the_materiality():
     assert "membership_attacks (its interval reaches" in presence["summary"]
 
 
+def test_the_interval_beside_a_test_ends_at_the_bound_the_low_risk_uses():
+    """A test's printed interval is its two one-sided bounds: where a two-sided 95 % interval
+    would reach past the materiality (5.3 % at 5.1 %) while the one-sided bound (4.5 %) rules the
+    leak out, the risk reads low, its test reads low, and no interval printed under it reaches
+    the materiality (before: the risk low, its test inconclusive, 'interval -4.0 % to 5.3 %')."""
+    from synthguard.run.verdict import RiskRule
+    from synthguard.stats import difference_ci
+
+    m = 0.051
+    guess = Evidence.from_counts("secret guessed", 521, 800, 516, 800)
+    assert guess.effect_ci[1] == guess.upper < m < difference_ci(521, 800, 516, 800, 0.95)["ci"][1]
+    guess = Evidence(**{**guess.__dict__, "risk": "presence"})
+    rng = np.random.default_rng(6)
+    copies = Evidence.from_flags("exact copy", _scored(2000, 2000, 0, 0, rng, {"exact": 1.0}),
+                                 risk="presence", weight=3)
+    _, v = assess({"exact_matches": _res("exact_matches", copies),
+                   "membership_attacks": _res("membership_attacks", guess, "attacks")},
+                  RiskRule(materiality=m))
+    presence = next(r for r in v.risks if r["risk"] == "presence")
+    assert presence["level"] == "low", presence["summary"]
+    shown = {t["metric"]: (t["level"], t["effect_ci"][1]) for t in v.tests}
+    assert all(level == "low" and hi < m for level, hi in shown.values()), shown
+    assert presence["effect_ci"][1] < m
+
+
 def test_a_capped_tail_test_raises_alarms_but_never_supports_low():
     rng = np.random.default_rng(2)
     tail = Evidence.from_flags("in the pooled 5 % tail", _flags(1000, 1000, 50, 50, rng), sees=(),
