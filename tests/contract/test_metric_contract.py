@@ -354,6 +354,22 @@ def test_evidence_keeps_to_what_the_card_declares(name):
 
 
 @pytest.mark.parametrize("name", list(SPECS))
+def test_a_value_lies_in_the_interval_printed_beside_it(name):
+    """The interval the metric table prints beside a value is that value's (``MetricResult.ci``),
+    and the evidence's interval is its excess's: a reader never sees a value outside its own
+    interval (before: near_copies, close_neighbours and qi_linkage printed the training share
+    beside the interval of its excess over the control)."""
+    res = _base(name).report.result(name)
+    value = res.value if isinstance(res.value, (int, float)) else None
+    if res.ci is not None and value is not None and np.isfinite(value) and None not in res.ci:
+        lo, hi = (float(x) for x in res.ci)
+        assert lo - 1e-12 <= value <= hi + 1e-12, f"{name}: value {value} outside its interval {res.ci}"
+    ev = res.evidence
+    if ev is not None and np.isfinite(ev.effect) and ev.effect_ci and np.isfinite(ev.effect_ci).all():
+        assert ev.effect_ci[0] - 1e-12 <= ev.effect <= ev.effect_ci[1] + 1e-12, (name, ev.effect, ev.effect_ci)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
 def test_report_model_reads_back_its_own_json(name):
     """The typed report model round-trips: every risk, test and detection limit of the verdict
     reads back from its JSON to the same JSON."""

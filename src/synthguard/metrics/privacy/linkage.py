@@ -23,7 +23,7 @@ from ...core.results import Baseline, Evidence, LeakResponse, MetricResult, Reco
 from ...engine.backend import Backend, unique_matches
 from ...errors import MetricError
 from ...registry import Context, Param, RecordsCard, register
-from ...stats import difference_ci
+from ...stats import difference_ci, wilson_interval
 from .._leakrows import family_eligible, family_status, leak_sets, response, row_families
 
 __all__ = ["qi_linkage"]
@@ -163,5 +163,5 @@ def qi_linkage(ctx: Context, *, top_n: int = 20, confidence_level: float = 0.95)
                "qi_unique_share": float(unique[:n_o].mean()), "difference_to_baseline": excess}
     return MetricResult("qi_linkage", "privacy", k_m / n_o, "lower is safer",
                         Baseline(k_c / n_c, "share of control records linked by the same release"),
-                        tuple(excess["ci"]), n_o, "not assessed", None, details, records,
+                        wilson_interval(k_m, n_o, cl), n_o, "not assessed", None, details, records,
                         evidence=evidence)

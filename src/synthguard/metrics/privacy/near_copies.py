@@ -33,7 +33,7 @@ import numpy as np
 from ...core.results import Baseline, Evidence, MetricResult, RecordFlags, RowPairs, tail_flags
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, RecordsCard, register
-from ...stats import difference_ci
+from ...stats import difference_ci, wilson_interval
 from .._leakrows import family_eligible, family_status, real_result, reuse_view
 from ._copies import (
     _code_matrices,
@@ -356,7 +356,8 @@ def _near_copies(ctx: Context, name: str, max_diff: int, top_n: int,
                          "cells of it (block hash joins, or hash counts per masked column set)"}
     return MetricResult(name, "privacy", value, "lower is safer",
                         Baseline(base, "control vs release: share of control records that are the "
-                                 "only real record within max_diff cells of a release row"), tuple(excess["ci"]), n_o, level,
+                                 "only real record within max_diff cells of a release row"),
+                        wilson_interval(k_m, n_o, cl), n_o, level,
                         warning, details, records, evidence=evidence)
 
 
@@ -604,5 +605,5 @@ def close_neighbours(ctx: Context, *, tail: float | None = None, top_n: int = 20
                "distance": "gower(ranges of original and control, clip, normalise)"}
     return MetricResult("close_neighbours", "privacy", k_m / n_o, "lower is safer",
                         Baseline(k_c / n_c, "share of control records with a release row as close"),
-                        tuple(excess["ci"]), n_o, level, None, details, records,
+                        wilson_interval(k_m, n_o, cl), n_o, level, None, details, records,
                         evidence=evidence)
