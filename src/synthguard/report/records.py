@@ -309,10 +309,11 @@ def facts(report: Any, how: str = "both") -> Facts:
         by_family: dict[str, int] = {}
         for family in dropped.values():
             by_family[family] = by_family.get(family, 0) + 1
-        near = {int(r["release_row"]) for r in export
-                if r["action"] == "review" and r["risk"] == "presence"
-                and r["release_row"] is not None} - set(dropped)
-        return Facts(copies=copies, review_presence=len(near),
+        review = [r for r in export if r["action"] == "review" and r["risk"] == "presence"
+                  and r["release_row"] is not None]
+        near = {int(r["release_row"]) for r in review if r.get("family")} - set(dropped)
+        whole = {int(r["release_row"]) for r in review if not r.get("family")} - set(dropped) - near
+        return Facts(copies=copies, review_presence=len(near), review_listed=len(whole),
                      review_all=sum(r["action"] == "review" for r in export),
                      has_control=has_control, copy_reading=reading, how=how,
                      drops=tuple(by_family.items()),

@@ -260,8 +260,12 @@ class Facts:
         Further release rows listed to drop (at distance 0 from a training row) by other metrics
         (a report without the run's own rows: no control, or an older report).
     review_presence : int
-        Release rows listed for review as near matches of training rows, none of them listed to
-        drop.
+        Release rows listed for review under presence as matches of training rows (a copy or
+        near copy's family named), none of them listed to drop.
+    review_listed : int
+        Further release rows listed for review under presence by a test that reads the release as
+        a whole and names them itself (no family: ``dcr_overfitting_protection``'s rows), none of
+        them counted above or listed to drop.
     review_all : int
         Every record the records export marks ``review``.
     drops : tuple of (str, int), optional
@@ -290,6 +294,7 @@ class Facts:
     copies: tuple[int, int] | None = None
     more_drops: int = 0
     review_presence: int = 0
+    review_listed: int = 0
     review_all: int = 0
     has_control: bool = True
     copy_reading: str | None = None
@@ -333,7 +338,10 @@ def _drop_parts(facts: Facts) -> str:
     parts = []
     for family, n in facts.drops:
         name = {"exact": "verbatim training rows",
-                "neighbourhood": "rows close to a training row"}.get(
+                "neighbourhood": "rows close to a training row",
+                # the export's ``linkage``: rows a linkability test ties to the record it links
+                # (declared roles or not), not the injected leak family of that name
+                "linkage": "rows that link a training record"}.get(
                     family, FAMILY_NAMES.get(family, "further rows a test names"))
         parts.append(f"{n} {name}")
     return _join(parts)
@@ -592,9 +600,16 @@ def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[s
     if "presence" in alarm and facts.more_drops:
         out.append(f"Drop the {facts.more_drops} further release row(s) at distance 0 from a "
                    "training row (action 'drop' in the records export).")
-    if "presence" in alarm and facts.review_presence:
-        out.append(f"Review the {facts.review_presence} release row(s) listed as near matches of "
-                   "training rows (action 'review', risk 'presence' in the records export).")
+    near, whole = facts.review_presence, facts.review_listed
+    where = "(action 'review', risk 'presence' in the records export)"
+    matches = "verbatim or near matches of training rows"
+    itself = "a test of the release as a whole lists itself, naming no training row they copy"
+    if "presence" in alarm and near and whole:
+        out.append(f"Review the {near + whole} release row(s) the records export marks 'review' "
+                   f"under presence: {near} {matches} and {whole} {itself}.")
+    elif "presence" in alarm and (near or whole):
+        out.append(f"Review the {near} release row(s) listed as {matches} {where}." if near else
+                   f"Review the {whole} release row(s) {itself} {where}.")
     for r in risks:
         for c in r.get("coarsening") or ():
             if _helps(c):

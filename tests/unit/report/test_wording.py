@@ -164,6 +164,33 @@ def test_advice_is_given_only_where_its_precondition_holds():
     assert wording.risk_advice(_row("presence", "low"), facts) is None
 
 
+def test_rows_to_review_are_called_matches_only_when_they_match_a_training_row():
+    """A presence test that reads the release as a whole lists rows naming no training row they
+    copy: the advice counts them apart, never as near matches (before: 93 rows called near
+    matches, 37 of them a whole-release test's)."""
+    high = [_row("presence", "high")]
+    todo = " ".join(wording.what_to_do(high, "high", wording.Facts(review_presence=56,
+                                                                   review_listed=37)))
+    assert "Review the 93 release row(s)" in todo
+    assert "56 verbatim or near matches of training rows" in todo
+    assert "37 a test of the release as a whole lists itself" in todo
+    only = " ".join(wording.what_to_do(high, "high", wording.Facts(review_listed=4)))
+    assert "Review the 4 release row(s) a test of the release as a whole" in only
+    assert "matches" not in only
+    near = " ".join(wording.what_to_do(high, "high", wording.Facts(review_presence=5)))
+    assert "Review the 5 release row(s) listed as verbatim or near matches" in near
+
+
+def test_rows_a_linkability_test_ties_are_not_called_the_declared_roles_leak_family():
+    """The export's ``linkage`` rows are those a linkability attack ties to the record it links,
+    with or without declared roles: the advice never calls them "quasi-identifiers with the
+    sensitive values" (the injected family, which needs declared roles)."""
+    facts = wording.Facts(drops=(("neighbourhood", 37), ("linkage", 62)))
+    todo = " ".join(wording.what_to_do([_row("presence", "high")], "high", facts))
+    assert "62 rows that link a training record" in todo, todo
+    assert "quasi-identifiers with the sensitive values" not in todo
+
+
 # -------------------------------------------------------------- one meaning of "detection limit"
 def _texts(rep: Report, tmp_path: Path) -> dict[str, str]:
     from html import unescape
