@@ -154,6 +154,17 @@ def test_negative_seed_in_config_and_attack(files, tmp_path):
     assert_cli_error(res, "--seed", "non-negative")
 
 
+@pytest.mark.parametrize("name", ["dossier.pdf", "dossier.docx"])
+def test_a_dossier_named_as_another_format_is_refused_up_front(files, tmp_path, name):
+    """The dossier is Markdown or HTML: a name promising another format (a PDF) would hold
+    Markdown under that name; refused before any metric runs."""
+    CALLS.clear()
+    res = run(["evaluate", "-o", str(files["original"]), "-s", str(files["safe"]), "--metrics",
+               "_test_counting", "--dossier", str(tmp_path / name)])
+    assert_cli_error(res, "--dossier", name, ".md or .html")
+    assert CALLS == [] and not (tmp_path / name).exists()
+
+
 @pytest.mark.parametrize("value", [",", "", " , "])
 def test_empty_metric_list_is_an_error(files, value):
     res = run(["evaluate", "-o", str(files["original"]), "-s", str(files["safe"]), "--metrics", value])

@@ -23,8 +23,8 @@ def cache_options(func):
 def jobs_option(func):
     """``--jobs`` (shared by evaluate, compare and demo)."""
     return click.option("--jobs", "-j", type=int, default=None,
-                        help="Metrics run at once (threads); 0 = one per core. Default: 2 (at most "
-                             "one per core), their compiled kernels sharing the cores, where numba's "
+                        help="Metrics run at once (threads); 0 or a negative number = one per "
+                             "core. Default: 2 (at most one per core), their compiled kernels sharing the cores, where numba's "
                              "threading layer allows it (omp, tbb) and no table has more than 10M "
                              "rows (the advice's re-tests: 2M), else 1. Results are identical "
                              "whatever the number.")(func)
@@ -350,6 +350,10 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     return comp
 
 
+#: the dossier's file names: Markdown (no suffix, ``.md``, ``.markdown``, ``.txt``) or HTML
+DOSSIER_SUFFIXES = ("", ".md", ".markdown", ".txt", ".html", ".htm")
+
+
 def check_outputs(json_path: Path | None, html_path: Path | None,
                   inputs: dict[str, Path | None] | None = None,
                   more: dict[str, Path | None] | None = None) -> None:
@@ -357,8 +361,14 @@ def check_outputs(json_path: Path | None, html_path: Path | None,
     names an input (``inputs``: option -> path; data, metadata, config) or another output
     (``more``: further output options, e.g. ``--records-out``, ``--dossier``)."""
     from ..core.io import check_distinct_outputs, check_writable
+    from ..errors import ConfigError
 
     outputs = {"--json": json_path, "--html": html_path, **(more or {})}
+    dossier = outputs.get("--dossier")
+    if dossier is not None and Path(dossier).suffix.lower() not in DOSSIER_SUFFIXES:
+        raise ConfigError(f"--dossier {dossier}: the dossier is written as Markdown or as "
+                          f"print-ready HTML, not as {Path(dossier).suffix}: name it .md or .html "
+                          "(print the HTML page to get a PDF)")
     check_distinct_outputs(outputs, inputs or {})
     for option, path in outputs.items():
         if path is not None:
