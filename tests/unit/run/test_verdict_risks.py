@@ -470,3 +470,24 @@ def test_a_levels_only_verdict_where_every_risk_alarms_measures_no_limit(monkeyp
     monkeypatch.setattr(limits_mod, "family_limits", lambda *a, **k: pytest.fail("measured a limit"))
     _, fast = assess(res, levels_only=True)
     assert [r["level"] for r in fast.risks] == [r["level"] for r in full.risks] == ["high"] * 4
+
+
+def test_an_anonymised_release_names_its_anonymity_tests_when_they_are_skipped():
+    """``release_type`` anonymised: k-anonymity and l-diversity are its own tests; skipped for want
+    of declared quasi-identifiers, the singling-out and inference rows say so (before: the metric
+    table alone did, and the decision read as a synthetic release's). A synthetic release's
+    verdict does not name them (they are informative there)."""
+    import pandas as pd
+
+    import synthguard
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 9, 300), "b": rng.choice(list("xyz"), 300)})
+    kw = dict(control=frame.iloc[200:], metrics=["exact_matches", "k_anonymity", "l_diversity"],
+              retest_rows=0, retest_columns=0)
+    anon = synthguard.evaluate(frame.iloc[:100], frame.iloc[100:200], release_type="anonymised", **kw)
+    rows = {r["risk"]: r for r in anon.verdict.to_dict()["risks"]}
+    assert any(x.startswith("k_anonymity (no key columns") for x in rows["singling_out"]["not_run"])
+    assert any(x.startswith("l_diversity (no key columns") for x in rows["inference"]["not_run"])
+    synth = synthguard.evaluate(frame.iloc[:100], frame.iloc[100:200], **kw)
+    assert all("not_run" not in r for r in synth.verdict.to_dict()["risks"])
