@@ -350,10 +350,6 @@ def run_compare(original: Path, synthetic: tuple[Path, ...], json_path: Path | N
     return comp
 
 
-#: the dossier's file names: Markdown (no suffix, ``.md``, ``.markdown``, ``.txt``) or HTML
-DOSSIER_SUFFIXES = ("", ".md", ".markdown", ".txt", ".html", ".htm")
-
-
 def check_outputs(json_path: Path | None, html_path: Path | None,
                   inputs: dict[str, Path | None] | None = None,
                   more: dict[str, Path | None] | None = None) -> None:
@@ -361,18 +357,15 @@ def check_outputs(json_path: Path | None, html_path: Path | None,
     names an input (``inputs``: option -> path; data, metadata, config) or another output
     (``more``: further output options, e.g. ``--records-out``, ``--dossier``)."""
     from ..core.io import check_distinct_outputs, check_writable
-    from ..errors import ConfigError
+    from ..report.dossier import check_dossier_name
 
     outputs = {"--json": json_path, "--html": html_path, **(more or {})}
-    dossier = outputs.get("--dossier")
-    if dossier is not None and Path(dossier).suffix.lower() not in DOSSIER_SUFFIXES:
-        raise ConfigError(f"--dossier {dossier}: the dossier is written as Markdown or as "
-                          f"print-ready HTML, not as {Path(dossier).suffix}: name it .md or .html "
-                          "(print the HTML page to get a PDF)")
     check_distinct_outputs(outputs, inputs or {})
     for option, path in outputs.items():
         if path is not None:
             check_writable(path, option)
+    if outputs.get("--dossier") is not None:  # a writable path, named as another format
+        check_dossier_name(outputs["--dossier"], "--dossier")
     claim_stdout(*outputs.values())
 
 

@@ -518,8 +518,8 @@ class Evidence:
 
     @property
     def upper(self) -> float:
-        """The one-sided upper bound of the effect (``effect_upper``; the two-sided interval's upper
-        end when the test states none: wider, so never a smaller claim)."""
+        """The one-sided upper bound of the effect (``effect_upper``; the upper end of ``effect_ci``
+        when the test states none, which the constructors make the same bound)."""
         if self.effect_upper is not None and not math.isnan(float(self.effect_upper)):
             return float(self.effect_upper)
         hi = self.effect_ci[1] if self.effect_ci else float("nan")

@@ -32,7 +32,8 @@ from typing import Any
 from ..core.results import MetricResult, to_jsonable
 
 ENV_VAR = "SYNTHGUARD_CACHE_DIR"
-_FORMAT = 2  # 2: Evidence carries risk, sees, visibility and record flags
+_FORMAT = 3  # 2: Evidence carries risk, sees, visibility and record flags; 3: effect_ci is the
+#: interval of the two one-sided bounds (its upper end = effect_upper), not the two-sided 95 % one
 
 
 def default_cache_dir() -> Path:

@@ -184,7 +184,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
             out.append(f"| {md_code(t.metric)}{same} | {pct(t.member)} | {pct(t.non_member)} | "
                        f"{pct(t.effect)} ({wording.interval(t.effect_ci)}) | "
                        f"{fmt_number(t.p_adjusted)} | {t.level} |")
-        out.append("")
+        out += ["", _md(wording.INTERVAL_NOTE), ""]
 
     # 7. mitigations and re-evaluation
     out += [f"## {SECTIONS[6]}", ""]
@@ -321,5 +321,34 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.;:])\s+(?=[A-Z])", flat) if s.strip()]
 
 
-__all__ = ["BLANK", "SECTIONS", "render_dossier", "review_date", "sentences"]
+__all__ = ["BLANK", "DOSSIER_SUFFIXES", "SECTIONS", "check_dossier_name", "render_dossier", "review_date",
+           "sentences"]
 
+
+#: the dossier's file names: Markdown (no suffix, ``.md``, ``.markdown``, ``.txt``) or HTML
+DOSSIER_SUFFIXES = ("", ".md", ".markdown", ".txt", ".html", ".htm")
+
+
+def check_dossier_name(path: Any, option: str = "dossier") -> None:
+    """Refuse, with one line, a dossier path whose name promises another format than the two it
+    is written in (Markdown, print-ready HTML), e.g. ``dossier.pdf``; ``-`` (standard output)
+    passes.
+
+    Examples
+    --------
+    >>> check_dossier_name("dossier.html"), check_dossier_name("-")
+    (None, None)
+    >>> check_dossier_name("dossier.pdf", "--dossier")
+    Traceback (most recent call last):
+    ...
+    synthguard.errors.ConfigError: --dossier dossier.pdf: the dossier is written as Markdown or as print-ready HTML, not as .pdf: name it .md or .html (print the HTML page to get a PDF)
+    """
+    from pathlib import Path
+
+    from ..errors import ConfigError
+
+    suffix = Path(str(path)).suffix.lower()
+    if str(path) != "-" and suffix not in DOSSIER_SUFFIXES:
+        raise ConfigError(f"{option} {path}: the dossier is written as Markdown or as print-ready "
+                          f"HTML, not as {suffix}: name it .md or .html (print the HTML page to "
+                          "get a PDF)")

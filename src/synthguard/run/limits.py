@@ -39,7 +39,7 @@ from functools import cached_property
 import numpy as np
 
 from ..core.arrays import unique_codes
-from ..core.results import LeakResponse, tail_cut, tail_flags, tail_size
+from ..core.results import LeakResponse, one_sided_level, tail_cut, tail_flags, tail_size
 from ..stats import make_rng, z_value
 from ..stats.maxt import fisher_p
 
@@ -560,7 +560,9 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     ``v`` reaches ``materiality``: the verdict's rule (:mod:`synthguard.run.verdict`), so a limit
     is stated for the rule that reads the release. ``"any"`` (the verdict) reads high when one of
     ``partial``'s risks does. ``scratch``: the arrays of the last family this thread measured
-    (:class:`Scratch`; default: fresh ones); the limits are the same.
+    (:class:`Scratch`; default: fresh ones); the limits are the same. ``confidence_level``: the
+    level of each test's one-sided bound, as the evidence states it (its interval's upper end,
+    :attr:`synthguard.core.results.Evidence.upper`, the verdict's reading).
 
     Returns
     -------
@@ -604,7 +606,9 @@ def family_limits(tests: Sequence[InjectionTest], family: str, risks: Sequence[s
     scratch = Scratch() if scratch is None else scratch
     keys = rng.random(out=scratch.array("keys", (reps, big_n), np.float64))  # rng.random((reps, big_n))
     relabel = _Relabelling(keys, n1, 2 * int(cands.size))  # a draw forces k leaked and k partners
-    tested = _Tested(n1, big_n, confidence_level)
+    # the verdict reads each test's one-sided bound at ``confidence_level`` (the upper end of the
+    # two-sided interval at ``2 * confidence_level - 1``: Evidence.upper), and so do the limits
+    tested = _Tested(n1, big_n, one_sided_level(confidence_level))
 
     chunk = max(1, min(reps, _CELLS // max(big_n, 1)))  # bounded memory: reps x records
 

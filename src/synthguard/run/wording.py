@@ -223,7 +223,7 @@ def coarsening_text(title: str, level_before: str, column: str, how: str, top: i
 # The report's sentences: the decision block, the actions, the dossier's readings.
 # =================================================================================================
 
-__all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
+__all__ = ["CEILING_NOTE", "INTERVAL_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
            "card_headline", "card_privacy", "decision_limits", "decision_proposal",
            "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
            "sample_line",
@@ -233,10 +233,13 @@ __all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
 
 #: A risk the run did not assess (no test of it ran, or the verdict states no risks).
 NOT_ASSESSED = "Not assessed: no test of this risk compared training records with a control."
+#: Which interval an excess is printed with (console, HTML, dossier).
+INTERVAL_NOTE = ("The interval of an excess is its two one-sided 95 % bounds (a 90 % interval): its "
+                 "upper end is the largest excess the test rules out, the bound a risk reads.")
 #: How to read the report's table of privacy tests.
 TESTS_NOTE = ("Each test compares training records with real records the generator never saw (the "
               "control), under the same release. Metrics the verdict found to compute the same "
-              "statistic on the same records share one row.")
+              "statistic on the same records share one row. " + INTERVAL_NOTE)
 #: How to read a fidelity ceiling.
 CEILING_NOTE = ("The ceiling is what the control table (real rows held out from training) scores "
                 "against the original: what a perfect generator would reach at this sample size.")

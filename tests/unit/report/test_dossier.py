@@ -254,3 +254,15 @@ def test_each_criterion_of_the_intruder_paragraph_cites_its_own_finding():
     assert "singling_out_univariate on its own: 24.9 %" in text
     assert "linkability on its own: 28.8 %" in text
     assert clauses[-1].endswith("disco on its own: 30.0 % of the training records beyond chance).")
+
+
+def test_a_dossier_path_promising_another_format_is_refused_by_the_api_too(calibration_reports,
+                                                                           tmp_path):
+    """``Report.to_dossier("x.pdf")`` would hold Markdown under a PDF's name: refused, nothing
+    written; ``.md`` and ``.html`` are written."""
+    rep = calibration_reports["safe"][0]
+    with pytest.raises(ConfigError, match=r"not as \.pdf: name it \.md or \.html"):
+        rep.to_dossier(tmp_path / "x.pdf")
+    assert not (tmp_path / "x.pdf").exists()
+    rep.to_dossier(tmp_path / "x.md")
+    assert (tmp_path / "x.md").read_text().startswith("#")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from synthguard.core.results import tail_flags
+from synthguard.core.results import Evidence, tail_flags
 from synthguard.run import limits
 from synthguard.run.limits import _p_and_upper, _Relabelling, _Tested, newcombe_upper
 from synthguard.stats.maxt import fisher_p
@@ -195,7 +195,8 @@ def _limits_by_every_test_at_every_size(tests, family, risks, materiality, power
                 k1 = int((flags & members[r]).sum())
                 k2 = int(flags.sum()) - k1
                 p = fisher_p(np.array([k1]), np.array([k1 + k2]), n1, big_n)[0]
-                up = newcombe_upper(np.array([k1]), n1, np.array([k2]), big_n - n1)[0]
+                # the verdict's reading of this test: its evidence's one-sided bound
+                up = Evidence.from_counts("t", k1, n1, k2, big_n - n1).upper
                 res[r, j] = p <= t.threshold and up >= materiality
         return res
 
@@ -291,3 +292,20 @@ def test_limits_from_one_threads_kept_arrays_are_those_of_fresh_arrays_family_af
     limits.family_limits(tests, "exact", ["presence"], scratch=scratch, **kw)
     assert scratch.array("keys", (20, n1 + n2), np.float64).base is keys.base  # the same memory
     assert fresh["exact"]["presence"]["k"] is not None
+
+
+def test_a_limit_reads_each_test_as_the_verdict_does():
+    """A leak reads high in the limits' repetitions when the test's evidence would read high in
+    the verdict: significant and its one-sided bound (``Evidence.upper``, the interval's upper
+    end) reaching the materiality. With no chance flags the limit is that first count: 13 of 2,000
+    at 1 % (the two-sided 95 % end, which the limits read before, reaches 1 % at 12)."""
+    from synthguard.core.results import LeakResponse
+    from synthguard.run.limits import InjectionTest, family_limits
+
+    n, m = 2000, 0.01
+    resp = LeakResponse(np.arange(n), np.arange(n), np.arange(n), np.ones(n))
+    t = InjectionTest("copies", np.zeros(2 * n), None, n, 0.05, ("presence",), {"exact": resp})
+    first = next(k for k in range(1, n) if Evidence.from_counts("t", k, n, 0, n).upper >= m
+                 and Evidence.from_counts("t", k, n, 0, n).p_value <= 0.05)
+    assert first == 13 and newcombe_upper(np.array([12]), n, np.array([0]), n, 0.95)[0] >= m
+    assert family_limits([t], "exact", ["presence"], materiality=m, reps=20)["presence"]["k"] == first

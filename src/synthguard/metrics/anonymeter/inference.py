@@ -305,7 +305,8 @@ def _statistic(secret: str) -> str:
 
 def upper_bound(ev: Evidence) -> float:
     """The one-sided upper bound of an evidence's effect (``effect_upper`` when the evidence states
-    it, else the upper end of its two-sided interval, a wider claim); NaN sorts lowest."""
+    it, else the upper end of its interval, the same bound for the evidence's constructors); NaN
+    sorts lowest."""
     up = getattr(ev, "effect_upper", None)
     if up is None:
         up = ev.effect_ci[1]
