@@ -594,44 +594,6 @@ class Evidence:
                    confidence_level, note, weight, effect_upper=float(diff["ci"][1]))
 
     @classmethod
-    def from_paired(cls, statistic: str, k_member_only: int, k_non_member_only: int, n_pairs: int,
-                    k_member: int, k_non_member: int, *, baseline: str,
-                    confidence_level: float = 0.95, drives_verdict: bool = True,
-                    unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
-        """Evidence from paired outcomes: the same ``n_pairs`` probes (queries) tried on members
-        and on non-members; ``k_member_only`` succeed on members only, ``k_non_member_only`` on
-        non-members only.
-
-        Exact McNemar test (one-sided binomial on the discordant pairs); the effect
-        ``(k_member - k_non_member) / n_pairs`` with the Clopper-Pearson interval of the
-        discordant split mapped onto it (conditional on the number of discordant pairs).
-        """
-        from ..stats import binomial_greater, clopper_pearson, detection_limit
-
-        nan = float("nan")
-        if n_pairs <= 0:
-            return cls(statistic, nan, 0, nan, 0, nan, (nan, nan), nan, "exact McNemar, one-sided",
-                       baseline, int(k_member), int(k_non_member), None, drives_verdict, unit,
-                       confidence_level, note or "no probes: nothing to test", weight)
-        disc = int(k_member_only) + int(k_non_member_only)
-        effect = (int(k_member_only) - int(k_non_member_only)) / n_pairs
-        if disc:
-            lo, hi = clopper_pearson(int(k_member_only), disc, one_sided_level(confidence_level))
-            ci = (disc / n_pairs * (2 * lo - 1), disc / n_pairs * (2 * hi - 1))  # one-sided bounds
-            upper = ci[1]
-            p = binomial_greater(int(k_member_only), disc, 0.5)
-        else:
-            ci, p, upper = (0.0, 0.0), 1.0, 0.0
-        p0 = k_non_member / n_pairs
-        return cls(statistic, k_member / n_pairs, int(n_pairs), p0, int(n_pairs), effect, ci, p,
-                   "exact McNemar, one-sided", baseline, int(k_member), int(k_non_member),
-                   detection_limit(n_pairs, n_pairs, p0), drives_verdict, unit, confidence_level,
-                   note or (f"{k_member_only} probes succeed on training rows only, {k_non_member_only} "
-                            "on control rows only; the detection limit treats the sides as "
-                            "independent (conservative for paired probes)"), weight,
-                   effect_upper=float(upper))
-
-    @classmethod
     def from_binomial(cls, statistic: str, k_member: int, n_member: int, null_rate: float, *,
                       baseline: str, confidence_level: float = 0.95, drives_verdict: bool = True,
                       unit: str = "records", note: str | None = None, weight: float = 1.0) -> Evidence:
