@@ -68,6 +68,33 @@ def test_rows_the_advice_asks_to_review_are_not_rows_it_drops(copies):
         assert said is not None and int(said.group(1)) == len(near)
 
 
+def test_rows_to_review_split_into_matches_and_a_whole_release_tests_own_rows(shared_data):
+    """acs12, a release of 120 verbatim training rows and 280 fresh ones: the review rows under
+    presence are near or exact matches (a family named) and ``dcr_overfitting_protection``'s own
+    rows (none); the advice counts each from the export, apart."""
+    from synthguard.report.records import facts
+
+    d = pd.read_csv(shared_data / "acs12.csv", **CSV_FLOAT_KW).sample(frac=1, random_state=1)
+    orig, ctrl, fresh = d.iloc[:800], d.iloc[800:1600], d.iloc[1600:]
+    rel = pd.concat([orig.sample(120, random_state=2), fresh.iloc[:280]]).sample(
+        frac=1, random_state=3).reset_index(drop=True)
+    rep = synthguard.evaluate(orig.reset_index(drop=True), rel, control=ctrl.reset_index(drop=True),
+                              metrics=["exact_matches", "near_copies", "dcr_overfitting_protection"],
+                              retest_rows=0, retest_columns=0)
+    export = rep.records(orig, rel)
+    drop = set(export.loc[export["action"] == "drop", "release_row"].dropna().astype(int))
+    review = export[(export["action"] == "review") & (export["risk"] == "presence")]
+    named = review["family"].notna() & (review["family"] != "")
+    near = set(review.loc[named, "release_row"].dropna().astype(int)) - drop
+    whole = set(review.loc[~named, "release_row"].dropna().astype(int)) - drop - near
+    f = facts(rep)
+    assert (f.review_presence, f.review_listed) == (len(near), len(whole)) and near and whole
+    text = _flat(rep.to_console(10_000))
+    assert (f"Review the {len(near) + len(whole)} release row(s) the records export marks 'review' "
+            f"under presence: {len(near)} verbatim or near matches of training rows and "
+            f"{len(whole)} a test of the release as a whole lists itself") in text
+
+
 def test_every_renderer_counts_the_records_of_the_one_export(copies):
     rep, export = copies
     n_review = int((export["action"] == "review").sum())
