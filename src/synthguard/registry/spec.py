@@ -122,6 +122,7 @@ class MetricSpec:
     also: tuple[str, ...] = ()
     per_column: str | None = None
     queries: str = "records"
+    anonymised_only: bool = False
 
     def param_defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -163,7 +164,8 @@ class MetricSpec:
                 "charts": list(self.charts), "explainer": self.explainer,
                 "contained_in": self.contained_in, "warmup": self.warmup,
                 "entity_only": self.entity_only, "also": list(self.also),
-                "per_column": self.per_column, "queries": self.queries}
+                "per_column": self.per_column, "queries": self.queries,
+                "anonymised_only": self.anonymised_only}
 
     def to_dict(self) -> dict[str, Any]:
         from ..core.results import to_jsonable
@@ -206,6 +208,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
              charts: Sequence[str] = (), explainer: str = "", contained_in: str | None = None,
              warmup: bool = False, entity_only: bool = False, also: Sequence[str] = (),
              per_column: str | None = None, queries: str = "records",
+             anonymised_only: bool = False,
              ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Decorator that registers a metric function under ``name``, with its card.
 
@@ -279,6 +282,10 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
         release; ``"release"``, release rows (a share or a distribution over them, which a seeded
         sample of them estimates), so that a sampled run asks a sample of the release of it
         (:meth:`~synthguard.registry.Context.release_query_rows`).
+    anonymised_only : bool
+        A test whose evidence exists only for an anonymised release (``release_type``: each
+        release row a real person; k-anonymity, l-diversity): skipped in such a run, the verdict
+        names it under its risk, as a test that could not run.
 
     Returns
     -------
@@ -326,7 +333,7 @@ def register(name: str, *, family: str, direction: str, needs: Sequence[str] = (
                           tuple(optional_needs), from_stats, float(weight), risk, knowledge,
                           tuple(sees), tuple(presets), int(order), backend, records, tuple(charts),
                           explainer or description, contained_in, bool(warmup), bool(entity_only),
-                          tuple(also), per_column, queries)
+                          tuple(also), per_column, queries, bool(anonymised_only))
         _REGISTRY[name] = spec
         for a in aliases:
             _ALIASES[a] = name

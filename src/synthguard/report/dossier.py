@@ -27,7 +27,7 @@ from ..core.escape import md_code, md_escape, md_inline_html
 from ..core.format import fmt_number, pct
 from ..run import wording
 from .context import RELEASE_MODELS, DossierContext
-from .risks import knowledge_of, risk_rows
+from .risks import evidence_levels, knowledge_of, risk_rows
 
 #: A field the context did not give: a visible blank to fill in by hand.
 BLANK = "\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_\\_ (not given)"
@@ -184,7 +184,7 @@ def _markdown(report: Any, today: _dt.date, ctx: DossierContext) -> str:
             out.append(f"| {md_code(t.metric)}{same} | {pct(t.member)} | {pct(t.non_member)} | "
                        f"{pct(t.effect)} ({wording.interval(t.effect_ci)}) | "
                        f"{fmt_number(t.p_adjusted)} | {t.level} |")
-        out += ["", _md(wording.INTERVAL_NOTE), ""]
+        out += ["", _md(wording.interval_note(evidence_levels(report))), ""]
 
     # 7. mitigations and re-evaluation
     out += [f"## {SECTIONS[6]}", ""]
@@ -321,12 +321,14 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.;:])\s+(?=[A-Z])", flat) if s.strip()]
 
 
-__all__ = ["BLANK", "DOSSIER_SUFFIXES", "SECTIONS", "check_dossier_name", "render_dossier", "review_date",
+__all__ = ["BLANK", "DOSSIER_SUFFIXES", "HTML_SUFFIXES", "SECTIONS", "check_dossier_name", "render_dossier", "review_date",
            "sentences"]
 
 
+#: the dossier's file names written as print-ready HTML
+HTML_SUFFIXES = (".html", ".htm")
 #: the dossier's file names: Markdown (no suffix, ``.md``, ``.markdown``, ``.txt``) or HTML
-DOSSIER_SUFFIXES = ("", ".md", ".markdown", ".txt", ".html", ".htm")
+DOSSIER_SUFFIXES = ("", ".md", ".markdown", ".txt", *HTML_SUFFIXES)
 
 
 def check_dossier_name(path: Any, option: str = "dossier") -> None:

@@ -19,6 +19,7 @@ from ..core.results import Chart, MetricResult, Section, to_jsonable
 from ..run import wording
 from ..run.verdict import NON_PRIVACY_FAMILIES
 from . import svg
+from .risks import evidence_levels
 
 CSS = """
 :root{--fg:#1b1f23;--muted:#5b6570;--line:#d9dee3;--bg:#ffffff;--soft:#f5f7f9;
@@ -388,7 +389,8 @@ def render_html(report: Any, title: str = "synthguard report") -> str:
              f'{len(results)} of {len(entries)} metric(s) computed</p>',
              _cards(report), decision_html(report)]
 
-    parts.append(f'<h2 id="privacy">Privacy tests</h2><p class="small">{escape(wording.TESTS_NOTE)}</p>')
+    note = f"{wording.TESTS_NOTE} {wording.interval_note(evidence_levels(report))}"
+    parts.append(f'<h2 id="privacy">Privacy tests</h2><p class="small">{escape(note)}</p>')
     prow = _privacy_rows(report)
     parts.append(table(["test", "risk", "level", "training", "control", "excess [interval]"], prow,
                        raw=True) if prow else '<p class="small">No privacy metric ran.</p>')

@@ -258,11 +258,11 @@ class Report:
             left visibly blank.
         """
         from .context import load_context
-        from .dossier import check_dossier_name, render_dossier
+        from .dossier import HTML_SUFFIXES, check_dossier_name, render_dossier
 
         if path is not None:
             check_dossier_name(path, "path")
-        fmt = fmt or ("html" if path is not None and str(path).lower().endswith((".html", ".htm"))
+        fmt = fmt or ("html" if path is not None and str(path).lower().endswith(HTML_SUFFIXES)
                       else "markdown")
         ctx = load_context(context) if context is not None else self.context
         text = render_dossier(self, fmt=fmt, context=ctx)

@@ -16,7 +16,7 @@ from ..core.report_model import RiskRow
 from ..run.wording import NOT_ASSESSED, interval
 
 __all__ = ["LEVEL_RANK", "RISK_ORDER", "card_of", "control_size_needed", "copy_metric",
-           "interval", "knowledge_of", "pct", "risk_of", "risk_rows",
+           "evidence_levels", "interval", "knowledge_of", "pct", "risk_of", "risk_rows",
            "verbatim_release_rows"]
 
 RISK_ORDER = ("presence", "singling_out", "linkability", "inference")
@@ -50,6 +50,19 @@ def knowledge_of(metric: str) -> str:
 
 def _model(report: Any) -> Any:
     return getattr(report, "model", report)
+
+
+def evidence_levels(report: Any) -> list[float]:
+    """The confidence levels of the verdict's tests' evidence (the level of each one-sided bound
+    of the intervals the renderers print beside them), in the tests' order."""
+    model = _model(report)
+    results = {e.name: e.result for e in model.metrics if e.result is not None}
+    out = []
+    for t in getattr(model, "tests", ()) or ():
+        res = results.get(t.metric)
+        if res is not None and res.evidence is not None:
+            out.append(float(res.evidence.confidence_level))
+    return out
 
 
 def risk_rows(report: Any) -> list[RiskRow]:

@@ -273,18 +273,16 @@ def build_report(header: Mapping[str, Any], entries: Mapping[str, Entry], rule: 
     not_run = {name: _not_run_reason(e) for name, e in entries.items()
                if e.status == "error" or isinstance(e.error, MetricUnavailable)}
     if rule is not None and rule.release_type == "anonymised":
-        # an anonymised release's own tests (each release row a real person): skipped, they are
-        # named under their risks, not left for the metric table alone
+        # an anonymised release's own tests (their cards' ``anonymised_only``: each release row a
+        # real person): skipped, they are named under their risks, not left for the metric table
+        from ..registry import info_of
+
         not_run.update({name: _not_run_reason(e) for name, e in entries.items()
-                        if e.status == "skipped" and e.metric in ANONYMISED_TESTS})
+                        if e.status == "skipped" and (info := info_of(e.metric)) is not None
+                        and info.card.get("anonymised_only")})
     results, verdict = assess(results, rule, has_control=has_control, seed=seed, metrics=metrics,
                               not_run=not_run, levels_only=levels_only)
     return RunOutput(dict(header), out_entries, results, verdict)
-
-
-#: the tests that state evidence only for an anonymised release (``release_type``): k-anonymity
-#: and l-diversity of the release's own rows
-ANONYMISED_TESTS = ("k_anonymity", "l_diversity")
 
 
 def _not_run_reason(entry: Entry) -> str:

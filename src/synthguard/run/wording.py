@@ -223,9 +223,9 @@ def coarsening_text(title: str, level_before: str, column: str, how: str, top: i
 # The report's sentences: the decision block, the actions, the dossier's readings.
 # =================================================================================================
 
-__all__ = ["CEILING_NOTE", "INTERVAL_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
+__all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
            "card_headline", "card_privacy", "decision_limits", "decision_proposal",
-           "dossier_reading", "informative_line", "interval", "intruder", "bound_cell",
+           "dossier_reading", "informative_line", "interval", "interval_note", "intruder", "bound_cell",
            "sample_line",
            "limits_line", "materiality", "records_caption", "no_control", "pct", "residual", "retest", "risk_advice",
            "same_test", "sentence", "settings", "settle", "threshold_justification",
@@ -233,13 +233,10 @@ __all__ = ["CEILING_NOTE", "INTERVAL_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_N
 
 #: A risk the run did not assess (no test of it ran, or the verdict states no risks).
 NOT_ASSESSED = "Not assessed: no test of this risk compared training records with a control."
-#: Which interval an excess is printed with (console, HTML, dossier).
-INTERVAL_NOTE = ("The interval of an excess is its two one-sided 95 % bounds (a 90 % interval): its "
-                 "upper end is the largest excess the test rules out, the bound a risk reads.")
-#: How to read the report's table of privacy tests.
+#: How to read the report's table of privacy tests (its intervals: :func:`interval_note`).
 TESTS_NOTE = ("Each test compares training records with real records the generator never saw (the "
               "control), under the same release. Metrics the verdict found to compute the same "
-              "statistic on the same records share one row. " + INTERVAL_NOTE)
+              "statistic on the same records share one row.")
 #: How to read a fidelity ceiling.
 CEILING_NOTE = ("The ceiling is what the control table (real rows held out from training) scores "
                 "against the original: what a perfect generator would reach at this sample size.")
@@ -305,6 +302,29 @@ class Facts:
     how: str = "both"
     drops: tuple[tuple[str, int], ...] = ()
     listed: tuple[int, int, int] | None = None
+
+
+def interval_note(levels: Any) -> str:
+    """Which interval an excess is printed with (the HTML page's and the dossier's tests), from the
+    confidence levels of the tests' evidence (:attr:`synthguard.core.results.Evidence.effect_ci`:
+    its two one-sided bounds at that level).
+
+    Examples
+    --------
+    >>> interval_note([0.95, 0.95])
+    'The interval of an excess is its two one-sided 95 % bounds (a 90 % interval): its upper end is the largest excess the test rules out, the bound a risk reads.'
+    >>> interval_note([0.95, 0.99])[:99]
+    "The interval of an excess is its two one-sided bounds at the test's confidence level (95 % or 99 %)"
+    """
+    found = sorted({float(x) for x in levels if x is not None})
+    tail = ": its upper end is the largest excess the test rules out, the bound a risk reads."
+    if len(found) == 1:
+        level = found[0]
+        return (f"The interval of an excess is its two one-sided {fmt_number(100 * level)} % bounds "
+                f"(a {fmt_number(100 * (2 * level - 1))} % interval){tail}")
+    shown = " or ".join(f"{fmt_number(100 * x)} %" for x in found) or "95 %"
+    return (f"The interval of an excess is its two one-sided bounds at the test's confidence level "
+            f"({shown}){tail}")
 
 
 def interval(ci: Any) -> str:

@@ -322,3 +322,23 @@ def test_scoped_css_leaves_no_page_wide_rule(css):
 
     out = scoped_css(css)
     assert not re.search(r"(^|[},])\s*(body|h1|table|:root)\b", out), out
+
+
+def test_the_interval_note_states_the_tests_own_confidence_level():
+    """The HTML page and the dossier say which interval an excess is printed with, at the level
+    the tests' evidence states (a fixed '95 %' would claim more than a 99 % run's numbers)."""
+    import numpy as np
+    import pandas as pd
+
+    import synthguard
+
+    rng = np.random.default_rng(0)
+    f = pd.DataFrame({"a": rng.integers(0, 30, 600), "b": rng.integers(0, 30, 600),
+                      "c": rng.choice(list("xyz"), 600)})
+    rep = synthguard.evaluate(f.iloc[:250], f.iloc[250:400], control=f.iloc[400:],
+                              metrics={"near_copies": {"confidence_level": 0.99}},
+                              retest_rows=0, retest_columns=0)
+    note = "two one-sided 99 % bounds (a 98 % interval)"
+    assert note in rep.to_dossier() and note in rep.to_html()
+    assert wording.interval_note([0.95]).startswith(
+        "The interval of an excess is its two one-sided 95 % bounds (a 90 % interval)")

@@ -103,6 +103,7 @@ def _size_histogram_counts(sizes: np.ndarray, counts: np.ndarray) -> list[dict[s
           presets=('quick', 'privacy', 'full'),
           order=190,
           backend='any',
+          anonymised_only=True,
           explainer=('The smallest group of release rows sharing the quasi-identifiers (k); per person '
                      'for anonymised releases.'))
 def k_anonymity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
@@ -232,6 +233,7 @@ class _ReleaseType:
           presets=('privacy', 'full'),
           order=200,
           backend='any',
+          anonymised_only=True,
           explainer=('The fewest distinct sensitive values within a group of release rows sharing the '
                      'quasi-identifiers (l).'))
 def l_diversity(ctx: Context, *, quasi_identifiers: Any = None, continuous_column_names: Any = None,
