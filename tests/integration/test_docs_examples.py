@@ -23,6 +23,22 @@ def test_guide_has_petsard_and_syneval_examples():
     assert "PrivacyEvaluator(" in joined and "evaluator.evaluate()" in joined
 
 
+def test_guide_preset_table_names_what_each_preset_adds():
+    """The preset table names, row by row, exactly the metrics each preset adds to the one above
+    (the registry's cards decide; a card that joins or leaves a preset fails this until the guide
+    says so)."""
+    from synthguard.registry import preset_metrics
+
+    text = GUIDE.read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(quick|privacy|full)` \| (.*?) \|$", text, flags=re.M))
+    before: list[str] = []
+    for preset in ("quick", "privacy", "full"):
+        names = [n for n in re.findall(r"`([a-z0-9_]+)`", rows[preset]) if n not in ("quick", "privacy")]
+        added = [m for m in preset_metrics(preset) if m not in before]
+        assert names == added, (preset, names, added)
+        before = preset_metrics(preset)
+
+
 def test_guide_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     ns: dict = {"__name__": "user_guide"}

@@ -16,7 +16,8 @@ from .evaluate import cache_options, cli_options, jobs_option
 @click.option("--preset", default=None, help="quick, privacy or full.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write the data and the JSON reports into this folder (original.csv, "
-                   "control.csv, leaky.csv, safe.csv, report_leaky.json, report_safe.json); "
+                   "control.csv, leaky.csv, safe.csv, report_leaky.json, report_safe.json; without "
+                   "--html the pages leaky.html, leaky.dossier.html, leaky.compare.html too); "
                    "refused when one of them exists, unless --force.")
 @click.option("--force", is_flag=True, help="Let --out overwrite the demo's files already in that folder.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -146,7 +147,7 @@ def write_pages(reports, html_path: Path | None, out_dir: Path | None) -> str:
 #: What the demo says last: the command to run on one's own files.
 NEXT = ("\nNext, on your own files (training rows, the release, real rows held out from training):\n"
         "  synthguard evaluate --original train.csv --synthetic release.csv --control holdout.csv "
-        "--html report.html --dossier dossier.html --records-out rows_to_drop.csv\n"
+        "--html report.html --dossier dossier.html --records-out records.csv\n"
         "Add --context context.yaml for the dossier's release model, recipients, purpose and "
         "signatory (docs/dossier-context.example.yaml). No hold-out yet? Keep back about 1,000 real "
         "rows before training (a detection limit near 1 %); see docs/user-guide.md.")

@@ -13,7 +13,7 @@ def cache_options(func):
     """``--cache`` / ``--cache-dir`` (shared by evaluate, compare and demo)."""
     func = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                         help="Cache folder (implies --cache). Default: $SYNTHGUARD_CACHE_DIR, else "
-                             "~/.cache/synthguard.")(func)
+                             "$XDG_CACHE_HOME/synthguard or ~/.cache/synthguard.")(func)
     func = click.option("--cache", "use_cache", is_flag=True,
                         help="Reuse metric results cached on disk for the same data, parameters and "
                              "seed (off by default).")(func)
@@ -100,8 +100,10 @@ def risk_options(func):
 @click.option("--backend", default="auto", show_default=True,
               type=click.Choice(["auto", "numba", "numpy"]), help="Neighbour-engine backend.")
 @click.option("--records-out", "records_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Write every record behind the findings as CSV (metric, risk, action, "
-                                 "release_row, training_row, reason): the release rows to drop.")
+              default=None, help="Write the records export as CSV (metric, risk, action, release_row, "
+                                 "training_row, reason, rank, family, tests, round): action 'drop' "
+                                 "marks the release rows to drop, 'review' rows to check, 'context' "
+                                 "rows of tests that found nothing (not findings).")
 @click.option("--dossier", "dossier_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the release dossier a privacy officer signs (Markdown; HTML "
                                  "when the name ends in .html).")

@@ -16,7 +16,8 @@ The calibrated rule (default, ``risk_rule="calibrated"``)
        same records; tests with identical flags are collapsed into one. The remaining tests
        (paired singling-out probes, sampled linkability and inference targets, AUC attacks) and
        the joint block share ``alpha`` by weighted Holm, with weights fixed per metric before any
-       data is seen (``exact_matches`` 3, membership attacks 2, others 1).
+       data is seen (``exact_matches`` 3, ``near_copies``, ``closest_distance_mia`` and
+       ``membership_attacks`` 2, others 1).
     2. **Level of a test** from its adjusted p-value and the *materiality* ``m`` (the share of
        training records exposed beyond chance that matters, default 1 %): ``high`` significant
        and a leak of ``m`` not ruled out; ``medium`` significant but ruled out below ``m``;
