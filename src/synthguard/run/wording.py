@@ -626,7 +626,7 @@ def what_to_do(risks: Sequence[Any], verdict_level: str, facts: Facts) -> list[s
     near, whole = facts.review_presence, facts.review_listed
     where = "(action 'review', risk 'presence' in the records export)"
     matches = "verbatim or near matches of training rows"
-    itself = "a test of the release as a whole lists itself, naming no training row they copy"
+    itself = "a test of the release as a whole lists itself as examples, not as copies it found"
     if "presence" in alarm and near and whole:
         out.append(f"Review the {near + whole} release row(s) the records export marks 'review' "
                    f"under presence: {near} {matches} and {whole} {itself}.")
@@ -1039,10 +1039,10 @@ def unlisted_reason(reason: str, shown: int) -> str:
     Examples
     --------
     >>> unlisted_reason("distance 0", 10)
-    'distance 0 (one of the 10 records the test lists itself: it reads the release as a whole and names no rows behind its finding)'
+    'distance 0 (one of the 10 records the test lists itself as examples: it reads the release as a whole, so no list of rows accounts for its finding)'
     """
-    return (f"{reason} (one of the {shown} records the test lists itself: it reads the release as "
-            "a whole and names no rows behind its finding)")
+    return (f"{reason} (one of the {shown} records the test lists itself as examples: it reads the "
+            "release as a whole, so no list of rows accounts for its finding)")
 
 
 def joined_copy_reason(cells: int, tests: str, outside: bool) -> str:

@@ -106,7 +106,7 @@ def test_export_names_the_release_rows_behind_a_membership_test(near):
     assert mia["release_row"].notna().all() and mia["training_row"].notna().all()
     assert mia["release_row"].nunique() == np.unique(ties.pairs.row[train]).size > 0
     assert (mia["family"] != "key").all()  # close neighbours of a presence test
-    assert not rows["reason"].str.contains("names no rows behind its finding").any()
+    assert not rows["reason"].str.contains("no list of rows accounts for its finding").any()
 
 
 def test_a_copy_differing_only_in_its_id_column_says_so():
