@@ -165,8 +165,8 @@ def test_advice_is_given_only_where_its_precondition_holds():
 
 
 def test_rows_to_review_are_called_matches_only_when_they_match_a_training_row():
-    """A presence test that reads the release as a whole lists rows naming no training row they
-    copy: the advice counts them apart, never as near matches (before: 93 rows called near
+    """A presence test that reads the release as a whole lists rows as examples, not as copies it
+    found: the advice counts them apart, never as near matches (before: 93 rows called near
     matches, 37 of them a whole-release test's)."""
     high = [_row("presence", "high")]
     todo = " ".join(wording.what_to_do(high, "high", wording.Facts(review_presence=56,
