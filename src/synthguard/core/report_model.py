@@ -400,8 +400,10 @@ class ReportModel:
 
     @property
     def records(self) -> tuple[RecordRow, ...]:
-        """The run's own records export: every release row behind a high or medium finding,
-        ranked (the header's ``records``; empty when the run named none)."""
+        """The run's own rows of the records export: the release rows behind its high or medium
+        findings that name rows, ranked, each with its training row (the header's ``records``;
+        empty when the run named none). ``Report.records()`` adds the rows a whole-release test
+        lists itself as examples and, apart, the context rows."""
         return tuple(RecordRow.from_dict(r) for r in self.header.get("records") or ())
 
     @property
