@@ -411,10 +411,13 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
     scores: dict[str, dict[str, float]] = {f"kmeans_k{k}": {} for k in n_clusters}
     per_row: dict[str, list[np.ndarray]] = {"original": [], "synthetic": []}
     fits = []  # (role, k, seed, training matrix, test matrix), in report order
+    x_eval = None  # the control rows in the original's space: every silhouette is measured there
     for role in ("original", "synthetic"):
         prep = make_preprocessor(num, cat)
         x_train = prep.fit_transform(_feature_frame(frames[role], num, cat))
         x_test = prep.transform(_feature_frame(test, num, cat))
+        if x_eval is None:
+            x_eval = x_test
         for k in n_clusters:
             if len(x_train) <= k:
                 raise MetricError(f"the {role} table has {len(x_train)} rows, too few for k={k}")
@@ -435,12 +438,12 @@ def ml_utility_cluster(ctx: Context, *, n_clusters: Sequence[int] = (4, 5, 6), m
     with threads.limit(limits=1, user_api="blas"), \
             ThreadPoolExecutor(max_workers=min(default_jobs(), len(fits))) as pool:
         predicted = list(pool.map(fit_predict, fits))
-    for (role, k, _seed, _x, x_test), labels in zip(fits, predicted, strict=True):
+    for (role, k, _seed, _x, _x_test), labels in zip(fits, predicted, strict=True):
         if len(np.unique(labels)) < 2:
             s = -1.0
             per_row[role].append(np.full(len(labels), np.nan))
-        else:
-            values = silhouette_samples(x_test, labels)
+        else:  # in one space for both (each training table's own scaling would make them incomparable)
+            values = silhouette_samples(x_eval, labels)
             s = max(float(values.mean()), -1.0)
             per_row[role].append(values)
         scores[f"kmeans_k{k}"][role] = s
