@@ -101,9 +101,13 @@ METRICS = {'accuracy': {'name': 'accuracy',
                          'optional_needs': [],
                          'direction': 'lower is better',
                          'thresholds': {},
-                         'description': 'Anonify distortion score 1-100: 1 = release identical to '
-                                        'the original, 100 = every column completely changed (a '
-                                        'utility-loss measure, not a privacy risk)',
+                         'description': 'Anonify distortion score 1-100, column by column: 1 = no '
+                                        'column changed (the default distributional mode compares '
+                                        "each column's distribution, so a release of shuffled "
+                                        'columns also scores 1: it does not see relations between '
+                                        'columns; row_aligned compares cell by cell), 100 = every '
+                                        'column completely changed (a utility-loss measure, not a '
+                                        'privacy risk)',
                          'aliases': ['anonify_score', 'anonymization_score'],
                          'default': True,
                          'from_stats': False,
@@ -127,9 +131,13 @@ METRICS = {'accuracy': {'name': 'accuracy',
                          'backend': 'local',
                          'records': None,
                          'charts': [],
-                         'explainer': 'Anonify distortion score 1-100: 1 = release identical to '
-                                      'the original, 100 = every column completely changed (a '
-                                      'utility-loss measure, not a privacy risk)',
+                         'explainer': 'Anonify distortion score 1-100, column by column: 1 = no '
+                                      'column changed (the default distributional mode compares '
+                                      "each column's distribution, so a release of shuffled "
+                                      'columns also scores 1: it does not see relations between '
+                                      'columns; row_aligned compares cell by cell), 100 = every '
+                                      'column completely changed (a utility-loss measure, not a '
+                                      'privacy risk)',
                          'contained_in': None,
                          'warmup': False,
                          'entity_only': False,

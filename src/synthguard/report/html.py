@@ -320,10 +320,9 @@ def _cards(report: Any) -> str:
         heads = [(e.name, e.result.headline) for e in model.metrics
                  if e.result is not None and e.result.family == family
                  and e.result.headline is not None]
-        heads.sort(key=lambda nh: nh[1].share is None)  # a ceiling to compare with first
-        if heads:
-            name, head = heads[0]
-            big, small = wording.card_headline(name, head)
+        if heads:  # the lowest share of its ceiling, the others named beside it
+            name, head, others = wording.card_pick(heads)
+            big, small = wording.card_headline(name, head, others)
             cards.append(_card(label, big, small))
     return '<div class="cards">' + "".join(cards) + "</div>"
 

@@ -224,7 +224,7 @@ def coarsening_text(title: str, level_before: str, column: str, how: str, top: i
 # =================================================================================================
 
 __all__ = ["CEILING_NOTE", "NOT_ASSESSED", "OUTCOMES", "TESTS_NOTE", "Facts",
-           "card_headline", "card_privacy", "decision_limits", "decision_proposal",
+           "card_headline", "card_pick", "card_privacy", "decision_limits", "decision_proposal",
            "dossier_reading", "informative_line", "interval", "interval_note", "intruder", "bound_cell",
            "sample_line",
            "limits_line", "materiality", "records_caption", "no_control", "pct", "residual", "retest", "risk_advice",
@@ -993,23 +993,50 @@ def card_privacy(verdict: Any) -> str:
     return f"{alarm} of {len(tests)} tests find training records exposed beyond chance"
 
 
-def card_headline(name: str, head: Any) -> tuple[str, str]:
+def card_pick(heads: Sequence[tuple[str, Any]]) -> tuple[str, Any, list[tuple[str, Any]]]:
+    """Which score a fidelity or utility card shows: ``(name, headline, others)``, the lowest
+    share of its ceiling among the family's scores that have one (the card reads as the family's
+    weakest measured point, never as whichever metric ran first), else the first score; ``others``
+    are the rest with a share, named beside it.
+
+    Examples
+    --------
+    >>> from synthguard.core.results import Headline
+    >>> heads = [("quality_report", Headline(0.96, 0.97, "quality score", "r", "")),
+    ...          ("accuracy", Headline(0.80, 0.90, "accuracy", "r", ""))]
+    >>> name, head, others = card_pick(heads)
+    >>> name, [n for n, _ in others]
+    ('accuracy', ['quality_report'])
+    """
+    shared = sorted(((n, h) for n, h in heads if h.share is not None), key=lambda nh: (nh[1].share, nh[0]))
+    if shared:
+        return shared[0][0], shared[0][1], shared[1:]
+    return heads[0][0], heads[0][1], []
+
+
+def card_headline(name: str, head: Any, others: Sequence[tuple[str, Any]] = ()) -> tuple[str, str]:
     """A fidelity or utility card: ``(number, what it means)``, the number a share of what real
-    data reaches when a ceiling was measured, else the score itself.
+    data reaches when a ceiling was measured, else the score itself; ``others`` (the family's
+    other scores with a ceiling, :func:`card_pick`) are named with their shares.
 
     Examples
     --------
     >>> from synthguard.core.results import Headline
     >>> card_headline("accuracy", Headline(0.835, 0.894, "accuracy", "real held-out rows", "r"))
     ('93.4 %', 'of what real held-out rows reach (accuracy 0.835 against 0.894; higher is better)')
+    >>> card_headline("accuracy", Headline(0.835, 0.894, "accuracy", "real held-out rows", "r"),
+    ...               [("quality_report", Headline(0.96, 0.97, "quality score", "real held-out rows", "r"))])[1]
+    'of what real held-out rows reach (accuracy 0.835 against 0.894; higher is better); the lowest of 2 scores: quality_report 99.0 %'
     """
     what = head.measure if head.measure == name else f"{name}, {head.measure}"
     if head.share is not None:
-        above = ("; above 100 %: closer to the training rows than fresh real data is"
-                 if head.share > 1.005 else "")
+        above = ("; above its ceiling by more than chance: closer to the training rows than fresh "
+                 "real data is" if head.above_ceiling else "")
+        rest = (f"; the lowest of {len(others) + 1} scores: "
+                + ", ".join(f"{n} {pct(h.share)}" for n, h in others)) if others else ""
         return (pct(head.share), f"of what {head.reference} reach ({what} "
                                  f"{fmt_number(head.value, 3)} against {fmt_number(head.ceiling, 3)}; "
-                                 f"{head.direction}{above})")
+                                 f"{head.direction}{above}){rest}")
     return fmt_number(head.value, 3), f"{what}; no ceiling measured ({head.direction})"
 
 

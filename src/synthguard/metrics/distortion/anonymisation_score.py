@@ -84,8 +84,11 @@ def column_distances(original: pd.DataFrame, anonymised: pd.DataFrame, sdtypes: 
         Param("max_rows", 100_000, "rows compared per table; larger tables are sampled with the run's "
               "seed (null = all)", kind=int, interval=Interval(100), nullable=True),
     ],
-    description="Anonify distortion score 1-100: 1 = release identical to the original, 100 = every "
-                "column completely changed (a utility-loss measure, not a privacy risk)",
+    description="Anonify distortion score 1-100, column by column: 1 = no column changed (the default "
+                "distributional mode compares each column's distribution, so a release of shuffled "
+                "columns also scores 1: it does not see relations between columns; row_aligned "
+                "compares cell by cell), 100 = every column completely changed (a utility-loss "
+                "measure, not a privacy risk)",
     aliases=("anonify_score", "anonymization_score"),
     presets=('full',),
     order=360

@@ -4,6 +4,7 @@ the numbers the metric puts in its ``details`` (the report itself never reads ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -113,8 +114,13 @@ def accuracy_sections(details: Mapping[str, Any]) -> tuple[Section, ...]:
     triples = [r for r in details.get("triples") or [] if isinstance(r, Mapping)]
     if triples:
         worst = worst_first(triples, lambda r: tuple(r.get("columns") or ()))[:MAX_TRIPLE_ROWS]
+        scored = int((details.get("trivariate") or {}).get("count") or len(triples))
+        every = math.comb(len(details.get("columns") or []), 3)
+        which = (f"every one of the {scored}" if scored >= every
+                 else f"a seeded sample of {scored} of {every}")
+        listed = "" if len(triples) == scored else f", the {len(triples)} lowest listed"
         out.append(Section(
-            f"Sampled triples ({len(triples)}; the {len(worst)} worst shown)",
+            f"Triples ({which}{listed}; the {len(worst)} worst shown)",
             ("triple", "synthetic", "ceiling (control)", "synthetic - ceiling"),
             [(" x ".join(map(str, r.get("columns") or [])), r.get("accuracy"),
               r.get("control_accuracy"), _minus_ceiling(r)) for r in worst], folded=True))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, MetricResult
+from ...core.results import Baseline, MetricResult, beyond_ceiling
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ...stats import cramers_v_table
@@ -41,6 +41,24 @@ from ._binning import (
 from ._presentation import accuracy_headline, accuracy_sections
 
 __all__ = ["accuracy", "reference_for"]
+
+
+def furthest_below(columns: list[dict[str, Any]], top: int = 3) -> str:
+    """The columns furthest below their own ceiling (control accuracy minus the release's), a
+    clause for the baseline's description (so the console names them beside the headline).
+
+    Examples
+    --------
+    >>> furthest_below([{"column": "a", "accuracy": 0.5, "control_accuracy": 0.99},
+    ...                 {"column": "b", "accuracy": 0.97, "control_accuracy": 0.98}])
+    '; furthest below their ceiling: a 0.500 (0.990), b 0.970 (0.980)'
+    """
+    rows = [r for r in columns if r.get("control_accuracy") is not None]
+    rows.sort(key=lambda r: (r["accuracy"] - r["control_accuracy"], str(r["column"])))
+    if not rows:
+        return ""
+    return "; furthest below their ceiling: " + ", ".join(
+        f"{r['column']} {r['accuracy']:.3f} ({r['control_accuracy']:.3f})" for r in rows[:top])
 
 
 def reference_for(ctx: Context, *, max_bins: int, max_categories: int, n_triples: int,
@@ -249,8 +267,8 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_tr
         headline = (f"synthetic reaches {value_m:.3f}{at_m} of the achievable {ceiling:.3f} "
                     f"({100 * value_m / ceiling:.1f} % of the ceiling, n = {m} rows each)")
         baseline = Baseline(ceiling, f"{headline}; ceiling = control (real holdout) vs original at "
-                                     "the same n")
-        if value_m > ceiling + 0.01:
+                                     f"the same n{furthest_below(columns)}")
+        if beyond_ceiling(value_m, ceiling):
             warning = (f"accuracy {value_m:.3f} is above the ceiling {ceiling:.3f} that real held-out "
                        "rows reach: the release is closer to the training rows than fresh data is "
                        "(copies? see exact_matches and dcr)")

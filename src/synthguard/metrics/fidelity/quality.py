@@ -63,6 +63,29 @@ def compute_quality(real: pd.DataFrame, synthetic: pd.DataFrame, sdtypes: dict[s
                            pair_binning=pair_binning)
 
 
+def constant_in_release(summary: RealSummary, synthetic: pd.DataFrame,
+                        threshold: float) -> dict[str, int]:
+    """Continuous columns the release holds constant while the original does not, each with the
+    number of its correlation pairs whose real correlation passes ``threshold`` (pairs SDMetrics'
+    and this report's Column Pair Trends cannot score and leave out).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> real = pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [2.0, 4, 6, 9]})
+    >>> summ = summarise_real(real, {"a": "numerical", "b": "numerical"})
+    >>> constant_in_release(summ, pd.DataFrame({"a": [1.0] * 4, "b": [2.0, 4, 6, 9]}), 0.5)
+    {'a': 1}
+    """
+    flat = [c for c, cs in summary.columns.items()
+            if cs.continuous and not cs.constant and synthetic[c].nunique(dropna=True) <= 1]
+    out = {}
+    for c in flat:
+        out[c] = sum(1 for p in summary.pairs if c in (p.column_1, p.column_2) and p.r is not None
+                     and math.isfinite(p.r) and abs(p.r) > threshold)
+    return out
+
+
 def quality_against(summary: RealSummary, synthetic: pd.DataFrame, *,
                     real_correlation_threshold: float = 0.5, real_association_threshold: float = 0.3,
                     pair_binning: str = "separate") -> dict[str, Any]:
@@ -147,6 +170,14 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
     if math.isnan(res["column_pair_trends"]):
         warning = ("no column pair has a real trend above the thresholds: the score is Column Shapes "
                    "alone (set the thresholds to 0 to score every pair)")
+    flat = constant_in_release(summary, t.synthetic, real_correlation_threshold)
+    if flat:
+        lost = ("; ".join(f"{c!r} ({n} pair(s))" for c, n in flat.items())
+                + ": the release holds these columns constant, not the original; their correlation "
+                "pairs whose real correlation passes the threshold cannot be scored and are left out "
+                "of Column Pair Trends, as SDMetrics leaves them out, so that property reads only "
+                "the pairs left (see column_shapes for the columns themselves)")
+        warning = f"{warning}; {lost}" if warning else lost
     if not summary.exact:
         approx = ("computed from a coarse profile of the original (quantile ECDF / rare categories "
                   "left out): KSComplement and TVComplement are approximate")
