@@ -88,8 +88,9 @@ def accuracy_sections(details: Mapping[str, Any]) -> tuple[Section, ...]:
         if cells:
             out.append(Section(
                 "Association difference between column pairs",
-                note="Cramer's V of each binned column pair in the synthetic table minus the same "
-                     "in the original (0 = the dependence is reproduced; grey = undefined).",
+                note="How far Cramer's V of each binned column pair in the synthetic table is from "
+                     "the same in the original, |V(synthetic) - V(original)| (0 = the dependence "
+                     "is reproduced; grey = undefined).",
                 charts=(Chart("heatmap", "association difference |V(synthetic) - V(original)|",
                               "|diff. Cramer's V|", {"labels": names, "cells": cells}, max=0.5),),
                 folded=True))
