@@ -820,13 +820,18 @@ class Headline:
 
     @property
     def above_ceiling(self) -> bool:
-        """Whether a score measured against real held-out rows sits above their ceiling by more
-        than chance puts a fresh real sample there (:func:`beyond_ceiling`); never for another
+        """Whether a score measured against real held-out rows sits more than half the way from
+        their ceiling to a verbatim copy's 1.0 (:func:`beyond_ceiling`; fresh real samples of the
+        shared tables reached at most 0.29 of that way, a rule measured, not a test); never for another
         reference (a utility score above the model trained on the training rows says nothing of
         copies)."""
-        return (self.reference == "real held-out rows" and self.share is not None
+        return (self.reference == REAL_HOLDOUT and self.share is not None
                 and beyond_ceiling(float(self.value), float(self.ceiling)))
 
+
+#: The reference of a fidelity score's ceiling measured on real held-out rows (the control): the
+#: only ceiling a copy of the training rows can sit above (:attr:`Headline.above_ceiling`).
+REAL_HOLDOUT = "real held-out rows"
 
 #: How far above its ceiling a fidelity score must be, as a share of the way from the ceiling to a
 #: verbatim copy's 1.0, before it reads as closer to the training rows than fresh real data is:

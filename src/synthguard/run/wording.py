@@ -1030,8 +1030,8 @@ def card_headline(name: str, head: Any, others: Sequence[tuple[str, Any]] = ()) 
     """
     what = head.measure if head.measure == name else f"{name}, {head.measure}"
     if head.share is not None:
-        above = ("; above its ceiling by more than chance: closer to the training rows than fresh "
-                 "real data is" if head.above_ceiling else "")
+        above = ("; more than half the way from its ceiling to a verbatim copy's 1.0: closer to "
+                 "the training rows than fresh real data is" if head.above_ceiling else "")
         rest = (f"; the lowest of {len(others) + 1} scores: "
                 + ", ".join(f"{n} {pct(h.share)}" for n, h in others)) if others else ""
         return (pct(head.share), f"of what {head.reference} reach ({what} "

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...core.results import Chart, Headline, Section
+from ...core.results import REAL_HOLDOUT, Chart, Headline, Section
 
 #: Caps that keep a 100-column report fast to open (everything else stays in the JSON).
 MAX_COLUMN_CHARTS = 24
@@ -37,7 +37,7 @@ def _minus_ceiling(row: Mapping[str, Any]) -> float | None:
 
 def accuracy_headline(value_at_n: float, ceiling: float | None, reading: str) -> Headline:
     """The release's accuracy at the control's size against the control's (the ceiling)."""
-    return Headline(value_at_n, ceiling, "accuracy", "real held-out rows", reading)
+    return Headline(value_at_n, ceiling, "accuracy", REAL_HOLDOUT, reading)
 
 
 def accuracy_sections(details: Mapping[str, Any]) -> tuple[Section, ...]:

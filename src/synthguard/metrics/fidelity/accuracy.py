@@ -44,16 +44,20 @@ __all__ = ["accuracy", "reference_for"]
 
 
 def furthest_below(columns: list[dict[str, Any]], top: int = 3) -> str:
-    """The columns furthest below their own ceiling (control accuracy minus the release's), a
-    clause for the baseline's description (so the console names them beside the headline).
+    """The columns furthest below their own ceiling (control accuracy minus the release's; only
+    columns below it), a clause for the baseline's description (so the console names them beside
+    the headline).
 
     Examples
     --------
     >>> furthest_below([{"column": "a", "accuracy": 0.5, "control_accuracy": 0.99},
     ...                 {"column": "b", "accuracy": 0.97, "control_accuracy": 0.98}])
     '; furthest below their ceiling: a 0.500 (0.990), b 0.970 (0.980)'
+    >>> furthest_below([{"column": "a", "accuracy": 0.99, "control_accuracy": 0.98}])
+    ''
     """
-    rows = [r for r in columns if r.get("control_accuracy") is not None]
+    rows = [r for r in columns if r.get("control_accuracy") is not None
+            and r["accuracy"] < r["control_accuracy"]]  # only columns below: never "below" a column above
     rows.sort(key=lambda r: (r["accuracy"] - r["control_accuracy"], str(r["column"])))
     if not rows:
         return ""
@@ -270,8 +274,9 @@ def accuracy(ctx: Context, *, max_bins: int = 10, max_categories: int = 10, n_tr
                                      f"the same n{furthest_below(columns)}")
         if beyond_ceiling(value_m, ceiling):
             warning = (f"accuracy {value_m:.3f} is above the ceiling {ceiling:.3f} that real held-out "
-                       "rows reach: the release is closer to the training rows than fresh data is "
-                       "(copies? see exact_matches and dcr)")
+                       "rows reach, more than half the way to a verbatim copy's 1.0: the release is "
+                       "closer to the training rows than fresh data is (copies? see exact_matches "
+                       "and dcr)")
     else:
         headline = (f"synthetic reaches {value:.3f} (mostlyai-qa's expected ceiling "
                     f"{expected_ceiling:.3f}); no measured ceiling: give a control table (real rows "

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...core.results import Baseline, Chart, Headline, MetricResult
+from ...core.results import REAL_HOLDOUT, Baseline, Chart, Headline, MetricResult
 from ...errors import MetricError
 from ...registry import Context, Interval, Param, register
 from ._columns import STATISTICAL
@@ -80,9 +80,11 @@ def constant_in_release(summary: RealSummary, synthetic: pd.DataFrame,
     flat = [c for c, cs in summary.columns.items()
             if cs.continuous and not cs.constant and synthetic[c].nunique(dropna=True) <= 1]
     out = {}
-    for c in flat:
-        out[c] = sum(1 for p in summary.pairs if c in (p.column_1, p.column_2) and p.r is not None
-                     and math.isfinite(p.r) and abs(p.r) > threshold)
+    for c in flat:  # loop over columns and pairs, not rows
+        n = sum(1 for p in summary.pairs if c in (p.column_1, p.column_2) and p.r is not None
+                and math.isfinite(p.r) and abs(p.r) > threshold)
+        if n:  # a column whose pairs would not count anyway loses nothing
+            out[c] = n
     return out
 
 
@@ -188,7 +190,7 @@ def quality_report(ctx: Context, *, real_correlation_threshold: float = 0.5,
     bars = [(str(r["column"]), r["score"]) for r in res["column_shapes_table"]]
     charts = (Chart("bars", "per-column fidelity (column shapes)", "score (1 = same distribution)",
                     bars, max=1.0, colour="#009E73"),) if bars else ()
-    head = (Headline(res["score"], res["ceiling"], "quality score", "real held-out rows",
+    head = (Headline(res["score"], res["ceiling"], "quality score", REAL_HOLDOUT,
                      res["headline"]) if res.get("headline") else None)
     return MetricResult("quality_report", "fidelity", res["score"], "higher is better",
                         baseline=baseline, n=len(t.synthetic), warning=warning, details=details,
